@@ -1,0 +1,213 @@
+// Package round defines the data of one round of tool calls as clients see
+// it: the input, the result, the run state carried between rounds and the
+// events. These are the JSON shapes of the command-line contract.
+package round
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/toolround/toolround/tools"
+)
+
+// Status is what happened to one call.
+type Status string
+
+const (
+	StatusOK             Status = "ok"
+	StatusError          Status = "error"
+	StatusDeduped        Status = "deduped"         // P1.3
+	StatusRefused        Status = "refused"         // P1.2
+	StatusSchema         Status = "schema"          // P1.4
+	StatusUnknown        Status = "unknown"         // P1.5
+	StatusSkipped        Status = "skipped"         // P1.6
+	StatusInvalid        Status = "invalid"         // P1.7
+	StatusUnknownOutcome Status = "unknown_outcome" // P2.4
+	StatusCancelled      Status = "cancelled"       // P2.5
+)
+
+// Arguments is a call's arguments as the model wrote them: normally a JSON
+// string holding an object. Clients that send an object instead are accepted;
+// its JSON text is kept as it is.
+type Arguments string
+
+// UnmarshalJSON accepts a JSON string or any other JSON value.
+func (a *Arguments) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*a = Arguments(s)
+		return nil
+	}
+	if string(b) == "null" {
+		*a = ""
+		return nil
+	}
+	*a = Arguments(b)
+	return nil
+}
+
+// FunctionCall is the function part of a tool call.
+type FunctionCall struct {
+	Name      string    `json:"name"`
+	Arguments Arguments `json:"arguments"`
+}
+
+// ToolCall is one entry of an assistant message's tool_calls.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function FunctionCall `json:"function"`
+}
+
+// Message is a chat message in the OpenAI shape.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// Input is one round: the assistant message whose tool calls are to run, and
+// the run state that the previous round returned.
+type Input struct {
+	SessionID   string           `json:"session_id"`
+	RunID       string           `json:"run_id"`
+	Round       int              `json:"round"`
+	Provider    string           `json:"provider"`
+	AutoApprove bool             `json:"auto_approve"`
+	Assistant   Message          `json:"assistant"`
+	ClientTools []tools.ToolSpec `json:"client_tools"`
+	State       *RunState        `json:"state"`
+	// ConfirmTimeoutSeconds overrides the worker's confirm timeout for this round.
+	ConfirmTimeoutSeconds int `json:"confirm_timeout_seconds,omitempty"`
+	// MaxConcurrent overrides the worker's MAX_CONCURRENT_TOOLS for this round.
+	MaxConcurrent int `json:"max_concurrent,omitempty"`
+}
+
+// Limits on what a round accepts.
+const (
+	MaxCallsPerRound = 2000
+	maxIDLen         = 256
+)
+
+// Validate reports input that cannot be run at all. Problems of single calls
+// (bad arguments, unknown tools) are not errors: they become results.
+func (in *Input) Validate() error {
+	if err := checkID("session_id", in.SessionID); err != nil {
+		return err
+	}
+	if err := checkID("run_id", in.RunID); err != nil {
+		return err
+	}
+	if in.Round < 0 {
+		return fmt.Errorf("round is %d; it must be 0 or more", in.Round)
+	}
+	if n := len(in.Assistant.ToolCalls); n > MaxCallsPerRound {
+		return fmt.Errorf("the round has %d tool calls; at most %d are accepted", n, MaxCallsPerRound)
+	}
+	if in.ConfirmTimeoutSeconds < 0 || in.MaxConcurrent < 0 {
+		return fmt.Errorf("confirm_timeout_seconds and max_concurrent must not be negative")
+	}
+	seen := make(map[string]int, len(in.Assistant.ToolCalls))
+	for i, c := range in.Assistant.ToolCalls {
+		if strings.TrimSpace(c.ID) == "" {
+			return fmt.Errorf("tool_calls[%d] has no id", i)
+		}
+		if len(c.ID) > maxIDLen {
+			return fmt.Errorf("tool_calls[%d].id is longer than %d bytes", i, maxIDLen)
+		}
+		if j, dup := seen[c.ID]; dup {
+			return fmt.Errorf("tool_calls[%d] and tool_calls[%d] share the id %q; every call needs its own id", j, i, c.ID)
+		}
+		seen[c.ID] = i
+	}
+	for i, t := range in.ClientTools {
+		if t.Function.Name == "" {
+			return fmt.Errorf("client_tools[%d] has no name", i)
+		}
+	}
+	return nil
+}
+
+func checkID(field, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return fmt.Errorf("%s is missing", field)
+	}
+	if len(v) > maxIDLen {
+		return fmt.Errorf("%s is longer than %d bytes", field, maxIDLen)
+	}
+	for _, r := range v {
+		if r < 0x20 || r == 0x7f {
+			return fmt.Errorf("%s contains a control character", field)
+		}
+	}
+	return nil
+}
+
+// WorkflowID is the id of a round's workflow execution: the same round
+// submitted twice attaches to the same execution.
+func WorkflowID(sessionID, runID string, round int) string {
+	return fmt.Sprintf("toolround/%s/%s/%d", sessionID, runID, round)
+}
+
+// WorkflowID of this input.
+func (in *Input) WorkflowID() string { return WorkflowID(in.SessionID, in.RunID, in.Round) }
+
+// CallResult is what happened to one call.
+type CallResult struct {
+	CallID     string `json:"call_id"`
+	Tool       string `json:"tool"`
+	ViaRunTool bool   `json:"via_run_tool"`
+	Status     Status `json:"status"`
+	Content    string `json:"content"`
+	// ContentRef names content kept outside workflow history because of its
+	// size; clients resolve it into Content.
+	ContentRef string `json:"content_ref,omitempty"`
+	// Attempts is how many times the tool started (0 when it did not run).
+	Attempts int `json:"attempts,omitempty"`
+	// DurationMS is how long the call ran, from its first start to its result.
+	DurationMS int64 `json:"duration_ms,omitempty"`
+}
+
+// Result is a finished round.
+type Result struct {
+	WorkflowID string       `json:"workflow_id"`
+	Results    []CallResult `json:"results"`
+	Messages   []Message    `json:"messages"`
+	History    []Message    `json:"history"`
+	Events     []Event      `json:"events"`
+	State      *RunState    `json:"state"`
+}
+
+// Event types.
+const (
+	EventRoundStarted          = "round_started"
+	EventCallStarted           = "call_started"
+	EventConfirmationRequested = "confirmation_requested"
+	EventConfirmationAnswered  = "confirmation_answered"
+	EventSignalIgnored         = "signal_ignored"
+	EventToolResult            = "tool_result" // EventToolResult of P3.5
+	EventRoundFinished         = "round_finished"
+)
+
+// Event is one thing that happened in a round, published to the session's
+// event stream and returned with the round. ID is unique and stable, so a
+// reader drops duplicates from retried activities.
+type Event struct {
+	ID         string    `json:"id"`
+	Type       string    `json:"type"`
+	SessionID  string    `json:"session_id"`
+	RunID      string    `json:"run_id"`
+	Round      int       `json:"round"`
+	WorkflowID string    `json:"workflow_id"`
+	CallID     string    `json:"call_id,omitempty"`
+	Tool       string    `json:"tool,omitempty"`
+	Status     Status    `json:"status,omitempty"`
+	Detail     string    `json:"detail,omitempty"`
+	Time       time.Time `json:"time"`
+}

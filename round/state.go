@@ -1,0 +1,93 @@
+package round
+
+import (
+	"sort"
+
+	"github.com/toolround/toolround/tools"
+)
+
+// RunState is what one round hands to the next in a run: the dedupe map
+// (P1.3), the tools whose schemas the model has (P1.4, S4) and the allow
+// rules remembered from confirmations (P1.6).
+type RunState struct {
+	Dedupe  map[string]DedupeEntry `json:"dedupe,omitempty"`
+	Fetched []string               `json:"fetched,omitempty"`
+	Allow   []tools.AllowRule      `json:"allow,omitempty"`
+	// Seq numbers dedupe entries in the order they were added, for eviction.
+	Seq int64 `json:"seq,omitempty"`
+}
+
+// DedupeEntry is an earlier successful result of a call in the run.
+type DedupeEntry struct {
+	Tool       string `json:"tool"`
+	Content    string `json:"content"`
+	ContentRef string `json:"content_ref,omitempty"`
+	Round      int    `json:"round"`
+	CallID     string `json:"call_id"`
+	Seq        int64  `json:"seq"`
+	// Read and Touched are the workdir paths the call read and changed; a
+	// later change to them drops the entry (P3.3).
+	Read    []string `json:"read,omitempty"`
+	Touched []string `json:"touched,omitempty"`
+	// Volatile entries describe the whole workdir (listings, commands) and
+	// are dropped by any change to it.
+	Volatile bool `json:"volatile,omitempty"`
+}
+
+// MaxDedupeEntries bounds the dedupe map of a run; the oldest entries go first.
+const MaxDedupeEntries = 1000
+
+// Clone returns a deep copy, never nil.
+func (s *RunState) Clone() *RunState {
+	out := &RunState{Dedupe: map[string]DedupeEntry{}}
+	if s == nil {
+		return out
+	}
+	out.Seq = s.Seq
+	for k, v := range s.Dedupe {
+		v.Read = append([]string(nil), v.Read...)
+		v.Touched = append([]string(nil), v.Touched...)
+		out.Dedupe[k] = v
+	}
+	out.Fetched = append([]string(nil), s.Fetched...)
+	sort.Strings(out.Fetched)
+	out.Allow = append([]tools.AllowRule(nil), s.Allow...)
+	return out
+}
+
+// HasFetched reports whether the model has the tool's schema.
+func (s *RunState) HasFetched(name string) bool {
+	i := sort.SearchStrings(s.Fetched, name)
+	return i < len(s.Fetched) && s.Fetched[i] == name
+}
+
+// MarkFetched records that the model has the tool's schema.
+func (s *RunState) MarkFetched(name string) {
+	i := sort.SearchStrings(s.Fetched, name)
+	if i < len(s.Fetched) && s.Fetched[i] == name {
+		return
+	}
+	s.Fetched = append(s.Fetched, "")
+	copy(s.Fetched[i+1:], s.Fetched[i:])
+	s.Fetched[i] = name
+}
+
+// AddRule records an allow rule unless an equal one exists.
+func (s *RunState) AddRule(r tools.AllowRule) {
+	for _, have := range s.Allow {
+		if have == r {
+			return
+		}
+	}
+	s.Allow = append(s.Allow, r)
+}
+
+// Allowed reports whether a remembered rule approves the call.
+func (s *RunState) Allowed(tool, subject string) bool {
+	for _, r := range s.Allow {
+		if r.Matches(tool, subject) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,86 @@
+package tools
+
+import (
+	"sort"
+	"strings"
+)
+
+// Names of the tools the engine itself treats specially.
+const (
+	FindTools   = "find_tools"
+	RunTool     = "run_tool"
+	ReadFiles   = "read_files"
+	HTTPRequest = "http_request"
+	AskUser     = "ask_user"
+	StoreSecret = "store_secret"
+	WriteError  = "write_error"
+
+	// ProviderClaudeCode is the one provider that receives every schema up front (S2).
+	ProviderClaudeCode = "claude-code"
+)
+
+// ConcurrentBuiltins is the set of built-in tools tagged concurrent (C1).
+var ConcurrentBuiltins = []string{
+	"read_files", "find_files", "find_tools", "file_history", "chat_history",
+	"error_history", "write_error", "fetch_page", "search_web", "http_request",
+	"public_api_list", "download_file", "test_tool", "calculate", "subagents",
+	"background_subagents", "list_chatbot", "send_to_chatbot", "reasoning_guide",
+	"html_template", "write_todo",
+}
+
+// SerialBuiltins are the built-in tools that never run concurrently (C2).
+var SerialBuiltins = []string{
+	"generate_audio", "generate_image", "edit_file", "remove_file", "restore_file",
+	"run_command", "background_command", "ask_user", "store_secret", "write_result",
+}
+
+// AlwaysLoaded is the tools array of every provider but claude-code (S1),
+// besides the client's own tools.
+var AlwaysLoaded = []string{
+	"find_tools", "run_tool", "reasoning_guide", "write_todo", "chat_history",
+	"ask_user", "write_result",
+}
+
+// HostTools need the host application (a chatbot directory, media
+// generation, sub-agents); the application registers them through the Go API.
+var HostTools = map[string]string{
+	"subagents":            "runs sub-agents for parts of a task",
+	"background_subagents": "runs sub-agents in the background",
+	"list_chatbot":         "lists the chatbots the application offers",
+	"send_to_chatbot":      "sends a message to one of the application's chatbots",
+	"generate_audio":       "generates audio",
+	"generate_image":       "generates an image",
+	"test_tool":            "the application's test tool",
+}
+
+// retired maps removed and renamed tools to the message a call of them gets (C3).
+var retired = map[string]string{
+	"run_command_background": "tool run_command_background was renamed: call background_command instead",
+	"run_websocket":          "tool run_websocket was removed in v1.3.2 and has no replacement",
+	"run_command_readonly":   "tool run_command_readonly was removed in v1.0.25: use run_command",
+	"find_note":              "tool find_note was removed in v1.0.23",
+}
+
+const apiToolsRemoved = "user-defined api_* tools were removed in v1.3.2: find the API with public_api_list, then call it with http_request"
+
+// Retired returns the message for a removed or renamed tool name.
+func Retired(name string) (string, bool) {
+	if msg, ok := retired[name]; ok {
+		return msg, true
+	}
+	if strings.HasPrefix(name, "api_") {
+		return "tool " + name + " does not exist: " + apiToolsRemoved, true
+	}
+	return "", false
+}
+
+func isConcurrentBuiltin(name string) bool {
+	i := sort.SearchStrings(sortedConcurrent, name)
+	return i < len(sortedConcurrent) && sortedConcurrent[i] == name
+}
+
+var sortedConcurrent = func() []string {
+	s := append([]string(nil), ConcurrentBuiltins...)
+	sort.Strings(s)
+	return s
+}()

@@ -1,0 +1,114 @@
+package tools
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/xeipuuv/gojsonschema"
+)
+
+// CompileSchema parses a JSON Schema that must describe an object.
+func CompileSchema(schema json.RawMessage) (*gojsonschema.Schema, error) {
+	var top map[string]any
+	if err := json.Unmarshal(schema, &top); err != nil {
+		return nil, fmt.Errorf("schema is not a JSON object: %w", err)
+	}
+	if t, ok := top["type"]; ok && t != "object" {
+		return nil, fmt.Errorf("schema type is %v, want object", t)
+	}
+	s, err := gojsonschema.NewSchema(gojsonschema.NewBytesLoader(schema))
+	if err != nil {
+		return nil, fmt.Errorf("schema does not compile: %w", err)
+	}
+	return s, nil
+}
+
+// Validate checks args against a JSON Schema and returns every violation,
+// each with its field path, sorted so that the message is stable (P1.7).
+// Arguments that are not a JSON object are one violation.
+func Validate(schema json.RawMessage, args json.RawMessage) []string {
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return []string{"(root): arguments are not valid JSON: " + err.Error()}
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return []string{fmt.Sprintf("(root): arguments must be a JSON object, got %s", jsonKind(v))}
+	}
+	if len(schema) == 0 {
+		return nil
+	}
+	s, err := CompileSchema(schema)
+	if err != nil {
+		return []string{"(schema): " + err.Error()}
+	}
+	res, err := s.Validate(gojsonschema.NewBytesLoader(args))
+	if err != nil {
+		return []string{"(root): " + err.Error()}
+	}
+	if res.Valid() {
+		return nil
+	}
+	out := make([]string, 0, len(res.Errors()))
+	for _, e := range res.Errors() {
+		out = append(out, e.Field()+": "+e.Description())
+	}
+	sort.Strings(out)
+	return out
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number, float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// Canonical re-encodes JSON with sorted keys and no insignificant space; ok is
+// false when raw is not valid JSON (P1.3).
+func Canonical(raw []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", false
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return "", false // trailing data after the value
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", false
+	}
+	return strings.TrimSuffix(buf.String(), "\n"), true
+}
+
+// DedupeKey is the run-wide identity of a call: name|canonical-args, where
+// args that are not valid JSON use their trimmed raw text (P1.3).
+func DedupeKey(name string, args []byte) string {
+	if c, ok := Canonical(args); ok {
+		return name + "|" + c
+	}
+	return name + "|" + strings.TrimSpace(string(args))
+}

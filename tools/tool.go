@@ -1,0 +1,199 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// SideEffect classifies what running a tool does to the world. It decides
+// retries (P2.4) and the confirmation policy (C4).
+type SideEffect string
+
+const (
+	// ReadOnly tools change nothing: they are retried on transient failures and
+	// never ask for confirmation.
+	ReadOnly SideEffect = "read_only"
+	// Idempotent tools change something, but running them twice with the same
+	// arguments leaves the same state, so a lost attempt may be retried.
+	Idempotent SideEffect = "idempotent"
+	// AtMostOnce tools (the default for anything with side effects) never run
+	// twice by accident: an attempt lost to a crash or a timeout becomes an
+	// unknown_outcome result instead of a second run.
+	AtMostOnce SideEffect = "at_most_once"
+)
+
+// RetryPolicy bounds the retries of transient failures. Zero fields take the
+// defaults of DefaultRetry.
+type RetryPolicy struct {
+	MaxAttempts        int           `json:"max_attempts,omitempty"`
+	InitialInterval    time.Duration `json:"initial_interval,omitempty"`
+	BackoffCoefficient float64       `json:"backoff_coefficient,omitempty"`
+	MaxInterval        time.Duration `json:"max_interval,omitempty"`
+}
+
+// DefaultRetry is used for retryable tools that do not set their own policy.
+var DefaultRetry = RetryPolicy{MaxAttempts: 3, InitialInterval: 200 * time.Millisecond, BackoffCoefficient: 2, MaxInterval: 5 * time.Second}
+
+// DefaultTimeout is a tool's start-to-close timeout when its definition sets none.
+const DefaultTimeout = 2 * time.Minute
+
+// Source says where a tool comes from.
+type Source string
+
+const (
+	SourceBuiltin Source = "builtin"
+	SourceApp     Source = "app"    // registered by the host application through the Go API
+	SourceMCP     Source = "mcp"    // a tool of an MCP server; always serial (C2)
+	SourceScript  Source = "script" // script_* tools from configuration
+	SourceExt     Source = "ext"    // ext_* tools from configuration
+	SourceClient  Source = "client" // the client's own tools, sent with the round
+)
+
+// Definition is everything the engine knows about one tool.
+type Definition struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Parameters is the JSON Schema of the arguments; it must describe an object.
+	// Empty means "any object".
+	Parameters json.RawMessage `json:"parameters,omitempty"`
+	// Concurrent tools run in the bounded fan-out of pass 2; the others run one
+	// after another in call order (P2.1, P2.3).
+	Concurrent bool       `json:"concurrent,omitempty"`
+	SideEffect SideEffect `json:"side_effect"`
+	// Interactive tools (ask_user) wait for a human answer that reaches the
+	// round as a signal; they always run serially.
+	Interactive bool `json:"interactive,omitempty"`
+	// Timeout bounds one attempt (start-to-close). Zero means DefaultTimeout.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	Retry   RetryPolicy   `json:"retry,omitempty"`
+	// NoDedupe keeps the tool's results out of the run's dedupe map (P1.3),
+	// for tools whose answer changes while the arguments stay the same, such as
+	// reading a background command's output.
+	NoDedupe bool `json:"no_dedupe,omitempty"`
+	// Volatile tools observe the whole workdir (listings, shell commands): their
+	// dedupe entries are dropped by any change to it (P3.3).
+	Volatile bool   `json:"volatile,omitempty"`
+	Source   Source `json:"source,omitempty"`
+	// Subject names what a confirmation and an allow rule are about (the
+	// command of run_command, the path of edit_file). Nil uses DefaultSubject.
+	Subject func(args json.RawMessage) string `json:"-"`
+	// Sensitive reports calls that always ask for confirmation, whatever the
+	// tool's class, rules or auto-approve (a read of a credentials file).
+	Sensitive func(args json.RawMessage) bool `json:"-"`
+	// Effect, when set, classifies one call by its arguments (an http_request
+	// GET is read-only, a POST is not); it overrides SideEffect for that call.
+	Effect func(args json.RawMessage) SideEffect `json:"-"`
+	// Confirm overrides the class-based confirmation policy of C4.
+	Confirm ConfirmPolicy `json:"confirm,omitempty"`
+	Handler Handler       `json:"-"`
+}
+
+// ConfirmPolicy says when a tool's calls wait for a human decision (P1.6, C4).
+type ConfirmPolicy string
+
+const (
+	// ConfirmByClass asks for every call that is not read-only, unless an allow
+	// rule matches or the round runs with auto-approve (C4).
+	ConfirmByClass ConfirmPolicy = ""
+	// ConfirmNever is for tools whose only effect is the agent's own bookkeeping
+	// (write_todo, write_error, ask_user).
+	ConfirmNever ConfirmPolicy = "never"
+)
+
+// ReadOnly reports whether the tool changes nothing.
+func (d *Definition) ReadOnly() bool { return d.SideEffect == ReadOnly }
+
+// Retryable reports whether a lost or failed attempt may run again.
+func (d *Definition) Retryable() bool { return d.SideEffect == ReadOnly || d.SideEffect == Idempotent }
+
+// EffectiveTimeout is the timeout of one attempt.
+func (d *Definition) EffectiveTimeout() time.Duration {
+	if d.Timeout > 0 {
+		return d.Timeout
+	}
+	return DefaultTimeout
+}
+
+// EffectiveRetry is the tool's retry policy with defaults filled in. It
+// applies only to calls whose class allows a retry; the others get one attempt.
+func (d *Definition) EffectiveRetry() RetryPolicy {
+	p := d.Retry
+	if p.MaxAttempts <= 0 {
+		p.MaxAttempts = DefaultRetry.MaxAttempts
+	}
+	if p.InitialInterval <= 0 {
+		p.InitialInterval = DefaultRetry.InitialInterval
+	}
+	if p.BackoffCoefficient < 1 {
+		p.BackoffCoefficient = DefaultRetry.BackoffCoefficient
+	}
+	if p.MaxInterval <= 0 {
+		p.MaxInterval = DefaultRetry.MaxInterval
+	}
+	return p
+}
+
+// Request is one call as a handler sees it.
+type Request struct {
+	CallID     string
+	SessionID  string
+	RunID      string
+	Round      int
+	WorkflowID string
+	// Args is the validated JSON object of arguments.
+	Args json.RawMessage
+}
+
+// Decode unmarshals the arguments into v.
+func (r Request) Decode(v any) error {
+	args := r.Args
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(args, v); err != nil {
+		return fmt.Errorf("invalid arguments: %w", err)
+	}
+	return nil
+}
+
+// Result is what a successful handler returns.
+type Result struct {
+	Content string `json:"content"`
+	// Fetched names tools whose schemas this call returned, so the run marks them
+	// as fetched (S4, find_tools).
+	Fetched []string `json:"fetched,omitempty"`
+	// Touched lists workdir-relative paths that the call changed; pass 3 drops
+	// the read_files dedupe entries that cover them (P3.3).
+	Touched []string `json:"touched,omitempty"`
+}
+
+// Text is a Result with only content.
+func Text(s string) Result { return Result{Content: s} }
+
+// Handler runs one call. A returned error is the tool's own failure (file not
+// found, HTTP 404): it becomes a result for the model and is not retried.
+// Wrap an error with Transient to ask for a retry when the tool allows one.
+type Handler func(ctx context.Context, req Request) (Result, error)
+
+type transientError struct{ err error }
+
+func (e *transientError) Error() string { return e.err.Error() }
+func (e *transientError) Unwrap() error { return e.err }
+
+// Transient marks err as a passing failure (a network timeout, a 503) that is
+// worth retrying for retryable tools.
+func Transient(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &transientError{err: err}
+}
+
+// IsTransient reports whether err was marked with Transient.
+func IsTransient(err error) bool {
+	var t *transientError
+	return errors.As(err, &t)
+}

@@ -1,0 +1,216 @@
+package workflows
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+)
+
+// Unwrapped is a call after P1.1: the tool it names and its arguments text.
+type Unwrapped struct {
+	Name string `json:"name"`
+	Args string `json:"args"`
+	// Via is set when the call came through run_tool.
+	Via bool `json:"via,omitempty"`
+	// Err explains a malformed run_tool call.
+	Err string `json:"err,omitempty"`
+}
+
+const runToolShape = `run_tool expects {"name": "<tool>", "args": {...}} where args is an object or a JSON string holding one`
+
+// Unwrap applies P1.1 to one call: run_tool(name, args) becomes a call of name.
+func Unwrap(c round.ToolCall) Unwrapped {
+	name, args := c.Function.Name, string(c.Function.Arguments)
+	if name != tools.RunTool {
+		return Unwrapped{Name: name, Args: args}
+	}
+	bad := func(why string) Unwrapped {
+		return Unwrapped{Name: tools.RunTool, Args: args, Via: true, Err: why + "; " + runToolShape}
+	}
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(strings.NewReader(args))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return bad("malformed run_tool call: its arguments are not a JSON object")
+	}
+	var inner string
+	if err := json.Unmarshal(m["name"], &inner); err != nil || strings.TrimSpace(inner) == "" {
+		return bad("malformed run_tool call: \"name\" must be a non-empty string")
+	}
+	if inner == tools.RunTool {
+		return bad("malformed run_tool call: run_tool cannot run itself")
+	}
+	raw := bytes.TrimSpace(m["args"])
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return Unwrapped{Name: inner, Args: "{}", Via: true}
+	case raw[0] == '{':
+		return Unwrapped{Name: inner, Args: string(raw), Via: true}
+	case raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return bad("malformed run_tool call: \"args\" is not a valid JSON string")
+		}
+		return Unwrapped{Name: inner, Args: s, Via: true}
+	default:
+		return bad("malformed run_tool call: \"args\" must be an object or a JSON string")
+	}
+}
+
+// Stage is where a call stands after pass 1.
+type Stage int
+
+const (
+	// StageDone calls have their result already; they do not run.
+	StageDone Stage = iota
+	// StageConfirm calls wait for a human decision (P1.6).
+	StageConfirm
+	// StageReady calls run in pass 2.
+	StageReady
+	// StageDup calls repeat an earlier call of the same round and take its result.
+	StageDup
+)
+
+// PlannedCall is one call as pass 1 leaves it.
+type PlannedCall struct {
+	CallID string    `json:"call_id"`
+	Tool   string    `json:"tool"`
+	Via    bool      `json:"via,omitempty"`
+	Args   string    `json:"args"`
+	Key    string    `json:"key"`
+	Stage  Stage     `json:"stage"`
+	DupOf  int       `json:"dup_of"`
+	Facts  CallFacts `json:"facts"`
+	// Status and Content are the result of a StageDone call. For failures,
+	// Content is the bare error; pass 3 adds "tool=<name> failed:" and the hint.
+	Status     round.Status `json:"status,omitempty"`
+	Content    string       `json:"content,omitempty"`
+	ContentRef string       `json:"content_ref,omitempty"`
+	// ConfirmWhy says why the call needs a decision.
+	ConfirmWhy string `json:"confirm_why,omitempty"`
+}
+
+func (p *PlannedCall) done(status round.Status, content string) {
+	p.Stage, p.Status, p.Content = StageDone, status, content
+}
+
+// Preflight applies P1.1-P1.6 to every call, serially in call order, and
+// marks deferred schemas as fetched in st. Calls that need a decision are
+// left in StageConfirm; P1.7 runs after the decisions (Validate).
+func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.RunState) []PlannedCall {
+	plan := make([]PlannedCall, len(calls))
+	firstOf := map[string]int{} // dedupe key -> first call of this round that will run
+	for i, u := range calls {
+		p := &plan[i]
+		*p = PlannedCall{CallID: in.Assistant.ToolCalls[i].ID, Tool: u.Name, Via: u.Via, Args: u.Args, DupOf: -1, Facts: snap.Calls[i]}
+		// P1.1
+		if u.Err != "" {
+			p.done(round.StatusInvalid, u.Err)
+			continue
+		}
+		// P1.2. A name that no tool has is answered by the existence check
+		// even when called directly: the find_tools hint would send the
+		// model after a tool that does not exist.
+		_, missing := snap.Missing[u.Name]
+		if u.Via && !snap.loaded(tools.RunTool) {
+			p.done(round.StatusRefused, fmt.Sprintf("run_tool is not available to this provider: call %s directly", u.Name))
+			continue
+		}
+		if !u.Via && !missing && !snap.loaded(u.Name) {
+			p.done(round.StatusRefused, fmt.Sprintf(
+				"tool %s is not loaded, so it did not run. Fetch its schema with find_tools(query=\"select:%s\"), then call run_tool(name=\"%s\", args={...}).",
+				u.Name, u.Name, u.Name))
+			continue
+		}
+		// P1.5 (see above): nothing without a handler runs.
+		if msg, ok := snap.Missing[u.Name]; ok {
+			p.done(round.StatusUnknown, msg)
+			continue
+		}
+		ti, ok := snap.Tools[u.Name]
+		if !ok {
+			p.done(round.StatusUnknown, fmt.Sprintf("unknown tool %q", u.Name))
+			continue
+		}
+		// P1.3
+		p.Key = tools.DedupeKey(u.Name, []byte(u.Args))
+		if e, hit := st.Dedupe[p.Key]; hit && !ti.NoDedupe {
+			p.done(round.StatusDeduped, e.Content)
+			p.ContentRef = e.ContentRef
+			continue
+		}
+		if j, hit := firstOf[p.Key]; hit {
+			p.Stage, p.DupOf = StageDup, j
+			continue
+		}
+		// P1.4
+		if !ti.Client && !snap.preloaded(u.Name) && !st.HasFetched(u.Name) {
+			p.done(round.StatusSchema, tools.SchemaResult(ti.Spec()))
+			st.MarkFetched(u.Name)
+			continue
+		}
+		// P1.6: whether to ask; the asking happens in the workflow.
+		if why := needsConfirm(ti, p.Facts, in.AutoApprove, st, u.Name); why != "" {
+			p.Stage, p.ConfirmWhy = StageConfirm, why
+		} else {
+			p.Stage = StageReady
+		}
+		firstOf[p.Key] = i
+	}
+	return plan
+}
+
+// needsConfirm applies C4 and returns why a call must be confirmed, or "".
+func needsConfirm(ti ToolInfo, f CallFacts, autoApprove bool, st *round.RunState, name string) string {
+	switch {
+	case f.Sensitive:
+		return "it reads a file that may hold keys or credentials"
+	case ti.ConfirmNever || ti.Client:
+		return ""
+	case f.Effect == tools.ReadOnly:
+		return ""
+	case autoApprove:
+		return ""
+	case st.Allowed(name, f.Subject):
+		return ""
+	case f.Effect == tools.Idempotent:
+		return "it changes something"
+	default:
+		return "it has side effects"
+	}
+}
+
+// Decide applies a human decision to a call waiting in StageConfirm.
+func Decide(p *PlannedCall, approve bool, reason string) {
+	if approve {
+		p.Stage = StageReady
+		return
+	}
+	p.done(round.StatusSkipped, SkippedContent(reason))
+}
+
+// SkippedContent is the result of a denied call (P1.6).
+func SkippedContent(reason string) string {
+	if reason = strings.TrimSpace(reason); reason != "" {
+		return "Skipped by user. Reason: " + reason
+	}
+	return "Skipped by user"
+}
+
+// Validate applies P1.7 to every call that is about to run.
+func Validate(plan []PlannedCall, snap *Snapshot) {
+	for i := range plan {
+		p := &plan[i]
+		if p.Stage != StageReady {
+			continue
+		}
+		ti := snap.Tools[p.Tool]
+		if v := tools.Validate(ti.Parameters, json.RawMessage(p.Args)); len(v) > 0 {
+			p.done(round.StatusInvalid, "invalid arguments: "+strings.Join(v, "; "))
+		}
+	}
+}

@@ -1,0 +1,333 @@
+package workflows
+
+import (
+	"encoding/json"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+)
+
+// Outcome is what pass 2 reports for a call that ran.
+type Outcome struct {
+	Status     round.Status `json:"status"`
+	Content    string       `json:"content"`
+	ContentRef string       `json:"content_ref,omitempty"`
+	Fetched    []string     `json:"fetched,omitempty"`
+	Touched    []string     `json:"touched,omitempty"`
+	Attempts   int          `json:"attempts,omitempty"`
+	DurationMS int64        `json:"duration_ms,omitempty"`
+}
+
+// CommitInput is everything pass 3 reads.
+type CommitInput struct {
+	Input      *round.Input
+	WorkflowID string
+	Plan       []PlannedCall
+	// Outcomes is indexed like Plan; only calls that ran have one.
+	Outcomes []*Outcome
+	Snapshot *Snapshot
+	State    *round.RunState
+	// Events are those the round recorded before pass 3.
+	Events []round.Event
+	Now    time.Time
+}
+
+// CommitOutput is pass 3's result.
+type CommitOutput struct {
+	Result      round.Result
+	CacheWrites []CacheWrite
+}
+
+// Commit is pass 3 (P3.1-P3.5): it lands one result per call in call order,
+// the tool messages and the history, updates the run state and lists the
+// events to publish and the result-cache writes. It is pure.
+func Commit(ci CommitInput) CommitOutput {
+	in := ci.Input
+	n := len(ci.Plan)
+	results := make([]round.CallResult, n)
+	// Calls that ran or were settled in pass 1 first; repeats of the same
+	// round then copy the call they repeat.
+	for i := range ci.Plan {
+		p := &ci.Plan[i]
+		r := round.CallResult{CallID: p.CallID, Tool: p.Tool, ViaRunTool: p.Via}
+		switch {
+		case p.Stage == StageDup:
+			continue
+		case ci.Outcomes[i] != nil:
+			o := ci.Outcomes[i]
+			r.Status, r.Content, r.ContentRef, r.Attempts, r.DurationMS = o.Status, o.Content, o.ContentRef, o.Attempts, o.DurationMS
+		case p.Stage == StageDone:
+			r.Status, r.Content, r.ContentRef = p.Status, p.Content, p.ContentRef
+		default:
+			// Never expected: a planned call that neither ran nor settled.
+			r.Status, r.Content = round.StatusCancelled, "the call did not run before the round ended"
+		}
+		if IsFailure(r.Status) {
+			r.Content = FailureContent(p.Tool, r.Content)
+		}
+		results[i] = r
+	}
+	for i := range ci.Plan {
+		p := &ci.Plan[i]
+		if p.Stage != StageDup {
+			continue
+		}
+		first := results[p.DupOf]
+		r := round.CallResult{CallID: p.CallID, Tool: p.Tool, ViaRunTool: p.Via, Status: first.Status, Content: first.Content, ContentRef: first.ContentRef}
+		if first.Status == round.StatusOK {
+			r.Status = round.StatusDeduped
+		}
+		results[i] = r
+	}
+
+	st := ci.State
+	updateState(st, ci, results)
+
+	messages := make([]round.Message, n)
+	for i, r := range results {
+		messages[i] = round.Message{Role: "tool", ToolCallID: r.CallID, Content: MessageContent(r.Tool, r.Content)}
+	}
+	history := make([]round.Message, 0, n+1)
+	assistant := in.Assistant
+	if assistant.Role == "" {
+		assistant.Role = "assistant"
+	}
+	history = append(history, assistant)
+	history = append(history, messages...)
+
+	wfID := ci.WorkflowID
+	events := append([]round.Event(nil), ci.Events...)
+	base := round.Event{SessionID: in.SessionID, RunID: in.RunID, Round: in.Round, WorkflowID: wfID, Time: ci.Now}
+	var cache []CacheWrite
+	for i, r := range results {
+		e := base
+		e.ID, e.Type, e.CallID, e.Tool, e.Status = wfID+"/"+r.CallID+"/result", round.EventToolResult, r.CallID, r.Tool, r.Status
+		e.Detail = preview(r.Content)
+		events = append(events, e)
+		if r.Status == round.StatusOK && r.Tool == tools.HTTPRequest && ci.Plan[i].Facts.Effect == tools.ReadOnly && ci.Outcomes[i] != nil {
+			cache = append(cache, CacheWrite{Tool: r.Tool, Args: ci.Plan[i].Args, Content: r.Content})
+		}
+	}
+	fin := base
+	fin.ID, fin.Type, fin.Detail = wfID+"/finished", round.EventRoundFinished, summary(results)
+	events = append(events, fin)
+
+	return CommitOutput{
+		Result: round.Result{
+			WorkflowID: wfID, Results: results, Messages: messages, History: history, Events: events, State: st,
+		},
+		CacheWrites: cache,
+	}
+}
+
+// updateState applies P3.3 and S4 to the run state: marks the schemas that
+// find_tools returned, drops dedupe entries that this round's changes made
+// stale, and records this round's successful results.
+func updateState(st *round.RunState, ci CommitInput, results []round.CallResult) {
+	type change struct {
+		callID string
+		paths  []string
+	}
+	var changes []change
+	for i := range ci.Plan {
+		p, o := &ci.Plan[i], ci.Outcomes[i]
+		if o == nil {
+			continue
+		}
+		ti := ci.Snapshot.Tools[p.Tool]
+		if o.Status == round.StatusOK {
+			for _, name := range o.Fetched {
+				st.MarkFetched(name)
+			}
+		}
+		// A call with side effects may have changed the workdir even when it
+		// failed or its outcome is unknown; treat it as a change.
+		ran := o.Status == round.StatusOK || o.Status == round.StatusError || o.Status == round.StatusUnknownOutcome || o.Status == round.StatusCancelled
+		if ran && p.Facts.Effect != tools.ReadOnly {
+			if touched := touchedPaths(p, o, ti); len(touched) > 0 {
+				changes = append(changes, change{p.CallID, touched})
+			}
+		}
+	}
+	for i := range ci.Plan {
+		p, o := &ci.Plan[i], ci.Outcomes[i]
+		if o == nil || results[i].Status != round.StatusOK {
+			continue
+		}
+		ti := ci.Snapshot.Tools[p.Tool]
+		if ti.NoDedupe || ti.Client || ti.Interactive {
+			continue
+		}
+		st.Seq++
+		st.Dedupe[p.Key] = round.DedupeEntry{
+			Tool: p.Tool, Content: results[i].Content, ContentRef: results[i].ContentRef,
+			Round: ci.Input.Round, CallID: p.CallID, Seq: st.Seq,
+			Read: readPaths(p), Touched: touchedPaths(p, o, ti), Volatile: ti.Volatile,
+		}
+	}
+	// Changes are applied after this round's entries are in: a read that ran
+	// beside a change in the same round may have seen either state.
+	for _, c := range changes {
+		for _, key := range sortedDedupeKeys(st.Dedupe) {
+			e := st.Dedupe[key]
+			if e.CallID == c.callID && e.Round == ci.Input.Round {
+				continue
+			}
+			if e.Volatile || overlaps(e.Read, c.paths) || overlaps(e.Touched, c.paths) {
+				delete(st.Dedupe, key)
+			}
+		}
+	}
+	evict(st)
+}
+
+// touchedPaths are the workdir paths a call changed: what the handler
+// reported, else the "path" argument of the file tools; a volatile tool with
+// side effects (a shell command) may have changed anything.
+func touchedPaths(p *PlannedCall, o *Outcome, ti ToolInfo) []string {
+	if o != nil && len(o.Touched) > 0 {
+		return cleanPaths(o.Touched)
+	}
+	if ti.Volatile && p.Facts.Effect != tools.ReadOnly {
+		return []string{"."}
+	}
+	switch p.Tool {
+	case "edit_file", "remove_file", "restore_file", "download_file":
+		var a struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal([]byte(p.Args), &a) == nil && a.Path != "" {
+			return cleanPaths([]string{a.Path})
+		}
+	}
+	return nil
+}
+
+// readPaths are the paths a read_files call read.
+func readPaths(p *PlannedCall) []string {
+	if p.Tool != tools.ReadFiles {
+		return nil
+	}
+	var a struct {
+		Paths []string `json:"paths"`
+	}
+	if json.Unmarshal([]byte(p.Args), &a) != nil {
+		return nil
+	}
+	return cleanPaths(a.Paths)
+}
+
+func cleanPaths(ps []string) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		c := path.Clean(strings.ReplaceAll(p, "\\", "/"))
+		c = strings.TrimPrefix(c, "./")
+		out = append(out, c)
+	}
+	return out
+}
+
+// overlaps reports whether a path of a is b's or holds it, or the other way round.
+func overlaps(a, b []string) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if tools.Covers(x, y) || tools.Covers(y, x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func sortedDedupeKeys(m map[string]round.DedupeEntry) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// evict drops the oldest entries beyond MaxDedupeEntries.
+func evict(st *round.RunState) {
+	if len(st.Dedupe) <= round.MaxDedupeEntries {
+		return
+	}
+	keys := sortedDedupeKeys(st.Dedupe)
+	sort.SliceStable(keys, func(i, j int) bool { return st.Dedupe[keys[i]].Seq < st.Dedupe[keys[j]].Seq })
+	for _, k := range keys[:len(keys)-round.MaxDedupeEntries] {
+		delete(st.Dedupe, k)
+	}
+}
+
+// IsFailure reports the statuses whose content reads "tool=<name> failed:"
+// and ends with a next: hint (P3.2).
+func IsFailure(s round.Status) bool {
+	switch s {
+	case round.StatusError, round.StatusInvalid, round.StatusUnknown, round.StatusUnknownOutcome:
+		return true
+	}
+	return false
+}
+
+var credentialError = regexp.MustCompile(`(?i)\b(401|403)\b|unauthori[sz]ed|forbidden|unauthenticated|not authenticated|authentication (failed|required)|invalid[ _-]?(api[ _-]?)?(key|token)|missing[ _-]?(api[ _-]?)?(key|token|credential)|api[ _-]?key|access[ _-]?token|bearer|credential|secret .*not (set|found|stored)`)
+
+// FailureContent formats a failure (P3.2): "tool=<name> failed: <error>" and a
+// next: hint, pointing to store_secret when a credential is missing or was
+// refused, else to write_error(outcome=resolved).
+func FailureContent(tool, msg string) string {
+	if strings.HasPrefix(msg, "tool="+tool+" failed: ") {
+		return msg
+	}
+	return "tool=" + tool + " failed: " + msg + "\n" + NextHint(tool, msg)
+}
+
+// NextHint is the next: line of a failed result (P3.2).
+func NextHint(tool, msg string) string {
+	if credentialError.MatchString(msg) {
+		return "next: a credential is missing or was refused: store it with store_secret(name, value), then call " + tool + " again."
+	}
+	return "next: succeed another way, then record what worked with write_error(tool=\"" + tool + "\", error=<the error>, outcome=\"resolved\", resolution=<what worked>)."
+}
+
+// MessageContent is a tool message's content: the tool's name, then its result.
+func MessageContent(tool, content string) string {
+	return "[" + tool + "] " + content
+}
+
+func preview(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+func summary(results []round.CallResult) string {
+	counts := map[round.Status]int{}
+	for _, r := range results {
+		counts[r.Status]++
+	}
+	statuses := make([]string, 0, len(counts))
+	for s := range counts {
+		statuses = append(statuses, string(s))
+	}
+	sort.Strings(statuses)
+	parts := make([]string, 0, len(statuses))
+	for _, s := range statuses {
+		parts = append(parts, s+"="+strconv.Itoa(counts[round.Status(s)]))
+	}
+	return strings.Join(parts, " ")
+}

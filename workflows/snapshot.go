@@ -1,0 +1,181 @@
+package workflows
+
+import (
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/toolround/toolround/tools"
+)
+
+// ToolInfo is what a round needs to know of one tool. It is recorded in the
+// round's history, so a worker whose registry changed replays old rounds the
+// same way.
+type ToolInfo struct {
+	Name         string            `json:"name"`
+	Description  string            `json:"description,omitempty"`
+	Parameters   json.RawMessage   `json:"parameters,omitempty"`
+	Concurrent   bool              `json:"concurrent,omitempty"`
+	SideEffect   tools.SideEffect  `json:"side_effect"`
+	Interactive  bool              `json:"interactive,omitempty"`
+	Client       bool              `json:"client,omitempty"`
+	NoDedupe     bool              `json:"no_dedupe,omitempty"`
+	Volatile     bool              `json:"volatile,omitempty"`
+	ConfirmNever bool              `json:"confirm_never,omitempty"`
+	Timeout      time.Duration     `json:"timeout"`
+	Retry        tools.RetryPolicy `json:"retry"`
+	// Local runs the tool as a local activity: short read-only tools only.
+	Local bool `json:"local,omitempty"`
+}
+
+// Spec is the tool as a schema result shows it.
+func (t ToolInfo) Spec() tools.FunctionSpec {
+	return tools.FunctionSpec{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+}
+
+// CallFacts are the per-call facts that need a tool's code (its subject for
+// confirmations and rules, its side-effect class for these arguments).
+type CallFacts struct {
+	Subject   string           `json:"subject,omitempty"`
+	Effect    tools.SideEffect `json:"effect,omitempty"`
+	Sensitive bool             `json:"sensitive,omitempty"`
+}
+
+// Snapshot is the part of the catalog and worker configuration one round
+// uses, taken once per round and recorded in history (P2.2).
+type Snapshot struct {
+	MaxConcurrent    int                 `json:"max_concurrent"`
+	ConfirmTimeout   time.Duration       `json:"confirm_timeout"`
+	HeartbeatTimeout time.Duration       `json:"heartbeat_timeout"`
+	Loaded           []string            `json:"loaded"`
+	Preloaded        []string            `json:"preloaded"`
+	Tools            map[string]ToolInfo `json:"tools"`
+	Missing          map[string]string   `json:"missing,omitempty"`
+	Calls            []CallFacts         `json:"calls"`
+}
+
+func (s *Snapshot) loaded(name string) bool    { return contains(s.Loaded, name) }
+func (s *Snapshot) preloaded(name string) bool { return contains(s.Preloaded, name) }
+
+func contains(sorted []string, name string) bool {
+	i := sort.SearchStrings(sorted, name)
+	return i < len(sorted) && sorted[i] == name
+}
+
+// SnapshotRequest is what the catalog is asked about.
+type SnapshotRequest struct {
+	Provider    string
+	ClientTools []tools.ToolSpec
+	Calls       []Unwrapped
+}
+
+// Catalog answers a round's questions about tools. Snapshot runs inside a
+// side effect of the workflow: it must not block or fail.
+type Catalog interface {
+	Snapshot(SnapshotRequest) Snapshot
+}
+
+// CatalogOptions are the worker settings a round records.
+type CatalogOptions struct {
+	// MaxConcurrent bounds the concurrent tools of a round (P2.2). Zero means
+	// DefaultMaxConcurrent().
+	MaxConcurrent int
+	// ConfirmTimeout is how long a confirmation waits. Zero means 30 minutes.
+	ConfirmTimeout time.Duration
+	// HeartbeatTimeout detects a lost worker while a regular activity runs.
+	// Zero means 10 seconds.
+	HeartbeatTimeout time.Duration
+	// LocalMaxTimeout: read-only tools whose timeout is at most this run as
+	// local activities. Zero keeps every tool a regular activity.
+	LocalMaxTimeout time.Duration
+}
+
+// RegistryCatalog is the Catalog of a tools.Registry.
+type RegistryCatalog struct {
+	Registry *tools.Registry
+	Options  CatalogOptions
+}
+
+// NewCatalog returns the catalog of reg with defaults filled in.
+func NewCatalog(reg *tools.Registry, opts CatalogOptions) *RegistryCatalog {
+	if opts.MaxConcurrent <= 0 {
+		opts.MaxConcurrent = DefaultMaxConcurrent()
+	}
+	if opts.ConfirmTimeout <= 0 {
+		opts.ConfirmTimeout = DefaultConfirmTimeout
+	}
+	if opts.HeartbeatTimeout <= 0 {
+		opts.HeartbeatTimeout = 10 * time.Second
+	}
+	return &RegistryCatalog{Registry: reg, Options: opts}
+}
+
+// Snapshot implements Catalog.
+func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
+	names := c.Registry.Names()
+	s := Snapshot{
+		MaxConcurrent:    c.Options.MaxConcurrent,
+		ConfirmTimeout:   c.Options.ConfirmTimeout,
+		HeartbeatTimeout: c.Options.HeartbeatTimeout,
+		Loaded:           setToSorted(tools.LoadedSet(req.Provider, names, req.ClientTools)),
+		Preloaded:        setToSorted(tools.Preloaded(req.Provider, names, req.ClientTools)),
+		Tools:            map[string]ToolInfo{},
+		Calls:            make([]CallFacts, len(req.Calls)),
+	}
+	client := map[string]tools.ToolSpec{}
+	for _, t := range req.ClientTools {
+		client[t.Function.Name] = t
+	}
+	for i, u := range req.Calls {
+		if u.Err != "" {
+			continue
+		}
+		if d, ok := c.Registry.Lookup(u.Name); ok {
+			if _, have := s.Tools[u.Name]; !have {
+				s.Tools[u.Name] = c.info(d)
+			}
+			args := json.RawMessage(u.Args)
+			s.Calls[i] = CallFacts{
+				Subject:   tools.SubjectOf(d, args),
+				Effect:    tools.EffectOf(d, args),
+				Sensitive: d.Sensitive != nil && d.Sensitive(args),
+			}
+			continue
+		}
+		if spec, ok := client[u.Name]; ok {
+			s.Tools[u.Name] = ToolInfo{
+				Name: u.Name, Description: spec.Function.Description, Parameters: spec.Function.Parameters,
+				SideEffect: tools.AtMostOnce, Client: true, ConfirmNever: true, Timeout: c.Options.ConfirmTimeout,
+			}
+			s.Calls[i] = CallFacts{Subject: tools.SubjectOf(nil, json.RawMessage(u.Args)), Effect: tools.AtMostOnce}
+			continue
+		}
+		if msg, missing := c.Registry.Missing(u.Name); missing {
+			if s.Missing == nil {
+				s.Missing = map[string]string{}
+			}
+			s.Missing[u.Name] = msg
+		}
+	}
+	return s
+}
+
+func (c *RegistryCatalog) info(d *tools.Definition) ToolInfo {
+	ti := ToolInfo{
+		Name: d.Name, Description: d.Description, Parameters: d.Parameters,
+		Concurrent: d.Concurrent && !d.Interactive, SideEffect: d.SideEffect, Interactive: d.Interactive,
+		NoDedupe: d.NoDedupe, Volatile: d.Volatile, ConfirmNever: d.Confirm == tools.ConfirmNever,
+		Timeout: d.EffectiveTimeout(), Retry: d.EffectiveRetry(),
+	}
+	ti.Local = !d.Interactive && d.SideEffect == tools.ReadOnly && c.Options.LocalMaxTimeout > 0 && ti.Timeout <= c.Options.LocalMaxTimeout
+	return ti
+}
+
+func setToSorted(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
