@@ -125,9 +125,14 @@ type ExecuteOutput struct {
 // cache for http_request GETs).
 type PublishInput struct {
 	SessionID   string        `json:"session_id"`
+	RunID       string        `json:"run_id"`
+	Round       int           `json:"round"`
 	WorkflowID  string        `json:"workflow_id"`
 	Events      []round.Event `json:"events"`
 	CacheWrites []CacheWrite  `json:"cache_writes,omitempty"`
+	// History is the round's assistant message and tool messages, appended to
+	// the session's history when the round ends.
+	History []round.Message `json:"history,omitempty"`
 }
 
 // CacheWrite is one successful http_request GET result for the result cache.

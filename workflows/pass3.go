@@ -285,6 +285,7 @@ func FailureContent(tool, msg string) string {
 	if strings.HasPrefix(msg, "tool="+tool+" failed: ") {
 		return msg
 	}
+	msg = strings.TrimPrefix(msg, tool+": ")
 	return "tool=" + tool + " failed: " + msg + "\n" + NextHint(tool, msg)
 }
 

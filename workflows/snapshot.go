@@ -179,3 +179,4 @@ func setToSorted(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
+

@@ -104,7 +104,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Result,
 		Input: &in, WorkflowID: r.wfID, Plan: r.plan, Outcomes: r.outcomes, Snapshot: &r.snap,
 		State: r.st, Events: r.events, Now: workflow.Now(dctx),
 	})
-	r.publish(dctx, out.Result.Events, out.CacheWrites)
+	r.publish(dctx, PublishInput{Events: out.Result.Events, CacheWrites: out.CacheWrites, History: out.Result.History})
 	r.phase = "done"
 	for i := range r.state {
 		r.state[i] = "done"
@@ -295,7 +295,7 @@ func (r *run) gate(ctx workflow.Context) {
 		return
 	}
 	r.phase = "confirm"
-	r.publish(ctx, raised, nil)
+	r.publish(ctx, PublishInput{Events: raised})
 	waiting := func() bool { return r.countPending(KindConfirm) > 0 }
 	ok, err := workflow.AwaitWithTimeout(ctx, r.snap.ConfirmTimeout, func() bool { return !waiting() })
 	if err != nil || !ok {
@@ -498,13 +498,13 @@ func rootMessage(err error) string {
 
 // publish hands events (and the result-cache writes of pass 3) to the
 // PublishRound local activity. It never fails the round (K5).
-func (r *run) publish(ctx workflow.Context, events []round.Event, cache []CacheWrite) {
+func (r *run) publish(ctx workflow.Context, in PublishInput) {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 5 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2, InitialInterval: 100 * time.Millisecond},
 		Summary:             "publish events",
 	})
-	in := PublishInput{SessionID: r.in.SessionID, WorkflowID: r.wfID, Events: events, CacheWrites: cache}
+	in.SessionID, in.RunID, in.Round, in.WorkflowID = r.in.SessionID, r.in.RunID, r.in.Round, r.wfID
 	if err := workflow.ExecuteLocalActivity(lctx, ActivityPublishRound, in).Get(lctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("publishing the round's events failed; the round goes on", "error", err)
 	}

@@ -1,0 +1,234 @@
+// Package activities holds the round's activities: ExecuteTool runs one call
+// through the tool registry; PublishRound hands pass 3's results to the
+// event stream, the result cache and the session history.
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/workflows"
+)
+
+// EventSink receives a round's events (a Redis stream per session). Events
+// carry stable ids, so publishing one twice is harmless.
+type EventSink interface {
+	Publish(ctx context.Context, sessionID string, events []round.Event) error
+}
+
+// HistorySink appends a session's messages.
+type HistorySink interface {
+	Append(ctx context.Context, sessionID string, records []tools.HistoryRecord) error
+}
+
+// BlobStore keeps results too large for workflow history.
+type BlobStore interface {
+	Put(ctx context.Context, content string) (ref string, err error)
+	Get(ctx context.Context, ref string) (string, error)
+}
+
+// Activities holds the dependencies of the round's activities.
+type Activities struct {
+	Registry *tools.Registry
+	// Events, Cache, History and Blobs may be nil: the round then goes on
+	// without them.
+	Events  EventSink
+	Cache   tools.ResultCache
+	History HistorySink
+	Blobs   BlobStore
+	// LargeResult is the size above which a result is kept in Blobs and
+	// history holds a reference. Zero means 128 KiB.
+	LargeResult int
+	Logger      *slog.Logger
+}
+
+// DefaultLargeResult is the default LargeResult threshold.
+const DefaultLargeResult = 128 << 10
+
+// previewBytes is how much of a large result stays in history.
+const previewBytes = 2 << 10
+
+// ErrTypeTransient is the application error type of a retryable tool failure.
+const ErrTypeTransient = "ToolTransient"
+
+func (a *Activities) logger() *slog.Logger {
+	if a.Logger != nil {
+		return a.Logger
+	}
+	return slog.Default()
+}
+
+// ExecuteTool runs one call. A tool's own failure is a result (IsError), not
+// an activity error; only transient failures of retryable calls return an
+// error, so that Temporal retries them with the tool's policy.
+func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ExecuteInput) (workflows.ExecuteOutput, error) {
+	info := activity.GetInfo(ctx)
+	attempt := int(info.Attempt)
+	def, ok := a.Registry.Lookup(in.Tool)
+	if !ok {
+		return workflows.ExecuteOutput{IsError: true, Attempt: attempt,
+			Content: fmt.Sprintf("tool %s is not registered on the worker that picked up the call", in.Tool)}, nil
+	}
+	if a.Events != nil && !info.IsLocalActivity {
+		a.publishStarted(ctx, in, attempt)
+	}
+
+	ctx, stop := a.keepAlive(ctx, info)
+	defer stop()
+
+	req := tools.Request{
+		CallID: in.CallID, SessionID: in.SessionID, RunID: in.RunID, Round: in.Round,
+		WorkflowID: in.WorkflowID, Args: json.RawMessage(in.Args),
+	}
+	res, err := a.call(ctx, def, req)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return workflows.ExecuteOutput{}, err // cancelled or timed out: Temporal reports it
+		}
+		effect := tools.EffectOf(def, req.Args)
+		if tools.IsTransient(err) && (effect == tools.ReadOnly || effect == tools.Idempotent) {
+			return workflows.ExecuteOutput{}, temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeTransient, err)
+		}
+		return workflows.ExecuteOutput{IsError: true, Content: err.Error(), Attempt: attempt}, nil
+	}
+	out := workflows.ExecuteOutput{Content: res.Content, Fetched: res.Fetched, Touched: res.Touched, Attempt: attempt}
+	a.offload(ctx, &out)
+	return out, nil
+}
+
+// call runs the handler and turns a panic into a tool failure, so bad input
+// never takes the worker down.
+func (a *Activities) call(ctx context.Context, def *tools.Definition, req tools.Request) (res tools.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			a.logger().Error("tool panicked", "tool", def.Name, "call_id", req.CallID, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("%s: internal error (panic: %v)", def.Name, p)
+		}
+	}()
+	return def.Handler(ctx, req)
+}
+
+// keepAlive heartbeats a regular activity while its handler runs, so that a
+// dead worker is noticed within the heartbeat timeout instead of the tool's
+// whole timeout, and so that cancellation reaches the handler.
+func (a *Activities) keepAlive(ctx context.Context, info activity.Info) (context.Context, func()) {
+	if info.IsLocalActivity || info.HeartbeatTimeout <= 0 {
+		return ctx, func() {}
+	}
+	every := max(info.HeartbeatTimeout/3, 100*time.Millisecond)
+	ctx = tools.WithProgress(ctx, func(details string) { activity.RecordHeartbeat(ctx, details) })
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return ctx, func() { close(done) }
+}
+
+// offload keeps a large result outside workflow history: the blob store
+// holds it and the output carries a reference and a preview.
+func (a *Activities) offload(ctx context.Context, out *workflows.ExecuteOutput) {
+	limit := a.LargeResult
+	if limit <= 0 {
+		limit = DefaultLargeResult
+	}
+	if len(out.Content) <= limit {
+		return
+	}
+	if a.Blobs == nil {
+		out.Content = truncate(out.Content, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes and no blob store is configured]", len(out.Content))
+		return
+	}
+	ref, err := a.Blobs.Put(ctx, out.Content)
+	if err != nil {
+		a.logger().Warn("storing a large result failed; keeping a truncated copy", "error", err)
+		out.Content = truncate(out.Content, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes and the blob store failed: %v]", len(out.Content), err)
+		return
+	}
+	out.ContentRef = ref
+	out.Content = truncate(out.Content, previewBytes) + fmt.Sprintf("\n[%d bytes in all; stored as %s]", len(out.Content), ref)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+func (a *Activities) publishStarted(ctx context.Context, in workflows.ExecuteInput, attempt int) {
+	e := round.Event{
+		ID: fmt.Sprintf("%s/%s/started", in.WorkflowID, in.CallID), Type: round.EventCallStarted,
+		SessionID: in.SessionID, RunID: in.RunID, Round: in.Round, WorkflowID: in.WorkflowID,
+		CallID: in.CallID, Tool: in.Tool, Time: time.Now().UTC(),
+	}
+	if attempt > 1 {
+		e.ID = fmt.Sprintf("%s/%s/started/%d", in.WorkflowID, in.CallID, attempt)
+		e.Detail = fmt.Sprintf("attempt %d", attempt)
+	}
+	if err := a.Events.Publish(ctx, in.SessionID, []round.Event{e}); err != nil {
+		a.logger().Warn("publishing call_started failed", "call_id", in.CallID, "error", err)
+	}
+}
+
+// PublishRound writes pass 3's results outside history: events to the
+// session's stream, http_request GET results to the result cache (P3.4) and
+// the messages to the session history. Failures are logged and counted; they
+// never fail the round (K5).
+func (a *Activities) PublishRound(ctx context.Context, in workflows.PublishInput) error {
+	if a.Events != nil && len(in.Events) > 0 {
+		if err := a.Events.Publish(ctx, in.SessionID, in.Events); err != nil {
+			a.logger().Warn("publishing events failed; the round goes on", "workflow_id", in.WorkflowID, "error", err)
+			skipped(ctx, "events")
+		}
+	}
+	if a.Cache != nil {
+		for _, w := range in.CacheWrites {
+			a.Cache.Set(ctx, tools.HTTPRequestCacheKey(in.SessionID, w.Args), w.Content, tools.ResultCacheTTL)
+		}
+	}
+	if a.History != nil && len(in.History) > 0 {
+		now := time.Now().UTC()
+		recs := make([]tools.HistoryRecord, 0, len(in.History))
+		for _, m := range in.History {
+			r := tools.HistoryRecord{RunID: in.RunID, Round: in.Round, Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Time: now}
+			if len(m.ToolCalls) > 0 {
+				r.ToolCalls, _ = json.Marshal(m.ToolCalls)
+			}
+			recs = append(recs, r)
+		}
+		if err := a.History.Append(ctx, in.SessionID, recs); err != nil {
+			a.logger().Warn("appending the session history failed; the round goes on", "workflow_id", in.WorkflowID, "error", err)
+			skipped(ctx, "history")
+		}
+	}
+	return nil
+}
+
+func skipped(ctx context.Context, what string) {
+	defer func() { _ = recover() }() // outside an activity there is no metrics handler
+	activity.GetMetricsHandler(ctx).WithTags(map[string]string{"what": what}).Counter("toolround_redis_skipped").Inc(1)
+}

@@ -1,0 +1,174 @@
+package cache
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+)
+
+// EventsKey is the stream of a session's events.
+func EventsKey(sessionID string) string { return "toolround:events:" + sessionID }
+
+// Stream and list bounds.
+const (
+	maxStreamLen  = 10000
+	maxHistoryLen = 5000
+	// BlobTTL outlives the dev server's default retention (1 day) and a
+	// typical namespace retention, so a finished round's result still resolves.
+	BlobTTL = 8 * 24 * time.Hour
+)
+
+// Events publishes and reads session event streams.
+type Events struct{ c *Client }
+
+// Events returns the event streams over this connection.
+func (c *Client) Events() *Events { return &Events{c: c} }
+
+// Publish appends events to the session's stream.
+func (e *Events) Publish(ctx context.Context, sessionID string, events []round.Event) error {
+	ctx, cancel := e.c.op(ctx)
+	defer cancel()
+	pipe := e.c.rdb.Pipeline()
+	for _, ev := range events {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("cache: encode event %s: %w", ev.ID, err)
+		}
+		pipe.XAdd(ctx, &redis.XAddArgs{
+			Stream: EventsKey(sessionID), MaxLen: maxStreamLen, Approx: true,
+			Values: []any{"id", ev.ID, "event", string(b)},
+		})
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		e.c.skip("events publish", err)
+		return fmt.Errorf("cache: publish events of %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+// Watch calls fn for every event of the session from the stream position
+// from ("$" for new events only, "0" for all kept events) until ctx ends.
+// Events seen before (same id, from retried activities) are dropped.
+func (e *Events) Watch(ctx context.Context, sessionID, from string, fn func(round.Event) error) error {
+	seen := map[string]bool{}
+	last := from
+	if last == "" {
+		last = "$"
+	}
+	for ctx.Err() == nil {
+		res, err := e.c.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{EventsKey(sessionID), last}, Block: 2 * time.Second, Count: 100}).Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if strings.Contains(err.Error(), "timeout") {
+				continue
+			}
+			return fmt.Errorf("cache: watch %s: %w", sessionID, err)
+		}
+		for _, s := range res {
+			for _, m := range s.Messages {
+				last = m.ID
+				raw, _ := m.Values["event"].(string)
+				var ev round.Event
+				if err := json.Unmarshal([]byte(raw), &ev); err != nil {
+					continue
+				}
+				if seen[ev.ID] {
+					continue
+				}
+				seen[ev.ID] = true
+				if err := fn(ev); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// History appends to session histories.
+type History struct{ c *Client }
+
+// History returns the session histories over this connection.
+func (c *Client) History() *History { return &History{c: c} }
+
+// Append adds records to the session's history list, keeping the newest.
+func (h *History) Append(ctx context.Context, sessionID string, records []tools.HistoryRecord) error {
+	if len(records) == 0 {
+		return nil
+	}
+	vals := make([]any, 0, len(records))
+	for _, r := range records {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("cache: encode history record: %w", err)
+		}
+		vals = append(vals, string(b))
+	}
+	ctx, cancel := h.c.op(ctx)
+	defer cancel()
+	key := tools.HistoryKey(sessionID)
+	pipe := h.c.rdb.Pipeline()
+	pipe.RPush(ctx, key, vals...)
+	pipe.LTrim(ctx, key, -maxHistoryLen, -1)
+	if _, err := pipe.Exec(ctx); err != nil {
+		h.c.skip("history append", err)
+		return fmt.Errorf("cache: append history of %s: %w", sessionID, err)
+	}
+	return nil
+}
+
+// Blobs keeps large results; refs are content hashes, so storing the same
+// result twice (a retried activity) is one blob.
+type Blobs struct{ c *Client }
+
+// Blobs returns the blob store over this connection.
+func (c *Client) Blobs() *Blobs { return &Blobs{c: c} }
+
+// BlobPrefix starts every blob reference.
+const BlobPrefix = "toolround:blob:"
+
+// Put stores content and returns its reference.
+func (b *Blobs) Put(ctx context.Context, content string) (string, error) {
+	sum := sha256.Sum256([]byte(content))
+	ref := BlobPrefix + hex.EncodeToString(sum[:])
+	// Large values need longer than the round's short operation timeout.
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := b.c.rdb.Set(ctx, ref, content, BlobTTL).Err(); err != nil {
+		b.c.skip("blob put", err)
+		return "", fmt.Errorf("cache: store blob: %w", err)
+	}
+	return ref, nil
+}
+
+// Get returns a stored blob.
+func (b *Blobs) Get(ctx context.Context, ref string) (string, error) {
+	if !strings.HasPrefix(ref, BlobPrefix) {
+		return "", fmt.Errorf("cache: %q is not a blob reference", ref)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	v, err := b.c.rdb.Get(ctx, ref).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", fmt.Errorf("cache: blob %s has expired or never existed", ref)
+	}
+	if err != nil {
+		return "", fmt.Errorf("cache: get blob %s: %w", ref, err)
+	}
+	return v, nil
+}

@@ -1,0 +1,116 @@
+// Package engine wires a worker: configuration from the environment, the tool
+// registry with the built-in tools, Redis, the round workflow and its
+// activities. Applications use it to run a worker with their own tools.
+package engine
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the worker's configuration. ConfigFromEnv reads it; each field
+// names its environment variable and default.
+type Config struct {
+	// TemporalAddress is TEMPORAL_ADDRESS. Default "127.0.0.1:7233".
+	TemporalAddress string
+	// Namespace is TEMPORAL_NAMESPACE. Default "default".
+	Namespace string
+	// TaskQueue is TASK_QUEUE. Default "toolround".
+	TaskQueue string
+	// RedisURL is REDIS_URL. Default "redis://127.0.0.1:6379/0". Empty after
+	// ConfigFromEnv only if REDIS_URL is set to "none": the worker then keeps
+	// its cache in process.
+	RedisURL string
+	// Workdir is TOOLS_WORKDIR, the one folder the file and command tools may
+	// touch. Default "./workdir".
+	Workdir string
+	// MaxConcurrent is MAX_CONCURRENT_TOOLS. Default max(3, cores/2).
+	MaxConcurrent int
+	// ConfirmTimeout is CONFIRM_TIMEOUT. Default 30m.
+	ConfirmTimeout time.Duration
+	// HeartbeatTimeout is HEARTBEAT_TIMEOUT: how soon a lost worker is noticed
+	// while a tool runs. Default 10s.
+	HeartbeatTimeout time.Duration
+	// LocalActivityMax is LOCAL_ACTIVITY_MAX: read-only tools whose timeout is
+	// at most this run as local activities. Default 0 (off).
+	LocalActivityMax time.Duration
+	// LargeResult is LARGE_RESULT_BYTES: results above it are kept outside
+	// workflow history. Default 131072.
+	LargeResult int
+	// LogLevel is LOG_LEVEL (debug, info, warn, error). Default info.
+	LogLevel slog.Level
+}
+
+// ConfigFromEnv reads the configuration from the environment.
+func ConfigFromEnv() (Config, error) {
+	c := Config{
+		TemporalAddress: env("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
+		Namespace:       env("TEMPORAL_NAMESPACE", "default"),
+		TaskQueue:       env("TASK_QUEUE", "toolround"),
+		RedisURL:        env("REDIS_URL", "redis://127.0.0.1:6379/0"),
+		Workdir:         env("TOOLS_WORKDIR", "./workdir"),
+	}
+	if c.RedisURL == "none" {
+		c.RedisURL = ""
+	}
+	var err error
+	if c.MaxConcurrent, err = envInt("MAX_CONCURRENT_TOOLS", 0); err != nil {
+		return c, err
+	}
+	if c.ConfirmTimeout, err = envDuration("CONFIRM_TIMEOUT", 30*time.Minute); err != nil {
+		return c, err
+	}
+	if c.HeartbeatTimeout, err = envDuration("HEARTBEAT_TIMEOUT", 10*time.Second); err != nil {
+		return c, err
+	}
+	if c.LocalActivityMax, err = envDuration("LOCAL_ACTIVITY_MAX", 0); err != nil {
+		return c, err
+	}
+	if c.LargeResult, err = envInt("LARGE_RESULT_BYTES", 128<<10); err != nil {
+		return c, err
+	}
+	if lvl := os.Getenv("LOG_LEVEL"); lvl != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
+			return c, fmt.Errorf("LOG_LEVEL=%q: %w", lvl, err)
+		}
+	}
+	return c, nil
+}
+
+func env(name, def string) string {
+	if v := strings.TrimSpace(os.Getenv(name)); v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) (int, error) {
+	v := strings.TrimSpace(os.Getenv(name))
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s=%q: want a whole number, 0 or more", name, v)
+	}
+	return n, nil
+}
+
+func envDuration(name string, def time.Duration) (time.Duration, error) {
+	v := strings.TrimSpace(os.Getenv(name))
+	if v == "" {
+		return def, nil
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%s=%q: want a duration such as 30s or 10m", name, v)
+	}
+	return d, nil
+}

@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/activities"
+	"github.com/toolround/toolround/cache"
+	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/builtin"
+	"github.com/toolround/toolround/workflows"
+)
+
+// Engine is a worker's dependencies: the registry that applications add
+// their tools to, the workflow and the activities.
+type Engine struct {
+	Config   Config
+	Registry *tools.Registry
+	Workdir  *tools.Workdir
+	// Redis is nil when the worker runs without Redis.
+	Redis      *cache.Client
+	Catalog    *workflows.RegistryCatalog
+	Workflow   *workflows.RoundWorkflow
+	Activities *activities.Activities
+	Logger     *slog.Logger
+}
+
+// New builds the engine: the workdir, Redis (or the in-process fallback, said
+// at start), and the registry with every built-in tool.
+func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Engine, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	wd, err := tools.OpenWorkdir(cfg.Workdir)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{Config: cfg, Registry: tools.NewRegistry(), Workdir: wd, Logger: logger}
+	acts := &activities.Activities{Registry: e.Registry, LargeResult: cfg.LargeResult, Logger: logger}
+	var resultCache tools.ResultCache
+	if cfg.RedisURL != "" {
+		rc, err := cache.Open(ctx, cache.Options{URL: cfg.RedisURL, Logger: logger})
+		if rc == nil {
+			return nil, err
+		}
+		if err != nil {
+			logger.Warn("redis does not answer yet; rounds go on without it until it does", "error", err)
+		}
+		e.Redis = rc
+		resultCache = rc.ResultCache()
+		acts.Events, acts.History, acts.Blobs = rc.Events(), rc.History(), rc.Blobs()
+	} else {
+		logger.Warn("REDIS_URL=none: the result cache is in process (not shared between workers); no event streams, session history or large-result store")
+		resultCache = cache.NewMemoryCache()
+	}
+	acts.Cache = resultCache
+	e.Activities = acts
+	if err := builtin.Register(e.Registry, builtin.Config{Workdir: wd}); err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.Catalog = workflows.NewCatalog(e.Registry, workflows.CatalogOptions{
+		MaxConcurrent:    cfg.MaxConcurrent,
+		ConfirmTimeout:   cfg.ConfirmTimeout,
+		HeartbeatTimeout: cfg.HeartbeatTimeout,
+		LocalMaxTimeout:  cfg.LocalActivityMax,
+	})
+	e.Workflow = &workflows.RoundWorkflow{Catalog: e.Catalog}
+	return e, nil
+}
+
+// Register registers the round workflow and its activities under their
+// stable names.
+func (e *Engine) Register(r worker.Registry) {
+	r.RegisterWorkflowWithOptions(e.Workflow.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	r.RegisterActivityWithOptions(e.Activities.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
+	r.RegisterActivityWithOptions(e.Activities.PublishRound, activity.RegisterOptions{Name: workflows.ActivityPublishRound})
+}
+
+// NewWorker returns a worker on the configured task queue with the engine
+// registered.
+func (e *Engine) NewWorker(c client.Client) worker.Worker {
+	w := worker.New(c, e.Config.TaskQueue, worker.Options{})
+	e.Register(w)
+	return w
+}
+
+// Dial connects a Temporal client with the engine's address and namespace.
+func (e *Engine) Dial() (client.Client, error) {
+	return Dial(e.Config, e.Logger)
+}
+
+// Dial connects a Temporal client.
+func Dial(cfg Config, logger *slog.Logger) (client.Client, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	c, err := client.Dial(client.Options{
+		HostPort:  cfg.TemporalAddress,
+		Namespace: cfg.Namespace,
+		Logger:    tlog.NewStructuredLogger(logger),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("temporal: dial %s (namespace %s): %w", cfg.TemporalAddress, cfg.Namespace, err)
+	}
+	return c, nil
+}
+
+// Close releases Redis and the workdir.
+func (e *Engine) Close() {
+	if e.Redis != nil {
+		_ = e.Redis.Close()
+	}
+	if e.Workdir != nil {
+		_ = e.Workdir.Close()
+	}
+}
