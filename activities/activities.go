@@ -87,7 +87,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ExecuteInput)
 	defer stop()
 
 	req := tools.Request{
-		CallID: in.CallID, SessionID: in.SessionID, RunID: in.RunID, Round: in.Round,
+		Tool: in.Tool, CallID: in.CallID, SessionID: in.SessionID, RunID: in.RunID, Round: in.Round,
 		WorkflowID: in.WorkflowID, Args: json.RawMessage(in.Args),
 	}
 	res, err := a.call(ctx, def, req)

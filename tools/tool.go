@@ -138,6 +138,8 @@ func (d *Definition) EffectiveRetry() RetryPolicy {
 
 // Request is one call as a handler sees it.
 type Request struct {
+	// Tool is the name the call was made with.
+	Tool       string
 	CallID     string
 	SessionID  string
 	RunID      string

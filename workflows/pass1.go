@@ -136,6 +136,9 @@ func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.Run
 			p.done(round.StatusUnknown, fmt.Sprintf("unknown tool %q", u.Name))
 			continue
 		}
+		if p.Facts.Effect == "" {
+			p.Facts.Effect = ti.SideEffect
+		}
 		// P1.3
 		p.Key = tools.DedupeKey(u.Name, []byte(u.Args))
 		if e, hit := st.Dedupe[p.Key]; hit && !ti.NoDedupe {

@@ -276,7 +276,10 @@ func IsFailure(s round.Status) bool {
 	return false
 }
 
-var credentialError = regexp.MustCompile(`(?i)\b(401|403)\b|unauthori[sz]ed|forbidden|unauthenticated|not authenticated|authentication (failed|required)|invalid[ _-]?(api[ _-]?)?(key|token)|missing[ _-]?(api[ _-]?)?(key|token|credential)|api[ _-]?key|access[ _-]?token|bearer|credential|secret .*not (set|found|stored)`)
+var credentialError = regexp.MustCompile(`(?i)` +
+	`\b(401|403)\b|unauthori[sz]ed|forbidden|unauthenticated|not authenticated|authentication (failed|required|error)` +
+	`|\b(api[ _-]?key|access[ _-]?key|token|credentials?|password|secret)s?\b.{0,40}?\b(missing|required|invalid|expired|revoked|refused|rejected|not (set|found|configured|provided|stored))\b` +
+	`|\b(missing|invalid|expired|revoked|no|bad|wrong|incorrect)[ _-](api[ _-]?key|access[ _-]?key|token|credentials?|password|secret)`)
 
 // FailureContent formats a failure (P3.2): "tool=<name> failed: <error>" and a
 // next: hint, pointing to store_secret when a credential is missing or was

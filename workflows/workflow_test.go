@@ -1,0 +1,402 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/activities"
+	"github.com/toolround/toolround/internal/testtools"
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/workflows"
+)
+
+type harness struct {
+	env *testsuite.TestWorkflowEnvironment
+	rec *testtools.Recorder
+	reg *tools.Registry
+}
+
+func newHarness(t *testing.T, bound int) *harness {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	env := s.NewTestWorkflowEnvironment()
+	env.SetTestTimeout(30 * time.Second)
+	rec := testtools.NewRecorder()
+	reg := testtools.Registry(rec)
+	wf := &workflows.RoundWorkflow{Catalog: workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: bound, HeartbeatTimeout: time.Minute})}
+	acts := &activities.Activities{Registry: reg}
+	env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	env.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
+	env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: workflows.ActivityPublishRound})
+	return &harness{env: env, rec: rec, reg: reg}
+}
+
+func call(id, name, args string) round.ToolCall {
+	return round.ToolCall{ID: id, Type: "function", Function: round.FunctionCall{Name: name, Arguments: round.Arguments(args)}}
+}
+
+// input is a claude-code round with every test tool's schema already fetched.
+func input(calls ...round.ToolCall) round.Input {
+	return round.Input{SessionID: "s", RunID: "r", Round: 1, Provider: tools.ProviderClaudeCode,
+		Assistant: round.Message{Role: "assistant", ToolCalls: calls},
+		State:     &round.RunState{Fetched: []string{"ask_user", "calculate", "edit_file", "find_files", "http_request", "read_files", "run_command", "write_todo"}}}
+}
+
+func (h *harness) run(t *testing.T, in round.Input) round.Result {
+	t.Helper()
+	h.env.ExecuteWorkflow(workflows.WorkflowName, in)
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+	var res round.Result
+	require.NoError(t, h.env.GetWorkflowResult(&res))
+	requireEveryCallOnce(t, in, res)
+	return res
+}
+
+// requireEveryCallOnce checks P3.1: every call id of the input appears
+// exactly once, in call order, in results and in messages.
+func requireEveryCallOnce(t *testing.T, in round.Input, res round.Result) {
+	t.Helper()
+	require.Len(t, res.Results, len(in.Assistant.ToolCalls))
+	require.Len(t, res.Messages, len(in.Assistant.ToolCalls))
+	for i, c := range in.Assistant.ToolCalls {
+		require.Equal(t, c.ID, res.Results[i].CallID)
+		require.Equal(t, c.ID, res.Messages[i].ToolCallID)
+		require.NotEmpty(t, res.Results[i].Status)
+	}
+}
+
+func statuses(res round.Result) []round.Status {
+	out := make([]round.Status, len(res.Results))
+	for i, r := range res.Results {
+		out[i] = r.Status
+	}
+	return out
+}
+
+func TestFanOutIsBoundedBySemaphore(t *testing.T) {
+	for _, bound := range []int{1, 3, 5} {
+		t.Run(fmt.Sprint("bound ", bound), func(t *testing.T) {
+			h := newHarness(t, bound)
+			h.rec.Delay = 20 * time.Millisecond
+			var calls []round.ToolCall
+			for i := 0; i < 12; i++ {
+				calls = append(calls, call(fmt.Sprintf("c%02d", i), "calculate", fmt.Sprintf(`{"expression":"%d"}`, i)))
+			}
+			res := h.run(t, input(calls...))
+			for _, r := range res.Results {
+				require.Equal(t, round.StatusOK, r.Status)
+			}
+			require.Equal(t, bound, h.rec.PeakOf("concurrent"), "P2.1: the peak number of tools in flight is the bound, never more")
+			order := h.rec.StartOrder()
+			first := make([]string, bound)
+			for i := range first {
+				first[i] = fmt.Sprintf("c%02d", i)
+			}
+			require.ElementsMatch(t, first, order[:bound], "the first calls start first; the rest queue in call order")
+		})
+	}
+}
+
+func TestDefaultBoundIsHalfTheCoresAtLeastThree(t *testing.T) {
+	require.GreaterOrEqual(t, workflows.DefaultMaxConcurrent(), 3)
+	cat := workflows.NewCatalog(tools.NewRegistry(), workflows.CatalogOptions{})
+	require.Equal(t, workflows.DefaultMaxConcurrent(), cat.Snapshot(workflows.SnapshotRequest{}).MaxConcurrent, "P2.2")
+}
+
+func TestSerialToolsRunOneAtATimeInCallOrder(t *testing.T) {
+	h := newHarness(t, 4)
+	h.rec.Delay = 10 * time.Millisecond
+	res := h.run(t, auto(input(
+		call("s1", "run_command", `{"command":"one"}`),
+		call("c1", "calculate", `{"expression":"1"}`),
+		call("s2", "edit_file", `{"path":"a","new_text":"x"}`),
+		call("c2", "calculate", `{"expression":"2"}`),
+		call("s3", "run_command", `{"command":"three"}`),
+		call("c3", "calculate", `{"expression":"3"}`),
+	)))
+	require.Equal(t, []round.Status{"ok", "ok", "ok", "ok", "ok", "ok"}, statuses(res))
+	require.Equal(t, 1, h.rec.PeakOf("serial"), "P2.3: a serial tool never overlaps another")
+	var serial []string
+	for _, id := range h.rec.StartOrder() {
+		if strings.HasPrefix(id, "s") {
+			serial = append(serial, id)
+		}
+	}
+	require.Equal(t, []string{"s1", "s2", "s3"}, serial)
+	require.Greater(t, h.rec.PeakOf("all"), 1, "P2.3: serial tools run while the concurrent ones run")
+}
+
+func auto(in round.Input) round.Input { in.AutoApprove = true; return in }
+
+func (h *harness) pending(t *testing.T) []workflows.Pending {
+	t.Helper()
+	v, err := h.env.QueryWorkflow(workflows.QueryPending)
+	require.NoError(t, err)
+	var p []workflows.Pending
+	require.NoError(t, v.Get(&p))
+	return p
+}
+
+func (h *harness) at(d time.Duration, fn func()) { h.env.RegisterDelayedCallback(fn, d) }
+
+func (h *harness) confirm(c workflows.Confirm) { h.env.SignalWorkflow(workflows.SignalConfirm, c) }
+
+func TestConfirmationsAreRaisedTogetherAndAnsweredInAnyOrder(t *testing.T) {
+	h := newHarness(t, 3)
+	h.rec.Files["seed"] = "s"
+	var seen []workflows.Pending
+	h.at(time.Second, func() {
+		seen = h.pending(t)
+		h.confirm(workflows.Confirm{CallID: "e2", Approve: false, Reason: "not that one"})
+		h.confirm(workflows.Confirm{CallID: "nope", Approve: true})
+	})
+	h.at(2*time.Second, func() { h.confirm(workflows.Confirm{CallID: "e1", Approve: true}) })
+	h.at(3*time.Second, func() { h.confirm(workflows.Confirm{CallID: "e3", Approve: false}) })
+	res := h.run(t, input(
+		call("e1", "edit_file", `{"path":"a","new_text":"x"}`),
+		call("r1", "read_files", `{"paths":["seed"]}`),
+		call("e2", "run_command", `{"command":"rm -rf /"}`),
+		call("e3", "edit_file", `{"path":"b","new_text":"y"}`),
+	))
+	require.Len(t, seen, 3, "P1.6: every call that needs confirmation is raised at once")
+	require.Equal(t, []string{"e1", "e2", "e3"}, []string{seen[0].CallID, seen[1].CallID, seen[2].CallID})
+	require.Equal(t, workflows.KindConfirm, seen[1].Kind)
+	require.Equal(t, "rm -rf /", seen[1].Subject)
+	require.Equal(t, []round.Status{"ok", "ok", "skipped", "skipped"}, statuses(res))
+	require.Equal(t, "Skipped by user. Reason: not that one", res.Results[2].Content)
+	require.Equal(t, "Skipped by user", res.Results[3].Content)
+	require.Equal(t, 0, h.rec.RunsOf("e2"))
+	require.Equal(t, 1, h.rec.RunsOf("e1"))
+
+	var ignored []round.Event
+	for _, e := range res.Events {
+		if e.Type == round.EventSignalIgnored {
+			ignored = append(ignored, e)
+		}
+	}
+	require.Len(t, ignored, 1, "P1.6: a signal for an unknown call id is recorded and changes nothing")
+	require.Equal(t, "nope", ignored[0].CallID)
+	require.Contains(t, ignored[0].Detail, "no call with this id")
+}
+
+func TestConfirmTimeoutCountsAsDenial(t *testing.T) {
+	h := newHarness(t, 3)
+	in := input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`))
+	in.ConfirmTimeoutSeconds = 90
+	res := h.run(t, in)
+	require.Equal(t, []round.Status{"skipped", "ok"}, statuses(res))
+	require.Equal(t, "Skipped by user. Reason: no answer within 1m30s", res.Results[0].Content)
+	require.Equal(t, 0, h.rec.RunsOf("e1"))
+}
+
+func TestDefaultConfirmTimeoutIsThirtyMinutes(t *testing.T) {
+	h := newHarness(t, 3)
+	res := h.run(t, input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`)))
+	require.Equal(t, "Skipped by user. Reason: no answer within 30m0s", res.Results[0].Content)
+}
+
+func TestRememberAddsAnAllowRuleToTheRunState(t *testing.T) {
+	h := newHarness(t, 3)
+	h.at(time.Second, func() { h.confirm(workflows.Confirm{CallID: "g1", Approve: true, Remember: true, Pattern: "git *"}) })
+	res := h.run(t, input(
+		call("g1", "run_command", `{"command":"git status"}`),
+		call("g2", "run_command", `{"command":"git log"}`),
+		call("x1", "run_command", `{"command":"make"}`),
+	))
+	// g2 matched the new rule and was approved with g1; x1 waited and timed out.
+	require.Equal(t, []round.Status{"ok", "ok", "skipped"}, statuses(res))
+	require.Contains(t, res.State.Allow, tools.AllowRule{Tool: "run_command", Pattern: "git *"})
+
+	// The next round of the run does not ask for git commands.
+	h2 := newHarness(t, 3)
+	in := input(call("g3", "run_command", `{"command":"git diff"}`))
+	in.State = res.State
+	res2 := h2.run(t, in)
+	require.Equal(t, []round.Status{"ok"}, statuses(res2))
+}
+
+func TestRememberDefaultsToTheExactSubject(t *testing.T) {
+	h := newHarness(t, 3)
+	h.at(time.Second, func() { h.confirm(workflows.Confirm{CallID: "e1", Approve: true, Remember: true}) })
+	res := h.run(t, input(call("e1", "edit_file", `{"path":"notes.md","new_text":"x"}`)))
+	require.Equal(t, []tools.AllowRule{{Tool: "edit_file", Pattern: "notes.md"}}, res.State.Allow)
+}
+
+func TestAllowTurnApprovesTheRestOfTheRound(t *testing.T) {
+	h := newHarness(t, 3)
+	h.at(time.Second, func() { h.confirm(workflows.Confirm{CallID: "e2", Approve: true, AllowTurn: true}) })
+	res := h.run(t, input(
+		call("e1", "edit_file", `{"path":"a","new_text":"x"}`),
+		call("e2", "edit_file", `{"path":"b","new_text":"x"}`),
+		call("e3", "run_command", `{"command":"make"}`),
+	))
+	require.Equal(t, []round.Status{"ok", "ok", "ok"}, statuses(res))
+	require.Empty(t, res.State.Allow, "allow_turn approves this round only")
+}
+
+func TestRepeatedAndMalformedSignalsAreRecordedNotFatal(t *testing.T) {
+	h := newHarness(t, 3)
+	h.at(time.Second, func() {
+		h.confirm(workflows.Confirm{CallID: "e1", Approve: true})
+		h.confirm(workflows.Confirm{CallID: "e1", Approve: false})
+		h.env.SignalWorkflow(workflows.SignalConfirm, "not an object")
+		h.confirm(workflows.Confirm{CallID: "c1", Approve: true})
+	})
+	res := h.run(t, input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`)))
+	require.Equal(t, []round.Status{"ok", "ok"}, statuses(res))
+	var details []string
+	for _, e := range res.Events {
+		if e.Type == round.EventSignalIgnored {
+			details = append(details, e.Detail)
+		}
+	}
+	require.Len(t, details, 3)
+	require.Contains(t, details[0], "not waiting for confirmation")
+	require.Contains(t, details[1], "malformed payload")
+	require.Contains(t, details[2], "not waiting for confirmation")
+}
+
+func TestAskUserWaitsForTheAnswerSignal(t *testing.T) {
+	h := newHarness(t, 3)
+	var pend []workflows.Pending
+	h.at(time.Second, func() {
+		pend = h.pending(t)
+		h.env.SignalWorkflow(workflows.SignalAnswer, workflows.Answer{CallID: "q1", Answers: []string{"blue", "yes"}})
+	})
+	res := h.run(t, input(call("q1", "ask_user", `{"questions":["Which colour?","Ship it?"]}`)))
+	require.Len(t, pend, 1)
+	require.Equal(t, workflows.KindAnswer, pend[0].Kind)
+	require.Equal(t, []string{"Which colour?", "Ship it?"}, pend[0].Questions)
+	require.Equal(t, round.StatusOK, res.Results[0].Status)
+	require.Equal(t, "Q: Which colour?\nA: blue\nQ: Ship it?\nA: yes", res.Results[0].Content)
+}
+
+func TestClientToolWaitsForItsResult(t *testing.T) {
+	h := newHarness(t, 3)
+	h.at(time.Second, func() {
+		h.env.SignalWorkflow(workflows.SignalToolResult, workflows.ToolResult{CallID: "k1", Content: "client says hi"})
+	})
+	in := input(call("k1", "ide_open", `{"file":"a.go"}`))
+	in.ClientTools = []tools.ToolSpec{{Type: "function", Function: tools.FunctionSpec{Name: "ide_open", Parameters: []byte(`{"type":"object"}`)}}}
+	res := h.run(t, in)
+	require.Equal(t, round.StatusOK, res.Results[0].Status)
+	require.Equal(t, "client says hi", res.Results[0].Content)
+}
+
+func TestLostSideEffectAttemptIsUnknownOutcomeAndNotRetried(t *testing.T) {
+	h := newHarness(t, 3)
+	attempts := 0
+	h.env.OnActivity(workflows.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in workflows.ExecuteInput) (workflows.ExecuteOutput, error) {
+			attempts++
+			return workflows.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, errors.New("worker gone"))
+		})
+	res := h.run(t, auto(input(call("e1", "run_command", `{"command":"deploy"}`))))
+	require.Equal(t, round.StatusUnknownOutcome, res.Results[0].Status, "P2.4")
+	require.Contains(t, res.Results[0].Content, "the outcome is unknown")
+	require.Contains(t, res.Results[0].Content, "heartbeat timeout")
+	require.Equal(t, 1, attempts, "at-most-once: never a second attempt")
+}
+
+func TestReadOnlyTransientFailuresAreRetried(t *testing.T) {
+	h := newHarness(t, 3)
+	attempts := 0
+	h.env.OnActivity(workflows.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in workflows.ExecuteInput) (workflows.ExecuteOutput, error) {
+			attempts++
+			if attempts < 3 {
+				return workflows.ExecuteOutput{}, temporal.NewApplicationError("connection refused", activities.ErrTypeTransient)
+			}
+			return workflows.ExecuteOutput{Content: "fine", Attempt: attempts}, nil
+		})
+	res := h.run(t, input(call("r1", "read_files", `{"paths":["a"]}`)))
+	require.Equal(t, round.StatusOK, res.Results[0].Status)
+	require.Equal(t, 3, attempts, "P2.4: read-only tools retry transient failures")
+	require.Equal(t, 3, res.Results[0].Attempts)
+}
+
+func TestToolFailureIsAResultAndNotRetried(t *testing.T) {
+	h := newHarness(t, 3)
+	h.rec.Fail["read_files"] = errors.New("read_files: a: no such file")
+	res := h.run(t, input(call("r1", "read_files", `{"paths":["a"]}`)))
+	require.Equal(t, round.StatusError, res.Results[0].Status)
+	require.Equal(t, 1, h.rec.RunsOf("r1"), "P2.4: a tool's own failure is not retried")
+	require.True(t, strings.HasPrefix(res.Results[0].Content, "tool=read_files failed: a: no such file\nnext: "), res.Results[0].Content)
+}
+
+func TestCancellationGivesEveryCallAResult(t *testing.T) {
+	h := newHarness(t, 2)
+	for _, id := range []string{"c1", "c2", "s1"} {
+		h.rec.Block[id] = make(chan struct{}) // never released: only cancellation ends them
+	}
+	h.at(time.Second, func() { h.env.CancelWorkflow() })
+	res := h.run(t, auto(input(
+		call("c1", "calculate", `{"expression":"1"}`),
+		call("c2", "calculate", `{"expression":"2"}`),
+		call("c3", "calculate", `{"expression":"3"}`),
+		call("s1", "run_command", `{"command":"sleep"}`),
+		call("s2", "run_command", `{"command":"never"}`),
+		call("e1", "edit_file", `{"path":"a","new_text":"x"}`),
+	)))
+	require.Equal(t, []round.Status{"cancelled", "cancelled", "cancelled", "cancelled", "cancelled", "cancelled"}, statuses(res), "P2.5")
+	require.Contains(t, res.Results[0].Content, "cancelled while the call ran")
+	require.Contains(t, res.Results[2].Content, "before the call started")
+	require.Equal(t, 0, h.rec.RunsOf("c3"))
+	require.Equal(t, 0, h.rec.RunsOf("s2"))
+}
+
+func TestCancellationWhileWaitingForConfirmation(t *testing.T) {
+	h := newHarness(t, 2)
+	h.at(time.Second, func() { h.env.CancelWorkflow() })
+	res := h.run(t, input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`)))
+	require.Equal(t, []round.Status{"cancelled", "cancelled"}, statuses(res))
+	require.Contains(t, res.Results[0].Content, "waited for confirmation")
+}
+
+func TestInvalidInputFailsTheRoundClearly(t *testing.T) {
+	h := newHarness(t, 2)
+	in := input(call("a", "calculate", `{}`), call("a", "calculate", `{}`))
+	h.env.ExecuteWorkflow(workflows.WorkflowName, in)
+	err := h.env.GetWorkflowError()
+	require.Error(t, err)
+	var app *temporal.ApplicationError
+	require.True(t, errors.As(err, &app))
+	require.Equal(t, workflows.ErrTypeInvalidInput, app.Type())
+	require.Contains(t, app.Message(), `share the id "a"`)
+}
+
+func TestProgressQuery(t *testing.T) {
+	h := newHarness(t, 2)
+	h.rec.Block["c1"] = make(chan struct{})
+	var pr workflows.Progress
+	h.at(time.Second, func() {
+		v, err := h.env.QueryWorkflow(workflows.QueryProgress)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&pr))
+		close(h.rec.Block["c1"])
+	})
+	h.run(t, input(call("c1", "calculate", `{"expression":"1"}`), call("u", "nope", `{}`)))
+	require.Equal(t, "execute", pr.Phase)
+	require.Equal(t, "running", pr.Calls[0].State)
+	require.Equal(t, "done", pr.Calls[1].State)
+	require.Equal(t, "unknown", pr.Calls[1].Status)
+	require.Equal(t, 2, pr.Bound)
+}
