@@ -179,4 +179,3 @@ func setToSorted(m map[string]bool) []string {
 	sort.Strings(out)
 	return out
 }
-
