@@ -44,6 +44,8 @@ func (s *RunState) Clone() *RunState {
 		return out
 	}
 	out.Seq = s.Seq
+	// Copying a map does not depend on its order.
+	//workflowcheck:ignore
 	for k, v := range s.Dedupe {
 		v.Read = append([]string(nil), v.Read...)
 		v.Touched = append([]string(nil), v.Touched...)

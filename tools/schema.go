@@ -47,11 +47,13 @@ func Validate(schema json.RawMessage, args json.RawMessage) []string {
 	if len(schema) == 0 {
 		return nil
 	}
-	s, err := CompileSchema(schema)
+	// Validation is a pure function of the schema and the arguments; the
+	// library ranges over maps inside, so its violations are sorted below.
+	s, err := CompileSchema(schema) //workflowcheck:ignore
 	if err != nil {
 		return []string{"(schema): " + err.Error()}
 	}
-	res, err := s.Validate(gojsonschema.NewBytesLoader(args))
+	res, err := s.Validate(gojsonschema.NewBytesLoader(args)) //workflowcheck:ignore
 	if err != nil {
 		return []string{"(root): " + err.Error()}
 	}

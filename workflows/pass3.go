@@ -247,6 +247,8 @@ func overlaps(a, b []string) bool {
 
 func sortedDedupeKeys(m map[string]round.DedupeEntry) []string {
 	keys := make([]string, 0, len(m))
+	// The keys are sorted before use.
+	//workflowcheck:ignore
 	for k := range m {
 		keys = append(keys, k)
 	}
@@ -320,18 +322,18 @@ func preview(s string) string {
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 func summary(results []round.CallResult) string {
+	var order []round.Status
 	counts := map[round.Status]int{}
 	for _, r := range results {
+		if counts[r.Status] == 0 {
+			order = append(order, r.Status)
+		}
 		counts[r.Status]++
 	}
-	statuses := make([]string, 0, len(counts))
-	for s := range counts {
-		statuses = append(statuses, string(s))
-	}
-	sort.Strings(statuses)
-	parts := make([]string, 0, len(statuses))
-	for _, s := range statuses {
-		parts = append(parts, s+"="+strconv.Itoa(counts[round.Status(s)]))
+	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
+	parts := make([]string, 0, len(order))
+	for _, s := range order {
+		parts = append(parts, string(s)+"="+strconv.Itoa(counts[s]))
 	}
 	return strings.Join(parts, " ")
 }
