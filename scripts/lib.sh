@@ -1,0 +1,124 @@
+# Shared set-up steps for the Makefile targets: each step is idempotent and
+# does nothing when its service or tool is already there.
+# shellcheck shell=bash
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+RUN_DIR="$ROOT/.run"
+TOOLS_BIN="$ROOT/.tools/bin"
+TEMPORAL_CLI_VERSION="v1.5.1"
+export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-127.0.0.1:7233}"
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
+export PATH="$TOOLS_BIN:$(go env GOPATH)/bin:$PATH"
+mkdir -p "$RUN_DIR" "$TOOLS_BIN"
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# port_open HOST:PORT
+port_open() {
+	local host=${1%:*} port=${1##*:}
+	(exec 3<>"/dev/tcp/$host/$port") 2>/dev/null
+}
+
+ensure_go_tool() { # ensure_go_tool NAME MODULE@VERSION
+	if [ ! -x "$TOOLS_BIN/$1" ]; then
+		log "installing $1 ($2)"
+		GOBIN="$TOOLS_BIN" GOFLAGS=-mod=mod go install "$2"
+	fi
+}
+
+ensure_temporal_cli() {
+	if command -v temporal >/dev/null 2>&1; then
+		return
+	fi
+	log "installing the Temporal CLI $TEMPORAL_CLI_VERSION from the Go module proxy (a few minutes, once)"
+	GOBIN="$TOOLS_BIN" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
+}
+
+# ensure_temporal_server starts a dev server on TEMPORAL_ADDRESS unless one
+# answers there. Eager activity dispatch is on: it cuts a round's latency.
+ensure_temporal_server() {
+	if port_open "$TEMPORAL_ADDRESS"; then
+		return
+	fi
+	ensure_temporal_cli
+	local host=${TEMPORAL_ADDRESS%:*} port=${TEMPORAL_ADDRESS##*:}
+	log "starting the Temporal dev server on $TEMPORAL_ADDRESS (log: .run/temporal.log)"
+	nohup temporal server start-dev --headless --ip "$host" --port "$port" \
+		--dynamic-config-value system.enableActivityEagerExecution=true \
+		--log-level warn >"$RUN_DIR/temporal.log" 2>&1 &
+	echo $! >"$RUN_DIR/temporal.pid"
+	for _ in $(seq 1 120); do
+		if temporal operator namespace describe --address "$TEMPORAL_ADDRESS" -n default >/dev/null 2>&1; then
+			return
+		fi
+		sleep 0.5
+	done
+	log "the Temporal dev server did not come up; see .run/temporal.log"
+	tail -20 "$RUN_DIR/temporal.log" >&2
+	return 1
+}
+
+# ensure_redis starts Redis on 127.0.0.1:6379 unless it answers, installing
+# it from Debian's packages when it is missing.
+ensure_redis() {
+	if [ "$REDIS_URL" = "none" ]; then
+		return
+	fi
+	local hostport
+	hostport=$(printf '%s' "$REDIS_URL" | sed -E 's#^rediss?://([^@/]*@)?([^/]+).*#\2#')
+	if port_open "$hostport"; then
+		return
+	fi
+	if ! command -v redis-server >/dev/null 2>&1; then
+		log "installing redis-server from Debian's packages"
+		local sudo=""
+		[ "$(id -u)" -ne 0 ] && sudo="sudo"
+		$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server >/dev/null
+	fi
+	log "starting redis-server on ${hostport}"
+	redis-server --daemonize yes --bind "${hostport%:*}" --port "${hostport##*:}" --save "" --appendonly no \
+		--dir "$RUN_DIR" --logfile "$RUN_DIR/redis.log" --pidfile "$RUN_DIR/redis.pid"
+	for _ in $(seq 1 40); do
+		port_open "$hostport" && return
+		sleep 0.25
+	done
+	log "redis did not come up; see .run/redis.log"
+	return 1
+}
+
+build() {
+	log "building bin/worker and bin/starter"
+	mkdir -p "$ROOT/bin"
+	(cd "$ROOT" && go build -o bin/ ./worker ./starter)
+}
+
+# start_worker starts bin/worker in the background unless a worker started
+# by these scripts still runs; its log is .run/worker.log.
+start_worker() {
+	if [ -f "$RUN_DIR/worker.pid" ] && kill -0 "$(cat "$RUN_DIR/worker.pid")" 2>/dev/null; then
+		log "stopping the previous worker so the new build serves"
+		kill "$(cat "$RUN_DIR/worker.pid")" 2>/dev/null || true
+		wait_gone "$(cat "$RUN_DIR/worker.pid")"
+	fi
+	export TOOLS_WORKDIR="${TOOLS_WORKDIR:-$RUN_DIR/workdir}"
+	log "starting a worker (task queue ${TASK_QUEUE:-toolround}, workdir $TOOLS_WORKDIR, log .run/worker.log)"
+	nohup "$ROOT/bin/worker" >"$RUN_DIR/worker.log" 2>&1 &
+	echo $! >"$RUN_DIR/worker.pid"
+	for _ in $(seq 1 60); do
+		grep -q "worker started" "$RUN_DIR/worker.log" && return
+		kill -0 "$(cat "$RUN_DIR/worker.pid")" 2>/dev/null || break
+		sleep 0.25
+	done
+	log "the worker did not start; see .run/worker.log"
+	tail -20 "$RUN_DIR/worker.log" >&2
+	return 1
+}
+
+wait_gone() {
+	for _ in $(seq 1 40); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.25
+	done
+}

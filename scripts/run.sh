@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The main job: install what is missing, start the Temporal dev server and
+# Redis if they are not running, start a worker and run the example rounds.
+source "$(dirname "$0")/lib.sh"
+
+ensure_redis
+ensure_temporal_server
+build
+start_worker
+log "running the example rounds (examples/demo)"
+cd "$ROOT" && go run ./examples/demo
+log "the worker keeps running (pid $(cat "$RUN_DIR/worker.pid")); try: bin/starter round examples/round.json"

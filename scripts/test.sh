@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The whole test suite against a real Temporal dev server and real Redis,
+# which it starts when they are not running. CI=true makes a missing service
+# fail the tests instead of skipping them.
+source "$(dirname "$0")/lib.sh"
+
+ensure_redis
+ensure_temporal_server
+ensure_temporal_cli
+ensure_go_tool workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
+export TEMPORAL_CLI="$(command -v temporal)"
+cd "$ROOT"
+
+log "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change:" >&2
+	echo "$unformatted" >&2
+	exit 1
+fi
+log "go vet"
+go vet ./...
+log "workflowcheck"
+workflowcheck -config workflowcheck.config.yaml ./...
+build
+log "go test -race"
+go test -race -count=1 -timeout 30m ${GOTEST_FLAGS:-} ./...

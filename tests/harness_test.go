@@ -1,0 +1,288 @@
+// Package tests runs toolround as users do: the real worker and starter
+// binaries against a real Temporal server and real Redis, with processes
+// killed and restarted mid-round.
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/internal/testenv"
+	"github.com/toolround/toolround/round"
+)
+
+var (
+	binDir     string
+	workerBin  string
+	starterBin string
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "toolround-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	workerBin, starterBin = filepath.Join(dir, "worker"), filepath.Join(dir, "starter")
+	build := exec.Command("go", "build", "-o", dir+"/", "../worker", "../starter")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build worker and starter:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func temporalAddress() string {
+	if a := os.Getenv("TEMPORAL_ADDRESS"); a != "" {
+		return a
+	}
+	return "127.0.0.1:7233"
+}
+
+// requireServices fails (CI) or skips (elsewhere) when Temporal or Redis is
+// not there.
+func requireServices(t *testing.T) {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", temporalAddress(), 2*time.Second)
+	if err != nil {
+		testenv.Unavailable(t, "temporal at %s: %v", temporalAddress(), err)
+	}
+	_ = c.Close()
+	testenv.Redis(t)
+}
+
+// env is one test's isolated setting: its own task queue, workdir and session.
+type env struct {
+	t         *testing.T
+	taskQueue string
+	workdir   string
+	session   string
+	extra     []string
+}
+
+func newEnv(t *testing.T, extra ...string) *env {
+	t.Helper()
+	requireServices(t)
+	id := fmt.Sprintf("%s-%d", strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()), time.Now().UnixNano())
+	return &env{t: t, taskQueue: "test-" + id, workdir: t.TempDir(), session: "sess-" + id, extra: extra}
+}
+
+func (e *env) environ() []string {
+	vars := append(os.Environ(),
+		"TEMPORAL_ADDRESS="+temporalAddress(),
+		"REDIS_URL="+testenv.RedisURL(),
+		"TASK_QUEUE="+e.taskQueue,
+		"TOOLS_WORKDIR="+e.workdir,
+		"HEARTBEAT_TIMEOUT=2s",
+	)
+	return append(vars, e.extra...)
+}
+
+// worker is a running worker process.
+type worker struct {
+	cmd  *exec.Cmd
+	logs *syncBuffer
+	done chan struct{}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startWorker starts bin/worker and waits until it polls.
+func (e *env) startWorker() *worker {
+	e.t.Helper()
+	w := &worker{cmd: exec.Command(workerBin), logs: &syncBuffer{}, done: make(chan struct{})}
+	w.cmd.Env = e.environ()
+	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
+	require.NoError(e.t, w.cmd.Start())
+	go func() { _ = w.cmd.Wait(); close(w.done) }()
+	e.t.Cleanup(func() {
+		_ = w.cmd.Process.Kill()
+		<-w.done
+		if e.t.Failed() {
+			e.t.Logf("worker log:\n%s", w.logs.String())
+		}
+	})
+	require.Eventually(e.t, func() bool { return strings.Contains(w.logs.String(), "worker started") }, 30*time.Second, 20*time.Millisecond,
+		"worker did not start:\n%s", w.logs.String())
+	return w
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (w *worker) kill(t *testing.T) {
+	t.Helper()
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL))
+	<-w.done
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// starter runs bin/starter with args and optional stdin.
+func (e *env) starter(ctx context.Context, stdin string, args ...string) result {
+	e.t.Helper()
+	cmd := exec.CommandContext(ctx, starterBin, args...)
+	cmd.Env = e.environ()
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		e.t.Fatalf("starter %v: %v", args, err)
+	}
+	return result{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+// round runs `starter round -` and decodes the result.
+func (e *env) round(in round.Input) round.Result {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := e.starter(ctx, mustJSON(e.t, in), "round", "-")
+	require.Equal(e.t, 0, r.code, "starter round failed: %s", r.stderr)
+	var res round.Result
+	require.NoError(e.t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
+	return res
+}
+
+// startRound runs `starter round -` in the background.
+func (e *env) startRound(in round.Input) <-chan result {
+	ch := make(chan result, 1)
+	body := mustJSON(e.t, in)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, starterBin, "round", "-")
+		cmd.Env = e.environ()
+		cmd.Stdin = strings.NewReader(body)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		ch <- result{stdout: out.String(), stderr: errb.String(), code: code}
+	}()
+	return ch
+}
+
+func decodeResult(t *testing.T, r result) round.Result {
+	t.Helper()
+	require.Equal(t, 0, r.code, "starter round failed: %s", r.stderr)
+	var res round.Result
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
+	return res
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func (e *env) input(roundNo int, provider string, state *round.RunState, calls ...round.ToolCall) round.Input {
+	return round.Input{SessionID: e.session, RunID: "run-1", Round: roundNo, Provider: provider, State: state,
+		Assistant: round.Message{Role: "assistant", ToolCalls: calls}}
+}
+
+func call(id, name string, args any) round.ToolCall {
+	var a string
+	switch v := args.(type) {
+	case string:
+		a = v
+	default:
+		b, _ := json.Marshal(v)
+		a = string(b)
+	}
+	return round.ToolCall{ID: id, Type: "function", Function: round.FunctionCall{Name: name, Arguments: round.Arguments(a)}}
+}
+
+func runTool(id, name string, args any) round.ToolCall {
+	return call(id, "run_tool", map[string]any{"name": name, "args": args})
+}
+
+func byID(res round.Result) map[string]round.CallResult {
+	m := map[string]round.CallResult{}
+	for _, r := range res.Results {
+		m[r.CallID] = r
+	}
+	return m
+}
+
+// requireEveryCallOnce checks P3.1 on a real result.
+func requireEveryCallOnce(t *testing.T, in round.Input, res round.Result) {
+	t.Helper()
+	require.Len(t, res.Results, len(in.Assistant.ToolCalls))
+	require.Len(t, res.Messages, len(in.Assistant.ToolCalls))
+	for i, c := range in.Assistant.ToolCalls {
+		require.Equal(t, c.ID, res.Results[i].CallID)
+		require.Equal(t, c.ID, res.Messages[i].ToolCallID)
+	}
+}
+
+// countLines counts the lines of a workdir file equal to want.
+func countLines(t *testing.T, path, want string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	require.NoError(t, err)
+	defer f.Close()
+	n := 0
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if s.Text() == want {
+			n++
+		}
+	}
+	return n
+}
+
+func readAll(t *testing.T, r io.Reader) string {
+	b, err := io.ReadAll(r)
+	require.NoError(t, err)
+	return string(b)
+}
