@@ -136,7 +136,7 @@ func TestChatFilterSkipsModelForShortContent(t *testing.T) {
 	m := newFakeModel(t, completion("should not be used"))
 	f := newChat(t, m.srv.URL, io.Discard, nil)
 	for _, tc := range []struct{ query, content string }{
-		{"pricing", "short page"},               // below PassThroughChars
+		{"pricing", "short page"},                 // below PassThroughChars
 		{"", strings.Repeat("medium words ", 50)}, // no query and within MaxChars
 	} {
 		got, err := f.Filter(context.Background(), tc.query, tc.content)

@@ -22,11 +22,11 @@ type Filter interface {
 
 // Environment variables that ConfigFromEnv reads.
 const (
-	EnvBaseURL   = "DECISION_BASE_URL"
-	EnvModel     = "DECISION_MODEL"
-	EnvAPIKey    = "DECISION_API_KEY"
-	EnvTimeout   = "DECISION_TIMEOUT"   // a Go duration, such as 20s
-	EnvMaxChars  = "DECISION_MAX_CHARS" // an integer
+	EnvBaseURL  = "DECISION_BASE_URL"
+	EnvModel    = "DECISION_MODEL"
+	EnvAPIKey   = "DECISION_API_KEY"
+	EnvTimeout  = "DECISION_TIMEOUT"   // a Go duration, such as 20s
+	EnvMaxChars = "DECISION_MAX_CHARS" // an integer
 )
 
 // Config configures New. The zero value gives the extractive filter with its
