@@ -44,6 +44,9 @@ type Config struct {
 	UserAgent string
 	// Cache is the result cache (K1). Nil: nothing is cached.
 	Cache tools.ResultCache
+	// CacheTimeout bounds one cache read or write, so that a slow cache is
+	// skipped rather than holding up the call (K5). Default 2s.
+	CacheTimeout time.Duration
 	// Secrets fills {{secret:NAME}} placeholders of http_request. Nil: a call
 	// with a placeholder fails, saying the secret is missing.
 	Secrets tools.Secrets
@@ -73,8 +76,7 @@ const (
 	defaultUserAgent        = "toolround-web/1"
 	defaultMaxSearchResults = 10
 
-	// cacheTimeout bounds a cache read, so that a slow cache is a miss (K5).
-	cacheTimeout = 2 * time.Second
+	defaultCacheTimeout = 2 * time.Second
 	// filterAllowance is what a tool's timeout adds to Timeout for the
 	// decision model and the cache.
 	filterAllowance = 60 * time.Second
@@ -96,6 +98,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxPageTextBytes <= 0 {
 		c.MaxPageTextBytes = defaultMaxPageTextBytes
+	}
+	if c.CacheTimeout <= 0 {
+		c.CacheTimeout = defaultCacheTimeout
 	}
 	if c.MaxLinks <= 0 {
 		c.MaxLinks = defaultMaxLinks

@@ -392,13 +392,13 @@ func excerpt(resp *response, n int, secrets *secretSet) string {
 // cacheGet and cacheSet use the result cache with a short deadline, so that
 // a slow cache is skipped (K5).
 func (w *web) cacheGet(ctx context.Context, key string) (string, bool) {
-	ctx, cancel := context.WithTimeout(ctx, cacheTimeout)
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.CacheTimeout)
 	defer cancel()
 	return w.cfg.Cache.Get(ctx, key)
 }
 
 func (w *web) cacheSet(ctx context.Context, key, content string) {
-	ctx, cancel := context.WithTimeout(ctx, cacheTimeout)
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.CacheTimeout)
 	defer cancel()
 	w.cfg.Cache.Set(ctx, key, content, tools.ResultCacheTTL)
 }

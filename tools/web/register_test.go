@@ -1,8 +1,14 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -60,5 +66,73 @@ func TestSchemas(t *testing.T) {
 		require.NoError(t, err)
 		errs := tools.Validate(d.Parameters, json.RawMessage(tt.args))
 		require.Equal(t, tt.ok, len(errs) == 0, "%s %s: %v", tt.tool, tt.args, errs)
+	}
+}
+
+// slowCache answers nothing until its caller gives up, like a cache that is
+// down behind a long network timeout.
+type slowCache struct{ sets atomic.Int32 }
+
+func (c *slowCache) Get(ctx context.Context, _ string) (string, bool) {
+	<-ctx.Done()
+	return "", false
+}
+
+func (c *slowCache) Set(ctx context.Context, _, _ string, _ time.Duration) {
+	c.sets.Add(1)
+	<-ctx.Done()
+}
+
+func TestSlowCacheIsSkipped(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "live page")
+	})
+	cache := &slowCache{}
+	defs := toolSet(t, Config{Cache: cache, CacheTimeout: 50 * time.Millisecond})
+	for _, name := range []string{"http_request", "fetch_page"} {
+		start := time.Now()
+		res, err := call(t, defs[name], "s1", map[string]any{"url": srv.URL})
+		require.NoError(t, err, name)
+		require.Contains(t, res.Content, "live page", name)
+		require.Less(t, time.Since(start), 2*time.Second, name)
+	}
+	require.EqualValues(t, 1, cache.sets.Load(), "fetch_page tried to write; http_request did not")
+}
+
+func TestConcurrentCalls(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/search" {
+			_, _ = fmt.Fprintf(w, `{"results":[{"title":"t","url":"https://r.example/%s","content":"c"}]}`, r.URL.Query().Get("q"))
+			return
+		}
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = fmt.Fprintf(w, "<html><head><title>%s</title></head><body><p>page %s</p></body></html>", r.URL.Path, r.URL.Path)
+	})
+	cache := newMemCache()
+	defs := toolSet(t, Config{Cache: cache, SearXNGURL: srv.URL, Secrets: fakeSecrets{session: "s1", values: map[string]string{"K": "v"}}})
+	var wg sync.WaitGroup
+	errs := make(chan error, 60)
+	for i := range 20 {
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			_, err := call(t, defs["http_request"], "s1", map[string]any{"url": fmt.Sprintf("%s/h/%d?k={{secret:K}}", srv.URL, i)})
+			errs <- err
+		}()
+		go func() {
+			defer wg.Done()
+			_, err := call(t, defs["fetch_page"], "s1", map[string]any{"url": fmt.Sprintf("%s/p/%d", srv.URL, i%5), "query": "page"})
+			errs <- err
+		}()
+		go func() {
+			defer wg.Done()
+			_, err := call(t, defs["search_web"], "s1", map[string]any{"query": fmt.Sprint("q", i)})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
 	}
 }
