@@ -77,9 +77,10 @@ const (
 	defaultMaxSearchResults = 10
 
 	defaultCacheTimeout = 2 * time.Second
-	// filterAllowance is what a tool's timeout adds to Timeout for the
-	// decision model and the cache.
-	filterAllowance = 60 * time.Second
+	// A tool's attempt timeout is Timeout plus an allowance: for the cache
+	// and secrets, and for fetch_page and search_web the decision model.
+	requestAllowance = 15 * time.Second
+	filterAllowance  = 60 * time.Second
 )
 
 func (c Config) withDefaults() (Config, error) {

@@ -62,7 +62,7 @@ func (w *web) httpRequestDef() tools.Definition {
 		SideEffect: tools.AtMostOnce,
 		Effect:     httpRequestEffect,
 		Subject:    httpRequestSubject,
-		Timeout:    w.cfg.Timeout + filterAllowance/4,
+		Timeout:    w.cfg.Timeout + requestAllowance,
 		Source:     tools.SourceBuiltin,
 		Handler:    w.httpRequest,
 	}
