@@ -1,0 +1,157 @@
+package decision
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Chat filters through an OpenAI-compatible chat-completions API. It never
+// fails: when the model cannot answer (down, slow, an error status, a reply
+// that does not parse or is empty) it logs why and uses the extractive filter.
+type Chat struct {
+	cfg      Config
+	endpoint string
+	fallback Extractive
+}
+
+const systemPrompt = `You filter documents for an agent that has a limited context.
+You receive a query and a document (a web page as text, or a list of search results).
+Return only the parts of the document that are relevant to the query: copy them verbatim where you can, keep numbers, names, code and the URLs of relevant links, and drop everything else (navigation, ads, unrelated sections).
+Do not answer the query, add opinions or invent anything. Keep the document's order.
+If nothing in the document is relevant, reply with one sentence saying so.
+Your reply must be at most %d characters.`
+
+const condensePrompt = `You condense documents for an agent that has a limited context.
+You receive a document (a web page as text, or a list of search results).
+Return its main content: copy it verbatim where you can, keep numbers, names, code and the URLs of important links, and drop navigation, ads and boilerplate.
+Do not add opinions or invent anything. Keep the document's order.
+Your reply must be at most %d characters.`
+
+// maxReplyBytes bounds how much of a model's reply is read.
+const maxReplyBytes = 4 << 20
+
+type chatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type chatRequest struct {
+	Model       string        `json:"model"`
+	Messages    []chatMessage `json:"messages"`
+	Temperature float64       `json:"temperature"`
+	MaxTokens   int           `json:"max_tokens,omitempty"`
+}
+
+type chatResponse struct {
+	Choices []struct {
+		Message struct {
+			Content *string `json:"content"`
+		} `json:"message"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// Filter asks the model for the relevant parts of content.
+func (c *Chat) Filter(ctx context.Context, query, content string) (string, error) {
+	content = strings.TrimSpace(content)
+	query = strings.TrimSpace(query)
+	if len(content) <= c.cfg.PassThroughChars || (query == "" && len(content) <= c.cfg.MaxChars) {
+		return content, nil
+	}
+	out, err := c.ask(ctx, query, content)
+	if err != nil {
+		c.cfg.Logger.WarnContext(ctx, "decision: model filter failed; using the extractive filter",
+			"model", c.cfg.Model, "endpoint", c.endpoint, "err", err)
+		return c.fallback.filter(query, content), nil
+	}
+	return out, nil
+}
+
+func (c *Chat) ask(ctx context.Context, query, content string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+
+	if len(content) > c.cfg.MaxInputChars {
+		content = Extractive{MaxChars: c.cfg.MaxInputChars, PassThroughChars: c.cfg.MaxInputChars}.filter(query, content)
+	}
+	// The model's reply is asked to stay under the bound with room for the note.
+	note := c.note(query)
+	replyChars := max(c.cfg.MaxChars-len(note), 200)
+	system := fmt.Sprintf(systemPrompt, replyChars)
+	user := "Query: " + query + "\n\nDocument:\n" + content
+	if query == "" {
+		system = fmt.Sprintf(condensePrompt, replyChars)
+		user = "Document:\n" + content
+	}
+	body := chatRequest{
+		Model:    c.cfg.Model,
+		Messages: []chatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}},
+	}
+	if c.cfg.MaxTokens > 0 {
+		body.MaxTokens = c.cfg.MaxTokens
+	}
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return "", fmt.Errorf("encode request: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(payload))
+	if err != nil {
+		return "", fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if c.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	resp, err := c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return "", fmt.Errorf("no answer within %s", c.cfg.Timeout)
+		}
+		return "", err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
+	if err != nil {
+		return "", fmt.Errorf("read reply: %w", err)
+	}
+	var parsed chatResponse
+	jsonErr := json.Unmarshal(raw, &parsed)
+	if resp.StatusCode != http.StatusOK {
+		msg := strings.TrimSpace(truncate(string(raw), 300))
+		if jsonErr == nil && parsed.Error != nil && parsed.Error.Message != "" {
+			msg = parsed.Error.Message
+		}
+		return "", fmt.Errorf("status %s: %s", resp.Status, msg)
+	}
+	if jsonErr != nil {
+		return "", fmt.Errorf("reply is not a chat completion: %w", jsonErr)
+	}
+	if len(parsed.Choices) == 0 || parsed.Choices[0].Message.Content == nil {
+		return "", errors.New("reply has no choices[0].message.content")
+	}
+	out := strings.TrimSpace(*parsed.Choices[0].Message.Content)
+	if out == "" {
+		return "", errors.New("reply is empty")
+	}
+	if len(out) > replyChars {
+		out = head(out, replyChars)
+	}
+	return note + out, nil
+}
+
+func (c *Chat) note(query string) string {
+	if query == "" {
+		return "[condensed by the decision model]\n\n"
+	}
+	return fmt.Sprintf("[filtered for %q by the decision model]\n\n", query)
+}

@@ -1,0 +1,178 @@
+package web
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/toolround/toolround/tools/netguard"
+)
+
+// client makes the HTTP exchanges of the tools through the network policy.
+type client struct {
+	policy       netguard.Policy
+	transport    *http.Transport
+	timeout      time.Duration
+	maxRedirects int
+	userAgent    string
+}
+
+// deniedError is a connection the network policy refused. It is never
+// transient: retrying cannot change the answer.
+type deniedError struct{ err error }
+
+func (e *deniedError) Error() string { return "refused: " + e.err.Error() }
+func (e *deniedError) Unwrap() error { return e.err }
+
+type redirectError struct{ max int }
+
+func (e *redirectError) Error() string {
+	return fmt.Sprintf("stopped after %d redirects", e.max)
+}
+
+func newClient(cfg Config) *client {
+	p := *cfg.Policy
+	d := p.Dialer()
+	d.Timeout = min(d.Timeout, cfg.Timeout)
+	check := d.Control
+	d.Control = func(network, address string, c syscall.RawConn) error {
+		if err := check(network, address, c); err != nil {
+			return &deniedError{err}
+		}
+		return nil
+	}
+	t := p.Transport()
+	t.DialContext = d.DialContext
+	t.MaxResponseHeaderBytes = 1 << 20
+	return &client{policy: p, transport: t, timeout: cfg.Timeout, maxRedirects: cfg.MaxRedirects, userAgent: cfg.UserAgent}
+}
+
+// checkURL refuses what is not an absolute http(s) URL, and a literal
+// address the policy denies, before anything is dialled.
+func (c *client) checkURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("not a valid URL: %w", errors.Unwrap(err))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("want an absolute http:// or https:// URL, got %q", raw)
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("URL %q has no host", raw)
+	}
+	if a, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil {
+		if err := c.policy.Check(a); err != nil {
+			return nil, &deniedError{err}
+		}
+	}
+	return u, nil
+}
+
+// response is one finished exchange with its body read up to a limit.
+type response struct {
+	status    string // "200 OK"
+	code      int
+	proto     string
+	header    http.Header
+	body      []byte
+	truncated bool  // the body went on past the limit
+	length    int64 // Content-Length, -1 when unknown
+	finalURL  string
+}
+
+// exchange sends req, follows redirects and reads at most limit bytes of the
+// body. dropOnHop lists headers that must not follow a redirect to another
+// host (those that carry secrets).
+func (c *client) exchange(ctx context.Context, req *http.Request, limit int64, dropOnHop []string) (*response, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	req = req.WithContext(ctx)
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", c.userAgent)
+	}
+	hc := &http.Client{
+		Transport: c.transport,
+		CheckRedirect: func(next *http.Request, via []*http.Request) error {
+			if len(via) > c.maxRedirects {
+				return &redirectError{max: c.maxRedirects}
+			}
+			if _, err := c.checkURL(next.URL.String()); err != nil {
+				return err
+			}
+			if next.URL.Host != via[0].URL.Host {
+				for _, h := range dropOnHop {
+					next.Header.Del(h)
+				}
+			}
+			return nil
+		},
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	out := &response{
+		status: resp.Status, code: resp.StatusCode, proto: resp.Proto, header: resp.Header,
+		length: resp.ContentLength, finalURL: resp.Request.URL.String(),
+	}
+	if int64(len(body)) > limit {
+		out.body, out.truncated = body[:limit], true
+	} else {
+		out.body = body
+	}
+	return out, nil
+}
+
+// describe turns a failed exchange into a message without the request URL
+// (which may hold a secret), and reports whether the failure is passing.
+func (c *client) describe(ctx context.Context, err error) (msg string, transient bool) {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var denied *deniedError
+	var redirect *redirectError
+	var dnsErr *net.DNSError
+	var certErr *x509.CertificateInvalidError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	switch {
+	case errors.As(err, &denied):
+		return denied.Error(), false
+	case errors.As(err, &redirect):
+		return redirect.Error() + ": the chain of redirects is too long", false
+	case ctx.Err() != nil:
+		return "cancelled: " + ctx.Err().Error(), false
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return fmt.Sprintf("no complete response within %s", c.timeout), true
+	case errors.As(err, &dnsErr):
+		if dnsErr.IsNotFound {
+			return fmt.Sprintf("host %s not found", dnsErr.Name), false
+		}
+		return "name resolution failed: " + dnsErr.Error(), true
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
+		return "TLS certificate not accepted: " + err.Error(), false
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused", true
+	}
+	return err.Error(), true
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

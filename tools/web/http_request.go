@@ -1,0 +1,404 @@
+package web
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/html/charset"
+
+	"github.com/toolround/toolround/tools"
+)
+
+var httpRequestSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "url": {"type": "string", "minLength": 1, "maxLength": 8192,
+      "description": "Absolute http:// or https:// URL. May hold {{secret:NAME}} placeholders."},
+    "method": {"type": "string", "pattern": "^[A-Za-z]{1,16}$",
+      "description": "HTTP method: GET (the default), HEAD, OPTIONS, POST, PUT, PATCH or DELETE."},
+    "headers": {"type": "object", "additionalProperties": {"type": "string"},
+      "description": "Request headers, name to value. Values may hold {{secret:NAME}} placeholders, such as {\"Authorization\": \"Bearer {{secret:GITHUB_TOKEN}}\"}."},
+    "body": {"type": "string", "maxLength": 1048576,
+      "description": "Request body. Content-Type defaults to application/json when the body is JSON, text/plain otherwise. May hold {{secret:NAME}} placeholders."}
+  },
+  "required": ["url"],
+  "additionalProperties": false
+}`)
+
+type httpRequestArgs struct {
+	URL     string            `json:"url"`
+	Method  string            `json:"method"`
+	Headers map[string]string `json:"headers"`
+	Body    string            `json:"body"`
+}
+
+var methodToken = regexp.MustCompile(`^[A-Z]{1,16}$`)
+
+// cachedNote starts a result that came from the result cache.
+const cachedNote = "[from cache: the same request was answered in this session within the last 30 minutes]\n"
+
+func (w *web) httpRequestDef() tools.Definition {
+	return tools.Definition{
+		Name: "http_request",
+		Description: fmt.Sprintf("Send an HTTP request and return the status line, the main response headers and the body "+
+			"(at most %d KiB shown; binary bodies are summarised, not shown). "+
+			"Put credentials in url, headers or body as {{secret:NAME}} placeholders: they are filled from secrets stored with store_secret and never shown. "+
+			"GET, HEAD and OPTIONS change nothing and run without confirmation; other methods ask first. "+
+			"A 4xx or 5xx status is a failure. GET results are cached for 30 minutes in the session.",
+			w.cfg.MaxResponseBytes>>10),
+		Parameters: httpRequestSchema,
+		Concurrent: true,
+		SideEffect: tools.AtMostOnce,
+		Effect:     httpRequestEffect,
+		Subject:    httpRequestSubject,
+		Timeout:    w.cfg.Timeout + requestAllowance,
+		Source:     tools.SourceBuiltin,
+		Handler:    w.httpRequest,
+	}
+}
+
+// normMethod is the upper-cased method, GET when absent.
+func normMethod(m string) string {
+	m = strings.ToUpper(strings.TrimSpace(m))
+	if m == "" {
+		return http.MethodGet
+	}
+	return m
+}
+
+func methodEffect(method string) tools.SideEffect {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return tools.ReadOnly
+	case http.MethodPut, http.MethodDelete:
+		return tools.Idempotent
+	}
+	return tools.AtMostOnce
+}
+
+// httpRequestEffect classifies one call by its method: a GET never asks for
+// confirmation and is retried, a POST is neither (C4, P2.4).
+func httpRequestEffect(args json.RawMessage) tools.SideEffect {
+	var a struct {
+		Method *string `json:"method"`
+	}
+	if json.Unmarshal(args, &a) != nil {
+		return tools.AtMostOnce
+	}
+	if a.Method == nil {
+		return tools.ReadOnly
+	}
+	return methodEffect(normMethod(*a.Method))
+}
+
+func httpRequestSubject(args json.RawMessage) string {
+	var a httpRequestArgs
+	if json.Unmarshal(args, &a) != nil {
+		return ""
+	}
+	return normMethod(a.Method) + " " + strings.TrimSpace(a.URL)
+}
+
+func (w *web) httpRequest(ctx context.Context, req tools.Request) (tools.Result, error) {
+	var a httpRequestArgs
+	if err := req.Decode(&a); err != nil {
+		return tools.Result{}, fmt.Errorf("http_request: %w", err)
+	}
+	method := normMethod(a.Method)
+	rawURL := strings.TrimSpace(a.URL)
+	origin := "http_request: " + method + " " + rawURL
+	if !methodToken.MatchString(method) {
+		return tools.Result{}, fmt.Errorf("%s: method %q is not an HTTP method", origin, a.Method)
+	}
+	effect := methodEffect(method)
+
+	// Pass 3 writes this cache for read-only calls (P3.4, K2); the handler only reads it.
+	if effect == tools.ReadOnly && w.cfg.Cache != nil {
+		if content, ok := w.cacheGet(ctx, tools.HTTPRequestCacheKey(req.SessionID, string(req.Args))); ok {
+			return tools.Text(cachedNote + strings.TrimPrefix(content, cachedNote)), nil
+		}
+	}
+
+	secrets := newSecretSet(w.cfg.Secrets, req.SessionID)
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%s: %s", origin, secrets.redact(fmt.Sprintf(format, args...)))
+	}
+	expandedURL, err := secrets.expand(ctx, rawURL, url.QueryEscape)
+	if err != nil {
+		return tools.Result{}, fail("%v", err)
+	}
+	if _, err := w.client.checkURL(expandedURL); err != nil {
+		return tools.Result{}, fail("%v", err)
+	}
+	body, err := secrets.expand(ctx, a.Body, nil)
+	if err != nil {
+		return tools.Result{}, fail("%v", err)
+	}
+	hreq, err := http.NewRequest(method, expandedURL, strings.NewReader(body))
+	if err != nil {
+		return tools.Result{}, fail("%v", err)
+	}
+	if body == "" {
+		hreq.Body, hreq.ContentLength = http.NoBody, 0
+	}
+	var dropOnHop []string
+	names := make([]string, 0, len(a.Headers))
+	for k := range a.Headers {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		before := a.Headers[k]
+		v, err := secrets.expand(ctx, before, nil)
+		if err != nil {
+			return tools.Result{}, fail("header %s: %v", k, err)
+		}
+		name := strings.TrimSpace(k)
+		if !validHeaderName(name) || strings.ContainsAny(v, "\r\n") {
+			return tools.Result{}, fail("header %q: a name is a token and a value is one line", k)
+		}
+		if v != before {
+			dropOnHop = append(dropOnHop, name)
+		}
+		switch http.CanonicalHeaderKey(name) {
+		case "Host":
+			hreq.Host = v
+		case "Content-Length":
+			// The body sets it.
+		default:
+			hreq.Header.Set(name, v)
+		}
+	}
+	if body != "" && hreq.Header.Get("Content-Type") == "" {
+		if json.Valid([]byte(body)) {
+			hreq.Header.Set("Content-Type", "application/json")
+		} else {
+			hreq.Header.Set("Content-Type", "text/plain; charset=utf-8")
+		}
+	}
+
+	resp, err := w.client.exchange(ctx, hreq, w.cfg.MaxResponseBytes, dropOnHop)
+	if err != nil {
+		msg, transient := w.client.describe(ctx, err)
+		err = fail("%s", msg)
+		if transient && effect != tools.AtMostOnce {
+			err = tools.Transient(err)
+		}
+		return tools.Result{}, err
+	}
+	if resp.code >= 400 {
+		err := fail("%s: %s", resp.status, excerpt(resp, 300, secrets))
+		if effect != tools.AtMostOnce && retryableStatus(resp.code) {
+			err = tools.Transient(err)
+		}
+		return tools.Result{}, err
+	}
+	return tools.Text(w.formatResponse(method, hreq.URL.String(), resp, secrets)), nil
+}
+
+// validHeaderName reports whether s is an HTTP token.
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r > 127 || r <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return false
+		}
+	}
+	return true
+}
+
+// retryableStatus is a status that may go away by itself.
+func retryableStatus(code int) bool {
+	return code >= 500 || code == http.StatusTooManyRequests || code == http.StatusRequestTimeout
+}
+
+// shownHeaders are the response headers a result lists; the rest (cookies
+// above all) stay out.
+var shownHeaders = []string{
+	"Content-Type", "Content-Length", "Content-Encoding", "Content-Disposition", "Location",
+	"Last-Modified", "ETag", "Cache-Control", "Expires", "Retry-After", "Link", "Allow",
+	"WWW-Authenticate", "X-Total-Count", "X-Request-Id",
+}
+
+// formatResponse renders a successful exchange; sent is the URL as sent,
+// secrets expanded. Every expanded secret is scrubbed from the result.
+func (w *web) formatResponse(method, sent string, resp *response, secrets *secretSet) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s\n", resp.proto, resp.status)
+	for _, h := range shownHeaders {
+		for _, v := range resp.header.Values(h) {
+			fmt.Fprintf(&b, "%s: %s\n", h, v)
+		}
+	}
+	var rate []string
+	for k := range resp.header {
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, "x-ratelimit-") || strings.HasPrefix(lk, "ratelimit") {
+			rate = append(rate, k)
+		}
+	}
+	sort.Strings(rate)
+	for _, k := range rate {
+		fmt.Fprintf(&b, "%s: %s\n", k, resp.header.Get(k))
+	}
+	if resp.finalURL != sent {
+		fmt.Fprintf(&b, "[redirected to %s]\n", resp.finalURL)
+	}
+	b.WriteString("\n")
+	switch {
+	case method == http.MethodHead:
+		b.WriteString("(HEAD: no body)")
+	case len(resp.body) == 0:
+		b.WriteString("(empty body)")
+	default:
+		text, binary := bodyText(resp)
+		if binary {
+			b.WriteString(binarySummary(resp))
+			break
+		}
+		b.WriteString(text)
+		if resp.truncated {
+			size := "more"
+			if resp.length > 0 {
+				size = fmt.Sprintf("%d bytes in all", resp.length)
+			}
+			fmt.Fprintf(&b, "\n[truncated: the body is larger than %d bytes (%s); only the first %d are shown. "+
+				"Ask for less (paging, a Range header, filter parameters) or save it with download_file.]",
+				len(resp.body), size, len(resp.body))
+		}
+	}
+	if resp.truncated {
+		return secrets.redactCut(b.String())
+	}
+	return secrets.redact(b.String())
+}
+
+// bodyText decodes a text body to UTF-8; binary reports a body that is not text.
+func bodyText(resp *response) (text string, binary bool) {
+	ct := resp.header.Get("Content-Type")
+	mt, params, _ := mime.ParseMediaType(ct)
+	if isBinaryType(mt) || (!isTextType(mt) && looksBinary(resp.body)) {
+		return "", true
+	}
+	body := resp.body
+	if cs := params["charset"]; cs != "" && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
+		if r, err := charset.NewReaderLabel(cs, strings.NewReader(string(body))); err == nil {
+			if decoded, err := io.ReadAll(r); err == nil {
+				return strings.ToValidUTF8(string(decoded), "\uFFFD"), false
+			}
+		}
+	}
+	if resp.truncated {
+		// The cap may split the last character.
+		for i := 0; i < utf8.UTFMax && len(body) > 0 && !utf8.Valid(body); i++ {
+			body = body[:len(body)-1]
+		}
+	}
+	return strings.ToValidUTF8(string(body), "\uFFFD"), false
+}
+
+func isTextType(mt string) bool {
+	switch {
+	case strings.HasPrefix(mt, "text/"),
+		strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+xml"),
+		mt == "application/json", mt == "application/xml", mt == "application/javascript",
+		mt == "application/x-www-form-urlencoded", mt == "application/yaml", mt == "application/x-yaml",
+		mt == "application/graphql", mt == "application/x-ndjson", mt == "application/csv":
+		return true
+	}
+	return false
+}
+
+func isBinaryType(mt string) bool {
+	switch {
+	case strings.HasPrefix(mt, "image/") && mt != "image/svg+xml",
+		strings.HasPrefix(mt, "audio/"), strings.HasPrefix(mt, "video/"), strings.HasPrefix(mt, "font/"),
+		mt == "application/octet-stream", mt == "application/pdf", mt == "application/zip",
+		mt == "application/gzip", mt == "application/x-gzip", mt == "application/x-tar",
+		mt == "application/x-protobuf", mt == "application/protobuf", mt == "application/wasm",
+		mt == "application/msword", strings.HasPrefix(mt, "application/vnd.openxmlformats"):
+		return true
+	}
+	return false
+}
+
+// looksBinary sniffs a body: a NUL byte or invalid UTF-8 near the start.
+func looksBinary(b []byte) bool {
+	head := b[:min(len(b), 8192)]
+	if strings.IndexByte(string(head), 0) >= 0 {
+		return true
+	}
+	// Trim a character the sniff window may have split.
+	for i := 0; i < utf8.UTFMax && len(head) > 0 && !utf8.Valid(head); i++ {
+		head = head[:len(head)-1]
+	}
+	return !utf8.Valid(head)
+}
+
+func binarySummary(resp *response) string {
+	mt := resp.header.Get("Content-Type")
+	if mt == "" {
+		mt = http.DetectContentType(resp.body)
+	}
+	size := fmt.Sprintf("%d bytes", len(resp.body))
+	if resp.truncated {
+		size = fmt.Sprintf("more than %d bytes", len(resp.body))
+		if resp.length > 0 {
+			size = fmt.Sprintf("%d bytes", resp.length)
+		}
+	}
+	sum := sha256.Sum256(resp.body)
+	hash := "sha256 " + hex.EncodeToString(sum[:])
+	if resp.truncated {
+		hash = "sha256 of the first " + fmt.Sprint(len(resp.body)) + " bytes " + hex.EncodeToString(sum[:])
+	}
+	return fmt.Sprintf("[binary body not shown: %s, %s, %s. Save it with download_file to use it.]", mt, size, hash)
+}
+
+// excerpt is the start of an error body, on one line and scrubbed of
+// secrets, for a failure message.
+func excerpt(resp *response, n int, secrets *secretSet) string {
+	text, binary := bodyText(resp)
+	if binary {
+		return "(binary body)"
+	}
+	text = strings.Join(strings.Fields(secrets.redactCut(text)), " ")
+	if text == "" {
+		return "(empty body)"
+	}
+	if len(text) > n {
+		cut := n
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut] + "…"
+	}
+	return text
+}
+
+// cacheGet and cacheSet use the result cache with a short deadline, so that
+// a slow cache is skipped (K5).
+func (w *web) cacheGet(ctx context.Context, key string) (string, bool) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.CacheTimeout)
+	defer cancel()
+	return w.cfg.Cache.Get(ctx, key)
+}
+
+func (w *web) cacheSet(ctx context.Context, key, content string) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.CacheTimeout)
+	defer cancel()
+	w.cfg.Cache.Set(ctx, key, content, tools.ResultCacheTTL)
+}
