@@ -20,6 +20,7 @@ type Outcome struct {
 	ContentRef string       `json:"content_ref,omitempty"`
 	Fetched    []string     `json:"fetched,omitempty"`
 	Touched    []string     `json:"touched,omitempty"`
+	FromCache  bool         `json:"from_cache,omitempty"`
 	Attempts   int          `json:"attempts,omitempty"`
 	DurationMS int64        `json:"duration_ms,omitempty"`
 }
@@ -110,7 +111,7 @@ func Commit(ci CommitInput) CommitOutput {
 		e.ID, e.Type, e.CallID, e.Tool, e.Status = wfID+"/"+r.CallID+"/result", round.EventToolResult, r.CallID, r.Tool, r.Status
 		e.Detail = preview(r.Content)
 		events = append(events, e)
-		if r.Status == round.StatusOK && r.Tool == tools.HTTPRequest && ci.Plan[i].Facts.Effect == tools.ReadOnly && ci.Outcomes[i] != nil {
+		if r.Status == round.StatusOK && r.Tool == tools.HTTPRequest && ci.Plan[i].Facts.Effect == tools.ReadOnly && ci.Outcomes[i] != nil && !ci.Outcomes[i].FromCache {
 			cache = append(cache, CacheWrite{Tool: r.Tool, Args: ci.Plan[i].Args, Content: r.Content})
 		}
 	}

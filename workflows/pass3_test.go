@@ -181,6 +181,8 @@ func TestCommitEventsAndCacheWrites(t *testing.T) {
 	out := commit(p, ok("GET a"), ok("POST b"), &Outcome{Status: round.StatusError, Content: "404"})
 	require.Equal(t, []CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "GET a"}}, out.CacheWrites,
 		"P3.4: only successful http_request GETs are cached")
+	cached := &Outcome{Status: round.StatusOK, Content: "GET a", FromCache: true}
+	require.Empty(t, commit(p, cached, ok("POST b"), nil).CacheWrites, "a cache hit is not written back, so its 30 minutes do not restart")
 	var results []round.Event
 	for _, e := range out.Result.Events {
 		if e.Type == round.EventToolResult {

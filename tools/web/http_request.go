@@ -126,7 +126,7 @@ func (w *web) httpRequest(ctx context.Context, req tools.Request) (tools.Result,
 	// Pass 3 writes this cache for read-only calls (P3.4, K2); the handler only reads it.
 	if effect == tools.ReadOnly && w.cfg.Cache != nil {
 		if content, ok := w.cacheGet(ctx, tools.HTTPRequestCacheKey(req.SessionID, string(req.Args))); ok {
-			return tools.Text(cachedNote + strings.TrimPrefix(content, cachedNote)), nil
+			return tools.Result{Content: cachedNote + strings.TrimPrefix(content, cachedNote), FromCache: true}, nil
 		}
 	}
 

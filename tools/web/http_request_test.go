@@ -421,6 +421,7 @@ func TestHTTPRequestCache(t *testing.T) {
 	res, err = call(t, hr, "s1", getArgs)
 	require.NoError(t, err)
 	require.Equal(t, cachedNote+"HTTP/1.1 200 OK\n\ncached body", res.Content)
+	require.True(t, res.FromCache, "a cache hit is marked so that pass 3 does not write it back")
 	require.EqualValues(t, 1, srv.hits.Load())
 
 	// Another session does not see it.
