@@ -36,7 +36,10 @@ type Config struct {
 	// while a tool runs. Default 10s.
 	HeartbeatTimeout time.Duration
 	// LocalActivityMax is LOCAL_ACTIVITY_MAX: read-only tools whose timeout is
-	// at most this run as local activities. Default 0 (off).
+	// at most this run as local activities, in the workflow task itself, which
+	// saves a round trip through the server per call (measured in
+	// BENCHMARKS.md). Tools with side effects never do. 0 turns it off.
+	// Default 30s.
 	LocalActivityMax time.Duration
 	// LargeResult is LARGE_RESULT_BYTES: results above it are kept outside
 	// workflow history. Default 131072.
@@ -67,7 +70,7 @@ func ConfigFromEnv() (Config, error) {
 	if c.HeartbeatTimeout, err = envDuration("HEARTBEAT_TIMEOUT", 10*time.Second); err != nil {
 		return c, err
 	}
-	if c.LocalActivityMax, err = envDuration("LOCAL_ACTIVITY_MAX", 0); err != nil {
+	if c.LocalActivityMax, err = envDuration("LOCAL_ACTIVITY_MAX", 30*time.Second); err != nil {
 		return c, err
 	}
 	if c.LargeResult, err = envInt("LARGE_RESULT_BYTES", 128<<10); err != nil {
