@@ -36,8 +36,18 @@ ensure_temporal_cli() {
 	GOBIN="$TOOLS_BIN" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
 }
 
+# temporal_dev_flags are the dev server's settings for low round latency:
+# eager activity dispatch, and one task-queue partition, so that an activity
+# never waits in a partition that no poller is watching (measured: that wait
+# was the 2 s tail of a 10-activity round; see BENCHMARKS.md).
+temporal_dev_flags() {
+	echo --dynamic-config-value system.enableActivityEagerExecution=true \
+		--dynamic-config-value matching.numTaskqueueReadPartitions=1 \
+		--dynamic-config-value matching.numTaskqueueWritePartitions=1
+}
+
 # ensure_temporal_server starts a dev server on TEMPORAL_ADDRESS unless one
-# answers there. Eager activity dispatch is on: it cuts a round's latency.
+# answers there.
 ensure_temporal_server() {
 	if port_open "$TEMPORAL_ADDRESS"; then
 		return
@@ -45,8 +55,7 @@ ensure_temporal_server() {
 	ensure_temporal_cli
 	local host=${TEMPORAL_ADDRESS%:*} port=${TEMPORAL_ADDRESS##*:}
 	log "starting the Temporal dev server on $TEMPORAL_ADDRESS (log: .run/temporal.log)"
-	nohup temporal server start-dev --headless --ip "$host" --port "$port" \
-		--dynamic-config-value system.enableActivityEagerExecution=true \
+	nohup temporal server start-dev --headless --ip "$host" --port "$port" $(temporal_dev_flags) \
 		--log-level warn >"$RUN_DIR/temporal.log" 2>&1 &
 	echo $! >"$RUN_DIR/temporal.pid"
 	for _ in $(seq 1 120); do
