@@ -48,8 +48,8 @@ type Config struct {
 	// Dir is where stdio servers start when their entry has no "cwd".
 	// Default: the worker's working directory.
 	Dir string
-	// Logger receives connection events and the stderr lines of stdio
-	// servers. Default slog.Default().
+	// Logger receives connection events, and the stderr lines of stdio
+	// servers at debug level. Default slog.Default().
 	Logger *slog.Logger
 }
 

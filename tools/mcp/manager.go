@@ -315,6 +315,7 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 	var (
 		transport sdk.Transport
 		cmd       *exec.Cmd
+		stderr    *stderrLog
 	)
 	if s.cfg.stdio() {
 		env, err := s.cfg.environ()
@@ -327,7 +328,8 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		if cmd.Dir == "" {
 			cmd.Dir = s.opts.Dir
 		}
-		cmd.Stderr = &stderrLog{log: s.log}
+		stderr = &stderrLog{log: s.log}
+		cmd.Stderr = stderr
 		setProcessGroup(cmd)
 		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}
 	} else {
@@ -345,6 +347,11 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		killGroup(pid)
 		if cmd != nil && cmd.Process == nil {
 			return nil, fmt.Errorf("start %q: %w", s.cfg.Command, err)
+		}
+		if stderr != nil {
+			if tail := stderr.Tail(); tail != "" {
+				return nil, fmt.Errorf("handshake: %w; the server's stderr ends with: %s", err, tail)
+			}
 		}
 		return nil, fmt.Errorf("handshake: %w", err)
 	}

@@ -230,7 +230,7 @@ func TestServersThatFailToStart(t *testing.T) {
 
 	errs := map[string]string{
 		"missing": "start",
-		"exits":   "handshake",
+		"exits":   "the server's stderr ends with: broken config",
 		"silent":  "handshake",
 		"unset":   "${MCP_TEST_SURELY_UNSET} is not set",
 		"nohttp":  "handshake",
