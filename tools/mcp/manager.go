@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -245,6 +246,11 @@ type server struct {
 	client *sdk.Client
 	http   *http.Client // streamable HTTP servers only
 
+	// progress maps the progress token of each call in flight to the
+	// call's ReportProgress.
+	progress  sync.Map
+	nextToken atomic.Int64
+
 	mu       sync.Mutex
 	sess     *sdk.ClientSession
 	pid      int
@@ -256,12 +262,11 @@ type server struct {
 
 func newServer(sc ServerConfig, cfg Config) *server {
 	log := cfg.Logger.With("mcp_server", sc.Name)
-	s := &server{
-		cfg:    sc,
-		opts:   cfg,
-		log:    log,
-		client: sdk.NewClient(clientInfo, &sdk.ClientOptions{Logger: log}),
-	}
+	s := &server{cfg: sc, opts: cfg, log: log}
+	s.client = sdk.NewClient(clientInfo, &sdk.ClientOptions{
+		Logger:                      log,
+		ProgressNotificationHandler: s.onProgress,
+	})
 	if !sc.stdio() {
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		s.http = &http.Client{Transport: &headerTransport{base: base, cfg: sc}}
@@ -439,6 +444,10 @@ var errUnreachable = errors.New("mcp server unreachable")
 // unknown and it is not repeated (P2.4).
 func (s *server) callTool(ctx context.Context, tool string, readOnly bool, args json.RawMessage) (*sdk.CallToolResult, error) {
 	params := &sdk.CallToolParams{Name: tool, Arguments: args}
+	token := fmt.Sprintf("%s-%d", s.cfg.Name, s.nextToken.Add(1))
+	params.SetProgressToken(token)
+	s.progress.Store(token, func(details string) { tools.ReportProgress(ctx, details) })
+	defer s.progress.Delete(token)
 	sess, fresh, err := s.session(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errUnreachable, err)
@@ -461,6 +470,31 @@ func (s *server) callTool(ctx context.Context, tool string, readOnly bool, args 
 		return nil, &lostError{err: err, unsent: notSent(err)}
 	}
 	return res, err
+}
+
+// onProgress passes a server's progress notification on to the call it
+// is about.
+func (s *server) onProgress(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+	p := req.Params
+	if p == nil {
+		return
+	}
+	token, ok := p.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	report, ok := s.progress.Load(token)
+	if !ok {
+		return
+	}
+	details := fmt.Sprintf("progress %g", p.Progress)
+	if p.Total > 0 {
+		details += fmt.Sprintf("/%g", p.Total)
+	}
+	if p.Message != "" {
+		details += ": " + p.Message
+	}
+	report.(func(string))(details)
 }
 
 // lostError is a connection that failed during a call.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -82,7 +83,7 @@ func TestStdioServer(t *testing.T) {
 	t.Run("registry", func(t *testing.T) {
 		require.Equal(t, []string{
 			"mcp_fx_add", "mcp_fx_dotted_name", "mcp_fx_echo", "mcp_fx_env",
-			"mcp_fx_fail", "mcp_fx_mixed", "mcp_fx_pid",
+			"mcp_fx_fail", "mcp_fx_mixed", "mcp_fx_pid", "mcp_fx_steps",
 		}, reg.Names())
 		tests := []struct {
 			name   string
@@ -153,6 +154,32 @@ func TestStdioServer(t *testing.T) {
 				require.Equal(t, tt.want, got)
 			})
 		}
+	})
+
+	t.Run("progress", func(t *testing.T) {
+		done := filepath.Join(t.TempDir(), "done")
+		var (
+			mu  sync.Mutex
+			got []string
+		)
+		ctx := tools.WithProgress(context.Background(), func(details string) {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, details)
+			if len(got) == 2 {
+				_ = os.WriteFile(done, nil, 0o600)
+			}
+		})
+		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		def, _ := reg.Lookup("mcp_fx_steps")
+		args, _ := json.Marshal(map[string]any{"n": 2, "wait_for": done})
+		res, err := def.Handler(ctx, tools.Request{Args: args})
+		require.NoError(t, err)
+		require.Equal(t, "2", res.Content)
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, []string{"progress 1/2: step 1", "progress 2/2: step 2"}, got)
 	})
 
 	t.Run("restart after the process dies", func(t *testing.T) {
@@ -226,7 +253,7 @@ func TestServersThatFailToStart(t *testing.T) {
 	for _, name := range reg.Names() {
 		require.True(t, strings.HasPrefix(name, "mcp_good_"), name)
 	}
-	require.Len(t, reg.Names(), 7)
+	require.Len(t, reg.Names(), 8)
 
 	errs := map[string]string{
 		"missing": "start",
@@ -239,7 +266,7 @@ func TestServersThatFailToStart(t *testing.T) {
 		if st.Name == "good" {
 			require.NoError(t, st.Err)
 			require.True(t, st.Connected)
-			require.Len(t, st.Tools, 7)
+			require.Len(t, st.Tools, 8)
 			continue
 		}
 		require.ErrorContains(t, st.Err, errs[st.Name], st.Name)
@@ -283,7 +310,7 @@ func TestStreamableHTTP(t *testing.T) {
 	}})
 	require.ErrorContains(t, status(m, "noauth").Err, "handshake")
 	require.Equal(t, "http", status(m, "web").Transport)
-	require.Len(t, reg.Names(), 7)
+	require.Len(t, reg.Names(), 8)
 
 	def, ok := reg.Lookup("mcp_web_echo")
 	require.True(t, ok)
