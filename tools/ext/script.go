@@ -1,0 +1,210 @@
+package ext
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolround/toolround/tools"
+)
+
+const (
+	// maxArgsEnv bounds TOOL_ARGS: the kernel refuses a larger variable, so
+	// bigger arguments only arrive on stdin.
+	maxArgsEnv = 64 << 10
+	// pipeDrain is how long output is still read after the process group
+	// was killed, for a straggler that left the group with a copy of stdout.
+	pipeDrain = 2 * time.Second
+	// errorOutput caps the output quoted in a failure message.
+	errorOutput = 4 << 10
+)
+
+// script is a script_* tool.
+type script struct {
+	name     string
+	argv     []string
+	env      map[string]string
+	dir      string
+	timeout  time.Duration
+	limit    int
+	readOnly bool
+}
+
+// run runs the command in its own process group. The group is killed when
+// the call ends, whichever way: on timeout or cancellation, and after a
+// normal exit, so that no helper outlives the call that started it.
+func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, error) {
+	args := bytes.TrimSpace(req.Args)
+	if len(args) == 0 {
+		args = []byte("{}")
+	}
+	env, err := s.environ(req, args)
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("%s: %w", s.name, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+
+	cmd := exec.CommandContext(ctx, s.argv[0], s.argv[1:]...)
+	cmd.Dir = s.dir
+	cmd.Env = env
+	cmd.Stdin = bytes.NewReader(args)
+	setProcessGroup(cmd)
+	cmd.Cancel = func() error {
+		killGroup(cmd.Process.Pid)
+		_ = cmd.Process.Kill()
+		return nil
+	}
+	cmd.WaitDelay = pipeDrain
+
+	stdout, stderr := &capBuffer{limit: s.limit}, &capBuffer{limit: s.limit}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("%s: %w", s.name, err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return tools.Result{}, fmt.Errorf("%s: %w", s.name, err)
+	}
+	// The write ends are files, so Wait does not wait for them: the output is
+	// read here and the group is killed as soon as the script itself exits.
+	cmd.Stdout, cmd.Stderr = outW, errW
+	startErr := cmd.Start()
+	outW.Close()
+	errW.Close()
+	if startErr != nil {
+		outR.Close()
+		errR.Close()
+		return tools.Result{}, fmt.Errorf("%s: start %q: %w", s.name, s.argv[0], startErr)
+	}
+	var readers sync.WaitGroup
+	readers.Go(func() { _, _ = io.Copy(stdout, outR) })
+	readers.Go(func() { _, _ = io.Copy(stderr, errR) })
+
+	waitErr := cmd.Wait()
+	killGroup(cmd.Process.Pid)
+	drained := make(chan struct{})
+	go func() { readers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(pipeDrain):
+		outR.Close()
+		errR.Close()
+		<-drained
+	}
+	outR.Close()
+	errR.Close()
+
+	// The exit status decides first: a script that finished just as its
+	// deadline passed has still succeeded.
+	if cmd.ProcessState == nil || !cmd.ProcessState.Success() {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			if errors.Is(ctxErr, context.DeadlineExceeded) {
+				return tools.Result{}, fmt.Errorf("%s: timed out after %s; its process group was killed%s", s.name, s.timeout, quote(stderr, stdout))
+			}
+			return tools.Result{}, fmt.Errorf("%s: cancelled; its process group was killed: %w", s.name, ctxErr)
+		}
+		var exit *exec.ExitError
+		if errors.As(waitErr, &exit) {
+			return tools.Result{}, fmt.Errorf("%s: %s%s", s.name, exit.ProcessState, quote(stderr, stdout))
+		}
+		return tools.Result{}, fmt.Errorf("%s: %w", s.name, waitErr)
+	}
+	res := tools.Result{Content: stdout.String()}
+	if stderr.Len() > 0 {
+		res.Content += "\n[stderr]\n" + stderr.String()
+	}
+	if !s.readOnly {
+		// A script may change anything in the workdir.
+		res.Touched = []string{"."}
+	}
+	return res, nil
+}
+
+// environ is the worker's environment, then the call's variables, then the
+// entry's env.
+func (s *script) environ(req tools.Request, args []byte) ([]string, error) {
+	env := os.Environ()
+	argsEnv := string(args)
+	if len(argsEnv) > maxArgsEnv {
+		argsEnv = ""
+	}
+	env = append(env,
+		"TOOL_NAME="+s.name,
+		"TOOL_CALL_ID="+req.CallID,
+		"TOOL_ARGS="+argsEnv,
+		"TOOLS_WORKDIR="+s.dir,
+	)
+	keys := make([]string, 0, len(s.env))
+	for k := range s.env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, err := expandEnv(s.env[k])
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %w", k, err)
+		}
+		env = append(env, k+"="+v)
+	}
+	return env, nil
+}
+
+// quote is the end of the output a failure message shows: stderr, or stdout
+// when stderr is empty.
+func quote(stderr, stdout *capBuffer) string {
+	out := strings.TrimSpace(stderr.String())
+	if out == "" {
+		out = strings.TrimSpace(stdout.String())
+	}
+	if out == "" {
+		return ""
+	}
+	if len(out) > errorOutput {
+		out = "..." + strings.ToValidUTF8(out[len(out)-errorOutput:], "")
+	}
+	return ": " + out
+}
+
+// capBuffer keeps the first limit bytes written to it and counts the rest.
+type capBuffer struct {
+	limit   int
+	buf     bytes.Buffer
+	dropped int
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	room := c.limit - c.buf.Len()
+	if room >= len(p) {
+		return c.buf.Write(p)
+	}
+	if room > 0 {
+		c.buf.Write(p[:room])
+	}
+	c.dropped += len(p) - max(room, 0)
+	return len(p), nil
+}
+
+func (c *capBuffer) Len() int { return c.buf.Len() + c.dropped }
+
+func (c *capBuffer) String() string {
+	if c.dropped == 0 {
+		return c.buf.String()
+	}
+	kept := c.buf.Bytes()
+	for n := 0; n < utf8.UTFMax && len(kept) > 0 && !utf8.Valid(kept); n++ {
+		kept = kept[:len(kept)-1] // a character cut at the limit
+	}
+	return fmt.Sprintf("%s\n[output truncated: %d more bytes]", kept, c.buf.Len()-len(kept)+c.dropped)
+}

@@ -1,0 +1,271 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/toolround/toolround/tools"
+)
+
+// ConfigEnv is the environment variable that names the MCP configuration
+// file a worker reads.
+const ConfigEnv = "MCP_CONFIG"
+
+// Defaults of Config, set in one place.
+const (
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultMaxOutputBytes = 256 << 10
+	// terminateWait is how long closing a stdio server waits for it to exit
+	// after its stdin closes, and again after SIGTERM, before SIGKILL.
+	terminateWait = 3 * time.Second
+)
+
+// DefaultInheritedEnv lists the worker's environment variables that stdio
+// servers inherit; everything else they get comes from their "env" entry,
+// so the worker's own credentials do not leak into third-party servers.
+var DefaultInheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "TMPDIR", "TZ"}
+
+// Config says which MCP servers a worker connects to.
+type Config struct {
+	// Servers are the MCP servers, sorted by name; names are unique.
+	Servers []ServerConfig
+	// ConnectTimeout bounds starting one server, its handshake and listing its
+	// tools, and each reconnection. Default DefaultConnectTimeout (30s).
+	ConnectTimeout time.Duration
+	// CallTimeout is the timeout of one call of a tool whose server entry sets
+	// none. Default tools.DefaultTimeout.
+	CallTimeout time.Duration
+	// MaxOutputBytes caps the text of one result; the rest is cut with a note.
+	// Default DefaultMaxOutputBytes (256 KiB).
+	MaxOutputBytes int
+	// Dir is where stdio servers start when their entry has no "cwd".
+	// Default: the worker's working directory.
+	Dir string
+	// Logger receives connection events, and the stderr lines of stdio
+	// servers at debug level. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// ServerConfig is one MCP server: either a command run over stdio, or the
+// URL of a streamable HTTP endpoint.
+type ServerConfig struct {
+	// Name identifies the server; its tools are named mcp_<name>_<tool>.
+	Name string `json:"-"`
+	// Type is "stdio" or "http" (also "streamable-http", "streamableHttp");
+	// empty means stdio when Command is set and http when URL is.
+	Type string `json:"type,omitempty"`
+
+	// Command and Args start a stdio server.
+	Command string   `json:"command,omitempty"`
+	Args    []string `json:"args,omitempty"`
+	// Env is added to the variables of DefaultInheritedEnv. "${NAME}" in a
+	// value is replaced by the worker's variable NAME.
+	Env map[string]string `json:"env,omitempty"`
+	// Cwd is where the command starts (default Config.Dir).
+	Cwd string `json:"cwd,omitempty"`
+
+	// URL is the streamable HTTP endpoint.
+	URL string `json:"url,omitempty"`
+	// Headers are sent with every HTTP request ("${NAME}" is expanded as in Env).
+	Headers map[string]string `json:"headers,omitempty"`
+
+	// TimeoutSeconds bounds one call of this server's tools (default
+	// Config.CallTimeout).
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+	// Disabled servers are skipped.
+	Disabled bool `json:"disabled,omitempty"`
+}
+
+func (s ServerConfig) stdio() bool { return s.Command != "" }
+
+// withDefaults fills the zero fields of c.
+func (c Config) withDefaults() Config {
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = tools.DefaultTimeout
+	}
+	if c.MaxOutputBytes <= 0 {
+		c.MaxOutputBytes = DefaultMaxOutputBytes
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// LoadConfig reads a configuration file of the common shape
+//
+//	{"mcpServers": {"name": {"command": "...", "args": [...], "env": {...}}
+//	                        | {"url": "...", "headers": {...}}}}
+//
+// Fields other clients add to an entry are ignored; the known ones are
+// checked. The other Config fields keep their zero values (defaults).
+func LoadConfig(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("mcp: config: %w", err)
+	}
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("mcp: config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// ParseConfig is LoadConfig for the file's content.
+func ParseConfig(data []byte) (Config, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return Config{}, fmt.Errorf("not a JSON object: %w", err)
+	}
+	rawServers, ok := top["mcpServers"]
+	if !ok {
+		return Config{}, errors.New(`no "mcpServers" object`)
+	}
+	var servers map[string]json.RawMessage
+	if err := json.Unmarshal(rawServers, &servers); err != nil {
+		return Config{}, fmt.Errorf(`"mcpServers" is not an object of servers by name: %w`, err)
+	}
+	var cfg Config
+	var errs []error
+	for name, raw := range servers {
+		var s ServerConfig
+		if err := json.Unmarshal(raw, &s); err != nil {
+			errs = append(errs, fmt.Errorf("server %q: %w", name, err))
+			continue
+		}
+		s.Name = name
+		if err := s.validate(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !s.Disabled {
+			cfg.Servers = append(cfg.Servers, s)
+		}
+	}
+	if len(errs) > 0 {
+		sort.Slice(errs, func(i, j int) bool { return errs[i].Error() < errs[j].Error() })
+		return Config{}, errors.Join(errs...)
+	}
+	sort.Slice(cfg.Servers, func(i, j int) bool { return cfg.Servers[i].Name < cfg.Servers[j].Name })
+	return cfg, nil
+}
+
+func (s ServerConfig) validate() error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("server %q: %s", s.Name, fmt.Sprintf(format, args...))
+	}
+	if strings.TrimSpace(s.Name) == "" {
+		return fail("the name is empty")
+	}
+	if s.Command != "" && s.URL != "" {
+		return fail(`has both "command" and "url"; a server is either a command (stdio) or a URL (streamable HTTP)`)
+	}
+	if s.Command == "" && s.URL == "" {
+		return fail(`needs "command" (stdio) or "url" (streamable HTTP)`)
+	}
+	switch s.Type {
+	case "":
+	case "stdio":
+		if s.Command == "" {
+			return fail(`type "stdio" needs "command"`)
+		}
+	case "http", "streamable-http", "streamableHttp", "streamable_http":
+		if s.URL == "" {
+			return fail(`type %q needs "url"`, s.Type)
+		}
+	case "sse":
+		return fail(`type "sse" (the legacy HTTP+SSE transport) is not supported; use the server's streamable HTTP endpoint`)
+	default:
+		return fail(`unknown type %q; use "stdio" or "http"`, s.Type)
+	}
+	if s.URL != "" {
+		u, err := url.Parse(s.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fail("url %q is not an http or https URL", s.URL)
+		}
+		if len(s.Env) > 0 || len(s.Args) > 0 || s.Cwd != "" {
+			return fail(`"args", "env" and "cwd" only apply to a command (stdio) server`)
+		}
+	}
+	if s.Command != "" && len(s.Headers) > 0 {
+		return fail(`"headers" only apply to a URL (streamable HTTP) server`)
+	}
+	if s.TimeoutSeconds < 0 {
+		return fail("timeout_seconds is negative")
+	}
+	return nil
+}
+
+// expandEnv replaces "${NAME}" with the worker's variable NAME; a variable
+// that is not set is an error, so a missing token shows at start-up instead
+// of as a refused call later.
+func expandEnv(v string) (string, error) {
+	var b strings.Builder
+	for {
+		i := strings.Index(v, "${")
+		if i < 0 {
+			b.WriteString(v)
+			return b.String(), nil
+		}
+		j := strings.IndexByte(v[i:], '}')
+		if j < 0 {
+			b.WriteString(v)
+			return b.String(), nil
+		}
+		name := v[i+2 : i+j]
+		val, ok := os.LookupEnv(name)
+		if !ok {
+			return "", fmt.Errorf("${%s} is not set in the worker's environment", name)
+		}
+		b.WriteString(v[:i])
+		b.WriteString(val)
+		v = v[i+j+1:]
+	}
+}
+
+// environ is the environment of a stdio server.
+func (s ServerConfig) environ() ([]string, error) {
+	var env []string
+	for _, k := range DefaultInheritedEnv {
+		if v, ok := os.LookupEnv(k); ok {
+			if _, override := s.Env[k]; !override {
+				env = append(env, k+"="+v)
+			}
+		}
+	}
+	keys := make([]string, 0, len(s.Env))
+	for k := range s.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v, err := expandEnv(s.Env[k])
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %w", k, err)
+		}
+		env = append(env, k+"="+v)
+	}
+	return env, nil
+}
+
+func (s ServerConfig) headers() (map[string]string, error) {
+	out := make(map[string]string, len(s.Headers))
+	for k, v := range s.Headers {
+		ev, err := expandEnv(v)
+		if err != nil {
+			return nil, fmt.Errorf("header %s: %w", k, err)
+		}
+		out[k] = ev
+	}
+	return out, nil
+}

@@ -1,0 +1,579 @@
+// Package mcp connects a worker to MCP servers (stdio commands or streamable
+// HTTP endpoints) and registers their tools as mcp_<server>_<tool>.
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os/exec"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolround/toolround/tools"
+)
+
+// clientInfo is how the worker introduces itself to MCP servers.
+var clientInfo = &sdk.Implementation{Name: "toolround", Version: "1"}
+
+// Manager holds the connections to the configured MCP servers.
+type Manager struct {
+	cfg     Config
+	servers []*server
+}
+
+// ServerStatus says how one configured server is doing.
+type ServerStatus struct {
+	Name string
+	// Transport is "stdio" or "http".
+	Transport string
+	// Err is why the server failed to start; its tools are then not registered.
+	Err error
+	// Connected reports a live session (a stdio server that died is restarted
+	// by its next call).
+	Connected bool
+	// PID is the process id of a connected stdio server.
+	PID int
+	// Connects counts the sessions opened so far, the first one included.
+	Connects int
+	// Tools are the server's own tool names, as listed when it started.
+	Tools []string
+}
+
+// Connect starts every configured server and lists its tools, all servers at
+// once. A server that fails to start is logged and left out (see Status); it
+// does not fail Connect, which only refuses a configuration that is invalid.
+func Connect(ctx context.Context, cfg Config) (*Manager, error) {
+	cfg = cfg.withDefaults()
+	seen := make(map[string]bool)
+	for _, sc := range cfg.Servers {
+		if err := sc.validate(); err != nil {
+			return nil, fmt.Errorf("mcp: %w", err)
+		}
+		if seen[sc.Name] {
+			return nil, fmt.Errorf("mcp: server %q is configured twice", sc.Name)
+		}
+		seen[sc.Name] = true
+	}
+	m := &Manager{cfg: cfg}
+	for _, sc := range cfg.Servers {
+		if sc.Disabled {
+			continue
+		}
+		m.servers = append(m.servers, newServer(sc, cfg))
+	}
+	sort.Slice(m.servers, func(i, j int) bool { return m.servers[i].cfg.Name < m.servers[j].cfg.Name })
+
+	var wg sync.WaitGroup
+	for _, s := range m.servers {
+		wg.Go(func() {
+			if err := s.start(ctx); err != nil {
+				s.log.Warn("mcp: server failed to start; its tools are not available", "err", err)
+				return
+			}
+			s.log.Info("mcp: server connected", "tools", len(s.tools))
+		})
+	}
+	wg.Wait()
+	return m, nil
+}
+
+// Status reports every configured server, sorted by name.
+func (m *Manager) Status() []ServerStatus {
+	out := make([]ServerStatus, 0, len(m.servers))
+	for _, s := range m.servers {
+		s.mu.Lock()
+		st := ServerStatus{
+			Name:      s.cfg.Name,
+			Transport: "http",
+			Err:       s.startErr,
+			Connected: s.sess != nil,
+			PID:       s.pid,
+			Connects:  s.connects,
+		}
+		for _, t := range s.tools {
+			st.Tools = append(st.Tools, t.Name)
+		}
+		s.mu.Unlock()
+		if s.cfg.stdio() {
+			st.Transport = "stdio"
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Register adds the tools of every started server to reg. MCP tools are
+// always serial (C2); a tool is read-only when the server annotates it
+// readOnlyHint, and at-most-once otherwise. A tool that cannot be registered
+// does not stop the others; the returned error lists every one.
+func (m *Manager) Register(reg *tools.Registry) error {
+	var errs []error
+	for _, s := range m.servers {
+		s.mu.Lock()
+		list, failed := s.tools, s.startErr != nil
+		s.mu.Unlock()
+		if failed {
+			continue
+		}
+		for _, t := range list {
+			def, err := m.definition(s, t, reg)
+			if err == nil {
+				err = reg.Register(def)
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("mcp: server %q, tool %q: %w", s.cfg.Name, t.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close ends every session and stops the stdio servers.
+func (m *Manager) Close() error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, s := range m.servers {
+		wg.Go(func() {
+			if err := s.close(); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("mcp: close server %q: %w", s.cfg.Name, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (m *Manager) definition(s *server, t *sdk.Tool, reg *tools.Registry) (tools.Definition, error) {
+	name, ok := toolName(s.cfg.Name, t.Name, func(n string) bool {
+		_, found := reg.Lookup(n)
+		return found
+	})
+	if !ok {
+		return tools.Definition{}, errors.New("no free registry name")
+	}
+	schema, note := inputSchema(t.InputSchema)
+	if note != "" {
+		s.log.Warn("mcp: tool input schema replaced by a plain object schema", "tool", t.Name, "reason", note)
+	}
+	desc := t.Description
+	if desc == "" {
+		desc = t.Title
+	}
+	if desc == "" && t.Annotations != nil {
+		desc = t.Annotations.Title
+	}
+	if desc == "" {
+		desc = fmt.Sprintf("Tool %q of the MCP server %q.", t.Name, s.cfg.Name)
+	}
+	effect := tools.AtMostOnce
+	if t.Annotations != nil && t.Annotations.ReadOnlyHint {
+		effect = tools.ReadOnly
+	}
+	timeout := m.cfg.CallTimeout
+	if s.cfg.TimeoutSeconds > 0 {
+		timeout = time.Duration(s.cfg.TimeoutSeconds * float64(time.Second))
+	}
+	return tools.Definition{
+		Name:        name,
+		Description: desc,
+		Parameters:  schema,
+		SideEffect:  effect,
+		Timeout:     timeout,
+		Source:      tools.SourceMCP,
+		Handler:     s.handler(t.Name, effect == tools.ReadOnly, m.cfg.MaxOutputBytes),
+	}, nil
+}
+
+// inputSchema turns a server's input schema into an object schema the
+// registry compiles. note says why the schema was replaced, if it was.
+func inputSchema(v any) (json.RawMessage, string) {
+	const plain = `{"type":"object"}`
+	if v == nil {
+		return json.RawMessage(plain), ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage(plain), "it does not encode: " + err.Error()
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil || m == nil {
+		return json.RawMessage(plain), "it is not a JSON object"
+	}
+	if t, ok := m["type"]; !ok {
+		m["type"] = "object"
+	} else if t != "object" {
+		return json.RawMessage(plain), fmt.Sprintf("its type is %v, not object", t)
+	}
+	for range 2 {
+		b, err = json.Marshal(m)
+		if err != nil {
+			return json.RawMessage(plain), "it does not encode: " + err.Error()
+		}
+		if _, err = tools.CompileSchema(b); err == nil {
+			return b, ""
+		}
+		// A draft the validator does not know may still compile without
+		// its $schema declaration.
+		if _, has := m["$schema"]; !has {
+			break
+		}
+		delete(m, "$schema")
+	}
+	return json.RawMessage(plain), err.Error()
+}
+
+// server is one configured MCP server and its current session.
+type server struct {
+	cfg    ServerConfig
+	opts   Config
+	log    *slog.Logger
+	client *sdk.Client
+	http   *http.Client // streamable HTTP servers only
+
+	// progress maps the progress token of each call in flight to the
+	// call's ReportProgress.
+	progress  sync.Map
+	nextToken atomic.Int64
+
+	mu       sync.Mutex
+	sess     *sdk.ClientSession
+	pid      int
+	connects int
+	closed   bool
+	startErr error
+	tools    []*sdk.Tool
+}
+
+func newServer(sc ServerConfig, cfg Config) *server {
+	log := cfg.Logger.With("mcp_server", sc.Name)
+	s := &server{cfg: sc, opts: cfg, log: log}
+	s.client = sdk.NewClient(clientInfo, &sdk.ClientOptions{
+		Logger:                      log,
+		ProgressNotificationHandler: s.onProgress,
+	})
+	if !sc.stdio() {
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		s.http = &http.Client{Transport: &headerTransport{base: base, cfg: sc}}
+	}
+	return s
+}
+
+// start opens the first session and lists the tools.
+func (s *server) start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := func() error {
+		sess, err := s.connectLocked(ctx)
+		if err != nil {
+			return err
+		}
+		lctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
+		defer cancel()
+		var list []*sdk.Tool
+		for t, err := range sess.Tools(lctx, nil) {
+			if err != nil {
+				return fmt.Errorf("list tools: %w", err)
+			}
+			list = append(list, t)
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+		s.tools = list
+		return nil
+	}()
+	if err != nil {
+		s.startErr = err
+		if s.sess != nil {
+			sess, pid := s.sess, s.pid
+			s.sess, s.pid = nil, 0
+			go func() {
+				_ = sess.Close()
+				killGroup(pid)
+			}()
+		}
+	}
+	return err
+}
+
+// connectLocked opens a session; s.mu is held.
+func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) {
+	if s.closed {
+		return nil, errors.New("the connection manager is closed")
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
+	defer cancel()
+	var (
+		transport sdk.Transport
+		cmd       *exec.Cmd
+		stderr    *stderrLog
+	)
+	if s.cfg.stdio() {
+		env, err := s.cfg.environ()
+		if err != nil {
+			return nil, err
+		}
+		cmd = exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd.Env = env
+		cmd.Dir = s.cfg.Cwd
+		if cmd.Dir == "" {
+			cmd.Dir = s.opts.Dir
+		}
+		stderr = &stderrLog{log: s.log}
+		cmd.Stderr = stderr
+		setProcessGroup(cmd)
+		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}
+	} else {
+		if _, err := s.cfg.headers(); err != nil {
+			return nil, err
+		}
+		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.http, DisableStandaloneSSE: true}
+	}
+	sess, err := s.client.Connect(ctx, transport, nil)
+	pid := 0
+	if cmd != nil && cmd.Process != nil {
+		pid = cmd.Process.Pid
+	}
+	if err != nil {
+		killGroup(pid)
+		if cmd != nil && cmd.Process == nil {
+			return nil, fmt.Errorf("start %q: %w", s.cfg.Command, err)
+		}
+		if stderr != nil {
+			if tail := stderr.Tail(); tail != "" {
+				return nil, fmt.Errorf("handshake: %w; the server's stderr ends with: %s", err, tail)
+			}
+		}
+		return nil, fmt.Errorf("handshake: %w", err)
+	}
+	s.sess, s.pid = sess, pid
+	s.connects++
+	go s.watch(sess, pid)
+	return sess, nil
+}
+
+// watch forgets a session once it ends (the server exited or the HTTP
+// session broke), so that the next call reconnects before it sends anything.
+func (s *server) watch(sess *sdk.ClientSession, pid int) {
+	err := sess.Wait()
+	killGroup(pid)
+	s.mu.Lock()
+	current := s.sess == sess
+	if current {
+		s.sess, s.pid = nil, 0
+	}
+	closed := s.closed
+	s.mu.Unlock()
+	if current && !closed {
+		s.log.Warn("mcp: server disconnected; the next call reconnects", "err", err)
+	}
+}
+
+// session returns the live session, or opens one; fresh reports the latter.
+func (s *server) session(ctx context.Context) (sess *sdk.ClientSession, fresh bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess != nil {
+		return s.sess, false, nil
+	}
+	sess, err = s.connectLocked(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	s.log.Info("mcp: server reconnected")
+	return sess, true, nil
+}
+
+// drop forgets a session that failed a call and closes it.
+func (s *server) drop(sess *sdk.ClientSession) {
+	s.mu.Lock()
+	pid := 0
+	if s.sess == sess {
+		pid = s.pid
+		s.sess, s.pid = nil, 0
+	}
+	s.mu.Unlock()
+	go func() {
+		_ = sess.Close()
+		killGroup(pid)
+	}()
+}
+
+func (s *server) close() error {
+	s.mu.Lock()
+	s.closed = true
+	sess, pid := s.sess, s.pid
+	s.sess, s.pid = nil, 0
+	s.mu.Unlock()
+	if sess == nil {
+		return nil
+	}
+	err := sess.Close()
+	killGroup(pid)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		// A server that exits with an error or a signal once its stdin
+		// closes has still stopped.
+		return nil
+	}
+	return err
+}
+
+// errUnreachable marks a call that could not reach its server: nothing ran.
+var errUnreachable = errors.New("mcp server unreachable")
+
+// callTool runs one call. A session that ended before the call is replaced
+// first. A connection that fails during the call is reconnected once and
+// the call sent again when that cannot run it twice: the request never left
+// (the connection was already closed, the HTTP session was gone, the
+// connection was refused) or the tool is read-only. Otherwise its outcome is
+// unknown and it is not repeated (P2.4).
+func (s *server) callTool(ctx context.Context, tool string, readOnly bool, args json.RawMessage) (*sdk.CallToolResult, error) {
+	params := &sdk.CallToolParams{Name: tool, Arguments: args}
+	token := fmt.Sprintf("%s-%d", s.cfg.Name, s.nextToken.Add(1))
+	params.SetProgressToken(token)
+	s.progress.Store(token, func(details string) { tools.ReportProgress(ctx, details) })
+	defer s.progress.Delete(token)
+	sess, fresh, err := s.session(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errUnreachable, err)
+	}
+	res, err := sess.CallTool(ctx, params)
+	if err == nil || ctx.Err() != nil || !connectionFailed(err) {
+		return res, err
+	}
+	s.drop(sess)
+	if fresh || (!readOnly && !notSent(err)) {
+		return nil, &lostError{err: err, unsent: notSent(err)}
+	}
+	sess, _, rerr := s.session(ctx)
+	if rerr != nil {
+		return nil, fmt.Errorf("%w: connection lost (%v), reconnect failed: %w", errUnreachable, err, rerr)
+	}
+	res, err = sess.CallTool(ctx, params)
+	if err != nil && ctx.Err() == nil && connectionFailed(err) {
+		s.drop(sess)
+		return nil, &lostError{err: err, unsent: notSent(err)}
+	}
+	return res, err
+}
+
+// onProgress passes a server's progress notification on to the call it
+// is about.
+func (s *server) onProgress(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+	p := req.Params
+	if p == nil {
+		return
+	}
+	token, ok := p.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	report, ok := s.progress.Load(token)
+	if !ok {
+		return
+	}
+	details := fmt.Sprintf("progress %g", p.Progress)
+	if p.Total > 0 {
+		details += fmt.Sprintf("/%g", p.Total)
+	}
+	if p.Message != "" {
+		details += ": " + p.Message
+	}
+	report.(func(string))(details)
+}
+
+// lostError is a connection that failed during a call.
+type lostError struct {
+	err    error
+	unsent bool
+}
+
+func (e *lostError) Error() string {
+	if e.unsent {
+		return fmt.Sprintf("the connection to the server failed and the call was not sent: %v", e.err)
+	}
+	return fmt.Sprintf("the connection to the server was lost during the call, so it may or may not have run; check its effect before calling it again: %v", e.err)
+}
+
+func (e *lostError) Unwrap() error { return e.err }
+
+// notSent reports failures that happen before a request reaches the server.
+func notSent(err error) bool {
+	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// codeRejected is the code the SDK gives an HTTP request that failed in the
+// transport (no response, or a response that is not JSON-RPC).
+const codeRejected = -32005
+
+// connectionFailed tells a broken connection from an error the server
+// answered with (an unknown tool, invalid arguments).
+func connectionFailed(err error) bool {
+	if notSent(err) {
+		return true
+	}
+	var wire *jsonrpc.Error
+	return !errors.As(err, &wire) || wire.Code == codeRejected
+}
+
+func (s *server) handler(tool string, readOnly bool, maxOutput int) tools.Handler {
+	return func(ctx context.Context, req tools.Request) (tools.Result, error) {
+		args := req.Args
+		if len(bytes.TrimSpace(args)) == 0 {
+			args = json.RawMessage("{}")
+		}
+		res, err := s.callTool(ctx, tool, readOnly, args)
+		if err != nil {
+			err = fmt.Errorf("mcp server %q, tool %q: %w", s.cfg.Name, tool, err)
+			var lost *lostError
+			if readOnly && ctx.Err() == nil && (errors.Is(err, errUnreachable) || errors.As(err, &lost)) {
+				return tools.Result{}, tools.Transient(err)
+			}
+			return tools.Result{}, err
+		}
+		text := resultText(res, maxOutput)
+		if res.IsError {
+			if text == "" {
+				text = "the tool reported an error without a message"
+			}
+			return tools.Result{}, fmt.Errorf("mcp server %q, tool %q: %s", s.cfg.Name, tool, text)
+		}
+		return tools.Text(text), nil
+	}
+}
+
+// headerTransport adds a server's configured headers to every request.
+type headerTransport struct {
+	base http.RoundTripper
+	cfg  ServerConfig
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.cfg.Headers) == 0 {
+		return t.base.RoundTrip(req)
+	}
+	h, err := t.cfg.headers()
+	if err != nil {
+		return nil, fmt.Errorf("mcp: server %q: %w", t.cfg.Name, err)
+	}
+	req = req.Clone(req.Context())
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(req)
+}

@@ -1,0 +1,60 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// resultText joins the text of a tool result. Text parts are kept as they
+// are; other kinds are named with their type and size so the model knows
+// they were there. Structured content stands in when there is no content.
+func resultText(res *sdk.CallToolResult, limit int) string {
+	var parts []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			parts = append(parts, c.Text)
+		case *sdk.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *sdk.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data)))
+		case *sdk.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource link %s %s]", c.URI, c.Name))
+		case *sdk.EmbeddedResource:
+			r := c.Resource
+			switch {
+			case r == nil:
+			case r.Text != "":
+				parts = append(parts, r.Text)
+			default:
+				parts = append(parts, fmt.Sprintf("[resource %s %s, %d bytes]", r.URI, r.MIMEType, len(r.Blob)))
+			}
+		default:
+			if b, err := json.Marshal(c); err == nil {
+				parts = append(parts, string(b))
+			}
+		}
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			parts = append(parts, string(b))
+		}
+	}
+	return capText(strings.Join(parts, "\n"), limit)
+}
+
+func capText(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut := limit
+	for cut > 0 && cut < len(s) && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[output truncated: %d more bytes]", len(s)-cut)
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
