@@ -40,10 +40,13 @@ type run struct {
 	started  map[int]time.Time
 
 	phase     string
-	allowTurn bool
-	inFlight  int
-	peak      int
-	ignored   int
+	published int // events[:published] are on the session's stream
+	// selfPublished are call_started events that the activity publishes itself.
+	selfPublished map[string]bool
+	allowTurn     bool
+	inFlight      int
+	peak          int
+	ignored       int
 }
 
 // Run is the workflow function.
@@ -52,11 +55,12 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Result,
 		return round.Result{}, temporal.NewNonRetryableApplicationError("invalid round input: "+err.Error(), ErrTypeInvalidInput, err)
 	}
 	r := &run{
-		in:       &in,
-		wfID:     workflow.GetInfo(ctx).WorkflowExecution.ID,
-		answered: map[string]*ExecuteOutput{},
-		started:  map[int]time.Time{},
-		phase:    "preflight",
+		in:            &in,
+		wfID:          workflow.GetInfo(ctx).WorkflowExecution.ID,
+		answered:      map[string]*ExecuteOutput{},
+		selfPublished: map[string]bool{},
+		started:       map[int]time.Time{},
+		phase:         "preflight",
 	}
 	calls := make([]Unwrapped, len(in.Assistant.ToolCalls))
 	for i, c := range in.Assistant.ToolCalls {
@@ -94,6 +98,9 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Result,
 
 	r.gate(ctx)
 	Validate(r.plan, &r.snap)
+	if r.slow() {
+		r.flush(ctx) // watchers see the round start before its long calls end
+	}
 	r.execute(ctx)
 
 	// Pass 3 and its publication run even when the round was cancelled, so
@@ -104,7 +111,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Result,
 		Input: &in, WorkflowID: r.wfID, Plan: r.plan, Outcomes: r.outcomes, Snapshot: &r.snap,
 		State: r.st, Events: r.events, Now: workflow.Now(dctx),
 	})
-	r.publish(dctx, PublishInput{Events: out.Result.Events, CacheWrites: out.CacheWrites, History: out.Result.History})
+	r.publish(dctx, PublishInput{Events: out.Result.Events[r.published:], CacheWrites: out.CacheWrites, History: out.Result.History})
 	r.phase = "done"
 	for i := range r.state {
 		r.state[i] = "done"
@@ -278,7 +285,7 @@ func (r *run) onExternal(ctx workflow.Context, signal, kind, callID string, resu
 func (r *run) gate(ctx workflow.Context) {
 	now := workflow.Now(ctx)
 	deadline := now.Add(r.snap.ConfirmTimeout)
-	var raised []round.Event
+	raised := 0
 	for i := range r.plan {
 		p := &r.plan[i]
 		if p.Stage != StageConfirm {
@@ -289,13 +296,15 @@ func (r *run) gate(ctx workflow.Context) {
 			Reason: p.ConfirmWhy, Since: now, Deadline: deadline,
 		})
 		r.state[i] = "waiting"
-		raised = append(raised, r.event(ctx, round.EventConfirmationRequested, "/"+p.CallID+"/confirm", i, "", p.Facts.Subject+" ("+p.ConfirmWhy+")"))
+		r.event(ctx, round.EventConfirmationRequested, "/"+p.CallID+"/confirm", i, "", p.Facts.Subject+" ("+p.ConfirmWhy+")")
+		raised++
 	}
-	if len(raised) == 0 {
+	if raised == 0 {
 		return
 	}
 	r.phase = "confirm"
-	r.publish(ctx, PublishInput{Events: raised})
+	r.flush(ctx)
+	defer r.flush(ctx) // the answers
 	waiting := func() bool { return r.countPending(KindConfirm) > 0 }
 	ok, err := workflow.AwaitWithTimeout(ctx, r.snap.ConfirmTimeout, func() bool { return !waiting() })
 	if err != nil || !ok {
@@ -390,7 +399,7 @@ func (r *run) start(ctx workflow.Context, i int) workflow.Future {
 	ti := r.snap.Tools[p.Tool]
 	r.started[i] = workflow.Now(ctx)
 	r.state[i] = "running"
-	r.event(ctx, round.EventCallStarted, "/"+p.CallID+"/started", i, "", "")
+	started := r.event(ctx, round.EventCallStarted, "/"+p.CallID+"/started", i, "", "")
 	if ti.Interactive || ti.Client {
 		return r.startExternal(ctx, i, ti)
 	}
@@ -414,6 +423,7 @@ func (r *run) start(ctx workflow.Context, i int) workflow.Future {
 		})
 		return workflow.ExecuteLocalActivity(lctx, ActivityExecuteTool, in)
 	}
+	r.selfPublished[started.ID] = true // with the worker's own clock, when it really starts
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		ActivityID:          p.CallID,
 		StartToCloseTimeout: ti.Timeout,
@@ -496,15 +506,48 @@ func rootMessage(err error) string {
 	}
 }
 
+// slow reports whether a call of the round goes through the server or waits
+// for someone: a regular activity, an ask_user answer, a client result.
+func (r *run) slow() bool {
+	for i := range r.plan {
+		if r.plan[i].Stage != StageReady {
+			continue
+		}
+		ti := r.snap.Tools[r.plan[i].Tool]
+		if !ti.Local || r.plan[i].Facts.Effect != tools.ReadOnly || ti.Interactive || ti.Client {
+			return true
+		}
+	}
+	return false
+}
+
+// flush publishes the events recorded since the last flush.
+func (r *run) flush(ctx workflow.Context) {
+	if r.published == len(r.events) {
+		return
+	}
+	events := r.events[r.published:]
+	r.published = len(r.events)
+	r.publish(ctx, PublishInput{Events: events})
+}
+
 // publish hands events (and the result-cache writes of pass 3) to the
 // PublishRound local activity. It never fails the round (K5).
 func (r *run) publish(ctx workflow.Context, in PublishInput) {
+	ctx, _ = workflow.NewDisconnectedContext(ctx) // a cancelled round still publishes
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 5 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2, InitialInterval: 100 * time.Millisecond},
 		Summary:             "publish events",
 	})
 	in.SessionID, in.RunID, in.Round, in.WorkflowID = r.in.SessionID, r.in.RunID, r.in.Round, r.wfID
+	events := in.Events[:0:0]
+	for _, e := range in.Events {
+		if !r.selfPublished[e.ID] {
+			events = append(events, e)
+		}
+	}
+	in.Events = events
 	if err := workflow.ExecuteLocalActivity(lctx, ActivityPublishRound, in).Get(lctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("publishing the round's events failed; the round goes on", "error", err)
 	}

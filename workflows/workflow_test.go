@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,9 +28,33 @@ import (
 )
 
 type harness struct {
-	env *testsuite.TestWorkflowEnvironment
-	rec *testtools.Recorder
-	reg *tools.Registry
+	env    *testsuite.TestWorkflowEnvironment
+	rec    *testtools.Recorder
+	reg    *tools.Registry
+	events *sink
+}
+
+// sink records what the round publishes to the session's event stream.
+type sink struct {
+	mu     sync.Mutex
+	events []round.Event
+}
+
+func (s *sink) Publish(_ context.Context, _ string, events []round.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = append(s.events, events...)
+	return nil
+}
+
+func (s *sink) types() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, e := range s.events {
+		out = append(out, e.Type)
+	}
+	return out
 }
 
 func newHarness(t *testing.T, bound int) *harness {
@@ -40,12 +65,13 @@ func newHarness(t *testing.T, bound int) *harness {
 	env.SetTestTimeout(30 * time.Second)
 	rec := testtools.NewRecorder()
 	reg := testtools.Registry(rec)
-	wf := &workflows.RoundWorkflow{Catalog: workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: bound, HeartbeatTimeout: time.Minute})}
-	acts := &activities.Activities{Registry: reg}
+	wf := &workflows.RoundWorkflow{Catalog: workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: bound, HeartbeatTimeout: time.Minute, LocalMaxTimeout: time.Minute})}
+	events := &sink{}
+	acts := &activities.Activities{Registry: reg, Events: events}
 	env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
 	env.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
 	env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: workflows.ActivityPublishRound})
-	return &harness{env: env, rec: rec, reg: reg}
+	return &harness{env: env, rec: rec, reg: reg, events: events}
 }
 
 func call(id, name, args string) round.ToolCall {
@@ -399,4 +425,34 @@ func TestProgressQuery(t *testing.T) {
 	require.Equal(t, "done", pr.Calls[1].State)
 	require.Equal(t, "unknown", pr.Calls[1].Status)
 	require.Equal(t, 2, pr.Bound)
+}
+
+func TestEventsArePublishedAsTheRoundGoesAndOnce(t *testing.T) {
+	h := newHarness(t, 3)
+	var early []string
+	h.at(time.Second, func() {
+		early = h.events.types()
+		h.confirm(workflows.Confirm{CallID: "e1", Approve: true})
+	})
+	res := h.run(t, input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`)))
+	require.Equal(t, []string{round.EventRoundStarted, round.EventConfirmationRequested}, early,
+		"watchers see the round start and the request while it waits")
+	published := map[string]int{}
+	for _, e := range h.events.events {
+		published[e.ID]++
+	}
+	for _, e := range res.Events {
+		require.Equal(t, 1, published[e.ID], "event %s published once", e.ID)
+	}
+	require.Len(t, published, len(res.Events))
+	types := h.events.types()
+	require.Equal(t, round.EventRoundFinished, types[len(types)-1])
+	require.Contains(t, types, round.EventConfirmationAnswered)
+	require.Contains(t, types, round.EventToolResult)
+}
+
+func TestFastRoundsPublishOnceAtTheEnd(t *testing.T) {
+	h := newHarness(t, 3)
+	res := h.run(t, input(call("c1", "calculate", `{"expression":"1"}`)))
+	require.Len(t, h.events.events, len(res.Events))
 }
