@@ -71,12 +71,13 @@ func (b *capBuffer) tail() []byte {
 
 // String is the kept output, with a marker where bytes were left out.
 func (b *capBuffer) String() string {
-	tail := b.tail()
-	omitted := b.total - int64(len(b.head)) - int64(len(tail))
-	if omitted == 0 {
-		return string(b.head) + string(tail)
+	head, tail := b.head, b.tail()
+	if b.total == int64(len(head)+len(tail)) {
+		return string(head) + string(tail)
 	}
-	return fmt.Sprintf("%s\n... %d bytes omitted ...\n%s", trimRuneEnd(b.head), omitted, trimRuneStart(tail))
+	head, tail = trimRuneEnd(head), trimRuneStart(tail)
+	omitted := b.total - int64(len(head)) - int64(len(tail))
+	return fmt.Sprintf("%s\n... %d bytes omitted ...\n%s", head, omitted, tail)
 }
 
 // section renders the output for a result.
