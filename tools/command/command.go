@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolround/toolround/tools"
@@ -22,7 +23,7 @@ const (
 
 // DefaultPassEnv are the worker's environment variables a command inherits
 // when Config.PassEnv is nil.
-var DefaultPassEnv = []string{"PATH", "HOME", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR", "TERM", "USER", "LOGNAME"}
+var DefaultPassEnv = []string{"PATH", "HOME", "LANG", "LANGUAGE", "LC_*", "TZ", "TMPDIR", "USER", "LOGNAME"}
 
 // SecretEnv are patterns ('*' matches any run of characters) of variable
 // names that are never passed from the worker's environment, even when
@@ -121,13 +122,18 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// Tools runs the commands of the tools.
+// Tools runs the commands of both tools and keeps the registry of background
+// processes. Close stops the background processes that still run.
 type Tools struct {
 	cfg Config
 	env []string
 	// instance tells this Tools apart from earlier workers in the status files.
 	instance string
 	worker   string
+
+	mu     sync.Mutex
+	bg     map[string]*bgProc
+	closed bool
 }
 
 // New checks cfg and returns the tools.
@@ -142,6 +148,7 @@ func New(cfg Config) (*Tools, error) {
 		env:      buildEnv(os.Environ(), cfg.PassEnv, cfg.Env),
 		instance: randomHex(8),
 		worker:   fmt.Sprintf("%s pid %d", host, os.Getpid()),
+		bg:       make(map[string]*bgProc),
 	}, nil
 }
 
@@ -226,10 +233,7 @@ func wildcard(p, s string) bool {
 	return strings.HasSuffix(s, parts[len(parts)-1])
 }
 
-// Definitions returns the definition of run_command.
+// Definitions returns the definitions of run_command and background_command.
 func (t *Tools) Definitions() []tools.Definition {
-	return []tools.Definition{t.runDefinition()}
+	return []tools.Definition{t.runDefinition(), t.backgroundDefinition()}
 }
-
-// Close releases nothing yet.
-func (t *Tools) Close() error { return nil }

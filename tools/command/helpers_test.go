@@ -71,6 +71,14 @@ func requireGroupGone(t *testing.T, pgid int) {
 	}, 5*time.Second, 10*time.Millisecond, "process group %d still has live processes", pgid)
 }
 
+// requireGone fails unless the group and the child, which was started in
+// it, end soon.
+func requireGone(t *testing.T, pgid, child int) {
+	t.Helper()
+	requireGroupGone(t, pgid)
+	require.Eventually(t, func() bool { return !processAlive(child) }, 5*time.Second, 10*time.Millisecond, "child %d still runs", child)
+}
+
 func processAlive(pid int) bool {
 	st, ok := readStat(pid)
 	return ok && st.state != 'Z' && st.state != 'X'

@@ -95,20 +95,22 @@ func TestRunCommandTimeoutKillsForkedChildren(t *testing.T) {
 	tl, wd := newTools(t, nil)
 	start := time.Now()
 	_, err := call(context.Background(), tl.runCommand,
-		`{"command": "echo $$ > pid; echo started; sleep 100 & sleep 100", "timeout_seconds": 1}`)
-	require.ErrorContains(t, err, "run_command: timed out after 1")
+		`{"command": "echo $$ > pid; echo started; sleep 100 & echo $! > child; sleep 100", "timeout_seconds": 1}`)
+	require.ErrorContains(t, err, "run_command: timed out after 1s")
 	require.ErrorContains(t, err, "started")
 	require.Less(t, time.Since(start), 10*time.Second)
-	requireGroupGone(t, waitPID(t, wd, "pid"))
+	requireGone(t, waitPID(t, wd, "pid"), waitPID(t, wd, "child"))
 }
 
 func TestRunCommandTimeoutEscalatesToSIGKILL(t *testing.T) {
 	tl, wd := newTools(t, nil)
 	// Ignored signals are inherited: the sleeps ignore SIGTERM as well.
+	start := time.Now()
 	_, err := call(context.Background(), tl.runCommand,
-		`{"command": "trap '' TERM; echo $$ > pid; sleep 100 & sleep 100", "timeout_seconds": 1}`)
+		`{"command": "trap '' TERM; echo $$ > pid; sleep 100 & echo $! > child; sleep 100", "timeout_seconds": 1}`)
 	require.ErrorContains(t, err, "timed out")
-	requireGroupGone(t, waitPID(t, wd, "pid"))
+	require.Less(t, time.Since(start), 10*time.Second)
+	requireGone(t, waitPID(t, wd, "pid"), waitPID(t, wd, "child"))
 }
 
 func TestRunCommandDefaultTimeout(t *testing.T) {
@@ -125,10 +127,10 @@ func TestRunCommandCancelKillsGroup(t *testing.T) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
-		_, err := call(ctx, tl.runCommand, `{"command": "echo $$ > pid; sleep 100 & sleep 100"}`)
+		_, err := call(ctx, tl.runCommand, `{"command": "sleep 100 & echo $! > child; echo $$ > pid; sleep 100"}`)
 		errc <- err
 	}()
-	pgid := waitPID(t, wd, "pid")
+	pgid, child := waitPID(t, wd, "pid"), waitPID(t, wd, "child")
 	cancel()
 	var err error
 	select {
@@ -138,7 +140,7 @@ func TestRunCommandCancelKillsGroup(t *testing.T) {
 	}
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorContains(t, err, "run_command: cancelled after")
-	requireGroupGone(t, pgid)
+	requireGone(t, pgid, child)
 }
 
 func TestRunCommandStopsLeftovers(t *testing.T) {
@@ -301,7 +303,7 @@ func TestRunDefinition(t *testing.T) {
 	require.NoError(t, err)
 	defer wd.Close()
 	require.NoError(t, Register(reg, Config{Workdir: wd}))
-	require.Equal(t, []string{RunCommand}, reg.Names())
+	require.Equal(t, []string{BackgroundCommand, RunCommand}, reg.Names())
 }
 
 func TestConfigErrors(t *testing.T) {
