@@ -263,7 +263,9 @@ func TestRunCommandReportsProgress(t *testing.T) {
 	tl, wd := newTools(t, nil)
 	var mu sync.Mutex
 	var reports []string
-	ctx := tools.WithProgress(context.Background(), func(d string) {
+	base, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel) // a failed test must not leave the loop running
+	ctx := tools.WithProgress(base, func(d string) {
 		mu.Lock()
 		defer mu.Unlock()
 		reports = append(reports, d)
