@@ -1,0 +1,180 @@
+package command
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// process is one `sh -c` leading its own process group, so that the
+// processes it starts can be signalled together.
+type process struct {
+	cmd     *exec.Cmd
+	pgid    int
+	started time.Time
+	// exited is closed once the shell has been reaped; state is set before.
+	exited chan struct{}
+	state  *os.ProcessState
+}
+
+// start runs command with both output streams on out and stdin on the null
+// device.
+func (t *Tools) start(command string, out *os.File) (*process, error) {
+	if strings.ContainsRune(command, 0) {
+		return nil, errors.New("the command contains a NUL byte")
+	}
+	if strings.TrimSpace(command) == "" {
+		return nil, errors.New("the command is empty")
+	}
+	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd.Dir = t.cfg.Workdir.Dir()
+	cmd.Env = t.env
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start sh: %w", err)
+	}
+	p := &process{cmd: cmd, pgid: cmd.Process.Pid, started: time.Now(), exited: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait() // the outcome is read from ProcessState
+		p.state = cmd.ProcessState
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+func (p *process) signal(sig syscall.Signal) {
+	_ = syscall.Kill(-p.pgid, sig)
+	// The shell may have left the group (exec setsid ...); until it is
+	// reaped its pid is still its own.
+	_ = p.cmd.Process.Signal(sig)
+}
+
+// stop ends the process group: see killGroup.
+func (p *process) stop(grace time.Duration) {
+	killGroup(p.pgid, grace, p.exited, p.signal)
+}
+
+// killGroup sends SIGTERM, then SIGKILL once the group leader has exited
+// (leaderDone is closed) and no live process is left in the group, or when
+// grace has passed.
+func killGroup(pgid int, grace time.Duration, leaderDone <-chan struct{}, signal func(syscall.Signal)) {
+	signal(syscall.SIGTERM)
+	deadline := time.NewTimer(grace)
+	defer deadline.Stop()
+	poll := time.NewTicker(20 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		select {
+		case <-leaderDone:
+			leaderDone = nil
+		case <-poll.C:
+		case <-deadline.C:
+			signal(syscall.SIGKILL)
+			return
+		}
+		if leaderDone == nil && !groupAlive(pgid) {
+			signal(syscall.SIGKILL) // a process may have joined since the check
+			return
+		}
+	}
+}
+
+// outcome describes how the shell ended: "exit code 3" or "killed by signal
+// SIGTERM", with the exit code (-1 after a signal).
+func (p *process) outcome() (string, int, string) {
+	if ws, ok := p.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		name := signalName(ws.Signal())
+		return "killed by signal " + name, -1, name
+	}
+	code := p.state.ExitCode()
+	return fmt.Sprintf("exit code %d", code), code, ""
+}
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGPIPE:
+		return "SIGPIPE"
+	case syscall.SIGSEGV:
+		return "SIGSEGV"
+	case syscall.SIGABRT:
+		return "SIGABRT"
+	}
+	return fmt.Sprintf("signal %d (%s)", int(s), s)
+}
+
+// groupAlive reports whether a process of the group is alive. Zombies do not
+// count: where nothing reaps orphans they stay in the group forever.
+func groupAlive(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	pids, ok := groupMembers(pgid)
+	if !ok {
+		return true // without /proc, trust kill(2)
+	}
+	return len(pids) > 0
+}
+
+// groupMembers lists the live (not zombie) processes of a group from /proc;
+// ok is false when /proc cannot be read.
+func groupMembers(pgid int) (pids []int, ok bool) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, false
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		st, ok := readStat(pid)
+		if ok && st.pgrp == pgid && st.state != 'Z' && st.state != 'X' {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, true
+}
+
+type procStat struct {
+	state     byte
+	pgrp      int
+	startTime uint64 // clock ticks after boot; tells a process from a later one with its pid
+}
+
+// readStat parses /proc/<pid>/stat.
+func readStat(pid int) (procStat, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	// The command name is in parentheses and may hold spaces or ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// After the name: state(3) ppid(4) pgrp(5) ... starttime(22).
+	if len(f) < 20 || len(f[0]) != 1 {
+		return procStat{}, false
+	}
+	pgrp, err1 := strconv.Atoi(f[2])
+	start, err2 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil {
+		return procStat{}, false
+	}
+	return procStat{state: f[0][0], pgrp: pgrp, startTime: start}, true
+}
