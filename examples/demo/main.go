@@ -1,0 +1,139 @@
+// Command demo runs three rounds of one agent run through a worker, the way an
+// agent would, and prints what happened to every call: a deferred schema, a
+// concurrent fan-out with a repeated call, an approval, a serial command, and
+// a result reused from an earlier round. It approves the waiting calls itself,
+// as a person would with `starter approve`.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/engine"
+	"github.com/toolround/toolround/round"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+func call(id, name string, args any) round.ToolCall {
+	b, _ := json.Marshal(args)
+	return round.ToolCall{ID: id, Type: "function", Function: round.FunctionCall{Name: name, Arguments: round.Arguments(b)}}
+}
+
+func runTool(id, name string, args any) round.ToolCall {
+	return call(id, "run_tool", map[string]any{"name": name, "args": args})
+}
+
+func run() error {
+	cfg, err := engine.ConfigFromEnv()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tc, err := engine.Dial(cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	c := client.New(tc, client.Options{TaskQueue: cfg.TaskQueue})
+	session := fmt.Sprintf("demo-%d", time.Now().Unix())
+
+	rounds := [][]round.ToolCall{
+		{
+			call("call_1", "find_tools", map[string]any{"query": "select:calculate,read_files,edit_file,run_command"}),
+			runTool("call_2", "find_files", map[string]any{"pattern": "*.md"}),
+			call("call_3", "write_todo", map[string]any{"items": []any{map[string]any{"text": "show the demo", "done": false}}}),
+			call("call_4", "read_files", map[string]any{"paths": []string{"notes.md"}}),
+		},
+		{
+			runTool("call_5", "calculate", map[string]any{"expression": "6*7"}),
+			runTool("call_6", "calculate", map[string]any{"expression": "2^10"}),
+			runTool("call_7", "calculate", map[string]any{"expression": "sqrt(2)"}),
+			runTool("call_8", "calculate", map[string]any{"expression": "6*7"}),
+			runTool("call_9", "edit_file", map[string]any{"path": "notes.md", "new_text": "written by round 2\n"}),
+			runTool("call_10", "run_command", map[string]any{"command": "wc -c notes.md && cat notes.md"}),
+		},
+		{
+			runTool("call_11", "calculate", map[string]any{"expression": "6*7"}),
+			runTool("call_12", "read_files", map[string]any{"paths": []string{"notes.md"}}),
+		},
+	}
+	var state *round.RunState
+	for i, calls := range rounds {
+		in := &round.Input{SessionID: session, RunID: "run-1", Round: i + 1, Provider: "openai", State: state,
+			Assistant: round.Message{Role: "assistant", ToolCalls: calls}}
+		fmt.Printf("\n=== round %d (%s): %d calls\n", in.Round, in.WorkflowID(), len(calls))
+		run, err := c.Start(ctx, in)
+		if err != nil {
+			return err
+		}
+		stop := approveAll(ctx, c, run.GetID())
+		start := time.Now()
+		res, err := c.Wait(ctx, run)
+		stop()
+		if err != nil {
+			return err
+		}
+		printResult(res, time.Since(start))
+		state = res.State
+	}
+	fmt.Println("\nEvery call got exactly one result. Try `bin/starter round examples/round.json` next.")
+	return nil
+}
+
+// approveAll plays the person at the terminal: it approves each call that
+// waits for a decision, once, and allows the rest of the round.
+func approveAll(ctx context.Context, c *client.Client, wfID string) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			pending, err := c.Pending(ctx, wfID)
+			if err == nil && len(pending) > 0 {
+				p := pending[0]
+				fmt.Printf("    waiting for approval: %s %q (%s): approving, and allowing the rest of the round\n", p.Tool, p.Subject, p.Reason)
+				_ = c.Approve(ctx, wfID, p.CallID, client.ConfirmOptions{AllowTurn: true})
+				return
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func printResult(res *round.Result, took time.Duration) {
+	for _, r := range res.Results {
+		via := ""
+		if r.ViaRunTool {
+			via = " (via run_tool)"
+		}
+		fmt.Printf("  %-8s %-12s %-16s%s\n", r.CallID, r.Tool, r.Status, via)
+		fmt.Printf("           %s\n", preview(r.Content))
+	}
+	fmt.Printf("  round finished in %v; the run state now remembers %d results and %d fetched schemas\n",
+		took.Round(time.Millisecond), len(res.State.Dedupe), len(res.State.Fetched))
+}
+
+func preview(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 110 {
+		s = s[:107] + "..."
+	}
+	return s
+}
