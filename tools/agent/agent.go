@@ -20,10 +20,13 @@ type Config struct {
 	// history to read.
 	Redis *redis.Client
 	// Secrets keeps store_secret values; the worker passes the same store to
-	// the tools that expand {{secret:NAME}}. Required: build it with
+	// the tools that expand {{secret:NAME}}. Build it with
 	// secrets.NewStore(key, secrets.StoreOptions{Redis: ...}) and a key from
-	// secrets.ConfigFromEnv().LoadKey().
+	// secrets.ConfigFromEnv().LoadKey(). Nil: a store over Redis is built
+	// from SecretKey. One of Secrets and SecretKey is required.
 	Secrets *secrets.Store
+	// SecretKey is the 32-byte sealing key used when Secrets is nil.
+	SecretKey []byte
 	// TTL is how long a session's todo list, errors and results live after
 	// their last write. Default 30 days; negative: they never expire.
 	TTL time.Duration
@@ -127,10 +130,23 @@ func Register(reg *tools.Registry, cfg Config) error {
 // Definitions returns the agent tools' definitions, for applications that
 // register them themselves.
 func Definitions(cfg Config) ([]tools.Definition, error) {
-	if cfg.Secrets == nil {
-		return nil, errors.New("agent: Config.Secrets is required for store_secret: build it with secrets.NewStore and a key from secrets.ConfigFromEnv().LoadKey()")
-	}
+	defs, _, err := build(cfg)
+	return defs, err
+}
+
+// build returns the definitions and the store they share.
+func build(cfg Config) ([]tools.Definition, *toolset, error) {
 	cfg = cfg.withDefaults()
+	if cfg.Secrets == nil {
+		if cfg.SecretKey == nil {
+			return nil, nil, errors.New("agent: Config.Secrets or Config.SecretKey is required for store_secret: load a key with secrets.ConfigFromEnv().LoadKey()")
+		}
+		store, err := secrets.NewStore(cfg.SecretKey, secrets.StoreOptions{Redis: cfg.Redis, TTL: cfg.TTL})
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent: %w", err)
+		}
+		cfg.Secrets = store
+	}
 	var st store
 	if cfg.Redis != nil {
 		st = &redisStore{rdb: cfg.Redis, ttl: cfg.TTL}
@@ -140,15 +156,15 @@ func Definitions(cfg Config) ([]tools.Definition, error) {
 	t := &toolset{cfg: cfg, st: st}
 	calc, err := newCalculator(cfg.MaxExpressionChars, cfg.CalcMemoryBudget)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	apis, err := loadAPIs()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tmpl, err := newRenderer(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	return []tools.Definition{
 		calc.definition(),
@@ -162,7 +178,7 @@ func Definitions(cfg Config) ([]tools.Definition, error) {
 		reasoningGuide(),
 		t.writeResult(),
 		askUser(),
-	}, nil
+	}, t, nil
 }
 
 // toolset holds what the storage-backed tools share.

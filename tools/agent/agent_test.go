@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -8,7 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/secrets"
 )
 
 var agentTools = []string{
@@ -81,7 +84,32 @@ func TestRegisterDefinitions(t *testing.T) {
 
 func TestRegisterNeedsSecrets(t *testing.T) {
 	err := Register(tools.NewRegistry(), Config{})
-	require.ErrorContains(t, err, "Config.Secrets is required")
+	require.ErrorContains(t, err, "Config.Secrets or Config.SecretKey is required")
+
+	err = Register(tools.NewRegistry(), Config{SecretKey: []byte("short")})
+	require.ErrorContains(t, err, "want 32")
+}
+
+func TestRegisterWithSecretKey(t *testing.T) {
+	rdb := testenv.Redis(t)
+	key, err := secrets.GenerateKey()
+	require.NoError(t, err)
+	reg := tools.NewRegistry()
+	require.NoError(t, Register(reg, Config{Redis: rdb, SecretKey: key}))
+
+	e := &env{reg: reg, rdb: rdb}
+	session := e.session(t)
+	got := e.mustCall(t, "store_secret", tools.Request{SessionID: session}, `{"name":"K","value":"v4lue"}`)
+	require.NotContains(t, got, "v4lue")
+	require.NotContains(t, got, "memory only", "the built store uses Redis")
+
+	// Any store with the same key and Redis reads it: this is how the
+	// worker's http tools see the secret.
+	reader, err := secrets.NewStore(key, secrets.StoreOptions{Redis: rdb})
+	require.NoError(t, err)
+	v, err := reader.Get(context.Background(), session, "K")
+	require.NoError(t, err)
+	require.Equal(t, "v4lue", v)
 }
 
 func TestRegisterTwiceFails(t *testing.T) {

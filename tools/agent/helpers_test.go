@@ -21,6 +21,8 @@ import (
 type env struct {
 	reg     *tools.Registry
 	rdb     *redis.Client // nil for the in-process store
+	st      store
+	cfg     Config
 	secrets *secrets.Store
 	key     []byte
 }
@@ -35,9 +37,13 @@ func newEnv(t *testing.T, rdb *redis.Client, tweak ...func(*Config)) *env {
 	for _, f := range tweak {
 		f(&cfg)
 	}
+	defs, ts, err := build(cfg)
+	require.NoError(t, err)
 	reg := tools.NewRegistry()
-	require.NoError(t, Register(reg, cfg))
-	return &env{reg: reg, rdb: rdb, secrets: store, key: key}
+	for _, d := range defs {
+		require.NoError(t, reg.Register(d))
+	}
+	return &env{reg: reg, rdb: rdb, st: ts.st, cfg: ts.cfg, secrets: store, key: key}
 }
 
 // redisEnv uses the real Redis (skipped outside CI when it is not running).
