@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -155,4 +156,32 @@ func TestCalculateCancelled(t *testing.T) {
 	cancel()
 	_, err := def.Handler(ctx, tools.Request{Args: []byte(`{"expression":"1+1"}`)})
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// The tools of C1 run concurrently in one worker: one calculator and one
+// renderer serve every call.
+func TestConcurrentCalls(t *testing.T) {
+	e := newEnv(t, nil)
+	calc, _ := e.reg.Lookup("calculate")
+	tmpl, _ := e.reg.Lookup("html_template")
+	errs := make(chan error, 32)
+	for i := range 16 {
+		go func() {
+			res, err := calc.Handler(context.Background(), tools.Request{Args: []byte(fmt.Sprintf(`{"expression":"sum(map(1..%d, # * 2))"}`, i+1))})
+			if err == nil && res.Content != fmt.Sprint((i+1)*(i+2)) {
+				err = fmt.Errorf("calculate %d: got %s", i, res.Content)
+			}
+			errs <- err
+		}()
+		go func() {
+			res, err := tmpl.Handler(context.Background(), tools.Request{Args: []byte(fmt.Sprintf(`{"name":"list","data":{"title":"t%d","items":["a"]}}`, i))})
+			if err == nil && !strings.Contains(res.Content, fmt.Sprintf("<title>t%d</title>", i)) {
+				err = fmt.Errorf("html_template %d: wrong page", i)
+			}
+			errs <- err
+		}()
+	}
+	for range 32 {
+		require.NoError(t, <-errs)
+	}
 }
