@@ -1,0 +1,221 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/secrets"
+)
+
+// Config configures the agent tools. Zero fields take the defaults named in
+// their comments, set in one place (withDefaults).
+type Config struct {
+	// Redis keeps the per-session data (see the package comment). Nil: an
+	// in-process store, not shared between workers; chat_history then has no
+	// history to read.
+	Redis *redis.Client
+	// Secrets keeps store_secret values; the worker passes the same store to
+	// the tools that expand {{secret:NAME}}. Build it with
+	// secrets.NewStore(key, secrets.StoreOptions{Redis: ...}) and a key from
+	// secrets.ConfigFromEnv().LoadKey(). Nil: a store over Redis is built
+	// from SecretKey. One of Secrets and SecretKey is required.
+	Secrets *secrets.Store
+	// SecretKey is the 32-byte sealing key used when Secrets is nil.
+	SecretKey []byte
+	// TTL is how long a session's todo list, errors and results live after
+	// their last write. Default 30 days; negative: they never expire.
+	TTL time.Duration
+
+	// MaxExpressionChars bounds a calculate expression. Default 4096.
+	MaxExpressionChars int
+	// CalcMemoryBudget bounds the values one calculation may allocate,
+	// counted in elements (a range 1..1000 costs 1000). Default 100000.
+	CalcMemoryBudget uint
+
+	// MaxTodoItems bounds a todo list. Default 200.
+	MaxTodoItems int
+	// MaxErrors is how many write_error records a session keeps (the oldest
+	// go first). Default 500.
+	MaxErrors int
+
+	// HistoryScan is how many of the newest history messages chat_history
+	// searches. Default 5000.
+	HistoryScan int
+	// HistoryMessageChars caps each message chat_history returns. Default 2000.
+	HistoryMessageChars int
+	// HistoryMaxLimit bounds chat_history's limit argument. Default 200.
+	HistoryMaxLimit int
+
+	// MaxTemplateChars bounds an html_template template string. Default 65536.
+	MaxTemplateChars int
+	// MaxTemplateDataBytes bounds html_template's data as JSON. Default 262144.
+	MaxTemplateDataBytes int
+	// MaxTemplateOutput caps a rendered page, in bytes. Default 524288.
+	MaxTemplateOutput int
+	// TemplateSteps bounds the work of one rendering: every range iteration
+	// and template call is a step. Default 100000.
+	TemplateSteps int
+
+	// MaxResultChars bounds write_result's content. Default 200000.
+	MaxResultChars int
+	// MaxSecretChars bounds a store_secret value (plain or sealed). Default 16384.
+	MaxSecretChars int
+}
+
+// Defaults.
+const (
+	DefaultTTL                  = 30 * 24 * time.Hour
+	DefaultMaxExpressionChars   = 4096
+	DefaultCalcMemoryBudget     = 100_000
+	DefaultMaxTodoItems         = 200
+	DefaultMaxErrors            = 500
+	DefaultHistoryScan          = 5000
+	DefaultHistoryMessageChars  = 2000
+	DefaultHistoryMaxLimit      = 200
+	DefaultMaxTemplateChars     = 64 << 10
+	DefaultMaxTemplateDataBytes = 256 << 10
+	DefaultMaxTemplateOutput    = 512 << 10
+	DefaultTemplateSteps        = 100_000
+	DefaultMaxResultChars       = 200_000
+	DefaultMaxSecretChars       = 16 << 10
+)
+
+func (c Config) withDefaults() Config {
+	setInt := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	if c.TTL == 0 {
+		c.TTL = DefaultTTL
+	}
+	setInt(&c.MaxExpressionChars, DefaultMaxExpressionChars)
+	if c.CalcMemoryBudget == 0 {
+		c.CalcMemoryBudget = DefaultCalcMemoryBudget
+	}
+	setInt(&c.MaxTodoItems, DefaultMaxTodoItems)
+	setInt(&c.MaxErrors, DefaultMaxErrors)
+	setInt(&c.HistoryScan, DefaultHistoryScan)
+	setInt(&c.HistoryMessageChars, DefaultHistoryMessageChars)
+	setInt(&c.HistoryMaxLimit, DefaultHistoryMaxLimit)
+	setInt(&c.MaxTemplateChars, DefaultMaxTemplateChars)
+	setInt(&c.MaxTemplateDataBytes, DefaultMaxTemplateDataBytes)
+	setInt(&c.MaxTemplateOutput, DefaultMaxTemplateOutput)
+	setInt(&c.TemplateSteps, DefaultTemplateSteps)
+	setInt(&c.MaxResultChars, DefaultMaxResultChars)
+	setInt(&c.MaxSecretChars, DefaultMaxSecretChars)
+	return c
+}
+
+// Register adds the agent tools to reg. It does not add find_tools (the
+// engine's) nor the host application's tools.
+func Register(reg *tools.Registry, cfg Config) error {
+	defs, err := Definitions(cfg)
+	if err != nil {
+		return err
+	}
+	for _, d := range defs {
+		if err := reg.Register(d); err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+	}
+	return nil
+}
+
+// Definitions returns the agent tools' definitions, for applications that
+// register them themselves.
+func Definitions(cfg Config) ([]tools.Definition, error) {
+	defs, _, err := build(cfg)
+	return defs, err
+}
+
+// build returns the definitions and the store they share.
+func build(cfg Config) ([]tools.Definition, *toolset, error) {
+	cfg = cfg.withDefaults()
+	if cfg.Secrets == nil {
+		if cfg.SecretKey == nil {
+			return nil, nil, errors.New("agent: Config.Secrets or Config.SecretKey is required for store_secret: load a key with secrets.ConfigFromEnv().LoadKey()")
+		}
+		store, err := secrets.NewStore(cfg.SecretKey, secrets.StoreOptions{Redis: cfg.Redis, TTL: cfg.TTL})
+		if err != nil {
+			return nil, nil, fmt.Errorf("agent: %w", err)
+		}
+		cfg.Secrets = store
+	}
+	var st store
+	if cfg.Redis != nil {
+		st = &redisStore{rdb: cfg.Redis, ttl: cfg.TTL}
+	} else {
+		st = newMemStore()
+	}
+	t := &toolset{cfg: cfg, st: st}
+	calc, err := newCalculator(cfg.MaxExpressionChars, cfg.CalcMemoryBudget)
+	if err != nil {
+		return nil, nil, err
+	}
+	apis, err := loadAPIs()
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl, err := newRenderer(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return []tools.Definition{
+		calc.definition(),
+		t.writeTodo(),
+		t.chatHistory(),
+		t.writeError(),
+		t.errorHistory(),
+		t.storeSecret(),
+		apis.definition(),
+		tmpl.definition(),
+		reasoningGuide(),
+		t.writeResult(),
+		askUser(),
+	}, t, nil
+}
+
+// toolset holds what the storage-backed tools share.
+type toolset struct {
+	cfg Config
+	st  store
+}
+
+// schema encodes a JSON Schema written as Go values. The values are maps,
+// slices, strings, numbers and bools, which always encode.
+func schema(v map[string]any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("agent: schema does not encode: %v", err))
+	}
+	return b
+}
+
+// object is the schema of an arguments object that allows no other fields.
+func object(props map[string]any, required ...string) json.RawMessage {
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return schema(s)
+}
+
+// truncate caps s at n bytes on a rune boundary and says how much was cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… [%d more bytes cut]", s[:cut], len(s)-cut)
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,76 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/secrets"
+)
+
+const secretNamePattern = `^[A-Za-z_][A-Za-z0-9_.-]{0,63}$`
+
+var secretName = regexp.MustCompile(secretNamePattern)
+
+func (t *toolset) storeSecret() tools.Definition {
+	return tools.Definition{
+		Name: tools.StoreSecret,
+		Description: "Store a credential (API key, token, password) for this session, encrypted. " +
+			"The value is never shown again: use it as {{secret:NAME}} in http_request headers or body. " +
+			"Call it when a tool says a credential is missing or was refused and the user gave you one.",
+		Parameters: object(map[string]any{
+			"name":  map[string]any{"type": "string", "description": "the secret's name, e.g. GITHUB_TOKEN", "pattern": secretNamePattern},
+			"value": map[string]any{"type": "string", "description": "the secret value", "minLength": 1, "maxLength": t.cfg.MaxSecretChars},
+		}, "name", "value"),
+		Concurrent: false,
+		SideEffect: tools.AtMostOnce,
+		Confirm:    tools.ConfirmNever,
+		Timeout:    10 * time.Second,
+		Source:     tools.SourceBuiltin,
+		// The subject is shown and matched by allow rules: only the name, never the value.
+		Subject: tools.SubjectField("name"),
+		Handler: t.handleStoreSecret,
+	}
+}
+
+// The handler's errors name the secret and never hold its value.
+func (t *toolset) handleStoreSecret(ctx context.Context, req tools.Request) (tools.Result, error) {
+	var args struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	}
+	if err := req.Decode(&args); err != nil {
+		return tools.Result{}, errors.New("store_secret: arguments must be an object with string fields name and value")
+	}
+	if err := needSession(tools.StoreSecret, req); err != nil {
+		return tools.Result{}, err
+	}
+	if !secretName.MatchString(args.Name) {
+		return tools.Result{}, fmt.Errorf("store_secret: name must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or '_'")
+	}
+	if args.Value == "" {
+		return tools.Result{}, fmt.Errorf("store_secret: the value of %s is empty", args.Name)
+	}
+	if len(args.Value) > t.cfg.MaxSecretChars {
+		return tools.Result{}, fmt.Errorf("store_secret: the value of %s is longer than %d characters", args.Name, t.cfg.MaxSecretChars)
+	}
+	sealed := secrets.IsSealed(args.Value)
+	if err := t.cfg.Secrets.Put(ctx, req.SessionID, args.Name, args.Value); err != nil {
+		if errors.Is(err, secrets.ErrOpen) {
+			return tools.Result{}, fmt.Errorf("store_secret: the sealed value of %s does not open with this worker's key; the client and the workers must use the same %s", args.Name, secrets.EnvKey)
+		}
+		return tools.Result{}, fmt.Errorf("store_secret: save %s: %w", args.Name, err)
+	}
+	msg := fmt.Sprintf("stored secret %s; use it as {{secret:%s}} in http_request headers or body", args.Name, args.Name)
+	if !sealed {
+		msg += "\nnote: the value passed through the round unsealed, so the round's history holds it in clear; " +
+			"clients should seal store_secret arguments (secrets.SealToolCall) before submitting a round"
+	}
+	if !t.cfg.Secrets.Shared() {
+		msg += "\nnote: this worker keeps secrets in memory only; other workers cannot read it"
+	}
+	return tools.Text(msg), nil
+}

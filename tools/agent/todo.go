@@ -1,0 +1,98 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/toolround/toolround/tools"
+)
+
+// TodoItem is one entry of a session's todo list.
+type TodoItem struct {
+	Text string `json:"text"`
+	Done bool   `json:"done"`
+}
+
+const maxTodoText = 1000
+
+func (t *toolset) writeTodo() tools.Definition {
+	return tools.Definition{
+		Name: "write_todo",
+		Description: "Replace this session's todo list with the given items and show it as a checklist. " +
+			"Write the whole list every time (it is replaced, not merged); mark finished items done. " +
+			"Use it to plan multi-step work and keep track of progress. An empty list clears it.",
+		Parameters: object(map[string]any{
+			"items": map[string]any{
+				"type":        "array",
+				"description": "the complete list, in order",
+				"maxItems":    t.cfg.MaxTodoItems,
+				"items": map[string]any{
+					"type": "object",
+					"properties": map[string]any{
+						"text": map[string]any{"type": "string", "description": "what to do", "minLength": 1, "maxLength": maxTodoText},
+						"done": map[string]any{"type": "boolean", "description": "true when finished"},
+					},
+					"required":             []string{"text", "done"},
+					"additionalProperties": false,
+				},
+			},
+		}, "items"),
+		Concurrent: true,
+		SideEffect: tools.Idempotent,
+		Confirm:    tools.ConfirmNever,
+		Timeout:    10 * time.Second,
+		Source:     tools.SourceBuiltin,
+		Handler:    t.handleWriteTodo,
+	}
+}
+
+func (t *toolset) handleWriteTodo(ctx context.Context, req tools.Request) (tools.Result, error) {
+	var args struct {
+		Items []TodoItem `json:"items"`
+	}
+	if err := req.Decode(&args); err != nil {
+		return tools.Result{}, fmt.Errorf("write_todo: %w", err)
+	}
+	if err := needSession("write_todo", req); err != nil {
+		return tools.Result{}, err
+	}
+	if len(args.Items) > t.cfg.MaxTodoItems {
+		return tools.Result{}, fmt.Errorf("write_todo: %d items, more than the limit of %d; group small steps together", len(args.Items), t.cfg.MaxTodoItems)
+	}
+	items := make([]TodoItem, 0, len(args.Items))
+	for i, it := range args.Items {
+		text := strings.Join(strings.Fields(it.Text), " ")
+		if text == "" {
+			return tools.Result{}, fmt.Errorf("write_todo: item %d has no text", i+1)
+		}
+		items = append(items, TodoItem{Text: truncate(text, maxTodoText), Done: it.Done})
+	}
+	b, err := json.Marshal(items)
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("write_todo: encode list: %w", err)
+	}
+	if err := t.st.setString(ctx, todoKey(req.SessionID), string(b)); err != nil {
+		return tools.Result{}, storeError("write_todo", "save list", err)
+	}
+	return tools.Text(renderTodo(items)), nil
+}
+
+func renderTodo(items []TodoItem) string {
+	if len(items) == 0 {
+		return "todo list cleared"
+	}
+	done := 0
+	var b strings.Builder
+	for _, it := range items {
+		mark := " "
+		if it.Done {
+			mark = "x"
+			done++
+		}
+		fmt.Fprintf(&b, "- [%s] %s\n", mark, it.Text)
+	}
+	return fmt.Sprintf("todo list (%d/%d done):\n%s", done, len(items), strings.TrimSuffix(b.String(), "\n"))
+}

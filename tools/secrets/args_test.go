@@ -1,0 +1,144 @@
+package secrets
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const plain = "pa$$w0rd-<&>"
+
+// openedValue returns the plaintext of the "value" field of args.
+func openedValue(t *testing.T, key []byte, args string) string {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(args), &m))
+	v, ok := m["value"].(string)
+	require.True(t, ok, "value is a string in %s", args)
+	require.True(t, IsSealed(v), "value is sealed in %s", args)
+	got, err := Open(key, v)
+	require.NoError(t, err)
+	return got
+}
+
+func TestSealArguments(t *testing.T) {
+	key := testKey(t)
+	already, err := Seal(key, plain)
+	require.NoError(t, err)
+	alreadyArgs := `{"name":"API_KEY","value":"` + already + `"}`
+
+	tests := []struct {
+		name      string
+		args      string
+		sealed    bool // the output's value opens to plain
+		unchanged bool
+		wantErr   string
+	}{
+		{name: "plain value", args: `{"name":"API_KEY","value":"` + "pa$$w0rd-<&>" + `"}`, sealed: true},
+		{name: "extra fields kept", args: `{"value":"pa$$w0rd-<&>","name":"API_KEY","note":{"a":[1,2]}}`, sealed: true},
+		{name: "already sealed", args: alreadyArgs, unchanged: true},
+		{name: "no value", args: `{"name":"API_KEY"}`, unchanged: true},
+		{name: "value not a string", args: `{"name":"PIN","value":1234}`, unchanged: true},
+		{name: "not JSON", args: `{"name":"API_KEY","value":"pa$$w0rd-<&>"`, unchanged: true, wantErr: "not a JSON object"},
+		{name: "array", args: `["pa$$w0rd-<&>"]`, unchanged: true, wantErr: "not a JSON object"},
+		{name: "null", args: `null`, unchanged: true, wantErr: "not a JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := SealArguments(key, tt.args)
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				require.NotContains(t, err.Error(), plain)
+			} else {
+				require.NoError(t, err)
+			}
+			if tt.unchanged {
+				require.Equal(t, tt.args, got)
+				return
+			}
+			require.NotContains(t, got, plain)
+			require.Equal(t, plain, openedValue(t, key, got))
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(got), &m))
+			require.Equal(t, "API_KEY", m["name"])
+			if tt.name == "extra fields kept" {
+				require.Equal(t, map[string]any{"a": []any{1.0, 2.0}}, m["note"])
+			}
+			again, err := SealArguments(key, got)
+			require.NoError(t, err)
+			require.Equal(t, got, again, "sealing twice changes nothing")
+		})
+	}
+}
+
+func TestSealToolCall(t *testing.T) {
+	key := testKey(t)
+	direct := `{"name":"API_KEY","value":"pa$$w0rd-<&>"}`
+	innerString, err := json.Marshal(direct)
+	require.NoError(t, err)
+
+	innerOf := func(t *testing.T, out string, asString bool) string {
+		var outer map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal([]byte(out), &outer))
+		require.JSONEq(t, `"store_secret"`, string(outer["name"]))
+		if !asString {
+			require.Equal(t, byte('{'), outer["args"][0], "args stay an object")
+			return string(outer["args"])
+		}
+		var s string
+		require.NoError(t, json.Unmarshal(outer["args"], &s), "args stay a string")
+		return s
+	}
+
+	t.Run("direct", func(t *testing.T) {
+		out, err := SealToolCall(key, "store_secret", direct)
+		require.NoError(t, err)
+		require.NotContains(t, out, plain)
+		require.Equal(t, plain, openedValue(t, key, out))
+	})
+	t.Run("run_tool with object args", func(t *testing.T) {
+		out, err := SealToolCall(key, "run_tool", `{"name":"store_secret","args":`+direct+`}`)
+		require.NoError(t, err)
+		require.NotContains(t, out, "pa$$w0rd")
+		require.Equal(t, plain, openedValue(t, key, innerOf(t, out, false)))
+		again, err := SealToolCall(key, "run_tool", out)
+		require.NoError(t, err)
+		require.Equal(t, out, again)
+	})
+	t.Run("run_tool with string args", func(t *testing.T) {
+		out, err := SealToolCall(key, "run_tool", `{"name":"store_secret","args":`+string(innerString)+`}`)
+		require.NoError(t, err)
+		require.NotContains(t, out, "pa$$w0rd")
+		require.Equal(t, plain, openedValue(t, key, innerOf(t, out, true)))
+		again, err := SealToolCall(key, "run_tool", out)
+		require.NoError(t, err)
+		require.Equal(t, out, again)
+	})
+	unchanged := []struct{ name, tool, args string }{
+		{"other tool", "http_request", `{"url":"http://x","value":"pa$$w0rd-<&>"}`},
+		{"run_tool of another tool", "run_tool", `{"name":"http_request","args":{"value":"pa$$w0rd-<&>"}}`},
+		{"run_tool without args", "run_tool", `{"name":"store_secret"}`},
+		{"malformed run_tool of another tool", "run_tool", `{"name":"read_files"`},
+	}
+	for _, tt := range unchanged {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := SealToolCall(key, tt.tool, tt.args)
+			require.NoError(t, err)
+			require.Equal(t, tt.args, out)
+		})
+	}
+	t.Run("malformed run_tool of store_secret", func(t *testing.T) {
+		args := `{"name":"store_secret","args":{"value":"pa$$w0rd-<&>"}`
+		out, err := SealToolCall(key, "run_tool", args)
+		require.ErrorContains(t, err, "not a JSON object")
+		require.NotContains(t, err.Error(), "pa$$w0rd")
+		require.Equal(t, args, out)
+	})
+	t.Run("run_tool with string args that are not an object", func(t *testing.T) {
+		args := `{"name":"store_secret","args":"pa$$w0rd-<&>"}`
+		out, err := SealToolCall(key, "run_tool", args)
+		require.ErrorContains(t, err, "not a JSON object")
+		require.Equal(t, args, out)
+	})
+}

@@ -1,0 +1,177 @@
+package secrets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolround/toolround/tools"
+)
+
+var _ tools.Secrets = (*Store)(nil)
+
+// ErrNotFound is wrapped by Get when the session has no secret of that name.
+var ErrNotFound = errors.New("secret not found")
+
+// DefaultTTL is how long a session's secrets live after the last store_secret.
+const DefaultTTL = 30 * 24 * time.Hour
+
+// StoreOptions configures a Store.
+type StoreOptions struct {
+	// Redis keeps the sealed values, one hash per session under
+	// Key(sessionID). Nil: an in-process map, which is not shared between
+	// workers and is lost when the process ends.
+	Redis *redis.Client
+	// TTL is how long a session's secrets live after the last Put.
+	// Zero: DefaultTTL. Negative: they never expire.
+	TTL time.Duration
+}
+
+// Store keeps each session's secrets sealed at rest and implements
+// tools.Secrets. It is safe for concurrent use.
+type Store struct {
+	key []byte
+	rdb *redis.Client
+	ttl time.Duration
+
+	mu  sync.Mutex
+	mem map[string]map[string]string
+}
+
+// NewStore returns a store that seals with key (32 bytes).
+func NewStore(key []byte, opts StoreOptions) (*Store, error) {
+	if len(key) != KeySize {
+		return nil, fmt.Errorf("secrets: new store: key is %d bytes, want %d", len(key), KeySize)
+	}
+	ttl := opts.TTL
+	if ttl == 0 {
+		ttl = DefaultTTL
+	}
+	s := &Store{key: append([]byte(nil), key...), rdb: opts.Redis, ttl: ttl}
+	if s.rdb == nil {
+		s.mem = make(map[string]map[string]string)
+	}
+	return s, nil
+}
+
+// Key is the Redis hash of a session's secrets: field = name, value = the
+// sealed value.
+func Key(sessionID string) string { return "toolround:secret:" + sessionID }
+
+// Shared reports whether the store is shared between workers (backed by Redis).
+func (s *Store) Shared() bool { return s.rdb != nil }
+
+// Seal seals plaintext with the store's key.
+func (s *Store) Seal(plaintext string) (string, error) { return Seal(s.key, plaintext) }
+
+// Put stores a secret. value may be plain, and is then sealed here, or
+// already sealed (by SealArguments), and is then checked to open with the
+// store's key and kept as it is.
+func (s *Store) Put(ctx context.Context, sessionID, name, value string) error {
+	sealed := value
+	if IsSealed(value) {
+		if _, err := Open(s.key, value); err != nil {
+			return fmt.Errorf("secrets: put %q: %w", name, err)
+		}
+	} else {
+		var err error
+		if sealed, err = Seal(s.key, value); err != nil {
+			return fmt.Errorf("secrets: put %q: %w", name, err)
+		}
+	}
+	if s.rdb == nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.mem[sessionID] == nil {
+			s.mem[sessionID] = make(map[string]string)
+		}
+		s.mem[sessionID][name] = sealed
+		return nil
+	}
+	key := Key(sessionID)
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, key, name, sealed)
+		if s.ttl > 0 {
+			p.Expire(ctx, key, s.ttl)
+		} else {
+			p.Persist(ctx, key)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("secrets: put %q: %w", name, err)
+	}
+	return nil
+}
+
+// Get returns the plaintext of a session's secret. A missing secret is an
+// error wrapping ErrNotFound that tells how to store it.
+func (s *Store) Get(ctx context.Context, sessionID, name string) (string, error) {
+	var sealed string
+	if s.rdb == nil {
+		s.mu.Lock()
+		v, ok := s.mem[sessionID][name]
+		s.mu.Unlock()
+		if !ok {
+			return "", notFound(name)
+		}
+		sealed = v
+	} else {
+		v, err := s.rdb.HGet(ctx, Key(sessionID), name).Result()
+		if errors.Is(err, redis.Nil) {
+			return "", notFound(name)
+		}
+		if err != nil {
+			return "", fmt.Errorf("secrets: get %q: %w", name, err)
+		}
+		sealed = v
+	}
+	plain, err := Open(s.key, sealed)
+	if err != nil {
+		return "", fmt.Errorf("secrets: get %q: %w", name, err)
+	}
+	return plain, nil
+}
+
+// Names lists the names of a session's secrets, sorted.
+func (s *Store) Names(ctx context.Context, sessionID string) ([]string, error) {
+	var names []string
+	if s.rdb == nil {
+		s.mu.Lock()
+		for n := range s.mem[sessionID] {
+			names = append(names, n)
+		}
+		s.mu.Unlock()
+	} else {
+		var err error
+		names, err = s.rdb.HKeys(ctx, Key(sessionID)).Result()
+		if err != nil {
+			return nil, fmt.Errorf("secrets: list names: %w", err)
+		}
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Delete removes a session's secret; a missing one is not an error.
+func (s *Store) Delete(ctx context.Context, sessionID, name string) error {
+	if s.rdb == nil {
+		s.mu.Lock()
+		delete(s.mem[sessionID], name)
+		s.mu.Unlock()
+		return nil
+	}
+	if err := s.rdb.HDel(ctx, Key(sessionID), name).Err(); err != nil {
+		return fmt.Errorf("secrets: delete %q: %w", name, err)
+	}
+	return nil
+}
+
+func notFound(name string) error {
+	return fmt.Errorf("secrets: %w: no secret %q in this session; store it with store_secret", ErrNotFound, name)
+}

@@ -1,0 +1,137 @@
+package secrets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/internal/testenv"
+)
+
+func uniqueSession(t *testing.T, rdb *redis.Client) string {
+	t.Helper()
+	id := fmt.Sprintf("test-secrets-%s-%d", t.Name(), time.Now().UnixNano())
+	if rdb != nil {
+		t.Cleanup(func() { _ = rdb.Del(context.Background(), Key(id)).Err() })
+	}
+	return id
+}
+
+func TestStore(t *testing.T) {
+	backends := []struct {
+		name  string
+		redis func(t *testing.T) *redis.Client
+	}{
+		{name: "redis", redis: func(t *testing.T) *redis.Client { return testenv.Redis(t) }},
+		{name: "memory", redis: func(t *testing.T) *redis.Client { return nil }},
+	}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			ctx := context.Background()
+			rdb := b.redis(t)
+			key := testKey(t)
+			s, err := NewStore(key, StoreOptions{Redis: rdb})
+			require.NoError(t, err)
+			require.Equal(t, rdb != nil, s.Shared())
+			session := uniqueSession(t, rdb)
+
+			require.NoError(t, s.Put(ctx, session, "PLAIN", "hunter2"))
+			sealed, err := Seal(key, "s3cret")
+			require.NoError(t, err)
+			require.NoError(t, s.Put(ctx, session, "SEALED", sealed))
+
+			got, err := s.Get(ctx, session, "PLAIN")
+			require.NoError(t, err)
+			require.Equal(t, "hunter2", got)
+			got, err = s.Get(ctx, session, "SEALED")
+			require.NoError(t, err)
+			require.Equal(t, "s3cret", got)
+
+			_, err = s.Get(ctx, session, "MISSING")
+			require.True(t, errors.Is(err, ErrNotFound), err)
+			require.ErrorContains(t, err, "store it with store_secret")
+			_, err = s.Get(ctx, session+"-other", "PLAIN")
+			require.True(t, errors.Is(err, ErrNotFound), "secrets are per session")
+
+			otherSealed, err := Seal(testKey(t), "x")
+			require.NoError(t, err)
+			err = s.Put(ctx, session, "FOREIGN", otherSealed)
+			require.True(t, errors.Is(err, ErrOpen), err)
+
+			names, err := s.Names(ctx, session)
+			require.NoError(t, err)
+			require.Equal(t, []string{"PLAIN", "SEALED"}, names)
+
+			require.NoError(t, s.Put(ctx, session, "PLAIN", "changed"))
+			got, err = s.Get(ctx, session, "PLAIN")
+			require.NoError(t, err)
+			require.Equal(t, "changed", got)
+
+			require.NoError(t, s.Delete(ctx, session, "PLAIN"))
+			require.NoError(t, s.Delete(ctx, session, "PLAIN"))
+			_, err = s.Get(ctx, session, "PLAIN")
+			require.True(t, errors.Is(err, ErrNotFound))
+
+			other, err := NewStore(testKey(t), StoreOptions{Redis: rdb})
+			require.NoError(t, err)
+			if rdb != nil {
+				_, err = other.Get(ctx, session, "SEALED")
+				require.True(t, errors.Is(err, ErrOpen), "a store with another key cannot read: %v", err)
+			}
+		})
+	}
+}
+
+func TestStoreKeepsOnlySealedValuesInRedis(t *testing.T) {
+	ctx := context.Background()
+	rdb := testenv.Redis(t)
+	s, err := NewStore(testKey(t), StoreOptions{Redis: rdb, TTL: time.Hour})
+	require.NoError(t, err)
+	session := uniqueSession(t, rdb)
+	require.NoError(t, s.Put(ctx, session, "TOKEN", "hunter2"))
+
+	raw, err := rdb.HGet(ctx, Key(session), "TOKEN").Result()
+	require.NoError(t, err)
+	require.True(t, IsSealed(raw))
+	require.NotContains(t, raw, "hunter2")
+
+	ttl, err := rdb.TTL(ctx, Key(session)).Result()
+	require.NoError(t, err)
+	require.Greater(t, ttl, 50*time.Minute)
+	require.LessOrEqual(t, ttl, time.Hour)
+}
+
+func TestStoreNegativeTTLNeverExpires(t *testing.T) {
+	ctx := context.Background()
+	rdb := testenv.Redis(t)
+	s, err := NewStore(testKey(t), StoreOptions{Redis: rdb, TTL: -1})
+	require.NoError(t, err)
+	session := uniqueSession(t, rdb)
+	require.NoError(t, s.Put(ctx, session, "TOKEN", "v"))
+	ttl, err := rdb.TTL(ctx, Key(session)).Result()
+	require.NoError(t, err)
+	require.Equal(t, time.Duration(-1), ttl)
+}
+
+func TestNewStoreRejectsBadKey(t *testing.T) {
+	_, err := NewStore([]byte("short"), StoreOptions{})
+	require.ErrorContains(t, err, "want 32")
+}
+
+func TestStoreRedisDown(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = rdb.Close() })
+	s, err := NewStore(testKey(t), StoreOptions{Redis: rdb})
+	require.NoError(t, err)
+	err = s.Put(context.Background(), "s", "TOKEN", "hunter2")
+	require.ErrorContains(t, err, `secrets: put "TOKEN"`)
+	require.NotContains(t, err.Error(), "hunter2")
+	_, err = s.Get(context.Background(), "s", "TOKEN")
+	require.ErrorContains(t, err, `secrets: get "TOKEN"`)
+	require.False(t, errors.Is(err, ErrNotFound))
+}
