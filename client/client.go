@@ -64,17 +64,19 @@ var ErrInputMismatch = errors.New("a round with this id already ran with a diffe
 // (same session, run and round number) again attaches to the first execution,
 // running or finished, and never runs it twice.
 func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRun, error) {
+	if err := in.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid round input: %w", err)
+	}
+	// The hash is of the input as given: Prepare may seal values with a
+	// random nonce, and a resubmission must still match.
+	hash, err := InputHash(in)
+	if err != nil {
+		return nil, err
+	}
 	if c.opts.Prepare != nil {
 		if err := c.opts.Prepare(in); err != nil {
 			return nil, err
 		}
-	}
-	if err := in.Validate(); err != nil {
-		return nil, fmt.Errorf("invalid round input: %w", err)
-	}
-	hash, err := InputHash(in)
-	if err != nil {
-		return nil, err
 	}
 	id := in.WorkflowID()
 	run, err := c.tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{

@@ -10,6 +10,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolround/toolround/tools/decision"
+	"github.com/toolround/toolround/tools/ext"
+	"github.com/toolround/toolround/tools/mcp"
+	"github.com/toolround/toolround/tools/secrets"
+	"github.com/toolround/toolround/tools/web"
 )
 
 // Config is the worker's configuration. ConfigFromEnv reads it; each field
@@ -46,6 +52,28 @@ type Config struct {
 	LargeResult int
 	// LogLevel is LOG_LEVEL (debug, info, warn, error). Default info.
 	LogLevel slog.Level
+
+	// SearchURL is SEARCH_URL, the base URL of a SearXNG instance for
+	// search_web. Default none: search_web says no backend is configured.
+	SearchURL string
+	// Decision is the model that filters fetch_page and search_web results:
+	// DECISION_BASE_URL, DECISION_MODEL, DECISION_API_KEY, DECISION_TIMEOUT,
+	// DECISION_MAX_CHARS. Default: the extractive filter.
+	Decision decision.Config
+	// DenyPrivate is HTTP_DENY_PRIVATE=true: the HTTP tools may not reach
+	// loopback and private addresses. Default false (the cloud metadata
+	// address is always denied).
+	DenyPrivate bool
+	// Secrets locates the key that seals store_secret values:
+	// TOOLROUND_SECRET_KEY or TOOLROUND_SECRET_KEY_FILE (default
+	// ~/.config/toolround/secret.key, created on first use).
+	Secrets secrets.Config
+	// MCPConfig is MCP_CONFIG, a JSON file of MCP servers whose tools join the
+	// catalog. Default none.
+	MCPConfig string
+	// ToolsConfig is TOOLS_CONFIG, a JSON file of script_* and ext_* tools.
+	// Default none.
+	ToolsConfig string
 }
 
 // ConfigFromEnv reads the configuration from the environment.
@@ -76,6 +104,19 @@ func ConfigFromEnv() (Config, error) {
 	if c.LargeResult, err = envInt("LARGE_RESULT_BYTES", 128<<10); err != nil {
 		return c, err
 	}
+	c.SearchURL = env(web.EnvSearchURL, "")
+	if c.Decision, err = decision.ConfigFromEnv(os.Getenv); err != nil {
+		return c, err
+	}
+	if v := env("HTTP_DENY_PRIVATE", "false"); v != "false" && v != "0" {
+		if v != "true" && v != "1" {
+			return c, fmt.Errorf("HTTP_DENY_PRIVATE=%q: want true or false", v)
+		}
+		c.DenyPrivate = true
+	}
+	c.Secrets = secrets.ConfigFromEnv()
+	c.MCPConfig = env(mcp.ConfigEnv, "")
+	c.ToolsConfig = env(ext.ConfigEnv, "")
 	if lvl := os.Getenv("LOG_LEVEL"); lvl != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
 			return c, fmt.Errorf("LOG_LEVEL=%q: %w", lvl, err)

@@ -15,6 +15,9 @@ import (
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/builtin"
+	"github.com/toolround/toolround/tools/ext"
+	"github.com/toolround/toolround/tools/mcp"
+	"github.com/toolround/toolround/tools/netguard"
 	"github.com/toolround/toolround/workflows"
 )
 
@@ -30,6 +33,9 @@ type Engine struct {
 	Workflow   *workflows.RoundWorkflow
 	Activities *activities.Activities
 	Logger     *slog.Logger
+
+	builtins *builtin.Builtins
+	mcp      *mcp.Manager
 }
 
 // New builds the engine: the workdir, Redis (or the in-process fallback, said
@@ -62,7 +68,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Engine, error) 
 	}
 	acts.Cache = resultCache
 	e.Activities = acts
-	if err := builtin.Register(e.Registry, builtin.Config{Workdir: wd}); err != nil {
+	if err := e.registerTools(ctx, resultCache); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -74,6 +80,57 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Engine, error) 
 	})
 	e.Workflow = &workflows.RoundWorkflow{Catalog: e.Catalog}
 	return e, nil
+}
+
+// registerTools adds the built-in tools, the MCP servers' tools and the
+// script_*/ext_* tools of the configuration files.
+func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) error {
+	cfg := e.Config
+	key, err := cfg.Secrets.LoadKey()
+	if err != nil {
+		return fmt.Errorf("engine: the key that seals secrets: %w", err)
+	}
+	bc := builtin.Config{Workdir: e.Workdir, Cache: cache, SecretKey: key, Decision: cfg.Decision, Logger: e.Logger}
+	if e.Redis != nil {
+		bc.Redis = e.Redis.Redis()
+	}
+	bc.Web.SearXNGURL = cfg.SearchURL
+	if cfg.DenyPrivate {
+		p := netguard.DefaultPolicy()
+		p.DenyPrivate = true
+		bc.Web.Policy = &p
+	}
+	if e.builtins, err = builtin.Register(e.Registry, bc); err != nil {
+		return err
+	}
+	if cfg.MCPConfig != "" {
+		mc, err := mcp.LoadConfig(cfg.MCPConfig)
+		if err != nil {
+			return fmt.Errorf("engine: MCP_CONFIG: %w", err)
+		}
+		mc.Dir, mc.Logger = e.Workdir.Dir(), e.Logger
+		if e.mcp, err = mcp.Connect(ctx, mc); err != nil {
+			return fmt.Errorf("engine: MCP_CONFIG: %w", err)
+		}
+		for _, st := range e.mcp.Status() {
+			if st.Err != nil {
+				e.Logger.Warn("an MCP server did not start; its tools are not available", "server", st.Name, "error", st.Err)
+			}
+		}
+		if err := e.mcp.Register(e.Registry); err != nil {
+			e.Logger.Warn("some MCP tools were not registered", "error", err)
+		}
+	}
+	if cfg.ToolsConfig != "" {
+		tc, err := ext.Load(cfg.ToolsConfig)
+		if err != nil {
+			return fmt.Errorf("engine: TOOLS_CONFIG: %w", err)
+		}
+		if err := ext.Register(e.Registry, tc, e.Workdir.Dir()); err != nil {
+			return fmt.Errorf("engine: TOOLS_CONFIG: %w", err)
+		}
+	}
+	return nil
 }
 
 // Register registers the round workflow and its activities under their
@@ -113,8 +170,13 @@ func Dial(cfg Config, logger *slog.Logger) (client.Client, error) {
 	return c, nil
 }
 
-// Close releases Redis and the workdir.
+// Close stops background commands and MCP servers and releases Redis and
+// the workdir.
 func (e *Engine) Close() {
+	e.builtins.Close()
+	if e.mcp != nil {
+		_ = e.mcp.Close()
+	}
 	if e.Redis != nil {
 		_ = e.Redis.Close()
 	}

@@ -21,8 +21,6 @@ import (
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/round"
-	"github.com/toolround/toolround/tools"
-	"github.com/toolround/toolround/tools/builtin"
 	"github.com/toolround/toolround/workflows"
 )
 
@@ -101,7 +99,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if *provider == "" {
 			return usageError{errors.New("tools needs --provider P (claude-code or any other name)")}
 		}
-		return printTools(stdout, cfg, *provider)
+		return printTools(ctx, stdout, cfg, *provider)
 	case "watch":
 		if err := need(1, "SESSION_ID"); err != nil {
 			return err
@@ -242,7 +240,7 @@ func dial(ctx context.Context, cfg engine.Config) (*client.Client, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := client.Options{TaskQueue: cfg.TaskQueue}
+	opts := client.Options{TaskQueue: cfg.TaskQueue, Prepare: client.SealSecrets(cfg.Secrets)}
 	var rc *cache.Client
 	if cfg.RedisURL != "" {
 		if rc, err = cache.Open(ctx, cache.Options{URL: cfg.RedisURL, Logger: logger}); err == nil {
@@ -323,17 +321,16 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func printTools(w io.Writer, cfg engine.Config, provider string) error {
-	wd, err := tools.OpenWorkdir(cfg.Workdir)
+// printTools lists the tools a worker with the same configuration offers:
+// the built-ins, MCP_CONFIG's servers and TOOLS_CONFIG's tools.
+func printTools(ctx context.Context, w io.Writer, cfg engine.Config, provider string) error {
+	cfg.RedisURL = "" // listing schemas needs no Redis
+	e, err := engine.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return err
 	}
-	defer wd.Close()
-	reg := tools.NewRegistry()
-	if err := builtin.Register(reg, builtin.Config{Workdir: wd}); err != nil {
-		return err
-	}
-	return printJSON(w, reg.ToolsFor(provider, nil))
+	defer e.Close()
+	return printJSON(w, e.Registry.ToolsFor(provider, nil))
 }
 
 func watch(ctx context.Context, w io.Writer, cfg engine.Config, sessionID string, asJSON, all bool) error {

@@ -65,6 +65,7 @@ func TestCommitFailureContentAndHints(t *testing.T) {
 		{"http_request: GET https://api.example.com: 403 Forbidden", "store_secret"},
 		{"search_web: no API key configured", "store_secret"},
 		{"the API token is missing", "store_secret"},
+		{"http_request: secret github_token is missing: store it with store_secret(name, value)", "store_secret"},
 		{"read_files: a.txt: no such file", `write_error(tool="read_files", error=<the error>, outcome="resolved"`},
 		{"exit status 4030", "write_error("},
 	}

@@ -4,20 +4,116 @@ package builtin
 
 import (
 	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/agent"
+	"github.com/toolround/toolround/tools/command"
+	"github.com/toolround/toolround/tools/decision"
+	"github.com/toolround/toolround/tools/secrets"
+	"github.com/toolround/toolround/tools/web"
 )
 
-// Config is what the built-in tools need from the worker.
+// Config is what the built-in tools need from the worker. The per-package
+// configurations keep their own defaults; Register fills in the shared
+// parts (workdir, Redis, cache, secrets).
 type Config struct {
 	// Workdir confines the file and command tools (TOOLS_WORKDIR). Required.
 	Workdir *tools.Workdir
+	// Redis keeps per-session tool data (todo lists, errors, secrets). Nil: in
+	// process, not shared between workers.
+	Redis *redis.Client
+	// Cache is the result cache (K1). Nil: no cache.
+	Cache tools.ResultCache
+	// SecretKey seals store_secret values (32 bytes). Required.
+	SecretKey []byte
+	// Decision configures the model that filters fetch_page and search_web
+	// results; an empty BaseURL uses the extractive filter.
+	Decision decision.Config
+	Command  command.Config
+	Web      web.Config
+	Agent    agent.Config
+	Logger   *slog.Logger
+}
+
+// Builtins holds what the built-in tools keep running between calls.
+type Builtins struct {
+	// Secrets is the store of store_secret, which http_request reads.
+	Secrets  *secrets.Store
+	commands *command.Tools
 }
 
 // Register adds every built-in tool to reg.
-func Register(reg *tools.Registry, cfg Config) error {
+func Register(reg *tools.Registry, cfg Config) (*Builtins, error) {
 	if cfg.Workdir == nil {
-		return errors.New("builtin: Config.Workdir is required")
+		return nil, errors.New("builtin: Config.Workdir is required")
 	}
-	return reg.Register(FindTools(reg))
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	store, err := secrets.NewStore(cfg.SecretKey, secrets.StoreOptions{Redis: cfg.Redis})
+	if err != nil {
+		return nil, fmt.Errorf("builtin: %w", err)
+	}
+	b := &Builtins{Secrets: store}
+
+	if err := reg.Register(FindTools(reg)); err != nil {
+		return nil, err
+	}
+
+	cmdCfg := cfg.Command
+	cmdCfg.Workdir = cfg.Workdir
+	if b.commands, err = command.New(cmdCfg); err != nil {
+		return nil, err
+	}
+	if err := registerAll(reg, b.commands.Definitions()); err != nil {
+		b.Close()
+		return nil, err
+	}
+
+	filter, err := decision.New(withLogger(cfg.Decision, cfg.Logger))
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	webCfg := cfg.Web
+	webCfg.Cache, webCfg.Secrets, webCfg.Decision, webCfg.Logger = cfg.Cache, store, filter, cfg.Logger
+	if err := web.Register(reg, webCfg); err != nil {
+		b.Close()
+		return nil, err
+	}
+
+	agentCfg := cfg.Agent
+	agentCfg.Redis, agentCfg.Secrets = cfg.Redis, store
+	if err := agent.Register(reg, agentCfg); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func withLogger(c decision.Config, l *slog.Logger) decision.Config {
+	if c.Logger == nil {
+		c.Logger = l
+	}
+	return c
+}
+
+func registerAll(reg *tools.Registry, defs []tools.Definition) error {
+	for _, d := range defs {
+		if err := reg.Register(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close stops the background commands the tools started.
+func (b *Builtins) Close() {
+	if b != nil && b.commands != nil {
+		_ = b.commands.Close()
+	}
 }
