@@ -122,4 +122,15 @@ func (e *env) missing(rel string) {
 	require.ErrorIs(e.t, err, os.ErrNotExist, "%s should not exist", rel)
 }
 
+// walkAll calls fn with every path under dir, hidden ones included.
+func walkAll(dir string, fn func(string)) error {
+	return filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fn(p)
+		return nil
+	})
+}
+
 type m = map[string]any

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -70,7 +71,17 @@ func TestReadFiles(t *testing.T) {
 	require.Contains(t, err.Error(), "../x: path \"../x\" is outside the workdir")
 
 	require.NoError(t, syscall.Mkfifo(e.abs("pipe"), 0o644))
-	require.ErrorContains(t, e.fail("read_files", m{"paths": []string{"pipe"}}), "not a regular file")
+	fifo := make(chan error, 1)
+	go func() {
+		_, err := e.callRaw("read_files", rawArgs(t, m{"paths": []string{"pipe"}}))
+		fifo <- err
+	}()
+	select {
+	case err := <-fifo:
+		require.ErrorContains(t, err, "not a regular file")
+	case <-time.After(10 * time.Second):
+		t.Fatal("read_files blocked on a FIFO")
+	}
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
