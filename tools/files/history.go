@@ -115,10 +115,7 @@ func (t *fileTools) renderHistory(tg target, idx *versionIndex) string {
 		fmt.Fprintf(&b, "%d bytes", fi.Size())
 	}
 	if c := idx.Current; c != nil {
-		sum, absent, herr := "", errors.Is(err, fs.ErrNotExist), error(nil)
-		if err == nil && fi.Mode().IsRegular() {
-			sum, absent, herr = hashFile(root, tg.real)
-		}
+		sum, absent, herr := hashFile(root, tg.real)
 		if herr == nil && absent == c.Absent && sum == c.SHA256 {
 			fmt.Fprintf(&b, ", made by %s at %s", c.Op, fmtTime(c.Time))
 		} else {

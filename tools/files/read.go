@@ -278,7 +278,7 @@ func readLine(br *bufio.Reader, max int) (line []byte, cut bool, err error) {
 			continue
 		}
 		if cut {
-			line = []byte(cutUTF8(string(line), len(line)))
+			line = trimPartialRune(line)
 		}
 		return line, cut, err
 	}
@@ -299,6 +299,19 @@ func isBinary(b []byte, prefix bool) bool {
 		}
 	}
 	return !utf8.Valid(b)
+}
+
+// trimPartialRune drops a character cut short at the end of b.
+func trimPartialRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if utf8.FullRune(b[i:]) {
+				return b
+			}
+			return b[:i]
+		}
+	}
+	return b
 }
 
 // cutUTF8 shortens s to at most n bytes without splitting a character.
