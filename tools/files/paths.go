@@ -153,6 +153,19 @@ func writeTemp(root *os.Root, rel string, src io.Reader, perm fs.FileMode) (stri
 	return name, n, nil
 }
 
+// writeAtomic writes src to rel through a temp file renamed into place.
+func writeAtomic(root *os.Root, rel string, src io.Reader, perm fs.FileMode) (int64, error) {
+	tmp, n, err := writeTemp(root, rel, src, perm)
+	if err != nil {
+		return 0, err
+	}
+	if err := root.Rename(tmp, rel); err != nil {
+		_ = root.Remove(tmp)
+		return 0, fmt.Errorf("replace %s: %w", rel, plainErr(err))
+	}
+	return n, nil
+}
+
 // openRead opens a file for reading without blocking on a FIFO or a
 // device that waits for a peer; callers check that it is a regular file.
 func openRead(root *os.Root, rel string) (*os.File, error) {

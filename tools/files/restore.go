@@ -79,6 +79,9 @@ func (t *fileTools) restoreFile(ctx context.Context, req tools.Request) (tools.R
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("restore_file: %s: %w", tg.given, plainErr(err))
 	}
+	if absent && v.Mode != 0 {
+		mode = v.Mode
+	}
 	if absent == v.Absent && sum == v.SHA256 {
 		return tools.Text(fmt.Sprintf("restore_file: %s already matches version %d; nothing changed", tg.given, v.N)), nil
 	}

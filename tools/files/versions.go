@@ -30,6 +30,8 @@ type Version struct {
 	Size   int64 `json:"size"`
 	// SHA256 is the hex digest of the content; empty when Absent.
 	SHA256 string `json:"sha256,omitempty"`
+	// Mode is the permission bits the file had.
+	Mode fs.FileMode `json:"mode,omitempty"`
 	// Dropped is set when the content was too large to keep.
 	Dropped bool `json:"dropped,omitempty"`
 	// MadeBy is the change that produced this state, when a file tool made it.
@@ -122,14 +124,8 @@ func (s *store) save(idx *versionIndex) error {
 	if err != nil {
 		return fmt.Errorf("encode the version index of %s: %w", idx.Path, err)
 	}
-	name := path.Join(s.dir(idx.Path), "index.json")
-	tmp, _, err := writeTemp(s.root, name, bytes.NewReader(data), 0o644)
-	if err != nil {
+	if _, err := writeAtomic(s.root, path.Join(s.dir(idx.Path), "index.json"), bytes.NewReader(data), 0o644); err != nil {
 		return fmt.Errorf("save the version index of %s: %w", idx.Path, err)
-	}
-	if err := s.root.Rename(tmp, name); err != nil {
-		_ = s.root.Remove(tmp)
-		return fmt.Errorf("save the version index of %s: %w", idx.Path, plainErr(err))
 	}
 	return nil
 }
@@ -215,7 +211,7 @@ func (s *store) snapshot(idx *versionIndex, rel string) (Version, error) {
 	if !fi.Mode().IsRegular() {
 		return v, fmt.Errorf("%s is not a regular file", rel)
 	}
-	v.Size = fi.Size()
+	v.Size, v.Mode = fi.Size(), fi.Mode().Perm()
 	mod := fi.ModTime().UTC()
 	if v.Size > s.maxBytes {
 		v.Dropped = true
@@ -223,14 +219,9 @@ func (s *store) snapshot(idx *versionIndex, rel string) (Version, error) {
 		return v, nil
 	}
 	h := sha256.New()
-	name := s.contentPath(rel, v.N)
-	tmp, n, err := writeTemp(s.root, name, io.TeeReader(f, h), 0o644)
+	n, err := writeAtomic(s.root, s.contentPath(rel, v.N), io.TeeReader(f, h), 0o644)
 	if err != nil {
 		return v, fmt.Errorf("keep a version of %s: %w", rel, err)
-	}
-	if err := s.root.Rename(tmp, name); err != nil {
-		_ = s.root.Remove(tmp)
-		return v, fmt.Errorf("keep a version of %s: %w", rel, plainErr(err))
 	}
 	v.Size, v.SHA256 = n, hex.EncodeToString(h.Sum(nil))
 	madeBy(false, v.SHA256, mod)

@@ -53,6 +53,7 @@ func TestHistoryAndRestore(t *testing.T) {
 func TestRemoveAndRestore(t *testing.T) {
 	e := newEnv(t, nil)
 	e.write("doc.md", "# title\n")
+	require.NoError(t, os.Chmod(e.abs("doc.md"), 0o755))
 	res := e.ok("remove_file", m{"path": "doc.md"})
 	require.Equal(t, "remove_file: removed doc.md (8 bytes); the previous content is version 1 (restore_file brings it back)", res.Content)
 	require.Equal(t, []string{"doc.md"}, res.Touched)
@@ -65,6 +66,9 @@ func TestRemoveAndRestore(t *testing.T) {
 
 	res = e.ok("restore_file", m{"path": "doc.md"})
 	require.Equal(t, "# title\n", e.content("doc.md"))
+	fi, err := os.Stat(e.abs("doc.md"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o755), fi.Mode().Perm(), "a restored file gets back its mode")
 	require.Contains(t, res.Content, "version 2 records that the file did not exist")
 
 	require.ErrorContains(t, e.fail("remove_file", m{"path": "gone.txt"}), "gone.txt: no such file or folder")
