@@ -1,6 +1,17 @@
 // Package files holds the file tools: read_files, find_files, edit_file,
 // remove_file, restore_file, file_history and download_file, all confined to
 // the workdir, with a version kept of every content they replace.
+//
+// Every access goes through the workdir's os.Root, after Workdir.Rel and a
+// walk of the path's symbolic links (a link may lead neither outside the
+// workdir nor into its reserved folder). Writes are atomic: a temp file in
+// the same folder, renamed into place. Before edit_file, remove_file,
+// restore_file or download_file change a file, its current state (content,
+// or the fact that it did not exist) becomes a numbered version under
+// .toolround/versions/<hash of the path>/, with an index.json that records
+// size, digest, time and the changes that made and replaced it; the newest
+// Config.MaxVersions are kept. remove_file takes folders too: each file in
+// them goes through the same versioning, so each can be restored.
 package files
 
 import (

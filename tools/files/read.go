@@ -137,8 +137,11 @@ func (t *fileTools) readOne(ctx context.Context, p string, offset, limit, budget
 	}
 	root := t.wd.Root()
 	f, err := openRead(root, tg.real)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("%w; find files with find_files", plainErr(err))
+	}
+	if err != nil {
+		return "", plainErr(err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
