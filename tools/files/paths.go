@@ -1,0 +1,192 @@
+package files
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/toolround/toolround/tools"
+)
+
+// maxLinkHops bounds the symbolic links followed in one path, as the kernel does.
+const maxLinkHops = 40
+
+// target is a path from a tool call: as given (cleaned) and as it really is
+// once symbolic links inside the workdir are followed.
+type target struct {
+	given string
+	real  string
+}
+
+// touched lists the paths a change of t affects, for Result.Touched.
+func (t target) touched() []string {
+	if t.given == t.real {
+		return []string{t.given}
+	}
+	return []string{t.given, t.real}
+}
+
+// resolve checks a path from a tool call and follows its symbolic links one
+// component at a time, so that tools work on the real file: a write replaces
+// a link's target rather than the link, and a link may lead neither outside
+// the workdir nor into its reserved folder. The os.Root still confines every
+// access, so a link swapped in after this check cannot escape either.
+func (t *fileTools) resolve(p string) (target, error) {
+	rel, err := t.wd.Rel(p)
+	if err != nil {
+		return target{}, err
+	}
+	rel = filepath.ToSlash(rel)
+	root := t.wd.Root()
+	done := "."
+	rest := splitPath(rel)
+	for hops := 0; len(rest) > 0; {
+		next := path.Join(done, rest[0])
+		fi, err := root.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			done = path.Join(append([]string{next}, rest[1:]...)...)
+			break
+		}
+		if err != nil {
+			return target{}, fmt.Errorf("%s: %w", p, plainErr(err))
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			done, rest = next, rest[1:]
+			continue
+		}
+		if hops++; hops > maxLinkHops {
+			return target{}, fmt.Errorf("%s: too many levels of symbolic links", p)
+		}
+		link, err := root.Readlink(next)
+		if err != nil {
+			return target{}, fmt.Errorf("%s: %w", p, plainErr(err))
+		}
+		var to string
+		if filepath.IsAbs(link) {
+			r, err := t.wd.Rel(link)
+			if err != nil {
+				return target{}, fmt.Errorf("%s: %s is a symbolic link to %s, which is outside the workdir", p, next, link)
+			}
+			to = filepath.ToSlash(r)
+		} else {
+			to = path.Join(done, filepath.ToSlash(link))
+		}
+		if to == ".." || strings.HasPrefix(to, "../") {
+			return target{}, fmt.Errorf("%s: %s is a symbolic link to %s, which is outside the workdir", p, next, link)
+		}
+		if to == tools.ReservedDir || strings.HasPrefix(to, tools.ReservedDir+"/") {
+			return target{}, fmt.Errorf("%s: %s is a symbolic link into the reserved folder %s", p, next, tools.ReservedDir)
+		}
+		done, rest = ".", append(splitPath(to), rest[1:]...)
+	}
+	return target{given: rel, real: done}, nil
+}
+
+func splitPath(p string) []string {
+	if p == "." || p == "" {
+		return nil
+	}
+	return strings.Split(p, "/")
+}
+
+// plainErr drops the operation and path from an *fs.PathError, whose path
+// is relative to the root and would repeat what the caller already says.
+func plainErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return errors.New("no such file or folder")
+	case errors.Is(err, fs.ErrPermission):
+		return errors.New("permission denied")
+	case strings.Contains(err.Error(), "escapes from parent"):
+		return errors.New("the path leads outside the workdir through a symbolic link")
+	}
+	return err
+}
+
+// tempName is a fresh name in dir for a file that is renamed into place.
+func tempName(dir string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return path.Join(dir, ".toolround-tmp-"+hex.EncodeToString(b[:]))
+}
+
+// writeTemp writes src to a new file in the folder of rel, creating the
+// folder if needed, and returns its name; the caller renames it into place
+// or removes it. Renaming makes every write atomic: a reader sees the old
+// content or the new one, never half of it.
+func writeTemp(root *os.Root, rel string, src io.Reader, perm fs.FileMode) (string, int64, error) {
+	dir := path.Dir(rel)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return "", 0, fmt.Errorf("create folder %s: %w", dir, plainErr(err))
+	}
+	name := tempName(dir)
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return "", 0, fmt.Errorf("create %s: %w", rel, plainErr(err))
+	}
+	n, err := io.Copy(f, src)
+	if err == nil {
+		err = f.Chmod(perm) // the umask may have narrowed it
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = root.Remove(name)
+		return "", 0, fmt.Errorf("write %s: %w", rel, plainErr(err))
+	}
+	return name, n, nil
+}
+
+// writeAtomic writes src to rel through a temp file renamed into place.
+func writeAtomic(root *os.Root, rel string, src io.Reader, perm fs.FileMode) (int64, error) {
+	tmp, n, err := writeTemp(root, rel, src, perm)
+	if err != nil {
+		return 0, err
+	}
+	if err := root.Rename(tmp, rel); err != nil {
+		_ = root.Remove(tmp)
+		return 0, fmt.Errorf("replace %s: %w", rel, plainErr(err))
+	}
+	return n, nil
+}
+
+// openRead opens a file for reading without blocking on a FIFO or a
+// device that waits for a peer; callers check that it is a regular file.
+func openRead(root *os.Root, rel string) (*os.File, error) {
+	return root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// fileMode is the permission bits of an existing regular file at rel, or
+// 0644 for a new one.
+func fileMode(root *os.Root, rel string) (fs.FileMode, error) {
+	fi, err := root.Stat(rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0o644, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", rel, plainErr(err))
+	}
+	if fi.IsDir() {
+		return 0, fmt.Errorf("%s is a folder", rel)
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, fmt.Errorf("%s is not a regular file", rel)
+	}
+	return fi.Mode().Perm(), nil
+}

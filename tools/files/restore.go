@@ -1,0 +1,135 @@
+package files
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/toolround/toolround/tools"
+)
+
+type restoreArgs struct {
+	Path    string `json:"path"`
+	Version *int   `json:"version"`
+}
+
+func (t *fileTools) restoreFileDef() tools.Definition {
+	return tools.Definition{
+		Name: "restore_file",
+		Description: "Bring back an earlier version of a file in the workdir, including a removed file. " +
+			"Without version it restores the content before the last change (run it twice to undo the restore). " +
+			"The content it replaces is kept as a new version. file_history lists the versions.",
+		Parameters: schema(`{
+			"type": "object",
+			"properties": {
+				"path": {"type": "string", "minLength": 1, "description": "File path relative to the workdir."},
+				"version": {"type": "integer", "minimum": 1, "description": "Version number from file_history. Default: the version before the last change."}
+			},
+			"required": ["path"],
+			"additionalProperties": false
+		}`),
+		Concurrent: false,
+		// The default version moves with every change, so a second run
+		// would undo the first: not idempotent.
+		SideEffect: tools.AtMostOnce,
+		Timeout:    time.Minute,
+		Source:     tools.SourceBuiltin,
+		Subject:    tools.SubjectField("path"),
+		Handler:    t.restoreFile,
+	}
+}
+
+func (t *fileTools) restoreFile(ctx context.Context, req tools.Request) (tools.Result, error) {
+	var a restoreArgs
+	if err := req.Decode(&a); err != nil {
+		return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+	}
+	n := 0
+	if a.Version != nil {
+		if *a.Version < 1 {
+			return tools.Result{}, fmt.Errorf("restore_file: version %d does not exist: versions count from 1 (see file_history)", *a.Version)
+		}
+		n = *a.Version
+	}
+	tg, err := t.resolve(a.Path)
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+	}
+	defer t.versions.lock()()
+	idx, err := t.versions.load(tg.real)
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+	}
+	v, err := idx.find(n)
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+	}
+	if v.Dropped {
+		return tools.Result{}, fmt.Errorf("restore_file: version %d of %s (%d bytes) was larger than the version size limit, so no copy was kept", v.N, tg.given, v.Size)
+	}
+	root := t.wd.Root()
+	mode, err := fileMode(root, tg.real)
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+	}
+	sum, absent, err := hashFile(root, tg.real)
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("restore_file: %s: %w", tg.given, plainErr(err))
+	}
+	if absent && v.Mode != 0 {
+		mode = v.Mode
+	}
+	if absent == v.Absent && sum == v.SHA256 {
+		return tools.Text(fmt.Sprintf("restore_file: %s already matches version %d; nothing changed", tg.given, v.N)), nil
+	}
+
+	op := fmt.Sprintf("restore_file (version %d)", v.N)
+	var apply func() error
+	var tmp string
+	if v.Absent {
+		apply = t.removeStep(tg.real)
+	} else {
+		f, err := t.versions.open(tg.real, v)
+		if err != nil {
+			return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+		}
+		tmp, _, err = writeTemp(root, tg.real, f, mode)
+		f.Close()
+		if err != nil {
+			return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+		}
+		apply = t.renameInto(tmp, tg.real)
+	}
+	prev, err := t.versions.record(tg.real, change{Op: op, Absent: v.Absent, SHA256: v.SHA256}, apply)
+	if err != nil && prev.N == 0 {
+		if tmp != "" {
+			_ = root.Remove(tmp)
+		}
+		return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+	}
+	var msg string
+	if v.Absent {
+		msg = fmt.Sprintf("restore_file: restored %s to version %d, in which the file did not exist, so it was removed", tg.given, v.N)
+	} else {
+		msg = fmt.Sprintf("restore_file: restored %s to version %d (%d bytes, %s)", tg.given, v.N, v.Size, describeMade(v))
+	}
+	msg += versionNote(prev)
+	if err != nil {
+		msg += "\nwarning: " + err.Error()
+	}
+	return tools.Result{Content: msg, Touched: tg.touched()}, nil
+}
+
+// describeMade says which change produced a version.
+func describeMade(v Version) string {
+	s := "made by " + v.MadeBy
+	if !v.MadeAt.IsZero() {
+		s += " at " + fmtTime(v.MadeAt)
+	}
+	return s
+}
+
+func fmtTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") }

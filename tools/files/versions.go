@@ -1,0 +1,278 @@
+package files
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/toolround/toolround/tools"
+)
+
+// versionsDir holds one folder per file that has versions, named by a hash
+// of the file's workdir path, with index.json and one file per kept version.
+const versionsDir = tools.ReservedDir + "/versions"
+
+// Version is one earlier state of a file, kept when a change replaced it.
+type Version struct {
+	N int `json:"version"`
+	// Absent is a state in which the file did not exist (before it was created).
+	Absent bool  `json:"absent,omitempty"`
+	Size   int64 `json:"size"`
+	// SHA256 is the hex digest of the content; empty when Absent.
+	SHA256 string `json:"sha256,omitempty"`
+	// Mode is the permission bits the file had.
+	Mode fs.FileMode `json:"mode,omitempty"`
+	// Dropped is set when the content was too large to keep.
+	Dropped bool `json:"dropped,omitempty"`
+	// MadeBy is the change that produced this state, when a file tool made it.
+	MadeBy string    `json:"made_by,omitempty"`
+	MadeAt time.Time `json:"made_at,omitzero"`
+	// ReplacedBy is the change that replaced this state.
+	ReplacedBy string    `json:"replaced_by"`
+	ReplacedAt time.Time `json:"replaced_at"`
+}
+
+// madeByUnknown and madeByOriginal describe a state that no recorded change made.
+const (
+	madeByUnknown  = "a change outside the file tools"
+	madeByOriginal = "the original, before any recorded change"
+)
+
+// current is the state the last recorded change left, so that the next
+// snapshot can tell whether something else changed the file since.
+type current struct {
+	Op     string    `json:"op"`
+	Time   time.Time `json:"time"`
+	Absent bool      `json:"absent,omitempty"`
+	SHA256 string    `json:"sha256,omitempty"`
+}
+
+type versionIndex struct {
+	Path     string    `json:"path"`
+	Next     int       `json:"next"`
+	Current  *current  `json:"current,omitempty"`
+	Versions []Version `json:"versions"`
+}
+
+// change describes a change about to be made to a file.
+type change struct {
+	Op string
+	// Absent: the change removes the file. Otherwise SHA256 is the new content's digest.
+	Absent bool
+	SHA256 string
+}
+
+// store keeps the versions of the workdir's files in its reserved folder.
+// One mutex orders all changes made through it, which is enough for one
+// worker process; versions of a workdir shared by several processes may race.
+type store struct {
+	root     *os.Root
+	max      int
+	maxBytes int64
+	now      func() time.Time
+	mu       sync.Mutex
+}
+
+func newStore(root *os.Root, maxVersions int, maxBytes int64, now func() time.Time) *store {
+	return &store{root: root, max: maxVersions, maxBytes: maxBytes, now: now}
+}
+
+func (s *store) dir(rel string) string {
+	sum := sha256.Sum256([]byte(rel))
+	return path.Join(versionsDir, hex.EncodeToString(sum[:16]))
+}
+
+func (s *store) contentPath(rel string, n int) string {
+	return path.Join(s.dir(rel), strconv.Itoa(n))
+}
+
+// load returns the index of rel; a file without versions has an empty one.
+func (s *store) load(rel string) (*versionIndex, error) {
+	name := path.Join(s.dir(rel), "index.json")
+	data, err := s.root.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &versionIndex{Path: rel, Next: 1}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the version index of %s: %w", rel, plainErr(err))
+	}
+	var idx versionIndex
+	if err := json.Unmarshal(data, &idx); err != nil {
+		return nil, fmt.Errorf("the version index of %s (%s) is damaged: %w", rel, name, err)
+	}
+	if idx.Path != rel {
+		return nil, fmt.Errorf("the version index %s belongs to %s, not %s", name, idx.Path, rel)
+	}
+	if idx.Next < 1 {
+		idx.Next = 1
+	}
+	return &idx, nil
+}
+
+func (s *store) save(idx *versionIndex) error {
+	data, err := json.MarshalIndent(idx, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode the version index of %s: %w", idx.Path, err)
+	}
+	if _, err := writeAtomic(s.root, path.Join(s.dir(idx.Path), "index.json"), bytes.NewReader(data), 0o644); err != nil {
+		return fmt.Errorf("save the version index of %s: %w", idx.Path, err)
+	}
+	return nil
+}
+
+// loadForChange is load for a change: a damaged index is set aside and a
+// new history starts, so that a broken record never blocks edits.
+func (s *store) loadForChange(rel string) *versionIndex {
+	idx, err := s.load(rel)
+	if err == nil {
+		return idx
+	}
+	name := path.Join(s.dir(rel), "index.json")
+	_ = s.root.Rename(name, name+".damaged")
+	return &versionIndex{Path: rel, Next: 1}
+}
+
+// lock orders a read-decide-change sequence against every other change.
+func (s *store) lock() func() {
+	s.mu.Lock()
+	return s.mu.Unlock
+}
+
+// record keeps the current state of rel as a new version, runs apply (which
+// makes the change) and records the change. The caller holds the lock. If
+// apply fails nothing is recorded. The returned version holds the state
+// before the change.
+func (s *store) record(rel string, c change, apply func() error) (Version, error) {
+	idx := s.loadForChange(rel)
+	now := s.now().UTC()
+	v, err := s.snapshot(idx, rel)
+	if err != nil {
+		return Version{}, err
+	}
+	v.ReplacedBy, v.ReplacedAt = c.Op, now
+	if err := apply(); err != nil {
+		if !v.Absent && !v.Dropped {
+			_ = s.root.Remove(s.contentPath(rel, v.N))
+		}
+		return Version{}, err
+	}
+	idx.Next = v.N + 1
+	idx.Versions = append(idx.Versions, v)
+	idx.Current = &current{Op: c.Op, Time: now, Absent: c.Absent, SHA256: c.SHA256}
+	if extra := len(idx.Versions) - s.max; extra > 0 {
+		for _, old := range idx.Versions[:extra] {
+			_ = s.root.Remove(s.contentPath(rel, old.N))
+		}
+		idx.Versions = append([]Version(nil), idx.Versions[extra:]...)
+	}
+	if err := s.save(idx); err != nil {
+		return v, fmt.Errorf("the change to %s was made, but its version record was not saved: %w", rel, err)
+	}
+	return v, nil
+}
+
+// snapshot copies the current content of rel into the next version slot.
+func (s *store) snapshot(idx *versionIndex, rel string) (Version, error) {
+	v := Version{N: idx.Next}
+	madeBy := func(absent bool, sum string, mod time.Time) {
+		switch c := idx.Current; {
+		case c == nil:
+			v.MadeBy, v.MadeAt = madeByOriginal, mod
+		case c.Absent == absent && c.SHA256 == sum:
+			v.MadeBy, v.MadeAt = c.Op, c.Time
+		default:
+			v.MadeBy, v.MadeAt = madeByUnknown, mod
+		}
+	}
+	f, err := openRead(s.root, rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		v.Absent = true
+		madeBy(true, "", time.Time{})
+		return v, nil
+	}
+	if err != nil {
+		return v, fmt.Errorf("keep a version of %s: %w", rel, plainErr(err))
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return v, fmt.Errorf("keep a version of %s: %w", rel, plainErr(err))
+	}
+	if !fi.Mode().IsRegular() {
+		return v, fmt.Errorf("%s is not a regular file", rel)
+	}
+	v.Size, v.Mode = fi.Size(), fi.Mode().Perm()
+	mod := fi.ModTime().UTC()
+	if v.Size > s.maxBytes {
+		v.Dropped = true
+		madeBy(false, "", mod)
+		return v, nil
+	}
+	h := sha256.New()
+	n, err := writeAtomic(s.root, s.contentPath(rel, v.N), io.TeeReader(f, h), 0o644)
+	if err != nil {
+		return v, fmt.Errorf("keep a version of %s: %w", rel, err)
+	}
+	v.Size, v.SHA256 = n, hex.EncodeToString(h.Sum(nil))
+	madeBy(false, v.SHA256, mod)
+	return v, nil
+}
+
+// find returns version n of rel, or the newest when n is 0.
+func (idx *versionIndex) find(n int) (Version, error) {
+	if len(idx.Versions) == 0 {
+		return Version{}, fmt.Errorf("no versions of %s are kept; file_history lists what is kept", idx.Path)
+	}
+	if n == 0 {
+		return idx.Versions[len(idx.Versions)-1], nil
+	}
+	for _, v := range idx.Versions {
+		if v.N == n {
+			return v, nil
+		}
+	}
+	first, last := idx.Versions[0].N, idx.Versions[len(idx.Versions)-1].N
+	return Version{}, fmt.Errorf("%s has no version %d; kept versions are %d to %d (see file_history)", idx.Path, n, first, last)
+}
+
+// open returns the content of a kept version.
+func (s *store) open(rel string, v Version) (*os.File, error) {
+	f, err := s.root.Open(s.contentPath(rel, v.N))
+	if err != nil {
+		return nil, fmt.Errorf("open version %d of %s: %w", v.N, rel, plainErr(err))
+	}
+	return f, nil
+}
+
+// hashFile is the hex SHA-256 of the file at rel; absent is true when there
+// is no such file.
+func hashFile(root *os.Root, rel string) (sum string, absent bool, err error) {
+	f, err := openRead(root, rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", true, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", false, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), false, nil
+}
+
+func hashBytes(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
