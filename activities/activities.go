@@ -101,7 +101,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ExecuteInput)
 		}
 		return workflows.ExecuteOutput{IsError: true, Content: err.Error(), Attempt: attempt}, nil
 	}
-	out := workflows.ExecuteOutput{Content: res.Content, Fetched: res.Fetched, Touched: res.Touched, FromCache: res.FromCache, Attempt: attempt}
+	out := workflows.ExecuteOutput{Content: res.Content, Fetched: res.Fetched, Touched: res.Touched, Read: res.Read, FromCache: res.FromCache, Attempt: attempt}
 	a.offload(ctx, &out)
 	return out, nil
 }

@@ -170,6 +170,9 @@ type Result struct {
 	// Touched lists workdir-relative paths that the call changed; pass 3 drops
 	// the read_files dedupe entries that cover them (P3.3).
 	Touched []string `json:"touched,omitempty"`
+	// Read lists the workdir-relative paths the call read, so that a later
+	// change to one of them drops this result from the dedupe map.
+	Read []string `json:"read,omitempty"`
 	// FromCache marks a result answered from the result cache, so pass 3
 	// does not write it back and extend its life (K1).
 	FromCache bool `json:"from_cache,omitempty"`

@@ -116,6 +116,7 @@ type ExecuteOutput struct {
 	IsError    bool     `json:"is_error,omitempty"`
 	Fetched    []string `json:"fetched,omitempty"`
 	Touched    []string `json:"touched,omitempty"`
+	Read       []string `json:"read,omitempty"`
 	FromCache  bool     `json:"from_cache,omitempty"`
 	// Attempt is the attempt that produced the output, from 1.
 	Attempt int `json:"attempt,omitempty"`

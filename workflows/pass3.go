@@ -20,6 +20,7 @@ type Outcome struct {
 	ContentRef string       `json:"content_ref,omitempty"`
 	Fetched    []string     `json:"fetched,omitempty"`
 	Touched    []string     `json:"touched,omitempty"`
+	Read       []string     `json:"read,omitempty"`
 	FromCache  bool         `json:"from_cache,omitempty"`
 	Attempts   int          `json:"attempts,omitempty"`
 	DurationMS int64        `json:"duration_ms,omitempty"`
@@ -169,7 +170,7 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 		st.Dedupe[p.Key] = round.DedupeEntry{
 			Tool: p.Tool, Content: results[i].Content, ContentRef: results[i].ContentRef,
 			Round: ci.Input.Round, CallID: p.CallID, Seq: st.Seq,
-			Read: readPaths(p), Touched: touchedPaths(p, o, ti), Volatile: ti.Volatile,
+			Read: readPaths(p, o), Touched: touchedPaths(p, o, ti), Volatile: ti.Volatile,
 		}
 	}
 	// Changes are applied after this round's entries are in: a read that ran
@@ -210,8 +211,12 @@ func touchedPaths(p *PlannedCall, o *Outcome, ti ToolInfo) []string {
 	return nil
 }
 
-// readPaths are the paths a read_files call read.
-func readPaths(p *PlannedCall) []string {
+// readPaths are the paths a call read: what the handler reported, else the
+// "paths" argument of read_files.
+func readPaths(p *PlannedCall, o *Outcome) []string {
+	if o != nil && len(o.Read) > 0 {
+		return cleanPaths(o.Read)
+	}
 	if p.Tool != tools.ReadFiles {
 		return nil
 	}

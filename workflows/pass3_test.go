@@ -137,7 +137,7 @@ func TestCommitFileChangesDropReadFilesEntries(t *testing.T) {
 			st := &round.RunState{Fetched: []string{"read_files", "edit_file", "run_command"}, Dedupe: map[string]round.DedupeEntry{}}
 			for i, paths := range tt.reads {
 				args := `{"paths":` + paths + `}`
-				st.Dedupe[tools.DedupeKey("read_files", []byte(args))] = round.DedupeEntry{Tool: "read_files", Content: "old", Round: 1, CallID: string(rune('a' + i)), Read: readPaths(&PlannedCall{Tool: "read_files", Args: args})}
+				st.Dedupe[tools.DedupeKey("read_files", []byte(args))] = round.DedupeEntry{Tool: "read_files", Content: "old", Round: 1, CallID: string(rune('a' + i)), Read: readPaths(&PlannedCall{Tool: "read_files", Args: args}, nil)}
 			}
 			p := preflight(t, tools.ProviderClaudeCode, st, tt.change)
 			p.in.AutoApprove = true
@@ -220,4 +220,16 @@ func TestCommitIsPure(t *testing.T) {
 		return commit(p, ok("A"), ok("B"))
 	}
 	require.Equal(t, build(), build())
+}
+
+func TestCommitUsesThePathsTheHandlerReportsReading(t *testing.T) {
+	// read_files of an absolute path inside the workdir: the handler reports
+	// the relative path, so a later edit of that file drops the entry.
+	p := preflight(t, "openai", fetched("read_files"), runTool("r", "read_files", `{"paths":["/work/dir/a.txt"]}`))
+	st := commit(p, &Outcome{Status: round.StatusOK, Content: "A", Read: []string{"a.txt"}}).Result.State
+	require.Equal(t, []string{"a.txt"}, st.Dedupe[`read_files|{"paths":["/work/dir/a.txt"]}`].Read)
+	p = preflight(t, tools.ProviderClaudeCode, st, call("e", "edit_file", `{"path":"a.txt","new_text":"x"}`))
+	p.plan[0].Stage = StageReady
+	st = commit(p, ok("wrote", "a.txt")).Result.State
+	require.NotContains(t, st.Dedupe, `read_files|{"paths":["/work/dir/a.txt"]}`)
 }

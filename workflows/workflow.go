@@ -472,7 +472,7 @@ func (r *run) finish(ctx workflow.Context, i int, f workflow.Future) {
 	switch {
 	case err == nil:
 		o.Status, o.Content, o.ContentRef = round.StatusOK, out.Content, out.ContentRef
-		o.Fetched, o.Touched, o.FromCache, o.Attempts = out.Fetched, out.Touched, out.FromCache, max(1, out.Attempt)
+		o.Fetched, o.Touched, o.Read, o.FromCache, o.Attempts = out.Fetched, out.Touched, out.Read, out.FromCache, max(1, out.Attempt)
 		if out.IsError {
 			o.Status = round.StatusError
 		}

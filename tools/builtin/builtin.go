@@ -13,6 +13,7 @@ import (
 	"github.com/toolround/toolround/tools/agent"
 	"github.com/toolround/toolround/tools/command"
 	"github.com/toolround/toolround/tools/decision"
+	"github.com/toolround/toolround/tools/files"
 	"github.com/toolround/toolround/tools/secrets"
 	"github.com/toolround/toolround/tools/web"
 )
@@ -33,6 +34,7 @@ type Config struct {
 	// Decision configures the model that filters fetch_page and search_web
 	// results; an empty BaseURL uses the extractive filter.
 	Decision decision.Config
+	Files    files.Config
 	Command  command.Config
 	Web      web.Config
 	Agent    agent.Config
@@ -61,6 +63,15 @@ func Register(reg *tools.Registry, cfg Config) (*Builtins, error) {
 	b := &Builtins{Secrets: store}
 
 	if err := reg.Register(FindTools(reg)); err != nil {
+		return nil, err
+	}
+
+	filesCfg := cfg.Files
+	filesCfg.Workdir = cfg.Workdir
+	if filesCfg.NetPolicy == nil {
+		filesCfg.NetPolicy = cfg.Web.Policy
+	}
+	if err := files.Register(reg, filesCfg); err != nil {
 		return nil, err
 	}
 

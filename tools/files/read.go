@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -122,7 +123,13 @@ func (t *fileTools) readFiles(ctx context.Context, req tools.Request) (tools.Res
 	if len(failures) == len(seen) {
 		return tools.Result{}, fmt.Errorf("read_files: %s", strings.Join(failures, "; "))
 	}
-	return tools.Text(out.String()), nil
+	read := make([]string, 0, len(seen))
+	for _, p := range a.Paths {
+		if rel, err := t.cfg.Workdir.Rel(p); err == nil && !slices.Contains(read, rel) {
+			read = append(read, rel)
+		}
+	}
+	return tools.Result{Content: out.String(), Read: read}, nil
 }
 
 // readOne renders one path: a file's lines, a folder's entries or a note on

@@ -142,3 +142,12 @@ func TestReadLine(t *testing.T) {
 	require.Equal(t, []byte("ab"), trimPartialRune([]byte("ab\xe2\x98")))
 	require.Equal(t, []byte("ab☕"), trimPartialRune([]byte("ab☕")))
 }
+
+func TestReadFilesReportsTheRelativePathsItRead(t *testing.T) {
+	e := newEnv(t, nil)
+	e.write("a.txt", "alpha\n")
+	e.write("src/b.txt", "beta\n")
+	res := e.ok("read_files", m{"paths": []string{e.wd.Dir() + "/a.txt", "./src/../src/b.txt", "missing.txt", "a.txt"}})
+	require.Equal(t, []string{"a.txt", "src/b.txt", "missing.txt"}, res.Read,
+		"pass 3 matches these against later changes (P3.3)")
+}

@@ -1,0 +1,108 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/tools"
+)
+
+func registry(t *testing.T) *tools.Registry {
+	t.Helper()
+	wd, err := tools.OpenWorkdir(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = wd.Close() })
+	reg := tools.NewRegistry()
+	b, err := Register(reg, Config{Workdir: wd, SecretKey: make([]byte, 32)})
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	return reg
+}
+
+// TestCatalog checks C1 and C2 against what is registered: every built-in
+// the seeds name has a handler and a schema, with the right concurrency.
+func TestCatalog(t *testing.T) {
+	reg := registry(t)
+	for _, name := range tools.ConcurrentBuiltins {
+		if _, host := tools.HostTools[name]; host {
+			_, ok := reg.Lookup(name)
+			require.False(t, ok, "%s needs the host application", name)
+			msg, missing := reg.Missing(name)
+			require.True(t, missing)
+			require.Contains(t, msg, "host application")
+			continue
+		}
+		d, ok := reg.Lookup(name)
+		require.True(t, ok, "C1 tool %s is registered", name)
+		require.True(t, d.Concurrent, "C1: %s is concurrent", name)
+	}
+	for _, name := range tools.SerialBuiltins {
+		if _, host := tools.HostTools[name]; host {
+			continue
+		}
+		d, ok := reg.Lookup(name)
+		require.True(t, ok, "C2 tool %s is registered", name)
+		require.False(t, d.Concurrent, "C2: %s is serial", name)
+	}
+	for _, d := range reg.Definitions() {
+		require.NotEmpty(t, d.Description, d.Name)
+		var schema map[string]any
+		require.NoError(t, json.Unmarshal(d.Parameters, &schema), d.Name)
+		require.Equal(t, "object", schema["type"], d.Name)
+		require.Equal(t, tools.SourceBuiltin, d.Source, d.Name)
+	}
+}
+
+func TestCoreArgumentNames(t *testing.T) {
+	reg := registry(t)
+	want := map[string][]string{
+		"find_tools": {"query"}, "read_files": {"paths"}, "find_files": {"pattern", "path"},
+		"edit_file": {"path", "new_text", "old_text"}, "remove_file": {"path"}, "restore_file": {"path", "version"},
+		"file_history": {"path"}, "run_command": {"command", "timeout_seconds"}, "background_command": {"command"},
+		"http_request": {"url", "method", "headers", "body"}, "fetch_page": {"url", "query"}, "search_web": {"query"},
+		"download_file": {"url", "path"}, "calculate": {"expression"}, "write_todo": {"items"},
+		"write_error": {"tool", "error", "outcome", "resolution"}, "error_history": {"tool", "query"},
+		"store_secret": {"name", "value"}, "ask_user": {"questions"},
+	}
+	for name, args := range want {
+		d, ok := reg.Lookup(name)
+		require.True(t, ok, name)
+		var schema struct {
+			Properties map[string]any `json:"properties"`
+		}
+		require.NoError(t, json.Unmarshal(d.Parameters, &schema))
+		for _, a := range args {
+			require.Contains(t, schema.Properties, a, "%s(%s) per SPEC's core tool arguments", name, a)
+		}
+	}
+}
+
+func TestFindTools(t *testing.T) {
+	reg := registry(t)
+	ft, _ := reg.Lookup(tools.FindTools)
+	run := func(args string) (tools.Result, error) {
+		return ft.Handler(context.Background(), tools.Request{Tool: tools.FindTools, Args: json.RawMessage(args)})
+	}
+	res, err := run(`{"query":"select:read_files,edit_file"}`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"read_files", "edit_file"}, res.Fetched, "S4: the tools returned are marked fetched")
+	require.Contains(t, res.Content, `"name":"read_files"`)
+	require.Contains(t, res.Content, `"parameters":`)
+
+	res, err = run(`{"query":"run a shell command"}`)
+	require.NoError(t, err)
+	require.Contains(t, res.Fetched, "run_command")
+
+	res, err = run(`{"query":"select:read_files,run_websocket"}`)
+	require.NoError(t, err)
+	require.Equal(t, []string{"read_files"}, res.Fetched)
+	require.Contains(t, res.Content, "no replacement")
+
+	_, err = run(`{"query":"select:nothing_like_it"}`)
+	require.Error(t, err)
+	require.True(t, strings.Contains(err.Error(), "no tool matches"))
+}
