@@ -122,7 +122,7 @@ func (t *fileTools) editFile(ctx context.Context, req tools.Request) (tools.Resu
 	var b strings.Builder
 	switch what {
 	case "created":
-		fmt.Fprintf(&b, "edit_file: created %s (%d bytes, %d lines)", tg.given, len(data), countLines(data))
+		fmt.Fprintf(&b, "edit_file: created %s (%d bytes, %s)", tg.given, len(data), plural(countLines(data), "line"))
 	case "overwrote":
 		fmt.Fprintf(&b, "edit_file: overwrote %s (was %d bytes, now %d bytes)", tg.given, cur.size, len(data))
 	default:
