@@ -194,6 +194,22 @@ func (a *Activities) publishStarted(ctx context.Context, in workflows.ExecuteInp
 	}
 }
 
+// OffloadResults keeps contents in the blob store and returns their references.
+func (a *Activities) OffloadResults(ctx context.Context, in workflows.OffloadInput) (workflows.OffloadOutput, error) {
+	if a.Blobs == nil {
+		return workflows.OffloadOutput{}, temporal.NewNonRetryableApplicationError("no blob store is configured (REDIS_URL)", "NoBlobStore", nil)
+	}
+	out := workflows.OffloadOutput{Refs: make([]string, len(in.Contents))}
+	for i, c := range in.Contents {
+		ref, err := a.Blobs.Put(ctx, c)
+		if err != nil {
+			return workflows.OffloadOutput{}, err
+		}
+		out.Refs[i] = ref
+	}
+	return out, nil
+}
+
 // PublishRound writes pass 3's results outside history: events to the
 // session's stream, http_request GET results to the result cache (P3.4) and
 // the messages to the session history. Failures are logged and counted; they

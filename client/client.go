@@ -131,10 +131,11 @@ func InputHash(in *round.Input) (string, error) {
 
 // Wait waits for a round's result and resolves large results.
 func (c *Client) Wait(ctx context.Context, run tclient.WorkflowRun) (*round.Result, error) {
-	var res round.Result
-	if err := run.Get(ctx, &res); err != nil {
+	var out workflows.Output
+	if err := run.Get(ctx, &out); err != nil {
 		return nil, fmt.Errorf("round %s failed: %s", run.GetID(), rootCause(err))
 	}
+	res := out.Result()
 	c.Resolve(ctx, &res)
 	return &res, nil
 }
@@ -160,32 +161,24 @@ func (c *Client) Resolve(ctx context.Context, res *round.Result) {
 	if c.opts.Blobs == nil {
 		return
 	}
-	full := map[string]string{}
-	toolOf := map[string]string{}
+	changed := false
 	for i := range res.Results {
 		r := &res.Results[i]
 		if r.ContentRef == "" {
 			continue
 		}
-		content, err := c.opts.Blobs.Get(ctx, r.ContentRef)
-		if err != nil {
-			continue
-		}
-		full[r.CallID], toolOf[r.CallID] = content, r.Tool
-		r.Content = content
-	}
-	if len(full) == 0 {
-		return
-	}
-	fix := func(msgs []round.Message) {
-		for i := range msgs {
-			if content, ok := full[msgs[i].ToolCallID]; ok && msgs[i].Role == "tool" {
-				msgs[i].Content = workflows.MessageContent(toolOf[msgs[i].ToolCallID], content)
-			}
+		if content, err := c.opts.Blobs.Get(ctx, r.ContentRef); err == nil {
+			r.Content, changed = content, true
 		}
 	}
-	fix(res.Messages)
-	fix(res.History)
+	if changed {
+		assistant := round.Message{Role: "assistant"}
+		if len(res.History) > 0 {
+			assistant = res.History[0]
+		}
+		res.Messages = workflows.Messages(res.Results)
+		res.History = workflows.History(assistant, res.Messages)
+	}
 }
 
 // ConfirmOptions are the optional parts of a decision.

@@ -34,8 +34,13 @@ type DedupeEntry struct {
 	Volatile bool `json:"volatile,omitempty"`
 }
 
-// MaxDedupeEntries bounds the dedupe map of a run; the oldest entries go first.
-const MaxDedupeEntries = 1000
+// Bounds of the dedupe map of a run; the oldest entries go first. The state
+// travels in every round's input and result, so it must stay far below
+// Temporal's payload limit (2 MB).
+const (
+	MaxDedupeEntries = 1000
+	MaxDedupeBytes   = 256 << 10 // the content of the entries
+)
 
 // Clone returns a deep copy, never nil.
 func (s *RunState) Clone() *RunState {

@@ -110,7 +110,7 @@ func Commit(ci CommitInput) CommitOutput {
 	for i, r := range results {
 		e := base
 		e.ID, e.Type, e.CallID, e.Tool, e.Status = wfID+"/"+r.CallID+"/result", round.EventToolResult, r.CallID, r.Tool, r.Status
-		e.Detail = preview(r.Content)
+		e.Detail = preview(r.Content, 200)
 		events = append(events, e)
 		if r.Status == round.StatusOK && r.Tool == tools.HTTPRequest && ci.Plan[i].Facts.Effect == tools.ReadOnly && ci.Outcomes[i] != nil && !ci.Outcomes[i].FromCache {
 			cache = append(cache, CacheWrite{Tool: r.Tool, Args: ci.Plan[i].Args, Content: r.Content})
@@ -262,14 +262,26 @@ func sortedDedupeKeys(m map[string]round.DedupeEntry) []string {
 	return keys
 }
 
-// evict drops the oldest entries beyond MaxDedupeEntries.
+// evict drops the oldest entries beyond MaxDedupeEntries and
+// MaxDedupeBytes. Large results are in the map as previews with a reference,
+// so one big result does not push out many small ones.
 func evict(st *round.RunState) {
-	if len(st.Dedupe) <= round.MaxDedupeEntries {
+	size := 0
+	// A sum does not depend on the order.
+	//workflowcheck:ignore
+	for _, e := range st.Dedupe {
+		size += len(e.Content) + len(e.ContentRef)
+	}
+	if len(st.Dedupe) <= round.MaxDedupeEntries && size <= round.MaxDedupeBytes {
 		return
 	}
 	keys := sortedDedupeKeys(st.Dedupe)
 	sort.SliceStable(keys, func(i, j int) bool { return st.Dedupe[keys[i]].Seq < st.Dedupe[keys[j]].Seq })
-	for _, k := range keys[:len(keys)-round.MaxDedupeEntries] {
+	for _, k := range keys {
+		if len(st.Dedupe) <= round.MaxDedupeEntries && size <= round.MaxDedupeBytes {
+			return
+		}
+		size -= len(st.Dedupe[k].Content) + len(st.Dedupe[k].ContentRef)
 		delete(st.Dedupe, k)
 	}
 }
@@ -313,8 +325,9 @@ func MessageContent(tool, content string) string {
 	return "[" + tool + "] " + content
 }
 
-func preview(s string) string {
-	const max = 200
+// preview is s cut to at most max bytes at a character boundary, with "..."
+// when it was cut.
+func preview(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}

@@ -50,9 +50,9 @@ type run struct {
 }
 
 // Run is the workflow function.
-func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Result, error) {
+func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (Output, error) {
 	if err := in.Validate(); err != nil {
-		return round.Result{}, temporal.NewNonRetryableApplicationError("invalid round input: "+err.Error(), ErrTypeInvalidInput, err)
+		return Output{}, temporal.NewNonRetryableApplicationError("invalid round input: "+err.Error(), ErrTypeInvalidInput, err)
 	}
 	r := &run{
 		in:            &in,
@@ -70,7 +70,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Result,
 	if err := workflow.SideEffect(ctx, func(workflow.Context) any {
 		return w.Catalog.Snapshot(req)
 	}).Get(&r.snap); err != nil {
-		return round.Result{}, fmt.Errorf("round: read catalog snapshot: %w", err)
+		return Output{}, fmt.Errorf("round: read catalog snapshot: %w", err)
 	}
 	if in.MaxConcurrent > 0 {
 		r.snap.MaxConcurrent = in.MaxConcurrent
@@ -89,10 +89,10 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Result,
 	r.event(ctx, round.EventRoundStarted, "/started", -1, "", fmt.Sprintf("%d calls", len(r.plan)))
 
 	if err := workflow.SetQueryHandler(ctx, QueryPending, func() ([]Pending, error) { return r.pendingList(), nil }); err != nil {
-		return round.Result{}, err
+		return Output{}, err
 	}
 	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (Progress, error) { return r.progress(), nil }); err != nil {
-		return round.Result{}, err
+		return Output{}, err
 	}
 	r.listen(ctx)
 
@@ -107,6 +107,9 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Result,
 	// every call still gets its result.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	r.phase = "commit"
+	if pick := toOffload(r.outcomes); len(pick) > 0 {
+		r.offload(dctx, pick)
+	}
 	out := Commit(CommitInput{
 		Input: &in, WorkflowID: r.wfID, Plan: r.plan, Outcomes: r.outcomes, Snapshot: &r.snap,
 		State: r.st, Events: r.events, Now: workflow.Now(dctx),
@@ -116,7 +119,40 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Result,
 	for i := range r.state {
 		r.state[i] = "done"
 	}
-	return out.Result, nil
+	res := Output{WorkflowID: r.wfID, Assistant: out.Result.History[0], Results: out.Result.Results, Events: out.Result.Events, State: out.Result.State}
+	fit(&res)
+	return res, nil
+}
+
+// offload moves the largest results of a round out of history, so that the
+// round's result stays within Temporal's payload limit. Without a blob store
+// they are cut to a preview.
+func (r *run) offload(ctx workflow.Context, pick []int) {
+	in := OffloadInput{Contents: make([]string, len(pick))}
+	for k, i := range pick {
+		in.Contents[k] = r.outcomes[i].Content
+	}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2, InitialInterval: 100 * time.Millisecond},
+		Summary:             "store large results",
+	})
+	var out OffloadOutput
+	err := workflow.ExecuteLocalActivity(lctx, ActivityOffloadResults, in).Get(lctx, &out)
+	if err == nil && len(out.Refs) != len(pick) {
+		err = fmt.Errorf("%d references for %d results", len(out.Refs), len(pick))
+	}
+	for k, i := range pick {
+		o := r.outcomes[i]
+		if err != nil {
+			o.Content = preview(o.Content, previewBytes) + fmt.Sprintf("\n[truncated: %d bytes did not fit in the round's result: %v]", len(o.Content), err)
+			continue
+		}
+		o.Content, o.ContentRef = stored(o.Content, out.Refs[k]), out.Refs[k]
+	}
+	if err != nil {
+		workflow.GetLogger(ctx).Warn("storing large results failed; they were cut", "error", err)
+	}
 }
 
 // event records an event of the round; id is appended to the workflow id.

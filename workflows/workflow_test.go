@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,10 +68,11 @@ func newHarness(t *testing.T, bound int) *harness {
 	reg := testtools.Registry(rec)
 	wf := &workflows.RoundWorkflow{Catalog: workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: bound, HeartbeatTimeout: time.Minute, LocalMaxTimeout: time.Minute})}
 	events := &sink{}
-	acts := &activities.Activities{Registry: reg, Events: events}
+	acts := &activities.Activities{Registry: reg, Events: events, Blobs: &blobs{m: map[string]string{}}}
 	env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
 	env.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
 	env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: workflows.ActivityPublishRound})
+	env.RegisterActivityWithOptions(acts.OffloadResults, activity.RegisterOptions{Name: workflows.ActivityOffloadResults})
 	return &harness{env: env, rec: rec, reg: reg, events: events}
 }
 
@@ -90,8 +92,9 @@ func (h *harness) run(t *testing.T, in round.Input) round.Result {
 	h.env.ExecuteWorkflow(workflows.WorkflowName, in)
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.NoError(t, h.env.GetWorkflowError())
-	var res round.Result
-	require.NoError(t, h.env.GetWorkflowResult(&res))
+	var out workflows.Output
+	require.NoError(t, h.env.GetWorkflowResult(&out))
+	res := out.Result()
 	requireEveryCallOnce(t, in, res)
 	return res
 }
@@ -455,4 +458,55 @@ func TestFastRoundsPublishOnceAtTheEnd(t *testing.T) {
 	h := newHarness(t, 3)
 	res := h.run(t, input(call("c1", "calculate", `{"expression":"1"}`)))
 	require.Len(t, h.events.events, len(res.Events))
+}
+
+// blobs is an in-memory blob store.
+type blobs struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (b *blobs) Put(_ context.Context, content string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ref := fmt.Sprintf("toolround:blob:%d", len(b.m))
+	b.m[ref] = content
+	return ref, nil
+}
+
+func (b *blobs) Get(_ context.Context, ref string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.m[ref], nil
+}
+
+func TestRoundWithLargeResultsStaysUnderThePayloadLimit(t *testing.T) {
+	h := newHarness(t, 3)
+	big := strings.Repeat("y", 500<<10) // each under the per-call threshold, together over the budget
+	h.env.OnActivity(workflows.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in workflows.ExecuteInput) (workflows.ExecuteOutput, error) {
+			return workflows.ExecuteOutput{Content: in.CallID + big, Attempt: 1}, nil
+		})
+	var calls []round.ToolCall
+	for i := 0; i < 4; i++ {
+		calls = append(calls, call(fmt.Sprint("r", i), "read_files", fmt.Sprintf(`{"paths":["%d"]}`, i)))
+	}
+	h.env.ExecuteWorkflow(workflows.WorkflowName, input(calls...))
+	require.NoError(t, h.env.GetWorkflowError())
+	var out workflows.Output
+	require.NoError(t, h.env.GetWorkflowResult(&out))
+	b, err := json.Marshal(out)
+	require.NoError(t, err)
+	require.Less(t, len(b), workflows.ResultBudget+64<<10, "the result payload fits")
+	stored := 0
+	for _, r := range out.Results {
+		require.Equal(t, round.StatusOK, r.Status)
+		if r.ContentRef != "" {
+			stored++
+			require.Contains(t, r.Content, "stored as "+r.ContentRef)
+		} else {
+			require.Equal(t, r.CallID+big, r.Content)
+		}
+	}
+	require.Equal(t, 2, stored, "only as many results as needed leave the payload")
 }
