@@ -69,12 +69,20 @@ func (r *Registry) Register(def Definition) error {
 	return nil
 }
 
-// MustRegister is Register for start-up code, where a bad definition is a bug.
-func (r *Registry) MustRegister(defs ...Definition) {
+// RegisterAll registers each definition, stopping at the first error.
+func (r *Registry) RegisterAll(defs ...Definition) error {
 	for _, d := range defs {
 		if err := r.Register(d); err != nil {
-			panic(err)
+			return err
 		}
+	}
+	return nil
+}
+
+// MustRegister is Register for start-up code, where a bad definition is a bug.
+func (r *Registry) MustRegister(defs ...Definition) {
+	if err := r.RegisterAll(defs...); err != nil {
+		panic(err)
 	}
 }
 

@@ -119,10 +119,8 @@ func Register(reg *tools.Registry, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	for _, d := range defs {
-		if err := reg.Register(d); err != nil {
-			return fmt.Errorf("agent: %w", err)
-		}
+	if err := reg.RegisterAll(defs...); err != nil {
+		return fmt.Errorf("agent: %w", err)
 	}
 	return nil
 }

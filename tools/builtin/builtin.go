@@ -80,7 +80,7 @@ func Register(reg *tools.Registry, cfg Config) (*Builtins, error) {
 	if b.commands, err = command.New(cmdCfg); err != nil {
 		return nil, err
 	}
-	if err := registerAll(reg, b.commands.Definitions()); err != nil {
+	if err := reg.RegisterAll(b.commands.Definitions()...); err != nil {
 		b.Close()
 		return nil, err
 	}
@@ -111,15 +111,6 @@ func withLogger(c decision.Config, l *slog.Logger) decision.Config {
 		c.Logger = l
 	}
 	return c
-}
-
-func registerAll(reg *tools.Registry, defs []tools.Definition) error {
-	for _, d := range defs {
-		if err := reg.Register(d); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Close stops the background commands the tools started.

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolround/toolround/internal/procgroup"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -58,9 +59,9 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	cmd.Dir = s.dir
 	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(args)
-	setProcessGroup(cmd)
+	procgroup.Set(cmd)
 	cmd.Cancel = func() error {
-		killGroup(cmd.Process.Pid)
+		procgroup.Kill(cmd.Process.Pid)
 		_ = cmd.Process.Kill()
 		return nil
 	}
@@ -93,7 +94,7 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	readers.Go(func() { _, _ = io.Copy(stderr, errR) })
 
 	waitErr := cmd.Wait()
-	killGroup(cmd.Process.Pid)
+	procgroup.Kill(cmd.Process.Pid)
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
 	select {

@@ -167,12 +167,7 @@ func Register(reg *tools.Registry, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	for _, d := range defs {
-		if err := reg.Register(d); err != nil {
-			return err
-		}
-	}
-	return nil
+	return reg.RegisterAll(defs...)
 }
 
 // schema compacts a JSON Schema written in the source; a schema that does

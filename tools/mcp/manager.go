@@ -20,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolround/toolround/internal/procgroup"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -303,7 +304,7 @@ func (s *server) start(ctx context.Context) error {
 			s.sess, s.pid = nil, 0
 			go func() {
 				_ = sess.Close()
-				killGroup(pid)
+				procgroup.Kill(pid)
 			}()
 		}
 	}
@@ -335,7 +336,7 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		}
 		stderr = &stderrLog{log: s.log}
 		cmd.Stderr = stderr
-		setProcessGroup(cmd)
+		procgroup.Set(cmd)
 		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}
 	} else {
 		if _, err := s.cfg.headers(); err != nil {
@@ -349,7 +350,7 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		pid = cmd.Process.Pid
 	}
 	if err != nil {
-		killGroup(pid)
+		procgroup.Kill(pid)
 		if cmd != nil && cmd.Process == nil {
 			return nil, fmt.Errorf("start %q: %w", s.cfg.Command, err)
 		}
@@ -370,7 +371,7 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 // session broke), so that the next call reconnects before it sends anything.
 func (s *server) watch(sess *sdk.ClientSession, pid int) {
 	err := sess.Wait()
-	killGroup(pid)
+	procgroup.Kill(pid)
 	s.mu.Lock()
 	current := s.sess == sess
 	if current {
@@ -409,7 +410,7 @@ func (s *server) drop(sess *sdk.ClientSession) {
 	s.mu.Unlock()
 	go func() {
 		_ = sess.Close()
-		killGroup(pid)
+		procgroup.Kill(pid)
 	}()
 }
 
@@ -423,7 +424,7 @@ func (s *server) close() error {
 		return nil
 	}
 	err := sess.Close()
-	killGroup(pid)
+	procgroup.Kill(pid)
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		// A server that exits with an error or a signal once its stdin

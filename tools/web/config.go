@@ -137,12 +137,7 @@ func Register(reg *tools.Registry, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	for _, d := range defs {
-		if err := reg.Register(d); err != nil {
-			return err
-		}
-	}
-	return nil
+	return reg.RegisterAll(defs...)
 }
 
 // Definitions returns the definitions of the web tools.
