@@ -236,6 +236,19 @@ func (c *Client) Pending(ctx context.Context, workflowID string) ([]workflows.Pe
 	return out, nil
 }
 
+// HasWorkers reports whether any worker polls the task queue, so that a
+// client can tell a round that waits for a worker from one that runs.
+func (c *Client) HasWorkers(ctx context.Context) (bool, error) {
+	resp, err := c.tc.DescribeTaskQueue(ctx, c.opts.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	if err != nil {
+		return false, fmt.Errorf("describe task queue %s: %w", c.opts.TaskQueue, err)
+	}
+	return len(resp.GetPollers()) > 0, nil
+}
+
+// TaskQueue is the task queue the client submits rounds to.
+func (c *Client) TaskQueue() string { return c.opts.TaskQueue }
+
 // Progress tells which calls of a round are queued, running, waiting or done.
 func (c *Client) Progress(ctx context.Context, workflowID string) (workflows.Progress, error) {
 	var out workflows.Progress

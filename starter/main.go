@@ -280,13 +280,25 @@ func hintPending(ctx context.Context, c *client.Client, wfID string, stderr io.W
 	go func() {
 		defer close(done)
 		told := map[string]bool{}
+		workers := false
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
-		for {
+		for tick := 1; ; tick++ {
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			}
+			// A query needs a worker: without one it would only time out.
+			if !workers {
+				ok, err := c.HasWorkers(ctx)
+				workers = err == nil && ok
+				if !workers && tick == 2 {
+					fmt.Fprintf(stderr, "no worker polls task queue %q: the round starts when one does (run bin/worker with the same TASK_QUEUE)\n", c.TaskQueue())
+				}
+				if !workers {
+					continue
+				}
 			}
 			qctx, qcancel := context.WithTimeout(ctx, 5*time.Second)
 			pending, err := c.Pending(qctx, wfID)

@@ -241,3 +241,22 @@ func TestStarterTools(t *testing.T) {
 	require.Contains(t, names, "read_files")
 	require.Contains(t, names, "edit_file")
 }
+
+// TestRoundWaitsForAWorker submits a round before any worker runs: the
+// starter says so, and the round runs once a worker starts.
+func TestRoundWaitsForAWorker(t *testing.T) {
+	e := newEnv(t)
+	in := e.input(1, "openai", nil, call("c1", "write_todo", map[string]any{"items": []any{}}))
+	done := e.startRound(in)
+	var r result
+	select {
+	case r = <-done:
+		t.Fatalf("the round finished without a worker: %+v", r)
+	case <-time.After(3 * time.Second):
+	}
+	e.startWorker()
+	r = <-done
+	res := decodeResult(t, r)
+	require.Equal(t, round.StatusOK, res.Results[0].Status)
+	require.Contains(t, r.stderr, "no worker polls task queue")
+}
