@@ -246,3 +246,38 @@ func TestOnlyCachedToolsTouchTheCache(t *testing.T) {
 	require.Len(t, keys, 3, "%v", keys)
 	require.Contains(t, keys, tools.HTTPRequestCacheKey(e.session, string(in2.Assistant.ToolCalls[0].Function.Arguments)))
 }
+
+// TestLargeGETIsCachedWhole: an http_request GET whose result is above
+// LARGE_RESULT_BYTES is kept in a blob; pass 3 caches the whole result, not
+// the preview that history holds, so a later round answered from the cache
+// gets all of it.
+func TestLargeGETIsCachedWhole(t *testing.T) {
+	body := strings.Repeat("0123456789abcdef", 200<<10/16) + "THE END"
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, body)
+	}))
+	defer srv.Close()
+	e := newEnv(t)
+	e.startWorker()
+	rdb := testenv.Redis(t)
+	get := call("h1", "http_request", map[string]any{"url": srv.URL + "/big"})
+	t.Cleanup(func() { rdb.Del(context.Background(), cacheKey(e.session, get)) })
+
+	var results []round.CallResult
+	for _, runID := range []string{"run-1", "run-2"} {
+		in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"http_request"}}, get)
+		in.RunID = runID
+		res := e.round(in)
+		require.Equal(t, round.StatusOK, res.Results[0].Status, "%.300s", res.Results[0].Content)
+		results = append(results, res.Results[0])
+	}
+	require.EqualValues(t, 1, hits.Load(), "the second round is answered from the cache")
+	require.NotEmpty(t, results[0].ContentRef, "the result is large enough to be kept in a blob")
+	require.True(t, strings.HasSuffix(results[0].Content, body), "%.300s", results[0].Content)
+	require.True(t, strings.HasPrefix(results[1].Content, "[from cache"), "%.300s", results[1].Content)
+	require.True(t, strings.HasSuffix(results[1].Content, body), "the cached result is whole: %.300s...%s",
+		results[1].Content, results[1].Content[max(0, len(results[1].Content)-300):])
+}
