@@ -223,7 +223,20 @@ func (a *Activities) PublishRound(ctx context.Context, in workflows.PublishInput
 	}
 	if a.Cache != nil {
 		for _, w := range in.CacheWrites {
-			a.Cache.Set(ctx, tools.HTTPRequestCacheKey(in.SessionID, w.Args), w.Content, tools.ResultCacheTTL)
+			content := w.Content
+			if w.ContentRef != "" {
+				// Content is a preview; a cache hit must give the whole result.
+				if a.Blobs == nil {
+					continue
+				}
+				full, err := a.Blobs.Get(ctx, w.ContentRef)
+				if err != nil {
+					a.logger().Warn("reading a large result for the result cache failed; not cached", "workflow_id", in.WorkflowID, "error", err)
+					continue
+				}
+				content = full
+			}
+			a.Cache.Set(ctx, tools.HTTPRequestCacheKey(in.SessionID, w.Args), content, tools.ResultCacheTTL)
 		}
 	}
 	if a.History != nil && len(in.History) > 0 {

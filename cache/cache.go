@@ -11,6 +11,11 @@
 //	toolround:blob:<sha256>                                large results
 //	toolround:events:<session>                             event stream (XADD)
 //	toolround:history:<session>                            session history (list)
+//
+// Tools keep their own per-session data under the same prefix (package
+// agent: todo, errors, result; package secrets: secret). Result-cache keys
+// expire after 30 minutes, blobs after BlobTTL; streams and histories are
+// capped in length instead.
 package cache
 
 import (
@@ -54,7 +59,11 @@ func (o *Options) defaults() {
 
 // Client is the shared Redis connection with the skip accounting of K5.
 type Client struct {
-	rdb  *redis.Client
+	rdb *redis.Client
+	// blob moves large results. Its socket deadlines come from each
+	// operation's context, which grows with the blob's size: rdb's deadlines
+	// are OpTimeout, too short for megabytes.
+	blob *redis.Client
 	opts Options
 	// Skipped counts operations skipped because Redis failed or was slow.
 	skipped  atomic.Int64
@@ -74,7 +83,10 @@ func Open(ctx context.Context, opts Options) (*Client, error) {
 	ro.ReadTimeout = opts.OpTimeout
 	ro.WriteTimeout = opts.OpTimeout
 	ro.MaxRetries = 1
-	c := &Client{rdb: redis.NewClient(ro), opts: opts}
+	bo := *ro
+	bo.ReadTimeout, bo.WriteTimeout = blobTimeout, blobTimeout
+	bo.ContextTimeoutEnabled = true
+	c := &Client{rdb: redis.NewClient(ro), blob: redis.NewClient(&bo), opts: opts}
 	pctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
 	defer cancel()
 	if err := c.rdb.Ping(pctx).Err(); err != nil {
@@ -86,8 +98,8 @@ func Open(ctx context.Context, opts Options) (*Client, error) {
 // Redis is the underlying client, for tools that keep per-session data.
 func (c *Client) Redis() *redis.Client { return c.rdb }
 
-// Close closes the connection.
-func (c *Client) Close() error { return c.rdb.Close() }
+// Close closes the connections.
+func (c *Client) Close() error { return errors.Join(c.rdb.Close(), c.blob.Close()) }
 
 // Skipped is how many operations were skipped since start (K5 metric).
 func (c *Client) Skipped() int64 { return c.skipped.Load() }

@@ -142,14 +142,23 @@ func (c *Client) Blobs() *Blobs { return &Blobs{c: c} }
 // BlobPrefix starts every blob reference.
 const BlobPrefix = "toolround:blob:"
 
+const (
+	// blobTimeout bounds one blob operation.
+	blobTimeout = 10 * time.Second
+	// blobRate is the slowest transfer a blob Put waits for: it gets
+	// OpTimeout plus its size at this rate (at most blobTimeout), so a large
+	// result has time to move while a Redis that hangs costs a round little.
+	blobRate = 4 << 20 // bytes per second
+)
+
 // Put stores content and returns its reference.
 func (b *Blobs) Put(ctx context.Context, content string) (string, error) {
 	sum := sha256.Sum256([]byte(content))
 	ref := BlobPrefix + hex.EncodeToString(sum[:])
-	// Large values need longer than the round's short operation timeout.
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	wait := min(blobTimeout, b.c.opts.OpTimeout+time.Duration(len(content))*time.Second/blobRate)
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if err := b.c.rdb.Set(ctx, ref, content, BlobTTL).Err(); err != nil {
+	if err := b.c.blob.Set(ctx, ref, content, BlobTTL).Err(); err != nil {
 		b.c.skip("blob put", err)
 		return "", fmt.Errorf("cache: store blob: %w", err)
 	}
@@ -161,9 +170,9 @@ func (b *Blobs) Get(ctx context.Context, ref string) (string, error) {
 	if !strings.HasPrefix(ref, BlobPrefix) {
 		return "", fmt.Errorf("cache: %q is not a blob reference", ref)
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, blobTimeout)
 	defer cancel()
-	v, err := b.c.rdb.Get(ctx, ref).Result()
+	v, err := b.c.blob.Get(ctx, ref).Result()
 	if errors.Is(err, redis.Nil) {
 		return "", fmt.Errorf("cache: blob %s has expired or never existed", ref)
 	}

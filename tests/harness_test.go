@@ -30,6 +30,8 @@ var (
 	binDir     string
 	workerBin  string
 	starterBin string
+	// testWorkerBin is bin/worker's engine with the tools of tests/testworker.
+	testWorkerBin string
 )
 
 func TestMain(m *testing.M) {
@@ -40,7 +42,8 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	workerBin, starterBin = filepath.Join(dir, "worker"), filepath.Join(dir, "starter")
-	build := exec.Command("go", "build", "-o", dir+"/", "../worker", "../starter")
+	testWorkerBin = filepath.Join(dir, "testworker")
+	build := exec.Command("go", "build", "-o", dir+"/", "../worker", "../starter", "./testworker")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build worker and starter:", err)
@@ -124,7 +127,13 @@ func (s *syncBuffer) String() string {
 // startWorker starts bin/worker and waits until it polls.
 func (e *env) startWorker() *worker {
 	e.t.Helper()
-	w := &worker{cmd: exec.Command(workerBin), logs: &syncBuffer{}, done: make(chan struct{})}
+	return e.startWorkerBin(workerBin)
+}
+
+// startWorkerBin starts a worker binary and waits until it polls.
+func (e *env) startWorkerBin(bin string) *worker {
+	e.t.Helper()
+	w := &worker{cmd: exec.Command(bin), logs: &syncBuffer{}, done: make(chan struct{})}
 	w.cmd.Env = e.environ()
 	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
 	require.NoError(e.t, w.cmd.Start())

@@ -145,4 +145,7 @@ type CacheWrite struct {
 	Tool    string `json:"tool"`
 	Args    string `json:"args"`
 	Content string `json:"content"`
+	// ContentRef is set when Content is only the preview of a large result:
+	// the whole result is cached, read back from the blob store.
+	ContentRef string `json:"content_ref,omitempty"`
 }

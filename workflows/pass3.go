@@ -113,7 +113,7 @@ func Commit(ci CommitInput) CommitOutput {
 		e.Detail = preview(r.Content, 200)
 		events = append(events, e)
 		if r.Status == round.StatusOK && r.Tool == tools.HTTPRequest && ci.Plan[i].Facts.Effect == tools.ReadOnly && ci.Outcomes[i] != nil && !ci.Outcomes[i].FromCache {
-			cache = append(cache, CacheWrite{Tool: r.Tool, Args: ci.Plan[i].Args, Content: r.Content})
+			cache = append(cache, CacheWrite{Tool: r.Tool, Args: ci.Plan[i].Args, Content: r.Content, ContentRef: r.ContentRef})
 		}
 	}
 	fin := base

@@ -183,6 +183,9 @@ func TestCommitEventsAndCacheWrites(t *testing.T) {
 	out := commit(p, ok("GET a"), ok("POST b"), &Outcome{Status: round.StatusError, Content: "404"})
 	require.Equal(t, []CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "GET a"}}, out.CacheWrites,
 		"P3.4: only successful http_request GETs are cached")
+	large := &Outcome{Status: round.StatusOK, Content: "preview", ContentRef: "toolround:blob:abc"}
+	require.Equal(t, []CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "preview", ContentRef: "toolround:blob:abc"}},
+		commit(p, large, ok("POST b"), nil).CacheWrites, "a large result is cached whole, from its blob")
 	cached := &Outcome{Status: round.StatusOK, Content: "GET a", FromCache: true}
 	require.Empty(t, commit(p, cached, ok("POST b"), nil).CacheWrites, "a cache hit is not written back, so its 30 minutes do not restart")
 	var results []round.Event

@@ -1,0 +1,60 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/workflows"
+)
+
+type mapCache map[string]string
+
+func (m mapCache) Get(_ context.Context, key string) (string, bool) { v, ok := m[key]; return v, ok }
+func (m mapCache) Set(_ context.Context, key, content string, _ time.Duration) {
+	m[key] = content
+}
+
+type mapBlobs map[string]string
+
+func (m mapBlobs) Put(context.Context, string) (string, error) { return "", errors.New("unused") }
+func (m mapBlobs) Get(_ context.Context, ref string) (string, error) {
+	if v, ok := m[ref]; ok {
+		return v, nil
+	}
+	return "", errors.New("blob " + ref + " has expired")
+}
+
+// TestPublishRoundCachesWholeResults: the result cache gets the whole
+// content of a large http_request GET, never the preview that history holds.
+func TestPublishRoundCachesWholeResults(t *testing.T) {
+	const args = `{"url":"http://x/a"}`
+	key := tools.HTTPRequestCacheKey("s", args)
+	tests := []struct {
+		name  string
+		blobs BlobStore
+		write workflows.CacheWrite
+		want  string // "" means nothing is cached
+	}{
+		{"small", mapBlobs{}, workflows.CacheWrite{Tool: "http_request", Args: args, Content: "whole"}, "whole"},
+		{"large", mapBlobs{"toolround:blob:1": "the whole result"}, workflows.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, "the whole result"},
+		{"blob gone", mapBlobs{}, workflows.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, ""},
+		{"no blob store", nil, workflows.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mapCache{}
+			a := &Activities{Registry: tools.NewRegistry(), Cache: c, Blobs: tt.blobs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			require.NoError(t, a.PublishRound(context.Background(), workflows.PublishInput{SessionID: "s", WorkflowID: "wf", CacheWrites: []workflows.CacheWrite{tt.write}}))
+			got, ok := c[key]
+			require.Equal(t, tt.want != "", ok)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}

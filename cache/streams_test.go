@@ -1,0 +1,115 @@
+package cache_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/cache"
+	"github.com/toolround/toolround/round"
+)
+
+var errSeenAll = errors.New("seen every event")
+
+func events(session string, ids ...string) []round.Event {
+	out := make([]round.Event, len(ids))
+	for i, id := range ids {
+		out[i] = round.Event{ID: id, Type: round.EventToolResult, SessionID: session, CallID: id, Time: time.Unix(int64(i), 0).UTC()}
+	}
+	return out
+}
+
+func ids(evs []round.Event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.ID
+	}
+	return out
+}
+
+// TestWatchDropsRepeatedEvents: a retried activity publishes its events
+// again; a reader sees each id once, in stream order, and skips entries it
+// cannot decode.
+func TestWatchDropsRepeatedEvents(t *testing.T) {
+	c := open(t, cache.Options{})
+	ctx := context.Background()
+	session := unique(t)
+	cleanup(t, c.Redis(), cache.EventsKey(session))
+
+	require.NoError(t, c.Events().Publish(ctx, session, events(session, "a", "b")))
+	require.NoError(t, c.Redis().XAdd(ctx, &redis.XAddArgs{Stream: cache.EventsKey(session), Values: []any{"id", "bad", "event", "{not json"}}).Err())
+	require.NoError(t, c.Events().Publish(ctx, session, events(session, "b", "c")))
+	n, err := c.Redis().XLen(ctx, cache.EventsKey(session)).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(5), n, "the stream keeps what was published")
+
+	var got []round.Event
+	err = c.Events().Watch(ctx, session, "0", func(e round.Event) error {
+		got = append(got, e)
+		if e.ID == "c" {
+			return errSeenAll
+		}
+		return nil
+	})
+	require.ErrorIs(t, err, errSeenAll)
+	require.Equal(t, []string{"a", "b", "c"}, ids(got))
+	require.Equal(t, session, got[0].SessionID)
+	require.Equal(t, round.EventToolResult, got[0].Type)
+}
+
+// TestWatchFollowsNewEvents reads from "$": only events published after the
+// watch began, as they are published, until the context ends.
+func TestWatchFollowsNewEvents(t *testing.T) {
+	c := open(t, cache.Options{OpTimeout: 5 * time.Second})
+	ctx := context.Background()
+	session := unique(t)
+	cleanup(t, c.Redis(), cache.EventsKey(session))
+	require.NoError(t, c.Events().Publish(ctx, session, events(session, "old")))
+
+	var mu sync.Mutex
+	var got []round.Event
+	seen := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return ids(got)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- c.Events().Watch(wctx, session, "$", func(e round.Event) error {
+			mu.Lock()
+			defer mu.Unlock()
+			got = append(got, e)
+			return nil
+		})
+	}()
+	// The watch is reading once a probe published now reaches it.
+	probes := 0
+	require.Eventually(t, func() bool {
+		probes++
+		if c.Events().Publish(ctx, session, events(session, fmt.Sprintf("probe-%d", probes))) != nil {
+			return false
+		}
+		return len(seen()) > 0
+	}, 10*time.Second, 50*time.Millisecond)
+
+	require.NoError(t, c.Events().Publish(ctx, session, events(session, "new-1", "new-2")))
+	require.Eventually(t, func() bool { s := seen(); return len(s) > 0 && s[len(s)-1] == "new-2" }, 10*time.Second, 10*time.Millisecond)
+	s := seen()
+	require.NotContains(t, s, "old", `"$" starts after what is there`)
+	require.Equal(t, []string{"new-1", "new-2"}, s[len(s)-2:])
+
+	stop()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "an ended watch is not an error")
+	case <-time.After(10 * time.Second):
+		t.Fatal("Watch did not return after its context ended")
+	}
+}

@@ -1,0 +1,108 @@
+// Command testworker is the worker of the integration tests: the engine of
+// bin/worker, configured the same way, plus tools that only tests need.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/toolround/toolround/engine"
+	"github.com/toolround/toolround/tools"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "testworker:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	cfg, err := engine.ConfigFromEnv()
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e, err := engine.New(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if err := register(e.Registry, cfg); err != nil {
+		return err
+	}
+	c, err := e.Dial()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w := e.NewWorker(c)
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	logger.Info("worker started", "task_queue", cfg.TaskQueue, "redis", cfg.RedisURL, "pid", os.Getpid())
+	<-ctx.Done()
+	w.Stop()
+	return nil
+}
+
+var emitSchema = json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "bytes": {"type": "integer", "minimum": 0, "maximum": 67108864, "description": "How many bytes to return."},
+    "fill": {"type": "string", "minLength": 1, "description": "Text repeated to fill the result; default \"x\"."}
+  },
+  "required": ["bytes"],
+  "additionalProperties": false
+}`)
+
+// Emit is the content that emit_bytes returns: fill repeated, cut to n bytes.
+func emit(n int, fill string) string {
+	if fill == "" {
+		fill = "x"
+	}
+	return strings.Repeat(fill, n/len(fill)+1)[:n]
+}
+
+// register adds emit_bytes, which runs as a local activity (a read-only
+// tool with a short timeout), and emit_bytes_remote, which runs as a regular
+// activity (its timeout is above LOCAL_ACTIVITY_MAX).
+func register(reg *tools.Registry, cfg engine.Config) error {
+	handler := func(_ context.Context, req tools.Request) (tools.Result, error) {
+		var a struct {
+			Bytes int    `json:"bytes"`
+			Fill  string `json:"fill"`
+		}
+		if err := req.Decode(&a); err != nil {
+			return tools.Result{}, fmt.Errorf("%s: %w", req.Tool, err)
+		}
+		return tools.Text(emit(a.Bytes, a.Fill)), nil
+	}
+	local := tools.Definition{
+		Name:        "emit_bytes",
+		Description: "Return the given number of bytes of fill text (tests of large results).",
+		Parameters:  emitSchema,
+		Concurrent:  true,
+		SideEffect:  tools.ReadOnly,
+		Timeout:     10 * time.Second,
+		Handler:     handler,
+	}
+	remote := local
+	remote.Name = "emit_bytes_remote"
+	remote.Timeout = max(2*time.Minute, cfg.LocalActivityMax+time.Minute)
+	for _, d := range []tools.Definition{local, remote} {
+		if err := reg.Register(d); err != nil {
+			return fmt.Errorf("testworker: %w", err)
+		}
+	}
+	return nil
+}
