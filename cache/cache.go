@@ -40,6 +40,10 @@ type Options struct {
 	OpTimeout time.Duration
 	// Logger receives warnings about skipped operations. Default slog.Default().
 	Logger *slog.Logger
+	// Cooldown: after an operation fails, the next ones are skipped at once
+	// for this long instead of each waiting out its timeout, so a Redis that
+	// is down costs a round nothing. Default 2s.
+	Cooldown time.Duration
 }
 
 func (o *Options) defaults() {
@@ -55,6 +59,9 @@ func (o *Options) defaults() {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Cooldown <= 0 {
+		o.Cooldown = 2 * time.Second
+	}
 }
 
 // Client is the shared Redis connection with the skip accounting of K5.
@@ -68,7 +75,12 @@ type Client struct {
 	// Skipped counts operations skipped because Redis failed or was slow.
 	skipped  atomic.Int64
 	lastWarn atomic.Int64
+	// downUntil (unix nanoseconds) is the end of the cooldown after a failure.
+	downUntil atomic.Int64
 }
+
+// errCooldown is the error of an operation skipped during the cooldown.
+var errCooldown = errors.New("cache: redis failed moments ago; skipped until it has had time to come back")
 
 // Open connects to Redis. It returns the client even when Redis does not
 // answer yet, with the ping error, so a worker can start and use Redis once
@@ -108,8 +120,20 @@ func (c *Client) op(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, c.opts.OpTimeout)
 }
 
-// skip records a failed operation: counted always, logged at most every 10s.
+// cooling reports whether an operation is skipped because an earlier one
+// failed within the cooldown; it counts the skip.
+func (c *Client) cooling() bool {
+	if time.Now().UnixNano() < c.downUntil.Load() {
+		c.skipped.Add(1)
+		return true
+	}
+	return false
+}
+
+// skip records a failed operation: counted always, logged at most every 10s,
+// and the start of a cooldown.
 func (c *Client) skip(what string, err error) {
+	c.downUntil.Store(time.Now().Add(c.opts.Cooldown).UnixNano())
 	c.skipped.Add(1)
 	now := time.Now().UnixNano()
 	last := c.lastWarn.Load()
@@ -126,6 +150,9 @@ func (c *Client) ResultCache() *ResultCache { return &ResultCache{c: c} }
 
 // Get returns a cached result; errors are misses.
 func (r *ResultCache) Get(ctx context.Context, key string) (string, bool) {
+	if r.c.cooling() {
+		return "", false
+	}
 	ctx, cancel := r.c.op(ctx)
 	defer cancel()
 	v, err := r.c.rdb.Get(ctx, key).Result()
@@ -141,6 +168,9 @@ func (r *ResultCache) Get(ctx context.Context, key string) (string, bool) {
 
 // Set stores a result with its TTL; errors are dropped.
 func (r *ResultCache) Set(ctx context.Context, key, content string, ttl time.Duration) {
+	if r.c.cooling() {
+		return
+	}
 	ctx, cancel := r.c.op(ctx)
 	defer cancel()
 	if err := r.c.rdb.Set(ctx, key, content, ttl).Err(); err != nil {

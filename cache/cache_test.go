@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"go/parser"
 	"go/token"
+	"io"
 	"log/slog"
 	"net"
 	"regexp"
@@ -384,4 +385,29 @@ func TestMemoryCache(t *testing.T) {
 	require.Eventually(t, func() bool { _, hit := m.Get(ctx, "short"); return !hit }, time.Second, time.Millisecond)
 	_, hit = m.Get(ctx, "k")
 	require.True(t, hit, "entries expire one by one")
+}
+
+func TestFailedRedisCoolsDownInsteadOfCostingEveryOperationItsTimeout(t *testing.T) {
+	const opTimeout, cooldown = 150 * time.Millisecond, 300 * time.Millisecond
+	c, err := cache.Open(context.Background(), cache.Options{
+		URL: "redis://" + silentAddress(t) + "/0", DialTimeout: opTimeout, OpTimeout: opTimeout, Cooldown: cooldown,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	require.Error(t, err)
+	defer c.Close()
+	ctx := context.Background()
+	get := func() time.Duration {
+		start := time.Now()
+		_, hit := c.ResultCache().Get(ctx, "toolround:cache:fetch_page:x")
+		require.False(t, hit)
+		return time.Since(start)
+	}
+	require.GreaterOrEqual(t, get(), opTimeout/2, "the first operation waits for Redis")
+	failedAt := time.Now()
+	for i := 0; i < 20; i++ {
+		require.Less(t, get(), 20*time.Millisecond, "during the cooldown operations are skipped at once")
+	}
+	require.Equal(t, int64(21), c.Skipped())
+	require.Eventually(t, func() bool { return time.Since(failedAt) > cooldown }, 2*cooldown, 10*time.Millisecond)
+	require.GreaterOrEqual(t, get(), opTimeout/2, "after the cooldown Redis is tried again")
 }

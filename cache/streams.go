@@ -36,6 +36,9 @@ func (c *Client) Events() *Events { return &Events{c: c} }
 
 // Publish appends events to the session's stream.
 func (e *Events) Publish(ctx context.Context, sessionID string, events []round.Event) error {
+	if e.c.cooling() {
+		return errCooldown
+	}
 	ctx, cancel := e.c.op(ctx)
 	defer cancel()
 	pipe := e.c.rdb.Pipeline()
@@ -60,7 +63,7 @@ func (e *Events) Publish(ctx context.Context, sessionID string, events []round.E
 // from ("$" for new events only, "0" for all kept events) until ctx ends.
 // Events seen before (same id, from retried activities) are dropped.
 func (e *Events) Watch(ctx context.Context, sessionID, from string, fn func(round.Event) error) error {
-	seen := map[string]bool{}
+	seen := newRecent(watchMemory)
 	last := from
 	if last == "" {
 		last = "$"
@@ -87,10 +90,9 @@ func (e *Events) Watch(ctx context.Context, sessionID, from string, fn func(roun
 				if err := json.Unmarshal([]byte(raw), &ev); err != nil {
 					continue
 				}
-				if seen[ev.ID] {
+				if !seen.add(ev.ID) {
 					continue
 				}
-				seen[ev.ID] = true
 				if err := fn(ev); err != nil {
 					return err
 				}
@@ -110,6 +112,9 @@ func (c *Client) History() *History { return &History{c: c} }
 func (h *History) Append(ctx context.Context, sessionID string, records []tools.HistoryRecord) error {
 	if len(records) == 0 {
 		return nil
+	}
+	if h.c.cooling() {
+		return errCooldown
 	}
 	vals := make([]any, 0, len(records))
 	for _, r := range records {
@@ -153,6 +158,9 @@ const (
 
 // Put stores content and returns its reference.
 func (b *Blobs) Put(ctx context.Context, content string) (string, error) {
+	if b.c.cooling() {
+		return "", errCooldown
+	}
 	sum := sha256.Sum256([]byte(content))
 	ref := BlobPrefix + hex.EncodeToString(sum[:])
 	wait := min(blobTimeout, b.c.opts.OpTimeout+time.Duration(len(content))*time.Second/blobRate)
@@ -180,4 +188,31 @@ func (b *Blobs) Get(ctx context.Context, ref string) (string, error) {
 		return "", fmt.Errorf("cache: get blob %s: %w", ref, err)
 	}
 	return v, nil
+}
+
+// watchMemory is how many event ids a watcher remembers to drop duplicates:
+// duplicates come from retries of the same round, close together.
+const watchMemory = 10000
+
+// recent is a set of the last n strings added.
+type recent struct {
+	ids  map[string]bool
+	ring []string
+	next int
+}
+
+func newRecent(n int) *recent { return &recent{ids: make(map[string]bool, n), ring: make([]string, n)} }
+
+// add reports whether id is new, and remembers it.
+func (r *recent) add(id string) bool {
+	if r.ids[id] {
+		return false
+	}
+	if old := r.ring[r.next]; old != "" {
+		delete(r.ids, old)
+	}
+	r.ring[r.next] = id
+	r.ids[id] = true
+	r.next = (r.next + 1) % len(r.ring)
+	return true
 }

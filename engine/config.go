@@ -74,6 +74,9 @@ type Config struct {
 	// ToolsConfig is TOOLS_CONFIG, a JSON file of script_* and ext_* tools.
 	// Default none.
 	ToolsConfig string
+	// MetricsAddr is METRICS_ADDR, where the worker serves /metrics in the
+	// Prometheus text format (e.g. 127.0.0.1:9464). Default none.
+	MetricsAddr string
 }
 
 // ConfigFromEnv reads the configuration from the environment.
@@ -117,6 +120,7 @@ func ConfigFromEnv() (Config, error) {
 	c.Secrets = secrets.ConfigFromEnv()
 	c.MCPConfig = env(mcp.ConfigEnv, "")
 	c.ToolsConfig = env(ext.ConfigEnv, "")
+	c.MetricsAddr = env("METRICS_ADDR", "")
 	if lvl := os.Getenv("LOG_LEVEL"); lvl != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
 			return c, fmt.Errorf("LOG_LEVEL=%q: %w", lvl, err)

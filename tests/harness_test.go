@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -288,10 +287,4 @@ func countLines(t *testing.T, path, want string) int {
 		}
 	}
 	return n
-}
-
-func readAll(t *testing.T, r io.Reader) string {
-	b, err := io.ReadAll(r)
-	require.NoError(t, err)
-	return string(b)
 }

@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -90,7 +91,8 @@ func TestRoundCompletesWhileRedisIsStopped(t *testing.T) {
 		fmt.Fprint(w, "<html><head><title>Page</title></head><body><p>still here</p></body></html>")
 	}))
 	defer srv.Close()
-	e := newEnv(t, "REDIS_URL="+r.url)
+	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	e := newEnv(t, "REDIS_URL="+r.url, "METRICS_ADDR="+metrics)
 	w := e.startWorker()
 	require.Contains(t, w.logs.String(), r.url, "the worker uses the test's own Redis")
 
@@ -123,6 +125,7 @@ func TestRoundCompletesWhileRedisIsStopped(t *testing.T) {
 		return strings.Contains(w.logs.String(), "redis unavailable or slow; skipped")
 	}, 10*time.Second, 20*time.Millisecond, "the worker says it skipped Redis:\n%s", w.logs.String())
 	require.Contains(t, w.logs.String(), "publishing events failed; the round goes on")
+	require.Regexp(t, `(?m)^toolround_redis_skipped_total [1-9]`, scrape(t, metrics), "K5: the skips are visible in the worker's metrics")
 
 	// Redis is still down: the cached tools run without the cache.
 	in2 := e.input(1, "claude-code", fetched,
@@ -138,4 +141,15 @@ func TestRoundCompletesWhileRedisIsStopped(t *testing.T) {
 	}
 	require.Contains(t, res2.Results[1].Content, "still here")
 	require.EqualValues(t, 3, hits.Load(), "every call went to the server")
+}
+
+// scrape reads a worker's /metrics.
+func scrape(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
 }

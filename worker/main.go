@@ -5,8 +5,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -43,6 +45,18 @@ func run() error {
 		return err
 	}
 	defer c.Close()
+
+	if cfg.MetricsAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", e.MetricsHandler())
+		srv := &http.Server{Addr: cfg.MetricsAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error("metrics server stopped", "addr", cfg.MetricsAddr, "error", err)
+			}
+		}()
+		defer srv.Close()
+	}
 
 	w := e.NewWorker(c)
 	if err := w.Start(); err != nil {
