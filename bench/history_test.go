@@ -16,7 +16,9 @@ import (
 
 var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func at(ms int) *timestamppb.Timestamp { return timestamppb.New(t0.Add(time.Duration(ms) * time.Millisecond)) }
+func at(ms int) *timestamppb.Timestamp {
+	return timestamppb.New(t0.Add(time.Duration(ms) * time.Millisecond))
+}
 
 func payloads(data string) *commonpb.Payloads {
 	return &commonpb.Payloads{Payloads: []*commonpb.Payload{{Data: []byte(data)}}}
