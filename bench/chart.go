@@ -46,7 +46,9 @@ func WriteLatencyChart(path, title string, rows []ChartRow) error {
 
 	labels := make([]string, len(rows))
 	series := [3]plotter.Values{}
+	top := 0.0
 	for i, r := range rows {
+		top = max(top, r.P50, r.P90, r.P99)
 		labels[i] = r.Label
 		series[0] = append(series[0], r.P50)
 		series[1] = append(series[1], r.P90)
@@ -68,6 +70,9 @@ func WriteLatencyChart(path, title string, rows []ChartRow) error {
 		p.Legend.Add(names[i], bars)
 	}
 	p.NominalX(labels...)
+	p.X.Padding = vg.Points(20)
+	// Headroom above the tallest bar keeps the legend clear of the bars.
+	p.Y.Max = top*1.3 + 1
 
 	if err := p.Save(9*vg.Inch, 4.5*vg.Inch, path); err != nil {
 		return fmt.Errorf("chart: save %s: %w", path, err)

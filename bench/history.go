@@ -32,14 +32,15 @@ type trace struct {
 	TaskWait     time.Duration
 	TaskWork     time.Duration
 	ActivityWait time.Duration
-	// Tools runs from the start of the workflow task that ran the last
-	// ExecuteTool local activity to that activity's completion; Publish is
-	// the PublishRound local activity and pass 3 before it; Finish from its
-	// completion to the server's record of the completed task. Local
+	// Pass2 is the span of the tool calls: from the first activity's
+	// scheduling, or the start of the workflow task that ran the first
+	// ExecuteTool local activity, to the last call's completion. Publish is
+	// the PublishRound local activity and pass 3 before it; Finish runs from
+	// its completion to the server's record of the completed task. Local
 	// activity times come from their markers, which hold the workflow time
 	// at which each one completed (the task's start on the server clock plus
 	// the worker's own elapsed time, so they leave out the task's delivery).
-	Tools        time.Duration
+	Pass2        time.Duration
 	Publish      time.Duration
 	Finish       time.Duration
 	BytesByKind  map[string]int
@@ -71,7 +72,15 @@ func fetchTrace(ctx context.Context, tc tclient.Client, workflowID string) (*tra
 // stores and sends them.
 func traceOf(events []*historypb.HistoryEvent) *trace {
 	t := &trace{BytesByKind: map[string]int{}, CountByKind: map[string]int{}, ResultFields: map[string]int{}}
-	var taskStart, taskDone, lastMark time.Time
+	var taskStart, taskDone, lastMark, pass2Start, pass2End time.Time
+	pass2 := func(start, end time.Time) {
+		if pass2Start.IsZero() || start.Before(pass2Start) {
+			pass2Start = start
+		}
+		if end.After(pass2End) {
+			pass2End = end
+		}
+	}
 	wftScheduled := map[int64]time.Time{}
 	wftStarted := map[int64]time.Time{}
 	actScheduled := map[int64]time.Time{}
@@ -112,6 +121,10 @@ func traceOf(events []*historypb.HistoryEvent) *trace {
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 			t.Activities++
 			actScheduled[e.GetEventId()] = at
+			pass2(at, at)
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED,
+			enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT, enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+			pass2(at, at)
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
 			if s, ok := actScheduled[e.GetActivityTaskStartedEventAttributes().GetScheduledEventId()]; ok {
 				t.ActivityWait += at.Sub(s)
@@ -124,7 +137,7 @@ func traceOf(events []*historypb.HistoryEvent) *trace {
 			}
 			switch m.ActivityType {
 			case workflows.ActivityExecuteTool:
-				t.Tools = m.ReplayTime.Sub(taskStart)
+				pass2(taskStart, m.ReplayTime)
 			case workflows.ActivityPublishRound:
 				t.Publish = m.ReplayTime.Sub(lastMark)
 				t.Finish = taskDone.Sub(m.ReplayTime)
@@ -132,6 +145,7 @@ func traceOf(events []*historypb.HistoryEvent) *trace {
 			lastMark = m.ReplayTime
 		}
 	}
+	t.Pass2 = pass2End.Sub(pass2Start)
 	return t
 }
 
@@ -210,7 +224,7 @@ type Phases struct {
 	Submit       float64 `json:"submit"`
 	TaskWait     float64 `json:"task_wait"`
 	TaskWork     float64 `json:"task_work"`
-	Tools        float64 `json:"local_tools"`
+	Pass2        float64 `json:"pass2"`
 	Publish      float64 `json:"publish"`
 	Finish       float64 `json:"finish"`
 	ActivityWait float64 `json:"activity_wait"`
@@ -260,7 +274,7 @@ func summarizeTraces(ts []*trace, samples []sample) HistoryStats {
 	hs.Phases = Phases{
 		TaskWait:     col(func(t *trace) float64 { return ms(t.TaskWait) }),
 		TaskWork:     col(func(t *trace) float64 { return ms(t.TaskWork) }),
-		Tools:        col(func(t *trace) float64 { return ms(t.Tools) }),
+		Pass2:        col(func(t *trace) float64 { return ms(t.Pass2) }),
 		Publish:      col(func(t *trace) float64 { return ms(t.Publish) }),
 		Finish:       col(func(t *trace) float64 { return ms(t.Finish) }),
 		ActivityWait: col(func(t *trace) float64 { return ms(t.ActivityWait) }),

@@ -75,7 +75,7 @@ func TestTraceOfALocalActivityRound(t *testing.T) {
 	require.Equal(t, map[string]int{"workflow_id": 3, "events": 7}, tr.ResultFields)
 	require.Equal(t, 5*time.Millisecond, tr.TaskWait)
 	require.Equal(t, 15*time.Millisecond, tr.TaskWork)
-	require.Equal(t, 4*time.Millisecond, tr.Tools, "task start at 5 ms, last tool done at 9 ms")
+	require.Equal(t, 4*time.Millisecond, tr.Pass2, "task start at 5 ms, last tool done at 9 ms")
 	require.Equal(t, 3*time.Millisecond, tr.Publish, "last tool at 9 ms, publish done at 12 ms")
 	require.Equal(t, 8*time.Millisecond, tr.Finish, "publish done at 12 ms, task completed at 20 ms")
 	require.Equal(t, 3, tr.CountByKind["MarkerRecorded/LocalActivity"])
@@ -94,7 +94,7 @@ func TestTraceOfActivitiesCountsTheirDispatchWait(t *testing.T) {
 	tr := traceOf(events)
 	require.Equal(t, 1, tr.Activities)
 	require.Equal(t, 30*time.Millisecond, tr.ActivityWait)
-	require.Zero(t, tr.Tools)
+	require.Equal(t, 31*time.Millisecond, tr.Pass2, "scheduled at 10 ms, completed at 41 ms")
 	require.Empty(t, tr.ResultFields)
 }
 

@@ -77,17 +77,23 @@ type CaseReport struct {
 	VsFloorP50 float64 `json:"vs_floor_p50"`
 }
 
-// Makespan compares the sleeping-tools round with ceil(calls/bound) * sleep.
+// Makespan compares the sleeping-tools round with the ideal packing of its
+// calls under the bound, ceil(calls/bound) * sleep.
 type Makespan struct {
 	Calls   int     `json:"calls"`
 	Bound   int     `json:"bound"`
 	SleepMS int64   `json:"sleep_ms"`
 	IdealMS float64 `json:"ideal_ms"`
-	P50MS   float64 `json:"p50_ms"`
-	P99MS   float64 `json:"p99_ms"`
-	// Ratio is p50 over the ideal, latency counted from the start call to
-	// the result like every other case.
-	Ratio float64 `json:"ratio"`
+	// Pass2MS is the median span of the calls in the sampled histories, from
+	// the start of pass 2 to the last call's completion; Ratio is it over
+	// the ideal.
+	Pass2MS float64 `json:"pass2_p50_ms"`
+	Ratio   float64 `json:"ratio"`
+	// The round's latency from the start call to the result, and over the
+	// ideal: the makespan plus everything else a round costs.
+	P50MS    float64 `json:"round_p50_ms"`
+	P99MS    float64 `json:"round_p99_ms"`
+	RatioE2E float64 `json:"ratio_round"`
 }
 
 // Throughput is rounds per second with n rounds in flight.
@@ -115,6 +121,7 @@ type Ratios struct {
 	P50AtMostOnce  float64 `json:"ratio_p50_10atmostonce"`
 	P99AtMostOnce  float64 `json:"ratio_p99_10atmostonce"`
 	Makespan       float64 `json:"ratio_makespan"`
+	MakespanRound  float64 `json:"ratio_makespan_round"`
 	MaxP99MS       float64 `json:"max_p99_ms"`
 	MaxLatencyCase string  `json:"max_p99_case"`
 }
@@ -167,16 +174,22 @@ func (sr *SetupReport) finish(bound int, sleep time.Duration) {
 	n10 := sr.latency("noop10")
 	amo := sr.latency("atmostonce10")
 	sl := sr.latency(sleepCase.Name)
+	var pass2 float64
+	if c := sr.caseByName(sleepCase.Name); c != nil {
+		pass2 = c.History.Phases.Pass2
+	}
 	ideal := math.Ceil(float64(sleepCase.Calls)/float64(max(bound, 1))) * float64(sleep.Milliseconds())
 	sr.Makespan = Makespan{
 		Calls: sleepCase.Calls, Bound: bound, SleepMS: sleep.Milliseconds(), IdealMS: ideal,
-		P50MS: sl.P50, P99MS: sl.P99, Ratio: Ratio(sl.P50, ideal),
+		Pass2MS: pass2, Ratio: Ratio(pass2, ideal),
+		P50MS: sl.P50, P99MS: sl.P99, RatioE2E: Ratio(sl.P50, ideal),
 	}
 	sr.Ratios.P50Noop10 = Ratio(n10.P50, floor.P50)
 	sr.Ratios.P99Noop10 = Ratio(n10.P99, floor.P99)
 	sr.Ratios.P50AtMostOnce = Ratio(amo.P50, floor.P50)
 	sr.Ratios.P99AtMostOnce = Ratio(amo.P99, floor.P99)
 	sr.Ratios.Makespan = sr.Makespan.Ratio
+	sr.Ratios.MakespanRound = sr.Makespan.RatioE2E
 }
 
 // Write saves results.json and a latency chart per setup (latency.png for
@@ -223,8 +236,8 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "\nsetup %s (bound %d, LOCAL_ACTIVITY_MAX %s%s)\n", s.Name, s.Bound, s.LocalActivityMax, envSuffix(s.Env))
 		s.printTables(w)
 		m := s.Makespan
-		fmt.Fprintf(w, "makespan: %d calls of %d ms at bound %d: ideal %.0f ms, p50 %.1f ms, p99 %.1f ms\n",
-			m.Calls, m.SleepMS, m.Bound, m.IdealMS, m.P50MS, m.P99MS)
+		fmt.Fprintf(w, "makespan: %d calls of %d ms at bound %d: ideal %.0f ms; pass 2 took %.1f ms (median); the round p50 %.1f ms, p99 %.1f ms\n",
+			m.Calls, m.SleepMS, m.Bound, m.IdealMS, m.Pass2MS, m.P50MS, m.P99MS)
 		for _, t := range s.Throughput {
 			fmt.Fprintf(w, "throughput: %d in flight: %.1f rounds/s (%d %s rounds in %.1f s; p50 %.1f ms, p99 %.1f ms)\n",
 				t.InFlight, t.RoundsPerSecond, t.Rounds, t.Case, t.Seconds, t.Latency.P50, t.Latency.P99)
@@ -259,6 +272,7 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "ratio_p50_10atmostonce%s=%.3f\n", suffix, s.Ratios.P50AtMostOnce)
 		fmt.Fprintf(w, "ratio_p99_10atmostonce%s=%.3f\n", suffix, s.Ratios.P99AtMostOnce)
 		fmt.Fprintf(w, "ratio_makespan%s=%.3f\n", suffix, s.Ratios.Makespan)
+		fmt.Fprintf(w, "ratio_makespan_round%s=%.3f\n", suffix, s.Ratios.MakespanRound)
 		fmt.Fprintf(w, "max_p99_ms%s=%.1f (%s)\n", suffix, s.Ratios.MaxP99MS, s.Ratios.MaxLatencyCase)
 	}
 	fmt.Fprintln(w)
@@ -279,11 +293,11 @@ func (sr *SetupReport) printTables(w io.Writer) {
 	_ = tw.Flush()
 	fmt.Fprintln(w, "where the time goes (medians of the sampled rounds, ms):")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "case\tsubmit\ttask wait\ttask work\t(local tools\tpublish\tfinish)\tactivity wait\tother server\tresult\tserver total\t")
+	fmt.Fprintln(tw, "case\tsubmit\ttask wait\ttask work\tpass 2\tpublish\tfinish\tactivity wait\tother server\tresult\tserver total\t")
 	for _, c := range sr.Cases {
 		p := c.History.Phases
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n",
-			c.Name, p.Submit, p.TaskWait, p.TaskWork, p.Tools, p.Publish, p.Finish, p.ActivityWait, p.Waiting, p.Result, p.Server)
+			c.Name, p.Submit, p.TaskWait, p.TaskWork, p.Pass2, p.Publish, p.Finish, p.ActivityWait, p.Waiting, p.Result, p.Server)
 	}
 	_ = tw.Flush()
 }
@@ -308,7 +322,7 @@ func (sr *SetupReport) Targets() []string {
 	return []string{
 		check(sr.Ratios.P50Noop10 <= 1.3, fmt.Sprintf("ratio_p50_10tools %.3f <= 1.3", sr.Ratios.P50Noop10)),
 		check(sr.Ratios.P99Noop10 <= 2, fmt.Sprintf("ratio_p99_10tools %.3f <= 2", sr.Ratios.P99Noop10)),
-		check(math.Abs(sr.Ratios.Makespan-1) <= 0.1, fmt.Sprintf("makespan %.3f within 10%% of the ideal", sr.Ratios.Makespan)),
+		check(sr.Ratios.Makespan > 0 && math.Abs(sr.Ratios.Makespan-1) <= 0.1, fmt.Sprintf("makespan %.3f within 10%% of the ideal (the whole round: %.3f)", sr.Ratios.Makespan, sr.Ratios.MakespanRound)),
 		check(sr.Ratios.MaxP99MS < 1000, fmt.Sprintf("no multi-second tails: highest p99 %.1f ms (%s)", sr.Ratios.MaxP99MS, sr.Ratios.MaxLatencyCase)),
 	}
 }
