@@ -112,6 +112,8 @@ type Memory struct {
 	PeakMiB   float64 `json:"vmhwm_mib"`
 	ResidMiB  float64 `json:"vmrss_mib"`
 	Available bool    `json:"available"`
+	// InProcess memory is the benchmark's own process, worker included.
+	InProcess bool `json:"in_process,omitempty"`
 }
 
 // Ratios are the numbers the targets are about.
@@ -243,7 +245,11 @@ func (r *Report) Print(w io.Writer) {
 				t.InFlight, t.RoundsPerSecond, t.Rounds, t.Case, t.Seconds, t.Latency.P50, t.Latency.P99)
 		}
 		if s.Worker.Available {
-			fmt.Fprintf(w, "worker memory: VmHWM %.1f MiB, VmRSS %.1f MiB (pid %d)\n", s.Worker.PeakMiB, s.Worker.ResidMiB, s.Worker.PID)
+			where := "worker process"
+			if s.Worker.InProcess {
+				where = "benchmark process with the worker in it"
+			}
+			fmt.Fprintf(w, "worker memory: VmHWM %.1f MiB, VmRSS %.1f MiB (%s, pid %d)\n", s.Worker.PeakMiB, s.Worker.ResidMiB, where, s.Worker.PID)
 		}
 		for _, name := range []string{"noop10", "atmostonce10"} {
 			c := s.caseByName(name)

@@ -20,6 +20,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -31,6 +32,9 @@ type Case struct {
 	// Tool is the tool every call names; empty for the empty workflow.
 	Tool  string `json:"tool,omitempty"`
 	Calls int    `json:"calls"`
+	// Payload, for a case without a tool, is the size of the workflow's
+	// result in bytes.
+	Payload int `json:"payload,omitempty"`
 }
 
 // The latency cases run interleaved, one round at a time, so that whatever
@@ -44,18 +48,20 @@ var latencyCases = []Case{
 }
 
 func caseNamed(name string) *Case {
-	for i := range latencyCases {
-		if latencyCases[i].Name == name {
-			return &latencyCases[i]
+	for _, cs := range [][]Case{latencyCases, extraCases} {
+		for i := range cs {
+			if cs[i].Name == name {
+				return &cs[i]
+			}
 		}
 	}
 	return nil
 }
 
 func caseNames() []string {
-	out := make([]string, len(latencyCases))
-	for i, c := range latencyCases {
-		out[i] = c.Name
+	var out []string
+	for _, c := range append(append([]Case(nil), latencyCases...), extraCases...) {
+		out = append(out, c.Name)
 	}
 	return out
 }
@@ -72,6 +78,13 @@ func (b *bench) cases() []Case {
 		}
 	}
 	return out
+}
+
+// extraCases run only when -cases names them.
+var extraCases = []Case{
+	// The result of a 50-call round is about 57 KB: this separates the cost
+	// of carrying it from the cost of running the calls.
+	{Name: "payload57k", Label: "empty, 57 KB result", Payload: 57 << 10},
 }
 
 var sleepCase = Case{Name: "sleep10", Label: "10 x sleep", Tool: ToolSleep, Calls: 10}
@@ -91,6 +104,8 @@ type setup struct {
 	tc        tclient.Client
 	cl        *client.Client
 	worker    *workerProc
+	inProcess *engineWorker
+	eager     bool
 	bound     int
 	localMax  string
 	samples   map[string][]sample
@@ -148,7 +163,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (*Report, error) {
 			cr.History = hs
 			sr.Cases = append(sr.Cases, cr)
 		}
-		sr.Worker = readMemory(s.worker.cmd.Process.Pid)
+		sr.Worker = s.memory()
 		sr.finish(s.bound, o.Sleep)
 	}
 	rep.Machine.LoadAvgEnd = loadAvg()
@@ -166,10 +181,8 @@ func (b *bench) startSetup(ctx context.Context, spec SetupSpec) (*setup, error) 
 		spec: spec, address: b.o.Address, taskQueue: b.o.TaskQueue + "-" + spec.Name,
 		samples: map[string][]sample{}, latencies: map[string][]time.Duration{},
 	}
-	for _, kv := range spec.Env {
-		if k, v, _ := strings.Cut(kv, "="); k == "TEMPORAL_ADDRESS" {
-			s.address = v
-		}
+	if v := envValue(spec.Env, "TEMPORAL_ADDRESS"); v != "" {
+		s.address = v
 	}
 	logger := slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	tc, err := tclient.Dial(tclient.Options{HostPort: s.address, Namespace: b.o.Namespace, Logger: tlog.NewStructuredLogger(logger)})
@@ -178,6 +191,9 @@ func (b *bench) startSetup(ctx context.Context, spec SetupSpec) (*setup, error) 
 	}
 	s.tc = tc
 	s.cl = client.New(tc, client.Options{TaskQueue: s.taskQueue})
+	if envValue(spec.Env, "BENCH_IN_PROCESS") == "1" {
+		return s, b.startInProcess(ctx, s, logger)
+	}
 	b.logf("starting the %s worker on task queue %s (%s)", spec.Name, s.taskQueue, strings.Join(append([]string{"TEMPORAL_ADDRESS=" + s.address}, spec.Env...), " "))
 	env := append([]string{"TEMPORAL_ADDRESS=" + b.o.Address, "TEMPORAL_NAMESPACE=" + b.o.Namespace}, spec.Env...)
 	w, ready, err := startWorker(ctx, s.taskQueue, env)
@@ -191,8 +207,79 @@ func (b *bench) startSetup(ctx context.Context, spec SetupSpec) (*setup, error) 
 	return s, nil
 }
 
+// startInProcess runs the setup's worker inside the benchmark, on the
+// benchmark's own client, which is what eager workflow start needs: the
+// server then hands the first workflow task back in the start call's
+// response. The worker's configuration is the benchmark's environment.
+func (b *bench) startInProcess(ctx context.Context, s *setup, logger *slog.Logger) error {
+	for _, kv := range s.spec.Env {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "BENCH_IN_PROCESS", "BENCH_EAGER_START", "TEMPORAL_ADDRESS":
+		default:
+			s.tc.Close()
+			return fmt.Errorf("setup %s: an in-process worker takes BENCH_EAGER_START and TEMPORAL_ADDRESS only, not %s", s.spec.Name, k)
+		}
+	}
+	cfg, err := engine.ConfigFromEnv()
+	if err != nil {
+		s.tc.Close()
+		return err
+	}
+	dir, err := os.MkdirTemp("", "toolround-bench-")
+	if err != nil {
+		s.tc.Close()
+		return fmt.Errorf("in-process worker dir: %w", err)
+	}
+	cfg.TaskQueue, cfg.Workdir, cfg.TemporalAddress, cfg.Namespace = s.taskQueue, dir, s.address, b.o.Namespace
+	s.eager = envValue(s.spec.Env, "BENCH_EAGER_START") == "1"
+	b.logf("starting the %s worker in process on task queue %s (eager start %t)", s.spec.Name, s.taskQueue, s.eager)
+	ew, err := startEngineWorker(ctx, cfg, s.tc, logger)
+	if err != nil {
+		s.tc.Close()
+		return err
+	}
+	s.inProcess, s.bound, s.localMax = ew, ew.bound, cfg.LocalActivityMax.String()
+	if s.eager {
+		s.cl = client.New(eagerStarter{s.tc}, client.Options{TaskQueue: s.taskQueue})
+	}
+	return nil
+}
+
+// eagerStarter asks for eager workflow start on every start call: the one
+// option the client package would set to have it.
+type eagerStarter struct{ tclient.Client }
+
+func (c eagerStarter) ExecuteWorkflow(ctx context.Context, o tclient.StartWorkflowOptions, wf any, args ...any) (tclient.WorkflowRun, error) {
+	o.EnableEagerStart = true
+	return c.Client.ExecuteWorkflow(ctx, o, wf, args...)
+}
+
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, _ := strings.Cut(kv, "="); k == key {
+			v = val
+		}
+	}
+	return v
+}
+
+// memory is the worker's memory; an in-process worker shares the
+// benchmark's process.
+func (s *setup) memory() Memory {
+	if s.inProcess != nil {
+		m := readMemory(os.Getpid())
+		m.InProcess = true
+		return m
+	}
+	return readMemory(s.worker.cmd.Process.Pid)
+}
+
 func (b *bench) close() {
 	for _, s := range b.setups {
+		if s.inProcess != nil {
+			s.inProcess.stop()
+		}
 		s.worker.stop()
 		s.tc.Close()
 	}
@@ -304,12 +391,22 @@ func (b *bench) runOnce(ctx context.Context, s *setup, c Case, run string, i int
 	if c.Tool == "" {
 		id := fmt.Sprintf("bench/%s/%s-%s/%d", b.session, s.spec.Name, run, i)
 		start := time.Now()
-		wr, err := s.tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: id, TaskQueue: s.taskQueue}, EmptyWorkflowName)
+		opts := tclient.StartWorkflowOptions{ID: id, TaskQueue: s.taskQueue, EnableEagerStart: s.eager}
+		var (
+			wr  tclient.WorkflowRun
+			err error
+		)
+		if c.Payload > 0 {
+			wr, err = s.tc.ExecuteWorkflow(ctx, opts, PayloadWorkflowName, c.Payload)
+		} else {
+			wr, err = s.tc.ExecuteWorkflow(ctx, opts, EmptyWorkflowName)
+		}
 		if err == nil {
-			err = wr.Get(ctx, nil)
+			var out string
+			err = wr.Get(ctx, &out)
 		}
 		if err != nil {
-			return sample{}, fmt.Errorf("empty workflow %s: %w", id, err)
+			return sample{}, fmt.Errorf("%s workflow %s: %w", c.Name, id, err)
 		}
 		return sample{WorkflowID: id, Start: start, End: time.Now()}, nil
 	}

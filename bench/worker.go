@@ -26,6 +26,9 @@ const (
 	ToolSleep         = "bench_sleep"
 	ToolWrite         = "bench_write"
 	EmptyWorkflowName = "BenchEmpty"
+	// PayloadWorkflowName returns a result of the size it is given at once:
+	// the floor plus the cost of a large result alone.
+	PayloadWorkflowName = "BenchPayload"
 
 	readyPrefix = "bench worker ready"
 )
@@ -83,6 +86,10 @@ func sleepHandler(ctx context.Context, req tools.Request) (tools.Result, error) 
 
 func emptyWorkflow(workflow.Context) error { return nil }
 
+func payloadWorkflow(_ workflow.Context, size int) (string, error) {
+	return strings.Repeat("x", max(size, 0)), nil
+}
+
 // runWorker is the worker process of the benchmark: the engine with its
 // configuration from the environment (engine.ConfigFromEnv), the bench tools
 // and the empty workflow. It stops on SIGTERM or when its standard input
@@ -100,34 +107,57 @@ func runWorker() error {
 		stop()
 	}()
 
-	e, err := engine.New(ctx, cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	for _, d := range benchTools() {
-		if err := e.Registry.Register(d); err != nil {
-			return err
-		}
-	}
-	c, err := e.Dial()
+	c, err := engine.Dial(cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	w, err := newWorker(e, c)
+	ew, err := startEngineWorker(ctx, cfg, c, logger)
 	if err != nil {
 		return err
 	}
-	w.RegisterWorkflowWithOptions(emptyWorkflow, workflow.RegisterOptions{Name: EmptyWorkflowName})
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("bench worker: start: %w", err)
-	}
-	fmt.Printf("%s pid=%d bound=%d local_max=%s task_queue=%s\n", readyPrefix, os.Getpid(),
-		e.Catalog.Options.MaxConcurrent, cfg.LocalActivityMax, cfg.TaskQueue)
+	fmt.Printf("%s pid=%d bound=%d local_max=%s task_queue=%s\n", readyPrefix, os.Getpid(), ew.bound, cfg.LocalActivityMax, cfg.TaskQueue)
 	<-ctx.Done()
-	w.Stop()
+	ew.stop()
 	return nil
+}
+
+// engineWorker is a started worker with the engine, the bench tools and the
+// empty workflow.
+type engineWorker struct {
+	e     *engine.Engine
+	w     worker.Worker
+	bound int
+}
+
+func (ew *engineWorker) stop() {
+	ew.w.Stop()
+	ew.e.Close()
+}
+
+func startEngineWorker(ctx context.Context, cfg engine.Config, c client.Client, logger *slog.Logger) (*engineWorker, error) {
+	e, err := engine.New(ctx, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range benchTools() {
+		if err := e.Registry.Register(d); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
+	w, err := newWorker(e, c)
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	w.RegisterWorkflowWithOptions(emptyWorkflow, workflow.RegisterOptions{Name: EmptyWorkflowName})
+	w.RegisterWorkflowWithOptions(payloadWorkflow, workflow.RegisterOptions{Name: PayloadWorkflowName})
+	if err := w.Start(); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("bench worker: start: %w", err)
+	}
+	return &engineWorker{e: e, w: w, bound: e.Catalog.Options.MaxConcurrent}, nil
 }
 
 // newWorker is the engine's own worker unless a BENCH_* worker option is
@@ -138,9 +168,11 @@ func newWorker(e *engine.Engine, c client.Client) (worker.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	if size, ok, err := envIntOK("BENCH_STICKY_CACHE"); err != nil {
-		return nil, err
-	} else if ok {
+	if v := strings.TrimSpace(os.Getenv("BENCH_STICKY_CACHE")); v != "" {
+		size, err := strconv.Atoi(v)
+		if err != nil || size < 0 {
+			return nil, fmt.Errorf("BENCH_STICKY_CACHE=%q: want a whole number, 0 (no sticky execution) or more", v)
+		}
 		worker.SetStickyWorkflowCacheSize(size)
 	}
 	if !changed {
