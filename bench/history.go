@@ -46,6 +46,9 @@ type trace struct {
 	BytesByKind  map[string]int
 	CountByKind  map[string]int
 	ResultFields map[string]int
+	// Timeouts counts timed-out and failed workflow and activity tasks: each
+	// one costs a retry.
+	Timeouts int
 }
 
 // laMarker is the part of a local activity marker's data that is read here.
@@ -122,12 +125,17 @@ func traceOf(events []*historypb.HistoryEvent) *trace {
 			t.Activities++
 			actScheduled[e.GetEventId()] = at
 			pass2(at, at)
-		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED,
-			enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT, enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCELED:
 			pass2(at, at)
 		case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
 			if s, ok := actScheduled[e.GetActivityTaskStartedEventAttributes().GetScheduledEventId()]; ok {
 				t.ActivityWait += at.Sub(s)
+			}
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT, enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED,
+			enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT, enumspb.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+			t.Timeouts++
+			if e.GetEventType() != enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT && e.GetEventType() != enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED {
+				pass2(at, at)
 			}
 		case enumspb.EVENT_TYPE_MARKER_RECORDED:
 			t.Markers++
@@ -214,6 +222,31 @@ type HistoryStats struct {
 	// ResultFields is the mean size of each top-level field of the round's
 	// result (the JSON payload of the completed event).
 	ResultFields map[string]float64 `json:"result_fields_bytes,omitempty"`
+	// Slowest are the case's slowest measured rounds, to find where a tail
+	// went (`temporal workflow show -w <id>` shows the rest).
+	Slowest []SlowRound `json:"slowest,omitempty"`
+}
+
+// SlowRound is one round and where its time went.
+type SlowRound struct {
+	WorkflowID    string  `json:"workflow_id"`
+	LatencyMS     float64 `json:"latency_ms"`
+	Phases        Phases  `json:"phases_ms"`
+	WorkflowTasks int     `json:"workflow_tasks"`
+	Timeouts      int     `json:"timeouts_and_failures"`
+}
+
+func slowRound(t *trace, smp sample) SlowRound {
+	ms := func(d time.Duration) float64 { return round2(float64(d) / float64(time.Millisecond)) }
+	server := t.Completed.Sub(t.Started)
+	return SlowRound{
+		WorkflowID: smp.WorkflowID, LatencyMS: ms(smp.End.Sub(smp.Start)), WorkflowTasks: t.WorkflowTasks, Timeouts: t.Timeouts,
+		Phases: Phases{
+			Submit: ms(t.Started.Sub(smp.Start)), TaskWait: ms(t.TaskWait), TaskWork: ms(t.TaskWork), Pass2: ms(t.Pass2),
+			Publish: ms(t.Publish), Finish: ms(t.Finish), ActivityWait: ms(t.ActivityWait),
+			Waiting: ms(server - t.TaskWait - t.TaskWork), Server: ms(server), Result: ms(smp.End.Sub(t.Completed)),
+		},
+	}
 }
 
 // Phases split a round's latency (medians in ms, so they need not add up):

@@ -98,6 +98,22 @@ func TestTraceOfActivitiesCountsTheirDispatchWait(t *testing.T) {
 	require.Empty(t, tr.ResultFields)
 }
 
+func TestSlowRoundSaysWhereTheTimeWent(t *testing.T) {
+	events := append(localRound()[:4:4],
+		&historypb.HistoryEvent{EventId: 5, EventTime: at(20), EventType: enumspb.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT},
+		&historypb.HistoryEvent{EventId: 6, EventTime: at(10020), EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED},
+	)
+	smp := sample{WorkflowID: "w", Start: t0.Add(-3 * time.Millisecond), End: t0.Add(10030 * time.Millisecond)}
+	r := slowRound(traceOf(events), smp)
+	require.Equal(t, "w", r.WorkflowID)
+	require.Equal(t, 10033.0, r.LatencyMS)
+	require.Equal(t, 1, r.Timeouts)
+	require.Equal(t, 3.0, r.Phases.Submit)
+	require.Equal(t, 10.0, r.Phases.Result)
+	require.Equal(t, 10020.0, r.Phases.Server)
+	require.Equal(t, 10000.0, r.Phases.Waiting, "server time outside the task wait and work")
+}
+
 func TestSummarizeTraces(t *testing.T) {
 	a, b, c := traceOf(localRound()), traceOf(localRound()), traceOf(localRound())
 	c.WorkflowTasks = 3

@@ -306,7 +306,20 @@ func (sr *SetupReport) printTables(w io.Writer) {
 			c.Name, p.Submit, p.TaskWait, p.TaskWork, p.Pass2, p.Publish, p.Finish, p.ActivityWait, p.Waiting, p.Result, p.Server)
 	}
 	_ = tw.Flush()
+	for _, c := range sr.Cases {
+		if len(c.History.Slowest) == 0 || c.History.Slowest[0].LatencyMS < slowReported {
+			continue
+		}
+		r := c.History.Slowest[0]
+		p := r.Phases
+		fmt.Fprintf(w, "slowest %s round %s: %.0f ms: submit %.1f, task wait %.1f, task work %.1f, activity wait %.1f, other server %.1f, result %.1f; %d workflow tasks, %d timeouts or failures\n",
+			c.Name, r.WorkflowID, r.LatencyMS, p.Submit, p.TaskWait, p.TaskWork, p.ActivityWait, p.Waiting, p.Result, r.WorkflowTasks, r.Timeouts)
+	}
 }
+
+// slowReported is the latency from which the slowest round of a case is
+// printed with its phases.
+const slowReported = 1000
 
 func sortedFields(m map[string]float64) []string {
 	keys := make([]string, 0, len(m))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -467,8 +469,20 @@ func (b *bench) histories(ctx context.Context, s *setup, c Case) (HistoryStats, 
 		}
 		ts = append(ts, t)
 	}
-	return summarizeTraces(ts, smps), nil
+	hs := summarizeTraces(ts, smps)
+	slow := slices.Clone(s.samples[c.Name])
+	slices.SortFunc(slow, func(a, b sample) int { return cmp.Compare(b.End.Sub(b.Start), a.End.Sub(a.Start)) })
+	for _, smp := range slow[:min(len(slow), slowestKept)] {
+		t, err := fetchTrace(ctx, s.tc, smp.WorkflowID)
+		if err != nil {
+			return HistoryStats{}, err
+		}
+		hs.Slowest = append(hs.Slowest, slowRound(t, smp))
+	}
+	return hs, nil
 }
+
+const slowestKept = 3
 
 // cleanRedis deletes the bench session's event stream and history; a
 // failure only leaves them to their own trimming.
