@@ -196,7 +196,8 @@ func (b *bench) startSetup(ctx context.Context, spec SetupSpec) (*setup, error) 
 	if envValue(spec.Env, "BENCH_IN_PROCESS") == "1" {
 		return s, b.startInProcess(ctx, s, logger)
 	}
-	b.logf("starting the %s worker on task queue %s (%s)", spec.Name, s.taskQueue, strings.Join(append([]string{"TEMPORAL_ADDRESS=" + s.address}, spec.Env...), " "))
+	others := slices.DeleteFunc(slices.Clone(spec.Env), func(kv string) bool { return strings.HasPrefix(kv, "TEMPORAL_ADDRESS=") })
+	b.logf("starting the %s worker on task queue %s (TEMPORAL_ADDRESS=%s%s)", spec.Name, s.taskQueue, s.address, envSuffix(others))
 	env := append([]string{"TEMPORAL_ADDRESS=" + b.o.Address, "TEMPORAL_NAMESPACE=" + b.o.Namespace}, spec.Env...)
 	w, ready, err := startWorker(ctx, s.taskQueue, env)
 	if err != nil {
