@@ -174,6 +174,7 @@ func TestParseOptions(t *testing.T) {
 		{"-cases", "nope"},
 		{"-label", "a"},
 		{"-label", "bad label"},
+		{"-throughput-case", "nope"},
 	} {
 		_, err := parseOptions(args)
 		require.Error(t, err, "%v", args)

@@ -43,6 +43,7 @@ type Options struct {
 	SleepIterations    int           // -sleep-iterations, BENCH_SLEEP_ITERATIONS, 30
 	Sleep              time.Duration // -sleep, BENCH_SLEEP, 200ms
 	ThroughputDuration time.Duration // -throughput, BENCH_THROUGHPUT, 8s per in-flight level
+	ThroughputCase     string        // -throughput-case, BENCH_THROUGHPUT_CASE, noop10
 	HistorySamples     int           // -history-samples, BENCH_HISTORY_SAMPLES, 30
 	Out                string        // -out, BENCH_OUT, bench
 	Label              string        // -label, BENCH_LABEL, default
@@ -116,6 +117,7 @@ func parseOptions(args []string) (Options, error) {
 	fs.IntVar(&o.SleepIterations, "sleep-iterations", envInt("BENCH_SLEEP_ITERATIONS", 30), "measured rounds of the sleeping-tools case (BENCH_SLEEP_ITERATIONS)")
 	fs.DurationVar(&o.Sleep, "sleep", envDuration("BENCH_SLEEP", 200*time.Millisecond), "how long each sleeping tool takes (BENCH_SLEEP)")
 	fs.DurationVar(&o.ThroughputDuration, "throughput", envDuration("BENCH_THROUGHPUT", 8*time.Second), "how long each throughput level runs (BENCH_THROUGHPUT)")
+	fs.StringVar(&o.ThroughputCase, "throughput-case", envStr("BENCH_THROUGHPUT_CASE", "noop10"), "the round the throughput levels repeat (BENCH_THROUGHPUT_CASE)")
 	fs.IntVar(&o.HistorySamples, "history-samples", envInt("BENCH_HISTORY_SAMPLES", 30), "rounds per case whose history is read (BENCH_HISTORY_SAMPLES)")
 	fs.StringVar(&o.Out, "out", envStr("BENCH_OUT", "bench"), "directory for latency.png and results.json (BENCH_OUT)")
 	fs.StringVar(&o.Label, "label", envStr("BENCH_LABEL", "default"), "name of the main setup (BENCH_LABEL)")
@@ -136,6 +138,9 @@ func parseOptions(args []string) (Options, error) {
 	}
 	if o.Iterations < 1 || o.Warmup < 0 || o.SleepIterations < 1 || o.HistorySamples < 0 || o.ThroughputDuration <= 0 {
 		return o, errors.New("iterations and sleep-iterations must be at least 1, warmup and history-samples not negative, throughput positive")
+	}
+	if caseNamed(o.ThroughputCase) == nil {
+		return o, fmt.Errorf("no case %q for throughput; the cases are %s", o.ThroughputCase, strings.Join(caseNames(), ", "))
 	}
 	for c := range strings.SplitSeq(*cases, ",") {
 		if c = strings.TrimSpace(c); c == "" {

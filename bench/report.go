@@ -36,6 +36,7 @@ type ReportOptions struct {
 	SleepIterations    int     `json:"sleep_iterations"`
 	SleepMS            int64   `json:"sleep_ms"`
 	ThroughputSeconds  float64 `json:"throughput_seconds"`
+	ThroughputCase     string  `json:"throughput_case"`
 	HistorySamples     int     `json:"history_samples"`
 	PercentileMethod   string  `json:"percentile_method"`
 	LatencyMeasurement string  `json:"latency_measurement"`
@@ -139,7 +140,7 @@ func newReport(ctx context.Context, o Options, s *setup) *Report {
 		Options: ReportOptions{
 			Address: o.Address, Namespace: o.Namespace, Iterations: o.Iterations, Warmup: o.Warmup,
 			SleepIterations: o.SleepIterations, SleepMS: o.Sleep.Milliseconds(),
-			ThroughputSeconds: o.ThroughputDuration.Seconds(), HistorySamples: o.HistorySamples,
+			ThroughputSeconds: o.ThroughputDuration.Seconds(), ThroughputCase: o.ThroughputCase, HistorySamples: o.HistorySamples,
 			PercentileMethod:   "linear interpolation between closest ranks",
 			LatencyMeasurement: "from the client's start call to the decoded result, one round in flight, cases interleaved",
 		},

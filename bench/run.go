@@ -91,9 +91,6 @@ var extraCases = []Case{
 
 var sleepCase = Case{Name: "sleep10", Label: "10 x sleep", Tool: ToolSleep, Calls: 10}
 
-// throughputCase is the round that the throughput levels repeat.
-var throughputCase = Case{Name: "noop10", Label: "10 no-op", Tool: ToolNoop, Calls: 10}
-
 var inFlightLevels = []int{1, 4}
 
 const roundTimeout = 2 * time.Minute
@@ -348,7 +345,7 @@ func (s *setup) record(name string, smp sample) {
 
 // throughput keeps n rounds in flight for the configured duration.
 func (b *bench) throughput(ctx context.Context, s *setup, n int) (Throughput, error) {
-	b.logf("throughput %s: %d rounds in flight for %s", s.spec.Name, n, b.o.ThroughputDuration)
+	b.logf("throughput %s: %d %s rounds in flight for %s", s.spec.Name, n, b.o.ThroughputCase, b.o.ThroughputDuration)
 	var (
 		next     atomic.Int64
 		mu       sync.Mutex
@@ -356,13 +353,14 @@ func (b *bench) throughput(ctx context.Context, s *setup, n int) (Throughput, er
 		firstErr error
 		wg       sync.WaitGroup
 	)
+	tc := *caseNamed(b.o.ThroughputCase)
 	run := fmt.Sprintf("tp%d", n)
 	start := time.Now()
 	deadline := start.Add(b.o.ThroughputDuration)
 	for range n {
 		wg.Go(func() {
 			for time.Now().Before(deadline) && ctx.Err() == nil {
-				smp, err := b.runOnce(ctx, s, throughputCase, run, int(next.Add(1)))
+				smp, err := b.runOnce(ctx, s, tc, run, int(next.Add(1)))
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
@@ -381,7 +379,7 @@ func (b *bench) throughput(ctx context.Context, s *setup, n int) (Throughput, er
 	}
 	elapsed := time.Since(start)
 	return Throughput{
-		InFlight: n, Case: throughputCase.Name, Rounds: len(lat), Seconds: round2(elapsed.Seconds()),
+		InFlight: n, Case: tc.Name, Rounds: len(lat), Seconds: round2(elapsed.Seconds()),
 		RoundsPerSecond: round2(float64(len(lat)) / elapsed.Seconds()), Latency: Summarize(lat),
 	}, nil
 }

@@ -4,9 +4,12 @@
 # running). Arguments go to the benchmark (go run ./bench -h lists them);
 # TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE point it at another cluster.
 #
-# BENCH_SERVER_COMPARE=1 also starts private dev servers, each with one
-# setting changed, measures them in the same run and stops them afterwards:
-#   onepartition   (PORT_BASE+1)  the flags of temporal_dev_flags (what `make run` uses)
+# BENCH_SERVER_COMPARE=all (or a comma-separated list of the names below)
+# starts private in-memory dev servers, each with one setting changed, and
+# measures them in the same run instead of TEMPORAL_ADDRESS; it stops them
+# afterwards:
+#   onepartition   (PORT_BASE+1)  the flags of temporal_dev_flags (what `make run` uses);
+#                                 always started, the base the others are compared with
 #   fourpartitions (PORT_BASE)    eager activities, default task-queue partitions
 #   noeager        (PORT_BASE+2)  one partition, no eager activity dispatch
 #   pollrps        (PORT_BASE+3)  temporal_dev_flags and history.transferProcessorMaxPollRPS=1000
@@ -51,25 +54,39 @@ start_private_server() {
 	return 1
 }
 
+# wanted NAME: whether BENCH_SERVER_COMPARE asks for the server NAME.
+wanted() {
+	case ",${BENCH_SERVER_COMPARE}," in
+	*,1,* | *,all,* | *,"$1",*) return 0 ;;
+	esac
+	return 1
+}
+
 args=()
-if [ "${BENCH_SERVER_COMPARE:-}" = "1" ]; then
+if [ -n "${BENCH_SERVER_COMPARE:-}" ]; then
 	trap stop_private_servers EXIT
 	base=${BENCH_PORT_BASE:-7297}
 	eager="--dynamic-config-value system.enableActivityEagerExecution=true"
 	one="--dynamic-config-value matching.numTaskqueueReadPartitions=1 --dynamic-config-value matching.numTaskqueueWritePartitions=1"
-	# shellcheck disable=SC2046,SC2086
-	start_private_server fourpartitions "$base" $eager
 	# shellcheck disable=SC2046
 	start_private_server onepartition "$((base + 1))" $(temporal_dev_flags)
-	# shellcheck disable=SC2086
-	start_private_server noeager "$((base + 2))" $one
-	# shellcheck disable=SC2046
-	start_private_server pollrps "$((base + 3))" $(temporal_dev_flags) \
-		--dynamic-config-value history.transferProcessorMaxPollRPS=1000
-	args+=(-address "127.0.0.1:$((base + 1))" -label onepartition
-		-compare "fourpartitions:TEMPORAL_ADDRESS=127.0.0.1:$base"
-		-compare "noeager:TEMPORAL_ADDRESS=127.0.0.1:$((base + 2))"
-		-compare "pollrps:TEMPORAL_ADDRESS=127.0.0.1:$((base + 3))")
+	args+=(-address "127.0.0.1:$((base + 1))" -label onepartition)
+	if wanted fourpartitions; then
+		# shellcheck disable=SC2086
+		start_private_server fourpartitions "$base" $eager
+		args+=(-compare "fourpartitions:TEMPORAL_ADDRESS=127.0.0.1:$base")
+	fi
+	if wanted noeager; then
+		# shellcheck disable=SC2086
+		start_private_server noeager "$((base + 2))" $one
+		args+=(-compare "noeager:TEMPORAL_ADDRESS=127.0.0.1:$((base + 2))")
+	fi
+	if wanted pollrps; then
+		# shellcheck disable=SC2046
+		start_private_server pollrps "$((base + 3))" $(temporal_dev_flags) \
+			--dynamic-config-value history.transferProcessorMaxPollRPS=1000
+		args+=(-compare "pollrps:TEMPORAL_ADDRESS=127.0.0.1:$((base + 3))")
+	fi
 fi
 
 log "go run ./bench ${args[*]} $*"
