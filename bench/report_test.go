@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func caseReport(name string, p50, p99 float64) CaseReport {
+	c := *caseNamed(name)
+	return CaseReport{Case: c, Latency: Summary{N: 10, P50: p50, P90: p50, P99: p99}}
+}
+
+func sampleSetup(name string) SetupReport {
+	sr := SetupReport{Name: name, Bound: 3, Cases: []CaseReport{
+		caseReport("empty", 40, 60),
+		caseReport("noop10", 50, 90),
+		caseReport("atmostonce10", 120, 1500),
+		{Case: sleepCase, Latency: Summary{N: 5, P50: 880, P99: 900}, History: HistoryStats{Phases: Phases{Pass2: 820}}},
+	}}
+	sr.finish(3, 200*time.Millisecond)
+	return sr
+}
+
+func TestFinishDerivesTheRatios(t *testing.T) {
+	sr := sampleSetup("default")
+	require.Equal(t, 1.25, sr.Ratios.P50Noop10)
+	require.Equal(t, 1.5, sr.Ratios.P99Noop10)
+	require.Equal(t, 3.0, sr.Ratios.P50AtMostOnce)
+	require.Equal(t, 25.0, sr.Ratios.P99AtMostOnce)
+	require.Equal(t, 800.0, sr.Makespan.IdealMS, "ceil(10/3) * 200 ms")
+	require.Equal(t, 1.025, sr.Ratios.Makespan)
+	require.Equal(t, 1.1, sr.Ratios.MakespanRound)
+	require.Equal(t, 1500.0, sr.Ratios.MaxP99MS, "the sleeping case is not a tail")
+	require.Equal(t, "atmostonce10", sr.Ratios.MaxLatencyCase)
+	require.Equal(t, 1.25, sr.caseByName("noop10").VsFloorP50)
+
+	targets := strings.Join(sr.Targets(), "\n")
+	require.Contains(t, targets, "target met:    ratio_p50_10tools 1.250")
+	require.Contains(t, targets, "target met:    makespan 1.025")
+	require.Contains(t, targets, "target missed: no multi-second tails")
+}
+
+func TestFinishWithoutCasesLeavesZeroRatios(t *testing.T) {
+	sr := SetupReport{Cases: []CaseReport{caseReport("empty", 40, 60)}}
+	sr.finish(3, 200*time.Millisecond)
+	require.Zero(t, sr.Ratios.P50Noop10)
+	require.Zero(t, sr.Ratios.Makespan)
+	require.Contains(t, strings.Join(sr.Targets(), "\n"), "target missed: makespan")
+}
+
+func TestReportWritesResultsChartsAndRatioLines(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	rep := &Report{Options: ReportOptions{Iterations: 10}, Setups: []SetupReport{sampleSetup("default"), sampleSetup("regular")}}
+	require.NoError(t, rep.Write(dir))
+
+	b, err := os.ReadFile(filepath.Join(dir, "results.json"))
+	require.NoError(t, err)
+	var back Report
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Equal(t, 1.25, back.Setups[1].Ratios.P50Noop10)
+	for _, name := range []string{"latency.png", "latency-regular.png"} {
+		st, err := os.Stat(filepath.Join(dir, name))
+		require.NoError(t, err)
+		require.Positive(t, st.Size())
+	}
+
+	var out bytes.Buffer
+	rep.Print(&out)
+	require.Contains(t, out.String(), "\nratio_p50_10tools=1.250\n")
+	require.Contains(t, out.String(), "\nratio_p99_10tools=1.500\n")
+	require.Contains(t, out.String(), "\nratio_makespan=1.025\n")
+	require.Contains(t, out.String(), "\nratio_p50_10tools[regular]=1.250\n")
+}
