@@ -32,6 +32,11 @@ type Options struct {
 	TaskQueue string
 	// Blobs resolves large results; nil leaves their previews in place.
 	Blobs BlobResolver
+	// EagerStart asks the server to hand a new round straight to a worker
+	// that shares this client in the same process, which saves the first
+	// workflow task's trip through the server's queue (BENCHMARKS.md). It has
+	// no effect without such a worker.
+	EagerStart bool
 	// Prepare, when set, rewrites a round's input before it is submitted
 	// (the starter seals store_secret values with it, so that they never
 	// reach workflow history).

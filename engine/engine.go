@@ -145,7 +145,11 @@ func (e *Engine) Register(r worker.Registry) {
 // NewWorker returns a worker on the configured task queue with the engine
 // registered.
 func (e *Engine) NewWorker(c client.Client) worker.Worker {
-	w := worker.New(c, e.Config.TaskQueue, worker.Options{})
+	// A round schedules up to MAX_CONCURRENT_TOOLS activities in one workflow
+	// task; reserve that many slots for eager dispatch (the SDK's default is
+	// 3), so none of them waits for a poll (BENCHMARKS.md).
+	eager := max(3, e.Catalog.Options.MaxConcurrent)
+	w := worker.New(c, e.Config.TaskQueue, worker.Options{MaxEagerActivityReservationsPerWorkflowTask: &eager})
 	e.Register(w)
 	return w
 }
