@@ -90,6 +90,7 @@ func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRu
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		Memo:                                     map[string]any{memoInputHash: hash},
+		EnableEagerStart:                         c.opts.EagerStart,
 		StaticSummary:                            fmt.Sprintf("round %d of run %s (%d calls)", in.Round, in.RunID, len(in.Assistant.ToolCalls)),
 	}, workflows.WorkflowName, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
