@@ -41,6 +41,12 @@ func Validate(schema json.RawMessage, args json.RawMessage) []string {
 	if err := dec.Decode(&v); err != nil {
 		return []string{"(root): arguments are not valid JSON: " + err.Error()}
 	}
+	// Handlers decode the whole text; a second value after the object
+	// would pass here and fail there, after a confirmation showed only
+	// the first.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return []string{"(root): arguments are not valid JSON: more data after the arguments object"}
+	}
 	if _, ok := v.(map[string]any); !ok {
 		return []string{fmt.Sprintf("(root): arguments must be a JSON object, got %s", jsonKind(v))}
 	}
