@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 )
 
 // ParseInput decodes a round input as the command line reads it, with
@@ -24,7 +25,8 @@ func ParseInput(b []byte) (*Input, error) {
 			return nil, fmt.Errorf("round input is not valid JSON: %v", err)
 		}
 	}
-	if dec.More() {
+	// More() alone misses a stray ']' or '}' after the object.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("round input has data after its JSON object")
 	}
 	if err := in.Validate(); err != nil {
