@@ -27,9 +27,10 @@ import (
 )
 
 var (
-	binDir     string
-	workerBin  string
-	starterBin string
+	binDir        string
+	workerBin     string
+	starterBin    string
+	testWorkerBin string
 )
 
 func TestMain(m *testing.M) {
@@ -40,7 +41,8 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	workerBin, starterBin = filepath.Join(dir, "worker"), filepath.Join(dir, "starter")
-	build := exec.Command("go", "build", "-o", dir+"/", "../worker", "../starter")
+	testWorkerBin = filepath.Join(dir, "testworker")
+	build := exec.Command("go", "build", "-o", dir+"/", "../worker", "../starter", "./testworker")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build worker and starter:", err)
@@ -124,8 +126,15 @@ func (s *syncBuffer) String() string {
 // startWorker starts bin/worker and waits until it polls.
 func (e *env) startWorker() *worker {
 	e.t.Helper()
-	w := &worker{cmd: exec.Command(workerBin), logs: &syncBuffer{}, done: make(chan struct{})}
-	w.cmd.Env = e.environ()
+	return e.startWorkerBin(workerBin)
+}
+
+// startWorkerBin starts a worker binary with the test's environment and
+// extra variables, and waits until it polls.
+func (e *env) startWorkerBin(bin string, extra ...string) *worker {
+	e.t.Helper()
+	w := &worker{cmd: exec.Command(bin), logs: &syncBuffer{}, done: make(chan struct{})}
+	w.cmd.Env = append(e.environ(), extra...)
 	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
 	require.NoError(e.t, w.cmd.Start())
 	go func() { _ = w.cmd.Wait(); close(w.done) }()
@@ -139,6 +148,16 @@ func (e *env) startWorker() *worker {
 	require.Eventually(e.t, func() bool { return strings.Contains(w.logs.String(), "worker started") }, 30*time.Second, 20*time.Millisecond,
 		"worker did not start:\n%s", w.logs.String())
 	return w
+}
+
+// alive reports whether the process still runs.
+func (w *worker) alive() bool {
+	select {
+	case <-w.done:
+		return false
+	default:
+		return true
+	}
 }
 
 // kill sends SIGKILL and waits for the process to be gone.
