@@ -199,7 +199,7 @@ func TestWorkerKilledWhileConfirmationPending(t *testing.T) {
 // does not run again; the session's history holds the round once and its
 // event stream every result.
 func TestWorkerKilledInCommitPhase(t *testing.T) {
-	for _, when := range []string{"before"} {
+	for _, when := range []string{"before", "after"} {
 		t.Run("kill "+when+" publishing", func(t *testing.T) {
 			e := newEnv(t)
 			marker := t.TempDir()
