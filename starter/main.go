@@ -232,6 +232,9 @@ func dial(ctx context.Context, cfg engine.Config) (*client.Client, func(), error
 
 func runRound(ctx context.Context, c *client.Client, in *round.Input, stdout, stderr io.Writer, quiet bool) error {
 	run, err := c.Start(ctx, in)
+	if errors.Is(err, client.ErrInputTooLarge) {
+		return usageError{err}
+	}
 	if err != nil {
 		return err
 	}
