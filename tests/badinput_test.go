@@ -173,6 +173,70 @@ func TestFiveHundredCallsInOneRound(t *testing.T) {
 	requireWorkerServes(t, e, w, 2)
 }
 
+// TestTheLargestRoundCompletes: a round of round.MaxCallsPerRound calls,
+// each with a small result, is more than Temporal accepts as one result
+// with every call's events in it; the round completes, every call has its
+// result, and the result says where the events went.
+func TestTheLargestRoundCompletes(t *testing.T) {
+	e := newEnv(t)
+	w := e.startWorker()
+	var calls []round.ToolCall
+	for i := range round.MaxCallsPerRound {
+		calls = append(calls, call(fmt.Sprintf("call_%04d_%s", i, strings.Repeat("x", 20)), "calculate", map[string]any{"expression": fmt.Sprintf("%d+1", i)}))
+	}
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allTools}, calls...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	out := e.starter(ctx, mustJSON(t, in), "round", "-")
+	require.Equal(t, 0, out.code, "the round did not complete: %s", out.stderr)
+	t.Logf("%d calls took %v", len(calls), time.Since(start).Round(time.Millisecond))
+	res := decodeResult(t, out)
+	requireEveryCallOnce(t, in, res)
+	for i, c := range res.Results {
+		require.Equal(t, round.StatusOK, c.Status, c.CallID)
+		require.Contains(t, c.Content, strconv.Itoa(i+1), c.CallID)
+	}
+	last := res.Events[len(res.Events)-1]
+	require.Equal(t, round.EventRoundFinished, last.Type)
+	require.Contains(t, last.Detail, "on the session's event stream only")
+	requireWorkerServes(t, e, w, 2)
+}
+
+// TestManyLargeResultsFitInTheRound: twenty results just under the
+// large-result threshold add up to more than Temporal accepts for a
+// workflow's result; the round still completes and every result can be read
+// in full.
+func TestManyLargeResultsFitInTheRound(t *testing.T) {
+	e := newEnv(t)
+	w := e.startWorker()
+	var calls []round.ToolCall
+	want := map[string]string{}
+	for i := range 20 {
+		name := fmt.Sprintf("f%02d.txt", i)
+		body := strings.Repeat(fmt.Sprintf("file %02d says hello\n", i), 4500) // 90 KB
+		require.NoError(t, os.WriteFile(filepath.Join(e.workdir, name), []byte(body), 0o644))
+		id := fmt.Sprintf("r%02d", i)
+		want[id] = fmt.Sprintf("file %02d says hello", i)
+		calls = append(calls, call(id, "read_files", map[string]any{"paths": []string{name}}))
+	}
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allTools}, calls...)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	out := e.starter(ctx, mustJSON(t, in), "round", "-")
+	require.Equal(t, 0, out.code, "the round did not complete: %s", out.stderr)
+	res := decodeResult(t, out)
+	requireEveryCallOnce(t, in, res)
+	for _, c := range res.Results {
+		require.Equal(t, round.StatusOK, c.Status, c.CallID)
+		require.Equal(t, 4500, strings.Count(c.Content, want[c.CallID]), "%s is complete after the client resolved it", c.CallID)
+	}
+	for i, m := range res.Messages {
+		require.Equal(t, 4500, strings.Count(m.Content, want[res.Results[i].CallID]), "message %d is complete", i)
+	}
+	requireWorkerServes(t, e, w, 2)
+}
+
 // TestDuplicateCallIDsFailTheRoundNotTheWorker starts a round with two calls
 // of one id directly through Temporal, past the client's check: the
 // workflow fails at once with a clear non-retryable error, and the worker

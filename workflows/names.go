@@ -15,6 +15,9 @@ const (
 	WorkflowName         = "ToolRound"
 	ActivityExecuteTool  = "ExecuteTool"
 	ActivityPublishRound = "PublishRound"
+	// ActivityStoreContents moves results that do not fit a round's result
+	// to the blob store (see ResultBudget).
+	ActivityStoreContents = "StoreContents"
 
 	// SignalConfirm carries a human decision on a call (P1.6).
 	SignalConfirm = "confirm"

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,6 +75,30 @@ func extraTools(attempts *attemptCounter) []tools.Definition {
 		{Name: "hold", Description: "Read-only; runs until cancelled.", Concurrent: true, SideEffect: tools.ReadOnly, Timeout: 5 * time.Minute, Parameters: obj, Handler: hang},
 		{Name: "hold_serial", Description: "Side effect; runs until cancelled.", SideEffect: tools.AtMostOnce, Timeout: 5 * time.Minute, Parameters: obj, Handler: hang},
 	}
+}
+
+// memBlobs is a blob store in memory for the recorder's worker.
+type memBlobs struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (b *memBlobs) Put(_ context.Context, content string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ref := fmt.Sprintf("mem:%d", len(b.m)+1)
+	b.m[ref] = content
+	return ref, nil
+}
+
+func (b *memBlobs) Get(_ context.Context, ref string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c, ok := b.m[ref]
+	if !ok {
+		return "", errors.New("no such blob")
+	}
+	return c, nil
 }
 
 type attemptCounter struct {
@@ -171,7 +196,8 @@ func scenarioInput(name string, calls ...round.ToolCall) round.Input {
 // scenarios between them take every status, every signal (answered,
 // repeated, unknown, malformed), a confirm timeout, remember and allow_turn,
 // cancellation while calls run and while they wait, retries as local and
-// regular activities, and the bounded fan-out.
+// regular activities, the bounded fan-out, and a result and a state above
+// their budgets.
 func scenarios() []scenario {
 	fanout := scenarioInput("fanout",
 		call("h1", "slow_read", `{"n":1}`), call("c1", "calculate", `{"expression":"1+1"}`),
@@ -242,6 +268,14 @@ func scenarios() []scenario {
 		call("s1", "hold_serial", `{"n":1}`), call("s2", "run_command", `{"command":"ls"}`))
 	cancelRun.AutoApprove, cancelRun.MaxConcurrent = true, 1
 
+	var bigReads []round.ToolCall
+	for i := range 20 {
+		bigReads = append(bigReads, call(fmt.Sprintf("b%02d", i), "read_files", fmt.Sprintf(`{"paths":["big%02d.txt"]}`, i)))
+	}
+	// Twenty results of 32 KB: three copies of each (result, message,
+	// history) pass ResultBudget, and their dedupe entries StateBudget.
+	budget := scenarioInput("result_budget", bigReads...)
+
 	cancelWait := scenarioInput("cancel_confirm",
 		call("e1", "edit_file", `{"path":"a.txt","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`))
 
@@ -285,6 +319,13 @@ func scenarios() []scenario {
 				d.waitRunning(t, "h1", "s1")
 				require.NoError(t, d.c.CancelWorkflow(context.Background(), d.wfID, ""))
 			}},
+		{name: "result_budget", in: budget, want: func() map[string]round.Status {
+			m := map[string]round.Status{}
+			for _, c := range bigReads {
+				m[c.ID] = ok
+			}
+			return m
+		}()},
 		{name: "cancel_confirm", in: cancelWait, want: map[string]round.Status{"e1": round.StatusCancelled, "c1": round.StatusCancelled},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "e1")
@@ -315,16 +356,20 @@ func TestRecordHistories(t *testing.T) {
 
 	rec := testtools.NewRecorder()
 	rec.Files["a.txt"] = "hello"
+	for i := range 20 {
+		rec.Files[fmt.Sprintf("big%02d.txt", i)] = strings.Repeat(fmt.Sprintf("big file %02d ", i), 2700)
+	}
 	reg := testtools.Registry(rec)
 	reg.MustRegister(extraTools(&attemptCounter{n: map[string]int{}})...)
 	cat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second})
 	wf := &workflows.RoundWorkflow{Catalog: cat}
-	acts := &activities.Activities{Registry: reg}
+	acts := &activities.Activities{Registry: reg, Blobs: &memBlobs{m: map[string]string{}}}
 	queue := fmt.Sprintf("replay-record-%d", time.Now().UnixNano())
 	w := worker.New(c, queue, worker.Options{Identity: "recorder"})
 	w.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
 	w.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
 	w.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: workflows.ActivityPublishRound})
+	w.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: workflows.ActivityStoreContents})
 	require.NoError(t, w.Start())
 	defer w.Stop()
 

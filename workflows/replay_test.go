@@ -118,19 +118,24 @@ func TestReplayFromJSONFile(t *testing.T) {
 
 // TestRecordedHistoriesCoverEveryPath guards the recordings themselves:
 // between them they hold every status, every kind of signal, a confirm
-// timeout, a timed-out side effect, retries, cancellation and a fan-out
-// that reached its bound. A re-recording that lost a path fails here.
+// timeout, a timed-out side effect, retries, cancellation, a fan-out that
+// reached its bound and a round that moved results out to fit its budget.
+// A re-recording that lost a path fails here.
 func TestRecordedHistoriesCoverEveryPath(t *testing.T) {
 	statuses := map[round.Status]bool{}
 	events := map[string]bool{}
 	signals := map[string]int{}
 	var details []string
 	seen := map[enumspb.EventType]bool{}
-	retried, markers := false, 0
+	retried, markers, stored, storedState := false, map[string]int{}, false, false
 	for _, h := range loadHistories(t) {
 		for _, r := range h.result.Results {
 			statuses[r.Status] = true
 			retried = retried || r.Attempts >= 3
+			stored = stored || r.ContentRef != ""
+		}
+		for _, e := range h.result.State.Dedupe {
+			storedState = storedState || e.ContentRef != ""
 		}
 		for _, e := range h.result.Events {
 			events[e.Type] = true
@@ -141,8 +146,8 @@ func TestRecordedHistoriesCoverEveryPath(t *testing.T) {
 			if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil {
 				signals[a.GetSignalName()]++
 			}
-			if e.GetEventType() == enumspb.EVENT_TYPE_MARKER_RECORDED {
-				markers++
+			if a := e.GetMarkerRecordedEventAttributes(); a != nil {
+				markers[a.GetMarkerName()]++
 			}
 		}
 	}
@@ -168,8 +173,12 @@ func TestRecordedHistoriesCoverEveryPath(t *testing.T) {
 	} {
 		require.True(t, seen[typ], "no recorded history has %s", typ)
 	}
-	require.Positive(t, markers, "no local activity or side-effect marker")
+	for _, m := range []string{"SideEffect", "LocalActivity", "Version"} {
+		require.Positive(t, markers[m], "no %s marker", m)
+	}
 	require.True(t, retried, "no call succeeded or failed after retries")
+	require.True(t, stored, "no round moved results out of its result to fit ResultBudget")
+	require.True(t, storedState, "no round moved dedupe entries out of its state to fit StateBudget")
 }
 
 // TestReplayCatchesChangedWorkflow replays the same histories with

@@ -112,6 +112,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Result,
 		State: r.st, Events: r.events, Now: workflow.Now(dctx),
 	})
 	r.publish(dctx, PublishInput{Events: out.Result.Events[r.published:], CacheWrites: out.CacheWrites, History: out.Result.History})
+	r.fit(dctx, &out.Result)
 	r.phase = "done"
 	for i := range r.state {
 		r.state[i] = "done"

@@ -70,6 +70,7 @@ func run() error {
 	w.RegisterWorkflowWithOptions(e.Workflow.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
 	w.RegisterActivityWithOptions(e.Activities.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
 	w.RegisterActivityWithOptions(publish, activity.RegisterOptions{Name: workflows.ActivityPublishRound})
+	w.RegisterActivityWithOptions(e.Activities.StoreContents, activity.RegisterOptions{Name: workflows.ActivityStoreContents})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
