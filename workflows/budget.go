@@ -74,19 +74,19 @@ func planFit(res *round.Result) fitPlan {
 		return fitPlan{}
 	}
 	type cand struct {
-		content      string
-		size         int // one encoded copy
-		copies       int // in the whole result
-		refs         int // results and entries that will name it
-		inState      int // in the state
-		firstSeenPos int
+		content string
+		size    int // one encoded copy
+		copies  int // in the whole result
+		refs    int // results and entries that will name it
+		inState int // in the state
+		order   int
 	}
 	var cands []*cand
 	at := map[string]*cand{}
 	add := func(content string, copies, inState int) {
 		c := at[content]
 		if c == nil {
-			c = &cand{content: content, size: encodedLen(content), firstSeenPos: len(cands)}
+			c = &cand{content: content, size: encodedLen(content), order: len(cands)}
 			at[content] = c
 			cands = append(cands, c)
 		}
@@ -110,7 +110,7 @@ func planFit(res *round.Result) fitPlan {
 		if cands[i].size != cands[j].size {
 			return cands[i].size > cands[j].size
 		}
-		return cands[i].firstSeenPos < cands[j].firstSeenPos
+		return cands[i].order < cands[j].order
 	})
 	var plan fitPlan
 	for _, preview := range []int{2 << 10, 512, 128} {
