@@ -169,6 +169,29 @@ func (a *Activities) offload(ctx context.Context, out *workflows.ExecuteOutput) 
 	out.Content = truncate(out.Content, previewBytes) + fmt.Sprintf("\n[%d bytes in all; stored as %s]", len(out.Content), ref)
 }
 
+// StoreContents keeps the contents a round's result cannot hold (see
+// workflows.ResultBudget) in the blob store; each leaves a preview and a
+// reference. Without a blob store, or when it fails, the preview says the
+// rest is gone; the round completes either way.
+func (a *Activities) StoreContents(ctx context.Context, in workflows.StoreContentsInput) (workflows.StoreContentsOutput, error) {
+	out := workflows.StoreContentsOutput{Stored: make([]workflows.StoredContent, len(in.Contents))}
+	for i, c := range in.Contents {
+		preview := truncate(c, in.Preview)
+		if a.Blobs == nil {
+			out.Stored[i].Content = preview + fmt.Sprintf("\n[truncated: %d bytes in all; the round's results were more than a round can return and no blob store is configured]", len(c))
+			continue
+		}
+		ref, err := a.Blobs.Put(ctx, c)
+		if err != nil {
+			a.logger().Warn("storing a result the round cannot hold failed; keeping a preview", "error", err)
+			out.Stored[i].Content = preview + fmt.Sprintf("\n[truncated: %d bytes in all; the round's results were more than a round can return and the blob store failed: %v]", len(c), err)
+			continue
+		}
+		out.Stored[i] = workflows.StoredContent{Ref: ref, Content: preview + fmt.Sprintf("\n[%d bytes in all; stored as %s]", len(c), ref)}
+	}
+	return out, nil
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -192,22 +215,6 @@ func (a *Activities) publishStarted(ctx context.Context, in workflows.ExecuteInp
 	if err := a.Events.Publish(ctx, in.SessionID, []round.Event{e}); err != nil {
 		a.logger().Warn("publishing call_started failed", "call_id", in.CallID, "error", err)
 	}
-}
-
-// OffloadResults keeps contents in the blob store and returns their references.
-func (a *Activities) OffloadResults(ctx context.Context, in workflows.OffloadInput) (workflows.OffloadOutput, error) {
-	if a.Blobs == nil {
-		return workflows.OffloadOutput{}, temporal.NewNonRetryableApplicationError("no blob store is configured (REDIS_URL)", "NoBlobStore", nil)
-	}
-	out := workflows.OffloadOutput{Refs: make([]string, len(in.Contents))}
-	for i, c := range in.Contents {
-		ref, err := a.Blobs.Put(ctx, c)
-		if err != nil {
-			return workflows.OffloadOutput{}, err
-		}
-		out.Refs[i] = ref
-	}
-	return out, nil
 }
 
 // PublishRound writes pass 3's results outside history: events to the

@@ -109,6 +109,9 @@ type History struct{ c *Client }
 func (c *Client) History() *History { return &History{c: c} }
 
 // Append adds records to the session's history list, keeping the newest.
+// The same records (equal but for their time) are appended once: pass 3
+// publishes them from a local activity, which runs again when a worker dies
+// after its writes and before its result is recorded.
 func (h *History) Append(ctx context.Context, sessionID string, records []tools.HistoryRecord) error {
 	if len(records) == 0 {
 		return nil
@@ -116,26 +119,49 @@ func (h *History) Append(ctx context.Context, sessionID string, records []tools.
 	if h.c.cooling() {
 		return errCooldown
 	}
-	vals := make([]any, 0, len(records))
+	vals := make([]any, 0, len(records)+2)
+	vals = append(vals, int(historyAppendedTTL/time.Second), maxHistoryLen)
+	id := sha256.New()
 	for _, r := range records {
 		b, err := json.Marshal(r)
 		if err != nil {
 			return fmt.Errorf("cache: encode history record: %w", err)
 		}
 		vals = append(vals, string(b))
+		r.Time = time.Time{}
+		b, _ = json.Marshal(r)
+		id.Write(b)
 	}
 	ctx, cancel := h.c.op(ctx)
 	defer cancel()
-	key := tools.HistoryKey(sessionID)
-	pipe := h.c.rdb.Pipeline()
-	pipe.RPush(ctx, key, vals...)
-	pipe.LTrim(ctx, key, -maxHistoryLen, -1)
-	if _, err := pipe.Exec(ctx); err != nil {
+	keys := []string{tools.HistoryKey(sessionID), historyAppendedKey(sessionID, hex.EncodeToString(id.Sum(nil)))}
+	if err := appendOnce.Run(ctx, h.c.rdb, keys, vals...).Err(); err != nil && !errors.Is(err, redis.Nil) {
 		h.c.skip("history append", err)
 		return fmt.Errorf("cache: append history of %s: %w", sessionID, err)
 	}
 	return nil
 }
+
+// historyAppendedTTL is how long an append is remembered: far longer than
+// a crashed worker's task takes to run again elsewhere.
+const historyAppendedTTL = 24 * time.Hour
+
+func historyAppendedKey(sessionID, id string) string {
+	return "toolround:history-appended:" + sessionID + ":" + id
+}
+
+// appendOnce pushes ARGV[3:] onto KEYS[1] and trims it to ARGV[2] entries
+// unless KEYS[2] says these records were pushed already; it sets KEYS[2]
+// for ARGV[1] seconds. One script, so a crash never leaves one without the
+// other.
+var appendOnce = redis.NewScript(`
+if redis.call('SET', KEYS[2], '1', 'NX', 'EX', tonumber(ARGV[1])) then
+  redis.call('RPUSH', KEYS[1], unpack(ARGV, 3))
+  redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
+  return 1
+end
+return 0
+`)
 
 // Blobs keeps large results; refs are content hashes, so storing the same
 // result twice (a retried activity) is one blob.

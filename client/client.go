@@ -10,12 +10,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	tclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/workflows"
@@ -41,7 +44,19 @@ type Options struct {
 	// (the starter seals store_secret values with it, so that they never
 	// reach workflow history).
 	Prepare func(*round.Input) error
+	// MaxInputBytes bounds a round's encoded input. Default
+	// DefaultMaxInputBytes.
+	MaxInputBytes int
 }
+
+// DefaultMaxInputBytes is the largest round input the client submits.
+// Temporal refuses a payload above 2 MiB (the blob size limit) and a round's
+// result repeats its assistant message, so the input gets three quarters of
+// that and the results the rest.
+const DefaultMaxInputBytes = 3 << 19
+
+// ErrInputTooLarge is returned for a round input above MaxInputBytes.
+var ErrInputTooLarge = errors.New("round input too large")
 
 // Client submits and steers rounds.
 type Client struct {
@@ -53,6 +68,9 @@ type Client struct {
 func New(tc tclient.Client, opts Options) *Client {
 	if opts.TaskQueue == "" {
 		opts.TaskQueue = "toolround"
+	}
+	if opts.MaxInputBytes <= 0 {
+		opts.MaxInputBytes = DefaultMaxInputBytes
 	}
 	return &Client{tc: tc, opts: opts}
 }
@@ -83,6 +101,9 @@ func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRu
 			return nil, err
 		}
 	}
+	if err := c.checkSize(in); err != nil {
+		return nil, err
+	}
 	id := in.WorkflowID()
 	run, err := c.tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{
 		ID:                                       id,
@@ -104,6 +125,26 @@ func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRu
 		return nil, fmt.Errorf("start round %s: %w", id, err)
 	}
 	return run, nil
+}
+
+// checkSize measures the input as Temporal will (the data converter's
+// payload), so that an oversized round gets one clear error instead of the
+// server's "Blob data size exceeds limit" or a gRPC message-size error.
+func (c *Client) checkSize(in *round.Input) error {
+	p, err := converter.GetDefaultDataConverter().ToPayloads(in)
+	if err != nil {
+		return fmt.Errorf("encode round input: %w", err)
+	}
+	if n := proto.Size(p); n > c.opts.MaxInputBytes {
+		return fmt.Errorf("%w: it is %s encoded and a round takes at most %s, because its result repeats the assistant message and Temporal accepts at most 2 MiB per payload; "+
+			"pass large data in files instead of tool-call arguments", ErrInputTooLarge, mib(n), mib(c.opts.MaxInputBytes))
+	}
+	return nil
+}
+
+func mib(n int) string {
+	s := strconv.FormatFloat(float64(n)/(1<<20), 'f', 2, 64)
+	return strings.TrimRight(strings.TrimRight(s, "0"), ".") + " MiB"
 }
 
 func (c *Client) checkSameInput(ctx context.Context, id, hash string) error {

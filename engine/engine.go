@@ -139,7 +139,7 @@ func (e *Engine) Register(r worker.Registry) {
 	r.RegisterWorkflowWithOptions(e.Workflow.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
 	r.RegisterActivityWithOptions(e.Activities.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
 	r.RegisterActivityWithOptions(e.Activities.PublishRound, activity.RegisterOptions{Name: workflows.ActivityPublishRound})
-	r.RegisterActivityWithOptions(e.Activities.OffloadResults, activity.RegisterOptions{Name: workflows.ActivityOffloadResults})
+	r.RegisterActivityWithOptions(e.Activities.StoreContents, activity.RegisterOptions{Name: workflows.ActivityStoreContents})
 }
 
 // NewWorker returns a worker on the configured task queue with the engine

@@ -34,13 +34,10 @@ type DedupeEntry struct {
 	Volatile bool `json:"volatile,omitempty"`
 }
 
-// Bounds of the dedupe map of a run; the oldest entries go first. The state
-// travels in every round's input and result, so it must stay far below
-// Temporal's payload limit (2 MB).
-const (
-	MaxDedupeEntries = 1000
-	MaxDedupeBytes   = 256 << 10 // the content of the entries
-)
+// MaxDedupeEntries bounds the dedupe map of a run; the oldest entries go
+// first. Its size is bounded too (workflows.StateBudget): the state travels
+// in every round's input and result.
+const MaxDedupeEntries = 1000
 
 // Clone returns a deep copy, never nil.
 func (s *RunState) Clone() *RunState {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite against a real Temporal dev server and real Redis,
-# which it starts when they are not running. CI=true makes a missing service
-# fail the tests instead of skipping them.
+# which it starts when they are not running, then every fuzz target for a
+# short while. CI=true makes a missing service fail the tests instead of
+# skipping them.
 source "$(dirname "$0")/lib.sh"
 
 ensure_redis
@@ -25,3 +26,20 @@ workflowcheck -config workflowcheck.config.yaml ./...
 build
 log "go test -race"
 go test -race -count=1 -timeout 30m ${GOTEST_FLAGS:-} ./...
+
+# Each fuzz target runs on its own for a short while (FUZZTIME, default
+# 10s); Go fuzzes one target per invocation. FUZZTIME=0 skips them.
+FUZZTIME="${FUZZTIME:-10s}"
+if [ "$FUZZTIME" != "0" ]; then
+	for target in \
+		./round:FuzzParseInput \
+		./round:FuzzArguments \
+		./workflows:FuzzUnwrap \
+		./workflows:FuzzPassesGiveEveryCallOneResult \
+		./tools:FuzzCanonical \
+		./tools:FuzzValidate; do
+		pkg=${target%%:*} name=${target##*:}
+		log "fuzz $name ($FUZZTIME)"
+		go test -run '^$' -fuzz "^$name\$" -fuzztime "$FUZZTIME" "$pkg"
+	done
+fi

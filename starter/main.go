@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -206,32 +205,7 @@ func readInput(name string, stdin io.Reader) (*round.Input, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read round: %w", err)
 	}
-	return ParseInput(b)
-}
-
-// ParseInput decodes a round input with errors that say where it is wrong.
-func ParseInput(b []byte) (*round.Input, error) {
-	var in round.Input
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&in); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se):
-			return nil, fmt.Errorf("round input is not valid JSON at byte %d: %v", se.Offset, err)
-		case errors.As(err, &te):
-			return nil, fmt.Errorf("round input: field %q must be %s, not %s", te.Field, te.Type, te.Value)
-		default:
-			return nil, fmt.Errorf("round input is not valid JSON: %v", err)
-		}
-	}
-	if dec.More() {
-		return nil, errors.New("round input has data after its JSON object")
-	}
-	if err := in.Validate(); err != nil {
-		return nil, fmt.Errorf("invalid round input: %w", err)
-	}
-	return &in, nil
+	return round.ParseInput(b)
 }
 
 func dial(ctx context.Context, cfg engine.Config) (*client.Client, func(), error) {
@@ -258,6 +232,9 @@ func dial(ctx context.Context, cfg engine.Config) (*client.Client, func(), error
 
 func runRound(ctx context.Context, c *client.Client, in *round.Input, stdout, stderr io.Writer, quiet bool) error {
 	run, err := c.Start(ctx, in)
+	if errors.Is(err, client.ErrInputTooLarge) {
+		return usageError{err}
+	}
 	if err != nil {
 		return err
 	}

@@ -26,10 +26,9 @@ import (
 )
 
 var (
-	binDir     string
-	workerBin  string
-	starterBin string
-	// testWorkerBin is bin/worker's engine with the tools of tests/testworker.
+	binDir        string
+	workerBin     string
+	starterBin    string
 	testWorkerBin string
 )
 
@@ -129,11 +128,12 @@ func (e *env) startWorker() *worker {
 	return e.startWorkerBin(workerBin)
 }
 
-// startWorkerBin starts a worker binary and waits until it polls.
-func (e *env) startWorkerBin(bin string) *worker {
+// startWorkerBin starts a worker binary with the test's environment and
+// extra variables, and waits until it polls.
+func (e *env) startWorkerBin(bin string, extra ...string) *worker {
 	e.t.Helper()
 	w := &worker{cmd: exec.Command(bin), logs: &syncBuffer{}, done: make(chan struct{})}
-	w.cmd.Env = e.environ()
+	w.cmd.Env = append(e.environ(), extra...)
 	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
 	require.NoError(e.t, w.cmd.Start())
 	go func() { _ = w.cmd.Wait(); close(w.done) }()
@@ -147,6 +147,16 @@ func (e *env) startWorkerBin(bin string) *worker {
 	require.Eventually(e.t, func() bool { return strings.Contains(w.logs.String(), "worker started") }, 30*time.Second, 20*time.Millisecond,
 		"worker did not start:\n%s", w.logs.String())
 	return w
+}
+
+// alive reports whether the process still runs.
+func (w *worker) alive() bool {
+	select {
+	case <-w.done:
+		return false
+	default:
+		return true
+	}
 }
 
 // kill sends SIGKILL and waits for the process to be gone.

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/xeipuuv/gojsonreference"
 	"github.com/xeipuuv/gojsonschema"
 )
 
@@ -21,12 +22,39 @@ func CompileSchema(schema json.RawMessage) (*gojsonschema.Schema, error) {
 	if t, ok := top["type"]; ok && t != "object" {
 		return nil, fmt.Errorf("schema type is %v, want object", t)
 	}
-	s, err := gojsonschema.NewSchema(gojsonschema.NewBytesLoader(schema))
+	s, err := gojsonschema.NewSchema(localLoader{gojsonschema.NewBytesLoader(schema)})
 	if err != nil {
 		return nil, fmt.Errorf("schema does not compile: %w", err)
 	}
 	return s, nil
 }
+
+// localLoader is a schema whose references may point only inside itself.
+// Schemas come from clients and MCP servers and are compiled in workflow
+// code: a remote $ref would fetch a URL (past the network policy) or read a
+// file of the worker, and make replay depend on what it finds.
+type localLoader struct{ gojsonschema.JSONLoader }
+
+func (localLoader) LoaderFactory() gojsonschema.JSONLoaderFactory { return noRemoteRefs{} }
+
+type noRemoteRefs struct{}
+
+func (noRemoteRefs) New(source string) gojsonschema.JSONLoader { return refusedRef(source) }
+
+// refusedRef is a reference outside the schema; loading it fails.
+type refusedRef string
+
+func (r refusedRef) JsonSource() any { return string(r) }
+
+func (r refusedRef) LoadJSON() (any, error) {
+	return nil, fmt.Errorf("$ref %q points outside the schema; only references inside it (#/...) are allowed", string(r))
+}
+
+func (r refusedRef) JsonReference() (gojsonreference.JsonReference, error) {
+	return gojsonreference.NewJsonReference(string(r))
+}
+
+func (refusedRef) LoaderFactory() gojsonschema.JSONLoaderFactory { return noRemoteRefs{} }
 
 // Validate checks args against a JSON Schema and returns every violation,
 // each with its field path, sorted so that the message is stable (P1.7).
@@ -40,6 +68,12 @@ func Validate(schema json.RawMessage, args json.RawMessage) []string {
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
 		return []string{"(root): arguments are not valid JSON: " + err.Error()}
+	}
+	// Handlers decode the whole text; a second value after the object
+	// would pass here and fail there, after a confirmation showed only
+	// the first.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return []string{"(root): arguments are not valid JSON: more data after the arguments object"}
 	}
 	if _, ok := v.(map[string]any); !ok {
 		return []string{fmt.Sprintf("(root): arguments must be a JSON object, got %s", jsonKind(v))}

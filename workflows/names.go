@@ -15,9 +15,9 @@ const (
 	WorkflowName         = "ToolRound"
 	ActivityExecuteTool  = "ExecuteTool"
 	ActivityPublishRound = "PublishRound"
-	// ActivityOffloadResults stores the largest results of a round whose
-	// results together would not fit in its result payload.
-	ActivityOffloadResults = "OffloadResults"
+	// ActivityStoreContents moves results that do not fit a round's result
+	// to the blob store (see ResultBudget).
+	ActivityStoreContents = "StoreContents"
 
 	// SignalConfirm carries a human decision on a call (P1.6).
 	SignalConfirm = "confirm"

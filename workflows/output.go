@@ -1,12 +1,6 @@
 package workflows
 
-import (
-	"encoding/json"
-	"fmt"
-	"sort"
-
-	"github.com/toolround/toolround/round"
-)
+import "github.com/toolround/toolround/round"
 
 // Output is what the round workflow returns: the results without the tool
 // messages and the history, which repeat every result's content and which
@@ -43,82 +37,4 @@ func History(assistant round.Message, messages []round.Message) []round.Message 
 		assistant.Role = "assistant"
 	}
 	return append([]round.Message{assistant}, messages...)
-}
-
-// ResultBudget is the content size above which a round's largest results
-// are moved out of history into the blob store before pass 3; resultLimit
-// is the encoded size above which the largest are cut, as a last resort.
-// Temporal refuses payloads over 2 MB.
-const (
-	ResultBudget = 1 << 20
-	resultLimit  = 1800 << 10
-	previewBytes = 2 << 10
-)
-
-// OffloadInput is the input of the OffloadResults local activity.
-type OffloadInput struct {
-	Contents []string `json:"contents"`
-}
-
-// OffloadOutput holds one reference per content.
-type OffloadOutput struct {
-	Refs []string `json:"refs"`
-}
-
-// toOffload picks the outcomes whose content leaves history, largest first,
-// until the round's contents fit ResultBudget.
-func toOffload(outcomes []*Outcome) []int {
-	total := 0
-	var order []int
-	for i, o := range outcomes {
-		if o == nil || o.ContentRef != "" {
-			continue
-		}
-		total += len(o.Content)
-		if len(o.Content) > previewBytes {
-			order = append(order, i)
-		}
-	}
-	if total <= ResultBudget {
-		return nil
-	}
-	sort.SliceStable(order, func(a, b int) bool { return len(outcomes[order[a]].Content) > len(outcomes[order[b]].Content) })
-	var pick []int
-	for _, i := range order {
-		if total <= ResultBudget {
-			break
-		}
-		pick = append(pick, i)
-		total -= len(outcomes[i].Content) - previewBytes
-	}
-	return pick
-}
-
-// fit cuts the largest results of an output that would still be too large
-// to return: a round's result is never lost to the payload limit.
-func fit(o *Output) {
-	b, err := json.Marshal(o)
-	if err != nil || len(b) <= resultLimit {
-		return
-	}
-	excess := len(b) - resultLimit
-	order := make([]int, len(o.Results))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return len(o.Results[order[a]].Content) > len(o.Results[order[b]].Content) })
-	for _, i := range order {
-		if excess <= 0 || len(o.Results[i].Content) <= previewBytes {
-			return
-		}
-		before := len(o.Results[i].Content)
-		o.Results[i].Content = preview(o.Results[i].Content, previewBytes) +
-			fmt.Sprintf("\n[truncated: %d bytes did not fit in the round's result]", before)
-		excess -= before - len(o.Results[i].Content)
-	}
-}
-
-// stored is a large content's preview with its reference.
-func stored(content, ref string) string {
-	return preview(content, previewBytes) + fmt.Sprintf("\n[%d bytes in all; stored as %s]", len(content), ref)
 }

@@ -262,26 +262,15 @@ func sortedDedupeKeys(m map[string]round.DedupeEntry) []string {
 	return keys
 }
 
-// evict drops the oldest entries beyond MaxDedupeEntries and
-// MaxDedupeBytes. Large results are in the map as previews with a reference,
-// so one big result does not push out many small ones.
+// evict drops the oldest entries beyond MaxDedupeEntries; their size is
+// bounded by fit (StateBudget).
 func evict(st *round.RunState) {
-	size := 0
-	// A sum does not depend on the order.
-	//workflowcheck:ignore
-	for _, e := range st.Dedupe {
-		size += len(e.Content) + len(e.ContentRef)
-	}
-	if len(st.Dedupe) <= round.MaxDedupeEntries && size <= round.MaxDedupeBytes {
+	if len(st.Dedupe) <= round.MaxDedupeEntries {
 		return
 	}
 	keys := sortedDedupeKeys(st.Dedupe)
 	sort.SliceStable(keys, func(i, j int) bool { return st.Dedupe[keys[i]].Seq < st.Dedupe[keys[j]].Seq })
-	for _, k := range keys {
-		if len(st.Dedupe) <= round.MaxDedupeEntries && size <= round.MaxDedupeBytes {
-			return
-		}
-		size -= len(st.Dedupe[k].Content) + len(st.Dedupe[k].ContentRef)
+	for _, k := range keys[:len(keys)-round.MaxDedupeEntries] {
 		delete(st.Dedupe, k)
 	}
 }

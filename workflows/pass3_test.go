@@ -1,7 +1,6 @@
 package workflows
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -245,22 +244,3 @@ func TestOutputResultRebuildsMessagesAndHistory(t *testing.T) {
 	require.Equal(t, full, out.Result(), "the workflow returns no messages or history; the client's rebuild is the same")
 }
 
-func TestLargeRoundsFitTheirPayload(t *testing.T) {
-	big := strings.Repeat("x", 600<<10)
-	outcomes := []*Outcome{ok("small"), ok(big), nil, ok(big + big), ok(big)}
-	pick := toOffload(outcomes)
-	require.Equal(t, []int{3, 1}, pick, "largest first, until the rest fits ResultBudget")
-
-	require.Nil(t, toOffload([]*Outcome{ok(big), ok("x")}), "a round under the budget keeps everything in history")
-	done := &Outcome{Status: round.StatusOK, Content: "preview", ContentRef: "toolround:blob:x"}
-	require.Nil(t, toOffload([]*Outcome{done, ok(big)}))
-
-	// The last resort: results that still do not fit are cut, never lost.
-	o := Output{Results: []round.CallResult{{CallID: "a", Content: big + big + big}, {CallID: "b", Content: "keep"}}}
-	fit(&o)
-	b, err := json.Marshal(o)
-	require.NoError(t, err)
-	require.LessOrEqual(t, len(b), resultLimit)
-	require.Contains(t, o.Results[0].Content, "[truncated: 1843200 bytes did not fit")
-	require.Equal(t, "keep", o.Results[1].Content)
-}

@@ -107,9 +107,6 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (Output, error
 	// every call still gets its result.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	r.phase = "commit"
-	if pick := toOffload(r.outcomes); len(pick) > 0 {
-		r.offload(dctx, pick)
-	}
 	out := Commit(CommitInput{
 		Input: &in, WorkflowID: r.wfID, Plan: r.plan, Outcomes: r.outcomes, Snapshot: &r.snap,
 		State: r.st, Events: r.events, Now: workflow.Now(dctx),
@@ -120,39 +117,8 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (Output, error
 		r.state[i] = "done"
 	}
 	res := Output{WorkflowID: r.wfID, Assistant: out.Result.History[0], Results: out.Result.Results, Events: out.Result.Events, State: out.Result.State}
-	fit(&res)
+	r.fit(dctx, &res)
 	return res, nil
-}
-
-// offload moves the largest results of a round out of history, so that the
-// round's result stays within Temporal's payload limit. Without a blob store
-// they are cut to a preview.
-func (r *run) offload(ctx workflow.Context, pick []int) {
-	in := OffloadInput{Contents: make([]string, len(pick))}
-	for k, i := range pick {
-		in.Contents[k] = r.outcomes[i].Content
-	}
-	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 30 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2, InitialInterval: 100 * time.Millisecond},
-		Summary:             "store large results",
-	})
-	var out OffloadOutput
-	err := workflow.ExecuteLocalActivity(lctx, ActivityOffloadResults, in).Get(lctx, &out)
-	if err == nil && len(out.Refs) != len(pick) {
-		err = fmt.Errorf("%d references for %d results", len(out.Refs), len(pick))
-	}
-	for k, i := range pick {
-		o := r.outcomes[i]
-		if err != nil {
-			o.Content = preview(o.Content, previewBytes) + fmt.Sprintf("\n[truncated: %d bytes did not fit in the round's result: %v]", len(o.Content), err)
-			continue
-		}
-		o.Content, o.ContentRef = stored(o.Content, out.Refs[k]), out.Refs[k]
-	}
-	if err != nil {
-		workflow.GetLogger(ctx).Warn("storing large results failed; they were cut", "error", err)
-	}
 }
 
 // event records an event of the round; id is appended to the workflow id.

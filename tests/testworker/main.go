@@ -1,5 +1,13 @@
 // Command testworker is the worker of the integration tests: the engine of
-// bin/worker, configured the same way, plus tools that only tests need.
+// bin/worker, configured the same way, plus what only tests need:
+//   - tools that return a given number of bytes (emit_bytes runs as a local
+//     activity, emit_bytes_remote as a regular one), for large results;
+//   - with TESTWORKER_HOLD_COMMIT=DIR, the publication at the end of pass 3
+//     (the PublishRound call that carries the round's history) stops and
+//     writes DIR/commit, so that a crash test can kill the process in exactly
+//     that step; TESTWORKER_HOLD_WHEN=after lets the publication take effect
+//     first, so the kill lands after its writes and before the workflow task
+//     that follows it is recorded.
 package main
 
 import (
@@ -9,12 +17,18 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/workflows"
 )
 
 func main() {
@@ -45,11 +59,33 @@ func run() error {
 		return err
 	}
 	defer c.Close()
-	w := e.NewWorker(c)
+
+	dir, after := os.Getenv("TESTWORKER_HOLD_COMMIT"), os.Getenv("TESTWORKER_HOLD_WHEN") == "after"
+	publish := func(ctx context.Context, in workflows.PublishInput) error {
+		if dir == "" || len(in.History) == 0 {
+			return e.Activities.PublishRound(ctx, in)
+		}
+		if after {
+			if err := e.Activities.PublishRound(ctx, in); err != nil {
+				return err
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, "commit"), []byte(in.WorkflowID), 0o644); err != nil {
+			return err
+		}
+		<-ctx.Done() // the test kills the process here
+		return ctx.Err()
+	}
+	// The engine's registrations, with PublishRound replaced by the hook.
+	w := worker.New(c, cfg.TaskQueue, worker.Options{})
+	w.RegisterWorkflowWithOptions(e.Workflow.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	w.RegisterActivityWithOptions(e.Activities.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
+	w.RegisterActivityWithOptions(publish, activity.RegisterOptions{Name: workflows.ActivityPublishRound})
+	w.RegisterActivityWithOptions(e.Activities.StoreContents, activity.RegisterOptions{Name: workflows.ActivityStoreContents})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
-	logger.Info("worker started", "task_queue", cfg.TaskQueue, "redis", cfg.RedisURL, "pid", os.Getpid())
+	logger.Info("worker started", "task_queue", cfg.TaskQueue, "pid", os.Getpid(), "hold_commit", dir != "")
 	<-ctx.Done()
 	w.Stop()
 	return nil

@@ -1,0 +1,36 @@
+package round
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ParseInput decodes a round input as the command line reads it, with
+// errors that say where it is wrong, and validates it.
+func ParseInput(b []byte) (*Input, error) {
+	var in Input
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&in); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("round input is not valid JSON at byte %d: %v", se.Offset, err)
+		case errors.As(err, &te):
+			return nil, fmt.Errorf("round input: field %q must be %s, not %s", te.Field, te.Type, te.Value)
+		default:
+			return nil, fmt.Errorf("round input is not valid JSON: %v", err)
+		}
+	}
+	// More() alone misses a stray ']' or '}' after the object.
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("round input has data after its JSON object")
+	}
+	if err := in.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid round input: %w", err)
+	}
+	return &in, nil
+}

@@ -1,0 +1,255 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/round"
+)
+
+// ResultBudget bounds a round's encoded result. Temporal refuses a payload
+// above 2 MiB (and a gRPC message above 4 MiB); a completion past that
+// fails its workflow task again and again or gets the round terminated, so
+// many results that are each small enough can stall a round for good. The
+// margin under 2 MiB is for the payload's framing.
+const ResultBudget = 1792 << 10
+
+// StateBudget bounds the run state a round returns: the next round's input
+// carries it, beside the assistant message, within the client's 1.5 MiB.
+const StateBudget = 256 << 10
+
+// StoreContentsInput is the input of the StoreContents local activity.
+type StoreContentsInput struct {
+	Contents []string `json:"contents"`
+	// Preview is how many bytes of each content stay in the round's result.
+	Preview int `json:"preview"`
+}
+
+// StoreContentsOutput holds one StoredContent per input content, in order.
+type StoreContentsOutput struct {
+	Stored []StoredContent `json:"stored"`
+}
+
+// StoredContent replaces one content in the round's result: Ref names the
+// full text in the blob store (empty when it could not be stored), Content
+// is its preview.
+type StoredContent struct {
+	Ref     string `json:"ref,omitempty"`
+	Content string `json:"content"`
+}
+
+// fitPlan is what fit moves out of a round's result: the distinct contents,
+// largest first, and the preview each leaves.
+type fitPlan struct {
+	contents []string
+	preview  int
+}
+
+// noteBytes estimates the note a stored content gets after its preview
+// ("[N bytes in all; stored as REF]"), refBytes the content_ref field each
+// result or dedupe entry gets.
+const (
+	noteBytes = 120
+	refBytes  = 110
+)
+
+// planFit picks the contents to move out of res so that it fits
+// ResultBudget and its state StateBudget: first the largest dedupe entries
+// until the state fits, then the largest contents of results and entries
+// until the result fits. Previews shrink when 2 KiB ones are too many. It is
+// pure; an empty plan means res fits.
+func planFit(res *Output) fitPlan {
+	over := encodedLen(res) - ResultBudget
+	stateOver := encodedLen(res.State) - StateBudget
+	if over <= 0 && stateOver <= 0 {
+		return fitPlan{}
+	}
+	type cand struct {
+		content string
+		size    int // one encoded copy
+		copies  int // in the whole result
+		refs    int // results and entries that will name it
+		inState int // in the state
+		order   int
+	}
+	var cands []*cand
+	at := map[string]*cand{}
+	add := func(content string, copies, inState int) {
+		c := at[content]
+		if c == nil {
+			c = &cand{content: content, size: encodedLen(content), order: len(cands)}
+			at[content] = c
+			cands = append(cands, c)
+		}
+		c.copies += copies
+		c.refs++
+		c.inState += inState
+	}
+	for _, r := range res.Results {
+		if r.ContentRef == "" {
+			add(r.Content, 1, 0) // the result; clients rebuild its tool message and history entry
+		}
+	}
+	if res.State != nil {
+		for _, k := range sortedDedupeKeys(res.State.Dedupe) {
+			if e := res.State.Dedupe[k]; e.ContentRef == "" {
+				add(e.Content, 1, 1)
+			}
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].size != cands[j].size {
+			return cands[i].size > cands[j].size
+		}
+		return cands[i].order < cands[j].order
+	})
+	var plan fitPlan
+	for _, preview := range []int{2 << 10, 512, 128} {
+		plan = fitPlan{preview: preview}
+		need, stateNeed := over, stateOver
+		picked := make([]bool, len(cands))
+		saved := func(c *cand) int { return c.copies*(c.size-preview-noteBytes) - c.refs*refBytes }
+		pick := func(i int) {
+			picked[i] = true
+			plan.contents = append(plan.contents, cands[i].content)
+			need -= saved(cands[i])
+			stateNeed -= cands[i].inState*(cands[i].size-preview-noteBytes) - cands[i].inState*refBytes
+		}
+		for i, c := range cands {
+			if stateNeed > 0 && c.inState > 0 && saved(c) > 0 {
+				pick(i)
+			}
+		}
+		for i, c := range cands {
+			if need > 0 && !picked[i] && saved(c) > 0 {
+				pick(i)
+			}
+		}
+		if need <= 0 && stateNeed <= 0 {
+			break
+		}
+	}
+	return plan
+}
+
+func encodedLen(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return len(b)
+}
+
+// fit keeps a finished round's result within ResultBudget and its state
+// within StateBudget by moving the largest contents to the blob store
+// (StoreContents); each keeps a preview and a ContentRef, as a large single
+// result does, and clients resolve them. Without a blob store the previews
+// are all that remain, and dedupe entries are dropped rather than kept cut.
+// When many small results are still too much, the per-call events leave the
+// result; they are on the session's event stream already.
+func (r *run) fit(ctx workflow.Context, res *Output) {
+	if encodedLen(res) <= ResultBudget && encodedLen(res.State) <= StateBudget {
+		return
+	}
+	if plan := planFit(res); len(plan.contents) > 0 {
+		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+			StartToCloseTimeout: 30 * time.Second,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 200 * time.Millisecond},
+			Summary:             "store large results",
+		})
+		var out StoreContentsOutput
+		err := workflow.ExecuteLocalActivity(lctx, ActivityStoreContents, StoreContentsInput{Contents: plan.contents, Preview: plan.preview}).Get(lctx, &out)
+		if err != nil || len(out.Stored) != len(plan.contents) {
+			workflow.GetLogger(ctx).Warn("storing large results failed; the round keeps previews", "error", err)
+			out.Stored = make([]StoredContent, len(plan.contents))
+			for i, c := range plan.contents {
+				out.Stored[i] = StoredContent{Content: PreviewOf(c, plan.preview) + fmt.Sprintf("\n[truncated: %d bytes in all; the round's results were more than a round can return and they could not be stored]", len(c))}
+			}
+		}
+		applyFit(res, plan.contents, out.Stored)
+	}
+	if trimEvents(res) {
+		workflow.GetLogger(ctx).Warn("the round's per-call events left its result to fit it", "budget", ResultBudget)
+	}
+	if n := encodedLen(res); n > ResultBudget {
+		workflow.GetLogger(ctx).Warn("the round's result is still above its budget", "bytes", n, "budget", ResultBudget)
+	}
+}
+
+// trimEvents drops call_started events, then tool_result events, from a
+// result above ResultBudget, and says so on round_finished. It reports
+// whether it dropped any.
+func trimEvents(res *Output) bool {
+	dropped := 0
+	for _, typ := range []string{round.EventCallStarted, round.EventToolResult} {
+		if encodedLen(res) <= ResultBudget {
+			break
+		}
+		kept := res.Events[:0]
+		for _, e := range res.Events {
+			if e.Type == typ {
+				dropped++
+				continue
+			}
+			kept = append(kept, e)
+		}
+		res.Events = kept
+	}
+	if dropped == 0 {
+		return false
+	}
+	for i := range res.Events {
+		if res.Events[i].Type == round.EventRoundFinished {
+			res.Events[i].Detail += fmt.Sprintf("; %d call events are on the session's event stream only: the result could not hold them", dropped)
+		}
+	}
+	return true
+}
+
+// applyFit puts the stored contents in place of the originals.
+func applyFit(res *Output, contents []string, stored []StoredContent) {
+	idx := make(map[string]int, len(contents))
+	for i, c := range contents {
+		idx[c] = i
+	}
+	for i := range res.Results {
+		cr := &res.Results[i]
+		j, ok := idx[cr.Content]
+		if cr.ContentRef != "" || !ok {
+			continue
+		}
+		cr.Content, cr.ContentRef = stored[j].Content, stored[j].Ref
+	}
+	if res.State == nil {
+		return
+	}
+	for _, k := range sortedDedupeKeys(res.State.Dedupe) {
+		e := res.State.Dedupe[k]
+		j, ok := idx[e.Content]
+		if e.ContentRef != "" || !ok {
+			continue
+		}
+		if stored[j].Ref == "" {
+			delete(res.State.Dedupe, k) // a cut answer would be served as the whole one
+			continue
+		}
+		e.Content, e.ContentRef = stored[j].Content, stored[j].Ref
+		res.State.Dedupe[k] = e
+	}
+}
+
+// PreviewOf cuts s to at most n bytes at a character boundary.
+func PreviewOf(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8Start(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -1,0 +1,411 @@
+package workflows_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/activity"
+	tclient "go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/toolround/toolround/activities"
+	"github.com/toolround/toolround/internal/testenv"
+	"github.com/toolround/toolround/internal/testtools"
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/workflows"
+)
+
+var record = flag.Bool("record", false, "run the replay scenarios against the Temporal server at TEMPORAL_ADDRESS and rewrite testdata/*.json")
+
+// historyDir holds the recorded histories that replay_test.go replays.
+const historyDir = "testdata"
+
+// extraTools are tools beyond testtools' that some paths need: a side effect
+// that hangs past its timeout (unknown_outcome), read-only tools that fail
+// transiently before they succeed (retries, as local and as regular
+// activities) or for good, and calls that block until cancelled.
+func extraTools(attempts *attemptCounter) []tools.Definition {
+	obj := json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}`)
+	hang := func(ctx context.Context, _ tools.Request) (tools.Result, error) {
+		<-ctx.Done()
+		return tools.Result{}, ctx.Err()
+	}
+	flaky := func(ctx context.Context, req tools.Request) (tools.Result, error) {
+		if n := attempts.next(req.CallID); n < 3 {
+			return tools.Result{}, tools.Transient(fmt.Errorf("%s: connection refused (attempt %d)", req.Tool, n))
+		}
+		return tools.Text(req.Tool + " answered on the third attempt"), nil
+	}
+	quick := &tools.RetryPolicy{InitialInterval: 50 * time.Millisecond, MaxInterval: 100 * time.Millisecond}
+	return []tools.Definition{
+		{Name: "deploy", Description: "Deploy; hangs past its timeout.", SideEffect: tools.AtMostOnce, Timeout: time.Second, Parameters: obj, Handler: hang},
+		{Name: "flaky_local", Description: "Read-only, short: a local activity.", Concurrent: true, SideEffect: tools.ReadOnly, Timeout: 5 * time.Second, Retry: *quick, Parameters: obj, Handler: flaky},
+		{Name: "flaky_remote", Description: "Read-only, long: a regular activity.", Concurrent: true, SideEffect: tools.ReadOnly, Timeout: 5 * time.Minute, Retry: *quick, Parameters: obj, Handler: flaky},
+		{Name: "always_down", Description: "Read-only; every attempt fails transiently.", Concurrent: true, SideEffect: tools.ReadOnly, Timeout: 5 * time.Second, Retry: *quick, Parameters: obj,
+			Handler: func(context.Context, tools.Request) (tools.Result, error) {
+				return tools.Result{}, tools.Transient(errors.New("always_down: 503 service unavailable"))
+			}},
+		{Name: "slow_read", Description: "Read-only, long: a regular activity that takes a moment.", Concurrent: true, SideEffect: tools.ReadOnly, Timeout: 5 * time.Minute, Parameters: obj,
+			Handler: func(ctx context.Context, req tools.Request) (tools.Result, error) {
+				select {
+				case <-time.After(150 * time.Millisecond):
+					return tools.Text("slow_read " + req.CallID), nil
+				case <-ctx.Done():
+					return tools.Result{}, ctx.Err()
+				}
+			}},
+		{Name: "hold", Description: "Read-only; runs until cancelled.", Concurrent: true, SideEffect: tools.ReadOnly, Timeout: 5 * time.Minute, Parameters: obj, Handler: hang},
+		{Name: "hold_serial", Description: "Side effect; runs until cancelled.", SideEffect: tools.AtMostOnce, Timeout: 5 * time.Minute, Parameters: obj, Handler: hang},
+	}
+}
+
+// memBlobs is a blob store in memory for the recorder's worker.
+type memBlobs struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (b *memBlobs) Put(_ context.Context, content string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ref := fmt.Sprintf("mem:%d", len(b.m)+1)
+	b.m[ref] = content
+	return ref, nil
+}
+
+func (b *memBlobs) Get(_ context.Context, ref string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c, ok := b.m[ref]
+	if !ok {
+		return "", errors.New("no such blob")
+	}
+	return c, nil
+}
+
+type attemptCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (a *attemptCounter) next(callID string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.n[callID]++
+	return a.n[callID]
+}
+
+// scenario is one recorded round: its input, what the test does while it
+// runs (signals, cancellation) and the status every call must end with.
+type scenario struct {
+	name  string
+	in    round.Input
+	drive func(t *testing.T, d *driver)
+	want  map[string]round.Status
+}
+
+// driver steers a running round from the recorder.
+type driver struct {
+	c    tclient.Client
+	wfID string
+}
+
+func (d *driver) signal(t *testing.T, name string, v any) {
+	t.Helper()
+	require.NoError(t, d.c.SignalWorkflow(context.Background(), d.wfID, "", name, v))
+}
+
+func (d *driver) confirm(t *testing.T, s workflows.Confirm) { d.signal(t, workflows.SignalConfirm, s) }
+
+// waitPending waits until the round waits for exactly these calls.
+func (d *driver) waitPending(t *testing.T, ids ...string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		v, err := d.c.QueryWorkflow(context.Background(), d.wfID, "", workflows.QueryPending)
+		if err != nil {
+			return false
+		}
+		var p []workflows.Pending
+		if v.Get(&p) != nil || len(p) != len(ids) {
+			return false
+		}
+		for i := range p {
+			if p[i].CallID != ids[i] {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 20*time.Millisecond, "pending %v", ids)
+}
+
+// waitRunning waits until these calls are running.
+func (d *driver) waitRunning(t *testing.T, ids ...string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		v, err := d.c.QueryWorkflow(context.Background(), d.wfID, "", workflows.QueryProgress)
+		if err != nil {
+			return false
+		}
+		var pr workflows.Progress
+		if v.Get(&pr) != nil {
+			return false
+		}
+		running := map[string]bool{}
+		for _, c := range pr.Calls {
+			running[c.CallID] = c.State == "running"
+		}
+		for _, id := range ids {
+			if !running[id] {
+				return false
+			}
+		}
+		return true
+	}, 20*time.Second, 20*time.Millisecond, "running %v", ids)
+}
+
+func rtool(id, name, args string) round.ToolCall {
+	b, _ := json.Marshal(map[string]any{"name": name, "args": json.RawMessage(args)})
+	return call(id, tools.RunTool, string(b))
+}
+
+func scenarioInput(name string, calls ...round.ToolCall) round.Input {
+	in := input(calls...)
+	in.SessionID, in.RunID = "replay-"+name, "run"
+	in.State.Fetched = append(in.State.Fetched, "deploy", "flaky_local", "flaky_remote", "always_down", "slow_read", "hold", "hold_serial")
+	return in
+}
+
+// scenarios between them take every status, every signal (answered,
+// repeated, unknown, malformed), a confirm timeout, remember and allow_turn,
+// cancellation while calls run and while they wait, retries as local and
+// regular activities, the bounded fan-out, and a result and a state above
+// their budgets.
+func scenarios() []scenario {
+	fanout := scenarioInput("fanout",
+		call("h1", "slow_read", `{"n":1}`), call("c1", "calculate", `{"expression":"1+1"}`),
+		call("h2", "slow_read", `{"n":2}`), call("s1", "run_command", `{"command":"make"}`),
+		call("h3", "slow_read", `{"n":3}`), call("c2", "calculate", `{"expression":"2+2"}`),
+		call("h4", "slow_read", `{"n":4}`), call("e1", "edit_file", `{"path":"a.txt","new_text":"x"}`),
+		call("c3", "calculate", `{"expression":"1+1"}`), call("t1", "write_todo", `{"items":[{"text":"x"}]}`),
+		call("h5", "slow_read", `{"n":5}`), call("r1", "read_files", `{"paths":["a.txt"]}`),
+	)
+	fanout.AutoApprove, fanout.MaxConcurrent = true, 2
+
+	pass1 := scenarioInput("pass1",
+		call("f1", "find_tools", `{"query":"select:read_files"}`),
+		call("x1", "read_files", `{"paths":["a.txt"]}`),
+		rtool("w1", "edit_file", `{"path":"a.txt","new_text":"x"}`),
+		rtool("u1", "nope", `{}`),
+		rtool("u2", "run_command_background", `{"command":"ls"}`),
+		call("m1", tools.RunTool, `{"name":"calculate","args":[1]}`),
+		call("m2", tools.RunTool, `not json`),
+		rtool("v1", "calculate", `{}`),
+		rtool("v2", "calculate", `{"expression":5}`),
+		rtool("r1", "read_files", `{"paths":["missing.txt"]}`),
+		rtool("c1", "calculate", `{"expression":"1+1"}`),
+		rtool("c2", "calculate", `{ "expression" : "1+1" }`),
+		rtool("c3", "calculate", `{"expression":"7"}`),
+	)
+	pass1.Provider = "openai"
+	pass1.State.Fetched = []string{"calculate", "read_files"}
+	pass1.State.Seq = 1
+	pass1.State.Dedupe = map[string]round.DedupeEntry{
+		tools.DedupeKey("calculate", []byte(`{"expression":"7"}`)): {Tool: "calculate", Content: "= 7", Round: 1, CallID: "old", Seq: 1},
+	}
+	pass1.Round = 2
+
+	signals := scenarioInput("signals",
+		call("e1", "edit_file", `{"path":"a.txt","new_text":"x"}`),
+		call("g1", "run_command", `{"command":"git status"}`),
+		call("g2", "run_command", `{"command":"git log"}`),
+		call("x1", "run_command", `{"command":"make install"}`),
+		call("q1", "ask_user", `{"questions":["Which colour?","Ship it?"]}`),
+		call("k1", "ide_open", `{"file":"a.go"}`),
+		call("c1", "calculate", `{"expression":"3*3"}`),
+	)
+	signals.ClientTools = []tools.ToolSpec{{Type: "function", Function: tools.FunctionSpec{Name: "ide_open", Description: "Open a file in the IDE.", Parameters: []byte(`{"type":"object"}`)}}}
+
+	allowTurn := scenarioInput("allow_turn",
+		call("e1", "edit_file", `{"path":"a.txt","new_text":"x"}`),
+		call("e2", "edit_file", `{"path":"b.txt","new_text":"y"}`),
+		call("s1", "run_command", `{"command":"make"}`),
+		call("s2", "read_files", `{"paths":[".env"]}`),
+	)
+
+	timeout := scenarioInput("confirm_timeout",
+		call("e1", "edit_file", `{"path":"a.txt","new_text":"x"}`),
+		call("q1", "ask_user", `{"questions":["Anyone there?"]}`),
+		call("c1", "calculate", `{"expression":"1"}`),
+	)
+	timeout.ConfirmTimeoutSeconds = 1
+
+	lost := scenarioInput("unknown_outcome", call("d1", "deploy", `{"n":1}`), call("c1", "calculate", `{"expression":"5"}`))
+	lost.AutoApprove = true
+
+	retries := scenarioInput("retries",
+		call("l1", "flaky_local", `{"n":1}`), call("l2", "flaky_remote", `{"n":2}`), call("l3", "always_down", `{"n":3}`))
+
+	cancelRun := scenarioInput("cancel_running",
+		call("h1", "hold", `{"n":1}`), call("c1", "calculate", `{"expression":"1"}`),
+		call("s1", "hold_serial", `{"n":1}`), call("s2", "run_command", `{"command":"ls"}`))
+	cancelRun.AutoApprove, cancelRun.MaxConcurrent = true, 1
+
+	var bigReads []round.ToolCall
+	for i := range 20 {
+		bigReads = append(bigReads, call(fmt.Sprintf("b%02d", i), "read_files", fmt.Sprintf(`{"paths":["big%02d.txt"]}`, i)))
+	}
+	// Twenty results of 32 KB: three copies of each (result, message,
+	// history) pass ResultBudget, and their dedupe entries StateBudget.
+	budget := scenarioInput("result_budget", bigReads...)
+
+	cancelWait := scenarioInput("cancel_confirm",
+		call("e1", "edit_file", `{"path":"a.txt","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`))
+
+	const ok, skipped = round.StatusOK, round.StatusSkipped
+	return []scenario{
+		{name: "fanout", in: fanout, want: map[string]round.Status{
+			"h1": ok, "c1": ok, "h2": ok, "s1": ok, "h3": ok, "c2": ok, "h4": ok, "e1": ok, "c3": round.StatusDeduped, "t1": ok, "h5": ok, "r1": ok}},
+		{name: "pass1", in: pass1, want: map[string]round.Status{
+			"f1": ok, "x1": round.StatusRefused, "w1": round.StatusSchema, "u1": round.StatusUnknown, "u2": round.StatusUnknown,
+			"m1": round.StatusInvalid, "m2": round.StatusInvalid, "v1": round.StatusInvalid, "v2": round.StatusInvalid,
+			"r1": round.StatusError, "c1": ok, "c2": round.StatusDeduped, "c3": round.StatusDeduped}},
+		{name: "signals", in: signals, want: map[string]round.Status{
+			"e1": ok, "g1": ok, "g2": ok, "x1": skipped, "q1": ok, "k1": ok, "c1": ok},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "e1", "g1", "g2", "x1")
+				d.confirm(t, workflows.Confirm{CallID: "nope", Approve: true})
+				d.signal(t, workflows.SignalConfirm, "not an object")
+				d.confirm(t, workflows.Confirm{CallID: "g1", Approve: true, Remember: true, Pattern: "git *"})
+				d.confirm(t, workflows.Confirm{CallID: "x1", Approve: false, Reason: "not now"})
+				d.confirm(t, workflows.Confirm{CallID: "x1", Approve: true})
+				d.signal(t, workflows.SignalAnswer, workflows.Answer{CallID: "nope", Answers: []string{"?"}})
+				d.signal(t, workflows.SignalToolResult, workflows.ToolResult{CallID: "c1", Content: "not a client call"})
+				d.confirm(t, workflows.Confirm{CallID: "e1", Approve: true})
+				d.waitPending(t, "q1")
+				d.signal(t, workflows.SignalAnswer, workflows.Answer{CallID: "q1", Answers: []string{"blue", "yes"}})
+				d.signal(t, workflows.SignalAnswer, workflows.Answer{CallID: "q1", Answers: []string{"again"}})
+				d.waitPending(t, "k1")
+				d.signal(t, workflows.SignalToolResult, workflows.ToolResult{CallID: "k1", Content: "opened a.go"})
+			}},
+		{name: "allow_turn", in: allowTurn, want: map[string]round.Status{"e1": ok, "e2": ok, "s1": ok, "s2": round.StatusError},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "e1", "e2", "s1", "s2")
+				d.confirm(t, workflows.Confirm{CallID: "e2", Approve: true, AllowTurn: true})
+			}},
+		{name: "confirm_timeout", in: timeout, want: map[string]round.Status{"e1": skipped, "q1": round.StatusError, "c1": ok}},
+		{name: "unknown_outcome", in: lost, want: map[string]round.Status{"d1": round.StatusUnknownOutcome, "c1": ok}},
+		{name: "retries", in: retries, want: map[string]round.Status{"l1": ok, "l2": ok, "l3": round.StatusError}},
+		{name: "cancel_running", in: cancelRun, want: map[string]round.Status{
+			"h1": round.StatusCancelled, "c1": round.StatusCancelled, "s1": round.StatusCancelled, "s2": round.StatusCancelled},
+			drive: func(t *testing.T, d *driver) {
+				d.waitRunning(t, "h1", "s1")
+				require.NoError(t, d.c.CancelWorkflow(context.Background(), d.wfID, ""))
+			}},
+		{name: "result_budget", in: budget, want: func() map[string]round.Status {
+			m := map[string]round.Status{}
+			for _, c := range bigReads {
+				m[c.ID] = ok
+			}
+			return m
+		}()},
+		{name: "cancel_confirm", in: cancelWait, want: map[string]round.Status{"e1": round.StatusCancelled, "c1": round.StatusCancelled},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "e1")
+				require.NoError(t, d.c.CancelWorkflow(context.Background(), d.wfID, ""))
+			}},
+	}
+}
+
+// TestRecordHistories runs every scenario through a real worker on the
+// Temporal server and writes each history to testdata/<name>.json in the
+// JSON of `temporal workflow show --output json`. It runs only with -record:
+//
+//	go test ./workflows -run TestRecordHistories -record
+func TestRecordHistories(t *testing.T) {
+	if !*record {
+		t.Skip("records histories only with -record")
+	}
+	addr := os.Getenv("TEMPORAL_ADDRESS")
+	if addr == "" {
+		addr = "127.0.0.1:7233"
+	}
+	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c, err := tclient.Dial(tclient.Options{HostPort: addr, Logger: logger, Identity: "recorder"})
+	if err != nil {
+		testenv.Unavailable(t, "temporal at %s: %v", addr, err)
+	}
+	defer c.Close()
+
+	rec := testtools.NewRecorder()
+	rec.Files["a.txt"] = "hello"
+	for i := range 20 {
+		rec.Files[fmt.Sprintf("big%02d.txt", i)] = strings.Repeat(fmt.Sprintf("big file %02d ", i), 2700)
+	}
+	reg := testtools.Registry(rec)
+	reg.MustRegister(extraTools(&attemptCounter{n: map[string]int{}})...)
+	cat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second})
+	wf := &workflows.RoundWorkflow{Catalog: cat}
+	acts := &activities.Activities{Registry: reg, Blobs: &memBlobs{m: map[string]string{}}}
+	queue := fmt.Sprintf("replay-record-%d", time.Now().UnixNano())
+	w := worker.New(c, queue, worker.Options{Identity: "recorder"})
+	w.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	w.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
+	w.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: workflows.ActivityPublishRound})
+	w.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: workflows.ActivityStoreContents})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+
+	for _, sc := range scenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			id := sc.in.WorkflowID()
+			run, err := c.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: id, TaskQueue: queue,
+				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING}, workflows.WorkflowName, sc.in)
+			require.NoError(t, err)
+			if sc.drive != nil {
+				sc.drive(t, &driver{c: c, wfID: id})
+			}
+			var out workflows.Output
+			require.NoError(t, run.Get(ctx, &out))
+			res := out.Result()
+			requireEveryCallOnce(t, sc.in, res)
+			got := map[string]round.Status{}
+			for _, r := range res.Results {
+				got[r.CallID] = r.Status
+			}
+			require.Equal(t, sc.want, got)
+
+			var events []*historypb.HistoryEvent
+			it := c.GetWorkflowHistory(ctx, id, run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			for it.HasNext() {
+				e, err := it.Next()
+				require.NoError(t, err)
+				events = append(events, e)
+			}
+			b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(&historypb.History{Events: events})
+			require.NoError(t, err)
+			require.NoError(t, os.MkdirAll(historyDir, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(historyDir, sc.name+".json"), append(b, '\n'), 0o644))
+			t.Logf("%s: %d events", sc.name, len(events))
+		})
+	}
+}

@@ -1,0 +1,262 @@
+package workflows_test
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	tclient "go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/workflows"
+)
+
+// recorded is one history of testdata/ with the input it started with and
+// the result it completed with.
+type recorded struct {
+	name    string
+	path    string
+	history *historypb.History
+	input   round.Input
+	result  workflows.Output
+}
+
+func loadHistories(t *testing.T) []recorded {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(historyDir, "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, paths, "no recorded histories; record them with: go test ./workflows -run TestRecordHistories -record")
+	dc := converter.GetDefaultDataConverter()
+	var out []recorded
+	for _, p := range paths {
+		f, err := os.Open(p)
+		require.NoError(t, err)
+		h, err := tclient.HistoryFromJSON(f, tclient.HistoryJSONOptions{})
+		_ = f.Close()
+		require.NoError(t, err, p)
+		r := recorded{name: strings.TrimSuffix(filepath.Base(p), ".json"), path: p, history: h}
+		events := h.GetEvents()
+		require.Equal(t, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, events[0].GetEventType(), p)
+		require.NoError(t, dc.FromPayloads(events[0].GetWorkflowExecutionStartedEventAttributes().GetInput(), &r.input), p)
+		last := events[len(events)-1]
+		require.Equal(t, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED, last.GetEventType(), "%s: a recorded round completes", p)
+		require.NoError(t, dc.FromPayloads(last.GetWorkflowExecutionCompletedEventAttributes().GetResult(), &r.result), p)
+		out = append(out, r)
+	}
+	return out
+}
+
+// refusingCatalog fails the replay if the workflow asks it anything: the
+// catalog snapshot is a side effect, read from history on replay, so a
+// worker whose registry changed still replays old rounds the same way.
+type refusingCatalog struct{ calls atomic.Int32 }
+
+func (c *refusingCatalog) Snapshot(workflows.SnapshotRequest) workflows.Snapshot {
+	c.calls.Add(1)
+	return workflows.Snapshot{}
+}
+
+// replay replays one history with fn registered as the round workflow and
+// returns the result it computed. A replay that issues other commands than
+// the history holds fails with a nondeterminism error.
+func replay(t *testing.T, h recorded, fn any) (workflows.Output, error) {
+	t.Helper()
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	wfID := h.input.WorkflowID()
+	if err := r.ReplayWorkflowHistoryWithOptions(quietLogger(), h.history, worker.ReplayWorkflowHistoryOptions{
+		OriginalExecution: workflow.Execution{ID: wfID},
+	}); err != nil {
+		return workflows.Output{}, err
+	}
+	results, ok := r.(interface{ GetWorkflowResult(string, any) error })
+	require.True(t, ok, "the SDK's replayer no longer gives the replayed result")
+	var res workflows.Output
+	require.NoError(t, results.GetWorkflowResult(wfID, &res))
+	return res, nil
+}
+
+// TestReplayRecordedHistories replays every recorded round with today's
+// workflow code: it must issue the same commands and compute the same
+// result, without asking the catalog anything.
+func TestReplayRecordedHistories(t *testing.T) {
+	for _, h := range loadHistories(t) {
+		t.Run(h.name, func(t *testing.T) {
+			cat := &refusingCatalog{}
+			wf := &workflows.RoundWorkflow{Catalog: cat}
+			res, err := replay(t, h, wf.Run)
+			require.NoError(t, err)
+			require.Equal(t, h.result, res, "replay computed another result than the recorded run")
+			require.Zero(t, cat.calls.Load(), "replay asked the catalog; the snapshot must come from history")
+		})
+	}
+}
+
+// TestReplayFromJSONFile replays the files as they are, through the SDK's
+// own loader, as `temporal workflow show --output json` files are replayed.
+func TestReplayFromJSONFile(t *testing.T) {
+	for _, h := range loadHistories(t) {
+		r := worker.NewWorkflowReplayer()
+		r.RegisterWorkflowWithOptions((&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
+		require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(quietLogger(), h.path), h.name)
+	}
+}
+
+// TestRecordedHistoriesCoverEveryPath guards the recordings themselves:
+// between them they hold every status, every kind of signal, a confirm
+// timeout, a timed-out side effect, retries, cancellation, a fan-out that
+// reached its bound and a round that moved results out to fit its budget.
+// A re-recording that lost a path fails here.
+func TestRecordedHistoriesCoverEveryPath(t *testing.T) {
+	statuses := map[round.Status]bool{}
+	events := map[string]bool{}
+	signals := map[string]int{}
+	var details []string
+	seen := map[enumspb.EventType]bool{}
+	retried, markers, stored, storedState := false, map[string]int{}, false, false
+	for _, h := range loadHistories(t) {
+		for _, r := range h.result.Results {
+			statuses[r.Status] = true
+			retried = retried || r.Attempts >= 3
+			stored = stored || r.ContentRef != ""
+		}
+		for _, e := range h.result.State.Dedupe {
+			storedState = storedState || e.ContentRef != ""
+		}
+		for _, e := range h.result.Events {
+			events[e.Type] = true
+			details = append(details, e.Detail)
+		}
+		for _, e := range h.history.GetEvents() {
+			seen[e.GetEventType()] = true
+			if a := e.GetWorkflowExecutionSignaledEventAttributes(); a != nil {
+				signals[a.GetSignalName()]++
+			}
+			if a := e.GetMarkerRecordedEventAttributes(); a != nil {
+				markers[a.GetMarkerName()]++
+			}
+		}
+	}
+	all := []round.Status{round.StatusOK, round.StatusError, round.StatusDeduped, round.StatusRefused, round.StatusSchema,
+		round.StatusUnknown, round.StatusSkipped, round.StatusInvalid, round.StatusUnknownOutcome, round.StatusCancelled}
+	for _, s := range all {
+		require.True(t, statuses[s], "no recorded round ends a call with status %s", s)
+	}
+	for _, typ := range []string{round.EventSignalIgnored, round.EventConfirmationAnswered, round.EventConfirmationRequested, round.EventCallStarted} {
+		require.True(t, events[typ], "no recorded round has a %s event", typ)
+	}
+	for _, want := range []string{"no call with this id", "malformed payload", "not waiting for confirmation", "not waiting for answer",
+		"remembered run_command git *", "allowed for the rest of the round", "denied: not now"} {
+		require.True(t, slices.ContainsFunc(details, func(d string) bool { return strings.Contains(d, want) }), "no event says %q", want)
+	}
+	require.GreaterOrEqual(t, signals[workflows.SignalConfirm], 5)
+	require.GreaterOrEqual(t, signals[workflows.SignalAnswer], 2)
+	require.GreaterOrEqual(t, signals[workflows.SignalToolResult], 2)
+	for _, typ := range []enumspb.EventType{
+		enumspb.EVENT_TYPE_TIMER_FIRED, enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT,
+		enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED, enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED,
+		enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+	} {
+		require.True(t, seen[typ], "no recorded history has %s", typ)
+	}
+	for _, m := range []string{"SideEffect", "LocalActivity"} {
+		require.Positive(t, markers[m], "no %s marker", m)
+	}
+	require.True(t, retried, "no call succeeded or failed after retries")
+	require.True(t, stored, "no round moved results out of its result to fit ResultBudget")
+	require.True(t, storedState, "no round moved dedupe entries out of its state to fit StateBudget")
+}
+
+// TestReplayCatchesChangedWorkflow replays the same histories with
+// deliberately changed copies of the workflow registered under its name.
+// Each change must break the replay of the histories it affects: by a
+// nondeterminism error (other commands) or by another result.
+func TestReplayCatchesChangedWorkflow(t *testing.T) {
+	histories := loadHistories(t)
+	wf := &workflows.RoundWorkflow{Catalog: &refusingCatalog{}}
+	alter := func(change func(ctx workflow.Context, in *round.Input)) func(workflow.Context, round.Input) (workflows.Output, error) {
+		return func(ctx workflow.Context, in round.Input) (workflows.Output, error) {
+			change(ctx, &in)
+			return wf.Run(ctx, in)
+		}
+	}
+	tests := []struct {
+		name string
+		fn   func(workflow.Context, round.Input) (workflows.Output, error)
+		// mustBreak lists histories that must fail; every must be true when
+		// all of them must.
+		mustBreak []string
+		every     bool
+	}{
+		{name: "a timer before the round starts", every: true,
+			fn: alter(func(ctx workflow.Context, _ *round.Input) { _ = workflow.Sleep(ctx, time.Millisecond) })},
+		{name: "a bound of one instead of the recorded one", mustBreak: []string{"fanout"},
+			fn: alter(func(_ workflow.Context, in *round.Input) { in.MaxConcurrent = 1 })},
+		{name: "auto-approve forced on", mustBreak: []string{"signals", "allow_turn", "cancel_confirm", "confirm_timeout"},
+			fn: alter(func(_ workflow.Context, in *round.Input) { in.AutoApprove = true })},
+		{name: "the per-round confirm timeout ignored", mustBreak: []string{"confirm_timeout"},
+			fn: alter(func(_ workflow.Context, in *round.Input) { in.ConfirmTimeoutSeconds = 0 })},
+		{name: "pass 3 changes a result", mustBreak: []string{"pass1"},
+			fn: func(ctx workflow.Context, in round.Input) (workflows.Output, error) {
+				res, err := wf.Run(ctx, in)
+				for i := range res.Results {
+					if res.Results[i].Status == round.StatusRefused {
+						res.Results[i].Content = "refused"
+					}
+				}
+				return res, err
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var broken []string
+			for _, h := range histories {
+				res, err := replay(t, h, tt.fn)
+				switch {
+				case err != nil:
+					require.True(t, isNondeterminism(err), "%s: %v", h.name, err)
+					broken = append(broken, h.name)
+				case !resultsEqual(res, h.result):
+					broken = append(broken, h.name)
+				}
+			}
+			sort.Strings(broken)
+			if tt.every {
+				require.Len(t, broken, len(histories), "every history must break; broke: %v", broken)
+				return
+			}
+			for _, name := range tt.mustBreak {
+				require.Contains(t, broken, name, "the change went unnoticed by the %s history", name)
+			}
+		})
+	}
+}
+
+func isNondeterminism(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "nondeterministic") || strings.Contains(msg, "TMPRL1100")
+}
+
+func quietLogger() tlog.Logger {
+	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+func resultsEqual(a, b workflows.Output) bool {
+	ja, errA := converter.GetDefaultDataConverter().ToPayload(a)
+	jb, errB := converter.GetDefaultDataConverter().ToPayload(b)
+	return errA == nil && errB == nil && string(ja.GetData()) == string(jb.GetData())
+}
