@@ -243,4 +243,3 @@ func TestOutputResultRebuildsMessagesAndHistory(t *testing.T) {
 	out := Output{WorkflowID: "wf", Assistant: full.History[0], Results: full.Results, Events: full.Events, State: full.State}
 	require.Equal(t, full, out.Result(), "the workflow returns no messages or history; the client's rebuild is the same")
 }
-
