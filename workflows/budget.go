@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -64,8 +65,13 @@ const (
 // until the result fits. Previews shrink when 2 KiB ones are too many. It is
 // pure; an empty plan means res fits.
 func planFit(res *Output) fitPlan {
-	over := encodedLen(res) - ResultBudget
-	stateOver := encodedLen(res.State) - StateBudget
+	return planFitSized(res, encodedLen(res), encodedLen(res.State))
+}
+
+// planFitSized is planFit for a result and state of known encoded sizes.
+func planFitSized(res *Output, size, stateSize int) fitPlan {
+	over := size - ResultBudget
+	stateOver := stateSize - StateBudget
 	if over <= 0 && stateOver <= 0 {
 		return fitPlan{}
 	}
@@ -82,7 +88,7 @@ func planFit(res *Output) fitPlan {
 	add := func(content string, copies, inState int) {
 		c := at[content]
 		if c == nil {
-			c = &cand{content: content, size: encodedLen(content), order: len(cands)}
+			c = &cand{content: content, size: stringLen(content), order: len(cands)}
 			at[content] = c
 			cands = append(cands, c)
 		}
@@ -137,6 +143,39 @@ func planFit(res *Output) fitPlan {
 	return plan
 }
 
+// stringLen is the length of s encoded as a JSON string, as encoding/json
+// writes it (HTML characters escaped), without encoding it: the budget is
+// worked out in workflow code, which must not spend long on megabytes.
+func stringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			switch {
+			case b == '"' || b == '\\' || b == '\n' || b == '\r' || b == '\t' || b == '\b' || b == '\f':
+				n += 2
+			case b < 0x20 || b == '<' || b == '>' || b == '&':
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 6 // \ufffd
+		case r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
 func encodedLen(v any) int {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -153,10 +192,11 @@ func encodedLen(v any) int {
 // When many small results are still too much, the per-call events leave the
 // result; they are on the session's event stream already.
 func (r *run) fit(ctx workflow.Context, res *Output) {
-	if encodedLen(res) <= ResultBudget && encodedLen(res.State) <= StateBudget {
+	size, stateSize := encodedLen(res), encodedLen(res.State)
+	if size <= ResultBudget && stateSize <= StateBudget {
 		return
 	}
-	if plan := planFit(res); len(plan.contents) > 0 {
+	if plan := planFitSized(res, size, stateSize); len(plan.contents) > 0 {
 		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 			StartToCloseTimeout: 30 * time.Second,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 200 * time.Millisecond},

@@ -128,3 +128,9 @@ func TestTrimEventsOnlyWhenTheResultIsStillTooLarge(t *testing.T) {
 		require.NotEqual(t, round.EventCallStarted, e.Type, "call_started events go first")
 	}
 }
+
+func TestStringLenIsTheEncodedLength(t *testing.T) {
+	for _, s := range []string{"", "plain", `q"uo\te`, "tab\tnl\nctl\x01", "<b>&amp;</b>", "é中😀", "bad\xffutf8\xc3", "line\u2028sep\u2029", strings.Repeat("x", 1000)} {
+		require.Equal(t, encodedLen(s), stringLen(s), "%q", s)
+	}
+}
