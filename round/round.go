@@ -201,10 +201,10 @@ const (
 type Event struct {
 	ID         string    `json:"id"`
 	Type       string    `json:"type"`
-	SessionID  string    `json:"session_id"`
-	RunID      string    `json:"run_id"`
-	Round      int       `json:"round"`
-	WorkflowID string    `json:"workflow_id"`
+	SessionID  string    `json:"session_id,omitempty"`
+	RunID      string    `json:"run_id,omitempty"`
+	Round      int       `json:"round,omitempty"`
+	WorkflowID string    `json:"workflow_id,omitempty"`
 	CallID     string    `json:"call_id,omitempty"`
 	Tool       string    `json:"tool,omitempty"`
 	Status     Status    `json:"status,omitempty"`

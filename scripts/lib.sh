@@ -37,15 +37,19 @@ ensure_temporal_cli() {
 }
 
 # temporal_dev_flags are the dev server's settings for low round latency
-# (measured in BENCHMARKS.md): eager activity dispatch; one task-queue
+# (measured in BENCHMARKS.md): eager activity dispatch, and one task-queue
 # partition, so that an activity never waits in a partition that no poller
-# is watching (that wait was a 2 s tail); and a transfer queue read 1000
-# times a second instead of 20, which hands new tasks on at once.
+# is watching (that wait was a 2 s tail). TEMPORAL_DEV_FAST=1 also reads the
+# transfer queue 1000 times a second instead of 20: every workflow and
+# activity task then reaches its worker at once (a round of 10 tools in
+# ~15 ms instead of ~55; BENCHMARKS.md, row 4).
 temporal_dev_flags() {
 	echo --dynamic-config-value system.enableActivityEagerExecution=true \
 		--dynamic-config-value matching.numTaskqueueReadPartitions=1 \
-		--dynamic-config-value matching.numTaskqueueWritePartitions=1 \
-		--dynamic-config-value history.transferProcessorMaxPollRPS=1000
+		--dynamic-config-value matching.numTaskqueueWritePartitions=1
+	if [ "${TEMPORAL_DEV_FAST:-0}" = 1 ]; then
+		echo --dynamic-config-value history.transferProcessorMaxPollRPS=1000
+	fi
 }
 
 # ensure_temporal_server starts a dev server on TEMPORAL_ADDRESS unless one

@@ -199,7 +199,14 @@ func TestTheLargestRoundCompletes(t *testing.T) {
 	}
 	last := res.Events[len(res.Events)-1]
 	require.Equal(t, round.EventRoundFinished, last.Type)
-	require.Contains(t, last.Detail, "on the session's event stream only")
+	require.Equal(t, "ok=2000", last.Detail)
+	results := 0
+	for _, ev := range res.Events {
+		if ev.Type == round.EventToolResult {
+			results++
+		}
+	}
+	require.Equal(t, len(calls), results, "P3.5: one tool_result event per call, in the result too")
 	requireWorkerServes(t, e, w, 2)
 }
 

@@ -110,7 +110,7 @@ func Commit(ci CommitInput) CommitOutput {
 	for i, r := range results {
 		e := base
 		e.ID, e.Type, e.CallID, e.Tool, e.Status = wfID+"/"+r.CallID+"/result", round.EventToolResult, r.CallID, r.Tool, r.Status
-		e.Detail = preview(r.Content, 200)
+		e.Detail = preview(r.Content, eventPreview)
 		events = append(events, e)
 		if r.Status == round.StatusOK && r.Tool == tools.HTTPRequest && ci.Plan[i].Facts.Effect == tools.ReadOnly && ci.Outcomes[i] != nil && !ci.Outcomes[i].FromCache {
 			cache = append(cache, CacheWrite{Tool: r.Tool, Args: ci.Plan[i].Args, Content: r.Content, ContentRef: r.ContentRef})
@@ -313,6 +313,9 @@ func NextHint(tool, msg string) string {
 func MessageContent(tool, content string) string {
 	return "[" + tool + "] " + content
 }
+
+// eventPreview is how much of a result its tool_result event shows.
+const eventPreview = 200
 
 // preview is s cut to at most max bytes at a character boundary, with "..."
 // when it was cut.

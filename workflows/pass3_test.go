@@ -240,6 +240,13 @@ func TestCommitUsesThePathsTheHandlerReportsReading(t *testing.T) {
 func TestOutputResultRebuildsMessagesAndHistory(t *testing.T) {
 	p := preflight(t, "openai", fetched("read_files"), runTool("1", "read_files", `{"paths":["a"]}`), call("2", "nope", `{}`))
 	full := commit(p, ok("A")).Result
-	out := Output{WorkflowID: "wf", Assistant: full.History[0], Results: full.Results, Events: full.Events, State: full.State}
-	require.Equal(t, full, out.Result(), "the workflow returns no messages or history; the client's rebuild is the same")
+	out := Output{WorkflowID: "wf", SessionID: "s", RunID: "r", Round: 1, Assistant: full.History[0], Results: full.Results,
+		Events: compactEvents(full.Events), State: full.State}
+	require.Equal(t, full, out.Result(), "the workflow returns no messages or history and compact events; the client's rebuild is the same")
+	for _, e := range out.Events {
+		require.Empty(t, e.SessionID)
+		require.Empty(t, e.WorkflowID)
+	}
+	withStart := append([]round.Event{{ID: "wf/1/started", Type: round.EventCallStarted}}, full.Events...)
+	require.Len(t, compactEvents(withStart), len(full.Events), "call_started events stay on the stream only")
 }

@@ -116,7 +116,10 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (Output, error
 	for i := range r.state {
 		r.state[i] = "done"
 	}
-	res := Output{WorkflowID: r.wfID, Assistant: out.Result.History[0], Results: out.Result.Results, Events: out.Result.Events, State: out.Result.State}
+	res := Output{
+		WorkflowID: r.wfID, SessionID: in.SessionID, RunID: in.RunID, Round: in.Round,
+		Assistant: out.Result.History[0], Results: out.Result.Results, Events: compactEvents(out.Result.Events), State: out.Result.State,
+	}
 	r.fit(dctx, &res)
 	return res, nil
 }
