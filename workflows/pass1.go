@@ -3,7 +3,9 @@ package workflows
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/toolround/toolround/round"
@@ -36,6 +38,9 @@ func Unwrap(c round.ToolCall) Unwrapped {
 	dec.UseNumber()
 	if err := dec.Decode(&m); err != nil || m == nil {
 		return bad("malformed run_tool call: its arguments are not a JSON object")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return bad("malformed run_tool call: there is data after its JSON object")
 	}
 	var inner string
 	if err := json.Unmarshal(m["name"], &inner); err != nil || strings.TrimSpace(inner) == "" {

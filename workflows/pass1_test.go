@@ -73,6 +73,7 @@ func TestUnwrapRunTool(t *testing.T) {
 		{"args an array", `{"name":"read_files","args":[1]}`, tools.RunTool, "", `"args" must be an object or a JSON string`},
 		{"args a number", `{"name":"read_files","args":5}`, tools.RunTool, "", `"args" must be an object or a JSON string`},
 		{"nested run_tool", `{"name":"run_tool","args":{}}`, tools.RunTool, "", "cannot run itself"},
+		{"data after the object", `{"name":"read_files","args":{}} {"name":"run_command","args":{"command":"rm -rf /"}}`, tools.RunTool, "", "data after its JSON object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
