@@ -74,6 +74,13 @@ type Config struct {
 	// ToolsConfig is TOOLS_CONFIG, a JSON file of script_* and ext_* tools.
 	// Default none.
 	ToolsConfig string
+	// TLS configures mTLS to the Temporal frontend: TEMPORAL_TLS_CERT and
+	// TEMPORAL_TLS_KEY (the client certificate and key, PEM files),
+	// TEMPORAL_TLS_CA (the server's CA; default the system roots) and
+	// TEMPORAL_TLS_SERVER_NAME. Default none: plain connections.
+	TLS TLSConfig
+	// APIKey is TEMPORAL_API_KEY (Temporal Cloud); it implies TLS.
+	APIKey string
 	// MetricsAddr is METRICS_ADDR, where the worker serves /metrics in the
 	// Prometheus text format (e.g. 127.0.0.1:9464). Default none.
 	MetricsAddr string
@@ -121,6 +128,11 @@ func ConfigFromEnv() (Config, error) {
 	c.MCPConfig = env(mcp.ConfigEnv, "")
 	c.ToolsConfig = env(ext.ConfigEnv, "")
 	c.MetricsAddr = env("METRICS_ADDR", "")
+	c.TLS = TLSConfig{
+		CertFile: env("TEMPORAL_TLS_CERT", ""), KeyFile: env("TEMPORAL_TLS_KEY", ""),
+		CAFile: env("TEMPORAL_TLS_CA", ""), ServerName: env("TEMPORAL_TLS_SERVER_NAME", ""),
+	}
+	c.APIKey = env("TEMPORAL_API_KEY", "")
 	if lvl := os.Getenv("LOG_LEVEL"); lvl != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
 			return c, fmt.Errorf("LOG_LEVEL=%q: %w", lvl, err)

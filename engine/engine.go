@@ -164,11 +164,20 @@ func Dial(cfg Config, logger *slog.Logger) (client.Client, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	c, err := client.Dial(client.Options{
-		HostPort:  cfg.TemporalAddress,
-		Namespace: cfg.Namespace,
-		Logger:    tlog.NewStructuredLogger(logger),
-	})
+	tlsCfg, err := cfg.TLS.load(cfg.APIKey != "")
+	if err != nil {
+		return nil, err
+	}
+	opts := client.Options{
+		HostPort:          cfg.TemporalAddress,
+		Namespace:         cfg.Namespace,
+		Logger:            tlog.NewStructuredLogger(logger),
+		ConnectionOptions: client.ConnectionOptions{TLS: tlsCfg},
+	}
+	if cfg.APIKey != "" {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.APIKey)
+	}
+	c, err := client.Dial(opts)
 	if err != nil {
 		return nil, fmt.Errorf("temporal: dial %s (namespace %s): %w", cfg.TemporalAddress, cfg.Namespace, err)
 	}
