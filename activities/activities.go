@@ -156,17 +156,17 @@ func (a *Activities) offload(ctx context.Context, out *workflows.ExecuteOutput) 
 		return
 	}
 	if a.Blobs == nil {
-		out.Content = truncate(out.Content, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes and no blob store is configured]", len(out.Content))
+		out.Content = workflows.PreviewOf(out.Content, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes and no blob store is configured]", len(out.Content))
 		return
 	}
 	ref, err := a.Blobs.Put(ctx, out.Content)
 	if err != nil {
 		a.logger().Warn("storing a large result failed; keeping a truncated copy", "error", err)
-		out.Content = truncate(out.Content, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes and the blob store failed: %v]", len(out.Content), err)
+		out.Content = workflows.PreviewOf(out.Content, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes and the blob store failed: %v]", len(out.Content), err)
 		return
 	}
 	out.ContentRef = ref
-	out.Content = truncate(out.Content, previewBytes) + fmt.Sprintf("\n[%d bytes in all; stored as %s]", len(out.Content), ref)
+	out.Content = workflows.StoredPreview(out.Content, ref, previewBytes)
 }
 
 // StoreContents keeps the contents a round's result cannot hold (see
@@ -176,7 +176,7 @@ func (a *Activities) offload(ctx context.Context, out *workflows.ExecuteOutput) 
 func (a *Activities) StoreContents(ctx context.Context, in workflows.StoreContentsInput) (workflows.StoreContentsOutput, error) {
 	out := workflows.StoreContentsOutput{Stored: make([]workflows.StoredContent, len(in.Contents))}
 	for i, c := range in.Contents {
-		preview := truncate(c, in.Preview)
+		preview := workflows.PreviewOf(c, in.Preview)
 		if a.Blobs == nil {
 			out.Stored[i].Content = preview + fmt.Sprintf("\n[truncated: %d bytes in all; the round's results were more than a round can return and no blob store is configured]", len(c))
 			continue
@@ -187,19 +187,9 @@ func (a *Activities) StoreContents(ctx context.Context, in workflows.StoreConten
 			out.Stored[i].Content = preview + fmt.Sprintf("\n[truncated: %d bytes in all; the round's results were more than a round can return and the blob store failed: %v]", len(c), err)
 			continue
 		}
-		out.Stored[i] = workflows.StoredContent{Ref: ref, Content: preview + fmt.Sprintf("\n[%d bytes in all; stored as %s]", len(c), ref)}
+		out.Stored[i] = workflows.StoredContent{Ref: ref, Content: workflows.StoredPreview(c, ref, in.Preview)}
 	}
 	return out, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
 }
 
 func (a *Activities) publishStarted(ctx context.Context, in workflows.ExecuteInput, attempt int) {

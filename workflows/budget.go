@@ -283,6 +283,12 @@ func applyFit(res *Output, contents []string, stored []StoredContent) {
 	}
 }
 
+// StoredPreview is what stays of a content kept in the blob store: its first
+// bytes and a note naming the reference.
+func StoredPreview(content, ref string, preview int) string {
+	return PreviewOf(content, preview) + fmt.Sprintf("\n[%d bytes in all; stored as %s]", len(content), ref)
+}
+
 // PreviewOf cuts s to at most n bytes at a character boundary.
 func PreviewOf(s string, n int) string {
 	if len(s) <= n {

@@ -323,11 +323,7 @@ func preview(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	cut := max
-	for cut > 0 && !utf8Start(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
+	return PreviewOf(s, max) + "..."
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
