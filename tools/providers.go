@@ -73,7 +73,7 @@ func (r *Registry) ToolsFor(provider string, client []ToolSpec) Toolset {
 		clientNames[c.Function.Name] = true
 	}
 	inArray := LoadedSet(provider, r.Names(), client)
-	for _, name := range sortedKeys(inArray) {
+	for _, name := range SortedNames(inArray) {
 		if clientNames[name] {
 			continue
 		}
@@ -143,7 +143,8 @@ func Preloaded(provider string, registered []string, client []ToolSpec) map[stri
 	return set
 }
 
-func sortedKeys(m map[string]bool) []string {
+// SortedNames lists the names of a set in order.
+func SortedNames(m map[string]bool) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -117,8 +117,8 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 		MaxConcurrent:    c.Options.MaxConcurrent,
 		ConfirmTimeout:   c.Options.ConfirmTimeout,
 		HeartbeatTimeout: c.Options.HeartbeatTimeout,
-		Loaded:           setToSorted(tools.LoadedSet(req.Provider, names, req.ClientTools)),
-		Preloaded:        setToSorted(tools.Preloaded(req.Provider, names, req.ClientTools)),
+		Loaded:           tools.SortedNames(tools.LoadedSet(req.Provider, names, req.ClientTools)),
+		Preloaded:        tools.SortedNames(tools.Preloaded(req.Provider, names, req.ClientTools)),
 		Tools:            map[string]ToolInfo{},
 		Calls:            make([]CallFacts, len(req.Calls)),
 	}
@@ -169,13 +169,4 @@ func (c *RegistryCatalog) info(d *tools.Definition) ToolInfo {
 	}
 	ti.Local = !d.Interactive && d.SideEffect == tools.ReadOnly && c.Options.LocalMaxTimeout > 0 && ti.Timeout <= c.Options.LocalMaxTimeout
 	return ti
-}
-
-func setToSorted(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
