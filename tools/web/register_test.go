@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -99,40 +101,120 @@ func TestSlowCacheIsSkipped(t *testing.T) {
 	require.EqualValues(t, 1, cache.sets.Load(), "fetch_page tried to write; http_request did not")
 }
 
+// TestConcurrentCalls runs many calls of the three web tools at once on one
+// set of definitions: the calls really overlap (the server holds every
+// request until several of each tool are in flight together), and each call
+// gets its own answer, with its own secret expanded and redacted.
 func TestConcurrentCalls(t *testing.T) {
-	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/search" {
-			_, _ = fmt.Fprintf(w, `{"results":[{"title":"t","url":"https://r.example/%s","content":"c"}]}`, r.URL.Query().Get("q"))
-			return
+	const n, together, secret = 20, 3, "val-K-9f3c"
+	var (
+		mu       sync.Mutex
+		inFlight = map[string]int{}
+		peak     = map[string]int{}
+		badKey   []string
+		once     sync.Once
+	)
+	release := make(chan struct{})
+	open := func() { once.Do(func() { close(release) }) }
+	// Should one tool run its calls one at a time, the barrier never fills:
+	// the requests are let go after this long and the peaks tell.
+	go func() {
+		select {
+		case <-release:
+		case <-time.After(10 * time.Second):
+			open()
 		}
-		w.Header().Set("Content-Type", "text/html")
-		_, _ = fmt.Fprintf(w, "<html><head><title>%s</title></head><body><p>page %s</p></body></html>", r.URL.Path, r.URL.Path)
+	}()
+	t.Cleanup(open)
+	kind := func(r *http.Request) string {
+		switch {
+		case r.URL.Path == "/search":
+			return "search_web"
+		case strings.HasPrefix(r.URL.Path, "/h/"):
+			return "http_request"
+		default:
+			return "fetch_page"
+		}
+	}
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		k := kind(r)
+		mu.Lock()
+		inFlight[k]++
+		peak[k] = max(peak[k], inFlight[k])
+		if k == "http_request" && r.URL.Query().Get("k") != secret {
+			badKey = append(badKey, r.URL.String())
+		}
+		if inFlight["search_web"] >= together && inFlight["http_request"] >= together && inFlight["fetch_page"] >= together {
+			open()
+		}
+		mu.Unlock()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		mu.Lock()
+		inFlight[k]--
+		mu.Unlock()
+		switch k {
+		case "search_web":
+			_, _ = fmt.Fprintf(w, `{"results":[{"title":"t","url":"https://r.example/[%s]","content":"c"}]}`, r.URL.Query().Get("q"))
+		case "http_request":
+			_, _ = fmt.Fprintf(w, "page [%s] k=%s", r.URL.Path, r.URL.Query().Get("k"))
+		default:
+			w.Header().Set("Content-Type", "text/html")
+			_, _ = fmt.Fprintf(w, "<html><head><title>t</title></head><body><p>page [%s]</p></body></html>", r.URL.Path)
+		}
 	})
 	cache := newMemCache()
-	defs := toolSet(t, Config{Cache: cache, SearXNGURL: srv.URL, Secrets: fakeSecrets{session: "s1", values: map[string]string{"K": "v"}}})
+	defs := toolSet(t, Config{Cache: cache, SearXNGURL: srv.URL, Decision: passThrough{},
+		Secrets: fakeSecrets{session: "s1", values: map[string]string{"K": secret}}})
+
+	type outcome struct {
+		tool, want string
+		content    string
+		err        error
+	}
+	results := make([]outcome, 3*n)
 	var wg sync.WaitGroup
-	errs := make(chan error, 60)
-	for i := range 20 {
-		wg.Add(3)
-		go func() {
-			defer wg.Done()
-			_, err := call(t, defs["http_request"], "s1", map[string]any{"url": fmt.Sprintf("%s/h/%d?k={{secret:K}}", srv.URL, i)})
-			errs <- err
-		}()
-		go func() {
-			defer wg.Done()
-			_, err := call(t, defs["fetch_page"], "s1", map[string]any{"url": fmt.Sprintf("%s/p/%d", srv.URL, i%5), "query": "page"})
-			errs <- err
-		}()
-		go func() {
-			defer wg.Done()
-			_, err := call(t, defs["search_web"], "s1", map[string]any{"query": fmt.Sprint("q", i)})
-			errs <- err
-		}()
+	for i := range n {
+		jobs := []struct {
+			tool, want string
+			args       map[string]any
+		}{
+			{"http_request", fmt.Sprintf("[/h/%d]", i), map[string]any{"url": fmt.Sprintf("%s/h/%d?k={{secret:K}}", srv.URL, i)}},
+			{"fetch_page", fmt.Sprintf("[/p/%d]", i%5), map[string]any{"url": fmt.Sprintf("%s/p/%d", srv.URL, i%5), "query": "page"}},
+			{"search_web", fmt.Sprintf("[q%d]", i), map[string]any{"query": fmt.Sprint("q", i)}},
+		}
+		for j, job := range jobs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res, err := call(t, defs[job.tool], "s1", job.args)
+				results[3*i+j] = outcome{tool: job.tool, want: job.want, content: res.Content, err: err}
+			}()
+		}
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		require.NoError(t, err)
+
+	mu.Lock()
+	defer mu.Unlock()
+	for _, tool := range []string{"http_request", "fetch_page", "search_web"} {
+		require.GreaterOrEqual(t, peak[tool], together, "%s: calls did not overlap (peak in flight %d)", tool, peak[tool])
+	}
+	require.Empty(t, badKey, "http_request sent another value than the secret")
+	marker := regexp.MustCompile(`\[(/[hp]/\d+|q\d+)\]`)
+	for _, o := range results {
+		require.NoError(t, o.err, o.tool+" "+o.want)
+		require.Equal(t, []string{o.want}, marker.FindAllString(o.content, -1), "%s got another call's answer: %q", o.tool, o.content)
+		require.NotContains(t, o.content, secret, o.tool)
+		if o.tool == "http_request" {
+			require.Contains(t, o.content, "k=[secret:K]")
+		}
 	}
 }
+
+// passThrough is a decision filter that keeps everything, so that a result
+// shows exactly what its request got.
+type passThrough struct{}
+
+func (passThrough) Filter(_ context.Context, _, content string) (string, error) { return content, nil }
