@@ -1,9 +1,11 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -243,20 +245,40 @@ func TestStarterTools(t *testing.T) {
 }
 
 // TestRoundWaitsForAWorker submits a round before any worker runs: the
-// starter says so, and the round runs once a worker starts.
+// starter says so, the round does not finish, and it runs once a worker
+// starts. It waits for the starter's words, not for a fixed time, so a slow
+// machine only makes it slower.
 func TestRoundWaitsForAWorker(t *testing.T) {
 	e := newEnv(t)
 	in := e.input(1, "openai", nil, call("c1", "write_todo", map[string]any{"items": []any{}}))
-	done := e.startRound(in)
-	var r result
-	select {
-	case r = <-done:
-		t.Fatalf("the round finished without a worker: %+v", r)
-	case <-time.After(3 * time.Second):
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, starterBin, "round", "-")
+	cmd.Env = e.environ()
+	cmd.Stdin = strings.NewReader(mustJSON(t, in))
+	var stdout bytes.Buffer
+	stderr := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(stderr.String(), "no worker polls task queue") {
+		select {
+		case err := <-done:
+			t.Fatalf("the round ended without a worker (%v): %s %s", err, stdout.String(), stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the starter did not say within a minute that no worker polls: %s", stderr.String())
+		}
 	}
+	require.Contains(t, stderr.String(), e.taskQueue)
+
 	e.startWorker()
-	r = <-done
-	res := decodeResult(t, r)
+	require.NoError(t, <-done, stderr.String())
+	res := decodeResult(t, result{stdout: stdout.String(), stderr: stderr.String()})
 	require.Equal(t, round.StatusOK, res.Results[0].Status)
-	require.Contains(t, r.stderr, "no worker polls task queue")
 }
