@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/require"
 )
@@ -252,4 +253,85 @@ func TestScanner(t *testing.T) {
 	bad := undefined(cites, defs)
 	require.Len(t, bad, 1)
 	require.Equal(t, citation{ID: "T11", Pos: "cite.go:12", Text: "string"}, bad[0])
+}
+
+// TestLinks checks that the pages' relative links reach a file and, when they
+// name a heading, a heading of that page (GitHub's anchors: lower case, spaces
+// to hyphens, other punctuation dropped).
+func TestLinks(t *testing.T) {
+	pages := map[string][]string{} // page -> its anchors
+	var order []string
+	require.NoError(t, filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != "." && skipDir(d.Name()) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".md") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		order = append(order, path)
+		for _, line := range strings.Split(withoutFences(string(src)), "\n") {
+			if m := heading.FindStringSubmatch(line); m != nil {
+				pages[filepath.Clean(path)] = append(pages[filepath.Clean(path)], anchor(m[1]))
+			}
+		}
+		return nil
+	}))
+	require.NotEmpty(t, order)
+	var bad []string
+	for _, page := range order {
+		src, err := os.ReadFile(page)
+		require.NoError(t, err)
+		for _, m := range link.FindAllStringSubmatch(withoutFences(string(src)), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, frag, _ := strings.Cut(target, "#")
+			dest := filepath.Clean(page)
+			if file != "" {
+				dest = filepath.Clean(filepath.Join(filepath.Dir(page), file))
+				if _, err := os.Stat(dest); err != nil {
+					bad = append(bad, page+": "+target+": no such file")
+					continue
+				}
+			}
+			if frag != "" && strings.HasSuffix(dest, ".md") && filepath.IsLocal(dest) && !slices.Contains(pages[dest], frag) {
+				bad = append(bad, page+": "+target+": no such heading")
+			}
+		}
+	}
+	require.Empty(t, bad)
+}
+
+var (
+	heading = regexp.MustCompile(`^#{1,6}\s+(.+?)\s*$`)
+	link    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	fence   = regexp.MustCompile("(?ms)^```.*?^```")
+)
+
+func withoutFences(s string) string {
+	return fence.ReplaceAllStringFunc(s, func(f string) string {
+		return strings.Repeat("\n", strings.Count(f, "\n"))
+	})
+}
+
+// anchor is the fragment GitHub gives a heading.
+func anchor(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(h) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
