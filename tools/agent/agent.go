@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/secrets"
 )
@@ -204,16 +205,8 @@ func object(props map[string]any, required ...string) json.RawMessage {
 	return schema(s)
 }
 
-// truncate caps s at n bytes on a rune boundary and says how much was cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… [%d more bytes cut]", s[:cut], len(s)-cut)
-}
+// truncate caps s at n bytes on a character boundary and says how much was
+// cut.
+func truncate(s string, n int) string { return text.Truncate(s, n, cutNote) }
 
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+func cutNote(cut int) string { return fmt.Sprintf("… [%d more bytes cut]", cut) }
