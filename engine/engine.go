@@ -90,6 +90,7 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 	bc := builtin.Config{Workdir: e.Workdir, Cache: cache, SecretKey: key, Decision: cfg.Decision, Logger: e.Logger}
 	if e.Redis != nil {
 		bc.Redis = e.Redis.Redis()
+		bc.Agent.Store = e.Redis.SessionData()
 	}
 	bc.Web.SearXNGURL = cfg.SearchURL
 	if cfg.DenyPrivate {
