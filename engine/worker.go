@@ -83,6 +83,7 @@ type Worker struct {
 	Bound int
 
 	w         worker.Worker
+	started   bool
 	ownClient bool
 	metrics   *http.Server
 }
@@ -170,6 +171,7 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 	if err := wk.w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
+	wk.started = true
 	return nil
 }
 
@@ -177,7 +179,7 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 // releases the metrics server, the client (unless it came from WithClient)
 // and the engine.
 func (wk *Worker) Stop() {
-	if wk.w != nil {
+	if wk.started {
 		wk.w.Stop()
 	}
 	if wk.metrics != nil {
