@@ -95,11 +95,10 @@ func payloadWorkflow(_ workflow.Context, size int) (string, error) {
 // and the empty workflow. It stops on SIGTERM or when its standard input
 // closes, so it never outlives the benchmark that started it.
 func runWorker() error {
-	cfg, err := engine.ConfigFromEnv()
+	cfg, logger, err := engine.FromEnv()
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {

@@ -174,3 +174,14 @@ func envDuration(name string, def time.Duration) (time.Duration, error) {
 	}
 	return d, nil
 }
+
+// FromEnv is how a worker process starts: its configuration from the
+// environment (ConfigFromEnv) and a logger that writes text to stderr at
+// LOG_LEVEL.
+func FromEnv() (Config, *slog.Logger, error) {
+	cfg, err := ConfigFromEnv()
+	if err != nil {
+		return cfg, nil, err
+	}
+	return cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})), nil
+}

@@ -6,7 +6,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,11 +21,10 @@ func main() {
 }
 
 func run() error {
-	cfg, err := engine.ConfigFromEnv()
+	cfg, logger, err := engine.FromEnv()
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return engine.RunWorker(ctx, cfg, logger)

@@ -14,7 +14,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -35,11 +34,10 @@ func main() {
 }
 
 func run() error {
-	cfg, err := engine.ConfigFromEnv()
+	cfg, logger, err := engine.FromEnv()
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	dir, after := os.Getenv("TESTWORKER_HOLD_COMMIT"), os.Getenv("TESTWORKER_HOLD_WHEN") == "after"
