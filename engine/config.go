@@ -1,6 +1,8 @@
-// Package engine wires a worker: configuration from the environment, the tool
-// registry with the built-in tools, Redis, the round workflow and its
-// activities. Applications use it to run a worker with their own tools.
+// Package engine is the one start-up path of a worker: configuration from the
+// environment, the tool registry with the built-in tools, Redis, and the round
+// workflow and its activities registered under their names (RegisterAll,
+// StartWorker, RunWorker). Applications use it to run a worker with their own
+// tools.
 package engine
 
 import (
