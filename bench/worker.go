@@ -95,11 +95,10 @@ func payloadWorkflow(_ workflow.Context, size int) (string, error) {
 // and the empty workflow. It stops on SIGTERM or when its standard input
 // closes, so it never outlives the benchmark that started it.
 func runWorker() error {
-	cfg, err := engine.ConfigFromEnv()
+	cfg, logger, err := engine.FromEnv()
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -107,12 +106,7 @@ func runWorker() error {
 		stop()
 	}()
 
-	c, err := engine.Dial(cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	ew, err := startEngineWorker(ctx, cfg, c, logger)
+	ew, err := startEngineWorker(ctx, cfg, nil, logger)
 	if err != nil {
 		return err
 	}
@@ -125,46 +119,19 @@ func runWorker() error {
 // engineWorker is a started worker with the engine, the bench tools and the
 // empty workflow.
 type engineWorker struct {
-	e     *engine.Engine
-	w     worker.Worker
+	w     *engine.Worker
 	bound int
 }
 
-func (ew *engineWorker) stop() {
-	ew.w.Stop()
-	ew.e.Close()
-}
+func (ew *engineWorker) stop() { ew.w.Stop() }
 
+// startEngineWorker starts the engine's worker with the bench tools and
+// workflows, on c or, when c is nil, on a client of its own. The worker
+// options are the engine's own unless a BENCH_* worker option is set, so
+// that `make bench` measures what a deployment runs and variants measure one
+// option at a time.
 func startEngineWorker(ctx context.Context, cfg engine.Config, c client.Client, logger *slog.Logger) (*engineWorker, error) {
-	e, err := engine.New(ctx, cfg, logger)
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range benchTools() {
-		if err := e.Registry.Register(d); err != nil {
-			e.Close()
-			return nil, err
-		}
-	}
-	w, err := newWorker(e, c)
-	if err != nil {
-		e.Close()
-		return nil, err
-	}
-	w.RegisterWorkflowWithOptions(emptyWorkflow, workflow.RegisterOptions{Name: EmptyWorkflowName})
-	w.RegisterWorkflowWithOptions(payloadWorkflow, workflow.RegisterOptions{Name: PayloadWorkflowName})
-	if err := w.Start(); err != nil {
-		e.Close()
-		return nil, fmt.Errorf("bench worker: start: %w", err)
-	}
-	return &engineWorker{e: e, w: w, bound: e.Catalog.Options.MaxConcurrent}, nil
-}
-
-// newWorker is the engine's own worker unless a BENCH_* worker option is
-// set, so that `make bench` measures what a deployment runs and variants
-// measure one option at a time.
-func newWorker(e *engine.Engine, c client.Client) (worker.Worker, error) {
-	opts, changed, err := workerOptionsFromEnv()
+	wopts, changed, err := workerOptionsFromEnv()
 	if err != nil {
 		return nil, err
 	}
@@ -175,12 +142,22 @@ func newWorker(e *engine.Engine, c client.Client) (worker.Worker, error) {
 		}
 		worker.SetStickyWorkflowCacheSize(size)
 	}
-	if !changed {
-		return e.NewWorker(c), nil
+	opts := []engine.Option{
+		engine.WithTools(benchTools()...),
+		engine.WithWorkflow(EmptyWorkflowName, emptyWorkflow),
+		engine.WithWorkflow(PayloadWorkflowName, payloadWorkflow),
 	}
-	w := worker.New(c, e.Config.TaskQueue, opts)
-	e.Register(w)
-	return w, nil
+	if c != nil {
+		opts = append(opts, engine.WithClient(c))
+	}
+	if changed {
+		opts = append(opts, engine.WithWorkerOptions(wopts))
+	}
+	w, err := engine.StartWorker(ctx, cfg, logger, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("bench worker: %w", err)
+	}
+	return &engineWorker{w: w, bound: w.Bound}, nil
 }
 
 // workerOptionsFromEnv reads the worker options a variant may change.

@@ -13,7 +13,7 @@
 //	toolround:history:<session>                            session history (list)
 //
 // Tools keep their own per-session data under the same prefix (package
-// agent: todo, errors, result; package secrets: secret). Result-cache keys
+// agent, through SessionData: todo, errors, result; package secrets: secret). Result-cache keys
 // expire after 30 minutes, blobs after BlobTTL; streams and histories are
 // capped in length instead.
 package cache

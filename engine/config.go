@@ -1,6 +1,8 @@
-// Package engine wires a worker: configuration from the environment, the tool
-// registry with the built-in tools, Redis, the round workflow and its
-// activities. Applications use it to run a worker with their own tools.
+// Package engine is the one start-up path of a worker: configuration from the
+// environment, the tool registry with the built-in tools, Redis, and the round
+// workflow and its activities registered under their names (RegisterAll,
+// StartWorker, RunWorker). Applications use it to run a worker with their own
+// tools.
 package engine
 
 import (
@@ -173,4 +175,15 @@ func envDuration(name string, def time.Duration) (time.Duration, error) {
 		return 0, fmt.Errorf("%s=%q: want a duration such as 30s or 10m", name, v)
 	}
 	return d, nil
+}
+
+// FromEnv is how a worker process starts: its configuration from the
+// environment (ConfigFromEnv) and a logger that writes text to stderr at
+// LOG_LEVEL.
+func FromEnv() (Config, *slog.Logger, error) {
+	cfg, err := ConfigFromEnv()
+	if err != nil {
+		return cfg, nil, err
+	}
+	return cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})), nil
 }

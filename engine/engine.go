@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/activities"
 	"github.com/toolround/toolround/cache"
@@ -93,6 +90,7 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 	bc := builtin.Config{Workdir: e.Workdir, Cache: cache, SecretKey: key, Decision: cfg.Decision, Logger: e.Logger}
 	if e.Redis != nil {
 		bc.Redis = e.Redis.Redis()
+		bc.Agent.Store = e.Redis.SessionData()
 	}
 	bc.Web.SearXNGURL = cfg.SearchURL
 	if cfg.DenyPrivate {
@@ -131,27 +129,6 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 		}
 	}
 	return nil
-}
-
-// Register registers the round workflow and its activities under their
-// stable names.
-func (e *Engine) Register(r worker.Registry) {
-	r.RegisterWorkflowWithOptions(e.Workflow.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
-	r.RegisterActivityWithOptions(e.Activities.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
-	r.RegisterActivityWithOptions(e.Activities.PublishRound, activity.RegisterOptions{Name: workflows.ActivityPublishRound})
-	r.RegisterActivityWithOptions(e.Activities.StoreContents, activity.RegisterOptions{Name: workflows.ActivityStoreContents})
-}
-
-// NewWorker returns a worker on the configured task queue with the engine
-// registered.
-func (e *Engine) NewWorker(c client.Client) worker.Worker {
-	// A round schedules up to MAX_CONCURRENT_TOOLS activities in one workflow
-	// task; reserve that many slots for eager dispatch (the SDK's default is
-	// 3), so none of them waits for a poll (BENCHMARKS.md).
-	eager := max(3, e.Catalog.Options.MaxConcurrent)
-	w := worker.New(c, e.Config.TaskQueue, worker.Options{MaxEagerActivityReservationsPerWorkflowTask: &eager})
-	e.Register(w)
-	return w
 }
 
 // Dial connects a Temporal client with the engine's address and namespace.

@@ -28,6 +28,15 @@ ensure_go_tool() { # ensure_go_tool NAME MODULE@VERSION
 	fi
 }
 
+# ensure_lint_tools installs the pinned static checkers that scripts/test.sh
+# runs after go vet (both build with Go 1.26).
+STATICCHECK_VERSION="v0.8.2" # staticcheck 2026.2.2
+ERRCHECK_VERSION="v1.30.0"
+ensure_lint_tools() {
+	ensure_go_tool staticcheck "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION"
+	ensure_go_tool errcheck "github.com/kisielk/errcheck@$ERRCHECK_VERSION"
+}
+
 ensure_temporal_cli() {
 	if command -v temporal >/dev/null 2>&1; then
 		return

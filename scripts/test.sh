@@ -9,6 +9,7 @@ ensure_redis
 ensure_temporal_server
 ensure_temporal_cli
 ensure_go_tool workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
+ensure_lint_tools
 export TEMPORAL_CLI="$(command -v temporal)"
 cd "$ROOT"
 
@@ -21,6 +22,10 @@ if [ -n "$unformatted" ]; then
 fi
 log "go vet"
 go vet ./...
+log "staticcheck"
+staticcheck ./...
+log "errcheck"
+errcheck -exclude errcheck.exclude ./...
 log "workflowcheck"
 workflowcheck -config workflowcheck.config.yaml ./...
 build

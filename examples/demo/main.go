@@ -11,11 +11,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/engine"
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
 )
 
@@ -124,16 +124,8 @@ func printResult(res *round.Result, took time.Duration) {
 			via = " (via run_tool)"
 		}
 		fmt.Printf("  %-8s %-12s %-16s%s\n", r.CallID, r.Tool, r.Status, via)
-		fmt.Printf("           %s\n", preview(r.Content))
+		fmt.Printf("           %s\n", text.Preview(r.Content, 110))
 	}
 	fmt.Printf("  round finished in %v; the run state now remembers %d results and %d fetched schemas\n",
 		took.Round(time.Millisecond), len(res.State.Dedupe), len(res.State.Fetched))
-}
-
-func preview(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 110 {
-		s = s[:107] + "..."
-	}
-	return s
 }

@@ -14,17 +14,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
-
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/tools"
@@ -39,34 +34,31 @@ func main() {
 }
 
 func run() error {
-	cfg, err := engine.ConfigFromEnv()
+	cfg, logger, err := engine.FromEnv()
 	if err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e, err := engine.New(ctx, cfg, logger)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	if err := register(e.Registry, cfg); err != nil {
-		return err
-	}
-	c, err := e.Dial()
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-
 	dir, after := os.Getenv("TESTWORKER_HOLD_COMMIT"), os.Getenv("TESTWORKER_HOLD_WHEN") == "after"
-	publish := func(ctx context.Context, in workflows.PublishInput) error {
+	return engine.RunWorker(ctx, cfg, logger,
+		engine.WithTools(emitTools(cfg)...),
+		engine.WithActivity(workflows.ActivityPublishRound, func(e *engine.Engine) any {
+			return holdCommit(e.Activities.PublishRound, dir, after)
+		}),
+		engine.WithLogAttrs("hold_commit", dir != ""))
+}
+
+// holdCommit is PublishRound with the TESTWORKER_HOLD_COMMIT hook: with dir
+// set, the publication that carries the round's history writes dir/commit
+// and waits to be killed (after it took effect when after is true).
+func holdCommit(publish func(context.Context, workflows.PublishInput) error, dir string, after bool) func(context.Context, workflows.PublishInput) error {
+	return func(ctx context.Context, in workflows.PublishInput) error {
 		if dir == "" || len(in.History) == 0 {
-			return e.Activities.PublishRound(ctx, in)
+			return publish(ctx, in)
 		}
 		if after {
-			if err := e.Activities.PublishRound(ctx, in); err != nil {
+			if err := publish(ctx, in); err != nil {
 				return err
 			}
 		}
@@ -76,19 +68,6 @@ func run() error {
 		<-ctx.Done() // the test kills the process here
 		return ctx.Err()
 	}
-	// The engine's registrations, with PublishRound replaced by the hook.
-	w := worker.New(c, cfg.TaskQueue, worker.Options{})
-	w.RegisterWorkflowWithOptions(e.Workflow.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
-	w.RegisterActivityWithOptions(e.Activities.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
-	w.RegisterActivityWithOptions(publish, activity.RegisterOptions{Name: workflows.ActivityPublishRound})
-	w.RegisterActivityWithOptions(e.Activities.StoreContents, activity.RegisterOptions{Name: workflows.ActivityStoreContents})
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
-	}
-	logger.Info("worker started", "task_queue", cfg.TaskQueue, "pid", os.Getpid(), "hold_commit", dir != "")
-	<-ctx.Done()
-	w.Stop()
-	return nil
 }
 
 var emitSchema = json.RawMessage(`{
@@ -109,10 +88,10 @@ func emit(n int, fill string) string {
 	return strings.Repeat(fill, n/len(fill)+1)[:n]
 }
 
-// register adds emit_bytes, which runs as a local activity (a read-only
+// emitTools are emit_bytes, which runs as a local activity (a read-only
 // tool with a short timeout), and emit_bytes_remote, which runs as a regular
 // activity (its timeout is above LOCAL_ACTIVITY_MAX).
-func register(reg *tools.Registry, cfg engine.Config) error {
+func emitTools(cfg engine.Config) []tools.Definition {
 	handler := func(_ context.Context, req tools.Request) (tools.Result, error) {
 		var a struct {
 			Bytes int    `json:"bytes"`
@@ -135,10 +114,5 @@ func register(reg *tools.Registry, cfg engine.Config) error {
 	remote := local
 	remote.Name = "emit_bytes_remote"
 	remote.Timeout = max(2*time.Minute, cfg.LocalActivityMax+time.Minute)
-	for _, d := range []tools.Definition{local, remote} {
-		if err := reg.Register(d); err != nil {
-			return fmt.Errorf("testworker: %w", err)
-		}
-	}
-	return nil
+	return []tools.Definition{local, remote}
 }

@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/secrets"
 )
@@ -15,14 +14,14 @@ import (
 // Config configures the agent tools. Zero fields take the defaults named in
 // their comments, set in one place (withDefaults).
 type Config struct {
-	// Redis keeps the per-session data (see the package comment). Nil: an
-	// in-process store, not shared between workers; chat_history then has no
-	// history to read.
-	Redis *redis.Client
+	// Store keeps the per-session data (see the package comment); the worker
+	// passes cache.SessionData, over Redis. Nil: an in-process store, not
+	// shared between workers; chat_history then has no history to read.
+	Store Store
 	// Secrets keeps store_secret values; the worker passes the same store to
 	// the tools that expand {{secret:NAME}}. Build it with
 	// secrets.NewStore(key, secrets.StoreOptions{Redis: ...}) and a key from
-	// secrets.ConfigFromEnv().LoadKey(). Nil: a store over Redis is built
+	// secrets.ConfigFromEnv().LoadKey(). Nil: an in-process store is built
 	// from SecretKey. One of Secrets and SecretKey is required.
 	Secrets *secrets.Store
 	// SecretKey is the 32-byte sealing key used when Secrets is nil.
@@ -139,19 +138,16 @@ func build(cfg Config) ([]tools.Definition, *toolset, error) {
 		if cfg.SecretKey == nil {
 			return nil, nil, errors.New("agent: Config.Secrets or Config.SecretKey is required for store_secret: load a key with secrets.ConfigFromEnv().LoadKey()")
 		}
-		store, err := secrets.NewStore(cfg.SecretKey, secrets.StoreOptions{Redis: cfg.Redis, TTL: cfg.TTL})
+		store, err := secrets.NewStore(cfg.SecretKey, secrets.StoreOptions{TTL: cfg.TTL})
 		if err != nil {
 			return nil, nil, fmt.Errorf("agent: %w", err)
 		}
 		cfg.Secrets = store
 	}
-	var st store
-	if cfg.Redis != nil {
-		st = &redisStore{rdb: cfg.Redis, ttl: cfg.TTL}
-	} else {
-		st = newMemStore()
+	t := &toolset{cfg: cfg, st: cfg.Store, shared: cfg.Store != nil}
+	if t.st == nil {
+		t.st = newMemStore()
 	}
-	t := &toolset{cfg: cfg, st: st}
 	calc, err := newCalculator(cfg.MaxExpressionChars, cfg.CalcMemoryBudget)
 	if err != nil {
 		return nil, nil, err
@@ -182,7 +178,9 @@ func build(cfg Config) ([]tools.Definition, *toolset, error) {
 // toolset holds what the storage-backed tools share.
 type toolset struct {
 	cfg Config
-	st  store
+	st  Store
+	// shared is false for the in-process store, which has no session history.
+	shared bool
 }
 
 // schema encodes a JSON Schema written as Go values. The values are maps,
@@ -204,16 +202,8 @@ func object(props map[string]any, required ...string) json.RawMessage {
 	return schema(s)
 }
 
-// truncate caps s at n bytes on a rune boundary and says how much was cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s… [%d more bytes cut]", s[:cut], len(s)-cut)
-}
+// truncate caps s at n bytes on a character boundary and says how much was
+// cut.
+func truncate(s string, n int) string { return text.Truncate(s, n, cutNote) }
 
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+func cutNote(cut int) string { return fmt.Sprintf("… [%d more bytes cut]", cut) }

@@ -2,7 +2,8 @@
 // chat_history, write_error, error_history, store_secret, public_api_list,
 // html_template, reasoning_guide, write_result and ask_user.
 //
-// Per-session data lives in Redis (Config.Redis), under these keys:
+// Per-session data lives in Redis (Config.Store, cache.SessionData), under
+// these keys:
 //
 //	toolround:todo:<session_id>     string: the todo list, a JSON array of {text, done}
 //	toolround:errors:<session_id>   list: write_error records, one JSON object each, oldest first
@@ -12,7 +13,7 @@
 //	                                (tools.HistoryKey) and only read here
 //
 // Each key written here expires Config.TTL after its last write. Without a
-// Redis client the tools keep their data in a map inside the process: it is
+// Store the tools keep their data in a map inside the process: it is
 // not shared between workers, is lost on restart, and chat_history has no
 // history to read. Use that only for a single worker in tests or demos.
 package agent

@@ -100,7 +100,7 @@ func (t *toolset) handleWriteError(ctx context.Context, req tools.Request) (tool
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("write_error: encode record: %w", err)
 	}
-	added, err := t.st.appendOnce(ctx, errorsKey(req.SessionID), rec.ID, string(b), t.cfg.MaxErrors)
+	added, err := t.st.AppendOnce(ctx, errorsKey(req.SessionID), rec.ID, string(b), t.cfg.MaxErrors, t.cfg.TTL)
 	if err != nil {
 		return tools.Result{}, storeError("write_error", "save record", err)
 	}
@@ -165,7 +165,7 @@ func (t *toolset) handleErrorHistory(ctx context.Context, req tools.Request) (to
 		limit = defaultErrorLimit
 	}
 	limit = min(limit, maxErrorLimit)
-	raw, err := t.st.list(ctx, errorsKey(req.SessionID), 0)
+	raw, err := t.st.List(ctx, errorsKey(req.SessionID), 0)
 	if err != nil {
 		return tools.Result{}, storeError("error_history", "read records", err)
 	}

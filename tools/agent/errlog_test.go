@@ -15,7 +15,7 @@ import (
 
 func storedErrors(t *testing.T, e *env, session string) []ErrorRecord {
 	t.Helper()
-	raw, err := e.st.list(context.Background(), errorsKey(session), 0)
+	raw, err := e.st.List(context.Background(), errorsKey(session), 0)
 	require.NoError(t, err)
 	out := make([]ErrorRecord, len(raw))
 	for i, r := range raw {

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/secrets"
@@ -21,7 +22,7 @@ import (
 type env struct {
 	reg     *tools.Registry
 	rdb     *redis.Client // nil for the in-process store
-	st      store
+	st      Store
 	cfg     Config
 	secrets *secrets.Store
 	key     []byte
@@ -33,7 +34,10 @@ func newEnv(t *testing.T, rdb *redis.Client, tweak ...func(*Config)) *env {
 	require.NoError(t, err)
 	store, err := secrets.NewStore(key, secrets.StoreOptions{Redis: rdb})
 	require.NoError(t, err)
-	cfg := Config{Redis: rdb, Secrets: store}
+	cfg := Config{Secrets: store}
+	if rdb != nil {
+		cfg.Store = cache.NewSessionData(rdb)
+	}
 	for _, f := range tweak {
 		f(&cfg)
 	}

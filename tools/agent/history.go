@@ -45,7 +45,7 @@ func (t *toolset) handleChatHistory(ctx context.Context, req tools.Request) (too
 	if err := needSession("chat_history", req); err != nil {
 		return tools.Result{}, err
 	}
-	if !t.st.shared() {
+	if !t.shared {
 		return tools.Result{}, errors.New("chat_history: this worker runs without Redis, where the engine keeps the session history; set REDIS_URL for the worker")
 	}
 	limit := args.Limit
@@ -53,7 +53,7 @@ func (t *toolset) handleChatHistory(ctx context.Context, req tools.Request) (too
 		limit = defaultHistoryLimit
 	}
 	limit = min(limit, t.cfg.HistoryMaxLimit)
-	raw, err := t.st.list(ctx, tools.HistoryKey(req.SessionID), t.cfg.HistoryScan)
+	raw, err := t.st.List(ctx, tools.HistoryKey(req.SessionID), t.cfg.HistoryScan)
 	if err != nil {
 		return tools.Result{}, storeError("chat_history", "read history", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"text/template/parse"
 	"time"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -35,10 +36,7 @@ const (
 	callStepFunc  = "_call_step"
 )
 
-var (
-	errOutputCap = errors.New("output cap reached")
-	errStepCap   = errors.New("step budget spent")
-)
+var errStepCap = errors.New("step budget spent")
 
 type renderer struct {
 	cfg    Config
@@ -181,9 +179,9 @@ func normalizeNumbers(v any) any {
 	return v
 }
 
-// render parses either text or the named built-in and executes it with a
+// render parses either src or the named built-in and executes it with a
 // bounded amount of work: see guard.
-func (r *renderer) render(ctx context.Context, text, name string, data map[string]any) (string, error) {
+func (r *renderer) render(ctx context.Context, src, name string, data map[string]any) (string, error) {
 	steps := 0
 	step := func(cost int) error {
 		if err := ctx.Err(); err != nil {
@@ -204,9 +202,9 @@ func (r *renderer) render(ctx context.Context, text, name string, data map[strin
 		return "", fmt.Errorf("html_template: built-in templates: %w", err)
 	}
 	entry := name
-	if text != "" {
+	if src != "" {
 		entry = "template"
-		if _, err := root.New(entry).Parse(text); err != nil {
+		if _, err := root.New(entry).Parse(src); err != nil {
 			return "", fmt.Errorf("html_template: cannot parse the template: %s", cleanTemplateErr(err))
 		}
 	} else if root.Lookup(name) == nil {
@@ -217,10 +215,10 @@ func (r *renderer) render(ctx context.Context, text, name string, data map[strin
 			guard(t.Tree, t.Tree.Root)
 		}
 	}
-	w := &cappedWriter{limit: r.cfg.MaxTemplateOutput}
+	w := text.NewStrictWriter(r.cfg.MaxTemplateOutput)
 	if err := root.ExecuteTemplate(w, entry, data); err != nil {
 		switch {
-		case errors.Is(err, errOutputCap):
+		case errors.Is(err, text.ErrFull):
 			return "", fmt.Errorf("html_template: the page is larger than %d bytes; render less data or split it into pages", r.cfg.MaxTemplateOutput)
 		case errors.Is(err, errStepCap):
 			return "", fmt.Errorf("html_template: rendering needs more than %d steps (loop iterations and template calls); render less data or fewer nested loops", r.cfg.TemplateSteps)
@@ -229,7 +227,7 @@ func (r *renderer) render(ctx context.Context, text, name string, data map[strin
 		}
 		return "", fmt.Errorf("html_template: %s", cleanTemplateErr(err))
 	}
-	return w.buf.String(), nil
+	return w.String(), nil
 }
 
 // guard makes every range and every template call with data pay into the
@@ -298,16 +296,4 @@ func cleanTemplateErr(err error) string {
 	msg = strings.ReplaceAll(msg, " | "+rangeStepFunc, "")
 	msg = strings.ReplaceAll(msg, " | "+callStepFunc, "")
 	return msg
-}
-
-type cappedWriter struct {
-	buf   bytes.Buffer
-	limit int
-}
-
-func (w *cappedWriter) Write(p []byte) (int, error) {
-	if w.buf.Len()+len(p) > w.limit {
-		return 0, errOutputCap
-	}
-	return w.buf.Write(p)
 }

@@ -84,7 +84,7 @@ func (t *toolset) handleWriteResult(ctx context.Context, req tools.Request) (too
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("write_result: encode: %w", err)
 	}
-	if err := t.st.hset(ctx, resultKey(req.SessionID), resultField(req.RunID), string(b)); err != nil {
+	if err := t.st.HSet(ctx, resultKey(req.SessionID), resultField(req.RunID), string(b), t.cfg.TTL); err != nil {
 		return tools.Result{}, storeError("write_result", "save result", err)
 	}
 	what := "result"

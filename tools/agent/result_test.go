@@ -14,7 +14,7 @@ import (
 
 func storedResult(t *testing.T, e *env, session, runID string) (RunResult, bool) {
 	t.Helper()
-	raw, ok, err := e.st.hget(context.Background(), resultKey(session), resultField(runID))
+	raw, ok, err := e.st.HGet(context.Background(), resultKey(session), resultField(runID))
 	require.NoError(t, err)
 	if !ok {
 		return RunResult{}, false

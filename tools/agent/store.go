@@ -2,12 +2,9 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/toolround/toolround/tools"
 )
@@ -17,115 +14,26 @@ func todoKey(sessionID string) string   { return "toolround:todo:" + sessionID }
 func errorsKey(sessionID string) string { return "toolround:errors:" + sessionID }
 func resultKey(sessionID string) string { return "toolround:result:" + sessionID }
 
-// store is the small part of Redis the tools use. Errors from it are
-// wrapped by the callers with the tool's name.
-type store interface {
-	getString(ctx context.Context, key string) (string, bool, error)
-	setString(ctx context.Context, key, value string) error
-	hset(ctx context.Context, key, field, value string) error
-	hget(ctx context.Context, key, field string) (string, bool, error)
-	// appendOnce adds record to the list at key unless a record with the same
-	// id is already there (a retried attempt), then keeps the newest max.
-	appendOnce(ctx context.Context, key, id, record string, max int) (added bool, err error)
-	// list returns the newest n elements of a list, oldest first; n <= 0 means all.
-	list(ctx context.Context, key string, n int) ([]string, error)
-	shared() bool
+// Store is where the tools keep per-session data (see the package
+// comment); cache.SessionData implements it over Redis. Errors are wrapped
+// by the callers with the tool's name; a store marks with tools.Transient
+// the failures worth a retry. A ttl > 0 makes a written key expire that long
+// after its last write; ttl <= 0 keeps it.
+type Store interface {
+	GetString(ctx context.Context, key string) (string, bool, error)
+	SetString(ctx context.Context, key, value string, ttl time.Duration) error
+	HSet(ctx context.Context, key, field, value string, ttl time.Duration) error
+	HGet(ctx context.Context, key, field string) (string, bool, error)
+	// AppendOnce adds record (a JSON object) to the list at key unless a
+	// record with the same "id" is already there (a retried attempt), then
+	// keeps the newest max.
+	AppendOnce(ctx context.Context, key, id, record string, max int, ttl time.Duration) (added bool, err error)
+	// List returns the newest n elements of a list, oldest first; n <= 0 means all.
+	List(ctx context.Context, key string, n int) ([]string, error)
 }
 
-type redisStore struct {
-	rdb *redis.Client
-	ttl time.Duration
-}
-
-func (s *redisStore) shared() bool { return true }
-
-func (s *redisStore) expire(ctx context.Context, p redis.Pipeliner, key string) {
-	if s.ttl > 0 {
-		p.Expire(ctx, key, s.ttl)
-	} else {
-		p.Persist(ctx, key)
-	}
-}
-
-func (s *redisStore) getString(ctx context.Context, key string) (string, bool, error) {
-	v, err := s.rdb.Get(ctx, key).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	return v, true, nil
-}
-
-func (s *redisStore) setString(ctx context.Context, key, value string) error {
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Set(ctx, key, value, 0)
-		s.expire(ctx, p, key)
-		return nil
-	})
-	return err
-}
-
-func (s *redisStore) hset(ctx context.Context, key, field, value string) error {
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key, field, value)
-		s.expire(ctx, p, key)
-		return nil
-	})
-	return err
-}
-
-func (s *redisStore) hget(ctx context.Context, key, field string) (string, bool, error) {
-	v, err := s.rdb.HGet(ctx, key, field).Result()
-	if errors.Is(err, redis.Nil) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	return v, true, nil
-}
-
-// appendOnceScript scans the (capped) list for the record id, so that the
-// check and the push are one atomic step on one key.
-var appendOnceScript = redis.NewScript(`
-local items = redis.call('LRANGE', KEYS[1], 0, -1)
-for _, item in ipairs(items) do
-  local ok, rec = pcall(cjson.decode, item)
-  if ok and type(rec) == 'table' and rec['id'] == ARGV[1] then
-    return 0
-  end
-end
-redis.call('RPUSH', KEYS[1], ARGV[2])
-redis.call('LTRIM', KEYS[1], -tonumber(ARGV[3]), -1)
-local ttl = tonumber(ARGV[4])
-if ttl > 0 then
-  redis.call('PEXPIRE', KEYS[1], ttl)
-else
-  redis.call('PERSIST', KEYS[1])
-end
-return 1
-`)
-
-func (s *redisStore) appendOnce(ctx context.Context, key, id, record string, max int) (bool, error) {
-	n, err := appendOnceScript.Run(ctx, s.rdb, []string{key}, id, record, max, s.ttl.Milliseconds()).Int()
-	if err != nil {
-		return false, err
-	}
-	return n == 1, nil
-}
-
-func (s *redisStore) list(ctx context.Context, key string, n int) ([]string, error) {
-	start := int64(0)
-	if n > 0 {
-		start = -int64(n)
-	}
-	return s.rdb.LRange(ctx, key, start, -1).Result()
-}
-
-// memStore is the in-process fallback when no Redis client is configured.
-// It is not shared between workers and ignores the TTL.
+// memStore is the in-process fallback when no Store is configured. It is
+// not shared between workers and ignores the TTL.
 type memStore struct {
 	mu      sync.Mutex
 	strings map[string]string
@@ -143,23 +51,21 @@ func newMemStore() *memStore {
 	}
 }
 
-func (s *memStore) shared() bool { return false }
-
-func (s *memStore) getString(_ context.Context, key string) (string, bool, error) {
+func (s *memStore) GetString(_ context.Context, key string) (string, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v, ok := s.strings[key]
 	return v, ok, nil
 }
 
-func (s *memStore) setString(_ context.Context, key, value string) error {
+func (s *memStore) SetString(_ context.Context, key, value string, _ time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.strings[key] = value
 	return nil
 }
 
-func (s *memStore) hset(_ context.Context, key, field, value string) error {
+func (s *memStore) HSet(_ context.Context, key, field, value string, _ time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.hashes[key] == nil {
@@ -169,14 +75,14 @@ func (s *memStore) hset(_ context.Context, key, field, value string) error {
 	return nil
 }
 
-func (s *memStore) hget(_ context.Context, key, field string) (string, bool, error) {
+func (s *memStore) HGet(_ context.Context, key, field string) (string, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	v, ok := s.hashes[key][field]
 	return v, ok, nil
 }
 
-func (s *memStore) appendOnce(_ context.Context, key, id, record string, max int) (bool, error) {
+func (s *memStore) AppendOnce(_ context.Context, key, id, record string, max int, _ time.Duration) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range s.lists[key] {
@@ -192,7 +98,7 @@ func (s *memStore) appendOnce(_ context.Context, key, id, record string, max int
 	return true, nil
 }
 
-func (s *memStore) list(_ context.Context, key string, n int) ([]string, error) {
+func (s *memStore) List(_ context.Context, key string, n int) ([]string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	l := s.lists[key]
@@ -206,19 +112,11 @@ func (s *memStore) list(_ context.Context, key string, n int) ([]string, error) 
 	return out, nil
 }
 
-// storeError wraps a storage failure with the tool's name. Failures to
-// reach Redis are transient (the engine retries them for read-only and
-// idempotent tools); errors that Redis itself answered are not.
+// storeError wraps a storage failure with the tool's name; a failure the
+// store marked as transient stays so (the engine retries it for read-only
+// and idempotent tools).
 func storeError(tool, op string, err error) error {
-	wrapped := fmt.Errorf("%s: %s: %w", tool, op, err)
-	if errors.Is(err, context.Canceled) {
-		return wrapped
-	}
-	var rerr redis.Error
-	if errors.As(err, &rerr) {
-		return wrapped
-	}
-	return tools.Transient(wrapped)
+	return fmt.Errorf("%s: %s: %w", tool, op, err)
 }
 
 // needSession refuses calls without a session id: every record here is per

@@ -74,7 +74,7 @@ func (t *toolset) handleWriteTodo(ctx context.Context, req tools.Request) (tools
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("write_todo: encode list: %w", err)
 	}
-	if err := t.st.setString(ctx, todoKey(req.SessionID), string(b)); err != nil {
+	if err := t.st.SetString(ctx, todoKey(req.SessionID), string(b), t.cfg.TTL); err != nil {
 		return tools.Result{}, storeError("write_todo", "save list", err)
 	}
 	return tools.Text(renderTodo(items)), nil

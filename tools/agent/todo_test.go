@@ -104,7 +104,7 @@ func TestStorageDownIsTransient(t *testing.T) {
 
 func storedTodo(t *testing.T, e *env, session string) []TodoItem {
 	t.Helper()
-	text, ok, err := e.st.getString(context.Background(), todoKey(session))
+	text, ok, err := e.st.GetString(context.Background(), todoKey(session))
 	require.NoError(t, err)
 	if !ok {
 		return nil

@@ -24,8 +24,8 @@ import (
 type Config struct {
 	// Workdir confines the file and command tools (TOOLS_WORKDIR). Required.
 	Workdir *tools.Workdir
-	// Redis keeps per-session tool data (todo lists, errors, secrets). Nil: in
-	// process, not shared between workers.
+	// Redis keeps the store_secret values (the agent tools' other per-session
+	// data goes to Agent.Store). Nil: in process, not shared between workers.
 	Redis *redis.Client
 	// Cache is the result cache (K1). Nil: no cache.
 	Cache tools.ResultCache
@@ -98,7 +98,7 @@ func Register(reg *tools.Registry, cfg Config) (*Builtins, error) {
 	}
 
 	agentCfg := cfg.Agent
-	agentCfg.Redis, agentCfg.Secrets = cfg.Redis, store
+	agentCfg.Secrets = store
 	if err := agent.Register(reg, agentCfg); err != nil {
 		b.Close()
 		return nil, err

@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/toolround/toolround/internal/text"
 )
 
 // Chat filters through an OpenAI-compatible chat-completions API. It never
@@ -127,7 +129,7 @@ func (c *Chat) ask(ctx context.Context, query, content string) (string, error) {
 	var parsed chatResponse
 	jsonErr := json.Unmarshal(raw, &parsed)
 	if resp.StatusCode != http.StatusOK {
-		msg := strings.TrimSpace(truncate(string(raw), 300))
+		msg := strings.TrimSpace(text.Cut(string(raw), 300))
 		if jsonErr == nil && parsed.Error != nil && parsed.Error.Message != "" {
 			msg = parsed.Error.Message
 		}

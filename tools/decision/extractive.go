@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/toolround/toolround/internal/text"
 )
 
 // Extractive keeps the passages of the content that share the most terms with
@@ -83,7 +85,7 @@ func (e Extractive) filter(query, content string) string {
 		// The best passage alone is larger than the bound: keep its start.
 		best := order[0]
 		return fmt.Sprintf("[kept the start of the best of %d passages for %q]\n\n", len(passages), query) +
-			truncate(passages[best], max(budget, 0))
+			text.Cut(passages[best], max(budget, 0))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "[kept %d of %d passages for %q]\n\n", kept, len(passages), query)
@@ -113,7 +115,7 @@ func head(content string, maxChars int) string {
 	}
 	note := func(rest int) string { return fmt.Sprintf("\n\n[… %d more characters not shown]", rest) }
 	limit := max(maxChars-len(note(len(content))), 0)
-	cut := truncateIndex(content, limit)
+	cut := text.CutIndex(content, limit)
 	for _, sep := range []string{"\n\n", "\n", " "} {
 		if i := strings.LastIndex(content[:cut], sep); i > limit/2 {
 			cut = i
@@ -121,19 +123,6 @@ func head(content string, maxChars int) string {
 		}
 	}
 	return strings.TrimRight(content[:cut], " \n") + note(len(content)-cut)
-}
-
-// truncate cuts s to at most n bytes without splitting a character.
-func truncate(s string, n int) string { return s[:truncateIndex(s, n)] }
-
-func truncateIndex(s string, n int) int {
-	if n >= len(s) {
-		return len(s)
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return n
 }
 
 // split cuts content into passages: paragraphs separated by blank lines,
@@ -175,7 +164,7 @@ func split(content string) []string {
 func splitLine(line string) []string {
 	var out []string
 	for len(line) > passageChars {
-		cut := truncateIndex(line, passageChars)
+		cut := text.CutIndex(line, passageChars)
 		if i := strings.LastIndexByte(line[:cut], ' '); i > passageChars/2 {
 			cut = i
 		}

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"time"
 
+	"github.com/toolround/toolround/internal/jsonconf"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/netguard"
 )
@@ -118,15 +117,7 @@ func (c Config) withDefaults() Config {
 // misplaced fields are errors that name the entry and the field, all of
 // them at once. The other Config fields keep their zero values (defaults).
 func Load(path string) (Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Config{}, fmt.Errorf("ext: tools config: %w", err)
-	}
-	cfg, err := Parse(data)
-	if err != nil {
-		return Config{}, fmt.Errorf("ext: tools config %s: %w", path, err)
-	}
-	return cfg, nil
+	return jsonconf.Load(path, "ext: tools config", Parse)
 }
 
 // Parse is Load for the file's content.
@@ -134,7 +125,7 @@ func Parse(data []byte) (Config, error) {
 	var file struct {
 		Tools []json.RawMessage `json:"tools"`
 	}
-	if err := strictDecode(data, &file); err != nil {
+	if err := jsonconf.DecodeStrict(data, &file); err != nil {
 		return Config{}, fmt.Errorf(`want {"tools": [...]}: %w`, err)
 	}
 	if file.Tools == nil {
@@ -155,7 +146,7 @@ func Parse(data []byte) (Config, error) {
 			label += fmt.Sprintf(" (%s)", name)
 		}
 		var tc ToolConfig
-		if err := strictDecode(raw, &tc); err != nil {
+		if err := jsonconf.DecodeStrict(raw, &tc); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", label, err))
 			continue
 		}
@@ -174,18 +165,6 @@ func Parse(data []byte) (Config, error) {
 		return Config{}, errors.Join(errs...)
 	}
 	return cfg, nil
-}
-
-func strictDecode(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return err
-	}
-	if dec.More() {
-		return errors.New("trailing data after the JSON value")
-	}
-	return nil
 }
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -232,7 +211,7 @@ func (t ToolConfig) validate() error {
 		if len(t.Command) == 0 || t.Command[0] == "" {
 			return errors.New(`command: missing; give the argv as an array, e.g. ["./tool.sh", "--flag"]`)
 		}
-		return checkExpansions("env", t.Env)
+		return jsonconf.CheckExpansions("env", t.Env)
 	}
 	if len(t.Command) > 0 || len(t.Env) > 0 {
 		return fmt.Errorf(`command, env: an %s tool calls a URL; only %s tools run a command`, ExtPrefix, ScriptPrefix)
@@ -240,44 +219,12 @@ func (t ToolConfig) validate() error {
 	if t.URL == "" {
 		return errors.New("url: missing")
 	}
-	u, err := url.Parse(t.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if !jsonconf.IsHTTPURL(t.URL) {
 		return fmt.Errorf("url: %q is not an http or https URL", t.URL)
 	}
-	return checkExpansions("headers", t.Headers)
+	return jsonconf.CheckExpansions("headers", t.Headers)
 }
 
-func checkExpansions(field string, m map[string]string) error {
-	for k, v := range m {
-		if _, err := expandEnv(v); err != nil {
-			return fmt.Errorf("%s: %s: %w", field, k, err)
-		}
-	}
-	return nil
-}
-
-// expandEnv replaces "${NAME}" with the worker's variable NAME; a variable
-// that is not set is an error, so a missing token shows when the file loads.
-func expandEnv(v string) (string, error) {
-	var b strings.Builder
-	for {
-		i := strings.Index(v, "${")
-		if i < 0 {
-			b.WriteString(v)
-			return b.String(), nil
-		}
-		j := strings.IndexByte(v[i:], '}')
-		if j < 0 {
-			b.WriteString(v)
-			return b.String(), nil
-		}
-		name := v[i+2 : i+j]
-		val, ok := os.LookupEnv(name)
-		if !ok {
-			return "", fmt.Errorf("${%s} is not set in the worker's environment", name)
-		}
-		b.WriteString(v[:i])
-		b.WriteString(val)
-		v = v[i+j+1:]
-	}
-}
+// expandEnv replaces "${NAME}" with the worker's variable NAME (see
+// jsonconf.ExpandEnv).
+var expandEnv = jsonconf.ExpandEnv

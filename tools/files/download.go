@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -118,7 +119,7 @@ func (t *fileTools) downloadFile(ctx context.Context, req tools.Request) (tools.
 	}
 
 	unlock := t.versions.lock()
-	op := "download_file from " + cutUTF8(shown, 300)
+	op := "download_file from " + text.Cut(shown, 300)
 	v, err := t.versions.record(tg.real, change{Op: op, SHA256: hex.EncodeToString(h.Sum(nil))}, t.renameInto(tmp, tg.real))
 	unlock()
 	if err != nil && v.N == 0 {

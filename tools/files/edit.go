@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -240,7 +241,7 @@ func excerpt(data []byte, from, n int) string {
 		}
 		l := lines[i-1]
 		if len(l) > maxLine {
-			l = cutUTF8(l, maxLine) + "…"
+			l = text.Cut(l, maxLine) + "…"
 		}
 		fmt.Fprintf(&b, "%6d\t%s\n", i, l)
 	}

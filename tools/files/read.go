@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -288,7 +289,7 @@ func readLine(br *bufio.Reader, max int) (line []byte, cut bool, err error) {
 			continue
 		}
 		if cut {
-			line = trimPartialRune(line)
+			line = text.TrimPartialRune(line)
 		}
 		return line, cut, err
 	}
@@ -309,30 +310,6 @@ func isBinary(b []byte, prefix bool) bool {
 		}
 	}
 	return !utf8.Valid(b)
-}
-
-// trimPartialRune drops a character cut short at the end of b.
-func trimPartialRune(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if utf8.FullRune(b[i:]) {
-				return b
-			}
-			return b[:i]
-		}
-	}
-	return b
-}
-
-// cutUTF8 shortens s to at most n bytes without splitting a character.
-func cutUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // listFolder lists a folder's entries, one per line; the workdir's reserved

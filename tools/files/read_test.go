@@ -137,10 +137,6 @@ func TestReadLine(t *testing.T) {
 	require.False(t, isBinary([]byte("plain"), false))
 	require.False(t, isBinary([]byte("caf\xc3"), true), "a character cut at the end of a sample")
 	require.True(t, isBinary([]byte("caf\xc3"), false))
-	require.Equal(t, "ab", cutUTF8("abé", 3))
-	require.Equal(t, "abé", cutUTF8("abé", 4))
-	require.Equal(t, []byte("ab"), trimPartialRune([]byte("ab\xe2\x98")))
-	require.Equal(t, []byte("ab☕"), trimPartialRune([]byte("ab☕")))
 }
 
 func TestReadFilesReportsTheRelativePathsItRead(t *testing.T) {

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/toolround/toolround/internal/jsonconf"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -110,15 +110,7 @@ func (c Config) withDefaults() Config {
 // Fields other clients add to an entry are ignored; the known ones are
 // checked. The other Config fields keep their zero values (defaults).
 func LoadConfig(path string) (Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Config{}, fmt.Errorf("mcp: config: %w", err)
-	}
-	cfg, err := ParseConfig(data)
-	if err != nil {
-		return Config{}, fmt.Errorf("mcp: config %s: %w", path, err)
-	}
-	return cfg, nil
+	return jsonconf.Load(path, "mcp: config", ParseConfig)
 }
 
 // ParseConfig is LoadConfig for the file's content.
@@ -189,8 +181,7 @@ func (s ServerConfig) validate() error {
 		return fail(`unknown type %q; use "stdio" or "http"`, s.Type)
 	}
 	if s.URL != "" {
-		u, err := url.Parse(s.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if !jsonconf.IsHTTPURL(s.URL) {
 			return fail("url %q is not an http or https URL", s.URL)
 		}
 		if len(s.Env) > 0 || len(s.Args) > 0 || s.Cwd != "" {
@@ -204,33 +195,6 @@ func (s ServerConfig) validate() error {
 		return fail("timeout_seconds is negative")
 	}
 	return nil
-}
-
-// expandEnv replaces "${NAME}" with the worker's variable NAME; a variable
-// that is not set is an error, so a missing token shows at start-up instead
-// of as a refused call later.
-func expandEnv(v string) (string, error) {
-	var b strings.Builder
-	for {
-		i := strings.Index(v, "${")
-		if i < 0 {
-			b.WriteString(v)
-			return b.String(), nil
-		}
-		j := strings.IndexByte(v[i:], '}')
-		if j < 0 {
-			b.WriteString(v)
-			return b.String(), nil
-		}
-		name := v[i+2 : i+j]
-		val, ok := os.LookupEnv(name)
-		if !ok {
-			return "", fmt.Errorf("${%s} is not set in the worker's environment", name)
-		}
-		b.WriteString(v[:i])
-		b.WriteString(val)
-		v = v[i+j+1:]
-	}
 }
 
 // environ is the environment of a stdio server.
@@ -249,7 +213,7 @@ func (s ServerConfig) environ() ([]string, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		v, err := expandEnv(s.Env[k])
+		v, err := jsonconf.ExpandEnv(s.Env[k])
 		if err != nil {
 			return nil, fmt.Errorf("env %s: %w", k, err)
 		}
@@ -261,7 +225,7 @@ func (s ServerConfig) environ() ([]string, error) {
 func (s ServerConfig) headers() (map[string]string, error) {
 	out := make(map[string]string, len(s.Headers))
 	for k, v := range s.Headers {
-		ev, err := expandEnv(v)
+		ev, err := jsonconf.ExpandEnv(v)
 		if err != nil {
 			return nil, fmt.Errorf("header %s: %w", k, err)
 		}

@@ -71,9 +71,6 @@ func (s *secretSet) lookup(ctx context.Context, name string) (string, error) {
 	return v, nil
 }
 
-// used reports whether any placeholder was expanded.
-func (s *secretSet) used() bool { return len(s.values) > 0 }
-
 // redact replaces every expanded value, raw or URL-encoded, with
 // [secret:NAME]. Longer values go first so that a value containing another
 // is replaced whole.

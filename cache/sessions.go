@@ -1,0 +1,134 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/toolround/toolround/tools"
+)
+
+// SessionData is the per-session data the agent tools keep in Redis (todo
+// lists, error records, run results) and the session history they read.
+// Unlike the result cache it is not skipped when Redis fails: errors are
+// returned, marked with tools.Transient when Redis could not be reached (a
+// retry may succeed) and left unmarked when Redis answered with an error or
+// the context was cancelled.
+//
+// A ttl > 0 makes a written key expire that long after its last write;
+// ttl <= 0 makes it permanent.
+type SessionData struct{ rdb *redis.Client }
+
+// SessionData returns the per-session store over this connection.
+func (c *Client) SessionData() *SessionData { return &SessionData{rdb: c.rdb} }
+
+// NewSessionData returns the per-session store over rdb.
+func NewSessionData(rdb *redis.Client) *SessionData { return &SessionData{rdb: rdb} }
+
+func sessionErr(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		return err
+	}
+	return tools.Transient(err)
+}
+
+func expire(ctx context.Context, p redis.Pipeliner, key string, ttl time.Duration) {
+	if ttl > 0 {
+		p.Expire(ctx, key, ttl)
+	} else {
+		p.Persist(ctx, key)
+	}
+}
+
+// GetString returns the string at key; a missing key is not an error.
+func (s *SessionData) GetString(ctx context.Context, key string) (string, bool, error) {
+	v, err := s.rdb.Get(ctx, key).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, sessionErr(err)
+	}
+	return v, true, nil
+}
+
+// SetString sets the string at key.
+func (s *SessionData) SetString(ctx context.Context, key, value string, ttl time.Duration) error {
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, key, value, 0)
+		expire(ctx, p, key, ttl)
+		return nil
+	})
+	return sessionErr(err)
+}
+
+// HSet sets field of the hash at key.
+func (s *SessionData) HSet(ctx context.Context, key, field, value string, ttl time.Duration) error {
+	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, key, field, value)
+		expire(ctx, p, key, ttl)
+		return nil
+	})
+	return sessionErr(err)
+}
+
+// HGet returns field of the hash at key; a missing one is not an error.
+func (s *SessionData) HGet(ctx context.Context, key, field string) (string, bool, error) {
+	v, err := s.rdb.HGet(ctx, key, field).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, sessionErr(err)
+	}
+	return v, true, nil
+}
+
+// appendOnceScript scans the (capped) list for the record id, so that the
+// check and the push are one atomic step on one key.
+var appendOnceScript = redis.NewScript(`
+local items = redis.call('LRANGE', KEYS[1], 0, -1)
+for _, item in ipairs(items) do
+  local ok, rec = pcall(cjson.decode, item)
+  if ok and type(rec) == 'table' and rec['id'] == ARGV[1] then
+    return 0
+  end
+end
+redis.call('RPUSH', KEYS[1], ARGV[2])
+redis.call('LTRIM', KEYS[1], -tonumber(ARGV[3]), -1)
+local ttl = tonumber(ARGV[4])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+else
+  redis.call('PERSIST', KEYS[1])
+end
+return 1
+`)
+
+// AppendOnce adds record, a JSON object, to the list at key unless a record
+// with the same "id" is already there (a retried attempt), then keeps the
+// newest max records. It reports whether record was added.
+func (s *SessionData) AppendOnce(ctx context.Context, key, id, record string, max int, ttl time.Duration) (bool, error) {
+	n, err := appendOnceScript.Run(ctx, s.rdb, []string{key}, id, record, max, ttl.Milliseconds()).Int()
+	if err != nil {
+		return false, sessionErr(err)
+	}
+	return n == 1, nil
+}
+
+// List returns the newest n elements of the list at key, oldest first;
+// n <= 0 means all of them.
+func (s *SessionData) List(ctx context.Context, key string, n int) ([]string, error) {
+	start := int64(0)
+	if n > 0 {
+		start = -int64(n)
+	}
+	l, err := s.rdb.LRange(ctx, key, start, -1).Result()
+	return l, sessionErr(err)
+}

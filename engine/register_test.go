@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/activities"
+	"github.com/toolround/toolround/workflows"
+)
+
+// recorder is a worker.Registry that records what is registered under which
+// name; the methods RegisterAll does not use are left to the nil interface.
+type recorder struct {
+	worker.Registry
+	workflows  map[string]any
+	activities map[string]any
+}
+
+func (r *recorder) RegisterWorkflowWithOptions(w any, o workflow.RegisterOptions) {
+	r.workflows[o.Name] = w
+}
+
+func (r *recorder) RegisterActivityWithOptions(a any, o activity.RegisterOptions) {
+	r.activities[o.Name] = a
+}
+
+func newRecorder() *recorder {
+	return &recorder{workflows: map[string]any{}, activities: map[string]any{}}
+}
+
+func TestRegisterAllNames(t *testing.T) {
+	r := newRecorder()
+	RegisterAll(r, &workflows.RoundWorkflow{}, &activities.Activities{})
+	require.Len(t, r.workflows, 1)
+	require.Contains(t, r.workflows, workflows.WorkflowName)
+	require.ElementsMatch(t,
+		[]string{workflows.ActivityExecuteTool, workflows.ActivityPublishRound, workflows.ActivityStoreContents},
+		keys(r.activities))
+}
+
+func TestRegisterAllSwap(t *testing.T) {
+	r := newRecorder()
+	hook := func(context.Context, workflows.PublishInput) error { return nil }
+	RegisterAll(r, &workflows.RoundWorkflow{}, &activities.Activities{}, Swap{Name: workflows.ActivityPublishRound, Func: hook})
+	require.Len(t, r.activities, 3)
+	require.Equal(t, reflect.ValueOf(hook).Pointer(), reflect.ValueOf(r.activities[workflows.ActivityPublishRound]).Pointer())
+
+	require.PanicsWithValue(t, `engine: swap for "NoSuchActivity": the round has no activity of that name`, func() {
+		RegisterAll(newRecorder(), &workflows.RoundWorkflow{}, &activities.Activities{}, Swap{Name: "NoSuchActivity", Func: hook})
+	})
+}
+
+func keys(m map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}

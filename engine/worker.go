@@ -1,0 +1,227 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/tools"
+)
+
+// Option changes the worker that StartWorker and RunWorker start. With none,
+// the worker is bin/worker's.
+type Option func(*options)
+
+type options struct {
+	tools      []tools.Definition
+	swaps      []swapBuilder
+	workflows  []namedWorkflow
+	workerOpts *worker.Options
+	client     client.Client
+	logAttrs   []any
+}
+
+type swapBuilder struct {
+	name  string
+	build func(*Engine) any
+}
+
+type namedWorkflow struct {
+	name string
+	fn   any
+}
+
+// WithTools adds tools to the registry next to the built-in ones.
+func WithTools(defs ...tools.Definition) Option {
+	return func(o *options) { o.tools = append(o.tools, defs...) }
+}
+
+// WithActivity registers build(e) under the round's activity name instead
+// of the engine's own (see Swap); build gets the engine, so the replacement
+// can wrap the original.
+func WithActivity(name string, build func(e *Engine) any) Option {
+	return func(o *options) { o.swaps = append(o.swaps, swapBuilder{name, build}) }
+}
+
+// WithWorkflow registers another workflow under name on the same worker.
+func WithWorkflow(name string, fn any) Option {
+	return func(o *options) { o.workflows = append(o.workflows, namedWorkflow{name, fn}) }
+}
+
+// WithWorkerOptions replaces the engine's worker options (see
+// DefaultWorkerOptions) with opts.
+func WithWorkerOptions(opts worker.Options) Option {
+	return func(o *options) { o.workerOpts = &opts }
+}
+
+// WithClient runs the worker on c instead of dialing its own client; Stop
+// then leaves c open.
+func WithClient(c client.Client) Option {
+	return func(o *options) { o.client = c }
+}
+
+// WithLogAttrs adds attributes to the "worker started" log line.
+func WithLogAttrs(args ...any) Option {
+	return func(o *options) { o.logAttrs = append(o.logAttrs, args...) }
+}
+
+// Worker is a started worker: the engine, its Temporal client and the
+// polling worker.
+type Worker struct {
+	Engine *Engine
+	Client client.Client
+	// Bound is how many calls of a round run at once (MAX_CONCURRENT_TOOLS
+	// or its default).
+	Bound int
+
+	w         worker.Worker
+	started   bool
+	ownClient bool
+	metrics   *http.Server
+}
+
+// DefaultWorkerOptions are the worker options of the engine's workers.
+func (e *Engine) DefaultWorkerOptions() worker.Options {
+	// A round schedules up to MAX_CONCURRENT_TOOLS activities in one workflow
+	// task; reserve that many slots for eager dispatch (the SDK's default is
+	// 3), so none of them waits for a poll (BENCHMARKS.md).
+	eager := max(3, e.Catalog.Options.MaxConcurrent)
+	return worker.Options{MaxEagerActivityReservationsPerWorkflowTask: &eager}
+}
+
+// StartWorker builds the engine, connects to Temporal (waiting up to a
+// minute for a server that is still starting), registers the round and
+// starts polling cfg.TaskQueue. With cfg.MetricsAddr set it also serves
+// /metrics there. Stop undoes all of it.
+func StartWorker(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) (*Worker, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	e, err := New(ctx, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	wk := &Worker{Engine: e, Client: o.client, Bound: e.Catalog.Options.MaxConcurrent}
+	if err := wk.start(ctx, &o); err != nil {
+		wk.Stop()
+		return nil, err
+	}
+	redis := "none (in-process cache)"
+	if e.Redis != nil {
+		redis = cfg.RedisURL
+	}
+	attrs := []any{
+		"temporal", cfg.TemporalAddress, "namespace", cfg.Namespace, "task_queue", cfg.TaskQueue,
+		"workdir", e.Workdir.Dir(), "redis", redis, "tools", len(e.Registry.Names()),
+		"max_concurrent_tools", wk.Bound, "pid", os.Getpid(),
+	}
+	logger.Info("worker started", append(attrs, o.logAttrs...)...)
+	return wk, nil
+}
+
+func (wk *Worker) start(ctx context.Context, o *options) error {
+	e := wk.Engine
+	for _, d := range o.tools {
+		if err := e.Registry.Register(d); err != nil {
+			return err
+		}
+	}
+	if wk.Client == nil {
+		c, err := dialWait(ctx, e.Config, e.Logger)
+		if err != nil {
+			return err
+		}
+		wk.Client, wk.ownClient = c, true
+	}
+	wopts := e.DefaultWorkerOptions()
+	if o.workerOpts != nil {
+		wopts = *o.workerOpts
+	}
+	wk.w = worker.New(wk.Client, e.Config.TaskQueue, wopts)
+	swaps := make([]Swap, len(o.swaps))
+	for i, s := range o.swaps {
+		swaps[i] = Swap{Name: s.name, Func: s.build(e)}
+	}
+	RegisterAll(wk.w, e.Workflow, e.Activities, swaps...)
+	for _, nw := range o.workflows {
+		wk.w.RegisterWorkflowWithOptions(nw.fn, workflow.RegisterOptions{Name: nw.name})
+	}
+	if addr := e.Config.MetricsAddr; addr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", e.MetricsHandler())
+		wk.metrics = &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func(srv *http.Server) {
+			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				e.Logger.Error("metrics server stopped", "addr", addr, "error", err)
+			}
+		}(wk.metrics)
+	}
+	if err := wk.w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	wk.started = true
+	return nil
+}
+
+// Stop stops polling, waits for running activities as the SDK does, and
+// releases the metrics server, the client (unless it came from WithClient)
+// and the engine.
+func (wk *Worker) Stop() {
+	if wk.started {
+		wk.w.Stop()
+	}
+	if wk.metrics != nil {
+		_ = wk.metrics.Close()
+	}
+	if wk.ownClient {
+		wk.Client.Close()
+	}
+	wk.Engine.Close()
+}
+
+// RunWorker starts a worker (StartWorker) and runs it until ctx is done.
+// worker/, the test worker and the benchmark's worker process run through
+// it.
+func RunWorker(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Option) error {
+	wk, err := StartWorker(ctx, cfg, logger, opts...)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	wk.Engine.Logger.Info("stopping worker")
+	wk.Stop()
+	return nil
+}
+
+// dialWait waits for the Temporal server for up to a minute, so a worker
+// started beside the server does not race it.
+func dialWait(ctx context.Context, cfg Config, logger *slog.Logger) (client.Client, error) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		c, err := Dial(cfg, logger)
+		if err == nil {
+			return c, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, err
+		}
+		logger.Info("waiting for the Temporal server", "address", cfg.TemporalAddress, "error", err)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
