@@ -81,6 +81,10 @@ type ServerConfig struct {
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
 	// Disabled servers are skipped.
 	Disabled bool `json:"disabled,omitempty"`
+	// TrustReadOnlyHints lets the readOnlyHint this server declares on a
+	// tool skip confirmation (T5). Default false: the operator, not the
+	// server, decides that a server tells the truth about its tools.
+	TrustReadOnlyHints bool `json:"trust_read_only_hints,omitempty"`
 }
 
 func (s ServerConfig) stdio() bool { return s.Command != "" }
