@@ -158,3 +158,15 @@ func TestSensitivePath(t *testing.T) {
 		require.False(t, SensitivePath(p), p)
 	}
 }
+
+func TestParseAutoApprove(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "allow": false, "deny": true, " DENY ": true, "Allow": false} {
+		got, err := ParseAutoApprove(v)
+		require.NoError(t, err, v)
+		require.Equal(t, want, got, v)
+	}
+	for _, v := range []string{"no", "false", "0", "denied"} {
+		_, err := ParseAutoApprove(v)
+		require.ErrorContains(t, err, "AUTO_APPROVE", v)
+	}
+}

@@ -12,7 +12,7 @@ var sensitiveNames = []string{
 	"id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", "*_rsa", "*_ed25519", ".netrc", "_netrc", ".npmrc", ".pypirc",
 	".pgpass", ".git-credentials", "credentials", "credentials.*", "*credentials*.json", "secrets.*", "*.secret",
 	".htpasswd", "shadow", "gshadow", "kubeconfig", "service-account*.json", "authorized_keys", "known_hosts",
-	".vault-token", ".dockercfg", "token", "*.token", ".boto", ".s3cfg", "rule.key", "secret.key",
+	".vault-token", ".dockercfg", "*.token", ".boto", ".s3cfg", "rule.key", "secret.key",
 }
 
 // sensitiveDirs are folders whose every file is sensitive, matched in lower

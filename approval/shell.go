@@ -32,8 +32,12 @@ import (
 //     pattern's final `*`, and never an argument of a program whose
 //     arguments are checked (git, find, test, printf, cd, wrappers).
 //   - Redirections stay in the workdir: the target is a literal relative
-//     path without `..`, or /dev/null, /dev/stdout, /dev/stderr, /dev/stdin;
-//     fd duplications name a number or `-`. Here-strings (<<<) never match.
+//     path without `..`, outside any .git folder and not a key or
+//     credentials file (SensitivePath), or /dev/null, /dev/stdout,
+//     /dev/stderr, /dev/stdin; fd duplications name a number or `-`.
+//     Here-strings (<<<) never match. `cd` takes one such folder.
+//   - No word names a key or credentials file (SensitivePath): reading one
+//     always asks a person, whichever tool reads it.
 //   - Variables set by a prefix (`X=1 cmd`), by `env`, or alone (`X=1`) take
 //     literal values, and never one of the names that make programs load or
 //     run other code: PATH and *PATH, LD_*, DYLD_*, GIT_*, BASH_ENV, ENV,
@@ -64,8 +68,11 @@ import (
 //     errexit, nounset, xtrace need no rule: they run nothing.
 //
 // What a matched program does with its literal arguments is the pattern's
-// scope: `python *` approves any Python program. Paths are checked
-// lexically, so a symbolic link in the workdir is the workdir's business.
+// scope: `python *` approves any Python program, and a rule for a program
+// that runs the workdir's code (`make build`, `go test ./...`) trusts what
+// earlier commands wrote there; git trusts the repositories it runs in.
+// Paths are checked lexically, so a symbolic link in the workdir can lead a
+// redirection out of it: containment (T8) is what stops that write.
 const (
 	maxShellDepth  = 4
 	maxScriptBytes = 64 << 10
@@ -387,6 +394,12 @@ func (c *shellCheck) simple(ws []word, depth int) bool {
 	if opaque[prog] {
 		return false
 	}
+	for _, w := range ws {
+		// Keys and credentials are read only with a person's approval (C4).
+		if SensitivePath(w.val) {
+			return false
+		}
+	}
 	args := ws[1:]
 	switch prog {
 	case "true", "false", ":":
@@ -443,7 +456,7 @@ func (c *shellCheck) simple(ws []word, depth int) bool {
 			}
 		}
 	case "cd", "pushd":
-		if len(args) != 1 || !literal(args) || !insideWorkdir(args[0].val) || strings.HasPrefix(args[0].val, "-") {
+		if len(args) != 1 || !literal(args) || !insideWorkdir(args[0].val) || inGitDir(args[0].val) || strings.HasPrefix(args[0].val, "-") {
 			return false
 		}
 	}
@@ -710,7 +723,22 @@ func redirectOK(r *syntax.Redirect) bool {
 var deviceTargets = map[string]bool{"/dev/null": true, "/dev/stdout": true, "/dev/stderr": true, "/dev/stdin": true}
 
 func fileTargetOK(t string) bool {
-	return deviceTargets[t] || insideWorkdir(t)
+	if deviceTargets[t] {
+		return true
+	}
+	return insideWorkdir(t) && !inGitDir(t) && !SensitivePath(t)
+}
+
+// inGitDir reports whether p names something inside a .git folder, in any
+// letter case: writing a repository's config or hooks makes a later `git`
+// run any program.
+func inGitDir(p string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		if strings.EqualFold(seg, ".git") {
+			return true
+		}
+	}
+	return false
 }
 
 // insideWorkdir reports whether p is a relative path that stays under the

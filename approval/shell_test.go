@@ -51,6 +51,9 @@ func TestShellNeverOverMatches(t *testing.T) {
 		"git status 2>/tmp/x", "git status &>/tmp/x", "git status &>>/tmp/x", "git status >& /tmp/x", "git status >| /tmp/x",
 		"git status < /etc/shadow", "cat < ~/.ssh/id_rsa", "git status >> /root/.bashrc", "git status 3<> /tmp/x",
 		"git status {fd}>x", "> main.go", "git status; > main.go", ">> x", "< x",
+		"echo '[core] fsmonitor = touch X' >> .git/config; git status", "echo x > .GIT/hooks/pre-commit",
+		"echo x > sub/.git/config", "cd .git && echo x >> config", "cat .env", "cat < .env", "cat ~/.ssh/id_rsa",
+		"cat config/prod.pem", "git show HEAD:.env", "ls .aws/", "echo x > .env",
 		// programs that run what the parser cannot see
 		"eval git status", "eval 'git status'", "e\\val 'touch X'", "e''val 'touch X'", `"eval" git status`, "source x.sh", ". x.sh",
 		"exec git status", "command git status", "builtin echo x", "xargs git status", "echo x | xargs touch",
