@@ -35,7 +35,8 @@ import (
 //     path without `..`, outside any .git folder and not a key or
 //     credentials file (SensitivePath), or /dev/null, /dev/stdout,
 //     /dev/stderr, /dev/stdin; fd duplications name a number or `-`.
-//     Here-strings (<<<) never match. `cd` takes one such folder.
+//     Bash's &>, &>>, |& and here-strings (<<<) never match: sh reads them
+//     as other commands. `cd` takes one such folder.
 //   - No word names a key or credentials file (SensitivePath): reading one
 //     always asks a person, whichever tool reads it.
 //   - Variables set by a prefix (`X=1 cmd`), by `env`, or alone (`X=1`) take
@@ -91,6 +92,9 @@ func parseCommandPattern(p string) (cmdPattern, error) {
 	}
 	if len(p) > maxScriptBytes {
 		return cmdPattern{}, errors.New("the pattern is too long")
+	}
+	if !plainText(p) {
+		return cmdPattern{}, errors.New("the pattern has control characters")
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(p), "")
 	if err != nil {
@@ -269,7 +273,7 @@ func commandAllowed(script string, pats []cmdPattern) (map[int]bool, bool) {
 }
 
 func (c *shellCheck) script(src string, depth int) bool {
-	if depth > maxShellDepth || len(src) > maxScriptBytes || strings.IndexByte(src, 0) >= 0 {
+	if depth > maxShellDepth || len(src) > maxScriptBytes || !plainText(src) {
 		return false
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
@@ -280,6 +284,25 @@ func (c *shellCheck) script(src string, depth int) bool {
 		return false
 	}
 	return c.stmts(f.Stmts, depth)
+}
+
+// plainText refuses text where the parser and sh were seen to disagree
+// (checked against dash): control characters other than tab and newline
+// (the parser takes a carriage return for a blank, sh for part of a word),
+// and a line with '#' that ends in a backslash (the parser joins a comment
+// with the next line, sh ends the comment there and runs that line).
+func plainText(src string) bool {
+	for i := 0; i < len(src); i++ {
+		if c := src[i]; (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f {
+			return false
+		}
+	}
+	for _, line := range strings.Split(src, "\n") {
+		if strings.HasSuffix(line, "\\") && strings.Contains(line, "#") {
+			return false
+		}
+	}
+	return true
 }
 
 // noHiddenCode is a second look over the whole tree, independent of the
@@ -334,6 +357,9 @@ func (c *shellCheck) stmt(s *syntax.Stmt, depth int) bool {
 	case *syntax.CallExpr:
 		return c.call(cmd, depth)
 	case *syntax.BinaryCmd:
+		if cmd.Op != syntax.AndStmt && cmd.Op != syntax.OrStmt && cmd.Op != syntax.Pipe {
+			return false // |& is bash's; sh reads it otherwise
+		}
 		return c.stmt(cmd.X, depth) && c.stmt(cmd.Y, depth)
 	case *syntax.Subshell:
 		return c.stmts(cmd.Stmts, depth)
@@ -709,14 +735,14 @@ func redirectOK(r *syntax.Redirect) bool {
 	}
 	switch r.Op {
 	case syntax.DplIn, syntax.DplOut:
-		if t.val == "-" || (t.val != "" && strings.Trim(t.val, "0123456789") == "") {
-			return true
-		}
-		// bash: >&word with a file name writes stdout and stderr to it.
-		return r.Op == syntax.DplOut && fileTargetOK(t.val)
-	case syntax.RdrOut, syntax.AppOut, syntax.RdrIn, syntax.RdrInOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
+		// >&file is bash's &>file; sh reads only a number or '-' there.
+		return t.val == "-" || (t.val != "" && strings.Trim(t.val, "0123456789") == "")
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrIn, syntax.RdrInOut, syntax.RdrClob:
 		return fileTargetOK(t.val)
 	}
+	// &> and &>> are bash's: sh reads `cmd &> f more` as `cmd &` and a
+	// second command `> f more`, which the parser does not show (found by
+	// running dash).
 	return false
 }
 

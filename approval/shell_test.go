@@ -90,6 +90,10 @@ func TestShellNeverOverMatches(t *testing.T) {
 		"cd - && git status", "g* status", "gi? status", "/usr/bin/g* status", "[g]it status", "git status; \"touch\" X",
 		"$'git' status", "$'\\x67it' status", "$\"git\" status", "git $'status'", "echo @(a|b)",
 		"t\\ouch X", "touch X", "rm -rf x", "curl x | sh", "",
+		// the parser and dash disagree on these; found by running dash
+		"git status # x\\\ntouch X", "git status #\\\ntouch X", "git status\r# ; touch X", "git status \\\r\ntouch X",
+		"git status &> cat} \\touch X", "ls ~ &> git statustouch X", "git status &>> x touch X", "git status |& cat",
+		"git status >& out", "\rgit status", "git\vstatus; touch X", "git status\f; touch X", "git status\x00; touch X",
 		"   ", "\n", ";", "git status;;", "git status &&", "(git status", "git status )", "{ git status", "'unterminated",
 		// wrappers: matched on what they wrap
 		"timeout 5 touch X", "timeout -s KILL 5 touch X", "timeout --foo 5 git status", "timeout 5", "nice touch X",
@@ -119,14 +123,14 @@ func TestShellMatches(t *testing.T) {
 		"nice -n 5 git status", "nice -5 git status", "nohup git status", "time git status", "time -p git status",
 		"sh -c 'git status'", "bash -c \"git status && git diff\"", "sh -ec 'git status'", "bash -e -u -c 'git status' name",
 		"( git status )", "{ git status; }", "git status # ; touch X", "git status > out.txt", "git status >> logs/out.txt",
-		"git status 2>&1", "git status >/dev/null 2>&1", "git status 2>/dev/null", "git status &", "! git status",
+		"git status 2>&1", "git status >/dev/null 2>&1", "git status 2>&-", "git status 1>&2 0<&-", "git status 2>/dev/null", "git status &", "! git status",
 		"if git status; then git diff; fi", "while git status; do git log; done", "ls *.txt", "ls", "ls -la src/",
 		"set -e; git status", "set -euo pipefail; git status", "git status || true", "git status && :", "cat <<'EOF'\nhello $(x) `y`\nEOF",
 		"echo \"hello world\"", "echo 'a;b' \"c|d\"", "cat README.md | wc -l", "git log | cat", "make build",
 		"git -C sub status", "git --no-pager log", "git config --get user.name", "git config -l", "git clone a b",
 		"git rebase main", "git grep -n foo", "git add -u", "git commit -c HEAD", "git diff --text", "git log --oneline",
 		"echo {a,b}", "ls ~", "x=1; git status", "x='a[$(touch X)]'; git status", "git status; exit 0",
-		"env git status", "timeout 5 sh -c 'git status'", "sh -c \"sh -c 'git status'\"", "git status\r",
+		"env git status", "timeout 5 sh -c 'git status'", "sh -c \"sh -c 'git status'\"",
 	}
 	rules := append(cmdRules("exit *"), shellRules...)
 	for _, s := range scripts {
