@@ -427,6 +427,13 @@ func (c *shellCheck) simple(ws []word, depth int) bool {
 		}
 	}
 	args := ws[1:]
+	if !systemProgram(name.val) {
+		// ./env or /tmp/x/sh is whatever file is there: it is matched as
+		// itself, never unwrapped or taken for a builtin.
+		if shells[prog] || wrappers[prog] || noops[prog] {
+			return c.matchPatterns(ws)
+		}
+	}
 	switch prog {
 	case "true", "false", ":":
 		return true
@@ -794,6 +801,23 @@ var opaque = setOf(
 	"csh", "tcsh", "ash", "posh", "yash", "firejail", "bwrap", "proot", "fakeroot", "catchsegv",
 	"sg", "newgrp", "sshpass", "osascript",
 )
+
+// noops run nothing: they need no rule.
+var noops = setOf("true", "false", ":", "set")
+
+// systemProgram reports whether a command name finds the system's program
+// of that name: a bare name looked up in the worker's PATH, or one in /bin,
+// /usr/bin or /usr/local/bin.
+func systemProgram(name string) bool {
+	if !strings.Contains(name, "/") {
+		return true
+	}
+	switch path.Dir(name) {
+	case "/bin", "/usr/bin", "/usr/local/bin":
+		return path.Clean(name) == name
+	}
+	return false
+}
 
 // shells run a script given with -c (matched on that script) or a file.
 var shells = setOf("sh", "bash", "dash")

@@ -93,7 +93,8 @@ func TestShellNeverOverMatches(t *testing.T) {
 		// the parser and dash disagree on these; found by running dash
 		"git status # x\\\ntouch X", "git status #\\\ntouch X", "git status\r# ; touch X", "git status \\\r\ntouch X",
 		"git status &> cat} \\touch X", "ls ~ &> git statustouch X", "git status &>> x touch X", "git status |& cat",
-		"git status >& out", "\rgit status", "git\vstatus; touch X", "git status\f; touch X", "git status\x00; touch X",
+		"git status >& out", "./env git status", "./timeout 5 git status", "./sh -c 'git status'", "x/nice git status",
+		"./true", "./set -e", "bin/: x", "/tmp/bash -c 'git status'", "/usr/bin/../../tmp/env git status", "\rgit status", "git\vstatus; touch X", "git status\f; touch X", "git status\x00; touch X",
 		"   ", "\n", ";", "git status;;", "git status &&", "(git status", "git status )", "{ git status", "'unterminated",
 		// wrappers: matched on what they wrap
 		"timeout 5 touch X", "timeout -s KILL 5 touch X", "timeout --foo 5 git status", "timeout 5", "nice touch X",
@@ -130,7 +131,7 @@ func TestShellMatches(t *testing.T) {
 		"git -C sub status", "git --no-pager log", "git config --get user.name", "git config -l", "git clone a b",
 		"git rebase main", "git grep -n foo", "git add -u", "git commit -c HEAD", "git diff --text", "git log --oneline",
 		"echo {a,b}", "ls ~", "x=1; git status", "x='a[$(touch X)]'; git status", "git status; exit 0",
-		"env git status", "timeout 5 sh -c 'git status'", "sh -c \"sh -c 'git status'\"",
+		"env git status", "timeout 5 sh -c 'git status'", "/usr/bin/env git status", "/bin/sh -c 'git status'", "sh -c \"sh -c 'git status'\"",
 	}
 	rules := append(cmdRules("exit *"), shellRules...)
 	for _, s := range scripts {
