@@ -23,6 +23,8 @@ var diffVocab = []string{
 	"sh -c '", "bash -c \"", "env ", "timeout 1 ", "nice ", "nohup ", "time ", "sh -c 'touch X'", "sh -c \"echo PWNED\"",
 	"'touch X'", "\"echo PWNED\"", "t''ouch X", "\\touch X", "2>&1", ">/dev/null", "> out", "! ", "$((1))", "~", "*", "?",
 	"[", "]", "{a,b}", "=(", "((", "))", "[[", "]]", "-c", "-e", "x=1", "PATH=.", "\\\\\n", "<<<", "&>", "|&", ">&", "<&",
+	"<<EOF\nx\nEOF\n", "<<'E'\n", "\nE\n", "cat <<EOF", "EOF\n", "'\\''", "\"\\\"\"", "\\\n#", "sh -ec '", "bash -c '",
+	"'\"'\"'", "x\\ y", "-n", "5", "-u", "PATH", "-i", "-s", "KILL", "-k", "<<-'EOF'\n\tx\n\tEOF\n", "\t#", "2>", "0<",
 }
 
 // TestShellsRunOnlyWhatWasApproved runs, under dash and bash, every
@@ -85,7 +87,7 @@ func TestShellsRunOnlyWhatWasApproved(t *testing.T) {
 	ran := 0
 	for i := 0; i < n; i++ {
 		var b strings.Builder
-		for j, k := 0, 2+r.Intn(9); j < k; j++ {
+		for j, k := 0, 2+r.Intn(13); j < k; j++ {
 			b.WriteString(diffVocab[r.Intn(len(diffVocab))])
 			if r.Intn(2) == 0 {
 				b.WriteString(" ")

@@ -69,8 +69,13 @@ func kindOf(tool string) kind {
 //   - download_file: `[GET ]URL PATHGLOB`: the URL as for http_request and
 //     the path as for the file tools.
 //   - any other tool: `*` only, meaning every call of the tool.
-func ValidatePattern(tool, pattern string) error {
-	_, err := compile(tool, pattern)
+func ValidatePattern(tool, pattern string) (err error) {
+	defer func() {
+		if recover() != nil {
+			err = errors.New("the pattern could not be read")
+		}
+	}()
+	_, err = compile(tool, pattern)
 	return err
 }
 

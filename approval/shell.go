@@ -40,14 +40,13 @@ import (
 //   - No word names a key or credentials file (SensitivePath): reading one
 //     always asks a person, whichever tool reads it.
 //   - Variables set by a prefix (`X=1 cmd`), by `env`, or alone (`X=1`) take
-//     literal values, and never one of the names that make programs load or
-//     run other code: PATH and *PATH, LD_*, DYLD_*, GIT_*, BASH_ENV, ENV,
-//     SHELLOPTS, BASHOPTS, IFS, PS1-PS4, PROMPT_COMMAND, HOME, XDG_*,
-//     *_OPTIONS, *OPT, *OPTS, *FLAGS, *_COMMAND, *_CMD, EDITOR, VISUAL,
-//     *PAGER, *SHELL, *ASKPASS, BROWSER, LESSOPEN, LESSCLOSE, PYTHON*,
-//     PERL*, RUBY*, NODE_*, NPM_CONFIG_*, JAVA*, _JAVA*, CC, CXX, CPP, AR,
-//     LD, CGO_* except CGO_ENABLED, GO* except GOOS, GOARCH, GOARM, GOAMD64,
-//     GOMAXPROCS, GOGC.
+//     literal values, and never a name on the deny list of envNameOK:
+//     those that make programs load code, configuration or credentials
+//     (PATH and *PATH, LD_*, DYLD_*, GIT_*, BASH*, ENV, IFS, PS1-PS4, HOME
+//     and *HOME, XDG_*, *CONFIG, *_FILE, *_DIR, *OPT, *OPTS, *_OPTIONS,
+//     *FLAGS, *_COMMAND, *PAGER, *SHELL, *ASKPASS, EDITOR, CC, the
+//     interpreters' and package managers' prefixes, proxies, ...). GOOS,
+//     GOARCH, GOARM, GOAMD64, GOMAXPROCS, GOGC and CGO_ENABLED are allowed.
 //   - Wrappers whose inner command is visible are matched on it, parsed
 //     recursively up to maxShellDepth levels: `env [-i] [-u NAME] [X=1]...
 //     cmd`, `timeout [-s SIG] [-k DUR] [--preserve-status] [--foreground]
@@ -833,28 +832,38 @@ func setOf(names ...string) map[string]bool {
 	return m
 }
 
-// envNameOK refuses variables that make programs load or run other code.
+// envNameOK refuses variables that make programs load code, configuration
+// or credentials from elsewhere (a deny list: names, prefixes and suffixes;
+// when a name is not known to be harmless and looks like one of these, the
+// call asks).
 func envNameOK(name string) bool {
 	if !syntax.ValidName(name) {
 		return false
 	}
 	u := strings.ToUpper(name)
 	switch u {
-	case "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "IFS", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND",
-		"EDITOR", "VISUAL", "BROWSER", "LESSOPEN", "LESSCLOSE", "CC", "CXX", "CPP", "AR", "LD", "FC",
-		"TERMINFO", "HOSTALIASES", "NLSPATH", "GCONV_PATH", "MAIL", "MAILPATH", "HISTFILE", "INPUTRC", "CDPATH":
-		return false
 	case "GOOS", "GOARCH", "GOARM", "GOAMD64", "GOMAXPROCS", "GOGC", "CGO_ENABLED":
 		return true
+	case "ENV", "SHELLOPTS", "IFS", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND", "EDITOR", "VISUAL", "BROWSER",
+		"CC", "CXX", "CPP", "AR", "AS", "LD", "FC", "NM", "RANLIB", "STRIP", "OBJCOPY", "RUSTC", "RUSTDOC",
+		"HOSTALIASES", "MAIL", "HISTFILE", "INPUTRC", "MAKEFILES", "TERMCAP", "TERMINFO", "ZDOTDIR", "LESS",
+		"LESSKEY", "ALL_PROXY", "HTTP_PROXY", "HTTPS_PROXY", "FTP_PROXY", "TMPDIR", "TEMP", "TMP", "USER", "LOGNAME":
+		return false
 	}
-	for _, p := range []string{"LD_", "DYLD_", "GIT_", "BASH_FUNC_", "XDG_", "PYTHON", "PERL", "RUBY", "NODE_",
-		"NPM_CONFIG_", "JAVA", "_JAVA", "CGO_", "GO", "SSL_", "OPENSSL", "LUA_", "R_", "PHP"} {
+	for _, p := range []string{"LD_", "DYLD_", "GIT_", "BASH", "XDG_", "PYTHON", "PERL", "RUBY", "NODE_", "NPM_",
+		"YARN_", "PNPM_", "BUN_", "DENO_", "JAVA", "_JAVA", "JDK_", "MAVEN", "GRADLE", "SBT_", "CGO_", "GO", "CARGO_",
+		"RUSTUP_", "RUSTC_", "PIP_", "PIPX_", "UV_", "POETRY_", "CONDA", "VIRTUAL_ENV", "GEM_", "BUNDLE_",
+		"COMPOSER_", "PHP", "LUA_", "R_", "SSL_", "OPENSSL", "CURL_", "WGET", "SSH_", "GNUPG", "GPG_", "SUDO_",
+		"DOCKER_", "KUBE", "HELM_", "AWS_", "AZURE_", "GOOGLE_", "CLOUDSDK_", "TF_", "ANSIBLE_", "LESS", "MAN",
+		"PAGER", "GIT", "HG", "SVN_", "EMACS", "VIM", "NVIM", "GCONV", "LOCPATH", "NLSPATH", "MALLOC_", "GLIBC_"} {
 		if strings.HasPrefix(u, p) {
 			return false
 		}
 	}
 	for _, s := range []string{"PATH", "_OPTIONS", "OPT", "OPTS", "FLAGS", "_COMMAND", "_CMD", "PAGER", "SHELL",
-		"ASKPASS", "HOME", "_ENV", "RC", "_CONFIG", "PROGRAM", "_PRELOAD", "_LIBRARY", "_HOOK", "_HOOKS"} {
+		"ASKPASS", "HOME", "_ENV", "RC", "CONFIG", "_CONF", "_FILE", "_DIR", "_DIRS", "PROGRAM", "_PRELOAD",
+		"_LIBRARY", "_HOOK", "_HOOKS", "_WRAPPER", "_PLUGIN", "_PLUGINS", "_EXEC", "_EXECUTABLE", "_BIN",
+		"_EDITOR", "_PROXY", "_INDEX_URL", "_REGISTRY", "_TOKEN", "_KEY", "_SECRET", "_PASSWORD"} {
 		if strings.HasSuffix(u, s) {
 			return false
 		}

@@ -77,7 +77,9 @@ func TestShellNeverOverMatches(t *testing.T) {
 		"BASH_ENV=x bash -c 'git status'", "ENV=x sh -c 'git status'", "IFS=/ git status", "PS4='$(touch X)' git status",
 		"HOME=. git status", "XDG_CONFIG_HOME=. git status", "GOFLAGS=-toolexec=x go test ./...", "GOTOOLCHAIN=x go test ./...",
 		"CC=x go test ./...", "NODE_OPTIONS=x ls", "PYTHONSTARTUP=x ls", "PAGER=x git log", "EDITOR=x git commit", "CDPATH=/ ls",
-		"x=~/y git status", "a[1]=x git status", "a=(x) git status",
+		"x=~/y git status", "a[1]=x git status", "a=(x) git status", "KUBECONFIG=x git status", "AWS_CONFIG_FILE=x git status",
+		"RUSTC_WRAPPER=x git status", "MAKEFILES=x make build", "TAR_OPTIONS=x git status", "GIT_DIR=x git status",
+		"BASH_XTRACEFD=1 git status", "https_proxy=x git status", "TMPDIR=/etc git status", "npm_config_x=1 git status",
 		// definitions that shadow
 		"git() { touch X; }; git status", "function git { touch X; }; git status", "alias git='touch X'; git status",
 		"unalias git; git status", "hash -p /tmp/x git; git status", "trap 'touch X' EXIT; git status", "enable -n echo; echo x",
