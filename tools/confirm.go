@@ -109,3 +109,19 @@ func SubjectField(field string) func(json.RawMessage) string {
 // file: reading it always asks for confirmation (C4). See
 // approval.SensitivePath.
 func SensitivePath(p string) bool { return approval.SensitivePath(p) }
+
+// ApprovalCall is what approval.Needs needs to know of one call of d with
+// these arguments: the side-effect class for them, where the tool comes
+// from, whether its server's read-only hints are trusted, whether it ever
+// asks and whether it reads keys. canonical is Canonical(args).
+func ApprovalCall(d *Definition, canonical string, args json.RawMessage) approval.Call {
+	return approval.Call{
+		Tool:               d.Name,
+		Args:               canonical,
+		ReadOnly:           EffectOf(d, args) == ReadOnly,
+		MCP:                d.Source == SourceMCP,
+		TrustReadOnlyHints: d.TrustReadOnlyHints,
+		ConfirmNever:       d.Confirm == ConfirmNever || d.Source == SourceClient,
+		Sensitive:          d.Sensitive != nil && d.Sensitive(args),
+	}
+}
