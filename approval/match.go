@@ -63,9 +63,10 @@ func kindOf(tool string) kind {
 //     host is exact or `*.example.com` (any subdomain, not example.com
 //     itself); `*` in the path matches any characters, `/` included. The URL
 //     of a call is normalised first: scheme and host in lower case, a
-//     trailing dot and the default port dropped, the path percent-decoded
-//     and cleaned of `.` and `..`; its query is not part of what a pattern
-//     sees. A URL with user information never matches.
+//     trailing dot and the default port dropped, the path percent-decoded;
+//     its query is not part of what a pattern sees. A URL with user
+//     information, or with `.` or `..` path segments (encoded or not),
+//     never matches.
 //   - download_file: `[GET ]URL PATHGLOB`: the URL as for http_request and
 //     the path as for the file tools.
 //   - any other tool: `*` only, meaning every call of the tool.
@@ -470,7 +471,7 @@ func isToken(m string) bool {
 	return true
 }
 
-// normalizeURL reduces raw to scheme, host, port and cleaned path; ok is
+// normalizeURL reduces raw to scheme, host, port and decoded path; ok is
 // false for anything a pattern must not vouch for: other schemes, user
 // information, opaque URLs, placeholders or odd characters in the host,
 // control characters in the path.
@@ -522,10 +523,13 @@ func normalizeURL(raw string) (normURL, bool) {
 	if !strings.HasPrefix(p, "/") {
 		return normURL{}, false
 	}
-	clean := path.Clean(p)
-	if strings.HasSuffix(p, "/") && clean != "/" {
-		clean += "/"
+	// A server may or may not resolve `.` and `..` before routing: a path
+	// with them matches no pattern, rather than the one cleaning suggests.
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "." || seg == ".." {
+			return normURL{}, false
+		}
 	}
-	n.path = clean
+	n.path = p
 	return n, true
 }
