@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // matcher is the function under test; it is a variable so that the tables
@@ -238,4 +239,67 @@ func TestShellRefusesHiddenCodeEvenWhenEveryProgramIsAllowed(t *testing.T) {
 	} {
 		require.False(t, matcher(rules, "run_command", cmdArgs(s)), "approved %q", s)
 	}
+}
+
+func TestEvalWord(t *testing.T) {
+	tests := []struct {
+		src, val string
+		expands  bool
+		ok       bool
+	}{
+		{`git`, "git", false, true},
+		{`\git`, "git", false, true},
+		{`g''it`, "git", false, true},
+		{`"g"it`, "git", false, true},
+		{`"a\$b\"c\\d\e"`, `a$b"c\d\e`, false, true},
+		{`'a\b'`, `a\b`, false, true},
+		{`*.go`, "*.go", true, true},
+		{`'*'.go`, "*.go", false, true},
+		{`\*.go`, "*.go", false, true},
+		{`a?`, "a?", true, true},
+		{`[ab]`, "[ab]", true, true},
+		{`~`, "~", true, true},
+		{`~/x`, "~/x", true, true},
+		{`a~`, "a~", false, true},
+		{`'~'`, "~", false, true},
+		{`{a,b}`, "{a,b}", true, true},
+		{`{1..3}`, "{1..3}", true, true},
+		{`@{u}`, "@{u}", false, true},
+		{`'{a,b}'`, "{a,b}", false, true},
+		{`$x`, "", false, false},
+		{`"$x"`, "", false, false},
+		{`$(x)`, "", false, false},
+		{"`x`", "", false, false},
+		{`$'x'`, "", false, false},
+		{`$"x"`, "", false, false},
+		{`$((1))`, "", false, false},
+	}
+	for _, tt := range tests {
+		f, err := parseOne(tt.src)
+		require.NoError(t, err, tt.src)
+		w, ok := evalWord(f)
+		require.Equal(t, tt.ok, ok, tt.src)
+		if ok {
+			require.Equal(t, tt.val, w.val, tt.src)
+			require.Equal(t, tt.expands, w.expands, tt.src)
+		}
+	}
+}
+
+func TestShellLimits(t *testing.T) {
+	r := cmdRules("git *")
+	require.True(t, matcher(r, "run_command", cmdArgs("timeout 1 timeout 1 timeout 1 timeout 1 git status")))
+	require.False(t, matcher(r, "run_command", cmdArgs("timeout 1 timeout 1 timeout 1 timeout 1 timeout 1 git status")), "depth")
+	big := strings.Repeat("git status\n", maxScriptBytes/len("git status\n"))
+	require.True(t, matcher(r, "run_command", cmdArgs(big)))
+	require.False(t, matcher(r, "run_command", cmdArgs(big+"git status\n")), "size")
+}
+
+// parseOne parses one word.
+func parseOne(src string) (*syntax.Word, error) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader("x "+src), "")
+	if err != nil {
+		return nil, err
+	}
+	return f.Stmts[0].Cmd.(*syntax.CallExpr).Args[1], nil
 }

@@ -111,8 +111,9 @@ func (c Config) withDefaults() Config {
 //	{"mcpServers": {"name": {"command": "...", "args": [...], "env": {...}}
 //	                        | {"url": "...", "headers": {...}}}}
 //
-// Fields other clients add to an entry are ignored; the known ones are
-// checked. The other Config fields keep their zero values (defaults).
+// An entry may add "trust_read_only_hints": true to let the server's
+// readOnlyHint skip confirmation. Fields other clients add to an entry are
+// ignored; the known ones are checked. The other Config fields keep their zero values (defaults).
 func LoadConfig(path string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
