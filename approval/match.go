@@ -58,6 +58,7 @@ func kindOf(tool string) kind {
 //   - edit_file, remove_file, restore_file, read_files, file_history: a glob
 //     over the workdir-relative, cleaned path: `*` within a folder, `**`
 //     across folders, such as `src/**/*.go`; never absolute or with `..`.
+//     A path inside a .git folder matches only a pattern that names .git.
 //   - http_request, fetch_page: `METHOD scheme://host[:port]/path`, such as
 //     `GET https://api.example.com/v1/*`. METHOD is a method or `*`; the
 //     host is exact or `*.example.com` (any subdomain, not example.com
@@ -357,6 +358,11 @@ func validateFileGlob(g string) error {
 func fileMatch(glob, p string) bool {
 	c, ok := cleanRelPath(p)
 	if !ok {
+		return false
+	}
+	// A repository's config and hooks make a later `git` run any program:
+	// only a pattern that names .git reaches into one.
+	if inGitDir(c) && !inGitDir(glob) {
 		return false
 	}
 	m, err := doublestar.Match(glob, c)

@@ -35,6 +35,11 @@ func TestFileRules(t *testing.T) {
 		{"notes.md", "notes.md", true},
 		{"notes.md", "NOTES.md", false},
 		{"notes.md", "notes.md/../../x", false},
+		{"**", ".git/config", false},
+		{"**", "sub/.GIT/hooks/pre-commit", false},
+		{"**/config", ".git/config", false},
+		{".git/info/exclude", ".git/info/exclude", true},
+		{"**", ".gitignore", true},
 	}
 	for _, tt := range tests {
 		for _, tool := range []string{"edit_file", "remove_file", "restore_file"} {

@@ -971,8 +971,12 @@ func gitOK(args []word) bool {
 			}
 		}
 	}
-	if sub == "rebase" && hasWord(rest, "--interactive", "--exec") {
-		return false
+	if sub == "rebase" {
+		for _, w := range rest {
+			if name, ok := strings.CutPrefix(w.val, "--"); ok && name != "" && strings.HasPrefix("interactive", name) {
+				return false // --interactive in any abbreviation runs an editor
+			}
+		}
 	}
 	if sub == "config" {
 		return gitConfigReadOnly(rest)

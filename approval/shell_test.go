@@ -68,7 +68,7 @@ func TestShellNeverOverMatches(t *testing.T) {
 		"git fetch --upload-pack='touch X' origin", "git clone -u 'touch X' a b", "git clone --template=t a b",
 		"git clone -c core.fsmonitor='touch X' a b", "git clone --config core.fsmonitor=X a b", "git push --receive-pack='touch X'",
 		"git push --exec='touch X'", "git archive --exec='touch X' --remote=x HEAD", "git rebase --exec 'touch X' HEAD~1",
-		"git rebase -x 'touch X' HEAD~1", "git rebase -i HEAD~1", "git grep -O'touch X' foo", "git grep --open-files-in-pager='touch X' x",
+		"git rebase -x 'touch X' HEAD~1", "git rebase -i HEAD~1", "git rebase --inter HEAD~1", "git rebase --interactive HEAD~1", "git grep -O'touch X' foo", "git grep --open-files-in-pager='touch X' x",
 		"git submodule foreach touch X", "git bisect run touch X", "git filter-branch --tree-filter 'touch X'",
 		"git difftool -x 'touch X'", "git log --output=/tmp/x", "git clone 'ext::sh -c touch% X' d", "git -C /tmp status",
 		"git -C ../x status", "git log *", "git log ~", "git log {a,b}", "git log --out=/tmp/x",
