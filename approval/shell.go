@@ -38,7 +38,9 @@ import (
 //     Bash's &>, &>>, |& and here-strings (<<<) never match: sh reads them
 //     as other commands. `cd` takes one such folder.
 //   - No word names a key or credentials file (SensitivePath): reading one
-//     always asks a person, whichever tool reads it.
+//     always asks a person, whichever tool reads it. No word names a path
+//     in a .git folder: `cp x .git/config` under `cp *` would let the next
+//     `git status` run any program.
 //   - Variables set by a prefix (`X=1 cmd`), by `env`, or alone (`X=1`) take
 //     literal values, and never a name on the deny list of envNameOK:
 //     those that make programs load code, configuration or credentials
@@ -420,8 +422,9 @@ func (c *shellCheck) simple(ws []word, depth int) bool {
 		return false
 	}
 	for _, w := range ws {
-		// Keys and credentials are read only with a person's approval (C4).
-		if SensitivePath(w.val) {
+		// Keys and credentials are read only with a person's approval (C4);
+		// a file in .git can make the next git run any program.
+		if SensitivePath(w.val) || inGitDir(w.val) {
 			return false
 		}
 	}

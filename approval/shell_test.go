@@ -54,7 +54,8 @@ func TestShellNeverOverMatches(t *testing.T) {
 		"git status {fd}>x", "> main.go", "git status; > main.go", ">> x", "< x",
 		"echo '[core] fsmonitor = touch X' >> .git/config; git status", "echo x > .GIT/hooks/pre-commit",
 		"echo x > sub/.git/config", "cd .git && echo x >> config", "cat .env", "cat < .env", "cat ~/.ssh/id_rsa",
-		"cat config/prod.pem", "git show HEAD:.env", "ls .aws/", "echo x > .env",
+		"cat config/prod.pem", "git show HEAD:.env", "ls .aws/", "echo x > .env", "cat x > .git/config", "ls .git/hooks",
+		"echo x | cat > sub/.git/hooks/post-checkout", "git clone a .git",
 		// programs that run what the parser cannot see
 		"eval git status", "eval 'git status'", "e\\val 'touch X'", "e''val 'touch X'", `"eval" git status`, "source x.sh", ". x.sh",
 		"exec git status", "command git status", "builtin echo x", "xargs git status", "echo x | xargs touch",
