@@ -65,12 +65,15 @@ import (
 //     program (--upload-pack, --receive-pack, --exec, --template, --config,
 //     --extcmd, --open-files-in-pager, --output, in any abbreviation, `-u`
 //     and `-c` of clone, `-x`/-i of rebase, `-O` of grep, ext:: URLs);
-//     test/[ with -v or -R and printf -v (bash evaluates subscripts).
+//     test/[ with -v or -R and printf -v (bash evaluates subscripts);
+//     tar, rsync, zip, ssh, scp, sftp, wget and curl with the options that
+//     name a program or a config file (argDanger); pagers and editors.
 //   - `true`, `false`, `:`, and `set` with -e -u -x -v or -o pipefail,
 //     errexit, nounset, xtrace need no rule: they run nothing.
 //
 // What a matched program does with its literal arguments is the pattern's
-// scope: `python *` approves any Python program, and a rule for a program
+// scope: `python *` approves any Python program, `sed *` and `awk *` any
+// script of theirs, and a rule for a program
 // that runs the workdir's code (`make build`, `go test ./...`) trusts what
 // earlier commands wrote there; git trusts the repositories it runs in.
 // Paths are checked lexically, so a symbolic link in the workdir can lead a
@@ -477,6 +480,10 @@ func (c *shellCheck) simple(ws []word, depth int) bool {
 		if !findOK(args) {
 			return false
 		}
+	case "tar", "rsync", "zip", "ssh", "scp", "sftp", "wget", "curl":
+		if !argsOK(prog, args) {
+			return false
+		}
 	case "test", "[":
 		if !literal(args) || hasWord(args, "-v", "-R") {
 			return false
@@ -802,7 +809,53 @@ var opaque = setOf(
 	"popd", "caller", "compgen", "complete", "disown", "wait", "zsh", "ksh", "mksh", "fish",
 	"csh", "tcsh", "ash", "posh", "yash", "firejail", "bwrap", "proot", "fakeroot", "catchsegv",
 	"sg", "newgrp", "sshpass", "osascript",
+	// interactive programs that can start a shell
+	"less", "more", "most", "man", "vi", "vim", "nvim", "view", "vimdiff", "emacs", "nano", "pico", "ed", "ex",
+	"mc", "tmux", "screen", "script", "ftp", "telnet",
 )
+
+// argDanger lists, per program, options that make it run another program
+// (long options in any unambiguous abbreviation, short ones in a cluster).
+var argDanger = map[string]struct {
+	long  []string
+	short string
+}{
+	"tar":   {[]string{"to-command", "checkpoint-action", "use-compress-program", "info-script", "new-volume-script", "rsh-command", "rmt-command", "index-file"}, "IF"},
+	"rsync": {[]string{"rsh", "rsync-path", "config"}, "e"},
+	"zip":   {[]string{"unzip-command", "test"}, "T"},
+	"ssh":   {[]string{}, "oFS"},
+	"scp":   {[]string{}, "oFS"},
+	"sftp":  {[]string{}, "oFSD"},
+	"wget":  {[]string{"execute", "config", "use-askpass"}, "e"},
+	"curl":  {[]string{"config"}, "K"},
+}
+
+// argsOK refuses the options of argDanger.
+func argsOK(prog string, args []word) bool {
+	d, ok := argDanger[prog]
+	if !ok {
+		return true
+	}
+	if !literal(args) {
+		return false
+	}
+	for _, w := range args {
+		a := w.val
+		if name, ok := strings.CutPrefix(a, "--"); ok {
+			name, _, _ = strings.Cut(name, "=")
+			for _, l := range d.long {
+				if name != "" && strings.HasPrefix(l, name) {
+					return false
+				}
+			}
+			continue
+		}
+		if len(a) >= 2 && a[0] == '-' && strings.ContainsAny(a[1:], d.short) {
+			return false
+		}
+	}
+	return true
+}
 
 // noops run nothing: they need no rule.
 var noops = setOf("true", "false", ":", "set")

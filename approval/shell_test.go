@@ -304,3 +304,24 @@ func parseOne(src string) (*syntax.Word, error) {
 	}
 	return f.Stmts[0].Cmd.(*syntax.CallExpr).Args[1], nil
 }
+
+// TestProgramsThatRunPrograms: with rules for them, these programs are
+// approved, except with the options that make them run another program.
+func TestProgramsThatRunPrograms(t *testing.T) {
+	rules := cmdRules("tar *", "rsync *", "zip *", "ssh *", "scp *", "wget *", "curl *", "less *", "vim *", "man *")
+	for _, s := range []string{
+		"tar --to-command='touch X' -xf a.tar", "tar --checkpoint-action=exec='touch X' -cf a.tar .", "tar -I 'touch X' -xf a",
+		"tar --use-comp='touch X' -xf a", "rsync -e 'touch X' a b:c", "rsync --rsh='touch X' a b:c", "zip -TT 'touch X' a.zip b",
+		"ssh -o ProxyCommand='touch X' h", "scp -S 'touch X' a h:b", "wget -e 'x=y' u", "curl -K cfg u", "curl --config cfg u",
+		"less x", "vim x", "man git", "tar -xf a.tar -C $X", "tar -xf *.tar",
+	} {
+		require.False(t, matcher(rules, "run_command", cmdArgs(s)), "approved %q", s)
+	}
+	for _, s := range []string{
+		"tar -xzf a.tgz", "tar --extract --file a.tar", "rsync -av a/ b/", "zip -r a.zip src", "ssh host uptime",
+		"curl -sS https://x/", "wget -q https://x/", "scp a host:b",
+	} {
+		require.True(t, matcher(rules, "run_command", cmdArgs(s)), "refused %q", s)
+	}
+	require.Error(t, ValidatePattern("run_command", "less *"))
+}
