@@ -30,7 +30,13 @@ import (
 //     A word with unquoted `*`, `?`, `[`, a leading `~` or a brace list
 //     becomes file names the script does not show: it matches only the
 //     pattern's final `*`, and never an argument of a program whose
-//     arguments are checked (git, find, test, printf, cd, wrappers).
+//     arguments are checked (git, find, test, printf, cd, tar, curl, ...,
+//     wrappers). A command name with a `/` outside /bin, /usr/bin and
+//     /usr/local/bin (./env, x/sh) is matched as itself: never unwrapped,
+//     never a no-op.
+//   - Text the parser and sh were seen to read differently never matches:
+//     control characters other than tab and newline, and a line with `#`
+//     that ends in a backslash (see TestShellsRunOnlyWhatWasApproved).
 //   - Redirections stay in the workdir: the target is a literal relative
 //     path without `..`, outside any .git folder and not a key or
 //     credentials file (SensitivePath), or /dev/null, /dev/stdout,
@@ -53,8 +59,10 @@ import (
 //     recursively up to maxShellDepth levels: `env [-i] [-u NAME] [X=1]...
 //     cmd`, `timeout [-s SIG] [-k DUR] [--preserve-status] [--foreground]
 //     DUR cmd`, `nice [-n N] cmd`, `nohup cmd`, `time [-p] cmd`, and
-//     `sh`/`bash`/`dash` `-c 'literal script'` with options from -e -u -x -v.
-//     Another option of a wrapper makes it opaque.
+//     `sh`/`bash`/`dash` `-c 'literal script'` with options from -e -u -x -v
+//     and -o pipefail/errexit/nounset/xtrace/verbose. Another option of a
+//     wrapper makes it opaque. A pattern never names a wrapper, and names
+//     a shell only with a literal script file (`bash build.sh`).
 //   - Programs that run what the parser cannot see never match: eval,
 //     source, `.`, exec, command, builtin, xargs, sudo, su, doas, alias,
 //     trap, hash and the others of opaque; find with -exec, -execdir, -ok,
@@ -73,9 +81,9 @@ import (
 //
 // What a matched program does with its literal arguments is the pattern's
 // scope: `python *` approves any Python program, `sed *` and `awk *` any
-// script of theirs, and a rule for a program
-// that runs the workdir's code (`make build`, `go test ./...`) trusts what
-// earlier commands wrote there; git trusts the repositories it runs in.
+// script of theirs, and a rule for a program that runs the workdir's code
+// (`make build`, `go test ./...`) trusts what earlier commands wrote there;
+// git trusts the repositories it runs in.
 // Paths are checked lexically, so a symbolic link in the workdir can lead a
 // redirection out of it: containment (T8) is what stops that write.
 const (
