@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // diffVocab is what TestShellsRunOnlyWhatWasApproved builds scripts from:
@@ -117,4 +119,61 @@ func TestShellsRunOnlyWhatWasApproved(t *testing.T) {
 		}
 	}
 	t.Logf("%d approved runs", ran)
+}
+
+// TestWordValuesAgreeWithShells: the value evalWord gives a word is the
+// argument dash and bash pass to a program, so that `sh -c WORD` is checked
+// on the script the shell really runs.
+func TestWordValuesAgreeWithShells(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs shells")
+	}
+	chars := []string{"a", "b", "\\", "\"", "'", "\\\\", "\\\"", "\\'", "\\n", "\n", " ", "#", "*", "~", "{", "}", ",", "\\\n", "\t", "-", "=", "!", ";", "|", "&", "(", ")", "<", ">", "?", "[", "]", ":", "%", "^"}
+	n, _ := strconv.Atoi(os.Getenv("SHELL_DIFF_N"))
+	if n <= 0 {
+		n = 400
+	}
+	seed, err := strconv.ParseInt(os.Getenv("SHELL_DIFF_SEED"), 10, 64)
+	if err != nil {
+		seed = 7
+	}
+	r := rand.New(rand.NewSource(seed))
+	checked := 0
+	for i := 0; i < 20*n && checked < n; i++ {
+		var b strings.Builder
+		for j, k := 0, 1+r.Intn(8); j < k; j++ {
+			b.WriteString(chars[r.Intn(len(chars))])
+		}
+		src := "printf '[%s]' " + b.String()
+		if !plainText(src) {
+			continue
+		}
+		f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+		if err != nil || len(f.Stmts) != 1 || len(f.Stmts[0].Redirs) > 0 {
+			continue
+		}
+		call, ok := f.Stmts[0].Cmd.(*syntax.CallExpr)
+		if !ok || len(call.Args) != 3 || len(call.Assigns) > 0 {
+			continue
+		}
+		w, ok := evalWord(call.Args[2])
+		if !ok || w.expands {
+			continue
+		}
+		checked++
+		for _, sh := range []string{"/bin/dash", "/bin/bash"} {
+			if _, err := os.Stat(sh); err != nil {
+				continue
+			}
+			out, err := exec.Command(sh, "-c", src).Output()
+			if err != nil {
+				t.Errorf("%s %q: %v", sh, src, err)
+				continue
+			}
+			if string(out) != "["+w.val+"]" {
+				t.Errorf("%s reads %q as %q, evalWord as %q", sh, b.String(), out, "["+w.val+"]")
+			}
+		}
+	}
+	t.Logf("%d words checked", checked)
 }

@@ -27,7 +27,7 @@ import (
 //     `coproc`, `declare`/`export`/`local`, arrays and $'...' / $"..."
 //     quoting (sh and bash read those differently) never match.
 //   - The word in command position is a literal without glob characters.
-//     A word with unquoted `*`, `?`, `[`, a leading `~` or a brace list
+//     A word with unquoted `*`, `?`, `[`, `~` or a brace list
 //     becomes file names the script does not show: it matches only the
 //     pattern's final `*`, and never an argument of a program whose
 //     arguments are checked (git, find, test, printf, cd, tar, curl, ...,
@@ -203,23 +203,27 @@ func evalWord(w *syntax.Word) (word, bool) {
 	}
 	var b strings.Builder
 	var unquoted strings.Builder // the characters the shell may expand
-	for i, part := range w.Parts {
+	for _, part := range w.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
 			v := p.Value
 			for j := 0; j < len(v); j++ {
 				c := v[j]
-				if c == '\\' && j+1 < len(v) {
+				if c == '\\' && j+1 == len(v) {
+					// A backslash at the end of the script: bash drops it,
+					// dash keeps it.
+					return word{}, false
+				}
+				if c == '\\' {
 					j++
+					if v[j] == '\n' {
+						continue // a line continuation is no character at all
+					}
 					b.WriteByte(v[j])
 					unquoted.WriteByte('_')
 					continue
 				}
 				b.WriteByte(c)
-				if c == '~' && (i > 0 || j > 0) {
-					unquoted.WriteByte('_')
-					continue
-				}
 				unquoted.WriteByte(c)
 			}
 		case *syntax.SglQuoted:
@@ -241,6 +245,9 @@ func evalWord(w *syntax.Word) (word, bool) {
 				for j := 0; j < len(v); j++ {
 					if v[j] == '\\' && j+1 < len(v) && strings.IndexByte("$`\"\\\n", v[j+1]) >= 0 {
 						j++
+						if v[j] == '\n' {
+							continue
+						}
 					}
 					b.WriteByte(v[j])
 				}
@@ -251,7 +258,9 @@ func evalWord(w *syntax.Word) (word, bool) {
 		}
 	}
 	u := unquoted.String()
-	exp := strings.ContainsAny(u, "*?[") || strings.HasPrefix(u, "~")
+	// bash expands ~ at the start, and after = or : even in arguments
+	// (a=~ passes a=/root): any unquoted ~ counts.
+	exp := strings.ContainsAny(u, "*?[~")
 	if i := strings.IndexByte(u, '{'); i >= 0 && (strings.Contains(u[i:], ",") || strings.Contains(u[i:], "..")) {
 		exp = true
 	}
