@@ -17,6 +17,7 @@ require (
 	golang.org/x/net v0.58.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/protobuf v1.36.11
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

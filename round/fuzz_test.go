@@ -18,6 +18,7 @@ var inputSeeds = []string{
 	`{"session_id":"s","run_id":"r","round":1,"assistant":{"tool_calls":[{"id":"a","function":{"name":"x"}},{"id":"a","function":{"name":"y"}}]}}`,
 	`{"session_id":"s\u0001","run_id":"r","round":1}`,
 	`{"session_id":"s","run_id":"r","round":-1}`,
+	`{"session_id":"x/y","run_id":"z","round":1}`, `{"session_id":"s","run_id":"r","round":1,"confirm_timeout_seconds":18446744074}`,
 	`{"session_id":5}`, `{"session_id":`, `[]`, `null`, `{} {}`, `{"session_id":"s","run_id":"r","round":1} ]`, ``,
 }
 
@@ -45,6 +46,12 @@ func FuzzParseInput(f *testing.F) {
 		}
 		if err := in.Validate(); err != nil {
 			t.Fatalf("accepted an invalid input: %v", err)
+		}
+		if !ValidIdentifier(in.SessionID) || !ValidIdentifier(in.RunID) {
+			t.Fatalf("accepted identifiers %q and %q", in.SessionID, in.RunID)
+		}
+		if s := in.ConfirmTimeoutSeconds; s != 0 && (s < 1 || s > 7*24*3600) {
+			t.Fatalf("accepted confirm_timeout_seconds %d", s)
 		}
 		seen := map[string]bool{}
 		for _, c := range in.Assistant.ToolCalls {

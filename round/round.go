@@ -104,6 +104,9 @@ func (in *Input) Validate() error {
 	if err := checkID("run_id", in.RunID); err != nil {
 		return err
 	}
+	if err := in.validateIdentifiers(); err != nil {
+		return err
+	}
 	if in.Round < 0 {
 		return fmt.Errorf("round is %d; it must be 0 or more", in.Round)
 	}

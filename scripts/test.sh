@@ -42,7 +42,8 @@ if [ "$FUZZTIME" != "0" ]; then
 		./workflows:FuzzUnwrap \
 		./workflows:FuzzPassesGiveEveryCallOneResult \
 		./tools:FuzzCanonical \
-		./tools:FuzzValidate; do
+		./tools:FuzzValidate \
+		./approval:FuzzRuleNeverOverMatches; do
 		pkg=${target%%:*} name=${target##*:}
 		log "fuzz $name ($FUZZTIME)"
 		go test -run '^$' -fuzz "^$name\$" -fuzztime "$FUZZTIME" "$pkg"

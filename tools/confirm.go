@@ -2,42 +2,71 @@ package tools
 
 import (
 	"encoding/json"
-	"path"
 	"strings"
+
+	"github.com/toolround/toolround/approval"
 )
 
 // AllowRule approves, without asking, calls of Tool whose subject matches
-// Pattern; '*' in Pattern matches any run of characters, '/' included. Rules
-// are added by a confirmation with remember set (P1.6).
+// Pattern. Rules are added by a confirmation with remember set (P1.6).
+//
+// Deprecated: the run state's rules are approval.Rule, matched over the
+// canonical arguments with approval.Match and signed with approval.Sign
+// (T4). AllowRule remains for states written before; it is matched with the
+// same pattern languages (see Matches).
 type AllowRule struct {
 	Tool    string `json:"tool"`
 	Pattern string `json:"pattern"`
 }
 
-// Matches reports whether the rule covers a call of tool with that subject.
+// Matches reports whether the rule covers a call of tool with that subject:
+// the subject itself, or the pattern read as approval.ValidatePattern
+// describes (shell commands parsed, paths and URLs normalised). A pattern
+// is never a plain wildcard over the subject text, which let `git *`
+// approve `git status; touch X`.
 func (r AllowRule) Matches(tool, subject string) bool {
-	return r.Tool == tool && wildcard(r.Pattern, subject)
-}
-
-// wildcard matches s against p where '*' is any run of characters.
-func wildcard(p, s string) bool {
-	parts := strings.Split(p, "*")
-	if len(parts) == 1 {
-		return p == s
-	}
-	if !strings.HasPrefix(s, parts[0]) {
+	if r.Tool != tool {
 		return false
 	}
-	s = s[len(parts[0]):]
-	last := parts[len(parts)-1]
-	for _, mid := range parts[1 : len(parts)-1] {
-		i := strings.Index(s, mid)
-		if i < 0 {
-			return false
-		}
-		s = s[i+len(mid):]
+	if r.Pattern == subject {
+		return true
 	}
-	return strings.HasSuffix(s, last)
+	args, ok := subjectArgs(tool, subject)
+	return ok && approval.Match([]approval.Rule{{Tool: r.Tool, Pattern: r.Pattern}}, tool, args)
+}
+
+// subjectArgs rebuilds the arguments a subject stands for (SubjectOf), as
+// far as a pattern reads them.
+func subjectArgs(tool, subject string) (string, bool) {
+	var m map[string]string
+	switch tool {
+	case "run_command", "background_command":
+		m = map[string]string{"command": subject}
+	case "edit_file", "remove_file", "restore_file", "file_history":
+		m = map[string]string{"path": subject}
+	case "fetch_page":
+		m = map[string]string{"url": subject}
+	case "http_request":
+		method, u, ok := strings.Cut(subject, " ")
+		if !ok {
+			return "", false
+		}
+		m = map[string]string{"method": method, "url": u}
+	case "download_file":
+		return "", false // its subject is the path alone; only the exact subject matches
+	default:
+		// Tools without a Subject use their canonical arguments.
+		var obj map[string]json.RawMessage
+		if json.Unmarshal([]byte(subject), &obj) != nil || obj == nil {
+			return "{}", true
+		}
+		return subject, true
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
 }
 
 // SubjectOf names what a call is about, for confirmations and allow rules:
@@ -76,31 +105,23 @@ func SubjectField(field string) func(json.RawMessage) string {
 	}
 }
 
-// sensitiveNames are file names and folders that hold keys and credentials.
-var sensitiveNames = []string{
-	".env", ".env.*", "*.env", "*.pem", "*.key", "*.p12", "*.pfx", "*.keystore", "*.jks",
-	"id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*", ".netrc", ".npmrc", ".pypirc", ".pgpass",
-	".git-credentials", "credentials", "credentials.*", "*credentials*.json", "secrets.*", "*.secret",
-	".htpasswd", "shadow", "kubeconfig", "service-account*.json",
-}
+// SensitivePath reports whether a path names keys, credentials or a .env
+// file: reading it always asks for confirmation (C4). See
+// approval.SensitivePath.
+func SensitivePath(p string) bool { return approval.SensitivePath(p) }
 
-var sensitiveDirs = []string{".ssh", ".aws", ".gnupg", ".kube", ".docker", ".azure", ".config/gcloud"}
-
-// SensitivePath reports whether a path names keys, credentials or a .env file:
-// reading it always asks for confirmation (C4).
-func SensitivePath(p string) bool {
-	p = path.Clean("/" + strings.ReplaceAll(p, "\\", "/"))
-	base := strings.ToLower(path.Base(p))
-	for _, pat := range sensitiveNames {
-		if ok, _ := path.Match(pat, base); ok {
-			return true
-		}
+// ApprovalCall is what approval.Needs needs to know of one call of d with
+// these arguments: the side-effect class for them, where the tool comes
+// from, whether its server's read-only hints are trusted, whether it ever
+// asks and whether it reads keys. canonical is Canonical(args).
+func ApprovalCall(d *Definition, canonical string, args json.RawMessage) approval.Call {
+	return approval.Call{
+		Tool:               d.Name,
+		Args:               canonical,
+		ReadOnly:           EffectOf(d, args) == ReadOnly,
+		MCP:                d.Source == SourceMCP,
+		TrustReadOnlyHints: d.TrustReadOnlyHints,
+		ConfirmNever:       d.Confirm == ConfirmNever || d.Source == SourceClient,
+		Sensitive:          d.Sensitive != nil && d.Sensitive(args),
 	}
-	lower := strings.ToLower(p) + "/"
-	for _, d := range sensitiveDirs {
-		if strings.Contains(lower, "/"+d+"/") {
-			return true
-		}
-	}
-	return false
 }

@@ -88,7 +88,12 @@ type Definition struct {
 	Effect func(args json.RawMessage) SideEffect `json:"-"`
 	// Confirm overrides the class-based confirmation policy of C4.
 	Confirm ConfirmPolicy `json:"confirm,omitempty"`
-	Handler Handler       `json:"-"`
+	// TrustReadOnlyHints is set on MCP tools whose server the operator marked
+	// "trust_read_only_hints" in MCP_CONFIG. Without it an MCP tool asks for
+	// confirmation even when its server declares it read-only (T5,
+	// approval.Call).
+	TrustReadOnlyHints bool    `json:"trust_read_only_hints,omitempty"`
+	Handler            Handler `json:"-"`
 }
 
 // ConfirmPolicy says when a tool's calls wait for a human decision (P1.6, C4).

@@ -81,6 +81,10 @@ type ServerConfig struct {
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
 	// Disabled servers are skipped.
 	Disabled bool `json:"disabled,omitempty"`
+	// TrustReadOnlyHints lets the readOnlyHint this server declares on a
+	// tool skip confirmation (T5). Default false: the operator, not the
+	// server, decides that a server tells the truth about its tools.
+	TrustReadOnlyHints bool `json:"trust_read_only_hints,omitempty"`
 }
 
 func (s ServerConfig) stdio() bool { return s.Command != "" }
@@ -107,8 +111,9 @@ func (c Config) withDefaults() Config {
 //	{"mcpServers": {"name": {"command": "...", "args": [...], "env": {...}}
 //	                        | {"url": "...", "headers": {...}}}}
 //
-// Fields other clients add to an entry are ignored; the known ones are
-// checked. The other Config fields keep their zero values (defaults).
+// An entry may add "trust_read_only_hints": true to let the server's
+// readOnlyHint skip confirmation. Fields other clients add to an entry are
+// ignored; the known ones are checked. The other Config fields keep their zero values (defaults).
 func LoadConfig(path string) (Config, error) {
 	return jsonconf.Load(path, "mcp: config", ParseConfig)
 }

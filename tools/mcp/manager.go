@@ -197,7 +197,10 @@ func (m *Manager) definition(s *server, t *sdk.Tool, reg *tools.Registry) (tools
 		SideEffect:  effect,
 		Timeout:     timeout,
 		Source:      tools.SourceMCP,
-		Handler:     s.handler(t.Name, effect == tools.ReadOnly, m.cfg.MaxOutputBytes),
+		// The hint still makes retries safe to try; only the operator's
+		// trust lets it skip confirmation.
+		TrustReadOnlyHints: s.cfg.TrustReadOnlyHints,
+		Handler:            s.handler(t.Name, effect == tools.ReadOnly, m.cfg.MaxOutputBytes),
 	}, nil
 }
 

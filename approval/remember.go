@@ -1,0 +1,34 @@
+package approval
+
+import "fmt"
+
+// Remember returns the rules a confirmation with remember set adds to the
+// run state (P1.6, T1, T4), unsigned: sign each with Sign before storing.
+//
+// Without a pattern the rule is exact: it approves these canonical
+// arguments only (the ones the person approved, edited or not). With a
+// pattern, the pattern must be valid for the tool (ValidatePattern); when
+// the call sends secrets ({{secret:NAME}} in an http_request), each secret
+// gets a rule that allows it for the same pattern, since the person saw
+// and approved that.
+func Remember(tool, canonicalArgs, pattern string) ([]Rule, error) {
+	if tool == "" {
+		return nil, fmt.Errorf("approval: a rule needs a tool")
+	}
+	if pattern == "" {
+		if canonicalArgs == "" {
+			return nil, fmt.Errorf("approval: an exact rule for %s needs the call's arguments", tool)
+		}
+		return []Rule{{Tool: tool, Args: canonicalArgs}}, nil
+	}
+	if err := ValidatePattern(tool, pattern); err != nil {
+		return nil, fmt.Errorf("approval: pattern %q for %s: %w", pattern, tool, err)
+	}
+	rules := []Rule{{Tool: tool, Pattern: pattern}}
+	if secretTools[tool] {
+		for _, s := range secretNames(canonicalArgs) {
+			rules = append(rules, Rule{Tool: tool, Pattern: pattern, Secret: s})
+		}
+	}
+	return rules, nil
+}

@@ -1,0 +1,65 @@
+package approval
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+)
+
+// Rule is an allow rule remembered from a confirmation (P1.6, T4). A rule
+// approves, without asking, the later calls of Tool in the same run that it
+// matches (see Match):
+//   - without Pattern: the calls whose canonical arguments are exactly Args;
+//   - with Pattern: the calls the pattern matches, read per tool kind
+//     (shell commands, file paths, HTTP requests, or canonical arguments);
+//   - with Secret and Pattern: additionally lets the HTTP calls the pattern
+//     matches send {{secret:Secret}} (T5).
+//
+// MAC binds the rule to its session and run (Sign); rules without a valid
+// MAC are ignored (Verified).
+type Rule struct {
+	Tool    string `json:"tool"`
+	Pattern string `json:"pattern,omitempty"`
+	Args    string `json:"args,omitempty"`
+	Secret  string `json:"secret,omitempty"`
+	MAC     string `json:"mac,omitempty"`
+}
+
+// Sign returns r with the MAC of (session, run, tool, rule) keyed with key.
+func Sign(key []byte, session, run string, r Rule) Rule {
+	r.MAC = mac(key, session, run, r)
+	return r
+}
+
+// Verify reports whether r carries a valid MAC for session and run. A rule
+// copied from another run or session, or changed after signing, fails; so
+// does every rule when key is not a KeySize-byte key.
+func Verify(key []byte, session, run string, r Rule) bool {
+	if len(key) != KeySize || r.MAC == "" {
+		return false
+	}
+	got, err := base64.RawURLEncoding.DecodeString(r.MAC)
+	if err != nil {
+		return false
+	}
+	want, _ := base64.RawURLEncoding.DecodeString(mac(key, session, run, r))
+	return hmac.Equal(got, want)
+}
+
+// Verified returns the rules of a run state that Verify accepts, in order;
+// the others are dropped, so a forged state acts like an empty one.
+func Verified(key []byte, session, run string, rules []Rule) []Rule {
+	var out []Rule
+	for _, r := range rules {
+		if Verify(key, session, run, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func mac(key []byte, session, run string, r Rule) string {
+	h := hmac.New(sha256.New, key)
+	writeFields(h, "toolround rule v1", session, run, r.Tool, r.Pattern, r.Args, r.Secret)
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}

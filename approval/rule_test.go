@@ -1,0 +1,97 @@
+package approval
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func testKey(b byte) []byte { return bytes.Repeat([]byte{b}, KeySize) }
+
+func TestID(t *testing.T) {
+	base := ID("toolround/s/r/1", "call_1", "run_command", `{"command":"ls"}`)
+	require.Len(t, base, 64)
+	require.Equal(t, base, ID("toolround/s/r/1", "call_1", "run_command", `{"command":"ls"}`), "stable")
+	for _, other := range []string{
+		ID("toolround/s/r/2", "call_1", "run_command", `{"command":"ls"}`),
+		ID("toolround/s/r/1", "call_2", "run_command", `{"command":"ls"}`),
+		ID("toolround/s/r/1", "call_1", "background_command", `{"command":"ls"}`),
+		ID("toolround/s/r/1", "call_1", "run_command", `{"command":"ls "}`),
+		// Moving bytes between fields changes the id: the fields are length-prefixed.
+		ID("toolround/s/r/1call_1", "", "run_command", `{"command":"ls"}`),
+		ID("toolround/s/r/1", "call_1run_command", "", `{"command":"ls"}`),
+	} {
+		require.NotEqual(t, base, other)
+	}
+}
+
+func TestSignVerify(t *testing.T) {
+	key := testKey(1)
+	r := Sign(key, "s1", "r1", Rule{Tool: "run_command", Pattern: "git *"})
+	require.NotEmpty(t, r.MAC)
+	require.True(t, Verify(key, "s1", "r1", r))
+
+	tampered := []Rule{
+		{Tool: "run_command", Pattern: "git *"},                            // no MAC: forged
+		{Tool: "run_command", Pattern: "git *", MAC: "AAAA"},               // garbage MAC
+		{Tool: "run_command", Pattern: "git *", MAC: "not base64 !"},       // not even base64
+		{Tool: "run_command", Pattern: "*", MAC: r.MAC},                    // pattern changed
+		{Tool: "background_command", Pattern: "git *", MAC: r.MAC},         // tool changed
+		{Tool: "run_command", Pattern: "git *", Args: "{}", MAC: r.MAC},    // args added
+		{Tool: "run_command", Pattern: "git *", Secret: "KEY", MAC: r.MAC}, // secret added
+		{Tool: "run_command", Pattern: "git", MAC: r.MAC},                  // pattern shortened
+		{Tool: "run_command", Pattern: "git *", MAC: r.MAC + "A"},          // MAC extended
+	}
+	for _, bad := range tampered {
+		require.False(t, Verify(key, "s1", "r1", bad), "%+v", bad)
+	}
+	require.False(t, Verify(key, "s1", "r2", r), "copied from another run")
+	require.False(t, Verify(key, "s2", "r1", r), "copied from another session")
+	// Length prefixes: moving a byte from session to run is another binding.
+	require.False(t, Verify(key, "s", "1r1", r))
+	require.False(t, Verify(testKey(2), "s1", "r1", r), "another worker key")
+	require.False(t, Verify(nil, "s1", "r1", Sign(nil, "s1", "r1", r)), "no key signs nothing")
+	require.False(t, Verify([]byte("short"), "s1", "r1", Sign([]byte("short"), "s1", "r1", r)))
+
+	// A forged state with allow rules acts like an empty one.
+	var state []Rule
+	require.NoError(t, json.Unmarshal([]byte(`[{"tool":"run_command","pattern":"*"},{"tool":"run_command","pattern":"git *","mac":"`+r.MAC+`x"}]`), &state))
+	require.Empty(t, Verified(key, "s1", "r1", state))
+	require.Equal(t, []Rule{r}, Verified(key, "s1", "r1", append(state, r)))
+}
+
+func TestLoadKey(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "sub", "rule.key")
+	k1, err := KeyConfig{KeyFile: path}.LoadKey()
+	require.NoError(t, err)
+	require.Len(t, k1, KeySize)
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	k2, err := KeyConfig{KeyFile: path}.LoadKey()
+	require.NoError(t, err)
+	require.Equal(t, k1, k2, "created once, then read")
+
+	require.NoError(t, os.Chmod(path, 0o644))
+	_, err = KeyConfig{KeyFile: path}.LoadKey()
+	require.ErrorContains(t, err, "chmod 600")
+
+	k3, err := KeyConfig{Key: "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE="}.LoadKey()
+	require.NoError(t, err)
+	require.Equal(t, testKey(1), k3)
+	_, err = KeyConfig{Key: "c2hvcnQ="}.LoadKey()
+	require.ErrorContains(t, err, EnvRuleKey)
+
+	t.Setenv("XDG_CONFIG_HOME", dir)
+	p, err := DefaultKeyFile()
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, "toolround", "rule.key"), p)
+	t.Setenv(EnvRuleKey, "k")
+	t.Setenv(EnvRuleKeyFile, "f")
+	require.Equal(t, KeyConfig{Key: "k", KeyFile: "f"}, KeyConfigFromEnv())
+}

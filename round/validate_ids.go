@@ -1,0 +1,81 @@
+package round
+
+import (
+	"fmt"
+	"time"
+)
+
+// Bounds of the identifiers and the confirm timeout of a round input (T6, T3).
+const (
+	// MaxIdentifierLen is the longest session_id or run_id.
+	MaxIdentifierLen = 128
+	// MinConfirmTimeout and MaxConfirmTimeout bound confirm_timeout_seconds;
+	// 0 keeps the worker's default.
+	MinConfirmTimeout = time.Second
+	MaxConfirmTimeout = 7 * 24 * time.Hour
+)
+
+// ValidIdentifier reports whether v may be a session_id or run_id:
+// [A-Za-z0-9][A-Za-z0-9._-]{0,127}. Nothing else is allowed, so a '/' cannot
+// make two workflow ids equal ("x/y"+"z" and "x"+"y/z") and a ':' cannot
+// reach a Redis key; "." and ".." are already excluded by the first
+// character.
+func ValidIdentifier(v string) bool {
+	if len(v) == 0 || len(v) > MaxIdentifierLen {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case i > 0 && (c == '.' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// checkIdentifier says what is wrong with a session_id or run_id (T6).
+func checkIdentifier(field, v string) error {
+	if v == "" {
+		return fmt.Errorf("%s is missing", field)
+	}
+	if !ValidIdentifier(v) {
+		return fmt.Errorf("%s %q is not a valid identifier: use 1 to %d letters, digits, '.', '_' or '-', starting with a letter or digit", field, truncateID(v), MaxIdentifierLen)
+	}
+	return nil
+}
+
+// checkConfirmTimeout refuses a confirm timeout outside 1 s .. 7 days (T3),
+// before any multiplication could overflow a time.Duration.
+func checkConfirmTimeout(seconds int) error {
+	if seconds == 0 {
+		return nil
+	}
+	if seconds < int(MinConfirmTimeout/time.Second) || seconds > int(MaxConfirmTimeout/time.Second) {
+		return fmt.Errorf("confirm_timeout_seconds is %d; it must be between %d and %d (7 days), or absent for the worker's default",
+			seconds, int(MinConfirmTimeout/time.Second), int(MaxConfirmTimeout/time.Second))
+	}
+	return nil
+}
+
+// validateIdentifiers applies T6 and the T3 bounds to an input.
+func (in *Input) validateIdentifiers() error {
+	if err := checkIdentifier("session_id", in.SessionID); err != nil {
+		return err
+	}
+	if err := checkIdentifier("run_id", in.RunID); err != nil {
+		return err
+	}
+	return checkConfirmTimeout(in.ConfirmTimeoutSeconds)
+}
+
+// truncateID keeps an error message short whatever the input held.
+func truncateID(v string) string {
+	const max = 64
+	if len(v) > max {
+		return v[:max] + "..."
+	}
+	return v
+}
