@@ -1,19 +1,13 @@
 package secrets
 
 import (
-	"bytes"
-	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
-	"fmt"
-	"html"
-	"html/template"
-	"net/url"
 	"strings"
 	"testing"
-	"unicode/utf16"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/tools/secrets/secretstest"
 )
 
 // testValues are secrets that a careless redactor gets wrong: quotes and
@@ -28,103 +22,10 @@ var testValues = map[string]string{
 	"LONG":    strings.Repeat(`0123456789abcdef"\`, 228)[:4096],
 }
 
-// Encodings produces a value in each form a server or tool may give it back.
-func Encodings(v string) map[string]string {
-	jsonOf := func(s string, escapeHTML bool) string {
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetEscapeHTML(escapeHTML)
-		_ = enc.Encode(s)
-		out := strings.TrimSuffix(b.String(), "\n")
-		return out[1 : len(out)-1]
-	}
-	asciiJSON := func(s string, upper bool) string {
-		var b strings.Builder
-		for _, r := range jsonOf(s, false) {
-			if r < 128 {
-				b.WriteRune(r)
-				continue
-			}
-			for _, u := range utf16.Encode([]rune{r}) {
-				x := fmt.Sprintf(`\u%04x`, u)
-				if upper {
-					x = `\u` + strings.ToUpper(x[2:])
-				}
-				b.WriteString(x)
-			}
-		}
-		return b.String()
-	}
-	lowerPercent := func(s string) string {
-		var b strings.Builder
-		for i := 0; i < len(s); i++ {
-			if s[i] == '%' && i+2 < len(s) {
-				b.WriteString("%" + strings.ToLower(s[i+1:i+3]))
-				i += 2
-				continue
-			}
-			b.WriteByte(s[i])
-		}
-		return b.String()
-	}
-	allPercent := func(s string) string {
-		var b strings.Builder
-		for _, c := range []byte(s) {
-			fmt.Fprintf(&b, "%%%02X", c)
-		}
-		return b.String()
-	}
-	numericHTML := func(s string) string {
-		var b strings.Builder
-		for i, r := range s {
-			if i%2 == 0 {
-				fmt.Fprintf(&b, "&#%d;", r)
-			} else {
-				fmt.Fprintf(&b, "&#x%X;", r)
-			}
-		}
-		return b.String()
-	}
-	b64 := func(enc *base64.Encoding, s string) string { return enc.EncodeToString([]byte(s)) }
-	slashJSON := strings.ReplaceAll(jsonOf(v, true), "/", `\/`)
-	return map[string]string{
-		"raw":                   v,
-		"json":                  jsonOf(v, true),
-		"json without html":     jsonOf(v, false),
-		"json with \\/":         slashJSON,
-		"json ascii":            asciiJSON(v, false),
-		"json ascii upper":      asciiJSON(v, true),
-		"json twice":            jsonOf(jsonOf(v, true), true),
-		"json twice ascii":      jsonOf(asciiJSON(v, false), false),
-		"query":                 url.QueryEscape(v),
-		"query lower":           lowerPercent(url.QueryEscape(v)),
-		"path":                  url.PathEscape(v),
-		"every byte":            allPercent(v),
-		"form of json":          url.QueryEscape(jsonOf(v, true)),
-		"json of query":         jsonOf(url.QueryEscape(v), true),
-		"html":                  html.EscapeString(v),
-		"template html":         template.HTMLEscapeString(v),
-		"numeric html":          numericHTML(v),
-		"html of json":          html.EscapeString(jsonOf(v, false)),
-		"hex":                   hex.EncodeToString([]byte(v)),
-		"HEX":                   strings.ToUpper(hex.EncodeToString([]byte(v))),
-		"base64":                b64(base64.StdEncoding, v),
-		"base64 raw":            b64(base64.RawStdEncoding, v),
-		"base64 url":            b64(base64.URLEncoding, v),
-		"base64 url raw":        b64(base64.RawURLEncoding, v),
-		"basic auth":            b64(base64.StdEncoding, "user:"+v),
-		"basic auth 2":          b64(base64.StdEncoding, "me:"+v),
-		"basic auth 3":          b64(base64.StdEncoding, "admin:"+v),
-		"base64 url of json":    b64(base64.RawURLEncoding, `{"k":"`+v+`"}`),
-		"base64 in query":       url.QueryEscape(b64(base64.StdEncoding, "user:"+v)),
-		"base64 in json escape": strings.ReplaceAll(b64(base64.StdEncoding, "x:"+v), "/", `\/`),
-	}
-}
-
 func TestRedactEveryEncoding(t *testing.T) {
 	r := NewRedactor(testValues)
 	for name, v := range testValues {
-		for form, enc := range Encodings(v) {
+		for form, enc := range secretstest.Encodings(v) {
 			t.Run(name+"/"+form, func(t *testing.T) {
 				text := "before «" + enc + "» after"
 				got := r.Redact(text)
@@ -142,7 +43,7 @@ func TestRedactEveryEncoding(t *testing.T) {
 // 8 or more characters of one, for the long value).
 func requireNoEncoding(t *testing.T, text, v string) {
 	t.Helper()
-	for form, enc := range Encodings(v) {
+	for form, enc := range secretstest.Encodings(v) {
 		require.NotContains(t, text, enc, "%s form found", form)
 	}
 }
@@ -153,7 +54,7 @@ func TestRedactPrefixNeverLeavesAPrefix(t *testing.T) {
 	values := map[string]string{"QUOTE": testValues["QUOTE"], "UNICODE": testValues["UNICODE"]}
 	r := NewRedactor(values)
 	for name, v := range values {
-		for form, enc := range Encodings(v) {
+		for form, enc := range secretstest.Encodings(v) {
 			text := "head " + enc + " tail"
 			spans := r.find(text)
 			require.Len(t, spans, 1, form)
@@ -200,7 +101,7 @@ func TestRedactNamesTheLongestValue(t *testing.T) {
 func TestRedactMargin(t *testing.T) {
 	r := NewRedactor(testValues)
 	for _, v := range testValues {
-		for form, enc := range Encodings(v) {
+		for form, enc := range secretstest.Encodings(v) {
 			require.LessOrEqual(t, len(enc), r.Margin(), form)
 		}
 	}
