@@ -52,10 +52,11 @@ type decoder struct {
 	decode func(src string, out *builder)
 }
 
+// A + for a space (forms, query strings) is not decoded: the value with
+// + for its spaces is one of the patterns instead, which spares a view.
 var decoders = []decoder{
 	{leader: `\`, decode: decodeJSON},
-	{leader: `%`, decode: func(s string, out *builder) { decodePercent(s, out, false) }},
-	{leader: `+`, decode: func(s string, out *builder) { decodePercent(s, out, true) }},
+	{leader: `%`, decode: decodePercent},
 	{leader: `&`, decode: decodeHTML},
 }
 
@@ -84,7 +85,7 @@ func views(text string) []*view {
 }
 
 func decodeView(parent *view, d decoder) *view {
-	b := &builder{}
+	b := &builder{start: make([]int32, 0, len(parent.text)), end: make([]int32, 0, len(parent.text))}
 	b.text.Grow(len(parent.text))
 	d.decode(parent.text, b)
 	if !b.changed {
@@ -175,21 +176,15 @@ func decodeJSON(s string, out *builder) {
 	}
 }
 
-// decodePercent decodes %HH, and + as a space when plus is set.
-func decodePercent(s string, out *builder, plus bool) {
+// decodePercent decodes %HH.
+func decodePercent(s string, out *builder) {
 	for i := 0; i < len(s); {
-		switch {
-		case s[i] == '%':
+		if s[i] == '%' {
 			if v, ok := hexValue(s, i+1, 2); ok {
 				out.emit(string([]byte{byte(v)}), i, i+3)
 				i += 3
 				continue
 			}
-		case s[i] == '+' && plus:
-			out.emit(" ", i, i+1)
-			out.changed = true
-			i++
-			continue
 		}
 		out.emit(s[i:i+1], i, i+1)
 		i++

@@ -167,6 +167,7 @@ func patternsOf(v string) []pattern {
 		out = append(out, p)
 	}
 	add(pattern{text: v})
+	add(pattern{text: strings.ReplaceAll(v, " ", "+")}) // a form's + for a space
 	h := hex.EncodeToString([]byte(v))
 	add(pattern{text: h})
 	add(pattern{text: strings.ToUpper(h)})
