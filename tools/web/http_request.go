@@ -32,7 +32,7 @@ var httpRequestSchema = json.RawMessage(`{
     "headers": {"type": "object", "additionalProperties": {"type": "string"},
       "description": "Request headers, name to value. Values may hold {{secret:NAME}} placeholders, such as {\"Authorization\": \"Bearer {{secret:GITHUB_TOKEN}}\"}."},
     "body": {"type": "string", "maxLength": 1048576,
-      "description": "Request body. Content-Type defaults to application/json when the body is JSON, text/plain otherwise. May hold {{secret:NAME}} placeholders."}
+      "description": "Request body. Content-Type defaults to application/json when the body is JSON, text/plain otherwise. May hold {{secret:NAME}} placeholders: inside a JSON string the value is JSON-escaped, in a form body percent-encoded."}
   },
   "required": ["url"],
   "additionalProperties": false
@@ -143,7 +143,7 @@ func (w *web) httpRequest(ctx context.Context, req tools.Request) (tools.Result,
 	if _, err := w.client.checkURL(expandedURL); err != nil {
 		return tools.Result{}, fail("%v", err)
 	}
-	body, err := secrets.expand(ctx, a.Body, nil)
+	body, err := expandBody(ctx, secrets, a.Body, headerValue(a.Headers, "Content-Type"))
 	if err != nil {
 		return tools.Result{}, fail("%v", err)
 	}
@@ -471,4 +471,47 @@ func expandURL(ctx context.Context, s *secretSet, raw string) (expanded, basic s
 	}
 	expanded, err = s.expand(ctx, scheme+"://"+rest, escapeURL)
 	return expanded, basic, err
+}
+
+// expandBody fills the placeholders of a body. In a JSON body whose
+// placeholders all stand inside strings a value is JSON-escaped, and in a
+// form it is percent-encoded, so that a quote or an & in a value leaves the
+// body as it was meant; elsewhere it goes in as it is.
+func expandBody(ctx context.Context, s *secretSet, body, contentType string) (string, error) {
+	var escape func(string) string
+	mt, _, _ := mime.ParseMediaType(contentType)
+	switch {
+	case !secretRef.MatchString(body):
+	case mt == "application/x-www-form-urlencoded":
+		escape = url.QueryEscape
+	case mt == "" || mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		// A bare x is not JSON: the body stays JSON only if every
+		// placeholder is inside a string.
+		if json.Valid([]byte(secretRef.ReplaceAllString(body, "x"))) {
+			escape = jsonEscape
+		}
+	}
+	return s.expand(ctx, body, escape)
+}
+
+// jsonEscape is v as the content of a JSON string.
+func jsonEscape(v string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return v
+	}
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
+}
+
+// headerValue is the value of the header named name in any letter case.
+func headerValue(headers map[string]string, name string) string {
+	for k, v := range headers {
+		if strings.EqualFold(strings.TrimSpace(k), name) {
+			return v
+		}
+	}
+	return ""
 }

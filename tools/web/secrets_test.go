@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -210,4 +211,37 @@ func TestHTTPRequestBinaryBodyWithASecretHasNoDigest(t *testing.T) {
 	res, err = call(t, defs["http_request"], "s1", map[string]any{"url": srv.URL, "headers": map[string]string{"X-Token": "not a secret"}})
 	require.NoError(t, err)
 	require.Contains(t, res.Content, "sha256 ")
+}
+
+// A value lands in a JSON body as a JSON string's content and in a form as
+// a form value, so that quotes and ampersands keep the body intact.
+func TestHTTPRequestBodyEscapesValuesForTheBody(t *testing.T) {
+	const pass = `a"b\c&d=e f`
+	var got []string
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		switch r.Header.Get("Content-Type") {
+		case "application/x-www-form-urlencoded":
+			q, err := url.ParseQuery(string(b))
+			require.NoError(t, err)
+			got = append(got, q.Get("pass"))
+		case "application/json":
+			var m map[string]string
+			require.NoError(t, json.Unmarshal(b, &m), string(b))
+			got = append(got, m["pass"])
+		default:
+			got = append(got, string(b))
+		}
+	})
+	defs := toolSet(t, Config{Secrets: fakeSecrets{session: "s1", values: map[string]string{"P": pass}}})
+	for _, args := range []map[string]any{
+		{"url": srv.URL, "method": "POST", "body": `{"user":"me","pass":"{{secret:P}}"}`},
+		{"url": srv.URL, "method": "POST", "body": `{"user":"me","pass":"{{secret:P}}"}`, "headers": map[string]string{"content-type": "application/json"}},
+		{"url": srv.URL, "method": "POST", "body": `user=me&pass={{secret:P}}`, "headers": map[string]string{"Content-Type": "application/x-www-form-urlencoded"}},
+		{"url": srv.URL, "method": "POST", "body": `{{secret:P}}`},
+	} {
+		_, err := call(t, defs["http_request"], "s1", args)
+		require.NoError(t, err)
+	}
+	require.Equal(t, []string{pass, pass, pass, pass}, got)
 }
