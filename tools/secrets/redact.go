@@ -1,8 +1,11 @@
 package secrets
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -175,15 +178,41 @@ func patternsOf(v string) []pattern {
 	// a 3-byte group. Its characters that depend on the value alone are the
 	// same whatever surrounds it; the one it shares with a neighbour on each
 	// side goes with it.
-	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
-		for k := range 3 {
-			full := enc.EncodeToString(append(make([]byte, k), v...))
-			from := (8*k + 5) / 6
-			to := (8*k + 8*len(v)) / 6
-			if to-from < 4 {
-				continue
+	// The base64 of a JSON text (a token's payload) holds the value
+	// JSON-escaped.
+	for _, form := range uniq(v, jsonContent(v, true), jsonContent(v, false)) {
+		for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+			for k := range 3 {
+				full := enc.EncodeToString(append(make([]byte, k), form...))
+				from := (8*k + 5) / 6
+				to := (8*k + 8*len(form)) / 6
+				if to-from < 4 {
+					continue
+				}
+				add(pattern{text: full[from:to], left: (8*k)%6 != 0, right: (8*k+8*len(form))%6 != 0, base64: true})
 			}
-			add(pattern{text: full[from:to], left: (8*k)%6 != 0, right: (8*k+8*len(v))%6 != 0, base64: true})
+		}
+	}
+	return out
+}
+
+// jsonContent is v as the content of a JSON string.
+func jsonContent(v string, escapeHTML bool) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(escapeHTML)
+	if enc.Encode(v) != nil {
+		return v
+	}
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
+}
+
+func uniq(forms ...string) []string {
+	var out []string
+	for _, f := range forms {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
 		}
 	}
 	return out
