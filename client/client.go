@@ -100,14 +100,11 @@ func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRu
 	if err != nil {
 		return nil, err
 	}
-	// The digest is of the input as given: sealing uses a fresh nonce each
-	// time, and a resubmission must still match.
 	digest, err := InputDigest(key, in)
 	if err != nil {
 		return nil, err
 	}
-	// Seal a copy: the caller's input stays as it was, so that submitting
-	// it again gives the same digest.
+	// Seal a copy: the caller's input stays as it was.
 	sealed := *in
 	sealed.Assistant.ToolCalls = slices.Clone(in.Assistant.ToolCalls)
 	if err := SealToolCalls(key, sealed.Assistant.ToolCalls); err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/toolround/toolround/round"
@@ -58,16 +59,25 @@ const (
 	legacyMemoInputHash = "toolround_input_sha256"
 )
 
-// InputDigest identifies a round's input, as given to Client.Start (before
-// sealing, whose random nonces would make a resubmission differ): an
-// HMAC-SHA256 under a key derived from the secret key that clients and
-// workers share, prefixed with an id of that key. Without the key, the digest
-// tells nothing about the input, and a guess of a value cannot be tested.
+// InputDigest identifies a round's input: an HMAC-SHA256 under a key derived
+// from the secret key that clients and workers share, prefixed with an id of
+// that key. Without the key, the digest tells nothing about the input, and
+// a guess of a value cannot be tested. Sealed or not, a store_secret value
+// counts by its plaintext (secrets.StableToolCall): sealing takes a fresh
+// nonce each time, and a resubmission must still match.
 func InputDigest(key []byte, in *round.Input) (string, error) {
 	if len(key) != secrets.KeySize {
 		return "", fmt.Errorf("input digest: key is %d bytes, want %d", len(key), secrets.KeySize)
 	}
-	b, err := json.Marshal(in)
+	stable := *in
+	stable.Assistant.ToolCalls = slices.Clone(in.Assistant.ToolCalls)
+	for i := range stable.Assistant.ToolCalls {
+		c := &stable.Assistant.ToolCalls[i]
+		if args, err := secrets.StableToolCall(key, c.Function.Name, string(c.Function.Arguments)); err == nil {
+			c.Function.Arguments = round.Arguments(args)
+		}
+	}
+	b, err := json.Marshal(&stable)
 	if err != nil {
 		return "", fmt.Errorf("encode round input: %w", err)
 	}

@@ -81,6 +81,15 @@ func TestInputDigestIsKeyed(t *testing.T) {
 	changed, err := InputDigest(key, input(toolCall("c1", "store_secret", `{"name":"A","value":"sunshine43"}`)))
 	require.NoError(t, err)
 	require.NotEqual(t, d1, changed)
+
+	// A caller that sealed the input first (the console) gets the same
+	// digest, so that its resubmission attaches.
+	sealed := input(toolCall("c1", "store_secret", `{"name":"A","value":"`+plain+`"}`))
+	require.NoError(t, SealToolCalls(key, sealed.Assistant.ToolCalls))
+	d3, err := InputDigest(key, sealed)
+	require.NoError(t, err)
+	require.Equal(t, d1, d3)
+	require.Contains(t, string(in.Assistant.ToolCalls[0].Function.Arguments), plain, "the input itself is left alone")
 }
 
 func TestSameInput(t *testing.T) {

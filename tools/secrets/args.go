@@ -2,6 +2,9 @@ package secrets
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +24,29 @@ import (
 // error, and then the text is returned unchanged: the caller must not
 // submit it.
 func SealArguments(key []byte, args string) (string, error) {
+	return sealing{key: key}.arguments(args)
+}
+
+// sealing says what becomes of a store_secret value: Seal under key, or,
+// when stable, a keyed digest of its plaintext (sealed values are opened
+// first), so that a call reads the same sealed or not.
+type sealing struct {
+	key    []byte
+	stable bool
+}
+
+func (s sealing) seal(plain string) (string, error) {
+	if !s.stable {
+		return Seal(s.key, plain)
+	}
+	mac := hmac.New(sha256.New, s.key)
+	mac.Write([]byte("toolround stable value v1"))
+	mac = hmac.New(sha256.New, mac.Sum(nil))
+	mac.Write([]byte(plain))
+	return "stable:" + hex.EncodeToString(mac.Sum(nil)), nil
+}
+
+func (s sealing) arguments(args string) (string, error) {
 	fields, err := decodeObject(args)
 	if err != nil {
 		return args, fmt.Errorf("secrets: seal store_secret arguments: %w", err)
@@ -30,7 +56,7 @@ func SealArguments(key []byte, args string) (string, error) {
 		if !strings.EqualFold(k, "value") {
 			continue
 		}
-		sealed, err := sealRaw(key, raw)
+		sealed, err := s.raw(raw)
 		if err != nil {
 			return args, err
 		}
@@ -44,20 +70,27 @@ func SealArguments(key []byte, args string) (string, error) {
 	return encodeObject(fields)
 }
 
-// sealRaw seals one JSON value; nil when there is nothing to seal.
-func sealRaw(key []byte, raw json.RawMessage) (json.RawMessage, error) {
+// raw seals one JSON value; nil when there is nothing to seal.
+func (s sealing) raw(raw json.RawMessage) (json.RawMessage, error) {
 	text := strings.TrimSpace(string(raw))
 	if text == "null" {
 		return nil, nil
 	}
 	var value string
 	if json.Unmarshal(raw, &value) == nil {
-		if IsSealed(value) {
-			return nil, nil
-		}
 		text = value
+		if IsSealed(value) {
+			if !s.stable {
+				return nil, nil
+			}
+			plain, err := Open(s.key, value)
+			if err != nil {
+				return nil, nil
+			}
+			text = plain
+		}
 	}
-	sealed, err := Seal(key, text)
+	sealed, err := s.seal(text)
 	if err != nil {
 		return nil, err
 	}
@@ -102,9 +135,21 @@ func hasDuplicateKeys(text string) bool {
 // any letter case, since sealing one call too many costs nothing and one too
 // few puts a secret in history. Calls of other tools come back unchanged.
 func SealToolCall(key []byte, tool, args string) (string, error) {
+	return sealing{key: key}.toolCall(tool, args)
+}
+
+// StableToolCall is SealToolCall with each store_secret value, sealed or
+// not, replaced by a keyed digest of its plaintext: the same text whether
+// or not the call was sealed (Seal takes a fresh nonce each time), for a
+// digest of a round's input. It is never submitted.
+func StableToolCall(key []byte, tool, args string) (string, error) {
+	return sealing{key: key, stable: true}.toolCall(tool, args)
+}
+
+func (s sealing) toolCall(tool, args string) (string, error) {
 	switch {
 	case sameName(tool, tools.StoreSecret):
-		return SealArguments(key, args)
+		return s.arguments(args)
 	case sameName(tool, tools.RunTool):
 	default:
 		return args, nil
@@ -133,7 +178,7 @@ func SealToolCall(key []byte, tool, args string) (string, error) {
 		if !strings.EqualFold(k, "args") {
 			continue
 		}
-		sealed, err := sealInner(key, inner)
+		sealed, err := s.inner(inner)
 		if err != nil {
 			return args, fmt.Errorf("secrets: seal run_tool arguments: %w", err)
 		}
@@ -147,9 +192,9 @@ func SealToolCall(key []byte, tool, args string) (string, error) {
 	return encodeObject(outer)
 }
 
-// sealInner seals run_tool's args, an object or a JSON string holding one;
+// inner seals run_tool's args, an object or a JSON string holding one;
 // nil when nothing changed.
-func sealInner(key []byte, inner json.RawMessage) (json.RawMessage, error) {
+func (s sealing) inner(inner json.RawMessage) (json.RawMessage, error) {
 	if strings.TrimSpace(string(inner)) == "null" {
 		return nil, nil
 	}
@@ -158,7 +203,7 @@ func sealInner(key []byte, inner json.RawMessage) (json.RawMessage, error) {
 	if !asString {
 		text = string(inner)
 	}
-	sealed, err := SealArguments(key, text)
+	sealed, err := s.arguments(text)
 	if err != nil {
 		return nil, err
 	}

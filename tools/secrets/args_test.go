@@ -208,3 +208,30 @@ func TestSealToolCallEveryName(t *testing.T) {
 		require.ErrorContains(t, err, "not a JSON object", "a malformed call that may hold a value is not submitted")
 	}
 }
+
+func TestStableToolCallIsTheSameSealedOrNot(t *testing.T) {
+	key := testKey(t)
+	for _, tc := range []struct{ tool, args string }{
+		{"store_secret", `{"name":"K","value":"` + plain + `"}`},
+		{"run_tool", `{"name":"store_secret","args":{"name":"K","value":"` + plain + `"}}`},
+		{"run_tool", `{"name":"store_secret","args":"{\"name\":\"K\",\"value\":\"` + plain + `\"}"}`},
+	} {
+		stable, err := StableToolCall(key, tc.tool, tc.args)
+		require.NoError(t, err)
+		require.NotContains(t, stable, plain)
+		sealed, err := SealToolCall(key, tc.tool, tc.args)
+		require.NoError(t, err)
+		again, err := StableToolCall(key, tc.tool, sealed)
+		require.NoError(t, err)
+		require.Equal(t, stable, again, tc.args)
+
+		other, err := StableToolCall(testKey(t), tc.tool, tc.args)
+		require.NoError(t, err)
+		require.NotEqual(t, stable, other, "keyed")
+	}
+	changed, err := StableToolCall(key, "store_secret", `{"name":"K","value":"`+plain+`!"}`)
+	require.NoError(t, err)
+	stable, err := StableToolCall(key, "store_secret", `{"name":"K","value":"`+plain+`"}`)
+	require.NoError(t, err)
+	require.NotEqual(t, stable, changed)
+}
