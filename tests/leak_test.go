@@ -185,6 +185,9 @@ func TestSecretsNeverLeave(t *testing.T) {
 	outputs = append(outputs, out.stdout, out.stderr)
 	res = decodeResult(t, out)
 	require.Len(t, res.Results, 1)
+	require.Equal(t, round.StatusOK, res.Results[0].Status, res.Results[0].Content)
+	require.Contains(t, res.Results[0].Content, "[secret:QUOTE]")
+	require.GreaterOrEqual(t, echo.holding.Load(), 2, "the new worker sent the request again")
 
 	// Every sink.
 	sinks := map[string]string{}
