@@ -310,23 +310,26 @@ func bodyText(resp *response) (text string, cut int, binary bool) {
 	all := append(resp.body[:len(resp.body):len(resp.body)], resp.more...)
 	if cs := params["charset"]; cs != "" && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
 		if full, ok := decodeCharset(cs, all); ok {
+			if !resp.truncated {
+				return full, len(full), false
+			}
 			if shown, ok := decodeCharset(cs, resp.body); ok {
 				return full, min(len(shown), len(full)), false
 			}
 		}
 	}
-	if resp.truncated {
-		// The read may have split the last character.
-		for i := 0; i < utf8.UTFMax && len(all) > 0 && !utf8.Valid(all); i++ {
-			all = all[:len(all)-1]
-		}
+	if !resp.truncated {
+		text = strings.ToValidUTF8(string(all), "\uFFFD")
+		return text, len(text), false
 	}
-	text = strings.ToValidUTF8(string(all), "\uFFFD")
-	cut = min(len(resp.body), len(text))
-	for cut > 0 && cut < len(text) && !utf8.RuneStart(text[cut]) {
-		cut--
+	// The limit may have split the last character shown.
+	shown := resp.body
+	for i := 0; i < utf8.UTFMax && len(shown) > 0 && !utf8.Valid(shown); i++ {
+		shown = shown[:len(shown)-1]
 	}
-	return text, cut, false
+	text = strings.ToValidUTF8(string(shown), "\uFFFD")
+	cut = len(text)
+	return text + strings.ToValidUTF8(string(all[len(shown):]), "\uFFFD"), cut, false
 }
 
 func decodeCharset(label string, b []byte) (string, bool) {

@@ -245,3 +245,20 @@ func TestHTTPRequestBodyEscapesValuesForTheBody(t *testing.T) {
 	}
 	require.Equal(t, []string{pass, pass, pass, pass}, got)
 }
+
+// A body that is not valid UTF-8 is shown whole: replacing its bad bytes
+// makes the text longer than the body.
+func TestHTTPRequestShowsAnInvalidUTF8BodyWhole(t *testing.T) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "caf\xe9 \xff\xfe au lait, the end")
+	})
+	for _, cfg := range []Config{{}, {Secrets: fakeSecrets{session: "s1", values: map[string]string{"P": "pass-word-1"}}}} {
+		res, err := call(t, toolSet(t, cfg)["http_request"], "s1", map[string]any{"url": srv.URL, "headers": map[string]string{"X-Token": "{{secret:P}}"}})
+		if cfg.Secrets == nil {
+			res, err = call(t, toolSet(t, cfg)["http_request"], "s1", map[string]any{"url": srv.URL})
+		}
+		require.NoError(t, err)
+		require.True(t, strings.HasSuffix(res.Content, "\n\ncaf\uFFFD \uFFFD au lait, the end"), "%q", res.Content)
+	}
+}
