@@ -5,13 +5,12 @@ package client
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -21,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools/secrets"
 	"github.com/toolround/toolround/workflows"
 )
 
@@ -40,10 +40,15 @@ type Options struct {
 	// workflow task's trip through the server's queue (BENCHMARKS.md). It has
 	// no effect without such a worker.
 	EagerStart bool
-	// Prepare, when set, rewrites a round's input before it is submitted
-	// (the starter seals store_secret values with it, so that they never
-	// reach workflow history).
+	// Prepare, when set, rewrites a round's input before it is submitted,
+	// after its store_secret values are sealed.
 	Prepare func(*round.Input) error
+	// Secrets locates the key, shared with the workers, that seals
+	// store_secret values before a round is submitted and keys the digest
+	// that lets a resubmitted round attach. Zero: secrets.ConfigFromEnv()
+	// (TOOLROUND_SECRET_KEY, TOOLROUND_SECRET_KEY_FILE, else the default
+	// key file, created on first use).
+	Secrets secrets.Config
 	// MaxInputBytes bounds a round's encoded input. Default
 	// DefaultMaxInputBytes.
 	MaxInputBytes int
@@ -62,6 +67,9 @@ var ErrInputTooLarge = errors.New("round input too large")
 type Client struct {
 	tc   tclient.Client
 	opts Options
+
+	keyMu sync.Mutex
+	key   []byte
 }
 
 // New wraps a Temporal client.
@@ -78,8 +86,6 @@ func New(tc tclient.Client, opts Options) *Client {
 // Temporal is the underlying Temporal client.
 func (c *Client) Temporal() tclient.Client { return c.tc }
 
-const memoInputHash = "toolround_input_sha256"
-
 // ErrInputMismatch is returned when a round id is reused with another input.
 var ErrInputMismatch = errors.New("a round with this id already ran with a different input")
 
@@ -90,12 +96,21 @@ func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRu
 	if err := in.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid round input: %w", err)
 	}
-	// The hash is of the input as given: Prepare may seal values with a
-	// random nonce, and a resubmission must still match.
-	hash, err := InputHash(in)
+	key, err := c.secretKey()
 	if err != nil {
 		return nil, err
 	}
+	digest, err := InputDigest(key, in)
+	if err != nil {
+		return nil, err
+	}
+	// Seal a copy: the caller's input stays as it was.
+	sealed := *in
+	sealed.Assistant.ToolCalls = slices.Clone(in.Assistant.ToolCalls)
+	if err := SealToolCalls(key, sealed.Assistant.ToolCalls); err != nil {
+		return nil, err
+	}
+	given, in := in, &sealed
 	if c.opts.Prepare != nil {
 		if err := c.opts.Prepare(in); err != nil {
 			return nil, err
@@ -110,13 +125,13 @@ func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRu
 		TaskQueue:                                c.opts.TaskQueue,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		Memo:                                     map[string]any{memoInputHash: hash},
+		Memo:                                     map[string]any{memoInputDigest: digest},
 		EnableEagerStart:                         c.opts.EagerStart,
 		StaticSummary:                            fmt.Sprintf("round %d of run %s (%d calls)", in.Round, in.RunID, len(in.Assistant.ToolCalls)),
 	}, workflows.WorkflowName, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
-		if err := c.checkSameInput(ctx, id, hash); err != nil {
+		if err := c.checkSameInput(ctx, id, key, given); err != nil {
 			return nil, err
 		}
 		return c.tc.GetWorkflow(ctx, id, ""), nil
@@ -147,33 +162,45 @@ func mib(n int) string {
 	return strings.TrimRight(strings.TrimRight(s, "0"), ".") + " MiB"
 }
 
-func (c *Client) checkSameInput(ctx context.Context, id, hash string) error {
+func (c *Client) checkSameInput(ctx context.Context, id string, key []byte, in *round.Input) error {
 	desc, err := c.tc.DescribeWorkflowExecution(ctx, id, "")
 	if err != nil {
 		return fmt.Errorf("describe round %s: %w", id, err)
 	}
-	p, ok := desc.GetWorkflowExecutionInfo().GetMemo().GetFields()[memoInputHash]
-	if !ok {
-		return nil
+	memo := map[string]string{}
+	for k, p := range desc.GetWorkflowExecutionInfo().GetMemo().GetFields() {
+		var v string
+		if converter.GetDefaultDataConverter().FromPayload(p, &v) == nil {
+			memo[k] = v
+		}
 	}
-	var have string
-	if err := converter.GetDefaultDataConverter().FromPayload(p, &have); err != nil {
-		return nil
+	same, err := sameInput(memo, key, in)
+	if err != nil {
+		return err
 	}
-	if have != hash {
+	if !same {
 		return fmt.Errorf("round %s: %w; use a new round number", id, ErrInputMismatch)
 	}
 	return nil
 }
 
-// InputHash identifies a round's input, to tell a resubmission from a clash.
-func InputHash(in *round.Input) (string, error) {
-	b, err := json.Marshal(in)
-	if err != nil {
-		return "", fmt.Errorf("encode round input: %w", err)
+// secretKey loads the key of Options.Secrets once.
+func (c *Client) secretKey() ([]byte, error) {
+	c.keyMu.Lock()
+	defer c.keyMu.Unlock()
+	if c.key != nil {
+		return c.key, nil
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	cfg := c.opts.Secrets
+	if cfg == (secrets.Config{}) {
+		cfg = secrets.ConfigFromEnv()
+	}
+	key, err := cfg.LoadKey()
+	if err != nil {
+		return nil, fmt.Errorf("load the key that seals secrets and keys the input digest (clients and workers share it): %w", err)
+	}
+	c.key = key
+	return key, nil
 }
 
 // Wait waits for a round's result and resolves large results.

@@ -1,40 +1,132 @@
 package client
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/toolround/toolround/round"
-	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/secrets"
 )
 
-// SealSecrets returns an Options.Prepare that seals the value of every
-// store_secret call (direct or through run_tool), so that the plaintext never
-// reaches workflow history. The key is loaded only when a round has such a
-// call; workers must use the same key (TOOLROUND_SECRET_KEY).
+// SealToolCalls seals, in place, the value of every store_secret call among
+// calls, however the call is spelled: direct or through run_tool (args as
+// an object or a JSON string), names with JSON escapes or in another letter
+// case, keys in any letter case (secrets.SealToolCall). It is the one sealing
+// step for every way calls reach a round: Client.Start (the starter and the
+// Go API) calls it, and so must the console's API for the round inputs it
+// submits and an agent run's model activity before its result enters
+// history. A call that may hold a value but cannot be read as arguments is
+// an error; the calls must not be submitted then.
+func SealToolCalls(key []byte, calls []round.ToolCall) error {
+	for i := range calls {
+		c := &calls[i]
+		sealed, err := secrets.SealToolCall(key, c.Function.Name, string(c.Function.Arguments))
+		if err != nil {
+			return fmt.Errorf("call %s: %w (the round was not submitted, so the value went nowhere)", c.ID, err)
+		}
+		c.Function.Arguments = round.Arguments(sealed)
+	}
+	return nil
+}
+
+// SealSecrets returns an Options.Prepare that seals store_secret values.
+//
+// Deprecated: Client.Start seals with the key of Options.Secrets whatever
+// Prepare does; this is kept for callers that set it.
 func SealSecrets(cfg secrets.Config) func(*round.Input) error {
 	return func(in *round.Input) error {
-		var key []byte
-		for i := range in.Assistant.ToolCalls {
-			c := &in.Assistant.ToolCalls[i]
-			args := string(c.Function.Arguments)
-			if c.Function.Name != tools.StoreSecret && !(c.Function.Name == tools.RunTool && strings.Contains(args, tools.StoreSecret)) {
-				continue
-			}
-			if key == nil {
-				k, err := cfg.LoadKey()
-				if err != nil {
-					return fmt.Errorf("seal store_secret values: %w", err)
-				}
-				key = k
-			}
-			sealed, err := secrets.SealToolCall(key, c.Function.Name, args)
-			if err != nil {
-				return fmt.Errorf("call %s: %w (the round was not submitted, so the value went nowhere)", c.ID, err)
-			}
-			c.Function.Arguments = round.Arguments(sealed)
+		key, err := cfg.LoadKey()
+		if err != nil {
+			return fmt.Errorf("seal store_secret values: %w", err)
 		}
-		return nil
+		return SealToolCalls(key, in.Assistant.ToolCalls)
 	}
+}
+
+// Memo keys of the input digest that tells a resubmitted round from another
+// one under the same workflow id.
+const (
+	// memoInputDigest holds InputDigest: keyed, so that nobody without the
+	// key can test guesses of the input against it.
+	memoInputDigest = "toolround_input_hmac"
+	// legacyMemoInputHash is the unkeyed SHA-256 that rounds started by
+	// earlier clients carry. It is still checked, never written.
+	legacyMemoInputHash = "toolround_input_sha256"
+)
+
+// InputDigest identifies a round's input: an HMAC-SHA256 under a key derived
+// from the secret key that clients and workers share, prefixed with an id of
+// that key. Without the key, the digest tells nothing about the input, and
+// a guess of a value cannot be tested. Sealed or not, a store_secret value
+// counts by its plaintext (secrets.StableToolCall): sealing takes a fresh
+// nonce each time, and a resubmission must still match.
+func InputDigest(key []byte, in *round.Input) (string, error) {
+	if len(key) != secrets.KeySize {
+		return "", fmt.Errorf("input digest: key is %d bytes, want %d", len(key), secrets.KeySize)
+	}
+	stable := *in
+	stable.Assistant.ToolCalls = slices.Clone(in.Assistant.ToolCalls)
+	for i := range stable.Assistant.ToolCalls {
+		c := &stable.Assistant.ToolCalls[i]
+		if args, err := secrets.StableToolCall(key, c.Function.Name, string(c.Function.Arguments)); err == nil {
+			c.Function.Arguments = round.Arguments(args)
+		}
+	}
+	b, err := json.Marshal(&stable)
+	if err != nil {
+		return "", fmt.Errorf("encode round input: %w", err)
+	}
+	mac := hmac.New(sha256.New, derive(key, "toolround input digest v1"))
+	mac.Write(b)
+	return keyID(key) + ":" + hex.EncodeToString(mac.Sum(nil)), nil
+}
+
+func derive(key []byte, purpose string) []byte {
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(purpose))
+	return mac.Sum(nil)
+}
+
+// keyID names a key without telling anything about it or the input.
+func keyID(key []byte) string { return hex.EncodeToString(derive(key, "toolround key id")[:6]) }
+
+// legacyInputHash is the digest earlier clients stored under
+// legacyMemoInputHash; it is computed only to compare.
+func legacyInputHash(in *round.Input) (string, error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return "", fmt.Errorf("encode round input: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// sameInput compares in with the digest memo of a round that already runs
+// under its workflow id. Without a memo, or with a digest under another key,
+// the input cannot be compared and the round is taken as the same.
+func sameInput(memo map[string]string, key []byte, in *round.Input) (bool, error) {
+	if have, ok := memo[memoInputDigest]; ok {
+		id, _, _ := strings.Cut(have, ":")
+		if id != keyID(key) {
+			return true, nil
+		}
+		want, err := InputDigest(key, in)
+		if err != nil {
+			return false, err
+		}
+		return hmac.Equal([]byte(have), []byte(want)), nil
+	}
+	if have, ok := memo[legacyMemoInputHash]; ok {
+		want, err := legacyInputHash(in)
+		if err != nil {
+			return false, err
+		}
+		return have == want, nil
+	}
+	return true, nil
 }

@@ -214,7 +214,7 @@ func dial(ctx context.Context, cfg engine.Config) (*client.Client, func(), error
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := client.Options{TaskQueue: cfg.TaskQueue, Prepare: client.SealSecrets(cfg.Secrets)}
+	opts := client.Options{TaskQueue: cfg.TaskQueue, Secrets: cfg.Secrets}
 	var rc *cache.Client
 	if cfg.RedisURL != "" {
 		if rc, err = cache.Open(ctx, cache.Options{URL: cfg.RedisURL, Logger: logger}); err == nil {

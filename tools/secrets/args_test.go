@@ -39,7 +39,6 @@ func TestSealArguments(t *testing.T) {
 		{name: "extra fields kept", args: `{"value":"pa$$w0rd-<&>","name":"API_KEY","note":{"a":[1,2]}}`, sealed: true},
 		{name: "already sealed", args: alreadyArgs, unchanged: true},
 		{name: "no value", args: `{"name":"API_KEY"}`, unchanged: true},
-		{name: "value not a string", args: `{"name":"PIN","value":1234}`, unchanged: true},
 		{name: "not JSON", args: `{"name":"API_KEY","value":"pa$$w0rd-<&>"`, unchanged: true, wantErr: "not a JSON object"},
 		{name: "array", args: `["pa$$w0rd-<&>"]`, unchanged: true, wantErr: "not a JSON object"},
 		{name: "null", args: `null`, unchanged: true, wantErr: "not a JSON object"},
@@ -141,4 +140,98 @@ func TestSealToolCall(t *testing.T) {
 		require.ErrorContains(t, err, "not a JSON object")
 		require.Equal(t, args, out)
 	})
+}
+
+// The tool reads its arguments as encoding/json does: keys in any letter
+// case, the last of duplicate keys. Sealing must cover every spelling.
+func TestSealArgumentsEverySpelling(t *testing.T) {
+	key := testKey(t)
+	for _, args := range []string{
+		`{"name":"K","Value":"` + plain + `"}`,
+		`{"name":"K","VALUE":"` + plain + `"}`,
+		`{"name":"K","vAlUe":"` + plain + `"}`,
+		`{"name":"K","value":"sealed:v1:AAAA","Value":"` + plain + `"}`,
+		`{"name":"K","value":"` + plain + `","value":"other-dup"}`,
+		`{"name":"K","value":"other-dup","value":"` + plain + `"}`,
+		`{"name":"K","value":12345678}`,
+		`{"name":"K","value":{"nested":"` + plain + `"}}`,
+	} {
+		t.Run(args, func(t *testing.T) {
+			got, err := SealArguments(key, args)
+			require.NoError(t, err)
+			require.NotContains(t, got, plain)
+			require.NotContains(t, got, "other-dup")
+			require.NotContains(t, got, "12345678")
+			var fields map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal([]byte(got), &fields))
+			for k, raw := range fields {
+				if k == "name" {
+					continue
+				}
+				var v string
+				require.NoError(t, json.Unmarshal(raw, &v), k)
+				require.True(t, IsSealed(v), k)
+			}
+			again, err := SealArguments(key, got)
+			require.NoError(t, err)
+			require.Equal(t, got, again)
+		})
+	}
+}
+
+func TestSealToolCallEveryName(t *testing.T) {
+	key := testKey(t)
+	direct := `{"name":"K","value":"` + plain + `"}`
+	for _, tc := range []struct{ tool, args string }{
+		{"Store_Secret", direct},
+		{" store_secret ", direct},
+		{"run_tool", `{"name":"store\u005fsecret","args":` + direct + `}`},
+		{"run_tool", `{"name":"STORE_SECRET","args":` + direct + `}`},
+		{"run_tool", `{"Name":"store_secret","ARGS":` + direct + `}`},
+		{"run_tool", `{"name":"calculate","name":"store_secret","args":` + direct + `}`},
+		{"run_tool", `{"name":"store_secret","args":{"name":"K","Value":"` + plain + `"}}`},
+		{"run_tool", `{"name":"store_secret","args":"{\"name\":\"K\",\"val\u0075e\":\"` + plain + `\"}"}`},
+		{"Run_Tool", `{"name":"store_secret","args":` + direct + `}`},
+	} {
+		t.Run(tc.tool+" "+tc.args, func(t *testing.T) {
+			got, err := SealToolCall(key, tc.tool, tc.args)
+			require.NoError(t, err)
+			require.NotContains(t, got, plain)
+			require.NotContains(t, got, "pa$$")
+		})
+	}
+	for _, args := range []string{
+		`{"name":"store\u005fsecret","args":{"value":"` + plain + `"}`,
+		`{"name":"STORE_SECRET","args":{"value":"` + plain + `"}`,
+	} {
+		_, err := SealToolCall(key, "run_tool", args)
+		require.ErrorContains(t, err, "not a JSON object", "a malformed call that may hold a value is not submitted")
+	}
+}
+
+func TestStableToolCallIsTheSameSealedOrNot(t *testing.T) {
+	key := testKey(t)
+	for _, tc := range []struct{ tool, args string }{
+		{"store_secret", `{"name":"K","value":"` + plain + `"}`},
+		{"run_tool", `{"name":"store_secret","args":{"name":"K","value":"` + plain + `"}}`},
+		{"run_tool", `{"name":"store_secret","args":"{\"name\":\"K\",\"value\":\"` + plain + `\"}"}`},
+	} {
+		stable, err := StableToolCall(key, tc.tool, tc.args)
+		require.NoError(t, err)
+		require.NotContains(t, stable, plain)
+		sealed, err := SealToolCall(key, tc.tool, tc.args)
+		require.NoError(t, err)
+		again, err := StableToolCall(key, tc.tool, sealed)
+		require.NoError(t, err)
+		require.Equal(t, stable, again, tc.args)
+
+		other, err := StableToolCall(testKey(t), tc.tool, tc.args)
+		require.NoError(t, err)
+		require.NotEqual(t, stable, other, "keyed")
+	}
+	changed, err := StableToolCall(key, "store_secret", `{"name":"K","value":"`+plain+`!"}`)
+	require.NoError(t, err)
+	stable, err := StableToolCall(key, "store_secret", `{"name":"K","value":"`+plain+`"}`)
+	require.NoError(t, err)
+	require.NotEqual(t, stable, changed)
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -17,6 +18,10 @@ var _ tools.Secrets = (*Store)(nil)
 
 // ErrNotFound is wrapped by Get when the session has no secret of that name.
 var ErrNotFound = errors.New("secret not found")
+
+// ErrTooShort is wrapped by Put for a value of fewer than MinValueChars
+// characters.
+var ErrTooShort = fmt.Errorf("the value is shorter than %d characters; a value that short would be found, and redacted, all over ordinary results, so it is not kept", MinValueChars)
 
 // DefaultTTL is how long a session's secrets live after the last store_secret.
 const DefaultTTL = 30 * 24 * time.Hour
@@ -71,14 +76,20 @@ func (s *Store) Seal(plaintext string) (string, error) { return Seal(s.key, plai
 
 // Put stores a secret. value may be plain, and is then sealed here, or
 // already sealed (by SealArguments), and is then checked to open with the
-// store's key and kept as it is.
+// store's key and kept as it is. A value shorter than MinValueChars is
+// refused with ErrTooShort.
 func (s *Store) Put(ctx context.Context, sessionID, name, value string) error {
-	sealed := value
+	sealed, plain := value, value
 	if IsSealed(value) {
-		if _, err := Open(s.key, value); err != nil {
+		var err error
+		if plain, err = Open(s.key, value); err != nil {
 			return fmt.Errorf("secrets: put %q: %w", name, err)
 		}
-	} else {
+	}
+	if utf8.RuneCountInString(plain) < MinValueChars {
+		return fmt.Errorf("secrets: put %q: %w", name, ErrTooShort)
+	}
+	if !IsSealed(value) {
 		var err error
 		if sealed, err = Seal(s.key, value); err != nil {
 			return fmt.Errorf("secrets: put %q: %w", name, err)

@@ -40,17 +40,17 @@ func TestStore(t *testing.T) {
 			require.Equal(t, rdb != nil, s.Shared())
 			session := uniqueSession(t, rdb)
 
-			require.NoError(t, s.Put(ctx, session, "PLAIN", "hunter2"))
-			sealed, err := Seal(key, "s3cret")
+			require.NoError(t, s.Put(ctx, session, "PLAIN", "hunter2-and-more"))
+			sealed, err := Seal(key, "s3cret-value")
 			require.NoError(t, err)
 			require.NoError(t, s.Put(ctx, session, "SEALED", sealed))
 
 			got, err := s.Get(ctx, session, "PLAIN")
 			require.NoError(t, err)
-			require.Equal(t, "hunter2", got)
+			require.Equal(t, "hunter2-and-more", got)
 			got, err = s.Get(ctx, session, "SEALED")
 			require.NoError(t, err)
-			require.Equal(t, "s3cret", got)
+			require.Equal(t, "s3cret-value", got)
 
 			_, err = s.Get(ctx, session, "MISSING")
 			require.True(t, errors.Is(err, ErrNotFound), err)
@@ -58,7 +58,7 @@ func TestStore(t *testing.T) {
 			_, err = s.Get(ctx, session+"-other", "PLAIN")
 			require.True(t, errors.Is(err, ErrNotFound), "secrets are per session")
 
-			otherSealed, err := Seal(testKey(t), "x")
+			otherSealed, err := Seal(testKey(t), "x-long-enough")
 			require.NoError(t, err)
 			err = s.Put(ctx, session, "FOREIGN", otherSealed)
 			require.True(t, errors.Is(err, ErrOpen), err)
@@ -67,10 +67,10 @@ func TestStore(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, []string{"PLAIN", "SEALED"}, names)
 
-			require.NoError(t, s.Put(ctx, session, "PLAIN", "changed"))
+			require.NoError(t, s.Put(ctx, session, "PLAIN", "changed-value"))
 			got, err = s.Get(ctx, session, "PLAIN")
 			require.NoError(t, err)
-			require.Equal(t, "changed", got)
+			require.Equal(t, "changed-value", got)
 
 			require.NoError(t, s.Delete(ctx, session, "PLAIN"))
 			require.NoError(t, s.Delete(ctx, session, "PLAIN"))
@@ -93,12 +93,12 @@ func TestStoreKeepsOnlySealedValuesInRedis(t *testing.T) {
 	s, err := NewStore(testKey(t), StoreOptions{Redis: rdb, TTL: time.Hour})
 	require.NoError(t, err)
 	session := uniqueSession(t, rdb)
-	require.NoError(t, s.Put(ctx, session, "TOKEN", "hunter2"))
+	require.NoError(t, s.Put(ctx, session, "TOKEN", "hunter2-and-more"))
 
 	raw, err := rdb.HGet(ctx, Key(session), "TOKEN").Result()
 	require.NoError(t, err)
 	require.True(t, IsSealed(raw))
-	require.NotContains(t, raw, "hunter2")
+	require.NotContains(t, raw, "hunter2-and-more")
 
 	ttl, err := rdb.TTL(ctx, Key(session)).Result()
 	require.NoError(t, err)
@@ -112,7 +112,7 @@ func TestStoreNegativeTTLNeverExpires(t *testing.T) {
 	s, err := NewStore(testKey(t), StoreOptions{Redis: rdb, TTL: -1})
 	require.NoError(t, err)
 	session := uniqueSession(t, rdb)
-	require.NoError(t, s.Put(ctx, session, "TOKEN", "v"))
+	require.NoError(t, s.Put(ctx, session, "TOKEN", "value-of-token"))
 	ttl, err := rdb.TTL(ctx, Key(session)).Result()
 	require.NoError(t, err)
 	require.Equal(t, time.Duration(-1), ttl)
@@ -128,10 +128,28 @@ func TestStoreRedisDown(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	s, err := NewStore(testKey(t), StoreOptions{Redis: rdb})
 	require.NoError(t, err)
-	err = s.Put(context.Background(), "s", "TOKEN", "hunter2")
+	err = s.Put(context.Background(), "s", "TOKEN", "hunter2-and-more")
 	require.ErrorContains(t, err, `secrets: put "TOKEN"`)
-	require.NotContains(t, err.Error(), "hunter2")
+	require.NotContains(t, err.Error(), "hunter2-and-more")
 	_, err = s.Get(context.Background(), "s", "TOKEN")
 	require.ErrorContains(t, err, `secrets: get "TOKEN"`)
 	require.False(t, errors.Is(err, ErrNotFound))
+}
+
+func TestStoreRefusesShortValues(t *testing.T) {
+	ctx := context.Background()
+	key := testKey(t)
+	s, err := NewStore(key, StoreOptions{})
+	require.NoError(t, err)
+	for _, v := range []string{"x", "1234567", "äöüäöüä"} {
+		err := s.Put(ctx, "s", "SHORT", v)
+		require.True(t, errors.Is(err, ErrTooShort), err)
+		require.ErrorContains(t, err, "shorter than 8 characters")
+		sealed, err := Seal(key, v)
+		require.NoError(t, err)
+		require.True(t, errors.Is(s.Put(ctx, "s", "SHORT", sealed), ErrTooShort), "a sealed value is opened and measured")
+	}
+	_, err = s.Get(ctx, "s", "SHORT")
+	require.True(t, errors.Is(err, ErrNotFound))
+	require.NoError(t, s.Put(ctx, "s", "OK", "äöüäöüäö"), "eight characters are enough, whatever their bytes")
 }

@@ -35,6 +35,27 @@ func (e *deniedError) Unwrap() error { return e.err }
 
 type redirectError struct{ max int }
 
+// secretBodyError stops a redirect that would send a body holding a secret
+// to another host (T9).
+type secretBodyError struct {
+	status int
+	to     string
+}
+
+func (e *secretBodyError) Error() string {
+	return fmt.Sprintf("stopped at a redirect (%d) to %s: the request body holds a secret and is never sent to another host or over plain http; "+
+		"if that host should have it, send the request to it directly", e.status, e.to)
+}
+
+// guard says what of a request carries secrets, and so must not follow a
+// redirect to another host, and how far past the limit to read so that
+// redaction sees every value that starts before the cut whole.
+type guard struct {
+	headers []string // dropped on a redirect to another host
+	body    bool     // the exchange stops at such a redirect instead
+	extra   int64
+}
+
 func (e *redirectError) Error() string {
 	return fmt.Sprintf("stopped after %d redirects", e.max)
 }
@@ -84,15 +105,20 @@ type response struct {
 	proto     string
 	header    http.Header
 	body      []byte
-	truncated bool  // the body went on past the limit
-	length    int64 // Content-Length, -1 when unknown
+	truncated bool   // the body went on past the limit
+	more      []byte // what was read past the limit (guard.extra at most)
+	length    int64  // Content-Length, -1 when unknown
 	finalURL  string
 }
 
 // exchange sends req, follows redirects and reads at most limit bytes of the
-// body. dropOnHop lists headers that must not follow a redirect to another
-// host (those that carry secrets).
-func (c *client) exchange(ctx context.Context, req *http.Request, limit int64, dropOnHop []string) (*response, error) {
+// body, and g.extra more into response.more. g (may be nil) says what
+// carries secrets: such headers are dropped on a redirect to another host,
+// and such a body stops the exchange there.
+func (c *client) exchange(ctx context.Context, req *http.Request, limit int64, g *guard) (*response, error) {
+	if g == nil {
+		g = &guard{}
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	req = req.WithContext(ctx)
@@ -108,8 +134,16 @@ func (c *client) exchange(ctx context.Context, req *http.Request, limit int64, d
 			if _, err := c.checkURL(next.URL.String()); err != nil {
 				return err
 			}
-			if next.URL.Host != via[0].URL.Host {
-				for _, h := range dropOnHop {
+			first := via[0].URL
+			if next.URL.Host != first.Host || (first.Scheme == "https" && next.URL.Scheme != "https") {
+				if g.body && next.Body != nil && next.Body != http.NoBody {
+					status := 0
+					if next.Response != nil {
+						status = next.Response.StatusCode
+					}
+					return &secretBodyError{status: status, to: next.URL.Scheme + "://" + next.URL.Host}
+				}
+				for _, h := range g.headers {
 					next.Header.Del(h)
 				}
 			}
@@ -121,7 +155,7 @@ func (c *client) exchange(ctx context.Context, req *http.Request, limit int64, d
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+max(g.extra, 1)))
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +164,7 @@ func (c *client) exchange(ctx context.Context, req *http.Request, limit int64, d
 		length: resp.ContentLength, finalURL: resp.Request.URL.String(),
 	}
 	if int64(len(body)) > limit {
-		out.body, out.truncated = body[:limit], true
+		out.body, out.more, out.truncated = body[:limit], body[limit:], true
 	} else {
 		out.body = body
 	}
@@ -146,6 +180,7 @@ func (c *client) describe(ctx context.Context, err error) (msg string, transient
 	}
 	var denied *deniedError
 	var redirect *redirectError
+	var secretBody *secretBodyError
 	var dnsErr *net.DNSError
 	var certErr *x509.CertificateInvalidError
 	var unknownAuth x509.UnknownAuthorityError
@@ -153,6 +188,8 @@ func (c *client) describe(ctx context.Context, err error) (msg string, transient
 	switch {
 	case errors.As(err, &denied):
 		return denied.Error(), false
+	case errors.As(err, &secretBody):
+		return secretBody.Error(), false
 	case errors.As(err, &redirect):
 		return redirect.Error() + ": the chain of redirects is too long", false
 	case ctx.Err() != nil:

@@ -121,11 +121,11 @@ func (w *web) loadPage(ctx context.Context, u *url.URL) (string, error) {
 		}
 		title, body, links = p.title, p.text, p.links
 	default:
-		text, binary := bodyText(resp)
+		text, cut, binary := bodyText(resp)
 		if binary {
-			return "", fmt.Errorf("not a web page but %s; save it with download_file", strings.TrimPrefix(binarySummary(resp), "[binary body not shown: "))
+			return "", fmt.Errorf("not a web page but %s; save it with download_file", strings.TrimPrefix(binarySummary(resp, false), "[binary body not shown: "))
 		}
-		body = tidy(text)
+		body = tidy(text[:cut])
 	}
 
 	var b strings.Builder

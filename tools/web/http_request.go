@@ -1,8 +1,10 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -30,7 +32,7 @@ var httpRequestSchema = json.RawMessage(`{
     "headers": {"type": "object", "additionalProperties": {"type": "string"},
       "description": "Request headers, name to value. Values may hold {{secret:NAME}} placeholders, such as {\"Authorization\": \"Bearer {{secret:GITHUB_TOKEN}}\"}."},
     "body": {"type": "string", "maxLength": 1048576,
-      "description": "Request body. Content-Type defaults to application/json when the body is JSON, text/plain otherwise. May hold {{secret:NAME}} placeholders."}
+      "description": "Request body. Content-Type defaults to application/json when the body is JSON, text/plain otherwise. May hold {{secret:NAME}} placeholders: inside a JSON string the value is JSON-escaped, in a form body percent-encoded."}
   },
   "required": ["url"],
   "additionalProperties": false
@@ -134,14 +136,14 @@ func (w *web) httpRequest(ctx context.Context, req tools.Request) (tools.Result,
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s", origin, secrets.redact(fmt.Sprintf(format, args...)))
 	}
-	expandedURL, err := secrets.expand(ctx, rawURL, url.QueryEscape)
+	expandedURL, basic, err := expandURL(ctx, secrets, rawURL)
 	if err != nil {
 		return tools.Result{}, fail("%v", err)
 	}
 	if _, err := w.client.checkURL(expandedURL); err != nil {
 		return tools.Result{}, fail("%v", err)
 	}
-	body, err := secrets.expand(ctx, a.Body, nil)
+	body, err := expandBody(ctx, secrets, a.Body, headerValue(a.Headers, "Content-Type"))
 	if err != nil {
 		return tools.Result{}, fail("%v", err)
 	}
@@ -152,7 +154,7 @@ func (w *web) httpRequest(ctx context.Context, req tools.Request) (tools.Result,
 	if body == "" {
 		hreq.Body, hreq.ContentLength = http.NoBody, 0
 	}
-	var dropOnHop []string
+	g := &guard{body: body != a.Body}
 	names := make([]string, 0, len(a.Headers))
 	for k := range a.Headers {
 		names = append(names, k)
@@ -169,7 +171,7 @@ func (w *web) httpRequest(ctx context.Context, req tools.Request) (tools.Result,
 			return tools.Result{}, fail("header %q: a name is a token and a value is one line", k)
 		}
 		if v != before {
-			dropOnHop = append(dropOnHop, name)
+			g.headers = append(g.headers, name)
 		}
 		switch http.CanonicalHeaderKey(name) {
 		case "Host":
@@ -180,6 +182,12 @@ func (w *web) httpRequest(ctx context.Context, req tools.Request) (tools.Result,
 			hreq.Header.Set(name, v)
 		}
 	}
+	if basic != "" && hreq.Header.Get("Authorization") == "" {
+		// As net/http does with user info, but under our control: the
+		// header is dropped on a redirect to another host and redacted.
+		hreq.Header.Set("Authorization", basic)
+		g.headers = append(g.headers, "Authorization")
+	}
 	if body != "" && hreq.Header.Get("Content-Type") == "" {
 		if json.Valid([]byte(body)) {
 			hreq.Header.Set("Content-Type", "application/json")
@@ -188,7 +196,8 @@ func (w *web) httpRequest(ctx context.Context, req tools.Request) (tools.Result,
 		}
 	}
 
-	resp, err := w.client.exchange(ctx, hreq, w.cfg.MaxResponseBytes, dropOnHop)
+	g.extra = int64(secrets.redactor().Margin())
+	resp, err := w.client.exchange(ctx, hreq, w.cfg.MaxResponseBytes, g)
 	if err != nil {
 		msg, transient := w.client.describe(ctx, err)
 		err = fail("%s", msg)
@@ -258,18 +267,23 @@ func (w *web) formatResponse(method, sent string, resp *response, secrets *secre
 		fmt.Fprintf(&b, "[redirected to %s]\n", resp.finalURL)
 	}
 	b.WriteString("\n")
+	red := secrets.redactor()
 	switch {
 	case method == http.MethodHead:
 		b.WriteString("(HEAD: no body)")
 	case len(resp.body) == 0:
 		b.WriteString("(empty body)")
 	default:
-		text, binary := bodyText(resp)
+		text, cut, binary := bodyText(resp)
 		if binary {
-			b.WriteString(binarySummary(resp))
+			b.WriteString(binarySummary(resp, red.Contains(string(resp.body)+string(resp.more))))
 			break
 		}
-		b.WriteString(text)
+		// Redact before cutting: a value the cut goes through is replaced
+		// whole, since the text runs a redaction margin past the cut.
+		head := b.String()
+		b.Reset()
+		b.WriteString(red.RedactPrefix(head+text, len(head)+cut))
 		if resp.truncated {
 			size := "more"
 			if resp.length > 0 {
@@ -279,35 +293,55 @@ func (w *web) formatResponse(method, sent string, resp *response, secrets *secre
 				"Ask for less (paging, a Range header, filter parameters) or save it with download_file.]",
 				len(resp.body), size, len(resp.body))
 		}
+		return b.String()
 	}
-	if resp.truncated {
-		return secrets.redactCut(b.String())
-	}
-	return secrets.redact(b.String())
+	return red.Redact(b.String())
 }
 
-// bodyText decodes a text body to UTF-8; binary reports a body that is not text.
-func bodyText(resp *response) (text string, binary bool) {
+// bodyText decodes a text body to UTF-8, what was read past the limit
+// included; cut is where the limit falls in text. binary reports a body
+// that is not text.
+func bodyText(resp *response) (text string, cut int, binary bool) {
 	ct := resp.header.Get("Content-Type")
 	mt, params, _ := mime.ParseMediaType(ct)
 	if isBinaryType(mt) || (!isTextType(mt) && looksBinary(resp.body)) {
-		return "", true
+		return "", 0, true
 	}
-	body := resp.body
+	all := append(resp.body[:len(resp.body):len(resp.body)], resp.more...)
 	if cs := params["charset"]; cs != "" && !strings.EqualFold(cs, "utf-8") && !strings.EqualFold(cs, "utf8") {
-		if r, err := charset.NewReaderLabel(cs, strings.NewReader(string(body))); err == nil {
-			if decoded, err := io.ReadAll(r); err == nil {
-				return strings.ToValidUTF8(string(decoded), "\uFFFD"), false
+		if full, ok := decodeCharset(cs, all); ok {
+			if !resp.truncated {
+				return full, len(full), false
+			}
+			if shown, ok := decodeCharset(cs, resp.body); ok {
+				return full, min(len(shown), len(full)), false
 			}
 		}
 	}
-	if resp.truncated {
-		// The cap may split the last character.
-		for i := 0; i < utf8.UTFMax && len(body) > 0 && !utf8.Valid(body); i++ {
-			body = body[:len(body)-1]
-		}
+	if !resp.truncated {
+		text = strings.ToValidUTF8(string(all), "\uFFFD")
+		return text, len(text), false
 	}
-	return strings.ToValidUTF8(string(body), "\uFFFD"), false
+	// The limit may have split the last character shown.
+	shown := resp.body
+	for i := 0; i < utf8.UTFMax && len(shown) > 0 && !utf8.Valid(shown); i++ {
+		shown = shown[:len(shown)-1]
+	}
+	text = strings.ToValidUTF8(string(shown), "\uFFFD")
+	cut = len(text)
+	return text + strings.ToValidUTF8(string(all[len(shown):]), "\uFFFD"), cut, false
+}
+
+func decodeCharset(label string, b []byte) (string, bool) {
+	r, err := charset.NewReaderLabel(label, bytes.NewReader(b))
+	if err != nil {
+		return "", false
+	}
+	decoded, err := io.ReadAll(r)
+	if err != nil {
+		return "", false
+	}
+	return strings.ToValidUTF8(string(decoded), "\uFFFD"), true
 }
 
 func isTextType(mt string) bool {
@@ -348,7 +382,9 @@ func looksBinary(b []byte) bool {
 	return !utf8.Valid(head)
 }
 
-func binarySummary(resp *response) string {
+// binarySummary describes a body that is not text. Its digest is left out
+// when the body holds a secret: anyone could test a guess against it.
+func binarySummary(resp *response, holdsSecret bool) string {
 	mt := resp.header.Get("Content-Type")
 	if mt == "" {
 		mt = http.DetectContentType(resp.body)
@@ -365,17 +401,20 @@ func binarySummary(resp *response) string {
 	if resp.truncated {
 		hash = "sha256 of the first " + fmt.Sprint(len(resp.body)) + " bytes " + hex.EncodeToString(sum[:])
 	}
+	if holdsSecret {
+		hash = "digest not shown: the body holds a secret"
+	}
 	return fmt.Sprintf("[binary body not shown: %s, %s, %s. Save it with download_file to use it.]", mt, size, hash)
 }
 
 // excerpt is the start of an error body, on one line and scrubbed of
 // secrets, for a failure message.
 func excerpt(resp *response, n int, secrets *secretSet) string {
-	text, binary := bodyText(resp)
+	text, cut, binary := bodyText(resp)
 	if binary {
 		return "(binary body)"
 	}
-	text = strings.Join(strings.Fields(secrets.redactCut(text)), " ")
+	text = strings.Join(strings.Fields(secrets.redactor().RedactPrefix(text, cut)), " ")
 	if text == "" {
 		return "(empty body)"
 	}
@@ -401,4 +440,81 @@ func (w *web) cacheSet(ctx context.Context, key, content string) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.CacheTimeout)
 	defer cancel()
 	w.cfg.Cache.Set(ctx, key, content, tools.ResultCacheTTL)
+}
+
+// expandURL fills the placeholders of a URL, each value percent-encoded.
+// User info (user:password@) is taken out of the URL and returned as the
+// value of an Authorization header, as net/http would send it: the URL
+// then never shows it, and the header, like any secret header, is
+// redacted and dropped on a redirect to another host.
+func expandURL(ctx context.Context, s *secretSet, raw string) (expanded, basic string, err error) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		u, err := s.expand(ctx, raw, escapeURL)
+		return u, "", err
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	if at := strings.LastIndex(rest[:end], "@"); at >= 0 {
+		info, err := s.expand(ctx, rest[:at], escapeURL)
+		if err != nil {
+			return "", "", err
+		}
+		user, pass, _ := strings.Cut(info, ":")
+		if user, err = url.PathUnescape(user); err != nil {
+			return "", "", fmt.Errorf("the user name in the URL is not valid percent-encoding")
+		}
+		if pass, err = url.PathUnescape(pass); err != nil {
+			return "", "", fmt.Errorf("the password in the URL is not valid percent-encoding")
+		}
+		basic = "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+		rest = rest[at+1:]
+	}
+	expanded, err = s.expand(ctx, scheme+"://"+rest, escapeURL)
+	return expanded, basic, err
+}
+
+// expandBody fills the placeholders of a body. In a JSON body whose
+// placeholders all stand inside strings a value is JSON-escaped, and in a
+// form it is percent-encoded, so that a quote or an & in a value leaves the
+// body as it was meant; elsewhere it goes in as it is.
+func expandBody(ctx context.Context, s *secretSet, body, contentType string) (string, error) {
+	var escape func(string) string
+	mt, _, _ := mime.ParseMediaType(contentType)
+	switch {
+	case !secretRef.MatchString(body):
+	case mt == "application/x-www-form-urlencoded":
+		escape = url.QueryEscape
+	case mt == "" || mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		// A bare x is not JSON: the body stays JSON only if every
+		// placeholder is inside a string.
+		if json.Valid([]byte(secretRef.ReplaceAllString(body, "x"))) {
+			escape = jsonEscape
+		}
+	}
+	return s.expand(ctx, body, escape)
+}
+
+// jsonEscape is v as the content of a JSON string.
+func jsonEscape(v string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return v
+	}
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out[1 : len(out)-1]
+}
+
+// headerValue is the value of the header named name in any letter case.
+func headerValue(headers map[string]string, name string) string {
+	for k, v := range headers {
+		if strings.EqualFold(strings.TrimSpace(k), name) {
+			return v
+		}
+	}
+	return ""
 }

@@ -388,16 +388,6 @@ func TestHTTPRequestSecrets(t *testing.T) {
 	require.Zero(t, srv.hits.Load(), "nothing is sent when a secret is missing")
 }
 
-func TestRedactCut(t *testing.T) {
-	s := newSecretSet(nil, "")
-	s.values["T"] = "abcdef"
-	require.Equal(t, "x [secret:T] y", s.redact("x abcdef y"))
-	require.Equal(t, "cut at ", s.redactCut("cut at abc"))
-	require.Equal(t, "no secret here", s.redactCut("no secret here"))
-	var none *secretSet
-	require.Equal(t, "abc", none.redactCut("abc"))
-}
-
 func TestHTTPRequestCache(t *testing.T) {
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "live "+r.Method) })
 	cache := newMemCache()

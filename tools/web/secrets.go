@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/secrets"
 )
 
 // secretRef is a {{secret:NAME}} placeholder.
@@ -20,6 +20,9 @@ type secretSet struct {
 	store   tools.Secrets
 	session string
 	values  map[string]string // name -> value
+
+	red    *secrets.Redactor
+	redFor int // len(values) when red was built
 }
 
 func newSecretSet(store tools.Secrets, session string) *secretSet {
@@ -71,44 +74,25 @@ func (s *secretSet) lookup(ctx context.Context, name string) (string, error) {
 	return v, nil
 }
 
-// redact replaces every expanded value, raw or URL-encoded, with
-// [secret:NAME]. Longer values go first so that a value containing another
-// is replaced whole.
-func (s *secretSet) redact(text string) string {
-	if s == nil || len(s.values) == 0 {
-		return text
+// used reports whether any placeholder was expanded.
+func (s *secretSet) used() bool { return len(s.values) > 0 }
+
+// redactor redacts every value expanded so far, in every encoding (see
+// secrets.Redactor).
+func (s *secretSet) redactor() *secrets.Redactor {
+	if s == nil {
+		return nil
 	}
-	type pair struct{ value, name string }
-	var pairs []pair
-	for name, v := range s.values {
-		pairs = append(pairs, pair{v, name})
-		for _, enc := range []string{url.QueryEscape(v), url.PathEscape(v)} {
-			if enc != v {
-				pairs = append(pairs, pair{enc, name})
-			}
-		}
+	if s.red == nil || s.redFor != len(s.values) {
+		s.red, s.redFor = secrets.NewRedactor(s.values), len(s.values)
 	}
-	sort.Slice(pairs, func(i, j int) bool { return len(pairs[i].value) > len(pairs[j].value) })
-	for _, p := range pairs {
-		text = strings.ReplaceAll(text, p.value, "[secret:"+p.name+"]")
-	}
-	return text
+	return s.red
 }
 
-// redactCut is redact for text that was cut off: a value whose start was
-// left at the very end is dropped too.
-func (s *secretSet) redactCut(text string) string {
-	if s == nil {
-		return text
-	}
-	text = s.redact(text)
-	for _, v := range s.values {
-		for k := len(v) - 1; k > 0; k-- {
-			if strings.HasSuffix(text, v[:k]) {
-				text = text[:len(text)-k]
-				break
-			}
-		}
-	}
-	return text
-}
+// redact replaces every expanded value, in any encoding, with [secret:NAME].
+func (s *secretSet) redact(text string) string { return s.redactor().Redact(text) }
+
+// escapeURL encodes a value for any part of a URL: userinfo, path, query
+// or fragment. A space becomes %20, which means a space everywhere (a +
+// means one only in a query).
+func escapeURL(v string) string { return strings.ReplaceAll(url.QueryEscape(v), "+", "%20") }

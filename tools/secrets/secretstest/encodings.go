@@ -1,0 +1,112 @@
+// Package secretstest gives tests the forms a secret takes when a server
+// or a tool gives it back, to check that none of them leaks.
+package secretstest
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"html"
+	"html/template"
+	"net/url"
+	"strings"
+	"unicode/utf16"
+)
+
+// Encodings gives v in each form a server or a tool may give it back, by
+// name of the form.
+func Encodings(v string) map[string]string {
+	jsonOf := func(s string, escapeHTML bool) string {
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(escapeHTML)
+		_ = enc.Encode(s)
+		out := strings.TrimSuffix(b.String(), "\n")
+		return out[1 : len(out)-1]
+	}
+	asciiJSON := func(s string, upper bool) string {
+		var b strings.Builder
+		for _, r := range jsonOf(s, false) {
+			if r < 128 {
+				b.WriteRune(r)
+				continue
+			}
+			for _, u := range utf16.Encode([]rune{r}) {
+				x := fmt.Sprintf(`\u%04x`, u)
+				if upper {
+					x = `\u` + strings.ToUpper(x[2:])
+				}
+				b.WriteString(x)
+			}
+		}
+		return b.String()
+	}
+	lowerPercent := func(s string) string {
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			if s[i] == '%' && i+2 < len(s) {
+				b.WriteString("%" + strings.ToLower(s[i+1:i+3]))
+				i += 2
+				continue
+			}
+			b.WriteByte(s[i])
+		}
+		return b.String()
+	}
+	allPercent := func(s string) string {
+		var b strings.Builder
+		for _, c := range []byte(s) {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+		return b.String()
+	}
+	numericHTML := func(s string) string {
+		var b strings.Builder
+		for i, r := range s {
+			if i%2 == 0 {
+				fmt.Fprintf(&b, "&#%d;", r)
+			} else {
+				fmt.Fprintf(&b, "&#x%X;", r)
+			}
+		}
+		return b.String()
+	}
+	b64 := func(enc *base64.Encoding, s string) string { return enc.EncodeToString([]byte(s)) }
+	slashJSON := strings.ReplaceAll(jsonOf(v, true), "/", `\/`)
+	return map[string]string{
+		"raw":                    v,
+		"json":                   jsonOf(v, true),
+		"json without html":      jsonOf(v, false),
+		"json with \\/":          slashJSON,
+		"json ascii":             asciiJSON(v, false),
+		"json ascii upper":       asciiJSON(v, true),
+		"json twice":             jsonOf(jsonOf(v, true), true),
+		"json twice ascii":       jsonOf(asciiJSON(v, false), false),
+		"query":                  url.QueryEscape(v),
+		"query lower":            lowerPercent(url.QueryEscape(v)),
+		"path":                   url.PathEscape(v),
+		"every byte":             allPercent(v),
+		"form of json":           url.QueryEscape(jsonOf(v, true)),
+		"json of query":          jsonOf(url.QueryEscape(v), true),
+		"html":                   html.EscapeString(v),
+		"template html":          template.HTMLEscapeString(v),
+		"numeric html":           numericHTML(v),
+		"html of json":           html.EscapeString(jsonOf(v, false)),
+		"hex":                    hex.EncodeToString([]byte(v)),
+		"HEX":                    strings.ToUpper(hex.EncodeToString([]byte(v))),
+		"base64":                 b64(base64.StdEncoding, v),
+		"base64 raw":             b64(base64.RawStdEncoding, v),
+		"base64 url":             b64(base64.URLEncoding, v),
+		"base64 url raw":         b64(base64.RawURLEncoding, v),
+		"basic auth":             b64(base64.StdEncoding, "user:"+v),
+		"basic auth 2":           b64(base64.StdEncoding, "me:"+v),
+		"basic auth 3":           b64(base64.StdEncoding, "admin:"+v),
+		"base64 url of json":     b64(base64.RawURLEncoding, `{"k":"`+v+`"}`),
+		"base64 of escaped json": b64(base64.StdEncoding, `{"k":"`+jsonOf(v, true)+`"}`),
+		"jwt-like payload":       b64(base64.RawURLEncoding, `{"sub":"`+jsonOf(v, false)+`"}`),
+		"base64 in query":        url.QueryEscape(b64(base64.StdEncoding, "user:"+v)),
+		"base64 in json escape":  strings.ReplaceAll(b64(base64.StdEncoding, "x:"+v), "/", `\/`),
+	}
+}
