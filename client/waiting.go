@@ -109,7 +109,7 @@ func WaitForWorker() RunOption {
 var ErrNoWorker = errors.New("no worker polls task queue")
 
 // ErrRoundNotFound is returned for a workflow id that no round has (yet).
-var ErrRoundNotFound = errors.New("no such round")
+var ErrRoundNotFound = errors.New("does not exist yet")
 
 // NoWorkerError is the one-line error for a task queue without workers; it
 // matches ErrNoWorker with errors.Is.
@@ -361,7 +361,7 @@ func (c *Client) describeRound(ctx context.Context, workflowID string) (running 
 	desc, err := c.tc.DescribeWorkflowExecution(ctx, workflowID, "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return false, "", fmt.Errorf("round %s: %w (not submitted yet, or its history is past retention)", workflowID, ErrRoundNotFound)
+		return false, "", fmt.Errorf("round %s %w (or its history is past retention)", workflowID, ErrRoundNotFound)
 	}
 	if err != nil {
 		return false, "", fmt.Errorf("describe round %s: %w", workflowID, err)
