@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,4 +41,16 @@ func TestToolsPerProvider(t *testing.T) {
 	require.Contains(t, names(cc), "read_files")
 	require.Contains(t, names(cc), "open_editor", "client tools join the array")
 	require.Empty(t, cc.Deferred)
+}
+
+func TestCatalogIsANewRegistryEachTime(t *testing.T) {
+	reg, err := Catalog()
+	require.NoError(t, err)
+	require.NoError(t, reg.Register(tools.Definition{Name: "mcp_x_echo", Handler: listOnly}))
+	require.Contains(t, reg.ToolsFor("openai", nil).Deferred, "mcp_x_echo")
+	ts, err := Tools("openai")
+	require.NoError(t, err)
+	require.NotContains(t, ts.Deferred, "mcp_x_echo", "adding to one catalog changes no other")
+	_, err = listOnly(context.Background(), tools.Request{})
+	require.Error(t, err, "a listed tool does not run")
 }

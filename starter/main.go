@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -20,6 +21,8 @@ import (
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/internal/envconf"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools/ext"
+	"github.com/toolround/toolround/tools/mcp"
 )
 
 // command is one subcommand: its arguments, what it does, its flags.
@@ -64,7 +67,7 @@ var commands = map[string]command{
 	"answer":   {args: "WORKFLOW_ID CALL_ID ANSWER...", npos: 3, summary: "Answer an ask_user call."},
 	"cancel":   {args: "WORKFLOW_ID", npos: 1, summary: "Cancel a round; every call still gets a result."},
 	"result":   {args: "WORKFLOW_ID", npos: 1, summary: "Wait for a round's result and print it (JSON)."},
-	"tools": {args: "--provider P", summary: "Print the built-in tools array, the deferred names and the turn-context line for a provider (JSON).\n" +
+	"tools": {args: "--provider P", summary: "Print a provider's tools array, deferred names and turn-context line (JSON): the built-in tools, MCP_CONFIG's and TOOLS_CONFIG's.\n" +
 		"claude-code gets every tool; any other provider gets find_tools, run_tool and the always-loaded tools.",
 		flags: func(fs *flag.FlagSet, f *flags) {
 			fs.StringVar(&f.provider, "provider", "", "the session's provider: claude-code, or any other name (required)")
@@ -195,11 +198,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if f.provider == "" {
 			return usageError{errors.New("tools needs --provider P (claude-code or any other name)"), commandUsage(name, cmd, fs)}
 		}
-		ts, err := client.Tools(f.provider)
-		if err != nil {
-			return err
-		}
-		return printJSON(stdout, ts)
+		return printTools(ctx, stdout, f.provider)
 	case "watch":
 		return watch(ctx, stdout, pos[0], f.asJSON, f.all)
 	}
@@ -416,6 +415,46 @@ func printJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// printTools lists the tools a worker with the same configuration offers:
+// the built-ins, MCP_CONFIG's servers and TOOLS_CONFIG's tools. Only MCP
+// servers are started (to ask them for their tools); nothing needs Temporal,
+// Redis or the workdir.
+func printTools(ctx context.Context, w io.Writer, provider string) error {
+	reg, err := client.Catalog()
+	if err != nil {
+		return err
+	}
+	dir := envconf.Get("TOOLS_WORKDIR", "./workdir")
+	if path := envconf.Get(mcp.ConfigEnv, ""); path != "" {
+		mc, err := mcp.LoadConfig(path)
+		if err != nil {
+			return fmt.Errorf("MCP_CONFIG: %w", err)
+		}
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			mc.Dir = dir
+		}
+		mc.Logger = slog.New(slog.DiscardHandler)
+		m, err := mcp.Connect(ctx, mc)
+		if err != nil {
+			return fmt.Errorf("MCP_CONFIG: %w", err)
+		}
+		defer m.Close()
+		if err := m.Register(reg); err != nil {
+			return fmt.Errorf("MCP_CONFIG: %w", err)
+		}
+	}
+	if path := envconf.Get(ext.ConfigEnv, ""); path != "" {
+		tc, err := ext.Load(path)
+		if err != nil {
+			return fmt.Errorf("TOOLS_CONFIG: %w", err)
+		}
+		if err := ext.Register(reg, tc, dir); err != nil {
+			return fmt.Errorf("TOOLS_CONFIG: %w", err)
+		}
+	}
+	return printJSON(w, reg.ToolsFor(provider, nil))
 }
 
 func watch(ctx context.Context, w io.Writer, sessionID string, asJSON, all bool) error {
