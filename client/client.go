@@ -1,6 +1,6 @@
-// Package client is the Go API of toolround: submit a round and wait for its
-// result, answer confirmations and questions, read what a round waits for.
-// The starter command is a thin shell over it.
+// Package client is the Go API of toolround: build a client with FromEnv, Run
+// a round with an approval handler, or Start it, answer the calls Waiting
+// reports and Wait for its result. The starter command is a thin shell over it.
 package client
 
 import (
@@ -321,8 +321,9 @@ func (c *Client) Pending(ctx context.Context, workflowID string) ([]PendingCall,
 	return out, nil
 }
 
-// HasWorkers reports whether any worker polls the client's task queue, so
-// that a client can tell a round that waits for a worker from one that runs.
+// HasWorkers returns whether any worker polls the client's task queue, so
+// that a client can tell a round that waits for a worker from one that runs;
+// an error when the server cannot say.
 func (c *Client) HasWorkers(ctx context.Context) (bool, error) {
 	return c.hasWorkers(ctx, c.opts.TaskQueue)
 }

@@ -74,7 +74,7 @@ type runOptions struct {
 	waitForWorker bool
 }
 
-// WithApprovalHandler has Run call h for every call of the round that waits
+// WithApprovalHandler returns an option that has Run call h for every call of the round that waits
 // for approval, and deliver its decision. Without it such calls wait for
 // Approve or Deny from elsewhere (starter approve, another program) until
 // their deadline.
@@ -82,14 +82,14 @@ func WithApprovalHandler(h ApprovalHandler) RunOption {
 	return func(o *runOptions) { o.approve = h }
 }
 
-// WithWaitingHandler has Run call fn once for every call that starts to wait,
+// WithWaitingHandler returns an option that has Run call fn once for every call that starts to wait,
 // whatever its kind, before any approval handler decides it. fn runs on the
 // goroutine that watches the round and must not block.
 func WithWaitingHandler(fn func(PendingCall)) RunOption {
 	return func(o *runOptions) { o.onWaiting = fn }
 }
 
-// WithEvents has Run call fn with each of the round's events as the workers
+// WithEvents returns an option that has Run call fn with each of the round's events as the workers
 // publish it (round_started, call_started, confirmation_requested, ...),
 // while the round runs. It needs Options.Events (FromEnv sets it from
 // REDIS_URL); without it Run returns an error before submitting the round.
@@ -97,7 +97,7 @@ func WithEvents(fn func(round.Event)) RunOption {
 	return func(o *runOptions) { o.onEvent = fn }
 }
 
-// WaitForWorker has Run submit the round even when no worker polls the task
+// WaitForWorker returns an option that has Run submit the round even when no worker polls the task
 // queue: it then waits until one does. By default Run refuses with
 // ErrNoWorker instead.
 func WaitForWorker() RunOption {
@@ -111,8 +111,8 @@ var ErrNoWorker = errors.New("no worker polls task queue")
 // ErrRoundNotFound is returned for a workflow id that no round has (yet).
 var ErrRoundNotFound = errors.New("does not exist yet")
 
-// NoWorkerError is the one-line error for a task queue without workers; it
-// matches ErrNoWorker with errors.Is.
+// NoWorkerError returns the one-line error for a task queue without
+// workers; it matches ErrNoWorker with errors.Is.
 func NoWorkerError(taskQueue string) error {
 	return fmt.Errorf("%w %q: start a worker with TASK_QUEUE=%s (bin/worker), or check TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE", ErrNoWorker, taskQueue, taskQueue)
 }
@@ -201,10 +201,9 @@ func (c *Client) requireWorker(ctx context.Context, workflowID string) error {
 	deadline := time.Now().Add(workerGrace)
 	for {
 		ok, err := c.HasWorkers(ctx)
-		if err != nil {
-			return err
-		}
-		if ok {
+		if err != nil || ok {
+			// A server that cannot say (permissions, an old version) is no
+			// reason to refuse: the check only saves a hang.
 			return nil
 		}
 		if time.Now().After(deadline) {

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/round"
 )
 
 func TestHelpOnEverySubcommand(t *testing.T) {
@@ -36,4 +40,20 @@ func TestUsageErrorsAreReadable(t *testing.T) {
 		require.True(t, strings.HasPrefix(lines[0], "starter: "), lines[0])
 		require.Contains(t, stderr.String(), "usage: starter")
 	}
+}
+
+func TestEventLinesCarryTheApprovalID(t *testing.T) {
+	var out bytes.Buffer
+	ev := &eventWriter{w: &out, approvalIDs: map[string]string{}}
+	ev.waiting(client.PendingCall{CallID: "c1", ApprovalID: "9f86d0"})
+	ev.write(round.Event{ID: "wf/c1/confirm", Type: round.EventConfirmationRequested, WorkflowID: "wf", CallID: "c1"})
+	ev.write(round.Event{ID: "wf/finished", Type: round.EventRoundFinished, WorkflowID: "wf"})
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 2)
+	var first map[string]any
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &first))
+	require.Equal(t, "9f86d0", first["approval_id"])
+	require.Equal(t, "wf", first["workflow_id"])
+	require.Equal(t, "c1", first["call_id"])
+	require.NotContains(t, lines[1], "approval_id")
 }
