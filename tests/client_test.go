@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/round"
@@ -105,7 +107,25 @@ func TestClientFromEnvResolvesAndSeals(t *testing.T) {
 	require.Contains(t, r["r1"].Content, "THE END")
 	require.NotEmpty(t, r["r1"].ContentRef, "it was too large for history, and resolved")
 	require.Equal(t, round.StatusOK, r["s1"].Status, r["s1"].Content)
-	require.NotContains(t, e.history(in.WorkflowID()), "pl41n-t3xt-value", "sealed before it was submitted")
+	history := rawHistory(t, c, in.WorkflowID())
+	require.True(t, strings.Contains(history, `big.txt`), "the search sees payloads as they are stored")
+	require.False(t, strings.Contains(history, "pl41n-t3xt-value"), "the store_secret value is in workflow history: it was not sealed before it was submitted")
+}
+
+// rawHistory is a workflow's history as the server stores it, payloads
+// undecoded (the CLI's JSON shows them in base64, where no plaintext shows).
+func rawHistory(t *testing.T, c *client.Client, workflowID string) string {
+	t.Helper()
+	it := c.Temporal().GetWorkflowHistory(context.Background(), workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var b strings.Builder
+	for it.HasNext() {
+		ev, err := it.Next()
+		require.NoError(t, err)
+		raw, err := proto.Marshal(ev)
+		require.NoError(t, err)
+		b.Write(raw)
+	}
+	return b.String()
 }
 
 // TestRunWithApprovalHandler: Run tells the handler of each call that waits,
