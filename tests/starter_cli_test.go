@@ -153,6 +153,17 @@ func TestExampleRounds(t *testing.T) {
 		"round.json":  {round.StatusOK, round.StatusOK},
 		"round2.json": {round.StatusOK},
 	}
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	_, using, ok := strings.Cut(string(readme), "## Using it")
+	require.True(t, ok)
+	_, shown, ok := strings.Cut(using, "```json\n")
+	require.True(t, ok)
+	shown, _, _ = strings.Cut(shown, "```")
+	first, err := os.ReadFile("../examples/round.json")
+	require.NoError(t, err)
+	require.JSONEq(t, string(first), shown, "the README's first example is examples/round.json")
+
 	files, err := filepath.Glob("../examples/*.json")
 	require.NoError(t, err)
 	sort.Strings(files)
