@@ -80,6 +80,11 @@ func TestRunFailsFastWithoutWorker(t *testing.T) {
 	require.Equal(t, `no worker polls task queue "q": start a worker with TASK_QUEUE=q (bin/worker), or check TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE`, err.Error())
 }
 
+func TestRunSaysTheInputIsInvalidFirst(t *testing.T) {
+	_, err := New(mocks.NewClient(t), Options{}).Run(context.Background(), &round.Input{SessionID: "a/b"})
+	require.ErrorContains(t, err, "invalid round input")
+}
+
 func TestRunWithEventsNeedsAnEventSource(t *testing.T) {
 	in := &round.Input{SessionID: "s", RunID: "r", Round: 1, Provider: "openai", Assistant: round.Message{Role: "assistant"}}
 	_, err := New(mocks.NewClient(t), Options{}).Run(context.Background(), in, WithEvents(func(round.Event) {}))

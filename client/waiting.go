@@ -132,6 +132,9 @@ func (c *Client) Run(ctx context.Context, in *round.Input, opts ...RunOption) (*
 	for _, f := range opts {
 		f(&o)
 	}
+	if err := in.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid round input: %w", err)
+	}
 	if o.onEvent != nil && c.opts.Events == nil {
 		return nil, errors.New("round events need Redis: Options.Events is not set (client.FromEnv sets it from REDIS_URL)")
 	}
