@@ -54,6 +54,7 @@ func run() error {
 	}
 	var state *round.RunState // what round 1 learned (fetched schemas, results) for round 2
 	for i, calls := range rounds {
+		// One round: the model's tool calls, and the run state the previous round returned.
 		in := &round.Input{SessionID: "quickstart", RunID: runID, Round: i + 1, Provider: "openai", State: state,
 			Assistant: round.Message{Role: "assistant", ToolCalls: calls}}
 		res, err := c.Run(ctx, in, approve)
