@@ -72,6 +72,7 @@ type Client struct {
 	tc    tclient.Client
 	opts  Options
 	close func() error
+	pace  pacing
 }
 
 // New returns a client over a Temporal client that the caller keeps and
@@ -85,7 +86,7 @@ func New(tc tclient.Client, opts Options) *Client {
 	if opts.MaxInputBytes <= 0 {
 		opts.MaxInputBytes = DefaultMaxInputBytes
 	}
-	return &Client{tc: tc, opts: opts}
+	return &Client{tc: tc, opts: opts, pace: defaultPacing}
 }
 
 // Temporal returns the underlying Temporal client.

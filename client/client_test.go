@@ -195,3 +195,79 @@ func TestDeliverRetriesUntilTheRoundHasTheDecision(t *testing.T) {
 	tc.On("SignalWorkflow", mock.Anything, "wf", "", workflows.SignalConfirm, mock.Anything).Return(serviceerror.NewNotFound("workflow execution already completed")).Once()
 	New(tc, Options{}).deliver(context.Background(), PendingCall{WorkflowID: "wf", CallID: "c"}, Decision{Approve: true})
 }
+
+// fakeEvents is a session stream that the test publishes to.
+type fakeEvents struct {
+	ch       chan round.Event
+	sessions chan string
+}
+
+func (f *fakeEvents) Watch(ctx context.Context, sessionID, _ string, fn func(round.Event) error) error {
+	f.sessions <- sessionID
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e := <-f.ch:
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func TestAnEventWakesTheWatch(t *testing.T) {
+	const wfID = "toolround/s1/r1/2"
+	var mu sync.Mutex
+	waiting := false
+	tc := mocks.NewClient(t)
+	tc.On("QueryWorkflow", mock.Anything, wfID, "", workflows.QueryPending).Return(func(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if waiting {
+			return jsonValue{[]byte(`[{"call_id":"c9","tool":"ask_user","kind":"answer"}]`)}, nil
+		}
+		return jsonValue{[]byte(`[]`)}, nil
+	})
+	ev := &fakeEvents{ch: make(chan round.Event), sessions: make(chan string, 1)}
+	c := New(tc, Options{Events: ev})
+	c.pace = pacing{fastest: time.Minute, settled: time.Minute, slowest: time.Minute} // no second query but for the event
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	told := make(chan PendingCall, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.watch(ctx, wfID, func(p PendingCall) { told <- p })
+	}()
+	defer func() { cancel(); <-done }()
+	select {
+	case s := <-ev.sessions:
+		require.Equal(t, "s1", s, "the session's stream, from the workflow id")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watch does not read the session's events")
+	}
+
+	mu.Lock()
+	waiting = true
+	mu.Unlock()
+	publish := func(e round.Event) {
+		select {
+		case ev.ch <- e:
+		case <-time.After(5 * time.Second):
+			t.Fatal("nobody reads the session's events")
+		}
+	}
+	publish(round.Event{Type: round.EventCallStarted, WorkflowID: "toolround/s1/r1/1"}) // another round: no wake
+	select {
+	case p := <-told:
+		t.Fatalf("woken by another round's event: %+v", p)
+	case <-time.After(300 * time.Millisecond):
+	}
+	publish(round.Event{Type: round.EventConfirmationRequested, WorkflowID: wfID})
+	select {
+	case p := <-told:
+		require.Equal(t, "c9", p.CallID)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the round's event did not wake the watch")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -302,13 +303,24 @@ func (c *Client) deliver(ctx context.Context, p PendingCall, d Decision) {
 	}
 }
 
-// watch calls fn once for each call that starts to wait, until ctx ends. It
-// queries the round's pending calls, often at first and after a change, then
-// less often, up to once a second.
+// pacing of watch: queries follow each other at fastest after a change,
+// growing to settled within settleFor, then to slowest, so that a call
+// waiting for an hour costs a query every few seconds, not ten a second. An
+// event of the round on the session's stream (Options.Events) wakes the
+// watch at once.
+type pacing struct {
+	fastest, settled, slowest, settleFor time.Duration
+}
+
+var defaultPacing = pacing{fastest: 100 * time.Millisecond, settled: time.Second, slowest: 5 * time.Second, settleFor: 30 * time.Second}
+
+// watch calls fn once for each call that starts to wait, until ctx ends, from
+// the round's pending query.
 func (c *Client) watch(ctx context.Context, workflowID string, fn func(PendingCall)) {
-	const fastest, slowest = 100 * time.Millisecond, time.Second
+	wake := c.wakeOnEvents(ctx, workflowID)
 	told := map[string]bool{}
-	delay := fastest
+	pace := c.pace
+	delay, quietSince := pace.fastest, time.Now()
 	for ctx.Err() == nil {
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		pending, err := c.queryPending(qctx, workflowID)
@@ -324,16 +336,45 @@ func (c *Client) watch(ctx context.Context, workflowID string, fn func(PendingCa
 				fn(p)
 			}
 		}
+		limit := pace.settled
+		if time.Since(quietSince) > pace.settleFor {
+			limit = pace.slowest
+		}
 		if fresh {
-			delay = fastest
+			delay, quietSince = pace.fastest, time.Now()
 		} else {
-			delay = min(delay*3/2, slowest)
+			delay = min(delay*3/2, limit)
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(delay):
+		case <-wake:
+			delay, quietSince = pace.fastest, time.Now()
 		}
 	}
+}
+
+// wakeOnEvents returns a channel that receives when the round publishes an
+// event (a confirmation requested, a call started); nil without an event
+// source or a workflow id of the toolround/<session>/<run>/<round> form.
+func (c *Client) wakeOnEvents(ctx context.Context, workflowID string) <-chan struct{} {
+	parts := strings.Split(workflowID, "/")
+	if c.opts.Events == nil || len(parts) != 4 {
+		return nil
+	}
+	wake := make(chan struct{}, 1)
+	go func() {
+		_ = c.opts.Events.Watch(ctx, parts[1], "$", func(e round.Event) error {
+			if e.WorkflowID == workflowID {
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+			}
+			return nil
+		})
+	}()
+	return wake
 }
 
 // queryPending asks the round what it waits for. The answer is decoded as
