@@ -1,6 +1,6 @@
-// Package client is the Go API of toolround: submit a round and wait for its
-// result, answer confirmations and questions, read what a round waits for.
-// The starter command is a thin shell over it.
+// Package client is the Go API of toolround: build a client with FromEnv, Run
+// a round with an approval handler, or Start it, answer the calls Waiting
+// reports and Wait for its result. The starter command is a thin shell over it.
 package client
 
 import (
@@ -52,6 +52,15 @@ type Options struct {
 	// MaxInputBytes bounds a round's encoded input. Default
 	// DefaultMaxInputBytes.
 	MaxInputBytes int
+	// Events reads sessions' event streams, for WithEvents (cache.Events).
+	// Nil: Run refuses WithEvents.
+	Events EventSource
+}
+
+// EventSource reads a session's event stream from a position ("0": from the
+// start) and calls fn for each event until ctx ends.
+type EventSource interface {
+	Watch(ctx context.Context, sessionID, from string, fn func(round.Event) error) error
 }
 
 // DefaultMaxInputBytes is the largest round input the client submits.
@@ -65,14 +74,19 @@ var ErrInputTooLarge = errors.New("round input too large")
 
 // Client submits and steers rounds.
 type Client struct {
-	tc   tclient.Client
-	opts Options
+	tc    tclient.Client
+	opts  Options
+	close func() error
+	pace  pacing
 
 	keyMu sync.Mutex
 	key   []byte
 }
 
-// New wraps a Temporal client.
+// New returns a client over a Temporal client that the caller keeps and
+// closes. Options left zero take their defaults; without Blobs large results
+// stay previews (FromEnv sets it). store_secret values are always sealed,
+// with the key that Options.Secrets locates.
 func New(tc tclient.Client, opts Options) *Client {
 	if opts.TaskQueue == "" {
 		opts.TaskQueue = "toolround"
@@ -80,18 +94,21 @@ func New(tc tclient.Client, opts Options) *Client {
 	if opts.MaxInputBytes <= 0 {
 		opts.MaxInputBytes = DefaultMaxInputBytes
 	}
-	return &Client{tc: tc, opts: opts}
+	return &Client{tc: tc, opts: opts, pace: defaultPacing}
 }
 
-// Temporal is the underlying Temporal client.
+// Temporal returns the underlying Temporal client.
 func (c *Client) Temporal() tclient.Client { return c.tc }
 
 // ErrInputMismatch is returned when a round id is reused with another input.
 var ErrInputMismatch = errors.New("a round with this id already ran with a different input")
 
-// Start submits a round and returns its workflow id. Submitting the same round
-// (same session, run and round number) again attaches to the first execution,
-// running or finished, and never runs it twice.
+// Start submits a round and returns its workflow run at once, without waiting
+// for it (GetID is the workflow id, toolround/<session>/<run>/<round>); pass
+// the run to Wait for the result. Submitting the same round (same session,
+// run and round number) again attaches to the first execution, running or
+// finished, and never runs it twice. Unlike Run, Start submits a round even
+// when no worker polls the task queue: it starts when one does.
 func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRun, error) {
 	if err := in.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid round input: %w", err)
@@ -203,7 +220,8 @@ func (c *Client) secretKey() ([]byte, error) {
 	return key, nil
 }
 
-// Wait waits for a round's result and resolves large results.
+// Wait blocks until the round of run ends and returns its result, with large
+// results resolved; an error when the round failed or ctx ended.
 func (c *Client) Wait(ctx context.Context, run tclient.WorkflowRun) (*round.Result, error) {
 	var out workflows.Output
 	if err := run.Get(ctx, &out); err != nil {
@@ -214,16 +232,8 @@ func (c *Client) Wait(ctx context.Context, run tclient.WorkflowRun) (*round.Resu
 	return &res, nil
 }
 
-// Run submits a round and waits for its result.
-func (c *Client) Run(ctx context.Context, in *round.Input) (*round.Result, error) {
-	run, err := c.Start(ctx, in)
-	if err != nil {
-		return nil, err
-	}
-	return c.Wait(ctx, run)
-}
-
-// Result waits for the result of a round by workflow id.
+// Result blocks until the round with this workflow id ends and returns its
+// result, as Wait does.
 func (c *Client) Result(ctx context.Context, workflowID string) (*round.Result, error) {
 	return c.Wait(ctx, c.tc.GetWorkflow(ctx, workflowID, ""))
 }
@@ -257,31 +267,49 @@ func (c *Client) Resolve(ctx context.Context, res *round.Result) {
 
 // ConfirmOptions are the optional parts of a decision.
 type ConfirmOptions struct {
-	Reason    string
-	Remember  bool
-	AllowTurn bool
+	// ApprovalID is the PendingCall's, when the round provides one: the
+	// decision then applies only to the arguments the person saw.
+	ApprovalID string
+	Reason     string
+	Remember   bool
+	AllowTurn  bool
 	// Pattern widens a remembered rule ("git *"); default: the call's subject.
 	Pattern string
 }
 
-// Approve lets a waiting call run.
+// Approve lets a waiting call run. It returns once the decision is sent to the
+// round, or an error (serviceerror.NotFound when the round is not running).
 func (c *Client) Approve(ctx context.Context, workflowID, callID string, o ConfirmOptions) error {
-	return c.confirm(ctx, workflowID, workflows.Confirm{CallID: callID, Approve: true, Reason: o.Reason, Remember: o.Remember, AllowTurn: o.AllowTurn, Pattern: o.Pattern})
+	return c.confirm(ctx, workflowID, confirmPayload{
+		Confirm:    workflows.Confirm{CallID: callID, Approve: true, Reason: o.Reason, Remember: o.Remember, AllowTurn: o.AllowTurn, Pattern: o.Pattern},
+		ApprovalID: o.ApprovalID,
+	})
 }
 
 // Deny skips a waiting call; its result reads "Skipped by user[. Reason: ...]".
+// It returns as Approve does.
 func (c *Client) Deny(ctx context.Context, workflowID, callID string, o ConfirmOptions) error {
-	return c.confirm(ctx, workflowID, workflows.Confirm{CallID: callID, Approve: false, Reason: o.Reason})
+	return c.confirm(ctx, workflowID, confirmPayload{
+		Confirm:    workflows.Confirm{CallID: callID, Approve: false, Reason: o.Reason},
+		ApprovalID: o.ApprovalID,
+	})
 }
 
-func (c *Client) confirm(ctx context.Context, workflowID string, s workflows.Confirm) error {
+// confirmPayload is the confirm signal with the approval id that newer
+// rounds check; older ones ignore the field.
+type confirmPayload struct {
+	workflows.Confirm
+	ApprovalID string `json:"approval_id,omitempty"`
+}
+
+func (c *Client) confirm(ctx context.Context, workflowID string, s confirmPayload) error {
 	if err := c.tc.SignalWorkflow(ctx, workflowID, "", workflows.SignalConfirm, s); err != nil {
 		return fmt.Errorf("confirm %s of %s: %w", s.CallID, workflowID, err)
 	}
 	return nil
 }
 
-// Answer answers an ask_user call.
+// Answer answers an ask_user call; it returns once the answer is sent.
 func (c *Client) Answer(ctx context.Context, workflowID, callID string, answers []string) error {
 	if err := c.tc.SignalWorkflow(ctx, workflowID, "", workflows.SignalAnswer, workflows.Answer{CallID: callID, Answers: answers}); err != nil {
 		return fmt.Errorf("answer %s of %s: %w", callID, workflowID, err)
@@ -289,7 +317,8 @@ func (c *Client) Answer(ctx context.Context, workflowID, callID string, answers 
 	return nil
 }
 
-// SubmitToolResult delivers the result of a client tool that the client ran.
+// SubmitToolResult delivers the result of a client tool that the client ran;
+// it returns once the result is sent.
 func (c *Client) SubmitToolResult(ctx context.Context, workflowID string, r workflows.ToolResult) error {
 	if err := c.tc.SignalWorkflow(ctx, workflowID, "", workflows.SignalToolResult, r); err != nil {
 		return fmt.Errorf("tool result %s of %s: %w", r.CallID, workflowID, err)
@@ -297,35 +326,57 @@ func (c *Client) SubmitToolResult(ctx context.Context, workflowID string, r work
 	return nil
 }
 
-// Pending lists what a running round waits for.
-func (c *Client) Pending(ctx context.Context, workflowID string) ([]workflows.Pending, error) {
-	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", workflows.QueryPending)
+// Pending returns the calls a round waits for now (empty when nothing waits
+// or the round has ended). For a round that does not exist (yet) the error
+// matches ErrRoundNotFound; when no worker polls its task queue, ErrNoWorker.
+// To be told as calls start to wait, use Waiting or Run's handlers instead.
+func (c *Client) Pending(ctx context.Context, workflowID string) ([]PendingCall, error) {
+	running, tq, err := c.describeRound(ctx, workflowID)
 	if err != nil {
-		return nil, fmt.Errorf("pending of %s: %w", workflowID, err)
+		return nil, err
 	}
-	var out []workflows.Pending
-	if err := v.Get(&out); err != nil {
+	if !running {
+		return []PendingCall{}, nil
+	}
+	if err := c.requireWorkerOn(ctx, tq); err != nil {
+		return nil, err
+	}
+	out, err := c.queryPending(ctx, workflowID)
+	if err != nil {
 		return nil, fmt.Errorf("pending of %s: %w", workflowID, err)
 	}
 	return out, nil
 }
 
-// HasWorkers reports whether any worker polls the task queue, so that a
-// client can tell a round that waits for a worker from one that runs.
+// HasWorkers returns whether any worker polls the client's task queue, so
+// that a client can tell a round that waits for a worker from one that runs;
+// an error when the server cannot say.
 func (c *Client) HasWorkers(ctx context.Context) (bool, error) {
-	resp, err := c.tc.DescribeTaskQueue(ctx, c.opts.TaskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
+	return c.hasWorkers(ctx, c.opts.TaskQueue)
+}
+
+func (c *Client) hasWorkers(ctx context.Context, taskQueue string) (bool, error) {
+	resp, err := c.tc.DescribeTaskQueue(ctx, taskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
 	if err != nil {
-		return false, fmt.Errorf("describe task queue %s: %w", c.opts.TaskQueue, err)
+		return false, fmt.Errorf("describe task queue %s: %w", taskQueue, err)
 	}
 	return len(resp.GetPollers()) > 0, nil
 }
 
-// TaskQueue is the task queue the client submits rounds to.
+// TaskQueue returns the task queue the client submits rounds to.
 func (c *Client) TaskQueue() string { return c.opts.TaskQueue }
 
-// Progress tells which calls of a round are queued, running, waiting or done.
+// Progress returns which calls of a round are queued, running, waiting or
+// done. Its errors match ErrRoundNotFound and ErrNoWorker as Pending's do.
 func (c *Client) Progress(ctx context.Context, workflowID string) (workflows.Progress, error) {
 	var out workflows.Progress
+	_, tq, err := c.describeRound(ctx, workflowID)
+	if err != nil {
+		return out, err
+	}
+	if err := c.requireWorkerOn(ctx, tq); err != nil {
+		return out, err
+	}
 	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", workflows.QueryProgress)
 	if err != nil {
 		return out, fmt.Errorf("progress of %s: %w", workflowID, err)
@@ -336,8 +387,9 @@ func (c *Client) Progress(ctx context.Context, workflowID string) (workflows.Pro
 	return out, nil
 }
 
-// Cancel cancels a round: running calls are cancelled, queued ones never
-// start, and every call still gets a result.
+// Cancel asks a round to stop and returns once the request is recorded:
+// running calls are cancelled, queued ones never start, and every call still
+// gets a result (Wait returns it).
 func (c *Client) Cancel(ctx context.Context, workflowID string) error {
 	if err := c.tc.CancelWorkflow(ctx, workflowID, ""); err != nil {
 		return fmt.Errorf("cancel %s: %w", workflowID, err)

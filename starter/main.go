@@ -13,28 +13,108 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/client"
-	"github.com/toolround/toolround/engine"
+	"github.com/toolround/toolround/internal/envconf"
 	"github.com/toolround/toolround/round"
-	"github.com/toolround/toolround/workflows"
+	"github.com/toolround/toolround/tools/ext"
+	"github.com/toolround/toolround/tools/mcp"
 )
 
-const usage = `usage:
-  starter round FILE|-                      run a round, print its result as JSON
-  starter approve WORKFLOW_ID CALL_ID [--reason TEXT] [--remember] [--pattern P] [--allow-turn]
-  starter deny WORKFLOW_ID CALL_ID [--reason TEXT]
-  starter pending WORKFLOW_ID               what the round waits for (JSON)
-  starter progress WORKFLOW_ID              which calls are queued, running, done (JSON)
-  starter answer WORKFLOW_ID CALL_ID ANSWER...   answer an ask_user call
-  starter cancel WORKFLOW_ID                cancel a round (every call still gets a result)
-  starter result WORKFLOW_ID                wait for a round's result (JSON)
-  starter tools --provider P                the provider's tools array and deferred names (JSON)
-  starter watch SESSION_ID [--json] [--all] the session's events as they happen
-environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TASK_QUEUE, REDIS_URL, TOOLS_WORKDIR`
+// command is one subcommand: its arguments, what it does, its flags.
+type command struct {
+	args    string
+	summary string
+	// npos is how many positional arguments it needs at least.
+	npos  int
+	flags func(fs *flag.FlagSet, f *flags)
+}
+
+// flags holds every subcommand's flag values; each subcommand defines only
+// its own.
+type flags struct {
+	reason, pattern, provider string
+	remember, allowTurn       bool
+	asJSON, all, quiet        bool
+	events                    bool
+}
+
+var commands = map[string]command{
+	"round": {args: "FILE|-", npos: 1,
+		summary: "Run a round (a JSON file, or - for stdin) and print its result as JSON on stdout.\n" +
+			"Calls that wait for approval are listed on stderr with the commands that answer them.",
+		flags: func(fs *flag.FlagSet, f *flags) {
+			fs.BoolVar(&f.quiet, "quiet", false, "no hints on stderr")
+			fs.BoolVar(&f.events, "events", false, "write the round's events to stderr as JSON lines while it runs (confirmation_requested carries workflow_id, call_id and approval_id); needs Redis")
+		}},
+	"approve": {args: "WORKFLOW_ID CALL_ID", npos: 2, summary: "Let a waiting call run.",
+		flags: func(fs *flag.FlagSet, f *flags) {
+			fs.StringVar(&f.reason, "reason", "", "why, recorded with the decision")
+			fs.BoolVar(&f.remember, "remember", false, "remember an allow rule for the rest of the run")
+			fs.StringVar(&f.pattern, "pattern", "", "the allow rule's pattern (with --remember), e.g. 'git *'; default: this call's exact subject")
+			fs.BoolVar(&f.allowTurn, "allow-turn", false, "approve the round's other waiting calls too")
+		}},
+	"deny": {args: "WORKFLOW_ID CALL_ID", npos: 2, summary: "Skip a waiting call; its result says it was skipped by the user.",
+		flags: func(fs *flag.FlagSet, f *flags) {
+			fs.StringVar(&f.reason, "reason", "", "why, shown to the model in the call's result")
+		}},
+	"pending":  {args: "WORKFLOW_ID", npos: 1, summary: "Print what a round waits for (JSON): calls to approve, questions, client tools."},
+	"progress": {args: "WORKFLOW_ID", npos: 1, summary: "Print which calls of a round are queued, running, waiting or done (JSON)."},
+	"answer":   {args: "WORKFLOW_ID CALL_ID ANSWER...", npos: 3, summary: "Answer an ask_user call."},
+	"cancel":   {args: "WORKFLOW_ID", npos: 1, summary: "Cancel a round; every call still gets a result."},
+	"result":   {args: "WORKFLOW_ID", npos: 1, summary: "Wait for a round's result and print it (JSON)."},
+	"tools": {args: "--provider P", summary: "Print a provider's tools array, deferred names and turn-context line (JSON): the built-in tools, MCP_CONFIG's and TOOLS_CONFIG's.\n" +
+		"claude-code gets every tool; any other provider gets find_tools, run_tool and the always-loaded tools.",
+		flags: func(fs *flag.FlagSet, f *flags) {
+			fs.StringVar(&f.provider, "provider", "", "the session's provider: claude-code, or any other name (required)")
+		}},
+	"watch": {args: "SESSION_ID", npos: 1, summary: "Print the session's events as they happen; needs Redis.",
+		flags: func(fs *flag.FlagSet, f *flags) {
+			fs.BoolVar(&f.asJSON, "json", false, "one JSON object per line")
+			fs.BoolVar(&f.all, "all", false, "from the start of the stream, not only new events")
+		}},
+}
+
+var order = []string{"round", "approve", "deny", "pending", "progress", "answer", "cancel", "result", "tools", "watch"}
+
+const environment = "environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TASK_QUEUE, TEMPORAL_TLS_*, TEMPORAL_API_KEY, REDIS_URL, TOOLROUND_SECRET_KEY"
+
+// usage lists every subcommand.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage: starter COMMAND [ARGS] [FLAGS]   (starter COMMAND --help for its flags)\n\ncommands:\n")
+	for _, name := range order {
+		cmd := commands[name]
+		first, _, _ := strings.Cut(cmd.summary, "\n")
+		fmt.Fprintf(&b, "  %-40s %s\n", name+" "+cmd.args, first)
+	}
+	b.WriteString("\n" + environment)
+	return b.String()
+}
+
+// commandUsage is one subcommand's usage with its flags.
+func commandUsage(name string, cmd command, fs *flag.FlagSet) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: starter %s %s", name, cmd.args)
+	if cmd.flags != nil && name != "tools" {
+		b.WriteString(" [FLAGS]")
+	}
+	b.WriteString("\n\n" + cmd.summary + "\n")
+	if cmd.flags != nil {
+		var defaults strings.Builder
+		fs.SetOutput(&defaults)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+		// The flags take one or two dashes; show the two that GNU tools use.
+		b.WriteString("\nflags:\n" + strings.ReplaceAll("\n"+defaults.String(), "\n  -", "\n  --")[1:])
+	}
+	b.WriteString("\n" + environment)
+	return b.String()
+}
 
 // exit codes
 const (
@@ -42,20 +122,36 @@ const (
 	exitUsage  = 2 // bad arguments or unusable input
 )
 
-type usageError struct{ error }
+// usageError is bad arguments or unusable input; Usage, when set, is printed
+// after the message.
+type usageError struct {
+	error
+	Usage string
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "starter: "+oneLine(err.Error()))
-		var u usageError
-		if errors.As(err, &u) {
-			os.Exit(exitUsage)
-		}
-		os.Exit(exitFailed)
+	os.Exit(report(err, os.Stderr))
+}
+
+// report prints err for a person and returns the exit code: one line for a
+// failure; for bad arguments the message and then the usage.
+func report(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
 	}
+	var u usageError
+	if errors.As(err, &u) {
+		fmt.Fprintln(stderr, "starter: "+oneLine(u.error.Error()))
+		if u.Usage != "" {
+			fmt.Fprintln(stderr, "\n"+u.Usage)
+		}
+		return exitUsage
+	}
+	fmt.Fprintln(stderr, "starter: "+oneLine(err.Error()))
+	return exitFailed
 }
 
 func oneLine(s string) string {
@@ -63,116 +159,103 @@ func oneLine(s string) string {
 }
 
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprintln(stdout, usage)
-		return nil
+	if len(args) == 0 {
+		return usageError{errors.New("no command given"), usage()}
 	}
-	cmd, args := args[0], args[1:]
-	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	reason := fs.String("reason", "", "why")
-	remember := fs.Bool("remember", false, "remember an allow rule")
-	pattern := fs.String("pattern", "", "allow rule pattern")
-	allowTurn := fs.Bool("allow-turn", false, "approve the rest of the round")
-	provider := fs.String("provider", "", "provider")
-	asJSON := fs.Bool("json", false, "print JSON")
-	all := fs.Bool("all", false, "from the start of the stream")
-	quiet := fs.Bool("quiet", false, "no hints on stderr")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return usageError{fmt.Errorf("%s: %w", cmd, err)}
-	}
-	need := func(n int, what string) error {
-		if len(pos) < n {
-			return usageError{fmt.Errorf("%s needs %s\n%s", cmd, what, usage)}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) > 1 {
+			if cmd, ok := commands[args[1]]; ok {
+				return printUsage(stdout, args[1], cmd)
+			}
 		}
+		fmt.Fprintln(stdout, usage())
 		return nil
 	}
-	cfg, err := engine.ConfigFromEnv()
+	name, args := args[0], args[1:]
+	cmd, ok := commands[name]
+	if !ok {
+		return usageError{fmt.Errorf("unknown command %q", name), usage()}
+	}
+	var f flags
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if cmd.flags != nil {
+		cmd.flags(fs, &f)
+	}
+	pos, err := parseInterspersed(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return printUsage(stdout, name, cmd)
+	}
 	if err != nil {
-		return usageError{err}
+		return usageError{fmt.Errorf("%s: %w", name, err), commandUsage(name, cmd, fs)}
+	}
+	if len(pos) < cmd.npos {
+		return usageError{fmt.Errorf("%s needs %s", name, cmd.args), commandUsage(name, cmd, fs)}
 	}
 
-	switch cmd {
+	switch name {
 	case "tools":
-		if *provider == "" {
-			return usageError{errors.New("tools needs --provider P (claude-code or any other name)")}
+		if f.provider == "" {
+			return usageError{errors.New("tools needs --provider P (claude-code or any other name)"), commandUsage(name, cmd, fs)}
 		}
-		return printTools(ctx, stdout, cfg, *provider)
+		return printTools(ctx, stdout, f.provider)
 	case "watch":
-		if err := need(1, "SESSION_ID"); err != nil {
-			return err
-		}
-		return watch(ctx, stdout, cfg, pos[0], *asJSON, *all)
+		return watch(ctx, stdout, pos[0], f.asJSON, f.all)
 	}
 
 	var in *round.Input
-	if cmd == "round" {
-		if err := need(1, "FILE or -"); err != nil {
-			return err
-		}
+	if name == "round" {
 		if in, err = readInput(pos[0], stdin); err != nil {
-			return usageError{err}
+			return usageError{error: err}
 		}
 	}
-	c, closeAll, err := dial(ctx, cfg)
+	c, err := client.FromEnv(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeAll()
+	defer c.Close()
 
-	switch cmd {
+	switch name {
 	case "round":
-		return runRound(ctx, c, in, stdout, stderr, *quiet)
+		return runRound(ctx, c, in, stdout, stderr, f)
 	case "approve", "deny":
-		if err := need(2, "WORKFLOW_ID CALL_ID"); err != nil {
-			return err
-		}
-		o := client.ConfirmOptions{Reason: *reason, Remember: *remember, AllowTurn: *allowTurn, Pattern: *pattern}
-		if cmd == "approve" {
+		o := client.ConfirmOptions{Reason: f.reason, Remember: f.remember, AllowTurn: f.allowTurn, Pattern: f.pattern}
+		if name == "approve" {
 			return c.Approve(ctx, pos[0], pos[1], o)
 		}
 		return c.Deny(ctx, pos[0], pos[1], o)
 	case "answer":
-		if err := need(3, "WORKFLOW_ID CALL_ID ANSWER..."); err != nil {
-			return err
-		}
 		return c.Answer(ctx, pos[0], pos[1], pos[2:])
 	case "pending":
-		if err := need(1, "WORKFLOW_ID"); err != nil {
-			return err
-		}
 		p, err := c.Pending(ctx, pos[0])
 		if err != nil {
 			return err
 		}
 		return printJSON(stdout, p)
 	case "progress":
-		if err := need(1, "WORKFLOW_ID"); err != nil {
-			return err
-		}
 		p, err := c.Progress(ctx, pos[0])
 		if err != nil {
 			return err
 		}
 		return printJSON(stdout, p)
 	case "cancel":
-		if err := need(1, "WORKFLOW_ID"); err != nil {
-			return err
-		}
 		return c.Cancel(ctx, pos[0])
-	case "result":
-		if err := need(1, "WORKFLOW_ID"); err != nil {
-			return err
-		}
+	default: // result
 		res, err := c.Result(ctx, pos[0])
 		if err != nil {
 			return err
 		}
 		return printJSON(stdout, res)
-	default:
-		return usageError{fmt.Errorf("unknown command %q\n%s", cmd, usage)}
 	}
+}
+
+func printUsage(w io.Writer, name string, cmd command) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	if cmd.flags != nil {
+		cmd.flags(fs, &flags{})
+	}
+	_, err := fmt.Fprintln(w, commandUsage(name, cmd, fs))
+	return err
 }
 
 // parseInterspersed parses flags that may come before, between or after the
@@ -208,99 +291,123 @@ func readInput(name string, stdin io.Reader) (*round.Input, error) {
 	return round.ParseInput(b)
 }
 
-func dial(ctx context.Context, cfg engine.Config) (*client.Client, func(), error) {
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	tc, err := engine.Dial(cfg, logger)
-	if err != nil {
-		return nil, nil, err
+func runRound(ctx context.Context, c *client.Client, in *round.Input, stdout, stderr io.Writer, f flags) error {
+	opts := []client.RunOption{client.WaitForWorker()}
+	if f.events {
+		ev := &eventWriter{c: c, w: stderr, approvalIDs: map[string]string{}}
+		opts = append(opts, client.WithEvents(ev.write), client.WithWaitingHandler(ev.waiting))
+	} else if !f.quiet {
+		opts = append(opts, client.WithWaitingHandler(func(p client.PendingCall) { hint(stderr, p) }))
 	}
-	opts := client.Options{TaskQueue: cfg.TaskQueue, Secrets: cfg.Secrets}
-	var rc *cache.Client
-	if cfg.RedisURL != "" {
-		if rc, err = cache.Open(ctx, cache.Options{URL: cfg.RedisURL, Logger: logger}); err == nil {
-			opts.Blobs = rc.Blobs()
-		}
+	if f.events || !f.quiet {
+		stop := tellNoWorker(ctx, c, stderr, f.events)
+		defer stop()
 	}
-	closeAll := func() {
-		tc.Close()
-		if rc != nil {
-			_ = rc.Close()
-		}
-	}
-	return client.New(tc, opts), closeAll, nil
-}
-
-func runRound(ctx context.Context, c *client.Client, in *round.Input, stdout, stderr io.Writer, quiet bool) error {
-	run, err := c.Start(ctx, in)
+	res, err := c.Run(ctx, in, opts...)
 	if errors.Is(err, client.ErrInputTooLarge) {
-		return usageError{err}
+		return usageError{error: err}
 	}
-	if err != nil {
-		return err
-	}
-	if !quiet {
-		stopHints := hintPending(ctx, c, run.GetID(), stderr)
-		defer stopHints()
-	}
-	res, err := c.Wait(ctx, run)
 	if err != nil {
 		return err
 	}
 	return printJSON(stdout, res)
 }
 
-// hintPending tells the person at the terminal which calls wait for them and
-// how to answer, once per call.
-func hintPending(ctx context.Context, c *client.Client, wfID string, stderr io.Writer) func() {
+// tellNoWorker says on stderr, once, when no worker polls the task queue two
+// seconds after the round was submitted: the round starts when one does.
+func tellNoWorker(ctx context.Context, c *client.Client, stderr io.Writer, asJSON bool) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		told := map[string]bool{}
-		workers := false
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for tick := 1; ; tick++ {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			// A query needs a worker: without one it would only time out.
-			if !workers {
-				ok, err := c.HasWorkers(ctx)
-				workers = err == nil && ok
-				if !workers && tick == 2 {
-					fmt.Fprintf(stderr, "no worker polls task queue %q: the round starts when one does (run bin/worker with the same TASK_QUEUE)\n", c.TaskQueue())
-				}
-				if !workers {
-					continue
-				}
-			}
-			qctx, qcancel := context.WithTimeout(ctx, 5*time.Second)
-			pending, err := c.Pending(qctx, wfID)
-			qcancel()
-			if err != nil {
-				continue
-			}
-			for _, p := range pending {
-				if told[p.CallID] {
-					continue
-				}
-				told[p.CallID] = true
-				switch p.Kind {
-				case workflows.KindConfirm:
-					fmt.Fprintf(stderr, "waiting for approval: %s %s (%s)\n  starter approve %s %s   |   starter deny %s %s --reason TEXT\n",
-						p.Tool, p.Subject, p.Reason, wfID, p.CallID, wfID, p.CallID)
-				case workflows.KindAnswer:
-					fmt.Fprintf(stderr, "waiting for an answer: %s\n  starter answer %s %s ANSWER...\n", strings.Join(p.Questions, " | "), wfID, p.CallID)
-				default:
-					fmt.Fprintf(stderr, "waiting for client tool %s (call %s)\n", p.Tool, p.CallID)
-				}
-			}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(2 * time.Second):
 		}
+		if ok, err := c.HasWorkers(ctx); err != nil || ok {
+			return
+		}
+		msg := client.NoWorkerError(c.TaskQueue()).Error() + "; the round starts when one does"
+		if asJSON {
+			b, _ := json.Marshal(map[string]string{"type": "waiting_for_worker", "task_queue": c.TaskQueue(), "detail": msg})
+			fmt.Fprintln(stderr, string(b))
+			return
+		}
+		fmt.Fprintln(stderr, msg)
 	}()
 	return func() { cancel(); <-done }
+}
+
+// hint tells the person at the terminal what a waiting call needs and how to
+// answer it.
+func hint(stderr io.Writer, p client.PendingCall) {
+	switch p.Kind {
+	case client.KindConfirm:
+		fmt.Fprintf(stderr, "waiting for approval: %s %s (%s)\n  starter approve %s %s   |   starter deny %s %s --reason TEXT\n",
+			p.Tool, p.Subject, p.Reason, p.WorkflowID, p.CallID, p.WorkflowID, p.CallID)
+	case client.KindAnswer:
+		fmt.Fprintf(stderr, "waiting for an answer: %s\n  starter answer %s %s ANSWER...\n", strings.Join(p.Questions, " | "), p.WorkflowID, p.CallID)
+	default:
+		fmt.Fprintf(stderr, "waiting for client tool %s (call %s)\n", p.Tool, p.CallID)
+	}
+}
+
+// eventWriter writes a round's events as JSON lines. A
+// confirmation_requested event gains the call's approval_id, when the round
+// provides one, from the round's pending calls.
+type eventWriter struct {
+	c           *client.Client
+	w           io.Writer
+	mu          sync.Mutex
+	approvalIDs map[string]string // call id -> approval id, from the pending calls
+}
+
+// eventLine is an event as --events writes it.
+type eventLine struct {
+	round.Event
+	ApprovalID string `json:"approval_id,omitempty"`
+}
+
+func (e *eventWriter) waiting(p client.PendingCall) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.approvalIDs[p.CallID] = p.ApprovalID
+}
+
+func (e *eventWriter) write(ev round.Event) {
+	line := eventLine{Event: ev}
+	if ev.Type == round.EventConfirmationRequested {
+		line.ApprovalID = e.approvalID(ev)
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fmt.Fprintln(e.w, string(b))
+}
+
+func (e *eventWriter) approvalID(ev round.Event) string {
+	e.mu.Lock()
+	id, ok := e.approvalIDs[ev.CallID]
+	e.mu.Unlock()
+	if ok {
+		return id
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	pending, err := e.c.Pending(ctx, ev.WorkflowID)
+	if err != nil {
+		return ""
+	}
+	for _, p := range pending {
+		if p.CallID == ev.CallID {
+			return p.ApprovalID
+		}
+	}
+	return ""
 }
 
 func printJSON(w io.Writer, v any) error {
@@ -311,22 +418,51 @@ func printJSON(w io.Writer, v any) error {
 }
 
 // printTools lists the tools a worker with the same configuration offers:
-// the built-ins, MCP_CONFIG's servers and TOOLS_CONFIG's tools.
-func printTools(ctx context.Context, w io.Writer, cfg engine.Config, provider string) error {
-	cfg.RedisURL = "" // listing schemas needs no Redis
-	e, err := engine.New(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+// the built-ins, MCP_CONFIG's servers and TOOLS_CONFIG's tools. Only MCP
+// servers are started (to ask them for their tools); nothing needs Temporal,
+// Redis or the workdir.
+func printTools(ctx context.Context, w io.Writer, provider string) error {
+	reg, err := client.Catalog()
 	if err != nil {
 		return err
 	}
-	defer e.Close()
-	return printJSON(w, e.Registry.ToolsFor(provider, nil))
+	dir := envconf.Get("TOOLS_WORKDIR", "./workdir")
+	if path := envconf.Get(mcp.ConfigEnv, ""); path != "" {
+		mc, err := mcp.LoadConfig(path)
+		if err != nil {
+			return fmt.Errorf("MCP_CONFIG: %w", err)
+		}
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			mc.Dir = dir
+		}
+		mc.Logger = slog.New(slog.DiscardHandler)
+		m, err := mcp.Connect(ctx, mc)
+		if err != nil {
+			return fmt.Errorf("MCP_CONFIG: %w", err)
+		}
+		defer m.Close()
+		if err := m.Register(reg); err != nil {
+			return fmt.Errorf("MCP_CONFIG: %w", err)
+		}
+	}
+	if path := envconf.Get(ext.ConfigEnv, ""); path != "" {
+		tc, err := ext.Load(path)
+		if err != nil {
+			return fmt.Errorf("TOOLS_CONFIG: %w", err)
+		}
+		if err := ext.Register(reg, tc, dir); err != nil {
+			return fmt.Errorf("TOOLS_CONFIG: %w", err)
+		}
+	}
+	return printJSON(w, reg.ToolsFor(provider, nil))
 }
 
-func watch(ctx context.Context, w io.Writer, cfg engine.Config, sessionID string, asJSON, all bool) error {
-	if cfg.RedisURL == "" {
+func watch(ctx context.Context, w io.Writer, sessionID string, asJSON, all bool) error {
+	url := envconf.RedisURL()
+	if url == "" {
 		return errors.New("watch needs Redis (REDIS_URL): events are published to a Redis stream per session")
 	}
-	rc, err := cache.Open(ctx, cache.Options{URL: cfg.RedisURL, OpTimeout: 5 * time.Second})
+	rc, err := cache.Open(ctx, cache.Options{URL: url, OpTimeout: 5 * time.Second})
 	if err != nil {
 		return err
 	}

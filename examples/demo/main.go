@@ -9,12 +9,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"time"
 
 	"github.com/toolround/toolround/client"
-	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
 )
@@ -36,18 +34,13 @@ func runTool(id, name string, args any) round.ToolCall {
 }
 
 func run() error {
-	cfg, err := engine.ConfigFromEnv()
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	tc, err := engine.Dial(cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	c, err := client.FromEnv(ctx)
 	if err != nil {
 		return err
 	}
-	defer tc.Close()
-	c := client.New(tc, client.Options{TaskQueue: cfg.TaskQueue})
+	defer c.Close()
 	session := fmt.Sprintf("demo-%d", time.Now().Unix())
 
 	rounds := [][]round.ToolCall{
@@ -75,14 +68,8 @@ func run() error {
 		in := &round.Input{SessionID: session, RunID: "run-1", Round: i + 1, Provider: "openai", State: state,
 			Assistant: round.Message{Role: "assistant", ToolCalls: calls}}
 		fmt.Printf("\n=== round %d (%s): %d calls\n", in.Round, in.WorkflowID(), len(calls))
-		run, err := c.Start(ctx, in)
-		if err != nil {
-			return err
-		}
-		stop := approveAll(ctx, c, run.GetID())
 		start := time.Now()
-		res, err := c.Wait(ctx, run)
-		stop()
+		res, err := c.Run(ctx, in, client.WithApprovalHandler(approveAll))
 		if err != nil {
 			return err
 		}
@@ -93,28 +80,11 @@ func run() error {
 	return nil
 }
 
-// approveAll plays the person at the terminal: it approves each call that
-// waits for a decision, once, and allows the rest of the round.
-func approveAll(ctx context.Context, c *client.Client, wfID string) func() {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			pending, err := c.Pending(ctx, wfID)
-			if err == nil && len(pending) > 0 {
-				p := pending[0]
-				fmt.Printf("    waiting for approval: %s %q (%s): approving, and allowing the rest of the round\n", p.Tool, p.Subject, p.Reason)
-				_ = c.Approve(ctx, wfID, p.CallID, client.ConfirmOptions{AllowTurn: true})
-				return
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
+// approveAll plays the person at the terminal: it approves the call that
+// waits for a decision, and allows the rest of the round.
+func approveAll(_ context.Context, p client.PendingCall) client.Decision {
+	fmt.Printf("    waiting for approval: %s %q (%s): approving, and allowing the rest of the round\n", p.Tool, p.Subject, p.Reason)
+	return client.Decision{Approve: true, AllowTurn: true}
 }
 
 func printResult(res *round.Result, took time.Duration) {

@@ -1,0 +1,273 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/mocks"
+
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/workflows"
+)
+
+// jsonValue is a query answer as the server returns it.
+type jsonValue struct{ b []byte }
+
+func (v jsonValue) HasValue() bool    { return len(v.b) > 0 }
+func (v jsonValue) Get(ptr any) error { return json.Unmarshal(v.b, ptr) }
+
+func describe(status enumspb.WorkflowExecutionStatus) *workflowservice.DescribeWorkflowExecutionResponse {
+	return &workflowservice.DescribeWorkflowExecutionResponse{
+		WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{Status: status, TaskQueue: "tq"},
+	}
+}
+
+func pollers(n int) *workflowservice.DescribeTaskQueueResponse {
+	r := &workflowservice.DescribeTaskQueueResponse{}
+	for range n {
+		r.Pollers = append(r.Pollers, &taskqueuepb.PollerInfo{Identity: "w"})
+	}
+	return r
+}
+
+func TestPendingSaysWhyItCannotAsk(t *testing.T) {
+	ctx := context.Background()
+
+	tc := mocks.NewClient(t)
+	tc.On("DescribeWorkflowExecution", mock.Anything, "toolround/s/r/1", "").Return(nil, serviceerror.NewNotFound("workflow not found"))
+	_, err := New(tc, Options{}).Pending(ctx, "toolround/s/r/1")
+	require.ErrorIs(t, err, ErrRoundNotFound)
+	require.Contains(t, err.Error(), "toolround/s/r/1")
+
+	tc = mocks.NewClient(t)
+	tc.On("DescribeWorkflowExecution", mock.Anything, "wf", "").Return(describe(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING), nil)
+	tc.On("DescribeTaskQueue", mock.Anything, "tq", enumspb.TASK_QUEUE_TYPE_WORKFLOW).Return(pollers(0), nil)
+	start := time.Now()
+	_, err = New(tc, Options{TaskQueue: "other"}).Progress(ctx, "wf")
+	require.ErrorIs(t, err, ErrNoWorker)
+	require.Less(t, time.Since(start), time.Second, "no query that would only time out")
+	require.Contains(t, err.Error(), `no worker polls task queue "tq"`, "the round's own task queue")
+	require.NotContains(t, err.Error(), "\n")
+
+	tc = mocks.NewClient(t) // no query expected: a finished round waits for nothing
+	tc.On("DescribeWorkflowExecution", mock.Anything, "wf", "").Return(describe(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED), nil)
+	p, err := New(tc, Options{}).Pending(ctx, "wf")
+	require.NoError(t, err)
+	require.Empty(t, p)
+}
+
+func TestRunFailsFastWithoutWorker(t *testing.T) {
+	defer func(d time.Duration) { workerGrace = d }(workerGrace)
+	workerGrace = 300 * time.Millisecond
+	tc := mocks.NewClient(t) // ExecuteWorkflow is not expected: nothing is submitted
+	tc.On("DescribeTaskQueue", mock.Anything, "q", enumspb.TASK_QUEUE_TYPE_WORKFLOW).Return(pollers(0), nil)
+	tc.On("DescribeWorkflowExecution", mock.Anything, "toolround/s/r/1", "").Return(nil, serviceerror.NewNotFound("workflow not found"))
+	in := &round.Input{SessionID: "s", RunID: "r", Round: 1, Provider: "openai", Assistant: round.Message{Role: "assistant"}}
+	_, err := New(tc, Options{TaskQueue: "q"}).Run(context.Background(), in)
+	require.ErrorIs(t, err, ErrNoWorker)
+	require.Equal(t, `no worker polls task queue "q": start a worker with TASK_QUEUE=q (bin/worker), or check TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE`, err.Error())
+}
+
+func TestRunSaysTheInputIsInvalidFirst(t *testing.T) {
+	_, err := New(mocks.NewClient(t), Options{}).Run(context.Background(), &round.Input{SessionID: "a/b"})
+	require.ErrorContains(t, err, "invalid round input")
+}
+
+func TestRunWithEventsNeedsAnEventSource(t *testing.T) {
+	in := &round.Input{SessionID: "s", RunID: "r", Round: 1, Provider: "openai", Assistant: round.Message{Role: "assistant"}}
+	_, err := New(mocks.NewClient(t), Options{}).Run(context.Background(), in, WithEvents(func(round.Event) {}))
+	require.ErrorContains(t, err, "REDIS_URL")
+}
+
+// signals records the confirm signals a fake round receives.
+type signals struct {
+	mu   sync.Mutex
+	sent []map[string]any
+}
+
+func (s *signals) record(args mock.Arguments) {
+	b, _ := json.Marshal(args.Get(4))
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	s.mu.Lock()
+	s.sent = append(s.sent, m)
+	s.mu.Unlock()
+}
+
+func (s *signals) all() []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]map[string]any(nil), s.sent...)
+}
+
+// waitingRound fakes a running round with one call that waits for approval
+// until a confirm signal arrives.
+func waitingRound(t *testing.T, approvalID string) (*mocks.Client, *signals) {
+	tc := mocks.NewClient(t)
+	sig := &signals{}
+	pending := `[{"call_id":"call_1","tool":"run_command","kind":"confirm","arguments":"{\"command\":\"ls\"}","subject":"ls","reason":"runs a command"` +
+		`,"approval_id":"` + approvalID + `"}]`
+	tc.On("QueryWorkflow", mock.Anything, "wf", "", workflows.QueryPending).Return(func(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
+		if len(sig.all()) > 0 {
+			return jsonValue{[]byte(`[]`)}, nil
+		}
+		return jsonValue{[]byte(pending)}, nil
+	}).Maybe()
+	tc.On("SignalWorkflow", mock.Anything, "wf", "", workflows.SignalConfirm, mock.Anything).Run(sig.record).Return(nil).Maybe()
+	return tc, sig
+}
+
+func TestWaitingTellsEachCallOnceWithItsApprovalID(t *testing.T) {
+	tc, sig := waitingRound(t, "ab12")
+	run := &mocks.WorkflowRun{}
+	run.On("Get", mock.Anything, mock.Anything).Return(func(ctx context.Context, _ any) error { <-ctx.Done(); return ctx.Err() })
+	tc.On("GetWorkflow", mock.Anything, "wf", "").Return(run)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := New(tc, Options{})
+	ch := c.Waiting(ctx, "wf")
+	p := <-ch
+	require.Equal(t, PendingCall{WorkflowID: "wf", CallID: "call_1", Tool: "run_command", Kind: KindConfirm, Arguments: `{"command":"ls"}`,
+		ApprovalID: "ab12", Subject: "ls", Reason: "runs a command"}, p)
+	select {
+	case again := <-ch:
+		t.Fatalf("told twice: %+v", again)
+	case <-time.After(400 * time.Millisecond):
+	}
+	require.NoError(t, c.Approve(ctx, p.WorkflowID, p.CallID, ConfirmOptions{ApprovalID: p.ApprovalID}))
+	require.Equal(t, []map[string]any{{"call_id": "call_1", "approve": true, "approval_id": "ab12"}}, sig.all())
+	cancel()
+	for range ch { // closed when ctx ends
+	}
+}
+
+func TestApprovalHandlerDecidesAndDelivers(t *testing.T) {
+	tc, sig := waitingRound(t, "ff00")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var told []string
+	var mu sync.Mutex
+	handler := func(_ context.Context, p PendingCall) Decision {
+		mu.Lock()
+		told = append(told, p.CallID+" "+p.ApprovalID)
+		mu.Unlock()
+		return Decision{Approve: false, Reason: "not today"}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		New(tc, Options{}).follow(ctx, "wf", runOptions{approve: handler})
+	}()
+	require.Eventually(t, func() bool { return len(sig.all()) == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.Equal(t, map[string]any{"call_id": "call_1", "approve": false, "reason": "not today", "approval_id": "ff00"}, sig.all()[0])
+	cancel()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{"call_1 ff00"}, told)
+}
+
+func TestDeliverRetriesUntilTheRoundHasTheDecision(t *testing.T) {
+	tc := mocks.NewClient(t)
+	calls := 0
+	tc.On("SignalWorkflow", mock.Anything, "wf", "", workflows.SignalConfirm, mock.Anything).Return(func(context.Context, string, string, string, any) error {
+		calls++
+		if calls < 3 {
+			return errors.New("unavailable")
+		}
+		return nil
+	})
+	New(tc, Options{}).deliver(context.Background(), PendingCall{WorkflowID: "wf", CallID: "c"}, Decision{Approve: true})
+	require.Equal(t, 3, calls)
+	tc = mocks.NewClient(t)
+	tc.On("SignalWorkflow", mock.Anything, "wf", "", workflows.SignalConfirm, mock.Anything).Return(serviceerror.NewNotFound("workflow execution already completed")).Once()
+	New(tc, Options{}).deliver(context.Background(), PendingCall{WorkflowID: "wf", CallID: "c"}, Decision{Approve: true})
+}
+
+// fakeEvents is a session stream that the test publishes to.
+type fakeEvents struct {
+	ch       chan round.Event
+	sessions chan string
+}
+
+func (f *fakeEvents) Watch(ctx context.Context, sessionID, _ string, fn func(round.Event) error) error {
+	f.sessions <- sessionID
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e := <-f.ch:
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func TestAnEventWakesTheWatch(t *testing.T) {
+	const wfID = "toolround/s1/r1/2"
+	var mu sync.Mutex
+	waiting := false
+	tc := mocks.NewClient(t)
+	tc.On("QueryWorkflow", mock.Anything, wfID, "", workflows.QueryPending).Return(func(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if waiting {
+			return jsonValue{[]byte(`[{"call_id":"c9","tool":"ask_user","kind":"answer"}]`)}, nil
+		}
+		return jsonValue{[]byte(`[]`)}, nil
+	})
+	ev := &fakeEvents{ch: make(chan round.Event), sessions: make(chan string, 1)}
+	c := New(tc, Options{Events: ev})
+	c.pace = pacing{fastest: time.Minute, settled: time.Minute, slowest: time.Minute} // no second query but for the event
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	told := make(chan PendingCall, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.watch(ctx, wfID, func(p PendingCall) { told <- p })
+	}()
+	defer func() { cancel(); <-done }()
+	select {
+	case s := <-ev.sessions:
+		require.Equal(t, "s1", s, "the session's stream, from the workflow id")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watch does not read the session's events")
+	}
+
+	mu.Lock()
+	waiting = true
+	mu.Unlock()
+	publish := func(e round.Event) {
+		select {
+		case ev.ch <- e:
+		case <-time.After(5 * time.Second):
+			t.Fatal("nobody reads the session's events")
+		}
+	}
+	publish(round.Event{Type: round.EventCallStarted, WorkflowID: "toolround/s1/r1/1"}) // another round: no wake
+	select {
+	case p := <-told:
+		t.Fatalf("woken by another round's event: %+v", p)
+	case <-time.After(300 * time.Millisecond):
+	}
+	publish(round.Event{Type: round.EventConfirmationRequested, WorkflowID: wfID})
+	select {
+	case p := <-told:
+		require.Equal(t, "c9", p.CallID)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the round's event did not wake the watch")
+	}
+}

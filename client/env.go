@@ -1,0 +1,59 @@
+package client
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"github.com/toolround/toolround/cache"
+	"github.com/toolround/toolround/internal/envconf"
+	"github.com/toolround/toolround/tools/secrets"
+)
+
+// FromEnv returns a client configured from the environment variables the
+// worker reads, ready to use with no further options: it dials Temporal
+// (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS_*, TEMPORAL_API_KEY),
+// submits to TASK_QUEUE, resolves large results and follows a round's events
+// through Redis (REDIS_URL; "none" leaves previews in place and has no
+// events), and seals store_secret values with the key the workers use
+// (TOOLROUND_SECRET_KEY or TOOLROUND_SECRET_KEY_FILE). It returns an error
+// when the configuration is unusable or Temporal does not answer; a Redis
+// that does not answer yet is retried on use. Close the client when done.
+func FromEnv(ctx context.Context) (*Client, error) {
+	t := envconf.TemporalFromEnv()
+	tc, err := t.Dial(nil)
+	if err != nil {
+		return nil, err
+	}
+	opts := Options{TaskQueue: t.TaskQueue, Secrets: secrets.ConfigFromEnv()}
+	var rc *cache.Client
+	if url := envconf.RedisURL(); url != "" {
+		// Open returns a client without error-free ping too: it reconnects
+		// on use. Only an unusable URL gives no client.
+		if rc, err = cache.Open(ctx, cache.Options{URL: url, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}); rc == nil {
+			tc.Close()
+			return nil, err
+		}
+		opts.Blobs, opts.Events = rc.Blobs(), rc.Events()
+	}
+	c := New(tc, opts)
+	c.close = func() error {
+		tc.Close()
+		if rc != nil {
+			return rc.Close()
+		}
+		return nil
+	}
+	return c, nil
+}
+
+// Close releases the connections that FromEnv opened. It returns nil and does
+// nothing for a client made with New: the caller owns that Temporal client.
+func (c *Client) Close() error {
+	if c.close == nil {
+		return nil
+	}
+	err := c.close()
+	c.close = nil
+	return err
+}
