@@ -21,7 +21,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/toolround/toolround/round"
-	"github.com/toolround/toolround/workflows"
 )
 
 // BlobResolver fetches results kept outside history (cache.Blobs).
@@ -113,7 +112,7 @@ func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRu
 		Memo:                                     map[string]any{memoInputHash: hash},
 		EnableEagerStart:                         c.opts.EagerStart,
 		StaticSummary:                            fmt.Sprintf("round %d of run %s (%d calls)", in.Round, in.RunID, len(in.Assistant.ToolCalls)),
-	}, workflows.WorkflowName, in)
+	}, round.WorkflowName, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
 		if err := c.checkSameInput(ctx, id, hash); err != nil {
@@ -178,7 +177,7 @@ func InputHash(in *round.Input) (string, error) {
 
 // Wait waits for a round's result and resolves large results.
 func (c *Client) Wait(ctx context.Context, run tclient.WorkflowRun) (*round.Result, error) {
-	var out workflows.Output
+	var out round.Output
 	if err := run.Get(ctx, &out); err != nil {
 		return nil, fmt.Errorf("round %s failed: %s", run.GetID(), rootCause(err))
 	}
@@ -223,8 +222,8 @@ func (c *Client) Resolve(ctx context.Context, res *round.Result) {
 		if len(res.History) > 0 {
 			assistant = res.History[0]
 		}
-		res.Messages = workflows.Messages(res.Results)
-		res.History = workflows.History(assistant, res.Messages)
+		res.Messages = round.Messages(res.Results)
+		res.History = round.History(assistant, res.Messages)
 	}
 }
 
@@ -239,16 +238,16 @@ type ConfirmOptions struct {
 
 // Approve lets a waiting call run.
 func (c *Client) Approve(ctx context.Context, workflowID, callID string, o ConfirmOptions) error {
-	return c.confirm(ctx, workflowID, workflows.Confirm{CallID: callID, Approve: true, Reason: o.Reason, Remember: o.Remember, AllowTurn: o.AllowTurn, Pattern: o.Pattern})
+	return c.confirm(ctx, workflowID, round.Confirm{CallID: callID, Approve: true, Reason: o.Reason, Remember: o.Remember, AllowTurn: o.AllowTurn, Pattern: o.Pattern})
 }
 
 // Deny skips a waiting call; its result reads "Skipped by user[. Reason: ...]".
 func (c *Client) Deny(ctx context.Context, workflowID, callID string, o ConfirmOptions) error {
-	return c.confirm(ctx, workflowID, workflows.Confirm{CallID: callID, Approve: false, Reason: o.Reason})
+	return c.confirm(ctx, workflowID, round.Confirm{CallID: callID, Approve: false, Reason: o.Reason})
 }
 
-func (c *Client) confirm(ctx context.Context, workflowID string, s workflows.Confirm) error {
-	if err := c.tc.SignalWorkflow(ctx, workflowID, "", workflows.SignalConfirm, s); err != nil {
+func (c *Client) confirm(ctx context.Context, workflowID string, s round.Confirm) error {
+	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalConfirm, s); err != nil {
 		return fmt.Errorf("confirm %s of %s: %w", s.CallID, workflowID, err)
 	}
 	return nil
@@ -256,27 +255,27 @@ func (c *Client) confirm(ctx context.Context, workflowID string, s workflows.Con
 
 // Answer answers an ask_user call.
 func (c *Client) Answer(ctx context.Context, workflowID, callID string, answers []string) error {
-	if err := c.tc.SignalWorkflow(ctx, workflowID, "", workflows.SignalAnswer, workflows.Answer{CallID: callID, Answers: answers}); err != nil {
+	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalAnswer, round.Answer{CallID: callID, Answers: answers}); err != nil {
 		return fmt.Errorf("answer %s of %s: %w", callID, workflowID, err)
 	}
 	return nil
 }
 
 // SubmitToolResult delivers the result of a client tool that the client ran.
-func (c *Client) SubmitToolResult(ctx context.Context, workflowID string, r workflows.ToolResult) error {
-	if err := c.tc.SignalWorkflow(ctx, workflowID, "", workflows.SignalToolResult, r); err != nil {
+func (c *Client) SubmitToolResult(ctx context.Context, workflowID string, r round.ToolResult) error {
+	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalToolResult, r); err != nil {
 		return fmt.Errorf("tool result %s of %s: %w", r.CallID, workflowID, err)
 	}
 	return nil
 }
 
 // Pending lists what a running round waits for.
-func (c *Client) Pending(ctx context.Context, workflowID string) ([]workflows.Pending, error) {
-	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", workflows.QueryPending)
+func (c *Client) Pending(ctx context.Context, workflowID string) ([]round.Pending, error) {
+	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", round.QueryPending)
 	if err != nil {
 		return nil, fmt.Errorf("pending of %s: %w", workflowID, err)
 	}
-	var out []workflows.Pending
+	var out []round.Pending
 	if err := v.Get(&out); err != nil {
 		return nil, fmt.Errorf("pending of %s: %w", workflowID, err)
 	}
@@ -297,9 +296,9 @@ func (c *Client) HasWorkers(ctx context.Context) (bool, error) {
 func (c *Client) TaskQueue() string { return c.opts.TaskQueue }
 
 // Progress tells which calls of a round are queued, running, waiting or done.
-func (c *Client) Progress(ctx context.Context, workflowID string) (workflows.Progress, error) {
-	var out workflows.Progress
-	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", workflows.QueryProgress)
+func (c *Client) Progress(ctx context.Context, workflowID string) (round.Progress, error) {
+	var out round.Progress
+	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", round.QueryProgress)
 	if err != nil {
 		return out, fmt.Errorf("progress of %s: %w", workflowID, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolround/toolround/activities"
 	"github.com/toolround/toolround/cache"
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/builtin"
 	"github.com/toolround/toolround/tools/ext"
@@ -136,10 +137,10 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 // Register registers the round workflow and its activities under their
 // stable names.
 func (e *Engine) Register(r worker.Registry) {
-	r.RegisterWorkflowWithOptions(e.Workflow.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
-	r.RegisterActivityWithOptions(e.Activities.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
-	r.RegisterActivityWithOptions(e.Activities.PublishRound, activity.RegisterOptions{Name: workflows.ActivityPublishRound})
-	r.RegisterActivityWithOptions(e.Activities.StoreContents, activity.RegisterOptions{Name: workflows.ActivityStoreContents})
+	r.RegisterWorkflowWithOptions(e.Workflow.Run, workflow.RegisterOptions{Name: round.WorkflowName})
+	r.RegisterActivityWithOptions(e.Activities.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
+	r.RegisterActivityWithOptions(e.Activities.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
+	r.RegisterActivityWithOptions(e.Activities.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
 }
 
 // NewWorker returns a worker on the configured task queue with the engine

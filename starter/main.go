@@ -20,7 +20,6 @@ import (
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/round"
-	"github.com/toolround/toolround/workflows"
 )
 
 const usage = `usage:
@@ -289,10 +288,10 @@ func hintPending(ctx context.Context, c *client.Client, wfID string, stderr io.W
 				}
 				told[p.CallID] = true
 				switch p.Kind {
-				case workflows.KindConfirm:
+				case round.KindConfirm:
 					fmt.Fprintf(stderr, "waiting for approval: %s %s (%s)\n  starter approve %s %s   |   starter deny %s %s --reason TEXT\n",
 						p.Tool, p.Subject, p.Reason, wfID, p.CallID, wfID, p.CallID)
-				case workflows.KindAnswer:
+				case round.KindAnswer:
 					fmt.Fprintf(stderr, "waiting for an answer: %s\n  starter answer %s %s ANSWER...\n", strings.Join(p.Questions, " | "), wfID, p.CallID)
 				default:
 					fmt.Fprintf(stderr, "waiting for client tool %s (call %s)\n", p.Tool, p.CallID)

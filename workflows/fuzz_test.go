@@ -160,7 +160,7 @@ func FuzzPassesGiveEveryCallOneResult(f *testing.F) {
 			if IsFailure(r.Status) && !strings.HasPrefix(r.Content, "tool="+r.Tool+" failed: ") {
 				t.Fatalf("failure of %s reads %q", c.ID, r.Content)
 			}
-			if res.Messages[i].Content != MessageContent(r.Tool, r.Content) {
+			if res.Messages[i].Content != round.MessageContent(r.Tool, r.Content) {
 				t.Fatalf("message of %s is not its result", c.ID)
 			}
 			if r.Status == round.StatusCancelled {

@@ -183,7 +183,7 @@ func needsConfirm(ti ToolInfo, f CallFacts, autoApprove bool, st *round.RunState
 		return ""
 	case autoApprove:
 		return ""
-	case st.Allowed(name, f.Subject):
+	case allowed(st, name, f.Subject):
 		return ""
 	case f.Effect == tools.Idempotent:
 		return "it changes something"
@@ -221,4 +221,15 @@ func Validate(plan []PlannedCall, snap *Snapshot) {
 			p.done(round.StatusInvalid, "invalid arguments: "+strings.Join(v, "; "))
 		}
 	}
+}
+
+// allowed reports whether a rule remembered in the run state approves the
+// call (P1.6).
+func allowed(st *round.RunState, tool, subject string) bool {
+	for _, r := range st.Allow {
+		if tools.AllowRule(r).Matches(tool, subject) {
+			return true
+		}
+	}
+	return false
 }

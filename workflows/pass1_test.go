@@ -175,7 +175,7 @@ func TestPreflight(t *testing.T) {
 		{name: "C4 auto-approve skips confirmation", provider: tools.ProviderClaudeCode, state: fetched("edit_file"), auto: true,
 			calls: []round.ToolCall{call("1", "edit_file", `{"path":"a","new_text":"x"}`)}, stages: []Stage{StageReady}},
 		{name: "C4 a remembered rule approves", provider: tools.ProviderClaudeCode,
-			state:  &round.RunState{Fetched: []string{"run_command"}, Allow: []tools.AllowRule{{Tool: "run_command", Pattern: "git *"}}},
+			state:  &round.RunState{Fetched: []string{"run_command"}, Allow: []round.AllowRule{{Tool: "run_command", Pattern: "git *"}}},
 			calls:  []round.ToolCall{call("1", "run_command", `{"command":"git status"}`), call("2", "run_command", `{"command":"rm -rf x"}`)},
 			stages: []Stage{StageReady, StageConfirm}},
 		{name: "C4 a sensitive read always asks, even with auto-approve", provider: tools.ProviderClaudeCode, state: fetched("read_files"), auto: true,

@@ -43,7 +43,7 @@ type CommitInput struct {
 // CommitOutput is pass 3's result.
 type CommitOutput struct {
 	Result      round.Result
-	CacheWrites []CacheWrite
+	CacheWrites []round.CacheWrite
 }
 
 // Commit is pass 3 (P3.1-P3.5): it lands one result per call in call order,
@@ -93,7 +93,7 @@ func Commit(ci CommitInput) CommitOutput {
 
 	messages := make([]round.Message, n)
 	for i, r := range results {
-		messages[i] = round.Message{Role: "tool", ToolCallID: r.CallID, Content: MessageContent(r.Tool, r.Content)}
+		messages[i] = round.Message{Role: "tool", ToolCallID: r.CallID, Content: round.MessageContent(r.Tool, r.Content)}
 	}
 	history := make([]round.Message, 0, n+1)
 	assistant := in.Assistant
@@ -106,14 +106,14 @@ func Commit(ci CommitInput) CommitOutput {
 	wfID := ci.WorkflowID
 	events := append([]round.Event(nil), ci.Events...)
 	base := round.Event{SessionID: in.SessionID, RunID: in.RunID, Round: in.Round, WorkflowID: wfID, Time: ci.Now}
-	var cache []CacheWrite
+	var cache []round.CacheWrite
 	for i, r := range results {
 		e := base
 		e.ID, e.Type, e.CallID, e.Tool, e.Status = wfID+"/"+r.CallID+"/result", round.EventToolResult, r.CallID, r.Tool, r.Status
-		e.Detail = preview(r.Content, eventPreview)
+		e.Detail = round.ResultPreview(r.Content)
 		events = append(events, e)
 		if r.Status == round.StatusOK && r.Tool == tools.HTTPRequest && ci.Plan[i].Facts.Effect == tools.ReadOnly && ci.Outcomes[i] != nil && !ci.Outcomes[i].FromCache {
-			cache = append(cache, CacheWrite{Tool: r.Tool, Args: ci.Plan[i].Args, Content: r.Content, ContentRef: r.ContentRef})
+			cache = append(cache, round.CacheWrite{Tool: r.Tool, Args: ci.Plan[i].Args, Content: r.Content, ContentRef: r.ContentRef})
 		}
 	}
 	fin := base
@@ -308,25 +308,6 @@ func NextHint(tool, msg string) string {
 	}
 	return "next: succeed another way, then record what worked with write_error(tool=\"" + tool + "\", error=<the error>, outcome=\"resolved\", resolution=<what worked>)."
 }
-
-// MessageContent is a tool message's content: the tool's name, then its result.
-func MessageContent(tool, content string) string {
-	return "[" + tool + "] " + content
-}
-
-// eventPreview is how much of a result its tool_result event shows.
-const eventPreview = 200
-
-// preview is s cut to at most max bytes at a character boundary, with "..."
-// when it was cut.
-func preview(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	return PreviewOf(s, max) + "..."
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 func summary(results []round.CallResult) string {
 	var order []round.Status

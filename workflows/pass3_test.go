@@ -180,10 +180,10 @@ func TestCommitEventsAndCacheWrites(t *testing.T) {
 	)
 	p.plan[1].Stage = StageReady
 	out := commit(p, ok("GET a"), ok("POST b"), &Outcome{Status: round.StatusError, Content: "404"})
-	require.Equal(t, []CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "GET a"}}, out.CacheWrites,
+	require.Equal(t, []round.CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "GET a"}}, out.CacheWrites,
 		"P3.4: only successful http_request GETs are cached")
 	large := &Outcome{Status: round.StatusOK, Content: "preview", ContentRef: "toolround:blob:abc"}
-	require.Equal(t, []CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "preview", ContentRef: "toolround:blob:abc"}},
+	require.Equal(t, []round.CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "preview", ContentRef: "toolround:blob:abc"}},
 		commit(p, large, ok("POST b"), nil).CacheWrites, "a large result is cached whole, from its blob")
 	cached := &Outcome{Status: round.StatusOK, Content: "GET a", FromCache: true}
 	require.Empty(t, commit(p, cached, ok("POST b"), nil).CacheWrites, "a cache hit is not written back, so its 30 minutes do not restart")
@@ -240,13 +240,13 @@ func TestCommitUsesThePathsTheHandlerReportsReading(t *testing.T) {
 func TestOutputResultRebuildsMessagesAndHistory(t *testing.T) {
 	p := preflight(t, "openai", fetched("read_files"), runTool("1", "read_files", `{"paths":["a"]}`), call("2", "nope", `{}`))
 	full := commit(p, ok("A")).Result
-	out := Output{WorkflowID: "wf", SessionID: "s", RunID: "r", Round: 1, Assistant: full.History[0], Results: full.Results,
-		Events: compactEvents(full.Events), State: full.State}
+	out := round.Output{WorkflowID: "wf", SessionID: "s", RunID: "r", Round: 1, Assistant: full.History[0], Results: full.Results,
+		Events: round.CompactEvents(full.Events), State: full.State}
 	require.Equal(t, full, out.Result(), "the workflow returns no messages or history and compact events; the client's rebuild is the same")
 	for _, e := range out.Events {
 		require.Empty(t, e.SessionID)
 		require.Empty(t, e.WorkflowID)
 	}
 	withStart := append([]round.Event{{ID: "wf/1/started", Type: round.EventCallStarted}}, full.Events...)
-	require.Len(t, compactEvents(withStart), len(full.Events), "call_started events stay on the stream only")
+	require.Len(t, round.CompactEvents(withStart), len(full.Events), "call_started events stay on the stream only")
 }

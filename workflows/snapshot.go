@@ -62,6 +62,10 @@ func contains(sorted []string, name string) bool {
 	return i < len(sorted) && sorted[i] == name
 }
 
+// DefaultConfirmTimeout is how long a confirmation waits before it counts as
+// a denial (P1.6).
+const DefaultConfirmTimeout = 30 * time.Minute
+
 // SnapshotRequest is what the catalog is asked about.
 type SnapshotRequest struct {
 	Provider    string

@@ -14,10 +14,6 @@ import (
 	"github.com/toolround/toolround/tools"
 )
 
-// ErrTypeInvalidInput is the application error type of a round input that
-// cannot run at all.
-const ErrTypeInvalidInput = "InvalidRoundInput"
-
 // RoundWorkflow runs one round of tool calls.
 type RoundWorkflow struct {
 	Catalog Catalog
@@ -35,11 +31,11 @@ type run struct {
 	outcomes []*Outcome
 	events   []round.Event
 	state    []string // per call: planned, waiting, queued, running, done
-	pending  []*Pending
-	answered map[string]*ExecuteOutput // results of interactive and client calls
+	pending  []*round.Pending
+	answered map[string]*round.ExecuteOutput // results of interactive and client calls
 	started  map[int]time.Time
 
-	phase     string
+	phase     round.Phase
 	published int // events[:published] are on the session's stream
 	// selfPublished are call_started events that the activity publishes itself.
 	selfPublished map[string]bool
@@ -50,17 +46,17 @@ type run struct {
 }
 
 // Run is the workflow function.
-func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (Output, error) {
+func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output, error) {
 	if err := in.Validate(); err != nil {
-		return Output{}, temporal.NewNonRetryableApplicationError("invalid round input: "+err.Error(), ErrTypeInvalidInput, err)
+		return round.Output{}, temporal.NewNonRetryableApplicationError("invalid round input: "+err.Error(), round.ErrTypeInvalidInput, err)
 	}
 	r := &run{
 		in:            &in,
 		wfID:          workflow.GetInfo(ctx).WorkflowExecution.ID,
-		answered:      map[string]*ExecuteOutput{},
+		answered:      map[string]*round.ExecuteOutput{},
 		selfPublished: map[string]bool{},
 		started:       map[int]time.Time{},
-		phase:         "preflight",
+		phase:         round.PhasePreflight,
 	}
 	calls := make([]Unwrapped, len(in.Assistant.ToolCalls))
 	for i, c := range in.Assistant.ToolCalls {
@@ -70,7 +66,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (Output, error
 	if err := workflow.SideEffect(ctx, func(workflow.Context) any {
 		return w.Catalog.Snapshot(req)
 	}).Get(&r.snap); err != nil {
-		return Output{}, fmt.Errorf("round: read catalog snapshot: %w", err)
+		return round.Output{}, fmt.Errorf("round: read catalog snapshot: %w", err)
 	}
 	if in.MaxConcurrent > 0 {
 		r.snap.MaxConcurrent = in.MaxConcurrent
@@ -88,11 +84,11 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (Output, error
 	}
 	r.event(ctx, round.EventRoundStarted, "/started", -1, "", fmt.Sprintf("%d calls", len(r.plan)))
 
-	if err := workflow.SetQueryHandler(ctx, QueryPending, func() ([]Pending, error) { return r.pendingList(), nil }); err != nil {
-		return Output{}, err
+	if err := workflow.SetQueryHandler(ctx, round.QueryPending, func() ([]round.Pending, error) { return r.pendingList(), nil }); err != nil {
+		return round.Output{}, err
 	}
-	if err := workflow.SetQueryHandler(ctx, QueryProgress, func() (Progress, error) { return r.progress(), nil }); err != nil {
-		return Output{}, err
+	if err := workflow.SetQueryHandler(ctx, round.QueryProgress, func() (round.Progress, error) { return r.progress(), nil }); err != nil {
+		return round.Output{}, err
 	}
 	r.listen(ctx)
 
@@ -106,19 +102,19 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (Output, error
 	// Pass 3 and its publication run even when the round was cancelled, so
 	// every call still gets its result.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	r.phase = "commit"
+	r.phase = round.PhaseCommit
 	out := Commit(CommitInput{
 		Input: &in, WorkflowID: r.wfID, Plan: r.plan, Outcomes: r.outcomes, Snapshot: &r.snap,
 		State: r.st, Events: r.events, Now: workflow.Now(dctx),
 	})
-	r.publish(dctx, PublishInput{Events: out.Result.Events[r.published:], CacheWrites: out.CacheWrites, History: out.Result.History})
-	r.phase = "done"
+	r.publish(dctx, round.PublishInput{Events: out.Result.Events[r.published:], CacheWrites: out.CacheWrites, History: out.Result.History})
+	r.phase = round.PhaseDone
 	for i := range r.state {
 		r.state[i] = "done"
 	}
-	res := Output{
+	res := round.Output{
 		WorkflowID: r.wfID, SessionID: in.SessionID, RunID: in.RunID, Round: in.Round,
-		Assistant: out.Result.History[0], Results: out.Result.Results, Events: compactEvents(out.Result.Events), State: out.Result.State,
+		Assistant: out.Result.History[0], Results: out.Result.Results, Events: round.CompactEvents(out.Result.Events), State: out.Result.State,
 	}
 	r.fit(dctx, &res)
 	return res, nil
@@ -146,12 +142,22 @@ func (r *run) indexOf(callID string) int {
 	return -1
 }
 
+// Signal payloads are decoded into these copies of the round types: the
+// error of a malformed payload names the type it was decoded into
+// ("workflows.Confirm"), and recorded rounds keep that text in their
+// signal_ignored events.
+type (
+	Confirm    round.Confirm
+	Answer     round.Answer
+	ToolResult round.ToolResult
+)
+
 // listen drains the round's signals in one coroutine. Payloads are decoded
 // here so that a malformed one is recorded instead of dropped.
 func (r *run) listen(ctx workflow.Context) {
-	confirmCh := workflow.GetSignalChannel(ctx, SignalConfirm)
-	answerCh := workflow.GetSignalChannel(ctx, SignalAnswer)
-	resultCh := workflow.GetSignalChannel(ctx, SignalToolResult)
+	confirmCh := workflow.GetSignalChannel(ctx, round.SignalConfirm)
+	answerCh := workflow.GetSignalChannel(ctx, round.SignalAnswer)
+	resultCh := workflow.GetSignalChannel(ctx, round.SignalToolResult)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
 			sel := workflow.NewSelector(ctx)
@@ -160,21 +166,21 @@ func (r *run) listen(ctx workflow.Context) {
 				c.Receive(ctx, &raw)
 				var s Confirm
 				if err := json.Unmarshal(raw, &s); err != nil {
-					r.ignore(ctx, SignalConfirm, "", "malformed payload: "+err.Error())
+					r.ignore(ctx, round.SignalConfirm, "", "malformed payload: "+err.Error())
 					return
 				}
-				r.onConfirm(ctx, s)
+				r.onConfirm(ctx, round.Confirm(s))
 			})
 			sel.AddReceive(answerCh, func(c workflow.ReceiveChannel, _ bool) {
 				var raw json.RawMessage
 				c.Receive(ctx, &raw)
 				var a Answer
 				if err := json.Unmarshal(raw, &a); err != nil {
-					r.ignore(ctx, SignalAnswer, "", "malformed payload: "+err.Error())
+					r.ignore(ctx, round.SignalAnswer, "", "malformed payload: "+err.Error())
 					return
 				}
-				r.onExternal(ctx, SignalAnswer, KindAnswer, a.CallID, func(p *Pending) *ExecuteOutput {
-					return &ExecuteOutput{Content: FormatAnswers(p.Questions, a.Answers)}
+				r.onExternal(ctx, round.SignalAnswer, round.KindAnswer, a.CallID, func(p *round.Pending) *round.ExecuteOutput {
+					return &round.ExecuteOutput{Content: FormatAnswers(p.Questions, a.Answers)}
 				})
 			})
 			sel.AddReceive(resultCh, func(c workflow.ReceiveChannel, _ bool) {
@@ -182,11 +188,11 @@ func (r *run) listen(ctx workflow.Context) {
 				c.Receive(ctx, &raw)
 				var t ToolResult
 				if err := json.Unmarshal(raw, &t); err != nil {
-					r.ignore(ctx, SignalToolResult, "", "malformed payload: "+err.Error())
+					r.ignore(ctx, round.SignalToolResult, "", "malformed payload: "+err.Error())
 					return
 				}
-				r.onExternal(ctx, SignalToolResult, KindToolResult, t.CallID, func(*Pending) *ExecuteOutput {
-					return &ExecuteOutput{Content: t.Content, IsError: t.IsError}
+				r.onExternal(ctx, round.SignalToolResult, round.KindToolResult, t.CallID, func(*round.Pending) *round.ExecuteOutput {
+					return &round.ExecuteOutput{Content: t.Content, IsError: t.IsError}
 				})
 			})
 			sel.Select(ctx)
@@ -216,14 +222,14 @@ func (r *run) dropPending(i int) {
 	r.pending = append(r.pending[:i], r.pending[i+1:]...)
 }
 
-func (r *run) onConfirm(ctx workflow.Context, s Confirm) {
-	pi := r.findPending(s.CallID, KindConfirm)
+func (r *run) onConfirm(ctx workflow.Context, s round.Confirm) {
+	pi := r.findPending(s.CallID, round.KindConfirm)
 	if pi < 0 {
 		why := "no call with this id in the round"
 		if r.indexOf(s.CallID) >= 0 {
 			why = "the call is not waiting for confirmation"
 		}
-		r.ignore(ctx, SignalConfirm, s.CallID, why)
+		r.ignore(ctx, round.SignalConfirm, s.CallID, why)
 		return
 	}
 	i := r.indexOf(s.CallID)
@@ -236,7 +242,7 @@ func (r *run) onConfirm(ctx workflow.Context, s Confirm) {
 			if pattern == "" {
 				pattern = p.Facts.Subject
 			}
-			r.st.AddRule(tools.AllowRule{Tool: p.Tool, Pattern: pattern})
+			r.st.AddRule(round.AllowRule{Tool: p.Tool, Pattern: pattern})
 			detail += ", remembered " + p.Tool + " " + pattern
 		}
 		if s.AllowTurn {
@@ -253,11 +259,11 @@ func (r *run) onConfirm(ctx workflow.Context, s Confirm) {
 	// A new rule or allow_turn may settle other calls that wait.
 	for j := len(r.pending) - 1; j >= 0; j-- {
 		q := r.pending[j]
-		if q.Kind != KindConfirm {
+		if q.Kind != round.KindConfirm {
 			continue
 		}
 		k := r.indexOf(q.CallID)
-		if r.allowTurn || (!r.plan[k].Facts.Sensitive && r.st.Allowed(r.plan[k].Tool, r.plan[k].Facts.Subject)) {
+		if r.allowTurn || (!r.plan[k].Facts.Sensitive && allowed(r.st, r.plan[k].Tool, r.plan[k].Facts.Subject)) {
 			r.resolveConfirm(ctx, j, true, "", "approved by "+s.CallID)
 		}
 	}
@@ -271,7 +277,7 @@ func (r *run) resolveConfirm(ctx workflow.Context, pi int, approve bool, reason,
 	r.event(ctx, round.EventConfirmationAnswered, "/"+r.plan[i].CallID+"/answered", i, "", detail)
 }
 
-func (r *run) onExternal(ctx workflow.Context, signal, kind, callID string, result func(*Pending) *ExecuteOutput) {
+func (r *run) onExternal(ctx workflow.Context, signal, kind, callID string, result func(*round.Pending) *round.ExecuteOutput) {
 	pi := r.findPending(callID, kind)
 	if pi < 0 {
 		why := "no call with this id in the round"
@@ -296,8 +302,8 @@ func (r *run) gate(ctx workflow.Context) {
 		if p.Stage != StageConfirm {
 			continue
 		}
-		r.pending = append(r.pending, &Pending{
-			CallID: p.CallID, Tool: p.Tool, Kind: KindConfirm, Arguments: p.Args, Subject: p.Facts.Subject,
+		r.pending = append(r.pending, &round.Pending{
+			CallID: p.CallID, Tool: p.Tool, Kind: round.KindConfirm, Arguments: p.Args, Subject: p.Facts.Subject,
 			Reason: p.ConfirmWhy, Since: now, Deadline: deadline,
 		})
 		r.state[i] = "waiting"
@@ -307,15 +313,15 @@ func (r *run) gate(ctx workflow.Context) {
 	if raised == 0 {
 		return
 	}
-	r.phase = "confirm"
+	r.phase = round.PhaseConfirm
 	r.flush(ctx)
 	defer r.flush(ctx) // the answers
-	waiting := func() bool { return r.countPending(KindConfirm) > 0 }
+	waiting := func() bool { return r.countPending(round.KindConfirm) > 0 }
 	ok, err := workflow.AwaitWithTimeout(ctx, r.snap.ConfirmTimeout, func() bool { return !waiting() })
 	if err != nil || !ok {
 		cancelled := err != nil
 		for j := len(r.pending) - 1; j >= 0; j-- {
-			if r.pending[j].Kind != KindConfirm {
+			if r.pending[j].Kind != round.KindConfirm {
 				continue
 			}
 			i := r.indexOf(r.pending[j].CallID)
@@ -345,7 +351,7 @@ func (r *run) countPending(kind string) int {
 // beside them (P2.1-P2.3). The bound is a counter and a selector: no Go
 // channels, goroutines or locks in workflow code.
 func (r *run) execute(ctx workflow.Context) {
-	r.phase = "execute"
+	r.phase = round.PhaseExecute
 	var conc, serial []int
 	for i := range r.plan {
 		if r.plan[i].Stage != StageReady {
@@ -408,7 +414,7 @@ func (r *run) start(ctx workflow.Context, i int) workflow.Future {
 	if ti.Interactive || ti.Client {
 		return r.startExternal(ctx, i, ti)
 	}
-	in := ExecuteInput{
+	in := round.ExecuteInput{
 		CallID: p.CallID, Tool: p.Tool, Args: p.Args, SessionID: r.in.SessionID, RunID: r.in.RunID,
 		Round: r.in.Round, WorkflowID: r.wfID,
 	}
@@ -426,7 +432,7 @@ func (r *run) start(ctx workflow.Context, i int) workflow.Future {
 		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 			StartToCloseTimeout: ti.Timeout, RetryPolicy: rp, Summary: summary,
 		})
-		return workflow.ExecuteLocalActivity(lctx, ActivityExecuteTool, in)
+		return workflow.ExecuteLocalActivity(lctx, round.ActivityExecuteTool, in)
 	}
 	r.selfPublished[started.ID] = true // with the worker's own clock, when it really starts
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -436,16 +442,16 @@ func (r *run) start(ctx workflow.Context, i int) workflow.Future {
 		RetryPolicy:         rp,
 		Summary:             summary,
 	})
-	return workflow.ExecuteActivity(actx, ActivityExecuteTool, in)
+	return workflow.ExecuteActivity(actx, round.ActivityExecuteTool, in)
 }
 
 // startExternal waits for an ask_user answer or a client tool's result.
 func (r *run) startExternal(ctx workflow.Context, i int, ti ToolInfo) workflow.Future {
 	p := &r.plan[i]
 	now := workflow.Now(ctx)
-	pend := &Pending{CallID: p.CallID, Tool: p.Tool, Kind: KindToolResult, Arguments: p.Args, Since: now, Deadline: now.Add(r.snap.ConfirmTimeout)}
+	pend := &round.Pending{CallID: p.CallID, Tool: p.Tool, Kind: round.KindToolResult, Arguments: p.Args, Since: now, Deadline: now.Add(r.snap.ConfirmTimeout)}
 	if ti.Interactive {
-		pend.Kind = KindAnswer
+		pend.Kind = round.KindAnswer
 		pend.Questions = Questions(p.Args)
 	}
 	r.pending = append(r.pending, pend)
@@ -461,7 +467,7 @@ func (r *run) startExternal(ctx workflow.Context, i int, ti ToolInfo) workflow.F
 			if j := r.findPending(p.CallID, pend.Kind); j >= 0 {
 				r.dropPending(j)
 			}
-			settable.Set(ExecuteOutput{IsError: true, Content: "no " + strings.ReplaceAll(pend.Kind, "_", " ") + " arrived within " + r.snap.ConfirmTimeout.String()}, nil)
+			settable.Set(round.ExecuteOutput{IsError: true, Content: "no " + strings.ReplaceAll(pend.Kind, "_", " ") + " arrived within " + r.snap.ConfirmTimeout.String()}, nil)
 		}
 	})
 	return f
@@ -471,7 +477,7 @@ func (r *run) startExternal(ctx workflow.Context, i int, ti ToolInfo) workflow.F
 func (r *run) finish(ctx workflow.Context, i int, f workflow.Future) {
 	p := &r.plan[i]
 	o := &Outcome{DurationMS: workflow.Now(ctx).Sub(r.started[i]).Milliseconds()}
-	var out ExecuteOutput
+	var out round.ExecuteOutput
 	err := f.Get(ctx, &out)
 	var timeout *temporal.TimeoutError
 	switch {
@@ -533,12 +539,12 @@ func (r *run) flush(ctx workflow.Context) {
 	}
 	events := r.events[r.published:]
 	r.published = len(r.events)
-	r.publish(ctx, PublishInput{Events: events})
+	r.publish(ctx, round.PublishInput{Events: events})
 }
 
 // publish hands events (and the result-cache writes of pass 3) to the
 // PublishRound local activity. It never fails the round (K5).
-func (r *run) publish(ctx workflow.Context, in PublishInput) {
+func (r *run) publish(ctx workflow.Context, in round.PublishInput) {
 	ctx, _ = workflow.NewDisconnectedContext(ctx) // a cancelled round still publishes
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 5 * time.Second,
@@ -553,13 +559,13 @@ func (r *run) publish(ctx workflow.Context, in PublishInput) {
 		}
 	}
 	in.Events = events
-	if err := workflow.ExecuteLocalActivity(lctx, ActivityPublishRound, in).Get(lctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(lctx, round.ActivityPublishRound, in).Get(lctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("publishing the round's events failed; the round goes on", "error", err)
 	}
 }
 
-func (r *run) pendingList() []Pending {
-	out := make([]Pending, 0, len(r.pending))
+func (r *run) pendingList() []round.Pending {
+	out := make([]round.Pending, 0, len(r.pending))
 	for i := range r.plan {
 		for _, p := range r.pending {
 			if p.CallID == r.plan[i].CallID {
@@ -570,14 +576,14 @@ func (r *run) pendingList() []Pending {
 	return out
 }
 
-func (r *run) progress() Progress {
-	pr := Progress{Phase: r.phase, InFlight: r.inFlight, Peak: r.peak, Bound: r.snap.MaxConcurrent, Calls: make([]CallProgress, len(r.plan))}
+func (r *run) progress() round.Progress {
+	pr := round.Progress{Phase: r.phase, InFlight: r.inFlight, Peak: r.peak, Bound: r.snap.MaxConcurrent, Calls: make([]round.CallProgress, len(r.plan))}
 	for i := range r.plan {
-		cp := CallProgress{CallID: r.plan[i].CallID, Tool: r.plan[i].Tool, State: r.state[i]}
+		cp := round.CallProgress{CallID: r.plan[i].CallID, Tool: r.plan[i].Tool, State: r.state[i]}
 		if o := r.outcomes[i]; o != nil {
-			cp.Status = string(o.Status)
+			cp.Status = o.Status
 		} else if r.plan[i].Stage == StageDone {
-			cp.State, cp.Status = "done", string(r.plan[i].Status)
+			cp.State, cp.Status = "done", r.plan[i].Status
 		}
 		pr.Calls[i] = cp
 	}

@@ -27,8 +27,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/engine"
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
-	"github.com/toolround/toolround/workflows"
 )
 
 func main() {
@@ -61,7 +61,7 @@ func run() error {
 	defer c.Close()
 
 	dir, after := os.Getenv("TESTWORKER_HOLD_COMMIT"), os.Getenv("TESTWORKER_HOLD_WHEN") == "after"
-	publish := func(ctx context.Context, in workflows.PublishInput) error {
+	publish := func(ctx context.Context, in round.PublishInput) error {
 		if dir == "" || len(in.History) == 0 {
 			return e.Activities.PublishRound(ctx, in)
 		}
@@ -78,10 +78,10 @@ func run() error {
 	}
 	// The engine's registrations, with PublishRound replaced by the hook.
 	w := worker.New(c, cfg.TaskQueue, worker.Options{})
-	w.RegisterWorkflowWithOptions(e.Workflow.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
-	w.RegisterActivityWithOptions(e.Activities.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
-	w.RegisterActivityWithOptions(publish, activity.RegisterOptions{Name: workflows.ActivityPublishRound})
-	w.RegisterActivityWithOptions(e.Activities.StoreContents, activity.RegisterOptions{Name: workflows.ActivityStoreContents})
+	w.RegisterWorkflowWithOptions(e.Workflow.Run, workflow.RegisterOptions{Name: round.WorkflowName})
+	w.RegisterActivityWithOptions(e.Activities.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
+	w.RegisterActivityWithOptions(publish, activity.RegisterOptions{Name: round.ActivityPublishRound})
+	w.RegisterActivityWithOptions(e.Activities.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
