@@ -192,15 +192,8 @@ func (a *Activities) StoreContents(ctx context.Context, in round.StoreContentsIn
 }
 
 func (a *Activities) publishStarted(ctx context.Context, in round.ExecuteInput, attempt int) {
-	e := round.Event{
-		ID: fmt.Sprintf("%s/%s/started", in.WorkflowID, in.CallID), Type: round.EventCallStarted,
-		SessionID: in.SessionID, RunID: in.RunID, Round: in.Round, WorkflowID: in.WorkflowID,
-		CallID: in.CallID, Tool: in.Tool, Time: time.Now().UTC(),
-	}
-	if attempt > 1 {
-		e.ID = fmt.Sprintf("%s/%s/started/%d", in.WorkflowID, in.CallID, attempt)
-		e.Detail = fmt.Sprintf("attempt %d", attempt)
-	}
+	scope := round.Scope{SessionID: in.SessionID, RunID: in.RunID, Round: in.Round, WorkflowID: in.WorkflowID}
+	e := scope.CallStarted(time.Now().UTC(), in.CallID, in.Tool, attempt)
 	if err := a.Events.Publish(ctx, in.SessionID, []round.Event{e}); err != nil {
 		a.logger().Warn("publishing call_started failed", "call_id", in.CallID, "error", err)
 	}

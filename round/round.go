@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 )
 
 // Status is what happened to one call.
@@ -184,32 +183,4 @@ type Result struct {
 	History    []Message    `json:"history"`
 	Events     []Event      `json:"events"`
 	State      *RunState    `json:"state"`
-}
-
-// Event types.
-const (
-	EventRoundStarted          = "round_started"
-	EventCallStarted           = "call_started"
-	EventConfirmationRequested = "confirmation_requested"
-	EventConfirmationAnswered  = "confirmation_answered"
-	EventSignalIgnored         = "signal_ignored"
-	EventToolResult            = "tool_result" // EventToolResult of P3.5
-	EventRoundFinished         = "round_finished"
-)
-
-// Event is one thing that happened in a round, published to the session's
-// event stream and returned with the round. ID is unique and stable, so a
-// reader drops duplicates from retried activities.
-type Event struct {
-	ID         string    `json:"id"`
-	Type       string    `json:"type"`
-	SessionID  string    `json:"session_id,omitempty"`
-	RunID      string    `json:"run_id,omitempty"`
-	Round      int       `json:"round,omitempty"`
-	WorkflowID string    `json:"workflow_id,omitempty"`
-	CallID     string    `json:"call_id,omitempty"`
-	Tool       string    `json:"tool,omitempty"`
-	Status     Status    `json:"status,omitempty"`
-	Detail     string    `json:"detail,omitempty"`
-	Time       time.Time `json:"time"`
 }

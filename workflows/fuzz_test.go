@@ -122,26 +122,26 @@ func FuzzPassesGiveEveryCallOneResult(f *testing.F) {
 		st := in.State.Clone()
 		plan := Preflight(in, calls, &snap, st)
 		for i := range plan {
-			if plan[i].Stage == StageConfirm {
+			if plan[i].State == CallWaiting {
 				Decide(&plan[i], bit(i), "")
 			}
 		}
 		Validate(plan, &snap)
-		outcomes := make([]*Outcome, len(plan))
 		for i := range plan {
-			if plan[i].Stage != StageReady {
+			if plan[i].State != CallReady {
 				continue
 			}
 			switch {
 			case bit(i + 7):
-				outcomes[i] = &Outcome{Status: round.StatusOK, Content: "out " + plan[i].CallID, Touched: []string{"a"}}
+				plan[i].Outcome = &Outcome{Status: round.StatusOK, Content: "out " + plan[i].CallID, Touched: []string{"a"}}
 			case bit(i + 13):
-				outcomes[i] = &Outcome{Status: round.StatusUnknownOutcome, Content: "lost"}
+				plan[i].Outcome = &Outcome{Status: round.StatusUnknownOutcome, Content: "lost"}
 			default:
-				outcomes[i] = &Outcome{Status: round.StatusError, Content: "no such file"}
+				plan[i].Outcome = &Outcome{Status: round.StatusError, Content: "no such file"}
 			}
+			plan[i].State = CallDone
 		}
-		out := Commit(CommitInput{Input: in, WorkflowID: "wf", Plan: plan, Outcomes: outcomes, Snapshot: &snap, State: st})
+		out := Commit(CommitInput{Input: in, WorkflowID: "wf", Calls: plan, Snapshot: &snap, State: st})
 
 		res := out.Result
 		if len(res.Results) != len(in.Assistant.ToolCalls) || len(res.Messages) != len(in.Assistant.ToolCalls) || len(res.History) != len(in.Assistant.ToolCalls)+1 {

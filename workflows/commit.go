@@ -13,26 +13,13 @@ import (
 	"github.com/toolround/toolround/tools"
 )
 
-// Outcome is what pass 2 reports for a call that ran.
-type Outcome struct {
-	Status     round.Status `json:"status"`
-	Content    string       `json:"content"`
-	ContentRef string       `json:"content_ref,omitempty"`
-	Fetched    []string     `json:"fetched,omitempty"`
-	Touched    []string     `json:"touched,omitempty"`
-	Read       []string     `json:"read,omitempty"`
-	FromCache  bool         `json:"from_cache,omitempty"`
-	Attempts   int          `json:"attempts,omitempty"`
-	DurationMS int64        `json:"duration_ms,omitempty"`
-}
-
 // CommitInput is everything pass 3 reads.
 type CommitInput struct {
 	Input      *round.Input
 	WorkflowID string
-	Plan       []PlannedCall
-	// Outcomes is indexed like Plan; only calls that ran have one.
-	Outcomes []*Outcome
+	// Calls are the round's records, in call order; those that ran have an
+	// Outcome.
+	Calls    []Call
 	Snapshot *Snapshot
 	State    *round.RunState
 	// Events are those the round recorded before pass 3.
@@ -51,20 +38,20 @@ type CommitOutput struct {
 // events to publish and the result-cache writes. It is pure.
 func Commit(ci CommitInput) CommitOutput {
 	in := ci.Input
-	n := len(ci.Plan)
+	n := len(ci.Calls)
 	results := make([]round.CallResult, n)
 	// Calls that ran or were settled in pass 1 first; repeats of the same
 	// round then copy the call they repeat.
-	for i := range ci.Plan {
-		p := &ci.Plan[i]
+	for i := range ci.Calls {
+		p := &ci.Calls[i]
 		r := round.CallResult{CallID: p.CallID, Tool: p.Tool, ViaRunTool: p.Via}
 		switch {
-		case p.Stage == StageDup:
+		case p.State == CallDup:
 			continue
-		case ci.Outcomes[i] != nil:
-			o := ci.Outcomes[i]
+		case p.Outcome != nil:
+			o := p.Outcome
 			r.Status, r.Content, r.ContentRef, r.Attempts, r.DurationMS = o.Status, o.Content, o.ContentRef, o.Attempts, o.DurationMS
-		case p.Stage == StageDone:
+		case p.State == CallDone:
 			r.Status, r.Content, r.ContentRef = p.Status, p.Content, p.ContentRef
 		default:
 			// Never expected: a planned call that neither ran nor settled.
@@ -75,9 +62,9 @@ func Commit(ci CommitInput) CommitOutput {
 		}
 		results[i] = r
 	}
-	for i := range ci.Plan {
-		p := &ci.Plan[i]
-		if p.Stage != StageDup {
+	for i := range ci.Calls {
+		p := &ci.Calls[i]
+		if p.State != CallDup {
 			continue
 		}
 		first := results[p.DupOf]
@@ -91,38 +78,24 @@ func Commit(ci CommitInput) CommitOutput {
 	st := ci.State
 	updateState(st, ci, results)
 
-	messages := make([]round.Message, n)
-	for i, r := range results {
-		messages[i] = round.Message{Role: "tool", ToolCallID: r.CallID, Content: round.MessageContent(r.Tool, r.Content)}
-	}
-	history := make([]round.Message, 0, n+1)
-	assistant := in.Assistant
-	if assistant.Role == "" {
-		assistant.Role = "assistant"
-	}
-	history = append(history, assistant)
-	history = append(history, messages...)
+	messages := round.Messages(results)
+	history := round.History(in.Assistant, messages)
 
-	wfID := ci.WorkflowID
+	scope := round.ScopeOf(in, ci.WorkflowID)
 	events := append([]round.Event(nil), ci.Events...)
-	base := round.Event{SessionID: in.SessionID, RunID: in.RunID, Round: in.Round, WorkflowID: wfID, Time: ci.Now}
 	var cache []round.CacheWrite
 	for i, r := range results {
-		e := base
-		e.ID, e.Type, e.CallID, e.Tool, e.Status = wfID+"/"+r.CallID+"/result", round.EventToolResult, r.CallID, r.Tool, r.Status
-		e.Detail = round.ResultPreview(r.Content)
-		events = append(events, e)
-		if r.Status == round.StatusOK && r.Tool == tools.HTTPRequest && ci.Plan[i].Facts.Effect == tools.ReadOnly && ci.Outcomes[i] != nil && !ci.Outcomes[i].FromCache {
-			cache = append(cache, round.CacheWrite{Tool: r.Tool, Args: ci.Plan[i].Args, Content: r.Content, ContentRef: r.ContentRef})
+		events = append(events, scope.ToolResult(ci.Now, r))
+		c := &ci.Calls[i]
+		if r.Status == round.StatusOK && r.Tool == tools.HTTPRequest && c.Facts.Effect == tools.ReadOnly && c.Outcome != nil && !c.Outcome.FromCache {
+			cache = append(cache, round.CacheWrite{Tool: r.Tool, Args: c.Args, Content: r.Content, ContentRef: r.ContentRef})
 		}
 	}
-	fin := base
-	fin.ID, fin.Type, fin.Detail = wfID+"/finished", round.EventRoundFinished, summary(results)
-	events = append(events, fin)
+	events = append(events, scope.RoundFinished(ci.Now, summary(results)))
 
 	return CommitOutput{
 		Result: round.Result{
-			WorkflowID: wfID, Results: results, Messages: messages, History: history, Events: events, State: st,
+			WorkflowID: ci.WorkflowID, Results: results, Messages: messages, History: history, Events: events, State: st,
 		},
 		CacheWrites: cache,
 	}
@@ -137,8 +110,9 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 		paths  []string
 	}
 	var changes []change
-	for i := range ci.Plan {
-		p, o := &ci.Plan[i], ci.Outcomes[i]
+	for i := range ci.Calls {
+		p := &ci.Calls[i]
+		o := p.Outcome
 		if o == nil {
 			continue
 		}
@@ -157,8 +131,9 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 			}
 		}
 	}
-	for i := range ci.Plan {
-		p, o := &ci.Plan[i], ci.Outcomes[i]
+	for i := range ci.Calls {
+		p := &ci.Calls[i]
+		o := p.Outcome
 		if o == nil || results[i].Status != round.StatusOK {
 			continue
 		}
@@ -192,7 +167,7 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 // touchedPaths are the workdir paths a call changed: what the handler
 // reported, else the "path" argument of the file tools; a volatile tool with
 // side effects (a shell command) may have changed anything.
-func touchedPaths(p *PlannedCall, o *Outcome, ti ToolInfo) []string {
+func touchedPaths(p *Call, o *Outcome, ti ToolInfo) []string {
 	if o != nil && len(o.Touched) > 0 {
 		return cleanPaths(o.Touched)
 	}
@@ -213,7 +188,7 @@ func touchedPaths(p *PlannedCall, o *Outcome, ti ToolInfo) []string {
 
 // readPaths are the paths a call read: what the handler reported, else the
 // "paths" argument of read_files.
-func readPaths(p *PlannedCall, o *Outcome) []string {
+func readPaths(p *Call, o *Outcome) []string {
 	if o != nil && len(o.Read) > 0 {
 		return cleanPaths(o.Read)
 	}

@@ -15,10 +15,15 @@ func ok(content string, touched ...string) *Outcome {
 	return &Outcome{Status: round.StatusOK, Content: content, Touched: touched, Attempts: 1}
 }
 
+// commit runs pass 3 over p as if the calls given an outcome had run.
 func commit(p planned, outcomes ...*Outcome) CommitOutput {
-	full := make([]*Outcome, len(p.plan))
-	copy(full, outcomes)
-	return Commit(CommitInput{Input: p.in, WorkflowID: "wf", Plan: p.plan, Outcomes: full, Snapshot: &p.snap, State: p.st,
+	calls := append([]Call(nil), p.plan...)
+	for i, o := range outcomes {
+		if o != nil {
+			calls[i].Outcome, calls[i].State = o, CallDone
+		}
+	}
+	return Commit(CommitInput{Input: p.in, WorkflowID: "wf", Calls: calls, Snapshot: &p.snap, State: p.st,
 		Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
 }
 
@@ -137,11 +142,11 @@ func TestCommitFileChangesDropReadFilesEntries(t *testing.T) {
 			st := &round.RunState{Fetched: []string{"read_files", "edit_file", "run_command"}, Dedupe: map[string]round.DedupeEntry{}}
 			for i, paths := range tt.reads {
 				args := `{"paths":` + paths + `}`
-				st.Dedupe[tools.DedupeKey("read_files", []byte(args))] = round.DedupeEntry{Tool: "read_files", Content: "old", Round: 1, CallID: string(rune('a' + i)), Read: readPaths(&PlannedCall{Tool: "read_files", Args: args}, nil)}
+				st.Dedupe[tools.DedupeKey("read_files", []byte(args))] = round.DedupeEntry{Tool: "read_files", Content: "old", Round: 1, CallID: string(rune('a' + i)), Read: readPaths(&Call{Tool: "read_files", Args: args}, nil)}
 			}
 			p := preflight(t, tools.ProviderClaudeCode, st, tt.change)
 			p.in.AutoApprove = true
-			p.plan[0].Stage = StageReady
+			p.plan[0].State = CallReady
 			out := commit(p, ok("done", tt.touched...)).Result.State
 			for i, paths := range tt.reads {
 				_, kept := out.Dedupe[tools.DedupeKey("read_files", []byte(`{"paths":`+paths+`}`))]
@@ -160,7 +165,7 @@ func TestCommitEditInvalidatesEarlierEditOfSamePath(t *testing.T) {
 	p = preflight(t, tools.ProviderClaudeCode, st, call("2", "edit_file", `{"path":"a","new_text":"y"}`))
 	st = commit(p, ok("wrote a", "a")).Result.State
 	p = preflight(t, tools.ProviderClaudeCode, st, editX)
-	require.NotEqual(t, StageDone, p.plan[0].Stage, "the repeated edit is not deduped after another edit of the same file")
+	require.NotEqual(t, CallDone, p.plan[0].State, "the repeated edit is not deduped after another edit of the same file")
 }
 
 func TestCommitFindToolsMarksFetched(t *testing.T) {
@@ -169,7 +174,7 @@ func TestCommitFindToolsMarksFetched(t *testing.T) {
 	require.True(t, out.Result.State.HasFetched("read_files"), "S4")
 	require.True(t, out.Result.State.HasFetched("find_files"))
 	next := preflight(t, "openai", out.Result.State, runTool("2", "read_files", `{"paths":["a"]}`))
-	require.Equal(t, StageReady, next.plan[0].Stage)
+	require.Equal(t, CallReady, next.plan[0].State)
 }
 
 func TestCommitEventsAndCacheWrites(t *testing.T) {
@@ -178,7 +183,7 @@ func TestCommitEventsAndCacheWrites(t *testing.T) {
 		runTool("p", "http_request", `{"url":"http://x/b","method":"POST"}`),
 		runTool("e", "http_request", `{"url":"http://x/c"}`),
 	)
-	p.plan[1].Stage = StageReady
+	p.plan[1].State = CallReady
 	out := commit(p, ok("GET a"), ok("POST b"), &Outcome{Status: round.StatusError, Content: "404"})
 	require.Equal(t, []round.CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "GET a"}}, out.CacheWrites,
 		"P3.4: only successful http_request GETs are cached")
@@ -232,7 +237,7 @@ func TestCommitUsesThePathsTheHandlerReportsReading(t *testing.T) {
 	st := commit(p, &Outcome{Status: round.StatusOK, Content: "A", Read: []string{"a.txt"}}).Result.State
 	require.Equal(t, []string{"a.txt"}, st.Dedupe[`read_files|{"paths":["/work/dir/a.txt"]}`].Read)
 	p = preflight(t, tools.ProviderClaudeCode, st, call("e", "edit_file", `{"path":"a.txt","new_text":"x"}`))
-	p.plan[0].Stage = StageReady
+	p.plan[0].State = CallReady
 	st = commit(p, ok("wrote", "a.txt")).Result.State
 	require.NotContains(t, st.Dedupe, `read_files|{"paths":["/work/dir/a.txt"]}`)
 }
