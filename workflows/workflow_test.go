@@ -226,6 +226,21 @@ func TestConfirmationsAreRaisedTogetherAndAnsweredInAnyOrder(t *testing.T) {
 	require.Contains(t, ignored[0].Detail, "no call with this id")
 }
 
+// waited is how long the round's workflow clock ran from its start to the
+// event with that id suffix: the test environment skips the time of timers,
+// so this is the length of the timer that ended the wait.
+func waited(t *testing.T, res round.Result, suffix string) time.Duration {
+	t.Helper()
+	require.Equal(t, round.EventRoundStarted, res.Events[0].Type)
+	for _, e := range res.Events {
+		if strings.HasSuffix(e.ID, suffix) {
+			return e.Time.Sub(res.Events[0].Time)
+		}
+	}
+	t.Fatalf("no event %s", suffix)
+	return 0
+}
+
 func TestConfirmTimeoutCountsAsDenial(t *testing.T) {
 	h := newHarness(t, 3)
 	in := input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`))
@@ -234,12 +249,24 @@ func TestConfirmTimeoutCountsAsDenial(t *testing.T) {
 	require.Equal(t, []round.Status{"skipped", "ok"}, statuses(res))
 	require.Equal(t, "Skipped by user. Reason: no answer within 1m30s", res.Results[0].Content)
 	require.Equal(t, 0, h.rec.RunsOf("e1"))
+	require.Equal(t, 90*time.Second, waited(t, res, "/finished"), "the gate waits the round's confirm timeout, then the round ends")
 }
 
 func TestDefaultConfirmTimeoutIsThirtyMinutes(t *testing.T) {
 	h := newHarness(t, 3)
 	res := h.run(t, input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`)))
 	require.Equal(t, "Skipped by user. Reason: no answer within 30m0s", res.Results[0].Content)
+	require.Equal(t, 30*time.Minute, waited(t, res, "/finished"))
+}
+
+func TestUnansweredQuestionEndsAtTheConfirmTimeout(t *testing.T) {
+	h := newHarness(t, 3)
+	in := input(call("q1", "ask_user", `{"questions":["Which colour?"]}`))
+	in.ConfirmTimeoutSeconds = 90
+	res := h.run(t, in)
+	require.Equal(t, round.StatusError, res.Results[0].Status)
+	require.Contains(t, res.Results[0].Content, "no answer arrived within 1m30s")
+	require.Equal(t, 90*time.Second, waited(t, res, "/finished"), "an ask_user call waits as long as a confirmation")
 }
 
 func TestRememberAddsAnAllowRuleToTheRunState(t *testing.T) {
