@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -145,7 +146,10 @@ func TestFanOutIsBoundedBySemaphore(t *testing.T) {
 }
 
 func TestDefaultBoundIsHalfTheCoresAtLeastThree(t *testing.T) {
-	require.GreaterOrEqual(t, workflows.DefaultMaxConcurrent(), 3)
+	for cores, want := range map[int]int{1: 3, 2: 3, 4: 3, 6: 3, 7: 3, 8: 4, 9: 4, 16: 8, 64: 32, 0: 3} {
+		require.Equal(t, want, workflows.MaxConcurrentFor(cores), "P2.2: %d cores", cores)
+	}
+	require.Equal(t, workflows.MaxConcurrentFor(runtime.NumCPU()), workflows.DefaultMaxConcurrent(), "the default is this host's")
 	cat := workflows.NewCatalog(tools.NewRegistry(), workflows.CatalogOptions{})
 	require.Equal(t, workflows.DefaultMaxConcurrent(), cat.Snapshot(workflows.SnapshotRequest{}).MaxConcurrent, "P2.2")
 }
