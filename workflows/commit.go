@@ -34,8 +34,9 @@ type CommitOutput struct {
 }
 
 // Commit is pass 3 (P3.1-P3.5): it lands one result per call in call order,
-// the tool messages and the history, updates the run state and lists the
-// events to publish and the result-cache writes. It is pure.
+// the tool messages and the history, the run state for the next round and
+// lists the events to publish and the result-cache writes. It is pure: it
+// changes nothing it is given, the run state included.
 func Commit(ci CommitInput) CommitOutput {
 	in := ci.Input
 	n := len(ci.Calls)
@@ -75,7 +76,7 @@ func Commit(ci CommitInput) CommitOutput {
 		results[i] = r
 	}
 
-	st := ci.State
+	st := ci.State.Clone()
 	updateState(st, ci, results)
 
 	messages := round.Messages(results)

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -223,11 +224,29 @@ func TestCommitDedupeMapIsBounded(t *testing.T) {
 }
 
 func TestCommitIsPure(t *testing.T) {
-	build := func() CommitOutput {
-		p := preflight(t, "openai", fetched("read_files"), runTool("1", "read_files", `{"paths":["a"]}`), runTool("2", "read_files", `{"paths":["b"]}`))
-		return commit(p, ok("A"), ok("B"))
+	entry := round.DedupeEntry{Tool: "read_files", Content: "old a", Round: 1, CallID: "0", Seq: 1, Read: []string{"a"}}
+	st := &round.RunState{Fetched: []string{"edit_file", "read_files"}, Seq: 1,
+		Dedupe: map[string]round.DedupeEntry{tools.DedupeKey("read_files", []byte(`{"paths":["a"]}`)): entry}}
+	p := preflight(t, tools.ProviderClaudeCode, st,
+		call("1", "read_files", `{"paths":["b"]}`), call("2", "edit_file", `{"path":"a","new_text":"x"}`), call("3", "find_tools", `{"query":"x"}`))
+	p.plan[1].State = CallReady
+	outcomes := []*Outcome{ok("B"), ok("wrote a", "a"), {Status: round.StatusOK, Content: "found", Fetched: []string{"web_fetch"}}}
+	for i, o := range outcomes {
+		p.plan[i].Outcome, p.plan[i].State = o, CallDone
 	}
-	require.Equal(t, build(), build())
+	in := CommitInput{Input: p.in, WorkflowID: "wf", Calls: p.plan, Snapshot: &p.snap, State: p.st,
+		Events: []round.Event{{ID: "wf/started"}}, Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	encode := func(v any) string {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		return string(b)
+	}
+	before := encode(in)
+	first := Commit(in)
+	require.Equal(t, before, encode(in), "Commit changed what it was given (the run state, the calls or the events)")
+	require.NotContains(t, first.Result.State.Dedupe, tools.DedupeKey("read_files", []byte(`{"paths":["a"]}`)), "the new state has the round's changes")
+	require.True(t, first.Result.State.HasFetched("web_fetch"))
+	require.Equal(t, first, Commit(in), "the same input gives the same output")
 }
 
 func TestCommitUsesThePathsTheHandlerReportsReading(t *testing.T) {
