@@ -75,6 +75,17 @@ func Unwrap(c round.ToolCall) Unwrapped {
 	}
 }
 
+// preflight is step 2 of a round: pass 1 over a copy of the run state the
+// round was given, and one record per call.
+func (r *run) preflight(calls []Unwrapped) {
+	r.st = r.in.State.Clone()
+	r.calls = Preflight(r.in, calls, &r.snap, r.st)
+	r.index = make(map[string]int, len(r.calls))
+	for i := range r.calls {
+		r.index[r.calls[i].CallID] = i
+	}
+}
+
 // Preflight is pass 1: it applies P1.1-P1.6 to every call, serially in
 // call order, and marks deferred schemas as fetched in st. It is pure apart
 // from st. Calls that need a decision are left CallWaiting for the confirm

@@ -64,13 +64,9 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	}
 
 	// 2. Pass 1.
-	r.st = in.State.Clone()
-	r.calls = Preflight(&in, unwrapped, &r.snap, r.st)
-	r.index = make(map[string]int, len(r.calls))
-	for i := range r.calls {
-		r.index[r.calls[i].CallID] = i
-	}
+	r.preflight(unwrapped)
 	r.record(r.scope.RoundStarted(workflow.Now(ctx), len(r.calls)))
+	// From here on clients may ask (queries.go) and signal (signals.go).
 	if err := r.setQueryHandlers(ctx); err != nil {
 		return round.Output{}, err
 	}
