@@ -44,32 +44,32 @@ func Commit(ci CommitInput) CommitOutput {
 	// Calls that ran or were settled in pass 1 first; repeats of the same
 	// round then copy the call they repeat.
 	for i := range ci.Calls {
-		p := &ci.Calls[i]
-		r := round.CallResult{CallID: p.CallID, Tool: p.Tool, ViaRunTool: p.Via}
+		c := &ci.Calls[i]
+		r := round.CallResult{CallID: c.CallID, Tool: c.Tool, ViaRunTool: c.Via}
 		switch {
-		case p.State == CallDup:
+		case c.State == CallDup:
 			continue
-		case p.Outcome != nil:
-			o := p.Outcome
+		case c.Outcome != nil:
+			o := c.Outcome
 			r.Status, r.Content, r.ContentRef, r.Attempts, r.DurationMS = o.Status, o.Content, o.ContentRef, o.Attempts, o.DurationMS
-		case p.State == CallDone:
-			r.Status, r.Content, r.ContentRef = p.Status, p.Content, p.ContentRef
+		case c.State == CallDone:
+			r.Status, r.Content, r.ContentRef = c.Status, c.Content, c.ContentRef
 		default:
 			// Never expected: a planned call that neither ran nor settled.
 			r.Status, r.Content = round.StatusCancelled, "the call did not run before the round ended"
 		}
 		if IsFailure(r.Status) {
-			r.Content = FailureContent(p.Tool, r.Content)
+			r.Content = FailureContent(c.Tool, r.Content)
 		}
 		results[i] = r
 	}
 	for i := range ci.Calls {
-		p := &ci.Calls[i]
-		if p.State != CallDup {
+		c := &ci.Calls[i]
+		if c.State != CallDup {
 			continue
 		}
-		first := results[p.DupOf]
-		r := round.CallResult{CallID: p.CallID, Tool: p.Tool, ViaRunTool: p.Via, Status: first.Status, Content: first.Content, ContentRef: first.ContentRef}
+		first := results[c.DupOf]
+		r := round.CallResult{CallID: c.CallID, Tool: c.Tool, ViaRunTool: c.Via, Status: first.Status, Content: first.Content, ContentRef: first.ContentRef}
 		if first.Status == round.StatusOK {
 			r.Status = round.StatusDeduped
 		}
@@ -112,12 +112,12 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 	}
 	var changes []change
 	for i := range ci.Calls {
-		p := &ci.Calls[i]
-		o := p.Outcome
+		c := &ci.Calls[i]
+		o := c.Outcome
 		if o == nil {
 			continue
 		}
-		ti := ci.Snapshot.Tools[p.Tool]
+		ti := ci.Snapshot.Tools[c.Tool]
 		if o.Status == round.StatusOK {
 			for _, name := range o.Fetched {
 				st.MarkFetched(name)
@@ -126,27 +126,27 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 		// A call with side effects may have changed the workdir even when it
 		// failed or its outcome is unknown; treat it as a change.
 		ran := o.Status == round.StatusOK || o.Status == round.StatusError || o.Status == round.StatusUnknownOutcome || o.Status == round.StatusCancelled
-		if ran && p.Facts.Effect != tools.ReadOnly {
-			if touched := touchedPaths(p, o, ti); len(touched) > 0 {
-				changes = append(changes, change{p.CallID, touched})
+		if ran && c.Facts.Effect != tools.ReadOnly {
+			if touched := touchedPaths(c, o, ti); len(touched) > 0 {
+				changes = append(changes, change{c.CallID, touched})
 			}
 		}
 	}
 	for i := range ci.Calls {
-		p := &ci.Calls[i]
-		o := p.Outcome
+		c := &ci.Calls[i]
+		o := c.Outcome
 		if o == nil || results[i].Status != round.StatusOK {
 			continue
 		}
-		ti := ci.Snapshot.Tools[p.Tool]
+		ti := ci.Snapshot.Tools[c.Tool]
 		if ti.NoDedupe || ti.Client || ti.Interactive {
 			continue
 		}
 		st.Seq++
-		st.Dedupe[p.Key] = round.DedupeEntry{
-			Tool: p.Tool, Content: results[i].Content, ContentRef: results[i].ContentRef,
-			Round: ci.Input.Round, CallID: p.CallID, Seq: st.Seq,
-			Read: readPaths(p, o), Touched: touchedPaths(p, o, ti), Volatile: ti.Volatile,
+		st.Dedupe[c.Key] = round.DedupeEntry{
+			Tool: c.Tool, Content: results[i].Content, ContentRef: results[i].ContentRef,
+			Round: ci.Input.Round, CallID: c.CallID, Seq: st.Seq,
+			Read: readPaths(c, o), Touched: touchedPaths(c, o, ti), Volatile: ti.Volatile,
 		}
 	}
 	// Changes are applied after this round's entries are in: a read that ran
@@ -168,19 +168,19 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 // touchedPaths are the workdir paths a call changed: what the handler
 // reported, else the "path" argument of the file tools; a volatile tool with
 // side effects (a shell command) may have changed anything.
-func touchedPaths(p *Call, o *Outcome, ti ToolInfo) []string {
+func touchedPaths(c *Call, o *Outcome, ti ToolInfo) []string {
 	if o != nil && len(o.Touched) > 0 {
 		return cleanPaths(o.Touched)
 	}
-	if ti.Volatile && p.Facts.Effect != tools.ReadOnly {
+	if ti.Volatile && c.Facts.Effect != tools.ReadOnly {
 		return []string{"."}
 	}
-	switch p.Tool {
+	switch c.Tool {
 	case "edit_file", "remove_file", "restore_file", "download_file":
 		var a struct {
 			Path string `json:"path"`
 		}
-		if json.Unmarshal([]byte(p.Args), &a) == nil && a.Path != "" {
+		if json.Unmarshal([]byte(c.Args), &a) == nil && a.Path != "" {
 			return cleanPaths([]string{a.Path})
 		}
 	}
@@ -189,17 +189,17 @@ func touchedPaths(p *Call, o *Outcome, ti ToolInfo) []string {
 
 // readPaths are the paths a call read: what the handler reported, else the
 // "paths" argument of read_files.
-func readPaths(p *Call, o *Outcome) []string {
+func readPaths(c *Call, o *Outcome) []string {
 	if o != nil && len(o.Read) > 0 {
 		return cleanPaths(o.Read)
 	}
-	if p.Tool != tools.ReadFiles {
+	if c.Tool != tools.ReadFiles {
 		return nil
 	}
 	var a struct {
 		Paths []string `json:"paths"`
 	}
-	if json.Unmarshal([]byte(p.Args), &a) != nil {
+	if json.Unmarshal([]byte(c.Args), &a) != nil {
 		return nil
 	}
 	return cleanPaths(a.Paths)
