@@ -17,7 +17,6 @@ import (
 
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
-	"github.com/toolround/toolround/workflows"
 )
 
 // EventSink receives a round's events (a Redis stream per session). Events
@@ -71,12 +70,12 @@ func (a *Activities) logger() *slog.Logger {
 // ExecuteTool runs one call. A tool's own failure is a result (IsError), not
 // an activity error; only transient failures of retryable calls return an
 // error, so that Temporal retries them with the tool's policy.
-func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ExecuteInput) (workflows.ExecuteOutput, error) {
+func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
 	info := activity.GetInfo(ctx)
 	attempt := int(info.Attempt)
 	def, ok := a.Registry.Lookup(in.Tool)
 	if !ok {
-		return workflows.ExecuteOutput{IsError: true, Attempt: attempt,
+		return round.ExecuteOutput{IsError: true, Attempt: attempt,
 			Content: fmt.Sprintf("tool %s is not registered on the worker that picked up the call", in.Tool)}, nil
 	}
 	if a.Events != nil && !info.IsLocalActivity {
@@ -93,15 +92,15 @@ func (a *Activities) ExecuteTool(ctx context.Context, in workflows.ExecuteInput)
 	res, err := a.call(ctx, def, req)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return workflows.ExecuteOutput{}, err // cancelled or timed out: Temporal reports it
+			return round.ExecuteOutput{}, err // cancelled or timed out: Temporal reports it
 		}
 		effect := tools.EffectOf(def, req.Args)
 		if tools.IsTransient(err) && (effect == tools.ReadOnly || effect == tools.Idempotent) {
-			return workflows.ExecuteOutput{}, temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeTransient, err)
+			return round.ExecuteOutput{}, temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeTransient, err)
 		}
-		return workflows.ExecuteOutput{IsError: true, Content: err.Error(), Attempt: attempt}, nil
+		return round.ExecuteOutput{IsError: true, Content: err.Error(), Attempt: attempt}, nil
 	}
-	out := workflows.ExecuteOutput{Content: res.Content, Fetched: res.Fetched, Touched: res.Touched, Read: res.Read, FromCache: res.FromCache, Attempt: attempt}
+	out := round.ExecuteOutput{Content: res.Content, Fetched: res.Fetched, Touched: res.Touched, Read: res.Read, FromCache: res.FromCache, Attempt: attempt}
 	a.offload(ctx, &out)
 	return out, nil
 }
@@ -147,7 +146,7 @@ func (a *Activities) keepAlive(ctx context.Context, info activity.Info) (context
 
 // offload keeps a large result outside workflow history: the blob store
 // holds it and the output carries a reference and a preview.
-func (a *Activities) offload(ctx context.Context, out *workflows.ExecuteOutput) {
+func (a *Activities) offload(ctx context.Context, out *round.ExecuteOutput) {
 	limit := a.LargeResult
 	if limit <= 0 {
 		limit = DefaultLargeResult
@@ -156,27 +155,27 @@ func (a *Activities) offload(ctx context.Context, out *workflows.ExecuteOutput) 
 		return
 	}
 	if a.Blobs == nil {
-		out.Content = workflows.PreviewOf(out.Content, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes and no blob store is configured]", len(out.Content))
+		out.Content = round.PreviewOf(out.Content, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes and no blob store is configured]", len(out.Content))
 		return
 	}
 	ref, err := a.Blobs.Put(ctx, out.Content)
 	if err != nil {
 		a.logger().Warn("storing a large result failed; keeping a truncated copy", "error", err)
-		out.Content = workflows.PreviewOf(out.Content, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes and the blob store failed: %v]", len(out.Content), err)
+		out.Content = round.PreviewOf(out.Content, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes and the blob store failed: %v]", len(out.Content), err)
 		return
 	}
 	out.ContentRef = ref
-	out.Content = workflows.StoredPreview(out.Content, ref, previewBytes)
+	out.Content = round.StoredPreview(out.Content, ref, previewBytes)
 }
 
 // StoreContents keeps the contents a round's result cannot hold (see
 // workflows.ResultBudget) in the blob store; each leaves a preview and a
 // reference. Without a blob store, or when it fails, the preview says the
 // rest is gone; the round completes either way.
-func (a *Activities) StoreContents(ctx context.Context, in workflows.StoreContentsInput) (workflows.StoreContentsOutput, error) {
-	out := workflows.StoreContentsOutput{Stored: make([]workflows.StoredContent, len(in.Contents))}
+func (a *Activities) StoreContents(ctx context.Context, in round.StoreContentsInput) (round.StoreContentsOutput, error) {
+	out := round.StoreContentsOutput{Stored: make([]round.StoredContent, len(in.Contents))}
 	for i, c := range in.Contents {
-		preview := workflows.PreviewOf(c, in.Preview)
+		preview := round.PreviewOf(c, in.Preview)
 		if a.Blobs == nil {
 			out.Stored[i].Content = preview + fmt.Sprintf("\n[truncated: %d bytes in all; the round's results were more than a round can return and no blob store is configured]", len(c))
 			continue
@@ -187,21 +186,14 @@ func (a *Activities) StoreContents(ctx context.Context, in workflows.StoreConten
 			out.Stored[i].Content = preview + fmt.Sprintf("\n[truncated: %d bytes in all; the round's results were more than a round can return and the blob store failed: %v]", len(c), err)
 			continue
 		}
-		out.Stored[i] = workflows.StoredContent{Ref: ref, Content: workflows.StoredPreview(c, ref, in.Preview)}
+		out.Stored[i] = round.StoredContent{Ref: ref, Content: round.StoredPreview(c, ref, in.Preview)}
 	}
 	return out, nil
 }
 
-func (a *Activities) publishStarted(ctx context.Context, in workflows.ExecuteInput, attempt int) {
-	e := round.Event{
-		ID: fmt.Sprintf("%s/%s/started", in.WorkflowID, in.CallID), Type: round.EventCallStarted,
-		SessionID: in.SessionID, RunID: in.RunID, Round: in.Round, WorkflowID: in.WorkflowID,
-		CallID: in.CallID, Tool: in.Tool, Time: time.Now().UTC(),
-	}
-	if attempt > 1 {
-		e.ID = fmt.Sprintf("%s/%s/started/%d", in.WorkflowID, in.CallID, attempt)
-		e.Detail = fmt.Sprintf("attempt %d", attempt)
-	}
+func (a *Activities) publishStarted(ctx context.Context, in round.ExecuteInput, attempt int) {
+	scope := round.Scope{SessionID: in.SessionID, RunID: in.RunID, Round: in.Round, WorkflowID: in.WorkflowID}
+	e := scope.CallStarted(time.Now().UTC(), in.CallID, in.Tool, attempt)
 	if err := a.Events.Publish(ctx, in.SessionID, []round.Event{e}); err != nil {
 		a.logger().Warn("publishing call_started failed", "call_id", in.CallID, "error", err)
 	}
@@ -211,7 +203,7 @@ func (a *Activities) publishStarted(ctx context.Context, in workflows.ExecuteInp
 // session's stream, http_request GET results to the result cache (P3.4) and
 // the messages to the session history. Failures are logged and counted; they
 // never fail the round (K5).
-func (a *Activities) PublishRound(ctx context.Context, in workflows.PublishInput) error {
+func (a *Activities) PublishRound(ctx context.Context, in round.PublishInput) error {
 	if a.Events != nil && len(in.Events) > 0 {
 		if err := a.Events.Publish(ctx, in.SessionID, in.Events); err != nil {
 			a.logger().Warn("publishing events failed; the round goes on", "workflow_id", in.WorkflowID, "error", err)

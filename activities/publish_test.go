@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
-	"github.com/toolround/toolround/workflows"
 )
 
 type mapCache map[string]string
@@ -39,19 +39,19 @@ func TestPublishRoundCachesWholeResults(t *testing.T) {
 	tests := []struct {
 		name  string
 		blobs BlobStore
-		write workflows.CacheWrite
+		write round.CacheWrite
 		want  string // "" means nothing is cached
 	}{
-		{"small", mapBlobs{}, workflows.CacheWrite{Tool: "http_request", Args: args, Content: "whole"}, "whole"},
-		{"large", mapBlobs{"toolround:blob:1": "the whole result"}, workflows.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, "the whole result"},
-		{"blob gone", mapBlobs{}, workflows.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, ""},
-		{"no blob store", nil, workflows.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, ""},
+		{"small", mapBlobs{}, round.CacheWrite{Tool: "http_request", Args: args, Content: "whole"}, "whole"},
+		{"large", mapBlobs{"toolround:blob:1": "the whole result"}, round.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, "the whole result"},
+		{"blob gone", mapBlobs{}, round.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, ""},
+		{"no blob store", nil, round.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := mapCache{}
 			a := &Activities{Registry: tools.NewRegistry(), Cache: c, Blobs: tt.blobs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-			require.NoError(t, a.PublishRound(context.Background(), workflows.PublishInput{SessionID: "s", WorkflowID: "wf", CacheWrites: []workflows.CacheWrite{tt.write}}))
+			require.NoError(t, a.PublishRound(context.Background(), round.PublishInput{SessionID: "s", WorkflowID: "wf", CacheWrites: []round.CacheWrite{tt.write}}))
 			got, ok := c[key]
 			require.Equal(t, tt.want != "", ok)
 			require.Equal(t, tt.want, got)

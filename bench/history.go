@@ -8,12 +8,11 @@ import (
 	"sort"
 	"time"
 
+	"github.com/toolround/toolround/round"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	tclient "go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
-
-	"github.com/toolround/toolround/workflows"
 )
 
 // trace is what one round's workflow history says about it.
@@ -144,9 +143,9 @@ func traceOf(events []*historypb.HistoryEvent) *trace {
 				continue
 			}
 			switch m.ActivityType {
-			case workflows.ActivityExecuteTool:
+			case round.ActivityExecuteTool:
 				pass2(taskStart, m.ReplayTime)
-			case workflows.ActivityPublishRound:
+			case round.ActivityPublishRound:
 				t.Publish = m.ReplayTime.Sub(lastMark)
 				t.Finish = taskDone.Sub(m.ReplayTime)
 			}

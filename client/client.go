@@ -21,7 +21,6 @@ import (
 
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/secrets"
-	"github.com/toolround/toolround/workflows"
 )
 
 // BlobResolver fetches results kept outside history (cache.Blobs).
@@ -145,7 +144,7 @@ func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRu
 		Memo:                                     map[string]any{memoInputDigest: digest},
 		EnableEagerStart:                         c.opts.EagerStart,
 		StaticSummary:                            fmt.Sprintf("round %d of run %s (%d calls)", in.Round, in.RunID, len(in.Assistant.ToolCalls)),
-	}, workflows.WorkflowName, in)
+	}, round.WorkflowName, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
 		if err := c.checkSameInput(ctx, id, key, given); err != nil {
@@ -223,7 +222,7 @@ func (c *Client) secretKey() ([]byte, error) {
 // Wait blocks until the round of run ends and returns its result, with large
 // results resolved; an error when the round failed or ctx ended.
 func (c *Client) Wait(ctx context.Context, run tclient.WorkflowRun) (*round.Result, error) {
-	var out workflows.Output
+	var out round.Output
 	if err := run.Get(ctx, &out); err != nil {
 		return nil, fmt.Errorf("round %s failed: %s", run.GetID(), rootCause(err))
 	}
@@ -260,8 +259,8 @@ func (c *Client) Resolve(ctx context.Context, res *round.Result) {
 		if len(res.History) > 0 {
 			assistant = res.History[0]
 		}
-		res.Messages = workflows.Messages(res.Results)
-		res.History = workflows.History(assistant, res.Messages)
+		res.Messages = round.Messages(res.Results)
+		res.History = round.History(assistant, res.Messages)
 	}
 }
 
@@ -281,7 +280,7 @@ type ConfirmOptions struct {
 // round, or an error (serviceerror.NotFound when the round is not running).
 func (c *Client) Approve(ctx context.Context, workflowID, callID string, o ConfirmOptions) error {
 	return c.confirm(ctx, workflowID, confirmPayload{
-		Confirm:    workflows.Confirm{CallID: callID, Approve: true, Reason: o.Reason, Remember: o.Remember, AllowTurn: o.AllowTurn, Pattern: o.Pattern},
+		Confirm:    round.Confirm{CallID: callID, Approve: true, Reason: o.Reason, Remember: o.Remember, AllowTurn: o.AllowTurn, Pattern: o.Pattern},
 		ApprovalID: o.ApprovalID,
 	})
 }
@@ -290,7 +289,7 @@ func (c *Client) Approve(ctx context.Context, workflowID, callID string, o Confi
 // It returns as Approve does.
 func (c *Client) Deny(ctx context.Context, workflowID, callID string, o ConfirmOptions) error {
 	return c.confirm(ctx, workflowID, confirmPayload{
-		Confirm:    workflows.Confirm{CallID: callID, Approve: false, Reason: o.Reason},
+		Confirm:    round.Confirm{CallID: callID, Approve: false, Reason: o.Reason},
 		ApprovalID: o.ApprovalID,
 	})
 }
@@ -298,12 +297,12 @@ func (c *Client) Deny(ctx context.Context, workflowID, callID string, o ConfirmO
 // confirmPayload is the confirm signal with the approval id that newer
 // rounds check; older ones ignore the field.
 type confirmPayload struct {
-	workflows.Confirm
+	round.Confirm
 	ApprovalID string `json:"approval_id,omitempty"`
 }
 
 func (c *Client) confirm(ctx context.Context, workflowID string, s confirmPayload) error {
-	if err := c.tc.SignalWorkflow(ctx, workflowID, "", workflows.SignalConfirm, s); err != nil {
+	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalConfirm, s); err != nil {
 		return fmt.Errorf("confirm %s of %s: %w", s.CallID, workflowID, err)
 	}
 	return nil
@@ -311,7 +310,7 @@ func (c *Client) confirm(ctx context.Context, workflowID string, s confirmPayloa
 
 // Answer answers an ask_user call; it returns once the answer is sent.
 func (c *Client) Answer(ctx context.Context, workflowID, callID string, answers []string) error {
-	if err := c.tc.SignalWorkflow(ctx, workflowID, "", workflows.SignalAnswer, workflows.Answer{CallID: callID, Answers: answers}); err != nil {
+	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalAnswer, round.Answer{CallID: callID, Answers: answers}); err != nil {
 		return fmt.Errorf("answer %s of %s: %w", callID, workflowID, err)
 	}
 	return nil
@@ -319,8 +318,8 @@ func (c *Client) Answer(ctx context.Context, workflowID, callID string, answers 
 
 // SubmitToolResult delivers the result of a client tool that the client ran;
 // it returns once the result is sent.
-func (c *Client) SubmitToolResult(ctx context.Context, workflowID string, r workflows.ToolResult) error {
-	if err := c.tc.SignalWorkflow(ctx, workflowID, "", workflows.SignalToolResult, r); err != nil {
+func (c *Client) SubmitToolResult(ctx context.Context, workflowID string, r round.ToolResult) error {
+	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalToolResult, r); err != nil {
 		return fmt.Errorf("tool result %s of %s: %w", r.CallID, workflowID, err)
 	}
 	return nil
@@ -368,8 +367,8 @@ func (c *Client) TaskQueue() string { return c.opts.TaskQueue }
 
 // Progress returns which calls of a round are queued, running, waiting or
 // done. Its errors match ErrRoundNotFound and ErrNoWorker as Pending's do.
-func (c *Client) Progress(ctx context.Context, workflowID string) (workflows.Progress, error) {
-	var out workflows.Progress
+func (c *Client) Progress(ctx context.Context, workflowID string) (round.Progress, error) {
+	var out round.Progress
 	_, tq, err := c.describeRound(ctx, workflowID)
 	if err != nil {
 		return out, err
@@ -377,7 +376,7 @@ func (c *Client) Progress(ctx context.Context, workflowID string) (workflows.Pro
 	if err := c.requireWorkerOn(ctx, tq); err != nil {
 		return out, err
 	}
-	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", workflows.QueryProgress)
+	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", round.QueryProgress)
 	if err != nil {
 		return out, fmt.Errorf("progress of %s: %w", workflowID, err)
 	}

@@ -19,7 +19,6 @@ import (
 	"go.temporal.io/sdk/mocks"
 
 	"github.com/toolround/toolround/round"
-	"github.com/toolround/toolround/workflows"
 )
 
 // jsonValue is a query answer as the server returns it.
@@ -119,13 +118,13 @@ func waitingRound(t *testing.T, approvalID string) (*mocks.Client, *signals) {
 	sig := &signals{}
 	pending := `[{"call_id":"call_1","tool":"run_command","kind":"confirm","arguments":"{\"command\":\"ls\"}","subject":"ls","reason":"runs a command"` +
 		`,"approval_id":"` + approvalID + `"}]`
-	tc.On("QueryWorkflow", mock.Anything, "wf", "", workflows.QueryPending).Return(func(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
+	tc.On("QueryWorkflow", mock.Anything, "wf", "", round.QueryPending).Return(func(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
 		if len(sig.all()) > 0 {
 			return jsonValue{[]byte(`[]`)}, nil
 		}
 		return jsonValue{[]byte(pending)}, nil
 	}).Maybe()
-	tc.On("SignalWorkflow", mock.Anything, "wf", "", workflows.SignalConfirm, mock.Anything).Run(sig.record).Return(nil).Maybe()
+	tc.On("SignalWorkflow", mock.Anything, "wf", "", round.SignalConfirm, mock.Anything).Run(sig.record).Return(nil).Maybe()
 	return tc, sig
 }
 
@@ -182,7 +181,7 @@ func TestApprovalHandlerDecidesAndDelivers(t *testing.T) {
 func TestDeliverRetriesUntilTheRoundHasTheDecision(t *testing.T) {
 	tc := mocks.NewClient(t)
 	calls := 0
-	tc.On("SignalWorkflow", mock.Anything, "wf", "", workflows.SignalConfirm, mock.Anything).Return(func(context.Context, string, string, string, any) error {
+	tc.On("SignalWorkflow", mock.Anything, "wf", "", round.SignalConfirm, mock.Anything).Return(func(context.Context, string, string, string, any) error {
 		calls++
 		if calls < 3 {
 			return errors.New("unavailable")
@@ -192,7 +191,7 @@ func TestDeliverRetriesUntilTheRoundHasTheDecision(t *testing.T) {
 	New(tc, Options{}).deliver(context.Background(), PendingCall{WorkflowID: "wf", CallID: "c"}, Decision{Approve: true})
 	require.Equal(t, 3, calls)
 	tc = mocks.NewClient(t)
-	tc.On("SignalWorkflow", mock.Anything, "wf", "", workflows.SignalConfirm, mock.Anything).Return(serviceerror.NewNotFound("workflow execution already completed")).Once()
+	tc.On("SignalWorkflow", mock.Anything, "wf", "", round.SignalConfirm, mock.Anything).Return(serviceerror.NewNotFound("workflow execution already completed")).Once()
 	New(tc, Options{}).deliver(context.Background(), PendingCall{WorkflowID: "wf", CallID: "c"}, Decision{Approve: true})
 }
 
@@ -221,7 +220,7 @@ func TestAnEventWakesTheWatch(t *testing.T) {
 	var mu sync.Mutex
 	waiting := false
 	tc := mocks.NewClient(t)
-	tc.On("QueryWorkflow", mock.Anything, wfID, "", workflows.QueryPending).Return(func(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
+	tc.On("QueryWorkflow", mock.Anything, wfID, "", round.QueryPending).Return(func(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if waiting {

@@ -12,7 +12,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/toolround/toolround/round"
-	"github.com/toolround/toolround/workflows"
 )
 
 // PendingCall is a call that waits for a person or for the client.
@@ -40,9 +39,9 @@ type PendingCall struct {
 
 // Kinds of PendingCall.
 const (
-	KindConfirm    = workflows.KindConfirm
-	KindAnswer     = workflows.KindAnswer
-	KindToolResult = workflows.KindToolResult
+	KindConfirm    = round.KindConfirm
+	KindAnswer     = round.KindAnswer
+	KindToolResult = round.KindToolResult
 )
 
 // Decision is an approval handler's answer to a waiting call.
@@ -380,7 +379,7 @@ func (c *Client) wakeOnEvents(ctx context.Context, workflowID string) <-chan str
 // queryPending asks the round what it waits for. The answer is decoded as
 // JSON, so fields that newer workers add (approval_id) are read when present.
 func (c *Client) queryPending(ctx context.Context, workflowID string) ([]PendingCall, error) {
-	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", workflows.QueryPending)
+	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", round.QueryPending)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/activities"
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/workflows"
 )
 
@@ -24,11 +25,11 @@ type Swap struct {
 // A Swap whose name is not one of the round's activities panics, as the
 // SDK's own registration does on a programming error.
 func RegisterAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activities.Activities, swaps ...Swap) {
-	r.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	r.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
 	fns := []Swap{
-		{workflows.ActivityExecuteTool, acts.ExecuteTool},
-		{workflows.ActivityPublishRound, acts.PublishRound},
-		{workflows.ActivityStoreContents, acts.StoreContents},
+		{round.ActivityExecuteTool, acts.ExecuteTool},
+		{round.ActivityPublishRound, acts.PublishRound},
+		{round.ActivityStoreContents, acts.StoreContents},
 	}
 	for _, s := range swaps {
 		found := false

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/activities"
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/workflows"
 )
 
@@ -38,18 +39,18 @@ func TestRegisterAllNames(t *testing.T) {
 	r := newRecorder()
 	RegisterAll(r, &workflows.RoundWorkflow{}, &activities.Activities{})
 	require.Len(t, r.workflows, 1)
-	require.Contains(t, r.workflows, workflows.WorkflowName)
+	require.Contains(t, r.workflows, round.WorkflowName)
 	require.ElementsMatch(t,
-		[]string{workflows.ActivityExecuteTool, workflows.ActivityPublishRound, workflows.ActivityStoreContents},
+		[]string{round.ActivityExecuteTool, round.ActivityPublishRound, round.ActivityStoreContents},
 		keys(r.activities))
 }
 
 func TestRegisterAllSwap(t *testing.T) {
 	r := newRecorder()
-	hook := func(context.Context, workflows.PublishInput) error { return nil }
-	RegisterAll(r, &workflows.RoundWorkflow{}, &activities.Activities{}, Swap{Name: workflows.ActivityPublishRound, Func: hook})
+	hook := func(context.Context, round.PublishInput) error { return nil }
+	RegisterAll(r, &workflows.RoundWorkflow{}, &activities.Activities{}, Swap{Name: round.ActivityPublishRound, Func: hook})
 	require.Len(t, r.activities, 3)
-	require.Equal(t, reflect.ValueOf(hook).Pointer(), reflect.ValueOf(r.activities[workflows.ActivityPublishRound]).Pointer())
+	require.Equal(t, reflect.ValueOf(hook).Pointer(), reflect.ValueOf(r.activities[round.ActivityPublishRound]).Pointer())
 
 	require.PanicsWithValue(t, `engine: swap for "NoSuchActivity": the round has no activity of that name`, func() {
 		RegisterAll(newRecorder(), &workflows.RoundWorkflow{}, &activities.Activities{}, Swap{Name: "NoSuchActivity", Func: hook})

@@ -1,15 +1,16 @@
-// Package round defines the data of one round of tool calls as clients see
-// it: the input, the result, the run state carried between rounds and the
-// events. These are the JSON shapes of the command-line contract.
+// Package round is the contract of one round of tool calls: everything that
+// crosses the wire between clients, the workflow and the activities. It
+// holds the input and the result, the run state carried between rounds,
+// the workflow's output, the activity payloads, the signal, query and
+// activity names with their payloads, the events and their ids, and the
+// one place where tool messages and the history are built. It imports no
+// other package of the module.
 package round
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
-
-	"github.com/toolround/toolround/tools"
 )
 
 // Status is what happened to one call.
@@ -75,14 +76,14 @@ type Message struct {
 // Input is one round: the assistant message whose tool calls are to run, and
 // the run state that the previous round returned.
 type Input struct {
-	SessionID   string           `json:"session_id"`
-	RunID       string           `json:"run_id"`
-	Round       int              `json:"round"`
-	Provider    string           `json:"provider"`
-	AutoApprove bool             `json:"auto_approve"`
-	Assistant   Message          `json:"assistant"`
-	ClientTools []tools.ToolSpec `json:"client_tools"`
-	State       *RunState        `json:"state"`
+	SessionID   string     `json:"session_id"`
+	RunID       string     `json:"run_id"`
+	Round       int        `json:"round"`
+	Provider    string     `json:"provider"`
+	AutoApprove bool       `json:"auto_approve"`
+	Assistant   Message    `json:"assistant"`
+	ClientTools []ToolSpec `json:"client_tools"`
+	State       *RunState  `json:"state"`
 	// ConfirmTimeoutSeconds overrides the worker's confirm timeout for this round.
 	ConfirmTimeoutSeconds int `json:"confirm_timeout_seconds,omitempty"`
 	// MaxConcurrent overrides the worker's MAX_CONCURRENT_TOOLS for this round.
@@ -185,32 +186,4 @@ type Result struct {
 	History    []Message    `json:"history"`
 	Events     []Event      `json:"events"`
 	State      *RunState    `json:"state"`
-}
-
-// Event types.
-const (
-	EventRoundStarted          = "round_started"
-	EventCallStarted           = "call_started"
-	EventConfirmationRequested = "confirmation_requested"
-	EventConfirmationAnswered  = "confirmation_answered"
-	EventSignalIgnored         = "signal_ignored"
-	EventToolResult            = "tool_result" // EventToolResult of P3.5
-	EventRoundFinished         = "round_finished"
-)
-
-// Event is one thing that happened in a round, published to the session's
-// event stream and returned with the round. ID is unique and stable, so a
-// reader drops duplicates from retried activities.
-type Event struct {
-	ID         string    `json:"id"`
-	Type       string    `json:"type"`
-	SessionID  string    `json:"session_id,omitempty"`
-	RunID      string    `json:"run_id,omitempty"`
-	Round      int       `json:"round,omitempty"`
-	WorkflowID string    `json:"workflow_id,omitempty"`
-	CallID     string    `json:"call_id,omitempty"`
-	Tool       string    `json:"tool,omitempty"`
-	Status     Status    `json:"status,omitempty"`
-	Detail     string    `json:"detail,omitempty"`
-	Time       time.Time `json:"time"`
 }

@@ -1,10 +1,6 @@
 package round
 
-import (
-	"sort"
-
-	"github.com/toolround/toolround/tools"
-)
+import "sort"
 
 // RunState is what one round hands to the next in a run: the dedupe map
 // (P1.3), the tools whose schemas the model has (P1.4, S4) and the allow
@@ -12,9 +8,18 @@ import (
 type RunState struct {
 	Dedupe  map[string]DedupeEntry `json:"dedupe,omitempty"`
 	Fetched []string               `json:"fetched,omitempty"`
-	Allow   []tools.AllowRule      `json:"allow,omitempty"`
+	Allow   []AllowRule            `json:"allow,omitempty"`
 	// Seq numbers dedupe entries in the order they were added, for eviction.
 	Seq int64 `json:"seq,omitempty"`
+}
+
+// AllowRule approves, without asking, calls of Tool whose subject matches
+// Pattern; '*' in Pattern matches any run of characters, '/' included. Rules
+// are added by a confirmation with remember set (P1.6). tools.AllowRule
+// matches a rule against a call.
+type AllowRule struct {
+	Tool    string `json:"tool"`
+	Pattern string `json:"pattern"`
 }
 
 // DedupeEntry is an earlier successful result of a call in the run.
@@ -55,7 +60,7 @@ func (s *RunState) Clone() *RunState {
 	}
 	out.Fetched = append([]string(nil), s.Fetched...)
 	sort.Strings(out.Fetched)
-	out.Allow = append([]tools.AllowRule(nil), s.Allow...)
+	out.Allow = append([]AllowRule(nil), s.Allow...)
 	return out
 }
 
@@ -77,21 +82,11 @@ func (s *RunState) MarkFetched(name string) {
 }
 
 // AddRule records an allow rule unless an equal one exists.
-func (s *RunState) AddRule(r tools.AllowRule) {
+func (s *RunState) AddRule(r AllowRule) {
 	for _, have := range s.Allow {
 		if have == r {
 			return
 		}
 	}
 	s.Allow = append(s.Allow, r)
-}
-
-// Allowed reports whether a remembered rule approves the call.
-func (s *RunState) Allowed(tool, subject string) bool {
-	for _, r := range s.Allow {
-		if r.Matches(tool, subject) {
-			return true
-		}
-	}
-	return false
 }

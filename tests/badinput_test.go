@@ -24,7 +24,6 @@ import (
 
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
-	"github.com/toolround/toolround/workflows"
 )
 
 // requireWorkerServes checks that the worker process survived a round of bad
@@ -256,12 +255,12 @@ func TestDuplicateCallIDsFailTheRoundNotTheWorker(t *testing.T) {
 		call("a", "calculate", map[string]any{"expression": "1"}), call("a", "calculate", map[string]any{"expression": "2"}))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	run, err := tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: in.WorkflowID(), TaskQueue: e.taskQueue}, workflows.WorkflowName, in)
+	run, err := tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: in.WorkflowID(), TaskQueue: e.taskQueue}, round.WorkflowName, in)
 	require.NoError(t, err)
 	err = run.Get(ctx, nil)
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app), "%v", err)
-	require.Equal(t, workflows.ErrTypeInvalidInput, app.Type())
+	require.Equal(t, round.ErrTypeInvalidInput, app.Type())
 	require.Contains(t, app.Message(), `share the id "a"`)
 	require.True(t, app.NonRetryable())
 
@@ -297,9 +296,9 @@ func TestSignalsForUnknownCallsAndRepeatedSignals(t *testing.T) {
 		r := e.starter(ctx, "", args...)
 		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
 	}
-	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", workflows.SignalConfirm, "not an object"))
-	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", workflows.SignalConfirm, map[string]any{"call_id": 7}))
-	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", workflows.SignalToolResult, workflows.ToolResult{CallID: "ghost", Content: "x"}))
+	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", round.SignalConfirm, "not an object"))
+	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", round.SignalConfirm, map[string]any{"call_id": 7}))
+	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", round.SignalToolResult, round.ToolResult{CallID: "ghost", Content: "x"}))
 	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", "no_such_signal", "x"))
 	for range 3 {
 		r := e.starter(ctx, "", "approve", wfID, "e1")

@@ -21,7 +21,6 @@ import (
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
-	"github.com/toolround/toolround/workflows"
 )
 
 // effects is an HTTP server that counts every request by path, so a test
@@ -154,7 +153,7 @@ func TestWorkerKilledWhileConfirmationPending(t *testing.T) {
 	wfID := in.WorkflowID()
 	pending := func() []string {
 		r := e.starter(context.Background(), "", "pending", wfID)
-		var p []workflows.Pending
+		var p []round.Pending
 		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &p) != nil {
 			return nil
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
-	"github.com/toolround/toolround/workflows"
 )
 
 // watcher is a running `starter watch` process.
@@ -190,8 +189,8 @@ func containsAll(s string, parts ...string) bool {
 	return true
 }
 
-func (e *env) progress(wfID string) (workflows.Progress, bool) {
-	var p workflows.Progress
+func (e *env) progress(wfID string) (round.Progress, bool) {
+	var p round.Progress
 	r := e.starter(context.Background(), "", "progress", wfID)
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &p) != nil {
 		return p, false
@@ -199,7 +198,7 @@ func (e *env) progress(wfID string) (workflows.Progress, bool) {
 	return p, true
 }
 
-func states(p workflows.Progress) map[string]string {
+func states(p round.Progress) map[string]string {
 	m := map[string]string{}
 	for _, c := range p.Calls {
 		m[c.CallID] = c.State
@@ -222,7 +221,7 @@ func TestProgressMidRound(t *testing.T) {
 	wfID := in.WorkflowID()
 	done := e.startRound(in)
 
-	var p workflows.Progress
+	var p round.Progress
 	require.Eventually(t, func() bool {
 		var ok bool
 		p, ok = e.progress(wfID)
@@ -241,10 +240,10 @@ func TestProgressMidRound(t *testing.T) {
 		p, ok = e.progress(wfID)
 		return ok && states(p)["c1"] == "done"
 	}, 30*time.Second, 50*time.Millisecond)
-	require.Equal(t, "execute", p.Phase)
+	require.Equal(t, round.PhaseExecute, p.Phase)
 	require.Equal(t, map[string]string{"c1": "done", "s1": "running", "s2": "queued", "e1": "queued"}, states(p),
 		"the command runs; the serial calls after it wait their turn")
-	require.Equal(t, "ok", p.Calls[0].Status)
+	require.Equal(t, round.StatusOK, p.Calls[0].Status)
 
 	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "go"), nil, 0o644))
 	res := decodeResult(t, <-done)
@@ -254,6 +253,6 @@ func TestProgressMidRound(t *testing.T) {
 	}
 	p, ok := e.progress(wfID)
 	require.True(t, ok, "a finished round still answers")
-	require.Equal(t, "done", p.Phase)
+	require.Equal(t, round.PhaseDone, p.Phase)
 	require.Equal(t, map[string]string{"c1": "done", "s1": "done", "s2": "done", "e1": "done"}, states(p))
 }

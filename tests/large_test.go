@@ -17,7 +17,6 @@ import (
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
-	"github.com/toolround/toolround/workflows"
 )
 
 // historyStats reads a round's workflow history from the server.
@@ -80,7 +79,7 @@ func TestLargeResultsStayOutOfHistory(t *testing.T) {
 		require.Equal(t, round.StatusOK, r.Status, "%s: %.300s", r.CallID, r.Content)
 		require.Equal(t, len(want[r.CallID]), len(r.Content), r.CallID)
 		require.Equal(t, want[r.CallID], r.Content, "the round result holds the whole content")
-		require.Equal(t, workflows.MessageContent(r.Tool, want[r.CallID]), res1.Messages[i].Content, "and so do the tool messages")
+		require.Equal(t, round.MessageContent(r.Tool, want[r.CallID]), res1.Messages[i].Content, "and so do the tool messages")
 		require.Equal(t, res1.Messages[i], res1.History[i+1])
 		if r.CallID == "small" {
 			require.Empty(t, r.ContentRef, "small results stay in history")
@@ -109,7 +108,7 @@ func TestLargeResultsStayOutOfHistory(t *testing.T) {
 		require.Equal(t, round.StatusDeduped, r.Status, "%s: %.300s", r.CallID, r.Content)
 		require.Equal(t, refs[r.CallID], r.ContentRef, "the dedupe entry keeps the reference")
 		require.Equal(t, want[r.CallID], r.Content, "a deduped large result is whole too")
-		require.Equal(t, workflows.MessageContent(r.Tool, want[r.CallID]), res2.Messages[i].Content)
+		require.Equal(t, round.MessageContent(r.Tool, want[r.CallID]), res2.Messages[i].Content)
 	}
 	h2 := workflowHistory(t, in2.WorkflowID())
 	t.Logf("round 2: history %d bytes, largest event %d bytes", h2.total, h2.largest)

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
-	"github.com/toolround/toolround/workflows"
 )
 
 var allTools = []string{"calculate", "edit_file", "read_files", "run_command"}
@@ -55,7 +54,7 @@ func TestRoundThroughWorkerAndStarter(t *testing.T) {
 	)
 	done := e.startRound(in2)
 	wfID := round.WorkflowID(e.session, "run-1", 2)
-	var pending []workflows.Pending
+	var pending []round.Pending
 	require.Eventually(t, func() bool {
 		r := e.starter(context.Background(), "", "pending", wfID)
 		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &pending) != nil {

@@ -24,26 +24,6 @@ const ResultBudget = 1792 << 10
 // carries it, beside the assistant message, within the client's 1.5 MiB.
 const StateBudget = 256 << 10
 
-// StoreContentsInput is the input of the StoreContents local activity.
-type StoreContentsInput struct {
-	Contents []string `json:"contents"`
-	// Preview is how many bytes of each content stay in the round's result.
-	Preview int `json:"preview"`
-}
-
-// StoreContentsOutput holds one StoredContent per input content, in order.
-type StoreContentsOutput struct {
-	Stored []StoredContent `json:"stored"`
-}
-
-// StoredContent replaces one content in the round's result: Ref names the
-// full text in the blob store (empty when it could not be stored), Content
-// is its preview.
-type StoredContent struct {
-	Ref     string `json:"ref,omitempty"`
-	Content string `json:"content"`
-}
-
 // fitPlan is what fit moves out of a round's result: the distinct contents,
 // largest first, and the preview each leaves.
 type fitPlan struct {
@@ -64,12 +44,12 @@ const (
 // until the state fits, then the largest contents of results and entries
 // until the result fits. Previews shrink when 2 KiB ones are too many. It is
 // pure; an empty plan means res fits.
-func planFit(res *Output) fitPlan {
+func planFit(res *round.Output) fitPlan {
 	return planFitSized(res, encodedLen(res), encodedLen(res.State))
 }
 
 // planFitSized is planFit for a result and state of known encoded sizes.
-func planFitSized(res *Output, size, stateSize int) fitPlan {
+func planFitSized(res *round.Output, size, stateSize int) fitPlan {
 	over := size - ResultBudget
 	stateOver := stateSize - StateBudget
 	if over <= 0 && stateOver <= 0 {
@@ -191,7 +171,7 @@ func encodedLen(v any) int {
 // are all that remain, and dedupe entries are dropped rather than kept cut.
 // When many small results are still too much, the per-call events leave the
 // result; they are on the session's event stream already.
-func (r *run) fit(ctx workflow.Context, res *Output) {
+func (r *run) fit(ctx workflow.Context, res *round.Output) {
 	size, stateSize := encodedLen(res), encodedLen(res.State)
 	if size <= ResultBudget && stateSize <= StateBudget {
 		return
@@ -202,13 +182,13 @@ func (r *run) fit(ctx workflow.Context, res *Output) {
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 200 * time.Millisecond},
 			Summary:             "store large results",
 		})
-		var out StoreContentsOutput
-		err := workflow.ExecuteLocalActivity(lctx, ActivityStoreContents, StoreContentsInput{Contents: plan.contents, Preview: plan.preview}).Get(lctx, &out)
+		var out round.StoreContentsOutput
+		err := workflow.ExecuteLocalActivity(lctx, round.ActivityStoreContents, round.StoreContentsInput{Contents: plan.contents, Preview: plan.preview}).Get(lctx, &out)
 		if err != nil || len(out.Stored) != len(plan.contents) {
 			workflow.GetLogger(ctx).Warn("storing large results failed; the round keeps previews", "error", err)
-			out.Stored = make([]StoredContent, len(plan.contents))
+			out.Stored = make([]round.StoredContent, len(plan.contents))
 			for i, c := range plan.contents {
-				out.Stored[i] = StoredContent{Content: PreviewOf(c, plan.preview) + fmt.Sprintf("\n[truncated: %d bytes in all; the round's results were more than a round can return and they could not be stored]", len(c))}
+				out.Stored[i] = round.StoredContent{Content: round.PreviewOf(c, plan.preview) + fmt.Sprintf("\n[truncated: %d bytes in all; the round's results were more than a round can return and they could not be stored]", len(c))}
 			}
 		}
 		applyFit(res, plan.contents, out.Stored)
@@ -224,7 +204,7 @@ func (r *run) fit(ctx workflow.Context, res *Output) {
 // trimEvents drops call_started events, then tool_result events, from a
 // result above ResultBudget, and says so on round_finished. It reports
 // whether it dropped any.
-func trimEvents(res *Output) bool {
+func trimEvents(res *round.Output) bool {
 	dropped := 0
 	for _, typ := range []string{round.EventCallStarted, round.EventToolResult} {
 		if encodedLen(res) <= ResultBudget {
@@ -252,7 +232,7 @@ func trimEvents(res *Output) bool {
 }
 
 // applyFit puts the stored contents in place of the originals.
-func applyFit(res *Output, contents []string, stored []StoredContent) {
+func applyFit(res *round.Output, contents []string, stored []round.StoredContent) {
 	idx := make(map[string]int, len(contents))
 	for i, c := range contents {
 		idx[c] = i
@@ -281,21 +261,4 @@ func applyFit(res *Output, contents []string, stored []StoredContent) {
 		e.Content, e.ContentRef = stored[j].Content, stored[j].Ref
 		res.State.Dedupe[k] = e
 	}
-}
-
-// StoredPreview is what stays of a content kept in the blob store: its first
-// bytes and a note naming the reference.
-func StoredPreview(content, ref string, preview int) string {
-	return PreviewOf(content, preview) + fmt.Sprintf("\n[%d bytes in all; stored as %s]", len(content), ref)
-}
-
-// PreviewOf cuts s to at most n bytes at a character boundary.
-func PreviewOf(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8Start(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -12,8 +12,8 @@ import (
 
 // bigResult is a round's output with n results of size bytes each and a
 // state with m dedupe entries of size bytes each.
-func bigResult(n, m, size int) *Output {
-	res := &Output{Assistant: round.Message{Role: "assistant"}, State: &round.RunState{Dedupe: map[string]round.DedupeEntry{}}}
+func bigResult(n, m, size int) *round.Output {
+	res := &round.Output{Assistant: round.Message{Role: "assistant"}, State: &round.RunState{Dedupe: map[string]round.DedupeEntry{}}}
 	for i := range n {
 		id := fmt.Sprintf("c%02d", i)
 		content := fmt.Sprintf("%02d", i) + strings.Repeat("x", size-2)
@@ -25,10 +25,10 @@ func bigResult(n, m, size int) *Output {
 	return res
 }
 
-func stored(contents []string, withRef bool) []StoredContent {
-	out := make([]StoredContent, len(contents))
+func stored(contents []string, withRef bool) []round.StoredContent {
+	out := make([]round.StoredContent, len(contents))
 	for i, c := range contents {
-		out[i].Content = PreviewOf(c, 2048) + "\n[stored]"
+		out[i].Content = round.PreviewOf(c, 2048) + "\n[stored]"
 		if withRef {
 			out[i].Ref = fmt.Sprintf("ref-%d", i)
 		}
@@ -51,7 +51,7 @@ func TestPlanFitBringsTheResultUnderItsBudget(t *testing.T) {
 	moved := 0
 	full := res.Result()
 	for i, r := range res.Results {
-		require.Equal(t, MessageContent(r.Tool, r.Content), full.Messages[i].Content, "message %d follows its result", i)
+		require.Equal(t, round.MessageContent(r.Tool, r.Content), full.Messages[i].Content, "message %d follows its result", i)
 		if r.ContentRef != "" {
 			moved++
 			require.Contains(t, r.Content, "[stored]")
@@ -84,9 +84,9 @@ func TestPlanFitShrinksPreviewsForManyResults(t *testing.T) {
 	plan := planFit(res)
 	require.Less(t, plan.preview, 2<<10, "900 previews of 2 KiB would not fit")
 	contents := plan.contents
-	st := make([]StoredContent, len(contents))
+	st := make([]round.StoredContent, len(contents))
 	for i, c := range contents {
-		st[i] = StoredContent{Ref: "r", Content: PreviewOf(c, plan.preview) + "\n[3072 bytes in all; stored as toolround:blob:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef]"}
+		st[i] = round.StoredContent{Ref: "r", Content: round.PreviewOf(c, plan.preview) + "\n[3072 bytes in all; stored as toolround:blob:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef]"}
 	}
 	applyFit(res, contents, st)
 	require.LessOrEqual(t, encodedLen(res), ResultBudget)
@@ -98,9 +98,9 @@ func TestPlanFitIsDeterministic(t *testing.T) {
 }
 
 func TestPreviewOfCutsAtACharacterBoundary(t *testing.T) {
-	require.Equal(t, "ab", PreviewOf("abé", 3))
-	require.Equal(t, "abé", PreviewOf("abé", 4))
-	require.Equal(t, "", PreviewOf("é", 1))
+	require.Equal(t, "ab", round.PreviewOf("abé", 3))
+	require.Equal(t, "abé", round.PreviewOf("abé", 4))
+	require.Equal(t, "", round.PreviewOf("é", 1))
 }
 
 func TestTrimEventsOnlyWhenTheResultIsStillTooLarge(t *testing.T) {

@@ -133,17 +133,17 @@ func (d *driver) signal(t *testing.T, name string, v any) {
 	require.NoError(t, d.c.SignalWorkflow(context.Background(), d.wfID, "", name, v))
 }
 
-func (d *driver) confirm(t *testing.T, s workflows.Confirm) { d.signal(t, workflows.SignalConfirm, s) }
+func (d *driver) confirm(t *testing.T, s round.Confirm) { d.signal(t, round.SignalConfirm, s) }
 
 // waitPending waits until the round waits for exactly these calls.
 func (d *driver) waitPending(t *testing.T, ids ...string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		v, err := d.c.QueryWorkflow(context.Background(), d.wfID, "", workflows.QueryPending)
+		v, err := d.c.QueryWorkflow(context.Background(), d.wfID, "", round.QueryPending)
 		if err != nil {
 			return false
 		}
-		var p []workflows.Pending
+		var p []round.Pending
 		if v.Get(&p) != nil || len(p) != len(ids) {
 			return false
 		}
@@ -160,11 +160,11 @@ func (d *driver) waitPending(t *testing.T, ids ...string) {
 func (d *driver) waitRunning(t *testing.T, ids ...string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		v, err := d.c.QueryWorkflow(context.Background(), d.wfID, "", workflows.QueryProgress)
+		v, err := d.c.QueryWorkflow(context.Background(), d.wfID, "", round.QueryProgress)
 		if err != nil {
 			return false
 		}
-		var pr workflows.Progress
+		var pr round.Progress
 		if v.Get(&pr) != nil {
 			return false
 		}
@@ -291,24 +291,24 @@ func scenarios() []scenario {
 			"e1": ok, "g1": ok, "g2": ok, "x1": skipped, "q1": ok, "k1": ok, "c1": ok},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "e1", "g1", "g2", "x1")
-				d.confirm(t, workflows.Confirm{CallID: "nope", Approve: true})
-				d.signal(t, workflows.SignalConfirm, "not an object")
-				d.confirm(t, workflows.Confirm{CallID: "g1", Approve: true, Remember: true, Pattern: "git *"})
-				d.confirm(t, workflows.Confirm{CallID: "x1", Approve: false, Reason: "not now"})
-				d.confirm(t, workflows.Confirm{CallID: "x1", Approve: true})
-				d.signal(t, workflows.SignalAnswer, workflows.Answer{CallID: "nope", Answers: []string{"?"}})
-				d.signal(t, workflows.SignalToolResult, workflows.ToolResult{CallID: "c1", Content: "not a client call"})
-				d.confirm(t, workflows.Confirm{CallID: "e1", Approve: true})
+				d.confirm(t, round.Confirm{CallID: "nope", Approve: true})
+				d.signal(t, round.SignalConfirm, "not an object")
+				d.confirm(t, round.Confirm{CallID: "g1", Approve: true, Remember: true, Pattern: "git *"})
+				d.confirm(t, round.Confirm{CallID: "x1", Approve: false, Reason: "not now"})
+				d.confirm(t, round.Confirm{CallID: "x1", Approve: true})
+				d.signal(t, round.SignalAnswer, round.Answer{CallID: "nope", Answers: []string{"?"}})
+				d.signal(t, round.SignalToolResult, round.ToolResult{CallID: "c1", Content: "not a client call"})
+				d.confirm(t, round.Confirm{CallID: "e1", Approve: true})
 				d.waitPending(t, "q1")
-				d.signal(t, workflows.SignalAnswer, workflows.Answer{CallID: "q1", Answers: []string{"blue", "yes"}})
-				d.signal(t, workflows.SignalAnswer, workflows.Answer{CallID: "q1", Answers: []string{"again"}})
+				d.signal(t, round.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"blue", "yes"}})
+				d.signal(t, round.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"again"}})
 				d.waitPending(t, "k1")
-				d.signal(t, workflows.SignalToolResult, workflows.ToolResult{CallID: "k1", Content: "opened a.go"})
+				d.signal(t, round.SignalToolResult, round.ToolResult{CallID: "k1", Content: "opened a.go"})
 			}},
 		{name: "allow_turn", in: allowTurn, want: map[string]round.Status{"e1": ok, "e2": ok, "s1": ok, "s2": round.StatusError},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "e1", "e2", "s1", "s2")
-				d.confirm(t, workflows.Confirm{CallID: "e2", Approve: true, AllowTurn: true})
+				d.confirm(t, round.Confirm{CallID: "e2", Approve: true, AllowTurn: true})
 			}},
 		{name: "confirm_timeout", in: timeout, want: map[string]round.Status{"e1": skipped, "q1": round.StatusError, "c1": ok}},
 		{name: "unknown_outcome", in: lost, want: map[string]round.Status{"d1": round.StatusUnknownOutcome, "c1": ok}},
@@ -366,10 +366,10 @@ func TestRecordHistories(t *testing.T) {
 	acts := &activities.Activities{Registry: reg, Blobs: &memBlobs{m: map[string]string{}}}
 	queue := fmt.Sprintf("replay-record-%d", time.Now().UnixNano())
 	w := worker.New(c, queue, worker.Options{Identity: "recorder"})
-	w.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
-	w.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
-	w.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: workflows.ActivityPublishRound})
-	w.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: workflows.ActivityStoreContents})
+	w.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
+	w.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
+	w.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
+	w.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
 	require.NoError(t, w.Start())
 	defer w.Stop()
 
@@ -379,12 +379,12 @@ func TestRecordHistories(t *testing.T) {
 			defer cancel()
 			id := sc.in.WorkflowID()
 			run, err := c.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: id, TaskQueue: queue,
-				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING}, workflows.WorkflowName, sc.in)
+				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING}, round.WorkflowName, sc.in)
 			require.NoError(t, err)
 			if sc.drive != nil {
 				sc.drive(t, &driver{c: c, wfID: id})
 			}
-			var out workflows.Output
+			var out round.Output
 			require.NoError(t, run.Get(ctx, &out))
 			res := out.Result()
 			requireEveryCallOnce(t, sc.in, res)

@@ -32,7 +32,7 @@ type recorded struct {
 	path    string
 	history *historypb.History
 	input   round.Input
-	result  workflows.Output
+	result  round.Output
 }
 
 func loadHistories(t *testing.T) []recorded {
@@ -73,19 +73,19 @@ func (c *refusingCatalog) Snapshot(workflows.SnapshotRequest) workflows.Snapshot
 // replay replays one history with fn registered as the round workflow and
 // returns the result it computed. A replay that issues other commands than
 // the history holds fails with a nondeterminism error.
-func replay(t *testing.T, h recorded, fn any) (workflows.Output, error) {
+func replay(t *testing.T, h recorded, fn any) (round.Output, error) {
 	t.Helper()
 	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: workflows.WorkflowName})
+	r.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: round.WorkflowName})
 	wfID := h.input.WorkflowID()
 	if err := r.ReplayWorkflowHistoryWithOptions(quietLogger(), h.history, worker.ReplayWorkflowHistoryOptions{
 		OriginalExecution: workflow.Execution{ID: wfID},
 	}); err != nil {
-		return workflows.Output{}, err
+		return round.Output{}, err
 	}
 	results, ok := r.(interface{ GetWorkflowResult(string, any) error })
 	require.True(t, ok, "the SDK's replayer no longer gives the replayed result")
-	var res workflows.Output
+	var res round.Output
 	require.NoError(t, results.GetWorkflowResult(wfID, &res))
 	return res, nil
 }
@@ -111,7 +111,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 func TestReplayFromJSONFile(t *testing.T) {
 	for _, h := range loadHistories(t) {
 		r := worker.NewWorkflowReplayer()
-		r.RegisterWorkflowWithOptions((&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
+		r.RegisterWorkflowWithOptions((&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run, workflow.RegisterOptions{Name: round.WorkflowName})
 		require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(quietLogger(), h.path), h.name)
 	}
 }
@@ -163,9 +163,9 @@ func TestRecordedHistoriesCoverEveryPath(t *testing.T) {
 		"remembered run_command git *", "allowed for the rest of the round", "denied: not now"} {
 		require.True(t, slices.ContainsFunc(details, func(d string) bool { return strings.Contains(d, want) }), "no event says %q", want)
 	}
-	require.GreaterOrEqual(t, signals[workflows.SignalConfirm], 5)
-	require.GreaterOrEqual(t, signals[workflows.SignalAnswer], 2)
-	require.GreaterOrEqual(t, signals[workflows.SignalToolResult], 2)
+	require.GreaterOrEqual(t, signals[round.SignalConfirm], 5)
+	require.GreaterOrEqual(t, signals[round.SignalAnswer], 2)
+	require.GreaterOrEqual(t, signals[round.SignalToolResult], 2)
 	for _, typ := range []enumspb.EventType{
 		enumspb.EVENT_TYPE_TIMER_FIRED, enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT,
 		enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED, enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED,
@@ -188,15 +188,15 @@ func TestRecordedHistoriesCoverEveryPath(t *testing.T) {
 func TestReplayCatchesChangedWorkflow(t *testing.T) {
 	histories := loadHistories(t)
 	wf := &workflows.RoundWorkflow{Catalog: &refusingCatalog{}}
-	alter := func(change func(ctx workflow.Context, in *round.Input)) func(workflow.Context, round.Input) (workflows.Output, error) {
-		return func(ctx workflow.Context, in round.Input) (workflows.Output, error) {
+	alter := func(change func(ctx workflow.Context, in *round.Input)) func(workflow.Context, round.Input) (round.Output, error) {
+		return func(ctx workflow.Context, in round.Input) (round.Output, error) {
 			change(ctx, &in)
 			return wf.Run(ctx, in)
 		}
 	}
 	tests := []struct {
 		name string
-		fn   func(workflow.Context, round.Input) (workflows.Output, error)
+		fn   func(workflow.Context, round.Input) (round.Output, error)
 		// mustBreak lists histories that must fail; every must be true when
 		// all of them must.
 		mustBreak []string
@@ -211,7 +211,7 @@ func TestReplayCatchesChangedWorkflow(t *testing.T) {
 		{name: "the per-round confirm timeout ignored", mustBreak: []string{"confirm_timeout"},
 			fn: alter(func(_ workflow.Context, in *round.Input) { in.ConfirmTimeoutSeconds = 0 })},
 		{name: "pass 3 changes a result", mustBreak: []string{"pass1"},
-			fn: func(ctx workflow.Context, in round.Input) (workflows.Output, error) {
+			fn: func(ctx workflow.Context, in round.Input) (round.Output, error) {
 				res, err := wf.Run(ctx, in)
 				for i := range res.Results {
 					if res.Results[i].Status == round.StatusRefused {
@@ -255,7 +255,7 @@ func quietLogger() tlog.Logger {
 	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
-func resultsEqual(a, b workflows.Output) bool {
+func resultsEqual(a, b round.Output) bool {
 	ja, errA := converter.GetDefaultDataConverter().ToPayload(a)
 	jb, errB := converter.GetDefaultDataConverter().ToPayload(b)
 	return errA == nil && errB == nil && string(ja.GetData()) == string(jb.GetData())

@@ -2,11 +2,35 @@ package workflows
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 	"time"
 
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
+
+// snapshot is step 1 of a round: the catalog's answers about the tools the
+// round calls and the worker's settings, taken once in a side effect so that
+// replays read them from history, then the round's own overrides of the
+// bound and the confirm timeout.
+func (w *RoundWorkflow) snapshot(ctx workflow.Context, in *round.Input, calls []Unwrapped, snap *Snapshot) error {
+	req := SnapshotRequest{Provider: in.Provider, ClientTools: in.ClientTools, Calls: calls}
+	if err := workflow.SideEffect(ctx, func(workflow.Context) any {
+		return w.Catalog.Snapshot(req)
+	}).Get(snap); err != nil {
+		return fmt.Errorf("round: read catalog snapshot: %w", err)
+	}
+	if in.MaxConcurrent > 0 {
+		snap.MaxConcurrent = in.MaxConcurrent
+	}
+	if in.ConfirmTimeoutSeconds > 0 {
+		snap.ConfirmTimeout = time.Duration(in.ConfirmTimeoutSeconds) * time.Second
+	}
+	return nil
+}
 
 // ToolInfo is what a round needs to know of one tool. It is recorded in the
 // round's history, so a worker whose registry changed replays old rounds the
@@ -61,6 +85,10 @@ func contains(sorted []string, name string) bool {
 	i := sort.SearchStrings(sorted, name)
 	return i < len(sorted) && sorted[i] == name
 }
+
+// DefaultConfirmTimeout is how long a confirmation waits before it counts as
+// a denial (P1.6).
+const DefaultConfirmTimeout = 30 * time.Minute
 
 // SnapshotRequest is what the catalog is asked about.
 type SnapshotRequest struct {

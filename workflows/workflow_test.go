@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -69,10 +70,10 @@ func newHarness(t *testing.T, bound int) *harness {
 	wf := &workflows.RoundWorkflow{Catalog: workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: bound, HeartbeatTimeout: time.Minute, LocalMaxTimeout: time.Minute})}
 	events := &sink{}
 	acts := &activities.Activities{Registry: reg, Events: events, Blobs: &blobs{m: map[string]string{}}}
-	env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: workflows.WorkflowName})
-	env.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: workflows.ActivityExecuteTool})
-	env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: workflows.ActivityPublishRound})
-	env.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: workflows.ActivityStoreContents})
+	env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
+	env.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
+	env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
+	env.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
 	return &harness{env: env, rec: rec, reg: reg, events: events}
 }
 
@@ -89,10 +90,10 @@ func input(calls ...round.ToolCall) round.Input {
 
 func (h *harness) run(t *testing.T, in round.Input) round.Result {
 	t.Helper()
-	h.env.ExecuteWorkflow(workflows.WorkflowName, in)
+	h.env.ExecuteWorkflow(round.WorkflowName, in)
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.NoError(t, h.env.GetWorkflowError())
-	var out workflows.Output
+	var out round.Output
 	require.NoError(t, h.env.GetWorkflowResult(&out))
 	res := out.Result()
 	requireEveryCallOnce(t, in, res)
@@ -145,7 +146,10 @@ func TestFanOutIsBoundedBySemaphore(t *testing.T) {
 }
 
 func TestDefaultBoundIsHalfTheCoresAtLeastThree(t *testing.T) {
-	require.GreaterOrEqual(t, workflows.DefaultMaxConcurrent(), 3)
+	for cores, want := range map[int]int{1: 3, 2: 3, 4: 3, 6: 3, 7: 3, 8: 4, 9: 4, 16: 8, 64: 32, 0: 3} {
+		require.Equal(t, want, workflows.MaxConcurrentFor(cores), "P2.2: %d cores", cores)
+	}
+	require.Equal(t, workflows.MaxConcurrentFor(runtime.NumCPU()), workflows.DefaultMaxConcurrent(), "the default is this host's")
 	cat := workflows.NewCatalog(tools.NewRegistry(), workflows.CatalogOptions{})
 	require.Equal(t, workflows.DefaultMaxConcurrent(), cat.Snapshot(workflows.SnapshotRequest{}).MaxConcurrent, "P2.2")
 }
@@ -175,30 +179,30 @@ func TestSerialToolsRunOneAtATimeInCallOrder(t *testing.T) {
 
 func auto(in round.Input) round.Input { in.AutoApprove = true; return in }
 
-func (h *harness) pending(t *testing.T) []workflows.Pending {
+func (h *harness) pending(t *testing.T) []round.Pending {
 	t.Helper()
-	v, err := h.env.QueryWorkflow(workflows.QueryPending)
+	v, err := h.env.QueryWorkflow(round.QueryPending)
 	require.NoError(t, err)
-	var p []workflows.Pending
+	var p []round.Pending
 	require.NoError(t, v.Get(&p))
 	return p
 }
 
 func (h *harness) at(d time.Duration, fn func()) { h.env.RegisterDelayedCallback(fn, d) }
 
-func (h *harness) confirm(c workflows.Confirm) { h.env.SignalWorkflow(workflows.SignalConfirm, c) }
+func (h *harness) confirm(c round.Confirm) { h.env.SignalWorkflow(round.SignalConfirm, c) }
 
 func TestConfirmationsAreRaisedTogetherAndAnsweredInAnyOrder(t *testing.T) {
 	h := newHarness(t, 3)
 	h.rec.Files["seed"] = "s"
-	var seen []workflows.Pending
+	var seen []round.Pending
 	h.at(time.Second, func() {
 		seen = h.pending(t)
-		h.confirm(workflows.Confirm{CallID: "e2", Approve: false, Reason: "not that one"})
-		h.confirm(workflows.Confirm{CallID: "nope", Approve: true})
+		h.confirm(round.Confirm{CallID: "e2", Approve: false, Reason: "not that one"})
+		h.confirm(round.Confirm{CallID: "nope", Approve: true})
 	})
-	h.at(2*time.Second, func() { h.confirm(workflows.Confirm{CallID: "e1", Approve: true}) })
-	h.at(3*time.Second, func() { h.confirm(workflows.Confirm{CallID: "e3", Approve: false}) })
+	h.at(2*time.Second, func() { h.confirm(round.Confirm{CallID: "e1", Approve: true}) })
+	h.at(3*time.Second, func() { h.confirm(round.Confirm{CallID: "e3", Approve: false}) })
 	res := h.run(t, input(
 		call("e1", "edit_file", `{"path":"a","new_text":"x"}`),
 		call("r1", "read_files", `{"paths":["seed"]}`),
@@ -207,7 +211,7 @@ func TestConfirmationsAreRaisedTogetherAndAnsweredInAnyOrder(t *testing.T) {
 	))
 	require.Len(t, seen, 3, "P1.6: every call that needs confirmation is raised at once")
 	require.Equal(t, []string{"e1", "e2", "e3"}, []string{seen[0].CallID, seen[1].CallID, seen[2].CallID})
-	require.Equal(t, workflows.KindConfirm, seen[1].Kind)
+	require.Equal(t, round.KindConfirm, seen[1].Kind)
 	require.Equal(t, "rm -rf /", seen[1].Subject)
 	require.Equal(t, []round.Status{"ok", "ok", "skipped", "skipped"}, statuses(res))
 	require.Equal(t, "Skipped by user. Reason: not that one", res.Results[2].Content)
@@ -226,6 +230,21 @@ func TestConfirmationsAreRaisedTogetherAndAnsweredInAnyOrder(t *testing.T) {
 	require.Contains(t, ignored[0].Detail, "no call with this id")
 }
 
+// waited is how long the round's workflow clock ran from its start to the
+// event with that id suffix: the test environment skips the time of timers,
+// so this is the length of the timer that ended the wait.
+func waited(t *testing.T, res round.Result, suffix string) time.Duration {
+	t.Helper()
+	require.Equal(t, round.EventRoundStarted, res.Events[0].Type)
+	for _, e := range res.Events {
+		if strings.HasSuffix(e.ID, suffix) {
+			return e.Time.Sub(res.Events[0].Time)
+		}
+	}
+	t.Fatalf("no event %s", suffix)
+	return 0
+}
+
 func TestConfirmTimeoutCountsAsDenial(t *testing.T) {
 	h := newHarness(t, 3)
 	in := input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`))
@@ -234,17 +253,29 @@ func TestConfirmTimeoutCountsAsDenial(t *testing.T) {
 	require.Equal(t, []round.Status{"skipped", "ok"}, statuses(res))
 	require.Equal(t, "Skipped by user. Reason: no answer within 1m30s", res.Results[0].Content)
 	require.Equal(t, 0, h.rec.RunsOf("e1"))
+	require.Equal(t, 90*time.Second, waited(t, res, "/finished"), "the gate waits the round's confirm timeout, then the round ends")
 }
 
 func TestDefaultConfirmTimeoutIsThirtyMinutes(t *testing.T) {
 	h := newHarness(t, 3)
 	res := h.run(t, input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`)))
 	require.Equal(t, "Skipped by user. Reason: no answer within 30m0s", res.Results[0].Content)
+	require.Equal(t, 30*time.Minute, waited(t, res, "/finished"))
+}
+
+func TestUnansweredQuestionEndsAtTheConfirmTimeout(t *testing.T) {
+	h := newHarness(t, 3)
+	in := input(call("q1", "ask_user", `{"questions":["Which colour?"]}`))
+	in.ConfirmTimeoutSeconds = 90
+	res := h.run(t, in)
+	require.Equal(t, round.StatusError, res.Results[0].Status)
+	require.Contains(t, res.Results[0].Content, "no answer arrived within 1m30s")
+	require.Equal(t, 90*time.Second, waited(t, res, "/finished"), "an ask_user call waits as long as a confirmation")
 }
 
 func TestRememberAddsAnAllowRuleToTheRunState(t *testing.T) {
 	h := newHarness(t, 3)
-	h.at(time.Second, func() { h.confirm(workflows.Confirm{CallID: "g1", Approve: true, Remember: true, Pattern: "git *"}) })
+	h.at(time.Second, func() { h.confirm(round.Confirm{CallID: "g1", Approve: true, Remember: true, Pattern: "git *"}) })
 	res := h.run(t, input(
 		call("g1", "run_command", `{"command":"git status"}`),
 		call("g2", "run_command", `{"command":"git log"}`),
@@ -252,7 +283,7 @@ func TestRememberAddsAnAllowRuleToTheRunState(t *testing.T) {
 	))
 	// g2 matched the new rule and was approved with g1; x1 waited and timed out.
 	require.Equal(t, []round.Status{"ok", "ok", "skipped"}, statuses(res))
-	require.Contains(t, res.State.Allow, tools.AllowRule{Tool: "run_command", Pattern: "git *"})
+	require.Contains(t, res.State.Allow, round.AllowRule{Tool: "run_command", Pattern: "git *"})
 
 	// The next round of the run does not ask for git commands.
 	h2 := newHarness(t, 3)
@@ -264,14 +295,14 @@ func TestRememberAddsAnAllowRuleToTheRunState(t *testing.T) {
 
 func TestRememberDefaultsToTheExactSubject(t *testing.T) {
 	h := newHarness(t, 3)
-	h.at(time.Second, func() { h.confirm(workflows.Confirm{CallID: "e1", Approve: true, Remember: true}) })
+	h.at(time.Second, func() { h.confirm(round.Confirm{CallID: "e1", Approve: true, Remember: true}) })
 	res := h.run(t, input(call("e1", "edit_file", `{"path":"notes.md","new_text":"x"}`)))
-	require.Equal(t, []tools.AllowRule{{Tool: "edit_file", Pattern: "notes.md"}}, res.State.Allow)
+	require.Equal(t, []round.AllowRule{{Tool: "edit_file", Pattern: "notes.md"}}, res.State.Allow)
 }
 
 func TestAllowTurnApprovesTheRestOfTheRound(t *testing.T) {
 	h := newHarness(t, 3)
-	h.at(time.Second, func() { h.confirm(workflows.Confirm{CallID: "e2", Approve: true, AllowTurn: true}) })
+	h.at(time.Second, func() { h.confirm(round.Confirm{CallID: "e2", Approve: true, AllowTurn: true}) })
 	res := h.run(t, input(
 		call("e1", "edit_file", `{"path":"a","new_text":"x"}`),
 		call("e2", "edit_file", `{"path":"b","new_text":"x"}`),
@@ -284,10 +315,10 @@ func TestAllowTurnApprovesTheRestOfTheRound(t *testing.T) {
 func TestRepeatedAndMalformedSignalsAreRecordedNotFatal(t *testing.T) {
 	h := newHarness(t, 3)
 	h.at(time.Second, func() {
-		h.confirm(workflows.Confirm{CallID: "e1", Approve: true})
-		h.confirm(workflows.Confirm{CallID: "e1", Approve: false})
-		h.env.SignalWorkflow(workflows.SignalConfirm, "not an object")
-		h.confirm(workflows.Confirm{CallID: "c1", Approve: true})
+		h.confirm(round.Confirm{CallID: "e1", Approve: true})
+		h.confirm(round.Confirm{CallID: "e1", Approve: false})
+		h.env.SignalWorkflow(round.SignalConfirm, "not an object")
+		h.confirm(round.Confirm{CallID: "c1", Approve: true})
 	})
 	res := h.run(t, input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`)))
 	require.Equal(t, []round.Status{"ok", "ok"}, statuses(res))
@@ -305,14 +336,14 @@ func TestRepeatedAndMalformedSignalsAreRecordedNotFatal(t *testing.T) {
 
 func TestAskUserWaitsForTheAnswerSignal(t *testing.T) {
 	h := newHarness(t, 3)
-	var pend []workflows.Pending
+	var pend []round.Pending
 	h.at(time.Second, func() {
 		pend = h.pending(t)
-		h.env.SignalWorkflow(workflows.SignalAnswer, workflows.Answer{CallID: "q1", Answers: []string{"blue", "yes"}})
+		h.env.SignalWorkflow(round.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"blue", "yes"}})
 	})
 	res := h.run(t, input(call("q1", "ask_user", `{"questions":["Which colour?","Ship it?"]}`)))
 	require.Len(t, pend, 1)
-	require.Equal(t, workflows.KindAnswer, pend[0].Kind)
+	require.Equal(t, round.KindAnswer, pend[0].Kind)
 	require.Equal(t, []string{"Which colour?", "Ship it?"}, pend[0].Questions)
 	require.Equal(t, round.StatusOK, res.Results[0].Status)
 	require.Equal(t, "Q: Which colour?\nA: blue\nQ: Ship it?\nA: yes", res.Results[0].Content)
@@ -321,7 +352,7 @@ func TestAskUserWaitsForTheAnswerSignal(t *testing.T) {
 func TestClientToolWaitsForItsResult(t *testing.T) {
 	h := newHarness(t, 3)
 	h.at(time.Second, func() {
-		h.env.SignalWorkflow(workflows.SignalToolResult, workflows.ToolResult{CallID: "k1", Content: "client says hi"})
+		h.env.SignalWorkflow(round.SignalToolResult, round.ToolResult{CallID: "k1", Content: "client says hi"})
 	})
 	in := input(call("k1", "ide_open", `{"file":"a.go"}`))
 	in.ClientTools = []tools.ToolSpec{{Type: "function", Function: tools.FunctionSpec{Name: "ide_open", Parameters: []byte(`{"type":"object"}`)}}}
@@ -333,10 +364,10 @@ func TestClientToolWaitsForItsResult(t *testing.T) {
 func TestLostSideEffectAttemptIsUnknownOutcomeAndNotRetried(t *testing.T) {
 	h := newHarness(t, 3)
 	attempts := 0
-	h.env.OnActivity(workflows.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in workflows.ExecuteInput) (workflows.ExecuteOutput, error) {
+	h.env.OnActivity(round.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
 			attempts++
-			return workflows.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, errors.New("worker gone"))
+			return round.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, errors.New("worker gone"))
 		})
 	res := h.run(t, auto(input(call("e1", "run_command", `{"command":"deploy"}`))))
 	require.Equal(t, round.StatusUnknownOutcome, res.Results[0].Status, "P2.4")
@@ -348,13 +379,13 @@ func TestLostSideEffectAttemptIsUnknownOutcomeAndNotRetried(t *testing.T) {
 func TestReadOnlyTransientFailuresAreRetried(t *testing.T) {
 	h := newHarness(t, 3)
 	attempts := 0
-	h.env.OnActivity(workflows.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in workflows.ExecuteInput) (workflows.ExecuteOutput, error) {
+	h.env.OnActivity(round.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
 			attempts++
 			if attempts < 3 {
-				return workflows.ExecuteOutput{}, temporal.NewApplicationError("connection refused", activities.ErrTypeTransient)
+				return round.ExecuteOutput{}, temporal.NewApplicationError("connection refused", activities.ErrTypeTransient)
 			}
-			return workflows.ExecuteOutput{Content: "fine", Attempt: attempts}, nil
+			return round.ExecuteOutput{Content: "fine", Attempt: attempts}, nil
 		})
 	res := h.run(t, input(call("r1", "read_files", `{"paths":["a"]}`)))
 	require.Equal(t, round.StatusOK, res.Results[0].Status)
@@ -403,30 +434,30 @@ func TestCancellationWhileWaitingForConfirmation(t *testing.T) {
 func TestInvalidInputFailsTheRoundClearly(t *testing.T) {
 	h := newHarness(t, 2)
 	in := input(call("a", "calculate", `{}`), call("a", "calculate", `{}`))
-	h.env.ExecuteWorkflow(workflows.WorkflowName, in)
+	h.env.ExecuteWorkflow(round.WorkflowName, in)
 	err := h.env.GetWorkflowError()
 	require.Error(t, err)
 	var app *temporal.ApplicationError
 	require.True(t, errors.As(err, &app))
-	require.Equal(t, workflows.ErrTypeInvalidInput, app.Type())
+	require.Equal(t, round.ErrTypeInvalidInput, app.Type())
 	require.Contains(t, app.Message(), `share the id "a"`)
 }
 
 func TestProgressQuery(t *testing.T) {
 	h := newHarness(t, 2)
 	h.rec.Block["c1"] = make(chan struct{})
-	var pr workflows.Progress
+	var pr round.Progress
 	h.at(time.Second, func() {
-		v, err := h.env.QueryWorkflow(workflows.QueryProgress)
+		v, err := h.env.QueryWorkflow(round.QueryProgress)
 		require.NoError(t, err)
 		require.NoError(t, v.Get(&pr))
 		close(h.rec.Block["c1"])
 	})
 	h.run(t, input(call("c1", "calculate", `{"expression":"1"}`), call("u", "nope", `{}`)))
-	require.Equal(t, "execute", pr.Phase)
+	require.Equal(t, round.PhaseExecute, pr.Phase)
 	require.Equal(t, "running", pr.Calls[0].State)
 	require.Equal(t, "done", pr.Calls[1].State)
-	require.Equal(t, "unknown", pr.Calls[1].Status)
+	require.Equal(t, round.StatusUnknown, pr.Calls[1].Status)
 	require.Equal(t, 2, pr.Bound)
 }
 
@@ -435,7 +466,7 @@ func TestEventsArePublishedAsTheRoundGoesAndOnce(t *testing.T) {
 	var early []string
 	h.at(time.Second, func() {
 		early = h.events.types()
-		h.confirm(workflows.Confirm{CallID: "e1", Approve: true})
+		h.confirm(round.Confirm{CallID: "e1", Approve: true})
 	})
 	res := h.run(t, input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`)))
 	require.Equal(t, []string{round.EventRoundStarted, round.EventConfirmationRequested}, early,
@@ -489,17 +520,17 @@ func (b *blobs) Get(_ context.Context, ref string) (string, error) {
 func TestRoundWithLargeResultsStaysUnderThePayloadLimit(t *testing.T) {
 	h := newHarness(t, 3)
 	big := strings.Repeat("y", 500<<10) // together over the budget
-	h.env.OnActivity(workflows.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in workflows.ExecuteInput) (workflows.ExecuteOutput, error) {
-			return workflows.ExecuteOutput{Content: in.CallID + big, Attempt: 1}, nil
+	h.env.OnActivity(round.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
+			return round.ExecuteOutput{Content: in.CallID + big, Attempt: 1}, nil
 		})
 	var calls []round.ToolCall
 	for i := 0; i < 5; i++ {
 		calls = append(calls, call(fmt.Sprint("r", i), "read_files", fmt.Sprintf(`{"paths":["%d"]}`, i)))
 	}
-	h.env.ExecuteWorkflow(workflows.WorkflowName, input(calls...))
+	h.env.ExecuteWorkflow(round.WorkflowName, input(calls...))
 	require.NoError(t, h.env.GetWorkflowError())
-	var out workflows.Output
+	var out round.Output
 	require.NoError(t, h.env.GetWorkflowResult(&out))
 	b, err := json.Marshal(out)
 	require.NoError(t, err)

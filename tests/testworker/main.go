@@ -22,8 +22,8 @@ import (
 	"time"
 
 	"github.com/toolround/toolround/engine"
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
-	"github.com/toolround/toolround/workflows"
 )
 
 func main() {
@@ -43,7 +43,7 @@ func run() error {
 	dir, after := os.Getenv("TESTWORKER_HOLD_COMMIT"), os.Getenv("TESTWORKER_HOLD_WHEN") == "after"
 	return engine.RunWorker(ctx, cfg, logger,
 		engine.WithTools(emitTools(cfg)...),
-		engine.WithActivity(workflows.ActivityPublishRound, func(e *engine.Engine) any {
+		engine.WithActivity(round.ActivityPublishRound, func(e *engine.Engine) any {
 			return holdCommit(e.Activities.PublishRound, dir, after)
 		}),
 		engine.WithLogAttrs("hold_commit", dir != ""))
@@ -52,8 +52,8 @@ func run() error {
 // holdCommit is PublishRound with the TESTWORKER_HOLD_COMMIT hook: with dir
 // set, the publication that carries the round's history writes dir/commit
 // and waits to be killed (after it took effect when after is true).
-func holdCommit(publish func(context.Context, workflows.PublishInput) error, dir string, after bool) func(context.Context, workflows.PublishInput) error {
-	return func(ctx context.Context, in workflows.PublishInput) error {
+func holdCommit(publish func(context.Context, round.PublishInput) error, dir string, after bool) func(context.Context, round.PublishInput) error {
+	return func(ctx context.Context, in round.PublishInput) error {
 		if dir == "" || len(in.History) == 0 {
 			return publish(ctx, in)
 		}

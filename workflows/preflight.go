@@ -24,6 +24,15 @@ type Unwrapped struct {
 
 const runToolShape = `run_tool expects {"name": "<tool>", "args": {...}} where args is an object or a JSON string holding one`
 
+// UnwrapAll applies P1.1 to every call of a round.
+func UnwrapAll(calls []round.ToolCall) []Unwrapped {
+	out := make([]Unwrapped, len(calls))
+	for i, c := range calls {
+		out[i] = Unwrap(c)
+	}
+	return out
+}
+
 // Unwrap applies P1.1 to one call: run_tool(name, args) becomes a call of name.
 func Unwrap(c round.ToolCall) Unwrapped {
 	name, args := c.Function.Name, string(c.Function.Arguments)
@@ -66,52 +75,27 @@ func Unwrap(c round.ToolCall) Unwrapped {
 	}
 }
 
-// Stage is where a call stands after pass 1.
-type Stage int
-
-const (
-	// StageDone calls have their result already; they do not run.
-	StageDone Stage = iota
-	// StageConfirm calls wait for a human decision (P1.6).
-	StageConfirm
-	// StageReady calls run in pass 2.
-	StageReady
-	// StageDup calls repeat an earlier call of the same round and take its result.
-	StageDup
-)
-
-// PlannedCall is one call as pass 1 leaves it.
-type PlannedCall struct {
-	CallID string    `json:"call_id"`
-	Tool   string    `json:"tool"`
-	Via    bool      `json:"via,omitempty"`
-	Args   string    `json:"args"`
-	Key    string    `json:"key"`
-	Stage  Stage     `json:"stage"`
-	DupOf  int       `json:"dup_of"`
-	Facts  CallFacts `json:"facts"`
-	// Status and Content are the result of a StageDone call. For failures,
-	// Content is the bare error; pass 3 adds "tool=<name> failed:" and the hint.
-	Status     round.Status `json:"status,omitempty"`
-	Content    string       `json:"content,omitempty"`
-	ContentRef string       `json:"content_ref,omitempty"`
-	// ConfirmWhy says why the call needs a decision.
-	ConfirmWhy string `json:"confirm_why,omitempty"`
+// preflight is step 2 of a round: pass 1 over a copy of the run state the
+// round was given, and one record per call.
+func (r *run) preflight(calls []Unwrapped) {
+	r.st = r.in.State.Clone()
+	r.calls = Preflight(r.in, calls, &r.snap, r.st)
+	r.index = make(map[string]int, len(r.calls))
+	for i := range r.calls {
+		r.index[r.calls[i].CallID] = i
+	}
 }
 
-func (p *PlannedCall) done(status round.Status, content string) {
-	p.Stage, p.Status, p.Content = StageDone, status, content
-}
-
-// Preflight applies P1.1-P1.6 to every call, serially in call order, and
-// marks deferred schemas as fetched in st. Calls that need a decision are
-// left in StageConfirm; P1.7 runs after the decisions (Validate).
-func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.RunState) []PlannedCall {
-	plan := make([]PlannedCall, len(calls))
+// Preflight is pass 1: it applies P1.1-P1.6 to every call, serially in
+// call order, and marks deferred schemas as fetched in st. It is pure apart
+// from st. Calls that need a decision are left CallWaiting for the confirm
+// gate (gate.go); P1.7 runs after the decisions (Validate, validate.go).
+func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.RunState) []Call {
+	plan := make([]Call, len(calls))
 	firstOf := map[string]int{} // dedupe key -> first call of this round that will run
 	for i, u := range calls {
 		p := &plan[i]
-		*p = PlannedCall{CallID: in.Assistant.ToolCalls[i].ID, Tool: u.Name, Via: u.Via, Args: u.Args, DupOf: -1, Facts: snap.Calls[i]}
+		*p = Call{CallID: in.Assistant.ToolCalls[i].ID, Tool: u.Name, Via: u.Via, Args: u.Args, DupOf: -1, Facts: snap.Calls[i]}
 		// P1.1
 		if u.Err != "" {
 			p.done(round.StatusInvalid, u.Err)
@@ -152,7 +136,7 @@ func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.Run
 			continue
 		}
 		if j, hit := firstOf[p.Key]; hit {
-			p.Stage, p.DupOf = StageDup, j
+			p.State, p.DupOf = CallDup, j
 			continue
 		}
 		// P1.4
@@ -163,9 +147,9 @@ func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.Run
 		}
 		// P1.6: whether to ask; the asking happens in the workflow.
 		if why := needsConfirm(ti, p.Facts, in.AutoApprove, st, u.Name); why != "" {
-			p.Stage, p.ConfirmWhy = StageConfirm, why
+			p.State, p.ConfirmWhy = CallWaiting, why
 		} else {
-			p.Stage = StageReady
+			p.State = CallReady
 		}
 		firstOf[p.Key] = i
 	}
@@ -183,7 +167,7 @@ func needsConfirm(ti ToolInfo, f CallFacts, autoApprove bool, st *round.RunState
 		return ""
 	case autoApprove:
 		return ""
-	case st.Allowed(name, f.Subject):
+	case allowed(st, name, f.Subject):
 		return ""
 	case f.Effect == tools.Idempotent:
 		return "it changes something"
@@ -192,10 +176,10 @@ func needsConfirm(ti ToolInfo, f CallFacts, autoApprove bool, st *round.RunState
 	}
 }
 
-// Decide applies a human decision to a call waiting in StageConfirm.
-func Decide(p *PlannedCall, approve bool, reason string) {
+// Decide applies a human decision to a call waiting at the gate.
+func Decide(p *Call, approve bool, reason string) {
 	if approve {
-		p.Stage = StageReady
+		p.State = CallReady
 		return
 	}
 	p.done(round.StatusSkipped, SkippedContent(reason))
@@ -209,16 +193,13 @@ func SkippedContent(reason string) string {
 	return "Skipped by user"
 }
 
-// Validate applies P1.7 to every call that is about to run.
-func Validate(plan []PlannedCall, snap *Snapshot) {
-	for i := range plan {
-		p := &plan[i]
-		if p.Stage != StageReady {
-			continue
-		}
-		ti := snap.Tools[p.Tool]
-		if v := tools.Validate(ti.Parameters, json.RawMessage(p.Args)); len(v) > 0 {
-			p.done(round.StatusInvalid, "invalid arguments: "+strings.Join(v, "; "))
+// allowed reports whether a rule remembered in the run state approves the
+// call (P1.6).
+func allowed(st *round.RunState, tool, subject string) bool {
+	for _, r := range st.Allow {
+		if tools.AllowRule(r).Matches(tool, subject) {
+			return true
 		}
 	}
+	return false
 }

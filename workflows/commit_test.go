@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +16,15 @@ func ok(content string, touched ...string) *Outcome {
 	return &Outcome{Status: round.StatusOK, Content: content, Touched: touched, Attempts: 1}
 }
 
+// commit runs pass 3 over p as if the calls given an outcome had run.
 func commit(p planned, outcomes ...*Outcome) CommitOutput {
-	full := make([]*Outcome, len(p.plan))
-	copy(full, outcomes)
-	return Commit(CommitInput{Input: p.in, WorkflowID: "wf", Plan: p.plan, Outcomes: full, Snapshot: &p.snap, State: p.st,
+	calls := append([]Call(nil), p.plan...)
+	for i, o := range outcomes {
+		if o != nil {
+			calls[i].Outcome, calls[i].State = o, CallDone
+		}
+	}
+	return Commit(CommitInput{Input: p.in, WorkflowID: "wf", Calls: calls, Snapshot: &p.snap, State: p.st,
 		Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)})
 }
 
@@ -137,11 +143,11 @@ func TestCommitFileChangesDropReadFilesEntries(t *testing.T) {
 			st := &round.RunState{Fetched: []string{"read_files", "edit_file", "run_command"}, Dedupe: map[string]round.DedupeEntry{}}
 			for i, paths := range tt.reads {
 				args := `{"paths":` + paths + `}`
-				st.Dedupe[tools.DedupeKey("read_files", []byte(args))] = round.DedupeEntry{Tool: "read_files", Content: "old", Round: 1, CallID: string(rune('a' + i)), Read: readPaths(&PlannedCall{Tool: "read_files", Args: args}, nil)}
+				st.Dedupe[tools.DedupeKey("read_files", []byte(args))] = round.DedupeEntry{Tool: "read_files", Content: "old", Round: 1, CallID: string(rune('a' + i)), Read: readPaths(&Call{Tool: "read_files", Args: args}, nil)}
 			}
 			p := preflight(t, tools.ProviderClaudeCode, st, tt.change)
 			p.in.AutoApprove = true
-			p.plan[0].Stage = StageReady
+			p.plan[0].State = CallReady
 			out := commit(p, ok("done", tt.touched...)).Result.State
 			for i, paths := range tt.reads {
 				_, kept := out.Dedupe[tools.DedupeKey("read_files", []byte(`{"paths":`+paths+`}`))]
@@ -160,7 +166,7 @@ func TestCommitEditInvalidatesEarlierEditOfSamePath(t *testing.T) {
 	p = preflight(t, tools.ProviderClaudeCode, st, call("2", "edit_file", `{"path":"a","new_text":"y"}`))
 	st = commit(p, ok("wrote a", "a")).Result.State
 	p = preflight(t, tools.ProviderClaudeCode, st, editX)
-	require.NotEqual(t, StageDone, p.plan[0].Stage, "the repeated edit is not deduped after another edit of the same file")
+	require.NotEqual(t, CallDone, p.plan[0].State, "the repeated edit is not deduped after another edit of the same file")
 }
 
 func TestCommitFindToolsMarksFetched(t *testing.T) {
@@ -169,7 +175,7 @@ func TestCommitFindToolsMarksFetched(t *testing.T) {
 	require.True(t, out.Result.State.HasFetched("read_files"), "S4")
 	require.True(t, out.Result.State.HasFetched("find_files"))
 	next := preflight(t, "openai", out.Result.State, runTool("2", "read_files", `{"paths":["a"]}`))
-	require.Equal(t, StageReady, next.plan[0].Stage)
+	require.Equal(t, CallReady, next.plan[0].State)
 }
 
 func TestCommitEventsAndCacheWrites(t *testing.T) {
@@ -178,12 +184,12 @@ func TestCommitEventsAndCacheWrites(t *testing.T) {
 		runTool("p", "http_request", `{"url":"http://x/b","method":"POST"}`),
 		runTool("e", "http_request", `{"url":"http://x/c"}`),
 	)
-	p.plan[1].Stage = StageReady
+	p.plan[1].State = CallReady
 	out := commit(p, ok("GET a"), ok("POST b"), &Outcome{Status: round.StatusError, Content: "404"})
-	require.Equal(t, []CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "GET a"}}, out.CacheWrites,
+	require.Equal(t, []round.CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "GET a"}}, out.CacheWrites,
 		"P3.4: only successful http_request GETs are cached")
 	large := &Outcome{Status: round.StatusOK, Content: "preview", ContentRef: "toolround:blob:abc"}
-	require.Equal(t, []CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "preview", ContentRef: "toolround:blob:abc"}},
+	require.Equal(t, []round.CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "preview", ContentRef: "toolround:blob:abc"}},
 		commit(p, large, ok("POST b"), nil).CacheWrites, "a large result is cached whole, from its blob")
 	cached := &Outcome{Status: round.StatusOK, Content: "GET a", FromCache: true}
 	require.Empty(t, commit(p, cached, ok("POST b"), nil).CacheWrites, "a cache hit is not written back, so its 30 minutes do not restart")
@@ -218,11 +224,29 @@ func TestCommitDedupeMapIsBounded(t *testing.T) {
 }
 
 func TestCommitIsPure(t *testing.T) {
-	build := func() CommitOutput {
-		p := preflight(t, "openai", fetched("read_files"), runTool("1", "read_files", `{"paths":["a"]}`), runTool("2", "read_files", `{"paths":["b"]}`))
-		return commit(p, ok("A"), ok("B"))
+	entry := round.DedupeEntry{Tool: "read_files", Content: "old a", Round: 1, CallID: "0", Seq: 1, Read: []string{"a"}}
+	st := &round.RunState{Fetched: []string{"edit_file", "read_files"}, Seq: 1,
+		Dedupe: map[string]round.DedupeEntry{tools.DedupeKey("read_files", []byte(`{"paths":["a"]}`)): entry}}
+	p := preflight(t, tools.ProviderClaudeCode, st,
+		call("1", "read_files", `{"paths":["b"]}`), call("2", "edit_file", `{"path":"a","new_text":"x"}`), call("3", "find_tools", `{"query":"x"}`))
+	p.plan[1].State = CallReady
+	outcomes := []*Outcome{ok("B"), ok("wrote a", "a"), {Status: round.StatusOK, Content: "found", Fetched: []string{"web_fetch"}}}
+	for i, o := range outcomes {
+		p.plan[i].Outcome, p.plan[i].State = o, CallDone
 	}
-	require.Equal(t, build(), build())
+	in := CommitInput{Input: p.in, WorkflowID: "wf", Calls: p.plan, Snapshot: &p.snap, State: p.st,
+		Events: []round.Event{{ID: "wf/started"}}, Now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	encode := func(v any) string {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		return string(b)
+	}
+	before := encode(in)
+	first := Commit(in)
+	require.Equal(t, before, encode(in), "Commit changed what it was given (the run state, the calls or the events)")
+	require.NotContains(t, first.Result.State.Dedupe, tools.DedupeKey("read_files", []byte(`{"paths":["a"]}`)), "the new state has the round's changes")
+	require.True(t, first.Result.State.HasFetched("web_fetch"))
+	require.Equal(t, first, Commit(in), "the same input gives the same output")
 }
 
 func TestCommitUsesThePathsTheHandlerReportsReading(t *testing.T) {
@@ -232,7 +256,7 @@ func TestCommitUsesThePathsTheHandlerReportsReading(t *testing.T) {
 	st := commit(p, &Outcome{Status: round.StatusOK, Content: "A", Read: []string{"a.txt"}}).Result.State
 	require.Equal(t, []string{"a.txt"}, st.Dedupe[`read_files|{"paths":["/work/dir/a.txt"]}`].Read)
 	p = preflight(t, tools.ProviderClaudeCode, st, call("e", "edit_file", `{"path":"a.txt","new_text":"x"}`))
-	p.plan[0].Stage = StageReady
+	p.plan[0].State = CallReady
 	st = commit(p, ok("wrote", "a.txt")).Result.State
 	require.NotContains(t, st.Dedupe, `read_files|{"paths":["/work/dir/a.txt"]}`)
 }
@@ -240,13 +264,13 @@ func TestCommitUsesThePathsTheHandlerReportsReading(t *testing.T) {
 func TestOutputResultRebuildsMessagesAndHistory(t *testing.T) {
 	p := preflight(t, "openai", fetched("read_files"), runTool("1", "read_files", `{"paths":["a"]}`), call("2", "nope", `{}`))
 	full := commit(p, ok("A")).Result
-	out := Output{WorkflowID: "wf", SessionID: "s", RunID: "r", Round: 1, Assistant: full.History[0], Results: full.Results,
-		Events: compactEvents(full.Events), State: full.State}
+	out := round.Output{WorkflowID: "wf", SessionID: "s", RunID: "r", Round: 1, Assistant: full.History[0], Results: full.Results,
+		Events: round.CompactEvents(full.Events), State: full.State}
 	require.Equal(t, full, out.Result(), "the workflow returns no messages or history and compact events; the client's rebuild is the same")
 	for _, e := range out.Events {
 		require.Empty(t, e.SessionID)
 		require.Empty(t, e.WorkflowID)
 	}
 	withStart := append([]round.Event{{ID: "wf/1/started", Type: round.EventCallStarted}}, full.Events...)
-	require.Len(t, compactEvents(withStart), len(full.Events), "call_started events stay on the stream only")
+	require.Len(t, round.CompactEvents(withStart), len(full.Events), "call_started events stay on the stream only")
 }

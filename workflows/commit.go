@@ -13,26 +13,13 @@ import (
 	"github.com/toolround/toolround/tools"
 )
 
-// Outcome is what pass 2 reports for a call that ran.
-type Outcome struct {
-	Status     round.Status `json:"status"`
-	Content    string       `json:"content"`
-	ContentRef string       `json:"content_ref,omitempty"`
-	Fetched    []string     `json:"fetched,omitempty"`
-	Touched    []string     `json:"touched,omitempty"`
-	Read       []string     `json:"read,omitempty"`
-	FromCache  bool         `json:"from_cache,omitempty"`
-	Attempts   int          `json:"attempts,omitempty"`
-	DurationMS int64        `json:"duration_ms,omitempty"`
-}
-
 // CommitInput is everything pass 3 reads.
 type CommitInput struct {
 	Input      *round.Input
 	WorkflowID string
-	Plan       []PlannedCall
-	// Outcomes is indexed like Plan; only calls that ran have one.
-	Outcomes []*Outcome
+	// Calls are the round's records, in call order; those that ran have an
+	// Outcome.
+	Calls    []Call
 	Snapshot *Snapshot
 	State    *round.RunState
 	// Events are those the round recorded before pass 3.
@@ -43,86 +30,73 @@ type CommitInput struct {
 // CommitOutput is pass 3's result.
 type CommitOutput struct {
 	Result      round.Result
-	CacheWrites []CacheWrite
+	CacheWrites []round.CacheWrite
 }
 
 // Commit is pass 3 (P3.1-P3.5): it lands one result per call in call order,
-// the tool messages and the history, updates the run state and lists the
-// events to publish and the result-cache writes. It is pure.
+// the tool messages and the history, the run state for the next round and
+// lists the events to publish and the result-cache writes. It is pure: it
+// changes nothing it is given, the run state included.
 func Commit(ci CommitInput) CommitOutput {
 	in := ci.Input
-	n := len(ci.Plan)
+	n := len(ci.Calls)
 	results := make([]round.CallResult, n)
 	// Calls that ran or were settled in pass 1 first; repeats of the same
 	// round then copy the call they repeat.
-	for i := range ci.Plan {
-		p := &ci.Plan[i]
-		r := round.CallResult{CallID: p.CallID, Tool: p.Tool, ViaRunTool: p.Via}
+	for i := range ci.Calls {
+		c := &ci.Calls[i]
+		r := round.CallResult{CallID: c.CallID, Tool: c.Tool, ViaRunTool: c.Via}
 		switch {
-		case p.Stage == StageDup:
+		case c.State == CallDup:
 			continue
-		case ci.Outcomes[i] != nil:
-			o := ci.Outcomes[i]
+		case c.Outcome != nil:
+			o := c.Outcome
 			r.Status, r.Content, r.ContentRef, r.Attempts, r.DurationMS = o.Status, o.Content, o.ContentRef, o.Attempts, o.DurationMS
-		case p.Stage == StageDone:
-			r.Status, r.Content, r.ContentRef = p.Status, p.Content, p.ContentRef
+		case c.State == CallDone:
+			r.Status, r.Content, r.ContentRef = c.Status, c.Content, c.ContentRef
 		default:
 			// Never expected: a planned call that neither ran nor settled.
 			r.Status, r.Content = round.StatusCancelled, "the call did not run before the round ended"
 		}
 		if IsFailure(r.Status) {
-			r.Content = FailureContent(p.Tool, r.Content)
+			r.Content = FailureContent(c.Tool, r.Content)
 		}
 		results[i] = r
 	}
-	for i := range ci.Plan {
-		p := &ci.Plan[i]
-		if p.Stage != StageDup {
+	for i := range ci.Calls {
+		c := &ci.Calls[i]
+		if c.State != CallDup {
 			continue
 		}
-		first := results[p.DupOf]
-		r := round.CallResult{CallID: p.CallID, Tool: p.Tool, ViaRunTool: p.Via, Status: first.Status, Content: first.Content, ContentRef: first.ContentRef}
+		first := results[c.DupOf]
+		r := round.CallResult{CallID: c.CallID, Tool: c.Tool, ViaRunTool: c.Via, Status: first.Status, Content: first.Content, ContentRef: first.ContentRef}
 		if first.Status == round.StatusOK {
 			r.Status = round.StatusDeduped
 		}
 		results[i] = r
 	}
 
-	st := ci.State
+	st := ci.State.Clone()
 	updateState(st, ci, results)
 
-	messages := make([]round.Message, n)
-	for i, r := range results {
-		messages[i] = round.Message{Role: "tool", ToolCallID: r.CallID, Content: MessageContent(r.Tool, r.Content)}
-	}
-	history := make([]round.Message, 0, n+1)
-	assistant := in.Assistant
-	if assistant.Role == "" {
-		assistant.Role = "assistant"
-	}
-	history = append(history, assistant)
-	history = append(history, messages...)
+	messages := round.Messages(results)
+	history := round.History(in.Assistant, messages)
 
-	wfID := ci.WorkflowID
+	scope := round.ScopeOf(in, ci.WorkflowID)
 	events := append([]round.Event(nil), ci.Events...)
-	base := round.Event{SessionID: in.SessionID, RunID: in.RunID, Round: in.Round, WorkflowID: wfID, Time: ci.Now}
-	var cache []CacheWrite
+	var cache []round.CacheWrite
 	for i, r := range results {
-		e := base
-		e.ID, e.Type, e.CallID, e.Tool, e.Status = wfID+"/"+r.CallID+"/result", round.EventToolResult, r.CallID, r.Tool, r.Status
-		e.Detail = preview(r.Content, eventPreview)
-		events = append(events, e)
-		if r.Status == round.StatusOK && r.Tool == tools.HTTPRequest && ci.Plan[i].Facts.Effect == tools.ReadOnly && ci.Outcomes[i] != nil && !ci.Outcomes[i].FromCache {
-			cache = append(cache, CacheWrite{Tool: r.Tool, Args: ci.Plan[i].Args, Content: r.Content, ContentRef: r.ContentRef})
+		events = append(events, scope.ToolResult(ci.Now, r))
+		c := &ci.Calls[i]
+		if r.Status == round.StatusOK && r.Tool == tools.HTTPRequest && c.Facts.Effect == tools.ReadOnly && c.Outcome != nil && !c.Outcome.FromCache {
+			cache = append(cache, round.CacheWrite{Tool: r.Tool, Args: c.Args, Content: r.Content, ContentRef: r.ContentRef})
 		}
 	}
-	fin := base
-	fin.ID, fin.Type, fin.Detail = wfID+"/finished", round.EventRoundFinished, summary(results)
-	events = append(events, fin)
+	events = append(events, scope.RoundFinished(ci.Now, summary(results)))
 
 	return CommitOutput{
 		Result: round.Result{
-			WorkflowID: wfID, Results: results, Messages: messages, History: history, Events: events, State: st,
+			WorkflowID: ci.WorkflowID, Results: results, Messages: messages, History: history, Events: events, State: st,
 		},
 		CacheWrites: cache,
 	}
@@ -137,12 +111,13 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 		paths  []string
 	}
 	var changes []change
-	for i := range ci.Plan {
-		p, o := &ci.Plan[i], ci.Outcomes[i]
+	for i := range ci.Calls {
+		c := &ci.Calls[i]
+		o := c.Outcome
 		if o == nil {
 			continue
 		}
-		ti := ci.Snapshot.Tools[p.Tool]
+		ti := ci.Snapshot.Tools[c.Tool]
 		if o.Status == round.StatusOK {
 			for _, name := range o.Fetched {
 				st.MarkFetched(name)
@@ -151,26 +126,27 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 		// A call with side effects may have changed the workdir even when it
 		// failed or its outcome is unknown; treat it as a change.
 		ran := o.Status == round.StatusOK || o.Status == round.StatusError || o.Status == round.StatusUnknownOutcome || o.Status == round.StatusCancelled
-		if ran && p.Facts.Effect != tools.ReadOnly {
-			if touched := touchedPaths(p, o, ti); len(touched) > 0 {
-				changes = append(changes, change{p.CallID, touched})
+		if ran && c.Facts.Effect != tools.ReadOnly {
+			if touched := touchedPaths(c, o, ti); len(touched) > 0 {
+				changes = append(changes, change{c.CallID, touched})
 			}
 		}
 	}
-	for i := range ci.Plan {
-		p, o := &ci.Plan[i], ci.Outcomes[i]
+	for i := range ci.Calls {
+		c := &ci.Calls[i]
+		o := c.Outcome
 		if o == nil || results[i].Status != round.StatusOK {
 			continue
 		}
-		ti := ci.Snapshot.Tools[p.Tool]
+		ti := ci.Snapshot.Tools[c.Tool]
 		if ti.NoDedupe || ti.Client || ti.Interactive {
 			continue
 		}
 		st.Seq++
-		st.Dedupe[p.Key] = round.DedupeEntry{
-			Tool: p.Tool, Content: results[i].Content, ContentRef: results[i].ContentRef,
-			Round: ci.Input.Round, CallID: p.CallID, Seq: st.Seq,
-			Read: readPaths(p, o), Touched: touchedPaths(p, o, ti), Volatile: ti.Volatile,
+		st.Dedupe[c.Key] = round.DedupeEntry{
+			Tool: c.Tool, Content: results[i].Content, ContentRef: results[i].ContentRef,
+			Round: ci.Input.Round, CallID: c.CallID, Seq: st.Seq,
+			Read: readPaths(c, o), Touched: touchedPaths(c, o, ti), Volatile: ti.Volatile,
 		}
 	}
 	// Changes are applied after this round's entries are in: a read that ran
@@ -192,19 +168,19 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 // touchedPaths are the workdir paths a call changed: what the handler
 // reported, else the "path" argument of the file tools; a volatile tool with
 // side effects (a shell command) may have changed anything.
-func touchedPaths(p *PlannedCall, o *Outcome, ti ToolInfo) []string {
+func touchedPaths(c *Call, o *Outcome, ti ToolInfo) []string {
 	if o != nil && len(o.Touched) > 0 {
 		return cleanPaths(o.Touched)
 	}
-	if ti.Volatile && p.Facts.Effect != tools.ReadOnly {
+	if ti.Volatile && c.Facts.Effect != tools.ReadOnly {
 		return []string{"."}
 	}
-	switch p.Tool {
+	switch c.Tool {
 	case "edit_file", "remove_file", "restore_file", "download_file":
 		var a struct {
 			Path string `json:"path"`
 		}
-		if json.Unmarshal([]byte(p.Args), &a) == nil && a.Path != "" {
+		if json.Unmarshal([]byte(c.Args), &a) == nil && a.Path != "" {
 			return cleanPaths([]string{a.Path})
 		}
 	}
@@ -213,17 +189,17 @@ func touchedPaths(p *PlannedCall, o *Outcome, ti ToolInfo) []string {
 
 // readPaths are the paths a call read: what the handler reported, else the
 // "paths" argument of read_files.
-func readPaths(p *PlannedCall, o *Outcome) []string {
+func readPaths(c *Call, o *Outcome) []string {
 	if o != nil && len(o.Read) > 0 {
 		return cleanPaths(o.Read)
 	}
-	if p.Tool != tools.ReadFiles {
+	if c.Tool != tools.ReadFiles {
 		return nil
 	}
 	var a struct {
 		Paths []string `json:"paths"`
 	}
-	if json.Unmarshal([]byte(p.Args), &a) != nil {
+	if json.Unmarshal([]byte(c.Args), &a) != nil {
 		return nil
 	}
 	return cleanPaths(a.Paths)
@@ -308,25 +284,6 @@ func NextHint(tool, msg string) string {
 	}
 	return "next: succeed another way, then record what worked with write_error(tool=\"" + tool + "\", error=<the error>, outcome=\"resolved\", resolution=<what worked>)."
 }
-
-// MessageContent is a tool message's content: the tool's name, then its result.
-func MessageContent(tool, content string) string {
-	return "[" + tool + "] " + content
-}
-
-// eventPreview is how much of a result its tool_result event shows.
-const eventPreview = 200
-
-// preview is s cut to at most max bytes at a character boundary, with "..."
-// when it was cut.
-func preview(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	return PreviewOf(s, max) + "..."
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 func summary(results []round.CallResult) string {
 	var order []round.Status

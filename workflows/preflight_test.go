@@ -25,7 +25,7 @@ type planned struct {
 	in   *round.Input
 	snap Snapshot
 	st   *round.RunState
-	plan []PlannedCall
+	plan []Call
 }
 
 // preflight runs the unwrap step, the catalog snapshot and pass 1 as the
@@ -104,65 +104,65 @@ func TestPreflight(t *testing.T) {
 		state    *round.RunState
 		auto     bool
 		calls    []round.ToolCall
-		stages   []Stage
-		statuses []round.Status // for StageDone calls
+		states   []CallState
+		statuses []round.Status // for CallDone calls
 		contains []string       // a substring of each call's content ("" to skip)
 	}{
 		// P1.1
 		{name: "P1.1 run_tool is unwrapped and runs", provider: "openai", state: fetched("read_files"),
-			calls: []round.ToolCall{runTool("1", "read_files", readA)}, stages: []Stage{StageReady}},
+			calls: []round.ToolCall{runTool("1", "read_files", readA)}, states: []CallState{CallReady}},
 		{name: "P1.1 malformed run_tool gets an error result", provider: "openai",
-			calls: []round.ToolCall{call("1", "run_tool", `{"nome":"x"}`)}, stages: []Stage{StageDone},
+			calls: []round.ToolCall{call("1", "run_tool", `{"nome":"x"}`)}, states: []CallState{CallDone},
 			statuses: []round.Status{round.StatusInvalid}, contains: []string{`run_tool expects`}},
 		// P1.2
 		{name: "P1.2 deferred tool called directly is refused with the find_tools hint", provider: "openai",
-			calls: []round.ToolCall{call("1", "read_files", readA)}, stages: []Stage{StageDone},
+			calls: []round.ToolCall{call("1", "read_files", readA)}, states: []CallState{CallDone},
 			statuses: []round.Status{round.StatusRefused}, contains: []string{`find_tools(query="select:read_files")`}},
 		{name: "P1.2 loaded tools run directly", provider: "openai",
 			calls:  []round.ToolCall{call("1", "find_tools", `{"query":"files"}`), call("2", "reasoning_guide", `{}`)},
-			stages: []Stage{StageReady, StageReady}},
+			states: []CallState{CallReady, CallReady}},
 		{name: "P1.2 claude-code has every tool loaded but run_tool", provider: tools.ProviderClaudeCode, state: fetched("read_files"),
 			calls:  []round.ToolCall{call("1", "read_files", readA), runTool("2", "read_files", `{"paths":["b"]}`)},
-			stages: []Stage{StageReady, StageDone}, statuses: []round.Status{"", round.StatusRefused}, contains: []string{"", "run_tool is not available"}},
+			states: []CallState{CallReady, CallDone}, statuses: []round.Status{"", round.StatusRefused}, contains: []string{"", "run_tool is not available"}},
 		{name: "P1.2 client tools are loaded", provider: "openai",
-			calls: []round.ToolCall{call("1", "client_echo", `{}`)}, stages: []Stage{StageReady}},
+			calls: []round.ToolCall{call("1", "client_echo", `{}`)}, states: []CallState{CallReady}},
 		// P1.3
 		{name: "P1.3 an earlier success in the run is returned and nothing runs", provider: "openai", state: dedupeHit,
-			calls: []round.ToolCall{runTool("1", "read_files", ` { "paths" : [ "a.txt" ] } `)}, stages: []Stage{StageDone},
+			calls: []round.ToolCall{runTool("1", "read_files", ` { "paths" : [ "a.txt" ] } `)}, states: []CallState{CallDone},
 			statuses: []round.Status{round.StatusDeduped}, contains: []string{"earlier a.txt"}},
 		{name: "P1.3 identical calls in one round run once", provider: "openai", state: fetched("read_files"),
 			calls:  []round.ToolCall{runTool("1", "read_files", readA), runTool("2", "read_files", `{"paths": ["a.txt"]}`), runTool("3", "read_files", `{"paths":["b"]}`)},
-			stages: []Stage{StageReady, StageDup, StageReady}},
+			states: []CallState{CallReady, CallDup, CallReady}},
 		{name: "P1.3 a direct call and a run_tool call share the key", provider: tools.ProviderClaudeCode, state: dedupeHit,
-			calls: []round.ToolCall{call("1", "read_files", readA)}, stages: []Stage{StageDone}, statuses: []round.Status{round.StatusDeduped}},
+			calls: []round.ToolCall{call("1", "read_files", readA)}, states: []CallState{CallDone}, statuses: []round.Status{round.StatusDeduped}},
 		// P1.4
 		{name: "P1.4 a tool called before its schema was fetched returns its schema", provider: "openai",
-			calls: []round.ToolCall{runTool("1", "read_files", readA)}, stages: []Stage{StageDone},
+			calls: []round.ToolCall{runTool("1", "read_files", readA)}, states: []CallState{CallDone},
 			statuses: []round.Status{round.StatusSchema}, contains: []string{`"name":"read_files"`}},
 		{name: "P1.4 the re-invoke in the same round runs", provider: "openai",
 			calls:  []round.ToolCall{runTool("1", "read_files", readA), runTool("2", "read_files", `{"paths":["b"]}`)},
-			stages: []Stage{StageDone, StageReady}, statuses: []round.Status{round.StatusSchema}},
+			states: []CallState{CallDone, CallReady}, statuses: []round.Status{round.StatusSchema}},
 		{name: "P1.4 claude-code: first call of any tool but find_tools returns its schema", provider: tools.ProviderClaudeCode,
 			calls:  []round.ToolCall{call("1", "reasoning_guide", `{}`), call("2", "find_tools", `{"query":"x"}`)},
-			stages: []Stage{StageDone, StageReady}, statuses: []round.Status{round.StatusSchema}},
+			states: []CallState{CallDone, CallReady}, statuses: []round.Status{round.StatusSchema}},
 		{name: "P1.4 S1 tools run at once for other providers", provider: "openai",
-			calls: []round.ToolCall{call("1", "reasoning_guide", `{}`)}, stages: []Stage{StageReady}},
+			calls: []round.ToolCall{call("1", "reasoning_guide", `{}`)}, states: []CallState{CallReady}},
 		// P1.5
 		{name: "P1.5 unknown names never run and get the closest names", provider: "openai",
-			calls: []round.ToolCall{runTool("1", "read_file", readA)}, stages: []Stage{StageDone},
+			calls: []round.ToolCall{runTool("1", "read_file", readA)}, states: []CallState{CallDone},
 			statuses: []round.Status{round.StatusUnknown}, contains: []string{"closest known tools: read_files"}},
 		{name: "P1.5 unknown names called directly are unknown, not refused", provider: "openai",
-			calls: []round.ToolCall{call("1", "read_file", readA)}, stages: []Stage{StageDone}, statuses: []round.Status{round.StatusUnknown}},
+			calls: []round.ToolCall{call("1", "read_file", readA)}, states: []CallState{CallDone}, statuses: []round.Status{round.StatusUnknown}},
 		{name: "C3 renamed tool", provider: tools.ProviderClaudeCode,
-			calls: []round.ToolCall{call("1", "run_command_background", `{}`)}, stages: []Stage{StageDone},
+			calls: []round.ToolCall{call("1", "run_command_background", `{}`)}, states: []CallState{CallDone},
 			statuses: []round.Status{round.StatusUnknown}, contains: []string{"renamed: call background_command"}},
 		{name: "C3 removed tools", provider: "openai",
 			calls:    []round.ToolCall{runTool("1", "run_websocket", `{}`), runTool("2", "run_command_readonly", `{}`), runTool("3", "find_note", `{}`), runTool("4", "api_weather", `{}`)},
-			stages:   []Stage{StageDone, StageDone, StageDone, StageDone},
+			states:   []CallState{CallDone, CallDone, CallDone, CallDone},
 			statuses: []round.Status{round.StatusUnknown, round.StatusUnknown, round.StatusUnknown, round.StatusUnknown},
 			contains: []string{"no replacement", "removed in v1.0.25", "removed in v1.0.23", "public_api_list"}},
 		{name: "P1.5 host tools the application did not register", provider: "openai",
-			calls: []round.ToolCall{runTool("1", "subagents", `{}`)}, stages: []Stage{StageDone},
+			calls: []round.ToolCall{runTool("1", "subagents", `{}`)}, states: []CallState{CallDone},
 			statuses: []round.Status{round.StatusUnknown}, contains: []string{"host application"}},
 		// P1.6 and C4
 		{name: "C4 side effects ask, read-only and GET do not", provider: tools.ProviderClaudeCode, state: fetched("edit_file", "read_files", "http_request", "calculate"),
@@ -171,18 +171,18 @@ func TestPreflight(t *testing.T) {
 				call("3", "http_request", `{"url":"http://x"}`), call("4", "http_request", `{"url":"http://x","method":"POST"}`),
 				call("5", "calculate", `{"expression":"1+1"}`),
 			},
-			stages: []Stage{StageConfirm, StageReady, StageReady, StageConfirm, StageReady}},
+			states: []CallState{CallWaiting, CallReady, CallReady, CallWaiting, CallReady}},
 		{name: "C4 auto-approve skips confirmation", provider: tools.ProviderClaudeCode, state: fetched("edit_file"), auto: true,
-			calls: []round.ToolCall{call("1", "edit_file", `{"path":"a","new_text":"x"}`)}, stages: []Stage{StageReady}},
+			calls: []round.ToolCall{call("1", "edit_file", `{"path":"a","new_text":"x"}`)}, states: []CallState{CallReady}},
 		{name: "C4 a remembered rule approves", provider: tools.ProviderClaudeCode,
-			state:  &round.RunState{Fetched: []string{"run_command"}, Allow: []tools.AllowRule{{Tool: "run_command", Pattern: "git *"}}},
+			state:  &round.RunState{Fetched: []string{"run_command"}, Allow: []round.AllowRule{{Tool: "run_command", Pattern: "git *"}}},
 			calls:  []round.ToolCall{call("1", "run_command", `{"command":"git status"}`), call("2", "run_command", `{"command":"rm -rf x"}`)},
-			stages: []Stage{StageReady, StageConfirm}},
+			states: []CallState{CallReady, CallWaiting}},
 		{name: "C4 a sensitive read always asks, even with auto-approve", provider: tools.ProviderClaudeCode, state: fetched("read_files"), auto: true,
 			calls:  []round.ToolCall{call("1", "read_files", `{"paths":["config/.env"]}`), call("2", "read_files", `{"paths":["home/.ssh/id_rsa"]}`)},
-			stages: []Stage{StageConfirm, StageConfirm}},
+			states: []CallState{CallWaiting, CallWaiting}},
 		{name: "C4 bookkeeping tools never ask", provider: "openai",
-			calls: []round.ToolCall{call("1", "write_todo", `{"items":[]}`), call("2", "write_result", `{"content":"x"}`)}, stages: []Stage{StageReady, StageReady}},
+			calls: []round.ToolCall{call("1", "write_todo", `{"items":[]}`), call("2", "write_result", `{"content":"x"}`)}, states: []CallState{CallReady, CallReady}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -191,8 +191,8 @@ func TestPreflight(t *testing.T) {
 				ClientTools: []tools.ToolSpec{{Type: "function", Function: tools.FunctionSpec{Name: "client_echo"}}}}
 			p := preflightWith(t, in)
 			require.Len(t, p.plan, len(tt.calls))
-			for i, want := range tt.stages {
-				require.Equal(t, want, p.plan[i].Stage, "call %d stage (%s)", i, p.plan[i].Content)
+			for i, want := range tt.states {
+				require.Equal(t, want, p.plan[i].State, "call %d stage (%s)", i, p.plan[i].Content)
 				if i < len(tt.statuses) && tt.statuses[i] != "" {
 					require.Equal(t, tt.statuses[i], p.plan[i].Status, "call %d status", i)
 				}
@@ -209,7 +209,7 @@ func TestPreflightMarksSchemaFetched(t *testing.T) {
 	require.Equal(t, round.StatusSchema, p.plan[0].Status)
 	require.True(t, p.st.HasFetched("read_files"), "P1.4: the tool is marked fetched so the re-invoke runs")
 	next := preflight(t, "openai", p.st, runTool("1", "read_files", `{"paths":["a"]}`))
-	require.Equal(t, StageReady, next.plan[0].Stage)
+	require.Equal(t, CallReady, next.plan[0].State)
 }
 
 func TestPreflightDedupeKeyIsCanonical(t *testing.T) {
@@ -218,7 +218,7 @@ func TestPreflightDedupeKeyIsCanonical(t *testing.T) {
 		runTool("2", "read_files", `{ "x" : {"a":2, "b":1}, "paths":["a"] }`))
 	require.Equal(t, p.plan[0].Key, p.plan[1].Key)
 	require.Equal(t, `read_files|{"paths":["a"],"x":{"a":2,"b":1}}`, p.plan[0].Key)
-	require.Equal(t, StageDup, p.plan[1].Stage)
+	require.Equal(t, CallDup, p.plan[1].State)
 	require.Equal(t, 0, p.plan[1].DupOf)
 }
 
@@ -235,7 +235,7 @@ func TestPreflightNoDedupeToolsRunAgain(t *testing.T) {
 		Tools: map[string]ToolInfo{"calculate": {Name: "calculate", NoDedupe: true, SideEffect: tools.ReadOnly}}}
 	st := &round.RunState{Dedupe: map[string]round.DedupeEntry{tools.DedupeKey("calculate", []byte(`{"expression":"1"}`)): {Content: "old"}}}
 	plan := Preflight(in, un, &snap, st)
-	require.Equal(t, StageReady, plan[0].Stage)
+	require.Equal(t, CallReady, plan[0].State)
 }
 
 func TestValidate(t *testing.T) {
@@ -253,22 +253,22 @@ func TestValidate(t *testing.T) {
 	require.Contains(t, p.plan[0].Content, "Additional property extra is not allowed", "P1.7: every violation is listed")
 	require.Contains(t, p.plan[1].Content, "arguments must be a JSON object, got an array")
 	require.Contains(t, p.plan[2].Content, "arguments are not valid JSON")
-	require.Equal(t, StageReady, p.plan[3].Stage)
+	require.Equal(t, CallReady, p.plan[3].State)
 	require.Contains(t, p.plan[4].Content, "paths is required")
-	res := Commit(CommitInput{Input: p.in, WorkflowID: "wf", Plan: p.plan, Outcomes: make([]*Outcome, 5), Snapshot: &p.snap, State: p.st})
+	res := Commit(CommitInput{Input: p.in, WorkflowID: "wf", Calls: p.plan, Snapshot: &p.snap, State: p.st})
 	require.True(t, strings.HasPrefix(res.Result.Results[0].Content, "tool=read_files failed: invalid arguments: "), res.Result.Results[0].Content)
 }
 
 func TestDecide(t *testing.T) {
-	var p PlannedCall
-	p.Stage = StageConfirm
+	var p Call
+	p.State = CallWaiting
 	Decide(&p, false, "")
 	require.Equal(t, round.StatusSkipped, p.Status)
 	require.Equal(t, "Skipped by user", p.Content)
-	p.Stage = StageConfirm
+	p.State = CallWaiting
 	Decide(&p, false, "too risky")
 	require.Equal(t, "Skipped by user. Reason: too risky", p.Content)
-	p = PlannedCall{Stage: StageConfirm}
+	p = Call{State: CallWaiting}
 	Decide(&p, true, "")
-	require.Equal(t, StageReady, p.Stage)
+	require.Equal(t, CallReady, p.State)
 }

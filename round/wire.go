@@ -1,13 +1,6 @@
-// Package workflows runs one round of tool calls as a Temporal workflow: pass 1
-// (pre-flight) and pass 3 (commit) are pure functions over the round's data,
-// pass 2 is a bounded fan-out of activities in workflow code.
-package workflows
+package round
 
-import (
-	"time"
-
-	"github.com/toolround/toolround/round"
-)
+import "time"
 
 // Names registered with Temporal. They are stable strings, apart from Go
 // identifiers, so renaming a function never orphans a running round.
@@ -16,7 +9,7 @@ const (
 	ActivityExecuteTool  = "ExecuteTool"
 	ActivityPublishRound = "PublishRound"
 	// ActivityStoreContents moves results that do not fit a round's result
-	// to the blob store (see ResultBudget).
+	// to the blob store (see workflows.ResultBudget).
 	ActivityStoreContents = "StoreContents"
 
 	// SignalConfirm carries a human decision on a call (P1.6).
@@ -31,9 +24,9 @@ const (
 	QueryProgress = "progress"
 )
 
-// DefaultConfirmTimeout is how long a confirmation waits before it counts as
-// a denial (P1.6).
-const DefaultConfirmTimeout = 30 * time.Minute
+// ErrTypeInvalidInput is the application error type of a round input that
+// cannot run at all.
+const ErrTypeInvalidInput = "InvalidRoundInput"
 
 // Confirm is the payload of SignalConfirm.
 type Confirm struct {
@@ -61,7 +54,8 @@ type ToolResult struct {
 	IsError bool   `json:"is_error,omitempty"`
 }
 
-// Pending is a call that waits for a human decision or an outside result.
+// Pending is a call that waits for a human decision or an outside result:
+// one entry of the answer to QueryPending.
 type Pending struct {
 	CallID string `json:"call_id"`
 	Tool   string `json:"tool"`
@@ -75,16 +69,29 @@ type Pending struct {
 	Deadline  time.Time `json:"deadline"`
 }
 
-// Pending kinds.
+// Pending kinds: what a waiting call waits for, named after the signal that
+// ends the wait.
 const (
-	KindConfirm    = "confirm"
-	KindAnswer     = "answer"
-	KindToolResult = "tool_result"
+	KindConfirm    = SignalConfirm
+	KindAnswer     = SignalAnswer
+	KindToolResult = SignalToolResult
+)
+
+// Phase is where a round stands.
+type Phase string
+
+// Phases of a round, in order.
+const (
+	PhasePreflight Phase = "preflight" // pass 1
+	PhaseConfirm   Phase = "confirm"   // the confirm gate waits for decisions
+	PhaseExecute   Phase = "execute"   // pass 2
+	PhaseCommit    Phase = "commit"    // pass 3 and its publication
+	PhaseDone      Phase = "done"
 )
 
 // Progress is the answer to QueryProgress.
 type Progress struct {
-	Phase    string         `json:"phase"`
+	Phase    Phase          `json:"phase"`
 	Calls    []CallProgress `json:"calls"`
 	InFlight int            `json:"in_flight"`
 	Peak     int            `json:"peak_in_flight"`
@@ -97,7 +104,7 @@ type CallProgress struct {
 	Tool   string `json:"tool"`
 	// State is "planned", "waiting", "queued", "running" or "done".
 	State  string `json:"state"`
-	Status string `json:"status,omitempty"`
+	Status Status `json:"status,omitempty"`
 }
 
 // ExecuteInput is the input of the ExecuteTool activity.
@@ -129,15 +136,15 @@ type ExecuteOutput struct {
 // side effects outside history (events to the session stream, the result
 // cache for http_request GETs).
 type PublishInput struct {
-	SessionID   string        `json:"session_id"`
-	RunID       string        `json:"run_id"`
-	Round       int           `json:"round"`
-	WorkflowID  string        `json:"workflow_id"`
-	Events      []round.Event `json:"events"`
-	CacheWrites []CacheWrite  `json:"cache_writes,omitempty"`
+	SessionID   string       `json:"session_id"`
+	RunID       string       `json:"run_id"`
+	Round       int          `json:"round"`
+	WorkflowID  string       `json:"workflow_id"`
+	Events      []Event      `json:"events"`
+	CacheWrites []CacheWrite `json:"cache_writes,omitempty"`
 	// History is the round's assistant message and tool messages, appended to
 	// the session's history when the round ends.
-	History []round.Message `json:"history,omitempty"`
+	History []Message `json:"history,omitempty"`
 }
 
 // CacheWrite is one successful http_request GET result for the result cache.
@@ -148,4 +155,24 @@ type CacheWrite struct {
 	// ContentRef is set when Content is only the preview of a large result:
 	// the whole result is cached, read back from the blob store.
 	ContentRef string `json:"content_ref,omitempty"`
+}
+
+// StoreContentsInput is the input of the StoreContents local activity.
+type StoreContentsInput struct {
+	Contents []string `json:"contents"`
+	// Preview is how many bytes of each content stay in the round's result.
+	Preview int `json:"preview"`
+}
+
+// StoreContentsOutput holds one StoredContent per input content, in order.
+type StoreContentsOutput struct {
+	Stored []StoredContent `json:"stored"`
+}
+
+// StoredContent replaces one content in the round's result: Ref names the
+// full text in the blob store (empty when it could not be stored), Content
+// is its preview.
+type StoredContent struct {
+	Ref     string `json:"ref,omitempty"`
+	Content string `json:"content"`
 }

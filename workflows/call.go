@@ -1,0 +1,104 @@
+package workflows
+
+import (
+	"time"
+
+	"github.com/toolround/toolround/round"
+)
+
+// CallState is where a call stands in its round. Pass 1 leaves every call
+// CallDone (settled without running), CallWaiting, CallReady or CallDup;
+// the gate turns CallWaiting into CallReady or CallDone; pass 2 takes
+// CallReady through CallQueued and CallRunning to CallDone.
+type CallState int
+
+const (
+	// CallDone calls have their result: Status and Content when the round
+	// settled them without running them, Outcome when they ran.
+	CallDone CallState = iota
+	// CallWaiting calls wait at the confirm gate for a human decision (P1.6).
+	CallWaiting
+	// CallReady calls run in pass 2.
+	CallReady
+	// CallDup calls repeat an earlier call of the same round (DupOf) and take
+	// its result in pass 3 (P1.3).
+	CallDup
+	// CallQueued calls wait in pass 2 for a place under the bound or for
+	// their turn in the serial lane.
+	CallQueued
+	// CallRunning calls run: an activity, or a wait for an ask_user answer
+	// or a client tool's result.
+	CallRunning
+)
+
+// String is the state as the progress query shows it.
+func (s CallState) String() string {
+	switch s {
+	case CallDone:
+		return "done"
+	case CallWaiting:
+		return "waiting"
+	case CallQueued:
+		return "queued"
+	case CallRunning:
+		return "running"
+	default: // CallReady, CallDup
+		return "planned"
+	}
+}
+
+// Call is the one record of a call for its whole round: what pass 1 made
+// of it, where it stands, what it waits for, and what pass 2 reported.
+type Call struct {
+	CallID string    `json:"call_id"`
+	Tool   string    `json:"tool"`
+	Via    bool      `json:"via,omitempty"`
+	Args   string    `json:"args"`
+	Key    string    `json:"key"`
+	State  CallState `json:"state"`
+	DupOf  int       `json:"dup_of"`
+	Facts  CallFacts `json:"facts"`
+	// Status and Content are the result of a call settled without running.
+	// For failures, Content is the bare error; pass 3 adds
+	// "tool=<name> failed:" and the hint.
+	Status     round.Status `json:"status,omitempty"`
+	Content    string       `json:"content,omitempty"`
+	ContentRef string       `json:"content_ref,omitempty"`
+	// ConfirmWhy says why the call needs a decision.
+	ConfirmWhy string `json:"confirm_why,omitempty"`
+	// Outcome is what pass 2 reported, for a call that ran.
+	Outcome *Outcome `json:"outcome,omitempty"`
+
+	// pending is what the call waits for (a decision, an answer, a client's
+	// result), nil when it waits for nothing.
+	pending *round.Pending
+	// answer is the signal that answered an ask_user or client call.
+	answer *round.ExecuteOutput
+	// started is when pass 2 started the call.
+	started time.Time
+	// selfPublished: the activity publishes the call's call_started event.
+	selfPublished bool
+}
+
+// done settles a call without running it.
+func (c *Call) done(status round.Status, content string) {
+	c.State, c.Status, c.Content = CallDone, status, content
+}
+
+// waitsFor reports whether the call waits for a signal of that kind.
+func (c *Call) waitsFor(kind string) bool {
+	return c.pending != nil && c.pending.Kind == kind
+}
+
+// Outcome is what pass 2 reports for a call that ran.
+type Outcome struct {
+	Status     round.Status `json:"status"`
+	Content    string       `json:"content"`
+	ContentRef string       `json:"content_ref,omitempty"`
+	Fetched    []string     `json:"fetched,omitempty"`
+	Touched    []string     `json:"touched,omitempty"`
+	Read       []string     `json:"read,omitempty"`
+	FromCache  bool         `json:"from_cache,omitempty"`
+	Attempts   int          `json:"attempts,omitempty"`
+	DurationMS int64        `json:"duration_ms,omitempty"`
+}

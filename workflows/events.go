@@ -1,0 +1,54 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/round"
+)
+
+// The round's events are built by round.Scope (one place for every event id)
+// and recorded here in the order they happen; flush and publish hand them
+// to the session's event stream as the round goes, and pass 3 returns them
+// with the result.
+
+// record adds an event to the round's.
+func (r *run) record(e round.Event) round.Event {
+	r.events = append(r.events, e)
+	return e
+}
+
+// flush publishes the events recorded since the last flush.
+func (r *run) flush(ctx workflow.Context) {
+	if r.published == len(r.events) {
+		return
+	}
+	events := r.events[r.published:]
+	r.published = len(r.events)
+	r.publish(ctx, round.PublishInput{Events: events})
+}
+
+// publish hands events (and the result-cache writes and history of pass 3)
+// to the PublishRound local activity. It never fails the round (K5).
+func (r *run) publish(ctx workflow.Context, in round.PublishInput) {
+	ctx, _ = workflow.NewDisconnectedContext(ctx) // a cancelled round still publishes
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 5 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2, InitialInterval: 100 * time.Millisecond},
+		Summary:             "publish events",
+	})
+	in.SessionID, in.RunID, in.Round, in.WorkflowID = r.scope.SessionID, r.scope.RunID, r.scope.Round, r.scope.WorkflowID
+	events := in.Events[:0:0]
+	for _, e := range in.Events {
+		if e.Type == round.EventCallStarted && r.calls[r.index[e.CallID]].selfPublished {
+			continue // the activity publishes it, with the worker's clock
+		}
+		events = append(events, e)
+	}
+	in.Events = events
+	if err := workflow.ExecuteLocalActivity(lctx, round.ActivityPublishRound, in).Get(lctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("publishing the round's events failed; the round goes on", "error", err)
+	}
+}

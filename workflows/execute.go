@@ -1,0 +1,231 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+)
+
+// DefaultMaxConcurrent is MAX_CONCURRENT_TOOLS when it is not configured:
+// half the worker host's cores, at least 3 (P2.2, v1.3.0).
+func DefaultMaxConcurrent() int {
+	return MaxConcurrentFor(runtime.NumCPU())
+}
+
+// MaxConcurrentFor is the default bound on a host with that many cores.
+func MaxConcurrentFor(cores int) int {
+	return max(3, cores/2)
+}
+
+// execute is step 5, pass 2: concurrent calls fan out, at most
+// MaxConcurrent at a time in call order; serial calls run one after
+// another in call order, beside them (P2.1-P2.3). The bound is a counter
+// and a selector: no Go channels, goroutines or locks in workflow code.
+func (r *run) execute(ctx workflow.Context) {
+	r.phase = round.PhaseExecute
+	var conc, serial []int
+	for i := range r.calls {
+		c := &r.calls[i]
+		if c.State != CallReady {
+			continue
+		}
+		c.State = CallQueued
+		if r.snap.Tools[c.Tool].Concurrent {
+			conc = append(conc, i)
+		} else {
+			serial = append(serial, i)
+		}
+	}
+	sel := workflow.NewSelector(ctx)
+	outstanding, nextC, nextS := 0, 0, 0
+	serialBusy := false
+	for {
+		for ctx.Err() == nil && r.inFlight < r.snap.MaxConcurrent && nextC < len(conc) {
+			c := &r.calls[conc[nextC]]
+			nextC++
+			r.inFlight++
+			r.peak = max(r.peak, r.inFlight)
+			outstanding++
+			sel.AddFuture(r.start(ctx, c), func(f workflow.Future) {
+				r.finish(ctx, c, f)
+				r.inFlight--
+				outstanding--
+			})
+		}
+		if ctx.Err() == nil && !serialBusy && nextS < len(serial) {
+			c := &r.calls[serial[nextS]]
+			nextS++
+			serialBusy = true
+			outstanding++
+			sel.AddFuture(r.start(ctx, c), func(f workflow.Future) {
+				r.finish(ctx, c, f)
+				serialBusy = false
+				outstanding--
+			})
+		}
+		if outstanding == 0 {
+			break
+		}
+		sel.Select(ctx)
+	}
+	// Calls still queued when the round was cancelled never started.
+	for _, i := range append(conc[nextC:], serial[nextS:]...) {
+		c := &r.calls[i]
+		c.Outcome = &Outcome{Status: round.StatusCancelled, Content: "the round was cancelled before the call started; it did not run"}
+		c.State = CallDone
+	}
+}
+
+// slow reports whether a call of the round goes through the server or waits
+// for someone: a regular activity, an ask_user answer, a client result.
+func (r *run) slow() bool {
+	for i := range r.calls {
+		c := &r.calls[i]
+		if c.State != CallReady {
+			continue
+		}
+		ti := r.snap.Tools[c.Tool]
+		if !ti.Local || c.Facts.Effect != tools.ReadOnly || ti.Interactive || ti.Client {
+			return true
+		}
+	}
+	return false
+}
+
+// start begins one call: an activity (local for short read-only tools), or,
+// for interactive and client tools, a wait for the signal that answers it.
+func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
+	ti := r.snap.Tools[c.Tool]
+	c.started = workflow.Now(ctx)
+	c.State = CallRunning
+	r.record(r.scope.CallStarted(workflow.Now(ctx), c.CallID, c.Tool, 1))
+	if ti.Interactive || ti.Client {
+		return r.startExternal(ctx, c, ti)
+	}
+	in := round.ExecuteInput{
+		CallID: c.CallID, Tool: c.Tool, Args: c.Args, SessionID: r.scope.SessionID, RunID: r.scope.RunID,
+		Round: r.scope.Round, WorkflowID: r.scope.WorkflowID,
+	}
+	if local(ti, c) {
+		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivityOptions(ti, c)), round.ActivityExecuteTool, in)
+	}
+	c.selfPublished = true // with the worker's own clock, when it really starts
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(ti, c, r.snap)), round.ActivityExecuteTool, in)
+}
+
+// local reports whether a call runs as a local activity: short read-only
+// tools only, since a local activity may run again after a crash.
+func local(ti ToolInfo, c *Call) bool {
+	return ti.Local && c.Facts.Effect == tools.ReadOnly
+}
+
+// retryPolicy is the tool's retry policy, with one attempt only for calls
+// with side effects (P2.4: a lost attempt is reported, never re-run).
+func retryPolicy(ti ToolInfo, c *Call) *temporal.RetryPolicy {
+	rp := &temporal.RetryPolicy{
+		InitialInterval:    ti.Retry.InitialInterval,
+		BackoffCoefficient: ti.Retry.BackoffCoefficient,
+		MaximumInterval:    ti.Retry.MaxInterval,
+		MaximumAttempts:    int32(max(1, ti.Retry.MaxAttempts)),
+	}
+	if c.Facts.Effect == tools.AtMostOnce {
+		rp.MaximumAttempts = 1
+	}
+	return rp
+}
+
+func localActivityOptions(ti ToolInfo, c *Call) workflow.LocalActivityOptions {
+	return workflow.LocalActivityOptions{StartToCloseTimeout: ti.Timeout, RetryPolicy: retryPolicy(ti, c), Summary: c.Tool + " " + c.CallID}
+}
+
+// activityOptions are a regular activity's: it heartbeats, so that a lost
+// worker is noticed within the heartbeat timeout.
+func activityOptions(ti ToolInfo, c *Call, snap Snapshot) workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		ActivityID:          c.CallID,
+		StartToCloseTimeout: ti.Timeout,
+		HeartbeatTimeout:    snap.HeartbeatTimeout,
+		RetryPolicy:         retryPolicy(ti, c),
+		Summary:             c.Tool + " " + c.CallID,
+	}
+}
+
+// startExternal waits for an ask_user answer or a client tool's result
+// (signals.go), up to the confirm timeout.
+func (r *run) startExternal(ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
+	now := workflow.Now(ctx)
+	pend := &round.Pending{CallID: c.CallID, Tool: c.Tool, Kind: round.KindToolResult, Arguments: c.Args, Since: now, Deadline: now.Add(r.snap.ConfirmTimeout)}
+	if ti.Interactive {
+		pend.Kind = round.KindAnswer
+		pend.Questions = Questions(c.Args)
+	}
+	c.pending = pend
+	f, settable := workflow.NewFuture(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		ok, err := workflow.AwaitWithTimeout(ctx, r.snap.ConfirmTimeout, func() bool { return c.answer != nil })
+		switch {
+		case ok:
+			settable.Set(*c.answer, nil)
+		case err != nil:
+			settable.Set(nil, temporal.NewCanceledError())
+		default:
+			if c.waitsFor(pend.Kind) {
+				c.pending = nil
+			}
+			settable.Set(round.ExecuteOutput{IsError: true, Content: "no " + strings.ReplaceAll(pend.Kind, "_", " ") + " arrived within " + r.snap.ConfirmTimeout.String()}, nil)
+		}
+	})
+	return f
+}
+
+// finish turns a call's future into its outcome (P2.4, P2.5): a tool's own
+// failure is an error result, a cancelled call is cancelled, and a lost
+// attempt of a call with side effects has an unknown outcome.
+func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
+	o := &Outcome{DurationMS: workflow.Now(ctx).Sub(c.started).Milliseconds()}
+	var out round.ExecuteOutput
+	err := f.Get(ctx, &out)
+	var timeout *temporal.TimeoutError
+	switch {
+	case err == nil:
+		o.Status, o.Content, o.ContentRef = round.StatusOK, out.Content, out.ContentRef
+		o.Fetched, o.Touched, o.Read, o.FromCache, o.Attempts = out.Fetched, out.Touched, out.Read, out.FromCache, max(1, out.Attempt)
+		if out.IsError {
+			o.Status = round.StatusError
+		}
+	case temporal.IsCanceledError(err):
+		o.Status, o.Content = round.StatusCancelled, "the round was cancelled while the call ran; what it did before it stopped is unknown"
+	case c.Facts.Effect == tools.AtMostOnce:
+		why := "the attempt was lost before it reported"
+		if errors.As(err, &timeout) {
+			why = fmt.Sprintf("the attempt was lost (%s timeout: the worker died or the call hung)", strings.ToLower(strings.TrimPrefix(timeout.TimeoutType().String(), "TIMEOUT_TYPE_")))
+		}
+		o.Status = round.StatusUnknownOutcome
+		o.Content = "the outcome is unknown: " + why + ". It was not run again, because it has side effects; check whether it took effect before calling it again."
+	default:
+		o.Status, o.Content = round.StatusError, rootMessage(err)
+	}
+	if out.Attempt == 0 && err != nil {
+		o.Attempts = 1
+	}
+	c.Outcome = o
+	c.State = CallDone
+}
+
+// rootMessage is the innermost error's message, without Temporal's wrapping.
+func rootMessage(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
+}

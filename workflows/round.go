@@ -1,0 +1,107 @@
+// Package workflows runs one round of tool calls as a Temporal workflow.
+// RoundWorkflow.Run (this file) lists the steps; each has a file of its
+// own, in the order a round runs them:
+//
+//	snapshot.go   1. the catalog snapshot, recorded once in history
+//	preflight.go  2. pass 1 (P1.1-P1.6), pure
+//	gate.go       3. the confirm gate: pending calls, decisions, deadline
+//	validate.go   4. P1.7, pure
+//	execute.go    5. pass 2: the bound, the serial lane, activity options
+//	commit.go     6. pass 3 (P3.1-P3.5), pure
+//	events.go     7. the round's events and their publication
+//	budget.go     8. keeping the result within Temporal's payload limit
+//
+// call.go holds the one record each call has for the whole round, and
+// signals.go and queries.go what a client may send or ask while it runs.
+// What crosses the wire (payloads, names, events) is in package round.
+package workflows
+
+import (
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/round"
+)
+
+// RoundWorkflow runs one round of tool calls.
+type RoundWorkflow struct {
+	Catalog Catalog
+}
+
+// run is one execution's working state. Signal and query handlers and the
+// pass 2 fan-out share it; workflow code runs one coroutine at a time, so it
+// needs no locks.
+type run struct {
+	in    *round.Input
+	scope round.Scope // what every event of the round shares
+	snap  Snapshot
+	st    *round.RunState
+	calls []Call         // one record per call, in call order
+	index map[string]int // call id -> index in calls
+	phase round.Phase
+
+	events    []round.Event
+	published int // events[:published] are on the session's stream
+	ignored   int // signals that changed nothing
+	allowTurn bool
+	inFlight  int
+	peak      int
+}
+
+// Run is the workflow function: the steps of a round, in order.
+func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output, error) {
+	// 0. An input that cannot run at all fails the round; run_tool calls
+	// are unwrapped (P1.1).
+	if err := in.Validate(); err != nil {
+		return round.Output{}, temporal.NewNonRetryableApplicationError("invalid round input: "+err.Error(), round.ErrTypeInvalidInput, err)
+	}
+	r := &run{in: &in, scope: round.ScopeOf(&in, workflow.GetInfo(ctx).WorkflowExecution.ID), phase: round.PhasePreflight}
+	unwrapped := UnwrapAll(in.Assistant.ToolCalls)
+
+	// 1. The catalog snapshot.
+	if err := w.snapshot(ctx, &in, unwrapped, &r.snap); err != nil {
+		return round.Output{}, err
+	}
+
+	// 2. Pass 1.
+	r.preflight(unwrapped)
+	r.record(r.scope.RoundStarted(workflow.Now(ctx), len(r.calls)))
+	// From here on clients may ask (queries.go) and signal (signals.go).
+	if err := r.setQueryHandlers(ctx); err != nil {
+		return round.Output{}, err
+	}
+	r.listen(ctx)
+
+	// 3. The confirm gate.
+	r.gate(ctx)
+
+	// 4. P1.7.
+	Validate(r.calls, &r.snap)
+
+	// 5. Pass 2.
+	if r.slow() {
+		r.flush(ctx) // watchers see the round start before its long calls end
+	}
+	r.execute(ctx)
+
+	// 6. Pass 3. It and its publication run even when the round was
+	// cancelled, so every call still gets its result.
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	r.phase = round.PhaseCommit
+	out := Commit(CommitInput{
+		Input: &in, WorkflowID: r.scope.WorkflowID, Calls: r.calls, Snapshot: &r.snap,
+		State: r.st, Events: r.events, Now: workflow.Now(dctx),
+	})
+
+	// 7. Publication: events, result-cache writes, the session history.
+	r.publish(dctx, round.PublishInput{Events: out.Result.Events[r.published:], CacheWrites: out.CacheWrites, History: out.Result.History})
+	r.phase = round.PhaseDone
+	for i := range r.calls {
+		r.calls[i].State = CallDone
+	}
+
+	// 8. The result, within its budget.
+	res := round.NewOutput(&in, out.Result)
+	r.fit(dctx, &res)
+	return res, nil
+}

@@ -1,0 +1,126 @@
+package workflows
+
+import (
+	"encoding/json"
+	"strings"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/round"
+)
+
+// Signal payloads are decoded into these copies of the round types: the
+// error of a malformed payload names the type it was decoded into
+// ("workflows.Confirm"), and recorded rounds keep that text in their
+// signal_ignored events.
+type (
+	Confirm    round.Confirm
+	Answer     round.Answer
+	ToolResult round.ToolResult
+)
+
+// listen drains the round's signals in one coroutine: confirm decisions
+// (gate.go), ask_user answers and client tools' results (execute.go).
+// Payloads are decoded here so that a malformed one is recorded instead of
+// dropped.
+func (r *run) listen(ctx workflow.Context) {
+	confirmCh := workflow.GetSignalChannel(ctx, round.SignalConfirm)
+	answerCh := workflow.GetSignalChannel(ctx, round.SignalAnswer)
+	resultCh := workflow.GetSignalChannel(ctx, round.SignalToolResult)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		for {
+			sel := workflow.NewSelector(ctx)
+			sel.AddReceive(confirmCh, func(c workflow.ReceiveChannel, _ bool) {
+				var raw json.RawMessage
+				c.Receive(ctx, &raw)
+				var s Confirm
+				if err := json.Unmarshal(raw, &s); err != nil {
+					r.ignore(ctx, round.SignalConfirm, "", "malformed payload: "+err.Error())
+					return
+				}
+				r.onConfirm(ctx, round.Confirm(s))
+			})
+			sel.AddReceive(answerCh, func(c workflow.ReceiveChannel, _ bool) {
+				var raw json.RawMessage
+				c.Receive(ctx, &raw)
+				var a Answer
+				if err := json.Unmarshal(raw, &a); err != nil {
+					r.ignore(ctx, round.SignalAnswer, "", "malformed payload: "+err.Error())
+					return
+				}
+				r.onExternal(ctx, round.SignalAnswer, round.KindAnswer, a.CallID, func(p *round.Pending) *round.ExecuteOutput {
+					return &round.ExecuteOutput{Content: FormatAnswers(p.Questions, a.Answers)}
+				})
+			})
+			sel.AddReceive(resultCh, func(c workflow.ReceiveChannel, _ bool) {
+				var raw json.RawMessage
+				c.Receive(ctx, &raw)
+				var t ToolResult
+				if err := json.Unmarshal(raw, &t); err != nil {
+					r.ignore(ctx, round.SignalToolResult, "", "malformed payload: "+err.Error())
+					return
+				}
+				r.onExternal(ctx, round.SignalToolResult, round.KindToolResult, t.CallID, func(*round.Pending) *round.ExecuteOutput {
+					return &round.ExecuteOutput{Content: t.Content, IsError: t.IsError}
+				})
+			})
+			sel.Select(ctx)
+		}
+	})
+}
+
+// ignore records a signal that changed nothing (P1.6): unknown call ids,
+// repeated answers, malformed payloads. It never fails the round.
+func (r *run) ignore(ctx workflow.Context, signal, callID, why string) {
+	r.ignored++
+	e := r.record(r.scope.SignalIgnored(workflow.Now(ctx), r.ignored, callID, signal+": "+why))
+	workflow.GetLogger(ctx).Warn("signal ignored", "signal", signal, "call_id", callID, "why", why, "event", e.ID)
+}
+
+// onExternal hands an ask_user answer or a client tool's result to the call
+// that waits for it (startExternal).
+func (r *run) onExternal(ctx workflow.Context, signal, kind, callID string, result func(*round.Pending) *round.ExecuteOutput) {
+	i, known := r.index[callID]
+	if !known || !r.calls[i].waitsFor(kind) {
+		why := "no call with this id in the round"
+		if known {
+			why = "the call is not waiting for " + kind
+		}
+		r.ignore(ctx, signal, callID, why)
+		return
+	}
+	c := &r.calls[i]
+	c.answer = result(c.pending)
+	c.pending = nil
+}
+
+// Questions reads the questions of an ask_user call.
+func Questions(args string) []string {
+	var a struct {
+		Questions []string `json:"questions"`
+	}
+	_ = json.Unmarshal([]byte(args), &a)
+	return a.Questions
+}
+
+// FormatAnswers is an ask_user call's result: each question with its answer.
+func FormatAnswers(questions, answers []string) string {
+	if len(questions) == 0 {
+		return strings.Join(answers, "\n")
+	}
+	var b strings.Builder
+	for i, q := range questions {
+		a := "(no answer)"
+		if i < len(answers) && strings.TrimSpace(answers[i]) != "" {
+			a = answers[i]
+		}
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("Q: " + q + "\nA: " + a)
+	}
+	for _, extra := range answers[min(len(answers), len(questions)):] {
+		b.WriteString("\n" + extra)
+	}
+	return b.String()
+}
