@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Status is what happened to one call.
@@ -27,6 +28,7 @@ const (
 	StatusInvalid        Status = "invalid"         // P1.7
 	StatusUnknownOutcome Status = "unknown_outcome" // P2.4
 	StatusCancelled      Status = "cancelled"       // P2.5
+	StatusExpired        Status = "expired"         // T3
 )
 
 // Arguments is a call's arguments as the model wrote them: normally a JSON
@@ -176,6 +178,35 @@ type CallResult struct {
 	Attempts int `json:"attempts,omitempty"`
 	// DurationMS is how long the call ran, from its first start to its result.
 	DurationMS int64 `json:"duration_ms,omitempty"`
+	// Approval records how the call was allowed or refused (T2).
+	Approval *Approval `json:"approval,omitempty"`
+}
+
+// Decisions of an Approval record (T2).
+const (
+	DecisionNotNeeded = "not_needed"
+	DecisionApproved  = "approved"
+	DecisionDenied    = "denied"
+	DecisionExpired   = "expired"
+	DecisionRule      = "rule"
+	DecisionAuto      = "auto"
+)
+
+// Approval is the record of how a call was allowed or refused (T2), in its
+// result and its result event.
+type Approval struct {
+	Decision string    `json:"decision"`
+	By       string    `json:"by,omitempty"`
+	Via      string    `json:"via,omitempty"`
+	Verified bool      `json:"verified"`
+	At       time.Time `json:"at,omitempty"`
+	Reason   string    `json:"reason,omitempty"`
+	// Rule is the remembered rule that matched (decision "rule").
+	Rule string `json:"rule,omitempty"`
+	// Edited is true when the approver changed the arguments; OriginalArgs
+	// then holds the model's.
+	Edited       bool   `json:"edited,omitempty"`
+	OriginalArgs string `json:"original_args,omitempty"`
 }
 
 // Result is a finished round.

@@ -1,6 +1,9 @@
 package round
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Names registered with Temporal. They are stable strings, apart from Go
 // identifiers, so renaming a function never orphans a running round.
@@ -39,7 +42,48 @@ type Confirm struct {
 	// AllowTurn approves every later confirmation of the same round.
 	AllowTurn bool   `json:"allow_turn,omitempty"`
 	Pattern   string `json:"pattern,omitempty"`
+	// ApprovalID must equal the waiting call's approval_id (T1); a decision
+	// for other arguments, or an older wait, is not applied.
+	ApprovalID string `json:"approval_id,omitempty"`
+	// By and Via say who decided and through what (T2): claims, unless the
+	// console authenticated them (Verified).
+	By       string `json:"by,omitempty"`
+	Via      string `json:"via,omitempty"`
+	Verified bool   `json:"verified,omitempty"`
+	// Args, when set, are the arguments the approver edited: validated
+	// against the tool's schema again, then what the call runs with (T1).
+	Args json.RawMessage `json:"args,omitempty"`
 }
+
+// UpdateConfirm is the update that carries the same payload as
+// SignalConfirm; its validator rejects a decision for a call that does not
+// wait, a stale approval_id or edited arguments that fail the schema, with an
+// application error of one of the types below, before anything is recorded.
+const UpdateConfirm = "confirm"
+
+// Error types of UpdateConfirm's validator (T1).
+const (
+	ErrNotWaiting    = "not_waiting"
+	ErrStaleApproval = "stale_approval"
+	ErrInvalidArgs   = "invalid_args"
+)
+
+// SignalExtend adds to a waiting call's deadline (T3).
+const SignalExtend = "extend"
+
+// Extend is the payload of SignalExtend.
+type Extend struct {
+	CallID  string `json:"call_id"`
+	Seconds int64  `json:"seconds"`
+}
+
+// Search attributes that the round keeps current, so that an inbox lists the
+// rounds that wait for a person from Temporal visibility (T7).
+const (
+	SearchSession      = "ToolroundSession"      // Keyword
+	SearchWaiting      = "ToolroundWaiting"      // Bool
+	SearchWaitingCalls = "ToolroundWaitingCalls" // Int
+)
 
 // Answer is the payload of SignalAnswer.
 type Answer struct {
@@ -60,10 +104,15 @@ type Pending struct {
 	CallID string `json:"call_id"`
 	Tool   string `json:"tool"`
 	// Kind is "confirm", "answer" (ask_user) or "tool_result" (client tool).
-	Kind      string    `json:"kind"`
-	Arguments string    `json:"arguments"`
-	Subject   string    `json:"subject,omitempty"`
-	Reason    string    `json:"reason,omitempty"`
+	Kind      string `json:"kind"`
+	Arguments string `json:"arguments"`
+	Subject   string `json:"subject,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	// ApprovalID binds a decision to these arguments (T1): a digest over the
+	// workflow id, call id, tool and canonical arguments.
+	ApprovalID string `json:"approval_id,omitempty"`
+	// Reasons says why the call asks, one short line each (T5).
+	Reasons   []string  `json:"reasons,omitempty"`
 	Questions []string  `json:"questions,omitempty"`
 	Since     time.Time `json:"since"`
 	Deadline  time.Time `json:"deadline"`
