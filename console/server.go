@@ -133,6 +133,11 @@ func (s *Server) api(role string, h apiHandler) http.HandlerFunc {
 			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("%s needs an %s token; %q is an %s token", r.URL.Path, role, p.Name, p.Role))
 			return
 		}
+		if p.Via == "api" {
+			// Bearer requests are JSON whatever their Content-Type says
+			// (curl --data sends a form type by default).
+			r.Header.Set("Content-Type", "application/json")
+		}
 		if isForm(r) {
 			r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
 			if err := r.ParseForm(); err != nil {
