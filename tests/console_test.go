@@ -387,7 +387,9 @@ func TestConsoleAPI(t *testing.T) {
 	got, err = os.ReadFile(notes)
 	require.NoError(t, err)
 	require.Equal(t, "one\n2\n", string(got))
-	require.Eventually(t, func() bool { return events.has(round.EventRoundFinished, "") && events.has(round.EventToolResult, "e1") },
+	require.Eventually(t, func() bool {
+		return events.has(round.EventRoundFinished, "") && events.has(round.EventToolResult, "e1")
+	},
 		30*time.Second, 20*time.Millisecond, "H8: the events arrived through the stream")
 	// The call no longer waits.
 	r = c.call(t, "POST", "/api/v1/approvals", c.approver, decision)
