@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
 )
 
@@ -434,4 +435,63 @@ func TestConsoleAPI(t *testing.T) {
 	r = c.call(t, "POST", "/api/v1/agents", c.agent, map[string]any{"session_id": e.session, "run_id": "a", "task": "x"})
 	require.Equal(t, http.StatusNotImplemented, r.code)
 	require.Equal(t, "not_implemented", r.errorCode(t))
+}
+
+// TestHTTPAgentExample runs examples/http-agent/agent.py, an agent loop in
+// Python that uses only the HTTP API, against the console with an agent
+// token; a person (this test, with an approver token) approves its
+// edit_file call through the API meanwhile.
+func TestHTTPAgentExample(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		testenv.Unavailable(t, "python3: %v", err)
+	}
+	e := newEnv(t)
+	e.startWorker()
+	c := e.startConsole()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, "../examples/http-agent/agent.py")
+	cmd.Env = append(os.Environ(), "CONSOLE_URL="+c.url, "CONSOLE_TOKEN="+c.agent, "SESSION="+e.session, "RUN=run-1")
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	// The person: approve the edit_file call once it waits.
+	approved := false
+	for !approved {
+		select {
+		case err := <-done:
+			t.Fatalf("agent.py ended before its edit_file was approved: %v\n%s%s", err, out.String(), errb.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+		r := c.call(t, "GET", "/api/v1/inbox?session="+e.session, c.approver, nil)
+		var inbox []struct {
+			WorkflowID string `json:"workflow_id"`
+			Pending    []struct {
+				CallID     string `json:"call_id"`
+				Tool       string `json:"tool"`
+				ApprovalID string `json:"approval_id"`
+			} `json:"pending"`
+		}
+		r.json(t, &inbox)
+		for _, entry := range inbox {
+			for _, p := range entry.Pending {
+				require.Equal(t, "edit_file", p.Tool)
+				r := c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{
+					"workflow_id": entry.WorkflowID, "call_id": p.CallID, "approval_id": p.ApprovalID, "approve": true})
+				require.Equal(t, http.StatusOK, r.code, string(r.body))
+				approved = true
+			}
+		}
+	}
+	require.NoError(t, <-done, "agent.py:\n%s%s", out.String(), errb.String())
+	require.Contains(t, out.String(), "Done: ", errb.String())
+	got, err := os.ReadFile(filepath.Join(e.workdir, "answer.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "The answer is 42.\n", string(got), errb.String())
+	require.Contains(t, errb.String(), "waiting for a person: edit_file")
 }
