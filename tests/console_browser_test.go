@@ -171,11 +171,22 @@ func TestConsoleBrowser(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "# Notes\none\n2\nand a new line\nthree\n", string(got))
 
-	// Deny the other one with a reason, from the inbox.
+	// Edited arguments are checked before anything is sent.
 	b := cardSel(wfB, "e2")
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(c.url+"/?session="+e.session),
 		chromedp.WaitVisible(css(b)),
+		chromedp.Click(css(b+" details.edit summary")),
+		chromedp.SetValue(css(b+` textarea[name="args"]`), `{"path": "todo.txt",`),
+		chromedp.Click(css(b+` button[value="approve_edited"]`)),
+	))
+	poll(t, ctx, `document.querySelector(`+jsString(b+` textarea[name="args"]`)+`).getAttribute("aria-invalid") === "true"`)
+	require.Contains(t, text(t, ctx, b+" .hint.bad"), "Not valid JSON")
+	require.True(t, eval[bool](t, ctx, `document.activeElement.name === "args"`), "the editor has the focus")
+	c.pendingOf(t, wfB, "e2")
+
+	// Deny it with a reason, from the inbox.
+	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SendKeys(css(b+` input[name="reason"]`), "not in this sprint"),
 		chromedp.Click(css(b+` button[value="deny"]`)),
 	))
