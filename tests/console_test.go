@@ -495,3 +495,33 @@ func TestHTTPAgentExample(t *testing.T) {
 	require.Equal(t, "The answer is 42.\n", string(got), errb.String())
 	require.Contains(t, errb.String(), "waiting for a person: edit_file")
 }
+
+// TestConsoleSealsSecrets submits a store_secret call through the API: the
+// console seals it as the client does, so the value is in none of the
+// console's answers, its event stream, nor the round's history (T9).
+func TestConsoleSealsSecrets(t *testing.T) {
+	e := newEnv(t, "TOOLROUND_SECRET_KEY="+testKey)
+	e.startWorker()
+	c := e.startConsole()
+	events := c.stream(t, e.session)
+	const secret = "s3cr3t-console-value"
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"store_secret"}},
+		call("s1", "store_secret", map[string]any{"name": "api_token", "value": secret}))
+	r := c.call(t, "POST", "/api/v1/rounds?wait=1", c.agent, in)
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	var res round.Result
+	r.json(t, &res)
+	require.Equal(t, round.StatusOK, res.Results[0].Status, res.Results[0].Content)
+	require.NotContains(t, string(r.body), secret)
+	r = c.call(t, "GET", "/api/v1/rounds/"+in.WorkflowID(), c.agent, nil)
+	require.Equal(t, http.StatusOK, r.code)
+	require.NotContains(t, string(r.body), secret)
+	require.Eventually(t, func() bool { return events.has(round.EventRoundFinished, "") }, 30*time.Second, 20*time.Millisecond)
+	events.mu.Lock()
+	b, _ := json.Marshal(events.events)
+	events.mu.Unlock()
+	require.NotContains(t, string(b), secret)
+	if os.Getenv("TEMPORAL_CLI") != "" {
+		require.NotContains(t, e.history(in.WorkflowID()), secret)
+	}
+}
