@@ -98,6 +98,8 @@ func (b *TemporalBackend) Submit(ctx context.Context, in *round.Input) (string, 
 		if errors.Is(err, client.ErrInputTooLarge) || errors.Is(err, client.ErrInputMismatch) {
 			return "", err
 		}
+		// The client has no typed errors for these two yet: an input that
+		// fails validation, and a store_secret call that cannot be sealed.
 		if strings.HasPrefix(err.Error(), "invalid round input") || strings.HasPrefix(err.Error(), "call ") {
 			return "", fmt.Errorf("%w: %w", ErrBadInput, err)
 		}
