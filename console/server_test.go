@@ -458,6 +458,19 @@ func TestPageSignInAndCSRF(t *testing.T) {
 
 	// The page's script: JSON answer, header token; edited arguments only
 	// when they changed.
+	// The other forms without script: answers and extend.
+	resp, err = c.PostForm(ts.URL+"/api/v1/answers", url.Values{"csrf": {csrf}, "workflow_id": {"w"}, "call_id": {"q"}, "answers": {"yes", "no"}, "return": {"/"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, []string{"yes", "no"}, f.answers["w|q"])
+	resp, err = c.PostForm(ts.URL+"/api/v1/extend", url.Values{"csrf": {csrf}, "workflow_id": {"w"}, "call_id": {"q"}, "seconds": {"soon"}, "return": {"/"}})
+	require.NoError(t, err)
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Contains(t, string(page), "seconds must be a whole number", "a plain form gets its error as a page")
+
 	form = url.Values{"workflow_id": {"w"}, "call_id": {"c"}, "decision": {"approve_edited"}, "args": {`{"a": 2}`}, "original_args": {`{"a":1}`}}
 	req, _ := http.NewRequest("POST", ts.URL+"/api/v1/approvals", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -489,7 +502,7 @@ func TestPageSignInAndCSRF(t *testing.T) {
 }
 
 func TestPagesRender(t *testing.T) {
-	ts, _ := newTestServer(t)
+	ts, b := newTestServer(t)
 	c := browser(t)
 	signIn(t, ts, c, approverToken)
 	get := func(path string) string {
@@ -516,6 +529,13 @@ func TestPagesRender(t *testing.T) {
 	require.Contains(t, sess, `data-status-for="toolround/s1/r1/1|call_1"`)
 	call := get("/calls/toolround/s1/r1/1?call=call_1")
 	require.Contains(t, call, "<ins>+ 2</ins>")
+
+	// An ask_user call gets a field per question instead of approve/deny.
+	b.inbox[0].Pending = append(b.inbox[0].Pending, PendingCall{CallID: "q1", Tool: "ask_user", Kind: KindAnswer,
+		Arguments: `{"questions":["Ship it?"]}`, Questions: []string{"Ship it?"}, Since: time.Now(), Deadline: time.Now().Add(time.Hour)})
+	inbox = get("/")
+	require.Contains(t, inbox, `action="/api/v1/answers"`)
+	require.Regexp(t, `<label for="[^"]+-q0">Ship it\?</label>`, inbox)
 	for _, a := range []string{"/assets/app.js", "/assets/style.css"} {
 		get(a)
 	}
@@ -529,10 +549,10 @@ func TestPagesRender(t *testing.T) {
 	signIn(t, ts, c2, agentToken)
 	resp, err = c2.Get(ts.URL + "/")
 	require.NoError(t, err)
-	b, _ := io.ReadAll(resp.Body)
+	agentPage, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	require.NotContains(t, string(b), `value="approve"`)
-	require.Contains(t, string(b), "needs an approver token")
+	require.NotContains(t, string(agentPage), `value="approve"`)
+	require.Contains(t, string(agentPage), "needs an approver token")
 }
 
 func TestParseTokens(t *testing.T) {
