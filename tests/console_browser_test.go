@@ -114,6 +114,7 @@ func TestConsoleBrowser(t *testing.T) {
 		c.pendingOf(t, in.WorkflowID(), in.Assistant.ToolCalls[0].ID)
 	}
 	wfA, wfB := approveIn.WorkflowID(), denyIn.WorkflowID()
+	c.waitInbox(t, e.session, 2)
 
 	// Sign in with the keyboard.
 	require.NoError(t, chromedp.Do(ctx,

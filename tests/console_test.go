@@ -161,6 +161,26 @@ func (c *consoleProc) pendingOf(t *testing.T, wfID, callID string) map[string]an
 	return found
 }
 
+// waitInbox waits until the session's inbox lists n waiting calls
+// (visibility may lag a round's start).
+func (c *consoleProc) waitInbox(t *testing.T, session string, n int) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		r := c.call(t, "GET", "/api/v1/inbox?session="+session, c.agent, nil)
+		var inbox []struct {
+			Pending []json.RawMessage `json:"pending"`
+		}
+		if r.code != http.StatusOK || json.Unmarshal(r.body, &inbox) != nil {
+			return false
+		}
+		got := 0
+		for _, e := range inbox {
+			got += len(e.Pending)
+		}
+		return got == n
+	}, 30*time.Second, 50*time.Millisecond)
+}
+
 // resultOf waits for the round's result through GET /api/v1/rounds.
 func (c *consoleProc) resultOf(t *testing.T, wfID string) round.Result {
 	t.Helper()
@@ -324,6 +344,7 @@ func TestConsoleAPI(t *testing.T) {
 	require.Equal(t, "not_found", r.errorCode(t))
 
 	// H4: the inbox lists it.
+	c.waitInbox(t, e.session, 1)
 	r = c.call(t, "GET", "/api/v1/inbox?session="+e.session, c.agent, nil)
 	require.Equal(t, http.StatusOK, r.code)
 	var inbox []struct {
