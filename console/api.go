@@ -353,7 +353,12 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, _ principal) 
 			}
 		}
 	}()
-	err := s.b.Events(ctx, session, ready, func(e round.Event) error {
+	// EventSource sends the last event's id when it reconnects.
+	after := r.Header.Get("Last-Event-ID")
+	if after == "" {
+		after = r.URL.Query().Get("after")
+	}
+	err := s.b.Events(ctx, session, after, ready, func(e round.Event) error {
 		b, err := json.Marshal(e)
 		if err != nil {
 			return err

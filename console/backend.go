@@ -38,8 +38,10 @@ type Backend interface {
 	Cancel(ctx context.Context, workflowID string) error
 	// Events calls ready once the stream is being read (every event
 	// published after it is seen), then fn for each new event of the session
-	// until ctx ends or fn fails.
-	Events(ctx context.Context, session string, ready func(), fn func(round.Event) error) error
+	// until ctx ends or fn fails. With after set to an event's id, the events
+	// published after that one come first (a reconnecting reader's
+	// Last-Event-ID); an id no longer in the stream counts as none.
+	Events(ctx context.Context, session, after string, ready func(), fn func(round.Event) error) error
 }
 
 // Errors a Backend returns for the HTTP layer to map to statuses.

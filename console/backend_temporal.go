@@ -500,20 +500,36 @@ func (b *TemporalBackend) Cancel(ctx context.Context, workflowID string) error {
 	return err
 }
 
-// Events reads the session's event stream from its current end.
-func (b *TemporalBackend) Events(ctx context.Context, session string, ready func(), fn func(round.Event) error) error {
+// maxResume bounds how far back a reconnecting reader's event is looked for.
+const maxResume = 10000
+
+// Events reads the session's event stream from its current end, or from
+// just after the event named by after.
+func (b *TemporalBackend) Events(ctx context.Context, session, after string, ready func(), fn func(round.Event) error) error {
 	if b.opts.Redis == nil {
 		return errors.New("events need Redis (REDIS_URL): they are published to a Redis stream per session")
 	}
-	// The stream's last id, not "$": every event published after ready()
-	// is then seen, even before the first read is issued.
-	from := "0"
-	last, err := b.opts.Redis.Redis().XRevRangeN(ctx, cache.EventsKey(session), "+", "-", 1).Result()
+	// Stream positions, not "$": every event published after ready() is
+	// then seen, even before the first read is issued.
+	n := int64(1)
+	if after != "" {
+		n = maxResume
+	}
+	entries, err := b.opts.Redis.Redis().XRevRangeN(ctx, cache.EventsKey(session), "+", "-", n).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("read events of %s: %w", session, err)
 	}
-	if len(last) > 0 {
-		from = last[0].ID
+	from := "0"
+	if len(entries) > 0 {
+		from = entries[0].ID
+	}
+	if after != "" {
+		for _, m := range entries {
+			if id, _ := m.Values["id"].(string); id == after {
+				from = m.ID
+				break
+			}
+		}
 	}
 	ready()
 	return b.opts.Redis.Events().Watch(ctx, session, from, fn)

@@ -33,6 +33,7 @@ type fakeBackend struct {
 	decideErr map[string]error // by call id
 	inbox     []InboxEntry
 	events    chan round.Event
+	after     string // the last Events call's after
 }
 
 func newFake() *fakeBackend {
@@ -113,7 +114,10 @@ func (f *fakeBackend) Cancel(_ context.Context, wf string) error {
 	return nil
 }
 
-func (f *fakeBackend) Events(ctx context.Context, _ string, ready func(), fn func(round.Event) error) error {
+func (f *fakeBackend) Events(ctx context.Context, _, after string, ready func(), fn func(round.Event) error) error {
+	f.mu.Lock()
+	f.after = after
+	f.mu.Unlock()
 	ready()
 	for {
 		select {
@@ -363,10 +367,14 @@ func TestEventsH8(t *testing.T) {
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/api/v1/sessions/s1/events", nil)
 	req.Header.Set("Authorization", "Bearer "+agentToken)
+	req.Header.Set("Last-Event-ID", "e0")
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	f.mu.Lock()
+	require.Equal(t, "e0", f.after, "a reconnecting reader resumes after its last event")
+	f.mu.Unlock()
 	ev := round.Event{ID: "e1", Type: round.EventToolResult, SessionID: "s1", CallID: "call_1", Status: round.StatusOK, Detail: "line\nbreak", Time: time.Unix(0, 0).UTC()}
 	f.events <- ev
 	r := bufio.NewReader(resp.Body)

@@ -204,11 +204,21 @@ type sse struct {
 
 func (c *consoleProc) stream(t *testing.T, session string) *sse {
 	t.Helper()
+	return c.streamAfter(t, session, "")
+}
+
+// streamAfter reads the stream from after the event with the id after, as
+// a reconnecting EventSource does.
+func (c *consoleProc) streamAfter(t *testing.T, session, after string) *sse {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	req, err := http.NewRequestWithContext(ctx, "GET", c.url+"/api/v1/sessions/"+session+"/events", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer "+c.agent)
+	if after != "" {
+		req.Header.Set("Last-Event-ID", after)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
@@ -413,6 +423,13 @@ func TestConsoleAPI(t *testing.T) {
 		return events.has(round.EventRoundFinished, "") && events.has(round.EventToolResult, "e1")
 	},
 		30*time.Second, 20*time.Millisecond, "H8: the events arrived through the stream")
+	// A reader that reconnects with its last event's id gets what followed.
+	resumed := c.streamAfter(t, e.session, wfID+"/e1/answered")
+	require.Eventually(t, func() bool {
+		return resumed.has(round.EventToolResult, "e1") && resumed.has(round.EventRoundFinished, "")
+	},
+		10*time.Second, 20*time.Millisecond)
+	require.False(t, resumed.has(round.EventRoundStarted, ""), "only the events after the last one seen")
 	// The call no longer waits.
 	r = c.call(t, "POST", "/api/v1/approvals", c.approver, decision)
 	require.Equal(t, http.StatusNotFound, r.code)
