@@ -102,6 +102,11 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/agents/{workflow_id...}", s.api(roleAny, s.notImplementedAgents))
 	m.HandleFunc("GET /api/v1/sessions/{session}/events", s.api(roleAny, s.getEvents))
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowedMethod(r.URL.Path); allow != "" {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.URL.Path+" takes "+allow)
+			return
+		}
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
 	// The page (H9).
@@ -115,6 +120,26 @@ func (s *Server) routes() {
 }
 
 const roleAny = ""
+
+// allowedMethod is the method an API path takes, "" for no such path; the
+// mux answers the right method, this names it for the others.
+func allowedMethod(path string) string {
+	switch path {
+	case "/api/v1/rounds", "/api/v1/approvals", "/api/v1/answers", "/api/v1/extend", "/api/v1/cancel", "/api/v1/agents":
+		return http.MethodPost
+	case "/api/v1/inbox":
+		return http.MethodGet
+	}
+	for _, prefix := range []string{"/api/v1/rounds/", "/api/v1/agents/"} {
+		if strings.HasPrefix(path, prefix) && len(path) > len(prefix) {
+			return http.MethodGet
+		}
+	}
+	if rest, ok := strings.CutPrefix(path, "/api/v1/sessions/"); ok && strings.HasSuffix(rest, "/events") && strings.Count(rest, "/") == 1 && rest != "/events" {
+		return http.MethodGet
+	}
+	return ""
+}
 
 // apiHandler handles an authenticated request.
 type apiHandler func(w http.ResponseWriter, r *http.Request, p principal)

@@ -337,6 +337,11 @@ func TestAgentsAndUnknownPaths(t *testing.T) {
 	code, body = do(t, ts, "GET", "/api/v1/nothing", agentToken, "")
 	require.Equal(t, http.StatusNotFound, code)
 	require.Equal(t, "not_found", body["error"])
+	for _, c := range [][2]string{{"GET", "/api/v1/approvals"}, {"DELETE", "/api/v1/rounds/toolround/s/r/1"}, {"POST", "/api/v1/inbox"}, {"PUT", "/api/v1/sessions/s1/events"}} {
+		code, body = do(t, ts, c[0], c[1], agentToken, "")
+		require.Equal(t, http.StatusMethodNotAllowed, code, c)
+		require.Equal(t, "method_not_allowed", body["error"])
+	}
 }
 
 func TestInboxH4(t *testing.T) {
