@@ -113,9 +113,46 @@ ensure_redis() {
 }
 
 build() {
-	log "building bin/worker and bin/starter"
+	log "building bin/worker, bin/starter and bin/console"
 	mkdir -p "$ROOT/bin"
-	(cd "$ROOT" && go build -o bin/ ./worker ./starter)
+	(cd "$ROOT" && go build -o bin/ ./worker ./starter ./console/cmd/console)
+}
+
+# ensure_chromium installs Debian's chromium, which the console's browser
+# tests drive, when it is missing; under CI=true those tests then fail
+# instead of skipping if it still is.
+ensure_chromium() {
+	if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then
+		return
+	fi
+	log "installing chromium from Debian's packages (the console's browser tests)"
+	local sudo=""
+	[ "$(id -u)" -ne 0 ] && sudo="sudo"
+	{ $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null; } ||
+		log "could not install chromium: the browser tests will skip (fail under CI=true)"
+}
+
+# start_console starts bin/console (CONSOLE_ADDR, default 127.0.0.1:8780)
+# beside the worker and prints its URL and token; its log is
+# .run/console.log.
+start_console() {
+	if [ -f "$RUN_DIR/console.pid" ] && kill -0 "$(cat "$RUN_DIR/console.pid")" 2>/dev/null; then
+		kill "$(cat "$RUN_DIR/console.pid")" 2>/dev/null || true
+		wait_gone "$(cat "$RUN_DIR/console.pid")"
+	fi
+	nohup "$ROOT/bin/console" >"$RUN_DIR/console.log" 2>&1 &
+	echo $! >"$RUN_DIR/console.pid"
+	for _ in $(seq 1 40); do
+		if grep -q "console listening" "$RUN_DIR/console.log"; then
+			log "$(grep -m1 "console listening" "$RUN_DIR/console.log")"
+			return
+		fi
+		kill -0 "$(cat "$RUN_DIR/console.pid")" 2>/dev/null || break
+		sleep 0.25
+	done
+	log "the console did not start; see .run/console.log"
+	tail -5 "$RUN_DIR/console.log" >&2
+	return 1
 }
 
 # start_worker starts bin/worker in the background unless a worker started

@@ -7,6 +7,8 @@ ensure_redis
 ensure_temporal_server
 build
 start_worker
+start_console
 log "running the example rounds (examples/demo)"
 cd "$ROOT" && go run ./examples/demo
 log "the worker keeps running (pid $(cat "$RUN_DIR/worker.pid")); try: bin/starter round examples/round.json"
+log "$(grep -m1 "console listening" "$RUN_DIR/console.log") (pid $(cat "$RUN_DIR/console.pid"))"

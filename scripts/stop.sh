@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Stops what the scripts started: the worker, the dev server and Redis (only
+# Stops what the scripts started: the console, the worker, the dev server and Redis (only
 # when these scripts started them).
 source "$(dirname "$0")/lib.sh"
-for name in worker temporal redis; do
+for name in console worker temporal redis; do
 	pid_file="$RUN_DIR/$name.pid"
 	if [ -f "$pid_file" ] && kill -0 "$(cat "$pid_file")" 2>/dev/null; then
 		log "stopping $name"

@@ -1,0 +1,429 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolround/toolround/round"
+)
+
+// postRound is H2: submit a round; ?wait=1 waits for its result.
+func (s *Server) postRound(w http.ResponseWriter, r *http.Request, p principal) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxRoundBody))
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("read round: %w", err))
+		return
+	}
+	in, err := round.ParseInput(body)
+	if err != nil {
+		s.fail(w, r, fmt.Errorf("%w: %w", ErrBadInput, err))
+		return
+	}
+	if in.AutoApprove && p.Role != RoleApprover {
+		writeError(w, http.StatusForbidden, "forbidden", "auto_approve needs an approver token: an agent token may not approve its own calls")
+		return
+	}
+	id, err := s.b.Submit(r.Context(), in)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if v := r.URL.Query().Get("wait"); v == "" || v == "0" || v == "false" {
+		writeJSON(w, http.StatusAccepted, map[string]string{"workflow_id": id})
+		return
+	}
+	res, err := s.b.Wait(r.Context(), id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+// runningRound is H3's answer for a round that has not finished.
+type runningRound struct {
+	WorkflowID string          `json:"workflow_id"`
+	Status     string          `json:"status"`
+	Error      string          `json:"error,omitempty"`
+	Pending    []PendingCall   `json:"pending"`
+	Progress   json.RawMessage `json:"progress,omitempty"`
+}
+
+// getRound is H3.
+func (s *Server) getRound(w http.ResponseWriter, r *http.Request, _ principal) {
+	v, err := s.b.Round(r.Context(), r.PathValue("workflow_id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if v.Result != nil {
+		writeJSON(w, http.StatusOK, v.Result)
+		return
+	}
+	out := runningRound{WorkflowID: v.WorkflowID, Status: v.Status, Error: v.Error, Pending: v.Pending, Progress: v.Progress}
+	if out.Pending == nil {
+		out.Pending = []PendingCall{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// getInbox is H4; ?session=S keeps one session.
+func (s *Server) getInbox(w http.ResponseWriter, r *http.Request, _ principal) {
+	entries, err := s.b.Inbox(r.Context(), r.URL.Query().Get("session"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if entries == nil {
+		entries = []InboxEntry{}
+	}
+	writeJSON(w, http.StatusOK, entries)
+}
+
+// approvalRequest is H5's body.
+type approvalRequest struct {
+	WorkflowID string          `json:"workflow_id"`
+	CallID     string          `json:"call_id"`
+	ApprovalID string          `json:"approval_id"`
+	Approve    *bool           `json:"approve"`
+	Reason     string          `json:"reason"`
+	Remember   bool            `json:"remember"`
+	Pattern    string          `json:"pattern"`
+	AllowTurn  bool            `json:"allow_turn"`
+	Args       json.RawMessage `json:"args"`
+}
+
+// postApproval is H5.
+func (s *Server) postApproval(w http.ResponseWriter, r *http.Request, p principal) {
+	var req approvalRequest
+	if isForm(r) {
+		if err := s.parseForm(w, r); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		f := r.PostForm
+		// The page's buttons: approve, approve_edited (with the editor's
+		// arguments, when they differ from the model's) and deny.
+		decision := f.Get("decision")
+		if decision != "approve" && decision != "approve_edited" && decision != "deny" {
+			s.fail(w, r, fmt.Errorf("%w: decision must be approve, approve_edited or deny", ErrBadInput))
+			return
+		}
+		approve := decision != "deny"
+		req = approvalRequest{WorkflowID: f.Get("workflow_id"), CallID: f.Get("call_id"), ApprovalID: f.Get("approval_id"),
+			Approve: &approve, Reason: f.Get("reason"), Remember: f.Get("remember") != "", Pattern: f.Get("pattern"), AllowTurn: f.Get("allow_turn") != ""}
+		if a := strings.TrimSpace(f.Get("args")); decision == "approve_edited" && !sameJSON(a, f.Get("original_args")) {
+			if a == "" {
+				a = `""`
+			}
+			req.Args = json.RawMessage(a)
+		}
+	} else if err := s.decodeJSON(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.WorkflowID == "" || req.CallID == "" {
+		s.fail(w, r, fmt.Errorf("%w: workflow_id and call_id are required", ErrBadInput))
+		return
+	}
+	if req.Approve == nil {
+		s.fail(w, r, fmt.Errorf("%w: approve (true or false) is required", ErrBadInput))
+		return
+	}
+	d := Decision{WorkflowID: req.WorkflowID, CallID: req.CallID, ApprovalID: req.ApprovalID, Approve: *req.Approve,
+		Reason: req.Reason, Remember: req.Remember, Pattern: req.Pattern, AllowTurn: req.AllowTurn,
+		By: p.Name, Via: p.Via, Verified: true}
+	if len(req.Args) > 0 && string(req.Args) != "null" {
+		if !d.Approve {
+			s.fail(w, r, fmt.Errorf("%w: args are for approving with edited arguments, not for denying", ErrInvalidArgs))
+			return
+		}
+		args, err := objectArgs(req.Args)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		d.Args = args
+	}
+	if err := s.b.Decide(r.Context(), d); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	verb := "approved"
+	if !d.Approve {
+		verb = "denied"
+	}
+	s.done(w, r, map[string]any{"workflow_id": d.WorkflowID, "call_id": d.CallID, "decision": verb, "by": d.By, "via": d.Via})
+}
+
+// objectArgs checks edited arguments: a JSON object, or a JSON string that
+// holds one (as function.arguments does). It returns the object's text.
+func objectArgs(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	text := string(raw)
+	if len(raw) > 0 && raw[0] == '"' {
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return "", fmt.Errorf("%w: %v", ErrInvalidArgs, err)
+		}
+	}
+	var obj map[string]any
+	dec := json.NewDecoder(strings.NewReader(text))
+	if err := dec.Decode(&obj); err != nil || obj == nil {
+		return "", fmt.Errorf("%w: the arguments must be a JSON object", ErrInvalidArgs)
+	}
+	if dec.More() {
+		return "", fmt.Errorf("%w: the arguments have data after their JSON object", ErrInvalidArgs)
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrInvalidArgs, err)
+	}
+	return string(b), nil
+}
+
+// sameJSON compares two JSON texts by value.
+func sameJSON(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	xb, _ := json.Marshal(x)
+	yb, _ := json.Marshal(y)
+	return bytes.Equal(xb, yb)
+}
+
+type answerRequest struct {
+	WorkflowID string   `json:"workflow_id"`
+	CallID     string   `json:"call_id"`
+	Answers    []string `json:"answers"`
+}
+
+// postAnswer is H6: answer an ask_user call.
+func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request, _ principal) {
+	var req answerRequest
+	if isForm(r) {
+		if err := s.parseForm(w, r); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		req = answerRequest{WorkflowID: r.PostForm.Get("workflow_id"), CallID: r.PostForm.Get("call_id"), Answers: r.PostForm["answers"]}
+	} else if err := s.decodeJSON(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.WorkflowID == "" || req.CallID == "" || len(req.Answers) == 0 {
+		s.fail(w, r, fmt.Errorf("%w: workflow_id, call_id and answers (a list of strings) are required", ErrBadInput))
+		return
+	}
+	if err := s.b.Answer(r.Context(), req.WorkflowID, req.CallID, req.Answers); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.done(w, r, map[string]any{"workflow_id": req.WorkflowID, "call_id": req.CallID, "answered": true})
+}
+
+type extendRequest struct {
+	WorkflowID string `json:"workflow_id"`
+	CallID     string `json:"call_id"`
+	Seconds    int    `json:"seconds"`
+}
+
+// maxExtend is T3's cap on one wait.
+const maxExtend = 7 * 24 * 3600
+
+// postExtend is H6: push a waiting call's deadline.
+func (s *Server) postExtend(w http.ResponseWriter, r *http.Request, _ principal) {
+	var req extendRequest
+	if isForm(r) {
+		if err := s.parseForm(w, r); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		n, err := strconv.Atoi(r.PostForm.Get("seconds"))
+		if err != nil {
+			s.fail(w, r, fmt.Errorf("%w: seconds must be a whole number", ErrBadInput))
+			return
+		}
+		req = extendRequest{WorkflowID: r.PostForm.Get("workflow_id"), CallID: r.PostForm.Get("call_id"), Seconds: n}
+	} else if err := s.decodeJSON(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.WorkflowID == "" || req.CallID == "" {
+		s.fail(w, r, fmt.Errorf("%w: workflow_id and call_id are required", ErrBadInput))
+		return
+	}
+	if req.Seconds < 1 || req.Seconds > maxExtend {
+		s.fail(w, r, fmt.Errorf("%w: seconds must be from 1 to %d (7 days)", ErrBadInput, maxExtend))
+		return
+	}
+	if err := s.b.Extend(r.Context(), req.WorkflowID, req.CallID, req.Seconds); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.done(w, r, map[string]any{"workflow_id": req.WorkflowID, "call_id": req.CallID, "extended_seconds": req.Seconds})
+}
+
+// postCancel is H6: cancel a round.
+func (s *Server) postCancel(w http.ResponseWriter, r *http.Request, _ principal) {
+	var req struct {
+		WorkflowID string `json:"workflow_id"`
+	}
+	if isForm(r) {
+		if err := s.parseForm(w, r); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		req.WorkflowID = r.PostForm.Get("workflow_id")
+	} else if err := s.decodeJSON(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.WorkflowID == "" {
+		s.fail(w, r, fmt.Errorf("%w: workflow_id is required", ErrBadInput))
+		return
+	}
+	if err := s.b.Cancel(r.Context(), req.WorkflowID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.done(w, r, map[string]any{"workflow_id": req.WorkflowID, "cancelled": true})
+}
+
+// notImplementedAgents is H7, which waits for durable agent runs (A).
+func (s *Server) notImplementedAgents(w http.ResponseWriter, _ *http.Request, _ principal) {
+	writeError(w, http.StatusNotImplemented, "not_implemented",
+		"agent runs are not served yet: submit rounds with POST /api/v1/rounds and run the model loop yourself (examples/http-agent)")
+}
+
+// getEvents is H8: the session's events as server-sent events, one JSON
+// event (as `starter watch --json` prints it) per data: line.
+func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, _ principal) {
+	session := r.PathValue("session")
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Time{})
+	var mu sync.Mutex
+	started := false
+	write := func(text string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, err := io.WriteString(w, text); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
+	ready := func() {
+		h := w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Accel-Buffering", "no")
+		w.WriteHeader(http.StatusOK)
+		mu.Lock()
+		started = true
+		mu.Unlock()
+		_ = write("retry: 2000\n: ready\n\n")
+	}
+	ctx := r.Context()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(15 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				mu.Lock()
+				ok := started
+				mu.Unlock()
+				if ok {
+					_ = write(": ping\n\n")
+				}
+			}
+		}
+	}()
+	// EventSource sends the last event's id when it reconnects.
+	after := r.Header.Get("Last-Event-ID")
+	if after == "" {
+		after = r.URL.Query().Get("after")
+	}
+	err := s.b.Events(ctx, session, after, ready, func(e round.Event) error {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		return write("id: " + oneLine(e.ID) + "\ndata: " + string(b) + "\n\n")
+	})
+	mu.Lock()
+	ok := started
+	mu.Unlock()
+	if err != nil && !ok {
+		s.fail(w, r, err)
+		return
+	}
+	if err != nil && ctx.Err() == nil {
+		s.log.Warn("event stream ended", "session", session, "err", err)
+	}
+}
+
+func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
+
+func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
+	if err != nil {
+		return fmt.Errorf("read body: %w", err)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return fmt.Errorf("%w: field %q must be %s, not %s", ErrBadInput, te.Field, te.Type, te.Value)
+		}
+		return fmt.Errorf("%w: the body is not valid JSON: %v", ErrBadInput, err)
+	}
+	return nil
+}
+
+// parseForm parses a form body (api has done so, within MaxBody).
+func (s *Server) parseForm(w http.ResponseWriter, r *http.Request) error {
+	if r.PostForm != nil {
+		return nil
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+	if err := r.ParseForm(); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", ErrBadInput, err)
+	}
+	return nil
+}
+
+// done answers a successful action: JSON for the API and the page's
+// script, a redirect back for a plain form.
+func (s *Server) done(w http.ResponseWriter, r *http.Request, v map[string]any) {
+	if wantsHTML(r) {
+		http.Redirect(w, r, localPath(r.PostForm.Get("return")), http.StatusSeeOther)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// localPath keeps redirects on this site.
+func localPath(p string) string {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+		return "/"
+	}
+	return p
+}

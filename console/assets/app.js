@@ -1,0 +1,166 @@
+// The console's page script: forms sent without leaving the page, edited
+// arguments checked before they are sent, waiting times that tick, and the
+// session's live event stream. Every form also works without it.
+(function () {
+  "use strict";
+  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+
+  function human(ms) {
+    var s = Math.max(0, Math.round(ms / 1000));
+    if (s < 60) return s + "s";
+    if (s < 3600) return Math.floor(s / 60) + "m " + (s % 60) + "s";
+    if (s < 172800) return Math.floor(s / 3600) + "h " + Math.floor((s % 3600) / 60) + "m";
+    return Math.floor(s / 86400) + "d " + Math.floor((s % 86400) / 3600) + "h";
+  }
+
+  function tick() {
+    var now = Date.now();
+    document.querySelectorAll("[data-since]").forEach(function (el) {
+      var t = Date.parse(el.dataset.since);
+      if (!isNaN(t) && t > 0) el.textContent = "waiting " + human(now - t);
+    });
+    document.querySelectorAll("[data-deadline]").forEach(function (el) {
+      var t = Date.parse(el.dataset.deadline);
+      if (isNaN(t) || t <= 0) return;
+      var left = t - now;
+      el.textContent = "deadline " + new Date(t).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC") +
+        (left > 0 ? " (in " + human(left) + ")" : " (passed)");
+    });
+  }
+
+  // checkJSON marks an arguments editor valid or not; true when valid.
+  function checkJSON(area) {
+    var msg = document.getElementById(area.getAttribute("aria-describedby"));
+    var ok = true, text = "Valid JSON object.";
+    try {
+      var v = JSON.parse(area.value);
+      if (v === null || typeof v !== "object" || Array.isArray(v)) { ok = false; text = "The arguments must be a JSON object."; }
+    } catch (e) {
+      ok = false; text = "Not valid JSON: " + e.message;
+    }
+    area.setAttribute("aria-invalid", ok ? "false" : "true");
+    if (msg) { msg.textContent = text; msg.className = ok ? "hint" : "hint bad"; }
+    return ok;
+  }
+
+  function enhance(form) {
+    var card = form.closest(".card");
+    form.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      var button = ev.submitter;
+      var data = new URLSearchParams(new FormData(form));
+      if (button && button.name) data.set(button.name, button.value);
+      var status = card && card.querySelector(".status");
+      var alert = card && card.querySelector(".error");
+      if (alert) alert.textContent = "";
+      if (button && button.value === "approve_edited") {
+        var area = form.querySelector("textarea[data-json]");
+        if (area && !checkJSON(area)) { area.focus(); return; }
+      }
+      if (form.action.indexOf("/api/v1/cancel") >= 0 && !window.confirm("Cancel the whole round? Every call still gets a result.")) return;
+      var buttons = form.querySelectorAll("button");
+      buttons.forEach(function (b) { b.disabled = true; });
+      fetch(form.action, {
+        method: "POST", credentials: "same-origin", body: data,
+        headers: { "Accept": "application/json", "X-CSRF-Token": csrf }
+      }).then(function (resp) {
+        return resp.json().catch(function () { return {}; }).then(function (body) { return { ok: resp.ok, status: resp.status, body: body }; });
+      }).then(function (r) {
+        if (!r.ok) {
+          buttons.forEach(function (b) { b.disabled = false; });
+          if (alert) alert.textContent = (r.body.error || ("HTTP " + r.status)) + (r.body.message ? ": " + r.body.message : "");
+          return;
+        }
+        var b = r.body, text = "Done.";
+        if (b.decision) text = (b.decision === "approved" ? "Approved" : "Denied") + " by " + b.by + ".";
+        else if (b.answered) text = "Answer sent.";
+        else if (b.extended_seconds) { text = "Deadline extended by " + human(b.extended_seconds * 1000) + "."; buttons.forEach(function (x) { x.disabled = false; }); }
+        else if (b.cancelled) text = "Round cancelled.";
+        if (status) status.textContent = text;
+        if (card && !b.extended_seconds) {
+          card.classList.add("decided");
+          card.querySelectorAll("form button, form input, form textarea, form select").forEach(function (x) { x.disabled = true; });
+          if (status) { status.setAttribute("tabindex", "-1"); status.focus(); }
+        }
+      }).catch(function (e) {
+        buttons.forEach(function (b) { b.disabled = false; });
+        if (alert) alert.textContent = "Could not reach the console: " + e.message;
+      });
+    });
+  }
+
+  function liveSession(session) {
+    var live = document.getElementById("live");
+    var list = document.getElementById("events");
+    var notice = document.getElementById("notice");
+    var es = new EventSource("/api/v1/sessions/" + encodeURIComponent(session) + "/events");
+    es.onopen = function () { live.textContent = "Live: new events appear below."; live.dataset.live = "1"; };
+    es.onerror = function () { live.textContent = "Event stream interrupted; reconnecting…"; live.dataset.live = "0"; };
+    es.onmessage = function (m) {
+      var e;
+      try { e = JSON.parse(m.data); } catch (x) { return; }
+      var li = document.createElement("li");
+      li.textContent = (e.time || "").replace("T", " ").replace(/\.\d+Z$/, "Z") + "  round " + (e.round || 0) + "  " + e.type +
+        (e.call_id ? "  " + e.call_id + " " + (e.tool || "") : "") + (e.status ? "  [" + e.status + "]" : "") + (e.detail ? "  " + e.detail : "");
+      list.insertBefore(li, list.firstChild);
+      while (list.children.length > 200) list.removeChild(list.lastChild);
+      if (e.call_id && e.workflow_id) {
+        var cell = document.querySelector('[data-status-for="' + CSS.escape(e.workflow_id + "|" + e.call_id) + '"]');
+        if (cell) {
+          if (e.type === "tool_result" && e.status) cell.textContent = e.status;
+          else if (e.type === "call_started") cell.textContent = "running";
+          else if (e.type === "confirmation_answered") cell.textContent = "answered";
+        }
+      }
+      if (e.type === "round_finished" && e.workflow_id) {
+        var badge = document.querySelector('[data-round-status="' + CSS.escape(e.workflow_id) + '"]');
+        if (badge) badge.textContent = "completed";
+      }
+      if ((e.type === "confirmation_requested" || e.type === "round_started") && notice &&
+          !document.querySelector('[data-workflow="' + CSS.escape(e.workflow_id || "") + '"]')) {
+        notice.innerHTML = "";
+        var a = document.createElement("a");
+        a.href = location.pathname;
+        a.textContent = "A new round started or waits for you: reload to see it.";
+        notice.appendChild(a);
+      }
+    };
+  }
+
+  function pollInbox() {
+    var summary = document.getElementById("inbox-summary");
+    if (!summary) return;
+    var shown = parseInt(document.body.dataset.inboxCount || "0", 10);
+    var filter = new URLSearchParams(location.search).get("session");
+    setInterval(function () {
+      fetch("/api/v1/inbox" + (filter ? "?session=" + encodeURIComponent(filter) : ""), { credentials: "same-origin", headers: { "Accept": "application/json" } })
+        .then(function (r) { return r.ok ? r.json() : null; })
+        .then(function (entries) {
+          if (!entries) return;
+          var n = 0;
+          entries.forEach(function (e) { n += (e.pending || []).length; });
+          if (n !== shown && !document.getElementById("inbox-changed")) {
+            var p = document.createElement("p");
+            p.id = "inbox-changed";
+            p.className = "notice";
+            var a = document.createElement("a");
+            a.href = location.pathname + location.search;
+            a.textContent = n + " call" + (n === 1 ? "" : "s") + " wait now: reload the inbox.";
+            p.appendChild(a);
+            summary.after(p);
+          }
+        }).catch(function () {});
+    }, 10000);
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("form[data-enhance]").forEach(enhance);
+    document.querySelectorAll("textarea[data-json]").forEach(function (a) {
+      a.addEventListener("input", function () { checkJSON(a); });
+    });
+    tick();
+    setInterval(tick, 1000);
+    if (document.body.dataset.session) liveSession(document.body.dataset.session);
+    pollInbox();
+  });
+})();

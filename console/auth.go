@@ -1,0 +1,206 @@
+package console
+
+import (
+	"bufio"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Roles a token may have (H1).
+const (
+	RoleAgent    = "agent"
+	RoleApprover = "approver"
+)
+
+// Token is one line of the CONSOLE_TOKENS file.
+type Token struct {
+	Secret string
+	Name   string
+	Role   string
+}
+
+// ParseTokens reads `TOKEN NAME ROLE` lines; blank lines and lines starting
+// with # are skipped.
+func ParseTokens(r io.Reader) ([]Token, error) {
+	var out []Token
+	s := bufio.NewScanner(r)
+	for n := 1; s.Scan(); n++ {
+		line := strings.TrimSpace(s.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			return nil, fmt.Errorf("tokens line %d: want TOKEN NAME ROLE, got %d fields", n, len(f))
+		}
+		if f[2] != RoleAgent && f[2] != RoleApprover {
+			return nil, fmt.Errorf("tokens line %d: role %q: want agent or approver", n, f[2])
+		}
+		if len(f[0]) < 16 {
+			return nil, fmt.Errorf("tokens line %d: the token is shorter than 16 characters", n)
+		}
+		out = append(out, Token{Secret: f[0], Name: f[1], Role: f[2]})
+	}
+	if err := s.Err(); err != nil {
+		return nil, fmt.Errorf("read tokens: %w", err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("the tokens file has no token")
+	}
+	return out, nil
+}
+
+// NewToken is a random token for people to paste: 32 hex digits.
+func NewToken() string { return randomHex(16) }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported systems
+	}
+	return hex.EncodeToString(b)
+}
+
+// principal is who a request acts as.
+type principal struct {
+	Name string
+	Role string
+	// Via is "api" for bearer requests, "console" for the page's cookie.
+	Via string
+	// CSRF is the page session's CSRF token; empty for bearer requests.
+	CSRF string
+}
+
+type tokenSet struct {
+	// digests of the secrets: comparing equal-length digests in constant
+	// time tells nothing about a secret's length or prefix.
+	entries []tokenEntry
+}
+
+type tokenEntry struct {
+	digest [32]byte
+	name   string
+	role   string
+}
+
+func newTokenSet(ts []Token) *tokenSet {
+	s := &tokenSet{}
+	for _, t := range ts {
+		s.entries = append(s.entries, tokenEntry{digest: sha256.Sum256([]byte(t.Secret)), name: t.Name, role: t.Role})
+	}
+	return s
+}
+
+func (s *tokenSet) lookup(secret string) (tokenEntry, bool) {
+	d := sha256.Sum256([]byte(secret))
+	var found tokenEntry
+	ok := 0
+	for _, e := range s.entries {
+		if subtle.ConstantTimeCompare(d[:], e.digest[:]) == 1 {
+			found, ok = e, 1
+		}
+	}
+	return found, ok == 1
+}
+
+// sessions are the page's signed-in people, by cookie value.
+type sessions struct {
+	mu  sync.Mutex
+	m   map[string]pageSession
+	ttl time.Duration
+}
+
+type pageSession struct {
+	name, role, csrf string
+	expires          time.Time
+}
+
+const cookieName = "toolround_console"
+
+func newSessions(ttl time.Duration) *sessions {
+	return &sessions{m: map[string]pageSession{}, ttl: ttl}
+}
+
+func (s *sessions) create(e tokenEntry) (id string, ps pageSession) {
+	id = randomHex(32)
+	ps = pageSession{name: e.name, role: e.role, csrf: randomHex(32), expires: time.Now().Add(s.ttl)}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	for k, v := range s.m {
+		if now.After(v.expires) {
+			delete(s.m, k)
+		}
+	}
+	s.m[id] = ps
+	return id, ps
+}
+
+func (s *sessions) get(id string) (pageSession, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps, ok := s.m[id]
+	if !ok || time.Now().After(ps.expires) {
+		delete(s.m, id)
+		return pageSession{}, false
+	}
+	return ps, true
+}
+
+func (s *sessions) drop(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, id)
+}
+
+// authenticate finds who a request acts as: a bearer token first, else the
+// page's cookie. ok is false for neither.
+func (s *Server) authenticate(r *http.Request) (principal, bool) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		tok, found := strings.CutPrefix(h, "Bearer ")
+		if !found {
+			return principal{}, false
+		}
+		e, ok := s.tokens.lookup(strings.TrimSpace(tok))
+		if !ok {
+			return principal{}, false
+		}
+		return principal{Name: e.name, Role: e.role, Via: "api"}, true
+	}
+	c, err := r.Cookie(cookieName)
+	if err != nil {
+		return principal{}, false
+	}
+	ps, ok := s.sessions.get(c.Value)
+	if !ok {
+		return principal{}, false
+	}
+	return principal{Name: ps.name, Role: ps.role, Via: "console", CSRF: ps.csrf}, true
+}
+
+// csrfOK checks the CSRF token of a state-changing page request: the
+// X-CSRF-Token header (the page's script) or the csrf form field (its plain
+// forms). Bearer requests carry no cookie, so they need none.
+func csrfOK(p principal, r *http.Request) bool {
+	if p.Via != "console" {
+		return true
+	}
+	got := r.Header.Get("X-CSRF-Token")
+	if got == "" && isForm(r) {
+		got = r.PostFormValue("csrf")
+	}
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(p.CSRF)) == 1
+}
+
+func isForm(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	return strings.HasPrefix(ct, "application/x-www-form-urlencoded") || strings.HasPrefix(ct, "multipart/form-data")
+}

@@ -1,0 +1,162 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/toolround/toolround/round"
+)
+
+// Backend is what the console needs from Temporal and Redis. The HTTP layer
+// only speaks to this interface: NewTemporalBackend is the real one, tests use
+// a fake.
+type Backend interface {
+	// Submit starts a round (or attaches to the same round already started)
+	// and returns its workflow id. Errors wrapping client.ErrInputTooLarge,
+	// client.ErrInputMismatch or ErrBadInput map to 413, 409 and 400.
+	Submit(ctx context.Context, in *round.Input) (string, error)
+	// Wait blocks until the round has finished and returns its result.
+	Wait(ctx context.Context, workflowID string) (*round.Result, error)
+	// Round reads a round: its result when finished, else what it waits for
+	// and its progress. ErrNotFound when there is no such round.
+	Round(ctx context.Context, workflowID string) (*RoundView, error)
+	// Inbox lists the rounds that wait for a person, newest first; session
+	// "" means every session.
+	Inbox(ctx context.Context, session string) ([]InboxEntry, error)
+	// Session lists a session's rounds, newest first, with their calls.
+	Session(ctx context.Context, session string) ([]RoundView, error)
+	// Decide approves or denies a waiting call: ErrNotWaiting,
+	// ErrStaleApproval or ErrInvalidArgs when the round refuses it.
+	Decide(ctx context.Context, d Decision) error
+	// Answer answers an ask_user call.
+	Answer(ctx context.Context, workflowID, callID string, answers []string) error
+	// Extend pushes a waiting call's deadline by seconds.
+	Extend(ctx context.Context, workflowID, callID string, seconds int) error
+	// Cancel cancels a round.
+	Cancel(ctx context.Context, workflowID string) error
+	// Events calls ready once the stream is being read (every event
+	// published after it is seen), then fn for each new event of the session
+	// until ctx ends or fn fails. With after set to an event's id, the events
+	// published after that one come first (a reconnecting reader's
+	// Last-Event-ID); an id no longer in the stream counts as none.
+	Events(ctx context.Context, session, after string, ready func(), fn func(round.Event) error) error
+}
+
+// Errors a Backend returns for the HTTP layer to map to statuses.
+var (
+	// ErrNotFound: no such round (404 not_found).
+	ErrNotFound = errors.New("no such round")
+	// ErrNotWaiting: the call does not wait for a decision (404 not_waiting).
+	ErrNotWaiting = errors.New("the call does not wait for a decision")
+	// ErrStaleApproval: the approval_id is not the waiting call's (409 stale_approval).
+	ErrStaleApproval = errors.New("the approval_id does not match the waiting call: its arguments changed or it is another call; read the inbox again")
+	// ErrInvalidArgs: edited arguments refused (400 invalid_args).
+	ErrInvalidArgs = errors.New("invalid arguments")
+	// ErrBadInput: anything else wrong with a request (400 bad_request).
+	ErrBadInput = errors.New("bad request")
+	// ErrUnsupported: the workers cannot do this yet (501 not_implemented).
+	ErrUnsupported = errors.New("not supported by the workers")
+)
+
+// Decision is a person's answer to a waiting call, in the shape of the
+// round's confirm update and signal (SPEC T1).
+type Decision struct {
+	WorkflowID string `json:"-"`
+	CallID     string `json:"call_id"`
+	ApprovalID string `json:"approval_id,omitempty"`
+	Approve    bool   `json:"approve"`
+	Reason     string `json:"reason,omitempty"`
+	Remember   bool   `json:"remember,omitempty"`
+	Pattern    string `json:"pattern,omitempty"`
+	AllowTurn  bool   `json:"allow_turn,omitempty"`
+	// By is the token's name, Via "api" or "console"; both verified.
+	By       string `json:"by,omitempty"`
+	Via      string `json:"via,omitempty"`
+	Verified bool   `json:"verified,omitempty"`
+	// Args, when set, are the edited arguments the call runs with: the text
+	// of a JSON object, as a call's function.arguments.
+	Args string `json:"args,omitempty"`
+}
+
+// PendingCall is a call that waits for a person or a client, as the round's
+// pending query lists it. It holds the fields of today's query and those of
+// the approval contract (approval_id, reasons), so it reads both.
+type PendingCall struct {
+	CallID     string          `json:"call_id"`
+	Tool       string          `json:"tool"`
+	Kind       string          `json:"kind,omitempty"`
+	Arguments  round.Arguments `json:"arguments"`
+	ApprovalID string          `json:"approval_id,omitempty"`
+	Subject    string          `json:"subject,omitempty"`
+	Reason     string          `json:"reason,omitempty"`
+	Reasons    []string        `json:"reasons,omitempty"`
+	Questions  []string        `json:"questions,omitempty"`
+	Since      time.Time       `json:"since"`
+	Deadline   time.Time       `json:"deadline"`
+}
+
+// Pending kinds (today's query; a call without a kind waits for a decision).
+const (
+	KindConfirm    = "confirm"
+	KindAnswer     = "answer"
+	KindToolResult = "tool_result"
+)
+
+// Why is every reason the call asks, whichever field carries it.
+func (p PendingCall) Why() []string {
+	if len(p.Reasons) > 0 {
+		return p.Reasons
+	}
+	if p.Reason != "" {
+		return []string{p.Reason}
+	}
+	return nil
+}
+
+// NeedsDecision reports whether approve/deny applies.
+func (p PendingCall) NeedsDecision() bool { return p.Kind == "" || p.Kind == KindConfirm }
+
+// InboxEntry is one round that waits for a person.
+type InboxEntry struct {
+	WorkflowID string        `json:"workflow_id"`
+	SessionID  string        `json:"session_id"`
+	Pending    []PendingCall `json:"pending"`
+}
+
+// Round states of a RoundView.
+const (
+	StatusRunning   = "running"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+)
+
+// RoundView is a round as the console shows it.
+type RoundView struct {
+	WorkflowID string `json:"workflow_id"`
+	SessionID  string `json:"session_id,omitempty"`
+	RunID      string `json:"run_id,omitempty"`
+	Round      int    `json:"round,omitempty"`
+	// Status is running, completed or failed (cancelled, terminated and
+	// timed-out rounds count as failed, with Error saying which).
+	Status    string        `json:"status"`
+	Error     string        `json:"error,omitempty"`
+	StartTime time.Time     `json:"start_time,omitempty"`
+	Pending   []PendingCall `json:"pending,omitempty"`
+	// Progress is the round's progress query answer, as the worker gives it.
+	Progress json.RawMessage `json:"progress,omitempty"`
+	// Calls are the round's calls with their state or final status.
+	Calls []CallView `json:"calls,omitempty"`
+	// Result is set once the round has completed.
+	Result *round.Result `json:"-"`
+}
+
+// CallView is one call of a round: its state while the round runs
+// (planned, waiting, queued, running, done) and its status once done.
+type CallView struct {
+	CallID string `json:"call_id"`
+	Tool   string `json:"tool"`
+	State  string `json:"state,omitempty"`
+	Status string `json:"status,omitempty"`
+}

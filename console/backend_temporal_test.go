@@ -1,0 +1,116 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/mocks"
+	"go.temporal.io/sdk/temporal"
+)
+
+// jsonValue is a query answer.
+type jsonValue struct{ v any }
+
+func (j jsonValue) HasValue() bool { return j.v != nil }
+func (j jsonValue) Get(ptr any) error {
+	b, err := json.Marshal(j.v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, ptr)
+}
+
+const wf = "toolround/s1/r1/2"
+
+func pendingAnswer(approvalID string) jsonValue {
+	return jsonValue{[]map[string]any{{"call_id": "e1", "tool": "edit_file", "kind": "confirm", "approval_id": approvalID,
+		"arguments": `{"path":"a.txt","new_text":"x"}`, "since": time.Now(), "deadline": time.Now().Add(time.Hour)}}}
+}
+
+func TestDecideUsesTheUpdateAndMapsItsRefusals(t *testing.T) {
+	for typ, want := range map[string]error{"not_waiting": ErrNotWaiting, "stale_approval": ErrStaleApproval, "invalid_args": ErrInvalidArgs} {
+		tc := &mocks.Client{}
+		h := &mocks.WorkflowUpdateHandle{}
+		tc.On("UpdateWorkflow", mock.Anything, mock.MatchedBy(func(o any) bool { return true })).Return(h, nil)
+		h.On("Get", mock.Anything, mock.Anything).Return(temporal.NewApplicationError("refused", typ))
+		b := NewTemporalBackend(tc, TemporalOptions{})
+		err := b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "e1", ApprovalID: "abc", Approve: true, By: "alice", Via: "api", Verified: true})
+		require.ErrorIs(t, err, want, typ)
+		tc.AssertNotCalled(t, "SignalWorkflow", mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything)
+	}
+}
+
+func TestDecideFallsBackToTheSignal(t *testing.T) {
+	unknown := errors.New("unknown update confirm. KnownUpdates=[]")
+	setup := func(approvalID string) (*mocks.Client, *TemporalBackend) {
+		tc := &mocks.Client{}
+		tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(nil, unknown)
+		tc.On("QueryWorkflow", mock.Anything, wf, "", "pending").Return(pendingAnswer(approvalID), nil)
+		tc.On("SignalWorkflow", mock.Anything, wf, "", "confirm", mock.Anything).Return(nil)
+		return tc, NewTemporalBackend(tc, TemporalOptions{})
+	}
+
+	// A stale approval_id: refused, nothing sent.
+	tc, b := setup("abc")
+	err := b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "e1", ApprovalID: "old", Approve: true})
+	require.ErrorIs(t, err, ErrStaleApproval)
+	tc.AssertNotCalled(t, "SignalWorkflow", mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything)
+
+	// A call that does not wait: 404, nothing sent.
+	err = b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "ghost", ApprovalID: "abc", Approve: true})
+	require.ErrorIs(t, err, ErrNotWaiting)
+	tc.AssertNotCalled(t, "SignalWorkflow", mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything)
+
+	// Edited arguments cannot travel by today's signal: refused, not dropped.
+	err = b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "e1", ApprovalID: "abc", Approve: true, Args: `{"path":"b.txt","new_text":"x"}`})
+	require.ErrorIs(t, err, ErrUnsupported)
+	tc.AssertNotCalled(t, "SignalWorkflow", mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything)
+
+	// The matching approval_id: the decision goes as the signal, with who
+	// decided and how.
+	d := Decision{WorkflowID: wf, CallID: "e1", ApprovalID: "abc", Approve: false, Reason: "no", By: "alice", Via: "console", Verified: true}
+	require.NoError(t, b.Decide(context.Background(), d))
+	tc.AssertCalled(t, "SignalWorkflow", mock.Anything, wf, "", "confirm", d)
+
+	// A round that gives no approval_id yet: accepted without one.
+	tc, b = setup("")
+	require.NoError(t, b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "e1", Approve: true}))
+	tc.AssertNumberOfCalls(t, "SignalWorkflow", 1)
+}
+
+func TestDecideOnAFinishedRound(t *testing.T) {
+	tc := &mocks.Client{}
+	tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(nil, serviceerror.NewNotFound("workflow execution already completed"))
+	b := NewTemporalBackend(tc, TemporalOptions{})
+	require.ErrorIs(t, b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "e1"}), ErrNotWaiting)
+}
+
+func TestInboxFallsBackWithoutSearchAttributes(t *testing.T) {
+	tc := &mocks.Client{}
+	var queries []string
+	tc.On("ListWorkflow", mock.Anything, mock.Anything).Return(func(_ context.Context, r *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+		queries = append(queries, r.Query)
+		if len(queries) == 1 {
+			return nil, serviceerror.NewInvalidArgument("invalid query: unknown search attribute ToolroundWaiting")
+		}
+		return &workflowservice.ListWorkflowExecutionsResponse{}, nil
+	})
+	b := NewTemporalBackend(tc, TemporalOptions{TaskQueue: "q1"})
+	entries, err := b.Inbox(context.Background(), "s1")
+	require.NoError(t, err)
+	require.Empty(t, entries)
+	require.Equal(t, []string{
+		"WorkflowType = 'ToolRound' AND ExecutionStatus = 'Running' AND TaskQueue = 'q1' AND WorkflowId STARTS_WITH 'toolround/s1/' AND ToolroundWaiting = true",
+		"WorkflowType = 'ToolRound' AND ExecutionStatus = 'Running' AND TaskQueue = 'q1' AND WorkflowId STARTS_WITH 'toolround/s1/'",
+	}, queries)
+
+	_, err = b.Inbox(context.Background(), "x' OR '1'='1")
+	require.ErrorIs(t, err, ErrBadInput)
+}

@@ -1,0 +1,139 @@
+// Command console serves toolround's HTTP API and its page for people (H):
+// submit rounds, read results and events, and answer what rounds wait for.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/toolround/toolround/cache"
+	"github.com/toolround/toolround/console"
+	"github.com/toolround/toolround/engine"
+)
+
+const usage = `usage: console
+Serves the HTTP API (/api/v1/...) and the page (/) on CONSOLE_ADDR.
+environment:
+  CONSOLE_ADDR      listen address (default 127.0.0.1:8780)
+  CONSOLE_TOKENS    file of "TOKEN NAME ROLE" lines, ROLE agent or approver;
+                    without it, one approver token is generated and printed
+  CONSOLE_TLS_CERT, CONSOLE_TLS_KEY   serve HTTPS with this certificate
+  TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TASK_QUEUE, REDIS_URL,
+  TOOLROUND_SECRET_KEY[_FILE]         as for the worker and the starter`
+
+func main() {
+	if len(os.Args) > 1 {
+		fmt.Println(usage)
+		if a := os.Args[1]; a == "-h" || a == "--help" || a == "help" {
+			return
+		}
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "console: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	cfg, err := engine.ConfigFromEnv()
+	if err != nil {
+		return err
+	}
+	tokens, generated, err := loadTokens()
+	if err != nil {
+		return err
+	}
+	tc, err := engine.Dial(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	var rc *cache.Client
+	if cfg.RedisURL != "" {
+		rc, err = cache.Open(ctx, cache.Options{URL: cfg.RedisURL, Logger: logger})
+		if err != nil {
+			logger.Warn("console: no Redis: event streams and large results are unavailable", "err", err)
+			rc = nil
+		} else {
+			defer rc.Close()
+		}
+	}
+	backend := console.NewTemporalBackend(tc, console.TemporalOptions{
+		Namespace: cfg.Namespace, TaskQueue: cfg.TaskQueue, Redis: rc, Secrets: cfg.Secrets, Logger: logger,
+	})
+	srv, err := console.New(console.Options{Backend: backend, Tokens: tokens, Logger: logger})
+	if err != nil {
+		return err
+	}
+	addr := os.Getenv("CONSOLE_ADDR")
+	if addr == "" {
+		addr = "127.0.0.1:8780"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on CONSOLE_ADDR %s: %w", addr, err)
+	}
+	certFile, keyFile := os.Getenv("CONSOLE_TLS_CERT"), os.Getenv("CONSOLE_TLS_KEY")
+	scheme := "http"
+	if certFile != "" || keyFile != "" {
+		scheme = "https"
+	}
+	url := fmt.Sprintf("%s://%s/", scheme, ln.Addr())
+	if generated != "" {
+		fmt.Printf("console listening on %s token %s (approver \"console\"; set CONSOLE_TOKENS to choose tokens)\n", url, generated)
+	} else {
+		fmt.Printf("console listening on %s (%d tokens from %s)\n", url, len(tokens), os.Getenv("CONSOLE_TOKENS"))
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	errc := make(chan error, 1)
+	go func() {
+		if scheme == "https" {
+			errc <- hs.ServeTLS(ln, certFile, keyFile)
+		} else {
+			errc <- hs.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+// loadTokens reads CONSOLE_TOKENS, or makes one approver token.
+func loadTokens() ([]console.Token, string, error) {
+	path := os.Getenv("CONSOLE_TOKENS")
+	if path == "" {
+		t := console.NewToken()
+		return []console.Token{{Secret: t, Name: "console", Role: console.RoleApprover}}, t, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("CONSOLE_TOKENS: %w", err)
+	}
+	defer f.Close()
+	ts, err := console.ParseTokens(f)
+	if err != nil {
+		return nil, "", fmt.Errorf("CONSOLE_TOKENS %s: %w", path, err)
+	}
+	return ts, "", nil
+}

@@ -1,0 +1,249 @@
+// Package console is toolround's HTTP API and its page for people: submit
+// rounds, read results and events, and answer what rounds wait for (H).
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/toolround/toolround/client"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Backend reaches the rounds. Required.
+	Backend Backend
+	// Tokens that may use the API and sign in on the page. Required.
+	Tokens []Token
+	// Logger for requests that fail on the server's side. Default: discard.
+	Logger *slog.Logger
+	// MaxRoundBody bounds the body of POST /api/v1/rounds. Default 2 MiB
+	// (Temporal's payload limit); the round itself must also pass the
+	// client's rule of client.DefaultMaxInputBytes encoded, as for the CLI.
+	MaxRoundBody int64
+	// MaxBody bounds every other body. Default 1.5 MiB (edited arguments
+	// may be as large as a round's).
+	MaxBody int64
+	// SessionTTL is how long a page sign-in lasts. Default 12h.
+	SessionTTL time.Duration
+	// Now is the clock of the page's "waiting for" times. Default time.Now.
+	Now func() time.Time
+}
+
+// Server serves the API and the page.
+type Server struct {
+	opts     Options
+	b        Backend
+	tokens   *tokenSet
+	sessions *sessions
+	log      *slog.Logger
+	mux      *http.ServeMux
+	pages    *pages
+}
+
+// New builds a Server.
+func New(opts Options) (*Server, error) {
+	if opts.Backend == nil {
+		return nil, errors.New("console: no backend")
+	}
+	if len(opts.Tokens) == 0 {
+		return nil, errors.New("console: no tokens")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.MaxRoundBody <= 0 {
+		opts.MaxRoundBody = 2 << 20
+	}
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = client.DefaultMaxInputBytes
+	}
+	if opts.SessionTTL <= 0 {
+		opts.SessionTTL = 12 * time.Hour
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	p, err := loadPages()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, b: opts.Backend, tokens: newTokenSet(opts.Tokens), sessions: newSessions(opts.SessionTTL),
+		log: opts.Logger, mux: http.NewServeMux(), pages: p}
+	s.routes()
+	return s, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) routes() {
+	m := s.mux
+	// API (H2..H8).
+	m.HandleFunc("POST /api/v1/rounds", s.api(roleAny, s.postRound))
+	m.HandleFunc("GET /api/v1/rounds/{workflow_id...}", s.api(roleAny, s.getRound))
+	m.HandleFunc("GET /api/v1/inbox", s.api(roleAny, s.getInbox))
+	m.HandleFunc("POST /api/v1/approvals", s.api(RoleApprover, s.postApproval))
+	m.HandleFunc("POST /api/v1/answers", s.api(RoleApprover, s.postAnswer))
+	m.HandleFunc("POST /api/v1/extend", s.api(RoleApprover, s.postExtend))
+	m.HandleFunc("POST /api/v1/cancel", s.api(RoleApprover, s.postCancel))
+	m.HandleFunc("POST /api/v1/agents", s.api(roleAny, s.notImplementedAgents))
+	m.HandleFunc("GET /api/v1/agents/{workflow_id...}", s.api(roleAny, s.notImplementedAgents))
+	m.HandleFunc("GET /api/v1/sessions/{session}/events", s.api(roleAny, s.getEvents))
+	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowedMethod(r.URL.Path); allow != "" {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.URL.Path+" takes "+allow)
+			return
+		}
+		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
+	})
+	// The page (H9).
+	m.HandleFunc("GET /{$}", s.page(s.inboxPage))
+	m.HandleFunc("GET /sessions/{session}", s.page(s.sessionPage))
+	m.HandleFunc("GET /calls/{workflow_id...}", s.page(s.callPage))
+	m.HandleFunc("GET /login", s.loginPage)
+	m.HandleFunc("POST /login", s.login)
+	m.HandleFunc("POST /logout", s.logout)
+	m.Handle("GET /assets/", assetHandler())
+}
+
+const roleAny = ""
+
+// allowedMethod is the method an API path takes, "" for no such path; the
+// mux answers the right method, this names it for the others.
+func allowedMethod(path string) string {
+	switch path {
+	case "/api/v1/rounds", "/api/v1/approvals", "/api/v1/answers", "/api/v1/extend", "/api/v1/cancel", "/api/v1/agents":
+		return http.MethodPost
+	case "/api/v1/inbox":
+		return http.MethodGet
+	}
+	for _, prefix := range []string{"/api/v1/rounds/", "/api/v1/agents/"} {
+		if strings.HasPrefix(path, prefix) && len(path) > len(prefix) {
+			return http.MethodGet
+		}
+	}
+	if rest, ok := strings.CutPrefix(path, "/api/v1/sessions/"); ok && strings.HasSuffix(rest, "/events") && strings.Count(rest, "/") == 1 && rest != "/events" {
+		return http.MethodGet
+	}
+	return ""
+}
+
+// apiHandler handles an authenticated request.
+type apiHandler func(w http.ResponseWriter, r *http.Request, p principal)
+
+// api authenticates (401), checks the role (403) and the CSRF token of page
+// requests that change state (403).
+func (s *Server) api(role string, h apiHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p, ok := s.authenticate(r)
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="toolround"`)
+			writeError(w, http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer TOKEN (a token of CONSOLE_TOKENS), or sign in on the page")
+			return
+		}
+		if role != roleAny && p.Role != role {
+			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("%s needs an %s token; %q is an %s token", r.URL.Path, role, p.Name, p.Role))
+			return
+		}
+		if p.Via == "api" {
+			// Bearer requests are JSON whatever their Content-Type says
+			// (curl --data sends a form type by default).
+			r.Header.Set("Content-Type", "application/json")
+		}
+		if isForm(r) {
+			r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+			if err := r.ParseForm(); err != nil {
+				var tooBig *http.MaxBytesError
+				if !errors.As(err, &tooBig) {
+					err = fmt.Errorf("%w: %v", ErrBadInput, err)
+				}
+				s.fail(w, r, err)
+				return
+			}
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && !csrfOK(p, r) {
+			writeError(w, http.StatusForbidden, "csrf", "missing or wrong CSRF token: reload the page")
+			return
+		}
+		h(w, r, p)
+	}
+}
+
+type errorBody struct {
+	Error   string `json:"error"`
+	Message string `json:"message,omitempty"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, errorBody{Error: code, Message: msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":"internal","message":"encode response"}`)
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+	_, _ = w.Write([]byte("\n"))
+}
+
+// fail writes the status and code an error maps to.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, code := statusOf(err)
+	if status == http.StatusInternalServerError {
+		s.log.Error("console request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	if wantsHTML(r) {
+		s.errorPage(w, r, status, code, err.Error())
+		return
+	}
+	writeError(w, status, code, err.Error())
+}
+
+func statusOf(err error) (int, string) {
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig), errors.Is(err, client.ErrInputTooLarge):
+		return http.StatusRequestEntityTooLarge, "too_large"
+	case errors.Is(err, ErrNotWaiting):
+		return http.StatusNotFound, "not_waiting"
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound, "not_found"
+	case errors.Is(err, ErrStaleApproval):
+		return http.StatusConflict, "stale_approval"
+	case errors.Is(err, client.ErrInputMismatch):
+		return http.StatusConflict, "input_mismatch"
+	case errors.Is(err, ErrInvalidArgs):
+		return http.StatusBadRequest, "invalid_args"
+	case errors.Is(err, ErrBadInput):
+		return http.StatusBadRequest, "bad_request"
+	case errors.Is(err, ErrUnsupported):
+		return http.StatusNotImplemented, "not_implemented"
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout, "timeout"
+	}
+	return http.StatusInternalServerError, "internal"
+}
+
+// wantsHTML: a plain form post from the page, answered with a page or a
+// redirect rather than JSON.
+func wantsHTML(r *http.Request) bool {
+	return r.Method == http.MethodPost && isForm(r) && !strings.Contains(r.Header.Get("Accept"), "application/json")
+}

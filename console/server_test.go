@@ -1,0 +1,579 @@
+package console
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/round"
+)
+
+// fakeBackend answers from memory and records what it was asked.
+type fakeBackend struct {
+	mu        sync.Mutex
+	submitted []*round.Input
+	decisions []Decision
+	answers   map[string][]string
+	extended  map[string]int
+	cancelled []string
+	decideErr map[string]error // by call id
+	inbox     []InboxEntry
+	events    chan round.Event
+	after     string // the last Events call's after
+}
+
+func newFake() *fakeBackend {
+	now := time.Now()
+	return &fakeBackend{
+		answers: map[string][]string{}, extended: map[string]int{}, decideErr: map[string]error{},
+		events: make(chan round.Event, 10),
+		inbox: []InboxEntry{{WorkflowID: "toolround/s1/r1/1", SessionID: "s1", Pending: []PendingCall{{
+			CallID: "call_1", Tool: "edit_file", Kind: KindConfirm, ApprovalID: "abc",
+			Arguments: round.Arguments(`{"path":"notes.txt","old_text":"one\ntwo\n","new_text":"one\n2\n"}`),
+			Reason:    "edit_file changes files", Since: now.Add(-90 * time.Second), Deadline: now.Add(28 * time.Minute),
+		}}}},
+	}
+}
+
+func (f *fakeBackend) Submit(_ context.Context, in *round.Input) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.submitted = append(f.submitted, in)
+	return in.WorkflowID(), nil
+}
+
+func (f *fakeBackend) Wait(_ context.Context, id string) (*round.Result, error) {
+	return &round.Result{WorkflowID: id, Results: []round.CallResult{{CallID: "call_1", Status: round.StatusOK}}}, nil
+}
+
+func (f *fakeBackend) Round(_ context.Context, id string) (*RoundView, error) {
+	switch id {
+	case "toolround/s1/r1/1":
+		return &RoundView{WorkflowID: id, SessionID: "s1", Status: StatusRunning, Pending: f.inbox[0].Pending, Progress: json.RawMessage(`{"phase":"confirm"}`)}, nil
+	case "toolround/s1/r1/2":
+		res, _ := f.Wait(context.Background(), id)
+		return &RoundView{WorkflowID: id, SessionID: "s1", Status: StatusCompleted, Result: res}, nil
+	}
+	return nil, fmt.Errorf("round %s: %w", id, ErrNotFound)
+}
+
+func (f *fakeBackend) Inbox(_ context.Context, session string) ([]InboxEntry, error) {
+	if session != "" && session != "s1" {
+		return nil, nil
+	}
+	return f.inbox, nil
+}
+
+func (f *fakeBackend) Session(_ context.Context, session string) ([]RoundView, error) {
+	return []RoundView{{WorkflowID: "toolround/s1/r1/1", SessionID: session, RunID: "r1", Round: 1, Status: StatusRunning,
+		Pending: f.inbox[0].Pending, Calls: []CallView{{CallID: "call_1", Tool: "edit_file", State: "waiting"}}}}, nil
+}
+
+func (f *fakeBackend) Decide(_ context.Context, d Decision) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.decideErr[d.CallID]; err != nil {
+		return err
+	}
+	f.decisions = append(f.decisions, d)
+	return nil
+}
+
+func (f *fakeBackend) Answer(_ context.Context, wf, call string, answers []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.answers[wf+"|"+call] = answers
+	return nil
+}
+
+func (f *fakeBackend) Extend(_ context.Context, wf, call string, seconds int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.extended[wf+"|"+call] = seconds
+	return nil
+}
+
+func (f *fakeBackend) Cancel(_ context.Context, wf string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.cancelled = append(f.cancelled, wf)
+	return nil
+}
+
+func (f *fakeBackend) Events(ctx context.Context, _, after string, ready func(), fn func(round.Event) error) error {
+	f.mu.Lock()
+	f.after = after
+	f.mu.Unlock()
+	ready()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e := <-f.events:
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+const (
+	approverToken = "approver-token-0123456789"
+	agentToken    = "agent-token-0123456789abc"
+)
+
+func newTestServer(t *testing.T) (*httptest.Server, *fakeBackend) {
+	t.Helper()
+	f := newFake()
+	s, err := New(Options{Backend: f, Tokens: []Token{
+		{Secret: approverToken, Name: "alice", Role: RoleApprover},
+		{Secret: agentToken, Name: "bot", Role: RoleAgent},
+	}, MaxRoundBody: 64 << 10})
+	require.NoError(t, err)
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return ts, f
+}
+
+func do(t *testing.T, ts *httptest.Server, method, path, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if len(b) > 0 && b[0] == '{' {
+		require.NoError(t, json.Unmarshal(b, &out), string(b))
+	}
+	return resp.StatusCode, out
+}
+
+const roundBody = `{"session_id":"s1","run_id":"r1","round":3,"provider":"openai","assistant":{"role":"assistant","content":"","tool_calls":[{"id":"call_1","type":"function","function":{"name":"calculate","arguments":"{\"expression\":\"1+1\"}"}}]}}`
+
+func TestAuthentication(t *testing.T) {
+	ts, _ := newTestServer(t)
+	for _, tok := range []string{"", "wrong-token-0123456789"} {
+		code, body := do(t, ts, "GET", "/api/v1/inbox", tok, "")
+		require.Equal(t, http.StatusUnauthorized, code)
+		require.Equal(t, "unauthorized", body["error"])
+	}
+	req, _ := http.NewRequest("GET", ts.URL+"/api/v1/inbox", nil)
+	req.Header.Set("Authorization", "Basic "+approverToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+
+	code, _ := do(t, ts, "GET", "/api/v1/inbox", agentToken, "")
+	require.Equal(t, http.StatusOK, code)
+}
+
+func TestRolesH1(t *testing.T) {
+	ts, f := newTestServer(t)
+	for _, path := range []string{"/api/v1/approvals", "/api/v1/answers", "/api/v1/extend", "/api/v1/cancel"} {
+		code, body := do(t, ts, "POST", path, agentToken, `{"workflow_id":"toolround/s1/r1/1","call_id":"call_1","approve":true}`)
+		require.Equal(t, http.StatusForbidden, code, path)
+		require.Equal(t, "forbidden", body["error"])
+	}
+	auto := strings.Replace(roundBody, `"provider"`, `"auto_approve":true,"provider"`, 1)
+	code, body := do(t, ts, "POST", "/api/v1/rounds", agentToken, auto)
+	require.Equal(t, http.StatusForbidden, code)
+	require.Contains(t, body["message"], "auto_approve")
+	code, _ = do(t, ts, "POST", "/api/v1/rounds", approverToken, auto)
+	require.Equal(t, http.StatusAccepted, code)
+	require.Empty(t, f.decisions)
+}
+
+func TestSubmitH2(t *testing.T) {
+	ts, f := newTestServer(t)
+	code, body := do(t, ts, "POST", "/api/v1/rounds", agentToken, roundBody)
+	require.Equal(t, http.StatusAccepted, code)
+	require.Equal(t, "toolround/s1/r1/3", body["workflow_id"])
+	require.Len(t, f.submitted, 1)
+
+	code, body = do(t, ts, "POST", "/api/v1/rounds?wait=1", agentToken, roundBody)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "toolround/s1/r1/3", body["workflow_id"])
+	require.Len(t, body["results"], 1)
+
+	for _, bad := range []string{`{`, `[]`, `{"session_id":"s1"}`, `{"session_id":"s1","run_id":"r","round":"x"}`} {
+		code, body = do(t, ts, "POST", "/api/v1/rounds", agentToken, bad)
+		require.Equal(t, http.StatusBadRequest, code, bad)
+		require.Equal(t, "bad_request", body["error"])
+		require.NotEmpty(t, body["message"])
+	}
+	big := strings.Replace(roundBody, `"content":""`, `"content":"`+strings.Repeat("x", 70<<10)+`"`, 1)
+	code, body = do(t, ts, "POST", "/api/v1/rounds", agentToken, big)
+	require.Equal(t, http.StatusRequestEntityTooLarge, code)
+	require.Equal(t, "too_large", body["error"])
+}
+
+func TestRoundErrorsMapToStatuses(t *testing.T) {
+	for err, want := range map[error]int{
+		fmt.Errorf("x: %w", client.ErrInputTooLarge): 413,
+		fmt.Errorf("x: %w", client.ErrInputMismatch): 409,
+		fmt.Errorf("x: %w", ErrNotWaiting):           404,
+		fmt.Errorf("x: %w", ErrStaleApproval):        409,
+		fmt.Errorf("x: %w", ErrInvalidArgs):          400,
+		fmt.Errorf("x: %w", ErrUnsupported):          501,
+		fmt.Errorf("boom"):                           500,
+	} {
+		got, _ := statusOf(err)
+		require.Equal(t, want, got, err.Error())
+	}
+}
+
+func TestReadRoundH3(t *testing.T) {
+	ts, _ := newTestServer(t)
+	code, body := do(t, ts, "GET", "/api/v1/rounds/toolround/s1/r1/1", agentToken, "")
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "running", body["status"])
+	require.Len(t, body["pending"], 1)
+	require.Equal(t, "confirm", body["progress"].(map[string]any)["phase"])
+
+	code, body = do(t, ts, "GET", "/api/v1/rounds/toolround/s1/r1/2", agentToken, "")
+	require.Equal(t, http.StatusOK, code)
+	require.NotNil(t, body["results"])
+
+	code, body = do(t, ts, "GET", "/api/v1/rounds/toolround/nope/r/1", agentToken, "")
+	require.Equal(t, http.StatusNotFound, code)
+	require.Equal(t, "not_found", body["error"])
+}
+
+func TestApprovalsH5(t *testing.T) {
+	ts, f := newTestServer(t)
+	code, body := do(t, ts, "POST", "/api/v1/approvals", approverToken,
+		`{"workflow_id":"toolround/s1/r1/1","call_id":"call_1","approval_id":"abc","approve":true,"remember":true,"pattern":"*.txt","args":{"path":"b.txt","new_text":"x"}}`)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Len(t, f.decisions, 1)
+	d := f.decisions[0]
+	require.Equal(t, Decision{WorkflowID: "toolround/s1/r1/1", CallID: "call_1", ApprovalID: "abc", Approve: true, Remember: true, Pattern: "*.txt",
+		By: "alice", Via: "api", Verified: true, Args: `{"new_text":"x","path":"b.txt"}`}, d)
+
+	// args as a JSON string holding an object are accepted too.
+	code, _ = do(t, ts, "POST", "/api/v1/approvals", approverToken, `{"workflow_id":"w","call_id":"c","approve":true,"args":"{\"a\":1}"}`)
+	require.Equal(t, http.StatusOK, code)
+
+	f.decideErr["gone"] = fmt.Errorf("x: %w", ErrNotWaiting)
+	f.decideErr["stale"] = fmt.Errorf("x: %w", ErrStaleApproval)
+	f.decideErr["bad"] = fmt.Errorf("x: %w", ErrInvalidArgs)
+	for call, want := range map[string]struct {
+		code int
+		err  string
+	}{"gone": {404, "not_waiting"}, "stale": {409, "stale_approval"}, "bad": {400, "invalid_args"}} {
+		code, body := do(t, ts, "POST", "/api/v1/approvals", approverToken, `{"workflow_id":"w","call_id":"`+call+`","approval_id":"x","approve":false,"reason":"no"}`)
+		require.Equal(t, want.code, code, call)
+		require.Equal(t, want.err, body["error"], call)
+	}
+	for _, bad := range []struct{ body, err string }{
+		{`{"workflow_id":"w","call_id":"c","approve":true,"args":[1]}`, "invalid_args"},
+		{`{"workflow_id":"w","call_id":"c","approve":true,"args":"not json"}`, "invalid_args"},
+		{`{"workflow_id":"w","call_id":"c","approve":false,"args":{"a":1}}`, "invalid_args"},
+		{`{"workflow_id":"w","call_id":"c"}`, "bad_request"},
+		{`{"call_id":"c","approve":true}`, "bad_request"},
+		{`{"workflow_id":1}`, "bad_request"},
+		{`nope`, "bad_request"},
+	} {
+		code, body := do(t, ts, "POST", "/api/v1/approvals", approverToken, bad.body)
+		require.Equal(t, http.StatusBadRequest, code, bad.body)
+		require.Equal(t, bad.err, body["error"], bad.body)
+	}
+	code, body = do(t, ts, "POST", "/api/v1/approvals", approverToken, `{"workflow_id":"w","call_id":"c","approve":true,"args":{"a":"`+strings.Repeat("x", 2<<20)+`"}}`)
+	require.Equal(t, http.StatusRequestEntityTooLarge, code)
+	require.Equal(t, "too_large", body["error"])
+}
+
+func TestAnswersExtendCancelH6(t *testing.T) {
+	ts, f := newTestServer(t)
+	code, _ := do(t, ts, "POST", "/api/v1/answers", approverToken, `{"workflow_id":"w","call_id":"c","answers":["yes"]}`)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, []string{"yes"}, f.answers["w|c"])
+	code, body := do(t, ts, "POST", "/api/v1/answers", approverToken, `{"workflow_id":"w","call_id":"c","answers":[]}`)
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Equal(t, "bad_request", body["error"])
+
+	code, _ = do(t, ts, "POST", "/api/v1/extend", approverToken, `{"workflow_id":"w","call_id":"c","seconds":600}`)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, 600, f.extended["w|c"])
+	for _, s := range []string{"0", "-5", "604801", `"x"`} {
+		code, _ = do(t, ts, "POST", "/api/v1/extend", approverToken, `{"workflow_id":"w","call_id":"c","seconds":`+s+`}`)
+		require.Equal(t, http.StatusBadRequest, code, s)
+	}
+
+	code, _ = do(t, ts, "POST", "/api/v1/cancel", approverToken, `{"workflow_id":"w"}`)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, []string{"w"}, f.cancelled)
+	code, _ = do(t, ts, "POST", "/api/v1/cancel", approverToken, `{}`)
+	require.Equal(t, http.StatusBadRequest, code)
+}
+
+func TestAgentsAndUnknownPaths(t *testing.T) {
+	ts, _ := newTestServer(t)
+	code, body := do(t, ts, "POST", "/api/v1/agents", agentToken, `{}`)
+	require.Equal(t, http.StatusNotImplemented, code)
+	require.Equal(t, "not_implemented", body["error"])
+	code, _ = do(t, ts, "GET", "/api/v1/agents/agentrun/s/r", agentToken, "")
+	require.Equal(t, http.StatusNotImplemented, code)
+	code, body = do(t, ts, "GET", "/api/v1/nothing", agentToken, "")
+	require.Equal(t, http.StatusNotFound, code)
+	require.Equal(t, "not_found", body["error"])
+	for _, c := range [][2]string{{"GET", "/api/v1/approvals"}, {"DELETE", "/api/v1/rounds/toolround/s/r/1"}, {"POST", "/api/v1/inbox"}, {"PUT", "/api/v1/sessions/s1/events"}} {
+		code, body = do(t, ts, c[0], c[1], agentToken, "")
+		require.Equal(t, http.StatusMethodNotAllowed, code, c)
+		require.Equal(t, "method_not_allowed", body["error"])
+	}
+}
+
+func TestInboxH4(t *testing.T) {
+	ts, _ := newTestServer(t)
+	req, _ := http.NewRequest("GET", ts.URL+"/api/v1/inbox?session=other", nil)
+	req.Header.Set("Authorization", "Bearer "+agentToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, "[]\n", string(b))
+
+	req, _ = http.NewRequest("GET", ts.URL+"/api/v1/inbox", nil)
+	req.Header.Set("Authorization", "Bearer "+agentToken)
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var entries []InboxEntry
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&entries))
+	resp.Body.Close()
+	require.Len(t, entries, 1)
+	require.Equal(t, "s1", entries[0].SessionID)
+	require.Equal(t, "abc", entries[0].Pending[0].ApprovalID)
+}
+
+func TestEventsH8(t *testing.T) {
+	ts, f := newTestServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/api/v1/sessions/s1/events", nil)
+	req.Header.Set("Authorization", "Bearer "+agentToken)
+	req.Header.Set("Last-Event-ID", "e0")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	f.mu.Lock()
+	require.Equal(t, "e0", f.after, "a reconnecting reader resumes after its last event")
+	f.mu.Unlock()
+	ev := round.Event{ID: "e1", Type: round.EventToolResult, SessionID: "s1", CallID: "call_1", Status: round.StatusOK, Detail: "line\nbreak", Time: time.Unix(0, 0).UTC()}
+	f.events <- ev
+	r := bufio.NewReader(resp.Body)
+	var data string
+	for data == "" {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			data = strings.TrimSpace(d)
+		}
+	}
+	want, _ := json.Marshal(ev)
+	require.JSONEq(t, string(want), data)
+}
+
+// browser is a cookie-keeping client that does not follow redirects.
+func browser(t *testing.T) *http.Client {
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+var csrfMeta = regexp.MustCompile(`name="csrf-token" content="([0-9a-f]+)"`)
+
+func signIn(t *testing.T, ts *httptest.Server, c *http.Client, token string) string {
+	t.Helper()
+	resp, err := c.PostForm(ts.URL+"/login", url.Values{"token": {token}, "return": {"/"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	var ck *http.Cookie
+	for _, k := range resp.Cookies() {
+		if k.Name == cookieName {
+			ck = k
+		}
+	}
+	require.NotNil(t, ck)
+	require.True(t, ck.HttpOnly)
+	require.Equal(t, http.SameSiteStrictMode, ck.SameSite)
+	resp, err = c.Get(ts.URL + "/")
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	m := csrfMeta.FindStringSubmatch(string(b))
+	require.NotNil(t, m, string(b))
+	return m[1]
+}
+
+func TestPageSignInAndCSRF(t *testing.T) {
+	ts, f := newTestServer(t)
+	c := browser(t)
+
+	resp, err := c.Get(ts.URL + "/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.True(t, strings.HasPrefix(resp.Header.Get("Location"), "/login"))
+
+	resp, err = c.PostForm(ts.URL+"/login", url.Values{"token": {"nope-nope-nope-nope"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+
+	csrf := signIn(t, ts, c, approverToken)
+	form := url.Values{"workflow_id": {"toolround/s1/r1/1"}, "call_id": {"call_1"}, "approval_id": {"abc"}, "decision": {"deny"},
+		"reason": {"not now"}, "return": {"/sessions/s1"}}
+
+	// Without the CSRF token: refused, nothing decided.
+	resp, err = c.PostForm(ts.URL+"/api/v1/approvals", form)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	form.Set("csrf", "0"+csrf[1:])
+	resp, err = c.PostForm(ts.URL+"/api/v1/approvals", form)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusForbidden, resp.StatusCode)
+	require.Empty(t, f.decisions)
+
+	form.Set("csrf", csrf)
+	resp, err = c.PostForm(ts.URL+"/api/v1/approvals", form)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, "/sessions/s1", resp.Header.Get("Location"))
+	require.Len(t, f.decisions, 1)
+	require.Equal(t, Decision{WorkflowID: "toolround/s1/r1/1", CallID: "call_1", ApprovalID: "abc", Reason: "not now", By: "alice", Via: "console", Verified: true}, f.decisions[0])
+
+	// The page's script: JSON answer, header token; edited arguments only
+	// when they changed.
+	// The other forms without script: answers and extend.
+	resp, err = c.PostForm(ts.URL+"/api/v1/answers", url.Values{"csrf": {csrf}, "workflow_id": {"w"}, "call_id": {"q"}, "answers": {"yes", "no"}, "return": {"/"}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, []string{"yes", "no"}, f.answers["w|q"])
+	resp, err = c.PostForm(ts.URL+"/api/v1/extend", url.Values{"csrf": {csrf}, "workflow_id": {"w"}, "call_id": {"q"}, "seconds": {"soon"}, "return": {"/"}})
+	require.NoError(t, err)
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Contains(t, string(page), "seconds must be a whole number", "a plain form gets its error as a page")
+
+	form = url.Values{"workflow_id": {"w"}, "call_id": {"c"}, "decision": {"approve_edited"}, "args": {`{"a": 2}`}, "original_args": {`{"a":1}`}}
+	req, _ := http.NewRequest("POST", ts.URL+"/api/v1/approvals", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("X-CSRF-Token", csrf)
+	resp, err = c.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, `{"a":2}`, f.decisions[1].Args)
+	require.True(t, f.decisions[1].Approve)
+
+	// A bearer request needs no CSRF token even with a cookie around.
+	code, _ := do(t, ts, "POST", "/api/v1/cancel", approverToken, `{"workflow_id":"w"}`)
+	require.Equal(t, http.StatusOK, code)
+
+	// A redirect target off the site is not followed.
+	require.Equal(t, "/", localPath("//evil.example/x"))
+	require.Equal(t, "/", localPath("https://evil.example/"))
+
+	// Sign out ends the session.
+	resp, err = c.PostForm(ts.URL+"/logout", url.Values{"csrf": {csrf}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	resp, err = c.Get(ts.URL + "/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+}
+
+func TestPagesRender(t *testing.T) {
+	ts, b := newTestServer(t)
+	c := browser(t)
+	signIn(t, ts, c, approverToken)
+	get := func(path string) string {
+		resp, err := c.Get(ts.URL + path)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+		if !strings.HasPrefix(path, "/assets/") {
+			require.Contains(t, resp.Header.Get("Content-Security-Policy"), "script-src 'self'")
+		}
+		return string(b)
+	}
+	inbox := get("/")
+	require.Contains(t, inbox, "<del>- two</del>")
+	require.Contains(t, inbox, "<ins>+ 2</ins>")
+	require.Contains(t, inbox, "waiting 1m 30s")
+	require.Contains(t, inbox, `value="approve"`)
+	require.NotContains(t, inbox, "http://", "no outside assets")
+	require.NotContains(t, inbox, "https://")
+
+	sess := get("/sessions/s1")
+	require.Contains(t, sess, `data-session="s1"`)
+	require.Contains(t, sess, `data-status-for="toolround/s1/r1/1|call_1"`)
+	call := get("/calls/toolround/s1/r1/1?call=call_1")
+	require.Contains(t, call, "<ins>+ 2</ins>")
+
+	// An ask_user call gets a field per question instead of approve/deny.
+	b.inbox[0].Pending = append(b.inbox[0].Pending, PendingCall{CallID: "q1", Tool: "ask_user", Kind: KindAnswer,
+		Arguments: `{"questions":["Ship it?"]}`, Questions: []string{"Ship it?"}, Since: time.Now(), Deadline: time.Now().Add(time.Hour)})
+	inbox = get("/")
+	require.Contains(t, inbox, `action="/api/v1/answers"`)
+	require.Regexp(t, `<label for="[^"]+-q0">Ship it\?</label>`, inbox)
+	for _, a := range []string{"/assets/app.js", "/assets/style.css"} {
+		get(a)
+	}
+	resp, err := c.Get(ts.URL + "/assets/layout.html")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotFound, resp.StatusCode)
+
+	// An agent token sees the inbox but no decision forms.
+	c2 := browser(t)
+	signIn(t, ts, c2, agentToken)
+	resp, err = c2.Get(ts.URL + "/")
+	require.NoError(t, err)
+	agentPage, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NotContains(t, string(agentPage), `value="approve"`)
+	require.Contains(t, string(agentPage), "needs an approver token")
+}
+
+func TestParseTokens(t *testing.T) {
+	ts, err := ParseTokens(strings.NewReader("# people\nabcdefghijklmnop alice approver\n\nqrstuvwxyz012345 bot agent\n"))
+	require.NoError(t, err)
+	require.Equal(t, []Token{{"abcdefghijklmnop", "alice", "approver"}, {"qrstuvwxyz012345", "bot", "agent"}}, ts)
+	for _, bad := range []string{"", "short bob agent", "abcdefghijklmnop bob admin", "abcdefghijklmnop bob"} {
+		_, err := ParseTokens(strings.NewReader(bad))
+		require.Error(t, err, bad)
+	}
+}

@@ -1,0 +1,225 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/internal/testenv"
+	"github.com/toolround/toolround/round"
+)
+
+// chromium finds a Chromium or Chrome binary: CHROMIUM, else the usual
+// names (Debian's package is `chromium`).
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	testenv.Unavailable(t, "no chromium (apt-get install -y chromium; scripts/test.sh does it)")
+	return ""
+}
+
+// browserCtx starts headless Chromium for the test.
+func browserCtx(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox,
+		chromedp.WindowSize(1100, 900),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancelCtx(); cancelAlloc() })
+	// The first call starts the browser; it lives as long as ctx, so the
+	// time limit goes on a derived context.
+	require.NoError(t, chromedp.Do(ctx), "start chromium")
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(cancelTimeout)
+	return ctx
+}
+
+func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+
+// text is the visible text of the first element that matches sel.
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(css(sel)))
+	require.NoError(t, err, sel)
+	return s
+}
+
+func eval[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	require.NoError(t, err, expr)
+	return v
+}
+
+// poll waits until the JavaScript expression is true.
+func poll(t *testing.T, ctx context.Context, expr string) {
+	t.Helper()
+	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(30*time.Second)))
+	require.NoError(t, err, expr)
+}
+
+func jsString(s string) string { return fmt.Sprintf("%q", s) }
+
+// cardSel selects the page's card of a waiting call.
+func cardSel(wfID, callID string) string {
+	return fmt.Sprintf(`.card[data-card="%s|%s"]`, wfID, callID)
+}
+
+// TestConsoleBrowser uses the page in real headless Chromium as a person
+// does, with the keyboard: sign in, see a waiting edit_file with its diff
+// in the inbox, approve it on the session page and see the round finish
+// there without a reload; deny another with a reason; without a token
+// nothing is served. UPDATE_SCREENSHOTS=1 writes docs/console-*.png.
+func TestConsoleBrowser(t *testing.T) {
+	e := newEnv(t)
+	ctx := browserCtx(t)
+	e.startWorker()
+	c := e.startConsole()
+	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "notes.txt"), []byte("# Notes\none\ntwo\nthree\n"), 0o644))
+
+	// Without a token: the API refuses, the page asks to sign in.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(c.url+"/api/v1/inbox")))
+	require.Contains(t, text(t, ctx, "body"), "unauthorized")
+	resp, err := http.Get(c.url + "/api/v1/inbox")
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+
+	approveIn := editRound(e, 1, "e1", "notes.txt", "one\ntwo\n", "one\n2\nand a new line\n")
+	denyIn := editRound(e, 2, "e2", "todo.txt", "", "- [ ] write the console\n- [ ] test it\n")
+	for _, in := range []round.Input{approveIn, denyIn} {
+		r := c.call(t, "POST", "/api/v1/rounds", c.agent, in)
+		require.Equal(t, http.StatusAccepted, r.code, string(r.body))
+		c.pendingOf(t, in.WorkflowID(), in.Assistant.ToolCalls[0].ID)
+	}
+	wfA, wfB := approveIn.WorkflowID(), denyIn.WorkflowID()
+	c.waitInbox(t, e.session, 2)
+
+	// Sign in with the keyboard.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(c.url+"/?session="+e.session),
+		chromedp.WaitVisible(css("#token")),
+		chromedp.SendKeys(css("#token"), c.approver+kb.Enter),
+		chromedp.WaitVisible(css("#inbox-summary")),
+	))
+	require.Equal(t, "Inbox", text(t, ctx, "main h1"))
+
+	// The inbox: newest first, with how long each waited, its deadline and
+	// the edit_file diff.
+	a := cardSel(wfA, "e1")
+	require.NoError(t, chromedp.Do(ctx, chromedp.WaitVisible(css(a))))
+	diff := text(t, ctx, a+" .diff")
+	require.Contains(t, diff, "+ 2")
+	require.Contains(t, diff, "+ and a new line")
+	require.Contains(t, text(t, ctx, a+" .diff del"), "- two")
+	require.Contains(t, text(t, ctx, a+" .waited"), "waiting ")
+	require.Contains(t, text(t, ctx, a+" .deadline"), "deadline ")
+	order := eval[[]string](t, ctx, `[...document.querySelectorAll(".card")].map(c => c.dataset.card)`)
+	require.Equal(t, []string{wfB + "|e2", wfA + "|e1"}, order, "newest first")
+
+	// On a phone-sized screen nothing needs sideways scrolling.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.EmulateViewport(390, 844),
+		chromedp.Reload(),
+		chromedp.WaitVisible(css(a)),
+	))
+	require.True(t, eval[bool](t, ctx, `document.documentElement.scrollWidth <= window.innerWidth`), "the inbox fits a 390px wide screen")
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1100, 900), chromedp.Reload(), chromedp.WaitVisible(css(a))))
+
+	if os.Getenv("UPDATE_SCREENSHOTS") == "1" {
+		screenshots(t, ctx, c, wfA)
+	}
+
+	// The session page: connect to the live stream, approve with the
+	// keyboard, and see the round finish without a reload.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(c.url+"/sessions/"+e.session),
+		chromedp.WaitVisible(css(`#live[data-live="1"]`)),
+	))
+	eval[bool](t, ctx, `window.__noReload = true`)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Focus(css(a+` button[value="approve"]`)),
+		chromedp.KeyEvent(kb.Enter),
+	))
+	poll(t, ctx, `document.querySelector('[data-round-status=`+jsString(wfA)+`]').textContent === "completed"`)
+	poll(t, ctx, `document.querySelector('[data-status-for=`+jsString(wfA+"|e1")+`]').textContent === "ok"`)
+	require.True(t, eval[bool](t, ctx, `window.__noReload === true`), "the page was not reloaded")
+	require.Contains(t, text(t, ctx, "#events"), "round_finished")
+	res := c.resultOf(t, wfA)
+	require.Equal(t, round.StatusOK, res.Results[0].Status)
+	got, err := os.ReadFile(filepath.Join(e.workdir, "notes.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "# Notes\none\n2\nand a new line\nthree\n", string(got))
+
+	// Edited arguments are checked before anything is sent.
+	b := cardSel(wfB, "e2")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(c.url+"/?session="+e.session),
+		chromedp.WaitVisible(css(b)),
+		chromedp.Click(css(b+" details.edit summary")),
+		chromedp.SetValue(css(b+` textarea[name="args"]`), `{"path": "todo.txt",`),
+		chromedp.Click(css(b+` button[value="approve_edited"]`)),
+	))
+	poll(t, ctx, `document.querySelector(`+jsString(b+` textarea[name="args"]`)+`).getAttribute("aria-invalid") === "true"`)
+	require.Contains(t, text(t, ctx, b+" .hint.bad"), "Not valid JSON")
+	require.True(t, eval[bool](t, ctx, `document.activeElement.name === "args"`), "the editor has the focus")
+	c.pendingOf(t, wfB, "e2")
+
+	// Deny it with a reason, from the inbox.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(css(b+` input[name="reason"]`), "not in this sprint"),
+		chromedp.Click(css(b+` button[value="deny"]`)),
+	))
+	poll(t, ctx, `document.querySelector(`+jsString(b+" .status")+`).textContent.startsWith("Denied")`)
+	require.Equal(t, "Denied by alice.", text(t, ctx, b+" .status"))
+	res = c.resultOf(t, wfB)
+	require.Equal(t, round.StatusSkipped, res.Results[0].Status)
+	require.Contains(t, res.Results[0].Content, "not in this sprint")
+	_, err = os.Stat(filepath.Join(e.workdir, "todo.txt"))
+	require.True(t, os.IsNotExist(err))
+}
+
+// screenshots writes the README's pictures of the inbox and of a call.
+func screenshots(t *testing.T, ctx context.Context, c *consoleProc, wfID string) {
+	t.Helper()
+	// The window grows to the page's height, so the picture is the whole page.
+	whole := func() []byte {
+		h := eval[int64](t, ctx, `document.documentElement.scrollHeight`)
+		require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1100, h)))
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		require.NoError(t, err)
+		require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1100, 900)))
+		return png
+	}
+	inbox := whole()
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(c.url+"/calls/"+wfID+"?call=e1"),
+		chromedp.WaitVisible(css(".card")),
+	))
+	eval[bool](t, ctx, `document.querySelector(".card details.edit").open = true`)
+	callPage := whole()
+	require.True(t, strings.HasPrefix(string(inbox[1:4]), "PNG"))
+	require.NoError(t, os.WriteFile("../docs/console-inbox.png", inbox, 0o644))
+	require.NoError(t, os.WriteFile("../docs/console-call.png", callPage, 0o644))
+}
