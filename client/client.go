@@ -14,6 +14,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
 	tclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -179,7 +180,7 @@ func mib(n int) string {
 }
 
 func (c *Client) checkSameInput(ctx context.Context, id string, key []byte, in *round.Input) error {
-	desc, err := c.tc.DescribeWorkflowExecution(ctx, id, "")
+	desc, err := c.describe(ctx, id)
 	if err != nil {
 		return fmt.Errorf("describe round %s: %w", id, err)
 	}
@@ -409,4 +410,14 @@ func rootCause(err error) string {
 		}
 		err = next
 	}
+}
+
+// describe returns the server's description of a round (nil with the error
+// when it cannot be had).
+func (c *Client) describe(ctx context.Context, workflowID string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	d, err := c.tc.DescribeWorkflow(ctx, workflowID, "")
+	if err != nil || d == nil {
+		return nil, err
+	}
+	return d.RawResponse, nil
 }

@@ -218,7 +218,7 @@ func (c *Client) requireWorker(ctx context.Context, workflowID string) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-	desc, err := c.tc.DescribeWorkflowExecution(ctx, workflowID, "")
+	desc, err := c.describe(ctx, workflowID)
 	if err == nil && desc.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return nil
 	}
@@ -400,7 +400,7 @@ func (c *Client) queryPending(ctx context.Context, workflowID string) ([]Pending
 // describeRound returns ErrRoundNotFound for a workflow id no round has;
 // otherwise whether the round still runs and its task queue.
 func (c *Client) describeRound(ctx context.Context, workflowID string) (running bool, taskQueue string, err error) {
-	desc, err := c.tc.DescribeWorkflowExecution(ctx, workflowID, "")
+	desc, err := c.describe(ctx, workflowID)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return false, "", fmt.Errorf("round %s %w (or its history is past retention)", workflowID, ErrRoundNotFound)

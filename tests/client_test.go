@@ -205,7 +205,7 @@ func TestRunFailsFastWithoutWorker(t *testing.T) {
 	require.Less(t, time.Since(started), 3*time.Second)
 	require.Contains(t, err.Error(), `no worker polls task queue "`+e.taskQueue+`"`)
 	require.NotContains(t, err.Error(), "\n")
-	_, err = c.Temporal().DescribeWorkflowExecution(context.Background(), in.WorkflowID(), "")
+	_, err = c.Temporal().DescribeWorkflow(context.Background(), in.WorkflowID(), "")
 	var nf *serviceerror.NotFound
 	require.True(t, errors.As(err, &nf), "nothing was submitted: %v", err)
 

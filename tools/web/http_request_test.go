@@ -217,8 +217,7 @@ func TestHTTPRequestCapsHugeBody(t *testing.T) {
 }
 
 func TestHTTPRequestRedirects(t *testing.T) {
-	var srv *server
-	srv = newServer(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		var n int
 		if _, err := fmt.Sscanf(r.URL.Path, "/hop/%d", &n); err == nil {
 			if n == 0 {

@@ -74,9 +74,6 @@ func (s *secretSet) lookup(ctx context.Context, name string) (string, error) {
 	return v, nil
 }
 
-// used reports whether any placeholder was expanded.
-func (s *secretSet) used() bool { return len(s.values) > 0 }
-
 // redactor redacts every value expanded so far, in every encoding (see
 // secrets.Redactor).
 func (s *secretSet) redactor() *secrets.Redactor {
