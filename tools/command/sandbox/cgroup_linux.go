@@ -40,7 +40,11 @@ func newCgroupController(name string) (*cgroupController, error) {
 			return nil, fmt.Errorf("%s cgroup: enable the controller: %w", name, err)
 		}
 	}
-	probe, err := c.create(0, 1<<30)
+	probeLimit := int64(1 << 30)
+	if name == "pids" {
+		probeLimit = 1024
+	}
+	probe, err := c.create(0, probeLimit)
 	if err != nil {
 		c.close()
 		return nil, err
