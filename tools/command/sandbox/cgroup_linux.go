@@ -248,21 +248,26 @@ func eventCount(file, key string) int64 {
 	return 0
 }
 
+// kill sends SIGKILL to every process in the cgroup.
+func (cg *cgroup) kill() {
+	data, _ := os.ReadFile(filepath.Join(cg.dir, "cgroup.procs"))
+	for _, f := range strings.Fields(string(data)) {
+		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
 // remove kills what is left in the cgroup and removes it. A cgroup that
 // still holds processes a while later is left for removeStale.
 func (cg *cgroup) remove() {
 	deadline := time.Now().Add(3 * time.Second)
-	for {
-		data, _ := os.ReadFile(filepath.Join(cg.dir, "cgroup.procs"))
-		for _, f := range strings.Fields(string(data)) {
-			if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
+	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
+		cg.kill()
 		err := os.Remove(cg.dir)
 		if err == nil || errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
 			return
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(wait)
 	}
 }

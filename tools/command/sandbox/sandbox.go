@@ -445,7 +445,11 @@ func (p *Proc) Finish() []string {
 
 func (p *Proc) cleanup() {
 	for _, cg := range p.cgroups {
-		cg.remove()
+		// Nothing of the command may run on, so what is left is killed now;
+		// the kernel takes a few milliseconds to let go of the cgroup, which
+		// the result need not wait for.
+		cg.kill()
+		go cg.remove()
 	}
 	p.cgroups = nil
 	if p.tmp != "" {
