@@ -25,9 +25,28 @@ type cgroupController struct {
 // makes the worker's folder in it, checking that a command's cgroup can be
 // made and limited there.
 func newCgroupController(name string) (*cgroupController, error) {
-	dir, v2, err := ownCgroup(name)
+	dir, v2, top, err := ownCgroup(name)
 	if err != nil {
 		return nil, err
+	}
+	c, err := makeController(name, dir, v2)
+	if err != nil && v2 && top != dir && os.Geteuid() == 0 {
+		// A v2 cgroup that holds processes cannot give its children
+		// controllers (a service's cgroup, say); root may use the top of the
+		// hierarchy, which that rule spares.
+		if c2, err2 := makeController(name, top, v2); err2 == nil {
+			return c2, nil
+		}
+	}
+	return c, err
+}
+
+func makeController(name, dir string, v2 bool) (*cgroupController, error) {
+	if v2 {
+		ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+		if err != nil || !hasWord(string(ctl), name) {
+			return nil, fmt.Errorf("%s: not enabled in %s: %w", name, dir, errNoCgroup)
+		}
 	}
 	removeStale(dir)
 	c := &cgroupController{name: name, parent: filepath.Join(dir, fmt.Sprintf("toolround-%d", os.Getpid())), v2: v2}
@@ -53,11 +72,12 @@ func newCgroupController(name string) (*cgroupController, error) {
 	return c, nil
 }
 
-// ownCgroup is the folder of this process's cgroup for the controller.
-func ownCgroup(controller string) (dir string, v2 bool, err error) {
+// ownCgroup is the folder of this process's cgroup for the controller, and
+// the top of its hierarchy.
+func ownCgroup(controller string) (dir string, v2 bool, top string, err error) {
 	data, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
-		return "", false, err
+		return "", false, "", err
 	}
 	var path string
 	found := false
@@ -78,11 +98,11 @@ func ownCgroup(controller string) (dir string, v2 bool, err error) {
 	if found {
 		v2 = false
 	} else if !v2 {
-		return "", false, fmt.Errorf("%s: %w", controller, errNoCgroup)
+		return "", false, "", fmt.Errorf("%s: %w", controller, errNoCgroup)
 	}
 	mounts, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return "", false, err
+		return "", false, "", err
 	}
 	defer mounts.Close()
 	sc := bufio.NewScanner(mounts)
@@ -111,16 +131,9 @@ func ownCgroup(controller string) (dir string, v2 bool, err error) {
 		if err != nil || strings.HasPrefix(rel, "..") {
 			continue
 		}
-		dir = filepath.Join(point, rel)
-		if v2 {
-			ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
-			if err != nil || !hasWord(string(ctl), controller) {
-				return "", false, fmt.Errorf("%s: not enabled in %s: %w", controller, dir, errNoCgroup)
-			}
-		}
-		return dir, v2, nil
+		return filepath.Join(point, rel), v2, point, nil
 	}
-	return "", false, fmt.Errorf("%s: not mounted: %w", controller, errNoCgroup)
+	return "", false, "", fmt.Errorf("%s: not mounted: %w", controller, errNoCgroup)
 }
 
 func hasWord(s, w string) bool {
