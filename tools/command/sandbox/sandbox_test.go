@@ -118,7 +118,7 @@ func TestBwrapConfines(t *testing.T) {
 		"remove reserved":   "rm -rf .toolround",
 		"worker environ":    fmt.Sprintf("cat /proc/%d/environ", os.Getpid()),
 		"shadow":            "cat /etc/shadow",
-		"loopback":          "exec 3<>/dev/tcp/127.0.0.1/6379",
+		"loopback":          "bash -c 'exec 3<>/dev/tcp/127.0.0.1/6379'",
 	}
 	for name, script := range checks {
 		o := run(t, s, wd, script)
@@ -133,11 +133,15 @@ func TestBwrapConfines(t *testing.T) {
 
 func TestBwrapEndsLeftoverProcesses(t *testing.T) {
 	s, wd := newBwrap(t, Config{})
-	marker := filepath.Join(wd, "left")
-	o := run(t, s, wd, "setsid sh -c 'sleep 1; touch "+marker+"' >/dev/null 2>&1 & (nohup sleep 1 >/dev/null 2>&1 &) ; echo started")
+	args := fmt.Sprintf("sleep %d", 100000+os.Getpid())
+	// Each leftover runs before the command returns.
+	o := run(t, s, wd, "setsid sh -c 'touch s1; exec "+args+"' >/dev/null 2>&1 </dev/null & "+
+		"nohup sh -c 'touch s2; exec "+args+"' >/dev/null 2>&1 </dev/null & "+
+		"(sh -c 'touch s3; exec "+args+"' >/dev/null 2>&1 </dev/null &) ; "+
+		"until [ -e s1 ] && [ -e s2 ] && [ -e s3 ] && [ $(ps -eo args | grep -cx '"+args+"') = 3 ]; do sleep 0.01; done; echo started")
 	require.Equal(t, "started\n", o.out)
-	// The namespace ended with the shell: nothing is left to touch the file.
-	out, _ := exec.Command("sh", "-c", "ps -eo args | grep -c '[s]leep 1; touch "+marker+"'").Output()
+	// The namespace ended with the shell: none of them runs on.
+	out, _ := exec.Command("sh", "-c", "ps -eo args | grep -cx '"+args+"'").Output()
 	require.Equal(t, "0\n", string(out))
 }
 
