@@ -1,13 +1,5 @@
 // Package sandbox confines the processes of run_command, background_command
-// and the script_* tools with bubblewrap: a read-only system, the workdir as
-// the one writable folder (its reserved .toolround/ folder read-only), a
-// private /tmp and an empty home, no key files, a PID namespace of their own
-// that ends with the call and with the worker, no network unless asked for,
-// and limits on CPU time, memory, file size and process count.
-//
-// Mode "none" runs commands as before, as the worker's user with the
-// worker's view of the machine. docs/sandbox.md says what each mode
-// guarantees; the escape tests in tests/sandbox_test.go are the evidence.
+// and the script_* tools with bubblewrap and resource limits (docs/sandbox.md).
 package sandbox
 
 import (
