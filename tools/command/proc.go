@@ -25,6 +25,7 @@ type process struct {
 	// sandboxed is set when bubblewrap runs the shell; cut says which
 	// resource limits cut it, set before exited is closed.
 	sandboxed bool
+	sp        *sandbox.Proc
 	cut       []string
 }
 
@@ -50,7 +51,7 @@ func (t *Tools) start(command string, out *os.File) (*process, error) {
 		return nil, fmt.Errorf("start sh: %w", err)
 	}
 	p := &process{cmd: cmd, pgid: cmd.Process.Pid, started: time.Now(), exited: make(chan struct{}),
-		sandboxed: t.sandbox.Mode() == sandbox.ModeBwrap}
+		sandboxed: t.sandbox.Mode() == sandbox.ModeBwrap, sp: sp}
 	go func() {
 		_ = cmd.Wait() // the outcome is read from ProcessState
 		p.state = cmd.ProcessState
@@ -63,6 +64,12 @@ func (t *Tools) start(command string, out *os.File) (*process, error) {
 }
 
 func (p *process) signal(sig syscall.Signal) {
+	// In the sandbox a SIGTERM goes to the command's processes: bubblewrap
+	// would pass it on as SIGKILL to them all. SIGKILL ends bubblewrap, and
+	// with it the sandbox.
+	if sig != syscall.SIGKILL && p.sp.SignalInside(sig) {
+		return
+	}
 	_ = syscall.Kill(-p.pgid, sig)
 	// The shell may have left the group (exec setsid ...); until it is
 	// reaped its pid is still its own.

@@ -122,3 +122,24 @@ func TestResultsSayWhichLimitCut(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, res.Content, "cut by the file size limit")
 }
+
+// TestStopGivesSandboxedProcessesSIGTERM: a stopped background command in
+// the sandbox gets SIGTERM first, as without it, so a server can shut down
+// cleanly.
+func TestStopGivesSandboxedProcessesSIGTERM(t *testing.T) {
+	tl, wd := newSandboxed(t, sandbox.Config{})
+	res, err := call(context.Background(), tl.backgroundCommand,
+		`{"command": "trap 'echo term > term.txt; exit 0' TERM; touch up; while :; do sleep 0.05; done"}`)
+	require.NoError(t, err)
+	id := strings.Fields(strings.TrimPrefix(res.Content, "started "))[0]
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(wd.Dir(), "up"))
+		return err == nil
+	}, 10*time.Second, 10*time.Millisecond)
+	res, err = call(context.Background(), tl.backgroundCommand, `{"id": "`+id+`", "stop": true}`)
+	require.NoError(t, err)
+	require.Contains(t, res.Content, "exited with code 0", res.Content)
+	b, err := os.ReadFile(filepath.Join(wd.Dir(), "term.txt"))
+	require.NoError(t, err, "the command got no SIGTERM")
+	require.Equal(t, "term\n", string(b))
+}

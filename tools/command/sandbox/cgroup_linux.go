@@ -261,13 +261,22 @@ func eventCount(file, key string) int64 {
 	return 0
 }
 
-// kill sends SIGKILL to every process in the cgroup.
-func (cg *cgroup) kill() {
+// pids lists the processes in the cgroup.
+func (cg *cgroup) pids() []int {
 	data, _ := os.ReadFile(filepath.Join(cg.dir, "cgroup.procs"))
+	var pids []int
 	for _, f := range strings.Fields(string(data)) {
 		if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			pids = append(pids, pid)
 		}
+	}
+	return pids
+}
+
+// kill sends SIGKILL to every process in the cgroup.
+func (cg *cgroup) kill() {
+	for _, pid := range cg.pids() {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 

@@ -42,3 +42,5 @@ func (cg *cgroup) add(int) error { return errNoCgroup }
 func (cg *cgroup) cutBy() string { return "" }
 func (cg *cgroup) remove()       {}
 func (cg *cgroup) kill()         {}
+
+func (cg *cgroup) pids() []int { return nil }

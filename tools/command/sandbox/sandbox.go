@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -280,10 +281,12 @@ func (s *Sandbox) visible(p string) bool {
 // Proc is one command prepared by Wrap: start it with Start, and after
 // cmd.Wait call Finish.
 type Proc struct {
-	s       *Sandbox
-	cmd     *exec.Cmd
-	tmp     string
-	gate    *os.File
+	s    *Sandbox
+	cmd  *exec.Cmd
+	tmp  string
+	gate *os.File
+
+	mu      sync.Mutex // guards cgroups and done against SignalInside
 	cgroups []*cgroup
 	done    bool
 	cut     []string
@@ -427,6 +430,8 @@ func (p *Proc) confine(pid int) error {
 // removes its private /tmp and cgroups, and returns what limits cut it,
 // as sentences for the result. Call it once the command has been waited for.
 func (p *Proc) Finish() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.done {
 		return p.cut
 	}
@@ -456,6 +461,32 @@ func (p *Proc) cleanup() {
 		_ = os.RemoveAll(p.tmp)
 		p.tmp = ""
 	}
+}
+
+// SignalInside sends sig to the command's own processes rather than to
+// bubblewrap, which would end them all at once with SIGKILL: a stopped
+// server gets its SIGTERM. It reports false when it cannot (mode none, no
+// cgroup that lists the processes, the command has ended); the caller then
+// signals the process group.
+func (p *Proc) SignalInside(sig syscall.Signal) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gate == nil || p.done || len(p.cgroups) == 0 {
+		return false
+	}
+	for _, pid := range p.cgroups[0].pids() {
+		if !isBwrap(pid) {
+			_ = syscall.Kill(pid, sig)
+		}
+	}
+	return true
+}
+
+// isBwrap reports whether pid is bubblewrap (the gate shell became it),
+// by the command name the kernel keeps for it.
+func isBwrap(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	return err == nil && strings.TrimSpace(string(b)) == "bwrap"
 }
 
 // signalCut explains the exit codes bubblewrap gives a command that a
