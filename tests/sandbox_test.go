@@ -187,6 +187,7 @@ var escapeAttempts = []escapeAttempt{
 		},
 	},
 	{name: "leave a `setsid` process running after a SIGKILL of the worker"},
+	{name: "leave a `background_command` running after a SIGKILL of the worker"},
 	{name: "leave a child process running after a SIGKILL of the worker"},
 	{
 		name: "start 200 processes at once (a fork bomb; the test sets COMMAND_MAX_PROCS=64)",
@@ -333,7 +334,11 @@ func runEscapes(t *testing.T, mode string) map[string]bool {
 			ids[a.name] = c.ID
 		}
 	}
-	in := s.e.input(1, "claude-code", &round.RunState{Fetched: allTools}, calls...)
+	// A background command that outlives its round as it should, waiting to
+	// be released after the worker is killed.
+	calls = append(calls, call("b1", "background_command", map[string]any{
+		"command": "touch b1.started; until [ -e release ]; do sleep 0.05; done; touch b1.marker"}))
+	in := s.e.input(1, "claude-code", &round.RunState{Fetched: append(allTools, "background_command")}, calls...)
 	in.AutoApprove = true
 	res := s.e.round(in)
 	roundEnd := time.Now()
@@ -368,7 +373,9 @@ func runEscapes(t *testing.T, mode string) map[string]bool {
 	s.e.startRound(kin)
 	require.Eventually(t, func() bool { return exists(s.marker("k1.started")) && exists(s.marker("k2.started")) },
 		30*time.Second, 10*time.Millisecond)
+	require.FileExists(t, s.marker("b1.started"), r["b1"].Content)
 	s.worker.kill(t)
+	require.NoError(t, os.WriteFile(s.marker("release"), nil, 0o644))
 	tc := s.e.dial(t)
 	t.Cleanup(func() {
 		_ = tc.TerminateWorkflow(context.Background(), kin.WorkflowID(), "", "the escape suite killed its worker")
@@ -378,6 +385,8 @@ func runEscapes(t *testing.T, mode string) map[string]bool {
 	record("leave a `setsid` process running after a SIGKILL of the worker", len(found) > 0, strings.Join(found, ", "))
 	found = leftMarkers(deadline, s.marker("k2.marker"))
 	record("leave a child process running after a SIGKILL of the worker", len(found) > 0, strings.Join(found, ", "))
+	found = leftMarkers(time.Now(), s.marker("b1.marker"))
+	record("leave a `background_command` running after a SIGKILL of the worker", len(found) > 0, strings.Join(found, ", "))
 	require.Len(t, escaped, len(escapeAttempts))
 	return escaped
 }
