@@ -164,7 +164,9 @@ func removeStale(dir string) {
 		kids, _ := os.ReadDir(parent)
 		for _, k := range kids {
 			if k.IsDir() {
-				(&cgroup{dir: filepath.Join(parent, k.Name())}).remove()
+				cg := &cgroup{dir: filepath.Join(parent, k.Name())}
+				cg.kill()
+				_ = os.Remove(cg.dir) // once: another user's folders stay
 			}
 		}
 		_ = os.Remove(parent)

@@ -37,6 +37,8 @@ type Sandbox struct {
 	memory  *cgroupController
 	notes   []string
 	seq     atomic.Uint64
+	// removing counts the cgroups still being removed; Close waits for them.
+	removing sync.WaitGroup
 }
 
 // New chooses the mode: cfg.Mode, with bubblewrap tried out once on workdir.
@@ -125,6 +127,7 @@ func (s *Sandbox) hasRlimit(res int) bool {
 
 // Close removes what New made (the worker's cgroup folders).
 func (s *Sandbox) Close() {
+	s.removing.Wait()
 	for _, c := range []*cgroupController{s.pids, s.memory} {
 		if c != nil {
 			c.close()
@@ -454,7 +457,7 @@ func (p *Proc) cleanup() {
 		// the kernel takes a few milliseconds to let go of the cgroup, which
 		// the result need not wait for.
 		cg.kill()
-		go cg.remove()
+		p.s.removing.Go(cg.remove)
 	}
 	p.cgroups = nil
 	if p.tmp != "" {
