@@ -56,11 +56,13 @@ func New(cfg Config, workdir string) (*Sandbox, error) {
 	}
 	if err := s.setup(); err != nil {
 		if cfg.Mode == ModeBwrap {
+			s.Close()
 			return nil, fmt.Errorf("SANDBOX=bwrap, but bubblewrap cannot run commands here: %v", err)
 		}
 		s.mode, s.fallback = ModeNone, true
 		s.reason = fmt.Sprintf("SANDBOX=auto, but bubblewrap cannot run commands here (%v): commands run UNCONFINED, as the worker's user; "+
 			"install bubblewrap (Debian: apt-get install bubblewrap) or set SANDBOX=none to say this is intended", err)
+		s.Close()
 		s.base, s.rlimits, s.pids, s.memory, s.notes = nil, nil, nil, nil, nil
 		return s, nil
 	}
