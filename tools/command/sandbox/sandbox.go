@@ -384,16 +384,23 @@ func (p *Proc) Start() error {
 	}
 	if err := p.confine(p.cmd.Process.Pid); err != nil {
 		p.gate.Close() // the shell exits without running anything
-		_ = p.cmd.Process.Kill()
+		p.abort()
 		return fmt.Errorf("sandbox: %w", err)
 	}
 	_, err = p.gate.Write([]byte("go\n"))
 	p.gate.Close()
 	if err != nil {
-		_ = p.cmd.Process.Kill()
+		p.abort()
 		return fmt.Errorf("sandbox: start: %w", err)
 	}
 	return nil
+}
+
+// abort ends a command that failed to start and removes what was made for it.
+func (p *Proc) abort() {
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+	p.Finish()
 }
 
 // confine puts pid in fresh cgroups and sets its resource limits.
