@@ -18,9 +18,12 @@ import (
 
 func main() {
 	var err error
-	if len(os.Args) > 1 && os.Args[1] == "worker" {
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == "worker":
 		err = runWorker()
-	} else {
+	case len(os.Args) > 1 && os.Args[1] == "sandbox":
+		err = runSandboxBench(os.Stdout)
+	default:
 		err = runBench(os.Args[1:])
 	}
 	if err != nil {

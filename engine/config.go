@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolround/toolround/tools/command/sandbox"
 	"github.com/toolround/toolround/tools/decision"
 	"github.com/toolround/toolround/tools/ext"
 	"github.com/toolround/toolround/tools/mcp"
@@ -83,6 +84,11 @@ type Config struct {
 	TLS TLSConfig
 	// APIKey is TEMPORAL_API_KEY (Temporal Cloud); it implies TLS.
 	APIKey string
+	// Sandbox confines run_command, background_command and script_*
+	// processes: SANDBOX, COMMAND_NETWORK, COMMAND_CPU_SECONDS,
+	// COMMAND_MEMORY_MB, COMMAND_MAX_PROCS, COMMAND_FILE_SIZE_MB and
+	// SANDBOX_READ_ONLY (docs/sandbox.md).
+	Sandbox sandbox.Config
 	// MetricsAddr is METRICS_ADDR, where the worker serves /metrics in the
 	// Prometheus text format (e.g. 127.0.0.1:9464). Default none.
 	MetricsAddr string
@@ -130,6 +136,9 @@ func ConfigFromEnv() (Config, error) {
 	c.MCPConfig = env(mcp.ConfigEnv, "")
 	c.ToolsConfig = env(ext.ConfigEnv, "")
 	c.MetricsAddr = env("METRICS_ADDR", "")
+	if c.Sandbox, err = sandbox.ConfigFromEnv(os.Getenv); err != nil {
+		return c, err
+	}
 	c.TLS = TLSConfig{
 		CertFile: env("TEMPORAL_TLS_CERT", ""), KeyFile: env("TEMPORAL_TLS_KEY", ""),
 		CAFile: env("TEMPORAL_TLS_CA", ""), ServerName: env("TEMPORAL_TLS_SERVER_NAME", ""),

@@ -12,6 +12,7 @@ import (
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/builtin"
+	"github.com/toolround/toolround/tools/command/sandbox"
 	"github.com/toolround/toolround/tools/ext"
 	"github.com/toolround/toolround/tools/mcp"
 	"github.com/toolround/toolround/tools/netguard"
@@ -33,6 +34,7 @@ type Engine struct {
 
 	builtins *builtin.Builtins
 	mcp      *mcp.Manager
+	sandbox  *sandbox.Sandbox
 }
 
 // New builds the engine: the workdir, Redis (or the in-process fallback, said
@@ -87,7 +89,11 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 	if err != nil {
 		return fmt.Errorf("engine: the key that seals secrets: %w", err)
 	}
+	if e.sandbox, err = e.openSandbox(); err != nil {
+		return err
+	}
 	bc := builtin.Config{Workdir: e.Workdir, Cache: cache, SecretKey: key, Decision: cfg.Decision, Logger: e.Logger}
+	bc.Command.Sandbox = e.sandbox
 	if e.Redis != nil {
 		bc.Redis = e.Redis.Redis()
 		bc.Agent.Store = e.Redis.SessionData()
@@ -124,6 +130,7 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 		if err != nil {
 			return fmt.Errorf("engine: TOOLS_CONFIG: %w", err)
 		}
+		tc.Sandbox = e.sandbox
 		if err := ext.Register(e.Registry, tc, e.Workdir.Dir()); err != nil {
 			return fmt.Errorf("engine: TOOLS_CONFIG: %w", err)
 		}
@@ -170,6 +177,9 @@ func (e *Engine) Close() {
 	}
 	if e.Redis != nil {
 		_ = e.Redis.Close()
+	}
+	if e.sandbox != nil {
+		e.sandbox.Close()
 	}
 	if e.Workdir != nil {
 		_ = e.Workdir.Close()

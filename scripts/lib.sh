@@ -112,6 +112,24 @@ ensure_redis() {
 	return 1
 }
 
+# ensure_bubblewrap installs bubblewrap from Debian's packages when it is
+# missing: the worker's default SANDBOX=auto runs commands under it, and
+# without it falls back to no sandbox (docs/sandbox.md). SANDBOX=none skips
+# the install.
+ensure_bubblewrap() {
+	if [ "${SANDBOX:-auto}" = "none" ] || command -v bwrap >/dev/null 2>&1; then
+		return
+	fi
+	if ! command -v apt-get >/dev/null 2>&1; then
+		log "bubblewrap (bwrap) is missing and this is no Debian system: install it, or commands run without a sandbox"
+		return
+	fi
+	log "installing bubblewrap from Debian's packages (the command sandbox)"
+	local sudo=""
+	[ "$(id -u)" -ne 0 ] && sudo="sudo"
+	$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq bubblewrap >/dev/null
+}
+
 build() {
 	log "building bin/worker, bin/starter and bin/console"
 	mkdir -p "$ROOT/bin"

@@ -4,6 +4,7 @@
 source "$(dirname "$0")/lib.sh"
 
 ensure_redis
+ensure_bubblewrap
 ensure_temporal_server
 build
 start_worker

@@ -42,6 +42,10 @@ type bgStatus struct {
 	ExitCode   *int       `json:"exit_code,omitempty"`
 	Signal     string     `json:"signal,omitempty"`
 	Reason     string     `json:"reason,omitempty"`
+	// Sandbox is the sandbox mode that ran it; Cut says which of its
+	// limits cut it.
+	Sandbox string   `json:"sandbox,omitempty"`
+	Cut     []string `json:"cut,omitempty"`
 }
 
 // bgProc is a background process started by this worker.
@@ -230,7 +234,7 @@ func (t *Tools) startBackground(ctx context.Context, command string, wait time.D
 	go t.watch(b)
 
 	st := b.status()
-	head := fmt.Sprintf("started %s (pid %d): %s\noutput goes to %s", st.ID, st.PID, command, logPath(st.ID))
+	head := fmt.Sprintf("started %s (pid %d): %s\nsandbox: %s\noutput goes to %s", st.ID, st.PID, command, st.Sandbox, logPath(st.ID))
 	if wait == 0 {
 		return tools.Text(head + fmt.Sprintf("\nread its status and output with {\"id\": %q}; stop it with {\"id\": %q, \"stop\": true}", st.ID, st.ID)), nil
 	}
@@ -267,7 +271,8 @@ func (t *Tools) launch(root *os.Root, command string) (*bgProc, error) {
 		_ = root.Remove(logPath(id))
 		return nil, err
 	}
-	st := bgStatus{ID: id, Command: command, PID: p.pgid, Started: p.started, Worker: t.worker, Instance: t.instance}
+	st := bgStatus{ID: id, Command: command, PID: p.pgid, Started: p.started, Worker: t.worker, Instance: t.instance,
+		Sandbox: t.sandbox.Label()}
 	if ps, ok := readStat(p.pgid); ok {
 		st.StartTicks = ps.startTime
 	}
@@ -321,6 +326,7 @@ wait:
 	}
 	b.st.Signal = sig
 	b.st.Reason = b.reason
+	b.st.Cut = b.proc.cut
 	st := b.st
 	b.mu.Unlock()
 	// A failed write leaves the file saying "running"; a later worker then
@@ -514,7 +520,14 @@ func (t *Tools) report(id string, offset *int64) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s: %s\ncommand: %s\n%s", id, state, st.Command, out), nil
+	sb := st.Sandbox
+	if sb == "" {
+		sb = "none"
+	}
+	for _, c := range st.Cut {
+		sb += "\n" + c
+	}
+	return fmt.Sprintf("%s: %s\ncommand: %s\nsandbox: %s\n%s", id, state, st.Command, sb, out), nil
 }
 
 func describeEnd(st bgStatus) string {

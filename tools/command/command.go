@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/command/sandbox"
 )
 
 // Tool names.
@@ -75,6 +76,10 @@ type Config struct {
 	// ProgressInterval is how often a running call reports progress.
 	// Default 5 seconds.
 	ProgressInterval time.Duration
+	// Sandbox confines the commands (SANDBOX, COMMAND_NETWORK and the
+	// COMMAND_* limits; see package sandbox). Nil: mode none, commands run
+	// unconfined as the worker's user.
+	Sandbox *sandbox.Sandbox
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -125,8 +130,9 @@ func (c Config) withDefaults() (Config, error) {
 // Tools runs the commands of both tools and keeps the registry of background
 // processes. Close stops the background processes that still run.
 type Tools struct {
-	cfg Config
-	env []string
+	cfg     Config
+	env     []string
+	sandbox *sandbox.Sandbox
 	// instance tells this Tools apart from earlier workers in the status files.
 	instance string
 	worker   string
@@ -142,9 +148,16 @@ func New(cfg Config) (*Tools, error) {
 	if err != nil {
 		return nil, err
 	}
+	sb := cfg.Sandbox
+	if sb == nil {
+		if sb, err = sandbox.New(sandbox.Config{Mode: sandbox.ModeNone}, cfg.Workdir.Dir()); err != nil {
+			return nil, err
+		}
+	}
 	host, _ := os.Hostname()
 	return &Tools{
 		cfg:      cfg,
+		sandbox:  sb,
 		env:      buildEnv(os.Environ(), cfg.PassEnv, cfg.Env),
 		instance: randomHex(8),
 		worker:   fmt.Sprintf("%s pid %d", host, os.Getpid()),

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/toolround/toolround/tools/command/sandbox"
 )
 
 // process is one `sh -c` leading its own process group, so that the
@@ -20,6 +22,11 @@ type process struct {
 	// exited is closed once the shell has been reaped; state is set before.
 	exited chan struct{}
 	state  *os.ProcessState
+	// sandboxed is set when bubblewrap runs the shell; cut says which
+	// resource limits cut it, set before exited is closed.
+	sandboxed bool
+	sp        *sandbox.Proc
+	cut       []string
 }
 
 // start runs command with both output streams on out and stdin on the null
@@ -36,19 +43,33 @@ func (t *Tools) start(command string, out *os.File) (*process, error) {
 	cmd.Env = t.env
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
+	sp, err := t.sandbox.Wrap(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if err := sp.Start(); err != nil {
 		return nil, fmt.Errorf("start sh: %w", err)
 	}
-	p := &process{cmd: cmd, pgid: cmd.Process.Pid, started: time.Now(), exited: make(chan struct{})}
+	p := &process{cmd: cmd, pgid: cmd.Process.Pid, started: time.Now(), exited: make(chan struct{}),
+		sandboxed: t.sandbox.Mode() == sandbox.ModeBwrap, sp: sp}
 	go func() {
 		_ = cmd.Wait() // the outcome is read from ProcessState
 		p.state = cmd.ProcessState
+		// In the sandbox the command's PID namespace is gone with bubblewrap;
+		// Finish also ends what is left in its cgroups.
+		p.cut = sp.Finish()
 		close(p.exited)
 	}()
 	return p, nil
 }
 
 func (p *process) signal(sig syscall.Signal) {
+	// In the sandbox a SIGTERM goes to the command's processes: bubblewrap
+	// would pass it on as SIGKILL to them all. SIGKILL ends bubblewrap, and
+	// with it the sandbox.
+	if sig != syscall.SIGKILL && p.sp.SignalInside(sig) {
+		return
+	}
 	_ = syscall.Kill(-p.pgid, sig)
 	// The shell may have left the group (exec setsid ...); until it is
 	// reaped its pid is still its own.
@@ -93,6 +114,11 @@ func (p *process) outcome() (string, int, string) {
 		return "killed by signal " + name, -1, name
 	}
 	code := p.state.ExitCode()
+	if p.sandboxed && code > 128 && code < 128+65 {
+		// bubblewrap passes on a shell killed by a signal as 128 + the signal.
+		name := signalName(syscall.Signal(code - 128))
+		return fmt.Sprintf("exit code %d (killed by signal %s inside the sandbox)", code, name), code, ""
+	}
 	return fmt.Sprintf("exit code %d", code), code, ""
 }
 

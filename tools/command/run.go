@@ -150,20 +150,31 @@ wait:
 		output += "\n(output cut: a process that left the command's process group still holds it open)"
 	}
 
+	note := t.sandboxNote(p)
 	switch {
 	case cancelled:
-		return tools.Result{}, fmt.Errorf("run_command: cancelled after %s; the command and every process it started were killed: %w\n%s",
-			elapsed, context.Cause(ctx), output)
+		return tools.Result{}, fmt.Errorf("run_command: cancelled after %s; the command and every process it started were killed: %w\n%s\n%s",
+			elapsed, context.Cause(ctx), note, output)
 	case timedOut:
 		return tools.Result{}, fmt.Errorf("run_command: timed out after %s; the command and every process it started were killed. "+
-			"Raise timeout_seconds (at most %d) or start it with background_command.\n%s",
-			timeout, int64(t.cfg.MaxTimeout/time.Second), output)
+			"Raise timeout_seconds (at most %d) or start it with background_command.\n%s\n%s",
+			timeout, int64(t.cfg.MaxTimeout/time.Second), note, output)
 	}
 	how, code, _ := p.outcome()
 	if code != 0 {
-		return tools.Result{}, &ExitError{Code: code, Message: fmt.Sprintf("run_command: %s after %s\n%s", how, elapsed, output)}
+		return tools.Result{}, &ExitError{Code: code, Message: fmt.Sprintf("run_command: %s after %s\n%s\n%s", how, elapsed, note, output)}
 	}
-	return tools.Text(fmt.Sprintf("%s after %s\n%s", how, elapsed, output)), nil
+	return tools.Text(fmt.Sprintf("%s after %s\n%s\n%s", how, elapsed, note, output)), nil
+}
+
+// sandboxNote says which sandbox mode ran the command and which of its
+// limits cut it, one per line.
+func (t *Tools) sandboxNote(p *process) string {
+	note := "sandbox: " + t.sandbox.Label()
+	for _, c := range p.cut {
+		note += "\n" + c
+	}
+	return note
 }
 
 // ExitError is the failure of a command that ended with a non-zero exit

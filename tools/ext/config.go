@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolround/toolround/internal/jsonconf"
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/command/sandbox"
 	"github.com/toolround/toolround/tools/netguard"
 )
 
@@ -46,6 +47,9 @@ type Config struct {
 	// Network is the policy every ext_* request dials through. Nil means
 	// netguard.DefaultPolicy() (everything but cloud metadata addresses).
 	Network *netguard.Policy
+	// Sandbox confines script_* processes as it does run_command. Nil: mode
+	// none.
+	Sandbox *sandbox.Sandbox
 }
 
 // ToolConfig is one entry of the tools file.

@@ -55,7 +55,7 @@ func definition(tc ToolConfig, cfg Config, workdir string, client *http.Client) 
 		if err != nil {
 			return tools.Definition{}, fmt.Errorf("workdir %q: %w", workdir, err)
 		}
-		s := &script{name: tc.Name, argv: tc.Command, env: tc.Env, dir: dir, timeout: timeout, limit: cfg.MaxOutputBytes, readOnly: def.SideEffect == tools.ReadOnly}
+		s := &script{name: tc.Name, argv: tc.Command, env: tc.Env, dir: dir, timeout: timeout, limit: cfg.MaxOutputBytes, readOnly: def.SideEffect == tools.ReadOnly, sandbox: cfg.Sandbox}
 		def.Source = tools.SourceScript
 		// A script sees the whole workdir, like a shell command.
 		def.Volatile = true

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolround/toolround/internal/procgroup"
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/command/sandbox"
 )
 
 const (
@@ -38,6 +39,8 @@ type script struct {
 	timeout  time.Duration
 	limit    int
 	readOnly bool
+	// sandbox confines the process; nil runs it unconfined.
+	sandbox *sandbox.Sandbox
 }
 
 // run runs the command in its own process group. The group is killed when
@@ -81,7 +84,19 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	// The write ends are files, so Wait does not wait for them: the output is
 	// read here and the group is killed as soon as the script itself exits.
 	cmd.Stdout, cmd.Stderr = outW, errW
-	startErr := cmd.Start()
+	var startErr error
+	// note says which sandbox mode ran the script (when the worker gave it
+	// one) and which limits cut it.
+	var sp *sandbox.Proc
+	var note string
+	if s.sandbox != nil {
+		note = "\n[sandbox: " + s.sandbox.Label() + "]"
+		if sp, startErr = s.sandbox.Wrap(cmd); startErr == nil {
+			startErr = sp.Start()
+		}
+	} else {
+		startErr = cmd.Start()
+	}
 	outW.Close()
 	errW.Close()
 	if startErr != nil {
@@ -95,6 +110,12 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 
 	waitErr := cmd.Wait()
 	procgroup.Kill(cmd.Process.Pid)
+	if sp != nil {
+		// What is left in the command's cgroups ends here too.
+		for _, c := range sp.Finish() {
+			note += "\n[" + c + "]"
+		}
+	}
 	drained := make(chan struct{})
 	go func() { readers.Wait(); close(drained) }()
 	select {
@@ -112,20 +133,21 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	if cmd.ProcessState == nil || !cmd.ProcessState.Success() {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			if errors.Is(ctxErr, context.DeadlineExceeded) {
-				return tools.Result{}, fmt.Errorf("%s: timed out after %s; its process group was killed%s", s.name, s.timeout, quote(stderr, stdout))
+				return tools.Result{}, fmt.Errorf("%s: timed out after %s; its process group was killed%s%s", s.name, s.timeout, quote(stderr, stdout), note)
 			}
-			return tools.Result{}, fmt.Errorf("%s: cancelled; its process group was killed: %w", s.name, ctxErr)
+			return tools.Result{}, fmt.Errorf("%s: cancelled; its process group was killed: %w%s", s.name, ctxErr, note)
 		}
 		var exit *exec.ExitError
 		if errors.As(waitErr, &exit) {
-			return tools.Result{}, fmt.Errorf("%s: %s%s", s.name, exit.ProcessState, quote(stderr, stdout))
+			return tools.Result{}, fmt.Errorf("%s: %s%s%s", s.name, exit.ProcessState, quote(stderr, stdout), note)
 		}
-		return tools.Result{}, fmt.Errorf("%s: %w", s.name, waitErr)
+		return tools.Result{}, fmt.Errorf("%s: %w%s", s.name, waitErr, note)
 	}
 	res := tools.Result{Content: stdout.String()}
 	if stderr.Len() > 0 {
 		res.Content += "\n[stderr]\n" + stderr.String()
 	}
+	res.Content += note
 	if !s.readOnly {
 		// A script may change anything in the workdir.
 		res.Touched = []string{"."}

@@ -109,14 +109,21 @@ func (t *fileTools) editFile(ctx context.Context, req tools.Request) (tools.Resu
 		what = "replaced"
 	}
 
-	tmp, _, err := writeTemp(t.wd.Root(), tg.real, bytes.NewReader(data), mode)
+	// The new content is written and renamed into place through the folder
+	// opened here, so a symlink swapped in meanwhile cannot move either.
+	dir, err := openParent(t.wd.Root(), tg.real)
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("edit_file: %w", err)
 	}
+	defer dir.Close()
+	tmp, err := dir.writeTemp(data, mode)
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("edit_file: %s: %w", tg.given, err)
+	}
 	op := fmt.Sprintf("edit_file (%s)", what)
-	v, err := t.versions.record(tg.real, change{Op: op, SHA256: hashBytes(data)}, t.renameInto(tmp, tg.real))
+	v, err := t.versions.record(tg.real, change{Op: op, SHA256: hashBytes(data)}, func() error { return dir.renameInto(tmp, tg.real) })
 	if err != nil && v.N == 0 {
-		_ = t.wd.Root().Remove(tmp)
+		dir.remove(tmp)
 		return tools.Result{}, fmt.Errorf("edit_file: %w", err)
 	}
 

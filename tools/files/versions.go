@@ -13,6 +13,7 @@ import (
 	"path"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/toolround/toolround/tools"
@@ -72,9 +73,14 @@ type change struct {
 	SHA256 string
 }
 
+// lockFile is locked (flock) around every change, so that workers in
+// other processes sharing the workdir never interleave their changes of a
+// version index.
+const lockFile = tools.ReservedDir + "/versions.lock"
+
 // store keeps the versions of the workdir's files in its reserved folder.
-// One mutex orders all changes made through it, which is enough for one
-// worker process; versions of a workdir shared by several processes may race.
+// A mutex orders the changes made through it, and a lock on lockFile those
+// of other processes (and other stores) on the same workdir.
 type store struct {
 	root     *os.Root
 	max      int
@@ -142,10 +148,43 @@ func (s *store) loadForChange(rel string) *versionIndex {
 	return &versionIndex{Path: rel, Next: 1}
 }
 
-// lock orders a read-decide-change sequence against every other change.
+// lock orders a read-decide-change sequence against every other change,
+// in this process and in others. Where the lock file cannot be made or
+// locked (a read-only or lock-less file system), only this process's
+// changes are ordered.
 func (s *store) lock() func() {
 	s.mu.Lock()
-	return s.mu.Unlock
+	f := s.lockFile()
+	return func() {
+		if f != nil {
+			_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			f.Close()
+		}
+		s.mu.Unlock()
+	}
+}
+
+// lockFile opens and locks lockFile with a descriptor of its own: flock
+// locks belong to the open file, so each holder needs its own.
+func (s *store) lockFile() *os.File {
+	if err := s.root.MkdirAll(tools.ReservedDir, 0o755); err != nil {
+		return nil
+	}
+	f, err := s.root.OpenFile(lockFile, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil
+	}
+	return f
 }
 
 // record keeps the current state of rel as a new version, runs apply (which

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -30,9 +32,11 @@ func DefaultPolicy() Policy {
 	}}
 }
 
-// Check reports why an address is refused, or nil.
+// Check reports why an address is refused, or nil. The address is judged
+// without its IPv6 zone, and an IPv4 address inside an IPv6 one (mapped,
+// compatible or NAT64) is judged as that IPv4 address.
 func (p Policy) Check(addr netip.Addr) error {
-	addr = addr.Unmap()
+	addr = Canonical(addr)
 	for _, d := range p.Deny {
 		if d.Contains(addr) {
 			return fmt.Errorf("address %s is denied by the network policy", addr)
@@ -42,6 +46,115 @@ func (p Policy) Check(addr netip.Addr) error {
 		return fmt.Errorf("address %s is private and the network policy denies private addresses", addr)
 	}
 	return nil
+}
+
+// nat64 is the well-known NAT64 prefix: 64:ff9b::a.b.c.d reaches a.b.c.d.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
+// Canonical drops the zone of addr and turns an IPv4 address written as
+// IPv6 (::ffff:a.b.c.d, ::a.b.c.d, 64:ff9b::a.b.c.d) into that IPv4 address.
+func Canonical(addr netip.Addr) netip.Addr {
+	addr = addr.WithZone("").Unmap()
+	if !addr.Is6() {
+		return addr
+	}
+	b := addr.As16()
+	v4 := netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
+	compatible := true
+	for _, x := range b[:12] {
+		compatible = compatible && x == 0
+	}
+	// ::a.b.c.d, but not :: and ::1, which are IPv6's own.
+	if compatible && b[12]|b[13] != 0 {
+		return v4
+	}
+	if nat64.Contains(addr) {
+		return v4
+	}
+	return addr
+}
+
+// ParseHost reads the host of a URL or of a host:port as an address in
+// every spelling a resolver or the C library would accept: IPv6 in brackets
+// or not, with a zone ("%eth0", or "%25eth0" as URLs escape it), and IPv4
+// with one to four parts, each decimal, octal (leading 0) or hexadecimal
+// (0x), as inet_aton reads them ("2852039166", "0xa9fea9fe",
+// "0251.0376.0251.0376", "169.254.43518"), with or without a trailing dot.
+// ok is false for a name.
+func ParseHost(host string) (addr netip.Addr, ok bool) {
+	h := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSuffix(host, "]"), "["), ".")
+	if i := strings.IndexByte(h, '%'); i >= 0 {
+		h = h[:i] // the zone, escaped or not, says nothing about where it goes
+	}
+	if a, err := netip.ParseAddr(h); err == nil {
+		return a, true
+	}
+	return parseInetAton(h)
+}
+
+// parseInetAton reads IPv4 the way inet_aton does.
+func parseInetAton(s string) (netip.Addr, bool) {
+	parts := strings.Split(s, ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	vals := make([]uint64, len(parts))
+	for i, p := range parts {
+		base, digits := 10, p
+		switch {
+		case len(p) > 1 && (p[:2] == "0x" || p[:2] == "0X"):
+			base, digits = 16, p[2:]
+			if digits == "" {
+				digits = "0" // "0x" alone is 0 to inet_aton
+			}
+		case len(p) > 1 && p[0] == '0':
+			base, digits = 8, p[1:]
+		}
+		if digits == "" || strings.ContainsAny(digits, "+-_") {
+			return netip.Addr{}, false
+		}
+		v, err := strconv.ParseUint(digits, base, 32)
+		if err != nil {
+			return netip.Addr{}, false
+		}
+		vals[i] = v
+	}
+	// Every part but the last is one byte; the last fills the rest.
+	n := len(vals)
+	for _, v := range vals[:n-1] {
+		if v > 0xff {
+			return netip.Addr{}, false
+		}
+	}
+	last := vals[n-1]
+	if last >= 1<<(8*(5-n)) {
+		return netip.Addr{}, false
+	}
+	var b [4]byte
+	for i, v := range vals[:n-1] {
+		b[i] = byte(v)
+	}
+	for i := 3; i >= n-1; i-- {
+		b[i] = byte(last)
+		last >>= 8
+	}
+	return netip.AddrFrom4(b), true
+}
+
+// CheckHost refuses a host that is a denied address in any spelling
+// ParseHost reads, before it is resolved or dialled. Names pass: the
+// dialer checks the addresses they resolve to.
+func (p Policy) CheckHost(host string) error {
+	a, ok := ParseHost(host)
+	if !ok {
+		return nil
+	}
+	err := p.Check(a)
+	if err != nil && strings.Trim(host, "[]") != Canonical(a).String() {
+		// Say how an unusual spelling was read.
+		return fmt.Errorf("host %q: %w", host, err)
+	}
+	return err
 }
 
 // Dialer returns a dialer that checks every address it connects to, after
@@ -64,6 +177,14 @@ func (p Policy) Dialer() *net.Dialer {
 func (p Policy) Transport() *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		// The host as written, before a resolver reads it its own way.
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			host = addr
+		}
+		if err := p.CheckHost(host); err != nil {
+			return nil, fmt.Errorf("netguard: %w", err)
+		}
 		return p.Dialer().DialContext(ctx, network, addr)
 	}
 	t.Proxy = nil // a proxy would hide the real destination from the policy

@@ -8,9 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
-	"strings"
 	"syscall"
 	"time"
 
@@ -90,10 +88,8 @@ func (c *client) checkURL(raw string) (*url.URL, error) {
 	if u.Hostname() == "" {
 		return nil, fmt.Errorf("URL %q has no host", raw)
 	}
-	if a, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil {
-		if err := c.policy.Check(a); err != nil {
-			return nil, &deniedError{err}
-		}
+	if err := c.policy.CheckHost(u.Hostname()); err != nil {
+		return nil, &deniedError{err}
 	}
 	return u, nil
 }

@@ -1,0 +1,39 @@
+package engine
+
+import (
+	"path/filepath"
+
+	"github.com/toolround/toolround/tools/command/sandbox"
+	"github.com/toolround/toolround/tools/secrets"
+)
+
+// openSandbox chooses the commands' sandbox mode and says in the log which
+// one and why: loudly when SANDBOX=auto found no usable bubblewrap. The
+// worker's key files are hidden from commands.
+func (e *Engine) openSandbox() (*sandbox.Sandbox, error) {
+	cfg := e.Config.Sandbox
+	keyFile := e.Config.Secrets.KeyFile
+	if keyFile == "" {
+		keyFile, _ = secrets.DefaultKeyFile()
+	}
+	for _, f := range []string{keyFile, e.Config.TLS.KeyFile, e.Config.TLS.CertFile} {
+		if f != "" {
+			if abs, err := filepath.Abs(f); err == nil {
+				cfg.Hide = append(cfg.Hide, abs)
+			}
+		}
+	}
+	sb, err := sandbox.New(cfg, e.Workdir.Dir())
+	if err != nil {
+		return nil, err
+	}
+	if sb.Fallback() {
+		e.Logger.Warn("COMMANDS ARE NOT SANDBOXED: "+sb.Reason(), "sandbox", sb.Mode())
+	} else {
+		e.Logger.Info("command sandbox", "sandbox", sb.Mode(), "why", sb.Reason())
+	}
+	for _, w := range sb.Warnings() {
+		e.Logger.Warn("command sandbox limit", "sandbox", sb.Mode(), "problem", w)
+	}
+	return sb, nil
+}

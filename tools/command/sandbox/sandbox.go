@@ -1,0 +1,517 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// reservedDir is the tools' own folder in the workdir (tools.ReservedDir);
+// commands see it read-only.
+const reservedDir = ".toolround"
+
+// Sandbox runs commands in the mode chosen at start. It is safe for
+// concurrent use.
+type Sandbox struct {
+	cfg      Config
+	mode     string
+	reason   string
+	fallback bool
+	workdir  string
+	shell    string
+	// base are the bubblewrap options every command shares.
+	base []string
+	// limits set with prlimit(2) before bubblewrap starts.
+	rlimits []rlimit
+	pids    *cgroupController
+	memory  *cgroupController
+	notes   []string
+	seq     atomic.Uint64
+	// removing counts the cgroups still being removed; Close waits for them.
+	removing sync.WaitGroup
+}
+
+// New chooses the mode: cfg.Mode, with bubblewrap tried out once on workdir.
+// It fails only when SANDBOX=bwrap and bubblewrap does not work here; the
+// error is one line that says why.
+func New(cfg Config, workdir string) (*Sandbox, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Sandbox{cfg: cfg, workdir: workdir}
+	if cfg.Mode == ModeNone {
+		s.mode, s.reason = ModeNone, "SANDBOX=none: commands run unconfined, as the worker's user"
+		return s, nil
+	}
+	if err := s.setup(); err != nil {
+		if cfg.Mode == ModeBwrap {
+			s.Close()
+			return nil, fmt.Errorf("SANDBOX=bwrap, but bubblewrap cannot run commands here: %v", err)
+		}
+		s.mode, s.fallback = ModeNone, true
+		s.reason = fmt.Sprintf("SANDBOX=auto, but bubblewrap cannot run commands here (%v): commands run UNCONFINED, as the worker's user; "+
+			"install bubblewrap (Debian: apt-get install bubblewrap) or set SANDBOX=none to say this is intended", err)
+		s.Close()
+		s.base, s.rlimits, s.pids, s.memory, s.notes = nil, nil, nil, nil, nil
+		return s, nil
+	}
+	s.mode = ModeBwrap
+	s.reason = fmt.Sprintf("SANDBOX=%s: bubblewrap works here; %s", cfg.Mode, s.Describe())
+	return s, nil
+}
+
+// Mode is the mode commands run in: ModeBwrap or ModeNone.
+func (s *Sandbox) Mode() string { return s.mode }
+
+// Reason says why that mode is active, for the worker log.
+func (s *Sandbox) Reason() string { return s.reason }
+
+// Fallback reports that SANDBOX=auto found no usable bubblewrap: the worker
+// should warn.
+func (s *Sandbox) Fallback() bool { return s.fallback }
+
+// Warnings are limits that could not be set up here.
+func (s *Sandbox) Warnings() []string { return s.notes }
+
+// Label names the mode in command results: "bwrap, network none" or "none".
+func (s *Sandbox) Label() string {
+	if s.mode != ModeBwrap {
+		return ModeNone
+	}
+	return "bwrap, network " + s.cfg.Network
+}
+
+// Describe lists what the sandbox enforces.
+func (s *Sandbox) Describe() string {
+	if s.mode == ModeNone && s.base == nil {
+		return "no sandbox"
+	}
+	var parts []string
+	parts = append(parts, "network "+s.cfg.Network)
+	if s.pids != nil {
+		parts = append(parts, fmt.Sprintf("at most %d processes (pids cgroup)", s.cfg.MaxProcs))
+	} else if s.hasRlimit(rlimitNproc) {
+		parts = append(parts, fmt.Sprintf("at most %d more processes of the user (RLIMIT_NPROC)", s.cfg.MaxProcs))
+	}
+	if s.memory != nil {
+		parts = append(parts, fmt.Sprintf("memory %d MiB per command (memory cgroup)", s.cfg.MemoryBytes>>20))
+	} else if s.hasRlimit(rlimitAS) {
+		parts = append(parts, fmt.Sprintf("address space %d MiB per process (RLIMIT_AS)", s.cfg.MemoryBytes>>20))
+	}
+	if s.hasRlimit(rlimitCPU) {
+		parts = append(parts, fmt.Sprintf("CPU time %d s per process", s.cfg.CPUSeconds))
+	}
+	if s.hasRlimit(rlimitFsize) {
+		parts = append(parts, fmt.Sprintf("files up to %d MiB", s.cfg.FileSizeBytes>>20))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (s *Sandbox) hasRlimit(res int) bool {
+	for _, r := range s.rlimits {
+		if r.resource == res {
+			return true
+		}
+	}
+	return false
+}
+
+// Close removes what New made (the worker's cgroup folders).
+func (s *Sandbox) Close() {
+	s.removing.Wait()
+	for _, c := range []*cgroupController{s.pids, s.memory} {
+		if c != nil {
+			c.close()
+		}
+	}
+}
+
+// setup finds bubblewrap, builds the shared options, makes the cgroups and
+// tries a command.
+func (s *Sandbox) setup() error {
+	bwrap, err := exec.LookPath(s.cfg.Bwrap)
+	if err != nil {
+		return fmt.Errorf("%s not found: %w", s.cfg.Bwrap, err)
+	}
+	if s.shell, err = exec.LookPath("/bin/sh"); err != nil {
+		return fmt.Errorf("/bin/sh: %w", err)
+	}
+	if !filepath.IsAbs(s.workdir) {
+		return fmt.Errorf("workdir %q is not an absolute path", s.workdir)
+	}
+	// The reserved folder is mounted read-only, so it must exist.
+	if err := os.MkdirAll(filepath.Join(s.workdir, reservedDir), 0o755); err != nil {
+		return err
+	}
+	s.base = append([]string{bwrap}, s.baseArgs()...)
+	s.setupLimits()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// The probe checks the parts every command relies on: the workdir is
+	// writable, the reserved folder is not, /proc is the sandbox's own.
+	probe := "set -e; test -w . ; ! test -w " + reservedDir
+	if pid := os.Getpid(); pid > 100 {
+		probe += fmt.Sprintf("; test ! -e /proc/%d", pid)
+	}
+	var out bytes.Buffer
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", probe)
+	cmd.Dir = s.workdir
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+	p, err := s.Wrap(cmd)
+	if err != nil {
+		return err
+	}
+	if err := p.Start(); err != nil {
+		return err
+	}
+	err = cmd.Wait()
+	p.Finish()
+	if err != nil {
+		msg := strings.TrimSpace(strings.SplitN(strings.TrimSpace(out.String()), "\n", 2)[0])
+		if msg == "" {
+			msg = "the test command failed"
+		}
+		return fmt.Errorf("%s (%v)", msg, err)
+	}
+	return nil
+}
+
+// baseArgs are the bubblewrap options of every command.
+func (s *Sandbox) baseArgs() []string {
+	a := []string{"--die-with-parent", "--new-session", "--unshare-all"}
+	if s.cfg.Network == NetworkHost {
+		a = append(a, "--share-net")
+	}
+	if os.Geteuid() == 0 {
+		// bubblewrap run by root keeps root's capabilities unless told not to:
+		// with them a command could mount or make device nodes.
+		a = append(a, "--cap-drop", "ALL")
+	}
+	a = append(a, "--ro-bind", "/usr", "/usr")
+	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case fi.Mode()&fs.ModeSymlink != 0:
+			if target, err := os.Readlink(d); err == nil {
+				a = append(a, "--symlink", target, d)
+			}
+		case fi.IsDir():
+			a = append(a, "--ro-bind", d, d)
+		}
+	}
+	a = append(a, "--ro-bind", "/etc", "/etc")
+	for _, p := range s.cfg.ReadOnly {
+		a = append(a, "--ro-bind-try", p, p)
+	}
+	a = append(a, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/run", "--dir", "/var", "--symlink", "../run", "/var/run")
+	if s.cfg.Network == NetworkHost {
+		// resolv.conf often points here.
+		a = append(a, "--ro-bind-try", "/run/systemd/resolve", "/run/systemd/resolve")
+	}
+	// What other users could not read stays hidden from commands too.
+	a = append(a, hideArgs(unreadable("/etc"))...)
+	return a
+}
+
+// unreadable lists the files and folders under root that other users cannot
+// read, without descending into the folders it lists.
+func unreadable(root string) []string {
+	var out []string
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 || p == root {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		perm := fi.Mode().Perm()
+		switch {
+		case d.IsDir() && perm&0o005 != 0o005:
+			out = append(out, p)
+			return filepath.SkipDir
+		case !d.IsDir() && perm&0o004 == 0:
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+// hideArgs masks each path: an empty folder over a folder, the null device
+// over anything else.
+func hideArgs(paths []string) []string {
+	var a []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			a = append(a, "--tmpfs", p, "--remount-ro", p)
+		default:
+			a = append(a, "--ro-bind", "/dev/null", p)
+		}
+	}
+	return a
+}
+
+// visible reports whether p lies in a folder commands see.
+func (s *Sandbox) visible(p string) bool {
+	roots := append([]string{"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", s.workdir}, s.cfg.ReadOnly...)
+	for _, r := range roots {
+		if p == r || strings.HasPrefix(p, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// Proc is one command prepared by Wrap: start it with Start, and after
+// cmd.Wait call Finish.
+type Proc struct {
+	s    *Sandbox
+	cmd  *exec.Cmd
+	tmp  string
+	gate *os.File
+
+	mu      sync.Mutex // guards cgroups and done against SignalInside
+	cgroups []*cgroup
+	done    bool
+	cut     []string
+}
+
+// Wrap prepares cmd, already given its program, arguments, folder,
+// environment and output, to run in the sandbox. In mode none it is left as
+// it is. cmd.SysProcAttr is kept (a process group of its own, say) and the
+// process is killed when the worker's thread that started it ends.
+func (s *Sandbox) Wrap(cmd *exec.Cmd) (*Proc, error) {
+	p := &Proc{s: s, cmd: cmd}
+	if s.base == nil {
+		return p, nil
+	}
+	if cmd.Err != nil {
+		return nil, cmd.Err
+	}
+	dir := cmd.Dir
+	if dir == "" {
+		dir = s.workdir
+	}
+	tmp, err := os.MkdirTemp("", "toolround-sandbox-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: private /tmp: %w", err)
+	}
+	p.tmp = tmp
+	args := append([]string(nil), s.base...)
+	args = append(args, "--bind", tmp, "/tmp")
+	if home := envValue(cmd.Env, "HOME"); home != "" && home != "/" && filepath.IsAbs(home) {
+		if err := os.Mkdir(filepath.Join(tmp, ".home"), 0o700); err != nil {
+			p.cleanup()
+			return nil, fmt.Errorf("sandbox: empty home: %w", err)
+		}
+		args = append(args, "--bind", filepath.Join(tmp, ".home"), filepath.Clean(home))
+	}
+	args = append(args,
+		"--bind", s.workdir, s.workdir,
+		"--ro-bind", filepath.Join(s.workdir, reservedDir), filepath.Join(s.workdir, reservedDir))
+	var hide []string
+	for _, h := range s.cfg.Hide {
+		if h != "" && filepath.IsAbs(h) && s.visible(filepath.Clean(h)) {
+			hide = append(hide, filepath.Clean(h))
+		}
+	}
+	args = append(args, hideArgs(hide)...)
+	args = append(args, "--chdir", dir, "--", cmd.Path)
+	args = append(args, cmd.Args[1:]...)
+
+	gateR, gateW, err := os.Pipe()
+	if err != nil {
+		p.cleanup()
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	p.gate = gateW
+	// The shell waits until the process is in its cgroups and has its limits,
+	// then becomes bubblewrap; nothing it starts escapes either.
+	const gateScript = `read go <&3 && [ "$go" = go ] || exit 125; exec 3<&-; exec "$@"`
+	cmd.Path = s.shell
+	cmd.Args = append([]string{"sh", "-c", gateScript, "toolround-sandbox"}, args...)
+	cmd.ExtraFiles = append([]*os.File{gateR}, cmd.ExtraFiles...)
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	setPdeathsig(cmd.SysProcAttr)
+	return p, nil
+}
+
+func envValue(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// Start starts the command, puts it in its cgroups, sets its limits and
+// lets it run.
+func (p *Proc) Start() error {
+	if p.gate == nil {
+		return p.cmd.Start()
+	}
+	gateR := p.cmd.ExtraFiles[0]
+	err := p.cmd.Start()
+	gateR.Close()
+	if err != nil {
+		p.gate.Close()
+		p.cleanup()
+		return err
+	}
+	if err := p.confine(p.cmd.Process.Pid); err != nil {
+		p.gate.Close() // the shell exits without running anything
+		p.abort()
+		return fmt.Errorf("sandbox: %w", err)
+	}
+	_, err = p.gate.Write([]byte("go\n"))
+	p.gate.Close()
+	if err != nil {
+		p.abort()
+		return fmt.Errorf("sandbox: start: %w", err)
+	}
+	return nil
+}
+
+// abort ends a command that failed to start and removes what was made for it.
+func (p *Proc) abort() {
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+	p.Finish()
+}
+
+// confine puts pid in fresh cgroups and sets its resource limits.
+func (p *Proc) confine(pid int) error {
+	s := p.s
+	n := s.seq.Add(1)
+	if s.pids != nil {
+		cg, err := s.pids.create(n, s.cfg.MaxProcs)
+		if err != nil {
+			return err
+		}
+		p.cgroups = append(p.cgroups, cg)
+	}
+	if s.memory != nil {
+		cg, err := s.memory.create(n, s.cfg.MemoryBytes)
+		if err != nil {
+			return err
+		}
+		p.cgroups = append(p.cgroups, cg)
+	}
+	for _, cg := range p.cgroups {
+		if err := cg.add(pid); err != nil {
+			return err
+		}
+	}
+	for _, r := range s.rlimits {
+		v := r.value
+		if r.resource == rlimitNproc {
+			v += int64(userTasks(os.Geteuid()))
+		}
+		if err := prlimit(pid, r.resource, v); err != nil {
+			return fmt.Errorf("limit %s: %w", r.name, err)
+		}
+	}
+	return nil
+}
+
+// Finish ends what is left of the command (everything in its cgroups),
+// removes its private /tmp and cgroups, and returns what limits cut it,
+// as sentences for the result. Call it once the command has been waited for.
+func (p *Proc) Finish() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return p.cut
+	}
+	p.done = true
+	for _, cg := range p.cgroups {
+		if msg := cg.cutBy(); msg != "" {
+			p.cut = append(p.cut, msg)
+		}
+	}
+	if st := p.cmd.ProcessState; st != nil {
+		p.cut = append(p.cut, p.s.signalCut(st.ExitCode())...)
+	}
+	p.cleanup()
+	return p.cut
+}
+
+func (p *Proc) cleanup() {
+	for _, cg := range p.cgroups {
+		// Nothing of the command may run on, so what is left is killed now;
+		// the kernel takes a few milliseconds to let go of the cgroup, which
+		// the result need not wait for.
+		cg.kill()
+		p.s.removing.Go(cg.remove)
+	}
+	p.cgroups = nil
+	if p.tmp != "" {
+		_ = os.RemoveAll(p.tmp)
+		p.tmp = ""
+	}
+}
+
+// SignalInside sends sig to the command's own processes rather than to
+// bubblewrap, which would end them all at once with SIGKILL: a stopped
+// server gets its SIGTERM. It reports false when it cannot (mode none, no
+// cgroup that lists the processes, the command has ended); the caller then
+// signals the process group.
+func (p *Proc) SignalInside(sig syscall.Signal) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gate == nil || p.done || len(p.cgroups) == 0 {
+		return false
+	}
+	for _, pid := range p.cgroups[0].pids() {
+		if !isBwrap(pid) {
+			_ = syscall.Kill(pid, sig)
+		}
+	}
+	return true
+}
+
+// isBwrap reports whether pid is bubblewrap (the gate shell became it),
+// by the command name the kernel keeps for it.
+func isBwrap(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	return err == nil && strings.TrimSpace(string(b)) == "bwrap"
+}
+
+// signalCut explains the exit codes bubblewrap gives a command that a
+// resource limit killed: 128 plus the signal.
+func (s *Sandbox) signalCut(code int) []string {
+	switch {
+	case code == 128+int(syscall.SIGXCPU) && s.hasRlimit(rlimitCPU):
+		return []string{fmt.Sprintf("cut by the CPU time limit: a process got SIGXCPU after %d s of CPU time (%s)", s.cfg.CPUSeconds, EnvCPU)}
+	case code == 128+int(syscall.SIGXFSZ) && s.hasRlimit(rlimitFsize):
+		return []string{fmt.Sprintf("cut by the file size limit: a process got SIGXFSZ writing past %d MiB (%s)", s.cfg.FileSizeBytes>>20, EnvFileSize)}
+	}
+	return nil
+}
+
+// errNoCgroup is why a controller is not used.
+var errNoCgroup = errors.New("no writable cgroup")
