@@ -84,7 +84,7 @@ func NewTemporalBackend(tc tclient.Client, opts TemporalOptions) *TemporalBacken
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	co := client.Options{TaskQueue: opts.TaskQueue, Prepare: client.SealSecrets(opts.Secrets)}
+	co := client.Options{TaskQueue: opts.TaskQueue, Secrets: opts.Secrets}
 	if opts.Redis != nil {
 		co.Blobs = opts.Redis.Blobs()
 	}
@@ -115,7 +115,7 @@ func (b *TemporalBackend) Wait(ctx context.Context, workflowID string) (*round.R
 
 // Round describes a round and reads its result or what it waits for.
 func (b *TemporalBackend) Round(ctx context.Context, workflowID string) (*RoundView, error) {
-	desc, err := b.tc.DescribeWorkflowExecution(ctx, workflowID, "")
+	d, err := b.tc.DescribeWorkflow(ctx, workflowID, "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return nil, fmt.Errorf("round %s: %w", workflowID, ErrNotFound)
@@ -123,7 +123,7 @@ func (b *TemporalBackend) Round(ctx context.Context, workflowID string) (*RoundV
 	if err != nil {
 		return nil, fmt.Errorf("describe round %s: %w", workflowID, err)
 	}
-	info := desc.GetWorkflowExecutionInfo()
+	info := d.RawResponse.GetWorkflowExecutionInfo()
 	if info.GetType().GetName() != workflowType {
 		return nil, fmt.Errorf("%s is not a round: %w", workflowID, ErrNotFound)
 	}
