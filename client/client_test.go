@@ -15,6 +15,7 @@ import (
 	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	tclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/mocks"
 
@@ -45,13 +46,13 @@ func TestPendingSaysWhyItCannotAsk(t *testing.T) {
 	ctx := context.Background()
 
 	tc := mocks.NewClient(t)
-	tc.On("DescribeWorkflowExecution", mock.Anything, "toolround/s/r/1", "").Return(nil, serviceerror.NewNotFound("workflow not found"))
+	tc.On("DescribeWorkflow", mock.Anything, "toolround/s/r/1", "").Return(nil, serviceerror.NewNotFound("workflow not found"))
 	_, err := New(tc, Options{}).Pending(ctx, "toolround/s/r/1")
 	require.ErrorIs(t, err, ErrRoundNotFound)
 	require.Contains(t, err.Error(), "toolround/s/r/1")
 
 	tc = mocks.NewClient(t)
-	tc.On("DescribeWorkflowExecution", mock.Anything, "wf", "").Return(describe(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING), nil)
+	tc.On("DescribeWorkflow", mock.Anything, "wf", "").Return(&tclient.WorkflowExecutionDescription{RawResponse: describe(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING)}, nil)
 	tc.On("DescribeTaskQueue", mock.Anything, "tq", enumspb.TASK_QUEUE_TYPE_WORKFLOW).Return(pollers(0), nil)
 	start := time.Now()
 	_, err = New(tc, Options{TaskQueue: "other"}).Progress(ctx, "wf")
@@ -61,7 +62,7 @@ func TestPendingSaysWhyItCannotAsk(t *testing.T) {
 	require.NotContains(t, err.Error(), "\n")
 
 	tc = mocks.NewClient(t) // no query expected: a finished round waits for nothing
-	tc.On("DescribeWorkflowExecution", mock.Anything, "wf", "").Return(describe(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED), nil)
+	tc.On("DescribeWorkflow", mock.Anything, "wf", "").Return(&tclient.WorkflowExecutionDescription{RawResponse: describe(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)}, nil)
 	p, err := New(tc, Options{}).Pending(ctx, "wf")
 	require.NoError(t, err)
 	require.Empty(t, p)
@@ -72,7 +73,7 @@ func TestRunFailsFastWithoutWorker(t *testing.T) {
 	workerGrace = 300 * time.Millisecond
 	tc := mocks.NewClient(t) // ExecuteWorkflow is not expected: nothing is submitted
 	tc.On("DescribeTaskQueue", mock.Anything, "q", enumspb.TASK_QUEUE_TYPE_WORKFLOW).Return(pollers(0), nil)
-	tc.On("DescribeWorkflowExecution", mock.Anything, "toolround/s/r/1", "").Return(nil, serviceerror.NewNotFound("workflow not found"))
+	tc.On("DescribeWorkflow", mock.Anything, "toolround/s/r/1", "").Return(nil, serviceerror.NewNotFound("workflow not found"))
 	in := &round.Input{SessionID: "s", RunID: "r", Round: 1, Provider: "openai", Assistant: round.Message{Role: "assistant"}}
 	_, err := New(tc, Options{TaskQueue: "q"}).Run(context.Background(), in)
 	require.ErrorIs(t, err, ErrNoWorker)

@@ -112,6 +112,9 @@ func citationsIn(name string, src []byte) ([]citation, error) {
 		}
 		base := fset.Position(pos)
 		for _, loc := range idPattern.FindAllStringIndex(lit, -1) {
+			if loc[0] > 0 && lit[loc[0]-1] == '%' {
+				continue // a percent-encoded byte such as %A9, not a citation
+			}
 			line := base.Line + strings.Count(lit[:loc[0]], "\n")
 			out = append(out, citation{ID: lit[loc[0]:loc[1]], Pos: fmt.Sprintf("%s:%d", name, line), Text: kind})
 		}

@@ -6,6 +6,7 @@ func unwrap() int {
 	// K2 and
 	// P1.7 on consecutive comment lines.
 	_ = "sha256:deadbeefA1 xM5 P1.70x" // look-alikes inside words
+	_ = "http://m%C3%A9@host/%A9"      // percent-encoded bytes
 	return A1 + M5 + len(msg)
 }
 
