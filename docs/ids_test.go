@@ -240,8 +240,8 @@ func TestScanner(t *testing.T) {
 		"P1.1 cite.go:3 comment",
 		"K2 cite.go:6 comment",
 		"P1.7 cite.go:7 comment",
-		"T11 cite.go:12 string",
-		"C4 cite.go:16 comment",
+		"T11 cite.go:13 string",
+		"C4 cite.go:17 comment",
 	}, got)
 
 	defs, err := definedIDs(root)
@@ -255,7 +255,7 @@ func TestScanner(t *testing.T) {
 
 	bad := undefined(cites, defs)
 	require.Len(t, bad, 1)
-	require.Equal(t, citation{ID: "T11", Pos: "cite.go:12", Text: "string"}, bad[0])
+	require.Equal(t, citation{ID: "T11", Pos: "cite.go:13", Text: "string"}, bad[0])
 }
 
 // TestLinks checks that the pages' relative links reach a file and, when they
