@@ -18,9 +18,13 @@ import (
 
 func main() {
 	var err error
-	if len(os.Args) > 1 && os.Args[1] == "worker" {
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == "worker":
 		err = runWorker()
-	} else {
+	case len(os.Args) > 1 && os.Args[1] == "scaling":
+		// Throughput by worker count (scaling.go).
+		err = runScaling(os.Args[2:])
+	default:
 		err = runBench(os.Args[1:])
 	}
 	if err != nil {
