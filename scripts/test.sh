@@ -24,6 +24,16 @@ go vet ./...
 log "workflowcheck"
 workflowcheck -config workflowcheck.config.yaml ./...
 build
+# tests/cluster_test.go runs against scripts/cluster.sh's Temporal server on
+# PostgreSQL. Starting it here puts the server's build (minutes, once on a
+# fresh machine) outside the tests' timeout; it stops after the tests when
+# this script started it.
+if [[ " ${GOTEST_FLAGS:-} " != *" -short "* ]]; then
+	if ! bash scripts/cluster.sh status >/dev/null 2>&1; then
+		trap 'bash scripts/cluster.sh stop' EXIT
+	fi
+	bash scripts/cluster.sh server
+fi
 log "go test -race"
 go test -race -count=1 -timeout 30m ${GOTEST_FLAGS:-} ./...
 
