@@ -127,7 +127,7 @@ write_config() {
 		        user: $PGUSER
 		        password: ""
 		        maxConns: $2
-		        maxIdleConns: $2
+		        maxIdleConns: $3
 		        maxConnLifetime: 1h
 		YAML
 	}
@@ -154,9 +154,13 @@ write_config() {
 		  datastores:
 		    default:
 		YAML
-		store "$CLUSTER_DB" 20
+		# Each of the four services opens pools of its own, so these are
+		# per service: at most 4 x (10 + 3) connections with the defaults,
+		# well under PostgreSQL's default max_connections of 100 that the
+		# machine's other users share.
+		store "$CLUSTER_DB" "${CLUSTER_PG_CONNS:-10}" 5
 		echo "    visibility:"
-		store "${CLUSTER_DB}_visibility" 10
+		store "${CLUSTER_DB}_visibility" 3 3
 		cat <<-YAML
 		global:
 		  membership:
