@@ -61,6 +61,8 @@ func TestClusterRoundsSurviveWorkerAndServerRestarts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal server on PostgreSQL (scripts/cluster.sh); skipped with -short")
 	}
+	// Each round takes at least 2 s (its command sleeps), so 6 at a time
+	// keep rounds in flight for at least 30 s, past the last fault (~25 s).
 	const sessions, rounds, parallel = 30, 3, 6
 	pidFile := clusterServer(t)
 	fx := newEffects(t)
@@ -113,7 +115,7 @@ func TestClusterRoundsSurviveWorkerAndServerRestarts(t *testing.T) {
 			in := round.Input{SessionID: fmt.Sprintf("%s-%d", e.session, s), RunID: "run-1", Round: r, Provider: "claude-code",
 				AutoApprove: true, State: state, Assistant: round.Message{Role: "assistant", ToolCalls: []round.ToolCall{
 					call("post", "http_request", map[string]any{"url": fx.url("/" + tag), "method": "POST", "body": tag}),
-					call("cmd", "run_command", map[string]any{"command": "echo " + tag + " >> effects.log; sleep 1"}),
+					call("cmd", "run_command", map[string]any{"command": "echo " + tag + " >> effects.log; sleep 2"}),
 					call("calc", "calculate", map[string]any{"expression": fmt.Sprintf("%d*%d", s, r)}),
 				}}}
 			inFlight.Add(1)
