@@ -15,9 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
 )
 
 // clusterAddress is the frontend of scripts/cluster.sh's Temporal server.
@@ -56,7 +58,8 @@ func clusterServer(t *testing.T) string {
 // which attaches to the running workflow), every call has one result, and no
 // side effect happens twice: each POST reaches the counting server and each
 // command writes its line at most once, exactly once when the call reports
-// ok; an at-most-once call cut off by a kill reports unknown_outcome.
+// ok; an at-most-once call cut off by a kill reports unknown_outcome. Each
+// round's publication to the session history in Redis happens once.
 func TestClusterRoundsSurviveWorkerAndServerRestarts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a Temporal server on PostgreSQL (scripts/cluster.sh); skipped with -short")
@@ -213,6 +216,29 @@ func TestClusterRoundsSurviveWorkerAndServerRestarts(t *testing.T) {
 				t.Fatalf("%s %s: %s %s", tag, id, r[id].Status, r[id].Content)
 			}
 		}
+	}
+	// The publication at the end of each round is a side effect too: every
+	// session's history in Redis holds each round once.
+	opts, err := redis.ParseURL(clusterRedisURL())
+	require.NoError(t, err)
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	ctx := context.Background()
+	for s := 1; s <= sessions; s++ {
+		id := fmt.Sprintf("%s-%d", e.session, s)
+		records, err := rdb.LRange(ctx, tools.HistoryKey(id), 0, -1).Result()
+		require.NoError(t, err)
+		perRound := map[int]int{}
+		for _, raw := range records {
+			var rec tools.HistoryRecord
+			require.NoError(t, json.Unmarshal([]byte(raw), &rec))
+			perRound[rec.Round]++
+		}
+		for r := 1; r <= rounds; r++ {
+			require.Equal(t, 4, perRound[r], "session %s round %d: the assistant message and 3 tool messages, once", id, r)
+		}
+		keys, _ := rdb.Keys(ctx, "toolround:history-appended:"+id+":*").Result()
+		rdb.Del(ctx, append(keys, tools.HistoryKey(id), "toolround:events:"+id)...)
 	}
 	t.Logf("%d rounds of %d calls in %v through 3 workers with 3 worker kills and 1 server kill: %d calls unknown_outcome, %d resubmissions",
 		len(outcomes), 3, time.Since(started).Round(time.Millisecond), unknown, resubmits.Load())
