@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -28,6 +30,13 @@ func clusterAddress() string {
 		return a
 	}
 	return "127.0.0.1:7333"
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 func clusterRedisURL() string {
@@ -42,6 +51,12 @@ func clusterRedisURL() string {
 // file that holds its pid.
 func clusterServer(t *testing.T) string {
 	t.Helper()
+	pg := net.JoinHostPort(envOr("PGHOST", "127.0.0.1"), envOr("PGPORT", "5432"))
+	c, err := net.DialTimeout("tcp", pg, 2*time.Second)
+	if err != nil {
+		testenv.Unavailable(t, "PostgreSQL at %s for scripts/cluster.sh: %v", pg, err)
+	}
+	_ = c.Close()
 	cmd := exec.Command("bash", "../scripts/cluster.sh", "server")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "scripts/cluster.sh server:\n%s", out)
