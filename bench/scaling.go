@@ -137,8 +137,8 @@ func Scaling(ctx context.Context, o ScalingOptions, progress io.Writer) (*Scalin
 	defer b.cleanRedis(context.Background())
 	rep := &ScalingReport{Address: o.Address, ServerVersion: serverVersion(ctx, tc), Case: o.Case, InFlight: o.InFlight,
 		CPUs: runtime.NumCPU(), LoadAvgStart: loadAvg()}
-	for _, n := range o.Workers {
-		level, err := b.scalingLevel(ctx, o, tc, n)
+	for i, n := range o.Workers {
+		level, err := b.scalingLevel(ctx, o, tc, i, n)
 		if err != nil {
 			return nil, err
 		}
@@ -147,8 +147,13 @@ func Scaling(ctx context.Context, o ScalingOptions, progress io.Writer) (*Scalin
 	return rep, nil
 }
 
-func (b *bench) scalingLevel(ctx context.Context, o ScalingOptions, tc tclient.Client, n int) (ScalingLevel, error) {
-	s := &setup{spec: SetupSpec{Name: fmt.Sprintf("w%d", n)}, address: o.Address, taskQueue: fmt.Sprintf("%s-w%d", o.TaskQueue, n), tc: tc}
+// scalingLevel measures the i-th entry of o.Workers, n workers. The setup's
+// name is part of every round's run id: each level and its warm-up get
+// names of their own, because a round whose workflow id exists already is
+// not run again (the client attaches to it and returns its old result).
+func (b *bench) scalingLevel(ctx context.Context, o ScalingOptions, tc tclient.Client, i, n int) (ScalingLevel, error) {
+	name := fmt.Sprintf("l%d-w%d", i+1, n)
+	s := &setup{spec: SetupSpec{Name: name + "-warmup"}, address: o.Address, taskQueue: fmt.Sprintf("%s-%s", o.TaskQueue, name), tc: tc}
 	s.cl = client.New(tc, client.Options{TaskQueue: s.taskQueue})
 	b.logf("scaling: starting %d workers on task queue %s (%s)", n, s.taskQueue, o.Address)
 	env := []string{"TEMPORAL_ADDRESS=" + o.Address, "TEMPORAL_NAMESPACE=" + o.Namespace}
@@ -181,6 +186,7 @@ func (b *bench) scalingLevel(ctx context.Context, o ScalingOptions, tc tclient.C
 		return w, srv
 	}
 	w0, srv0 := cpu()
+	s.spec.Name = name
 	b.o.ThroughputDuration = o.Duration
 	tp, err := b.throughput(ctx, s, o.InFlight)
 	if err != nil {
