@@ -224,7 +224,7 @@ func cpuSeconds(pid int) float64 {
 func (r *ScalingReport) Print(w io.Writer) {
 	fmt.Fprintf(w, "Temporal %s at %s, case %s, %d rounds in flight, %d CPUs, load at start %s\n\n",
 		r.ServerVersion, r.Address, r.Case, r.InFlight, r.CPUs, r.LoadAvgStart)
-	fmt.Fprintln(w, "| workers | rounds | rounds/s | vs 1 worker | p50 ms | p90 ms | p99 ms | worker CPU | server CPU | load at end |")
+	fmt.Fprintln(w, "| workers | rounds | rounds/s | vs first | p50 ms | p90 ms | p99 ms | worker CPU | server CPU | load at end |")
 	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, l := range r.Levels {
 		t := l.Throughput
