@@ -14,9 +14,22 @@
 #   noeager        (PORT_BASE+2)  one partition, no eager activity dispatch
 #   pollrps        (PORT_BASE+3)  temporal_dev_flags and history.transferProcessorMaxPollRPS=1000
 # BENCH_PORT_BASE defaults to 7297.
+#
+# BENCH_CLUSTER=1 measures instead the throughput of one task queue served by
+# 1, 2 and 4 worker processes (BENCH_WORKERS) against scripts/cluster.sh's
+# Temporal server on PostgreSQL, started here when it is not running
+# (`go run ./bench scaling -h` lists the settings; BENCHMARKS.md, "Scaling
+# out").
 source "$(dirname "$0")/lib.sh"
 
 ensure_redis
+if [ "${BENCH_CLUSTER:-0}" = 1 ]; then
+	bash "$ROOT/scripts/cluster.sh" server >&2
+	cd "$ROOT"
+	log "go run ./bench scaling $*"
+	TEMPORAL_ADDRESS="${CLUSTER_ADDRESS:-127.0.0.1:7333}" REDIS_URL="${CLUSTER_REDIS_URL:-redis://127.0.0.1:6379/5}" \
+		BENCH_SERVER_PID="$(cat "$RUN_DIR/cluster/temporal.pid")" exec go run ./bench scaling "$@"
+fi
 ensure_temporal_server
 cd "$ROOT"
 
