@@ -60,6 +60,36 @@ func (refusedRef) LoaderFactory() gojsonschema.JSONLoaderFactory { return noRemo
 // each with its field path, sorted so that the message is stable (P1.7).
 // Arguments that are not a JSON object are one violation.
 func Validate(schema json.RawMessage, args json.RawMessage) []string {
+	return new(Schemas).Validate(schema, args)
+}
+
+// Schemas validates like Validate and compiles each distinct schema once, so
+// that a round of many calls of one tool compiles its schema once (workflow
+// code has a second before the deadlock detector fires). The zero value is
+// ready; it is not safe for concurrent use.
+type Schemas struct {
+	compiled map[string]compiledSchema
+}
+
+type compiledSchema struct {
+	s   *gojsonschema.Schema
+	err error
+}
+
+func (c *Schemas) compile(schema json.RawMessage) (*gojsonschema.Schema, error) {
+	if got, ok := c.compiled[string(schema)]; ok {
+		return got.s, got.err
+	}
+	s, err := CompileSchema(schema) //workflowcheck:ignore
+	if c.compiled == nil {
+		c.compiled = map[string]compiledSchema{}
+	}
+	c.compiled[string(schema)] = compiledSchema{s, err}
+	return s, err
+}
+
+// Validate is Validate with the schemas compiled so far reused.
+func (c *Schemas) Validate(schema json.RawMessage, args json.RawMessage) []string {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
@@ -83,7 +113,7 @@ func Validate(schema json.RawMessage, args json.RawMessage) []string {
 	}
 	// Validation is a pure function of the schema and the arguments; the
 	// library ranges over maps inside, so its violations are sorted below.
-	s, err := CompileSchema(schema) //workflowcheck:ignore
+	s, err := c.compile(schema)
 	if err != nil {
 		return []string{"(schema): " + err.Error()}
 	}

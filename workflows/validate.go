@@ -12,13 +12,14 @@ import (
 // the confirm gate, so that a denied call is skipped rather than reported
 // invalid. It reads and changes nothing but the calls it is given.
 func Validate(plan []Call, snap *Snapshot) {
+	var schemas tools.Schemas
 	for i := range plan {
 		p := &plan[i]
 		if p.State != CallReady {
 			continue
 		}
 		ti := snap.Tools[p.Tool]
-		if v := tools.Validate(ti.Parameters, json.RawMessage(p.Args)); len(v) > 0 {
+		if v := schemas.Validate(ti.Parameters, json.RawMessage(p.Args)); len(v) > 0 {
 			p.done(round.StatusInvalid, "invalid arguments: "+strings.Join(v, "; "))
 		}
 	}
