@@ -370,6 +370,7 @@ func TestRecordHistories(t *testing.T) {
 	w.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
 	w.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
 	w.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
+	w.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: round.ActivityCheckFiles})
 	require.NoError(t, w.Start())
 	defer w.Stop()
 

@@ -64,7 +64,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	}
 
 	// 2. Pass 1.
-	r.preflight(unwrapped)
+	r.preflight(ctx, unwrapped)
 	r.record(r.scope.RoundStarted(workflow.Now(ctx), len(r.calls)))
 	// From here on clients may ask (queries.go) and signal (signals.go).
 	if err := r.setQueryHandlers(ctx); err != nil {
