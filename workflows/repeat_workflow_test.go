@@ -33,8 +33,8 @@ func (d *disk) state(p string) tools.FileState {
 	return tools.FileState{Size: int64(len(d.files[p])), ModTime: d.version[p]}
 }
 
-// lookTool reads files of d and records their states, as read_files does.
-func lookTool(d *disk) tools.Definition {
+// diskTool reads files of d and records their states, as read_files does.
+func diskTool(d *disk) tools.Definition {
 	return tools.Definition{
 		Name: "look", Description: "Read files of the fake disk.", Concurrent: true, SideEffect: tools.ReadOnly,
 		Parameters: json.RawMessage(`{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string"}}},"required":["paths"]}`),
@@ -85,7 +85,7 @@ func TestRepeatedReadIsCheckedAndNamesItsRound(t *testing.T) {
 	args := `{"paths":["a.txt"]}`
 	run := func(n int, st *round.RunState) round.Result {
 		h := newHarness(t, 3)
-		h.reg.MustRegister(lookTool(d))
+		h.reg.MustRegister(diskTool(d))
 		return h.run(t, lookRound(n, st, call("l1", "look", args), call("c1", "calculate", `{"expression":"1+1"}`)))
 	}
 
@@ -127,7 +127,7 @@ func TestRepeatOfAToolThatCannotCheckRuns(t *testing.T) {
 	st := &round.RunState{Dedupe: map[string]round.DedupeEntry{tools.DedupeKey("look", []byte(args)): {
 		Tool: "look", Content: "old", Round: 1, CallID: "l0", Files: map[string]round.FileState{"a.txt": {Size: 5, ModTime: 1}}}}}
 	h := newHarness(t, 3)
-	def := lookTool(d)
+	def := diskTool(d)
 	def.Changed = nil
 	h.reg.MustRegister(def)
 	res := h.run(t, lookRound(2, st, call("l1", "look", args)))
@@ -143,7 +143,7 @@ func TestDedupeFalseRunsEveryCall(t *testing.T) {
 	st := &round.RunState{Dedupe: map[string]round.DedupeEntry{tools.DedupeKey("look", []byte(args)): {
 		Tool: "look", Content: "old", Round: 1, CallID: "l0", Files: map[string]round.FileState{"a.txt": {Size: 5, ModTime: 1}}}}}
 	h := newHarness(t, 3)
-	h.reg.MustRegister(lookTool(d))
+	h.reg.MustRegister(diskTool(d))
 	in := lookRound(2, st, call("l1", "look", args), call("l2", "look", args), call("c1", "calculate", `{"expression":"2"}`), call("c2", "calculate", `{"expression":"2"}`))
 	off := false
 	in.Dedupe = &off
