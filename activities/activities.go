@@ -101,6 +101,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 		return round.ExecuteOutput{IsError: true, Content: err.Error(), Attempt: attempt}, nil
 	}
 	out := round.ExecuteOutput{Content: res.Content, Fetched: res.Fetched, Touched: res.Touched, Read: res.Read, FromCache: res.FromCache, Attempt: attempt}
+	out.Files = fileStates(res.Files)
 	a.offload(ctx, &out)
 	return out, nil
 }

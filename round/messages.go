@@ -9,11 +9,16 @@ func MessageContent(tool, content string) string {
 	return "[" + tool + "] " + content
 }
 
-// Messages are the tool messages of the results, in call order.
+// Messages are the tool messages of the results, in call order. A repeated
+// result's message first says what it repeats (U3).
 func Messages(results []CallResult) []Message {
 	out := make([]Message, len(results))
 	for i, r := range results {
-		out[i] = Message{Role: "tool", ToolCallID: r.CallID, Content: MessageContent(r.Tool, r.Content)}
+		content := r.Content
+		if note := r.Repeat.Note(); note != "" {
+			content = note + "\n" + content
+		}
+		out[i] = Message{Role: "tool", ToolCallID: r.CallID, Content: MessageContent(r.Tool, content)}
 	}
 	return out
 }

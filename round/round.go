@@ -90,7 +90,14 @@ type Input struct {
 	ConfirmTimeoutSeconds int `json:"confirm_timeout_seconds,omitempty"`
 	// MaxConcurrent overrides the worker's MAX_CONCURRENT_TOOLS for this round.
 	MaxConcurrent int `json:"max_concurrent,omitempty"`
+	// Dedupe set to false runs every call, identical ones too, and serves
+	// nothing from the run's dedupe map (U3); the map is still updated.
+	// Nil means true.
+	Dedupe *bool `json:"dedupe,omitempty"`
 }
+
+// DedupeOn reports whether the round dedupes its calls (P1.3, U3).
+func (in *Input) DedupeOn() bool { return in.Dedupe == nil || *in.Dedupe }
 
 // Limits on what a round accepts.
 const (
@@ -180,6 +187,36 @@ type CallResult struct {
 	DurationMS int64 `json:"duration_ms,omitempty"`
 	// Approval records how the call was allowed or refused (T2).
 	Approval *Approval `json:"approval,omitempty"`
+	// Repeat names the earlier result a deduped call repeats (U3).
+	Repeat *Repeat `json:"repeat,omitempty"`
+}
+
+// Repeat names the earlier result of the run that a deduped result repeats
+// (U3); its tool message says so (Messages).
+type Repeat struct {
+	// Round and CallID are the round and the call of the earlier result.
+	Round  int    `json:"round"`
+	CallID string `json:"call_id"`
+	// SameRound: the earlier call is an identical call of the same round.
+	SameRound bool `json:"same_round,omitempty"`
+	// Checked: the files the earlier call read were checked before the
+	// result was served again, and none had changed.
+	Checked bool `json:"checked,omitempty"`
+}
+
+// Note is the line a repeated result's tool message starts with.
+func (r *Repeat) Note() string {
+	if r == nil {
+		return ""
+	}
+	if r.SameRound {
+		return fmt.Sprintf("(repeats the result of call %s, an identical call of this round, round %d)", r.CallID, r.Round)
+	}
+	s := fmt.Sprintf("(repeats the result of round %d of this run", r.Round)
+	if r.Checked {
+		s += "; the files it read have not changed since"
+	}
+	return s + ")"
 }
 
 // Decisions of an Approval record (T2).

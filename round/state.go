@@ -37,6 +37,23 @@ type DedupeEntry struct {
 	// Volatile entries describe the whole workdir (listings, commands) and
 	// are dropped by any change to it.
 	Volatile bool `json:"volatile,omitempty"`
+	// Files is the state of each file the call read, by workdir path, when
+	// its tool records it (read_files): before the entry is served again,
+	// the round checks that none of them changed (U3).
+	Files map[string]FileState `json:"files,omitempty"`
+}
+
+// FileState is what a result records of a file it read (U3): its size,
+// modification time and a digest of its content; for a folder, the number
+// of its entries, its modification time and a digest of its listing.
+type FileState struct {
+	Size    int64 `json:"size"`
+	ModTime int64 `json:"mtime_ns"`
+	// SHA256 is the hex digest of the content; empty for a file too large
+	// to hash, which is then compared by size and time only.
+	SHA256 string `json:"sha256,omitempty"`
+	// Missing: the path did not exist when it was read.
+	Missing bool `json:"missing,omitempty"`
 }
 
 // MaxDedupeEntries bounds the dedupe map of a run; the oldest entries go
@@ -56,11 +73,25 @@ func (s *RunState) Clone() *RunState {
 	for k, v := range s.Dedupe {
 		v.Read = append([]string(nil), v.Read...)
 		v.Touched = append([]string(nil), v.Touched...)
+		v.Files = cloneFiles(v.Files)
 		out.Dedupe[k] = v
 	}
 	out.Fetched = append([]string(nil), s.Fetched...)
 	sort.Strings(out.Fetched)
 	out.Allow = append([]AllowRule(nil), s.Allow...)
+	return out
+}
+
+func cloneFiles(m map[string]FileState) map[string]FileState {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]FileState, len(m))
+	// Copying a map does not depend on its order.
+	//workflowcheck:ignore
+	for k, v := range m {
+		out[k] = v
+	}
 	return out
 }
 

@@ -14,6 +14,9 @@ const (
 	// ActivityStoreContents moves results that do not fit a round's result
 	// to the blob store (see workflows.ResultBudget).
 	ActivityStoreContents = "StoreContents"
+	// ActivityCheckFiles checks, before a round serves a repeat, whether
+	// the files the earlier result read have changed since (U3).
+	ActivityCheckFiles = "CheckFiles"
 
 	// SignalConfirm carries a human decision on a call (P1.6).
 	SignalConfirm = "confirm"
@@ -177,6 +180,8 @@ type ExecuteOutput struct {
 	Touched    []string `json:"touched,omitempty"`
 	Read       []string `json:"read,omitempty"`
 	FromCache  bool     `json:"from_cache,omitempty"`
+	// Files is the state of each file the call read (U3), by workdir path.
+	Files map[string]FileState `json:"files,omitempty"`
 	// Attempt is the attempt that produced the output, from 1.
 	Attempt int `json:"attempt,omitempty"`
 }
@@ -224,4 +229,25 @@ type StoreContentsOutput struct {
 type StoredContent struct {
 	Ref     string `json:"ref,omitempty"`
 	Content string `json:"content"`
+}
+
+// CheckFilesInput is the input of the CheckFiles local activity: the
+// dedupe entries a round is about to serve again, with the file states
+// they recorded (U3).
+type CheckFilesInput struct {
+	Checks []FileCheck `json:"checks"`
+}
+
+// FileCheck is one dedupe entry to check: its key, the tool that made it
+// (whose code knows how to look at the files again) and what it recorded.
+type FileCheck struct {
+	Key   string               `json:"key"`
+	Tool  string               `json:"tool"`
+	Files map[string]FileState `json:"files"`
+}
+
+// CheckFilesOutput lists the keys of the entries whose files changed or
+// could not be checked; they run again instead of being served.
+type CheckFilesOutput struct {
+	Changed []string `json:"changed,omitempty"`
 }

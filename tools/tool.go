@@ -94,6 +94,22 @@ type Definition struct {
 	// approval.Call).
 	TrustReadOnlyHints bool    `json:"trust_read_only_hints,omitempty"`
 	Handler            Handler `json:"-"`
+	// Changed, for tools whose results record the files they read
+	// (Result.Files), looks at those files again and returns the paths whose
+	// state differs from the recorded one, or that it could not look at.
+	// A round calls it before it serves such a result again (U3).
+	Changed func(ctx context.Context, files map[string]FileState) []string `json:"-"`
+}
+
+// FileState is what a result records of a file it read (U3): size,
+// modification time and content digest; for a folder, the number of its
+// entries, its modification time and a digest of its listing. Missing
+// records that the path did not exist.
+type FileState struct {
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"mtime_ns"`
+	SHA256  string `json:"sha256,omitempty"`
+	Missing bool   `json:"missing,omitempty"`
 }
 
 // ConfirmPolicy says when a tool's calls wait for a human decision (P1.6, C4).
@@ -181,6 +197,10 @@ type Result struct {
 	// FromCache marks a result answered from the result cache, so pass 3
 	// does not write it back and extend its life (K1).
 	FromCache bool `json:"from_cache,omitempty"`
+	// Files is the state of each file the call read, by workdir path, taken
+	// before it read them; it stays out of the content the model sees. A
+	// tool that sets it also sets Definition.Changed (U3).
+	Files map[string]FileState `json:"files,omitempty"`
 }
 
 // Text is a Result with only content.

@@ -64,6 +64,8 @@ type Call struct {
 	Status     round.Status `json:"status,omitempty"`
 	Content    string       `json:"content,omitempty"`
 	ContentRef string       `json:"content_ref,omitempty"`
+	// Repeat names the earlier result a deduped call is served (U3).
+	Repeat *round.Repeat `json:"repeat,omitempty"`
 	// ConfirmWhy says why the call needs a decision.
 	ConfirmWhy string `json:"confirm_why,omitempty"`
 	// Outcome is what pass 2 reported, for a call that ran.
@@ -98,7 +100,9 @@ type Outcome struct {
 	Fetched    []string     `json:"fetched,omitempty"`
 	Touched    []string     `json:"touched,omitempty"`
 	Read       []string     `json:"read,omitempty"`
-	FromCache  bool         `json:"from_cache,omitempty"`
-	Attempts   int          `json:"attempts,omitempty"`
-	DurationMS int64        `json:"duration_ms,omitempty"`
+	// Files is the state of each file the call read (U3).
+	Files      map[string]round.FileState `json:"files,omitempty"`
+	FromCache  bool                       `json:"from_cache,omitempty"`
+	Attempts   int                        `json:"attempts,omitempty"`
+	DurationMS int64                      `json:"duration_ms,omitempty"`
 }

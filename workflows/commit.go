@@ -53,7 +53,7 @@ func Commit(ci CommitInput) CommitOutput {
 			o := c.Outcome
 			r.Status, r.Content, r.ContentRef, r.Attempts, r.DurationMS = o.Status, o.Content, o.ContentRef, o.Attempts, o.DurationMS
 		case c.State == CallDone:
-			r.Status, r.Content, r.ContentRef = c.Status, c.Content, c.ContentRef
+			r.Status, r.Content, r.ContentRef, r.Repeat = c.Status, c.Content, c.ContentRef, c.Repeat
 		default:
 			// Never expected: a planned call that neither ran nor settled.
 			r.Status, r.Content = round.StatusCancelled, "the call did not run before the round ended"
@@ -72,6 +72,9 @@ func Commit(ci CommitInput) CommitOutput {
 		r := round.CallResult{CallID: c.CallID, Tool: c.Tool, ViaRunTool: c.Via, Status: first.Status, Content: first.Content, ContentRef: first.ContentRef}
 		if first.Status == round.StatusOK {
 			r.Status = round.StatusDeduped
+			if ci.Snapshot.Features.HonestRepeats {
+				r.Repeat = &round.Repeat{Round: in.Round, CallID: first.CallID, SameRound: true}
+			}
 		}
 		results[i] = r
 	}
@@ -146,7 +149,7 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 		st.Dedupe[c.Key] = round.DedupeEntry{
 			Tool: c.Tool, Content: results[i].Content, ContentRef: results[i].ContentRef,
 			Round: ci.Input.Round, CallID: c.CallID, Seq: st.Seq,
-			Read: readPaths(c, o), Touched: touchedPaths(c, o, ti), Volatile: ti.Volatile,
+			Read: readPaths(c, o), Touched: touchedPaths(c, o, ti), Volatile: ti.Volatile, Files: o.Files,
 		}
 	}
 	// Changes are applied after this round's entries are in: a read that ran

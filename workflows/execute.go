@@ -197,6 +197,7 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 	case err == nil:
 		o.Status, o.Content, o.ContentRef = round.StatusOK, out.Content, out.ContentRef
 		o.Fetched, o.Touched, o.Read, o.FromCache, o.Attempts = out.Fetched, out.Touched, out.Read, out.FromCache, max(1, out.Attempt)
+		o.Files = out.Files
 		if out.IsError {
 			o.Status = round.StatusError
 		}

@@ -92,6 +92,9 @@ func FuzzPassesGiveEveryCallOneResult(f *testing.F) {
 	f.Add("run_command,~run_command,ask_user,write_todo", `{"command":"ls"}`, uint8(2), uint64(0x5555))
 	f.Add("edit_file,read_files,find_files", `{"path":"a","new_text":"x"}`, uint8(3), uint64(0xaaaa))
 	f.Add(",,", `not json`, uint8(0), uint64(1))
+	f.Add("calculate,calculate,~calculate,read_files", `{"expression":"1"}`, uint8(1|2|8|32), uint64(0xffff))
+	f.Add("calculate,calculate,~calculate,read_files", `{"expression":"1"}`, uint8(1|2|8|16|32), uint64(0xffff))
+	f.Add("edit_file,~edit_file,find_files", `{"path":"a","new_text":"x"}`, uint8(2|8), uint64(0))
 	f.Fuzz(func(t *testing.T, names, args string, mode uint8, bits uint64) {
 		parts := strings.Split(names, ",")
 		if len(parts) > 40 {
@@ -103,6 +106,11 @@ func FuzzPassesGiveEveryCallOneResult(f *testing.F) {
 		}
 		if mode&2 != 0 {
 			in.State = &round.RunState{Fetched: []string{"ask_user", "calculate", "edit_file", "find_files", "http_request", "read_files", "run_command", "write_todo"}}
+			if mode&32 != 0 && len(parts) > 0 {
+				// An earlier result of the first call, with file states.
+				in.State.Dedupe = map[string]round.DedupeEntry{tools.DedupeKey(strings.TrimPrefix(parts[0], "~"), []byte(args)): {
+					Tool: parts[0], Content: "out earlier", Round: 1, CallID: "old", Files: map[string]round.FileState{"a": {Size: 1}}}}
+			}
 		}
 		for i, name := range parts {
 			c := round.ToolCall{ID: fmt.Sprintf("c%d", i), Type: "function", Function: round.FunctionCall{Name: name, Arguments: round.Arguments(args)}}
@@ -127,6 +135,11 @@ func FuzzPassesGiveEveryCallOneResult(f *testing.F) {
 			calls[i] = Unwrap(c)
 		}
 		snap := cat.Snapshot(SnapshotRequest{Provider: in.Provider, ClientTools: in.ClientTools, Calls: calls})
+		snap.Features.HonestRepeats = mode&8 != 0
+		if mode&16 != 0 {
+			off := false
+			in.Dedupe = &off
+		}
 		st := in.State.Clone()
 		plan := Preflight(in, calls, &snap, st)
 		for i := range plan {
@@ -168,8 +181,21 @@ func FuzzPassesGiveEveryCallOneResult(f *testing.F) {
 			if IsFailure(r.Status) && !strings.HasPrefix(r.Content, "tool="+r.Tool+" failed: ") {
 				t.Fatalf("failure of %s reads %q", c.ID, r.Content)
 			}
-			if res.Messages[i].Content != round.MessageContent(r.Tool, r.Content) {
+			want := r.Content
+			if r.Repeat != nil {
+				want = r.Repeat.Note() + "\n" + want
+			}
+			if res.Messages[i].Content != round.MessageContent(r.Tool, want) {
 				t.Fatalf("message of %s is not its result", c.ID)
+			}
+			if snap.Features.HonestRepeats && (r.Status == round.StatusDeduped) != (r.Repeat != nil) {
+				t.Fatalf("call %s is %s with repeat %+v: every repeat, and only a repeat, names what it repeats", c.ID, r.Status, r.Repeat)
+			}
+			if !snap.Features.HonestRepeats && r.Repeat != nil {
+				t.Fatalf("call %s names a repeat in a round recorded before honest repeats", c.ID)
+			}
+			if snap.Features.HonestRepeats && !in.DedupeOn() && r.Status == round.StatusDeduped {
+				t.Fatalf("call %s is deduped in a round with dedupe off", c.ID)
 			}
 			if r.Status == round.StatusCancelled {
 				t.Fatalf("call %s neither ran nor settled: %q", c.ID, r.Content)

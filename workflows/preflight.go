@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -77,8 +79,10 @@ func Unwrap(c round.ToolCall) Unwrapped {
 
 // preflight is step 2 of a round: pass 1 over a copy of the run state the
 // round was given, and one record per call.
-func (r *run) preflight(calls []Unwrapped) {
+func (r *run) preflight(ctx workflow.Context, calls []Unwrapped) {
 	r.st = r.in.State.Clone()
+	r.snap.Features = features(ctx)
+	r.checkRepeats(ctx, calls) // repeat.go
 	r.calls = Preflight(r.in, calls, &r.snap, r.st)
 	r.index = make(map[string]int, len(r.calls))
 	for i := range r.calls {
@@ -110,9 +114,7 @@ func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.Run
 			continue
 		}
 		if !u.Via && !missing && !snap.loaded(u.Name) {
-			p.done(round.StatusRefused, fmt.Sprintf(
-				"tool %s is not loaded, so it did not run. Fetch its schema with find_tools(query=\"select:%s\"), then call run_tool(name=\"%s\", args={...}).",
-				u.Name, u.Name, u.Name))
+			p.done(round.StatusRefused, refusedHint(u.Name, snap.Features.HonestRepeats && st.HasFetched(u.Name)))
 			continue
 		}
 		// P1.5 (see above): nothing without a handler runs.
@@ -128,14 +130,18 @@ func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.Run
 		if p.Facts.Effect == "" {
 			p.Facts.Effect = ti.SideEffect
 		}
-		// P1.3
+		// P1.3; a round may turn it off (U3).
 		p.Key = tools.DedupeKey(u.Name, []byte(u.Args))
-		if e, hit := st.Dedupe[p.Key]; hit && !ti.NoDedupe {
+		dedupe := !snap.Features.HonestRepeats || in.DedupeOn()
+		if e, hit := st.Dedupe[p.Key]; dedupe && hit && !ti.NoDedupe {
 			p.done(round.StatusDeduped, e.Content)
 			p.ContentRef = e.ContentRef
+			if snap.Features.HonestRepeats {
+				p.Repeat = repeatOf(e)
+			}
 			continue
 		}
-		if j, hit := firstOf[p.Key]; hit {
+		if j, hit := firstOf[p.Key]; dedupe && hit {
 			p.State, p.DupOf = CallDup, j
 			continue
 		}

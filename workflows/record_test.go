@@ -2,6 +2,8 @@ package workflows_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -10,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -74,6 +77,53 @@ func extraTools(attempts *attemptCounter) []tools.Definition {
 			}},
 		{Name: "hold", Description: "Read-only; runs until cancelled.", Concurrent: true, SideEffect: tools.ReadOnly, Timeout: 5 * time.Minute, Parameters: obj, Handler: hang},
 		{Name: "hold_serial", Description: "Side effect; runs until cancelled.", SideEffect: tools.AtMostOnce, Timeout: 5 * time.Minute, Parameters: obj, Handler: hang},
+	}
+}
+
+// lookFiles are the files the look tool reads; they never change, so a
+// recording is the same each time. A recorded state that differs stands
+// for a change outside the agent.
+var lookFiles = map[string]string{"a.txt": "hello", "b.txt": "after"}
+
+// lookState is the state look records of a file with this content.
+func lookState(content string) round.FileState {
+	sum := sha256.Sum256([]byte(content))
+	return round.FileState{Size: int64(len(content)), SHA256: hex.EncodeToString(sum[:])}
+}
+
+// lookTool reads lookFiles and records their states, as read_files does
+// with the workdir, so that its repeats are checked (U3).
+func lookTool() tools.Definition {
+	toTools := func(s round.FileState) tools.FileState {
+		return tools.FileState{Size: s.Size, ModTime: s.ModTime, SHA256: s.SHA256, Missing: s.Missing}
+	}
+	return tools.Definition{
+		Name: "look", Description: "Read files that never change.", Concurrent: true, SideEffect: tools.ReadOnly, Timeout: 5 * time.Second,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"paths":{"type":"array","items":{"type":"string"}}},"required":["paths"],"additionalProperties":false}`),
+		Handler: func(_ context.Context, req tools.Request) (tools.Result, error) {
+			var a struct{ Paths []string }
+			if err := req.Decode(&a); err != nil {
+				return tools.Result{}, err
+			}
+			res := tools.Result{Read: a.Paths, Files: map[string]tools.FileState{}}
+			var lines []string
+			for _, p := range a.Paths {
+				lines = append(lines, p+": "+lookFiles[p])
+				res.Files[p] = toTools(lookState(lookFiles[p]))
+			}
+			res.Content = strings.Join(lines, "\n")
+			return res, nil
+		},
+		Changed: func(_ context.Context, files map[string]tools.FileState) []string {
+			var out []string
+			for p, s := range files {
+				if toTools(lookState(lookFiles[p])) != s {
+					out = append(out, p)
+				}
+			}
+			sort.Strings(out)
+			return out
+		},
 	}
 }
 
@@ -279,8 +329,48 @@ func scenarios() []scenario {
 	cancelWait := scenarioInput("cancel_confirm",
 		call("e1", "edit_file", `{"path":"a.txt","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`))
 
+	// Honest repeats (U3, U4): a checked read served with its round, one
+	// whose file changed running again, a repeat of the same round, and
+	// the refusal of a fetched tool pointing to run_tool.
+	repeats := scenarioInput("repeats",
+		rtool("l1", "look", `{"paths":["a.txt"]}`),
+		rtool("l2", "look", `{"paths":["b.txt"]}`),
+		rtool("c1", "calculate", `{"expression":"7"}`),
+		rtool("c2", "calculate", `{"expression":"8"}`),
+		rtool("c3", "calculate", `{ "expression": "8" }`),
+		call("e1", "edit_file", `{"path":"a.txt","new_text":"x"}`),
+		call("f1", "find_files", `{"pattern":"*.txt"}`),
+	)
+	repeats.Provider, repeats.Round = "openai", 3
+	repeats.State.Fetched = []string{"calculate", "edit_file", "look"}
+	repeats.State.Seq = 3
+	repeats.State.Dedupe = map[string]round.DedupeEntry{
+		tools.DedupeKey("look", []byte(`{"paths":["a.txt"]}`)): {Tool: "look", Content: "a.txt: hello", Round: 1, CallID: "l0", Seq: 1,
+			Read: []string{"a.txt"}, Files: map[string]round.FileState{"a.txt": lookState(lookFiles["a.txt"])}},
+		tools.DedupeKey("look", []byte(`{"paths":["b.txt"]}`)): {Tool: "look", Content: "b.txt: before", Round: 1, CallID: "l9", Seq: 2,
+			Read: []string{"b.txt"}, Files: map[string]round.FileState{"b.txt": lookState("before")}},
+		tools.DedupeKey("calculate", []byte(`{"expression":"7"}`)): {Tool: "calculate", Content: "= 7", Round: 2, CallID: "c0", Seq: 3},
+	}
+
+	off := false
+	dedupeOff := scenarioInput("dedupe_off",
+		call("l1", "look", `{"paths":["a.txt"]}`),
+		call("c1", "calculate", `{"expression":"7"}`),
+		call("c2", "calculate", `{"expression":"7"}`),
+	)
+	dedupeOff.Dedupe, dedupeOff.Round = &off, 2
+	dedupeOff.State.Fetched = append(dedupeOff.State.Fetched, "look")
+	dedupeOff.State.Dedupe = map[string]round.DedupeEntry{
+		tools.DedupeKey("look", []byte(`{"paths":["a.txt"]}`)): {Tool: "look", Content: "a.txt: hello", Round: 1, CallID: "l0", Seq: 1,
+			Read: []string{"a.txt"}, Files: map[string]round.FileState{"a.txt": lookState(lookFiles["a.txt"])}},
+	}
+
 	const ok, skipped = round.StatusOK, round.StatusSkipped
 	return []scenario{
+		{name: "repeats", in: repeats, want: map[string]round.Status{
+			"l1": round.StatusDeduped, "l2": ok, "c1": round.StatusDeduped, "c2": ok, "c3": round.StatusDeduped,
+			"e1": round.StatusRefused, "f1": round.StatusRefused}},
+		{name: "dedupe_off", in: dedupeOff, want: map[string]round.Status{"l1": ok, "c1": ok, "c2": ok}},
 		{name: "fanout", in: fanout, want: map[string]round.Status{
 			"h1": ok, "c1": ok, "h2": ok, "s1": ok, "h3": ok, "c2": ok, "h4": ok, "e1": ok, "c3": round.StatusDeduped, "t1": ok, "h5": ok, "r1": ok}},
 		{name: "pass1", in: pass1, want: map[string]round.Status{
@@ -361,6 +451,7 @@ func TestRecordHistories(t *testing.T) {
 	}
 	reg := testtools.Registry(rec)
 	reg.MustRegister(extraTools(&attemptCounter{n: map[string]int{}})...)
+	reg.MustRegister(lookTool())
 	cat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second})
 	wf := &workflows.RoundWorkflow{Catalog: cat}
 	acts := &activities.Activities{Registry: reg, Blobs: &memBlobs{m: map[string]string{}}}
@@ -370,6 +461,7 @@ func TestRecordHistories(t *testing.T) {
 	w.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
 	w.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
 	w.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
+	w.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: round.ActivityCheckFiles})
 	require.NoError(t, w.Start())
 	defer w.Stop()
 

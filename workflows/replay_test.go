@@ -127,10 +127,11 @@ func TestRecordedHistoriesCoverEveryPath(t *testing.T) {
 	signals := map[string]int{}
 	var details []string
 	seen := map[enumspb.EventType]bool{}
-	retried, markers, stored, storedState := false, map[string]int{}, false, false
+	retried, markers, stored, storedState, checked := false, map[string]int{}, false, false, false
 	for _, h := range loadHistories(t) {
 		for _, r := range h.result.Results {
 			statuses[r.Status] = true
+			checked = checked || (r.Repeat != nil && r.Repeat.Checked)
 			retried = retried || r.Attempts >= 3
 			stored = stored || r.ContentRef != ""
 		}
@@ -176,6 +177,8 @@ func TestRecordedHistoriesCoverEveryPath(t *testing.T) {
 	for _, m := range []string{"SideEffect", "LocalActivity"} {
 		require.Positive(t, markers[m], "no %s marker", m)
 	}
+	require.Positive(t, markers["Version"], "no round recorded a version marker")
+	require.True(t, checked, "no round served a repeat whose files were checked (U3)")
 	require.True(t, retried, "no call succeeded or failed after retries")
 	require.True(t, stored, "no round moved results out of its result to fit ResultBudget")
 	require.True(t, storedState, "no round moved dedupe entries out of its state to fit StateBudget")
@@ -210,6 +213,15 @@ func TestReplayCatchesChangedWorkflow(t *testing.T) {
 			fn: alter(func(_ workflow.Context, in *round.Input) { in.AutoApprove = true })},
 		{name: "the per-round confirm timeout ignored", mustBreak: []string{"confirm_timeout"},
 			fn: alter(func(_ workflow.Context, in *round.Input) { in.ConfirmTimeoutSeconds = 0 })},
+		{name: "dedupe forced on", mustBreak: []string{"dedupe_off"},
+			fn: alter(func(_ workflow.Context, in *round.Input) { in.Dedupe = nil })},
+		{name: "repeats served unchecked", mustBreak: []string{"repeats"},
+			fn: alter(func(_ workflow.Context, in *round.Input) {
+				for k, e := range in.State.Dedupe {
+					e.Files = nil
+					in.State.Dedupe[k] = e
+				}
+			})},
 		{name: "pass 3 changes a result", mustBreak: []string{"pass1"},
 			fn: func(ctx workflow.Context, in round.Input) (round.Output, error) {
 				res, err := wf.Run(ctx, in)

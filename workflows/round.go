@@ -4,6 +4,7 @@
 //
 //	snapshot.go   1. the catalog snapshot, recorded once in history
 //	preflight.go  2. pass 1 (P1.1-P1.6), pure
+//	repeat.go        checking repeats before pass 1 serves them (U3)
 //	gate.go       3. the confirm gate: pending calls, decisions, deadline
 //	validate.go   4. P1.7, pure
 //	execute.go    5. pass 2: the bound, the serial lane, activity options
@@ -64,7 +65,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	}
 
 	// 2. Pass 1.
-	r.preflight(unwrapped)
+	r.preflight(ctx, unwrapped)
 	r.record(r.scope.RoundStarted(workflow.Now(ctx), len(r.calls)))
 	// From here on clients may ask (queries.go) and signal (signals.go).
 	if err := r.setQueryHandlers(ctx); err != nil {

@@ -76,6 +76,9 @@ type Snapshot struct {
 	Tools            map[string]ToolInfo `json:"tools"`
 	Missing          map[string]string   `json:"missing,omitempty"`
 	Calls            []CallFacts         `json:"calls"`
+	// Features are set by the workflow from its version markers, not
+	// recorded with the snapshot (repeat.go).
+	Features Features `json:"-"`
 }
 
 func (s *Snapshot) loaded(name string) bool    { return contains(s.Loaded, name) }

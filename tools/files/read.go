@@ -60,6 +60,7 @@ func (t *fileTools) readFilesDef() tools.Definition {
 		Source:     tools.SourceBuiltin,
 		Sensitive:  sensitiveRead,
 		Handler:    t.readFiles,
+		Changed:    t.changed,
 	}
 }
 
@@ -93,6 +94,7 @@ func (t *fileTools) readFiles(ctx context.Context, req tools.Request) (tools.Res
 	case a.Offset < 0 || a.Limit < 0:
 		return tools.Result{}, errors.New("read_files: offset and limit count lines and cannot be negative")
 	}
+	states := t.fileStates(ctx, a.Paths)
 	budget := t.cfg.MaxReadBytes
 	var out strings.Builder
 	var failures []string
@@ -130,7 +132,7 @@ func (t *fileTools) readFiles(ctx context.Context, req tools.Request) (tools.Res
 			read = append(read, rel)
 		}
 	}
-	return tools.Result{Content: out.String(), Read: read}, nil
+	return tools.Result{Content: out.String(), Read: read, Files: states}, nil
 }
 
 // readOne renders one path: a file's lines, a folder's entries or a note on
