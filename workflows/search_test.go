@@ -2,11 +2,13 @@ package workflows_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolround/toolround/round"
@@ -93,4 +95,44 @@ func TestSearchAttributesClearWhenTheRoundEndsWaiting(t *testing.T) {
 		require.Equal(t, "- true 1", (*got)[1], "cancel=%v", cancel)
 		require.Equal(t, "- false 0", (*got)[len(*got)-1], "cancel=%v: %v", cancel, *got)
 	}
+}
+
+// TestRecordedInboxHistoryUpsertsTheAttributes: the recorded inbox round
+// (testdata/inbox.json) carries the version marker and the upserts that the
+// server indexed, and the older recordings carry none (they replay without).
+func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
+	dc := converter.GetDefaultDataConverter()
+	found := false
+	for _, h := range loadHistories(t) {
+		var lines []string
+		for _, e := range h.history.GetEvents() {
+			a := e.GetUpsertWorkflowSearchAttributesEventAttributes()
+			if a == nil {
+				continue
+			}
+			fields := a.GetSearchAttributes().GetIndexedFields()
+			if _, ok := fields[round.SearchWaiting]; !ok {
+				continue // TemporalChangeVersion, upserted by the version marker
+			}
+			var session string
+			var waiting bool
+			var calls int64
+			line := "-"
+			if p, ok := fields[round.SearchSession]; ok {
+				require.NoError(t, dc.FromPayload(p, &session))
+				line = session
+			}
+			require.NoError(t, dc.FromPayload(fields[round.SearchWaiting], &waiting))
+			require.NoError(t, dc.FromPayload(fields[round.SearchWaitingCalls], &calls))
+			lines = append(lines, fmt.Sprintf("%s %v %d", line, waiting, calls))
+		}
+		if h.name != "inbox" {
+			require.Empty(t, lines, "%s was recorded before the attributes", h.name)
+			continue
+		}
+		found = true
+		require.Equal(t, []string{"replay-inbox false 0", "- true 1", "- false 0", "- true 1", "- false 0"}, lines)
+		require.True(t, strings.Contains(fmt.Sprint(h.history.GetEvents()), "inbox-search-attributes"), "the version marker")
+	}
+	require.True(t, found, "testdata/inbox.json: record it with go test ./workflows -run TestRecordHistories/inbox -record")
 }
