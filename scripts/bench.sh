@@ -18,6 +18,7 @@ source "$(dirname "$0")/lib.sh"
 
 ensure_redis
 ensure_temporal_server
+ensure_search_attributes
 cd "$ROOT"
 
 private_pids=()
@@ -41,7 +42,7 @@ start_private_server() {
 	fi
 	ensure_temporal_cli
 	log "starting a private dev server '$name' on 127.0.0.1:$port"
-	nohup temporal server start-dev --headless --ip 127.0.0.1 --port "$port" --log-level warn "$@" \
+	nohup temporal server start-dev --headless --ip 127.0.0.1 --port "$port" --log-level warn $(temporal_search_attribute_flags) "$@" \
 		>"$RUN_DIR/bench-$name.log" 2>&1 &
 	private_pids+=("$!")
 	for _ in $(seq 1 120); do

@@ -5,6 +5,7 @@ source "$(dirname "$0")/lib.sh"
 
 ensure_redis
 ensure_temporal_server
+ensure_search_attributes
 build
 start_worker
 log "running the example rounds (examples/demo)"

@@ -8,6 +8,7 @@ source "$(dirname "$0")/lib.sh"
 ensure_redis
 ensure_temporal_server
 ensure_temporal_cli
+ensure_search_attributes
 ensure_go_tool workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 ensure_lint_tools
 export TEMPORAL_CLI="$(command -v temporal)"
