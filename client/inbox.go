@@ -16,9 +16,8 @@ import (
 	"github.com/toolround/toolround/round"
 )
 
-var (
-	searchSession = temporal.NewSearchAttributeKeyKeyword(round.SearchSession)
-)
+// searchSession is the session's search attribute, which Start sets.
+var searchSession = temporal.NewSearchAttributeKeyKeyword(round.SearchSession)
 
 // InboxRound is a round that waits for a person, with the calls it waits for.
 type InboxRound struct {
