@@ -24,7 +24,7 @@ type InboxRound struct {
 	WorkflowID string `json:"workflow_id"`
 	SessionID  string `json:"session_id"`
 	// Started is when the round started; the inbox lists newest first.
-	Started time.Time `json:"started"`
+	Started time.Time `json:"-"`
 	// Pending are the calls that wait for a decision (KindConfirm) or an
 	// answer (KindAnswer); a client tool's wait is not a person's.
 	Pending []PendingCall `json:"pending"`

@@ -19,7 +19,7 @@ func init() {
 			"A round shows up a moment after it starts to wait, and leaves a moment after it is answered.",
 		flags: func(fs *flag.FlagSet, f *flags) {
 			fs.StringVar(&f.session, "session", "", "only this session's rounds")
-			fs.BoolVar(&f.asJSON, "json", false, `print [{"workflow_id","session_id","started","pending":[...]}] instead of a table`)
+			fs.BoolVar(&f.asJSON, "json", false, `print [{"workflow_id","session_id","pending":[...]}] instead of a table`)
 		}}
 	order = append(order, "inbox")
 }
