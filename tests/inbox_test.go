@@ -27,6 +27,12 @@ func (e *env) inbox(t *testing.T, ids []string, args ...string) map[string]clien
 	}
 	var rounds []client.InboxRound
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rounds), r.stdout)
+	var raw []map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &raw))
+	for _, rd := range raw {
+		require.Len(t, rd, 3, "workflow_id, session_id, pending: %s", r.stdout)
+		require.Contains(t, rd, "pending")
+	}
 	out := map[string]client.InboxRound{}
 	for _, rd := range rounds {
 		for _, id := range ids {
