@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	tclient "go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
 
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/internal/testenv"
@@ -155,4 +160,29 @@ func TestWorkerRefusesANamespaceWithoutTheSearchAttributes(t *testing.T) {
 	require.Contains(t, last, "namespace "+ns+" lacks ToolroundSession (Keyword), ToolroundWaiting (Bool), ToolroundWaitingCalls (Int)")
 	require.Contains(t, last, "temporal operator search-attribute create --address "+temporalAddress()+" --namespace "+ns+" --name ToolroundSession --type Keyword")
 	require.NotContains(t, stderr.String(), "worker started")
+}
+
+// TestRoundCarriesItsSessionBeforeAWorkerRunsIt: the client sets the
+// session's search attribute when it starts a round, so visibility finds a
+// session's rounds before their first workflow task (here: no worker at all).
+func TestRoundCarriesItsSessionBeforeAWorkerRunsIt(t *testing.T) {
+	e := newEnv(t)
+	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress(), Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	require.NoError(t, err)
+	defer tc.Close()
+	c := client.New(tc, client.Options{TaskQueue: e.taskQueue})
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allTools}, call("c1", "calculate", map[string]any{"expression": "1"}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run, err := c.Start(ctx, &in)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = tc.TerminateWorkflow(context.Background(), run.GetID(), "", "test over") })
+	query := "ToolroundSession = '" + e.session + "'"
+	require.Eventually(t, func() bool {
+		resp, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		return err == nil && len(resp.GetExecutions()) == 1 && resp.GetExecutions()[0].GetExecution().GetWorkflowId() == in.WorkflowID()
+	}, 30*time.Second, 100*time.Millisecond, "visibility finds the round by its session: %s", query)
+	rounds, err := c.Inbox(ctx, e.session)
+	require.NoError(t, err)
+	require.Empty(t, rounds, "a round that waits for a worker waits for no person")
 }
