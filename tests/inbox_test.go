@@ -169,14 +169,14 @@ func TestRoundCarriesItsSessionBeforeAWorkerRunsIt(t *testing.T) {
 	e := newEnv(t)
 	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress(), Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
 	require.NoError(t, err)
-	defer tc.Close()
+	t.Cleanup(tc.Close) // after the round's termination below
 	c := client.New(tc, client.Options{TaskQueue: e.taskQueue})
 	in := e.input(1, "claude-code", &round.RunState{Fetched: allTools}, call("c1", "calculate", map[string]any{"expression": "1"}))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	run, err := c.Start(ctx, &in)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = tc.TerminateWorkflow(context.Background(), run.GetID(), "", "test over") })
+	t.Cleanup(func() { require.NoError(t, tc.TerminateWorkflow(context.Background(), run.GetID(), "", "test over")) })
 	query := "ToolroundSession = '" + e.session + "'"
 	require.Eventually(t, func() bool {
 		resp, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
