@@ -145,6 +145,7 @@ func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRu
 		Memo:                                     map[string]any{memoInputDigest: digest},
 		EnableEagerStart:                         c.opts.EagerStart,
 		StaticSummary:                            fmt.Sprintf("round %d of run %s (%d calls)", in.Round, in.RunID, len(in.Assistant.ToolCalls)),
+		TypedSearchAttributes:                    temporal.NewSearchAttributes(searchSession.ValueSet(in.SessionID)), // the inbox finds it before its first task
 	}, round.WorkflowName, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {

@@ -145,6 +145,9 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 		}
 		wk.Client, wk.ownClient = c, true
 	}
+	if err := e.checkSearchAttributes(ctx, wk.Client); err != nil {
+		return err
+	}
 	wopts := e.DefaultWorkerOptions()
 	if o.workerOpts != nil {
 		wopts = *o.workerOpts

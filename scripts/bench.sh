@@ -31,6 +31,7 @@ if [ "${BENCH_CLUSTER:-0}" = 1 ]; then
 		BENCH_SERVER_PID="$(cat "$RUN_DIR/cluster/temporal.pid")" exec go run ./bench scaling "$@"
 fi
 ensure_temporal_server
+ensure_search_attributes
 cd "$ROOT"
 
 private_pids=()
@@ -54,7 +55,7 @@ start_private_server() {
 	fi
 	ensure_temporal_cli
 	log "starting a private dev server '$name' on 127.0.0.1:$port"
-	nohup temporal server start-dev --headless --ip 127.0.0.1 --port "$port" --log-level warn "$@" \
+	nohup temporal server start-dev --headless --ip 127.0.0.1 --port "$port" --log-level warn $(temporal_search_attribute_flags) "$@" \
 		>"$RUN_DIR/bench-$name.log" 2>&1 &
 	private_pids+=("$!")
 	for _ in $(seq 1 120); do

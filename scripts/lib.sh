@@ -61,6 +61,37 @@ temporal_dev_flags() {
 	fi
 }
 
+# SEARCH_ATTRIBUTES are the search attributes that rounds keep current for
+# the inbox (T7, round/wire.go), NAME=TYPE; a worker refuses a namespace
+# without them.
+SEARCH_ATTRIBUTES="ToolroundSession=Keyword ToolroundWaiting=Bool ToolroundWaitingCalls=Int"
+
+# temporal_search_attribute_flags registers them on a dev server at start.
+temporal_search_attribute_flags() {
+	local sa
+	for sa in $SEARCH_ATTRIBUTES; do
+		echo --search-attribute "$sa"
+	done
+}
+
+# ensure_search_attributes adds the ones that TEMPORAL_NAMESPACE (default:
+# default) lacks on the server at TEMPORAL_ADDRESS, for a server started
+# before they existed or elsewhere; adding is additive and harmless.
+ensure_search_attributes() {
+	local ns=${TEMPORAL_NAMESPACE:-default} have sa
+	ensure_temporal_cli
+	have=$(temporal operator search-attribute list --address "$TEMPORAL_ADDRESS" -n "$ns" 2>/dev/null) || {
+		log "cannot list the search attributes of namespace $ns on $TEMPORAL_ADDRESS"
+		return 1
+	}
+	for sa in $SEARCH_ATTRIBUTES; do
+		if ! printf '%s\n' "$have" | grep -qw "${sa%%=*}"; then
+			log "adding the search attribute ${sa%%=*} (${sa##*=}) to namespace $ns"
+			temporal operator search-attribute create --address "$TEMPORAL_ADDRESS" -n "$ns" --name "${sa%%=*}" --type "${sa##*=}" >/dev/null
+		fi
+	done
+}
+
 # ensure_temporal_server starts a dev server on TEMPORAL_ADDRESS unless one
 # answers there.
 ensure_temporal_server() {
@@ -71,7 +102,7 @@ ensure_temporal_server() {
 	local host=${TEMPORAL_ADDRESS%:*} port=${TEMPORAL_ADDRESS##*:}
 	log "starting the Temporal dev server on $TEMPORAL_ADDRESS (log: .run/temporal.log)"
 	nohup temporal server start-dev --headless --ip "$host" --port "$port" $(temporal_dev_flags) \
-		--log-level warn >"$RUN_DIR/temporal.log" 2>&1 &
+		$(temporal_search_attribute_flags) --log-level warn >"$RUN_DIR/temporal.log" 2>&1 &
 	echo $! >"$RUN_DIR/temporal.pid"
 	for _ in $(seq 1 120); do
 		if temporal operator namespace describe --address "$TEMPORAL_ADDRESS" -n default >/dev/null 2>&1; then

@@ -6,6 +6,7 @@ source "$(dirname "$0")/lib.sh"
 ensure_redis
 ensure_bubblewrap
 ensure_temporal_server
+ensure_search_attributes
 build
 start_worker
 start_console

@@ -41,6 +41,7 @@ type flags struct {
 	remember, allowTurn       bool
 	asJSON, all, quiet        bool
 	events                    bool
+	session                   string // inbox (inbox.go)
 }
 
 var commands = map[string]command{
@@ -238,6 +239,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return err
 		}
 		return printJSON(stdout, p)
+	case "inbox":
+		return inbox(ctx, c, stdout, stderr, f)
 	case "cancel":
 		return c.Cancel(ctx, pos[0])
 	default: // result

@@ -357,11 +357,11 @@ func startDevServer(t *testing.T, cli, addr, db string) *devServer {
 	host, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
 	s := &devServer{done: make(chan struct{}), logs: &syncBuffer{}}
-	s.cmd = exec.Command(cli, "server", "start-dev", "--headless", "--ip", host, "--port", port, "--db-filename", db,
+	s.cmd = exec.Command(cli, append([]string{"server", "start-dev", "--headless", "--ip", host, "--port", port, "--db-filename", db,
 		"--dynamic-config-value", "system.enableActivityEagerExecution=true",
 		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
-		"--log-level", "error")
+		"--log-level", "error"}, testenv.SearchAttributeFlags()...)...)
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	require.NoError(t, s.cmd.Start())
 	go func() { _ = s.cmd.Wait(); close(s.done) }()

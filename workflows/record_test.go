@@ -365,6 +365,10 @@ func scenarios() []scenario {
 			Read: []string{"a.txt"}, Files: map[string]round.FileState{"a.txt": lookState(lookFiles["a.txt"])}},
 	}
 
+	// inbox: the search attributes follow a decision and then an answer (T7).
+	inbox := scenarioInput("inbox",
+		call("e1", "edit_file", `{"path":"a.txt","new_text":"x"}`), call("q1", "ask_user", `{"questions":["Ship it?"]}`))
+
 	const ok, skipped = round.StatusOK, round.StatusSkipped
 	return []scenario{
 		{name: "repeats", in: repeats, want: map[string]round.Status{
@@ -420,6 +424,13 @@ func scenarios() []scenario {
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "e1")
 				require.NoError(t, d.c.CancelWorkflow(context.Background(), d.wfID, ""))
+			}},
+		{name: "inbox", in: inbox, want: map[string]round.Status{"e1": ok, "q1": ok},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "e1")
+				d.confirm(t, round.Confirm{CallID: "e1", Approve: true})
+				d.waitPending(t, "q1")
+				d.signal(t, round.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"yes"}})
 			}},
 	}
 }

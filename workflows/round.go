@@ -47,6 +47,7 @@ type run struct {
 	allowTurn bool
 	inFlight  int
 	peak      int
+	search    search // what visibility knows of the round (search.go)
 }
 
 // Run is the workflow function: the steps of a round, in order.
@@ -57,6 +58,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 		return round.Output{}, temporal.NewNonRetryableApplicationError("invalid round input: "+err.Error(), round.ErrTypeInvalidInput, err)
 	}
 	r := &run{in: &in, scope: round.ScopeOf(&in, workflow.GetInfo(ctx).WorkflowExecution.ID), phase: round.PhasePreflight}
+	r.keepSearch(ctx) // the inbox's search attributes, kept current from here on
 	unwrapped := UnwrapAll(in.Assistant.ToolCalls)
 
 	// 1. The catalog snapshot.
@@ -104,5 +106,6 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	// 8. The result, within its budget.
 	res := round.NewOutput(&in, out.Result)
 	r.fit(dctx, &res)
+	r.endSearch(dctx)
 	return res, nil
 }

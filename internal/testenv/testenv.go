@@ -5,11 +5,22 @@ package testenv
 
 import (
 	"context"
+	"errors"
+	"io"
+	"log/slog"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	tclient "go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/toolround/toolround/round"
 )
 
 // InCI reports whether the tests run in CI, where nothing may be skipped.
@@ -48,4 +59,51 @@ func Redis(t testing.TB) *redis.Client {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// TemporalAddress is TEMPORAL_ADDRESS or the local default.
+func TemporalAddress() string {
+	if a := os.Getenv("TEMPORAL_ADDRESS"); a != "" {
+		return a
+	}
+	return "127.0.0.1:7233"
+}
+
+// SearchAttributeFlags are the `temporal server start-dev` flags that
+// register the search attributes rounds keep (T7); every dev server a test
+// starts needs them, as scripts/lib.sh's does.
+func SearchAttributeFlags() []string {
+	return []string{
+		"--search-attribute", round.SearchSession + "=Keyword",
+		"--search-attribute", round.SearchWaiting + "=Bool",
+		"--search-attribute", round.SearchWaitingCalls + "=Int",
+	}
+}
+
+// BareNamespace is the name of a namespace on the Temporal server at
+// TemporalAddress without the search attributes of rounds: a new namespace
+// has no custom attributes. It is created on first use and kept (creating
+// it again is harmless); a missing server skips or fails the test as
+// Unavailable does.
+func BareNamespace(t testing.TB) string {
+	t.Helper()
+	const name = "toolround-test-bare"
+	nc, err := tclient.NewNamespaceClient(tclient.Options{HostPort: TemporalAddress(), Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	if err != nil {
+		Unavailable(t, "temporal at %s: %v", TemporalAddress(), err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = nc.Register(ctx, &workflowservice.RegisterNamespaceRequest{Namespace: name, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)})
+	var exists *serviceerror.NamespaceAlreadyExists
+	if err != nil && !errors.As(err, &exists) {
+		t.Fatalf("create namespace %s: %v", name, err)
+	}
+	// A new namespace reaches the frontend's cache within seconds.
+	require.Eventually(t, func() bool {
+		_, err := nc.Describe(ctx, name)
+		return err == nil
+	}, time.Minute, 200*time.Millisecond, "namespace %s did not become usable", name)
+	return name
 }

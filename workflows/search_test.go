@@ -1,0 +1,138 @@
+package workflows_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/workflows"
+)
+
+// upserts records every UpsertTypedSearchAttributes of the round as
+// "session waiting calls" lines; a field the upsert left out is "-".
+func (h *harness) upserts() *[]string {
+	var got []string
+	h.env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+		got = append(got, searchLine(args.Get(0).(temporal.SearchAttributes)))
+	}).Return(nil)
+	return &got
+}
+
+func searchLine(sa temporal.SearchAttributes) string {
+	line := ""
+	if s, ok := sa.GetKeyword(workflows.SearchSession); ok {
+		line += s
+	} else {
+		line += "-"
+	}
+	if w, ok := sa.GetBool(workflows.SearchWaiting); ok {
+		line += fmt.Sprintf(" %v", w)
+	} else {
+		line += " -"
+	}
+	if n, ok := sa.GetInt64(workflows.SearchWaitingCalls); ok {
+		line += fmt.Sprintf(" %d", n)
+	} else {
+		line += " -"
+	}
+	return line
+}
+
+// TestSearchAttributesFollowTheCallsThatWaitForAPerson (T7): the session at
+// the start, then the waiting flag and count each time the calls that wait
+// for a decision or an answer change; a client tool's wait does not count.
+func TestSearchAttributesFollowTheCallsThatWaitForAPerson(t *testing.T) {
+	h := newHarness(t, 3)
+	got := h.upserts()
+	h.at(time.Second, func() { h.confirm(round.Confirm{CallID: "e1", Approve: true}) })
+	h.at(2*time.Second, func() { h.confirm(round.Confirm{CallID: "e2", Approve: false}) })
+	h.at(3*time.Second, func() {
+		h.env.SignalWorkflow(round.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"yes"}})
+	})
+	h.at(4*time.Second, func() {
+		h.env.SignalWorkflow(round.SignalToolResult, round.ToolResult{CallID: "k1", Content: "opened"})
+	})
+	in := input(
+		call("e1", "edit_file", `{"path":"a","new_text":"x"}`),
+		call("e2", "run_command", `{"command":"make"}`),
+		call("q1", "ask_user", `{"questions":["Ship it?"]}`),
+		call("k1", "ide_open", `{"file":"a.go"}`),
+	)
+	in.SessionID = "sess-inbox"
+	in.ClientTools = []tools.ToolSpec{{Type: "function", Function: tools.FunctionSpec{Name: "ide_open", Parameters: []byte(`{"type":"object"}`)}}}
+	res := h.run(t, in)
+	require.Equal(t, []round.Status{"ok", "skipped", "ok", "ok"}, statuses(res))
+	require.Equal(t, []string{
+		"sess-inbox false 0", // at the start
+		"- true 2",           // e1 and e2 wait for a decision
+		"- true 1",           // e1 approved
+		"- false 0",          // e2 denied
+		"- true 1",           // q1 waits for an answer (k1, a client tool, does not count)
+		"- false 0",          // q1 answered
+	}, *got)
+}
+
+// TestSearchAttributesClearWhenTheRoundEndsWaiting: a round cancelled while
+// calls wait, and one whose confirmations time out, wait for no one after.
+func TestSearchAttributesClearWhenTheRoundEndsWaiting(t *testing.T) {
+	for _, cancel := range []bool{true, false} {
+		h := newHarness(t, 3)
+		got := h.upserts()
+		if cancel {
+			h.at(time.Second, func() { h.env.CancelWorkflow() })
+		}
+		in := input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`), call("q1", "ask_user", `{"questions":["?"]}`))
+		in.ConfirmTimeoutSeconds = 5
+		h.run(t, in)
+		require.Equal(t, "- true 1", (*got)[1], "cancel=%v", cancel)
+		require.Equal(t, "- false 0", (*got)[len(*got)-1], "cancel=%v: %v", cancel, *got)
+	}
+}
+
+// TestRecordedInboxHistoryUpsertsTheAttributes: the recorded inbox round
+// (testdata/inbox.json) carries the version marker and the upserts that the
+// server indexed, and the older recordings carry none (they replay without).
+func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
+	dc := converter.GetDefaultDataConverter()
+	found := false
+	for _, h := range loadHistories(t) {
+		var lines []string
+		for _, e := range h.history.GetEvents() {
+			a := e.GetUpsertWorkflowSearchAttributesEventAttributes()
+			if a == nil {
+				continue
+			}
+			fields := a.GetSearchAttributes().GetIndexedFields()
+			if _, ok := fields[round.SearchWaiting]; !ok {
+				continue // TemporalChangeVersion, upserted by the version marker
+			}
+			var session string
+			var waiting bool
+			var calls int64
+			line := "-"
+			if p, ok := fields[round.SearchSession]; ok {
+				require.NoError(t, dc.FromPayload(p, &session))
+				line = session
+			}
+			require.NoError(t, dc.FromPayload(fields[round.SearchWaiting], &waiting))
+			require.NoError(t, dc.FromPayload(fields[round.SearchWaitingCalls], &calls))
+			lines = append(lines, fmt.Sprintf("%s %v %d", line, waiting, calls))
+		}
+		if h.name != "inbox" {
+			require.Empty(t, lines, "%s was recorded before the attributes", h.name)
+			continue
+		}
+		found = true
+		require.Equal(t, []string{"replay-inbox false 0", "- true 1", "- false 0", "- true 1", "- false 0"}, lines)
+		require.True(t, strings.Contains(fmt.Sprint(h.history.GetEvents()), "inbox-search-attributes"), "the version marker")
+	}
+	require.True(t, found, "testdata/inbox.json: record it with go test ./workflows -run TestRecordHistories/inbox -record")
+}
