@@ -39,10 +39,10 @@ type AgentWorkflow struct {
 	ModelTimeout time.Duration
 }
 
-// Bounds of an agent run's history and payloads. A round costs the run 11
-// to 13 history events (two workflow tasks, the model call's three events,
-// the child's three, its signals) and the size of one conversation (the
-// model call's input); see BENCHMARKS.md for the measured numbers.
+// Bounds of an agent run's history and payloads. A round costs the run
+// about 15 history events (measured over 200 rounds: the model call's three,
+// the child's three, two or three workflow tasks) and the size of one
+// conversation (the model call's input); see BENCHMARKS.md ("Agent runs").
 const (
 	// AgentHistoryEvents: past this many events the run continues as new.
 	// Temporal warns at 10,240 and stops a workflow at 51,200.
