@@ -81,7 +81,7 @@ func (m *Model) Call(ctx context.Context, in round.ModelInput) (round.ModelOutpu
 		return round.ModelOutput{}, err
 	}
 	scope := round.AgentScope{SessionID: in.SessionID, RunID: in.RunID, WorkflowID: in.WorkflowID}
-	tok := &tokens{m: m, scope: scope, call: in.Call, attempt: int(info.Attempt), session: in.SessionID}
+	tok := &tokens{m: m, scope: scope, call: in.Call, round: in.Round, attempt: int(info.Attempt), session: in.SessionID}
 	tok.start(ctx)
 	resp, err := m.LLM.Stream(ctx, req, tok.add)
 	tok.stop(ctx)
@@ -223,6 +223,7 @@ type tokens struct {
 	m                  *Model
 	scope              round.AgentScope
 	call, attempt, seq int
+	round              int
 	session            string
 	mu                 sync.Mutex // buf
 	pub                sync.Mutex // seq and publication: batches go out in order
@@ -277,7 +278,9 @@ func (t *tokens) flush(ctx context.Context) {
 		return
 	}
 	t.seq++
-	t.m.publish(ctx, t.session, t.scope.ModelToken(t.call, t.attempt, t.seq, text))
+	e := t.scope.ModelToken(t.call, t.attempt, t.seq, text)
+	e.Round = t.round
+	t.m.publish(ctx, t.session, e)
 }
 
 func (t *tokens) stop(ctx context.Context) {

@@ -30,7 +30,8 @@ type scriptedModel struct {
 	srv     *httptest.Server
 	mu      sync.Mutex
 	counts  map[int]int
-	streams map[int]int // requests that asked for a stream
+	streams map[int]int      // requests that asked for a stream
+	users   map[int][]string // the user messages each step's last request held
 	hold    int
 	release chan struct{}
 	once    sync.Once
@@ -42,7 +43,7 @@ const agentFinal = "Done: log.txt has the lines two and three."
 
 func newScriptedModel(t *testing.T) *scriptedModel {
 	t.Helper()
-	m := &scriptedModel{counts: map[int]int{}, streams: map[int]int{}, release: make(chan struct{}),
+	m := &scriptedModel{counts: map[int]int{}, streams: map[int]int{}, users: map[int][]string{}, release: make(chan struct{}),
 		commands: map[int]string{2: "echo two >> log.txt", 3: "echo three >> log.txt"}}
 	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
 	t.Cleanup(func() { m.releaseHold(); m.srv.Close() })
@@ -67,7 +68,8 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Stream   bool `json:"stream"`
 		Messages []struct {
-			Role string `json:"role"`
+			Role    string `json:"role"`
+			Content string `json:"content"`
 		} `json:"messages"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
@@ -75,13 +77,18 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	step := 1
+	var users []string
 	for _, msg := range req.Messages {
 		if msg.Role == "tool" {
 			step++
 		}
+		if msg.Role == "user" {
+			users = append(users, msg.Content)
+		}
 	}
 	m.mu.Lock()
 	m.counts[step]++
+	m.users[step] = users
 	if req.Stream {
 		m.streams[step]++
 	}
@@ -320,4 +327,64 @@ func TestAgentRunSurvivesWorkerKills(t *testing.T) {
 		}
 		require.Contains(t, r.stderr, "starter approve "+wid+" call_cmd2", "the starter tells how to approve")
 	})
+}
+
+// TestAgentRunUserMessage: a user message sent with `starter agent-message`
+// while a model call runs joins the conversation before the next one.
+func TestAgentRunUserMessage(t *testing.T) {
+	m := newScriptedModel(t)
+	m.hold = 2
+	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
+	e.startWorker()
+	done := e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
+	require.Eventually(t, func() bool { return m.count(2) == 1 }, 60*time.Second, 10*time.Millisecond)
+	wid := round.AgentWorkflowID(e.session, "run-1")
+	r := e.starter(context.Background(), "", "agent-message", wid, "also", "say", "hi")
+	require.Equal(t, 0, r.code, r.stderr)
+	m.releaseHold()
+	requireAgentDone(t, e, m, <-done)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	require.Equal(t, []string{"go"}, m.users[2], "the message arrived during call 2")
+	require.Equal(t, []string{"go", "also say hi"}, m.users[3], "and joined before call 3")
+}
+
+// TestAgentRunCancel: cancelling the run with `starter cancel` cancels its
+// running round, whose call still gets a result that joins the
+// conversation; no model call follows, and `starter agent` exits 1.
+func TestAgentRunCancel(t *testing.T) {
+	m := newScriptedModel(t)
+	m.commands[2] = "echo two >> log.txt; while [ ! -f go ]; do sleep 0.1; done"
+	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
+	e.startWorker()
+	done := e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
+	log := filepath.Join(e.workdir, "log.txt")
+	require.Eventually(t, func() bool { return countLines(t, log, "two") == 1 }, 60*time.Second, 10*time.Millisecond)
+	wid := round.AgentWorkflowID(e.session, "run-1")
+	r := e.starter(context.Background(), "", "cancel", wid)
+	require.Equal(t, 0, r.code, r.stderr)
+	res := <-done
+	require.Equal(t, 1, res.code, res.stderr)
+	require.Contains(t, res.stderr, "cancelled")
+	st := e.agentStatus(wid)
+	require.Equal(t, round.AgentCancelled, st.Status)
+	last := st.Conversation[len(st.Conversation)-1]
+	require.Equal(t, "tool", last.Role)
+	require.Equal(t, "call_cmd2", last.ToolCallID)
+	require.Contains(t, last.Content, "cancel")
+	require.Zero(t, m.count(3), "no model call after the cancel")
+}
+
+// TestAgentRunNeverReusesARoundID: a round started outside the run under
+// the id the run's round would take is not run again; the run fails with
+// one line that says why.
+func TestAgentRunNeverReusesARoundID(t *testing.T) {
+	m := newScriptedModel(t)
+	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
+	e.startWorker()
+	e.round(e.input(1, "openai", nil, call("x", "find_tools", map[string]any{"query": "select:calculate"})))
+	r := <-e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "round ids are never reused")
+	require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, r.stderr)
 }

@@ -254,6 +254,13 @@ func (a *agent) runRound(ctx workflow.Context, msg round.AgentMessage) (round.Ou
 	})
 	var out round.Output
 	err := workflow.ExecuteChildWorkflow(cctx, round.WorkflowName, in).Get(cctx, &out)
+	if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+		// Only a round started outside this run (starter round with the
+		// same session and run id) can hold the id: it is never run again.
+		return out, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"round %s was already started outside this agent run; round ids are never reused: start the agent under another run id", in.WorkflowID()),
+			"RoundIDTaken", err)
+	}
 	return out, err
 }
 
