@@ -110,6 +110,8 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 		a.fit(ctx)
 		// 3. Continue as new past the bounds.
 		if a.pastBounds(ctx) {
+			// Messages that arrived while fit stored contents go along.
+			a.takeUserMessages(userMessages)
 			return round.AgentStatus{}, a.continueAsNew(ctx)
 		}
 		// 4. The model call.
