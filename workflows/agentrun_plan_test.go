@@ -10,7 +10,9 @@ import (
 )
 
 func TestPlanConversation(t *testing.T) {
-	msg := func(n int) round.AgentMessage { return round.AgentMessage{Role: "tool", Content: strings.Repeat("x", n)} }
+	msg := func(n int) round.AgentMessage {
+		return round.AgentMessage{Role: "tool", Content: strings.Repeat("x", n)}
+	}
 	stored := msg(50 << 10)
 	stored.ContentRef = "toolround:blob:1"
 	tests := []struct {

@@ -32,14 +32,17 @@ func agentDemo(ctx context.Context, session string) error {
 			return err
 		}
 		defer stop()
-		os.Setenv(llm.EnvBaseURL, base)
-		os.Setenv(llm.EnvModel, "scripted")
+		if err := setenv(llm.EnvBaseURL, base, llm.EnvModel, "scripted"); err != nil {
+			return err
+		}
 		fmt.Printf("\n=== agent run with a scripted model served by this demo at %s (set LLM_BASE_URL, LLM_MODEL, LLM_API_KEY for a real one)\n", base)
 	} else {
 		fmt.Printf("\n=== agent run with the model %s at %s\n", os.Getenv(llm.EnvModel), os.Getenv(llm.EnvBaseURL))
 	}
 	queue := fmt.Sprintf("toolround-demo-agent-%d", time.Now().UnixNano())
-	os.Setenv("TASK_QUEUE", queue)
+	if err := setenv("TASK_QUEUE", queue); err != nil {
+		return err
+	}
 	cfg, _, err := engine.FromEnv()
 	if err != nil {
 		return err
@@ -86,6 +89,17 @@ func agentDemo(ctx context.Context, session string) error {
 	return nil
 }
 
+// setenv sets name, value pairs: the in-process worker and client read
+// their configuration from the environment, as bin/worker does.
+func setenv(kv ...string) error {
+	for i := 0; i+1 < len(kv); i += 2 {
+		if err := os.Setenv(kv[i], kv[i+1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func waitFor(wg *sync.WaitGroup, d time.Duration) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -115,7 +129,9 @@ func printAgentEvent(e round.Event) {
 	}
 	switch e.Type {
 	case round.EventModelReply:
-		fmt.Printf("  model call done: %s\n", e.Detail)
+		if strings.Contains(e.Detail, "tool calls: ") { // an answer was streamed already
+			fmt.Printf("  model asks for %s\n", e.Detail)
+		}
 	case round.EventToolResult:
 		fmt.Printf("    round %d  %-10s %-12s %-8s %s\n", e.Round, e.CallID, e.Tool, e.Status, strings.ReplaceAll(e.Detail, "\n", " "))
 	case round.EventRoundFinished:

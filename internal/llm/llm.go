@@ -117,12 +117,13 @@ type Function struct {
 // Request is a chat-completions request. Model is filled in from Config
 // when empty.
 type Request struct {
-	Model       string          `json:"model"`
-	Messages    []Message       `json:"messages"`
-	Tools       json.RawMessage `json:"tools,omitempty"`
-	Temperature float64         `json:"temperature"`
-	MaxTokens   int             `json:"max_tokens,omitempty"`
-	Stream      bool            `json:"stream,omitempty"`
+	Model    string          `json:"model"`
+	Messages []Message       `json:"messages"`
+	Tools    json.RawMessage `json:"tools,omitempty"`
+	// Temperature is left out when nil: some models accept only their own.
+	Temperature *float64 `json:"temperature,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"`
+	Stream      bool     `json:"stream,omitempty"`
 }
 
 // Response is the model's answer: the assistant message's content and tool

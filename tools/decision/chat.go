@@ -66,8 +66,10 @@ func (c *Chat) ask(ctx context.Context, query, content string) (string, error) {
 		system = fmt.Sprintf(condensePrompt, replyChars)
 		user = "Document:\n" + content
 	}
+	zero := 0.0 // a filter copies; it does not invent
 	body := chatRequest{
-		Messages: []llm.Message{{Role: "system", Content: system}, {Role: "user", Content: user}},
+		Messages:    []llm.Message{{Role: "system", Content: system}, {Role: "user", Content: user}},
+		Temperature: &zero,
 	}
 	if c.cfg.MaxTokens > 0 {
 		body.MaxTokens = c.cfg.MaxTokens
