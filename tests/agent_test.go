@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,14 +11,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	tclient "go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools/secrets/secretstest"
 )
 
 // scriptedModel is a loopback OpenAI-compatible chat-completions server
@@ -231,6 +239,13 @@ func TestAgentRunThreeRounds(t *testing.T) {
 	require.Equal(t, 3, types[round.EventRoundFinished])
 	require.Equal(t, 4, types[round.EventModelReply])
 
+	// starter watch shows the model's tokens from the session's stream.
+	wctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	watch := e.starter(wctx, "", "watch", e.session, "--all")
+	require.Contains(t, watch.stdout, "model_token")
+	require.Contains(t, watch.stdout, "Done:")
+
 	// The same run again attaches: no model call, no command runs again.
 	again := e.starter(context.Background(), "", "agent", "--session", e.session, "--run", "run-1", "append two lines to log.txt")
 	require.Equal(t, 0, again.code, again.stderr)
@@ -387,4 +402,94 @@ func TestAgentRunNeverReusesARoundID(t *testing.T) {
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Contains(t, r.stderr, "round ids are never reused")
 	require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, r.stderr)
+}
+
+// TestAgentRunSealsSecretsFromTheModel (T9): the model asks to store a
+// secret; neither the run's history nor its round's, nor the session's
+// event stream, holds the value in any encoding.
+func TestAgentRunSealsSecretsFromTheModel(t *testing.T) {
+	const secret = "sk-agent-7f3a9c1e55d0b2"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct {
+				Role string `json:"role"`
+			} `json:"messages"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		msg := map[string]any{"role": "assistant", "content": "stored"}
+		if req.Messages[len(req.Messages)-1].Role == "user" {
+			msg = map[string]any{"role": "assistant", "content": "", "tool_calls": []any{
+				toolCall("call_s", "run_tool", map[string]any{"name": "store_secret", "args": map[string]any{"name": "api", "value": secret}})}}
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": msg, "finish_reason": "stop"}}})
+		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
+	}))
+	defer srv.Close()
+	e := newEnv(t, "LLM_BASE_URL="+srv.URL, "LLM_MODEL=scripted")
+	e.startWorker()
+	r := <-e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "--events", "store my key")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "stored\n", r.stdout)
+
+	forms := secretstest.Encodings(secret)
+	check := func(where, text string) {
+		t.Helper()
+		for name, enc := range forms {
+			require.NotContains(t, text, enc, "%s holds the secret (%s)", where, name)
+		}
+	}
+	check("starter's output", r.stdout+r.stderr)
+	status := e.starter(context.Background(), "", "agent-status", round.AgentWorkflowID(e.session, "run-1"))
+	check("agent-status", status.stdout)
+
+	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
+	require.NoError(t, err)
+	defer tc.Close()
+	data := regexp.MustCompile(`"data":"([A-Za-z0-9+/=]*)"`)
+	for _, wid := range []string{round.AgentWorkflowID(e.session, "run-1"), round.WorkflowID(e.session, "run-1", 1)} {
+		it := tc.GetWorkflowHistory(context.Background(), wid, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		events := 0
+		for it.HasNext() {
+			ev, err := it.Next()
+			require.NoError(t, err)
+			events++
+			b, err := protojson.Marshal(ev)
+			require.NoError(t, err)
+			check(wid+" history", string(b))
+			for _, m := range data.FindAllStringSubmatch(string(b), -1) {
+				plain, err := base64.StdEncoding.DecodeString(m[1])
+				require.NoError(t, err)
+				check(wid+" history payload", string(plain))
+			}
+		}
+		require.Greater(t, events, 5, wid)
+	}
+	rdb := testenv.Redis(t)
+	msgs, err := rdb.XRange(context.Background(), "toolround:events:"+e.session, "-", "+").Result()
+	require.NoError(t, err)
+	require.NotEmpty(t, msgs)
+	for _, m := range msgs {
+		raw, _ := m.Values["event"].(string)
+		check("the event stream", raw)
+	}
+}
+
+// TestAgentRunModelRefuses: a model server that refuses the request for
+// good (401) fails the run at once, with one line that says why.
+func TestAgentRunModelRefuses(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"error":{"message":"invalid api key"}}`))
+	}))
+	defer srv.Close()
+	e := newEnv(t, "LLM_BASE_URL="+srv.URL, "LLM_MODEL=scripted")
+	e.startWorker()
+	r := <-e.startAgent("--session", e.session, "--run", "run-1", "go")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "invalid api key")
+	require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, r.stderr)
+	require.EqualValues(t, 1, requests.Load(), "a refusal is not retried")
 }
