@@ -132,9 +132,18 @@ func (m *Model) request(ctx context.Context, in round.ModelInput) (llm.Request, 
 			}
 		}
 		lm := llm.Message{Role: am.Role, Content: content, ToolCallID: am.ToolCallID}
-		for _, c := range am.ToolCalls {
+		for i, c := range am.ToolCalls {
+			args := string(c.Function.Arguments)
+			if i < len(am.ArgRefs) && am.ArgRefs[i] != "" && m.Blobs != nil {
+				full, err := m.Blobs.Get(ctx, am.ArgRefs[i])
+				if err != nil {
+					m.logger().Warn("stored tool-call arguments could not be read; the model gets their preview", "ref", am.ArgRefs[i], "error", err)
+				} else {
+					args = full
+				}
+			}
 			lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: c.ID, Type: "function",
-				Function: llm.Function{Name: c.Function.Name, Arguments: string(c.Function.Arguments)}})
+				Function: llm.Function{Name: c.Function.Name, Arguments: args}})
 		}
 		msgs = append(msgs, lm)
 	}

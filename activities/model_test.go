@@ -78,7 +78,7 @@ func TestModelCallStreamsTokensAndSealsSecrets(t *testing.T) {
 	key, err := secrets.GenerateKey()
 	require.NoError(t, err)
 	sink := &recordSink{}
-	blobs := &storeBlobs{m: map[string]string{"toolround:blob:9": "the whole result"}}
+	blobs := &storeBlobs{m: map[string]string{"toolround:blob:9": "the whole result", "toolround:blob:8": `{"paths":["whole.txt"]}`}}
 	m := &Model{LLM: client, Events: sink, Blobs: blobs, FlushBytes: 8, SecretKey: func() ([]byte, error) { return key, nil }}
 
 	var ts testsuite.WorkflowTestSuite
@@ -87,6 +87,7 @@ func TestModelCallStreamsTokensAndSealsSecrets(t *testing.T) {
 	in := round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 3, Round: 2, Provider: "openai",
 		Messages: []round.AgentMessage{
 			{Role: "user", Content: "store my key"},
+			{Role: "assistant", ToolCalls: []round.ToolCall{{ID: "x", Function: round.FunctionCall{Name: "read_files", Arguments: "preview"}}}, ArgRefs: []string{"toolround:blob:8"}},
 			{Role: "tool", ToolCallID: "x", Tool: "read_files", Content: "[read_files] prev", ContentRef: "toolround:blob:9"},
 		}}
 	val, err := env.ExecuteActivity(round.ActivityModelCall, in)
@@ -94,7 +95,8 @@ func TestModelCallStreamsTokensAndSealsSecrets(t *testing.T) {
 	var out round.ModelOutput
 	require.NoError(t, val.Get(&out))
 
-	require.Equal(t, "[read_files] the whole result", sent.Messages[2].Content, "a stored content is read back for the model")
+	require.Equal(t, `{"paths":["whole.txt"]}`, sent.Messages[2].ToolCalls[0].Function.Arguments, "stored arguments are read back for the model")
+	require.Equal(t, "[read_files] the whole result", sent.Messages[3].Content, "a stored content is read back for the model")
 	require.Equal(t, "system", sent.Messages[0].Role)
 	require.Equal(t, "I will store the key now. ", out.Message.Content)
 	require.Len(t, out.Message.ToolCalls, 1)

@@ -119,13 +119,15 @@ func (in *AgentInput) Validate() error {
 // to travel in history is kept in the blob store: Content is then its
 // preview and ContentRef names the whole text, which the model activity
 // reads back. Tool names a tool message's tool, so that the whole message
-// is MessageContent(Tool, blob).
+// is MessageContent(Tool, blob). ArgRefs[i], when set, names the whole
+// arguments of ToolCalls[i], whose Arguments are then a preview.
 type AgentMessage struct {
 	Role       string     `json:"role"`
 	Content    string     `json:"content"`
 	ContentRef string     `json:"content_ref,omitempty"`
 	Tool       string     `json:"tool,omitempty"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ArgRefs    []string   `json:"arg_refs,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 }
 

@@ -285,3 +285,23 @@ func TestAgentRunRejectsBadInput(t *testing.T) {
 	h.env.ExecuteWorkflow(round.AgentWorkflowName, in)
 	require.ErrorContains(t, h.env.GetWorkflowError(), "invalid agent input")
 }
+
+func TestAgentRunKeepsLargeArgumentsByReference(t *testing.T) {
+	h := newAgentHarness(t)
+	big := `{"path":"a.txt","new_text":"` + strings.Repeat("y", workflows.AgentInlineContent) + `"}`
+	h.reply = func(in round.ModelInput) round.ModelOutput {
+		if in.Call >= 2 {
+			return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "written"}}
+		}
+		return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{
+			ID: "c1", Type: "function", Function: round.FunctionCall{Name: "edit_file", Arguments: round.Arguments(big)}}}}}
+	}
+	st := h.run(t, agentInput())
+	require.Equal(t, round.AgentCompleted, st.Status)
+	require.Equal(t, big, string(h.rounds[0].Assistant.ToolCalls[0].Function.Arguments), "the round runs the whole arguments")
+	sent := h.inputs[1].Messages[1]
+	require.Len(t, sent.ArgRefs, 1)
+	require.NotEmpty(t, sent.ArgRefs[0], "the next model call gets a reference, not the arguments")
+	require.Less(t, len(sent.ToolCalls[0].Function.Arguments), 2<<10)
+	require.Equal(t, "c1", sent.ToolCalls[0].ID)
+}
