@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -133,15 +132,14 @@ func runAgent(ctx context.Context, c *client.Client, pos []string, f agentFlags,
 	stop := tellNoWorker(ctx, c, stderr, f.events)
 	defer stop()
 	ectx, cancel := context.WithCancel(ctx)
+	ev := &eventWriter{c: c, w: stderr, approvalIDs: map[string]string{}}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		_ = c.AgentEvents(ectx, in.SessionID, in.RunID, func(e round.Event) {
 			if f.events {
-				if b, err := json.Marshal(e); err == nil {
-					fmt.Fprintln(stderr, string(b))
-				}
+				ev.write(e) // as starter round --events writes them, approval_id included
 				return
 			}
 			if e.Type == round.EventConfirmationRequested {
