@@ -46,4 +46,5 @@ func RegisterAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activitie
 	for _, f := range fns {
 		r.RegisterActivityWithOptions(f.Func, activity.RegisterOptions{Name: f.Name})
 	}
+	registerAgent(r, wf, acts)
 }

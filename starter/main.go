@@ -93,7 +93,7 @@ func usage() string {
 		first, _, _ := strings.Cut(cmd.summary, "\n")
 		fmt.Fprintf(&b, "  %-40s %s\n", name+" "+cmd.args, first)
 	}
-	b.WriteString("\n" + environment)
+	b.WriteString(agentUsage() + "\n" + environment)
 	return b.String()
 }
 
@@ -173,6 +173,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return nil
 	}
 	name, args := args[0], args[1:]
+	if ok, err := runAgentCommand(ctx, name, args, stdout, stderr); ok {
+		return err
+	}
 	cmd, ok := commands[name]
 	if !ok {
 		return usageError{fmt.Errorf("unknown command %q", name), usage()}

@@ -2,7 +2,9 @@
 // agent would, and prints what happened to every call: a deferred schema, a
 // concurrent fan-out with a repeated call, an approval, a serial command, and
 // a result reused from an earlier round. It approves the waiting calls itself,
-// as a person would with `starter approve`.
+// as a person would with `starter approve`. Then it runs a durable agent
+// run (agent.go) against a scripted model it serves itself, or against the
+// model that LLM_BASE_URL names.
 package main
 
 import (
@@ -77,7 +79,7 @@ func run() error {
 		state = res.State
 	}
 	fmt.Println("\nEvery call got exactly one result. Try `bin/starter round examples/round.json` next.")
-	return nil
+	return agentDemo(ctx, session)
 }
 
 // approveAll plays the person at the terminal: it approves the call that

@@ -1,16 +1,12 @@
 package decision
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 
-	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/internal/llm"
 )
 
 // Chat filters through an OpenAI-compatible chat-completions API. It never
@@ -18,7 +14,7 @@ import (
 // that does not parse or is empty) it logs why and uses the extractive filter.
 type Chat struct {
 	cfg      Config
-	endpoint string
+	model    *llm.Client
 	fallback Extractive
 }
 
@@ -35,32 +31,8 @@ Return its main content: copy it verbatim where you can, keep numbers, names, co
 Do not add opinions or invent anything. Keep the document's order.
 Your reply must be at most %d characters.`
 
-// maxReplyBytes bounds how much of a model's reply is read.
-const maxReplyBytes = 4 << 20
-
-type chatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-type chatRequest struct {
-	Model       string        `json:"model"`
-	Messages    []chatMessage `json:"messages"`
-	Temperature float64       `json:"temperature"`
-	MaxTokens   int           `json:"max_tokens,omitempty"`
-}
-
-type chatResponse struct {
-	Choices []struct {
-		Message struct {
-			Content *string `json:"content"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Error *struct {
-		Message string `json:"message"`
-	} `json:"error"`
-}
+// chatRequest is what the decision model sends.
+type chatRequest = llm.Request
 
 // Filter asks the model for the relevant parts of content.
 func (c *Chat) Filter(ctx context.Context, query, content string) (string, error) {
@@ -72,7 +44,7 @@ func (c *Chat) Filter(ctx context.Context, query, content string) (string, error
 	out, err := c.ask(ctx, query, content)
 	if err != nil {
 		c.cfg.Logger.WarnContext(ctx, "decision: model filter failed; using the extractive filter",
-			"model", c.cfg.Model, "endpoint", c.endpoint, "err", err)
+			"model", c.cfg.Model, "endpoint", c.model.Endpoint(), "err", err)
 		return c.fallback.filter(query, content), nil
 	}
 	return out, nil
@@ -94,54 +66,22 @@ func (c *Chat) ask(ctx context.Context, query, content string) (string, error) {
 		system = fmt.Sprintf(condensePrompt, replyChars)
 		user = "Document:\n" + content
 	}
+	zero := 0.0 // a filter copies; it does not invent
 	body := chatRequest{
-		Model:    c.cfg.Model,
-		Messages: []chatMessage{{Role: "system", Content: system}, {Role: "user", Content: user}},
+		Messages:    []llm.Message{{Role: "system", Content: system}, {Role: "user", Content: user}},
+		Temperature: &zero,
 	}
 	if c.cfg.MaxTokens > 0 {
 		body.MaxTokens = c.cfg.MaxTokens
 	}
-	payload, err := json.Marshal(body)
+	reply, err := c.model.Complete(ctx, body)
 	if err != nil {
-		return "", fmt.Errorf("encode request: %w", err)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(payload))
-	if err != nil {
-		return "", fmt.Errorf("build request: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if c.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
-	}
-	resp, err := c.cfg.HTTPClient.Do(req)
-	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return "", fmt.Errorf("no answer within %s", c.cfg.Timeout)
-		}
 		return "", err
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
-	if err != nil {
-		return "", fmt.Errorf("read reply: %w", err)
-	}
-	var parsed chatResponse
-	jsonErr := json.Unmarshal(raw, &parsed)
-	if resp.StatusCode != http.StatusOK {
-		msg := strings.TrimSpace(text.Cut(string(raw), 300))
-		if jsonErr == nil && parsed.Error != nil && parsed.Error.Message != "" {
-			msg = parsed.Error.Message
-		}
-		return "", fmt.Errorf("status %s: %s", resp.Status, msg)
-	}
-	if jsonErr != nil {
-		return "", fmt.Errorf("reply is not a chat completion: %w", jsonErr)
-	}
-	if len(parsed.Choices) == 0 || parsed.Choices[0].Message.Content == nil {
+	if len(reply.ToolCalls) > 0 && reply.Content == "" {
 		return "", errors.New("reply has no choices[0].message.content")
 	}
-	out := strings.TrimSpace(*parsed.Choices[0].Message.Content)
+	out := strings.TrimSpace(reply.Content)
 	if out == "" {
 		return "", errors.New("reply is empty")
 	}

@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolround/toolround/internal/llm"
 )
 
 // Filter keeps the parts of content that are relevant to query, within a
@@ -131,12 +132,9 @@ func New(cfg Config) (Filter, error) {
 	if cfg.BaseURL == "" {
 		return ext, nil
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("decision: base URL %q: want an absolute http or https URL such as https://api.openai.com/v1", cfg.BaseURL)
+	model, err := llm.New(llm.Config{BaseURL: cfg.BaseURL, Model: cfg.Model, APIKey: cfg.APIKey, Timeout: cfg.Timeout, HTTPClient: cfg.HTTPClient}, EnvModel)
+	if err != nil {
+		return nil, fmt.Errorf("decision: %w", err)
 	}
-	if cfg.Model == "" {
-		return nil, fmt.Errorf("decision: base URL %s is set but no model is: set %s", cfg.BaseURL, EnvModel)
-	}
-	return &Chat{cfg: cfg, endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions", fallback: ext}, nil
+	return &Chat{cfg: cfg, model: model, fallback: ext}, nil
 }

@@ -1,0 +1,43 @@
+package engine
+
+import (
+	"log/slog"
+	"os"
+	"sync"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/activities"
+	"github.com/toolround/toolround/internal/llm"
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools/secrets"
+	"github.com/toolround/toolround/workflows"
+)
+
+// registerAgent registers the agent run (AgentRun) and its model call
+// (ModelCall). The model comes from LLM_BASE_URL, LLM_MODEL, LLM_API_KEY and
+// LLM_TIMEOUT; without LLM_BASE_URL every model call fails with a message
+// that says so, and rounds run as before.
+func registerAgent(r worker.Registry, wf *workflows.RoundWorkflow, acts *activities.Activities) {
+	aw := &workflows.AgentWorkflow{}
+	if rc, ok := wf.Catalog.(*workflows.RegistryCatalog); ok {
+		aw.HeartbeatTimeout = rc.Options.HeartbeatTimeout
+	}
+	r.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: round.AgentWorkflowName})
+	m := &activities.Model{Registry: acts.Registry, Events: acts.Events, Blobs: acts.Blobs, Logger: acts.Logger,
+		SecretKey: sync.OnceValues(secrets.ConfigFromEnv().LoadKey)}
+	logger := acts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if cfg, err := llm.ConfigFromEnv(os.Getenv); err != nil {
+		logger.Warn("the agent run's model is not usable", "error", err)
+	} else if cfg.BaseURL != "" {
+		if m.LLM, err = llm.New(cfg, llm.EnvModel); err != nil {
+			logger.Warn("the agent run's model is not usable", "error", err)
+		}
+	}
+	r.RegisterActivityWithOptions(m.Call, activity.RegisterOptions{Name: round.ActivityModelCall})
+}

@@ -1,0 +1,202 @@
+package round
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The contract of an agent run (A1-A4): one workflow per run that calls the
+// model as an activity and runs each round of tool calls as a child round.
+const (
+	// AgentWorkflowName is the registered type of the agent run.
+	AgentWorkflowName = "AgentRun"
+	// ActivityModelCall asks the model for the next assistant message.
+	ActivityModelCall = "ModelCall"
+	// SignalUserMessage carries a UserMessage that joins the conversation
+	// before the next model call (A3).
+	SignalUserMessage = "user_message"
+	// QueryAgentStatus answers with an AgentStatus.
+	QueryAgentStatus = "status"
+	// DefaultMaxRounds bounds a run's rounds when its input does not.
+	DefaultMaxRounds = 50
+	// MaxTaskBytes bounds a task and a user message.
+	MaxTaskBytes = 256 << 10
+)
+
+// Statuses of an agent run.
+const (
+	AgentRunning    = "running"
+	AgentCompleted  = "completed"   // the model answered without tool calls
+	AgentRoundLimit = "round_limit" // the model asked for more than max_rounds rounds
+	AgentCancelled  = "cancelled"
+)
+
+// Event types of an agent run, on the session's stream beside its rounds'.
+const (
+	// EventModelToken carries a batch of the model's content tokens as they
+	// stream in (Detail). Tool-call arguments are never streamed (T9).
+	EventModelToken = "model_token"
+	// EventModelReply is a finished model call: its number of tool calls
+	// or a preview of its answer.
+	EventModelReply = "model_reply"
+	// EventAgentFinished ends a run's events; Status-like Detail is the
+	// run's status.
+	EventAgentFinished = "agent_finished"
+)
+
+// AgentWorkflowID is the id of the agent run's workflow.
+func AgentWorkflowID(sessionID, runID string) string {
+	return fmt.Sprintf("agentrun/%s/%s", sessionID, runID)
+}
+
+// AgentInput starts an agent run. Carry is set only by the run itself when
+// it continues as new.
+type AgentInput struct {
+	SessionID   string     `json:"session_id"`
+	RunID       string     `json:"run_id"`
+	Task        string     `json:"task"`
+	Provider    string     `json:"provider"`
+	AutoApprove bool       `json:"auto_approve"`
+	MaxRounds   int        `json:"max_rounds,omitempty"`
+	ClientTools []ToolSpec `json:"client_tools,omitempty"`
+	// ConfirmTimeoutSeconds is passed to every round (see Input).
+	ConfirmTimeoutSeconds int `json:"confirm_timeout_seconds,omitempty"`
+	// HistoryEvents and HistoryBytes override the bounds past which the run
+	// continues as new (workflows.AgentHistoryEvents, AgentHistoryBytes).
+	HistoryEvents int         `json:"history_events,omitempty"`
+	HistoryBytes  int         `json:"history_bytes,omitempty"`
+	Carry         *AgentCarry `json:"carry,omitempty"`
+}
+
+// AgentCarry is what a run hands to its next execution when it continues
+// as new: the conversation, the run state and the counters.
+type AgentCarry struct {
+	Conversation []AgentMessage `json:"conversation"`
+	State        *RunState      `json:"state,omitempty"`
+	Round        int            `json:"round"`
+	ModelCalls   int            `json:"model_calls"`
+	// Executions counts the executions before this one.
+	Executions int `json:"executions"`
+}
+
+// WithDefaults returns the input with MaxRounds set.
+func (in AgentInput) WithDefaults() AgentInput {
+	if in.MaxRounds <= 0 {
+		in.MaxRounds = DefaultMaxRounds
+	}
+	return in
+}
+
+// Validate reports an input that cannot start a run.
+func (in *AgentInput) Validate() error {
+	if err := checkIdentifier("session_id", in.SessionID); err != nil {
+		return err
+	}
+	if err := checkIdentifier("run_id", in.RunID); err != nil {
+		return err
+	}
+	if strings.TrimSpace(in.Task) == "" && in.Carry == nil {
+		return fmt.Errorf("task is empty")
+	}
+	if len(in.Task) > MaxTaskBytes {
+		return fmt.Errorf("task is %d bytes; at most %d are accepted", len(in.Task), MaxTaskBytes)
+	}
+	if in.MaxRounds < 0 {
+		return fmt.Errorf("max_rounds is %d; it must be 0 (default %d) or more", in.MaxRounds, DefaultMaxRounds)
+	}
+	if in.MaxRounds > 100000 {
+		return fmt.Errorf("max_rounds is %d; at most 100000 are accepted", in.MaxRounds)
+	}
+	for i, t := range in.ClientTools {
+		if t.Function.Name == "" {
+			return fmt.Errorf("client_tools[%d] has no name", i)
+		}
+	}
+	return checkConfirmTimeout(in.ConfirmTimeoutSeconds)
+}
+
+// AgentMessage is a message of a run's conversation. A content too large
+// to travel in history is kept in the blob store: Content is then its
+// preview and ContentRef names the whole text, which the model activity
+// reads back. Tool names a tool message's tool, so that the whole message
+// is MessageContent(Tool, blob). ArgRefs[i], when set, names the whole
+// arguments of ToolCalls[i], whose Arguments are then a preview.
+type AgentMessage struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ContentRef string     `json:"content_ref,omitempty"`
+	Tool       string     `json:"tool,omitempty"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ArgRefs    []string   `json:"arg_refs,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+// UserMessage is the payload of SignalUserMessage.
+type UserMessage struct {
+	Text string `json:"text"`
+}
+
+// AgentStatus is the answer to QueryAgentStatus and the run's result.
+type AgentStatus struct {
+	WorkflowID   string         `json:"workflow_id"`
+	Status       string         `json:"status"`
+	Round        int            `json:"round"`
+	ModelCalls   int            `json:"model_calls"`
+	Executions   int            `json:"executions"`
+	Conversation []AgentMessage `json:"conversation"`
+	Final        string         `json:"final,omitempty"`
+}
+
+// ModelInput is the input of the ModelCall activity: call n of the run
+// (from 1) with the conversation so far.
+type ModelInput struct {
+	SessionID   string         `json:"session_id"`
+	RunID       string         `json:"run_id"`
+	WorkflowID  string         `json:"workflow_id"`
+	Call        int            `json:"call"`
+	Round       int            `json:"round"`
+	Provider    string         `json:"provider"`
+	ClientTools []ToolSpec     `json:"client_tools,omitempty"`
+	Messages    []AgentMessage `json:"messages"`
+}
+
+// ModelOutput is the model's assistant message, with store_secret
+// arguments sealed.
+type ModelOutput struct {
+	Message      AgentMessage `json:"message"`
+	FinishReason string       `json:"finish_reason,omitempty"`
+}
+
+// AgentScope builds an agent run's events; like Scope, it is the one
+// constructor of their ids.
+type AgentScope struct {
+	SessionID  string
+	RunID      string
+	WorkflowID string
+}
+
+func (s AgentScope) event(typ, id string) Event {
+	return Event{ID: s.WorkflowID + id, Type: typ, SessionID: s.SessionID, RunID: s.RunID, WorkflowID: s.WorkflowID}
+}
+
+// ModelToken is the seq-th batch of content tokens of attempt of model call
+// call. An attempt that ran again streams under ids of its own.
+func (s AgentScope) ModelToken(call, attempt, seq int, text string) Event {
+	e := s.event(EventModelToken, fmt.Sprintf("/model/%d/%d/token/%d", call, attempt, seq))
+	e.Detail = text
+	return e
+}
+
+// ModelReply is model call call's answer.
+func (s AgentScope) ModelReply(call, round int, detail string) Event {
+	e := s.event(EventModelReply, fmt.Sprintf("/model/%d/reply", call))
+	e.Round, e.Detail = round, detail
+	return e
+}
+
+// AgentFinished ends the run's events.
+func (s AgentScope) AgentFinished(round int, status string) Event {
+	e := s.event(EventAgentFinished, "/finished")
+	e.Round, e.Detail = round, status
+	return e
+}

@@ -1,0 +1,495 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	tclient "go.temporal.io/sdk/client"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/toolround/toolround/internal/testenv"
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools/secrets/secretstest"
+)
+
+// scriptedModel is a loopback OpenAI-compatible chat-completions server
+// that plays a fixed agent: step 1 fetches run_command's schema, steps 2
+// and 3 append a line to log.txt through run_tool, step 4 answers. The
+// step is the number of tool messages in the request plus one, so a
+// repeated model call is counted against the step it repeats. A held step
+// blocks until released or until the caller goes away (a killed worker).
+type scriptedModel struct {
+	srv     *httptest.Server
+	mu      sync.Mutex
+	counts  map[int]int
+	streams map[int]int      // requests that asked for a stream
+	users   map[int][]string // the user messages each step's last request held
+	hold    int
+	release chan struct{}
+	once    sync.Once
+	// commands[step] is the command step 2 or 3 runs.
+	commands map[int]string
+}
+
+const agentFinal = "Done: log.txt has the lines two and three."
+
+func newScriptedModel(t *testing.T) *scriptedModel {
+	t.Helper()
+	m := &scriptedModel{counts: map[int]int{}, streams: map[int]int{}, users: map[int][]string{}, release: make(chan struct{}),
+		commands: map[int]string{2: "echo two >> log.txt", 3: "echo three >> log.txt"}}
+	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(func() { m.releaseHold(); m.srv.Close() })
+	return m
+}
+
+func (m *scriptedModel) baseURL() string { return m.srv.URL + "/v1" }
+
+func (m *scriptedModel) count(step int) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.counts[step]
+}
+
+func (m *scriptedModel) releaseHold() { m.once.Do(func() { close(m.release) }) }
+
+func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/v1/chat/completions" || r.Method != http.MethodPost {
+		http.Error(w, "not found", http.StatusNotFound)
+		return
+	}
+	var req struct {
+		Stream   bool `json:"stream"`
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+		return
+	}
+	step := 1
+	var users []string
+	for _, msg := range req.Messages {
+		if msg.Role == "tool" {
+			step++
+		}
+		if msg.Role == "user" {
+			users = append(users, msg.Content)
+		}
+	}
+	m.mu.Lock()
+	m.counts[step]++
+	m.users[step] = users
+	if req.Stream {
+		m.streams[step]++
+	}
+	held := m.hold == step
+	m.mu.Unlock()
+	if held {
+		select {
+		case <-m.release:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	var content string
+	var calls []map[string]any
+	switch step {
+	case 1:
+		content = "First I load run_command."
+		calls = []map[string]any{toolCall("call_find", "find_tools", map[string]any{"query": "select:run_command"})}
+	case 2, 3:
+		calls = []map[string]any{toolCall(fmt.Sprintf("call_cmd%d", step), "run_tool",
+			map[string]any{"name": "run_command", "args": map[string]any{"command": m.commands[step]}})}
+	default:
+		content = agentFinal
+	}
+	if !req.Stream {
+		msg := map[string]any{"role": "assistant", "content": content}
+		if len(calls) > 0 {
+			msg["tool_calls"] = calls
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}}})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	send := func(v any) {
+		b, _ := json.Marshal(map[string]any{"choices": []any{v}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		w.(http.Flusher).Flush()
+	}
+	for _, word := range strings.SplitAfter(content, " ") {
+		if word != "" {
+			send(map[string]any{"index": 0, "delta": map[string]any{"content": word}})
+		}
+	}
+	for i, c := range calls {
+		args := c["function"].(map[string]any)["arguments"].(string)
+		half := len(args) / 2
+		send(map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c["id"], "type": "function",
+			"function": map[string]any{"name": c["function"].(map[string]any)["name"], "arguments": args[:half]}}}}})
+		send(map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{map[string]any{"index": i,
+			"function": map[string]any{"arguments": args[half:]}}}}})
+	}
+	send(map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"})
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+func toolCall(id, name string, args any) map[string]any {
+	b, _ := json.Marshal(args)
+	return map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": string(b)}}
+}
+
+// startAgent runs `starter agent` in the background.
+func (e *env) startAgent(args ...string) <-chan result {
+	ch := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, starterBin, append([]string{"agent"}, args...)...)
+		cmd.Env = e.environ()
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		ch <- result{stdout: out.String(), stderr: errb.String(), code: code}
+	}()
+	return ch
+}
+
+func (e *env) agentStatus(wid string) round.AgentStatus {
+	e.t.Helper()
+	r := e.starter(context.Background(), "", "agent-status", wid)
+	require.Equal(e.t, 0, r.code, r.stderr)
+	var st round.AgentStatus
+	require.NoError(e.t, json.Unmarshal([]byte(r.stdout), &st), r.stdout)
+	return st
+}
+
+// requireAgentDone checks a finished run of the script: the final answer,
+// three rounds, each command's line once.
+func requireAgentDone(t *testing.T, e *env, m *scriptedModel, r result) round.AgentStatus {
+	t.Helper()
+	require.Equal(t, 0, r.code, "starter agent failed: %s", r.stderr)
+	require.Equal(t, agentFinal+"\n", r.stdout)
+	log := filepath.Join(e.workdir, "log.txt")
+	require.Equal(t, 1, countLines(t, log, "two"), "the command of round 2 ran once")
+	require.Equal(t, 1, countLines(t, log, "three"), "the command of round 3 ran once")
+	st := e.agentStatus(round.AgentWorkflowID(e.session, "run-1"))
+	require.Equal(t, round.AgentCompleted, st.Status)
+	require.Equal(t, 3, st.Round)
+	require.Equal(t, agentFinal, st.Final)
+	return st
+}
+
+func TestAgentRunThreeRounds(t *testing.T) {
+	m := newScriptedModel(t)
+	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
+	e.startWorker()
+	r := <-e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "--events", "append two lines to log.txt")
+	st := requireAgentDone(t, e, m, r)
+	for step := 1; step <= 4; step++ {
+		require.Equal(t, 1, m.count(step), "model call %d was made once", step)
+		require.Equal(t, 1, m.streams[step], "model call %d streamed", step)
+	}
+	roles := make([]string, len(st.Conversation))
+	for i, msg := range st.Conversation {
+		roles[i] = msg.Role
+	}
+	require.Equal(t, "user,assistant,tool,assistant,tool,assistant,tool,assistant", strings.Join(roles, ","))
+	require.Contains(t, st.Conversation[2].Content, "run_command", "find_tools loaded the schema")
+	require.Contains(t, st.Conversation[4].Content, "[run_command]")
+
+	// --events: the run's events on stderr, the model's tokens among them,
+	// and never a tool call's arguments.
+	var tokens strings.Builder
+	types := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		var ev round.Event
+		require.NoError(t, json.Unmarshal([]byte(line), &ev), line)
+		types[ev.Type]++
+		if ev.Type == round.EventModelToken {
+			tokens.WriteString(ev.Detail)
+		}
+	}
+	require.Contains(t, tokens.String(), agentFinal)
+	require.NotContains(t, r.stderr, "echo two", "tool-call arguments are not streamed")
+	require.Equal(t, 1, types[round.EventAgentFinished])
+	require.Equal(t, 3, types[round.EventRoundFinished])
+	require.Equal(t, 4, types[round.EventModelReply])
+
+	// starter watch shows the model's tokens from the session's stream.
+	wctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	watch := e.starter(wctx, "", "watch", e.session, "--all")
+	require.Contains(t, watch.stdout, "model_token")
+	require.Contains(t, watch.stdout, "Done:")
+
+	// The same run again attaches: no model call, no command runs again.
+	again := e.starter(context.Background(), "", "agent", "--session", e.session, "--run", "run-1", "append two lines to log.txt")
+	require.Equal(t, 0, again.code, again.stderr)
+	require.Equal(t, agentFinal+"\n", again.stdout)
+	require.Equal(t, 1, m.count(4))
+}
+
+func TestAgentRunRoundLimit(t *testing.T) {
+	m := newScriptedModel(t)
+	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
+	e.startWorker()
+	r := <-e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "--max-rounds", "2", "go")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Empty(t, r.stdout)
+	require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, "one line: %s", r.stderr)
+	require.Contains(t, r.stderr, "round_limit")
+	require.Zero(t, countLines(t, filepath.Join(e.workdir, "log.txt"), "three"), "round 3 never ran")
+}
+
+// TestAgentRunSurvivesWorkerKills kills the worker with SIGKILL during a
+// model call, during a round and between a model call and its round; a new
+// worker finishes the run. Every model call that completed was made once,
+// and every command ran once.
+func TestAgentRunSurvivesWorkerKills(t *testing.T) {
+	t.Run("during a model call", func(t *testing.T) {
+		m := newScriptedModel(t)
+		m.hold = 2
+		e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
+		w := e.startWorker()
+		done := e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
+		require.Eventually(t, func() bool { return m.count(2) == 1 }, 60*time.Second, 10*time.Millisecond, "model call 2 never started")
+		w.kill(t)
+		killed := time.Now()
+		m.releaseHold()
+		e.startWorker()
+		requireAgentDone(t, e, m, <-done)
+		t.Logf("recovery: the run finished %v after the worker was killed in a model call", time.Since(killed).Round(time.Millisecond))
+		require.Equal(t, 2, m.count(2), "the interrupted call ran again, once")
+		for _, step := range []int{1, 3, 4} {
+			require.Equal(t, 1, m.count(step), "model call %d completed and was made once", step)
+		}
+	})
+
+	t.Run("during a round", func(t *testing.T) {
+		m := newScriptedModel(t)
+		m.commands[2] = "echo two >> log.txt; while [ ! -f go ]; do sleep 0.1; done"
+		e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
+		w := e.startWorker()
+		done := e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
+		log := filepath.Join(e.workdir, "log.txt")
+		require.Eventually(t, func() bool { return countLines(t, log, "two") == 1 }, 60*time.Second, 10*time.Millisecond, "round 2's command never started")
+		w.kill(t)
+		killed := time.Now()
+		require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "go"), nil, 0o644))
+		e.startWorker()
+		st := requireAgentDone(t, e, m, <-done)
+		t.Logf("recovery: the run finished %v after the worker was killed in a round", time.Since(killed).Round(time.Millisecond))
+		for step := 1; step <= 4; step++ {
+			require.Equal(t, 1, m.count(step), "model call %d completed and was made once", step)
+		}
+		require.Contains(t, st.Conversation[4].Content, "outcome is unknown", "the interrupted command is reported, never run again")
+	})
+
+	t.Run("between a model call and its round", func(t *testing.T) {
+		m := newScriptedModel(t)
+		e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
+		w := e.startWorker()
+		done := e.startAgent("--session", e.session, "--run", "run-1", "go")
+		pending := func(n int) []round.Pending {
+			r := e.starter(context.Background(), "", "pending", round.WorkflowID(e.session, "run-1", n))
+			var p []round.Pending
+			if r.code != 0 || json.Unmarshal([]byte(r.stdout), &p) != nil {
+				return nil
+			}
+			return p
+		}
+		// The model call has completed (its round exists) and the round's
+		// call waits for a person: no tool has run.
+		require.Eventually(t, func() bool { return len(pending(2)) == 1 }, 60*time.Second, 50*time.Millisecond)
+		w.kill(t)
+		killed := time.Now()
+		wid := round.WorkflowID(e.session, "run-1", 2)
+		ap := e.starter(context.Background(), "", "approve", wid, "call_cmd2")
+		require.Equal(t, 0, ap.code, "an approval is accepted while no worker runs: %s", ap.stderr)
+		e.startWorker()
+		require.Eventually(t, func() bool { return len(pending(3)) == 1 }, 60*time.Second, 50*time.Millisecond)
+		ap = e.starter(context.Background(), "", "approve", round.WorkflowID(e.session, "run-1", 3), "call_cmd3")
+		require.Equal(t, 0, ap.code, ap.stderr)
+		r := <-done
+		requireAgentDone(t, e, m, r)
+		t.Logf("recovery: the run finished %v after the worker was killed between a model call and its round", time.Since(killed).Round(time.Millisecond))
+		for step := 1; step <= 4; step++ {
+			require.Equal(t, 1, m.count(step), "model call %d completed and was made once", step)
+		}
+		require.Contains(t, r.stderr, "starter approve "+wid+" call_cmd2", "the starter tells how to approve")
+	})
+}
+
+// TestAgentRunUserMessage: a user message sent with `starter agent-message`
+// while a model call runs joins the conversation before the next one.
+func TestAgentRunUserMessage(t *testing.T) {
+	m := newScriptedModel(t)
+	m.hold = 2
+	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
+	e.startWorker()
+	done := e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
+	require.Eventually(t, func() bool { return m.count(2) == 1 }, 60*time.Second, 10*time.Millisecond)
+	wid := round.AgentWorkflowID(e.session, "run-1")
+	r := e.starter(context.Background(), "", "agent-message", wid, "also", "say", "hi")
+	require.Equal(t, 0, r.code, r.stderr)
+	m.releaseHold()
+	requireAgentDone(t, e, m, <-done)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	require.Equal(t, []string{"go"}, m.users[2], "the message arrived during call 2")
+	require.Equal(t, []string{"go", "also say hi"}, m.users[3], "and joined before call 3")
+}
+
+// TestAgentRunCancel: cancelling the run with `starter cancel` cancels its
+// running round, whose call still gets a result that joins the
+// conversation; no model call follows, and `starter agent` exits 1.
+func TestAgentRunCancel(t *testing.T) {
+	m := newScriptedModel(t)
+	m.commands[2] = "echo two >> log.txt; while [ ! -f go ]; do sleep 0.1; done"
+	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
+	e.startWorker()
+	done := e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
+	log := filepath.Join(e.workdir, "log.txt")
+	require.Eventually(t, func() bool { return countLines(t, log, "two") == 1 }, 60*time.Second, 10*time.Millisecond)
+	wid := round.AgentWorkflowID(e.session, "run-1")
+	r := e.starter(context.Background(), "", "cancel", wid)
+	require.Equal(t, 0, r.code, r.stderr)
+	res := <-done
+	require.Equal(t, 1, res.code, res.stderr)
+	require.Contains(t, res.stderr, "cancelled")
+	st := e.agentStatus(wid)
+	require.Equal(t, round.AgentCancelled, st.Status)
+	last := st.Conversation[len(st.Conversation)-1]
+	require.Equal(t, "tool", last.Role)
+	require.Equal(t, "call_cmd2", last.ToolCallID)
+	require.Contains(t, last.Content, "cancel")
+	require.Zero(t, m.count(3), "no model call after the cancel")
+}
+
+// TestAgentRunNeverReusesARoundID: a round started outside the run under
+// the id the run's round would take is not run again; the run fails with
+// one line that says why.
+func TestAgentRunNeverReusesARoundID(t *testing.T) {
+	m := newScriptedModel(t)
+	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
+	e.startWorker()
+	e.round(e.input(1, "openai", nil, call("x", "find_tools", map[string]any{"query": "select:calculate"})))
+	r := <-e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "round ids are never reused")
+	require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, r.stderr)
+}
+
+// TestAgentRunSealsSecretsFromTheModel (T9): the model asks to store a
+// secret; neither the run's history nor its round's, nor the session's
+// event stream, holds the value in any encoding.
+func TestAgentRunSealsSecretsFromTheModel(t *testing.T) {
+	const secret = "sk-agent-7f3a9c1e55d0b2"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct {
+				Role string `json:"role"`
+			} `json:"messages"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		msg := map[string]any{"role": "assistant", "content": "stored"}
+		if req.Messages[len(req.Messages)-1].Role == "user" {
+			msg = map[string]any{"role": "assistant", "content": "", "tool_calls": []any{
+				toolCall("call_s", "run_tool", map[string]any{"name": "store_secret", "args": map[string]any{"name": "api", "value": secret}})}}
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": msg, "finish_reason": "stop"}}})
+		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
+	}))
+	defer srv.Close()
+	e := newEnv(t, "LLM_BASE_URL="+srv.URL, "LLM_MODEL=scripted")
+	e.startWorker()
+	r := <-e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "--events", "store my key")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "stored\n", r.stdout)
+
+	forms := secretstest.Encodings(secret)
+	check := func(where, text string) {
+		t.Helper()
+		for name, enc := range forms {
+			require.NotContains(t, text, enc, "%s holds the secret (%s)", where, name)
+		}
+	}
+	check("starter's output", r.stdout+r.stderr)
+	status := e.starter(context.Background(), "", "agent-status", round.AgentWorkflowID(e.session, "run-1"))
+	check("agent-status", status.stdout)
+
+	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
+	require.NoError(t, err)
+	defer tc.Close()
+	data := regexp.MustCompile(`"data":"([A-Za-z0-9+/=]*)"`)
+	for _, wid := range []string{round.AgentWorkflowID(e.session, "run-1"), round.WorkflowID(e.session, "run-1", 1)} {
+		it := tc.GetWorkflowHistory(context.Background(), wid, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		events := 0
+		for it.HasNext() {
+			ev, err := it.Next()
+			require.NoError(t, err)
+			events++
+			b, err := protojson.Marshal(ev)
+			require.NoError(t, err)
+			check(wid+" history", string(b))
+			for _, m := range data.FindAllStringSubmatch(string(b), -1) {
+				plain, err := base64.StdEncoding.DecodeString(m[1])
+				require.NoError(t, err)
+				check(wid+" history payload", string(plain))
+			}
+		}
+		require.Greater(t, events, 5, wid)
+	}
+	rdb := testenv.Redis(t)
+	msgs, err := rdb.XRange(context.Background(), "toolround:events:"+e.session, "-", "+").Result()
+	require.NoError(t, err)
+	require.NotEmpty(t, msgs)
+	for _, m := range msgs {
+		raw, _ := m.Values["event"].(string)
+		check("the event stream", raw)
+	}
+}
+
+// TestAgentRunModelRefuses: a model server that refuses the request for
+// good (401) fails the run at once, with one line that says why.
+func TestAgentRunModelRefuses(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"error":{"message":"invalid api key"}}`))
+	}))
+	defer srv.Close()
+	e := newEnv(t, "LLM_BASE_URL="+srv.URL, "LLM_MODEL=scripted")
+	e.startWorker()
+	r := <-e.startAgent("--session", e.session, "--run", "run-1", "go")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "invalid api key")
+	require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, r.stderr)
+	require.EqualValues(t, 1, requests.Load(), "a refusal is not retried")
+}

@@ -1,0 +1,396 @@
+package workflows
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/round"
+)
+
+// AgentWorkflow is the durable agent run (A1-A3): the model call as an
+// activity, each round of tool calls as a child round workflow with the
+// round's usual id, the conversation and the run state in the workflow.
+// The loop:
+//
+//  1. user messages that arrived join the conversation (signal user_message);
+//  2. large contents move to the blob store, so every payload stays far
+//     below Temporal's 2 MiB;
+//  3. past the history bounds, the run continues as new, carrying the
+//     conversation, the run state and its counters;
+//  4. the model call (activities.Model): its answer is in history once it
+//     completed, so a crash never repeats it (A2);
+//  5. no tool calls: the final answer; else, past max_rounds: round_limit;
+//     else the child round toolround/<session>/<run>/<n>, whose tool
+//     messages join the conversation.
+//
+// Cancelling the run cancels the running model call or round; a round
+// still gives every call a result, which joins the conversation.
+type AgentWorkflow struct {
+	// HeartbeatTimeout of the model call: a dead worker is noticed this
+	// soon. Zero: 10 seconds.
+	HeartbeatTimeout time.Duration
+	// ModelTimeout bounds one attempt of a model call. Zero: 10 minutes.
+	ModelTimeout time.Duration
+}
+
+// Bounds of an agent run's history and payloads. A round costs the run
+// about 15 history events (measured over 200 rounds: the model call's three,
+// the child's three, two or three workflow tasks) and the size of one
+// conversation (the model call's input); see BENCHMARKS.md ("Agent runs").
+const (
+	// AgentHistoryEvents: past this many events the run continues as new.
+	// Temporal warns at 10,240 and stops a workflow at 51,200.
+	AgentHistoryEvents = 2000
+	// AgentHistoryBytes: past this history size the run continues as new.
+	// Temporal warns at 10 MiB and stops a workflow at 50 MiB.
+	AgentHistoryBytes = 8 << 20
+	// AgentInlineContent is the largest message content the conversation
+	// keeps inline; a larger one is kept in the blob store.
+	AgentInlineContent = 16 << 10
+	// AgentConversationBudget bounds the encoded conversation: the model
+	// call's input and the continue-as-new input carry it, beside the run
+	// state (StateBudget).
+	AgentConversationBudget = 768 << 10
+	// agentPreview is what stays inline of a content kept in the blob store.
+	agentPreview = 1 << 10
+)
+
+// agent is one execution's working state.
+type agent struct {
+	in     round.AgentInput
+	scope  round.AgentScope
+	status string
+	conv   []round.AgentMessage
+	state  *round.RunState
+	round  int // rounds run so far
+	calls  int // model calls made so far
+	execs  int // executions before this one
+	final  string
+}
+
+// Run is the workflow function.
+func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.AgentStatus, error) {
+	if err := in.Validate(); err != nil {
+		return round.AgentStatus{}, temporal.NewNonRetryableApplicationError("invalid agent input: "+err.Error(), round.ErrTypeInvalidInput, err)
+	}
+	in = in.WithDefaults()
+	a := &agent{in: in, status: round.AgentRunning,
+		scope: round.AgentScope{SessionID: in.SessionID, RunID: in.RunID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID}}
+	if c := in.Carry; c != nil {
+		a.conv, a.state, a.round, a.calls, a.execs = c.Conversation, c.State, c.Round, c.ModelCalls, c.Executions
+		a.in.Carry = nil
+	} else {
+		a.conv = []round.AgentMessage{{Role: "user", Content: in.Task}}
+	}
+	if err := workflow.SetQueryHandler(ctx, round.QueryAgentStatus, func() (round.AgentStatus, error) {
+		return a.snapshot(), nil
+	}); err != nil {
+		return round.AgentStatus{}, err
+	}
+	userMessages := workflow.GetSignalChannel(ctx, round.SignalUserMessage)
+	var hb time.Duration
+	if err := workflow.SideEffect(ctx, func(workflow.Context) any { return w.heartbeat() }).Get(&hb); err != nil {
+		return round.AgentStatus{}, err
+	}
+
+	for {
+		// 1. User messages.
+		a.takeUserMessages(userMessages)
+		if ctx.Err() != nil {
+			a.status = round.AgentCancelled
+			break
+		}
+		// 2. Large contents out of the conversation.
+		a.fit(ctx)
+		// 3. Continue as new past the bounds.
+		if a.pastBounds(ctx) {
+			// Messages that arrived while fit stored contents go along.
+			a.takeUserMessages(userMessages)
+			return round.AgentStatus{}, a.continueAsNew(ctx)
+		}
+		// 4. The model call.
+		out, err := a.callModel(ctx, hb, w.modelTimeout())
+		if err != nil {
+			if isCancel(ctx, err) {
+				a.status = round.AgentCancelled
+				break
+			}
+			return a.snapshot(), err
+		}
+		a.calls++
+		a.conv = append(a.conv, out.Message)
+		// 5. The answer or the next round.
+		if len(out.Message.ToolCalls) == 0 {
+			a.final = out.Message.Content
+			if a.takeUserMessages(userMessages) {
+				continue // the person said more while the model answered
+			}
+			a.status = round.AgentCompleted
+			break
+		}
+		if a.round >= a.in.MaxRounds {
+			a.status = round.AgentRoundLimit
+			break
+		}
+		a.round++
+		res, err := a.runRound(ctx, out.Message)
+		if err != nil {
+			if isCancel(ctx, err) {
+				a.status = round.AgentCancelled
+				break
+			}
+			return a.snapshot(), err
+		}
+		a.appendResults(res)
+		if ctx.Err() != nil {
+			a.status = round.AgentCancelled
+			break
+		}
+	}
+	a.finish(ctx)
+	return a.snapshot(), nil
+}
+
+func (w *AgentWorkflow) heartbeat() time.Duration {
+	if w.HeartbeatTimeout > 0 {
+		return w.HeartbeatTimeout
+	}
+	return 10 * time.Second
+}
+
+func (w *AgentWorkflow) modelTimeout() time.Duration {
+	if w.ModelTimeout > 0 {
+		return w.ModelTimeout
+	}
+	return 10 * time.Minute
+}
+
+func isCancel(ctx workflow.Context, err error) bool {
+	var ce *temporal.CanceledError
+	return ctx.Err() != nil || errors.As(err, &ce)
+}
+
+// takeUserMessages appends the user messages that arrived; it reports
+// whether there were any.
+func (a *agent) takeUserMessages(ch workflow.ReceiveChannel) bool {
+	took := false
+	for {
+		var m round.UserMessage
+		if !ch.ReceiveAsync(&m) {
+			return took
+		}
+		a.conv = append(a.conv, round.AgentMessage{Role: "user", Content: m.Text})
+		took = true
+	}
+}
+
+func (a *agent) snapshot() round.AgentStatus {
+	return round.AgentStatus{
+		WorkflowID: a.scope.WorkflowID, Status: a.status, Round: a.round, ModelCalls: a.calls,
+		Executions: a.execs + 1, Conversation: append([]round.AgentMessage(nil), a.conv...), Final: a.final,
+	}
+}
+
+func (a *agent) pastBounds(ctx workflow.Context) bool {
+	events, size := a.in.HistoryEvents, a.in.HistoryBytes
+	if events <= 0 {
+		events = AgentHistoryEvents
+	}
+	if size <= 0 {
+		size = AgentHistoryBytes
+	}
+	info := workflow.GetInfo(ctx)
+	return info.GetCurrentHistoryLength() >= events || info.GetCurrentHistorySize() >= size
+}
+
+func (a *agent) continueAsNew(ctx workflow.Context) error {
+	next := a.in
+	next.Carry = &round.AgentCarry{Conversation: a.conv, State: a.state, Round: a.round, ModelCalls: a.calls, Executions: a.execs + 1}
+	return workflow.NewContinueAsNewError(ctx, round.AgentWorkflowName, next)
+}
+
+func (a *agent) callModel(ctx workflow.Context, hb, timeout time.Duration) (round.ModelOutput, error) {
+	n := a.calls + 1
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		ActivityID:          fmt.Sprintf("model/%d", n),
+		StartToCloseTimeout: timeout,
+		HeartbeatTimeout:    hb,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 8,
+			NonRetryableErrorTypes: []string{"ModelRejected", "NoModel"},
+		},
+		Summary: fmt.Sprintf("model call %d", n),
+	})
+	in := round.ModelInput{
+		SessionID: a.in.SessionID, RunID: a.in.RunID, WorkflowID: a.scope.WorkflowID, Call: n, Round: a.round + 1,
+		Provider: a.in.Provider, ClientTools: a.in.ClientTools, Messages: a.conv,
+	}
+	var out round.ModelOutput
+	err := workflow.ExecuteActivity(actx, round.ActivityModelCall, in).Get(actx, &out)
+	return out, err
+}
+
+func (a *agent) runRound(ctx workflow.Context, msg round.AgentMessage) (round.Output, error) {
+	in := round.Input{
+		SessionID: a.in.SessionID, RunID: a.in.RunID, Round: a.round, Provider: a.in.Provider, AutoApprove: a.in.AutoApprove,
+		Assistant:   round.Message{Role: "assistant", Content: msg.Content, ToolCalls: msg.ToolCalls},
+		ClientTools: a.in.ClientTools, State: a.state, ConfirmTimeoutSeconds: a.in.ConfirmTimeoutSeconds,
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID: in.WorkflowID(),
+		// A round id names one execution for good: a closed round is never
+		// run again under its id (R). The run carries every finished
+		// round's result, so it never asks for one twice.
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		// A run that is terminated still lets its round give every call a
+		// result; a cancelled run waits for that.
+		ParentClosePolicy:   enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		WaitForCancellation: true,
+		StaticSummary:       fmt.Sprintf("round %d of agent run %s (%d calls)", a.round, a.in.RunID, len(msg.ToolCalls)),
+	})
+	var out round.Output
+	err := workflow.ExecuteChildWorkflow(cctx, round.WorkflowName, in).Get(cctx, &out)
+	if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+		// Only a round started outside this run (starter round with the
+		// same session and run id) can hold the id: it is never run again.
+		return out, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"round %s was already started outside this agent run; round ids are never reused: start the agent under another run id", in.WorkflowID()),
+			"RoundIDTaken", err)
+	}
+	return out, err
+}
+
+// appendResults adds a round's tool messages, in call order, and takes its
+// run state.
+func (a *agent) appendResults(res round.Output) {
+	for _, r := range res.Results {
+		m := round.AgentMessage{Role: "tool", ToolCallID: r.CallID, Content: round.MessageContent(r.Tool, r.Content)}
+		if r.ContentRef != "" {
+			m.ContentRef, m.Tool = r.ContentRef, r.Tool
+		}
+		a.conv = append(a.conv, m)
+	}
+	if res.State != nil {
+		a.state = res.State
+	}
+}
+
+// fit moves the texts planConversation picks (message contents and
+// tool-call arguments) to the blob store (the round's StoreContents local
+// activity); what stays is a preview and the reference, which the model
+// call reads back.
+func (a *agent) fit(ctx workflow.Context) {
+	picked := planConversation(a.conv, AgentInlineContent, AgentConversationBudget)
+	if len(picked) == 0 {
+		return
+	}
+	contents := make([]string, len(picked))
+	for i, p := range picked {
+		contents[i] = p.text(a.conv)
+	}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 200 * time.Millisecond},
+		Summary:             "store large messages",
+	})
+	var out round.StoreContentsOutput
+	err := workflow.ExecuteLocalActivity(lctx, round.ActivityStoreContents, round.StoreContentsInput{Contents: contents, Preview: agentPreview}).Get(lctx, &out)
+	if err != nil || len(out.Stored) != len(picked) {
+		workflow.GetLogger(ctx).Warn("storing large messages failed; the conversation keeps them", "error", err)
+		return
+	}
+	for i, p := range picked {
+		if out.Stored[i].Ref == "" {
+			continue // no blob store: the text stays whole
+		}
+		m := &a.conv[p.msg]
+		if p.call < 0 {
+			// The stored text is the whole message content, so Tool is
+			// cleared: it is read back as it is.
+			m.Content, m.ContentRef, m.Tool = out.Stored[i].Content, out.Stored[i].Ref, ""
+			continue
+		}
+		if len(m.ArgRefs) < len(m.ToolCalls) {
+			m.ArgRefs = append(m.ArgRefs, make([]string, len(m.ToolCalls)-len(m.ArgRefs))...)
+		}
+		m.ToolCalls[p.call].Function.Arguments = round.Arguments(out.Stored[i].Content)
+		m.ArgRefs[p.call] = out.Stored[i].Ref
+	}
+}
+
+// piece is one text of a conversation that may move to the blob store: the
+// content of message msg (call -1) or the arguments of its tool call call.
+type piece struct{ msg, call, size int }
+
+func (p piece) text(conv []round.AgentMessage) string {
+	if p.call < 0 {
+		return conv[p.msg].Content
+	}
+	return string(conv[p.msg].ToolCalls[p.call].Function.Arguments)
+}
+
+// planConversation picks the texts that go to the blob store: every inline
+// content or tool-call arguments above inline bytes, then the largest
+// others until the encoded conversation fits budget. It is pure.
+func planConversation(conv []round.AgentMessage, inline, budget int) []piece {
+	size := encodedLen(conv)
+	var picked, rest []piece
+	consider := func(p piece) {
+		if p.size <= agentPreview+200 {
+			return // a preview would save nothing
+		}
+		if p.size > inline {
+			picked = append(picked, p)
+			size -= p.size - agentPreview - noteBytes - refBytes
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	for i, m := range conv {
+		if m.ContentRef == "" {
+			consider(piece{msg: i, call: -1, size: len(m.Content)})
+		}
+		for j, c := range m.ToolCalls {
+			if j >= len(m.ArgRefs) || m.ArgRefs[j] == "" {
+				consider(piece{msg: i, call: j, size: len(c.Function.Arguments)})
+			}
+		}
+	}
+	sort.SliceStable(rest, func(x, y int) bool { return rest[x].size > rest[y].size })
+	for _, p := range rest {
+		if size <= budget {
+			break
+		}
+		picked = append(picked, p)
+		size -= p.size - agentPreview - noteBytes - refBytes
+	}
+	sort.SliceStable(picked, func(x, y int) bool {
+		if picked[x].msg != picked[y].msg {
+			return picked[x].msg < picked[y].msg
+		}
+		return picked[x].call < picked[y].call
+	})
+	return picked
+}
+
+// finish publishes the run's last event; a cancelled run publishes it too.
+func (a *agent) finish(ctx workflow.Context) {
+	ctx, _ = workflow.NewDisconnectedContext(ctx)
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 5 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2, InitialInterval: 100 * time.Millisecond},
+		Summary:             "publish the run's end",
+	})
+	e := a.scope.AgentFinished(a.round, a.status)
+	e.Time = workflow.Now(ctx)
+	in := round.PublishInput{SessionID: a.in.SessionID, RunID: a.in.RunID, WorkflowID: a.scope.WorkflowID, Events: []round.Event{e}}
+	if err := workflow.ExecuteLocalActivity(lctx, round.ActivityPublishRound, in).Get(lctx, nil); err != nil {
+		workflow.GetLogger(ctx).Warn("publishing the run's end failed", "error", err)
+	}
+}
