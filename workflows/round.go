@@ -103,5 +103,6 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	// 8. The result, within its budget.
 	res := round.NewOutput(&in, out.Result)
 	r.fit(dctx, &res)
+	r.metricRoundDone(ctx, &res)
 	return res, nil
 }

@@ -1,0 +1,145 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/round"
+)
+
+// metricFamilies reads the worker's /metrics and parses the Prometheus text format.
+func metricFamilies(t *testing.T, addr string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	require.NoError(t, err)
+	return fams
+}
+
+// sample finds the sample of a family whose labels include want.
+func sample(fams map[string]*dto.MetricFamily, name string, want map[string]string) *dto.Metric {
+	f := fams[name]
+	if f == nil {
+		return nil
+	}
+next:
+	for _, m := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if have[k] != v {
+				continue next
+			}
+		}
+		return m
+	}
+	return nil
+}
+
+func counter(fams map[string]*dto.MetricFamily, name string, labels map[string]string) float64 {
+	m := sample(fams, name, labels)
+	if m == nil {
+		return 0
+	}
+	return m.GetCounter().GetValue()
+}
+
+func histogramCount(fams map[string]*dto.MetricFamily, name string, labels map[string]string) uint64 {
+	m := sample(fams, name, labels)
+	if m == nil {
+		return 0
+	}
+	return m.GetHistogram().GetSampleCount()
+}
+
+// TestMetricsAfterKnownRounds runs the real worker with METRICS_ADDR and
+// checks the values section M's metrics have after two rounds: one with two
+// calculate calls, a made-up tool and a denied edit_file, one that is
+// approved.
+func TestMetricsAfterKnownRounds(t *testing.T) {
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	e := newEnv(t, "METRICS_ADDR="+addr)
+	e.startWorker()
+
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allTools},
+		call("a1", "calculate", map[string]any{"expression": "1+2"}),
+		call("a2", "calculate", map[string]any{"expression": "2*3"}),
+		call("u1", "made_up_tool_"+e.session, map[string]any{}),
+		call("e1", "edit_file", map[string]any{"path": "x.txt", "new_text": "x"}))
+	done := e.startRound(in)
+	wfID := in.WorkflowID()
+	require.Eventually(t, func() bool {
+		r := e.starter(context.Background(), "", "pending", wfID)
+		return r.code == 0 && strings.Contains(r.stdout, `"e1"`)
+	}, 30*time.Second, 100*time.Millisecond)
+	mid := metricFamilies(t, addr)
+	require.Equal(t, 1.0, counter(mid, "toolround_approvals_requested_total", map[string]string{"tool": "edit_file"}))
+	require.Zero(t, counter(mid, "toolround_approvals_decided_total", nil), "waiting approvals are requested minus decided")
+	d := e.starter(context.Background(), "", "deny", wfID, "e1", "--reason", "no")
+	require.Equal(t, 0, d.code, d.stderr)
+	res := decodeResult(t, <-done)
+	st := map[string]round.Status{}
+	for _, r := range res.Results {
+		st[r.CallID] = r.Status
+	}
+	require.Equal(t, map[string]round.Status{"a1": round.StatusOK, "a2": round.StatusOK, "u1": round.StatusUnknown, "e1": round.StatusSkipped}, st)
+
+	in2 := e.input(2, "claude-code", &round.RunState{Fetched: allTools},
+		call("e2", "edit_file", map[string]any{"path": "y.txt", "new_text": "y"}))
+	done2 := e.startRound(in2)
+	require.Eventually(t, func() bool {
+		r := e.starter(context.Background(), "", "pending", in2.WorkflowID())
+		return r.code == 0 && strings.Contains(r.stdout, `"e2"`)
+	}, 30*time.Second, 100*time.Millisecond)
+	a := e.starter(context.Background(), "", "approve", in2.WorkflowID(), "e2")
+	require.Equal(t, 0, a.code, a.stderr)
+	res2 := decodeResult(t, <-done2)
+	require.Equal(t, round.StatusOK, res2.Results[0].Status, res2.Results[0].Content)
+
+	// The counters are cumulative per worker; this worker ran only these
+	// two rounds.
+	var fams map[string]*dto.MetricFamily
+	require.Eventually(t, func() bool {
+		fams = metricFamilies(t, addr)
+		return counter(fams, "toolround_rounds_total", nil) > 0 && len(fams["toolround_rounds_total"].GetMetric()) == 2
+	}, 10*time.Second, 50*time.Millisecond)
+	require.Equal(t, 1.0, counter(fams, "toolround_rounds_total", map[string]string{"outcome": "partial"}))
+	require.Equal(t, 1.0, counter(fams, "toolround_rounds_total", map[string]string{"outcome": "ok"}))
+	require.Equal(t, 2.0, counter(fams, "toolround_tool_calls_total", map[string]string{"tool": "calculate", "status": "ok"}))
+	require.Equal(t, 1.0, counter(fams, "toolround_tool_calls_total", map[string]string{"tool": "unknown", "status": "unknown"}),
+		"a made-up tool name folds into one label value")
+	require.Equal(t, 1.0, counter(fams, "toolround_tool_calls_total", map[string]string{"tool": "edit_file", "status": "skipped"}))
+	require.Equal(t, 1.0, counter(fams, "toolround_tool_calls_total", map[string]string{"tool": "edit_file", "status": "ok"}))
+	for _, m := range fams["toolround_tool_calls_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			require.NotContains(t, l.GetValue(), "made_up_tool", "label values come from the catalog")
+		}
+	}
+	require.Equal(t, 2.0, counter(fams, "toolround_approvals_requested_total", map[string]string{"tool": "edit_file"}))
+	require.Equal(t, 1.0, counter(fams, "toolround_approvals_decided_total", map[string]string{"tool": "edit_file", "decision": "denied"}))
+	require.Equal(t, 1.0, counter(fams, "toolround_approvals_decided_total", map[string]string{"tool": "edit_file", "decision": "approved"}))
+	require.Equal(t, uint64(2), histogramCount(fams, "toolround_approval_wait_seconds", nil))
+	require.Equal(t, uint64(2), histogramCount(fams, "toolround_tool_duration_seconds", map[string]string{"tool": "calculate"}))
+	require.Equal(t, uint64(1), histogramCount(fams, "toolround_tool_duration_seconds", map[string]string{"tool": "edit_file"}))
+	require.Contains(t, fams, "toolround_redis_skipped_total")
+	require.Zero(t, counter(fams, "toolround_redis_skipped_total", nil), "Redis answered throughout")
+
+	// The SDK's own metrics, through its OpenTelemetry handler.
+	require.Positive(t, counter(fams, "temporal_workflow_completed_total", map[string]string{"workflow_type": round.WorkflowName}))
+	require.Positive(t, histogramCount(fams, "temporal_workflow_task_execution_latency_seconds", nil))
+}
