@@ -189,8 +189,8 @@ func dial(cfg Config, logger *slog.Logger, t *Telemetry) (client.Client, error) 
 	}
 	if t != nil {
 		opts.MetricsHandler = t.MetricsHandler
-		if t.Interceptor != nil {
-			opts.Interceptors = []interceptor.ClientInterceptor{t.Interceptor}
+		if t.ClientInterceptor != nil {
+			opts.Interceptors = []interceptor.ClientInterceptor{t.ClientInterceptor}
 		}
 	}
 	if cfg.APIKey != "" {

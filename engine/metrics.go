@@ -40,8 +40,10 @@ type Telemetry struct {
 	// MetricsHandler is the Temporal SDK's metrics handler over the same
 	// MeterProvider (the SDK's own temporal_* metrics and workflow metrics).
 	MetricsHandler client.MetricsHandler
-	// Interceptor is the SDK's tracing interceptor; nil without traces.
-	Interceptor interceptor.Interceptor
+	// ClientInterceptor and WorkerInterceptor are the SDK's tracing
+	// interceptor, the worker's replay-safe (tracing.go); nil without traces.
+	ClientInterceptor interceptor.ClientInterceptor
+	WorkerInterceptor interceptor.WorkerInterceptor
 	// Handler serves /metrics; nil without METRICS_ADDR.
 	Handler http.Handler
 
@@ -109,7 +111,7 @@ func NewTelemetry(ctx context.Context, o TelemetryOptions) (*Telemetry, error) {
 		if err != nil {
 			return nil, err
 		}
-		t.Interceptor = ti
+		t.ClientInterceptor, t.WorkerInterceptor = clientTracing{ti}, ReplaySafeTracing(ti)
 	}
 	t.Tracer = tp.Tracer(ScopeName)
 	return t, nil

@@ -157,9 +157,8 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 	if o.workerOpts != nil {
 		wopts = *o.workerOpts
 	}
-	if !wk.ownClient && e.Telemetry.Interceptor != nil {
-		// A client of our own carries the interceptor; another's does not.
-		wopts.Interceptors = append(wopts.Interceptors, e.Telemetry.Interceptor)
+	if e.Telemetry.WorkerInterceptor != nil {
+		wopts.Interceptors = append(wopts.Interceptors, e.Telemetry.WorkerInterceptor)
 	}
 	wk.w = worker.New(wk.Client, e.Config.TaskQueue, wopts)
 	swaps := make([]Swap, len(o.swaps))
