@@ -34,6 +34,12 @@ func countCache(c tools.ResultCache, m metric.Meter) (tools.ResultCache, error) 
 	for _, t := range append(cacheTools, "other") {
 		cc.hit[t] = metric.WithAttributeSet(attribute.NewSet(attribute.String("tool", t), attribute.String("result", "hit")))
 		cc.miss[t] = metric.WithAttributeSet(attribute.NewSet(attribute.String("tool", t), attribute.String("result", "miss")))
+		if t != "other" {
+			// The series exist from the start, so a rate over them is
+			// defined before the first lookup.
+			n.Add(context.Background(), 0, cc.hit[t])
+			n.Add(context.Background(), 0, cc.miss[t])
+		}
 	}
 	return cc, nil
 }

@@ -2,8 +2,12 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -139,7 +143,48 @@ func TestMetricsAfterKnownRounds(t *testing.T) {
 	require.Contains(t, fams, "toolround_redis_skipped_total")
 	require.Zero(t, counter(fams, "toolround_redis_skipped_total", nil), "Redis answered throughout")
 
+	require.Equal(t, 0.0, counter(fams, "toolround_cache_requests_total", map[string]string{"tool": "fetch_page", "result": "hit"}))
+
 	// The SDK's own metrics, through its OpenTelemetry handler.
 	require.Positive(t, counter(fams, "temporal_workflow_completed_total", map[string]string{"workflow_type": round.WorkflowName}))
 	require.Positive(t, histogramCount(fams, "temporal_workflow_task_execution_latency_seconds", nil))
+
+	requireDashboardMetricsExported(t, fams)
+}
+
+// requireDashboardMetricsExported checks that every metric the Grafana
+// dashboard's queries name is one the worker exports.
+func requireDashboardMetricsExported(t *testing.T, fams map[string]*dto.MetricFamily) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "docker", "grafana", "dashboards", "toolround.json"))
+	require.NoError(t, err)
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	require.NoError(t, json.Unmarshal(b, &dash))
+	names := regexp.MustCompile(`\b(?:toolround|temporal)_[a-zA-Z0-9_]+`)
+	checked := 0
+	for _, p := range dash.Panels {
+		require.NotEmpty(t, p.Targets, p.Title)
+		for _, tg := range p.Targets {
+			found := names.FindAllString(tg.Expr, -1)
+			require.NotEmpty(t, found, "%s: %s names no metric", p.Title, tg.Expr)
+			for _, n := range found {
+				base := n
+				for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+					if b, ok := strings.CutSuffix(n, suffix); ok && fams[b].GetType() == dto.MetricType_HISTOGRAM {
+						base = b
+					}
+				}
+				require.Contains(t, fams, base, "panel %q queries %s, which the worker does not export", p.Title, n)
+				checked++
+			}
+		}
+	}
+	require.GreaterOrEqual(t, checked, 10)
 }
