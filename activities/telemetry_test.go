@@ -68,7 +68,7 @@ func TestCallLogsSpansAndDuration(t *testing.T) {
 	require.Equal(t, "tool boom", got[0].Name)
 	attrs := map[string]string{}
 	for _, kv := range got[0].Attributes {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	require.Equal(t, map[string]string{"toolround.tool": "boom", "toolround.call_id": "c1", "toolround.workflow_id": "wf-1",
 		"toolround.attempt": "1", "toolround.local": "false", "toolround.status": "error"}, attrs)

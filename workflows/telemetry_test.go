@@ -108,7 +108,7 @@ func TestRoundSpansAndMetrics(t *testing.T) {
 	require.Len(t, runs, 1, "one span per round")
 	attrs := map[string]string{}
 	for _, kv := range runs[0].Attributes() {
-		attrs[string(kv.Key)] = kv.Value.Emit()
+		attrs[string(kv.Key)] = kv.Value.String()
 	}
 	require.Equal(t, "partial", attrs["toolround.outcome"])
 	require.Equal(t, "4", attrs["toolround.calls"])
