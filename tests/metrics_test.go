@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +18,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
 
 	"github.com/toolround/toolround/round"
 )
@@ -187,4 +192,97 @@ func requireDashboardMetricsExported(t *testing.T, fams map[string]*dto.MetricFa
 		}
 	}
 	require.GreaterOrEqual(t, checked, 10)
+}
+
+// otlpReceiver is an OTLP/gRPC trace receiver that keeps the spans.
+type otlpReceiver struct {
+	coltrace.UnimplementedTraceServiceServer
+	mu    sync.Mutex
+	spans []*tracepb.Span
+}
+
+func (r *otlpReceiver) Export(_ context.Context, req *coltrace.ExportTraceServiceRequest) (*coltrace.ExportTraceServiceResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, rs := range req.GetResourceSpans() {
+		for _, ss := range rs.GetScopeSpans() {
+			r.spans = append(r.spans, ss.GetSpans()...)
+		}
+	}
+	return &coltrace.ExportTraceServiceResponse{}, nil
+}
+
+// named returns the spans received so far with that name.
+func (r *otlpReceiver) named(name string) []*tracepb.Span {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*tracepb.Span
+	for _, s := range r.spans {
+		if s.GetName() == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func spanAttrs(s *tracepb.Span) map[string]string {
+	m := map[string]string{}
+	for _, kv := range s.GetAttributes() {
+		v := kv.GetValue()
+		switch {
+		case v.GetStringValue() != "":
+			m[kv.GetKey()] = v.GetStringValue()
+		default:
+			m[kv.GetKey()] = fmt.Sprint(v.GetIntValue())
+		}
+	}
+	return m
+}
+
+// TestTracesAndJSONLogsOfTheRealWorker starts the worker with the standard
+// OTEL_EXPORTER_OTLP_ENDPOINT pointing at a receiver in the test and
+// LOG_FORMAT=json: a round of two calls gives one round span with its
+// outcome and a tool span per call under the round's trace, and the
+// worker's log is JSON.
+func TestTracesAndJSONLogsOfTheRealWorker(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	recv := &otlpReceiver{}
+	srv := grpc.NewServer()
+	coltrace.RegisterTraceServiceServer(srv, recv)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(srv.Stop)
+
+	e := newEnv(t, "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+ln.Addr().String(), "OTEL_EXPORTER_OTLP_INSECURE=true",
+		"OTEL_BSP_SCHEDULE_DELAY=100", "LOG_FORMAT=json")
+	w := e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allTools},
+		call("a1", "calculate", map[string]any{"expression": "1+2"}),
+		call("a2", "calculate", map[string]any{"expression": "2*3"}))
+	res := e.round(in)
+	require.Equal(t, round.StatusOK, res.Results[0].Status)
+
+	var runs, calls []*tracepb.Span
+	require.Eventually(t, func() bool {
+		runs, calls = recv.named("RunWorkflow:"+round.WorkflowName), recv.named("tool calculate")
+		return len(runs) == 1 && len(calls) == 2
+	}, 20*time.Second, 50*time.Millisecond, "spans received: %d rounds, %d calls", len(runs), len(calls))
+	ra := spanAttrs(runs[0])
+	require.Equal(t, "ok", ra["toolround.outcome"])
+	require.Equal(t, in.WorkflowID(), ra["toolround.workflow_id"])
+	ids := map[string]bool{}
+	for _, c := range calls {
+		ca := spanAttrs(c)
+		require.Equal(t, "calculate", ca["toolround.tool"])
+		require.Equal(t, "ok", ca["toolround.status"])
+		require.Equal(t, "1", ca["toolround.attempt"])
+		ids[ca["toolround.call_id"]] = true
+		require.Equal(t, runs[0].GetTraceId(), c.GetTraceId(), "a call's span is in its round's trace")
+	}
+	require.Equal(t, map[string]bool{"a1": true, "a2": true}, ids)
+
+	for _, line := range strings.Split(strings.TrimSpace(w.logs.String()), "\n") {
+		var v map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &v), "LOG_FORMAT=json: %s", line)
+	}
 }
