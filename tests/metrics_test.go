@@ -22,7 +22,9 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/grpc"
 
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
 )
 
 // metricFamilies reads the worker's /metrics and parses the Prometheus text format.
@@ -285,4 +287,27 @@ func TestTracesAndJSONLogsOfTheRealWorker(t *testing.T) {
 		var v map[string]any
 		require.NoError(t, json.Unmarshal([]byte(line), &v), "LOG_FORMAT=json: %s", line)
 	}
+}
+
+// TestCacheRequestMetrics: a fetch_page that misses the result cache and the
+// same page in another run, which hits it, are counted by tool and result.
+func TestCacheRequestMetrics(t *testing.T) {
+	srv := newWebServer(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	e := newEnv(t, "METRICS_ADDR="+addr)
+	e.startWorker()
+	page := srv.URL + "/page-" + e.session
+	rdb := testenv.Redis(t)
+	t.Cleanup(func() { rdb.Del(context.Background(), tools.FetchPageCacheKey(page)) })
+	for _, run := range []string{"run-1", "run-2"} {
+		in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"fetch_page"}}, call("f1", "fetch_page", map[string]any{"url": page}))
+		in.RunID = run
+		res := e.round(in)
+		require.Equal(t, round.StatusOK, res.Results[0].Status, res.Results[0].Content)
+	}
+	require.EqualValues(t, 1, srv.pages.Load(), "the second fetch came from the cache")
+	fams := metricFamilies(t, addr)
+	require.Equal(t, 1.0, counter(fams, "toolround_cache_requests_total", map[string]string{"tool": "fetch_page", "result": "miss"}))
+	require.Equal(t, 1.0, counter(fams, "toolround_cache_requests_total", map[string]string{"tool": "fetch_page", "result": "hit"}))
+	require.Equal(t, 0.0, counter(fams, "toolround_cache_requests_total", map[string]string{"tool": "http_request", "result": "hit"}))
 }
