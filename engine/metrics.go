@@ -76,7 +76,7 @@ func NewTelemetry(ctx context.Context, o TelemetryOptions) (*Telemetry, error) {
 		if err != nil {
 			return nil, err
 		}
-		t.meters = sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res))
+		t.meters = sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res), sdkmetric.WithView(sdkBuckets))
 		mp = t.meters
 		t.Handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	}
@@ -130,6 +130,27 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 		errs = append(errs, t.meters.Shutdown(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// The SDK's timers are histograms in seconds; OpenTelemetry's default
+// buckets (0, 5, 10, 25 ... 10000) would put every task latency in the
+// first. The approval wait, recorded through the same handler, keeps
+// buckets from seconds to hours.
+var (
+	latencyBuckets  = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+	approvalBuckets = []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400}
+)
+
+func sdkBuckets(i sdkmetric.Instrument) (sdkmetric.Stream, bool) {
+	if i.Kind != sdkmetric.InstrumentKindHistogram || i.Scope.Name != "temporal-sdk-go" {
+		return sdkmetric.Stream{}, false
+	}
+	b := latencyBuckets
+	if i.Name == "toolround_approval_wait" {
+		b = approvalBuckets
+	}
+	return sdkmetric.Stream{Name: i.Name, Description: i.Description, Unit: i.Unit,
+		Aggregation: sdkmetric.AggregationExplicitBucketHistogram{Boundaries: b}}, true
 }
 
 func otlpConfigured() bool {

@@ -156,7 +156,23 @@ func TestMetricsAfterKnownRounds(t *testing.T) {
 	require.Positive(t, counter(fams, "temporal_workflow_completed_total", map[string]string{"workflow_type": round.WorkflowName}))
 	require.Positive(t, histogramCount(fams, "temporal_workflow_task_execution_latency_seconds", nil))
 
+	// Buckets that fit what they measure: task latencies in milliseconds,
+	// approval waits in minutes and hours.
+	require.Contains(t, bounds(fams, "temporal_workflow_task_execution_latency_seconds"), 0.01)
+	require.Contains(t, bounds(fams, "toolround_approval_wait_seconds"), 3600.0)
+
 	requireDashboardMetricsExported(t, fams)
+}
+
+// bounds are a histogram's bucket upper bounds.
+func bounds(fams map[string]*dto.MetricFamily, name string) []float64 {
+	var out []float64
+	if m := sample(fams, name, nil); m != nil {
+		for _, b := range m.GetHistogram().GetBucket() {
+			out = append(out, b.GetUpperBound())
+		}
+	}
+	return out
 }
 
 // requireDashboardMetricsExported checks that every metric the Grafana
