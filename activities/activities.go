@@ -12,6 +12,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
@@ -49,6 +51,9 @@ type Activities struct {
 	// history holds a reference. Zero means 128 KiB.
 	LargeResult int
 	Logger      *slog.Logger
+	// Metrics and Tracer may be nil: no tool metrics, no per-call spans.
+	Metrics *Metrics
+	Tracer  trace.Tracer
 }
 
 // DefaultLargeResult is the default LargeResult threshold.
@@ -74,12 +79,17 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 	info := activity.GetInfo(ctx)
 	attempt := int(info.Attempt)
 	def, ok := a.Registry.Lookup(in.Tool)
+	ctx, ct := a.beginCall(ctx, in, ok, attempt)
+	status := "ok"
+	defer func() { ct.end(status) }()
 	if !ok {
+		status = "error"
+		ct.log.Warn("tool is not registered on this worker")
 		return round.ExecuteOutput{IsError: true, Attempt: attempt,
 			Content: fmt.Sprintf("tool %s is not registered on the worker that picked up the call", in.Tool)}, nil
 	}
 	if a.Events != nil && !info.IsLocalActivity {
-		a.publishStarted(ctx, in, attempt)
+		a.publishStarted(ctx, in, attempt, ct.log)
 	}
 
 	ctx, stop := a.keepAlive(ctx, info)
@@ -89,29 +99,36 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 		Tool: in.Tool, CallID: in.CallID, SessionID: in.SessionID, RunID: in.RunID, Round: in.Round,
 		WorkflowID: in.WorkflowID, Args: json.RawMessage(in.Args),
 	}
-	res, err := a.call(ctx, def, req)
+	res, err := a.call(ctx, def, req, ct.log)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			status = "cancelled"
 			return round.ExecuteOutput{}, err // cancelled or timed out: Temporal reports it
 		}
 		effect := tools.EffectOf(def, req.Args)
 		if tools.IsTransient(err) && (effect == tools.ReadOnly || effect == tools.Idempotent) {
+			status = "retry"
+			ct.log.Info("transient tool failure; Temporal retries the call", "error", err)
 			return round.ExecuteOutput{}, temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeTransient, err)
 		}
+		status = "error"
 		return round.ExecuteOutput{IsError: true, Content: err.Error(), Attempt: attempt}, nil
 	}
 	out := round.ExecuteOutput{Content: res.Content, Fetched: res.Fetched, Touched: res.Touched, Read: res.Read, FromCache: res.FromCache, Attempt: attempt}
 	out.Files = fileStates(res.Files)
-	a.offload(ctx, &out)
+	if out.FromCache && ct.span != nil {
+		ct.span.SetAttributes(attribute.Bool("toolround.from_cache", true))
+	}
+	a.offload(ctx, &out, ct.log)
 	return out, nil
 }
 
 // call runs the handler and turns a panic into a tool failure, so bad input
 // never takes the worker down.
-func (a *Activities) call(ctx context.Context, def *tools.Definition, req tools.Request) (res tools.Result, err error) {
+func (a *Activities) call(ctx context.Context, def *tools.Definition, req tools.Request, log *slog.Logger) (res tools.Result, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			a.logger().Error("tool panicked", "tool", def.Name, "call_id", req.CallID, "panic", p, "stack", string(debug.Stack()))
+			log.Error("tool panicked", "panic", p, "stack", string(debug.Stack()))
 			err = fmt.Errorf("%s: internal error (panic: %v)", def.Name, p)
 		}
 	}()
@@ -147,7 +164,7 @@ func (a *Activities) keepAlive(ctx context.Context, info activity.Info) (context
 
 // offload keeps a large result outside workflow history: the blob store
 // holds it and the output carries a reference and a preview.
-func (a *Activities) offload(ctx context.Context, out *round.ExecuteOutput) {
+func (a *Activities) offload(ctx context.Context, out *round.ExecuteOutput, log *slog.Logger) {
 	limit := a.LargeResult
 	if limit <= 0 {
 		limit = DefaultLargeResult
@@ -161,7 +178,7 @@ func (a *Activities) offload(ctx context.Context, out *round.ExecuteOutput) {
 	}
 	ref, err := a.Blobs.Put(ctx, out.Content)
 	if err != nil {
-		a.logger().Warn("storing a large result failed; keeping a truncated copy", "error", err)
+		log.Warn("storing a large result failed; keeping a truncated copy", "error", err)
 		out.Content = round.PreviewOf(out.Content, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes and the blob store failed: %v]", len(out.Content), err)
 		return
 	}
@@ -192,11 +209,11 @@ func (a *Activities) StoreContents(ctx context.Context, in round.StoreContentsIn
 	return out, nil
 }
 
-func (a *Activities) publishStarted(ctx context.Context, in round.ExecuteInput, attempt int) {
+func (a *Activities) publishStarted(ctx context.Context, in round.ExecuteInput, attempt int, log *slog.Logger) {
 	scope := round.Scope{SessionID: in.SessionID, RunID: in.RunID, Round: in.Round, WorkflowID: in.WorkflowID}
 	e := scope.CallStarted(time.Now().UTC(), in.CallID, in.Tool, attempt)
 	if err := a.Events.Publish(ctx, in.SessionID, []round.Event{e}); err != nil {
-		a.logger().Warn("publishing call_started failed", "call_id", in.CallID, "error", err)
+		log.Warn("publishing call_started failed", "error", err)
 	}
 }
 
@@ -208,7 +225,6 @@ func (a *Activities) PublishRound(ctx context.Context, in round.PublishInput) er
 	if a.Events != nil && len(in.Events) > 0 {
 		if err := a.Events.Publish(ctx, in.SessionID, in.Events); err != nil {
 			a.logger().Warn("publishing events failed; the round goes on", "workflow_id", in.WorkflowID, "error", err)
-			skipped(ctx, "events")
 		}
 	}
 	if a.Cache != nil {
@@ -241,13 +257,7 @@ func (a *Activities) PublishRound(ctx context.Context, in round.PublishInput) er
 		}
 		if err := a.History.Append(ctx, in.SessionID, recs); err != nil {
 			a.logger().Warn("appending the session history failed; the round goes on", "workflow_id", in.WorkflowID, "error", err)
-			skipped(ctx, "history")
 		}
 	}
 	return nil
-}
-
-func skipped(ctx context.Context, what string) {
-	defer func() { _ = recover() }() // outside an activity there is no metrics handler
-	activity.GetMetricsHandler(ctx).WithTags(map[string]string{"what": what}).Counter("toolround_redis_skipped").Inc(1)
 }

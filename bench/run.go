@@ -117,6 +117,7 @@ type bench struct {
 	session string
 	log     io.Writer
 	setups  []*setup
+	sink    *otlpSink // telemetry.go
 }
 
 // Run starts a worker per setup, measures every case and returns the report.
@@ -125,6 +126,9 @@ func Run(ctx context.Context, o Options, progress io.Writer) (*Report, error) {
 	defer b.close()
 	specs := append([]SetupSpec{{Name: o.Label}}, o.Compare...)
 	for _, spec := range specs {
+		if err := b.withOTLPSink(&spec); err != nil {
+			return nil, err
+		}
 		s, err := b.startSetup(ctx, spec)
 		if err != nil {
 			return nil, err
@@ -283,6 +287,7 @@ func (b *bench) close() {
 		s.worker.stop()
 		s.tc.Close()
 	}
+	b.stopSink()
 }
 
 // latency runs the latency cases round-robin across cases and setups.

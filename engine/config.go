@@ -7,6 +7,7 @@ package engine
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"strconv"
@@ -55,6 +56,9 @@ type Config struct {
 	LargeResult int
 	// LogLevel is LOG_LEVEL (debug, info, warn, error). Default info.
 	LogLevel slog.Level
+	// LogFormat is LOG_FORMAT: text or json (one JSON object a line).
+	// Default text.
+	LogFormat string
 
 	// SearchURL is SEARCH_URL, the base URL of a SearXNG instance for
 	// search_web. Default none: search_web says no backend is configured.
@@ -144,6 +148,11 @@ func ConfigFromEnv() (Config, error) {
 		CAFile: env("TEMPORAL_TLS_CA", ""), ServerName: env("TEMPORAL_TLS_SERVER_NAME", ""),
 	}
 	c.APIKey = env("TEMPORAL_API_KEY", "")
+	switch c.LogFormat = env("LOG_FORMAT", "text"); c.LogFormat {
+	case "text", "json":
+	default:
+		return c, fmt.Errorf("LOG_FORMAT=%q: want text or json", c.LogFormat)
+	}
 	if lvl := os.Getenv("LOG_LEVEL"); lvl != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(lvl)); err != nil {
 			return c, fmt.Errorf("LOG_LEVEL=%q: %w", lvl, err)
@@ -187,12 +196,21 @@ func envDuration(name string, def time.Duration) (time.Duration, error) {
 }
 
 // FromEnv is how a worker process starts: its configuration from the
-// environment (ConfigFromEnv) and a logger that writes text to stderr at
-// LOG_LEVEL.
+// environment (ConfigFromEnv) and a logger that writes to stderr at
+// LOG_LEVEL, as text or, with LOG_FORMAT=json, one JSON object a line.
 func FromEnv() (Config, *slog.Logger, error) {
 	cfg, err := ConfigFromEnv()
 	if err != nil {
 		return cfg, nil, err
 	}
-	return cfg, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel})), nil
+	return cfg, NewLogger(os.Stderr, cfg), nil
+}
+
+// NewLogger is the worker's logger on w, in cfg's format and level.
+func NewLogger(w io.Writer, cfg Config) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	if cfg.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/toolround/toolround/activities"
@@ -31,6 +33,8 @@ type Engine struct {
 	Workflow   *workflows.RoundWorkflow
 	Activities *activities.Activities
 	Logger     *slog.Logger
+	// Telemetry is the worker's metrics and traces (metrics.go).
+	Telemetry *Telemetry
 
 	builtins *builtin.Builtins
 	mcp      *mcp.Manager
@@ -40,15 +44,33 @@ type Engine struct {
 // New builds the engine: the workdir, Redis (or the in-process fallback, said
 // at start), and the registry with every built-in tool.
 func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Engine, error) {
+	return newEngine(ctx, cfg, logger, nil)
+}
+
+// newEngine is New with the telemetry of a WithTelemetry option; nil means
+// the configuration's (METRICS_ADDR, OTEL_EXPORTER_OTLP_ENDPOINT).
+func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *TelemetryOptions) (*Engine, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	if tel == nil {
+		tel = &TelemetryOptions{Metrics: cfg.MetricsAddr != ""}
+	}
+	t, err := NewTelemetry(ctx, *tel)
+	if err != nil {
+		return nil, fmt.Errorf("engine: telemetry: %w", err)
+	}
 	wd, err := tools.OpenWorkdir(cfg.Workdir)
 	if err != nil {
+		_ = t.Shutdown(ctx)
 		return nil, err
 	}
-	e := &Engine{Config: cfg, Registry: tools.NewRegistry(), Workdir: wd, Logger: logger}
-	acts := &activities.Activities{Registry: e.Registry, LargeResult: cfg.LargeResult, Logger: logger}
+	e := &Engine{Config: cfg, Registry: tools.NewRegistry(), Workdir: wd, Logger: logger, Telemetry: t}
+	acts := &activities.Activities{Registry: e.Registry, LargeResult: cfg.LargeResult, Logger: logger, Tracer: t.Tracer}
+	if acts.Metrics, err = activities.NewMetrics(t.Meter); err != nil {
+		e.Close()
+		return nil, err
+	}
 	var resultCache tools.ResultCache
 	if cfg.RedisURL != "" {
 		rc, err := cache.Open(ctx, cache.Options{URL: cfg.RedisURL, Logger: logger})
@@ -64,6 +86,14 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Engine, error) 
 	} else {
 		logger.Warn("REDIS_URL=none: the result cache is in process (not shared between workers); no event streams, session history or large-result store")
 		resultCache = cache.NewMemoryCache()
+	}
+	if resultCache, err = countCache(resultCache, t.Meter); err != nil {
+		e.Close()
+		return nil, err
+	}
+	if err := e.observeRedis(t.Meter); err != nil {
+		e.Close()
+		return nil, err
 	}
 	acts.Cache = resultCache
 	e.Activities = acts
@@ -140,11 +170,17 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 
 // Dial connects a Temporal client with the engine's address and namespace.
 func (e *Engine) Dial() (client.Client, error) {
-	return Dial(e.Config, e.Logger)
+	return dial(e.Config, e.Logger, e.Telemetry)
 }
 
 // Dial connects a Temporal client.
 func Dial(cfg Config, logger *slog.Logger) (client.Client, error) {
+	return dial(cfg, logger, nil)
+}
+
+// dial connects a client that reports the SDK's metrics and carries the
+// tracing interceptor of t (the worker's, when t is the engine's).
+func dial(cfg Config, logger *slog.Logger, t *Telemetry) (client.Client, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -157,6 +193,12 @@ func Dial(cfg Config, logger *slog.Logger) (client.Client, error) {
 		Namespace:         cfg.Namespace,
 		Logger:            tlog.NewStructuredLogger(logger),
 		ConnectionOptions: client.ConnectionOptions{TLS: tlsCfg},
+	}
+	if t != nil {
+		opts.MetricsHandler = t.MetricsHandler
+		if t.ClientInterceptor != nil {
+			opts.Interceptors = []interceptor.ClientInterceptor{t.ClientInterceptor}
+		}
 	}
 	if cfg.APIKey != "" {
 		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.APIKey)
@@ -183,5 +225,10 @@ func (e *Engine) Close() {
 	}
 	if e.Workdir != nil {
 		_ = e.Workdir.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.Telemetry.Shutdown(ctx); err != nil {
+		e.Logger.Warn("flushing metrics and traces failed", "error", err)
 	}
 }

@@ -27,6 +27,7 @@ type options struct {
 	workerOpts *worker.Options
 	client     client.Client
 	logAttrs   []any
+	telemetry  *TelemetryOptions
 }
 
 type swapBuilder struct {
@@ -73,6 +74,13 @@ func WithLogAttrs(args ...any) Option {
 	return func(o *options) { o.logAttrs = append(o.logAttrs, args...) }
 }
 
+// WithTelemetry replaces the telemetry the configuration asks for (metrics
+// when METRICS_ADDR is set, traces when OTEL_EXPORTER_OTLP_ENDPOINT is):
+// tests and the benchmark export spans to memory or turn metrics on.
+func WithTelemetry(t TelemetryOptions) Option {
+	return func(o *options) { o.telemetry = &t }
+}
+
 // Worker is a started worker: the engine, its Temporal client and the
 // polling worker.
 type Worker struct {
@@ -109,7 +117,7 @@ func StartWorker(ctx context.Context, cfg Config, logger *slog.Logger, opts ...O
 	for _, opt := range opts {
 		opt(&o)
 	}
-	e, err := New(ctx, cfg, logger)
+	e, err := newEngine(ctx, cfg, logger, o.telemetry)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +147,7 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 		}
 	}
 	if wk.Client == nil {
-		c, err := dialWait(ctx, e.Config, e.Logger)
+		c, err := dialWait(ctx, e.Config, e.Logger, e.Telemetry)
 		if err != nil {
 			return err
 		}
@@ -152,6 +160,9 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 	if o.workerOpts != nil {
 		wopts = *o.workerOpts
 	}
+	if e.Telemetry.WorkerInterceptor != nil {
+		wopts.Interceptors = append(wopts.Interceptors, e.Telemetry.WorkerInterceptor)
+	}
 	wk.w = worker.New(wk.Client, e.Config.TaskQueue, wopts)
 	swaps := make([]Swap, len(o.swaps))
 	for i, s := range o.swaps {
@@ -161,9 +172,9 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 	for _, nw := range o.workflows {
 		wk.w.RegisterWorkflowWithOptions(nw.fn, workflow.RegisterOptions{Name: nw.name})
 	}
-	if addr := e.Config.MetricsAddr; addr != "" {
+	if addr := e.Config.MetricsAddr; addr != "" && e.Telemetry.Handler != nil {
 		mux := http.NewServeMux()
-		mux.Handle("/metrics", e.MetricsHandler())
+		mux.Handle("/metrics", e.Telemetry.Handler)
 		wk.metrics = &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func(srv *http.Server) {
 			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -210,10 +221,10 @@ func RunWorker(ctx context.Context, cfg Config, logger *slog.Logger, opts ...Opt
 
 // dialWait waits for the Temporal server for up to a minute, so a worker
 // started beside the server does not race it.
-func dialWait(ctx context.Context, cfg Config, logger *slog.Logger) (client.Client, error) {
+func dialWait(ctx context.Context, cfg Config, logger *slog.Logger, t *Telemetry) (client.Client, error) {
 	deadline := time.Now().Add(time.Minute)
 	for {
-		c, err := Dial(cfg, logger)
+		c, err := dial(cfg, logger, t)
 		if err == nil {
 			return c, nil
 		}

@@ -77,6 +77,11 @@ wanted() {
 }
 
 args=()
+# BENCH_TELEMETRY=1 adds a setup with metrics (METRICS_ADDR) and traces
+# (OTLP to the benchmark's own receiver) on; the main setup has both off.
+if [ "${BENCH_TELEMETRY:-0}" = 1 ]; then
+	args+=(-compare "telemetry:METRICS_ADDR=127.0.0.1:0,OTEL_EXPORTER_OTLP_ENDPOINT=sink")
+fi
 if [ -n "${BENCH_SERVER_COMPARE:-}" ]; then
 	trap stop_private_servers EXIT
 	base=${BENCH_PORT_BASE:-7297}

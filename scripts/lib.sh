@@ -10,6 +10,9 @@ TOOLS_BIN="$ROOT/.tools/bin"
 TEMPORAL_CLI_VERSION="v1.5.1"
 export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-127.0.0.1:7233}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
+# The dev server's Web UI listens on TEMPORAL_UI_PORT (default the server's
+# port + 1000, Temporal's own default: 8233 beside 7233).
+TEMPORAL_UI_PORT="${TEMPORAL_UI_PORT:-$((${TEMPORAL_ADDRESS##*:} + 1000))}"
 export PATH="$TOOLS_BIN:$(go env GOPATH)/bin:$PATH"
 mkdir -p "$RUN_DIR" "$TOOLS_BIN"
 
@@ -92,8 +95,13 @@ ensure_search_attributes() {
 	done
 }
 
-# ensure_temporal_server starts a dev server on TEMPORAL_ADDRESS unless one
-# answers there.
+# temporal_ui_url is the dev server's Web UI.
+temporal_ui_url() {
+	echo "http://${TEMPORAL_ADDRESS%:*}:$TEMPORAL_UI_PORT"
+}
+
+# ensure_temporal_server starts a dev server on TEMPORAL_ADDRESS, with its
+# Web UI on TEMPORAL_UI_PORT, unless one answers there.
 ensure_temporal_server() {
 	if port_open "$TEMPORAL_ADDRESS"; then
 		return
@@ -101,7 +109,7 @@ ensure_temporal_server() {
 	ensure_temporal_cli
 	local host=${TEMPORAL_ADDRESS%:*} port=${TEMPORAL_ADDRESS##*:}
 	log "starting the Temporal dev server on $TEMPORAL_ADDRESS (log: .run/temporal.log)"
-	nohup temporal server start-dev --headless --ip "$host" --port "$port" $(temporal_dev_flags) \
+	nohup temporal server start-dev --ip "$host" --port "$port" --ui-port "$TEMPORAL_UI_PORT" $(temporal_dev_flags) \
 		$(temporal_search_attribute_flags) --log-level warn >"$RUN_DIR/temporal.log" 2>&1 &
 	echo $! >"$RUN_DIR/temporal.pid"
 	for _ in $(seq 1 120); do

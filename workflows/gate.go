@@ -24,6 +24,7 @@ func (r *run) gate(ctx workflow.Context) {
 			Reason: c.ConfirmWhy, Since: now, Deadline: deadline,
 		}
 		r.record(r.scope.ConfirmationRequested(workflow.Now(ctx), c.CallID, c.Tool, c.Facts.Subject+" ("+c.ConfirmWhy+")"))
+		r.metricApprovalRequested(ctx, c)
 		raised++
 	}
 	if raised == 0 {
@@ -42,6 +43,7 @@ func (r *run) gate(ctx workflow.Context) {
 		if !c.waitsFor(round.KindConfirm) {
 			continue
 		}
+		r.metricApprovalDecided(ctx, c, gateEnd(cancelled))
 		c.pending = nil
 		if cancelled {
 			c.done(round.StatusCancelled, "the round was cancelled while the call waited for confirmation; it did not run")
@@ -110,6 +112,7 @@ func (r *run) onConfirm(ctx workflow.Context, s round.Confirm) {
 
 // decide settles a call that waits at the gate and records the decision.
 func (r *run) decide(ctx workflow.Context, c *Call, approve bool, reason, detail string) {
+	r.metricApprovalDecided(ctx, c, decision(approve))
 	c.pending = nil
 	Decide(c, approve, reason)
 	r.record(r.scope.ConfirmationAnswered(workflow.Now(ctx), c.CallID, c.Tool, detail))

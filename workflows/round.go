@@ -107,5 +107,6 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	res := round.NewOutput(&in, out.Result)
 	r.fit(dctx, &res)
 	r.endSearch(dctx)
+	r.metricRoundDone(ctx, &res)
 	return res, nil
 }
