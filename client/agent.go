@@ -54,7 +54,7 @@ func (c *Client) WaitAgent(ctx context.Context, workflowID string) (*round.Agent
 // AgentStatus returns a run's status and conversation so far; for a run
 // that has ended, its result.
 func (c *Client) AgentStatus(ctx context.Context, workflowID string) (*round.AgentStatus, error) {
-	d, err := c.tc.DescribeWorkflowExecution(ctx, workflowID, "")
+	d, err := c.describe(ctx, workflowID)
 	if err != nil {
 		return nil, fmt.Errorf("agent run %s: %w", workflowID, err)
 	}
