@@ -49,6 +49,10 @@ type Activities struct {
 	// history holds a reference. Zero means 128 KiB.
 	LargeResult int
 	Logger      *slog.Logger
+	// RuleKey signs and verifies the allow rules of run states (T4,
+	// approval.KeyConfig). Only workers hold it; it never enters history.
+	// Without it no rule verifies and none is remembered.
+	RuleKey []byte
 }
 
 // DefaultLargeResult is the default LargeResult threshold.

@@ -64,6 +64,10 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Engine, error) 
 		resultCache = cache.NewMemoryCache()
 	}
 	acts.Cache = resultCache
+	if acts.RuleKey, err = cfg.RuleKey.LoadKey(); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("engine: the key that signs allow rules: %w", err)
+	}
 	e.Activities = acts
 	if err := e.registerTools(ctx, resultCache); err != nil {
 		e.Close()
@@ -74,6 +78,7 @@ func New(ctx context.Context, cfg Config, logger *slog.Logger) (*Engine, error) 
 		ConfirmTimeout:   cfg.ConfirmTimeout,
 		HeartbeatTimeout: cfg.HeartbeatTimeout,
 		LocalMaxTimeout:  cfg.LocalActivityMax,
+		DenyAutoApprove:  cfg.DenyAutoApprove,
 	})
 	e.Workflow = &workflows.RoundWorkflow{Catalog: e.Catalog}
 	return e, nil

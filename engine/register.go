@@ -30,6 +30,8 @@ func RegisterAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activitie
 		{round.ActivityExecuteTool, acts.ExecuteTool},
 		{round.ActivityPublishRound, acts.PublishRound},
 		{round.ActivityStoreContents, acts.StoreContents},
+		{round.ActivityVerifyRules, acts.VerifyRules},
+		{round.ActivitySignRules, acts.SignRules},
 	}
 	for _, s := range swaps {
 		found := false

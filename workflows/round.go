@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/round"
 )
 
@@ -33,7 +34,11 @@ type RoundWorkflow struct {
 // needs no locks.
 type run struct {
 	in    *round.Input
+	cat   Catalog
 	scope round.Scope // what every event of the round shares
+	// v is the round's approvalsVersion: DefaultVersion replays rounds
+	// recorded before T1-T5.
+	v     workflow.Version
 	snap  Snapshot
 	st    *round.RunState
 	calls []Call         // one record per call, in call order
@@ -46,7 +51,27 @@ type run struct {
 	allowTurn bool
 	inFlight  int
 	peak      int
+
+	// rules are the run state's allow rules whose MAC verified (T4);
+	// remembered are those this round's decisions added, signed when the
+	// round ends; allowTurnBy is the decision that allowed the round.
+	rules       []approval.Rule
+	remembered  []approval.Rule
+	allowTurnBy *round.Approval
+	// gateTick changes with every decision and extension, so the gate
+	// looks at its calls again.
+	gateTick  int
+	reminders int // approval_reminder events so far
 }
+
+// approvalsVersion puts T1-T5 behind a version: approval ids, decision
+// records, validation before asking, approval.Needs with signed rules,
+// deadlines with expired, extend and reminders. Rounds recorded before it
+// replay as they ran.
+const (
+	approvalsChange  = "approvals-t1-t5"
+	approvalsVersion = workflow.Version(1)
+)
 
 // Run is the workflow function: the steps of a round, in order.
 func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output, error) {
@@ -55,7 +80,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	if err := in.Validate(); err != nil {
 		return round.Output{}, temporal.NewNonRetryableApplicationError("invalid round input: "+err.Error(), round.ErrTypeInvalidInput, err)
 	}
-	r := &run{in: &in, scope: round.ScopeOf(&in, workflow.GetInfo(ctx).WorkflowExecution.ID), phase: round.PhasePreflight}
+	r := &run{in: &in, cat: w.Catalog, scope: round.ScopeOf(&in, workflow.GetInfo(ctx).WorkflowExecution.ID), phase: round.PhasePreflight}
 	unwrapped := UnwrapAll(in.Assistant.ToolCalls)
 
 	// 1. The catalog snapshot.
@@ -63,17 +88,34 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 		return round.Output{}, err
 	}
 
-	// 2. Pass 1.
+	// Every change of T1-T5 depends on this version.
+	r.v = workflow.GetVersion(ctx, approvalsChange, workflow.DefaultVersion, approvalsVersion)
+
+	// 2. Pass 1; with approvals, P1.7 before P1.6 and approval.Needs over
+	// the rules that verified.
 	r.preflight(unwrapped)
+	if r.v >= approvalsVersion {
+		r.verifyRules(ctx)
+		r.asks(workflow.Now(ctx))
+	}
 	r.record(r.scope.RoundStarted(workflow.Now(ctx), len(r.calls)))
 	// From here on clients may ask (queries.go) and signal (signals.go).
 	if err := r.setQueryHandlers(ctx); err != nil {
 		return round.Output{}, err
 	}
 	r.listen(ctx)
+	if r.v >= approvalsVersion {
+		if err := r.setUpdateHandlers(ctx); err != nil {
+			return round.Output{}, err
+		}
+	}
 
 	// 3. The confirm gate.
-	r.gate(ctx)
+	if r.v >= approvalsVersion {
+		r.gateV1(ctx)
+	} else {
+		r.gate(ctx)
+	}
 
 	// 4. P1.7.
 	Validate(r.calls, &r.snap)
@@ -88,6 +130,10 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	// cancelled, so every call still gets its result.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	r.phase = round.PhaseCommit
+	if r.v >= approvalsVersion {
+		r.signRemembered(dctx)
+		r.recordNotNeeded(workflow.Now(dctx))
+	}
 	out := Commit(CommitInput{
 		Input: &in, WorkflowID: r.scope.WorkflowID, Calls: r.calls, Snapshot: &r.snap,
 		State: r.st, Events: r.events, Now: workflow.Now(dctx),
