@@ -35,6 +35,7 @@ type harness struct {
 	reg    *tools.Registry
 	events *sink
 	wf     *workflows.RoundWorkflow
+	acts   *activities.Activities
 }
 
 // sink records what the round publishes to the session's event stream.
@@ -77,7 +78,7 @@ func newHarness(t *testing.T, bound int) *harness {
 	env.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
 	env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
 	env.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
-	return &harness{env: env, rec: rec, reg: reg, events: events, wf: wf}
+	return &harness{env: env, rec: rec, reg: reg, events: events, wf: wf, acts: acts}
 }
 
 // ruleKey is the test workers' rule key (T4).
