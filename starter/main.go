@@ -266,7 +266,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // reads the call's approval_id from the round, so the decision is for the
 // arguments it shows on stderr and for nothing else (T1).
 func decide(ctx context.Context, c *client.Client, approve bool, workflowID, callID string, f flags, stderr io.Writer) error {
-	pending, err := c.Pending(ctx, workflowID)
+	pending, err := pendingOnceAWorkerRuns(ctx, c, workflowID, stderr)
 	if err != nil {
 		return err
 	}
@@ -311,6 +311,29 @@ func decide(ctx context.Context, c *client.Client, approve bool, workflowID, cal
 		return fmt.Errorf("--args for call %s: %w", callID, err)
 	}
 	return err
+}
+
+// pendingOnceAWorkerRuns reads what a round waits for; only a worker
+// answers, so while none does (one restarts, say) it waits up to two
+// minutes, and says so once.
+func pendingOnceAWorkerRuns(ctx context.Context, c *client.Client, workflowID string, stderr io.Writer) ([]client.PendingCall, error) {
+	deadline := time.Now().Add(2 * time.Minute)
+	told := false
+	for {
+		pending, err := c.Pending(ctx, workflowID)
+		if err == nil || errors.Is(err, client.ErrRoundNotFound) || time.Now().After(deadline) || ctx.Err() != nil {
+			return pending, err
+		}
+		if !told {
+			fmt.Fprintln(stderr, "waiting for a worker to answer: "+oneLine(err.Error()))
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // defaultBy is who decides when --as is not given: $USER@hostname.
