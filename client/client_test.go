@@ -241,11 +241,12 @@ func (f *fakeEvents) Watch(ctx context.Context, sessionID, _ string, fn func(rou
 func TestAnEventWakesTheWatch(t *testing.T) {
 	const wfID = "toolround/s1/r1/2"
 	var mu sync.Mutex
-	waiting := false
+	waiting, queries := false, 0
 	tc := mocks.NewClient(t)
 	tc.On("QueryWorkflow", mock.Anything, wfID, "", round.QueryPending).Return(func(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
 		mu.Lock()
 		defer mu.Unlock()
+		queries++
 		if waiting {
 			return jsonValue{[]byte(`[{"call_id":"c9","tool":"ask_user","kind":"answer"}]`)}, nil
 		}
@@ -269,6 +270,9 @@ func TestAnEventWakesTheWatch(t *testing.T) {
 		t.Fatal("the watch does not read the session's events")
 	}
 
+	// The watch's first query, before anything waits; the next one only
+	// comes when an event wakes it.
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return queries > 0 }, 5*time.Second, 5*time.Millisecond)
 	mu.Lock()
 	waiting = true
 	mu.Unlock()
