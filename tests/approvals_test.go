@@ -245,3 +245,32 @@ func TestExtendMovesTheDeadline(t *testing.T) {
 	res := decodeResult(t, <-done)
 	require.Equal(t, round.StatusSkipped, res.Results[0].Status)
 }
+
+// TestMCPReadOnlyHintDoesNotSkipApproval: a tool whose MCP server declares
+// readOnlyHint still asks, unless the operator marked the server
+// trust_read_only_hints in MCP_CONFIG (T5).
+func TestMCPReadOnlyHintDoesNotSkipApproval(t *testing.T) {
+	dir := t.TempDir()
+	server := filepath.Join(dir, "mcp-fixture")
+	build := exec.Command("go", "build", "-o", server, "../tools/mcp/internal/testserver")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+	mcpConfig := filepath.Join(dir, "mcp.json")
+	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"fix":{"command":"`+server+`"},`+
+		`"trusted":{"command":"`+server+`","trust_read_only_hints":true}}}`), 0o600))
+	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
+	e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"mcp_fix_echo", "mcp_trusted_echo"}},
+		call("m1", "mcp_fix_echo", map[string]any{"text": "untrusted"}),
+		call("m2", "mcp_trusted_echo", map[string]any{"text": "trusted"}))
+	done := e.startRound(in)
+	wfID := in.WorkflowID()
+	p := e.waitPending(wfID, "m1")[0]
+	require.Contains(t, strings.Join(p.Reasons, " "), "trust_read_only_hints")
+	e.mustStarter("deny", wfID, "m1")
+	res := decodeResult(t, <-done)
+	r := byID(res)
+	require.Equal(t, round.StatusSkipped, r["m1"].Status)
+	require.Equal(t, round.StatusOK, r["m2"].Status, r["m2"].Content)
+	require.Equal(t, round.DecisionNotNeeded, r["m2"].Approval.Decision)
+}
