@@ -85,10 +85,10 @@ func TestStaleApprovalIDIsIgnoredAndRecorded(t *testing.T) {
 		h.env.SignalWorkflow(round.SignalConfirm, round.Confirm{CallID: "e1", Approve: true, ApprovalID: "feedface"})
 		h.env.SignalWorkflow(round.SignalConfirm, round.Confirm{CallID: "e1", Approve: true}) // no id at all
 	})
-	h.at(2*time.Second, func() {
-		still = h.pending(t)
-		h.confirm(round.Confirm{CallID: "e1", Approve: false, Reason: "no"})
+	h.at(1500*time.Millisecond, func() {
+		h.confirm(round.Confirm{CallID: "e1", Approve: false, Reason: "no", By: "mallory", Verified: true})
 	})
+	h.at(1400*time.Millisecond, func() { still = h.pending(t) })
 	res := h.run(t, input(call("e1", "run_command", `{"command":"touch X"}`)))
 	require.Len(t, still, 1, "T1: the call keeps waiting after a stale decision")
 	require.Equal(t, round.StatusSkipped, res.Results[0].Status)
@@ -101,6 +101,7 @@ func TestStaleApprovalIDIsIgnoredAndRecorded(t *testing.T) {
 	}
 	require.Equal(t, round.DecisionDenied, res.Results[0].Approval.Decision)
 	require.Equal(t, "signal", res.Results[0].Approval.Via, "the way it came, when the decision does not say")
+	require.False(t, res.Results[0].Approval.Verified, "a signal never vouches for who decided")
 }
 
 func TestConfirmUpdateValidatorRejectsBeforeAnythingIsRecorded(t *testing.T) {

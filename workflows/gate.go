@@ -331,6 +331,9 @@ func (r *run) onConfirmV1(ctx workflow.Context, s round.Confirm, via string) {
 	if s.Via == "" {
 		s.Via = via
 	}
+	if via == "signal" {
+		s.Verified = false // only an authenticating client, through the update, vouches for who decided
+	}
 	rec := &round.Approval{Decision: round.DecisionDenied, By: s.By, Via: s.Via, Verified: s.Verified, At: now, Reason: s.Reason}
 	detail := "denied"
 	if s.Approve {
