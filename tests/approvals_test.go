@@ -274,3 +274,14 @@ func TestMCPReadOnlyHintDoesNotSkipApproval(t *testing.T) {
 	require.Equal(t, round.StatusOK, r["m2"].Status, r["m2"].Content)
 	require.Equal(t, round.DecisionNotNeeded, r["m2"].Approval.Decision)
 }
+
+// TestConfirmTimeoutOutOfRangeIsAnInputError: 18446744074 seconds used to
+// overflow into 290 ms; it is refused before anything runs (T3).
+func TestConfirmTimeoutOutOfRangeIsAnInputError(t *testing.T) {
+	e := newEnv(t)
+	in := e.input(1, "claude-code", nil, call("c1", "calculate", map[string]any{"expression": "1"}))
+	body := strings.Replace(mustJSON(t, in), `"session_id"`, `"confirm_timeout_seconds":18446744074,"session_id"`, 1)
+	r := e.starter(context.Background(), body, "round", "-")
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "confirm_timeout_seconds")
+}

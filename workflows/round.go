@@ -11,8 +11,9 @@
 //	events.go     7. the round's events and their publication
 //	budget.go     8. keeping the result within Temporal's payload limit
 //
-// call.go holds the one record each call has for the whole round, and
-// signals.go and queries.go what a client may send or ask while it runs.
+// call.go holds the one record each call has for the whole round,
+// signals.go and queries.go what a client may send or ask while it runs,
+// and rules.go how the run's allow rules are checked and signed (T4).
 // What crosses the wire (payloads, names, events) is in package round.
 package workflows
 
