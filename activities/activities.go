@@ -54,6 +54,10 @@ type Activities struct {
 	// Metrics and Tracer may be nil: no tool metrics, no per-call spans.
 	Metrics *Metrics
 	Tracer  trace.Tracer
+	// RuleKey signs and verifies the allow rules of run states (T4,
+	// approval.KeyConfig). Only workers hold it; it never enters history.
+	// Without it no rule verifies and none is remembered.
+	RuleKey []byte
 }
 
 // DefaultLargeResult is the default LargeResult threshold.

@@ -5,12 +5,14 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -268,44 +270,102 @@ func (c *Client) Resolve(ctx context.Context, res *round.Result) {
 
 // ConfirmOptions are the optional parts of a decision.
 type ConfirmOptions struct {
-	// ApprovalID is the PendingCall's, when the round provides one: the
-	// decision then applies only to the arguments the person saw.
+	// ApprovalID is the PendingCall's: the decision applies only to the
+	// arguments the person saw (T1). A decision without it, or with an older
+	// one, fails with ErrStaleApproval.
 	ApprovalID string
 	Reason     string
 	Remember   bool
 	AllowTurn  bool
-	// Pattern widens a remembered rule ("git *"); default: the call's subject.
+	// Pattern widens a remembered rule ("git *"); default: the call's exact
+	// arguments.
 	Pattern string
+	// By and Via say who decided and through what (T2): claims, recorded
+	// with the decision. Via defaults to "api".
+	By  string
+	Via string
+	// Args, when set, are the arguments the call runs with instead of the
+	// model's (approve only); they must pass the tool's schema, else
+	// ErrInvalidArgs.
+	Args json.RawMessage
 }
 
-// Approve lets a waiting call run. It returns once the decision is sent to the
-// round, or an error (serviceerror.NotFound when the round is not running).
+// Errors of Approve and Deny, from the round's answer (T1); match them with
+// errors.Is.
+var (
+	// ErrNotWaiting: the call does not wait for a decision (no such call,
+	// already decided, expired, or the round is past its gate).
+	ErrNotWaiting = errors.New("the call does not wait for a decision")
+	// ErrStaleApproval: the approval_id is not the waiting call's; read
+	// Pending again.
+	ErrStaleApproval = errors.New("the approval_id is not the waiting call's")
+	// ErrInvalidArgs: the edited arguments fail the tool's schema.
+	ErrInvalidArgs = errors.New("the edited arguments fail the tool's schema")
+)
+
+// Approve lets a waiting call run. It returns once the round has applied
+// the decision; a round that refuses it gives ErrNotWaiting,
+// ErrStaleApproval or ErrInvalidArgs, a round that is not running
+// serviceerror.NotFound.
 func (c *Client) Approve(ctx context.Context, workflowID, callID string, o ConfirmOptions) error {
-	return c.confirm(ctx, workflowID, confirmPayload{
-		Confirm:    round.Confirm{CallID: callID, Approve: true, Reason: o.Reason, Remember: o.Remember, AllowTurn: o.AllowTurn, Pattern: o.Pattern},
-		ApprovalID: o.ApprovalID,
+	return c.confirm(ctx, workflowID, round.Confirm{
+		CallID: callID, Approve: true, Reason: o.Reason, Remember: o.Remember, AllowTurn: o.AllowTurn, Pattern: o.Pattern,
+		ApprovalID: o.ApprovalID, By: o.By, Via: o.Via, Args: o.Args,
 	})
 }
 
 // Deny skips a waiting call; its result reads "Skipped by user[. Reason: ...]".
 // It returns as Approve does.
 func (c *Client) Deny(ctx context.Context, workflowID, callID string, o ConfirmOptions) error {
-	return c.confirm(ctx, workflowID, confirmPayload{
-		Confirm:    round.Confirm{CallID: callID, Approve: false, Reason: o.Reason},
-		ApprovalID: o.ApprovalID,
+	return c.confirm(ctx, workflowID, round.Confirm{
+		CallID: callID, Approve: false, Reason: o.Reason, ApprovalID: o.ApprovalID, By: o.By, Via: o.Via,
 	})
 }
 
-// confirmPayload is the confirm signal with the approval id that newer
-// rounds check; older ones ignore the field.
-type confirmPayload struct {
-	round.Confirm
-	ApprovalID string `json:"approval_id,omitempty"`
+// confirm sends the decision as the confirm update, so that its answer is
+// the round's: applied, or refused with a reason, never lost in a race.
+func (c *Client) confirm(ctx context.Context, workflowID string, s round.Confirm) error {
+	if s.Via == "" {
+		s.Via = "api"
+	}
+	h, err := c.tc.UpdateWorkflow(ctx, tclient.UpdateWorkflowOptions{
+		WorkflowID: workflowID, UpdateName: round.UpdateConfirm, Args: []any{s},
+		WaitForStage: tclient.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("confirm %s of %s: %w", s.CallID, workflowID, confirmError(err))
+	}
+	return nil
 }
 
-func (c *Client) confirm(ctx context.Context, workflowID string, s confirmPayload) error {
-	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalConfirm, s); err != nil {
-		return fmt.Errorf("confirm %s of %s: %w", s.CallID, workflowID, err)
+// confirmError turns the confirm update's rejections into ErrNotWaiting,
+// ErrStaleApproval and ErrInvalidArgs, with the round's explanation.
+func confirmError(err error) error {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) {
+		return err
+	}
+	for typ, sentinel := range map[string]error{round.ErrNotWaiting: ErrNotWaiting, round.ErrStaleApproval: ErrStaleApproval, round.ErrInvalidArgs: ErrInvalidArgs} {
+		if app.Type() == typ {
+			return fmt.Errorf("%w: %s", sentinel, app.Message())
+		}
+	}
+	return err
+}
+
+// Extend adds d (whole seconds, at least one) to a waiting call's deadline,
+// at most 7 days after it started to wait (T3). It returns once the request
+// is sent; the round records one for a call that does not wait as ignored.
+func (c *Client) Extend(ctx context.Context, workflowID, callID string, d time.Duration) error {
+	secs := int64(d / time.Second)
+	if secs < 1 {
+		return fmt.Errorf("extend %s of %s: %v is less than a second", callID, workflowID, d)
+	}
+	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalExtend, round.Extend{CallID: callID, Seconds: secs}); err != nil {
+		return fmt.Errorf("extend %s of %s: %w", callID, workflowID, err)
 	}
 	return nil
 }

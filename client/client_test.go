@@ -18,6 +18,7 @@ import (
 	tclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/mocks"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolround/toolround/round"
 )
@@ -91,14 +92,14 @@ func TestRunWithEventsNeedsAnEventSource(t *testing.T) {
 	require.ErrorContains(t, err, "REDIS_URL")
 }
 
-// signals records the confirm signals a fake round receives.
+// signals records the confirm decisions (updates) a fake round receives.
 type signals struct {
 	mu   sync.Mutex
 	sent []map[string]any
 }
 
 func (s *signals) record(args mock.Arguments) {
-	b, _ := json.Marshal(args.Get(4))
+	b, _ := json.Marshal(args.Get(1).(tclient.UpdateWorkflowOptions).Args[0])
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)
 	s.mu.Lock()
@@ -110,6 +111,13 @@ func (s *signals) all() []map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]map[string]any(nil), s.sent...)
+}
+
+// doneUpdate is the handle of an update that completed with err.
+func doneUpdate(err error) *mocks.WorkflowUpdateHandle {
+	h := &mocks.WorkflowUpdateHandle{}
+	h.On("Get", mock.Anything, mock.Anything).Return(err).Maybe()
+	return h
 }
 
 // waitingRound fakes a running round with one call that waits for approval
@@ -125,7 +133,7 @@ func waitingRound(t *testing.T, approvalID string) (*mocks.Client, *signals) {
 		}
 		return jsonValue{[]byte(pending)}, nil
 	}).Maybe()
-	tc.On("SignalWorkflow", mock.Anything, "wf", "", round.SignalConfirm, mock.Anything).Run(sig.record).Return(nil).Maybe()
+	tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Run(sig.record).Return(doneUpdate(nil), nil).Maybe()
 	return tc, sig
 }
 
@@ -147,7 +155,7 @@ func TestWaitingTellsEachCallOnceWithItsApprovalID(t *testing.T) {
 	case <-time.After(400 * time.Millisecond):
 	}
 	require.NoError(t, c.Approve(ctx, p.WorkflowID, p.CallID, ConfirmOptions{ApprovalID: p.ApprovalID}))
-	require.Equal(t, []map[string]any{{"call_id": "call_1", "approve": true, "approval_id": "ab12"}}, sig.all())
+	require.Equal(t, []map[string]any{{"call_id": "call_1", "approve": true, "approval_id": "ab12", "via": "api"}}, sig.all())
 	cancel()
 	for range ch { // closed when ctx ends
 	}
@@ -171,7 +179,7 @@ func TestApprovalHandlerDecidesAndDelivers(t *testing.T) {
 		New(tc, Options{}).follow(ctx, "wf", runOptions{approve: handler})
 	}()
 	require.Eventually(t, func() bool { return len(sig.all()) == 1 }, 5*time.Second, 10*time.Millisecond)
-	require.Equal(t, map[string]any{"call_id": "call_1", "approve": false, "reason": "not today", "approval_id": "ff00"}, sig.all()[0])
+	require.Equal(t, map[string]any{"call_id": "call_1", "approve": false, "reason": "not today", "approval_id": "ff00", "via": "api"}, sig.all()[0])
 	cancel()
 	<-done
 	mu.Lock()
@@ -182,18 +190,32 @@ func TestApprovalHandlerDecidesAndDelivers(t *testing.T) {
 func TestDeliverRetriesUntilTheRoundHasTheDecision(t *testing.T) {
 	tc := mocks.NewClient(t)
 	calls := 0
-	tc.On("SignalWorkflow", mock.Anything, "wf", "", round.SignalConfirm, mock.Anything).Return(func(context.Context, string, string, string, any) error {
+	tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(func(context.Context, tclient.UpdateWorkflowOptions) (tclient.WorkflowUpdateHandle, error) {
 		calls++
 		if calls < 3 {
-			return errors.New("unavailable")
+			return nil, errors.New("unavailable")
 		}
-		return nil
+		return doneUpdate(nil), nil
 	})
 	New(tc, Options{}).deliver(context.Background(), PendingCall{WorkflowID: "wf", CallID: "c"}, Decision{Approve: true})
 	require.Equal(t, 3, calls)
 	tc = mocks.NewClient(t)
-	tc.On("SignalWorkflow", mock.Anything, "wf", "", round.SignalConfirm, mock.Anything).Return(serviceerror.NewNotFound("workflow execution already completed")).Once()
+	tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(nil, serviceerror.NewNotFound("workflow execution already completed")).Once()
 	New(tc, Options{}).deliver(context.Background(), PendingCall{WorkflowID: "wf", CallID: "c"}, Decision{Approve: true})
+}
+
+func TestConfirmErrorsAreTyped(t *testing.T) {
+	for typ, want := range map[string]error{round.ErrNotWaiting: ErrNotWaiting, round.ErrStaleApproval: ErrStaleApproval, round.ErrInvalidArgs: ErrInvalidArgs} {
+		tc := mocks.NewClient(t)
+		tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(doneUpdate(temporal.NewApplicationError("because", typ)), nil).Once()
+		err := New(tc, Options{}).Approve(context.Background(), "wf", "c", ConfirmOptions{ApprovalID: "x"})
+		require.ErrorIs(t, err, want, typ)
+		require.ErrorContains(t, err, "because")
+		// A refused decision is not sent again.
+		tc = mocks.NewClient(t)
+		tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(doneUpdate(temporal.NewApplicationError("because", typ)), nil).Once()
+		New(tc, Options{}).deliver(context.Background(), PendingCall{WorkflowID: "wf", CallID: "c"}, Decision{Approve: true})
+	}
 }
 
 // fakeEvents is a session stream that the test publishes to.
@@ -219,11 +241,12 @@ func (f *fakeEvents) Watch(ctx context.Context, sessionID, _ string, fn func(rou
 func TestAnEventWakesTheWatch(t *testing.T) {
 	const wfID = "toolround/s1/r1/2"
 	var mu sync.Mutex
-	waiting := false
+	waiting, queries := false, 0
 	tc := mocks.NewClient(t)
 	tc.On("QueryWorkflow", mock.Anything, wfID, "", round.QueryPending).Return(func(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
 		mu.Lock()
 		defer mu.Unlock()
+		queries++
 		if waiting {
 			return jsonValue{[]byte(`[{"call_id":"c9","tool":"ask_user","kind":"answer"}]`)}, nil
 		}
@@ -247,6 +270,9 @@ func TestAnEventWakesTheWatch(t *testing.T) {
 		t.Fatal("the watch does not read the session's events")
 	}
 
+	// The watch's first query, before anything waits; the next one only
+	// comes when an event wakes it.
+	require.Eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return queries > 0 }, 5*time.Second, 5*time.Millisecond)
 	mu.Lock()
 	waiting = true
 	mu.Unlock()

@@ -33,7 +33,7 @@ type PendingCall struct {
 	Reasons    []string  `json:"reasons,omitempty"`
 	Questions  []string  `json:"questions,omitempty"`
 	Since      time.Time `json:"since"`
-	// Deadline is when an unanswered confirmation counts as a denial.
+	// Deadline is when an unanswered confirmation expires (T3).
 	Deadline time.Time `json:"deadline"`
 }
 
@@ -51,11 +51,17 @@ type Decision struct {
 	// Reason goes into the result of a denied call.
 	Reason string
 	// Remember adds an allow rule for the rest of the run (Pattern, or this
-	// call's exact subject).
+	// call's exact arguments).
 	Remember bool
 	Pattern  string
 	// AllowTurn approves the round's other waiting calls too.
 	AllowTurn bool
+	// By and Via are recorded with the decision (T2); Via defaults to
+	// "api".
+	By, Via string
+	// Args, when set, are what the call runs with instead of the model's
+	// arguments (approve only); they must pass the tool's schema.
+	Args json.RawMessage
 }
 
 // ApprovalHandler decides a call that waits for approval. It runs in its own
@@ -283,7 +289,8 @@ func (c *Client) follow(ctx context.Context, workflowID string, o runOptions) {
 // deliver sends a decision, retrying while the round runs: the call keeps
 // waiting until it arrives.
 func (c *Client) deliver(ctx context.Context, p PendingCall, d Decision) {
-	o := ConfirmOptions{Reason: d.Reason, Remember: d.Remember, AllowTurn: d.AllowTurn, Pattern: d.Pattern, ApprovalID: p.ApprovalID}
+	o := ConfirmOptions{Reason: d.Reason, Remember: d.Remember, AllowTurn: d.AllowTurn, Pattern: d.Pattern, ApprovalID: p.ApprovalID,
+		By: d.By, Via: d.Via, Args: d.Args}
 	for delay := 100 * time.Millisecond; ctx.Err() == nil; delay = min(2*delay, 2*time.Second) {
 		var err error
 		if d.Approve {
@@ -294,6 +301,9 @@ func (c *Client) deliver(ctx context.Context, p PendingCall, d Decision) {
 		var nf *serviceerror.NotFound
 		if err == nil || errors.As(err, &nf) {
 			return // delivered, or the round is over
+		}
+		if errors.Is(err, ErrNotWaiting) || errors.Is(err, ErrStaleApproval) || errors.Is(err, ErrInvalidArgs) {
+			return // the round refused it: sending it again changes nothing
 		}
 		select {
 		case <-ctx.Done():

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/tools/command/sandbox"
 	"github.com/toolround/toolround/tools/decision"
 	"github.com/toolround/toolround/tools/ext"
@@ -93,6 +94,13 @@ type Config struct {
 	// COMMAND_MEMORY_MB, COMMAND_MAX_PROCS, COMMAND_FILE_SIZE_MB and
 	// SANDBOX_READ_ONLY (docs/sandbox.md).
 	Sandbox sandbox.Config
+	// RuleKey locates the key that signs the allow rules of run states (T4):
+	// TOOLROUND_RULE_KEY or TOOLROUND_RULE_KEY_FILE (default
+	// ~/.config/toolround/rule.key, created on first use).
+	RuleKey approval.KeyConfig
+	// DenyAutoApprove is AUTO_APPROVE=deny: the worker ignores the
+	// auto_approve of every round (T5). Default allow.
+	DenyAutoApprove bool
 	// MetricsAddr is METRICS_ADDR, where the worker serves /metrics in the
 	// Prometheus text format (e.g. 127.0.0.1:9464). Default none.
 	MetricsAddr string
@@ -137,6 +145,10 @@ func ConfigFromEnv() (Config, error) {
 		c.DenyPrivate = true
 	}
 	c.Secrets = secrets.ConfigFromEnv()
+	c.RuleKey = approval.KeyConfigFromEnv()
+	if c.DenyAutoApprove, err = approval.ParseAutoApprove(os.Getenv(approval.EnvAutoApprove)); err != nil {
+		return c, err
+	}
 	c.MCPConfig = env(mcp.ConfigEnv, "")
 	c.ToolsConfig = env(ext.ConfigEnv, "")
 	c.MetricsAddr = env("METRICS_ADDR", "")

@@ -96,6 +96,10 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		return nil, err
 	}
 	acts.Cache = resultCache
+	if acts.RuleKey, err = cfg.RuleKey.LoadKey(); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("engine: the key that signs allow rules: %w", err)
+	}
 	e.Activities = acts
 	if err := e.registerTools(ctx, resultCache); err != nil {
 		e.Close()
@@ -106,6 +110,7 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		ConfirmTimeout:   cfg.ConfirmTimeout,
 		HeartbeatTimeout: cfg.HeartbeatTimeout,
 		LocalMaxTimeout:  cfg.LocalActivityMax,
+		DenyAutoApprove:  cfg.DenyAutoApprove,
 	})
 	e.Workflow = &workflows.RoundWorkflow{Catalog: e.Catalog}
 	return e, nil

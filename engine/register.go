@@ -31,6 +31,8 @@ func RegisterAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activitie
 		{round.ActivityPublishRound, acts.PublishRound},
 		{round.ActivityStoreContents, acts.StoreContents},
 		{round.ActivityCheckFiles, acts.CheckFiles},
+		{round.ActivityVerifyRules, acts.VerifyRules},
+		{round.ActivitySignRules, acts.SignRules},
 	}
 	for _, s := range swaps {
 		found := false

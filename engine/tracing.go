@@ -44,3 +44,19 @@ func (i *replaySafeInbound) ExecuteWorkflow(ctx workflow.Context, in *intercepto
 	}
 	return i.WorkflowInboundInterceptor.ExecuteWorkflow(ctx, in)
 }
+
+// The interceptor's update spans do not check for replay either: an update
+// that a replay applies again would be reported twice.
+func (i *replaySafeInbound) ValidateUpdate(ctx workflow.Context, in *interceptor.UpdateInput) error {
+	if workflow.IsReplaying(ctx) {
+		return i.plain.ValidateUpdate(ctx, in)
+	}
+	return i.WorkflowInboundInterceptor.ValidateUpdate(ctx, in)
+}
+
+func (i *replaySafeInbound) ExecuteUpdate(ctx workflow.Context, in *interceptor.UpdateInput) (any, error) {
+	if workflow.IsReplaying(ctx) {
+		return i.plain.ExecuteUpdate(ctx, in)
+	}
+	return i.WorkflowInboundInterceptor.ExecuteUpdate(ctx, in)
+}

@@ -12,7 +12,8 @@ const (
 	EventConfirmationRequested = "confirmation_requested"
 	EventConfirmationAnswered  = "confirmation_answered"
 	EventSignalIgnored         = "signal_ignored"
-	EventToolResult            = "tool_result" // EventToolResult of P3.5
+	EventApprovalReminder      = "approval_reminder" // T3
+	EventToolResult            = "tool_result"       // EventToolResult of P3.5
 	EventRoundFinished         = "round_finished"
 )
 
@@ -31,6 +32,8 @@ type Event struct {
 	Status     Status    `json:"status,omitempty"`
 	Detail     string    `json:"detail,omitempty"`
 	Time       time.Time `json:"time"`
+	// Approval is a tool_result event's decision record (T2).
+	Approval *Approval `json:"approval,omitempty"`
 }
 
 // Scope is what every event of one round shares. Its methods are the only
@@ -106,7 +109,15 @@ func (s Scope) SignalIgnored(now time.Time, n int, callID, detail string) Event 
 // ToolResult is a call's result (P3.5), with a preview of its content.
 func (s Scope) ToolResult(now time.Time, r CallResult) Event {
 	e := s.callEvent(EventToolResult, "/result", now, r.CallID, r.Tool)
-	e.Status, e.Detail = r.Status, ResultPreview(r.Content)
+	e.Status, e.Detail, e.Approval = r.Status, ResultPreview(r.Content), r.Approval
+	return e
+}
+
+// ApprovalReminder reminds that a call still waits for a decision (T3): the
+// n-th reminder of its wait.
+func (s Scope) ApprovalReminder(now time.Time, callID, tool string, n int, detail string) Event {
+	e := s.callEvent(EventApprovalReminder, fmt.Sprintf("/reminder/%d", n), now, callID, tool)
+	e.Detail = detail
 	return e
 }
 

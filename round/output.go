@@ -6,8 +6,8 @@ package round
 //
 // Its events are compact too: the call_started events stay on the session's
 // stream only, and what every event of the round shares (session, run,
-// round, workflow id) and the tool_result previews, which repeat the
-// results, are left out and put back by Result.
+// round, workflow id) and the tool_result previews and approval records,
+// which repeat the results, are left out and put back by Result.
 type Output struct {
 	WorkflowID string       `json:"workflow_id"`
 	SessionID  string       `json:"session_id"`
@@ -37,7 +37,7 @@ func CompactEvents(events []Event) []Event {
 		}
 		e.SessionID, e.RunID, e.Round, e.WorkflowID = "", "", 0, ""
 		if e.Type == EventToolResult {
-			e.Detail = ""
+			e.Detail, e.Approval = "", nil
 		}
 		out = append(out, e)
 	}
@@ -48,14 +48,19 @@ func CompactEvents(events []Event) []Event {
 func (o Output) Result() Result {
 	messages := Messages(o.Results)
 	content := make(map[string]string, len(o.Results))
+	approvals := make(map[string]*Approval, len(o.Results))
 	for _, r := range o.Results {
 		content[r.CallID] = r.Content
+		approvals[r.CallID] = r.Approval
 	}
 	events := make([]Event, len(o.Events))
 	for i, e := range o.Events {
 		e.SessionID, e.RunID, e.Round, e.WorkflowID = o.SessionID, o.RunID, o.Round, o.WorkflowID
 		if e.Type == EventToolResult && e.Detail == "" {
 			e.Detail = ResultPreview(content[e.CallID])
+		}
+		if e.Type == EventToolResult && e.Approval == nil {
+			e.Approval = approvals[e.CallID]
 		}
 		events[i] = e
 	}

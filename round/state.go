@@ -13,13 +13,21 @@ type RunState struct {
 	Seq int64 `json:"seq,omitempty"`
 }
 
-// AllowRule approves, without asking, calls of Tool whose subject matches
-// Pattern; '*' in Pattern matches any run of characters, '/' included. Rules
-// are added by a confirmation with remember set (P1.6). tools.AllowRule
-// matches a rule against a call.
+// AllowRule is an allow rule remembered from a confirmation (P1.6, T4).
+// It has the fields of approval.Rule, so either converts to the other;
+// rules written before T4 ({tool, pattern}, no MAC) still decode, and are
+// ignored by rounds that check MACs. A rule approves, without asking, later
+// calls of Tool in the same run: with Pattern, the calls the pattern matches
+// (approval.Match); without, the calls whose canonical arguments are Args;
+// with Secret, it lets the matched HTTP calls send that secret. MAC binds the
+// rule to its session and run (approval.Sign), keyed with the workers' rule
+// key.
 type AllowRule struct {
 	Tool    string `json:"tool"`
-	Pattern string `json:"pattern"`
+	Pattern string `json:"pattern,omitempty"`
+	Args    string `json:"args,omitempty"`
+	Secret  string `json:"secret,omitempty"`
+	MAC     string `json:"mac,omitempty"`
 }
 
 // DedupeEntry is an earlier successful result of a call in the run.
@@ -120,4 +128,30 @@ func (s *RunState) AddRule(r AllowRule) {
 		}
 	}
 	s.Allow = append(s.Allow, r)
+}
+
+// Local activities that check and sign a run's allow rules with the
+// workers' rule key (T4); the key stays on the workers, the answers enter
+// history.
+const (
+	ActivityVerifyRules = "VerifyRules"
+	ActivitySignRules   = "SignRules"
+)
+
+// RulesInput is the input of VerifyRules and SignRules.
+type RulesInput struct {
+	SessionID string      `json:"session_id"`
+	RunID     string      `json:"run_id"`
+	Rules     []AllowRule `json:"rules"`
+}
+
+// VerifyRulesOutput lists the indexes of the input's rules whose MAC is
+// valid for the session and run, in order.
+type VerifyRulesOutput struct {
+	Verified []int `json:"verified"`
+}
+
+// SignRulesOutput holds the input's rules, signed, in order.
+type SignRulesOutput struct {
+	Rules []AllowRule `json:"rules"`
 }

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -38,6 +39,7 @@ type command struct {
 // its own.
 type flags struct {
 	reason, pattern, provider string
+	as, args                  string
 	remember, allowTurn       bool
 	asJSON, all, quiet        bool
 	events                    bool
@@ -52,17 +54,23 @@ var commands = map[string]command{
 			fs.BoolVar(&f.quiet, "quiet", false, "no hints on stderr")
 			fs.BoolVar(&f.events, "events", false, "write the round's events to stderr as JSON lines while it runs (confirmation_requested carries workflow_id, call_id and approval_id); needs Redis")
 		}},
-	"approve": {args: "WORKFLOW_ID CALL_ID", npos: 2, summary: "Let a waiting call run.",
+	"approve": {args: "WORKFLOW_ID CALL_ID", npos: 2, summary: "Let a waiting call run: the arguments it runs with are shown on stderr.\n" +
+		"Exits non-zero when the call does not wait, its arguments changed meanwhile, or --args fail the tool's schema.",
 		flags: func(fs *flag.FlagSet, f *flags) {
 			fs.StringVar(&f.reason, "reason", "", "why, recorded with the decision")
 			fs.BoolVar(&f.remember, "remember", false, "remember an allow rule for the rest of the run")
-			fs.StringVar(&f.pattern, "pattern", "", "the allow rule's pattern (with --remember), e.g. 'git *'; default: this call's exact subject")
-			fs.BoolVar(&f.allowTurn, "allow-turn", false, "approve the round's other waiting calls too")
+			fs.StringVar(&f.pattern, "pattern", "", "the allow rule's pattern (with --remember), e.g. 'git *'; default: this call's exact arguments")
+			fs.BoolVar(&f.allowTurn, "allow-turn", false, "approve the round's other waiting calls too (never a read of keys or credentials)")
+			fs.StringVar(&f.as, "as", "", "who approves, recorded with the decision; default $USER@hostname")
+			fs.StringVar(&f.args, "args", "", "run the call with these arguments (a JSON object) instead of the model's")
 		}},
 	"deny": {args: "WORKFLOW_ID CALL_ID", npos: 2, summary: "Skip a waiting call; its result says it was skipped by the user.",
 		flags: func(fs *flag.FlagSet, f *flags) {
 			fs.StringVar(&f.reason, "reason", "", "why, shown to the model in the call's result")
+			fs.StringVar(&f.as, "as", "", "who denies, recorded with the decision; default $USER@hostname")
 		}},
+	"extend": {args: "WORKFLOW_ID CALL_ID DURATION", npos: 3,
+		summary: "Add DURATION (e.g. 30m, 2h, or seconds) to a waiting call's deadline; at most 7 days after it started to wait."},
 	"pending":  {args: "WORKFLOW_ID", npos: 1, summary: "Print what a round waits for (JSON): calls to approve, questions, client tools."},
 	"progress": {args: "WORKFLOW_ID", npos: 1, summary: "Print which calls of a round are queued, running, waiting or done (JSON)."},
 	"answer":   {args: "WORKFLOW_ID CALL_ID ANSWER...", npos: 3, summary: "Answer an ask_user call."},
@@ -80,7 +88,7 @@ var commands = map[string]command{
 		}},
 }
 
-var order = []string{"round", "approve", "deny", "pending", "progress", "answer", "cancel", "result", "tools", "watch"}
+var order = []string{"round", "approve", "deny", "extend", "pending", "progress", "answer", "cancel", "result", "tools", "watch"}
 
 const environment = "environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TASK_QUEUE, TEMPORAL_TLS_*, TEMPORAL_API_KEY, REDIS_URL, TOOLROUND_SECRET_KEY"
 
@@ -207,6 +215,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return watch(ctx, stdout, pos[0], f.asJSON, f.all)
 	}
 
+	if name == "approve" && f.args != "" && !json.Valid([]byte(f.args)) {
+		return usageError{errors.New("approve --args: not JSON; give the arguments as a JSON object"), ""}
+	}
 	var in *round.Input
 	if name == "round" {
 		if in, err = readInput(pos[0], stdin); err != nil {
@@ -223,11 +234,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "round":
 		return runRound(ctx, c, in, stdout, stderr, f)
 	case "approve", "deny":
-		o := client.ConfirmOptions{Reason: f.reason, Remember: f.remember, AllowTurn: f.allowTurn, Pattern: f.pattern}
-		if name == "approve" {
-			return c.Approve(ctx, pos[0], pos[1], o)
+		return decide(ctx, c, name == "approve", pos[0], pos[1], f, stderr)
+	case "extend":
+		d, err := parseWait(pos[2])
+		if err != nil {
+			return usageError{error: err}
 		}
-		return c.Deny(ctx, pos[0], pos[1], o)
+		return c.Extend(ctx, pos[0], pos[1], d)
 	case "answer":
 		return c.Answer(ctx, pos[0], pos[1], pos[2:])
 	case "pending":
@@ -253,6 +266,117 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return printJSON(stdout, res)
 	}
+}
+
+// decide approves or denies a waiting call through the confirm update. It
+// reads the call's approval_id from the round, so the decision is for the
+// arguments it shows on stderr and for nothing else (T1).
+func decide(ctx context.Context, c *client.Client, approve bool, workflowID, callID string, f flags, stderr io.Writer) error {
+	pending, err := pendingOnceAWorkerRuns(ctx, c, workflowID, stderr)
+	if err != nil {
+		return err
+	}
+	var p *client.PendingCall
+	for i := range pending {
+		if pending[i].CallID == callID && pending[i].Kind == client.KindConfirm {
+			p = &pending[i]
+		}
+	}
+	if p == nil {
+		return fmt.Errorf("call %s of %s does not wait for a decision (starter pending %s lists what waits)", callID, workflowID, workflowID)
+	}
+	by := f.as
+	if by == "" {
+		by = defaultBy()
+	}
+	o := client.ConfirmOptions{ApprovalID: p.ApprovalID, Reason: f.reason, By: by, Via: "cli"}
+	verb := "denying"
+	if approve {
+		verb = "approving"
+		o.Remember, o.AllowTurn, o.Pattern = f.remember, f.allowTurn, f.pattern
+		if f.args != "" {
+			o.Args = json.RawMessage(f.args)
+		}
+	}
+	line := fmt.Sprintf("%s %s %s %s", verb, p.CallID, p.Tool, shortArgs(p.Arguments))
+	if o.Args != nil {
+		line += " -> edited: " + shortArgs(f.args)
+	}
+	fmt.Fprintln(stderr, line)
+	if approve {
+		err = c.Approve(ctx, workflowID, callID, o)
+	} else {
+		err = c.Deny(ctx, workflowID, callID, o)
+	}
+	switch {
+	case errors.Is(err, client.ErrNotWaiting):
+		return fmt.Errorf("call %s of %s no longer waits for a decision: %w", callID, workflowID, err)
+	case errors.Is(err, client.ErrStaleApproval):
+		return fmt.Errorf("call %s of %s changed while you decided; nothing was decided, run the command again: %w", callID, workflowID, err)
+	case errors.Is(err, client.ErrInvalidArgs):
+		return fmt.Errorf("--args for call %s: %w", callID, err)
+	}
+	return err
+}
+
+// pendingOnceAWorkerRuns reads what a round waits for; only a worker
+// answers, so while none does (one restarts, say) it waits up to two
+// minutes, and says so once.
+func pendingOnceAWorkerRuns(ctx context.Context, c *client.Client, workflowID string, stderr io.Writer) ([]client.PendingCall, error) {
+	deadline := time.Now().Add(2 * time.Minute)
+	told := false
+	for {
+		pending, err := c.Pending(ctx, workflowID)
+		if err == nil || errors.Is(err, client.ErrRoundNotFound) || time.Now().After(deadline) || ctx.Err() != nil {
+			return pending, err
+		}
+		if !told {
+			fmt.Fprintln(stderr, "waiting for a worker to answer: "+oneLine(err.Error()))
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// defaultBy is who decides when --as is not given: $USER@hostname.
+func defaultBy() string {
+	user := os.Getenv("USER")
+	if user == "" {
+		user = "unknown"
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		return user
+	}
+	return user + "@" + host
+}
+
+// shortArgs is a call's arguments on one line, cut at 2000 bytes.
+func shortArgs(args string) string {
+	s := oneLine(args)
+	if len(s) > 2000 {
+		s = s[:2000] + "..."
+	}
+	return s
+}
+
+// parseWait reads extend's DURATION: a Go duration (30m, 2h) or seconds.
+func parseWait(s string) (time.Duration, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 1 || n > 7*24*3600 {
+			return 0, fmt.Errorf("extend: %s seconds: give 1 second to 7 days", s)
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < time.Second || d > 7*24*time.Hour {
+		return 0, fmt.Errorf("extend: %q: give a duration from 1s to 168h, e.g. 30m or 2h", s)
+	}
+	return d, nil
 }
 
 func printUsage(w io.Writer, name string, cmd command) error {

@@ -167,9 +167,13 @@ func TestWorkerKilledWhileConfirmationPending(t *testing.T) {
 
 	w.kill(t)
 	killed := time.Now()
-	ap := e.starter(context.Background(), "", "approve", wfID, "e1")
-	require.Equal(t, 0, ap.code, "a signal is accepted while no worker runs: %s", ap.stderr)
+	// A decision made while no worker runs waits for one: the round, not
+	// the server, answers it (T1).
+	approval := make(chan result, 1)
+	go func() { approval <- e.starter(context.Background(), "", "approve", wfID, "e1") }()
 	e.startWorker()
+	ap := <-approval
+	require.Equal(t, 0, ap.code, "a decision made while no worker runs is taken when one does: %s", ap.stderr)
 	require.Eventually(t, func() bool { return strings.Join(pending(), ",") == "s1" }, 30*time.Second, 50*time.Millisecond,
 		"the new worker did not take up the round")
 	t.Logf("recovery: the new worker answered the pending query %v after the kill", time.Since(killed).Round(time.Millisecond))

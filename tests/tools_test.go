@@ -69,7 +69,10 @@ func TestWebToolsThroughAWorker(t *testing.T) {
 
 	in3 := e.input(3, "claude-code", res2.State,
 		call("h2", "http_request", map[string]any{"url": srv.URL + "/private", "headers": map[string]string{"Authorization": "Bearer {{secret:api_token}}"}}))
-	res3 := e.round(in3)
+	done := e.startRound(in3)
+	e.waitPending(in3.WorkflowID(), "h2") // a call that sends a secret asks, GET or not (T5)
+	e.mustStarter("approve", in3.WorkflowID(), "h2")
+	res3 := decodeResult(t, <-done)
 	require.Equal(t, round.StatusOK, res3.Results[0].Status, res3.Results[0].Content)
 	mu.Lock()
 	require.Equal(t, "Bearer s3cr3t-value", auth[len(auth)-1], "the secret reached the server")

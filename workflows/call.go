@@ -68,6 +68,15 @@ type Call struct {
 	Repeat *round.Repeat `json:"repeat,omitempty"`
 	// ConfirmWhy says why the call needs a decision.
 	ConfirmWhy string `json:"confirm_why,omitempty"`
+	// ApprovalID binds a decision to the call's arguments (T1); Reasons say
+	// why it asks; Always: neither auto_approve nor allow_turn approves it
+	// (approval.Verdict).
+	ApprovalID string   `json:"approval_id,omitempty"`
+	Reasons    []string `json:"reasons,omitempty"`
+	Always     bool     `json:"always,omitempty"`
+	// Approval is how the call was allowed or refused (T2); nil in rounds
+	// older than the record.
+	Approval *round.Approval `json:"approval,omitempty"`
 	// Outcome is what pass 2 reported, for a call that ran.
 	Outcome *Outcome `json:"outcome,omitempty"`
 
@@ -76,6 +85,10 @@ type Call struct {
 	pending *round.Pending
 	// answer is the signal that answered an ask_user or client call.
 	answer *round.ExecuteOutput
+	// deadline is when an unanswered confirmation expires (T3); reminded
+	// is how many of its reminders (at half and 90% of the wait) are out.
+	deadline time.Time
+	reminded int
 	// started is when pass 2 started the call.
 	started time.Time
 	// selfPublished: the activity publishes the call's call_started event.

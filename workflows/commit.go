@@ -45,7 +45,7 @@ func Commit(ci CommitInput) CommitOutput {
 	// round then copy the call they repeat.
 	for i := range ci.Calls {
 		c := &ci.Calls[i]
-		r := round.CallResult{CallID: c.CallID, Tool: c.Tool, ViaRunTool: c.Via}
+		r := round.CallResult{CallID: c.CallID, Tool: c.Tool, ViaRunTool: c.Via, Approval: c.Approval}
 		switch {
 		case c.State == CallDup:
 			continue
@@ -69,7 +69,7 @@ func Commit(ci CommitInput) CommitOutput {
 			continue
 		}
 		first := results[c.DupOf]
-		r := round.CallResult{CallID: c.CallID, Tool: c.Tool, ViaRunTool: c.Via, Status: first.Status, Content: first.Content, ContentRef: first.ContentRef}
+		r := round.CallResult{CallID: c.CallID, Tool: c.Tool, ViaRunTool: c.Via, Status: first.Status, Content: first.Content, ContentRef: first.ContentRef, Approval: first.Approval}
 		if first.Status == round.StatusOK {
 			r.Status = round.StatusDeduped
 			if ci.Snapshot.Features.HonestRepeats {

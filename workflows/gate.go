@@ -1,9 +1,16 @@
 package workflows
 
 import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
 )
 
 // gate is step 3, the confirm gate (P1.6): it raises every confirmation of
@@ -116,4 +123,343 @@ func (r *run) decide(ctx workflow.Context, c *Call, approve bool, reason, detail
 	c.pending = nil
 	Decide(c, approve, reason)
 	r.record(r.scope.ConfirmationAnswered(workflow.Now(ctx), c.CallID, c.Tool, detail))
+}
+
+// maxWait bounds how long a call may wait for a decision, extensions
+// included (T3).
+const maxWait = 7 * 24 * time.Hour
+
+// gateV1 is the confirm gate of the approvals version (T1-T3): every call
+// that asks is raised at once with its approval_id and its own deadline;
+// the gate waits until each is decided or its deadline has passed, which
+// gives it status expired. Reminders go out at half and at 90% of each
+// wait; an extension moves the deadline and the reminders.
+func (r *run) gateV1(ctx workflow.Context) {
+	now := workflow.Now(ctx)
+	raised := 0
+	for i := range r.calls {
+		c := &r.calls[i]
+		if c.State != CallWaiting {
+			continue
+		}
+		c.deadline = now.Add(r.snap.ConfirmTimeout)
+		c.pending = &round.Pending{
+			CallID: c.CallID, Tool: c.Tool, Kind: round.KindConfirm, Arguments: c.Args, Subject: c.Facts.Subject,
+			Reason: c.ConfirmWhy, Reasons: c.Reasons, ApprovalID: c.ApprovalID, Since: now, Deadline: c.deadline,
+		}
+		r.record(r.scope.ConfirmationRequested(now, c.CallID, c.Tool, c.Facts.Subject+" ("+c.ConfirmWhy+")"))
+		r.metricApprovalRequested(ctx, c)
+		raised++
+	}
+	if raised == 0 {
+		return
+	}
+	r.phase = round.PhaseConfirm
+	r.flush(ctx)
+	defer r.flush(ctx) // the answers
+	for {
+		now = workflow.Now(ctx)
+		r.expire(ctx, now)
+		if r.remind(now) {
+			r.flush(ctx)
+		}
+		next, waiting := r.nextGateTime()
+		if !waiting {
+			return
+		}
+		tick := r.gateTick
+		_, err := workflow.AwaitWithTimeout(ctx, next.Sub(now), func() bool { return r.gateTick != tick || r.waiting(round.KindConfirm) == 0 })
+		if err != nil {
+			r.cancelWaiting(ctx)
+			return
+		}
+	}
+}
+
+// cancelWaiting settles the calls that still wait when the round is
+// cancelled.
+func (r *run) cancelWaiting(ctx workflow.Context) {
+	for i := len(r.calls) - 1; i >= 0; i-- {
+		c := &r.calls[i]
+		if !c.waitsFor(round.KindConfirm) {
+			continue
+		}
+		r.metricApprovalDecided(ctx, c, gateEnd(true))
+		c.pending = nil
+		c.Approval = &round.Approval{Decision: round.DecisionNotNeeded, At: workflow.Now(ctx), Reason: "the round was cancelled before a decision"}
+		c.done(round.StatusCancelled, "the round was cancelled while the call waited for confirmation; it did not run")
+	}
+}
+
+// expire settles the waiting calls whose deadline has passed (T3).
+func (r *run) expire(ctx workflow.Context, now time.Time) {
+	for i := range r.calls {
+		c := &r.calls[i]
+		if !c.waitsFor(round.KindConfirm) || now.Before(c.deadline) {
+			continue
+		}
+		waited := c.deadline.Sub(c.pending.Since)
+		r.metricApprovalDecided(ctx, c, gateEnd(false))
+		c.pending = nil
+		c.Approval = &round.Approval{Decision: round.DecisionExpired, At: now, Reason: "no decision within " + waited.String()}
+		c.done(round.StatusExpired, ExpiredContent(waited))
+		r.record(r.scope.ConfirmationAnswered(now, c.CallID, c.Tool, "expired: no decision within "+waited.String()))
+	}
+}
+
+// ExpiredContent is the result of a call whose wait for a decision ended
+// without one (T3).
+func ExpiredContent(waited time.Duration) string {
+	return "Not run: no decision arrived within " + waited.String() + ", so the call expired; it did not run."
+}
+
+// reminderPoints are the times of a wait's reminders: half and 90% of it.
+func reminderPoints(since, deadline time.Time) [2]time.Time {
+	wait := deadline.Sub(since)
+	return [2]time.Time{since.Add(wait / 2), since.Add(wait / 10 * 9)}
+}
+
+// remindersDue counts the reminder points of a wait that have passed.
+func remindersDue(since, deadline, now time.Time) int {
+	n := 0
+	for _, p := range reminderPoints(since, deadline) {
+		if !now.Before(p) {
+			n++
+		}
+	}
+	return n
+}
+
+// remind records an approval_reminder for each waiting call that reached
+// its next reminder point; it reports whether it recorded any.
+func (r *run) remind(now time.Time) bool {
+	sent := false
+	for i := range r.calls {
+		c := &r.calls[i]
+		if !c.waitsFor(round.KindConfirm) {
+			continue
+		}
+		due := remindersDue(c.pending.Since, c.deadline, now)
+		if due <= c.reminded {
+			continue
+		}
+		c.reminded = due
+		r.reminders++
+		r.record(r.scope.ApprovalReminder(now, c.CallID, c.Tool, r.reminders,
+			"still waits for a decision; it expires in "+c.deadline.Sub(now).String()+" (approval_id "+c.ApprovalID+")"))
+		sent = true
+	}
+	return sent
+}
+
+// nextGateTime is the earliest deadline or reminder of the waiting calls,
+// and whether any call waits.
+func (r *run) nextGateTime() (time.Time, bool) {
+	var next time.Time
+	waiting := false
+	for i := range r.calls {
+		c := &r.calls[i]
+		if !c.waitsFor(round.KindConfirm) {
+			continue
+		}
+		t := c.deadline
+		if c.reminded < 2 {
+			t = reminderPoints(c.pending.Since, c.deadline)[c.reminded]
+		}
+		if !waiting || t.Before(next) {
+			next = t
+		}
+		waiting = true
+	}
+	return next, waiting
+}
+
+// checkConfirm is what the confirm update's validator and the signal agree
+// on (T1): the call waits, the approval_id is the waiting call's, and
+// edited arguments pass the tool's schema. Its errors carry the update's
+// error types.
+func (r *run) checkConfirm(s round.Confirm) (*Call, error) {
+	i, known := r.index[s.CallID]
+	if !known || !r.calls[i].waitsFor(round.KindConfirm) {
+		why := "no call with this id in the round"
+		if known {
+			why = "the call is not waiting for confirmation"
+		}
+		return nil, temporal.NewNonRetryableApplicationError(why, round.ErrNotWaiting, nil)
+	}
+	c := &r.calls[i]
+	if s.ApprovalID != c.ApprovalID {
+		return nil, temporal.NewNonRetryableApplicationError(
+			"stale approval_id: the decision is not for the arguments that wait (read pending again); the call keeps waiting", round.ErrStaleApproval, nil)
+	}
+	if s.Approve && len(s.Args) > 0 {
+		args, ok := editedArgs(s.Args)
+		if !ok {
+			return nil, temporal.NewNonRetryableApplicationError("invalid arguments: args must be a JSON object or a JSON string holding one", round.ErrInvalidArgs, nil)
+		}
+		if v := tools.Validate(r.snap.Tools[c.Tool].Parameters, json.RawMessage(args)); len(v) > 0 {
+			return nil, temporal.NewNonRetryableApplicationError("invalid arguments: "+strings.Join(v, "; "), round.ErrInvalidArgs, nil)
+		}
+	}
+	return c, nil
+}
+
+// editedArgs reads an approver's arguments: a JSON object, or a JSON string
+// holding one.
+func editedArgs(raw json.RawMessage) (string, bool) {
+	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", false
+		}
+		raw = json.RawMessage(strings.TrimSpace(s))
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil || obj == nil {
+		return "", false
+	}
+	return string(raw), true
+}
+
+// onConfirmV1 applies a decision of the approvals version (T1, T2, T4): one
+// for a call that does not wait, for other arguments, or with edited
+// arguments that fail the schema, is recorded as ignored and the call keeps
+// waiting. via says how it came ("signal" or "update") when the decision
+// does not say.
+func (r *run) onConfirmV1(ctx workflow.Context, s round.Confirm, via string) {
+	c, err := r.checkConfirm(s)
+	if err != nil {
+		r.ignore(ctx, round.SignalConfirm, s.CallID, err.Error())
+		return
+	}
+	now := workflow.Now(ctx)
+	if s.Via == "" {
+		s.Via = via
+	}
+	if via == "signal" {
+		s.Verified = false // only an authenticating client, through the update, vouches for who decided
+	}
+	rec := &round.Approval{Decision: round.DecisionDenied, By: s.By, Via: s.Via, Verified: s.Verified, At: now, Reason: s.Reason}
+	detail := "denied"
+	if s.Approve {
+		rec.Decision, detail = round.DecisionApproved, "approved"
+		if len(s.Args) > 0 {
+			args, _ := editedArgs(s.Args)
+			if Canonical(args) != Canonical(c.Args) {
+				rec.Edited, rec.OriginalArgs = true, c.Args
+				c.Args, c.Key = args, tools.DedupeKey(c.Tool, []byte(args))
+				r.refacts(ctx, c)
+				detail += " with edited arguments"
+			}
+		}
+		if s.Remember {
+			rules, err := approval.Remember(c.Tool, Canonical(c.Args), s.Pattern)
+			if err != nil {
+				detail += ", not remembered: " + err.Error()
+			} else {
+				r.remembered = append(r.remembered, rules...)
+				detail += ", remembered " + describeRule(rules[0])
+			}
+		}
+		if s.AllowTurn {
+			r.allowTurn, r.allowTurnBy = true, rec
+			detail += ", allowed for the rest of the round"
+		}
+	} else if s.Reason != "" {
+		detail += ": " + s.Reason
+	}
+	if s.By != "" {
+		detail += " by " + s.By
+	}
+	r.decideV1(ctx, c, s.Approve, rec, detail+" via "+s.Via)
+	if s.Approve {
+		r.settleOthers(ctx, c.CallID)
+	}
+	r.gateTick++
+}
+
+// settleOthers approves the waiting calls that the round's allow_turn or a
+// rule (one remembered just now included) approves; allow_turn never
+// approves a call that always asks (a sensitive read, a secret sent).
+func (r *run) settleOthers(ctx workflow.Context, by string) {
+	pol := approval.Policy{Rules: append(append([]approval.Rule(nil), r.rules...), r.remembered...)}
+	for k := range r.calls {
+		q := &r.calls[k]
+		if !q.waitsFor(round.KindConfirm) {
+			continue
+		}
+		now := workflow.Now(ctx)
+		if r.allowTurn && !q.Always {
+			rec := *r.allowTurnBy
+			rec.At, rec.Reason, rec.Edited, rec.OriginalArgs = now, "allow_turn on call "+by, false, ""
+			r.decideV1(ctx, q, true, &rec, "approved by "+by+" (allow_turn)")
+			continue
+		}
+		if v := approval.Needs(approvalCall(q), pol); !v.Ask && v.Decision == approval.DecisionRule {
+			r.decideV1(ctx, q, true, &round.Approval{Decision: round.DecisionRule, At: now, Rule: describeRules(v.Rules)}, "approved by rule "+describeRules(v.Rules))
+		}
+	}
+}
+
+// decideV1 settles a call that waits at the gate and records the decision.
+func (r *run) decideV1(ctx workflow.Context, c *Call, approve bool, rec *round.Approval, detail string) {
+	r.metricApprovalDecided(ctx, c, decision(approve))
+	c.pending = nil
+	c.Approval = rec
+	Decide(c, approve, rec.Reason)
+	r.record(r.scope.ConfirmationAnswered(workflow.Now(ctx), c.CallID, c.Tool, detail))
+}
+
+// refacts asks the catalog, in a side effect, about a call's edited
+// arguments: their side-effect class decides retries and local activities.
+func (r *run) refacts(ctx workflow.Context, c *Call) {
+	req := SnapshotRequest{Provider: r.in.Provider, ClientTools: r.in.ClientTools, Calls: []Unwrapped{{Name: c.Tool, Args: c.Args, Via: c.Via}}}
+	var s Snapshot
+	if err := workflow.SideEffect(ctx, func(workflow.Context) any { return r.cat.Snapshot(req) }).Get(&s); err != nil || len(s.Calls) != 1 {
+		return
+	}
+	f := s.Calls[0]
+	if f.Effect == "" {
+		f.Effect = r.snap.Tools[c.Tool].SideEffect
+	}
+	c.Facts = f
+}
+
+// onExtend adds to a waiting call's deadline (T3), at most 7 days after it
+// started to wait; its reminders move with it.
+func (r *run) onExtend(ctx workflow.Context, e round.Extend) {
+	i, known := r.index[e.CallID]
+	if !known || !r.calls[i].waitsFor(round.KindConfirm) {
+		why := "no call with this id in the round"
+		if known {
+			why = "the call is not waiting for confirmation"
+		}
+		r.ignore(ctx, round.SignalExtend, e.CallID, why)
+		return
+	}
+	if e.Seconds <= 0 {
+		r.ignore(ctx, round.SignalExtend, e.CallID, "seconds must be 1 or more")
+		return
+	}
+	c := &r.calls[i]
+	limit := c.pending.Since.Add(maxWait)
+	add := time.Duration(min(e.Seconds, int64(maxWait/time.Second))) * time.Second
+	c.deadline = c.deadline.Add(add)
+	if c.deadline.After(limit) {
+		c.deadline = limit
+	}
+	c.pending.Deadline = c.deadline
+	c.reminded = remindersDue(c.pending.Since, c.deadline, workflow.Now(ctx))
+	r.gateTick++
+}
+
+// recordNotNeeded gives every call without a decision record one: it was
+// settled without asking anyone (approvals version).
+func (r *run) recordNotNeeded(now time.Time) {
+	for i := range r.calls {
+		if r.calls[i].Approval == nil {
+			r.calls[i].Approval = &round.Approval{Decision: round.DecisionNotNeeded, At: now}
+		}
+	}
 }

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -200,12 +202,61 @@ func SkippedContent(reason string) string {
 }
 
 // allowed reports whether a rule remembered in the run state approves the
-// call (P1.6).
+// call (P1.6): rounds recorded before the approvals version only.
 func allowed(st *round.RunState, tool, subject string) bool {
 	for _, r := range st.Allow {
-		if tools.AllowRule(r).Matches(tool, subject) {
+		//lint:ignore SA1019 rounds recorded before signed rules replay with the rules they had
+		if (tools.AllowRule{Tool: r.Tool, Pattern: r.Pattern}).Matches(tool, subject) {
 			return true
 		}
 	}
 	return false
+}
+
+// asks applies P1.7 and then P1.6 to the calls pass 1 left to run or to
+// ask about (approvals version): a call whose arguments fail its schema is
+// invalid without asking anyone, and approval.Needs, over the rules that
+// verified, decides who asks.
+func (r *run) asks(now time.Time) {
+	pol := approval.Policy{AutoApprove: r.in.AutoApprove, DenyAutoApprove: r.snap.DenyAutoApprove, Rules: r.rules}
+	for i := range r.calls {
+		c := &r.calls[i]
+		if c.State != CallReady && c.State != CallWaiting {
+			continue
+		}
+		if v := tools.Validate(r.snap.Tools[c.Tool].Parameters, json.RawMessage(c.Args)); len(v) > 0 {
+			c.done(round.StatusInvalid, "invalid arguments: "+strings.Join(v, "; "))
+			continue
+		}
+		v := approval.Needs(approvalCall(c), pol)
+		c.Reasons, c.Always, c.ConfirmWhy = v.Reasons, v.Always, strings.Join(v.Reasons, "; ")
+		if v.Ask {
+			c.State = CallWaiting
+			c.ApprovalID = approval.ID(r.scope.WorkflowID, c.CallID, c.Tool, Canonical(c.Args))
+			continue
+		}
+		c.State = CallReady
+		c.Approval = &round.Approval{Decision: v.Decision, At: now, Rule: describeRules(v.Rules)}
+	}
+}
+
+// approvalCall is what approval.Needs needs to know of a call: the
+// snapshot's facts with the call's current arguments. A call the snapshot
+// knows nothing of asks.
+func approvalCall(c *Call) approval.Call {
+	ac := approval.Call{Tool: c.Tool}
+	if c.Facts.Approval != nil {
+		ac = *c.Facts.Approval
+	}
+	ac.Args = Canonical(c.Args)
+	return ac
+}
+
+// Canonical is a call's arguments as rules and approval ids read them
+// (tools.Canonical), or the trimmed text when they are not JSON.
+func Canonical(args string) string {
+	if c, ok := tools.Canonical([]byte(args)); ok {
+		return c
+	}
+	return strings.TrimSpace(args)
 }

@@ -29,6 +29,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/toolround/toolround/activities"
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/internal/testtools"
 	"github.com/toolround/toolround/round"
@@ -184,6 +185,34 @@ func (d *driver) signal(t *testing.T, name string, v any) {
 }
 
 func (d *driver) confirm(t *testing.T, s round.Confirm) { d.signal(t, round.SignalConfirm, s) }
+
+// approvalID is the waiting call's approval_id.
+func (d *driver) approvalID(t *testing.T, callID string) string {
+	t.Helper()
+	v, err := d.c.QueryWorkflow(context.Background(), d.wfID, "", round.QueryPending)
+	require.NoError(t, err)
+	var p []round.Pending
+	require.NoError(t, v.Get(&p))
+	for _, q := range p {
+		if q.CallID == callID {
+			return q.ApprovalID
+		}
+	}
+	t.Fatalf("%s does not wait", callID)
+	return ""
+}
+
+// update sends the confirm update and returns the round's answer.
+func (d *driver) update(t *testing.T, s round.Confirm) error {
+	t.Helper()
+	h, err := d.c.UpdateWorkflow(context.Background(), tclient.UpdateWorkflowOptions{
+		WorkflowID: d.wfID, UpdateName: round.UpdateConfirm, Args: []any{s}, WaitForStage: tclient.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return err
+	}
+	return h.Get(context.Background(), nil)
+}
 
 // waitPending waits until the round waits for exactly these calls.
 func (d *driver) waitPending(t *testing.T, ids ...string) {
@@ -369,6 +398,30 @@ func scenarios() []scenario {
 	inbox := scenarioInput("inbox",
 		call("e1", "edit_file", `{"path":"a.txt","new_text":"x"}`), call("q1", "ask_user", `{"questions":["Ship it?"]}`))
 
+	approvals := scenarioInput("approvals",
+		call("e1", "edit_file", `{"path":"a.txt","new_text":"from the model"}`),
+		call("g1", "run_command", `{"command":"git status"}`),
+		call("g2", "run_command", `{"command":"git log"}`),
+		call("x1", "run_command", `{"command":"make install"}`),
+		call("v1", "edit_file", `{"path":"b.txt"}`),
+		call("h1", "http_request", `{"url":"http://example.test/","method":"HEAD"}`),
+	)
+	approvals.ConfirmTimeoutSeconds = 3
+
+	rules := scenarioInput("signed_rules",
+		call("g1", "run_command", `{"command":"git status"}`),
+		call("t1", "run_command", `{"command":"touch X"}`),
+		call("a1", "edit_file", `{"path":"a.txt","new_text":"x"}`),
+		call("s1", "read_files", `{"paths":[".env"]}`),
+	)
+	rules.ConfirmTimeoutSeconds = 3
+	git := approval.Rule{Tool: "run_command", Pattern: "git *"}
+	rules.State.Allow = []round.AllowRule{
+		{Tool: "run_command", Pattern: "*"},
+		round.AllowRule(approval.Sign(ruleKey, rules.SessionID, "another-run", approval.Rule{Tool: "run_command", Pattern: "touch *"})),
+		round.AllowRule(approval.Sign(ruleKey, rules.SessionID, rules.RunID, git)),
+	}
+
 	const ok, skipped = round.StatusOK, round.StatusSkipped
 	return []scenario{
 		{name: "repeats", in: repeats, want: map[string]round.Status{
@@ -420,6 +473,23 @@ func scenarios() []scenario {
 			}
 			return m
 		}()},
+		{name: "approvals", in: approvals, want: map[string]round.Status{
+			"e1": ok, "g1": ok, "g2": ok, "x1": round.StatusExpired, "v1": round.StatusInvalid, "h1": ok},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "e1", "g1", "g2", "x1")
+				d.confirm(t, round.Confirm{CallID: "g1", Approve: true, ApprovalID: "stale"})
+				require.Error(t, d.update(t, round.Confirm{CallID: "e1", Approve: true, ApprovalID: "stale"}))
+				require.NoError(t, d.update(t, round.Confirm{CallID: "e1", Approve: true, ApprovalID: d.approvalID(t, "e1"), Remember: true,
+					Args: []byte(`{"path":"a.txt","new_text":"edited"}`), By: "ann", Via: "cli"}))
+				d.confirm(t, round.Confirm{CallID: "g1", Approve: true, ApprovalID: d.approvalID(t, "g1"), Remember: true, Pattern: "git *"})
+				d.signal(t, round.SignalExtend, round.Extend{CallID: "x1", Seconds: 1})
+			}},
+		{name: "signed_rules", in: rules, want: map[string]round.Status{"g1": ok, "t1": skipped, "a1": ok, "s1": round.StatusExpired},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "t1", "a1", "s1")
+				d.confirm(t, round.Confirm{CallID: "t1", Approve: false, ApprovalID: d.approvalID(t, "t1"), Reason: "no"})
+				d.confirm(t, round.Confirm{CallID: "a1", Approve: true, ApprovalID: d.approvalID(t, "a1"), AllowTurn: true})
+			}},
 		{name: "cancel_confirm", in: cancelWait, want: map[string]round.Status{"e1": round.StatusCancelled, "c1": round.StatusCancelled},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "e1")
@@ -440,6 +510,9 @@ func scenarios() []scenario {
 // JSON of `temporal workflow show --output json`. It runs only with -record:
 //
 //	go test ./workflows -run TestRecordHistories -record
+//
+// Recorded histories are never re-recorded: record a new scenario alone,
+// with -run TestRecordHistories/<name>.
 func TestRecordHistories(t *testing.T) {
 	if !*record {
 		t.Skip("records histories only with -record")
@@ -465,7 +538,7 @@ func TestRecordHistories(t *testing.T) {
 	reg.MustRegister(lookTool())
 	cat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second})
 	wf := &workflows.RoundWorkflow{Catalog: cat}
-	acts := &activities.Activities{Registry: reg, Blobs: &memBlobs{m: map[string]string{}}}
+	acts := &activities.Activities{Registry: reg, Blobs: &memBlobs{m: map[string]string{}}, RuleKey: ruleKey}
 	queue := fmt.Sprintf("replay-record-%d", time.Now().UnixNano())
 	w := worker.New(c, queue, worker.Options{Identity: "recorder"})
 	w.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
@@ -473,6 +546,8 @@ func TestRecordHistories(t *testing.T) {
 	w.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
 	w.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
 	w.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: round.ActivityCheckFiles})
+	w.RegisterActivityWithOptions(acts.VerifyRules, activity.RegisterOptions{Name: round.ActivityVerifyRules})
+	w.RegisterActivityWithOptions(acts.SignRules, activity.RegisterOptions{Name: round.ActivitySignRules})
 	require.NoError(t, w.Start())
 	defer w.Stop()
 

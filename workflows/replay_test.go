@@ -108,12 +108,37 @@ func TestReplayRecordedHistories(t *testing.T) {
 
 // TestReplayFromJSONFile replays the files as they are, through the SDK's
 // own loader, as `temporal workflow show --output json` files are replayed.
+// Rounds with approvals bind approval ids to the workflow id, which the
+// history's events do not hold: those replays need the original workflow id
+// (ReplayWorkflowHistoryWithOptions), as a file of another id would approve
+// nothing.
 func TestReplayFromJSONFile(t *testing.T) {
 	for _, h := range loadHistories(t) {
 		r := worker.NewWorkflowReplayer()
 		r.RegisterWorkflowWithOptions((&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run, workflow.RegisterOptions{Name: round.WorkflowName})
-		require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(quietLogger(), h.path), h.name)
+		if !hasApprovals(h) {
+			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(quietLogger(), h.path), h.name)
+			continue
+		}
+		f, err := os.Open(h.path)
+		require.NoError(t, err)
+		hist, err := tclient.HistoryFromJSON(f, tclient.HistoryJSONOptions{})
+		_ = f.Close()
+		require.NoError(t, err)
+		require.NoError(t, r.ReplayWorkflowHistoryWithOptions(quietLogger(), hist, worker.ReplayWorkflowHistoryOptions{
+			OriginalExecution: workflow.Execution{ID: h.input.WorkflowID()},
+		}), h.name)
 	}
+}
+
+// hasApprovals reports whether a round ran with the approvals version.
+func hasApprovals(h recorded) bool {
+	for _, r := range h.result.Results {
+		if r.Approval != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // TestRecordedHistoriesCoverEveryPath guards the recordings themselves:
@@ -153,24 +178,26 @@ func TestRecordedHistoriesCoverEveryPath(t *testing.T) {
 		}
 	}
 	all := []round.Status{round.StatusOK, round.StatusError, round.StatusDeduped, round.StatusRefused, round.StatusSchema,
-		round.StatusUnknown, round.StatusSkipped, round.StatusInvalid, round.StatusUnknownOutcome, round.StatusCancelled}
+		round.StatusUnknown, round.StatusSkipped, round.StatusInvalid, round.StatusUnknownOutcome, round.StatusCancelled, round.StatusExpired}
 	for _, s := range all {
 		require.True(t, statuses[s], "no recorded round ends a call with status %s", s)
 	}
-	for _, typ := range []string{round.EventSignalIgnored, round.EventConfirmationAnswered, round.EventConfirmationRequested} {
+	for _, typ := range []string{round.EventSignalIgnored, round.EventConfirmationAnswered, round.EventConfirmationRequested, round.EventApprovalReminder} {
 		require.True(t, events[typ], "no recorded round has a %s event", typ)
 	}
 	for _, want := range []string{"no call with this id", "malformed payload", "not waiting for confirmation", "not waiting for answer",
-		"remembered run_command git *", "allowed for the rest of the round", "denied: not now"} {
+		"remembered run_command git *", "allowed for the rest of the round", "denied: not now",
+		"stale approval_id", "approved with edited arguments", "expired: no decision", "approved by rule run_command git *"} {
 		require.True(t, slices.ContainsFunc(details, func(d string) bool { return strings.Contains(d, want) }), "no event says %q", want)
 	}
 	require.GreaterOrEqual(t, signals[round.SignalConfirm], 5)
 	require.GreaterOrEqual(t, signals[round.SignalAnswer], 2)
 	require.GreaterOrEqual(t, signals[round.SignalToolResult], 2)
+	require.GreaterOrEqual(t, signals[round.SignalExtend], 1)
 	for _, typ := range []enumspb.EventType{
 		enumspb.EVENT_TYPE_TIMER_FIRED, enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT,
 		enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED, enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED,
-		enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+		enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED,
 	} {
 		require.True(t, seen[typ], "no recorded history has %s", typ)
 	}
@@ -209,7 +236,7 @@ func TestReplayCatchesChangedWorkflow(t *testing.T) {
 			fn: alter(func(ctx workflow.Context, _ *round.Input) { _ = workflow.Sleep(ctx, time.Millisecond) })},
 		{name: "a bound of one instead of the recorded one", mustBreak: []string{"fanout"},
 			fn: alter(func(_ workflow.Context, in *round.Input) { in.MaxConcurrent = 1 })},
-		{name: "auto-approve forced on", mustBreak: []string{"signals", "allow_turn", "cancel_confirm", "confirm_timeout"},
+		{name: "auto-approve forced on", mustBreak: []string{"signals", "allow_turn", "cancel_confirm", "confirm_timeout", "approvals", "signed_rules"},
 			fn: alter(func(_ workflow.Context, in *round.Input) { in.AutoApprove = true })},
 		{name: "the per-round confirm timeout ignored", mustBreak: []string{"confirm_timeout"},
 			fn: alter(func(_ workflow.Context, in *round.Input) { in.ConfirmTimeoutSeconds = 0 })},

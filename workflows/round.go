@@ -12,8 +12,9 @@
 //	events.go     7. the round's events and their publication
 //	budget.go     8. keeping the result within Temporal's payload limit
 //
-// call.go holds the one record each call has for the whole round, and
-// signals.go and queries.go what a client may send or ask while it runs.
+// call.go holds the one record each call has for the whole round,
+// signals.go and queries.go what a client may send or ask while it runs,
+// and rules.go how the run's allow rules are checked and signed (T4).
 // What crosses the wire (payloads, names, events) is in package round.
 package workflows
 
@@ -21,6 +22,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/round"
 )
 
@@ -34,7 +36,11 @@ type RoundWorkflow struct {
 // needs no locks.
 type run struct {
 	in    *round.Input
+	cat   Catalog
 	scope round.Scope // what every event of the round shares
+	// v is the round's approvalsVersion: DefaultVersion replays rounds
+	// recorded before T1-T5.
+	v     workflow.Version
 	snap  Snapshot
 	st    *round.RunState
 	calls []Call         // one record per call, in call order
@@ -48,7 +54,27 @@ type run struct {
 	inFlight  int
 	peak      int
 	search    search // what visibility knows of the round (search.go)
+
+	// rules are the run state's allow rules whose MAC verified (T4);
+	// remembered are those this round's decisions added, signed when the
+	// round ends; allowTurnBy is the decision that allowed the round.
+	rules       []approval.Rule
+	remembered  []approval.Rule
+	allowTurnBy *round.Approval
+	// gateTick changes with every decision and extension, so the gate
+	// looks at its calls again.
+	gateTick  int
+	reminders int // approval_reminder events so far
 }
+
+// approvalsVersion puts T1-T5 behind a version: approval ids, decision
+// records, validation before asking, approval.Needs with signed rules,
+// deadlines with expired, extend and reminders. Rounds recorded before it
+// replay as they ran.
+const (
+	approvalsChange  = "approvals-t1-t5"
+	approvalsVersion = workflow.Version(1)
+)
 
 // Run is the workflow function: the steps of a round, in order.
 func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output, error) {
@@ -57,7 +83,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	if err := in.Validate(); err != nil {
 		return round.Output{}, temporal.NewNonRetryableApplicationError("invalid round input: "+err.Error(), round.ErrTypeInvalidInput, err)
 	}
-	r := &run{in: &in, scope: round.ScopeOf(&in, workflow.GetInfo(ctx).WorkflowExecution.ID), phase: round.PhasePreflight}
+	r := &run{in: &in, cat: w.Catalog, scope: round.ScopeOf(&in, workflow.GetInfo(ctx).WorkflowExecution.ID), phase: round.PhasePreflight}
 	r.keepSearch(ctx) // the inbox's search attributes, kept current from here on
 	unwrapped := UnwrapAll(in.Assistant.ToolCalls)
 
@@ -66,17 +92,34 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 		return round.Output{}, err
 	}
 
-	// 2. Pass 1.
+	// Every change of T1-T5 depends on this version.
+	r.v = workflow.GetVersion(ctx, approvalsChange, workflow.DefaultVersion, approvalsVersion)
+
+	// 2. Pass 1; with approvals, P1.7 before P1.6 and approval.Needs over
+	// the rules that verified.
 	r.preflight(ctx, unwrapped)
+	if r.v >= approvalsVersion {
+		r.verifyRules(ctx)
+		r.asks(workflow.Now(ctx))
+	}
 	r.record(r.scope.RoundStarted(workflow.Now(ctx), len(r.calls)))
 	// From here on clients may ask (queries.go) and signal (signals.go).
 	if err := r.setQueryHandlers(ctx); err != nil {
 		return round.Output{}, err
 	}
 	r.listen(ctx)
+	if r.v >= approvalsVersion {
+		if err := r.setUpdateHandlers(ctx); err != nil {
+			return round.Output{}, err
+		}
+	}
 
 	// 3. The confirm gate.
-	r.gate(ctx)
+	if r.v >= approvalsVersion {
+		r.gateV1(ctx)
+	} else {
+		r.gate(ctx)
+	}
 
 	// 4. P1.7.
 	Validate(r.calls, &r.snap)
@@ -91,6 +134,10 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	// cancelled, so every call still gets its result.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	r.phase = round.PhaseCommit
+	if r.v >= approvalsVersion {
+		r.signRemembered(dctx)
+		r.recordNotNeeded(workflow.Now(dctx))
+	}
 	out := Commit(CommitInput{
 		Input: &in, WorkflowID: r.scope.WorkflowID, Calls: r.calls, Snapshot: &r.snap,
 		State: r.st, Events: r.events, Now: workflow.Now(dctx),

@@ -17,6 +17,7 @@ type (
 	Confirm    round.Confirm
 	Answer     round.Answer
 	ToolResult round.ToolResult
+	Extend     round.Extend
 )
 
 // listen drains the round's signals in one coroutine: confirm decisions
@@ -27,6 +28,10 @@ func (r *run) listen(ctx workflow.Context) {
 	confirmCh := workflow.GetSignalChannel(ctx, round.SignalConfirm)
 	answerCh := workflow.GetSignalChannel(ctx, round.SignalAnswer)
 	resultCh := workflow.GetSignalChannel(ctx, round.SignalToolResult)
+	var extendCh workflow.ReceiveChannel
+	if r.v >= approvalsVersion {
+		extendCh = workflow.GetSignalChannel(ctx, round.SignalExtend)
+	}
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
 			sel := workflow.NewSelector(ctx)
@@ -38,8 +43,24 @@ func (r *run) listen(ctx workflow.Context) {
 					r.ignore(ctx, round.SignalConfirm, "", "malformed payload: "+err.Error())
 					return
 				}
+				if r.v >= approvalsVersion {
+					r.onConfirmV1(ctx, round.Confirm(s), "signal")
+					return
+				}
 				r.onConfirm(ctx, round.Confirm(s))
 			})
+			if r.v >= approvalsVersion {
+				sel.AddReceive(extendCh, func(c workflow.ReceiveChannel, _ bool) {
+					var raw json.RawMessage
+					c.Receive(ctx, &raw)
+					var e Extend
+					if err := json.Unmarshal(raw, &e); err != nil {
+						r.ignore(ctx, round.SignalExtend, "", "malformed payload: "+err.Error())
+						return
+					}
+					r.onExtend(ctx, round.Extend(e))
+				})
+			}
 			sel.AddReceive(answerCh, func(c workflow.ReceiveChannel, _ bool) {
 				var raw json.RawMessage
 				c.Receive(ctx, &raw)
@@ -67,6 +88,22 @@ func (r *run) listen(ctx workflow.Context) {
 			sel.Select(ctx)
 		}
 	})
+}
+
+// setUpdateHandlers registers the confirm update (T1): the same decision
+// as the confirm signal, whose validator rejects, before anything is
+// recorded, a call that does not wait, a stale approval_id and edited
+// arguments that fail the schema.
+func (r *run) setUpdateHandlers(ctx workflow.Context) error {
+	return workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateConfirm,
+		func(ctx workflow.Context, s round.Confirm) error {
+			r.onConfirmV1(ctx, s, "update")
+			return nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, s round.Confirm) error {
+			_, err := r.checkConfirm(s)
+			return err
+		}})
 }
 
 // ignore records a signal that changed nothing (P1.6): unknown call ids,

@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -63,6 +64,10 @@ type CallFacts struct {
 	Subject   string           `json:"subject,omitempty"`
 	Effect    tools.SideEffect `json:"effect,omitempty"`
 	Sensitive bool             `json:"sensitive,omitempty"`
+	// Approval is what approval.Needs needs to know of the call
+	// (tools.ApprovalCall), without its arguments, which the round fills
+	// in: the model's, or the ones an approver edited.
+	Approval *approval.Call `json:"approval,omitempty"`
 }
 
 // Snapshot is the part of the catalog and worker configuration one round
@@ -79,6 +84,8 @@ type Snapshot struct {
 	// Features are set by the workflow from its version markers, not
 	// recorded with the snapshot (repeat.go).
 	Features Features `json:"-"`
+	// DenyAutoApprove is the worker's AUTO_APPROVE=deny (T5).
+	DenyAutoApprove bool `json:"deny_auto_approve,omitempty"`
 }
 
 func (s *Snapshot) loaded(name string) bool    { return contains(s.Loaded, name) }
@@ -119,6 +126,9 @@ type CatalogOptions struct {
 	// LocalMaxTimeout: read-only tools whose timeout is at most this run as
 	// local activities. Zero keeps every tool a regular activity.
 	LocalMaxTimeout time.Duration
+	// DenyAutoApprove ignores the auto_approve of every round
+	// (AUTO_APPROVE=deny, T5).
+	DenyAutoApprove bool
 }
 
 // RegistryCatalog is the Catalog of a tools.Registry.
@@ -148,6 +158,7 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 		MaxConcurrent:    c.Options.MaxConcurrent,
 		ConfirmTimeout:   c.Options.ConfirmTimeout,
 		HeartbeatTimeout: c.Options.HeartbeatTimeout,
+		DenyAutoApprove:  c.Options.DenyAutoApprove,
 		Loaded:           tools.SortedNames(tools.LoadedSet(req.Provider, names, req.ClientTools)),
 		Preloaded:        tools.SortedNames(tools.Preloaded(req.Provider, names, req.ClientTools)),
 		Tools:            map[string]ToolInfo{},
@@ -166,10 +177,12 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 				s.Tools[u.Name] = c.info(d)
 			}
 			args := json.RawMessage(u.Args)
+			ac := tools.ApprovalCall(d, "", args)
 			s.Calls[i] = CallFacts{
 				Subject:   tools.SubjectOf(d, args),
 				Effect:    tools.EffectOf(d, args),
 				Sensitive: d.Sensitive != nil && d.Sensitive(args),
+				Approval:  &ac,
 			}
 			continue
 		}
@@ -178,7 +191,8 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 				Name: u.Name, Description: spec.Function.Description, Parameters: spec.Function.Parameters,
 				SideEffect: tools.AtMostOnce, Client: true, ConfirmNever: true, Timeout: c.Options.ConfirmTimeout,
 			}
-			s.Calls[i] = CallFacts{Subject: tools.SubjectOf(nil, json.RawMessage(u.Args)), Effect: tools.AtMostOnce}
+			s.Calls[i] = CallFacts{Subject: tools.SubjectOf(nil, json.RawMessage(u.Args)), Effect: tools.AtMostOnce,
+				Approval: &approval.Call{Tool: u.Name, ConfirmNever: true}}
 			continue
 		}
 		if msg, missing := c.Registry.Missing(u.Name); missing {

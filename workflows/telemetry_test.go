@@ -88,7 +88,12 @@ func TestRoundSpansAndMetrics(t *testing.T) {
 	env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
 	env.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
 	env.RegisterDelayedCallback(func() {
-		env.SignalWorkflow(round.SignalConfirm, round.Confirm{CallID: "e1", Approve: false, Reason: "no"})
+		v, err := env.QueryWorkflow(round.QueryPending)
+		require.NoError(t, err)
+		var pending []round.Pending
+		require.NoError(t, v.Get(&pending))
+		require.Len(t, pending, 1)
+		env.SignalWorkflow(round.SignalConfirm, round.Confirm{CallID: "e1", Approve: false, Reason: "no", ApprovalID: pending[0].ApprovalID})
 	}, time.Minute)
 
 	env.ExecuteWorkflow(round.WorkflowName, input(

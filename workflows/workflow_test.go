@@ -34,6 +34,8 @@ type harness struct {
 	rec    *testtools.Recorder
 	reg    *tools.Registry
 	events *sink
+	wf     *workflows.RoundWorkflow
+	acts   *activities.Activities
 }
 
 // sink records what the round publishes to the session's event stream.
@@ -69,14 +71,19 @@ func newHarness(t *testing.T, bound int) *harness {
 	reg := testtools.Registry(rec)
 	wf := &workflows.RoundWorkflow{Catalog: workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: bound, HeartbeatTimeout: time.Minute, LocalMaxTimeout: time.Minute})}
 	events := &sink{}
-	acts := &activities.Activities{Registry: reg, Events: events, Blobs: &blobs{m: map[string]string{}}}
+	acts := &activities.Activities{Registry: reg, Events: events, Blobs: &blobs{m: map[string]string{}}, RuleKey: ruleKey}
 	env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
+	env.RegisterActivityWithOptions(acts.VerifyRules, activity.RegisterOptions{Name: round.ActivityVerifyRules})
+	env.RegisterActivityWithOptions(acts.SignRules, activity.RegisterOptions{Name: round.ActivitySignRules})
 	env.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
 	env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
 	env.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
 	env.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: round.ActivityCheckFiles})
-	return &harness{env: env, rec: rec, reg: reg, events: events}
+	return &harness{env: env, rec: rec, reg: reg, events: events, wf: wf, acts: acts}
 }
+
+// ruleKey is the test workers' rule key (T4).
+var ruleKey = []byte("0123456789abcdef0123456789abcdef")
 
 func call(id, name, args string) round.ToolCall {
 	return round.ToolCall{ID: id, Type: "function", Function: round.FunctionCall{Name: name, Arguments: round.Arguments(args)}}
@@ -191,7 +198,32 @@ func (h *harness) pending(t *testing.T) []round.Pending {
 
 func (h *harness) at(d time.Duration, fn func()) { h.env.RegisterDelayedCallback(fn, d) }
 
-func (h *harness) confirm(c round.Confirm) { h.env.SignalWorkflow(round.SignalConfirm, c) }
+// confirm signals a decision; without an approval_id it takes the waiting
+// call's from the pending query, as starter does.
+func (h *harness) confirm(c round.Confirm) {
+	if c.ApprovalID == "" {
+		c.ApprovalID = h.approvalID(c.CallID)
+	}
+	h.env.SignalWorkflow(round.SignalConfirm, c)
+}
+
+// approvalID is the waiting call's approval_id, "" when it does not wait.
+func (h *harness) approvalID(callID string) string {
+	v, err := h.env.QueryWorkflow(round.QueryPending)
+	if err != nil {
+		return ""
+	}
+	var p []round.Pending
+	if v.Get(&p) != nil {
+		return ""
+	}
+	for _, q := range p {
+		if q.CallID == callID {
+			return q.ApprovalID
+		}
+	}
+	return ""
+}
 
 func TestConfirmationsAreRaisedTogetherAndAnsweredInAnyOrder(t *testing.T) {
 	h := newHarness(t, 3)
@@ -246,21 +278,24 @@ func waited(t *testing.T, res round.Result, suffix string) time.Duration {
 	return 0
 }
 
-func TestConfirmTimeoutCountsAsDenial(t *testing.T) {
+func TestNoDecisionBeforeTheDeadlineExpires(t *testing.T) {
 	h := newHarness(t, 3)
 	in := input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`))
 	in.ConfirmTimeoutSeconds = 90
 	res := h.run(t, in)
-	require.Equal(t, []round.Status{"skipped", "ok"}, statuses(res))
-	require.Equal(t, "Skipped by user. Reason: no answer within 1m30s", res.Results[0].Content)
+	require.Equal(t, []round.Status{"expired", "ok"}, statuses(res), "T3: expired, never skipped")
+	require.Equal(t, "Not run: no decision arrived within 1m30s, so the call expired; it did not run.", res.Results[0].Content)
+	require.Equal(t, round.DecisionExpired, res.Results[0].Approval.Decision)
 	require.Equal(t, 0, h.rec.RunsOf("e1"))
+	require.Equal(t, 90*time.Second, waited(t, res, "/e1/answered"), "T3: expired at the exact deadline")
 	require.Equal(t, 90*time.Second, waited(t, res, "/finished"), "the gate waits the round's confirm timeout, then the round ends")
 }
 
 func TestDefaultConfirmTimeoutIsThirtyMinutes(t *testing.T) {
 	h := newHarness(t, 3)
 	res := h.run(t, input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`)))
-	require.Equal(t, "Skipped by user. Reason: no answer within 30m0s", res.Results[0].Content)
+	require.Equal(t, round.StatusExpired, res.Results[0].Status)
+	require.Contains(t, res.Results[0].Content, "no decision arrived within 30m0s")
 	require.Equal(t, 30*time.Minute, waited(t, res, "/finished"))
 }
 
@@ -282,9 +317,15 @@ func TestRememberAddsAnAllowRuleToTheRunState(t *testing.T) {
 		call("g2", "run_command", `{"command":"git log"}`),
 		call("x1", "run_command", `{"command":"make"}`),
 	))
-	// g2 matched the new rule and was approved with g1; x1 waited and timed out.
-	require.Equal(t, []round.Status{"ok", "ok", "skipped"}, statuses(res))
-	require.Contains(t, res.State.Allow, round.AllowRule{Tool: "run_command", Pattern: "git *"})
+	// g2 matched the new rule and was approved with g1; x1 waited and expired.
+	require.Equal(t, []round.Status{"ok", "ok", "expired"}, statuses(res))
+	require.Len(t, res.State.Allow, 1)
+	rule := res.State.Allow[0]
+	require.Equal(t, "run_command", rule.Tool)
+	require.Equal(t, "git *", rule.Pattern)
+	require.NotEmpty(t, rule.MAC, "T4: remembered rules are signed")
+	require.Equal(t, round.DecisionRule, res.Results[1].Approval.Decision)
+	require.Equal(t, "run_command git *", res.Results[1].Approval.Rule)
 
 	// The next round of the run does not ask for git commands.
 	h2 := newHarness(t, 3)
@@ -292,13 +333,17 @@ func TestRememberAddsAnAllowRuleToTheRunState(t *testing.T) {
 	in.State = res.State
 	res2 := h2.run(t, in)
 	require.Equal(t, []round.Status{"ok"}, statuses(res2))
+	require.Equal(t, round.DecisionRule, res2.Results[0].Approval.Decision)
 }
 
-func TestRememberDefaultsToTheExactSubject(t *testing.T) {
+func TestRememberDefaultsToTheExactArguments(t *testing.T) {
 	h := newHarness(t, 3)
 	h.at(time.Second, func() { h.confirm(round.Confirm{CallID: "e1", Approve: true, Remember: true}) })
 	res := h.run(t, input(call("e1", "edit_file", `{"path":"notes.md","new_text":"x"}`)))
-	require.Equal(t, []round.AllowRule{{Tool: "edit_file", Pattern: "notes.md"}}, res.State.Allow)
+	require.Len(t, res.State.Allow, 1)
+	require.Equal(t, "edit_file", res.State.Allow[0].Tool)
+	require.Empty(t, res.State.Allow[0].Pattern, "T4: a rule without a pattern is exact")
+	require.Equal(t, `{"new_text":"x","path":"notes.md"}`, res.State.Allow[0].Args)
 }
 
 func TestAllowTurnApprovesTheRestOfTheRound(t *testing.T) {

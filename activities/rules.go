@@ -1,0 +1,42 @@
+package activities
+
+import (
+	"context"
+	"errors"
+
+	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/round"
+)
+
+// errNoRuleKey: a worker without a rule key neither verifies nor signs.
+var errNoRuleKey = errors.New("the worker has no rule key (TOOLROUND_RULE_KEY)")
+
+// VerifyRules checks the MACs of a run state's rules with the worker's rule
+// key (T4). The round calls it once; its answer is in history, so a replay
+// gives the same answer and the key never enters history. Without a key,
+// no rule verifies.
+func (a *Activities) VerifyRules(_ context.Context, in round.RulesInput) (round.VerifyRulesOutput, error) {
+	out := round.VerifyRulesOutput{Verified: []int{}}
+	if len(a.RuleKey) == 0 {
+		return out, nil
+	}
+	for i, r := range in.Rules {
+		if approval.Verify(a.RuleKey, in.SessionID, in.RunID, approval.Rule(r)) {
+			out.Verified = append(out.Verified, i)
+		}
+	}
+	return out, nil
+}
+
+// SignRules signs the rules a round remembered with the worker's rule key
+// (approval.Sign): the MAC enters history, the key does not.
+func (a *Activities) SignRules(_ context.Context, in round.RulesInput) (round.SignRulesOutput, error) {
+	if len(a.RuleKey) == 0 {
+		return round.SignRulesOutput{}, errNoRuleKey
+	}
+	out := round.SignRulesOutput{Rules: make([]round.AllowRule, len(in.Rules))}
+	for i, r := range in.Rules {
+		out.Rules[i] = round.AllowRule(approval.Sign(a.RuleKey, in.SessionID, in.RunID, approval.Rule(r)))
+	}
+	return out, nil
+}

@@ -1,0 +1,287 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/round"
+)
+
+var allToolsFetched = []string{"edit_file", "run_command", "http_request", "read_files", "calculate"}
+
+// waitPending polls `starter pending` until exactly these calls wait, and
+// returns them.
+func (e *env) waitPending(wfID string, ids ...string) []round.Pending {
+	e.t.Helper()
+	var pending []round.Pending
+	require.Eventually(e.t, func() bool {
+		r := e.starter(context.Background(), "", "pending", wfID)
+		pending = nil
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &pending) != nil || len(pending) != len(ids) {
+			return false
+		}
+		for i, p := range pending {
+			if p.CallID != ids[i] {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 100*time.Millisecond, "pending %v; last %+v", ids, pending)
+	return pending
+}
+
+func (e *env) mustStarter(args ...string) result {
+	e.t.Helper()
+	r := e.starter(context.Background(), "", args...)
+	require.Equal(e.t, 0, r.code, "starter %v: %s", args, r.stderr)
+	return r
+}
+
+// TestApprovalRulesDoNotOverMatch: `approve --remember --pattern 'git *'`
+// no longer approves `git status; touch X` or `git $(touch X)` in the next
+// round; a plain --remember of `ls *.txt` approves that command only, not
+// `ls ; touch X #.txt`; rules of a forged state or of another run are
+// ignored, and a call nobody decides expires (T1, T3, T4).
+func TestApprovalRulesDoNotOverMatch(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	st := &round.RunState{Fetched: allToolsFetched}
+	in1 := e.input(1, "claude-code", st,
+		call("g1", "run_command", map[string]any{"command": "git --version"}),
+		call("l1", "run_command", map[string]any{"command": "ls *.txt"}))
+	done := e.startRound(in1)
+	wf1 := in1.WorkflowID()
+	e.waitPending(wf1, "g1", "l1")
+	e.mustStarter("approve", wf1, "g1", "--remember", "--pattern", "git *")
+	e.mustStarter("approve", wf1, "l1", "--remember")
+	res1 := decodeResult(t, <-done)
+	require.Len(t, res1.State.Allow, 2)
+	for _, rule := range res1.State.Allow {
+		require.NotEmpty(t, rule.MAC, "remembered rules are signed")
+	}
+
+	in2 := e.input(2, "claude-code", res1.State,
+		call("a", "run_command", map[string]any{"command": "git status; touch X"}),
+		call("b", "run_command", map[string]any{"command": "git $(touch X)"}),
+		call("c", "run_command", map[string]any{"command": "ls ; touch X #.txt"}),
+		call("d", "run_command", map[string]any{"command": "git --version"}),
+		call("f", "run_command", map[string]any{"command": "ls *.txt"}))
+	done = e.startRound(in2)
+	wf2 := in2.WorkflowID()
+	e.waitPending(wf2, "a", "b", "c")
+	for _, id := range []string{"a", "b", "c"} {
+		e.mustStarter("deny", wf2, id, "--reason", "no")
+	}
+	res2 := decodeResult(t, <-done)
+	r := byID(res2)
+	for _, id := range []string{"a", "b", "c"} {
+		require.Equal(t, round.StatusSkipped, r[id].Status, id)
+		require.Equal(t, round.DecisionDenied, r[id].Approval.Decision)
+	}
+	require.Equal(t, round.DecisionRule, r["d"].Approval.Decision, r["d"].Content)
+	require.Equal(t, "run_command git *", r["d"].Approval.Rule)
+	require.Equal(t, round.DecisionRule, r["f"].Approval.Decision, "the exact rule approves the exact command")
+	require.NoFileExists(t, filepath.Join(e.workdir, "X"))
+
+	// A state whose rules were written by hand, or copied from another run.
+	forged := &round.RunState{Fetched: allToolsFetched, Allow: append([]round.AllowRule{
+		{Tool: "run_command", Pattern: "*"},
+		{Tool: "run_command", Pattern: "*", MAC: res1.State.Allow[0].MAC},
+	}, res1.State.Allow...)}
+	in3 := e.input(1, "claude-code", forged, call("t", "run_command", map[string]any{"command": "git --version"}))
+	in3.RunID = "run-2"
+	in3.ConfirmTimeoutSeconds = 2
+	res3 := e.round(in3)
+	require.Equal(t, round.StatusExpired, res3.Results[0].Status, "rules of a forged state or another run are ignored; no decision expires")
+	require.Contains(t, res3.Results[0].Content, "did not run")
+	require.Equal(t, round.DecisionExpired, res3.Results[0].Approval.Decision)
+}
+
+// TestApproveIsBoundToTheArgumentsAndSaysWho: `starter approve WID nosuch`
+// exits non-zero; --args that fail the schema are refused and the call
+// keeps waiting; accepted --args are what runs, recorded with who approved
+// (--as) and how (cli); the arguments approved are shown on stderr (T1, T2).
+func TestApproveIsBoundToTheArgumentsAndSaysWho(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("e1", "edit_file", map[string]any{"path": "a.txt", "new_text": "from the model\n"}))
+	done := e.startRound(in)
+	wfID := in.WorkflowID()
+	e.waitPending(wfID, "e1")
+
+	ctx := context.Background()
+	r := e.starter(ctx, "", "approve", wfID, "nosuch")
+	require.NotEqual(t, 0, r.code, "approving a call that does not wait fails")
+	require.Contains(t, r.stderr, "does not wait")
+	require.Equal(t, 1, strings.Count(r.stderr, "\n"), r.stderr)
+
+	r = e.starter(ctx, "", "approve", wfID, "e1", "--args", `{"path":"a.txt"}`)
+	require.NotEqual(t, 0, r.code)
+	require.Contains(t, r.stderr, "new_text")
+	e.waitPending(wfID, "e1")
+
+	r = e.starter(ctx, "", "approve", wfID, "e1", "--as", "alice", "--args", `{"path":"a.txt","new_text":"edited\n"}`)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stderr, `approving e1 edit_file {"new_text":"from the model\n","path":"a.txt"} -> edited: {"path":"a.txt","new_text":"edited\n"}`)
+	res := decodeResult(t, <-done)
+	require.Equal(t, round.StatusOK, res.Results[0].Status, res.Results[0].Content)
+	got, err := os.ReadFile(filepath.Join(e.workdir, "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "edited\n", string(got), "the edited arguments ran")
+	a := res.Results[0].Approval
+	require.Equal(t, round.DecisionApproved, a.Decision)
+	require.Equal(t, "alice", a.By)
+	require.Equal(t, "cli", a.Via)
+	require.True(t, a.Edited)
+	require.JSONEq(t, `{"path":"a.txt","new_text":"from the model\n"}`, a.OriginalArgs)
+
+	r = e.starter(ctx, "", "approve", wfID, "e1")
+	require.NotEqual(t, 0, r.code, "a decided call does not wait any more")
+}
+
+// TestTemporalCLIApprovesWithTheApprovalID: the official Temporal CLI
+// approves by signalling confirm with the approval_id from pending; a
+// signal with another id is ignored and recorded, and the call keeps
+// waiting (T1).
+func TestTemporalCLIApprovesWithTheApprovalID(t *testing.T) {
+	cli := os.Getenv("TEMPORAL_CLI")
+	if cli == "" {
+		cli = "temporal"
+	}
+	if _, err := exec.LookPath(cli); err != nil {
+		t.Skip("no temporal CLI (set TEMPORAL_CLI)")
+	}
+	e := newEnv(t)
+	e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("e1", "edit_file", map[string]any{"path": "b.txt", "new_text": "yes\n"}))
+	done := e.startRound(in)
+	wfID := in.WorkflowID()
+	p := e.waitPending(wfID, "e1")[0]
+	require.Len(t, p.ApprovalID, 64)
+	require.NotEmpty(t, p.Reasons)
+	require.True(t, p.Deadline.After(p.Since))
+
+	signal := func(payload string) {
+		out, err := exec.Command(cli, "workflow", "signal", "--address", temporalAddress(), "--workflow-id", wfID,
+			"--name", round.SignalConfirm, "--input", payload).CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	signal(`{"call_id":"e1","approve":true,"approval_id":"0000"}`)
+	// The round takes the signal in its next workflow task; a query after
+	// the signal is answered after that task.
+	e.waitPending(wfID, "e1")
+	signal(`{"call_id":"e1","approve":true,"approval_id":"` + p.ApprovalID + `","by":"ops"}`)
+	res := decodeResult(t, <-done)
+	require.Equal(t, round.StatusOK, res.Results[0].Status)
+	require.Equal(t, "ops", res.Results[0].Approval.By)
+	require.Equal(t, "signal", res.Results[0].Approval.Via)
+	var ignored []string
+	for _, ev := range res.Events {
+		if ev.Type == round.EventSignalIgnored {
+			ignored = append(ignored, ev.Detail)
+		}
+	}
+	require.Len(t, ignored, 1)
+	require.Contains(t, ignored[0], "stale approval_id")
+}
+
+// TestSafeHTTPMethodsDoNotAsk: GET, HEAD and OPTIONS never ask, as the
+// README says; POST does (T5).
+func TestSafeHTTPMethodsDoNotAsk(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("hi")) }))
+	defer srv.Close()
+	e := newEnv(t)
+	e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("g", "http_request", map[string]any{"url": srv.URL, "method": "GET"}),
+		call("h", "http_request", map[string]any{"url": srv.URL, "method": "HEAD"}),
+		call("o", "http_request", map[string]any{"url": srv.URL, "method": "options"}),
+		call("p", "http_request", map[string]any{"url": srv.URL, "method": "POST", "body": "x"}))
+	done := e.startRound(in)
+	wfID := in.WorkflowID()
+	e.waitPending(wfID, "p")
+	e.mustStarter("deny", wfID, "p")
+	res := decodeResult(t, <-done)
+	r := byID(res)
+	for _, id := range []string{"g", "h", "o"} {
+		require.Equal(t, round.StatusOK, r[id].Status, "%s: %s", id, r[id].Content)
+		require.Equal(t, round.DecisionNotNeeded, r[id].Approval.Decision)
+	}
+	require.Equal(t, round.StatusSkipped, r["p"].Status)
+}
+
+// TestExtendMovesTheDeadline: `starter extend WID CALL DURATION` moves a
+// waiting call's deadline (T3).
+func TestExtendMovesTheDeadline(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("e1", "edit_file", map[string]any{"path": "c.txt", "new_text": "x"}))
+	in.ConfirmTimeoutSeconds = 20
+	done := e.startRound(in)
+	wfID := in.WorkflowID()
+	before := e.waitPending(wfID, "e1")[0]
+	e.mustStarter("extend", wfID, "e1", "1h")
+	require.Eventually(t, func() bool {
+		r := e.starter(context.Background(), "", "pending", wfID)
+		var p []round.Pending
+		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &p) == nil && len(p) == 1 && p[0].Deadline.Sub(before.Deadline) == time.Hour
+	}, 10*time.Second, 100*time.Millisecond)
+	r := e.starter(context.Background(), "", "extend", wfID, "e1", "0s")
+	require.Equal(t, 2, r.code, r.stderr)
+	e.mustStarter("deny", wfID, "e1")
+	res := decodeResult(t, <-done)
+	require.Equal(t, round.StatusSkipped, res.Results[0].Status)
+}
+
+// TestMCPReadOnlyHintDoesNotSkipApproval: a tool whose MCP server declares
+// readOnlyHint still asks, unless the operator marked the server
+// trust_read_only_hints in MCP_CONFIG (T5).
+func TestMCPReadOnlyHintDoesNotSkipApproval(t *testing.T) {
+	dir := t.TempDir()
+	server := filepath.Join(dir, "mcp-fixture")
+	build := exec.Command("go", "build", "-o", server, "../tools/mcp/internal/testserver")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+	mcpConfig := filepath.Join(dir, "mcp.json")
+	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"fix":{"command":"`+server+`"},`+
+		`"trusted":{"command":"`+server+`","trust_read_only_hints":true}}}`), 0o600))
+	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
+	e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"mcp_fix_echo", "mcp_trusted_echo"}},
+		call("m1", "mcp_fix_echo", map[string]any{"text": "untrusted"}),
+		call("m2", "mcp_trusted_echo", map[string]any{"text": "trusted"}))
+	done := e.startRound(in)
+	wfID := in.WorkflowID()
+	p := e.waitPending(wfID, "m1")[0]
+	require.Contains(t, strings.Join(p.Reasons, " "), "trust_read_only_hints")
+	e.mustStarter("deny", wfID, "m1")
+	res := decodeResult(t, <-done)
+	r := byID(res)
+	require.Equal(t, round.StatusSkipped, r["m1"].Status)
+	require.Equal(t, round.StatusOK, r["m2"].Status, r["m2"].Content)
+	require.Equal(t, round.DecisionNotNeeded, r["m2"].Approval.Decision)
+}
+
+// TestConfirmTimeoutOutOfRangeIsAnInputError: 18446744074 seconds used to
+// overflow into 290 ms; it is refused before anything runs (T3).
+func TestConfirmTimeoutOutOfRangeIsAnInputError(t *testing.T) {
+	e := newEnv(t)
+	in := e.input(1, "claude-code", nil, call("c1", "calculate", map[string]any{"expression": "1"}))
+	body := strings.Replace(mustJSON(t, in), `"session_id"`, `"confirm_timeout_seconds":18446744074,"session_id"`, 1)
+	r := e.starter(context.Background(), body, "round", "-")
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "confirm_timeout_seconds")
+}
