@@ -1,14 +1,18 @@
 package tests
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
 )
 
@@ -150,4 +154,43 @@ func TestConsoleAgentCancel(t *testing.T) {
 	require.Equal(t, "call_cmd2", last.ToolCallID)
 	require.Contains(t, last.Content, "cancel")
 	require.Zero(t, m.count(3), "no model call after the cancel")
+}
+
+// TestHTTPAgentExampleAgentMode runs examples/http-agent/agent.py --agent
+// with an agent token: the run goes in the workers against the scripted
+// model, a person approves its calls through the API, and the script
+// prints the final answer.
+func TestHTTPAgentExampleAgentMode(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		testenv.Unavailable(t, "python3: %v", err)
+	}
+	m := newScriptedModel(t)
+	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
+	e.startWorker()
+	c := e.startConsole()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, "../examples/http-agent/agent.py", "--agent", "append", "two", "lines")
+	cmd.Env = append(os.Environ(), "CONSOLE_URL="+c.url, "CONSOLE_TOKEN="+c.agent, "SESSION="+e.session, "RUN=run-1")
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var exit error
+	require.Eventually(t, func() bool {
+		select {
+		case exit = <-done:
+			return true
+		default:
+		}
+		c.approveAll(t, e.session)
+		return false
+	}, 2*time.Minute, 100*time.Millisecond)
+	require.NoError(t, exit, "agent.py --agent:\n%s%s", out.String(), errb.String())
+	require.Equal(t, agentFinal+"\n", out.String(), errb.String())
+	require.Contains(t, errb.String(), "agent run: "+round.AgentWorkflowID(e.session, "run-1"))
+	require.Equal(t, round.AgentCompleted, c.agentOf(t, round.AgentWorkflowID(e.session, "run-1")).Status)
 }
