@@ -44,6 +44,8 @@ type Backend interface {
 	// Agent reads an agent run's status and conversation, its result once
 	// it has ended. ErrNotFound when there is no such run.
 	Agent(ctx context.Context, workflowID string) (*AgentView, error)
+	// SessionAgents lists a session's newest agent runs with their status.
+	SessionAgents(ctx context.Context, session string) ([]AgentView, error)
 	// SendUserMessage signals user_message to a running agent run:
 	// ErrNotFound when there is no such run, ErrNotRunning when it ended.
 	SendUserMessage(ctx context.Context, workflowID, text string) error

@@ -572,6 +572,32 @@ func (b *TemporalBackend) Agent(ctx context.Context, workflowID string) (*AgentV
 	return v, nil
 }
 
+// SessionAgents lists a session's newest agent runs; a run that cannot be
+// read is listed with its error.
+func (b *TemporalBackend) SessionAgents(ctx context.Context, session string) ([]AgentView, error) {
+	prefix, err := quote("agentrun/" + session + "/")
+	if err != nil {
+		return nil, err
+	}
+	ids, err := b.list(ctx, "WorkflowType = '"+round.AgentWorkflowName+"' AND WorkflowId STARTS_WITH "+prefix, sessionRounds)
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(ids, func(i, j int) bool { return ids[i].start.After(ids[j].start) })
+	if len(ids) > sessionRounds {
+		ids = ids[:sessionRounds]
+	}
+	out := make([]AgentView, len(ids))
+	parallel(len(ids), func(i int) {
+		v, err := b.Agent(ctx, ids[i].id)
+		if err != nil {
+			v = &AgentView{AgentStatus: round.AgentStatus{WorkflowID: ids[i].id, Status: "unknown"}, Error: err.Error()}
+		}
+		out[i] = *v
+	})
+	return out, nil
+}
+
 // SendUserMessage signals a user message to a running agent run.
 func (b *TemporalBackend) SendUserMessage(ctx context.Context, workflowID, text string) error {
 	status, err := b.describeAgent(ctx, workflowID)

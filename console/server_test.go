@@ -140,6 +140,14 @@ func (f *fakeBackend) Agent(_ context.Context, id string) (*AgentView, error) {
 	return nil, fmt.Errorf("agent run %s: %w", id, ErrNotFound)
 }
 
+func (f *fakeBackend) SessionAgents(ctx context.Context, session string) ([]AgentView, error) {
+	if session != "s1" {
+		return nil, nil
+	}
+	done, _ := f.Agent(ctx, "agentrun/s1/done")
+	return []AgentView{*done}, nil
+}
+
 func (f *fakeBackend) SendUserMessage(_ context.Context, id, text string) error {
 	switch id {
 	case "agentrun/s1/done":
@@ -577,6 +585,8 @@ func TestPagesRender(t *testing.T) {
 
 	sess := get("/sessions/s1")
 	require.Contains(t, sess, `data-session="s1"`)
+	require.Contains(t, sess, "agentrun/s1/done")
+	require.Contains(t, sess, "rounds: 1, model calls: 2: 42")
 	require.Contains(t, sess, `data-status-for="toolround/s1/r1/1|call_1"`)
 	call := get("/calls/toolround/s1/r1/1?call=call_1")
 	require.Contains(t, call, "<ins>+ 2</ins>")

@@ -3,7 +3,10 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +27,21 @@ func (c *consoleProc) agentOf(t *testing.T, wid string) round.AgentStatus {
 	var st round.AgentStatus
 	r.json(t, &st)
 	return st
+}
+
+// page signs in with token and returns the page at path.
+func (c *consoleProc) page(t *testing.T, token, path string) string {
+	t.Helper()
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	hc := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	resp, err := hc.PostForm(c.url+"/login", url.Values{"token": {token}, "return": {path}})
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	return string(b)
 }
 
 // approveAll approves, with the approver token, every call the session's
@@ -113,6 +131,9 @@ func TestConsoleAgentRun(t *testing.T) {
 	r = c.call(t, "POST", "/api/v1/agents/"+wid+"/messages", c.agent, map[string]string{"text": "late"})
 	require.Equal(t, http.StatusConflict, r.code, string(r.body))
 	require.Equal(t, "not_running", r.errorCode(t))
+	// The session's page lists the run with its final answer.
+	require.Contains(t, c.page(t, c.agent, "/sessions/"+e.session), wid)
+	require.Contains(t, c.page(t, c.agent, "/sessions/"+e.session), "completed")
 	// The console's answer is starter agent-status's.
 	var fromStarter, fromAPI map[string]any
 	b, err := json.Marshal(e.agentStatus(wid))
