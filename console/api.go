@@ -272,7 +272,8 @@ func (s *Server) postExtend(w http.ResponseWriter, r *http.Request, _ principal)
 	s.done(w, r, map[string]any{"workflow_id": req.WorkflowID, "call_id": req.CallID, "extended_seconds": req.Seconds})
 }
 
-// postCancel is H6: cancel a round.
+// postCancel is H6: cancel a round, or an agent run (agentrun/...), whose
+// started round still gives every call a result (A3).
 func (s *Server) postCancel(w http.ResponseWriter, r *http.Request, _ principal) {
 	var req struct {
 		WorkflowID string `json:"workflow_id"`
@@ -296,12 +297,6 @@ func (s *Server) postCancel(w http.ResponseWriter, r *http.Request, _ principal)
 		return
 	}
 	s.done(w, r, map[string]any{"workflow_id": req.WorkflowID, "cancelled": true})
-}
-
-// notImplementedAgents is H7, which waits for durable agent runs (A).
-func (s *Server) notImplementedAgents(w http.ResponseWriter, _ *http.Request, _ principal) {
-	writeError(w, http.StatusNotImplemented, "not_implemented",
-		"agent runs are not served yet: submit rounds with POST /api/v1/rounds and run the model loop yourself (examples/http-agent)")
 }
 
 // getEvents is H8: the session's events as server-sent events, one JSON

@@ -34,8 +34,21 @@ type Backend interface {
 	Answer(ctx context.Context, workflowID, callID string, answers []string) error
 	// Extend pushes a waiting call's deadline by seconds.
 	Extend(ctx context.Context, workflowID, callID string, seconds int) error
-	// Cancel cancels a round.
+	// Cancel cancels a round or an agent run. ErrNotFound when there is
+	// no such workflow.
 	Cancel(ctx context.Context, workflowID string) error
+	// StartAgent starts an agent run (or attaches to the run with the same
+	// session and run id) and returns its workflow id. The input has been
+	// validated; errors wrapping ErrBadInput map to 400.
+	StartAgent(ctx context.Context, in round.AgentInput) (string, error)
+	// Agent reads an agent run's status and conversation, its result once
+	// it has ended. ErrNotFound when there is no such run.
+	Agent(ctx context.Context, workflowID string) (*AgentView, error)
+	// SessionAgents lists a session's newest agent runs with their status.
+	SessionAgents(ctx context.Context, session string) ([]AgentView, error)
+	// SendUserMessage signals user_message to a running agent run:
+	// ErrNotFound when there is no such run, ErrNotRunning when it ended.
+	SendUserMessage(ctx context.Context, workflowID, text string) error
 	// Events calls ready once the stream is being read (every event
 	// published after it is seen), then fn for each new event of the session
 	// until ctx ends or fn fails. With after set to an event's id, the events
@@ -46,8 +59,10 @@ type Backend interface {
 
 // Errors a Backend returns for the HTTP layer to map to statuses.
 var (
-	// ErrNotFound: no such round (404 not_found).
-	ErrNotFound = errors.New("no such round")
+	// ErrNotFound: no such round or agent run (404 not_found).
+	ErrNotFound = errors.New("not found")
+	// ErrNotRunning: the agent run has ended (409 not_running).
+	ErrNotRunning = errors.New("the agent run has ended")
 	// ErrNotWaiting: the call does not wait for a decision (404 not_waiting).
 	ErrNotWaiting = errors.New("the call does not wait for a decision")
 	// ErrStaleApproval: the approval_id is not the waiting call's (409 stale_approval).

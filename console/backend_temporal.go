@@ -490,12 +490,128 @@ func (b *TemporalBackend) Extend(ctx context.Context, workflowID, callID string,
 	return fmt.Errorf("%w: the round did not move the deadline of %s; its workers do not take the extend signal yet", ErrUnsupported, callID)
 }
 
-// Cancel cancels a round.
+// Cancel cancels a round or an agent run.
 func (b *TemporalBackend) Cancel(ctx context.Context, workflowID string) error {
 	err := b.c.Cancel(ctx, workflowID)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
-		return fmt.Errorf("round %s: %w", workflowID, ErrNotFound)
+		return fmt.Errorf("%s: %w", workflowID, ErrNotFound)
+	}
+	return err
+}
+
+// StartAgent starts an agent run through the client.
+func (b *TemporalBackend) StartAgent(ctx context.Context, in round.AgentInput) (string, error) {
+	run, err := b.c.StartAgent(ctx, in)
+	if err != nil {
+		// The client has no typed error for an input that fails validation.
+		if strings.HasPrefix(err.Error(), "invalid agent input") {
+			return "", fmt.Errorf("%w: %w", ErrBadInput, err)
+		}
+		return "", err
+	}
+	return run.GetID(), nil
+}
+
+// describeAgent tells whether workflowID is an agent run, and its status.
+func (b *TemporalBackend) describeAgent(ctx context.Context, workflowID string) (enumspb.WorkflowExecutionStatus, error) {
+	d, err := b.tc.DescribeWorkflow(ctx, workflowID, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return 0, fmt.Errorf("agent run %s: %w", workflowID, ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("describe agent run %s: %w", workflowID, err)
+	}
+	info := d.RawResponse.GetWorkflowExecutionInfo()
+	if info.GetType().GetName() != round.AgentWorkflowName {
+		return 0, fmt.Errorf("%s is not an agent run: %w", workflowID, ErrNotFound)
+	}
+	return info.GetStatus(), nil
+}
+
+// Agent reads a run's status query while it runs, its result once it has
+// ended. A run that failed, was terminated or timed out is shown with
+// status failed and Error saying why; a running run whose workers do not
+// answer, with status running and Error.
+func (b *TemporalBackend) Agent(ctx context.Context, workflowID string) (*AgentView, error) {
+	status, err := b.describeAgent(ctx, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	v := &AgentView{AgentStatus: round.AgentStatus{WorkflowID: workflowID}}
+	switch status {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
+		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+		defer cancel()
+		q, err := b.tc.QueryWorkflow(qctx, workflowID, "", round.QueryAgentStatus)
+		if err == nil {
+			err = q.Get(&v.AgentStatus)
+		}
+		if err != nil {
+			v.Status, v.Error = round.AgentRunning, fmt.Sprintf("status of %s: %v", workflowID, err)
+		}
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		st, err := b.c.WaitAgent(ctx, workflowID)
+		if err != nil {
+			return nil, err
+		}
+		v.AgentStatus = *st
+	default:
+		v.Status = StatusFailed
+		v.Error = "the agent run " + strings.ToLower(strings.TrimPrefix(status.String(), "WORKFLOW_EXECUTION_STATUS_"))
+		if status == enumspb.WORKFLOW_EXECUTION_STATUS_FAILED {
+			if _, err := b.c.WaitAgent(ctx, workflowID); err != nil {
+				v.Error = err.Error()
+			}
+		}
+	}
+	if v.WorkflowID == "" {
+		v.WorkflowID = workflowID
+	}
+	return v, nil
+}
+
+// SessionAgents lists a session's newest agent runs; a run that cannot be
+// read is listed with its error.
+func (b *TemporalBackend) SessionAgents(ctx context.Context, session string) ([]AgentView, error) {
+	prefix, err := quote("agentrun/" + session + "/")
+	if err != nil {
+		return nil, err
+	}
+	ids, err := b.list(ctx, "WorkflowType = '"+round.AgentWorkflowName+"' AND WorkflowId STARTS_WITH "+prefix, sessionRounds)
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(ids, func(i, j int) bool { return ids[i].start.After(ids[j].start) })
+	if len(ids) > sessionRounds {
+		ids = ids[:sessionRounds]
+	}
+	out := make([]AgentView, len(ids))
+	parallel(len(ids), func(i int) {
+		v, err := b.Agent(ctx, ids[i].id)
+		if err != nil {
+			v = &AgentView{AgentStatus: round.AgentStatus{WorkflowID: ids[i].id, Status: "unknown"}, Error: err.Error()}
+		}
+		out[i] = *v
+	})
+	return out, nil
+}
+
+// SendUserMessage signals a user message to a running agent run.
+func (b *TemporalBackend) SendUserMessage(ctx context.Context, workflowID, text string) error {
+	status, err := b.describeAgent(ctx, workflowID)
+	if err != nil {
+		return err
+	}
+	if status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return fmt.Errorf("agent run %s: %w", workflowID, ErrNotRunning)
+	}
+	err = b.c.SendUserMessage(ctx, workflowID, text)
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		// It ended between the describe and the signal.
+		return fmt.Errorf("agent run %s: %w", workflowID, ErrNotRunning)
 	}
 	return err
 }

@@ -9,10 +9,16 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	tclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/mocks"
 	"go.temporal.io/sdk/temporal"
+
+	"github.com/toolround/toolround/round"
 )
 
 // jsonValue is a query answer.
@@ -113,4 +119,55 @@ func TestInboxFallsBackWithoutSearchAttributes(t *testing.T) {
 
 	_, err = b.Inbox(context.Background(), "x' OR '1'='1")
 	require.ErrorIs(t, err, ErrBadInput)
+}
+
+// describing returns DescribeWorkflow's answer for a workflow of type typ.
+func describing(typ string, status enumspb.WorkflowExecutionStatus) *tclient.WorkflowExecutionDescription {
+	return &tclient.WorkflowExecutionDescription{RawResponse: &workflowservice.DescribeWorkflowExecutionResponse{
+		WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{Type: &commonpb.WorkflowType{Name: typ}, Status: status}}}
+}
+
+func TestAgentRunsThroughTemporal(t *testing.T) {
+	const run = "agentrun/s1/r1"
+	ctx := context.Background()
+
+	// A round's id is no agent run; neither is an unknown id.
+	tc := &mocks.Client{}
+	tc.On("DescribeWorkflow", mock.Anything, wf, "").Return(describing("ToolRound", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING), nil)
+	tc.On("DescribeWorkflow", mock.Anything, "agentrun/s1/none", "").Return(nil, serviceerror.NewNotFound("no such workflow"))
+	b := NewTemporalBackend(tc, TemporalOptions{})
+	for _, id := range []string{wf, "agentrun/s1/none"} {
+		_, err := b.Agent(ctx, id)
+		require.ErrorIs(t, err, ErrNotFound, id)
+		require.ErrorIs(t, b.SendUserMessage(ctx, id, "hi"), ErrNotFound, id)
+	}
+	tc.AssertNotCalled(t, "QueryWorkflow", mock.Anything, mock.Anything, mock.Anything, mock.Anything)
+	tc.AssertNotCalled(t, "SignalWorkflow", mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything)
+
+	// A running run answers its status query; a message is its signal.
+	tc = &mocks.Client{}
+	tc.On("DescribeWorkflow", mock.Anything, run, "").Return(describing(round.AgentWorkflowName, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING), nil)
+	tc.On("QueryWorkflow", mock.Anything, run, "", round.QueryAgentStatus).Return(jsonValue{round.AgentStatus{WorkflowID: run, Status: round.AgentRunning, Round: 2,
+		Conversation: []round.AgentMessage{{Role: "user", Content: "go"}}}}, nil)
+	tc.On("SignalWorkflow", mock.Anything, run, "", round.SignalUserMessage, round.UserMessage{Text: "hi"}).Return(nil)
+	b = NewTemporalBackend(tc, TemporalOptions{})
+	v, err := b.Agent(ctx, run)
+	require.NoError(t, err)
+	require.Equal(t, round.AgentRunning, v.Status)
+	require.Equal(t, 2, v.Round)
+	require.Len(t, v.Conversation, 1)
+	require.Empty(t, v.Error)
+	require.NoError(t, b.SendUserMessage(ctx, run, "hi"))
+	tc.AssertNumberOfCalls(t, "SignalWorkflow", 1)
+
+	// An ended run takes no message; a terminated one reads as failed.
+	tc = &mocks.Client{}
+	tc.On("DescribeWorkflow", mock.Anything, run, "").Return(describing(round.AgentWorkflowName, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED), nil)
+	b = NewTemporalBackend(tc, TemporalOptions{})
+	require.ErrorIs(t, b.SendUserMessage(ctx, run, "hi"), ErrNotRunning)
+	v, err = b.Agent(ctx, run)
+	require.NoError(t, err)
+	require.Equal(t, StatusFailed, v.Status)
+	require.Equal(t, "the agent run terminated", v.Error)
+	tc.AssertNotCalled(t, "SignalWorkflow", mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything)
 }

@@ -272,6 +272,15 @@ type roundSection struct {
 type sessionData struct {
 	pageData
 	Rounds []roundSection
+	Agents []agentLine
+	// AgentsError says why the agent runs could not be listed.
+	AgentsError string
+}
+
+// agentLine is one agent run on a session's page.
+type agentLine struct {
+	View  AgentView
+	Final string // the final answer's first 200 bytes
 }
 
 func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, p principal) {
@@ -289,6 +298,17 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, p principal
 			sec.Cards = append(sec.Cards, s.newCard(p, v.WorkflowID, session, pc, r.URL.RequestURI()))
 		}
 		d.Rounds = append(d.Rounds, sec)
+	}
+	agents, err := s.b.SessionAgents(r.Context(), session)
+	if err != nil {
+		d.AgentsError = err.Error()
+	}
+	for _, a := range agents {
+		final := a.Final
+		if len(final) > 200 {
+			final = strings.ToValidUTF8(final[:200], "") + "…"
+		}
+		d.Agents = append(d.Agents, agentLine{View: a, Final: final})
 	}
 	s.render(w, http.StatusOK, "session", d)
 }

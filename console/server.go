@@ -98,8 +98,9 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/answers", s.api(RoleApprover, s.postAnswer))
 	m.HandleFunc("POST /api/v1/extend", s.api(RoleApprover, s.postExtend))
 	m.HandleFunc("POST /api/v1/cancel", s.api(RoleApprover, s.postCancel))
-	m.HandleFunc("POST /api/v1/agents", s.api(roleAny, s.notImplementedAgents))
-	m.HandleFunc("GET /api/v1/agents/{workflow_id...}", s.api(roleAny, s.notImplementedAgents))
+	m.HandleFunc("POST /api/v1/agents", s.api(roleAny, s.postAgent))
+	m.HandleFunc("GET /api/v1/agents/{workflow_id...}", s.api(roleAny, s.getAgent))
+	m.HandleFunc("POST /api/v1/agents/{path...}", s.api(roleAny, s.postAgentPath))
 	m.HandleFunc("GET /api/v1/sessions/{session}/events", s.api(roleAny, s.getEvents))
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := allowedMethod(r.URL.Path); allow != "" {
@@ -129,6 +130,9 @@ func allowedMethod(path string) string {
 		return http.MethodPost
 	case "/api/v1/inbox":
 		return http.MethodGet
+	}
+	if rest, ok := strings.CutPrefix(path, "/api/v1/agents/"); ok && strings.HasSuffix(rest, "/messages") && rest != "/messages" {
+		return http.MethodPost
 	}
 	for _, prefix := range []string{"/api/v1/rounds/", "/api/v1/agents/"} {
 		if strings.HasPrefix(path, prefix) && len(path) > len(prefix) {
@@ -226,6 +230,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusNotFound, "not_waiting"
 	case errors.Is(err, ErrNotFound):
 		return http.StatusNotFound, "not_found"
+	case errors.Is(err, ErrNotRunning):
+		return http.StatusConflict, "not_running"
 	case errors.Is(err, ErrStaleApproval):
 		return http.StatusConflict, "stale_approval"
 	case errors.Is(err, client.ErrInputMismatch):

@@ -30,7 +30,9 @@ type fakeBackend struct {
 	answers   map[string][]string
 	extended  map[string]int
 	cancelled []string
-	decideErr map[string]error // by call id
+	agents    []round.AgentInput
+	messages  map[string][]string // by workflow id
+	decideErr map[string]error    // by call id
 	inbox     []InboxEntry
 	events    chan round.Event
 	after     string // the last Events call's after
@@ -39,7 +41,7 @@ type fakeBackend struct {
 func newFake() *fakeBackend {
 	now := time.Now()
 	return &fakeBackend{
-		answers: map[string][]string{}, extended: map[string]int{}, decideErr: map[string]error{},
+		answers: map[string][]string{}, messages: map[string][]string{}, extended: map[string]int{}, decideErr: map[string]error{},
 		events: make(chan round.Event, 10),
 		inbox: []InboxEntry{{WorkflowID: "toolround/s1/r1/1", SessionID: "s1", Pending: []PendingCall{{
 			CallID: "call_1", Tool: "edit_file", Kind: KindConfirm, ApprovalID: "abc",
@@ -111,6 +113,52 @@ func (f *fakeBackend) Cancel(_ context.Context, wf string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.cancelled = append(f.cancelled, wf)
+	return nil
+}
+
+// The fake's agent runs: agentrun/s1/live runs, agentrun/s1/done has
+// completed, agentrun/s1/broke was terminated; the runs started are
+// running.
+func (f *fakeBackend) StartAgent(_ context.Context, in round.AgentInput) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.agents = append(f.agents, in)
+	return round.AgentWorkflowID(in.SessionID, in.RunID), nil
+}
+
+func (f *fakeBackend) Agent(_ context.Context, id string) (*AgentView, error) {
+	switch id {
+	case "agentrun/s1/live":
+		return &AgentView{AgentStatus: round.AgentStatus{WorkflowID: id, Status: round.AgentRunning, Round: 1, ModelCalls: 1,
+			Conversation: []round.AgentMessage{{Role: "user", Content: "go"}}}}, nil
+	case "agentrun/s1/done":
+		return &AgentView{AgentStatus: round.AgentStatus{WorkflowID: id, Status: round.AgentCompleted, Round: 1, ModelCalls: 2, Final: "42",
+			Conversation: []round.AgentMessage{{Role: "user", Content: "go"}, {Role: "assistant", Content: "42"}}}}, nil
+	case "agentrun/s1/broke":
+		return &AgentView{AgentStatus: round.AgentStatus{WorkflowID: id, Status: StatusFailed}, Error: "the agent run terminated"}, nil
+	}
+	return nil, fmt.Errorf("agent run %s: %w", id, ErrNotFound)
+}
+
+func (f *fakeBackend) SessionAgents(ctx context.Context, session string) ([]AgentView, error) {
+	if session != "s1" {
+		return nil, nil
+	}
+	done, _ := f.Agent(ctx, "agentrun/s1/done")
+	return []AgentView{*done}, nil
+}
+
+func (f *fakeBackend) SendUserMessage(_ context.Context, id, text string) error {
+	switch id {
+	case "agentrun/s1/done":
+		return fmt.Errorf("agent run %s: %w", id, ErrNotRunning)
+	case "agentrun/s1/live":
+	default:
+		return fmt.Errorf("agent run %s: %w", id, ErrNotFound)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.messages[id] = append(f.messages[id], text)
 	return nil
 }
 
@@ -327,17 +375,15 @@ func TestAnswersExtendCancelH6(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, code)
 }
 
-func TestAgentsAndUnknownPaths(t *testing.T) {
+func TestUnknownPaths(t *testing.T) {
 	ts, _ := newTestServer(t)
-	code, body := do(t, ts, "POST", "/api/v1/agents", agentToken, `{}`)
-	require.Equal(t, http.StatusNotImplemented, code)
-	require.Equal(t, "not_implemented", body["error"])
-	code, _ = do(t, ts, "GET", "/api/v1/agents/agentrun/s/r", agentToken, "")
-	require.Equal(t, http.StatusNotImplemented, code)
+	var code int
+	var body map[string]any
 	code, body = do(t, ts, "GET", "/api/v1/nothing", agentToken, "")
 	require.Equal(t, http.StatusNotFound, code)
 	require.Equal(t, "not_found", body["error"])
-	for _, c := range [][2]string{{"GET", "/api/v1/approvals"}, {"DELETE", "/api/v1/rounds/toolround/s/r/1"}, {"POST", "/api/v1/inbox"}, {"PUT", "/api/v1/sessions/s1/events"}} {
+	for _, c := range [][2]string{{"GET", "/api/v1/approvals"}, {"DELETE", "/api/v1/rounds/toolround/s/r/1"}, {"POST", "/api/v1/inbox"}, {"PUT", "/api/v1/sessions/s1/events"},
+		{"DELETE", "/api/v1/agents/agentrun/s/r"}, {"PUT", "/api/v1/agents/agentrun/s/r/messages"}} {
 		code, body = do(t, ts, c[0], c[1], agentToken, "")
 		require.Equal(t, http.StatusMethodNotAllowed, code, c)
 		require.Equal(t, "method_not_allowed", body["error"])
@@ -539,6 +585,8 @@ func TestPagesRender(t *testing.T) {
 
 	sess := get("/sessions/s1")
 	require.Contains(t, sess, `data-session="s1"`)
+	require.Contains(t, sess, "agentrun/s1/done")
+	require.Contains(t, sess, "rounds: 1, model calls: 2: 42")
 	require.Contains(t, sess, `data-status-for="toolround/s1/r1/1|call_1"`)
 	call := get("/calls/toolround/s1/r1/1?call=call_1")
 	require.Contains(t, call, "<ins>+ 2</ins>")
@@ -576,4 +624,118 @@ func TestParseTokens(t *testing.T) {
 		_, err := ParseTokens(strings.NewReader(bad))
 		require.Error(t, err, bad)
 	}
+}
+
+const agentBody = `{"session_id":"s1","run_id":"r9","task":"append a line to log.txt","max_rounds":5}`
+
+func TestStartAgentH7(t *testing.T) {
+	ts, f := newTestServer(t)
+	code, body := do(t, ts, "POST", "/api/v1/agents", agentToken, agentBody)
+	require.Equal(t, http.StatusAccepted, code, body)
+	require.Equal(t, "agentrun/s1/r9", body["workflow_id"])
+	require.Len(t, f.agents, 1)
+	require.Equal(t, round.AgentInput{SessionID: "s1", RunID: "r9", Task: "append a line to log.txt", Provider: "openai", MaxRounds: 5}, f.agents[0],
+		"the provider defaults to openai, as for starter agent")
+
+	// An agent token never starts a run with auto_approve; an approver may.
+	auto := strings.Replace(agentBody, `"max_rounds"`, `"auto_approve":true,"provider":"claude-code","max_rounds"`, 1)
+	code, body = do(t, ts, "POST", "/api/v1/agents", agentToken, auto)
+	require.Equal(t, http.StatusForbidden, code)
+	require.Equal(t, "forbidden", body["error"])
+	require.Len(t, f.agents, 1, "nothing started")
+	code, _ = do(t, ts, "POST", "/api/v1/agents", approverToken, auto)
+	require.Equal(t, http.StatusAccepted, code)
+	require.Len(t, f.agents, 2)
+	require.True(t, f.agents[1].AutoApprove)
+	require.Equal(t, "claude-code", f.agents[1].Provider)
+
+	code, _ = do(t, ts, "POST", "/api/v1/agents", "", agentBody)
+	require.Equal(t, http.StatusUnauthorized, code)
+
+	for _, bad := range []string{
+		``, `not json`, `[]`, `{"session_id":"s1","run_id":"r9"}`, // no task
+		`{"session_id":"s 1","run_id":"r9","task":"x"}`,
+		`{"session_id":"s1","run_id":"r9","task":"x","max_rounds":-1}`,
+		`{"session_id":"s1","run_id":"r9","task":"x","max_rounds":"5"}`,
+		`{"session_id":"s1","run_id":"r9","task":"x","carry":{"round":3}}`, // the run's own carry is never taken
+		`{"session_id":"s1","run_id":"r9","task":"x"} {}`,
+	} {
+		code, body = do(t, ts, "POST", "/api/v1/agents", agentToken, bad)
+		require.Equal(t, http.StatusBadRequest, code, bad)
+		require.Equal(t, "bad_request", body["error"], bad)
+		require.NotEmpty(t, body["message"], bad)
+	}
+	// The body limit of rounds (MaxRoundBody, 64 KiB in these tests).
+	code, body = do(t, ts, "POST", "/api/v1/agents", agentToken, `{"session_id":"s1","run_id":"r9","task":"`+strings.Repeat("x", 100<<10)+`"}`)
+	require.Equal(t, http.StatusRequestEntityTooLarge, code)
+	require.Equal(t, "too_large", body["error"])
+	require.Len(t, f.agents, 2)
+}
+
+func TestReadAgentH7(t *testing.T) {
+	ts, _ := newTestServer(t)
+	code, body := do(t, ts, "GET", "/api/v1/agents/agentrun/s1/done", agentToken, "")
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "completed", body["status"])
+	require.Equal(t, "42", body["final"])
+	require.Len(t, body["conversation"], 2)
+	require.NotContains(t, body, "error")
+
+	code, body = do(t, ts, "GET", "/api/v1/agents/agentrun/s1/live", approverToken, "")
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "running", body["status"])
+	require.Equal(t, "agentrun/s1/live", body["workflow_id"])
+
+	code, body = do(t, ts, "GET", "/api/v1/agents/agentrun/s1/broke", agentToken, "")
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "failed", body["status"])
+	require.Equal(t, "the agent run terminated", body["error"])
+	require.Equal(t, []any{}, body["conversation"])
+
+	for _, id := range []string{"agentrun/s1/nothing", "toolround/s1/r1/1"} {
+		code, body = do(t, ts, "GET", "/api/v1/agents/"+id, agentToken, "")
+		require.Equal(t, http.StatusNotFound, code, id)
+		require.Equal(t, "not_found", body["error"])
+	}
+	code, _ = do(t, ts, "GET", "/api/v1/agents/agentrun/s1/done", "", "")
+	require.Equal(t, http.StatusUnauthorized, code)
+}
+
+func TestAgentMessagesAndCancel(t *testing.T) {
+	ts, f := newTestServer(t)
+	// An agent token may send a user message: it is conversation, not an
+	// approval.
+	code, body := do(t, ts, "POST", "/api/v1/agents/agentrun/s1/live/messages", agentToken, `{"text":"also say hi"}`)
+	require.Equal(t, http.StatusOK, code, body)
+	code, _ = do(t, ts, "POST", "/api/v1/agents/agentrun/s1/live/messages", approverToken, `{"text":"and bye"}`)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, []string{"also say hi", "and bye"}, f.messages["agentrun/s1/live"])
+
+	for _, bad := range []string{`{}`, `{"text":""}`, `{"text":"  "}`, `{"text":5}`, `{"text":"x","extra":1}`, `nope`} {
+		code, body = do(t, ts, "POST", "/api/v1/agents/agentrun/s1/live/messages", agentToken, bad)
+		require.Equal(t, http.StatusBadRequest, code, bad)
+		require.Equal(t, "bad_request", body["error"], bad)
+	}
+	code, body = do(t, ts, "POST", "/api/v1/agents/agentrun/s1/done/messages", agentToken, `{"text":"late"}`)
+	require.Equal(t, http.StatusConflict, code)
+	require.Equal(t, "not_running", body["error"])
+	code, body = do(t, ts, "POST", "/api/v1/agents/agentrun/s1/nothing/messages", agentToken, `{"text":"x"}`)
+	require.Equal(t, http.StatusNotFound, code)
+	require.Equal(t, "not_found", body["error"])
+	for _, path := range []string{"/api/v1/agents/agentrun/s1/live", "/api/v1/agents/toolround/s1/r1/1/messages"} {
+		code, body = do(t, ts, "POST", path, agentToken, `{"text":"x"}`)
+		require.Equal(t, http.StatusNotFound, code, path)
+		require.Equal(t, "not_found", body["error"])
+	}
+	code, _ = do(t, ts, "POST", "/api/v1/agents/agentrun/s1/live/messages", "", `{"text":"x"}`)
+	require.Equal(t, http.StatusUnauthorized, code)
+	require.Len(t, f.messages["agentrun/s1/live"], 2)
+
+	// Cancelling a run is the approver's, as for rounds.
+	code, _ = do(t, ts, "POST", "/api/v1/cancel", agentToken, `{"workflow_id":"agentrun/s1/live"}`)
+	require.Equal(t, http.StatusForbidden, code)
+	require.Empty(t, f.cancelled)
+	code, _ = do(t, ts, "POST", "/api/v1/cancel", approverToken, `{"workflow_id":"agentrun/s1/live"}`)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, []string{"agentrun/s1/live"}, f.cancelled)
 }

@@ -285,6 +285,7 @@ func TestConsoleAPI(t *testing.T) {
 		{"POST", "/api/v1/rounds"}, {"GET", "/api/v1/rounds/toolround/x/y/1"}, {"GET", "/api/v1/inbox"},
 		{"POST", "/api/v1/approvals"}, {"POST", "/api/v1/answers"}, {"POST", "/api/v1/extend"},
 		{"POST", "/api/v1/cancel"}, {"POST", "/api/v1/agents"}, {"GET", "/api/v1/agents/agentrun/x/y"},
+		{"POST", "/api/v1/agents/agentrun/x/y/messages"},
 		{"GET", "/api/v1/sessions/" + e.session + "/events"},
 	} {
 		for _, tok := range []string{"", "not-a-token-of-this-console"} {
@@ -469,10 +470,10 @@ func TestConsoleAPI(t *testing.T) {
 	_, err = os.Stat(filepath.Join(e.workdir, "never.txt"))
 	require.True(t, os.IsNotExist(err))
 
-	// H7: not served yet, and says so.
-	r = c.call(t, "POST", "/api/v1/agents", c.agent, map[string]any{"session_id": e.session, "run_id": "a", "task": "x"})
-	require.Equal(t, http.StatusNotImplemented, r.code)
-	require.Equal(t, "not_implemented", r.errorCode(t))
+	// H7: no such agent run (console_agent_test.go runs one).
+	r = c.call(t, "GET", "/api/v1/agents/"+round.AgentWorkflowID(e.session, "a"), c.agent, nil)
+	require.Equal(t, http.StatusNotFound, r.code, string(r.body))
+	require.Equal(t, "not_found", r.errorCode(t))
 }
 
 // TestHTTPAgentExample runs examples/http-agent/agent.py, an agent loop in

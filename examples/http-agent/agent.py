@@ -10,6 +10,13 @@ model answers without tool calls.
 
     CONSOLE_URL=http://127.0.0.1:8780 CONSOLE_TOKEN=... python3 agent.py
 
+With --agent TASK the model loop runs in toolround's workers instead, as a
+durable agent run (POST /api/v1/agents; the workers need LLM_BASE_URL): the
+script starts the run, polls GET /api/v1/agents/{workflow_id} until it ends,
+says which calls wait for a person, and prints the model's final answer.
+
+    CONSOLE_TOKEN=... python3 agent.py --agent "What is 6*7?"
+
 Environment: CONSOLE_URL (default http://127.0.0.1:8780), CONSOLE_TOKEN (an
 agent or approver token of the console), SESSION (default "http-agent"),
 RUN (default a new one per start).
@@ -105,10 +112,41 @@ def wait_for_round(workflow_id):
         time.sleep(0.5)
 
 
+def run_agent(task):
+    """--agent: a durable agent run, started and followed over the API."""
+    started = api("POST", "/api/v1/agents", {"session_id": SESSION, "run_id": RUN, "task": task})
+    workflow_id = started["workflow_id"]
+    print("agent run: %s" % workflow_id, file=sys.stderr)
+    told = set()
+    while True:
+        status = api("GET", "/api/v1/agents/" + workflow_id)
+        if status["status"] != "running":
+            break
+        # The run's rounds wait in the inbox like any round.
+        for entry in api("GET", "/api/v1/inbox?session=" + urllib.parse.quote(SESSION)):
+            for p in entry["pending"]:
+                key = (entry["workflow_id"], p["call_id"])
+                if key not in told:
+                    told.add(key)
+                    print("waiting for a person: %s %s (approve it at %s/)" % (p["tool"], p.get("subject", ""), URL), file=sys.stderr)
+        time.sleep(0.5)
+    if status["status"] != "completed":
+        print("agent.py: agent run %s ended with status %s after %d rounds %s" % (
+            workflow_id, status["status"], status.get("round", 0), status.get("error", "")), file=sys.stderr)
+        return 1
+    print(status.get("final", ""))
+    return 0
+
+
 def main():
     if not TOKEN:
         print("agent.py: set CONSOLE_TOKEN to a token of the console", file=sys.stderr)
         return 2
+    if len(sys.argv) > 1:
+        if sys.argv[1] != "--agent" or len(sys.argv) < 3:
+            print("usage: agent.py [--agent TASK...]", file=sys.stderr)
+            return 2
+        return run_agent(" ".join(sys.argv[2:]))
     conversation = [{"role": "user", "content": "What is 6*7? Write the answer to answer.txt."}]
     state = None
     for n in range(1, 20):
