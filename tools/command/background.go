@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -587,11 +588,11 @@ func (t *Tools) readLog(id string, offset *int64) (string, error) {
 	buf = buf[:n]
 	end := from + int64(n)
 	if end < size {
-		buf = trimRuneEnd(buf)
+		buf = text.TrimPartialRune(buf)
 		end = from + int64(len(buf))
 	}
 	if from > 0 {
-		buf = trimRuneStart(buf)
+		buf = text.TrimPartialRuneStart(buf)
 	}
 	var head string
 	switch {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/netguard"
 )
@@ -426,10 +427,15 @@ func TestExtToolUsesTheNetworkPolicy(t *testing.T) {
 	require.Zero(t, hits)
 }
 
-func TestCapBuffer(t *testing.T) {
-	c := &capBuffer{limit: 4}
+func TestCappedOutput(t *testing.T) {
+	c := text.NewWriter(4)
 	_, _ = c.Write([]byte("ab"))
 	_, _ = c.Write([]byte("céd"))
 	require.Equal(t, "abc\n[output truncated: 3 more bytes]", c.String(), "a character cut at the limit is dropped whole")
-	require.Equal(t, 6, c.Len())
+	require.Equal(t, int64(6), c.Total())
+	// Output that is not UTF-8 before the limit keeps every byte it was
+	// given: the old buffer dropped up to four good characters from its end.
+	c = text.NewWriter(8)
+	_, _ = c.Write([]byte("\xffabcdefgh"))
+	require.Equal(t, "\xffabcdefg\n[output truncated: 1 more bytes]", c.String())
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -70,14 +71,14 @@ func (e *endpoint) run(ctx context.Context, req tools.Request) (tools.Result, er
 		return tools.Result{}, err
 	}
 	defer resp.Body.Close()
-	body := &capBuffer{limit: e.limit}
+	body := text.NewWriter(e.limit)
 	if _, err := io.Copy(body, resp.Body); err != nil {
 		return tools.Result{}, e.transient(fmt.Errorf("%s: %s: reading the response: %w", e.name, where, err))
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return tools.Text(body.String()), nil
 	}
-	err = fmt.Errorf("%s: %s: HTTP %s%s", e.name, where, resp.Status, quote(body, &capBuffer{}))
+	err = fmt.Errorf("%s: %s: HTTP %s%s", e.name, where, resp.Status, quote(body, text.NewWriter(0)))
 	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
 		return tools.Result{}, e.transient(err)
 	}

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolround/toolround/internal/procgroup"
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/command/sandbox"
 )
@@ -70,7 +70,7 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	}
 	cmd.WaitDelay = pipeDrain
 
-	stdout, stderr := &capBuffer{limit: s.limit}, &capBuffer{limit: s.limit}
+	stdout, stderr := text.NewWriter(s.limit), text.NewWriter(s.limit)
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("%s: %w", s.name, err)
@@ -144,7 +144,7 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 		return tools.Result{}, fmt.Errorf("%s: %w%s", s.name, waitErr, note)
 	}
 	res := tools.Result{Content: stdout.String()}
-	if stderr.Len() > 0 {
+	if stderr.Total() > 0 {
 		res.Content += "\n[stderr]\n" + stderr.String()
 	}
 	res.Content += note
@@ -186,7 +186,7 @@ func (s *script) environ(req tools.Request, args []byte) ([]string, error) {
 
 // quote is the end of the output a failure message shows: stderr, or stdout
 // when stderr is empty.
-func quote(stderr, stdout *capBuffer) string {
+func quote(stderr, stdout *text.Writer) string {
 	out := strings.TrimSpace(stderr.String())
 	if out == "" {
 		out = strings.TrimSpace(stdout.String())
@@ -195,39 +195,7 @@ func quote(stderr, stdout *capBuffer) string {
 		return ""
 	}
 	if len(out) > errorOutput {
-		out = "..." + strings.ToValidUTF8(out[len(out)-errorOutput:], "")
+		out = "..." + strings.ToValidUTF8(text.CutStart(out, errorOutput), "")
 	}
 	return ": " + out
-}
-
-// capBuffer keeps the first limit bytes written to it and counts the rest.
-type capBuffer struct {
-	limit   int
-	buf     bytes.Buffer
-	dropped int
-}
-
-func (c *capBuffer) Write(p []byte) (int, error) {
-	room := c.limit - c.buf.Len()
-	if room >= len(p) {
-		return c.buf.Write(p)
-	}
-	if room > 0 {
-		c.buf.Write(p[:room])
-	}
-	c.dropped += len(p) - max(room, 0)
-	return len(p), nil
-}
-
-func (c *capBuffer) Len() int { return c.buf.Len() + c.dropped }
-
-func (c *capBuffer) String() string {
-	if c.dropped == 0 {
-		return c.buf.String()
-	}
-	kept := c.buf.Bytes()
-	for n := 0; n < utf8.UTFMax && len(kept) > 0 && !utf8.Valid(kept); n++ {
-		kept = kept[:len(kept)-1] // a character cut at the limit
-	}
-	return fmt.Sprintf("%s\n[output truncated: %d more bytes]", kept, c.buf.Len()-len(kept)+c.dropped)
 }

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/net/html/charset"
 
+	txt "github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -419,11 +420,7 @@ func excerpt(resp *response, n int, secrets *secretSet) string {
 		return "(empty body)"
 	}
 	if len(text) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		text = text[:cut] + "…"
+		text = txt.Cut(text, n) + "…"
 	}
 	return text
 }
