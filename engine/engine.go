@@ -6,7 +6,6 @@ import (
 	"log/slog"
 
 	"go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 
 	"github.com/toolround/toolround/activities"
 	"github.com/toolround/toolround/cache"
@@ -143,29 +142,12 @@ func (e *Engine) Dial() (client.Client, error) {
 	return Dial(e.Config, e.Logger)
 }
 
-// Dial connects a Temporal client.
+// Dial connects a Temporal client (a nil logger is slog.Default()).
 func Dial(cfg Config, logger *slog.Logger) (client.Client, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	tlsCfg, err := cfg.TLS.load(cfg.APIKey != "")
-	if err != nil {
-		return nil, err
-	}
-	opts := client.Options{
-		HostPort:          cfg.TemporalAddress,
-		Namespace:         cfg.Namespace,
-		Logger:            tlog.NewStructuredLogger(logger),
-		ConnectionOptions: client.ConnectionOptions{TLS: tlsCfg},
-	}
-	if cfg.APIKey != "" {
-		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.APIKey)
-	}
-	c, err := client.Dial(opts)
-	if err != nil {
-		return nil, fmt.Errorf("temporal: dial %s (namespace %s): %w", cfg.TemporalAddress, cfg.Namespace, err)
-	}
-	return c, nil
+	return cfg.temporal().Dial(logger)
 }
 
 // Close stops background commands and MCP servers and releases Redis and
