@@ -1,0 +1,47 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/files"
+)
+
+// TestFailureTextsOfRealTools pins what the model reads when a built-in tool
+// fails: the handler's error as the activity reports it (err.Error()), after
+// FailureContent (P3.2). Wherever a tool's name is added to its errors, these
+// texts stay as they are.
+func TestFailureTextsOfRealTools(t *testing.T) {
+	wd, err := tools.OpenWorkdir(filepath.Join(t.TempDir(), "work"))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = wd.Close() })
+	defs, err := files.Definitions(files.Config{Workdir: wd})
+	require.NoError(t, err)
+	byName := map[string]tools.Definition{}
+	for _, d := range defs {
+		byName[d.Name] = d
+	}
+	hint := func(tool string) string {
+		return "\nnext: succeed another way, then record what worked with write_error(tool=\"" + tool + "\", error=<the error>, outcome=\"resolved\", resolution=<what worked>)."
+	}
+	for _, tc := range []struct {
+		tool, args, want string
+	}{
+		{"edit_file", `{"path":"../x.txt","new_text":"a"}`, `tool=edit_file failed: path "../x.txt" is outside the workdir`},
+		{"edit_file", `{"path":"nope.txt","old_text":"a","new_text":"b"}`, "tool=edit_file failed: nope.txt: no such file; omit old_text to create it, or find the file with find_files"},
+		{"remove_file", `{"paths":["nope.txt"]}`, "tool=remove_file failed: path is empty"},
+		{"restore_file", `{"path":"nope.txt"}`, "tool=restore_file failed: no versions of nope.txt are kept; file_history lists what is kept"},
+		{"find_files", `{"pattern":"["}`, `tool=find_files failed: pattern "[" is not a valid glob (check its brackets and braces)`},
+	} {
+		d, ok := byName[tc.tool]
+		require.True(t, ok, tc.tool)
+		_, err := d.Handler(context.Background(), tools.Request{Tool: tc.tool, Args: json.RawMessage(tc.args)})
+		require.Error(t, err, "%s %s", tc.tool, tc.args)
+		require.Equal(t, tc.want+hint(tc.tool), FailureContent(tc.tool, err.Error()), "%s %s", tc.tool, tc.args)
+	}
+}
