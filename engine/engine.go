@@ -94,7 +94,7 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 	bc := builtin.Config{Workdir: e.Workdir, Cache: cache, SecretKey: key, Decision: cfg.Decision, Logger: e.Logger}
 	bc.Command.Sandbox = e.sandbox
 	if e.Redis != nil {
-		bc.Redis = e.Redis.Redis()
+		bc.SecretData = e.Redis.SessionData()
 		bc.Agent.Store = e.Redis.SessionData()
 	}
 	bc.Web.SearXNGURL = cfg.SearchURL
