@@ -21,7 +21,7 @@ func FindTools(reg *tools.Registry) tools.Definition {
 	return tools.Definition{
 		Name:        tools.FindTools,
 		Description: "Find tools by what they do and load their schemas. Returns each matching tool's name, description and JSON Schema; call a loaded tool with run_tool(name, args) (or directly, if your tool list has it). Use select:NAME to load one tool by name.",
-		Parameters:  json.RawMessage(findToolsSchema),
+		Parameters:  tools.Schema(findToolsSchema),
 		Concurrent:  true,
 		SideEffect:  tools.ReadOnly,
 		Confirm:     tools.ConfirmNever,

@@ -32,7 +32,7 @@ func (t *fileTools) downloadFileDef() tools.Definition {
 			"the file takes the URL's last path segment as its name. An existing file is replaced and its " +
 			"content kept as a version (restore_file brings it back). " +
 			fmt.Sprintf("At most %d bytes, %d redirects and %s per download.", t.cfg.MaxDownloadBytes, t.cfg.MaxRedirects, t.cfg.DownloadTimeout),
-		Parameters: schema(`{
+		Parameters: tools.Schema(`{
 			"type": "object",
 			"properties": {
 				"url": {"type": "string", "minLength": 1, "description": "http or https URL to download."},

@@ -28,7 +28,7 @@ func (t *fileTools) editFileDef() tools.Definition {
 			"(whitespace and line breaks included, no line numbers) must occur exactly once and is " +
 			"replaced with new_text. The previous content is kept as a version: file_history lists " +
 			"versions, restore_file brings one back.",
-		Parameters: schema(`{
+		Parameters: tools.Schema(`{
 			"type": "object",
 			"properties": {
 				"path": {"type": "string", "minLength": 1, "description": "File path relative to the workdir."},

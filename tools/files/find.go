@@ -28,7 +28,7 @@ func (t *fileTools) findFilesDef() tools.Definition {
 			"depth ('*.go' finds every Go file); a pattern with '/' matches the whole path below the search " +
 			"folder ('src/**/*_test.go'). Results are workdir paths, folders end with '/'. The .git folder is " +
 			fmt.Sprintf("skipped. At most %d results.", t.cfg.MaxFindResults),
-		Parameters: schema(`{
+		Parameters: tools.Schema(`{
 			"type": "object",
 			"properties": {
 				"pattern": {"type": "string", "minLength": 1, "description": "Glob pattern, e.g. '*.md' or 'cmd/**/main.go'."},

@@ -21,7 +21,7 @@ func (t *fileTools) fileHistoryDef() tools.Definition {
 			"time, size and the change that made and replaced each, then the current state. Versions are kept " +
 			"when edit_file, remove_file, restore_file or download_file change a file. For a folder it lists " +
 			"the files under it that have versions. Bring one back with restore_file(path, version).",
-		Parameters: schema(`{
+		Parameters: tools.Schema(`{
 			"type": "object",
 			"properties": {
 				"path": {"type": "string", "minLength": 1, "description": "File or folder path relative to the workdir."}

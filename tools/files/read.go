@@ -43,7 +43,7 @@ func (t *fileTools) readFilesDef() tools.Definition {
 			fmt.Sprintf("for every file. At most %d bytes are shown per file and %d per call; the header says where ",
 				t.cfg.MaxFileBytes, t.cfg.MaxReadBytes) +
 			"a cut file continues. Paths that fail are reported without losing the others.",
-		Parameters: schema(fmt.Sprintf(`{
+		Parameters: tools.Schema(fmt.Sprintf(`{
 			"type": "object",
 			"properties": {
 				"paths": {"type": "array", "minItems": 1, "maxItems": %d, "items": {"type": "string", "minLength": 1},

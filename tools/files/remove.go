@@ -23,7 +23,7 @@ func (t *fileTools) removeFileDef() tools.Definition {
 			"removed file is kept as a version first: restore_file brings a file back, file_history on the " +
 			"folder lists the removed files. A folder may hold only files and folders (no symbolic links) " +
 			fmt.Sprintf("and at most %d files.", t.cfg.MaxRemoveFiles),
-		Parameters: schema(`{
+		Parameters: tools.Schema(`{
 			"type": "object",
 			"properties": {
 				"path": {"type": "string", "minLength": 1, "description": "File or folder path relative to the workdir."}

@@ -19,7 +19,7 @@ func (t *fileTools) restoreFileDef() tools.Definition {
 		Description: "Bring back an earlier version of a file in the workdir, including a removed file. " +
 			"Without version it restores the content before the last change (run it twice to undo the restore). " +
 			"The content it replaces is kept as a new version. file_history lists the versions.",
-		Parameters: schema(`{
+		Parameters: tools.Schema(`{
 			"type": "object",
 			"properties": {
 				"path": {"type": "string", "minLength": 1, "description": "File path relative to the workdir."},

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"mime"
 	"net/http"
@@ -13,7 +12,7 @@ import (
 	"github.com/toolround/toolround/tools/decision"
 )
 
-var fetchPageSchema = json.RawMessage(`{
+var fetchPageSchema = tools.Schema(`{
   "type": "object",
   "properties": {
     "url": {"type": "string", "minLength": 1, "maxLength": 8192,

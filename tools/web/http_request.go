@@ -23,7 +23,7 @@ import (
 	"github.com/toolround/toolround/tools"
 )
 
-var httpRequestSchema = json.RawMessage(`{
+var httpRequestSchema = tools.Schema(`{
   "type": "object",
   "properties": {
     "url": {"type": "string", "minLength": 1, "maxLength": 8192,

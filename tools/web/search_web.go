@@ -141,7 +141,7 @@ func (s *SearXNG) Search(ctx context.Context, query string, limit int) (SearchRe
 	return out, nil
 }
 
-var searchWebSchema = json.RawMessage(`{
+var searchWebSchema = tools.Schema(`{
   "type": "object",
   "properties": {
     "query": {"type": "string", "minLength": 1, "maxLength": 500,
