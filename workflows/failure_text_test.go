@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/command"
 	"github.com/toolround/toolround/tools/files"
 )
 
@@ -26,6 +28,11 @@ func TestFailureTextsOfRealTools(t *testing.T) {
 	for _, d := range defs {
 		byName[d.Name] = d
 	}
+	reg := tools.NewRegistry()
+	require.NoError(t, command.Register(reg, command.Config{Workdir: wd}))
+	for _, d := range reg.Definitions() {
+		byName[d.Name] = *d
+	}
 	hint := func(tool string) string {
 		return "\nnext: succeed another way, then record what worked with write_error(tool=\"" + tool + "\", error=<the error>, outcome=\"resolved\", resolution=<what worked>)."
 	}
@@ -37,11 +44,21 @@ func TestFailureTextsOfRealTools(t *testing.T) {
 		{"remove_file", `{"paths":["nope.txt"]}`, "tool=remove_file failed: path is empty"},
 		{"restore_file", `{"path":"nope.txt"}`, "tool=restore_file failed: no versions of nope.txt are kept; file_history lists what is kept"},
 		{"find_files", `{"pattern":"["}`, `tool=find_files failed: pattern "[" is not a valid glob (check its brackets and braces)`},
+		{"run_command", `{"command":"true","timeout_seconds":0}`, "tool=run_command failed: timeout_seconds must be between 1 and 1800, got 0; use background_command for longer work"},
+		{"background_command", `{"command":"true","id":"bg-1"}`, "tool=background_command failed: give either command (to start a process) or id (to read or stop one), not both"},
+		{"background_command", `{"id":"bg-00000000"}`, `tool=background_command failed: unknown id "bg-00000000"; no background process was started in this workdir`},
+		{"run_command", `{"command":"exit 3"}`, "tool=run_command failed: exit code 3 after"},
 	} {
 		d, ok := byName[tc.tool]
 		require.True(t, ok, tc.tool)
 		_, err := d.Handler(context.Background(), tools.Request{Tool: tc.tool, Args: json.RawMessage(tc.args)})
 		require.Error(t, err, "%s %s", tc.tool, tc.args)
-		require.Equal(t, tc.want+hint(tc.tool), FailureContent(tc.tool, err.Error()), "%s %s", tc.tool, tc.args)
+		got := FailureContent(tc.tool, err.Error())
+		if strings.HasSuffix(tc.want, " after") { // the time it took varies
+			require.True(t, strings.HasPrefix(got, tc.want), got)
+			require.True(t, strings.HasSuffix(got, hint(tc.tool)), got)
+			continue
+		}
+		require.Equal(t, tc.want+hint(tc.tool), got, "%s %s", tc.tool, tc.args)
 	}
 }
