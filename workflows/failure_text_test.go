@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/agent"
 	"github.com/toolround/toolround/tools/command"
 	"github.com/toolround/toolround/tools/files"
 )
@@ -30,6 +31,7 @@ func TestFailureTextsOfRealTools(t *testing.T) {
 	}
 	reg := tools.NewRegistry()
 	require.NoError(t, command.Register(reg, command.Config{Workdir: wd}))
+	require.NoError(t, agent.Register(reg, agent.Config{SecretKey: make([]byte, 32)}))
 	for _, d := range reg.Definitions() {
 		byName[d.Name] = *d
 	}
@@ -47,6 +49,10 @@ func TestFailureTextsOfRealTools(t *testing.T) {
 		{"run_command", `{"command":"true","timeout_seconds":0}`, "tool=run_command failed: timeout_seconds must be between 1 and 1800, got 0; use background_command for longer work"},
 		{"background_command", `{"command":"true","id":"bg-1"}`, "tool=background_command failed: give either command (to start a process) or id (to read or stop one), not both"},
 		{"background_command", `{"id":"bg-00000000"}`, `tool=background_command failed: unknown id "bg-00000000"; no background process was started in this workdir`},
+		{"calculate", `{"expression":"1 / 0"}`, "tool=calculate failed: division by zero (1:3)\n | 1 / 0\n | ..^"},
+		{"write_todo", `{"items":[{"text":"a","status":"pending"}]}`, "tool=write_todo failed: the call has no session id; per-session data cannot be kept without one"},
+		{"html_template", `{}`, "tool=html_template failed: give name (a built-in template) or template (template text)"},
+		{"write_result", `{"content":""}`, "tool=write_result failed: the call has no session id; per-session data cannot be kept without one"},
 		{"run_command", `{"command":"exit 3"}`, "tool=run_command failed: exit code 3 after"},
 	} {
 		d, ok := byName[tc.tool]
