@@ -48,10 +48,10 @@ func (w *web) fetchPageDef() tools.Definition {
 func (w *web) fetchPage(ctx context.Context, req tools.Request) (tools.Result, error) {
 	var a fetchPageArgs
 	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, fmt.Errorf("fetch_page: %w", err)
+		return tools.Result{}, err
 	}
 	rawURL := strings.TrimSpace(a.URL)
-	origin := "fetch_page: " + rawURL
+	origin := rawURL
 	u, err := w.client.checkURL(rawURL)
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("%s: %w", origin, err)

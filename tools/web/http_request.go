@@ -116,11 +116,11 @@ func httpRequestSubject(args json.RawMessage) string {
 func (w *web) httpRequest(ctx context.Context, req tools.Request) (tools.Result, error) {
 	var a httpRequestArgs
 	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, fmt.Errorf("http_request: %w", err)
+		return tools.Result{}, err
 	}
 	method := normMethod(a.Method)
 	rawURL := strings.TrimSpace(a.URL)
-	origin := "http_request: " + method + " " + rawURL
+	origin := method + " " + rawURL
 	if !methodToken.MatchString(method) {
 		return tools.Result{}, fmt.Errorf("%s: method %q is not an HTTP method", origin, a.Method)
 	}
