@@ -53,7 +53,7 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	}
 	env, err := s.environ(req, args)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("%s: %w", s.name, err)
+		return tools.Result{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
@@ -73,13 +73,13 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	stdout, stderr := text.NewWriter(s.limit), text.NewWriter(s.limit)
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("%s: %w", s.name, err)
+		return tools.Result{}, err
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return tools.Result{}, fmt.Errorf("%s: %w", s.name, err)
+		return tools.Result{}, err
 	}
 	// The write ends are files, so Wait does not wait for them: the output is
 	// read here and the group is killed as soon as the script itself exits.
@@ -102,7 +102,7 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	if startErr != nil {
 		outR.Close()
 		errR.Close()
-		return tools.Result{}, fmt.Errorf("%s: start %q: %w", s.name, s.argv[0], startErr)
+		return tools.Result{}, fmt.Errorf("start %q: %w", s.argv[0], startErr)
 	}
 	var readers sync.WaitGroup
 	readers.Go(func() { _, _ = io.Copy(stdout, outR) })
@@ -133,15 +133,15 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	if cmd.ProcessState == nil || !cmd.ProcessState.Success() {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			if errors.Is(ctxErr, context.DeadlineExceeded) {
-				return tools.Result{}, fmt.Errorf("%s: timed out after %s; its process group was killed%s%s", s.name, s.timeout, quote(stderr, stdout), note)
+				return tools.Result{}, fmt.Errorf("timed out after %s; its process group was killed%s%s", s.timeout, quote(stderr, stdout), note)
 			}
-			return tools.Result{}, fmt.Errorf("%s: cancelled; its process group was killed: %w%s", s.name, ctxErr, note)
+			return tools.Result{}, fmt.Errorf("cancelled; its process group was killed: %w%s", ctxErr, note)
 		}
 		var exit *exec.ExitError
 		if errors.As(waitErr, &exit) {
-			return tools.Result{}, fmt.Errorf("%s: %s%s%s", s.name, exit.ProcessState, quote(stderr, stdout), note)
+			return tools.Result{}, fmt.Errorf("%s%s%s", exit.ProcessState, quote(stderr, stdout), note)
 		}
-		return tools.Result{}, fmt.Errorf("%s: %w%s", s.name, waitErr, note)
+		return tools.Result{}, fmt.Errorf("%w%s", waitErr, note)
 	}
 	res := tools.Result{Content: stdout.String()}
 	if stderr.Total() > 0 {
