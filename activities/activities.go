@@ -111,7 +111,7 @@ func (a *Activities) call(ctx context.Context, def *tools.Definition, req tools.
 	defer func() {
 		if p := recover(); p != nil {
 			a.logger().Error("tool panicked", "tool", def.Name, "call_id", req.CallID, "panic", p, "stack", string(debug.Stack()))
-			err = fmt.Errorf("%s: internal error (panic: %v)", def.Name, p)
+			err = fmt.Errorf("internal error (panic: %v)", p)
 		}
 	}()
 	return def.Handler(ctx, req)
