@@ -133,7 +133,7 @@ func (a *Activities) call(ctx context.Context, def *tools.Definition, req tools.
 	defer func() {
 		if p := recover(); p != nil {
 			log.Error("tool panicked", "panic", p, "stack", string(debug.Stack()))
-			err = fmt.Errorf("%s: internal error (panic: %v)", def.Name, p)
+			err = fmt.Errorf("internal error (panic: %v)", p)
 		}
 	}()
 	return def.Handler(ctx, req)

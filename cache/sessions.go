@@ -90,6 +90,17 @@ func (s *SessionData) HGet(ctx context.Context, key, field string) (string, bool
 	return v, true, nil
 }
 
+// HKeys returns the fields of the hash at key; a missing key has none.
+func (s *SessionData) HKeys(ctx context.Context, key string) ([]string, error) {
+	f, err := s.rdb.HKeys(ctx, key).Result()
+	return f, sessionErr(err)
+}
+
+// HDel removes field of the hash at key; a missing one is not an error.
+func (s *SessionData) HDel(ctx context.Context, key, field string) error {
+	return sessionErr(s.rdb.HDel(ctx, key, field).Err())
+}
+
 // appendOnceScript scans the (capped) list for the record id, so that the
 // check and the push are one atomic step on one key.
 var appendOnceScript = redis.NewScript(`

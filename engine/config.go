@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/internal/envconf"
 	"github.com/toolround/toolround/tools/command/sandbox"
 	"github.com/toolround/toolround/tools/decision"
 	"github.com/toolround/toolround/tools/ext"
@@ -106,17 +107,26 @@ type Config struct {
 	MetricsAddr string
 }
 
+// TLSConfig locates the files of an mTLS connection to Temporal.
+type TLSConfig = envconf.TLS
+
+// temporal is the connection part of the configuration, which workers share
+// with clients (envconf).
+func (c Config) temporal() envconf.Temporal {
+	return envconf.Temporal{Address: c.TemporalAddress, Namespace: c.Namespace, TaskQueue: c.TaskQueue, TLS: c.TLS, APIKey: c.APIKey}
+}
+
 // ConfigFromEnv reads the configuration from the environment.
 func ConfigFromEnv() (Config, error) {
+	t := envconf.TemporalFromEnv()
 	c := Config{
-		TemporalAddress: env("TEMPORAL_ADDRESS", "127.0.0.1:7233"),
-		Namespace:       env("TEMPORAL_NAMESPACE", "default"),
-		TaskQueue:       env("TASK_QUEUE", "toolround"),
-		RedisURL:        env("REDIS_URL", "redis://127.0.0.1:6379/0"),
-		Workdir:         env("TOOLS_WORKDIR", "./workdir"),
-	}
-	if c.RedisURL == "none" {
-		c.RedisURL = ""
+		TemporalAddress: t.Address,
+		Namespace:       t.Namespace,
+		TaskQueue:       t.TaskQueue,
+		TLS:             t.TLS,
+		APIKey:          t.APIKey,
+		RedisURL:        envconf.RedisURL(),
+		Workdir:         envconf.Get("TOOLS_WORKDIR", "./workdir"),
 	}
 	var err error
 	if c.MaxConcurrent, err = envInt("MAX_CONCURRENT_TOOLS", 0); err != nil {
@@ -134,11 +144,11 @@ func ConfigFromEnv() (Config, error) {
 	if c.LargeResult, err = envInt("LARGE_RESULT_BYTES", 128<<10); err != nil {
 		return c, err
 	}
-	c.SearchURL = env(web.EnvSearchURL, "")
+	c.SearchURL = envconf.Get(web.EnvSearchURL, "")
 	if c.Decision, err = decision.ConfigFromEnv(os.Getenv); err != nil {
 		return c, err
 	}
-	if v := env("HTTP_DENY_PRIVATE", "false"); v != "false" && v != "0" {
+	if v := envconf.Get("HTTP_DENY_PRIVATE", "false"); v != "false" && v != "0" {
 		if v != "true" && v != "1" {
 			return c, fmt.Errorf("HTTP_DENY_PRIVATE=%q: want true or false", v)
 		}
@@ -149,18 +159,13 @@ func ConfigFromEnv() (Config, error) {
 	if c.DenyAutoApprove, err = approval.ParseAutoApprove(os.Getenv(approval.EnvAutoApprove)); err != nil {
 		return c, err
 	}
-	c.MCPConfig = env(mcp.ConfigEnv, "")
-	c.ToolsConfig = env(ext.ConfigEnv, "")
-	c.MetricsAddr = env("METRICS_ADDR", "")
+	c.MCPConfig = envconf.Get(mcp.ConfigEnv, "")
+	c.ToolsConfig = envconf.Get(ext.ConfigEnv, "")
+	c.MetricsAddr = envconf.Get("METRICS_ADDR", "")
 	if c.Sandbox, err = sandbox.ConfigFromEnv(os.Getenv); err != nil {
 		return c, err
 	}
-	c.TLS = TLSConfig{
-		CertFile: env("TEMPORAL_TLS_CERT", ""), KeyFile: env("TEMPORAL_TLS_KEY", ""),
-		CAFile: env("TEMPORAL_TLS_CA", ""), ServerName: env("TEMPORAL_TLS_SERVER_NAME", ""),
-	}
-	c.APIKey = env("TEMPORAL_API_KEY", "")
-	switch c.LogFormat = env("LOG_FORMAT", "text"); c.LogFormat {
+	switch c.LogFormat = envconf.Get("LOG_FORMAT", "text"); c.LogFormat {
 	case "text", "json":
 	default:
 		return c, fmt.Errorf("LOG_FORMAT=%q: want text or json", c.LogFormat)
@@ -171,13 +176,6 @@ func ConfigFromEnv() (Config, error) {
 		}
 	}
 	return c, nil
-}
-
-func env(name, def string) string {
-	if v := strings.TrimSpace(os.Getenv(name)); v != "" {
-		return v
-	}
-	return def
 }
 
 func envInt(name string, def int) (int, error) {

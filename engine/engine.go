@@ -8,7 +8,6 @@ import (
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
-	tlog "go.temporal.io/sdk/log"
 
 	"github.com/toolround/toolround/activities"
 	"github.com/toolround/toolround/cache"
@@ -130,7 +129,7 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 	bc := builtin.Config{Workdir: e.Workdir, Cache: cache, SecretKey: key, Decision: cfg.Decision, Logger: e.Logger}
 	bc.Command.Sandbox = e.sandbox
 	if e.Redis != nil {
-		bc.Redis = e.Redis.Redis()
+		bc.SecretData = e.Redis.SessionData()
 		bc.Agent.Store = e.Redis.SessionData()
 	}
 	bc.Web.SearXNGURL = cfg.SearchURL
@@ -178,7 +177,7 @@ func (e *Engine) Dial() (client.Client, error) {
 	return dial(e.Config, e.Logger, e.Telemetry)
 }
 
-// Dial connects a Temporal client.
+// Dial connects a Temporal client (a nil logger is slog.Default()).
 func Dial(cfg Config, logger *slog.Logger) (client.Client, error) {
 	return dial(cfg, logger, nil)
 }
@@ -189,24 +188,15 @@ func dial(cfg Config, logger *slog.Logger, t *Telemetry) (client.Client, error) 
 	if logger == nil {
 		logger = slog.Default()
 	}
-	tlsCfg, err := cfg.TLS.load(cfg.APIKey != "")
+	opts, err := cfg.temporal().ClientOptions(logger)
 	if err != nil {
 		return nil, err
-	}
-	opts := client.Options{
-		HostPort:          cfg.TemporalAddress,
-		Namespace:         cfg.Namespace,
-		Logger:            tlog.NewStructuredLogger(logger),
-		ConnectionOptions: client.ConnectionOptions{TLS: tlsCfg},
 	}
 	if t != nil {
 		opts.MetricsHandler = t.MetricsHandler
 		if t.ClientInterceptor != nil {
 			opts.Interceptors = []interceptor.ClientInterceptor{t.ClientInterceptor}
 		}
-	}
-	if cfg.APIKey != "" {
-		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.APIKey)
 	}
 	c, err := client.Dial(opts)
 	if err != nil {

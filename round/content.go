@@ -1,6 +1,10 @@
 package round
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/toolround/toolround/internal/text"
+)
 
 // A result too large for workflow history or for the round's result is kept
 // in the blob store; what stays is a preview and a note naming the
@@ -12,18 +16,9 @@ func StoredPreview(content, ref string, preview int) string {
 	return PreviewOf(content, preview) + fmt.Sprintf("\n[%d bytes in all; stored as %s]", len(content), ref)
 }
 
-// PreviewOf cuts s to at most n bytes at a character boundary.
-func PreviewOf(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8Start(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+// PreviewOf cuts s to at most n bytes at a character boundary (text.Cut,
+// for the packages outside this module).
+func PreviewOf(s string, n int) string { return text.Cut(s, n) }
 
 // eventPreview is how much of a result its tool_result event shows.
 const eventPreview = 200
@@ -34,5 +29,5 @@ func ResultPreview(content string) string {
 	if len(content) <= eventPreview {
 		return content
 	}
-	return PreviewOf(content, eventPreview) + "..."
+	return text.Cut(content, eventPreview) + "..."
 }

@@ -22,7 +22,7 @@ type (
 var RunToolSpec = FunctionSpec{
 	Name:        RunTool,
 	Description: "Run a tool that the turn context lists by name. Fetch its schema with find_tools first, then call run_tool with the tool's name and its arguments.",
-	Parameters: json.RawMessage(`{"type":"object","properties":{` +
+	Parameters: Schema(`{"type":"object","properties":{` +
 		`"name":{"type":"string","description":"the tool to run"},` +
 		`"args":{"type":["object","string"],"description":"the tool's arguments, as an object or a JSON string"}},` +
 		`"required":["name"],"additionalProperties":false}`),

@@ -13,6 +13,18 @@ import (
 	"github.com/xeipuuv/gojsonschema"
 )
 
+// Schema is the one way a tool declares its parameters: a JSON Schema written
+// as JSON in the source (fmt.Sprintf for values from the configuration),
+// compacted here. Register compiles it; a schema that is not JSON is a bug in
+// the tool, so Schema panics.
+func Schema(s string) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		panic(fmt.Sprintf("tools: schema is not JSON: %v", err))
+	}
+	return b.Bytes()
+}
+
 // CompileSchema parses a JSON Schema that must describe an object.
 func CompileSchema(schema json.RawMessage) (*gojsonschema.Schema, error) {
 	var top map[string]any

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
 )
 
@@ -188,7 +189,7 @@ func (r *run) fit(ctx workflow.Context, res *round.Output) {
 			workflow.GetLogger(ctx).Warn("storing large results failed; the round keeps previews", "error", err)
 			out.Stored = make([]round.StoredContent, len(plan.contents))
 			for i, c := range plan.contents {
-				out.Stored[i] = round.StoredContent{Content: round.PreviewOf(c, plan.preview) + fmt.Sprintf("\n[truncated: %d bytes in all; the round's results were more than a round can return and they could not be stored]", len(c))}
+				out.Stored[i] = round.StoredContent{Content: text.Cut(c, plan.preview) + fmt.Sprintf("\n[truncated: %d bytes in all; the round's results were more than a round can return and they could not be stored]", len(c))}
 			}
 		}
 		applyFit(res, plan.contents, out.Stored)

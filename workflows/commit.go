@@ -276,6 +276,9 @@ func FailureContent(tool, msg string) string {
 	if strings.HasPrefix(msg, "tool="+tool+" failed: ") {
 		return msg
 	}
+	// The built-in tools leave their name to this line; errors recorded
+	// by workers from before that still start with it, and the recorded
+	// histories must replay to the same results.
 	msg = strings.TrimPrefix(msg, tool+": ")
 	return "tool=" + tool + " failed: " + msg + "\n" + NextHint(tool, msg)
 }

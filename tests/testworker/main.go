@@ -98,7 +98,7 @@ func emitTools(cfg engine.Config) []tools.Definition {
 			Fill  string `json:"fill"`
 		}
 		if err := req.Decode(&a); err != nil {
-			return tools.Result{}, fmt.Errorf("%s: %w", req.Tool, err)
+			return tools.Result{}, err
 		}
 		return tools.Text(emit(a.Bytes, a.Fill)), nil
 	}

@@ -20,7 +20,7 @@ type Config struct {
 	Store Store
 	// Secrets keeps store_secret values; the worker passes the same store to
 	// the tools that expand {{secret:NAME}}. Build it with
-	// secrets.NewStore(key, secrets.StoreOptions{Redis: ...}) and a key from
+	// secrets.NewStore(key, secrets.StoreOptions{Hashes: ...}) and a key from
 	// secrets.ConfigFromEnv().LoadKey(). Nil: an in-process store is built
 	// from SecretKey. One of Secrets and SecretKey is required.
 	Secrets *secrets.Store

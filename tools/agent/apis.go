@@ -92,11 +92,11 @@ func (l *apiList) handle(_ context.Context, req tools.Request) (tools.Result, er
 		Category string `json:"category"`
 	}
 	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, fmt.Errorf("public_api_list: %w", err)
+		return tools.Result{}, err
 	}
 	category := strings.ToLower(strings.TrimSpace(args.Category))
 	if category != "" && !slices.Contains(l.categories, category) {
-		return tools.Result{}, fmt.Errorf("public_api_list: no category %q; categories: %s", args.Category, strings.Join(l.categories, ", "))
+		return tools.Result{}, fmt.Errorf("no category %q; categories: %s", args.Category, strings.Join(l.categories, ", "))
 	}
 	found := l.search(args.Query, category)
 	if len(found) == 0 {

@@ -112,10 +112,10 @@ func (c *calculator) handle(ctx context.Context, req tools.Request) (tools.Resul
 		Expression string `json:"expression"`
 	}
 	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, fmt.Errorf("calculate: %w", err)
+		return tools.Result{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return tools.Result{}, fmt.Errorf("calculate: %w", err)
+		return tools.Result{}, err
 	}
 	out, err := c.eval(args.Expression)
 	if err != nil {
@@ -128,34 +128,34 @@ func (c *calculator) handle(ctx context.Context, req tools.Request) (tools.Resul
 func (c *calculator) eval(expression string) (string, error) {
 	src := strings.TrimSpace(expression)
 	if src == "" {
-		return "", errors.New("calculate: the expression is empty")
+		return "", errors.New("the expression is empty")
 	}
 	if len(src) > c.maxChars {
-		return "", fmt.Errorf("calculate: the expression is %d characters, more than the limit of %d; split the work into smaller steps", len(src), c.maxChars)
+		return "", fmt.Errorf("the expression is %d characters, more than the limit of %d; split the work into smaller steps", len(src), c.maxChars)
 	}
 	program, err := c.compile(src)
 	var refused refusedError
 	if errors.As(err, &refused) {
-		return "", fmt.Errorf("calculate: %w", refused.err)
+		return "", refused.err
 	}
 	if err != nil {
-		return "", fmt.Errorf("calculate: cannot parse the expression: %s", calcMessage(err))
+		return "", fmt.Errorf("cannot parse the expression: %s", calcMessage(err))
 	}
 	machine := vm.VM{MemoryBudget: c.budget}
 	v, err := machine.Run(program, c.env)
 	if err != nil {
 		msg := calcMessage(err)
 		if strings.Contains(msg, "memory budget exceeded") {
-			return "", fmt.Errorf("calculate: the expression needs more than %d elements (ranges and arrays); use smaller ranges or a formula", c.budget)
+			return "", fmt.Errorf("the expression needs more than %d elements (ranges and arrays); use smaller ranges or a formula", c.budget)
 		}
-		return "", fmt.Errorf("calculate: %s", msg)
+		return "", errors.New(msg)
 	}
 	out, err := formatValue(v, 0)
 	if err != nil {
 		return "", err
 	}
 	if len(out) > calcMaxOutput {
-		return "", fmt.Errorf("calculate: the result is %d characters long, more than the limit of %d; return an aggregate (sum, max, len) instead", len(out), calcMaxOutput)
+		return "", fmt.Errorf("the result is %d characters long, more than the limit of %d; return an aggregate (sum, max, len) instead", len(out), calcMaxOutput)
 	}
 	return out, nil
 }
@@ -170,7 +170,7 @@ func calcMessage(err error) string {
 
 func formatValue(v any, depth int) (string, error) {
 	if depth > 8 {
-		return "", errors.New("calculate: the result nests too deeply to print")
+		return "", errors.New("the result nests too deeply to print")
 	}
 	switch x := v.(type) {
 	case nil:
@@ -202,7 +202,7 @@ func formatValue(v any, depth int) (string, error) {
 			}
 			size += len(s) + 2
 			if size > calcMaxOutput {
-				return "", fmt.Errorf("calculate: the result is a list of %d values, too long to print; return an aggregate (sum, max, len) instead", rv.Len())
+				return "", fmt.Errorf("the result is a list of %d values, too long to print; return an aggregate (sum, max, len) instead", rv.Len())
 			}
 			parts = append(parts, s)
 		}
@@ -228,7 +228,7 @@ func formatValue(v any, depth int) (string, error) {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		return "", fmt.Errorf("calculate: the result (%T) cannot be printed", v)
+		return "", fmt.Errorf("the result (%T) cannot be printed", v)
 	}
 	return string(b), nil
 }
@@ -236,9 +236,9 @@ func formatValue(v any, depth int) (string, error) {
 func formatFloat(f float64) (string, error) {
 	switch {
 	case math.IsNaN(f):
-		return "", errors.New("calculate: the result is not a number (NaN): an operation is undefined for its inputs")
+		return "", errors.New("the result is not a number (NaN): an operation is undefined for its inputs")
 	case math.IsInf(f, 0):
-		return "", errors.New("calculate: the result is infinite: a value overflowed float64 (about 1.8e308)")
+		return "", errors.New("the result is infinite: a value overflowed float64 (about 1.8e308)")
 	case f == 0:
 		return "0", nil // also -0
 	case f == math.Trunc(f) && math.Abs(f) < 1e21:

@@ -71,19 +71,19 @@ func (t *toolset) handleWriteError(ctx context.Context, req tools.Request) (tool
 		Resolution string `json:"resolution"`
 	}
 	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, fmt.Errorf("write_error: %w", err)
+		return tools.Result{}, err
 	}
-	if err := needSession("write_error", req); err != nil {
+	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}
 	args.Tool = strings.TrimSpace(args.Tool)
 	args.Error = strings.TrimSpace(args.Error)
 	args.Resolution = strings.TrimSpace(args.Resolution)
 	if args.Tool == "" || args.Error == "" {
-		return tools.Result{}, fmt.Errorf("write_error: tool and error must not be blank")
+		return tools.Result{}, fmt.Errorf("tool and error must not be blank")
 	}
 	if args.Outcome != OutcomeResolved && args.Outcome != OutcomeUnresolved {
-		return tools.Result{}, fmt.Errorf("write_error: outcome must be %q or %q, got %q", OutcomeResolved, OutcomeUnresolved, args.Outcome)
+		return tools.Result{}, fmt.Errorf("outcome must be %q or %q, got %q", OutcomeResolved, OutcomeUnresolved, args.Outcome)
 	}
 	rec := ErrorRecord{
 		ID:         errorRecordID(req),
@@ -98,11 +98,11 @@ func (t *toolset) handleWriteError(ctx context.Context, req tools.Request) (tool
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("write_error: encode record: %w", err)
+		return tools.Result{}, fmt.Errorf("encode record: %w", err)
 	}
 	added, err := t.st.AppendOnce(ctx, errorsKey(req.SessionID), rec.ID, string(b), t.cfg.MaxErrors, t.cfg.TTL)
 	if err != nil {
-		return tools.Result{}, storeError("write_error", "save record", err)
+		return tools.Result{}, storeError("save record", err)
 	}
 	msg := fmt.Sprintf("recorded %s error of %s", rec.Outcome, rec.Tool)
 	if !added {
@@ -155,9 +155,9 @@ func (t *toolset) handleErrorHistory(ctx context.Context, req tools.Request) (to
 		Limit int    `json:"limit"`
 	}
 	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, fmt.Errorf("error_history: %w", err)
+		return tools.Result{}, err
 	}
-	if err := needSession("error_history", req); err != nil {
+	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}
 	limit := args.Limit
@@ -167,7 +167,7 @@ func (t *toolset) handleErrorHistory(ctx context.Context, req tools.Request) (to
 	limit = min(limit, maxErrorLimit)
 	raw, err := t.st.List(ctx, errorsKey(req.SessionID), 0)
 	if err != nil {
-		return tools.Result{}, storeError("error_history", "read records", err)
+		return tools.Result{}, storeError("read records", err)
 	}
 	tool := strings.TrimSpace(args.Tool)
 	match := newMatcher(args.Query)

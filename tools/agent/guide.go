@@ -100,7 +100,7 @@ func handleReasoningGuide(_ context.Context, req tools.Request) (tools.Result, e
 		Topic string `json:"topic"`
 	}
 	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, fmt.Errorf("reasoning_guide: %w", err)
+		return tools.Result{}, err
 	}
 	topic := strings.ToLower(strings.TrimSpace(args.Topic))
 	topic = strings.ReplaceAll(topic, " ", "_")
@@ -112,7 +112,7 @@ func handleReasoningGuide(_ context.Context, req tools.Request) (tools.Result, e
 	}
 	text, ok := guideTopics[topic]
 	if !ok {
-		return tools.Result{}, fmt.Errorf("reasoning_guide: no topic %q; topics: %s", args.Topic, strings.Join(guideTopicNames(), ", "))
+		return tools.Result{}, fmt.Errorf("no topic %q; topics: %s", args.Topic, strings.Join(guideTopicNames(), ", "))
 	}
 	if topic == "overview" {
 		text = fmt.Sprintf(text, strings.Join(guideTopicNames(), ", "))

@@ -32,12 +32,15 @@ func newEnv(t *testing.T, rdb *redis.Client, tweak ...func(*Config)) *env {
 	t.Helper()
 	key, err := secrets.GenerateKey()
 	require.NoError(t, err)
-	store, err := secrets.NewStore(key, secrets.StoreOptions{Redis: rdb})
-	require.NoError(t, err)
-	cfg := Config{Secrets: store}
+	var opts secrets.StoreOptions
+	cfg := Config{}
 	if rdb != nil {
 		cfg.Store = cache.NewSessionData(rdb)
+		opts.Hashes = cache.NewSessionData(rdb)
 	}
+	store, err := secrets.NewStore(key, opts)
+	require.NoError(t, err)
+	cfg.Secrets = store
 	for _, f := range tweak {
 		f(&cfg)
 	}

@@ -40,13 +40,13 @@ func (t *toolset) handleChatHistory(ctx context.Context, req tools.Request) (too
 		RunID string `json:"run_id"`
 	}
 	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, fmt.Errorf("chat_history: %w", err)
+		return tools.Result{}, err
 	}
-	if err := needSession("chat_history", req); err != nil {
+	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}
 	if !t.shared {
-		return tools.Result{}, errors.New("chat_history: this worker runs without Redis, where the engine keeps the session history; set REDIS_URL for the worker")
+		return tools.Result{}, errors.New("this worker runs without Redis, where the engine keeps the session history; set REDIS_URL for the worker")
 	}
 	limit := args.Limit
 	if limit <= 0 {
@@ -55,7 +55,7 @@ func (t *toolset) handleChatHistory(ctx context.Context, req tools.Request) (too
 	limit = min(limit, t.cfg.HistoryMaxLimit)
 	raw, err := t.st.List(ctx, tools.HistoryKey(req.SessionID), t.cfg.HistoryScan)
 	if err != nil {
-		return tools.Result{}, storeError("chat_history", "read history", err)
+		return tools.Result{}, storeError("read history", err)
 	}
 	match := newMatcher(args.Query)
 	var hits []tools.HistoryRecord

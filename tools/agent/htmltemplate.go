@@ -110,19 +110,19 @@ func (r *renderer) handle(ctx context.Context, req tools.Request) (tools.Result,
 		Data     json.RawMessage `json:"data"`
 	}
 	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, fmt.Errorf("html_template: %w", err)
+		return tools.Result{}, err
 	}
 	switch {
 	case args.Name != "" && args.Template != "":
-		return tools.Result{}, errors.New("html_template: give either name or template, not both")
+		return tools.Result{}, errors.New("give either name or template, not both")
 	case args.Name == "" && args.Template == "":
-		return tools.Result{}, errors.New("html_template: give name (a built-in template) or template (template text)")
+		return tools.Result{}, errors.New("give name (a built-in template) or template (template text)")
 	}
 	if len(args.Template) > r.cfg.MaxTemplateChars {
-		return tools.Result{}, fmt.Errorf("html_template: the template is %d characters, more than the limit of %d", len(args.Template), r.cfg.MaxTemplateChars)
+		return tools.Result{}, fmt.Errorf("the template is %d characters, more than the limit of %d", len(args.Template), r.cfg.MaxTemplateChars)
 	}
 	if len(args.Data) > r.cfg.MaxTemplateDataBytes {
-		return tools.Result{}, fmt.Errorf("html_template: data is %d bytes, more than the limit of %d", len(args.Data), r.cfg.MaxTemplateDataBytes)
+		return tools.Result{}, fmt.Errorf("data is %d bytes, more than the limit of %d", len(args.Data), r.cfg.MaxTemplateDataBytes)
 	}
 	data, err := decodeTemplateData(args.Data)
 	if err != nil {
@@ -146,11 +146,11 @@ func decodeTemplateData(raw json.RawMessage) (map[string]any, error) {
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, fmt.Errorf("html_template: data is not valid JSON: %w", err)
+		return nil, fmt.Errorf("data is not valid JSON: %w", err)
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, errors.New("html_template: data must be a JSON object")
+		return nil, errors.New("data must be a JSON object")
 	}
 	return normalizeNumbers(m).(map[string]any), nil
 }
@@ -199,16 +199,16 @@ func (r *renderer) render(ctx context.Context, src, name string, data map[string
 	}
 	root := template.New("html_template").Funcs(funcs)
 	if _, err := root.Parse(r.shared); err != nil {
-		return "", fmt.Errorf("html_template: built-in templates: %w", err)
+		return "", fmt.Errorf("built-in templates: %w", err)
 	}
 	entry := name
 	if src != "" {
 		entry = "template"
 		if _, err := root.New(entry).Parse(src); err != nil {
-			return "", fmt.Errorf("html_template: cannot parse the template: %s", cleanTemplateErr(err))
+			return "", fmt.Errorf("cannot parse the template: %s", cleanTemplateErr(err))
 		}
 	} else if root.Lookup(name) == nil {
-		return "", fmt.Errorf("html_template: no built-in template %q", name)
+		return "", fmt.Errorf("no built-in template %q", name)
 	}
 	for _, t := range root.Templates() {
 		if t.Tree != nil {
@@ -219,13 +219,13 @@ func (r *renderer) render(ctx context.Context, src, name string, data map[string
 	if err := root.ExecuteTemplate(w, entry, data); err != nil {
 		switch {
 		case errors.Is(err, text.ErrFull):
-			return "", fmt.Errorf("html_template: the page is larger than %d bytes; render less data or split it into pages", r.cfg.MaxTemplateOutput)
+			return "", fmt.Errorf("the page is larger than %d bytes; render less data or split it into pages", r.cfg.MaxTemplateOutput)
 		case errors.Is(err, errStepCap):
-			return "", fmt.Errorf("html_template: rendering needs more than %d steps (loop iterations and template calls); render less data or fewer nested loops", r.cfg.TemplateSteps)
+			return "", fmt.Errorf("rendering needs more than %d steps (loop iterations and template calls); render less data or fewer nested loops", r.cfg.TemplateSteps)
 		case ctx.Err() != nil:
-			return "", fmt.Errorf("html_template: %w", ctx.Err())
+			return "", ctx.Err()
 		}
-		return "", fmt.Errorf("html_template: %s", cleanTemplateErr(err))
+		return "", errors.New(cleanTemplateErr(err))
 	}
 	return w.String(), nil
 }

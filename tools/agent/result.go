@@ -51,26 +51,26 @@ func (t *toolset) handleWriteResult(ctx context.Context, req tools.Request) (too
 		Format  string `json:"format"`
 	}
 	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, fmt.Errorf("write_result: %w", err)
+		return tools.Result{}, err
 	}
-	if err := needSession("write_result", req); err != nil {
+	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}
 	if strings.TrimSpace(args.Content) == "" {
-		return tools.Result{}, errors.New("write_result: content is empty; write the result itself")
+		return tools.Result{}, errors.New("content is empty; write the result itself")
 	}
 	if len(args.Content) > t.cfg.MaxResultChars {
-		return tools.Result{}, fmt.Errorf("write_result: content is %d characters, more than the limit of %d; summarize, and save long material to a file with edit_file", len(args.Content), t.cfg.MaxResultChars)
+		return tools.Result{}, fmt.Errorf("content is %d characters, more than the limit of %d; summarize, and save long material to a file with edit_file", len(args.Content), t.cfg.MaxResultChars)
 	}
 	format := args.Format
 	if format == "" {
 		format = "markdown"
 	}
 	if !slices.Contains(resultFormats, format) {
-		return tools.Result{}, fmt.Errorf("write_result: format must be one of %s, got %q", strings.Join(resultFormats, ", "), format)
+		return tools.Result{}, fmt.Errorf("format must be one of %s, got %q", strings.Join(resultFormats, ", "), format)
 	}
 	if format == "json" && !json.Valid([]byte(args.Content)) {
-		return tools.Result{}, errors.New("write_result: format is json but content is not valid JSON")
+		return tools.Result{}, errors.New("format is json but content is not valid JSON")
 	}
 	rec := RunResult{
 		RunID:   req.RunID,
@@ -82,10 +82,10 @@ func (t *toolset) handleWriteResult(ctx context.Context, req tools.Request) (too
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("write_result: encode: %w", err)
+		return tools.Result{}, fmt.Errorf("encode: %w", err)
 	}
 	if err := t.st.HSet(ctx, resultKey(req.SessionID), resultField(req.RunID), string(b), t.cfg.TTL); err != nil {
-		return tools.Result{}, storeError("write_result", "save result", err)
+		return tools.Result{}, storeError("save result", err)
 	}
 	what := "result"
 	if rec.Title != "" {
@@ -129,5 +129,5 @@ func askUser() tools.Definition {
 // handleAskUser is never called by the engine: a round waits for the
 // answer itself. It is here for callers that run handlers directly.
 func handleAskUser(context.Context, tools.Request) (tools.Result, error) {
-	return tools.Result{}, errors.New("ask_user: runs only inside a round, where the engine waits for the human answer, which arrives as the `answer` signal; it cannot run as a plain handler")
+	return tools.Result{}, errors.New("runs only inside a round, where the engine waits for the human answer, which arrives as the `answer` signal; it cannot run as a plain handler")
 }

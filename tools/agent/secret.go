@@ -43,26 +43,26 @@ func (t *toolset) handleStoreSecret(ctx context.Context, req tools.Request) (too
 		Value string `json:"value"`
 	}
 	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, errors.New("store_secret: arguments must be an object with string fields name and value")
+		return tools.Result{}, errors.New("arguments must be an object with string fields name and value")
 	}
-	if err := needSession(tools.StoreSecret, req); err != nil {
+	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}
 	if !secretName.MatchString(args.Name) {
-		return tools.Result{}, fmt.Errorf("store_secret: name must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or '_'")
+		return tools.Result{}, fmt.Errorf("name must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or '_'")
 	}
 	if args.Value == "" {
-		return tools.Result{}, fmt.Errorf("store_secret: the value of %s is empty", args.Name)
+		return tools.Result{}, fmt.Errorf("the value of %s is empty", args.Name)
 	}
 	if len(args.Value) > t.cfg.MaxSecretChars {
-		return tools.Result{}, fmt.Errorf("store_secret: the value of %s is longer than %d characters", args.Name, t.cfg.MaxSecretChars)
+		return tools.Result{}, fmt.Errorf("the value of %s is longer than %d characters", args.Name, t.cfg.MaxSecretChars)
 	}
 	sealed := secrets.IsSealed(args.Value)
 	if err := t.cfg.Secrets.Put(ctx, req.SessionID, args.Name, args.Value); err != nil {
 		if errors.Is(err, secrets.ErrOpen) {
-			return tools.Result{}, fmt.Errorf("store_secret: the sealed value of %s does not open with this worker's key; the client and the workers must use the same %s", args.Name, secrets.EnvKey)
+			return tools.Result{}, fmt.Errorf("the sealed value of %s does not open with this worker's key; the client and the workers must use the same %s", args.Name, secrets.EnvKey)
 		}
-		return tools.Result{}, fmt.Errorf("store_secret: save %s: %w", args.Name, err)
+		return tools.Result{}, fmt.Errorf("save %s: %w", args.Name, err)
 	}
 	msg := fmt.Sprintf("stored secret %s; use it as {{secret:%s}} in http_request headers or body", args.Name, args.Name)
 	if !sealed {

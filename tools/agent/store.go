@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -112,18 +113,18 @@ func (s *memStore) List(_ context.Context, key string, n int) ([]string, error) 
 	return out, nil
 }
 
-// storeError wraps a storage failure with the tool's name; a failure the
+// storeError wraps a storage failure with what was being done; a failure the
 // store marked as transient stays so (the engine retries it for read-only
 // and idempotent tools).
-func storeError(tool, op string, err error) error {
-	return fmt.Errorf("%s: %s: %w", tool, op, err)
+func storeError(op string, err error) error {
+	return fmt.Errorf("%s: %w", op, err)
 }
 
 // needSession refuses calls without a session id: every record here is per
 // session.
-func needSession(tool string, req tools.Request) error {
+func needSession(req tools.Request) error {
 	if req.SessionID == "" {
-		return fmt.Errorf("%s: the call has no session id; per-session data cannot be kept without one", tool)
+		return errors.New("the call has no session id; per-session data cannot be kept without one")
 	}
 	return nil
 }

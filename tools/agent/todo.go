@@ -54,28 +54,28 @@ func (t *toolset) handleWriteTodo(ctx context.Context, req tools.Request) (tools
 		Items []TodoItem `json:"items"`
 	}
 	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, fmt.Errorf("write_todo: %w", err)
+		return tools.Result{}, err
 	}
-	if err := needSession("write_todo", req); err != nil {
+	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}
 	if len(args.Items) > t.cfg.MaxTodoItems {
-		return tools.Result{}, fmt.Errorf("write_todo: %d items, more than the limit of %d; group small steps together", len(args.Items), t.cfg.MaxTodoItems)
+		return tools.Result{}, fmt.Errorf("%d items, more than the limit of %d; group small steps together", len(args.Items), t.cfg.MaxTodoItems)
 	}
 	items := make([]TodoItem, 0, len(args.Items))
 	for i, it := range args.Items {
 		text := strings.Join(strings.Fields(it.Text), " ")
 		if text == "" {
-			return tools.Result{}, fmt.Errorf("write_todo: item %d has no text", i+1)
+			return tools.Result{}, fmt.Errorf("item %d has no text", i+1)
 		}
 		items = append(items, TodoItem{Text: truncate(text, maxTodoText), Done: it.Done})
 	}
 	b, err := json.Marshal(items)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("write_todo: encode list: %w", err)
+		return tools.Result{}, fmt.Errorf("encode list: %w", err)
 	}
 	if err := t.st.SetString(ctx, todoKey(req.SessionID), string(b), t.cfg.TTL); err != nil {
-		return tools.Result{}, storeError("write_todo", "save list", err)
+		return tools.Result{}, storeError("save list", err)
 	}
 	return tools.Text(renderTodo(items)), nil
 }

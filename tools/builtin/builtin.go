@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/agent"
 	"github.com/toolround/toolround/tools/command"
@@ -24,9 +22,11 @@ import (
 type Config struct {
 	// Workdir confines the file and command tools (TOOLS_WORKDIR). Required.
 	Workdir *tools.Workdir
-	// Redis keeps the store_secret values (the agent tools' other per-session
-	// data goes to Agent.Store). Nil: in process, not shared between workers.
-	Redis *redis.Client
+	// SecretData keeps the store_secret values (the agent tools' other
+	// per-session data goes to Agent.Store); the worker passes
+	// cache.SessionData, over Redis. Nil: in process, not shared between
+	// workers.
+	SecretData secrets.Hashes
 	// Cache is the result cache (K1). Nil: no cache.
 	Cache tools.ResultCache
 	// SecretKey seals store_secret values (32 bytes). Required.
@@ -56,7 +56,7 @@ func Register(reg *tools.Registry, cfg Config) (*Builtins, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	store, err := secrets.NewStore(cfg.SecretKey, secrets.StoreOptions{Redis: cfg.Redis})
+	store, err := secrets.NewStore(cfg.SecretKey, secrets.StoreOptions{Hashes: cfg.SecretData})
 	if err != nil {
 		return nil, fmt.Errorf("builtin: %w", err)
 	}

@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strings"
@@ -105,4 +106,20 @@ func TestFindTools(t *testing.T) {
 	_, err = run(`{"query":"select:nothing_like_it"}`)
 	require.Error(t, err)
 	require.True(t, strings.Contains(err.Error(), "no tool matches"))
+}
+
+// TestEveryBuiltinSchemaCompiles checks each built-in's parameters: a JSON
+// Schema of an object that compiles, kept compact as tools.Schema and
+// encoding/json leave it.
+func TestEveryBuiltinSchemaCompiles(t *testing.T) {
+	reg := registry(t)
+	defs := reg.Definitions()
+	require.NotEmpty(t, defs)
+	for _, d := range defs {
+		_, err := tools.CompileSchema(d.Parameters)
+		require.NoError(t, err, d.Name)
+		var b bytes.Buffer
+		require.NoError(t, json.Compact(&b, d.Parameters), d.Name)
+		require.Equal(t, b.String(), string(d.Parameters), "%s: compact", d.Name)
+	}
 }

@@ -21,7 +21,7 @@ func FindTools(reg *tools.Registry) tools.Definition {
 	return tools.Definition{
 		Name:        tools.FindTools,
 		Description: "Find tools by what they do and load their schemas. Returns each matching tool's name, description and JSON Schema; call a loaded tool with run_tool(name, args) (or directly, if your tool list has it). Use select:NAME to load one tool by name.",
-		Parameters:  json.RawMessage(findToolsSchema),
+		Parameters:  tools.Schema(findToolsSchema),
 		Concurrent:  true,
 		SideEffect:  tools.ReadOnly,
 		Confirm:     tools.ConfirmNever,
@@ -32,14 +32,14 @@ func FindTools(reg *tools.Registry) tools.Definition {
 				Limit int    `json:"limit"`
 			}
 			if err := req.Decode(&a); err != nil {
-				return tools.Result{}, fmt.Errorf("find_tools: %w", err)
+				return tools.Result{}, err
 			}
 			if a.Limit <= 0 {
 				a.Limit = 5
 			}
 			defs, missing := findTools(reg, a.Query, a.Limit)
 			if len(defs) == 0 {
-				msg := fmt.Sprintf("find_tools: no tool matches %q", a.Query)
+				msg := fmt.Sprintf("no tool matches %q", a.Query)
 				if len(missing) > 0 {
 					msg += ": " + strings.Join(missing, "; ")
 				}
@@ -52,7 +52,7 @@ func FindTools(reg *tools.Registry) tools.Definition {
 			}
 			body, err := json.Marshal(specs)
 			if err != nil {
-				return tools.Result{}, fmt.Errorf("find_tools: encode schemas: %w", err)
+				return tools.Result{}, fmt.Errorf("encode schemas: %w", err)
 			}
 			content := fmt.Sprintf("Loaded %d tool(s): %s. Call them with run_tool(name, args) (or directly if they are in your tool list).\n%s",
 				len(names), strings.Join(names, ", "), body)

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -173,39 +174,39 @@ func backgroundSubject(raw json.RawMessage) string {
 func (t *Tools) backgroundCommand(ctx context.Context, req tools.Request) (tools.Result, error) {
 	var a bgArgs
 	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, fmt.Errorf("background_command: %w", err)
+		return tools.Result{}, err
 	}
 	var wait time.Duration
 	if s := a.WaitSeconds; s != nil {
 		if math.IsNaN(*s) || *s < 0 || *s > t.cfg.MaxWait.Seconds() {
-			return tools.Result{}, fmt.Errorf("background_command: wait_seconds must be between 0 and %d, got %v", int64(t.cfg.MaxWait/time.Second), *s)
+			return tools.Result{}, fmt.Errorf("wait_seconds must be between 0 and %d, got %v", int64(t.cfg.MaxWait/time.Second), *s)
 		}
 		wait = time.Duration(*s * float64(time.Second))
 	}
 	switch {
 	case a.Command != nil && a.ID != nil:
-		return tools.Result{}, errors.New("background_command: give either command (to start a process) or id (to read or stop one), not both")
+		return tools.Result{}, errors.New("give either command (to start a process) or id (to read or stop one), not both")
 	case a.Command != nil:
 		if a.Stop || a.Offset != nil {
-			return tools.Result{}, errors.New("background_command: stop and offset go with id, not with command")
+			return tools.Result{}, errors.New("stop and offset go with id, not with command")
 		}
 		return t.startBackground(ctx, *a.Command, wait)
 	case a.ID != nil:
 		if !validID.MatchString(*a.ID) {
-			return tools.Result{}, fmt.Errorf("background_command: unknown id %q; ids come from starting a command, like bg-1a2b3c4d", *a.ID)
+			return tools.Result{}, fmt.Errorf("unknown id %q; ids come from starting a command, like bg-1a2b3c4d", *a.ID)
 		}
 		if a.Offset != nil && *a.Offset < 0 {
-			return tools.Result{}, fmt.Errorf("background_command: offset must be 0 or more, got %d", *a.Offset)
+			return tools.Result{}, fmt.Errorf("offset must be 0 or more, got %d", *a.Offset)
 		}
 		if a.Stop {
 			if a.Offset != nil {
-				return tools.Result{}, errors.New("background_command: offset does not go with stop")
+				return tools.Result{}, errors.New("offset does not go with stop")
 			}
 			return t.stopBackground(ctx, *a.ID)
 		}
 		return t.readBackground(ctx, *a.ID, a.Offset, wait)
 	default:
-		return tools.Result{}, errors.New("background_command: give command to start a process, or id to read its status and output (add stop: true to stop it)")
+		return tools.Result{}, errors.New("give command to start a process, or id to read its status and output (add stop: true to stop it)")
 	}
 }
 
@@ -217,17 +218,17 @@ func (t *Tools) startBackground(ctx context.Context, command string, wait time.D
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
-		return tools.Result{}, errors.New("background_command: the worker is shutting down; try again later")
+		return tools.Result{}, errors.New("the worker is shutting down; try again later")
 	}
 	if running := t.runningLocked(); len(running) >= t.cfg.MaxBackground {
 		t.mu.Unlock()
-		return tools.Result{}, fmt.Errorf("background_command: %d background processes are running, the limit; stop one first with {\"id\": ..., \"stop\": true}: %s",
+		return tools.Result{}, fmt.Errorf("%d background processes are running, the limit; stop one first with {\"id\": ..., \"stop\": true}: %s",
 			len(running), strings.Join(running, ", "))
 	}
 	b, err := t.launch(root, command)
 	if err != nil {
 		t.mu.Unlock()
-		return tools.Result{}, fmt.Errorf("background_command: %w", err)
+		return tools.Result{}, err
 	}
 	t.bg[b.id] = b
 	t.mu.Unlock()
@@ -365,11 +366,11 @@ func (t *Tools) lookup(id string) (*bgProc, bgStatus, error) {
 		return nil, bgStatus{}, t.unknownID(id)
 	}
 	if err != nil {
-		return nil, bgStatus{}, fmt.Errorf("background_command: read %s: %w", statusPath(id), err)
+		return nil, bgStatus{}, fmt.Errorf("read %s: %w", statusPath(id), err)
 	}
 	var st bgStatus
 	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, bgStatus{}, fmt.Errorf("background_command: %s is damaged: %w", statusPath(id), err)
+		return nil, bgStatus{}, fmt.Errorf("%s is damaged: %w", statusPath(id), err)
 	}
 	return nil, st, nil
 }
@@ -386,7 +387,7 @@ func (t *Tools) unknownID(id string) error {
 		}
 	}
 	if len(ids) == 0 {
-		return fmt.Errorf("background_command: unknown id %q; no background process was started in this workdir", id)
+		return fmt.Errorf("unknown id %q; no background process was started in this workdir", id)
 	}
 	sort.Strings(ids)
 	more := ""
@@ -394,7 +395,7 @@ func (t *Tools) unknownID(id string) error {
 		more = fmt.Sprintf(" and %d more", len(ids)-20)
 		ids = ids[:20]
 	}
-	return fmt.Errorf("background_command: unknown id %q; known ids: %s%s", id, strings.Join(ids, ", "), more)
+	return fmt.Errorf("unknown id %q; known ids: %s%s", id, strings.Join(ids, ", "), more)
 }
 
 // waitFor waits until b ends, wait passes or ctx is done.
@@ -444,7 +445,7 @@ func (t *Tools) stopBackground(ctx context.Context, id string) (tools.Result, er
 		select {
 		case <-b.done:
 		case <-ctx.Done():
-			return tools.Result{}, fmt.Errorf("background_command: stop %s: %w", id, context.Cause(ctx))
+			return tools.Result{}, fmt.Errorf("stop %s: %w", id, context.Cause(ctx))
 		}
 	case b == nil && st.Ended == nil:
 		if alive, known := lostAlive(st); !alive {
@@ -452,13 +453,13 @@ func (t *Tools) stopBackground(ctx context.Context, id string) (tools.Result, er
 			if !known {
 				msg = "cannot be checked on this host"
 			}
-			return tools.Result{}, fmt.Errorf("background_command: stop %s: the worker that ran it stopped, and the process %s", id, msg)
+			return tools.Result{}, fmt.Errorf("stop %s: the worker that ran it stopped, and the process %s", id, msg)
 		}
 		killGroup(st.PID, t.cfg.KillGrace, closedChan(), func(sig syscall.Signal) { _ = syscall.Kill(-st.PID, sig) })
 		now := time.Now()
 		st.Ended, st.Reason = &now, "stopped on request after the worker that ran it stopped; its exit code is unknown"
 		if err := t.writeStatus(st); err != nil {
-			return tools.Result{}, fmt.Errorf("background_command: stop %s: the process was stopped, but: %w", id, err)
+			return tools.Result{}, fmt.Errorf("stop %s: the process was stopped, but: %w", id, err)
 		}
 	default:
 		report, err := t.report(id, nil)
@@ -560,19 +561,19 @@ func (t *Tools) readLog(id string, offset *int64) (string, error) {
 		return "output: none (its log file is gone)", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("background_command: open %s: %w", logPath(id), err)
+		return "", fmt.Errorf("open %s: %w", logPath(id), err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return "", fmt.Errorf("background_command: %s: %w", logPath(id), err)
+		return "", fmt.Errorf("%s: %w", logPath(id), err)
 	}
 	size := fi.Size()
 	limit := int64(t.cfg.OutputLimit)
 	from := max(0, size-limit)
 	if offset != nil {
 		if *offset > size {
-			return "", fmt.Errorf("background_command: offset %d is past the end of the output, which has %d bytes so far", *offset, size)
+			return "", fmt.Errorf("offset %d is past the end of the output, which has %d bytes so far", *offset, size)
 		}
 		from = *offset
 	}
@@ -582,16 +583,16 @@ func (t *Tools) readLog(id string, offset *int64) (string, error) {
 	buf := make([]byte, min(limit, size-from))
 	n, err := f.ReadAt(buf, from)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return "", fmt.Errorf("background_command: read %s: %w", logPath(id), err)
+		return "", fmt.Errorf("read %s: %w", logPath(id), err)
 	}
 	buf = buf[:n]
 	end := from + int64(n)
 	if end < size {
-		buf = trimRuneEnd(buf)
+		buf = text.TrimPartialRune(buf)
 		end = from + int64(len(buf))
 	}
 	if from > 0 {
-		buf = trimRuneStart(buf)
+		buf = text.TrimPartialRuneStart(buf)
 	}
 	var head string
 	switch {

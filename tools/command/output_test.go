@@ -34,7 +34,7 @@ func TestCapBuffer(t *testing.T) {
 				require.Equal(t, min(chunk, len(tt.data)-i), n)
 			}
 			require.Equal(t, tt.want, b.String(), "%s, chunks of %d", tt.name, chunk)
-			require.Equal(t, int64(len(tt.data)), b.total)
+			require.Equal(t, int64(len(tt.data)), b.Total())
 		}
 	}
 }

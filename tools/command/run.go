@@ -70,12 +70,12 @@ type runArgs struct {
 func (t *Tools) runCommand(ctx context.Context, req tools.Request) (tools.Result, error) {
 	var args runArgs
 	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, fmt.Errorf("run_command: %w", err)
+		return tools.Result{}, err
 	}
 	timeout := t.cfg.DefaultTimeout
 	if s := args.TimeoutSeconds; s != nil {
 		if math.IsNaN(*s) || *s <= 0 || *s > t.cfg.MaxTimeout.Seconds() {
-			return tools.Result{}, fmt.Errorf("run_command: timeout_seconds must be between 1 and %d, got %v; use background_command for longer work",
+			return tools.Result{}, fmt.Errorf("timeout_seconds must be between 1 and %d, got %v; use background_command for longer work",
 				int64(t.cfg.MaxTimeout/time.Second), *s)
 		}
 		timeout = time.Duration(*s * float64(time.Second))
@@ -83,13 +83,13 @@ func (t *Tools) runCommand(ctx context.Context, req tools.Request) (tools.Result
 
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("run_command: output pipe: %w", err)
+		return tools.Result{}, fmt.Errorf("output pipe: %w", err)
 	}
 	p, err := t.start(args.Command, pw)
 	pw.Close() // the command holds its own copy; EOF comes when every holder is gone
 	if err != nil {
 		pr.Close()
-		return tools.Result{}, fmt.Errorf("run_command: %w", err)
+		return tools.Result{}, err
 	}
 	defer pr.Close()
 
@@ -153,16 +153,16 @@ wait:
 	note := t.sandboxNote(p)
 	switch {
 	case cancelled:
-		return tools.Result{}, fmt.Errorf("run_command: cancelled after %s; the command and every process it started were killed: %w\n%s\n%s",
+		return tools.Result{}, fmt.Errorf("cancelled after %s; the command and every process it started were killed: %w\n%s\n%s",
 			elapsed, context.Cause(ctx), note, output)
 	case timedOut:
-		return tools.Result{}, fmt.Errorf("run_command: timed out after %s; the command and every process it started were killed. "+
+		return tools.Result{}, fmt.Errorf("timed out after %s; the command and every process it started were killed. "+
 			"Raise timeout_seconds (at most %d) or start it with background_command.\n%s\n%s",
 			timeout, int64(t.cfg.MaxTimeout/time.Second), note, output)
 	}
 	how, code, _ := p.outcome()
 	if code != 0 {
-		return tools.Result{}, &ExitError{Code: code, Message: fmt.Sprintf("run_command: %s after %s\n%s\n%s", how, elapsed, note, output)}
+		return tools.Result{}, &ExitError{Code: code, Message: fmt.Sprintf("%s after %s\n%s\n%s", how, elapsed, note, output)}
 	}
 	return tools.Text(fmt.Sprintf("%s after %s\n%s\n%s", how, elapsed, note, output)), nil
 }

@@ -32,7 +32,7 @@ func TestRunCommandResults(t *testing.T) {
 		{"cwd is the workdir", "pwd; cat data.txt", []string{wd.Dir() + "\n", "from the workdir"}, 0},
 		{"stdin is empty", "cat; read line; echo read=$?", []string{"read=1"}, 0},
 		{"pipes and redirections", "printf 'b\\na\\n' | sort > s.txt && cat s.txt", []string{"a\nb\n"}, 0},
-		{"non-zero exit", "echo boom; exit 3", []string{"run_command: exit code 3 after", "boom"}, 3},
+		{"non-zero exit", "echo boom; exit 3", []string{"exit code 3 after", "boom"}, 3},
 		{"command not found", "no_such_command_here", []string{"exit code 127", "not found"}, 127},
 		{"killed by a signal", "kill -9 $$", []string{"killed by signal SIGKILL"}, -1},
 		{"false", "false", []string{"exit code 1", "no output"}, 1},
@@ -86,7 +86,7 @@ func TestRunCommandBadInput(t *testing.T) {
 			}
 			_, err := call(context.Background(), tl.runCommand, tt.args)
 			require.ErrorContains(t, err, tt.want)
-			require.True(t, strings.HasPrefix(err.Error(), "run_command: "), err.Error())
+			require.False(t, strings.HasPrefix(err.Error(), "run_command"), "the failure text adds the name: %s", err)
 		})
 	}
 }
@@ -96,7 +96,7 @@ func TestRunCommandTimeoutKillsForkedChildren(t *testing.T) {
 	start := time.Now()
 	_, err := call(context.Background(), tl.runCommand,
 		`{"command": "echo $$ > pid; echo started; sleep 100 & echo $! > child; sleep 100", "timeout_seconds": 1}`)
-	require.ErrorContains(t, err, "run_command: timed out after 1s")
+	require.ErrorContains(t, err, "timed out after 1s")
 	require.ErrorContains(t, err, "started")
 	require.Less(t, time.Since(start), 10*time.Second)
 	requireGone(t, waitPID(t, wd, "pid"), waitPID(t, wd, "child"))
@@ -139,7 +139,7 @@ func TestRunCommandCancelKillsGroup(t *testing.T) {
 		t.Fatal("run_command did not return after cancellation")
 	}
 	require.ErrorIs(t, err, context.Canceled)
-	require.ErrorContains(t, err, "run_command: cancelled after")
+	require.ErrorContains(t, err, "cancelled after")
 	requireGone(t, pgid, child)
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/netguard"
 )
@@ -243,14 +244,14 @@ func TestScriptRuns(t *testing.T) {
 	require.Equal(t, "done\n", string(written))
 
 	_, err = run(t, reg, "script_fail", `{"n":1}`)
-	require.EqualError(t, err, `script_fail: exit status 3: bad input: {"n":1}`)
+	require.EqualError(t, err, `exit status 3: bad input: {"n":1}`)
 	require.False(t, tools.IsTransient(err))
 
 	_, err = run(t, reg, "script_quiet_fail", `{}`)
-	require.EqualError(t, err, `script_quiet_fail: exit status 1`)
+	require.EqualError(t, err, `exit status 1`)
 
 	_, err = run(t, reg, "script_missing", `{}`)
-	require.ErrorContains(t, err, `script_missing: start "`+filepath.Join(dir, "nope")+`"`)
+	require.ErrorContains(t, err, `start "`+filepath.Join(dir, "nope")+`"`)
 
 	res, err = run(t, reg, "script_loud", `{}`)
 	require.NoError(t, err)
@@ -299,7 +300,7 @@ func TestScriptTimeoutKillsTheGroup(t *testing.T) {
 	}}, dir)
 	start := time.Now()
 	_, err := run(t, reg, "script_hang", `{}`)
-	require.EqualError(t, err, "script_hang: timed out after 500ms; its process group was killed")
+	require.EqualError(t, err, "timed out after 500ms; its process group was killed")
 	require.Less(t, time.Since(start), pipeDrain, "the call ends when the group is killed")
 	pid := readPid(t, filepath.Join(dir, "child.pid"))
 	require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 10*time.Millisecond, "child %d survived", pid)
@@ -321,7 +322,7 @@ func TestScriptCancelKillsTheGroup(t *testing.T) {
 	select {
 	case err := <-done:
 		require.ErrorIs(t, err, context.Canceled)
-		require.ErrorContains(t, err, "script_hang: cancelled; its process group was killed")
+		require.ErrorContains(t, err, "cancelled; its process group was killed")
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call did not end after cancellation")
 	}
@@ -397,10 +398,10 @@ func TestExtTool(t *testing.T) {
 		tool, want string
 		transient  bool
 	}{
-		{"ext_boom", "ext_boom: POST " + ts.URL + "/boom: HTTP 500 Internal Server Error: database is down", false},
-		{"ext_boom_ro", "ext_boom_ro: POST " + ts.URL + "/boom: HTTP 500 Internal Server Error: database is down", true},
-		{"ext_missing", "ext_missing: POST " + ts.URL + "/missing: HTTP 404 Not Found: no such ticket", false},
-		{"ext_slow", "ext_slow: POST " + ts.URL + "/slow: no answer within 200ms", true},
+		{"ext_boom", "POST " + ts.URL + "/boom: HTTP 500 Internal Server Error: database is down", false},
+		{"ext_boom_ro", "POST " + ts.URL + "/boom: HTTP 500 Internal Server Error: database is down", true},
+		{"ext_missing", "POST " + ts.URL + "/missing: HTTP 404 Not Found: no such ticket", false},
+		{"ext_slow", "POST " + ts.URL + "/slow: no answer within 200ms", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
@@ -426,10 +427,15 @@ func TestExtToolUsesTheNetworkPolicy(t *testing.T) {
 	require.Zero(t, hits)
 }
 
-func TestCapBuffer(t *testing.T) {
-	c := &capBuffer{limit: 4}
+func TestCappedOutput(t *testing.T) {
+	c := text.NewWriter(4)
 	_, _ = c.Write([]byte("ab"))
 	_, _ = c.Write([]byte("céd"))
 	require.Equal(t, "abc\n[output truncated: 3 more bytes]", c.String(), "a character cut at the limit is dropped whole")
-	require.Equal(t, 6, c.Len())
+	require.Equal(t, int64(6), c.Total())
+	// Output that is not UTF-8 before the limit keeps every byte it was
+	// given: the old buffer dropped up to four good characters from its end.
+	c = text.NewWriter(8)
+	_, _ = c.Write([]byte("\xffabcdefgh"))
+	require.Equal(t, "\xffabcdefg\n[output truncated: 1 more bytes]", c.String())
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -38,7 +39,7 @@ func (e *endpoint) run(ctx context.Context, req tools.Request) (tools.Result, er
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(args))
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("%s: %w", e.name, err)
+		return tools.Result{}, err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("User-Agent", "toolround")
@@ -49,7 +50,7 @@ func (e *endpoint) run(ctx context.Context, req tools.Request) (tools.Result, er
 	for k, v := range e.headers {
 		ev, err := expandEnv(v)
 		if err != nil {
-			return tools.Result{}, fmt.Errorf("%s: header %s: %w", e.name, k, err)
+			return tools.Result{}, fmt.Errorf("header %s: %w", k, err)
 		}
 		hreq.Header.Set(k, ev)
 	}
@@ -59,25 +60,25 @@ func (e *endpoint) run(ctx context.Context, req tools.Request) (tools.Result, er
 	if err != nil {
 		if ctx.Err() != nil {
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return tools.Result{}, e.transient(fmt.Errorf("%s: %s: no answer within %s", e.name, where, e.timeout))
+				return tools.Result{}, e.transient(fmt.Errorf("%s: no answer within %s", where, e.timeout))
 			}
-			return tools.Result{}, fmt.Errorf("%s: %s: cancelled: %w", e.name, where, ctx.Err())
+			return tools.Result{}, fmt.Errorf("%s: cancelled: %w", where, ctx.Err())
 		}
-		err = fmt.Errorf("%s: %s: %w", e.name, where, unwrapURL(err))
+		err = fmt.Errorf("%s: %w", where, unwrapURL(err))
 		if passing(err) {
 			return tools.Result{}, e.transient(err)
 		}
 		return tools.Result{}, err
 	}
 	defer resp.Body.Close()
-	body := &capBuffer{limit: e.limit}
+	body := text.NewWriter(e.limit)
 	if _, err := io.Copy(body, resp.Body); err != nil {
-		return tools.Result{}, e.transient(fmt.Errorf("%s: %s: reading the response: %w", e.name, where, err))
+		return tools.Result{}, e.transient(fmt.Errorf("%s: reading the response: %w", where, err))
 	}
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 		return tools.Text(body.String()), nil
 	}
-	err = fmt.Errorf("%s: %s: HTTP %s%s", e.name, where, resp.Status, quote(body, &capBuffer{}))
+	err = fmt.Errorf("%s: HTTP %s%s", where, resp.Status, quote(body, text.NewWriter(0)))
 	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
 		return tools.Result{}, e.transient(err)
 	}

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/toolround/toolround/internal/procgroup"
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/command/sandbox"
 )
@@ -53,7 +53,7 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	}
 	env, err := s.environ(req, args)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("%s: %w", s.name, err)
+		return tools.Result{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
@@ -70,16 +70,16 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	}
 	cmd.WaitDelay = pipeDrain
 
-	stdout, stderr := &capBuffer{limit: s.limit}, &capBuffer{limit: s.limit}
+	stdout, stderr := text.NewWriter(s.limit), text.NewWriter(s.limit)
 	outR, outW, err := os.Pipe()
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("%s: %w", s.name, err)
+		return tools.Result{}, err
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		outR.Close()
 		outW.Close()
-		return tools.Result{}, fmt.Errorf("%s: %w", s.name, err)
+		return tools.Result{}, err
 	}
 	// The write ends are files, so Wait does not wait for them: the output is
 	// read here and the group is killed as soon as the script itself exits.
@@ -102,7 +102,7 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	if startErr != nil {
 		outR.Close()
 		errR.Close()
-		return tools.Result{}, fmt.Errorf("%s: start %q: %w", s.name, s.argv[0], startErr)
+		return tools.Result{}, fmt.Errorf("start %q: %w", s.argv[0], startErr)
 	}
 	var readers sync.WaitGroup
 	readers.Go(func() { _, _ = io.Copy(stdout, outR) })
@@ -133,18 +133,18 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	if cmd.ProcessState == nil || !cmd.ProcessState.Success() {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			if errors.Is(ctxErr, context.DeadlineExceeded) {
-				return tools.Result{}, fmt.Errorf("%s: timed out after %s; its process group was killed%s%s", s.name, s.timeout, quote(stderr, stdout), note)
+				return tools.Result{}, fmt.Errorf("timed out after %s; its process group was killed%s%s", s.timeout, quote(stderr, stdout), note)
 			}
-			return tools.Result{}, fmt.Errorf("%s: cancelled; its process group was killed: %w%s", s.name, ctxErr, note)
+			return tools.Result{}, fmt.Errorf("cancelled; its process group was killed: %w%s", ctxErr, note)
 		}
 		var exit *exec.ExitError
 		if errors.As(waitErr, &exit) {
-			return tools.Result{}, fmt.Errorf("%s: %s%s%s", s.name, exit.ProcessState, quote(stderr, stdout), note)
+			return tools.Result{}, fmt.Errorf("%s%s%s", exit.ProcessState, quote(stderr, stdout), note)
 		}
-		return tools.Result{}, fmt.Errorf("%s: %w%s", s.name, waitErr, note)
+		return tools.Result{}, fmt.Errorf("%w%s", waitErr, note)
 	}
 	res := tools.Result{Content: stdout.String()}
-	if stderr.Len() > 0 {
+	if stderr.Total() > 0 {
 		res.Content += "\n[stderr]\n" + stderr.String()
 	}
 	res.Content += note
@@ -186,7 +186,7 @@ func (s *script) environ(req tools.Request, args []byte) ([]string, error) {
 
 // quote is the end of the output a failure message shows: stderr, or stdout
 // when stderr is empty.
-func quote(stderr, stdout *capBuffer) string {
+func quote(stderr, stdout *text.Writer) string {
 	out := strings.TrimSpace(stderr.String())
 	if out == "" {
 		out = strings.TrimSpace(stdout.String())
@@ -195,39 +195,7 @@ func quote(stderr, stdout *capBuffer) string {
 		return ""
 	}
 	if len(out) > errorOutput {
-		out = "..." + strings.ToValidUTF8(out[len(out)-errorOutput:], "")
+		out = "..." + strings.ToValidUTF8(text.CutStart(out, errorOutput), "")
 	}
 	return ": " + out
-}
-
-// capBuffer keeps the first limit bytes written to it and counts the rest.
-type capBuffer struct {
-	limit   int
-	buf     bytes.Buffer
-	dropped int
-}
-
-func (c *capBuffer) Write(p []byte) (int, error) {
-	room := c.limit - c.buf.Len()
-	if room >= len(p) {
-		return c.buf.Write(p)
-	}
-	if room > 0 {
-		c.buf.Write(p[:room])
-	}
-	c.dropped += len(p) - max(room, 0)
-	return len(p), nil
-}
-
-func (c *capBuffer) Len() int { return c.buf.Len() + c.dropped }
-
-func (c *capBuffer) String() string {
-	if c.dropped == 0 {
-		return c.buf.String()
-	}
-	kept := c.buf.Bytes()
-	for n := 0; n < utf8.UTFMax && len(kept) > 0 && !utf8.Valid(kept); n++ {
-		kept = kept[:len(kept)-1] // a character cut at the limit
-	}
-	return fmt.Sprintf("%s\n[output truncated: %d more bytes]", kept, c.buf.Len()-len(kept)+c.dropped)
 }

@@ -32,7 +32,7 @@ func (t *fileTools) downloadFileDef() tools.Definition {
 			"the file takes the URL's last path segment as its name. An existing file is replaced and its " +
 			"content kept as a version (restore_file brings it back). " +
 			fmt.Sprintf("At most %d bytes, %d redirects and %s per download.", t.cfg.MaxDownloadBytes, t.cfg.MaxRedirects, t.cfg.DownloadTimeout),
-		Parameters: schema(`{
+		Parameters: tools.Schema(`{
 			"type": "object",
 			"properties": {
 				"url": {"type": "string", "minLength": 1, "description": "http or https URL to download."},
@@ -69,27 +69,27 @@ func (t *fileTools) newClient() *http.Client {
 func (t *fileTools) downloadFile(ctx context.Context, req tools.Request) (tools.Result, error) {
 	var a downloadArgs
 	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, fmt.Errorf("download_file: %w", err)
+		return tools.Result{}, err
 	}
 	u, err := parseURL(a.URL)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("download_file: %w", err)
+		return tools.Result{}, err
 	}
 	shown := u.Redacted()
 	tg, err := t.downloadTarget(a.Path, u)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("download_file: %w", err)
+		return tools.Result{}, err
 	}
 	mode, err := fileMode(t.wd.Root(), tg.real)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("download_file: %w", err)
+		return tools.Result{}, err
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.DownloadTimeout)
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("download_file: %s: %w", shown, err)
+		return tools.Result{}, fmt.Errorf("%s: %w", shown, err)
 	}
 	hreq.Header.Set("User-Agent", "toolround-download/1")
 	resp, err := t.client.Do(hreq)
@@ -101,7 +101,7 @@ func (t *fileTools) downloadFile(ctx context.Context, req tools.Request) (tools.
 		return tools.Result{}, statusErr(shown, resp)
 	}
 	if resp.ContentLength > t.cfg.MaxDownloadBytes {
-		return tools.Result{}, fmt.Errorf("download_file: %s is %d bytes, more than the %d-byte download limit", shown, resp.ContentLength, t.cfg.MaxDownloadBytes)
+		return tools.Result{}, fmt.Errorf("%s is %d bytes, more than the %d-byte download limit", shown, resp.ContentLength, t.cfg.MaxDownloadBytes)
 	}
 
 	h := sha256.New()
@@ -111,11 +111,11 @@ func (t *fileTools) downloadFile(ctx context.Context, req tools.Request) (tools.
 		if body.err != nil {
 			return tools.Result{}, t.fetchErr(ctx, shown, body.err, body.n)
 		}
-		return tools.Result{}, fmt.Errorf("download_file: %w", err)
+		return tools.Result{}, err
 	}
 	if n > t.cfg.MaxDownloadBytes {
 		_ = t.wd.Root().Remove(tmp)
-		return tools.Result{}, fmt.Errorf("download_file: %s is more than the %d-byte download limit; nothing was saved", shown, t.cfg.MaxDownloadBytes)
+		return tools.Result{}, fmt.Errorf("%s is more than the %d-byte download limit; nothing was saved", shown, t.cfg.MaxDownloadBytes)
 	}
 
 	unlock := t.versions.lock()
@@ -124,7 +124,7 @@ func (t *fileTools) downloadFile(ctx context.Context, req tools.Request) (tools.
 	unlock()
 	if err != nil && v.N == 0 {
 		_ = t.wd.Root().Remove(tmp)
-		return tools.Result{}, fmt.Errorf("download_file: %w", err)
+		return tools.Result{}, err
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "download_file: saved %s to %s (%d bytes", shown, tg.given, n)
@@ -195,21 +195,21 @@ func (t *fileTools) fetchErr(ctx context.Context, shown string, err error, got i
 	}
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return tools.Transient(fmt.Errorf("download_file: %s: timed out after %s%s", shown, t.cfg.DownloadTimeout, received))
+		return tools.Transient(fmt.Errorf("%s: timed out after %s%s", shown, t.cfg.DownloadTimeout, received))
 	case ctx.Err() != nil:
-		return fmt.Errorf("download_file: %s: %w%s", shown, ctx.Err(), received)
+		return fmt.Errorf("%s: %w%s", shown, ctx.Err(), received)
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &ne) && ne.Timeout():
-		return tools.Transient(fmt.Errorf("download_file: %s: %w%s", shown, err, received))
+		return tools.Transient(fmt.Errorf("%s: %w%s", shown, err, received))
 	}
-	return fmt.Errorf("download_file: %s: %w%s", shown, err, received)
+	return fmt.Errorf("%s: %w%s", shown, err, received)
 }
 
 // statusErr turns a non-2xx response into an error with its status code and
 // the start of its body; 429 and 5xx are transient.
 func statusErr(shown string, resp *http.Response) error {
 	snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
-	msg := fmt.Sprintf("download_file: GET %s: HTTP %s", shown, resp.Status)
+	msg := fmt.Sprintf("GET %s: HTTP %s", shown, resp.Status)
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		msg += " (the server refused access)"

@@ -28,7 +28,7 @@ func (t *fileTools) editFileDef() tools.Definition {
 			"(whitespace and line breaks included, no line numbers) must occur exactly once and is " +
 			"replaced with new_text. The previous content is kept as a version: file_history lists " +
 			"versions, restore_file brings one back.",
-		Parameters: schema(`{
+		Parameters: tools.Schema(`{
 			"type": "object",
 			"properties": {
 				"path": {"type": "string", "minLength": 1, "description": "File path relative to the workdir."},
@@ -50,32 +50,32 @@ func (t *fileTools) editFileDef() tools.Definition {
 func (t *fileTools) editFile(ctx context.Context, req tools.Request) (tools.Result, error) {
 	var a editArgs
 	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, fmt.Errorf("edit_file: %w", err)
+		return tools.Result{}, err
 	}
 	if a.NewText == nil {
-		return tools.Result{}, errors.New("edit_file: new_text is missing: give the new content (an empty string empties the file)")
+		return tools.Result{}, errors.New("new_text is missing: give the new content (an empty string empties the file)")
 	}
 	if a.OldText != nil && *a.OldText == "" {
-		return tools.Result{}, errors.New("edit_file: old_text is empty: omit it to write the whole file, or give the exact text to replace")
+		return tools.Result{}, errors.New("old_text is empty: omit it to write the whole file, or give the exact text to replace")
 	}
 	tg, err := t.resolve(a.Path)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("edit_file: %w", err)
+		return tools.Result{}, err
 	}
 	if tg.real == "." {
-		return tools.Result{}, errors.New("edit_file: the path names the workdir itself; give a file path")
+		return tools.Result{}, errors.New("the path names the workdir itself; give a file path")
 	}
 	if err := ctx.Err(); err != nil {
-		return tools.Result{}, fmt.Errorf("edit_file: %w", err)
+		return tools.Result{}, err
 	}
 	defer t.versions.lock()()
 	mode, err := fileMode(t.wd.Root(), tg.real)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("edit_file: %w", err)
+		return tools.Result{}, err
 	}
 	cur, err := t.readForEdit(tg, a.OldText != nil)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("edit_file: %w", err)
+		return tools.Result{}, err
 	}
 
 	var data []byte
@@ -94,14 +94,14 @@ func (t *fileTools) editFile(ctx context.Context, req tools.Request) (tools.Resu
 		}
 	default:
 		if !cur.exists {
-			return tools.Result{}, fmt.Errorf("edit_file: %s: no such file; omit old_text to create it, or find the file with find_files", tg.given)
+			return tools.Result{}, fmt.Errorf("%s: no such file; omit old_text to create it, or find the file with find_files", tg.given)
 		}
 		text, oldText := string(cur.data), *a.OldText
 		switch n := strings.Count(text, oldText); {
 		case n == 0:
-			return tools.Result{}, fmt.Errorf("edit_file: old_text was not found in %s%s; read the file again with read_files and copy the text exactly", tg.given, notFoundHint(text, oldText))
+			return tools.Result{}, fmt.Errorf("old_text was not found in %s%s; read the file again with read_files and copy the text exactly", tg.given, notFoundHint(text, oldText))
 		case n > 1:
-			return tools.Result{}, fmt.Errorf("edit_file: old_text occurs %d times in %s; include more of the surrounding text so that it occurs once", n, tg.given)
+			return tools.Result{}, fmt.Errorf("old_text occurs %d times in %s; include more of the surrounding text so that it occurs once", n, tg.given)
 		}
 		at := strings.Index(text, oldText)
 		line = 1 + strings.Count(text[:at], "\n")
@@ -113,18 +113,18 @@ func (t *fileTools) editFile(ctx context.Context, req tools.Request) (tools.Resu
 	// opened here, so a symlink swapped in meanwhile cannot move either.
 	dir, err := openParent(t.wd.Root(), tg.real)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("edit_file: %w", err)
+		return tools.Result{}, err
 	}
 	defer dir.Close()
 	tmp, err := dir.writeTemp(data, mode)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("edit_file: %s: %w", tg.given, err)
+		return tools.Result{}, fmt.Errorf("%s: %w", tg.given, err)
 	}
 	op := fmt.Sprintf("edit_file (%s)", what)
 	v, err := t.versions.record(tg.real, change{Op: op, SHA256: hashBytes(data)}, func() error { return dir.renameInto(tmp, tg.real) })
 	if err != nil && v.N == 0 {
 		dir.remove(tmp)
-		return tools.Result{}, fmt.Errorf("edit_file: %w", err)
+		return tools.Result{}, err
 	}
 
 	var b strings.Builder

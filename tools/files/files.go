@@ -15,10 +15,7 @@
 package files
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -168,14 +165,4 @@ func Register(reg *tools.Registry, cfg Config) error {
 		return err
 	}
 	return reg.RegisterAll(defs...)
-}
-
-// schema compacts a JSON Schema written in the source; a schema that does
-// not parse is a bug in this package.
-func schema(s string) json.RawMessage {
-	var b bytes.Buffer
-	if err := json.Compact(&b, []byte(s)); err != nil {
-		panic(fmt.Sprintf("files: bad schema: %v", err))
-	}
-	return b.Bytes()
 }

@@ -28,7 +28,7 @@ func (t *fileTools) findFilesDef() tools.Definition {
 			"depth ('*.go' finds every Go file); a pattern with '/' matches the whole path below the search " +
 			"folder ('src/**/*_test.go'). Results are workdir paths, folders end with '/'. The .git folder is " +
 			fmt.Sprintf("skipped. At most %d results.", t.cfg.MaxFindResults),
-		Parameters: schema(`{
+		Parameters: tools.Schema(`{
 			"type": "object",
 			"properties": {
 				"pattern": {"type": "string", "minLength": 1, "description": "Glob pattern, e.g. '*.md' or 'cmd/**/main.go'."},
@@ -49,25 +49,25 @@ func (t *fileTools) findFilesDef() tools.Definition {
 func (t *fileTools) findFiles(ctx context.Context, req tools.Request) (tools.Result, error) {
 	var a findArgs
 	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, fmt.Errorf("find_files: %w", err)
+		return tools.Result{}, err
 	}
 	pattern, err := t.cleanPattern(a.Pattern)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("find_files: %w", err)
+		return tools.Result{}, err
 	}
 	if a.Path == "" {
 		a.Path = "."
 	}
 	tg, err := t.resolve(a.Path)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("find_files: %w", err)
+		return tools.Result{}, err
 	}
 	fi, err := t.wd.Root().Stat(tg.real)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("find_files: %s: %w", tg.given, plainErr(err))
+		return tools.Result{}, fmt.Errorf("%s: %w", tg.given, plainErr(err))
 	}
 	if !fi.IsDir() {
-		return tools.Result{}, fmt.Errorf("find_files: %s is a file, not a folder; give the folder to search as path", tg.given)
+		return tools.Result{}, fmt.Errorf("%s is a file, not a folder; give the folder to search as path", tg.given)
 	}
 	byName := !strings.Contains(pattern, "/")
 	var found []string
@@ -112,7 +112,7 @@ func (t *fileTools) findFiles(ctx context.Context, req tools.Request) (tools.Res
 		return nil
 	})
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("find_files: %w", plainErr(err))
+		return tools.Result{}, plainErr(err)
 	}
 	where := "the workdir"
 	if tg.given != "." {

@@ -21,7 +21,7 @@ func (t *fileTools) fileHistoryDef() tools.Definition {
 			"time, size and the change that made and replaced each, then the current state. Versions are kept " +
 			"when edit_file, remove_file, restore_file or download_file change a file. For a folder it lists " +
 			"the files under it that have versions. Bring one back with restore_file(path, version).",
-		Parameters: schema(`{
+		Parameters: tools.Schema(`{
 			"type": "object",
 			"properties": {
 				"path": {"type": "string", "minLength": 1, "description": "File or folder path relative to the workdir."}
@@ -42,22 +42,22 @@ func (t *fileTools) fileHistoryDef() tools.Definition {
 func (t *fileTools) fileHistory(ctx context.Context, req tools.Request) (tools.Result, error) {
 	var a pathArgs
 	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, fmt.Errorf("file_history: %w", err)
+		return tools.Result{}, err
 	}
 	tg, err := t.resolve(a.Path)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("file_history: %w", err)
+		return tools.Result{}, err
 	}
 	idx, err := t.versions.load(tg.real)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("file_history: %w", err)
+		return tools.Result{}, err
 	}
 	if len(idx.Versions) > 0 {
 		return tools.Text(t.renderHistory(tg, idx)), nil
 	}
 	under, err := t.versionedUnder(ctx, tg.real)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("file_history: %w", err)
+		return tools.Result{}, err
 	}
 	if len(under) == 0 {
 		return tools.Text(fmt.Sprintf("file_history: no versions of %s are kept yet; versions are kept when edit_file, remove_file, restore_file or download_file change a file", tg.given)), nil

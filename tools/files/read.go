@@ -43,7 +43,7 @@ func (t *fileTools) readFilesDef() tools.Definition {
 			fmt.Sprintf("for every file. At most %d bytes are shown per file and %d per call; the header says where ",
 				t.cfg.MaxFileBytes, t.cfg.MaxReadBytes) +
 			"a cut file continues. Paths that fail are reported without losing the others.",
-		Parameters: schema(fmt.Sprintf(`{
+		Parameters: tools.Schema(fmt.Sprintf(`{
 			"type": "object",
 			"properties": {
 				"paths": {"type": "array", "minItems": 1, "maxItems": %d, "items": {"type": "string", "minLength": 1},
@@ -84,15 +84,15 @@ func sensitiveRead(args json.RawMessage) bool {
 func (t *fileTools) readFiles(ctx context.Context, req tools.Request) (tools.Result, error) {
 	var a readArgs
 	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, fmt.Errorf("read_files: %w", err)
+		return tools.Result{}, err
 	}
 	switch {
 	case len(a.Paths) == 0:
-		return tools.Result{}, errors.New("read_files: paths is empty: give at least one file or folder path")
+		return tools.Result{}, errors.New("paths is empty: give at least one file or folder path")
 	case len(a.Paths) > maxReadPaths:
-		return tools.Result{}, fmt.Errorf("read_files: %d paths is more than %d; split them over several calls", len(a.Paths), maxReadPaths)
+		return tools.Result{}, fmt.Errorf("%d paths is more than %d; split them over several calls", len(a.Paths), maxReadPaths)
 	case a.Offset < 0 || a.Limit < 0:
-		return tools.Result{}, errors.New("read_files: offset and limit count lines and cannot be negative")
+		return tools.Result{}, errors.New("offset and limit count lines and cannot be negative")
 	}
 	states := t.fileStates(ctx, a.Paths)
 	budget := t.cfg.MaxReadBytes
@@ -101,7 +101,7 @@ func (t *fileTools) readFiles(ctx context.Context, req tools.Request) (tools.Res
 	seen := make(map[string]bool, len(a.Paths))
 	for _, p := range a.Paths {
 		if err := ctx.Err(); err != nil {
-			return tools.Result{}, fmt.Errorf("read_files: %w", err)
+			return tools.Result{}, err
 		}
 		if seen[p] {
 			continue
@@ -124,7 +124,7 @@ func (t *fileTools) readFiles(ctx context.Context, req tools.Request) (tools.Res
 		out.WriteString(section)
 	}
 	if len(failures) == len(seen) {
-		return tools.Result{}, fmt.Errorf("read_files: %s", strings.Join(failures, "; "))
+		return tools.Result{}, errors.New(strings.Join(failures, "; "))
 	}
 	read := make([]string, 0, len(seen))
 	for _, p := range a.Paths {

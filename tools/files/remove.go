@@ -23,7 +23,7 @@ func (t *fileTools) removeFileDef() tools.Definition {
 			"removed file is kept as a version first: restore_file brings a file back, file_history on the " +
 			"folder lists the removed files. A folder may hold only files and folders (no symbolic links) " +
 			fmt.Sprintf("and at most %d files.", t.cfg.MaxRemoveFiles),
-		Parameters: schema(`{
+		Parameters: tools.Schema(`{
 			"type": "object",
 			"properties": {
 				"path": {"type": "string", "minLength": 1, "description": "File or folder path relative to the workdir."}
@@ -43,29 +43,29 @@ func (t *fileTools) removeFileDef() tools.Definition {
 func (t *fileTools) removeFile(ctx context.Context, req tools.Request) (tools.Result, error) {
 	var a pathArgs
 	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, fmt.Errorf("remove_file: %w", err)
+		return tools.Result{}, err
 	}
 	tg, err := t.resolve(a.Path)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("remove_file: %w", err)
+		return tools.Result{}, err
 	}
 	if tg.real == "." {
-		return tools.Result{}, errors.New("remove_file: the path names the workdir itself; remove the files in it one by one")
+		return tools.Result{}, errors.New("the path names the workdir itself; remove the files in it one by one")
 	}
 	defer t.versions.lock()()
 	fi, err := t.wd.Root().Lstat(tg.real)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("remove_file: %s: %w; find files with find_files", tg.given, plainErr(err))
+		return tools.Result{}, fmt.Errorf("%s: %w; find files with find_files", tg.given, plainErr(err))
 	}
 	if fi.IsDir() {
 		return t.removeFolder(ctx, tg)
 	}
 	if !fi.Mode().IsRegular() {
-		return tools.Result{}, fmt.Errorf("remove_file: %s is not a regular file; remove it with run_command", tg.given)
+		return tools.Result{}, fmt.Errorf("%s is not a regular file; remove it with run_command", tg.given)
 	}
 	v, err := t.versions.record(tg.real, change{Op: "remove_file", Absent: true}, t.removeStep(tg.real))
 	if err != nil && v.N == 0 {
-		return tools.Result{}, fmt.Errorf("remove_file: %w", err)
+		return tools.Result{}, err
 	}
 	msg := fmt.Sprintf("remove_file: removed %s (%d bytes)", tg.given, fi.Size())
 	if tg.real != tg.given {
@@ -109,19 +109,19 @@ func (t *fileTools) removeFolder(ctx context.Context, tg target) (tools.Result, 
 		return nil
 	})
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("remove_file: %w", plainErr(err))
+		return tools.Result{}, plainErr(err)
 	}
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {
-			return tools.Result{}, fmt.Errorf("remove_file: stopped after removing %d of the %d files of %s (their versions are kept): %w", i, len(files), tg.given, err)
+			return tools.Result{}, fmt.Errorf("stopped after removing %d of the %d files of %s (their versions are kept): %w", i, len(files), tg.given, err)
 		}
 		if _, err := t.versions.record(f, change{Op: "remove_file (folder " + tg.real + ")", Absent: true}, t.removeStep(f)); err != nil {
-			return tools.Result{}, fmt.Errorf("remove_file: removed %d of the %d files of %s (their versions are kept), then: %w", i, len(files), tg.given, err)
+			return tools.Result{}, fmt.Errorf("removed %d of the %d files of %s (their versions are kept), then: %w", i, len(files), tg.given, err)
 		}
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
 		if err := t.wd.Root().Remove(dirs[i]); err != nil {
-			return tools.Result{}, fmt.Errorf("remove_file: removed the %d files of %s (their versions are kept), but not the folder %s: %w", len(files), tg.given, dirs[i], plainErr(err))
+			return tools.Result{}, fmt.Errorf("removed the %d files of %s (their versions are kept), but not the folder %s: %w", len(files), tg.given, dirs[i], plainErr(err))
 		}
 	}
 	var b strings.Builder

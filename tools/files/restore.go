@@ -19,7 +19,7 @@ func (t *fileTools) restoreFileDef() tools.Definition {
 		Description: "Bring back an earlier version of a file in the workdir, including a removed file. " +
 			"Without version it restores the content before the last change (run it twice to undo the restore). " +
 			"The content it replaces is kept as a new version. file_history lists the versions.",
-		Parameters: schema(`{
+		Parameters: tools.Schema(`{
 			"type": "object",
 			"properties": {
 				"path": {"type": "string", "minLength": 1, "description": "File path relative to the workdir."},
@@ -42,42 +42,42 @@ func (t *fileTools) restoreFileDef() tools.Definition {
 func (t *fileTools) restoreFile(ctx context.Context, req tools.Request) (tools.Result, error) {
 	var a restoreArgs
 	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+		return tools.Result{}, err
 	}
 	n := 0
 	if a.Version != nil {
 		if *a.Version < 1 {
-			return tools.Result{}, fmt.Errorf("restore_file: version %d does not exist: versions count from 1 (see file_history)", *a.Version)
+			return tools.Result{}, fmt.Errorf("version %d does not exist: versions count from 1 (see file_history)", *a.Version)
 		}
 		n = *a.Version
 	}
 	tg, err := t.resolve(a.Path)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+		return tools.Result{}, err
 	}
 	if err := ctx.Err(); err != nil {
-		return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+		return tools.Result{}, err
 	}
 	defer t.versions.lock()()
 	idx, err := t.versions.load(tg.real)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+		return tools.Result{}, err
 	}
 	v, err := idx.find(n)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+		return tools.Result{}, err
 	}
 	if v.Dropped {
-		return tools.Result{}, fmt.Errorf("restore_file: version %d of %s (%d bytes) was larger than the version size limit, so no copy was kept", v.N, tg.given, v.Size)
+		return tools.Result{}, fmt.Errorf("version %d of %s (%d bytes) was larger than the version size limit, so no copy was kept", v.N, tg.given, v.Size)
 	}
 	root := t.wd.Root()
 	mode, err := fileMode(root, tg.real)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+		return tools.Result{}, err
 	}
 	sum, absent, err := hashFile(root, tg.real)
 	if err != nil {
-		return tools.Result{}, fmt.Errorf("restore_file: %s: %w", tg.given, plainErr(err))
+		return tools.Result{}, fmt.Errorf("%s: %w", tg.given, plainErr(err))
 	}
 	if absent && v.Mode != 0 {
 		mode = v.Mode
@@ -94,12 +94,12 @@ func (t *fileTools) restoreFile(ctx context.Context, req tools.Request) (tools.R
 	} else {
 		f, err := t.versions.open(tg.real, v)
 		if err != nil {
-			return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+			return tools.Result{}, err
 		}
 		tmp, _, err = writeTemp(root, tg.real, f, mode)
 		f.Close()
 		if err != nil {
-			return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+			return tools.Result{}, err
 		}
 		apply = t.renameInto(tmp, tg.real)
 	}
@@ -108,7 +108,7 @@ func (t *fileTools) restoreFile(ctx context.Context, req tools.Request) (tools.R
 		if tmp != "" {
 			_ = root.Remove(tmp)
 		}
-		return tools.Result{}, fmt.Errorf("restore_file: %w", err)
+		return tools.Result{}, err
 	}
 	var msg string
 	if v.Absent {

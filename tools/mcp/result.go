@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolround/toolround/internal/text"
 )
 
 // resultText joins the text of a tool result. Text parts are kept as they
@@ -43,18 +45,5 @@ func resultText(res *sdk.CallToolResult, limit int) string {
 			parts = append(parts, string(b))
 		}
 	}
-	return capText(strings.Join(parts, "\n"), limit)
+	return text.Truncate(strings.Join(parts, "\n"), limit, text.MoreBytes)
 }
-
-func capText(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	cut := limit
-	for cut > 0 && cut < len(s) && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("\n[output truncated: %d more bytes]", len(s)-cut)
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

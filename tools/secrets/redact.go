@@ -8,7 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode/utf8"
+
+	txt "github.com/toolround/toolround/internal/text"
 )
 
 // MinValueChars is the shortest value store_secret accepts. Redaction
@@ -98,10 +99,7 @@ func (r *Redactor) Redact(text string) string {
 // cutting never leaves the start of a value behind; text should run at
 // least Margin bytes past n (when there is that much) for this to hold.
 func (r *Redactor) RedactPrefix(text string, n int) string {
-	n = min(max(n, 0), len(text))
-	for n > 0 && n < len(text) && !utf8.RuneStart(text[n]) {
-		n--
-	}
+	n = txt.CutIndex(text, n)
 	if r == nil {
 		return text[:n]
 	}

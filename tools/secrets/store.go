@@ -9,8 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/toolround/toolround/tools"
 )
 
@@ -28,20 +26,33 @@ const DefaultTTL = 30 * 24 * time.Hour
 
 // StoreOptions configures a Store.
 type StoreOptions struct {
-	// Redis keeps the sealed values, one hash per session under
-	// Key(sessionID). Nil: an in-process map, which is not shared between
-	// workers and is lost when the process ends.
-	Redis *redis.Client
+	// Hashes keeps the sealed values, one hash per session under
+	// Key(sessionID); the worker passes cache.SessionData, over Redis. Nil:
+	// an in-process map, which is not shared between workers and is lost
+	// when the process ends.
+	Hashes Hashes
 	// TTL is how long a session's secrets live after the last Put.
 	// Zero: DefaultTTL. Negative: they never expire.
 	TTL time.Duration
+}
+
+// Hashes is the shared storage a Store keeps sealed values in: Redis hashes
+// whose whole key expires ttl after its last write (never when ttl <= 0).
+// cache.SessionData implements it.
+type Hashes interface {
+	HSet(ctx context.Context, key, field, value string, ttl time.Duration) error
+	// HGet reports a missing field with ok false and no error.
+	HGet(ctx context.Context, key, field string) (value string, ok bool, err error)
+	HKeys(ctx context.Context, key string) ([]string, error)
+	// HDel removes field; a missing one is not an error.
+	HDel(ctx context.Context, key, field string) error
 }
 
 // Store keeps each session's secrets sealed at rest and implements
 // tools.Secrets. It is safe for concurrent use.
 type Store struct {
 	key []byte
-	rdb *redis.Client
+	rdb Hashes
 	ttl time.Duration
 
 	mu  sync.Mutex
@@ -57,7 +68,7 @@ func NewStore(key []byte, opts StoreOptions) (*Store, error) {
 	if ttl == 0 {
 		ttl = DefaultTTL
 	}
-	s := &Store{key: append([]byte(nil), key...), rdb: opts.Redis, ttl: ttl}
+	s := &Store{key: append([]byte(nil), key...), rdb: opts.Hashes, ttl: ttl}
 	if s.rdb == nil {
 		s.mem = make(map[string]map[string]string)
 	}
@@ -104,17 +115,7 @@ func (s *Store) Put(ctx context.Context, sessionID, name, value string) error {
 		s.mem[sessionID][name] = sealed
 		return nil
 	}
-	key := Key(sessionID)
-	_, err := s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key, name, sealed)
-		if s.ttl > 0 {
-			p.Expire(ctx, key, s.ttl)
-		} else {
-			p.Persist(ctx, key)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := unmark(s.rdb.HSet(ctx, Key(sessionID), name, sealed, s.ttl)); err != nil {
 		return fmt.Errorf("secrets: put %q: %w", name, err)
 	}
 	return nil
@@ -133,12 +134,12 @@ func (s *Store) Get(ctx context.Context, sessionID, name string) (string, error)
 		}
 		sealed = v
 	} else {
-		v, err := s.rdb.HGet(ctx, Key(sessionID), name).Result()
-		if errors.Is(err, redis.Nil) {
-			return "", notFound(name)
-		}
-		if err != nil {
+		v, ok, err := s.rdb.HGet(ctx, Key(sessionID), name)
+		if err = unmark(err); err != nil {
 			return "", fmt.Errorf("secrets: get %q: %w", name, err)
+		}
+		if !ok {
+			return "", notFound(name)
 		}
 		sealed = v
 	}
@@ -160,7 +161,8 @@ func (s *Store) Names(ctx context.Context, sessionID string) ([]string, error) {
 		s.mu.Unlock()
 	} else {
 		var err error
-		names, err = s.rdb.HKeys(ctx, Key(sessionID)).Result()
+		names, err = s.rdb.HKeys(ctx, Key(sessionID))
+		err = unmark(err)
 		if err != nil {
 			return nil, fmt.Errorf("secrets: list names: %w", err)
 		}
@@ -177,10 +179,20 @@ func (s *Store) Delete(ctx context.Context, sessionID, name string) error {
 		s.mu.Unlock()
 		return nil
 	}
-	if err := s.rdb.HDel(ctx, Key(sessionID), name).Err(); err != nil {
+	if err := unmark(s.rdb.HDel(ctx, Key(sessionID), name)); err != nil {
 		return fmt.Errorf("secrets: delete %q: %w", name, err)
 	}
 	return nil
+}
+
+// unmark drops the retry mark (tools.Transient) that cache.SessionData puts
+// on an error of a Redis it could not reach: store_secret runs at most once,
+// and a tool that reads a secret fails rather than retries.
+func unmark(err error) error {
+	if tools.IsTransient(err) {
+		return errors.Unwrap(err)
+	}
+	return err
 }
 
 func notFound(name string) error {

@@ -10,7 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/testenv"
+	"github.com/toolround/toolround/tools"
 )
 
 func uniqueSession(t *testing.T, rdb *redis.Client) string {
@@ -35,7 +37,7 @@ func TestStore(t *testing.T) {
 			ctx := context.Background()
 			rdb := b.redis(t)
 			key := testKey(t)
-			s, err := NewStore(key, StoreOptions{Redis: rdb})
+			s, err := NewStore(key, StoreOptions{Hashes: hashes(rdb)})
 			require.NoError(t, err)
 			require.Equal(t, rdb != nil, s.Shared())
 			session := uniqueSession(t, rdb)
@@ -77,7 +79,7 @@ func TestStore(t *testing.T) {
 			_, err = s.Get(ctx, session, "PLAIN")
 			require.True(t, errors.Is(err, ErrNotFound))
 
-			other, err := NewStore(testKey(t), StoreOptions{Redis: rdb})
+			other, err := NewStore(testKey(t), StoreOptions{Hashes: hashes(rdb)})
 			require.NoError(t, err)
 			if rdb != nil {
 				_, err = other.Get(ctx, session, "SEALED")
@@ -90,7 +92,7 @@ func TestStore(t *testing.T) {
 func TestStoreKeepsOnlySealedValuesInRedis(t *testing.T) {
 	ctx := context.Background()
 	rdb := testenv.Redis(t)
-	s, err := NewStore(testKey(t), StoreOptions{Redis: rdb, TTL: time.Hour})
+	s, err := NewStore(testKey(t), StoreOptions{Hashes: hashes(rdb), TTL: time.Hour})
 	require.NoError(t, err)
 	session := uniqueSession(t, rdb)
 	require.NoError(t, s.Put(ctx, session, "TOKEN", "hunter2-and-more"))
@@ -109,7 +111,7 @@ func TestStoreKeepsOnlySealedValuesInRedis(t *testing.T) {
 func TestStoreNegativeTTLNeverExpires(t *testing.T) {
 	ctx := context.Background()
 	rdb := testenv.Redis(t)
-	s, err := NewStore(testKey(t), StoreOptions{Redis: rdb, TTL: -1})
+	s, err := NewStore(testKey(t), StoreOptions{Hashes: hashes(rdb), TTL: -1})
 	require.NoError(t, err)
 	session := uniqueSession(t, rdb)
 	require.NoError(t, s.Put(ctx, session, "TOKEN", "value-of-token"))
@@ -126,14 +128,16 @@ func TestNewStoreRejectsBadKey(t *testing.T) {
 func TestStoreRedisDown(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
-	s, err := NewStore(testKey(t), StoreOptions{Redis: rdb})
+	s, err := NewStore(testKey(t), StoreOptions{Hashes: hashes(rdb)})
 	require.NoError(t, err)
 	err = s.Put(context.Background(), "s", "TOKEN", "hunter2-and-more")
 	require.ErrorContains(t, err, `secrets: put "TOKEN"`)
 	require.NotContains(t, err.Error(), "hunter2-and-more")
+	require.False(t, tools.IsTransient(err), "a failed put is not retried")
 	_, err = s.Get(context.Background(), "s", "TOKEN")
 	require.ErrorContains(t, err, `secrets: get "TOKEN"`)
 	require.False(t, errors.Is(err, ErrNotFound))
+	require.False(t, tools.IsTransient(err))
 }
 
 func TestStoreRefusesShortValues(t *testing.T) {
@@ -152,4 +156,12 @@ func TestStoreRefusesShortValues(t *testing.T) {
 	_, err = s.Get(ctx, "s", "SHORT")
 	require.True(t, errors.Is(err, ErrNotFound))
 	require.NoError(t, s.Put(ctx, "s", "OK", "äöüäöüäö"), "eight characters are enough, whatever their bytes")
+}
+
+// hashes is the worker's storage over rdb; nil (in process) when rdb is nil.
+func hashes(rdb *redis.Client) Hashes {
+	if rdb == nil {
+		return nil
+	}
+	return cache.NewSessionData(rdb)
 }

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"mime"
 	"net/http"
@@ -13,7 +12,7 @@ import (
 	"github.com/toolround/toolround/tools/decision"
 )
 
-var fetchPageSchema = json.RawMessage(`{
+var fetchPageSchema = tools.Schema(`{
   "type": "object",
   "properties": {
     "url": {"type": "string", "minLength": 1, "maxLength": 8192,
@@ -49,10 +48,10 @@ func (w *web) fetchPageDef() tools.Definition {
 func (w *web) fetchPage(ctx context.Context, req tools.Request) (tools.Result, error) {
 	var a fetchPageArgs
 	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, fmt.Errorf("fetch_page: %w", err)
+		return tools.Result{}, err
 	}
 	rawURL := strings.TrimSpace(a.URL)
-	origin := "fetch_page: " + rawURL
+	origin := rawURL
 	u, err := w.client.checkURL(rawURL)
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("%s: %w", origin, err)

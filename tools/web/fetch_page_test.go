@@ -232,7 +232,7 @@ func TestFetchPageResponses(t *testing.T) {
 		{path: "/empty", want: []string{"(the page has no readable text; it may need JavaScript)"}, notWant: []string{"render()"}},
 		{path: "/huge", want: []string{"start of the page", "[the page is larger than 65536 bytes; only its start was read]"}, notWant: []string{"end of the page"}},
 		{path: "/pdf", wantErr: "not a web page but application/pdf, 15 bytes, sha256 "},
-		{path: "/missing", wantErr: "fetch_page: " + srv.URL + "/missing: 404 Not Found: 404 page not found"},
+		{path: "/missing", wantErr: srv.URL + "/missing: 404 Not Found: 404 page not found"},
 		{path: "/auth", wantErr: "401 Unauthorized: login required"},
 		{path: "/broken", wantErr: "502 Bad Gateway: bad gateway", wantTransient: true},
 	}
@@ -259,7 +259,7 @@ func TestFetchPageTimeoutAndBadInput(t *testing.T) {
 	srv := newServer(t, blockUntilDone(t))
 	fp := toolSet(t, Config{Timeout: 150 * time.Millisecond})["fetch_page"]
 	_, err := call(t, fp, "s1", map[string]any{"url": srv.URL})
-	require.ErrorContains(t, err, "fetch_page: "+srv.URL+": no complete response within 150ms")
+	require.ErrorContains(t, err, srv.URL+": no complete response within 150ms")
 	require.True(t, tools.IsTransient(err))
 
 	for _, args := range []map[string]any{{"url": "file:///etc/passwd"}, {"url": ""}, {"url": "example.org"}} {
@@ -267,7 +267,7 @@ func TestFetchPageTimeoutAndBadInput(t *testing.T) {
 		require.ErrorContains(t, err, "want an absolute http:// or https:// URL")
 	}
 	_, err = fp.Handler(context.Background(), tools.Request{Args: []byte(`{"url":[]}`)})
-	require.ErrorContains(t, err, "fetch_page: invalid arguments")
+	require.ErrorContains(t, err, "invalid arguments")
 }
 
 func TestFetchPageCapsText(t *testing.T) {

@@ -19,10 +19,11 @@ import (
 
 	"golang.org/x/net/html/charset"
 
+	txt "github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
 
-var httpRequestSchema = json.RawMessage(`{
+var httpRequestSchema = tools.Schema(`{
   "type": "object",
   "properties": {
     "url": {"type": "string", "minLength": 1, "maxLength": 8192,
@@ -115,11 +116,11 @@ func httpRequestSubject(args json.RawMessage) string {
 func (w *web) httpRequest(ctx context.Context, req tools.Request) (tools.Result, error) {
 	var a httpRequestArgs
 	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, fmt.Errorf("http_request: %w", err)
+		return tools.Result{}, err
 	}
 	method := normMethod(a.Method)
 	rawURL := strings.TrimSpace(a.URL)
-	origin := "http_request: " + method + " " + rawURL
+	origin := method + " " + rawURL
 	if !methodToken.MatchString(method) {
 		return tools.Result{}, fmt.Errorf("%s: method %q is not an HTTP method", origin, a.Method)
 	}
@@ -419,11 +420,7 @@ func excerpt(resp *response, n int, secrets *secretSet) string {
 		return "(empty body)"
 	}
 	if len(text) > n {
-		cut := n
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		text = text[:cut] + "…"
+		text = txt.Cut(text, n) + "…"
 	}
 	return text
 }

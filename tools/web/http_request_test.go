@@ -103,12 +103,12 @@ func TestHTTPRequestResponses(t *testing.T) {
 		{
 			name:    "404 is a failure with the body",
 			args:    map[string]any{"url": srv.URL + "/missing"},
-			wantErr: "http_request: GET " + srv.URL + "/missing: 404 Not Found: no such thing here",
+			wantErr: "GET " + srv.URL + "/missing: 404 Not Found: no such thing here",
 		},
 		{
 			name:    "401 names the status",
 			args:    map[string]any{"url": srv.URL + "/auth"},
-			wantErr: "http_request: GET " + srv.URL + `/auth: 401 Unauthorized: {"message":"Bad credentials"}`,
+			wantErr: "GET " + srv.URL + `/auth: 401 Unauthorized: {"message":"Bad credentials"}`,
 		},
 		{
 			name:          "500 on GET is transient",
@@ -125,12 +125,12 @@ func TestHTTPRequestResponses(t *testing.T) {
 		{
 			name:    "500 on POST is not retried",
 			args:    map[string]any{"url": srv.URL + "/broken", "method": "POST"},
-			wantErr: "http_request: POST " + srv.URL + "/broken: 500 Internal Server Error",
+			wantErr: "POST " + srv.URL + "/broken: 500 Internal Server Error",
 		},
 		{
 			name:          "connection refused on GET is transient",
 			args:          map[string]any{"url": "http://127.0.0.1:1/"},
-			wantErr:       "http_request: GET http://127.0.0.1:1/: connection refused",
+			wantErr:       "GET http://127.0.0.1:1/: connection refused",
 			wantTransient: true,
 		},
 		{name: "not http", args: map[string]any{"url": "ftp://example.org/x"}, wantErr: "want an absolute http:// or https:// URL"},
@@ -164,7 +164,7 @@ func TestHTTPRequestBadArguments(t *testing.T) {
 	defs := toolSet(t, Config{})
 	for _, raw := range []string{`{"url": 5}`, `[1,2]`, `"x"`, `{"url":"http://x","headers":{"a":1}}`} {
 		_, err := defs["http_request"].Handler(context.Background(), tools.Request{Args: json.RawMessage(raw)})
-		require.ErrorContains(t, err, "http_request: invalid arguments", raw)
+		require.ErrorContains(t, err, "invalid arguments", raw)
 	}
 }
 
@@ -173,7 +173,7 @@ func TestHTTPRequestTimeout(t *testing.T) {
 	defs := toolSet(t, Config{Timeout: 200 * time.Millisecond})
 	start := time.Now()
 	_, err := call(t, defs["http_request"], "s1", map[string]any{"url": srv.URL})
-	require.ErrorContains(t, err, "http_request: GET "+srv.URL+": no complete response within 200ms")
+	require.ErrorContains(t, err, "GET "+srv.URL+": no complete response within 200ms")
 	require.True(t, tools.IsTransient(err))
 	require.Less(t, time.Since(start), 5*time.Second)
 }
@@ -244,7 +244,7 @@ func TestHTTPRequestRedirects(t *testing.T) {
 
 	srv.hits.Store(0)
 	_, err = call(t, defs["http_request"], "s1", map[string]any{"url": srv.URL + "/loop"})
-	require.ErrorContains(t, err, "http_request: GET "+srv.URL+"/loop: stopped after 3 redirects")
+	require.ErrorContains(t, err, "GET "+srv.URL+"/loop: stopped after 3 redirects")
 	require.EqualValues(t, 4, srv.hits.Load(), "the request and three redirects")
 }
 

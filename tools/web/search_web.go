@@ -141,7 +141,7 @@ func (s *SearXNG) Search(ctx context.Context, query string, limit int) (SearchRe
 	return out, nil
 }
 
-var searchWebSchema = json.RawMessage(`{
+var searchWebSchema = tools.Schema(`{
   "type": "object",
   "properties": {
     "query": {"type": "string", "minLength": 1, "maxLength": 500,
@@ -167,7 +167,7 @@ func (w *web) searchWebDef() tools.Definition {
 }
 
 // errNoSearcher explains how to set up a backend.
-var errNoSearcher = errors.New("search_web: no search backend is configured on this worker: " +
+var errNoSearcher = errors.New("no search backend is configured on this worker: " +
 	"set SEARCH_URL (web.Config.SearXNGURL) to a SearXNG instance with the json format enabled, or give web.Config a Searcher; " +
 	"until then, use fetch_page on a URL you know")
 
@@ -176,11 +176,11 @@ func (w *web) searchWeb(ctx context.Context, req tools.Request) (tools.Result, e
 		Query string `json:"query"`
 	}
 	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, fmt.Errorf("search_web: %w", err)
+		return tools.Result{}, err
 	}
 	query := strings.TrimSpace(a.Query)
 	if query == "" {
-		return tools.Result{}, errors.New("search_web: the query is empty")
+		return tools.Result{}, errors.New("the query is empty")
 	}
 	if w.cfg.Searcher == nil {
 		return tools.Result{}, errNoSearcher
@@ -193,11 +193,7 @@ func (w *web) searchWeb(ctx context.Context, req tools.Request) (tools.Result, e
 	if !cached {
 		resp, err := w.cfg.Searcher.Search(ctx, query, w.cfg.MaxSearchResults)
 		if err != nil {
-			wrapped := fmt.Errorf("search_web: %w", err)
-			if tools.IsTransient(err) {
-				return tools.Result{}, tools.Transient(wrapped)
-			}
-			return tools.Result{}, wrapped
+			return tools.Result{}, err // a transient one stays transient
 		}
 		if len(resp.Results) == 0 && len(resp.Answers) == 0 {
 			msg := fmt.Sprintf("No results for %q (%s).", query, w.cfg.Searcher.Name())

@@ -143,11 +143,11 @@ func TestSearchWebFailures(t *testing.T) {
 		wantErr       string
 		wantTransient bool
 	}{
-		{query: "forbidden", wantErr: "search_web: searxng at " + srv.Listener.Addr().String() + " refused format=json (403 Forbidden): add json to search.formats in its settings.yml"},
-		{query: "overloaded", wantErr: "search_web: searxng: 503 Service Unavailable", wantTransient: true},
-		{query: "garbage", wantErr: "search_web: searxng: the reply is not its JSON format"},
+		{query: "forbidden", wantErr: "searxng at " + srv.Listener.Addr().String() + " refused format=json (403 Forbidden): add json to search.formats in its settings.yml"},
+		{query: "overloaded", wantErr: "searxng: 503 Service Unavailable", wantTransient: true},
+		{query: "garbage", wantErr: "searxng: the reply is not its JSON format"},
 		{query: "nothing", want: `No results for "nothing" (searxng). Related searches: something`},
-		{query: "   ", wantErr: "search_web: the query is empty"},
+		{query: "   ", wantErr: "the query is empty"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
@@ -167,7 +167,7 @@ func TestSearchWebFailures(t *testing.T) {
 	// An unreachable backend is transient.
 	srv.Close()
 	_, err := call(t, sw, "s1", map[string]any{"query": "anything"})
-	require.ErrorContains(t, err, "search_web: searxng at "+srv.Listener.Addr().String())
+	require.ErrorContains(t, err, "searxng at "+srv.Listener.Addr().String())
 	require.True(t, tools.IsTransient(err))
 }
 
@@ -175,14 +175,14 @@ func TestSearchWebTimeout(t *testing.T) {
 	srv := newServer(t, blockUntilDone(t))
 	sw := toolSet(t, Config{SearXNGURL: srv.URL, Timeout: 150 * time.Millisecond})["search_web"]
 	_, err := call(t, sw, "s1", map[string]any{"query": "slow"})
-	require.ErrorContains(t, err, "search_web: searxng at ")
+	require.ErrorContains(t, err, "searxng at ")
 	require.True(t, tools.IsTransient(err))
 }
 
 func TestSearchWebNotConfigured(t *testing.T) {
 	sw := toolSet(t, Config{})["search_web"]
 	_, err := call(t, sw, "s1", map[string]any{"query": "anything"})
-	require.EqualError(t, err, "search_web: no search backend is configured on this worker: "+
+	require.EqualError(t, err, "no search backend is configured on this worker: "+
 		"set SEARCH_URL (web.Config.SearXNGURL) to a SearXNG instance with the json format enabled, or give web.Config a Searcher; "+
 		"until then, use fetch_page on a URL you know")
 	require.False(t, tools.IsTransient(err))

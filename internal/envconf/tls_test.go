@@ -1,4 +1,4 @@
-package engine
+package envconf
 
 import (
 	"crypto/ecdsa"
@@ -33,55 +33,31 @@ func writeCert(t *testing.T, dir string) (certFile, keyFile string) {
 	return certFile, keyFile
 }
 
-func TestTLSConfig(t *testing.T) {
+func TestTLSLoadFiles(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := writeCert(t, dir)
 
-	cfg, err := TLSConfig{}.load(false)
+	cfg, err := TLS{}.Load(false)
 	require.NoError(t, err)
 	require.Nil(t, cfg, "no settings: a plain connection")
 
-	cfg, err = TLSConfig{}.load(true)
+	cfg, err = TLS{}.Load(true)
 	require.NoError(t, err)
 	require.NotNil(t, cfg, "an API key implies TLS with the system roots")
 	require.Nil(t, cfg.RootCAs)
 
-	cfg, err = TLSConfig{CertFile: cert, KeyFile: key, CAFile: cert, ServerName: "temporal.internal"}.load(false)
+	cfg, err = TLS{CertFile: cert, KeyFile: key, CAFile: cert, ServerName: "temporal.internal"}.Load(false)
 	require.NoError(t, err)
 	require.Len(t, cfg.Certificates, 1)
 	require.NotNil(t, cfg.RootCAs)
 	require.Equal(t, "temporal.internal", cfg.ServerName)
 
-	_, err = TLSConfig{CertFile: cert}.load(false)
+	_, err = TLS{CertFile: cert}.Load(false)
 	require.ErrorContains(t, err, "go together")
-	_, err = TLSConfig{CertFile: key, KeyFile: cert}.load(false)
+	_, err = TLS{CertFile: key, KeyFile: cert}.Load(false)
 	require.ErrorContains(t, err, "client certificate")
 	bad := filepath.Join(dir, "bad.pem")
 	require.NoError(t, os.WriteFile(bad, []byte("not a certificate"), 0o600))
-	_, err = TLSConfig{CAFile: bad}.load(false)
+	_, err = TLS{CAFile: bad}.Load(false)
 	require.ErrorContains(t, err, "holds no PEM certificate")
-}
-
-func TestConfigFromEnv(t *testing.T) {
-	t.Setenv("MAX_CONCURRENT_TOOLS", "7")
-	t.Setenv("CONFIRM_TIMEOUT", "90")
-	t.Setenv("LOCAL_ACTIVITY_MAX", "0")
-	t.Setenv("REDIS_URL", "none")
-	t.Setenv("TEMPORAL_TLS_SERVER_NAME", "x")
-	c, err := ConfigFromEnv()
-	require.NoError(t, err)
-	require.Equal(t, 7, c.MaxConcurrent)
-	require.Equal(t, 90*time.Second, c.ConfirmTimeout, "a bare number is seconds")
-	require.Zero(t, c.LocalActivityMax)
-	require.Empty(t, c.RedisURL, "none runs without Redis")
-	require.Equal(t, "x", c.TLS.ServerName)
-	require.Equal(t, "toolround", c.TaskQueue)
-
-	for name, bad := range map[string]string{"MAX_CONCURRENT_TOOLS": "-1", "CONFIRM_TIMEOUT": "soon", "HTTP_DENY_PRIVATE": "maybe", "LOG_LEVEL": "loud"} {
-		t.Run(name, func(t *testing.T) {
-			t.Setenv(name, bad)
-			_, err := ConfigFromEnv()
-			require.ErrorContains(t, err, name)
-		})
-	}
 }
