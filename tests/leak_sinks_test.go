@@ -202,11 +202,13 @@ func TestSecretsNeverLeaveTheConsoleSpansOrLogs(t *testing.T) {
 
 	// Spans: a tool span for each call of the rounds, the run's rounds
 	// included, and the SDK's spans around them.
-	var toolSpans int
+	// The run's workflow span ends last.
+	var toolSpans, runs int
 	require.Eventually(t, func() bool {
 		toolSpans = len(recv.named("tool http_request")) + len(recv.named("tool store_secret"))
-		return toolSpans >= 4+len(consoleNames)*6+1+2
-	}, 30*time.Second, 50*time.Millisecond, "tool spans received: %d", toolSpans)
+		runs = len(recv.named("RunWorkflow:" + round.WorkflowName))
+		return toolSpans >= 4+len(consoleNames)*6+1+2 && runs >= 6 && len(recv.named("RunWorkflow:"+round.AgentWorkflowName)) > 0
+	}, 30*time.Second, 50*time.Millisecond, "spans received: %d of tools, %d of rounds", toolSpans, runs)
 	recv.mu.Lock()
 	spans := append([]*tracepb.Span(nil), recv.spans...)
 	recv.mu.Unlock()
