@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -231,8 +233,8 @@ func TestSecretsNeverLeaveTheConsoleSpansOrLogs(t *testing.T) {
 	sinks["worker JSON log, decoded"] = decoded.String()
 
 	for _, id := range ids {
-		sinks["history of "+id] = e.history(id)
-		sinks["description of "+id] = e.describe(id)
+		sinks["history of "+id] = withPayloads(t, e.history(id))
+		sinks["description of "+id] = withPayloads(t, e.describe(id))
 	}
 	dump := redisDump(t, rdb)
 	for k, v := range dump {
@@ -421,4 +423,22 @@ func (m *secretModel) requests() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]string(nil), m.reqs...)
+}
+
+// payloadData is a payload's data as the Temporal CLI prints it: base64.
+var payloadData = regexp.MustCompile(`"data":\s*"([A-Za-z0-9+/=]*)"`)
+
+// withPayloads is the CLI's JSON output with every payload's data decoded
+// after it: a value is found in a payload whatever its offset in it.
+func withPayloads(t *testing.T, out string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(out)
+	for _, m := range payloadData.FindAllStringSubmatch(out, -1) {
+		plain, err := base64.StdEncoding.DecodeString(m[1])
+		require.NoError(t, err, m[1])
+		b.WriteString("\n")
+		b.Write(plain)
+	}
+	return b.String()
 }
