@@ -198,8 +198,8 @@ func TestSecretsNeverLeave(t *testing.T) {
 		sinks[fmt.Sprintf("starter output %d", i)] = o
 	}
 	for _, id := range ids {
-		sinks["history of "+id] = e.history(id)
-		sinks["description of "+id] = e.describe(id)
+		sinks["history of "+id] = withPayloads(t, e.history(id))
+		sinks["description of "+id] = withPayloads(t, e.describe(id))
 	}
 	dump := redisDump(t, rdb)
 	for k, v := range dump {
