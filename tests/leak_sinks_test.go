@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -137,7 +138,16 @@ func TestSecretsNeverLeaveTheConsoleSpansOrLogs(t *testing.T) {
 	}
 	in = e.input(2, "claude-code", state, calls...)
 	in.AutoApprove = true
-	r = api("use", "POST", "/api/v1/rounds?wait=1", c.approver, in)
+	r = api("use", "POST", "/api/v1/rounds", c.approver, in)
+	require.Equal(t, http.StatusAccepted, r.code, string(r.body))
+	// A call that sends a secret asks even with auto_approve (T5): a person
+	// approves each through the API.
+	require.Eventually(t, func() bool {
+		c.approveAll(t, e.session)
+		got := c.call(t, "GET", "/api/v1/rounds/"+in.WorkflowID(), c.agent, nil)
+		return got.code == http.StatusOK && bytes.Contains(got.body, []byte(`"results"`))
+	}, 120*time.Second, 200*time.Millisecond)
+	r = api("use", "GET", "/api/v1/rounds/"+in.WorkflowID(), c.agent, nil)
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
 	r.json(t, &res)
 	requireEveryCallOnce(t, in, res)
@@ -175,7 +185,19 @@ func TestSecretsNeverLeaveTheConsoleSpansOrLogs(t *testing.T) {
 	// placeholder; tool-call arguments stream in pieces.
 	const agentRun = "agent-1"
 	wid := round.AgentWorkflowID(e.session, agentRun)
-	out := <-e.startAgent("--session", e.session, "--run", agentRun, "--auto-approve", "--events", "call the service")
+	// Its call that sends the secret asks even with auto_approve (T5): a
+	// person approves it through the API while the run waits.
+	done := e.startAgent("--session", e.session, "--run", agentRun, "--auto-approve", "--events", "call the service")
+	var out result
+	require.Eventually(t, func() bool {
+		select {
+		case out = <-done:
+			return true
+		default:
+			c.approveAll(t, e.session)
+			return false
+		}
+	}, 150*time.Second, 250*time.Millisecond)
 	require.Equal(t, 0, out.code, out.stderr)
 	require.Equal(t, "done\n", out.stdout)
 	require.Equal(t, 4, model.calls(), "the model was called four times")
