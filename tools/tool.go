@@ -150,6 +150,11 @@ type Request struct {
 	RunID      string
 	Round      int
 	WorkflowID string
+	// OperationID is the call's idempotency key (SPEC R): the same for every
+	// attempt of the call, never used by another call or round. Tools pass it
+	// on to whatever they change (an Idempotency-Key header, an environment
+	// variable) so that a repeated attempt can be recognised.
+	OperationID string
 	// Args is the validated JSON object of arguments.
 	Args json.RawMessage
 }

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/net/html/charset"
 
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -187,6 +188,11 @@ func (w *web) httpRequest(ctx context.Context, req tools.Request) (tools.Result,
 		// header is dropped on a redirect to another host and redacted.
 		hreq.Header.Set("Authorization", basic)
 		g.headers = append(g.headers, "Authorization")
+	}
+	if effect != tools.ReadOnly && req.OperationID != "" && hreq.Header.Get(round.IdempotencyHeader) == "" {
+		// An unsafe method carries the call's operation id, so that a server
+		// that honours the header applies a repeated request once (SPEC R).
+		hreq.Header.Set(round.IdempotencyHeader, req.OperationID)
 	}
 	if body != "" && hreq.Header.Get("Content-Type") == "" {
 		if json.Valid([]byte(body)) {
