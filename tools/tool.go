@@ -92,8 +92,36 @@ type Definition struct {
 	// "trust_read_only_hints" in MCP_CONFIG. Without it an MCP tool asks for
 	// confirmation even when its server declares it read-only (T5,
 	// approval.Call).
-	TrustReadOnlyHints bool    `json:"trust_read_only_hints,omitempty"`
-	Handler            Handler `json:"-"`
+	TrustReadOnlyHints bool `json:"trust_read_only_hints,omitempty"`
+	// ConcurrencyKey, when set, names what a call contends for (a host, a
+	// path); a round runs at most KeyLimit concurrent calls with the same
+	// key at once, on top of MAX_CONCURRENT_TOOLS (SPEC R). An empty key
+	// is not limited. Tools that share a resource return the same key
+	// ("host:example.com", "path:src/a.go").
+	ConcurrencyKey func(args json.RawMessage) string `json:"-"`
+	// KeyLimit is the number of calls per key; zero means DefaultKeyLimit.
+	KeyLimit int     `json:"key_limit,omitempty"`
+	Handler  Handler `json:"-"`
+}
+
+// DefaultKeyLimit is a concurrency key's limit when the tool sets none.
+const DefaultKeyLimit = 1
+
+// KeyOf is the call's concurrency key and its limit; an empty key has no
+// limit.
+func KeyOf(d *Definition, args json.RawMessage) (key string, limit int) {
+	if d == nil || d.ConcurrencyKey == nil {
+		return "", 0
+	}
+	key = d.ConcurrencyKey(args)
+	if key == "" {
+		return "", 0
+	}
+	limit = d.KeyLimit
+	if limit <= 0 {
+		limit = DefaultKeyLimit
+	}
+	return key, limit
 }
 
 // ConfirmPolicy says when a tool's calls wait for a human decision (P1.6, C4).

@@ -24,10 +24,17 @@ func MaxConcurrentFor(cores int) int {
 	return max(3, cores/2)
 }
 
+// versionKeyLimits: calls that share a concurrency key (a host, a path) run
+// at most the tool's key limit at a time (SPEC R).
+const versionKeyLimits = "key-limits"
+
 // execute is step 5, pass 2: concurrent calls fan out, at most
 // MaxConcurrent at a time in call order; serial calls run one after
-// another in call order, beside them (P2.1-P2.3). The bound is a counter
-// and a selector: no Go channels, goroutines or locks in workflow code.
+// another in call order, beside them (P2.1-P2.3). Calls that share a
+// concurrency key also wait for a place under the key's limit; a call
+// whose key is full lets later calls of other keys pass, so order holds
+// within a key. The bounds are counters and a selector: no Go channels,
+// goroutines or locks in workflow code.
 func (r *run) execute(ctx workflow.Context) {
 	r.phase = round.PhaseExecute
 	var conc, serial []int
@@ -43,29 +50,38 @@ func (r *run) execute(ctx workflow.Context) {
 			serial = append(serial, i)
 		}
 	}
+	keys := r.keyLimits(ctx, conc, serial)
 	sel := workflow.NewSelector(ctx)
-	outstanding, nextC, nextS := 0, 0, 0
+	outstanding, nextS := 0, 0
 	serialBusy := false
 	for {
-		for ctx.Err() == nil && r.inFlight < r.snap.MaxConcurrent && nextC < len(conc) {
-			c := &r.calls[conc[nextC]]
-			nextC++
+		for ctx.Err() == nil && r.inFlight < r.snap.MaxConcurrent {
+			k := keys.next(r, conc)
+			if k < 0 {
+				break
+			}
+			c := &r.calls[conc[k]]
+			conc = append(conc[:k:k], conc[k+1:]...)
+			keys.take(c)
 			r.inFlight++
 			r.peak = max(r.peak, r.inFlight)
 			outstanding++
 			sel.AddFuture(r.start(ctx, c), func(f workflow.Future) {
 				r.finish(ctx, c, f)
+				keys.give(c)
 				r.inFlight--
 				outstanding--
 			})
 		}
-		if ctx.Err() == nil && !serialBusy && nextS < len(serial) {
+		if ctx.Err() == nil && !serialBusy && nextS < len(serial) && keys.free(r, &r.calls[serial[nextS]]) {
 			c := &r.calls[serial[nextS]]
 			nextS++
+			keys.take(c)
 			serialBusy = true
 			outstanding++
 			sel.AddFuture(r.start(ctx, c), func(f workflow.Future) {
 				r.finish(ctx, c, f)
+				keys.give(c)
 				serialBusy = false
 				outstanding--
 			})
@@ -76,10 +92,61 @@ func (r *run) execute(ctx workflow.Context) {
 		sel.Select(ctx)
 	}
 	// Calls still queued when the round was cancelled never started.
-	for _, i := range append(conc[nextC:], serial[nextS:]...) {
+	for _, i := range append(conc, serial[nextS:]...) {
 		c := &r.calls[i]
 		c.Outcome = &Outcome{Status: round.StatusCancelled, Content: "the round was cancelled before the call started; it did not run"}
 		c.State = CallDone
+	}
+}
+
+// keyCounts counts the running calls per concurrency key; nil when the
+// round does not limit keys, and then every call is free.
+type keyCounts map[string]int
+
+// keyLimits is the per-key counter, when a queued call has a key and the
+// round is new enough to honour it.
+func (r *run) keyLimits(ctx workflow.Context, lanes ...[]int) keyCounts {
+	for _, lane := range lanes {
+		for _, i := range lane {
+			if r.calls[i].Facts.Key == "" {
+				continue
+			}
+			if workflow.GetVersion(ctx, versionKeyLimits, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+				return nil
+			}
+			return keyCounts{}
+		}
+	}
+	return nil
+}
+
+// free reports whether c may start under its key's limit.
+func (k keyCounts) free(r *run, c *Call) bool {
+	if k == nil || c.Facts.Key == "" {
+		return true
+	}
+	return k[c.Facts.Key] < max(1, r.snap.Tools[c.Tool].KeyLimit)
+}
+
+// next is the index in queue of the first call that may start, -1 if none.
+func (k keyCounts) next(r *run, queue []int) int {
+	for j, i := range queue {
+		if k.free(r, &r.calls[i]) {
+			return j
+		}
+	}
+	return -1
+}
+
+func (k keyCounts) take(c *Call) {
+	if k != nil && c.Facts.Key != "" {
+		k[c.Facts.Key]++
+	}
+}
+
+func (k keyCounts) give(c *Call) {
+	if k != nil && c.Facts.Key != "" {
+		k[c.Facts.Key]--
 	}
 }
 

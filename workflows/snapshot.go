@@ -50,6 +50,9 @@ type ToolInfo struct {
 	Retry        tools.RetryPolicy `json:"retry"`
 	// Local runs the tool as a local activity: short read-only tools only.
 	Local bool `json:"local,omitempty"`
+	// KeyLimit bounds the concurrent calls that share a concurrency key
+	// (CallFacts.Key) in a round.
+	KeyLimit int `json:"key_limit,omitempty"`
 }
 
 // Spec is the tool as a schema result shows it.
@@ -63,6 +66,8 @@ type CallFacts struct {
 	Subject   string           `json:"subject,omitempty"`
 	Effect    tools.SideEffect `json:"effect,omitempty"`
 	Sensitive bool             `json:"sensitive,omitempty"`
+	// Key is the call's concurrency key, empty when the tool has none.
+	Key string `json:"key,omitempty"`
 }
 
 // Snapshot is the part of the catalog and worker configuration one round
@@ -168,6 +173,7 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 				Effect:    tools.EffectOf(d, args),
 				Sensitive: d.Sensitive != nil && d.Sensitive(args),
 			}
+			s.Calls[i].Key, _ = tools.KeyOf(d, args)
 			continue
 		}
 		if spec, ok := client[u.Name]; ok {
@@ -194,6 +200,9 @@ func (c *RegistryCatalog) info(d *tools.Definition) ToolInfo {
 		Concurrent: d.Concurrent && !d.Interactive, SideEffect: d.SideEffect, Interactive: d.Interactive,
 		NoDedupe: d.NoDedupe, Volatile: d.Volatile, ConfirmNever: d.Confirm == tools.ConfirmNever,
 		Timeout: d.EffectiveTimeout(), Retry: d.EffectiveRetry(),
+	}
+	if d.ConcurrencyKey != nil {
+		ti.KeyLimit = max(d.KeyLimit, tools.DefaultKeyLimit)
 	}
 	ti.Local = !d.Interactive && d.SideEffect == tools.ReadOnly && c.Options.LocalMaxTimeout > 0 && ti.Timeout <= c.Options.LocalMaxTimeout
 	return ti

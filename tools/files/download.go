@@ -41,12 +41,14 @@ func (t *fileTools) downloadFileDef() tools.Definition {
 			"required": ["url", "path"],
 			"additionalProperties": false
 		}`),
-		Concurrent: true,
-		SideEffect: tools.AtMostOnce,
-		Timeout:    t.cfg.DownloadTimeout + 30*time.Second,
-		Source:     tools.SourceBuiltin,
-		Subject:    tools.SubjectField("path"),
-		Handler:    t.downloadFile,
+		Concurrent:     true,
+		SideEffect:     tools.AtMostOnce,
+		Timeout:        t.cfg.DownloadTimeout + 30*time.Second,
+		Source:         tools.SourceBuiltin,
+		Subject:        tools.SubjectField("path"),
+		ConcurrencyKey: tools.PathKey("path"),
+		KeyLimit:       tools.PathKeyLimit,
+		Handler:        t.downloadFile,
 	}
 }
 

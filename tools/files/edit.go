@@ -38,12 +38,14 @@ func (t *fileTools) editFileDef() tools.Definition {
 			"required": ["path", "new_text"],
 			"additionalProperties": false
 		}`),
-		Concurrent: false,
-		SideEffect: tools.AtMostOnce,
-		Timeout:    time.Minute,
-		Source:     tools.SourceBuiltin,
-		Subject:    tools.SubjectField("path"),
-		Handler:    t.editFile,
+		Concurrent:     false,
+		SideEffect:     tools.AtMostOnce,
+		Timeout:        time.Minute,
+		Source:         tools.SourceBuiltin,
+		Subject:        tools.SubjectField("path"),
+		ConcurrencyKey: tools.PathKey("path"),
+		KeyLimit:       tools.PathKeyLimit,
+		Handler:        t.editFile,
 	}
 }
 

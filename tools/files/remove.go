@@ -31,12 +31,14 @@ func (t *fileTools) removeFileDef() tools.Definition {
 			"required": ["path"],
 			"additionalProperties": false
 		}`),
-		Concurrent: false,
-		SideEffect: tools.AtMostOnce,
-		Timeout:    2 * time.Minute,
-		Source:     tools.SourceBuiltin,
-		Subject:    tools.SubjectField("path"),
-		Handler:    t.removeFile,
+		Concurrent:     false,
+		SideEffect:     tools.AtMostOnce,
+		Timeout:        2 * time.Minute,
+		Source:         tools.SourceBuiltin,
+		Subject:        tools.SubjectField("path"),
+		ConcurrencyKey: tools.PathKey("path"),
+		KeyLimit:       tools.PathKeyLimit,
+		Handler:        t.removeFile,
 	}
 }
 

@@ -31,11 +31,13 @@ func (t *fileTools) restoreFileDef() tools.Definition {
 		Concurrent: false,
 		// The default version moves with every change, so a second run
 		// would undo the first: not idempotent.
-		SideEffect: tools.AtMostOnce,
-		Timeout:    time.Minute,
-		Source:     tools.SourceBuiltin,
-		Subject:    tools.SubjectField("path"),
-		Handler:    t.restoreFile,
+		SideEffect:     tools.AtMostOnce,
+		Timeout:        time.Minute,
+		Source:         tools.SourceBuiltin,
+		Subject:        tools.SubjectField("path"),
+		ConcurrencyKey: tools.PathKey("path"),
+		KeyLimit:       tools.PathKeyLimit,
+		Handler:        t.restoreFile,
 	}
 }
 

@@ -60,14 +60,16 @@ func (w *web) httpRequestDef() tools.Definition {
 			"GET, HEAD and OPTIONS change nothing and run without confirmation; other methods ask first. "+
 			"A 4xx or 5xx status is a failure. GET results are cached for 30 minutes in the session.",
 			w.cfg.MaxResponseBytes>>10),
-		Parameters: httpRequestSchema,
-		Concurrent: true,
-		SideEffect: tools.AtMostOnce,
-		Effect:     httpRequestEffect,
-		Subject:    httpRequestSubject,
-		Timeout:    w.cfg.Timeout + requestAllowance,
-		Source:     tools.SourceBuiltin,
-		Handler:    w.httpRequest,
+		Parameters:     httpRequestSchema,
+		Concurrent:     true,
+		SideEffect:     tools.AtMostOnce,
+		Effect:         httpRequestEffect,
+		Subject:        httpRequestSubject,
+		ConcurrencyKey: tools.HostKey("url"),
+		KeyLimit:       tools.HostKeyLimit,
+		Timeout:        w.cfg.Timeout + requestAllowance,
+		Source:         tools.SourceBuiltin,
+		Handler:        w.httpRequest,
 	}
 }
 
