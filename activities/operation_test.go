@@ -19,7 +19,9 @@ import (
 func TestExecuteToolPassesOperationID(t *testing.T) {
 	reg := tools.NewRegistry()
 	reg.MustRegister(tools.Definition{Name: "op", SideEffect: tools.AtMostOnce,
-		Handler: func(_ context.Context, req tools.Request) (tools.Result, error) { return tools.Text(req.OperationID), nil }})
+		Handler: func(_ context.Context, req tools.Request) (tools.Result, error) {
+			return tools.Text(req.OperationID), nil
+		}})
 	a := &Activities{Registry: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()

@@ -30,6 +30,7 @@ func RegisterAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activitie
 		{round.ActivityExecuteTool, acts.ExecuteTool},
 		{round.ActivityPublishRound, acts.PublishRound},
 		{round.ActivityStoreContents, acts.StoreContents},
+		{round.ActivityReconcile, acts.Reconcile},
 	}
 	for _, s := range swaps {
 		found := false

@@ -41,7 +41,7 @@ func TestRegisterAllNames(t *testing.T) {
 	require.Len(t, r.workflows, 1)
 	require.Contains(t, r.workflows, round.WorkflowName)
 	require.ElementsMatch(t,
-		[]string{round.ActivityExecuteTool, round.ActivityPublishRound, round.ActivityStoreContents},
+		[]string{round.ActivityExecuteTool, round.ActivityPublishRound, round.ActivityStoreContents, round.ActivityReconcile},
 		keys(r.activities))
 }
 
@@ -49,7 +49,7 @@ func TestRegisterAllSwap(t *testing.T) {
 	r := newRecorder()
 	hook := func(context.Context, round.PublishInput) error { return nil }
 	RegisterAll(r, &workflows.RoundWorkflow{}, &activities.Activities{}, Swap{Name: round.ActivityPublishRound, Func: hook})
-	require.Len(t, r.activities, 3)
+	require.Len(t, r.activities, 4)
 	require.Equal(t, reflect.ValueOf(hook).Pointer(), reflect.ValueOf(r.activities[round.ActivityPublishRound]).Pointer())
 
 	require.PanicsWithValue(t, `engine: swap for "NoSuchActivity": the round has no activity of that name`, func() {

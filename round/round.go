@@ -180,6 +180,11 @@ type CallResult struct {
 	DurationMS int64 `json:"duration_ms,omitempty"`
 	// Approval records how the call was allowed or refused (T2).
 	Approval *Approval `json:"approval,omitempty"`
+	// OperationID is the call's idempotency key, for calls that ran as
+	// activities (SPEC R).
+	OperationID string `json:"operation_id,omitempty"`
+	// Reconciled: an attempt was lost and a reconciler found its effect.
+	Reconciled bool `json:"reconciled,omitempty"`
 }
 
 // Decisions of an Approval record (T2).

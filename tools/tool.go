@@ -100,8 +100,11 @@ type Definition struct {
 	// ("host:example.com", "path:src/a.go").
 	ConcurrencyKey func(args json.RawMessage) string `json:"-"`
 	// KeyLimit is the number of calls per key; zero means DefaultKeyLimit.
-	KeyLimit int     `json:"key_limit,omitempty"`
-	Handler  Handler `json:"-"`
+	KeyLimit int `json:"key_limit,omitempty"`
+	// Reconcile, when set, decides after a lost attempt of an at-most-once
+	// call whether it took effect (SPEC R); see Reconciler.
+	Reconcile Reconciler `json:"-"`
+	Handler   Handler    `json:"-"`
 }
 
 // DefaultKeyLimit is a concurrency key's limit when the tool sets none.
@@ -183,6 +186,10 @@ type Request struct {
 	// on to whatever they change (an Idempotency-Key header, an environment
 	// variable) so that a repeated attempt can be recognised.
 	OperationID string
+	// Generation is 0 for a call's first run and 1 for the run a reconciler
+	// allowed after a lost attempt; a tool that fences its operation refuses
+	// an attempt older than the fence.
+	Generation int
 	// Args is the validated JSON object of arguments.
 	Args json.RawMessage
 }

@@ -24,6 +24,10 @@ func MaxConcurrentFor(cores int) int {
 	return max(3, cores/2)
 }
 
+// versionOperationIDs: the results of calls that ran as activities carry
+// their operation id (SPEC R).
+const versionOperationIDs = "operation-ids"
+
 // versionKeyLimits: calls that share a concurrency key (a host, a path) run
 // at most the tool's key limit at a time (SPEC R).
 const versionKeyLimits = "key-limits"
@@ -50,6 +54,7 @@ func (r *run) execute(ctx workflow.Context) {
 			serial = append(serial, i)
 		}
 	}
+	opIDs := len(conc)+len(serial) > 0 && workflow.GetVersion(ctx, versionOperationIDs, workflow.DefaultVersion, 1) == 1
 	keys := r.keyLimits(ctx, conc, serial)
 	sel := workflow.NewSelector(ctx)
 	outstanding, nextS := 0, 0
@@ -68,6 +73,7 @@ func (r *run) execute(ctx workflow.Context) {
 			outstanding++
 			sel.AddFuture(r.start(ctx, c), func(f workflow.Future) {
 				r.finish(ctx, c, f)
+				r.operationID(ctx, c, opIDs)
 				keys.give(c)
 				r.inFlight--
 				outstanding--
@@ -81,6 +87,7 @@ func (r *run) execute(ctx workflow.Context) {
 			outstanding++
 			sel.AddFuture(r.start(ctx, c), func(f workflow.Future) {
 				r.finish(ctx, c, f)
+				r.operationID(ctx, c, opIDs)
 				keys.give(c)
 				serialBusy = false
 				outstanding--
@@ -150,6 +157,13 @@ func (k keyCounts) give(c *Call) {
 	}
 }
 
+// operationID records the operation id of a call that ran as an activity.
+func (r *run) operationID(ctx workflow.Context, c *Call, on bool) {
+	if ti := r.snap.Tools[c.Tool]; on && c.Outcome != nil && !ti.Interactive && !ti.Client {
+		c.Outcome.OperationID = round.OperationID(r.scope.WorkflowID, workflow.GetInfo(ctx).WorkflowExecution.RunID, c.CallID)
+	}
+}
+
 // slow reports whether a call of the round goes through the server or waits
 // for someone: a regular activity, an ask_user answer, a client result.
 func (r *run) slow() bool {
@@ -184,6 +198,9 @@ func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivityOptions(ti, c)), round.ActivityExecuteTool, in)
 	}
 	c.selfPublished = true // with the worker's own clock, when it really starts
+	if reconcilable(ti, c) && workflow.GetVersion(ctx, versionReconcile, workflow.DefaultVersion, 1) == 1 {
+		return r.startReconcilable(ctx, c, ti, in)
+	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(ti, c, r.snap)), round.ActivityExecuteTool, in)
 }
 
@@ -276,12 +293,17 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 		}
 		o.Status = round.StatusUnknownOutcome
 		o.Content = "the outcome is unknown: " + why + ". It was not run again, because it has side effects; check whether it took effect before calling it again."
+		var un *unreconciled
+		if errors.As(err, &un) && un.why != "" {
+			o.Content += " A reconciliation could not decide: " + un.why + "."
+		}
 	default:
 		o.Status, o.Content = round.StatusError, rootMessage(err)
 	}
 	if out.Attempt == 0 && err != nil {
 		o.Attempts = 1
 	}
+	o.Reconciled = err == nil && out.Reconciled
 	c.Outcome = o
 	c.State = CallDone
 }

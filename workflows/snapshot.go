@@ -53,6 +53,9 @@ type ToolInfo struct {
 	// KeyLimit bounds the concurrent calls that share a concurrency key
 	// (CallFacts.Key) in a round.
 	KeyLimit int `json:"key_limit,omitempty"`
+	// Reconcile: the tool can tell whether a lost attempt took effect
+	// (SPEC R), through the Reconcile activity.
+	Reconcile bool `json:"reconcile,omitempty"`
 }
 
 // Spec is the tool as a schema result shows it.
@@ -201,6 +204,7 @@ func (c *RegistryCatalog) info(d *tools.Definition) ToolInfo {
 		NoDedupe: d.NoDedupe, Volatile: d.Volatile, ConfirmNever: d.Confirm == tools.ConfirmNever,
 		Timeout: d.EffectiveTimeout(), Retry: d.EffectiveRetry(),
 	}
+	ti.Reconcile = d.Reconcile != nil
 	if d.ConcurrencyKey != nil {
 		ti.KeyLimit = max(d.KeyLimit, tools.DefaultKeyLimit)
 	}
