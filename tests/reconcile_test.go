@@ -182,15 +182,22 @@ func requireFile(t *testing.T, workdir, name, want string) {
 func TestPostLostMidFlightCarriesItsOperationID(t *testing.T) {
 	var mu sync.Mutex
 	var keys []string
-	received := make(chan struct{}, 1)
+	received, release := make(chan struct{}, 1), make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		keys = append(keys, r.Header.Get(round.IdempotencyHeader))
 		mu.Unlock()
-		received <- struct{}{}
-		<-r.Context().Done() // the worker dies before an answer
+		select {
+		case received <- struct{}{}:
+		default:
+		}
+		select { // the worker dies before an answer
+		case <-r.Context().Done():
+		case <-release:
+		}
 	}))
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
 	e := newEnv(t)
 	w := e.startWorker()
 	in := e.input(1, "claude-code", &round.RunState{Fetched: reconcileTools},
