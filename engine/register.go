@@ -33,6 +33,7 @@ func RegisterAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activitie
 		{round.ActivityCheckFiles, acts.CheckFiles},
 		{round.ActivityVerifyRules, acts.VerifyRules},
 		{round.ActivitySignRules, acts.SignRules},
+		{round.ActivityReconcile, acts.Reconcile},
 	}
 	for _, s := range swaps {
 		found := false

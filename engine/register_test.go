@@ -40,7 +40,7 @@ func TestRegisterAllNames(t *testing.T) {
 	RegisterAll(r, &workflows.RoundWorkflow{}, &activities.Activities{})
 	require.ElementsMatch(t, []string{round.WorkflowName, round.AgentWorkflowName}, keys(r.workflows))
 	require.ElementsMatch(t,
-		[]string{round.ActivityExecuteTool, round.ActivityPublishRound, round.ActivityStoreContents, round.ActivityCheckFiles, round.ActivityModelCall, round.ActivityVerifyRules, round.ActivitySignRules},
+		[]string{round.ActivityExecuteTool, round.ActivityPublishRound, round.ActivityStoreContents, round.ActivityCheckFiles, round.ActivityModelCall, round.ActivityVerifyRules, round.ActivitySignRules, round.ActivityReconcile},
 		keys(r.activities))
 }
 
@@ -48,7 +48,7 @@ func TestRegisterAllSwap(t *testing.T) {
 	r := newRecorder()
 	hook := func(context.Context, round.PublishInput) error { return nil }
 	RegisterAll(r, &workflows.RoundWorkflow{}, &activities.Activities{}, Swap{Name: round.ActivityPublishRound, Func: hook})
-	require.Len(t, r.activities, 7)
+	require.Len(t, r.activities, 8)
 	require.Equal(t, reflect.ValueOf(hook).Pointer(), reflect.ValueOf(r.activities[round.ActivityPublishRound]).Pointer())
 
 	require.PanicsWithValue(t, `engine: swap for "NoSuchActivity": the round has no activity of that name`, func() {

@@ -187,6 +187,11 @@ type CallResult struct {
 	DurationMS int64 `json:"duration_ms,omitempty"`
 	// Approval records how the call was allowed or refused (T2).
 	Approval *Approval `json:"approval,omitempty"`
+	// OperationID is the call's idempotency key, for calls that ran as
+	// activities (SPEC R).
+	OperationID string `json:"operation_id,omitempty"`
+	// Reconciled: an attempt was lost and a reconciler found its effect.
+	Reconciled bool `json:"reconciled,omitempty"`
 	// Repeat names the earlier result a deduped call repeats (U3).
 	Repeat *Repeat `json:"repeat,omitempty"`
 }

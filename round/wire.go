@@ -168,6 +168,9 @@ type ExecuteInput struct {
 	RunID      string `json:"run_id"`
 	Round      int    `json:"round"`
 	WorkflowID string `json:"workflow_id"`
+	// Generation is 1 for the run a reconciler allowed after a lost
+	// attempt (tools.Request.Generation).
+	Generation int `json:"generation,omitempty"`
 }
 
 // ExecuteOutput is the result of the ExecuteTool activity. A tool's own
@@ -184,6 +187,9 @@ type ExecuteOutput struct {
 	Files map[string]FileState `json:"files,omitempty"`
 	// Attempt is the attempt that produced the output, from 1.
 	Attempt int `json:"attempt,omitempty"`
+	// Reconciled is set when a reconciler found the effect of a lost
+	// attempt (SPEC R).
+	Reconciled bool `json:"reconciled,omitempty"`
 }
 
 // PublishInput is the input of the PublishRound local activity: pass 3's
@@ -250,4 +256,29 @@ type FileCheck struct {
 // could not be checked; they run again instead of being served.
 type CheckFilesOutput struct {
 	Changed []string `json:"changed,omitempty"`
+}
+
+// ActivityReconcile asks a tool's reconciler whether a lost attempt of an
+// at-most-once call took effect (SPEC R).
+const ActivityReconcile = "Reconcile"
+
+// Verdicts of ReconcileOutput.
+const (
+	VerdictApplied = "applied" // the effect is in place: the call is ok
+	VerdictAbsent  = "absent"  // no effect and the attempt is dead: run once more
+	VerdictUnknown = "unknown" // nothing proven: unknown_outcome
+)
+
+// ReconcileInput is the input of the Reconcile activity: the call as
+// ExecuteTool received it.
+type ReconcileInput struct {
+	Call ExecuteInput `json:"call"`
+}
+
+// ReconcileOutput is the reconciler's verdict; Content is the call's result
+// when the effect was found, otherwise why it was not.
+type ReconcileOutput struct {
+	Verdict string   `json:"verdict"`
+	Content string   `json:"content,omitempty"`
+	Touched []string `json:"touched,omitempty"`
 }

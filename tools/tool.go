@@ -92,13 +92,44 @@ type Definition struct {
 	// "trust_read_only_hints" in MCP_CONFIG. Without it an MCP tool asks for
 	// confirmation even when its server declares it read-only (T5,
 	// approval.Call).
-	TrustReadOnlyHints bool    `json:"trust_read_only_hints,omitempty"`
-	Handler            Handler `json:"-"`
+	TrustReadOnlyHints bool `json:"trust_read_only_hints,omitempty"`
+	// ConcurrencyKey, when set, names what a call contends for (a host, a
+	// path); a round runs at most KeyLimit concurrent calls with the same
+	// key at once, on top of MAX_CONCURRENT_TOOLS (SPEC R). An empty key
+	// is not limited. Tools that share a resource return the same key
+	// ("host:example.com", "path:src/a.go").
+	ConcurrencyKey func(args json.RawMessage) string `json:"-"`
+	// KeyLimit is the number of calls per key; zero means DefaultKeyLimit.
+	KeyLimit int `json:"key_limit,omitempty"`
+	// Reconcile, when set, decides after a lost attempt of an at-most-once
+	// call whether it took effect (SPEC R); see Reconciler.
+	Reconcile Reconciler `json:"-"`
+	Handler   Handler    `json:"-"`
 	// Changed, for tools whose results record the files they read
 	// (Result.Files), looks at those files again and returns the paths whose
 	// state differs from the recorded one, or that it could not look at.
 	// A round calls it before it serves such a result again (U3).
 	Changed func(ctx context.Context, files map[string]FileState) []string `json:"-"`
+}
+
+// DefaultKeyLimit is a concurrency key's limit when the tool sets none.
+const DefaultKeyLimit = 1
+
+// KeyOf is the call's concurrency key and its limit; an empty key has no
+// limit.
+func KeyOf(d *Definition, args json.RawMessage) (key string, limit int) {
+	if d == nil || d.ConcurrencyKey == nil {
+		return "", 0
+	}
+	key = d.ConcurrencyKey(args)
+	if key == "" {
+		return "", 0
+	}
+	limit = d.KeyLimit
+	if limit <= 0 {
+		limit = DefaultKeyLimit
+	}
+	return key, limit
 }
 
 // FileState is what a result records of a file it read (U3): size,
@@ -166,6 +197,15 @@ type Request struct {
 	RunID      string
 	Round      int
 	WorkflowID string
+	// OperationID is the call's idempotency key (SPEC R): the same for every
+	// attempt of the call, never used by another call or round. Tools pass it
+	// on to whatever they change (an Idempotency-Key header, an environment
+	// variable) so that a repeated attempt can be recognised.
+	OperationID string
+	// Generation is 0 for a call's first run and 1 for the run a reconciler
+	// allowed after a lost attempt; a tool that fences its operation refuses
+	// an attempt older than the fence.
+	Generation int
 	// Args is the validated JSON object of arguments.
 	Args json.RawMessage
 }

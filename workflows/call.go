@@ -118,4 +118,8 @@ type Outcome struct {
 	FromCache  bool                       `json:"from_cache,omitempty"`
 	Attempts   int                        `json:"attempts,omitempty"`
 	DurationMS int64                      `json:"duration_ms,omitempty"`
+	// OperationID is set for calls that ran as activities (SPEC R).
+	OperationID string `json:"operation_id,omitempty"`
+	// Reconciled: a reconciler found the effect of a lost attempt.
+	Reconciled bool `json:"reconciled,omitempty"`
 }

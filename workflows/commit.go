@@ -52,6 +52,7 @@ func Commit(ci CommitInput) CommitOutput {
 		case c.Outcome != nil:
 			o := c.Outcome
 			r.Status, r.Content, r.ContentRef, r.Attempts, r.DurationMS = o.Status, o.Content, o.ContentRef, o.Attempts, o.DurationMS
+			r.OperationID, r.Reconciled = o.OperationID, o.Reconciled
 		case c.State == CallDone:
 			r.Status, r.Content, r.ContentRef, r.Repeat = c.Status, c.Content, c.ContentRef, c.Repeat
 		default:

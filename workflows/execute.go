@@ -24,10 +24,21 @@ func MaxConcurrentFor(cores int) int {
 	return max(3, cores/2)
 }
 
+// versionOperationIDs: the results of calls that ran as activities carry
+// their operation id (SPEC R).
+const versionOperationIDs = "operation-ids"
+
+// versionKeyLimits: calls that share a concurrency key (a host, a path) run
+// at most the tool's key limit at a time (SPEC R).
+const versionKeyLimits = "key-limits"
+
 // execute is step 5, pass 2: concurrent calls fan out, at most
 // MaxConcurrent at a time in call order; serial calls run one after
-// another in call order, beside them (P2.1-P2.3). The bound is a counter
-// and a selector: no Go channels, goroutines or locks in workflow code.
+// another in call order, beside them (P2.1-P2.3). Calls that share a
+// concurrency key also wait for a place under the key's limit; a call
+// whose key is full lets later calls of other keys pass, so order holds
+// within a key. The bounds are counters and a selector: no Go channels,
+// goroutines or locks in workflow code.
 func (r *run) execute(ctx workflow.Context) {
 	r.phase = round.PhaseExecute
 	var conc, serial []int
@@ -43,29 +54,41 @@ func (r *run) execute(ctx workflow.Context) {
 			serial = append(serial, i)
 		}
 	}
+	opIDs := len(conc)+len(serial) > 0 && workflow.GetVersion(ctx, versionOperationIDs, workflow.DefaultVersion, 1) == 1
+	keys := r.keyLimits(ctx, conc, serial)
 	sel := workflow.NewSelector(ctx)
-	outstanding, nextC, nextS := 0, 0, 0
+	outstanding, nextS := 0, 0
 	serialBusy := false
 	for {
-		for ctx.Err() == nil && r.inFlight < r.snap.MaxConcurrent && nextC < len(conc) {
-			c := &r.calls[conc[nextC]]
-			nextC++
+		for ctx.Err() == nil && r.inFlight < r.snap.MaxConcurrent {
+			k := keys.next(r, conc)
+			if k < 0 {
+				break
+			}
+			c := &r.calls[conc[k]]
+			conc = append(conc[:k:k], conc[k+1:]...)
+			keys.take(c)
 			r.inFlight++
 			r.peak = max(r.peak, r.inFlight)
 			outstanding++
 			sel.AddFuture(r.start(ctx, c), func(f workflow.Future) {
 				r.finish(ctx, c, f)
+				r.operationID(ctx, c, opIDs)
+				keys.give(c)
 				r.inFlight--
 				outstanding--
 			})
 		}
-		if ctx.Err() == nil && !serialBusy && nextS < len(serial) {
+		if ctx.Err() == nil && !serialBusy && nextS < len(serial) && keys.free(r, &r.calls[serial[nextS]]) {
 			c := &r.calls[serial[nextS]]
 			nextS++
+			keys.take(c)
 			serialBusy = true
 			outstanding++
 			sel.AddFuture(r.start(ctx, c), func(f workflow.Future) {
 				r.finish(ctx, c, f)
+				r.operationID(ctx, c, opIDs)
+				keys.give(c)
 				serialBusy = false
 				outstanding--
 			})
@@ -76,10 +99,68 @@ func (r *run) execute(ctx workflow.Context) {
 		sel.Select(ctx)
 	}
 	// Calls still queued when the round was cancelled never started.
-	for _, i := range append(conc[nextC:], serial[nextS:]...) {
+	for _, i := range append(conc, serial[nextS:]...) {
 		c := &r.calls[i]
 		c.Outcome = &Outcome{Status: round.StatusCancelled, Content: "the round was cancelled before the call started; it did not run"}
 		c.State = CallDone
+	}
+}
+
+// keyCounts counts the running calls per concurrency key; nil when the
+// round does not limit keys, and then every call is free.
+type keyCounts map[string]int
+
+// keyLimits is the per-key counter, when a queued call has a key and the
+// round is new enough to honour it.
+func (r *run) keyLimits(ctx workflow.Context, lanes ...[]int) keyCounts {
+	for _, lane := range lanes {
+		for _, i := range lane {
+			if r.calls[i].Facts.Key == "" {
+				continue
+			}
+			if workflow.GetVersion(ctx, versionKeyLimits, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+				return nil
+			}
+			return keyCounts{}
+		}
+	}
+	return nil
+}
+
+// free reports whether c may start under its key's limit.
+func (k keyCounts) free(r *run, c *Call) bool {
+	if k == nil || c.Facts.Key == "" {
+		return true
+	}
+	return k[c.Facts.Key] < max(1, r.snap.Tools[c.Tool].KeyLimit)
+}
+
+// next is the index in queue of the first call that may start, -1 if none.
+func (k keyCounts) next(r *run, queue []int) int {
+	for j, i := range queue {
+		if k.free(r, &r.calls[i]) {
+			return j
+		}
+	}
+	return -1
+}
+
+func (k keyCounts) take(c *Call) {
+	if k != nil && c.Facts.Key != "" {
+		k[c.Facts.Key]++
+	}
+}
+
+func (k keyCounts) give(c *Call) {
+	if k != nil && c.Facts.Key != "" {
+		k[c.Facts.Key]--
+	}
+}
+
+// operationID records the operation id of a call that ran as an activity.
+func (r *run) operationID(ctx workflow.Context, c *Call, on bool) {
+	if ti := r.snap.Tools[c.Tool]; on && c.Outcome != nil && !ti.Interactive && !ti.Client {
+		c.Outcome.OperationID = round.OperationID(r.scope.WorkflowID, workflow.GetInfo(ctx).WorkflowExecution.RunID, c.CallID)
 	}
 }
 
@@ -117,6 +198,9 @@ func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivityOptions(ti, c)), round.ActivityExecuteTool, in)
 	}
 	c.selfPublished = true // with the worker's own clock, when it really starts
+	if reconcilable(ti, c) && workflow.GetVersion(ctx, versionReconcile, workflow.DefaultVersion, 1) == 1 {
+		return r.startReconcilable(ctx, c, ti, in)
+	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(ti, c, r.snap)), round.ActivityExecuteTool, in)
 }
 
@@ -210,12 +294,17 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 		}
 		o.Status = round.StatusUnknownOutcome
 		o.Content = "the outcome is unknown: " + why + ". It was not run again, because it has side effects; check whether it took effect before calling it again."
+		var un *unreconciled
+		if errors.As(err, &un) && un.why != "" {
+			o.Content += " A reconciliation could not decide: " + un.why + "."
+		}
 	default:
 		o.Status, o.Content = round.StatusError, rootMessage(err)
 	}
 	if out.Attempt == 0 && err != nil {
 		o.Attempts = 1
 	}
+	o.Reconciled = err == nil && out.Reconciled
 	c.Outcome = o
 	c.State = CallDone
 }

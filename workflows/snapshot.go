@@ -51,6 +51,12 @@ type ToolInfo struct {
 	Retry        tools.RetryPolicy `json:"retry"`
 	// Local runs the tool as a local activity: short read-only tools only.
 	Local bool `json:"local,omitempty"`
+	// KeyLimit bounds the concurrent calls that share a concurrency key
+	// (CallFacts.Key) in a round.
+	KeyLimit int `json:"key_limit,omitempty"`
+	// Reconcile: the tool can tell whether a lost attempt took effect
+	// (SPEC R), through the Reconcile activity.
+	Reconcile bool `json:"reconcile,omitempty"`
 }
 
 // Spec is the tool as a schema result shows it.
@@ -68,6 +74,8 @@ type CallFacts struct {
 	// (tools.ApprovalCall), without its arguments, which the round fills
 	// in: the model's, or the ones an approver edited.
 	Approval *approval.Call `json:"approval,omitempty"`
+	// Key is the call's concurrency key, empty when the tool has none.
+	Key string `json:"key,omitempty"`
 }
 
 // Snapshot is the part of the catalog and worker configuration one round
@@ -184,6 +192,7 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 				Sensitive: d.Sensitive != nil && d.Sensitive(args),
 				Approval:  &ac,
 			}
+			s.Calls[i].Key, _ = tools.KeyOf(d, args)
 			continue
 		}
 		if spec, ok := client[u.Name]; ok {
@@ -211,6 +220,10 @@ func (c *RegistryCatalog) info(d *tools.Definition) ToolInfo {
 		Concurrent: d.Concurrent && !d.Interactive, SideEffect: d.SideEffect, Interactive: d.Interactive,
 		NoDedupe: d.NoDedupe, Volatile: d.Volatile, ConfirmNever: d.Confirm == tools.ConfirmNever,
 		Timeout: d.EffectiveTimeout(), Retry: d.EffectiveRetry(),
+	}
+	ti.Reconcile = d.Reconcile != nil
+	if d.ConcurrencyKey != nil {
+		ti.KeyLimit = max(d.KeyLimit, tools.DefaultKeyLimit)
 	}
 	ti.Local = !d.Interactive && d.SideEffect == tools.ReadOnly && c.Options.LocalMaxTimeout > 0 && ti.Timeout <= c.Options.LocalMaxTimeout
 	return ti

@@ -7,7 +7,11 @@
 //     writes DIR/commit, so that a crash test can kill the process in exactly
 //     that step; TESTWORKER_HOLD_WHEN=after lets the publication take effect
 //     first, so the kill lands after its writes and before the workflow task
-//     that follows it is recorded.
+//     that follows it is recorded;
+//   - with TOOLROUND_CRASH_AT=<tool>:<point> (edit_file:before_write,
+//     remove_file:after_write, ...), the process kills itself with SIGKILL
+//     when a call reaches that checkpoint inside the tool (tools.Checkpoint):
+//     the crash tests' way to lose an attempt at a chosen point.
 package main
 
 import (
@@ -45,6 +49,9 @@ func run() error {
 		engine.WithTools(emitTools(cfg)...),
 		engine.WithActivity(round.ActivityPublishRound, func(e *engine.Engine) any {
 			return holdCommit(e.Activities.PublishRound, dir, after)
+		}),
+		engine.WithActivity(round.ActivityExecuteTool, func(e *engine.Engine) any {
+			return crashAt(e.Activities.ExecuteTool, os.Getenv("TOOLROUND_CRASH_AT"))
 		}),
 		engine.WithLogAttrs("hold_commit", dir != ""))
 }
@@ -115,4 +122,21 @@ func emitTools(cfg engine.Config) []tools.Definition {
 	remote.Name = "emit_bytes_remote"
 	remote.Timeout = max(2*time.Minute, cfg.LocalActivityMax+time.Minute)
 	return []tools.Definition{local, remote}
+}
+
+// crashAt is ExecuteTool with the TOOLROUND_CRASH_AT hook: the process
+// dies at the named checkpoint, as a worker does when its host fails.
+func crashAt(execute func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error), point string) func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error) {
+	return func(ctx context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
+		if point != "" {
+			ctx = tools.WithCheckpoint(ctx, func(p string) {
+				if p == point {
+					fmt.Fprintln(os.Stderr, "testworker: crashing at", p)
+					_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+					select {} // the signal is on its way
+				}
+			})
+		}
+		return execute(ctx, in)
+	}
 }

@@ -151,7 +151,7 @@ func runCtx(ctx context.Context, t *testing.T, reg *tools.Registry, name, args s
 	t.Helper()
 	def, ok := reg.Lookup(name)
 	require.True(t, ok, "%s is not registered", name)
-	return def.Handler(ctx, tools.Request{CallID: "call_7", Args: json.RawMessage(args)})
+	return def.Handler(ctx, tools.Request{CallID: "call_7", OperationID: "wf/run/call_7", Args: json.RawMessage(args)})
 }
 
 func TestRegisterDefinitions(t *testing.T) {
@@ -213,7 +213,7 @@ func TestScriptRuns(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("EXT_TEST_SECRET", "from-worker")
 	reg := register(t, Config{MaxOutputBytes: 200, Tools: []ToolConfig{
-		scriptTool("script_echo", `printf 'stdin=%s\n' "$(cat)"; printf 'env=%s\n' "$TOOL_ARGS"; printf 'name=%s call=%s greeting=%s\n' "$TOOL_NAME" "$TOOL_CALL_ID" "$GREETING"; pwd`,
+		scriptTool("script_echo", `printf 'stdin=%s\n' "$(cat)"; printf 'env=%s\n' "$TOOL_ARGS"; printf 'name=%s call=%s op=%s greeting=%s\n' "$TOOL_NAME" "$TOOL_CALL_ID" "$TOOLROUND_OPERATION_ID" "$GREETING"; pwd`,
 			func(tc *ToolConfig) {
 				tc.ReadOnly = true
 				tc.Env = map[string]string{"GREETING": "hi ${EXT_TEST_SECRET}"}
@@ -228,7 +228,7 @@ func TestScriptRuns(t *testing.T) {
 
 	res, err := run(t, reg, "script_echo", `{"text": "hello"}`)
 	require.NoError(t, err)
-	require.Equal(t, "stdin={\"text\": \"hello\"}\nenv={\"text\": \"hello\"}\nname=script_echo call=call_7 greeting=hi from-worker\n"+dir+"\n", res.Content)
+	require.Equal(t, "stdin={\"text\": \"hello\"}\nenv={\"text\": \"hello\"}\nname=script_echo call=call_7 op=wf/run/call_7 greeting=hi from-worker\n"+dir+"\n", res.Content)
 	require.Empty(t, res.Touched, "a read-only script touches nothing")
 
 	res, err = run(t, reg, "script_echo", ``)
@@ -353,7 +353,7 @@ func TestExtTool(t *testing.T) {
 				http.Error(w, "want a JSON POST", http.StatusBadRequest)
 				return
 			}
-			fmt.Fprintf(w, "auth=%s tool=%s call=%s body=%s", r.Header.Get("Authorization"), r.Header.Get("X-Tool-Name"), r.Header.Get("X-Tool-Call-Id"), body)
+			fmt.Fprintf(w, "auth=%s tool=%s call=%s key=%s body=%s", r.Header.Get("Authorization"), r.Header.Get("X-Tool-Name"), r.Header.Get("X-Tool-Call-Id"), r.Header.Get("Idempotency-Key"), body)
 		case "/created":
 			w.WriteHeader(http.StatusCreated)
 			fmt.Fprint(w, `{"id":7}`)
@@ -388,7 +388,7 @@ func TestExtTool(t *testing.T) {
 
 	res, err := run(t, reg, "ext_echo", `{"title":"x"}`)
 	require.NoError(t, err)
-	require.Equal(t, `auth=Bearer tok tool=ext_echo call=call_7 body={"title":"x"}`, res.Content)
+	require.Equal(t, `auth=Bearer tok tool=ext_echo call=call_7 key=wf/run/call_7 body={"title":"x"}`, res.Content)
 
 	res, err = run(t, reg, "ext_created", ``)
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -46,6 +47,11 @@ func (e *endpoint) run(ctx context.Context, req tools.Request) (tools.Result, er
 	hreq.Header.Set("X-Tool-Name", e.name)
 	if req.CallID != "" {
 		hreq.Header.Set("X-Tool-Call-Id", req.CallID)
+	}
+	if req.OperationID != "" {
+		// The POST is unsafe: the operation id lets an endpoint that honours
+		// Idempotency-Key apply a repeated call once (SPEC R).
+		hreq.Header.Set(round.IdempotencyHeader, req.OperationID)
 	}
 	for k, v := range e.headers {
 		ev, err := expandEnv(v)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolround/toolround/internal/procgroup"
 	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/command/sandbox"
 )
@@ -168,6 +169,7 @@ func (s *script) environ(req tools.Request, args []byte) ([]string, error) {
 		"TOOL_CALL_ID="+req.CallID,
 		"TOOL_ARGS="+argsEnv,
 		"TOOLS_WORKDIR="+s.dir,
+		round.OperationEnv+"="+req.OperationID,
 	)
 	keys := make([]string, 0, len(s.env))
 	for k := range s.env {

@@ -41,12 +41,15 @@ func (t *fileTools) downloadFileDef() tools.Definition {
 			"required": ["url", "path"],
 			"additionalProperties": false
 		}`),
-		Concurrent: true,
-		SideEffect: tools.AtMostOnce,
-		Timeout:    t.cfg.DownloadTimeout + 30*time.Second,
-		Source:     tools.SourceBuiltin,
-		Subject:    tools.SubjectField("path"),
-		Handler:    t.downloadFile,
+		Concurrent:     true,
+		SideEffect:     tools.AtMostOnce,
+		Timeout:        t.cfg.DownloadTimeout + 30*time.Second,
+		Source:         tools.SourceBuiltin,
+		Subject:        tools.SubjectField("path"),
+		ConcurrencyKey: tools.PathKey("path"),
+		KeyLimit:       tools.PathKeyLimit,
+		Handler:        t.withOp(t.downloadFile),
+		Reconcile:      t.reconcile,
 	}
 }
 
@@ -120,7 +123,7 @@ func (t *fileTools) downloadFile(ctx context.Context, req tools.Request) (tools.
 
 	unlock := t.versions.lock()
 	op := "download_file from " + text.Cut(shown, 300)
-	v, err := t.versions.record(tg.real, change{Op: op, SHA256: hex.EncodeToString(h.Sum(nil))}, t.renameInto(tmp, tg.real))
+	v, err := t.record(ctx, tg.real, change{Op: op, SHA256: hex.EncodeToString(h.Sum(nil))}, t.renameInto(tmp, tg.real))
 	unlock()
 	if err != nil && v.N == 0 {
 		_ = t.wd.Root().Remove(tmp)

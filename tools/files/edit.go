@@ -38,12 +38,15 @@ func (t *fileTools) editFileDef() tools.Definition {
 			"required": ["path", "new_text"],
 			"additionalProperties": false
 		}`),
-		Concurrent: false,
-		SideEffect: tools.AtMostOnce,
-		Timeout:    time.Minute,
-		Source:     tools.SourceBuiltin,
-		Subject:    tools.SubjectField("path"),
-		Handler:    t.editFile,
+		Concurrent:     false,
+		SideEffect:     tools.AtMostOnce,
+		Timeout:        time.Minute,
+		Source:         tools.SourceBuiltin,
+		Subject:        tools.SubjectField("path"),
+		ConcurrencyKey: tools.PathKey("path"),
+		KeyLimit:       tools.PathKeyLimit,
+		Handler:        t.withOp(t.editFile),
+		Reconcile:      t.reconcile,
 	}
 }
 
@@ -121,7 +124,7 @@ func (t *fileTools) editFile(ctx context.Context, req tools.Request) (tools.Resu
 		return tools.Result{}, fmt.Errorf("%s: %w", tg.given, err)
 	}
 	op := fmt.Sprintf("edit_file (%s)", what)
-	v, err := t.versions.record(tg.real, change{Op: op, SHA256: hashBytes(data)}, func() error { return dir.renameInto(tmp, tg.real) })
+	v, err := t.record(ctx, tg.real, change{Op: op, SHA256: hashBytes(data)}, func() error { return dir.renameInto(tmp, tg.real) })
 	if err != nil && v.N == 0 {
 		dir.remove(tmp)
 		return tools.Result{}, err

@@ -31,12 +31,15 @@ func (t *fileTools) removeFileDef() tools.Definition {
 			"required": ["path"],
 			"additionalProperties": false
 		}`),
-		Concurrent: false,
-		SideEffect: tools.AtMostOnce,
-		Timeout:    2 * time.Minute,
-		Source:     tools.SourceBuiltin,
-		Subject:    tools.SubjectField("path"),
-		Handler:    t.removeFile,
+		Concurrent:     false,
+		SideEffect:     tools.AtMostOnce,
+		Timeout:        2 * time.Minute,
+		Source:         tools.SourceBuiltin,
+		Subject:        tools.SubjectField("path"),
+		ConcurrencyKey: tools.PathKey("path"),
+		KeyLimit:       tools.PathKeyLimit,
+		Handler:        t.withOp(t.removeFile),
+		Reconcile:      t.reconcile,
 	}
 }
 
@@ -63,7 +66,7 @@ func (t *fileTools) removeFile(ctx context.Context, req tools.Request) (tools.Re
 	if !fi.Mode().IsRegular() {
 		return tools.Result{}, fmt.Errorf("%s is not a regular file; remove it with run_command", tg.given)
 	}
-	v, err := t.versions.record(tg.real, change{Op: "remove_file", Absent: true}, t.removeStep(tg.real))
+	v, err := t.record(ctx, tg.real, change{Op: "remove_file", Absent: true}, t.removeStep(tg.real))
 	if err != nil && v.N == 0 {
 		return tools.Result{}, err
 	}
@@ -110,6 +113,9 @@ func (t *fileTools) removeFolder(ctx context.Context, tg target) (tools.Result, 
 	})
 	if err != nil {
 		return tools.Result{}, plainErr(err)
+	}
+	if err := markMulti(ctx); err != nil {
+		return tools.Result{}, fmt.Errorf("remove_file: %w", err)
 	}
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {

@@ -31,11 +31,14 @@ func (t *fileTools) restoreFileDef() tools.Definition {
 		Concurrent: false,
 		// The default version moves with every change, so a second run
 		// would undo the first: not idempotent.
-		SideEffect: tools.AtMostOnce,
-		Timeout:    time.Minute,
-		Source:     tools.SourceBuiltin,
-		Subject:    tools.SubjectField("path"),
-		Handler:    t.restoreFile,
+		SideEffect:     tools.AtMostOnce,
+		Timeout:        time.Minute,
+		Source:         tools.SourceBuiltin,
+		Subject:        tools.SubjectField("path"),
+		ConcurrencyKey: tools.PathKey("path"),
+		KeyLimit:       tools.PathKeyLimit,
+		Handler:        t.withOp(t.restoreFile),
+		Reconcile:      t.reconcile,
 	}
 }
 
@@ -103,7 +106,7 @@ func (t *fileTools) restoreFile(ctx context.Context, req tools.Request) (tools.R
 		}
 		apply = t.renameInto(tmp, tg.real)
 	}
-	prev, err := t.versions.record(tg.real, change{Op: op, Absent: v.Absent, SHA256: v.SHA256}, apply)
+	prev, err := t.record(ctx, tg.real, change{Op: op, Absent: v.Absent, SHA256: v.SHA256}, apply)
 	if err != nil && prev.N == 0 {
 		if tmp != "" {
 			_ = root.Remove(tmp)

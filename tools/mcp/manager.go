@@ -21,6 +21,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolround/toolround/internal/procgroup"
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -446,8 +447,12 @@ var errUnreachable = errors.New("mcp server unreachable")
 // (the connection was already closed, the HTTP session was gone, the
 // connection was refused) or the tool is read-only. Otherwise its outcome is
 // unknown and it is not repeated (P2.4).
-func (s *server) callTool(ctx context.Context, tool string, readOnly bool, args json.RawMessage) (*sdk.CallToolResult, error) {
+func (s *server) callTool(ctx context.Context, tool string, readOnly bool, args json.RawMessage, operationID string) (*sdk.CallToolResult, error) {
 	params := &sdk.CallToolParams{Name: tool, Arguments: args}
+	if operationID != "" {
+		// The server may use it to recognise a repeated call (SPEC R).
+		params.Meta = sdk.Meta{round.OperationMetaKey: operationID}
+	}
 	token := fmt.Sprintf("%s-%d", s.cfg.Name, s.nextToken.Add(1))
 	params.SetProgressToken(token)
 	s.progress.Store(token, func(details string) { tools.ReportProgress(ctx, details) })
@@ -541,7 +546,7 @@ func (s *server) handler(tool string, readOnly bool, maxOutput int) tools.Handle
 		if len(bytes.TrimSpace(args)) == 0 {
 			args = json.RawMessage("{}")
 		}
-		res, err := s.callTool(ctx, tool, readOnly, args)
+		res, err := s.callTool(ctx, tool, readOnly, args, req.OperationID)
 		if err != nil {
 			err = fmt.Errorf("mcp server %q, tool %q: %w", s.cfg.Name, tool, err)
 			var lost *lostError

@@ -35,13 +35,15 @@ func (w *web) fetchPageDef() tools.Definition {
 		Description: "Fetch a web page and return its readable text (title, main content, links), " +
 			"trimmed to the parts relevant to query. Pages are cached for 30 minutes; " +
 			"call again with another query to see other parts of the same page.",
-		Parameters: fetchPageSchema,
-		Concurrent: true,
-		SideEffect: tools.ReadOnly,
-		Subject:    tools.SubjectField("url"),
-		Timeout:    w.cfg.Timeout + filterAllowance,
-		Source:     tools.SourceBuiltin,
-		Handler:    w.fetchPage,
+		Parameters:     fetchPageSchema,
+		Concurrent:     true,
+		SideEffect:     tools.ReadOnly,
+		Subject:        tools.SubjectField("url"),
+		ConcurrencyKey: tools.HostKey("url"),
+		KeyLimit:       tools.HostKeyLimit,
+		Timeout:        w.cfg.Timeout + filterAllowance,
+		Source:         tools.SourceBuiltin,
+		Handler:        w.fetchPage,
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/html/charset"
 
 	txt "github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -60,14 +61,16 @@ func (w *web) httpRequestDef() tools.Definition {
 			"GET, HEAD and OPTIONS change nothing and run without confirmation; other methods ask first. "+
 			"A 4xx or 5xx status is a failure. GET results are cached for 30 minutes in the session.",
 			w.cfg.MaxResponseBytes>>10),
-		Parameters: httpRequestSchema,
-		Concurrent: true,
-		SideEffect: tools.AtMostOnce,
-		Effect:     httpRequestEffect,
-		Subject:    httpRequestSubject,
-		Timeout:    w.cfg.Timeout + requestAllowance,
-		Source:     tools.SourceBuiltin,
-		Handler:    w.httpRequest,
+		Parameters:     httpRequestSchema,
+		Concurrent:     true,
+		SideEffect:     tools.AtMostOnce,
+		Effect:         httpRequestEffect,
+		Subject:        httpRequestSubject,
+		ConcurrencyKey: tools.HostKey("url"),
+		KeyLimit:       tools.HostKeyLimit,
+		Timeout:        w.cfg.Timeout + requestAllowance,
+		Source:         tools.SourceBuiltin,
+		Handler:        w.httpRequest,
 	}
 }
 
@@ -188,6 +191,11 @@ func (w *web) httpRequest(ctx context.Context, req tools.Request) (tools.Result,
 		// header is dropped on a redirect to another host and redacted.
 		hreq.Header.Set("Authorization", basic)
 		g.headers = append(g.headers, "Authorization")
+	}
+	if effect != tools.ReadOnly && req.OperationID != "" && hreq.Header.Get(round.IdempotencyHeader) == "" {
+		// An unsafe method carries the call's operation id, so that a server
+		// that honours the header applies a repeated request once (SPEC R).
+		hreq.Header.Set(round.IdempotencyHeader, req.OperationID)
 	}
 	if body != "" && hreq.Header.Get("Content-Type") == "" {
 		if json.Valid([]byte(body)) {

@@ -1,0 +1,42 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"go.temporal.io/sdk/activity"
+
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+)
+
+// Reconcile asks the tool's reconciler whether a lost attempt of the call
+// took effect (SPEC R). Its verdict is "unknown" unless the reconciler
+// proves more; an error retries the activity.
+func (a *Activities) Reconcile(ctx context.Context, in round.ReconcileInput) (round.ReconcileOutput, error) {
+	info := activity.GetInfo(ctx)
+	def, ok := a.Registry.Lookup(in.Call.Tool)
+	if !ok || def.Reconcile == nil {
+		return round.ReconcileOutput{Verdict: round.VerdictUnknown, Content: fmt.Sprintf("%s has no reconciler on this worker", in.Call.Tool)}, nil
+	}
+	c := in.Call
+	req := tools.Request{
+		Tool: c.Tool, CallID: c.CallID, SessionID: c.SessionID, RunID: c.RunID, Round: c.Round,
+		WorkflowID: c.WorkflowID, Args: json.RawMessage(c.Args),
+		OperationID: operationID(info, c), Generation: c.Generation,
+	}
+	res, err := def.Reconcile(ctx, req)
+	if err != nil {
+		return round.ReconcileOutput{}, fmt.Errorf("reconcile %s %s: %w", c.Tool, c.CallID, err)
+	}
+	out := round.ReconcileOutput{Verdict: round.VerdictUnknown, Content: res.Content, Touched: res.Touched}
+	switch res.Verdict {
+	case tools.VerdictApplied:
+		out.Verdict = round.VerdictApplied
+	case tools.VerdictAbsent:
+		out.Verdict = round.VerdictAbsent
+	}
+	a.logger().Info("reconciled a lost attempt", "tool", c.Tool, "call_id", c.CallID, "operation_id", req.OperationID, "verdict", out.Verdict)
+	return out, nil
+}

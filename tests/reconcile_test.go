@@ -1,0 +1,224 @@
+package tests
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/round"
+)
+
+// writesOf counts the changes a tool made to a workdir file, from the
+// version store's index (each write the file tools make is recorded there
+// once, as the state it replaced).
+func writesOf(t *testing.T, workdir, rel, tool string) int {
+	t.Helper()
+	sum := sha256.Sum256([]byte(rel))
+	data, err := os.ReadFile(filepath.Join(workdir, ".toolround", "versions", hex.EncodeToString(sum[:16]), "index.json"))
+	if os.IsNotExist(err) {
+		return 0
+	}
+	require.NoError(t, err)
+	var idx struct {
+		Versions []struct {
+			ReplacedBy string `json:"replaced_by"`
+		} `json:"versions"`
+	}
+	require.NoError(t, json.Unmarshal(data, &idx))
+	n := 0
+	for _, v := range idx.Versions {
+		if strings.HasPrefix(v.ReplacedBy, tool) {
+			n++
+		}
+	}
+	return n
+}
+
+// getCounter serves a fixed body and counts the GETs.
+type getCounter struct {
+	srv  *httptest.Server
+	mu   sync.Mutex
+	gets int
+}
+
+func newGetCounter(t *testing.T) *getCounter {
+	g := &getCounter{}
+	g.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		g.mu.Lock()
+		g.gets++
+		g.mu.Unlock()
+		fmt.Fprint(w, "downloaded body\n")
+	}))
+	t.Cleanup(g.srv.Close)
+	return g
+}
+
+func (g *getCounter) count() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.gets
+}
+
+// TestCrashInsideFileToolsIsReconciled kills the worker (SIGKILL, from a
+// checkpoint inside the tool) before and after each side-effecting file
+// tool writes. A normal worker takes the round over: the Reconcile step
+// finds the effect (ok, reconciled) or proves it absent with the lost
+// attempt dead (its operation lock free) and runs the call once more. The
+// effect is counted outside the tool: the file's content (a second
+// application would show) and the version store's record of writes.
+func TestCrashInsideFileToolsIsReconciled(t *testing.T) {
+	type check func(t *testing.T, workdir string, res round.CallResult)
+	dl := newGetCounter(t)
+	cases := []struct {
+		tool  string
+		seed  map[string]string
+		calls func() []round.ToolCall
+		check check
+	}{
+		{
+			tool: "edit_file", seed: map[string]string{"a.txt": "n=1\n"},
+			calls: func() []round.ToolCall {
+				return []round.ToolCall{call("x", "edit_file", map[string]any{"path": "a.txt", "old_text": "n=1", "new_text": "n=1+"})}
+			},
+			check: func(t *testing.T, wd string, _ round.CallResult) {
+				requireFile(t, wd, "a.txt", "n=1+\n") // twice would be n=1++
+				require.Equal(t, 1, writesOf(t, wd, "a.txt", "edit_file"))
+			},
+		},
+		{
+			tool: "remove_file", seed: map[string]string{"a.txt": "gone soon\n"},
+			calls: func() []round.ToolCall {
+				return []round.ToolCall{call("x", "remove_file", map[string]any{"path": "a.txt"})}
+			},
+			check: func(t *testing.T, wd string, _ round.CallResult) {
+				require.NoFileExists(t, filepath.Join(wd, "a.txt"))
+				require.Equal(t, 1, writesOf(t, wd, "a.txt", "remove_file"))
+			},
+		},
+		{
+			// restore_file without a version undoes the last change: a second
+			// run would undo the restore.
+			tool: "restore_file", seed: map[string]string{"a.txt": "v1\n"},
+			calls: func() []round.ToolCall {
+				return []round.ToolCall{
+					call("e", "edit_file", map[string]any{"path": "a.txt", "new_text": "v2\n"}),
+					call("x", "restore_file", map[string]any{"path": "a.txt"}),
+				}
+			},
+			check: func(t *testing.T, wd string, _ round.CallResult) {
+				requireFile(t, wd, "a.txt", "v1\n")
+				require.Equal(t, 1, writesOf(t, wd, "a.txt", "restore_file"))
+			},
+		},
+		{
+			tool: "download_file", seed: map[string]string{"d.txt": "old\n"},
+			calls: func() []round.ToolCall {
+				return []round.ToolCall{call("x", "download_file", map[string]any{"url": dl.srv.URL + "/d", "path": "d.txt"})}
+			},
+			check: func(t *testing.T, wd string, _ round.CallResult) {
+				requireFile(t, wd, "d.txt", "downloaded body\n")
+				require.Equal(t, 1, writesOf(t, wd, "d.txt", "download_file"))
+			},
+		},
+	}
+	for _, c := range cases {
+		for _, point := range []string{"before_write", "after_write"} {
+			t.Run(c.tool+" "+point, func(t *testing.T) {
+				e := newEnv(t)
+				for name, content := range c.seed {
+					require.NoError(t, os.WriteFile(filepath.Join(e.workdir, name), []byte(content), 0o644))
+				}
+				gets := dl.count()
+				w := e.startWorkerBin(testWorkerBin, "TOOLROUND_CRASH_AT="+c.tool+":"+point)
+				in := e.input(1, "claude-code", &round.RunState{Fetched: reconcileTools}, c.calls()...)
+				in.AutoApprove = true
+				done := e.startRound(in)
+				require.Eventually(t, func() bool { return !w.alive() }, time.Minute, 20*time.Millisecond, "the worker did not reach %s:%s", c.tool, point)
+				require.Contains(t, w.logs.String(), "crashing at "+c.tool+":"+point)
+				e.startWorker()
+				res := decodeResult(t, <-done)
+				requireEveryCallOnce(t, in, res)
+				r := byID(res)["x"]
+				require.Equal(t, round.StatusOK, r.Status, r.Content)
+				require.Equal(t, point == "after_write", r.Reconciled, r.Content)
+				if r.Reconciled {
+					require.Contains(t, r.Content, "took effect")
+					require.Equal(t, 1, r.Attempts)
+				} else {
+					require.Equal(t, 2, r.Attempts, "run once more after the effect was proven absent")
+				}
+				require.True(t, strings.HasPrefix(r.OperationID, in.WorkflowID()+"/") && strings.HasSuffix(r.OperationID, "/x"), r.OperationID)
+				c.check(t, e.workdir, r)
+				t.Logf("%s × %s → %s, reconciled=%t, attempts=%d, downloads=%d", c.tool, point, r.Status, r.Reconciled, r.Attempts, dl.count()-gets)
+			})
+		}
+	}
+}
+
+func requireFile(t *testing.T, workdir, name, want string) {
+	t.Helper()
+	got, err := os.ReadFile(filepath.Join(workdir, name))
+	require.NoError(t, err)
+	require.Equal(t, want, string(got))
+}
+
+// TestPostLostMidFlightCarriesItsOperationID kills the worker after a
+// loopback server that honours Idempotency-Key received an http_request
+// POST. The call has no reconciler: it reports unknown_outcome, and the key
+// the server saw is the call's operation_id, so sending the request again
+// under it (tools/web's TestHTTPRequestPostRetriedUnderSameKeyTakesEffectOnce)
+// takes effect once.
+func TestPostLostMidFlightCarriesItsOperationID(t *testing.T) {
+	var mu sync.Mutex
+	var keys []string
+	received, release := make(chan struct{}, 1), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys = append(keys, r.Header.Get(round.IdempotencyHeader))
+		mu.Unlock()
+		select {
+		case received <- struct{}{}:
+		default:
+		}
+		select { // the worker dies before an answer
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+	e := newEnv(t)
+	w := e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: reconcileTools},
+		call("p", "http_request", map[string]any{"url": srv.URL + "/orders", "method": "POST", "body": "{}"}))
+	in.AutoApprove = true
+	done := e.startRound(in)
+	select {
+	case <-received:
+	case <-time.After(time.Minute):
+		t.Fatal("the POST never reached the server")
+	}
+	w.kill(t)
+	e.startWorker()
+	res := decodeResult(t, <-done)
+	r := byID(res)["p"]
+	require.Equal(t, round.StatusUnknownOutcome, r.Status, r.Content)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{r.OperationID}, keys, "one POST, keyed with the call's operation id")
+	require.True(t, strings.HasPrefix(r.OperationID, in.WorkflowID()+"/"), r.OperationID)
+}
+
+// reconcileTools are the tools these tests call, with their schemas fetched.
+var reconcileTools = []string{"download_file", "edit_file", "http_request", "remove_file", "restore_file"}

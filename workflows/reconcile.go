@@ -1,0 +1,74 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+)
+
+// versionReconcile: a lost attempt of an at-most-once call whose tool has
+// a reconciler is reconciled before it counts as unknown_outcome (SPEC R).
+const versionReconcile = "reconcile-lost-attempts"
+
+// reconcilable reports whether a lost attempt of c can be reconciled.
+func reconcilable(ti ToolInfo, c *Call) bool {
+	return ti.Reconcile && c.Facts.Effect == tools.AtMostOnce
+}
+
+// unreconciled is a lost attempt that a reconciliation could not settle;
+// finish reports it as unknown_outcome with why.
+type unreconciled struct {
+	err error
+	why string
+}
+
+func (e *unreconciled) Error() string { return e.err.Error() + " (" + e.why + ")" }
+func (e *unreconciled) Unwrap() error { return e.err }
+
+// startReconcilable runs the call, and when its attempt is lost (a timeout,
+// a dead worker), asks the tool's reconciler what became of it: its effect
+// found is the call's result; its effect proven absent with the attempt
+// proven dead runs the call once more; anything else stays a lost attempt.
+func (r *run) startReconcilable(ctx workflow.Context, c *Call, ti ToolInfo, in round.ExecuteInput) workflow.Future {
+	first := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(ti, c, r.snap)), round.ActivityExecuteTool, in)
+	f, set := workflow.NewFuture(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		var out round.ExecuteOutput
+		err := first.Get(ctx, &out)
+		if err == nil || temporal.IsCanceledError(err) || ctx.Err() != nil {
+			set.Set(out, err)
+			return
+		}
+		var rec round.ReconcileOutput
+		opts := workflow.ActivityOptions{
+			ActivityID:          c.CallID + "/reconcile",
+			StartToCloseTimeout: 30 * time.Second,
+			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+			Summary:             "reconcile " + c.Tool + " " + c.CallID,
+		}
+		if rerr := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), round.ActivityReconcile, round.ReconcileInput{Call: in}).Get(ctx, &rec); rerr != nil {
+			set.Set(nil, &unreconciled{err: err, why: rootMessage(rerr)})
+			return
+		}
+		switch rec.Verdict {
+		case round.VerdictApplied:
+			set.Set(round.ExecuteOutput{Content: rec.Content, Touched: rec.Touched, Attempt: 1, Reconciled: true}, nil)
+		case round.VerdictAbsent:
+			again := in
+			again.Generation = 1
+			o := activityOptions(ti, c, r.snap)
+			o.ActivityID = c.CallID + "/again"
+			var out2 round.ExecuteOutput
+			err2 := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, o), round.ActivityExecuteTool, again).Get(ctx, &out2)
+			out2.Attempt = 2
+			set.Set(out2, err2)
+		default:
+			set.Set(nil, &unreconciled{err: err, why: rec.Content})
+		}
+	})
+	return f
+}
