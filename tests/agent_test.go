@@ -328,9 +328,13 @@ func TestAgentRunSurvivesWorkerKills(t *testing.T) {
 		w.kill(t)
 		killed := time.Now()
 		wid := round.WorkflowID(e.session, "run-1", 2)
-		ap := e.starter(context.Background(), "", "approve", wid, "call_cmd2")
-		require.Equal(t, 0, ap.code, "an approval is accepted while no worker runs: %s", ap.stderr)
+		// Only a worker can check the approval_id (T1): an approval sent while
+		// none runs waits for the next one and is applied then.
+		approved := make(chan result, 1)
+		go func() { approved <- e.starter(context.Background(), "", "approve", wid, "call_cmd2") }()
 		e.startWorker()
+		ap := <-approved
+		require.Equal(t, 0, ap.code, "an approval sent while no worker runs is applied once one does: %s", ap.stderr)
 		require.Eventually(t, func() bool { return len(pending(3)) == 1 }, 60*time.Second, 50*time.Millisecond)
 		ap = e.starter(context.Background(), "", "approve", round.WorkflowID(e.session, "run-1", 3), "call_cmd3")
 		require.Equal(t, 0, ap.code, ap.stderr)
