@@ -127,7 +127,11 @@ func (c *Schemas) Validate(schema json.RawMessage, args json.RawMessage) []strin
 	// library ranges over maps inside, so its violations are sorted below.
 	s, err := c.compile(schema)
 	if err != nil {
-		return []string{"(schema): " + err.Error()}
+		// Which of a broken schema's faults the library reports first
+		// depends on map order; workflow code needs the same text on
+		// replay, so the fault itself is left to the registration check
+		// (CompileSchema), which names it.
+		return []string{"(schema): the tool's parameters schema does not compile, so no arguments can be checked against it"}
 	}
 	res, err := s.Validate(gojsonschema.NewBytesLoader(args)) //workflowcheck:ignore
 	if err != nil {
