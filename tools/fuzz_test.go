@@ -198,12 +198,12 @@ func TestSchemaReferencesStayInsideTheSchema(t *testing.T) {
 		schema := `{"type":"object","properties":{"a":{"$ref":"` + ref + `"}}}`
 		got := Validate(json.RawMessage(schema), json.RawMessage(`{"a":5}`))
 		require.Len(t, got, 1, ref)
-		require.Contains(t, got[0], "schema does not compile", ref)
+		require.Contains(t, got[0], "outside the schema", ref)
 		_, err := CompileSchema(json.RawMessage(schema))
 		require.ErrorContains(t, err, "outside the schema", ref)
 	}
 	based := `{"$id":"` + srv.URL + `/root.json","type":"object","properties":{"a":{"$ref":"other.json"}}}`
-	require.Contains(t, strings.Join(Validate(json.RawMessage(based), json.RawMessage(`{"a":5}`)), ""), "schema does not compile")
+	require.Contains(t, strings.Join(Validate(json.RawMessage(based), json.RawMessage(`{"a":5}`)), ""), "outside the schema")
 	_, err := CompileSchema(json.RawMessage(based))
 	require.ErrorContains(t, err, "outside the schema")
 	require.Zero(t, hits.Load(), "no request left the schema")

@@ -58,8 +58,42 @@ type refusedRef string
 
 func (r refusedRef) JsonSource() any { return string(r) }
 
-func (r refusedRef) LoadJSON() (any, error) {
-	return nil, fmt.Errorf("$ref %q points outside the schema; only references inside it (#/...) are allowed", string(r))
+func (r refusedRef) LoadJSON() (any, error) { return nil, r.err() }
+
+func (r refusedRef) err() error {
+	return fmt.Errorf("$ref %q points outside the schema; only references inside it (#/...) are allowed", string(r))
+}
+
+// outsideRef is the first, in sorted order, of a schema's $ref values that
+// do not point inside it: a fault named the same way on every run.
+func outsideRef(schema json.RawMessage) (string, bool) {
+	var doc any
+	if json.Unmarshal(schema, &doc) != nil {
+		return "", false
+	}
+	var refs []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if r, ok := v["$ref"].(string); ok && !strings.HasPrefix(r, "#") {
+				refs = append(refs, r)
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(doc)
+	if len(refs) == 0 {
+		return "", false
+	}
+	sort.Strings(refs)
+	return refs[0], true
 }
 
 func (r refusedRef) JsonReference() (gojsonreference.JsonReference, error) {
@@ -131,6 +165,9 @@ func (c *Schemas) Validate(schema json.RawMessage, args json.RawMessage) []strin
 		// depends on map order; workflow code needs the same text on
 		// replay, so the fault itself is left to the registration check
 		// (CompileSchema), which names it.
+		if ref, ok := outsideRef(schema); ok {
+			return []string{"(schema): " + refusedRef(ref).err().Error()}
+		}
 		return []string{"(schema): the tool's parameters schema does not compile, so no arguments can be checked against it"}
 	}
 	res, err := s.Validate(gojsonschema.NewBytesLoader(args)) //workflowcheck:ignore
