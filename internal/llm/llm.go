@@ -50,15 +50,29 @@ type Config struct {
 // ConfigFromEnv reads LLM_BASE_URL, LLM_MODEL, LLM_API_KEY and LLM_TIMEOUT
 // through getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	return Vars{BaseURL: EnvBaseURL, Model: EnvModel, APIKey: EnvAPIKey, Timeout: EnvTimeout, Errors: "llm", TimeoutExample: "2m"}.Read(getenv)
+}
+
+// Vars names the environment variables of one model's connection, for
+// the users of this client that read their own (the decision model's).
+type Vars struct {
+	BaseURL, Model, APIKey, Timeout string
+	// Errors starts the error of a bad timeout; TimeoutExample is the
+	// duration it suggests.
+	Errors, TimeoutExample string
+}
+
+// Read reads the variables through getenv; unset ones stay zero.
+func (v Vars) Read(getenv func(string) string) (Config, error) {
 	c := Config{
-		BaseURL: strings.TrimSpace(getenv(EnvBaseURL)),
-		Model:   strings.TrimSpace(getenv(EnvModel)),
-		APIKey:  strings.TrimSpace(getenv(EnvAPIKey)),
+		BaseURL: strings.TrimSpace(getenv(v.BaseURL)),
+		Model:   strings.TrimSpace(getenv(v.Model)),
+		APIKey:  strings.TrimSpace(getenv(v.APIKey)),
 	}
-	if s := strings.TrimSpace(getenv(EnvTimeout)); s != "" {
+	if s := strings.TrimSpace(getenv(v.Timeout)); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil || d <= 0 {
-			return Config{}, fmt.Errorf("llm: %s=%q: want a positive duration such as 2m", EnvTimeout, s)
+			return Config{}, fmt.Errorf("%s: %s=%q: want a positive duration such as %s", v.Errors, v.Timeout, s, v.TimeoutExample)
 		}
 		c.Timeout = d
 	}

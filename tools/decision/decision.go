@@ -102,18 +102,11 @@ func (c Config) withDefaults() Config {
 // DECISION_TIMEOUT and DECISION_MAX_CHARS through getenv (os.Getenv in a
 // worker). Unset variables keep the defaults.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	c := Config{
-		BaseURL: strings.TrimSpace(getenv(EnvBaseURL)),
-		Model:   strings.TrimSpace(getenv(EnvModel)),
-		APIKey:  strings.TrimSpace(getenv(EnvAPIKey)),
+	conn, err := llm.Vars{BaseURL: EnvBaseURL, Model: EnvModel, APIKey: EnvAPIKey, Timeout: EnvTimeout, Errors: "decision", TimeoutExample: "20s"}.Read(getenv)
+	if err != nil {
+		return Config{}, err
 	}
-	if s := strings.TrimSpace(getenv(EnvTimeout)); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			return Config{}, fmt.Errorf("decision: %s=%q: want a positive duration such as 20s", EnvTimeout, s)
-		}
-		c.Timeout = d
-	}
+	c := Config{BaseURL: conn.BaseURL, Model: conn.Model, APIKey: conn.APIKey, Timeout: conn.Timeout}
 	if s := strings.TrimSpace(getenv(EnvMaxChars)); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n <= 0 {
