@@ -83,9 +83,20 @@ func (t *fileTools) downloadFile(ctx context.Context, req tools.Request) (tools.
 	if err != nil {
 		return tools.Result{}, err
 	}
-	mode, err := fileMode(t.wd.Root(), tg.real)
+	// The download is written, kept as a version and renamed into place
+	// through the file's folder, opened here (or, if it does not exist yet,
+	// made once the server answered), so a symbolic link swapped in
+	// meanwhile can redirect none of it.
+	name := path.Base(tg.real)
+	dir, err := t.openWorkIfThere(tg.real)
 	if err != nil {
 		return tools.Result{}, err
+	}
+	if dir != nil {
+		defer dir.Close()
+		if _, err := dir.fileMode(name); err != nil {
+			return tools.Result{}, err
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, t.cfg.DownloadTimeout)
@@ -107,9 +118,19 @@ func (t *fileTools) downloadFile(ctx context.Context, req tools.Request) (tools.
 		return tools.Result{}, fmt.Errorf("%s is %d bytes, more than the %d-byte download limit", shown, resp.ContentLength, t.cfg.MaxDownloadBytes)
 	}
 
+	if dir == nil {
+		if dir, err = t.openWork(tg.real, true); err != nil {
+			return tools.Result{}, err
+		}
+		defer dir.Close()
+	}
+	mode, err := dir.fileMode(name)
+	if err != nil {
+		return tools.Result{}, err
+	}
 	h := sha256.New()
 	body := &progressReader{ctx: ctx, r: io.LimitReader(resp.Body, t.cfg.MaxDownloadBytes+1), total: resp.ContentLength}
-	tmp, n, err := writeTemp(t.wd.Root(), tg.real, io.TeeReader(body, h), mode)
+	tmp, n, err := dir.writeTemp(io.TeeReader(body, h), mode)
 	if err != nil {
 		if body.err != nil {
 			return tools.Result{}, t.fetchErr(ctx, shown, body.err, body.n)
@@ -117,16 +138,16 @@ func (t *fileTools) downloadFile(ctx context.Context, req tools.Request) (tools.
 		return tools.Result{}, err
 	}
 	if n > t.cfg.MaxDownloadBytes {
-		_ = t.wd.Root().Remove(tmp)
+		_ = dir.remove(tmp)
 		return tools.Result{}, fmt.Errorf("%s is more than the %d-byte download limit; nothing was saved", shown, t.cfg.MaxDownloadBytes)
 	}
 
 	unlock := t.versions.lock()
 	op := "download_file from " + text.Cut(shown, 300)
-	v, err := t.record(ctx, tg.real, change{Op: op, SHA256: hex.EncodeToString(h.Sum(nil))}, t.renameInto(tmp, tg.real))
+	v, err := t.record(ctx, dir, tg.real, change{Op: op, SHA256: hex.EncodeToString(h.Sum(nil))}, dir.replaceStep(tmp, name))
 	unlock()
 	if err != nil && v.N == 0 {
-		_ = t.wd.Root().Remove(tmp)
+		_ = dir.remove(tmp)
 		return tools.Result{}, err
 	}
 	var b strings.Builder

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"strings"
 	"time"
 
@@ -72,13 +73,24 @@ func (t *fileTools) editFile(ctx context.Context, req tools.Request) (tools.Resu
 		return tools.Result{}, err
 	}
 	defer t.versions.lock()()
-	mode, err := fileMode(t.wd.Root(), tg.real)
+	// The file is read, kept as a version, and replaced through its folder
+	// opened here (made below if it does not exist yet), so a symbolic link
+	// swapped in meanwhile can redirect none of it.
+	dir, err := t.openWorkIfThere(tg.real)
 	if err != nil {
 		return tools.Result{}, err
 	}
-	cur, err := t.readForEdit(tg, a.OldText != nil)
-	if err != nil {
-		return tools.Result{}, err
+	name := path.Base(tg.real)
+	mode := fs.FileMode(0o644)
+	var cur existing
+	if dir != nil {
+		defer dir.Close()
+		if mode, err = dir.fileMode(name); err != nil {
+			return tools.Result{}, err
+		}
+		if cur, err = t.readForEdit(dir, tg, a.OldText != nil); err != nil {
+			return tools.Result{}, err
+		}
 	}
 
 	var data []byte
@@ -112,21 +124,20 @@ func (t *fileTools) editFile(ctx context.Context, req tools.Request) (tools.Resu
 		what = "replaced"
 	}
 
-	// The new content is written and renamed into place through the folder
-	// opened here, so a symlink swapped in meanwhile cannot move either.
-	dir, err := openParent(t.wd.Root(), tg.real)
-	if err != nil {
-		return tools.Result{}, err
+	if dir == nil {
+		if dir, err = t.openWork(tg.real, true); err != nil {
+			return tools.Result{}, err
+		}
+		defer dir.Close()
 	}
-	defer dir.Close()
-	tmp, err := dir.writeTemp(data, mode)
+	tmp, _, err := dir.writeTemp(bytes.NewReader(data), mode)
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("%s: %w", tg.given, err)
 	}
 	op := fmt.Sprintf("edit_file (%s)", what)
-	v, err := t.record(ctx, tg.real, change{Op: op, SHA256: hashBytes(data)}, func() error { return dir.renameInto(tmp, tg.real) })
+	v, err := t.record(ctx, dir, tg.real, change{Op: op, SHA256: hashBytes(data)}, dir.replaceStep(tmp, name))
 	if err != nil && v.N == 0 {
-		dir.remove(tmp)
+		_ = dir.remove(tmp)
 		return tools.Result{}, err
 	}
 
@@ -165,8 +176,8 @@ type existing struct {
 
 // readForEdit reads the current content when it is needed: always for a
 // replacement, and for an overwrite when it is small enough to compare.
-func (t *fileTools) readForEdit(tg target, replace bool) (existing, error) {
-	f, err := openRead(t.wd.Root(), tg.real)
+func (t *fileTools) readForEdit(dir *folder, tg target, replace bool) (existing, error) {
+	f, err := dir.open(path.Base(tg.real))
 	if errors.Is(err, fs.ErrNotExist) {
 		return existing{}, nil
 	}
@@ -190,16 +201,6 @@ func (t *fileTools) readForEdit(tg target, replace bool) (existing, error) {
 	}
 	cur.loaded, cur.size = true, int64(len(cur.data))
 	return cur, nil
-}
-
-// renameInto returns an apply step that moves a written temp file into place.
-func (t *fileTools) renameInto(tmp, rel string) func() error {
-	return func() error {
-		if err := t.wd.Root().Rename(tmp, rel); err != nil {
-			return fmt.Errorf("replace %s: %w", rel, plainErr(err))
-		}
-		return nil
-	}
 }
 
 // notFoundHint explains the usual reasons an exact text is not found.

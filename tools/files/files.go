@@ -4,8 +4,12 @@
 //
 // Every access goes through the workdir's os.Root, after Workdir.Rel and a
 // walk of the path's symbolic links (a link may lead neither outside the
-// workdir nor into its reserved folder). Writes are atomic: a temp file in
-// the same folder, renamed into place. Before edit_file, remove_file,
+// workdir nor into its reserved folder). Every change is made relative to a
+// folder opened by a walk that follows no symbolic link (folder.go): the
+// changed file, its temp file, its kept version, the version index and the
+// locks, so that a link swapped in after the check redirects none of them.
+// Writes are atomic: a temp file in the same folder, renamed into place.
+// Before edit_file, remove_file,
 // restore_file or download_file change a file, its current state (content,
 // or the fact that it did not exist) becomes a numbered version under
 // .toolround/versions/<hash of the path>/, with an index.json that records

@@ -102,8 +102,16 @@ func (t *fileTools) renderHistory(tg target, idx *versionIndex) string {
 		fmt.Fprintf(&b, "; replaced by %s at %s", v.ReplacedBy, fmtTime(v.ReplacedAt))
 	}
 	b.WriteString("\ncurrent: ")
-	root := t.wd.Root()
-	fi, err := root.Stat(tg.real)
+	name := path.Base(tg.real)
+	dir, err := t.openWorkIfThere(tg.real)
+	var fi fs.FileInfo
+	switch {
+	case err == nil && dir == nil:
+		err = fs.ErrNotExist
+	case err == nil:
+		defer dir.Close()
+		fi, err = dir.stat(name)
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		b.WriteString("the file does not exist")
@@ -115,7 +123,10 @@ func (t *fileTools) renderHistory(tg target, idx *versionIndex) string {
 		fmt.Fprintf(&b, "%d bytes", fi.Size())
 	}
 	if c := idx.Current; c != nil {
-		sum, absent, herr := hashFile(root, tg.real)
+		sum, absent, herr := "", true, error(nil)
+		if dir != nil {
+			sum, absent, herr = dir.digest(name)
+		}
 		if herr == nil && absent == c.Absent && sum == c.SHA256 {
 			fmt.Fprintf(&b, ", made by %s at %s", c.Op, fmtTime(c.Time))
 		} else {

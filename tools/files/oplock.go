@@ -1,6 +1,7 @@
 package files
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -46,20 +47,20 @@ type opRecord struct {
 
 // opLock is an operation's lock, held.
 type opLock struct {
-	root *os.Root
+	dir  *folder // opsDir
 	id   string
-	name string // record file, in opsDir
+	name string // record file, in dir
 	f    *os.File
 	rec  opRecord
 }
 
 type opKey struct{}
 
-// opFiles are the lock and record names of an operation id.
+// opFiles are the lock and record names of an operation id, in opsDir.
 func opFiles(id string) (lock, record string) {
 	sum := sha256.Sum256([]byte(id))
 	h := hex.EncodeToString(sum[:16])
-	return path.Join(opsDir, h+".lock"), path.Join(opsDir, h+".json")
+	return h + ".lock", h + ".json"
 }
 
 // errLockHeld is returned when another attempt of the operation holds its
@@ -69,22 +70,25 @@ var errLockHeld = errors.New("another attempt of this operation holds its lock")
 // lockOp takes the operation's lock without waiting and reads its record.
 func lockOp(root *os.Root, id string) (*opLock, error) {
 	lockName, recName := opFiles(id)
-	if err := root.MkdirAll(opsDir, 0o755); err != nil {
+	dir, err := openFolder(root, opsDir, true)
+	if err != nil {
 		return nil, fmt.Errorf("operation lock: %w", plainErr(err))
 	}
-	f, err := root.OpenFile(lockName, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := dir.lockFile(lockName)
 	if err != nil {
+		dir.Close()
 		return nil, fmt.Errorf("operation lock: %w", plainErr(err))
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
+		dir.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, errLockHeld
 		}
 		return nil, fmt.Errorf("operation lock: %w", err)
 	}
-	l := &opLock{root: root, id: id, name: recName, f: f}
-	data, err := root.ReadFile(recName)
+	l := &opLock{dir: dir, id: id, name: recName, f: f}
+	data, err := dir.readFile(recName)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		l.rec = opRecord{OperationID: id}
@@ -94,7 +98,7 @@ func lockOp(root *os.Root, id string) (*opLock, error) {
 	default:
 		if err := json.Unmarshal(data, &l.rec); err != nil || l.rec.OperationID != id {
 			l.release()
-			return nil, fmt.Errorf("operation record %s is damaged or belongs to another operation", recName)
+			return nil, fmt.Errorf("operation record %s is damaged or belongs to another operation", path.Join(opsDir, recName))
 		}
 	}
 	return l, nil
@@ -103,6 +107,7 @@ func lockOp(root *os.Root, id string) (*opLock, error) {
 func (l *opLock) release() {
 	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
 	_ = l.f.Close()
+	l.dir.Close()
 }
 
 // save writes the record through a temporary file and a rename, so a crash
@@ -112,23 +117,8 @@ func (l *opLock) save() error {
 	if err != nil {
 		return fmt.Errorf("operation record: %w", err)
 	}
-	tmp := l.name + ".tmp"
-	f, err := l.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("operation record: %w", plainErr(err))
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = l.root.Rename(tmp, l.name)
-	}
-	if err != nil {
-		return fmt.Errorf("operation record: %w", plainErr(err))
+	if _, err := l.dir.writeAtomic(l.name, bytes.NewReader(data), 0o644); err != nil {
+		return fmt.Errorf("operation record: %w", err)
 	}
 	return nil
 }
@@ -156,22 +146,32 @@ func (t *fileTools) withOp(h tools.Handler) tools.Handler {
 }
 
 // fileDigest is the sha256 of the file at rel, or absentDigest.
-func fileDigest(root *os.Root, rel string) (string, error) {
-	data, err := root.ReadFile(rel)
-	if errors.Is(err, fs.ErrNotExist) {
+func (t *fileTools) fileDigest(rel string) (string, error) {
+	w, err := t.openWorkIfThere(rel)
+	if err != nil || w == nil {
+		return absentDigest, err
+	}
+	defer w.Close()
+	return digestIn(w, path.Base(rel))
+}
+
+func digestIn(w *folder, name string) (string, error) {
+	sum, absent, err := w.digest(name)
+	switch {
+	case err != nil:
+		return "", plainErr(err)
+	case absent:
 		return absentDigest, nil
 	}
-	if err != nil {
-		return "", plainErr(err)
-	}
-	return hashBytes(data), nil
+	return sum, nil
 }
 
 // record is versions.record with the operation's intent written first and
-// the crash test checkpoints around the change.
-func (t *fileTools) record(ctx context.Context, rel string, c change, apply func() error) (Version, error) {
+// the crash test checkpoints around the change. rel is the file name in
+// the opened folder w.
+func (t *fileTools) record(ctx context.Context, w *folder, rel string, c change, apply func() error) (Version, error) {
 	if l, ok := ctx.Value(opKey{}).(*opLock); ok {
-		before, err := fileDigest(t.wd.Root(), rel)
+		before, err := digestIn(w, path.Base(rel))
 		if err != nil {
 			return Version{}, fmt.Errorf("operation intent: %w", err)
 		}
@@ -186,7 +186,7 @@ func (t *fileTools) record(ctx context.Context, rel string, c change, apply func
 		tools.Checkpoint(ctx, l.rec.Tool+":before_write")
 		defer tools.Checkpoint(ctx, l.rec.Tool+":after_write")
 	}
-	return t.versions.record(rel, c, apply)
+	return t.versions.record(w, rel, c, apply)
 }
 
 // markMulti records that the attempt changes several files: its outcome
@@ -228,7 +228,7 @@ func (t *fileTools) reconcile(_ context.Context, req tools.Request) (tools.Recon
 		// anything. The fence keeps it from acting if it starts after all.
 		return t.runAgain(l, req, "no change was recorded")
 	}
-	now, err := fileDigest(t.wd.Root(), rec.Path)
+	now, err := t.fileDigest(rec.Path)
 	if err != nil {
 		return tools.Reconciliation{}, fmt.Errorf("%s: reconcile: %w", req.Tool, err)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -38,7 +37,8 @@ func (t target) touched() []string {
 // component at a time, so that tools work on the real file: a write replaces
 // a link's target rather than the link, and a link may lead neither outside
 // the workdir nor into its reserved folder. The os.Root still confines every
-// access, so a link swapped in after this check cannot escape either.
+// access, and changes go through folders opened without following links
+// (openFolder), so a link swapped in after this check redirects none.
 func (t *fileTools) resolve(p string) (target, error) {
 	rel, err := t.wd.Rel(p)
 	if err != nil {
@@ -115,78 +115,15 @@ func plainErr(err error) error {
 	return err
 }
 
-// tempName is a fresh name in dir for a file that is renamed into place.
-func tempName(dir string) string {
+// tempName is a fresh name for a file that is renamed into place.
+func tempName() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return path.Join(dir, ".toolround-tmp-"+hex.EncodeToString(b[:]))
-}
-
-// writeTemp writes src to a new file in the folder of rel, creating the
-// folder if needed, and returns its name; the caller renames it into place
-// or removes it. Renaming makes every write atomic: a reader sees the old
-// content or the new one, never half of it.
-func writeTemp(root *os.Root, rel string, src io.Reader, perm fs.FileMode) (string, int64, error) {
-	dir := path.Dir(rel)
-	if err := root.MkdirAll(dir, 0o755); err != nil {
-		return "", 0, fmt.Errorf("create folder %s: %w", dir, plainErr(err))
-	}
-	name := tempName(dir)
-	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return "", 0, fmt.Errorf("create %s: %w", rel, plainErr(err))
-	}
-	n, err := io.Copy(f, src)
-	if err == nil {
-		err = f.Chmod(perm) // the umask may have narrowed it
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = root.Remove(name)
-		return "", 0, fmt.Errorf("write %s: %w", rel, plainErr(err))
-	}
-	return name, n, nil
-}
-
-// writeAtomic writes src to rel through a temp file renamed into place.
-func writeAtomic(root *os.Root, rel string, src io.Reader, perm fs.FileMode) (int64, error) {
-	tmp, n, err := writeTemp(root, rel, src, perm)
-	if err != nil {
-		return 0, err
-	}
-	if err := root.Rename(tmp, rel); err != nil {
-		_ = root.Remove(tmp)
-		return 0, fmt.Errorf("replace %s: %w", rel, plainErr(err))
-	}
-	return n, nil
+	return ".toolround-tmp-" + hex.EncodeToString(b[:])
 }
 
 // openRead opens a file for reading without blocking on a FIFO or a
 // device that waits for a peer; callers check that it is a regular file.
 func openRead(root *os.Root, rel string) (*os.File, error) {
 	return root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-}
-
-// fileMode is the permission bits of an existing regular file at rel, or
-// 0644 for a new one.
-func fileMode(root *os.Root, rel string) (fs.FileMode, error) {
-	fi, err := root.Stat(rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0o644, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", rel, plainErr(err))
-	}
-	if fi.IsDir() {
-		return 0, fmt.Errorf("%s is a folder", rel)
-	}
-	if !fi.Mode().IsRegular() {
-		return 0, fmt.Errorf("%s is not a regular file", rel)
-	}
-	return fi.Mode().Perm(), nil
 }

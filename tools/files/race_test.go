@@ -141,10 +141,9 @@ func requireIntactIndex(t *testing.T, dir string, edits int) {
 			require.True(t, v.Absent, "the first version records that the file did not exist")
 			continue
 		}
-		sum, absent, err := hashFile(wd.Root(), s.contentPath("shared.txt", v.N))
-		require.NoError(t, err)
-		require.False(t, absent, "content of version %d is missing", v.N)
-		require.Equal(t, v.SHA256, sum, "content of version %d does not match its record", v.N)
+		data, err := os.ReadFile(filepath.Join(wd.Dir(), s.contentPath("shared.txt", v.N)))
+		require.NoError(t, err, "content of version %d is missing", v.N)
+		require.Equal(t, v.SHA256, hashBytes(data), "content of version %d does not match its record", v.N)
 	}
 }
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path"
+	"sort"
 	"strings"
 	"time"
 
@@ -56,7 +56,16 @@ func (t *fileTools) removeFile(ctx context.Context, req tools.Request) (tools.Re
 		return tools.Result{}, errors.New("the path names the workdir itself; remove the files in it one by one")
 	}
 	defer t.versions.lock()()
-	fi, err := t.wd.Root().Lstat(tg.real)
+	// The file is looked at, kept as a version and removed through its
+	// folder, opened here, so a symbolic link swapped in meanwhile can
+	// redirect none of it.
+	dir, err := t.openWork(tg.real, false)
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("%s: %w; find files with find_files", tg.given, plainErr(err))
+	}
+	defer dir.Close()
+	name := path.Base(tg.real)
+	fi, err := dir.stat(name)
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("%s: %w; find files with find_files", tg.given, plainErr(err))
 	}
@@ -66,7 +75,7 @@ func (t *fileTools) removeFile(ctx context.Context, req tools.Request) (tools.Re
 	if !fi.Mode().IsRegular() {
 		return tools.Result{}, fmt.Errorf("%s is not a regular file; remove it with run_command", tg.given)
 	}
-	v, err := t.record(ctx, tg.real, change{Op: "remove_file", Absent: true}, t.removeStep(tg.real))
+	v, err := t.record(ctx, dir, tg.real, change{Op: "remove_file", Absent: true}, dir.removeStep(name))
 	if err != nil && v.N == 0 {
 		return tools.Result{}, err
 	}
@@ -81,37 +90,14 @@ func (t *fileTools) removeFile(ctx context.Context, req tools.Request) (tools.Re
 	return tools.Result{Content: msg, Touched: tg.touched()}, nil
 }
 
-func (t *fileTools) removeStep(rel string) func() error {
-	return func() error {
-		if err := t.wd.Root().Remove(rel); err != nil {
-			return fmt.Errorf("remove %s: %w", rel, plainErr(err))
-		}
-		return nil
-	}
-}
-
 // removeFolder removes every file of a folder through the version store, so
-// each can be restored, then the emptied folders, deepest first.
+// each can be restored, then the emptied folders, deepest first. The folder
+// is listed, and each file and folder removed, through folders opened by
+// walks that follow no symbolic link: a link swapped in meanwhile makes the
+// removal stop rather than lead elsewhere.
 func (t *fileTools) removeFolder(ctx context.Context, tg target) (tools.Result, error) {
 	var files, dirs []string
-	err := fs.WalkDir(t.wd.Root().FS(), tg.real, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			dirs = append(dirs, p)
-		case d.Type().IsRegular():
-			if len(files) == t.cfg.MaxRemoveFiles {
-				return fmt.Errorf("%s holds more than %d files; remove smaller parts of it", tg.given, t.cfg.MaxRemoveFiles)
-			}
-			files = append(files, p)
-		default:
-			return fmt.Errorf("%s holds %s, which is not a regular file or folder; remove_file keeps versions of regular files only, so remove it with run_command", tg.given, p)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := t.collect(tg, tg.real, &files, &dirs); err != nil {
 		return tools.Result{}, plainErr(err)
 	}
 	if err := markMulti(ctx); err != nil {
@@ -121,12 +107,13 @@ func (t *fileTools) removeFolder(ctx context.Context, tg target) (tools.Result, 
 		if err := ctx.Err(); err != nil {
 			return tools.Result{}, fmt.Errorf("stopped after removing %d of the %d files of %s (their versions are kept): %w", i, len(files), tg.given, err)
 		}
-		if _, err := t.versions.record(f, change{Op: "remove_file (folder " + tg.real + ")", Absent: true}, t.removeStep(f)); err != nil {
+		if err := t.removeOne(f, "remove_file (folder "+tg.real+")"); err != nil {
 			return tools.Result{}, fmt.Errorf("removed %d of the %d files of %s (their versions are kept), then: %w", i, len(files), tg.given, err)
 		}
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := t.wd.Root().Remove(dirs[i]); err != nil {
+		err := t.removeEmpty(dirs[i])
+		if err != nil {
 			return tools.Result{}, fmt.Errorf("removed the %d files of %s (their versions are kept), but not the folder %s: %w", len(files), tg.given, dirs[i], plainErr(err))
 		}
 	}
@@ -147,4 +134,58 @@ func (t *fileTools) removeFolder(ctx context.Context, tg target) (tools.Result, 
 		}
 	}
 	return tools.Result{Content: b.String(), Touched: tg.touched()}, nil
+}
+
+// collect adds the folder rel and everything under it to dirs and files,
+// parents before their contents, in name order.
+func (t *fileTools) collect(tg target, rel string, files, dirs *[]string) error {
+	d, err := openFolder(t.wd.Root(), rel, false)
+	if err != nil {
+		return err
+	}
+	entries, err := d.entries()
+	d.Close()
+	if err != nil {
+		return err
+	}
+	*dirs = append(*dirs, rel)
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	for _, e := range entries {
+		p := path.Join(rel, e.Name())
+		switch {
+		case e.IsDir():
+			if err := t.collect(tg, p, files, dirs); err != nil {
+				return err
+			}
+		case e.Type().IsRegular():
+			if len(*files) == t.cfg.MaxRemoveFiles {
+				return fmt.Errorf("%s holds more than %d files; remove smaller parts of it", tg.given, t.cfg.MaxRemoveFiles)
+			}
+			*files = append(*files, p)
+		default:
+			return fmt.Errorf("%s holds %s, which is not a regular file or folder; remove_file keeps versions of regular files only, so remove it with run_command", tg.given, p)
+		}
+	}
+	return nil
+}
+
+// removeOne keeps a version of the file rel and removes it.
+func (t *fileTools) removeOne(rel, op string) error {
+	dir, err := t.openWork(rel, false)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	_, err = t.versions.record(dir, rel, change{Op: op, Absent: true}, dir.removeStep(path.Base(rel)))
+	return err
+}
+
+// removeEmpty removes the empty folder rel.
+func (t *fileTools) removeEmpty(rel string) error {
+	dir, err := t.openWork(rel, false)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.removeDir(path.Base(rel))
 }

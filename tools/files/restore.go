@@ -3,6 +3,7 @@ package files
 import (
 	"context"
 	"fmt"
+	"path"
 	"time"
 
 	"github.com/toolround/toolround/tools"
@@ -73,12 +74,27 @@ func (t *fileTools) restoreFile(ctx context.Context, req tools.Request) (tools.R
 	if v.Dropped {
 		return tools.Result{}, fmt.Errorf("version %d of %s (%d bytes) was larger than the version size limit, so no copy was kept", v.N, tg.given, v.Size)
 	}
-	root := t.wd.Root()
-	mode, err := fileMode(root, tg.real)
+	// The file is looked at, kept as a version and replaced through its
+	// folder, opened here (made if the version to bring back is a file and
+	// the folder is gone), so a symbolic link swapped in meanwhile can
+	// redirect none of it.
+	name := path.Base(tg.real)
+	dir, err := t.openWorkIfThere(tg.real)
+	if err == nil && dir == nil && !v.Absent {
+		dir, err = t.openWork(tg.real, true)
+	}
 	if err != nil {
 		return tools.Result{}, err
 	}
-	sum, absent, err := hashFile(root, tg.real)
+	if dir == nil {
+		return tools.Text(fmt.Sprintf("restore_file: %s already matches version %d; nothing changed", tg.given, v.N)), nil
+	}
+	defer dir.Close()
+	mode, err := dir.fileMode(name)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	sum, absent, err := dir.digest(name)
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("%s: %w", tg.given, plainErr(err))
 	}
@@ -93,23 +109,23 @@ func (t *fileTools) restoreFile(ctx context.Context, req tools.Request) (tools.R
 	var apply func() error
 	var tmp string
 	if v.Absent {
-		apply = t.removeStep(tg.real)
+		apply = dir.removeStep(name)
 	} else {
 		f, err := t.versions.open(tg.real, v)
 		if err != nil {
 			return tools.Result{}, err
 		}
-		tmp, _, err = writeTemp(root, tg.real, f, mode)
+		tmp, _, err = dir.writeTemp(f, mode)
 		f.Close()
 		if err != nil {
 			return tools.Result{}, err
 		}
-		apply = t.renameInto(tmp, tg.real)
+		apply = dir.replaceStep(tmp, name)
 	}
-	prev, err := t.record(ctx, tg.real, change{Op: op, Absent: v.Absent, SHA256: v.SHA256}, apply)
+	prev, err := t.record(ctx, dir, tg.real, change{Op: op, Absent: v.Absent, SHA256: v.SHA256}, apply)
 	if err != nil && prev.N == 0 {
 		if tmp != "" {
-			_ = root.Remove(tmp)
+			_ = dir.remove(tmp)
 		}
 		return tools.Result{}, err
 	}

@@ -102,10 +102,31 @@ func (s *store) contentPath(rel string, n int) string {
 	return path.Join(s.dir(rel), strconv.Itoa(n))
 }
 
+// indexFile is the version index in a version folder.
+const indexFile = "index.json"
+
+// folder opens the version folder of rel.
+func (s *store) folder(rel string, create bool) (*folder, error) {
+	return openFolder(s.root, s.dir(rel), create)
+}
+
 // load returns the index of rel; a file without versions has an empty one.
 func (s *store) load(rel string) (*versionIndex, error) {
-	name := path.Join(s.dir(rel), "index.json")
-	data, err := s.root.ReadFile(name)
+	d, err := s.folder(rel, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &versionIndex{Path: rel, Next: 1}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the version index of %s: %w", rel, plainErr(err))
+	}
+	defer d.Close()
+	return s.loadIn(d, rel)
+}
+
+// loadIn is load from the version folder d of rel.
+func (s *store) loadIn(d *folder, rel string) (*versionIndex, error) {
+	name := path.Join(s.dir(rel), indexFile)
+	data, err := d.readFile(indexFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &versionIndex{Path: rel, Next: 1}, nil
 	}
@@ -125,12 +146,12 @@ func (s *store) load(rel string) (*versionIndex, error) {
 	return &idx, nil
 }
 
-func (s *store) save(idx *versionIndex) error {
+func (s *store) save(d *folder, idx *versionIndex) error {
 	data, err := json.MarshalIndent(idx, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode the version index of %s: %w", idx.Path, err)
 	}
-	if _, err := writeAtomic(s.root, path.Join(s.dir(idx.Path), "index.json"), bytes.NewReader(data), 0o644); err != nil {
+	if _, err := d.writeAtomic(indexFile, bytes.NewReader(data), 0o644); err != nil {
 		return fmt.Errorf("save the version index of %s: %w", idx.Path, err)
 	}
 	return nil
@@ -138,13 +159,12 @@ func (s *store) save(idx *versionIndex) error {
 
 // loadForChange is load for a change: a damaged index is set aside and a
 // new history starts, so that a broken record never blocks edits.
-func (s *store) loadForChange(rel string) *versionIndex {
-	idx, err := s.load(rel)
+func (s *store) loadForChange(d *folder, rel string) *versionIndex {
+	idx, err := s.loadIn(d, rel)
 	if err == nil {
 		return idx
 	}
-	name := path.Join(s.dir(rel), "index.json")
-	_ = s.root.Rename(name, name+".damaged")
+	_ = d.rename(indexFile, indexFile+".damaged")
 	return &versionIndex{Path: rel, Next: 1}
 }
 
@@ -167,10 +187,12 @@ func (s *store) lock() func() {
 // lockFile opens and locks lockFile with a descriptor of its own: flock
 // locks belong to the open file, so each holder needs its own.
 func (s *store) lockFile() *os.File {
-	if err := s.root.MkdirAll(tools.ReservedDir, 0o755); err != nil {
+	d, err := openFolder(s.root, path.Dir(lockFile), true)
+	if err != nil {
 		return nil
 	}
-	f, err := s.root.OpenFile(lockFile, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := d.lockFile(path.Base(lockFile))
+	d.Close()
 	if err != nil {
 		return nil
 	}
@@ -187,21 +209,27 @@ func (s *store) lockFile() *os.File {
 	return f
 }
 
-// record keeps the current state of rel as a new version, runs apply (which
-// makes the change) and records the change. The caller holds the lock. If
-// apply fails nothing is recorded. The returned version holds the state
-// before the change.
-func (s *store) record(rel string, c change, apply func() error) (Version, error) {
-	idx := s.loadForChange(rel)
+// record keeps the current state of rel, which is the file name in the
+// opened folder w, as a new version, runs apply (which makes the change)
+// and records the change. The caller holds the lock. If apply fails
+// nothing is recorded. The returned version holds the state before the
+// change.
+func (s *store) record(w *folder, rel string, c change, apply func() error) (Version, error) {
+	d, err := s.folder(rel, true)
+	if err != nil {
+		return Version{}, fmt.Errorf("keep a version of %s: %w", rel, plainErr(err))
+	}
+	defer d.Close()
+	idx := s.loadForChange(d, rel)
 	now := s.now().UTC()
-	v, err := s.snapshot(idx, rel)
+	v, err := s.snapshot(d, idx, w, rel)
 	if err != nil {
 		return Version{}, err
 	}
 	v.ReplacedBy, v.ReplacedAt = c.Op, now
 	if err := apply(); err != nil {
 		if !v.Absent && !v.Dropped {
-			_ = s.root.Remove(s.contentPath(rel, v.N))
+			_ = d.remove(strconv.Itoa(v.N))
 		}
 		return Version{}, err
 	}
@@ -210,18 +238,19 @@ func (s *store) record(rel string, c change, apply func() error) (Version, error
 	idx.Current = &current{Op: c.Op, Time: now, Absent: c.Absent, SHA256: c.SHA256}
 	if extra := len(idx.Versions) - s.max; extra > 0 {
 		for _, old := range idx.Versions[:extra] {
-			_ = s.root.Remove(s.contentPath(rel, old.N))
+			_ = d.remove(strconv.Itoa(old.N))
 		}
 		idx.Versions = append([]Version(nil), idx.Versions[extra:]...)
 	}
-	if err := s.save(idx); err != nil {
+	if err := s.save(d, idx); err != nil {
 		return v, fmt.Errorf("the change to %s was made, but its version record was not saved: %w", rel, err)
 	}
 	return v, nil
 }
 
-// snapshot copies the current content of rel into the next version slot.
-func (s *store) snapshot(idx *versionIndex, rel string) (Version, error) {
+// snapshot copies the current content of rel (the file in w) into the next
+// version slot of the version folder d.
+func (s *store) snapshot(d *folder, idx *versionIndex, w *folder, rel string) (Version, error) {
 	v := Version{N: idx.Next}
 	madeBy := func(absent bool, sum string, mod time.Time) {
 		switch c := idx.Current; {
@@ -233,7 +262,7 @@ func (s *store) snapshot(idx *versionIndex, rel string) (Version, error) {
 			v.MadeBy, v.MadeAt = madeByUnknown, mod
 		}
 	}
-	f, err := openRead(s.root, rel)
+	f, err := w.open(path.Base(rel))
 	if errors.Is(err, fs.ErrNotExist) {
 		v.Absent = true
 		madeBy(true, "", time.Time{})
@@ -258,7 +287,7 @@ func (s *store) snapshot(idx *versionIndex, rel string) (Version, error) {
 		return v, nil
 	}
 	h := sha256.New()
-	n, err := writeAtomic(s.root, s.contentPath(rel, v.N), io.TeeReader(f, h), 0o644)
+	n, err := d.writeAtomic(strconv.Itoa(v.N), io.TeeReader(f, h), 0o644)
 	if err != nil {
 		return v, fmt.Errorf("keep a version of %s: %w", rel, err)
 	}
@@ -286,29 +315,16 @@ func (idx *versionIndex) find(n int) (Version, error) {
 
 // open returns the content of a kept version.
 func (s *store) open(rel string, v Version) (*os.File, error) {
-	f, err := s.root.Open(s.contentPath(rel, v.N))
+	d, err := s.folder(rel, false)
+	if err != nil {
+		return nil, fmt.Errorf("open version %d of %s: %w", v.N, rel, plainErr(err))
+	}
+	defer d.Close()
+	f, err := d.open(strconv.Itoa(v.N))
 	if err != nil {
 		return nil, fmt.Errorf("open version %d of %s: %w", v.N, rel, plainErr(err))
 	}
 	return f, nil
-}
-
-// hashFile is the hex SHA-256 of the file at rel; absent is true when there
-// is no such file.
-func hashFile(root *os.Root, rel string) (sum string, absent bool, err error) {
-	f, err := openRead(root, rel)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", true, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", false, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), false, nil
 }
 
 func hashBytes(b []byte) string {
