@@ -1,3 +1,8 @@
+//go:build linux
+
+// The guarantees checked here hold where folders are opened by descriptor
+// (folder_linux.go).
+
 package files
 
 import (
