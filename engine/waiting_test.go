@@ -123,3 +123,12 @@ func TestWaitingGaugesSurviveASlowOrFailingServer(t *testing.T) {
 	require.Contains(t, body, `toolround_approval_oldest_wait_seconds{task_queue="tq"} 3600`+"\n")
 	require.Contains(t, logs.String(), "works again")
 }
+
+// TestWaitingQueryQuotesTheTaskQueue: the task queue is a string literal of
+// the visibility query, its quotes doubled and backslashes escaped, so no
+// name can end the literal early.
+func TestWaitingQueryQuotesTheTaskQueue(t *testing.T) {
+	require.Equal(t, "WorkflowType = 'ToolRound' AND ExecutionStatus = 'Running' AND ToolroundWaiting = true AND TaskQueue = 'toolround'",
+		waitingQuery("toolround"))
+	require.True(t, strings.HasSuffix(waitingQuery(`a' OR 'x'='x\`), ` AND TaskQueue = 'a'' OR ''x''=''x\\'`), waitingQuery(`a' OR 'x'='x\`))
+}
