@@ -122,6 +122,15 @@ func TestWaitingGaugesSurviveASlowOrFailingServer(t *testing.T) {
 	require.Contains(t, body, `toolround_approvals_waiting_rounds{task_queue="tq"} 1`+"\n")
 	require.Contains(t, body, `toolround_approval_oldest_wait_seconds{task_queue="tq"} 3600`+"\n")
 	require.Contains(t, logs.String(), "works again")
+
+	// A failure after a success reports nothing either, not the last
+	// values, and is logged again.
+	fail.Store(true)
+	clock = clock.Add(10 * time.Second)
+	body = scrape(t, tel)
+	require.NotContains(t, body, "toolround_approvals_waiting_rounds{")
+	require.NotContains(t, body, "toolround_approval_oldest_wait_seconds{")
+	require.Equal(t, 2, strings.Count(logs.String(), "cannot list the waiting rounds"), "once per failing stretch:\n%s", logs.String())
 }
 
 // TestWaitingQueryQuotesTheTaskQueue: the task queue is a string literal of
