@@ -172,6 +172,13 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 	for _, nw := range o.workflows {
 		wk.w.RegisterWorkflowWithOptions(nw.fn, workflow.RegisterOptions{Name: nw.name})
 	}
+	if e.Telemetry.Handler != nil {
+		q := waitingQuery(e.Config.TaskQueue)
+		w := &waitingApprovals{list: listWaiting(wk.Client, q), query: q, every: waitingEvery, timeout: waitingTimeout, now: time.Now, logger: e.Logger}
+		if err := observeWaiting(e.Telemetry.Meter, w, e.Config.TaskQueue); err != nil {
+			return fmt.Errorf("waiting-approval gauges: %w", err)
+		}
+	}
 	if addr := e.Config.MetricsAddr; addr != "" && e.Telemetry.Handler != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", e.Telemetry.Handler)

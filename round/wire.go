@@ -88,6 +88,15 @@ const (
 	SearchWaitingCalls = "ToolroundWaitingCalls" // Int
 )
 
+// MemoWaitingSince is the memo field in which a round that waits for a
+// person keeps when the oldest of its waiting calls began to wait (the
+// earliest `since` of its pending decisions and answers), so that a
+// visibility listing tells how long approvals have waited without asking
+// each round. It is a memo, not a search attribute: nothing filters on it,
+// and a namespace needs nothing registered for it. It is written only while
+// calls wait; ToolroundWaiting says whether they still do.
+const MemoWaitingSince = "ToolroundWaitingSince"
+
 // Answer is the payload of SignalAnswer.
 type Answer struct {
 	CallID  string   `json:"call_id"`

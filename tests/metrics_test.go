@@ -164,6 +164,94 @@ func TestMetricsAfterKnownRounds(t *testing.T) {
 	requireDashboardMetricsExported(t, fams)
 }
 
+// gauge is the value of a gauge of the task queue, and whether the worker
+// reported it.
+func gauge(fams map[string]*dto.MetricFamily, name, taskQueue string) (float64, bool) {
+	m := sample(fams, name, map[string]string{"task_queue": taskQueue})
+	if m == nil {
+		return 0, false
+	}
+	return m.GetGauge().GetValue(), true
+}
+
+// TestWaitingApprovalGauges: the real worker with METRICS_ADDR reports the
+// rounds of its task queue that wait for a person, their waiting calls and
+// how long the oldest has waited, from Temporal visibility: 0 before any
+// round; 1 round with 2 calls, whose age counts from when the calls began
+// to wait, not from when the round was started while no worker ran (at
+// least as long as the test has seen them wait, shorter than since the
+// worker that asked started); then 0 again once both calls are approved.
+func TestWaitingApprovalGauges(t *testing.T) {
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	e := newEnv(t, "METRICS_ADDR="+addr)
+	w := e.startWorker()
+	const (
+		rounds = "toolround_approvals_waiting_rounds"
+		calls  = "toolround_approvals_waiting_calls"
+		oldest = "toolround_approval_oldest_wait_seconds"
+	)
+	var fams map[string]*dto.MetricFamily
+	require.Eventually(t, func() bool {
+		fams = metricFamilies(t, addr)
+		_, ok := gauge(fams, rounds, e.taskQueue)
+		return ok
+	}, 20*time.Second, 200*time.Millisecond, "the worker reports the waiting rounds of its task queue")
+	for _, name := range []string{rounds, calls, oldest} {
+		v, ok := gauge(fams, name, e.taskQueue)
+		require.True(t, ok, name)
+		require.Zero(t, v, "%s before any round", name)
+	}
+	w.kill(t)
+
+	// The round starts while no worker polls: its calls begin to wait
+	// when the next worker runs its first workflow task.
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allTools},
+		call("e1", "edit_file", map[string]any{"path": "x.txt", "new_text": "x"}),
+		call("e2", "edit_file", map[string]any{"path": "y.txt", "new_text": "y"}))
+	done := e.startRound(in)
+	wfID := in.WorkflowID()
+	time.Sleep(3 * time.Second) // a gap between the round's start and its wait, not a wait for a condition
+	workerStarted := time.Now()
+	e.startWorker()
+	require.Eventually(t, func() bool {
+		r := e.starter(context.Background(), "", "pending", wfID)
+		return r.code == 0 && strings.Contains(r.stdout, `"e1"`) && strings.Contains(r.stdout, `"e2"`)
+	}, 30*time.Second, 100*time.Millisecond)
+	asked := time.Now() // the calls waited at least from here
+
+	// The listing is cached for up to 10 s and visibility lags; the age
+	// grows with every scrape, so wait until it shows 3 s.
+	var before, scraped time.Time
+	var age float64
+	require.Eventually(t, func() bool {
+		before = time.Now()
+		fams = metricFamilies(t, addr)
+		scraped = time.Now()
+		n, _ := gauge(fams, rounds, e.taskQueue)
+		age, _ = gauge(fams, oldest, e.taskQueue)
+		return n == 1 && age >= 3
+	}, 40*time.Second, 200*time.Millisecond, "one waiting round with an age of 3 s")
+	require.GreaterOrEqual(t, age, before.Sub(asked).Seconds(), "the age is at least the time the test saw the calls wait")
+	require.Less(t, age, scraped.Sub(workerStarted).Seconds(), "the wait began after the worker started, 3 s after the round")
+	n, _ := gauge(fams, calls, e.taskQueue)
+	require.Equal(t, 2.0, n, "two calls wait")
+
+	e.mustStarter("approve", wfID, "e1")
+	e.mustStarter("approve", wfID, "e2")
+	res := decodeResult(t, <-done)
+	require.Equal(t, round.StatusOK, res.Results[0].Status, res.Results[0].Content)
+	require.Equal(t, round.StatusOK, res.Results[1].Status, res.Results[1].Content)
+	require.Eventually(t, func() bool {
+		fams = metricFamilies(t, addr)
+		r, _ := gauge(fams, rounds, e.taskQueue)
+		c, _ := gauge(fams, calls, e.taskQueue)
+		a, ok := gauge(fams, oldest, e.taskQueue)
+		return ok && r == 0 && c == 0 && a == 0 && counter(fams, "toolround_rounds_total", nil) == 1
+	}, 40*time.Second, 200*time.Millisecond, "no round waits once both calls are approved")
+	// The dashboard's waiting-approval panel queries these gauges.
+	requireDashboardMetricsExported(t, fams)
+}
+
 // bounds are a histogram's bucket upper bounds.
 func bounds(fams map[string]*dto.MetricFamily, name string) []float64 {
 	var out []float64
@@ -176,7 +264,8 @@ func bounds(fams map[string]*dto.MetricFamily, name string) []float64 {
 }
 
 // requireDashboardMetricsExported checks that every metric the Grafana
-// dashboard's queries name is one the worker exports.
+// dashboard's queries and the example alert rules name is one the worker
+// exports.
 func requireDashboardMetricsExported(t *testing.T, fams map[string]*dto.MetricFamily) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "docker", "grafana", "dashboards", "toolround.json"))
@@ -210,6 +299,19 @@ func requireDashboardMetricsExported(t *testing.T, fams map[string]*dto.MetricFa
 		}
 	}
 	require.GreaterOrEqual(t, checked, 10)
+
+	// The example alert rules too.
+	rules, err := os.ReadFile(filepath.Join("..", "docker", "prometheus", "alerts.yml"))
+	require.NoError(t, err)
+	exprs := regexp.MustCompile(`(?m)^\s*expr:\s*(.+)$`).FindAllStringSubmatch(string(rules), -1)
+	require.NotEmpty(t, exprs, "alerts.yml has no rule")
+	for _, m := range exprs {
+		found := names.FindAllString(m[1], -1)
+		require.NotEmpty(t, found, "alert %s names no metric", m[1])
+		for _, n := range found {
+			require.Contains(t, fams, n, "alert rule %s queries %s, which the worker does not export", m[1], n)
+		}
+	}
 }
 
 // otlpReceiver is an OTLP/gRPC trace receiver that keeps the spans.

@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"time"
+
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -21,10 +23,18 @@ var (
 // before it replay without them.
 const searchChange = "inbox-search-attributes"
 
+// sinceChange is the change id of the waiting-since memo
+// (round.MemoWaitingSince): rounds recorded before it replay without it.
+const sinceChange = "waiting-since-memo"
+
 // search is what the round last told visibility.
 type search struct {
 	on    bool // the round keeps the attributes (not an older recording)
 	calls int  // the waiting count last upserted
+	// memo: the round keeps round.MemoWaitingSince (sinceChange); since is
+	// the oldest wait last told, zero while no one waits.
+	memo  bool
+	since time.Time
 	ended bool
 }
 
@@ -39,19 +49,62 @@ func (r *run) keepSearch(ctx workflow.Context) {
 		return
 	}
 	r.upsertSearch(ctx, SearchSession.ValueSet(r.in.SessionID), SearchWaiting.ValueSet(false), SearchWaitingCalls.ValueSet(0))
+	r.search.memo = workflow.GetVersion(ctx, sinceChange, workflow.DefaultVersion, 1) >= 1
 	// Disconnected: a cancelled round still clears its waiting calls.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	workflow.Go(dctx, func(ctx workflow.Context) {
 		for {
-			_ = workflow.Await(ctx, func() bool { return r.search.ended || r.waitingForPerson() != r.search.calls })
+			_ = workflow.Await(ctx, func() bool {
+				return r.search.ended || r.waitingForPerson() != r.search.calls ||
+					(r.search.memo && !r.oldestWait().Equal(r.search.since))
+			})
 			if r.search.ended {
 				return
+			}
+			if r.search.memo {
+				// The memo first: the same workflow task's upserts reach
+				// visibility together, so a listing never sees a round
+				// waiting with an older wait's time.
+				if since := r.oldestWait(); !since.Equal(r.search.since) {
+					r.search.since = since
+					if !since.IsZero() {
+						r.upsertSince(ctx, since)
+					}
+				}
+				if r.waitingForPerson() == r.search.calls {
+					continue
+				}
 			}
 			n := r.waitingForPerson()
 			r.search.calls = n
 			r.upsertSearch(ctx, SearchWaiting.ValueSet(n > 0), SearchWaitingCalls.ValueSet(int64(n)))
 		}
 	})
+}
+
+// oldestWait is the earliest `since` of the calls that wait for a person,
+// zero when none does.
+func (r *run) oldestWait() time.Time {
+	var oldest time.Time
+	for i := range r.calls {
+		c := &r.calls[i]
+		if !c.waitsFor(round.KindConfirm) && !c.waitsFor(round.KindAnswer) {
+			continue
+		}
+		if oldest.IsZero() || c.pending.Since.Before(oldest) {
+			oldest = c.pending.Since
+		}
+	}
+	return oldest
+}
+
+// upsertSince tells visibility when the round's oldest waiting call began
+// to wait (round.MemoWaitingSince). When no call waits the memo is left as
+// it is: ToolroundWaiting, false then, is what a reader checks first.
+func (r *run) upsertSince(ctx workflow.Context, since time.Time) {
+	if err := workflow.UpsertMemo(ctx, map[string]any{round.MemoWaitingSince: since.UTC()}); err != nil {
+		workflow.GetLogger(ctx).Warn("waiting-since memo not updated", "error", err)
+	}
 }
 
 // endSearch is the round's last word to visibility: it waits for no one.

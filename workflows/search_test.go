@@ -80,6 +80,48 @@ func TestSearchAttributesFollowTheCallsThatWaitForAPerson(t *testing.T) {
 	}, *got)
 }
 
+// sinceMemos records every waiting-since memo the round upserts, as the
+// time since start.
+func (h *harness) sinceMemos(t *testing.T, start time.Time) *[]time.Duration {
+	var got []time.Duration
+	h.env.OnUpsertMemo(mock.Anything).Run(func(args mock.Arguments) {
+		memo := args.Get(0).(map[string]any)
+		since, ok := memo[round.MemoWaitingSince].(time.Time)
+		require.True(t, ok, "memo %v", memo)
+		got = append(got, since.Sub(start))
+	}).Return(nil)
+	return &got
+}
+
+// TestWaitingSinceMemoIsTheOldestWait: the memo tells when the oldest call
+// that waits for a person began to wait: the gate's start while e1 or e2
+// waits (a decision on one leaves the other's time), then the start of
+// q1's wait for an answer, which began after the gate.
+func TestWaitingSinceMemoIsTheOldestWait(t *testing.T) {
+	h := newHarness(t, 3)
+	got := h.upserts()
+	start := h.env.Now()
+	memos := h.sinceMemos(t, start)
+	h.at(time.Second, func() { h.confirm(round.Confirm{CallID: "e1", Approve: true}) })
+	h.at(2*time.Second, func() { h.confirm(round.Confirm{CallID: "e2", Approve: true}) })
+	h.at(5*time.Second, func() {
+		h.env.SignalWorkflow(round.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"yes"}})
+	})
+	in := input(
+		call("e1", "edit_file", `{"path":"a","new_text":"x"}`),
+		call("e2", "run_command", `{"command":"true"}`),
+		call("q1", "ask_user", `{"questions":["Ship it?"]}`),
+	)
+	res := h.run(t, in)
+	require.Equal(t, []round.Status{"ok", "ok", "ok"}, statuses(res))
+	require.Len(t, *memos, 2, "%v", *memos)
+	require.Equal(t, time.Duration(0), (*memos)[0], "e1 and e2 wait from the round's first task")
+	require.GreaterOrEqual(t, (*memos)[1], 2*time.Second, "q1 waits from pass 2, after e2's decision")
+	require.Less(t, (*memos)[1], 5*time.Second)
+	require.Equal(t, []string{"- true 2", "- true 1", "- false 0", "- true 1", "- false 0"}, (*got)[1:],
+		"the attributes change only with the count of waiting calls")
+}
+
 // TestSearchAttributesClearWhenTheRoundEndsWaiting: a round cancelled while
 // calls wait, and one whose confirmations time out, wait for no one after.
 func TestSearchAttributesClearWhenTheRoundEndsWaiting(t *testing.T) {
