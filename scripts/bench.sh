@@ -26,6 +26,11 @@
 # /proc/PID/stat) per second, and its VmRSS. The table goes to stdout and
 # to BENCH_OUT/idlecpu.txt (default bench/results/idlecpu).
 #
+# BENCH_LONG=1 runs instead `go run ./bench long` against TEMPORAL_ADDRESS:
+# one round of 500 calls (read-only, then at-most-once) and one round whose
+# approval waits BENCH_APPROVAL_WAIT (30m); `go run ./bench long -h` lists
+# the settings; it writes bench/results/long/long.{txt,json}.
+#
 # BENCH_CLUSTER=1 measures instead the throughput of one task queue served by
 # 1, 2 and 4 worker processes (BENCH_WORKERS) against scripts/cluster.sh's
 # Temporal server on PostgreSQL, started here when it is not running
@@ -126,6 +131,10 @@ fi
 ensure_temporal_server
 ensure_search_attributes
 cd "$ROOT"
+if [ "${BENCH_LONG:-0}" = 1 ]; then
+	log "go run ./bench long $*"
+	exec go run ./bench long "$@"
+fi
 
 private_pids=()
 stop_private_servers() {
