@@ -24,7 +24,8 @@
 # server on PORT_BASE+10, left alone BENCH_IDLE_SETTLE seconds (10) and then
 # measured over BENCH_IDLE_SECONDS (60): CPU seconds (utime+stime of
 # /proc/PID/stat) per second, and its VmRSS. The table goes to stdout and
-# to BENCH_OUT/idlecpu.txt (default bench/results/idlecpu).
+# to BENCH_OUT/idlecpu.txt (default bench/results/idlecpu). With
+# BENCH_IDLE_WORKER=1 an idle ./worker polls each server, as under `make run`.
 #
 # BENCH_LONG=1 runs instead `go run ./bench long` against TEMPORAL_ADDRESS:
 # one round of 500 calls (read-only, then at-most-once) and one round whose
@@ -79,13 +80,22 @@ if [ "${BENCH_IDLE_CPU:-0}" = 1 ]; then
 	settle=${BENCH_IDLE_SETTLE:-10}
 	secs=${BENCH_IDLE_SECONDS:-60}
 	hz=$(getconf CLK_TCK)
+	with_worker=${BENCH_IDLE_WORKER:-0}
+	if [ "$with_worker" = 1 ]; then
+		log "building the worker for the idle measurement"
+		go build -o "$RUN_DIR/idle-worker" ./worker
+	fi
 	private_pids=()
 	trap 'for p in "${private_pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
 	{
-		echo "Idle CPU of a fresh dev server (no workers, no workflows) per setting: $(date -u +%Y-%m-%dT%H:%M:%SZ), $secs s after $settle s, $(nproc) CPUs"
+		echo "Idle CPU of a fresh dev server (no workflows) per setting: $(date -u +%Y-%m-%dT%H:%M:%SZ), $secs s after $settle s, $(nproc) CPUs"
 		echo
-		echo "| setting | flags beyond eager dispatch and one partition | CPU s per s | % of one CPU | VmRSS MiB | load average at start |"
-		echo "|---|---|---:|---:|---:|---|"
+		if [ "$with_worker" = 1 ]; then
+			echo "With one idle worker (./worker) polling each server."
+			echo
+		fi
+		echo "| setting | flags beyond eager dispatch and one partition | CPU s per s | % of one CPU | VmRSS MiB | worker CPU s per s | load average at start |"
+		echo "|---|---|---:|---:|---:|---:|---|"
 	} | tee "$out/idlecpu.txt"
 	for name in $(echo "${BENCH_IDLE_SETTINGS:-rps20,rps100,rps200,rps1000,rps1000all}" | tr ',' ' '); do
 		flags=$(server_setting_flags "$name")
@@ -103,19 +113,35 @@ if [ "${BENCH_IDLE_CPU:-0}" = 1 ]; then
 			temporal operator namespace describe --address "127.0.0.1:$port" -n default >/dev/null 2>&1 && break
 			sleep 0.5
 		done
+		wpid=""
+		if [ "$with_worker" = 1 ]; then
+			TEMPORAL_ADDRESS="127.0.0.1:$port" TASK_QUEUE="idle-$name" TOOLS_WORKDIR="$(mktemp -d)" \
+				nohup "$RUN_DIR/idle-worker" >"$RUN_DIR/bench-idle-$name-worker.log" 2>&1 &
+			wpid=$!
+			private_pids+=("$wpid")
+		fi
 		sleep "$settle"
 		load=$(cut -d' ' -f1-3 /proc/loadavg)
 		t0=$(cpu_ticks "$pid")
+		w0=0
+		[ -n "$wpid" ] && w0=$(cpu_ticks "$wpid")
 		s0=$(date +%s.%N)
 		sleep "$secs"
 		t1=$(cpu_ticks "$pid")
+		w1=0
+		[ -n "$wpid" ] && w1=$(cpu_ticks "$wpid")
 		s1=$(date +%s.%N)
 		rss=$(rss_mib "$pid")
+		if [ -n "$wpid" ]; then
+			kill "$wpid"
+			wait_gone "$wpid"
+		fi
 		kill "$pid"
 		wait_gone "$pid"
 		extra=$(echo "$flags" | tr ' ' '\n' | grep -v -e enableActivityEagerExecution -e numTaskqueue -e '^--' | sed 's/^history\.//' | paste -sd ' ' -)
-		awk -v n="$name" -v f="$extra" -v t0="$t0" -v t1="$t1" -v s0="$s0" -v s1="$s1" -v hz="$hz" -v rss="$rss" -v la="$load" \
-			'BEGIN { c = (t1 - t0) / hz / (s1 - s0); printf "| %s | %s | %.4f | %.1f | %s | %s |\n", n, f, c, c * 100, rss, la }' | tee -a "$out/idlecpu.txt"
+		awk -v n="$name" -v f="$extra" -v t0="$t0" -v t1="$t1" -v w0="$w0" -v w1="$w1" -v s0="$s0" -v s1="$s1" -v hz="$hz" -v rss="$rss" -v la="$load" -v ww="$with_worker" \
+			'BEGIN { c = (t1 - t0) / hz / (s1 - s0); w = ww == 1 ? sprintf("%.4f", (w1 - w0) / hz / (s1 - s0)) : "-";
+				printf "| %s | %s | %.4f | %.1f | %s | %s | %s |\n", n, f, c, c * 100, rss, w, la }' | tee -a "$out/idlecpu.txt"
 	done
 	exit 0
 fi
