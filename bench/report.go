@@ -105,6 +105,11 @@ type Throughput struct {
 	Seconds         float64 `json:"seconds"`
 	RoundsPerSecond float64 `json:"rounds_per_second"`
 	Latency         Summary `json:"latency"`
+	// WorkerCPUMS and ServerCPUMS are CPU milliseconds (utime+stime) per
+	// round of the worker process and of the Temporal server, when known:
+	// what a round costs, whatever the load.
+	WorkerCPUMS float64 `json:"worker_cpu_ms_per_round,omitempty"`
+	ServerCPUMS float64 `json:"server_cpu_ms_per_round,omitempty"`
 }
 
 // Memory is the worker process's resident memory at the end of the run.
@@ -256,8 +261,15 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "makespan: %d calls of %d ms at bound %d: ideal %.0f ms; pass 2 took %.1f ms (median); the round p50 %.1f ms, p99 %.1f ms\n",
 			m.Calls, m.SleepMS, m.Bound, m.IdealMS, m.Pass2MS, m.P50MS, m.P99MS)
 		for _, t := range s.Throughput {
-			fmt.Fprintf(w, "throughput: %d in flight: %.1f rounds/s (%d %s rounds in %.1f s; p50 %.1f ms, p99 %.1f ms)\n",
-				t.InFlight, t.RoundsPerSecond, t.Rounds, t.Case, t.Seconds, t.Latency.P50, t.Latency.P99)
+			cpu := ""
+			if t.WorkerCPUMS > 0 {
+				cpu += fmt.Sprintf("; CPU per round: worker %.2f ms", t.WorkerCPUMS)
+				if t.ServerCPUMS > 0 {
+					cpu += fmt.Sprintf(", server %.2f ms", t.ServerCPUMS)
+				}
+			}
+			fmt.Fprintf(w, "throughput: %d in flight: %.1f rounds/s (%d %s rounds in %.1f s; p50 %.1f ms, p99 %.1f ms%s)\n",
+				t.InFlight, t.RoundsPerSecond, t.Rounds, t.Case, t.Seconds, t.Latency.P50, t.Latency.P99, cpu)
 		}
 		if s.Worker.Available {
 			where := "worker process"

@@ -25,7 +25,7 @@ func sampleSetup(name string) SetupReport {
 		{Case: sleepCase, Latency: Summary{N: 5, P50: 880, P99: 900}, History: HistoryStats{Phases: Phases{Pass2: 820}}},
 	}, Throughput: []Throughput{
 		{InFlight: 1, Case: "noop10", Rounds: 100, Seconds: 5, RoundsPerSecond: 20},
-		{InFlight: 4, Case: "noop10", Rounds: 180, Seconds: 4, RoundsPerSecond: 45},
+		{InFlight: 4, Case: "noop10", Rounds: 180, Seconds: 4, RoundsPerSecond: 45, WorkerCPUMS: 5.5, ServerCPUMS: 12.25},
 		{InFlight: 4, Case: "empty", Rounds: 200, Seconds: 4, RoundsPerSecond: 50},
 	}}
 	sr.finish(3, 200*time.Millisecond)
@@ -105,5 +105,6 @@ func TestReportWritesResultsChartsAndRatioLines(t *testing.T) {
 	require.Contains(t, out.String(), "\nratio_p50_10tools[regular]=1.250\n")
 	require.Contains(t, out.String(), "\nratio_throughput_4[regular]=0.900\n")
 	require.Contains(t, out.String(), "throughput: 4 in flight: 50.0 rounds/s (200 empty rounds in 4.0 s;")
+	require.Contains(t, out.String(), "p99 0.0 ms; CPU per round: worker 5.50 ms, server 12.25 ms)\n")
 	require.Contains(t, out.String(), "\ntarget met:     ratio_throughput_4 0.900 >= 0.8\n")
 }

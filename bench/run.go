@@ -105,6 +105,11 @@ type setup struct {
 	worker    *workerProc
 	inProcess *engineWorker
 	eager     bool
+	// serverPID is the Temporal server's process, when known
+	// (BENCH_SERVER_PID in the setup's environment, else the benchmark's
+	// for a setup on the benchmark's own server):
+	// its CPU time per round goes into the throughput levels.
+	serverPID int
 	bound     int
 	localMax  string
 	samples   map[string][]sample
@@ -186,6 +191,12 @@ func (b *bench) startSetup(ctx context.Context, spec SetupSpec) (*setup, error) 
 	}
 	if v := envValue(spec.Env, "TEMPORAL_ADDRESS"); v != "" {
 		s.address = v
+	}
+	if envValue(spec.Env, "TEMPORAL_ADDRESS") == "" {
+		s.serverPID = envInt("BENCH_SERVER_PID", 0)
+	}
+	if v := envValue(spec.Env, "BENCH_SERVER_PID"); v != "" {
+		_, _ = fmt.Sscan(v, &s.serverPID)
 	}
 	logger := slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	tc, err := tclient.Dial(tclient.Options{HostPort: s.address, Namespace: b.o.Namespace, Logger: tlog.NewStructuredLogger(logger)})
@@ -396,13 +407,36 @@ const floorInFlight = 4
 type inFlightRun struct {
 	lat     []time.Duration
 	elapsed time.Duration
+	// CPU seconds used meanwhile by the worker process and the server
+	// (negative when unknown).
+	workerCPU, serverCPU float64
 }
 
 func (r *inFlightRun) result(n int, name string) Throughput {
-	return Throughput{
+	t := Throughput{
 		InFlight: n, Case: name, Rounds: len(r.lat), Seconds: round2(r.elapsed.Seconds()),
 		RoundsPerSecond: round2(float64(len(r.lat)) / r.elapsed.Seconds()), Latency: Summarize(r.lat),
 	}
+	if len(r.lat) > 0 && r.workerCPU >= 0 {
+		t.WorkerCPUMS = round2(r.workerCPU * 1000 / float64(len(r.lat)))
+	}
+	if len(r.lat) > 0 && r.serverCPU > 0 {
+		t.ServerCPUMS = round2(r.serverCPU * 1000 / float64(len(r.lat)))
+	}
+	return t
+}
+
+// cpu is the CPU time so far of the setup's worker process (-1 for an
+// in-process worker) and of its server (0 when unknown).
+func (s *setup) cpu() (worker, server float64) {
+	worker = -1
+	if s.worker != nil {
+		worker = cpuSeconds(s.worker.cmd.Process.Pid)
+	}
+	if s.serverPID > 0 {
+		server = cpuSeconds(s.serverPID)
+	}
+	return worker, server
 }
 
 // keepInFlight keeps n rounds of c in flight for d and adds them to acc (a
@@ -417,6 +451,7 @@ func (b *bench) keepInFlight(ctx context.Context, s *setup, n int, c Case, run s
 		firstErr error
 		wg       sync.WaitGroup
 	)
+	w0, srv0 := s.cpu()
 	start := time.Now()
 	deadline := start.Add(d)
 	for range n {
@@ -437,6 +472,13 @@ func (b *bench) keepInFlight(ctx context.Context, s *setup, n int, c Case, run s
 	}
 	wg.Wait()
 	acc.elapsed += time.Since(start)
+	w1, srv1 := s.cpu()
+	if w0 < 0 {
+		acc.workerCPU = -1
+	} else if acc.workerCPU >= 0 {
+		acc.workerCPU += w1 - w0
+	}
+	acc.serverCPU += srv1 - srv0
 	return acc, firstErr
 }
 

@@ -205,6 +205,12 @@ wanted() {
 }
 
 args=()
+# The CPU time of the dev server per round goes into the throughput lines
+# when the server is the one the scripts started.
+if [ -z "${BENCH_SERVER_PID:-}" ] && [ -f "$RUN_DIR/temporal.pid" ] && kill -0 "$(cat "$RUN_DIR/temporal.pid")" 2>/dev/null; then
+	BENCH_SERVER_PID="$(cat "$RUN_DIR/temporal.pid")"
+	export BENCH_SERVER_PID
+fi
 # BENCH_TELEMETRY=1 adds a setup with metrics (METRICS_ADDR) and traces
 # (OTLP to the benchmark's own receiver) on; the main setup has both off.
 if [ "${BENCH_TELEMETRY:-0}" = 1 ]; then
@@ -218,22 +224,23 @@ if [ -n "${BENCH_SERVER_COMPARE:-}" ]; then
 	# shellcheck disable=SC2046
 	start_private_server onepartition "$((base + 1))" $(temporal_dev_flags)
 	args+=(-address "127.0.0.1:$((base + 1))" -label onepartition)
+	export BENCH_SERVER_PID="${private_pids[-1]}"
 	if wanted fourpartitions; then
 		# shellcheck disable=SC2086
 		start_private_server fourpartitions "$base" $eager
-		args+=(-compare "fourpartitions:TEMPORAL_ADDRESS=127.0.0.1:$base")
+		args+=(-compare "fourpartitions:TEMPORAL_ADDRESS=127.0.0.1:$base,BENCH_SERVER_PID=${private_pids[-1]}")
 	fi
 	if wanted noeager; then
 		# shellcheck disable=SC2086
 		start_private_server noeager "$((base + 2))" $one
-		args+=(-compare "noeager:TEMPORAL_ADDRESS=127.0.0.1:$((base + 2))")
+		args+=(-compare "noeager:TEMPORAL_ADDRESS=127.0.0.1:$((base + 2)),BENCH_SERVER_PID=${private_pids[-1]}")
 	fi
 	for i in 3 4 5 6; do
 		rps=$(((i == 3) * 20 + (i == 4) * 100 + (i == 5) * 200 + (i == 6) * 1000))
 		if wanted "rps$rps" || { [ "$rps" = 1000 ] && wanted pollrps; }; then
 			# shellcheck disable=SC2046
 			start_private_server "rps$rps" "$((base + i))" $(server_setting_flags "rps$rps")
-			args+=(-compare "rps$rps:TEMPORAL_ADDRESS=127.0.0.1:$((base + i))")
+			args+=(-compare "rps$rps:TEMPORAL_ADDRESS=127.0.0.1:$((base + i)),BENCH_SERVER_PID=${private_pids[-1]}")
 		fi
 	done
 fi
