@@ -23,6 +23,9 @@ func main() {
 		err = runWorker()
 	case len(os.Args) > 1 && os.Args[1] == "sandbox":
 		err = runSandboxBench(os.Stdout)
+	case len(os.Args) > 1 && os.Args[1] == "long":
+		// One round of many calls, one round with a long approval wait (long.go).
+		err = runLong(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "scaling":
 		// Throughput by worker count (scaling.go).
 		err = runScaling(os.Args[2:])

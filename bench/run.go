@@ -105,6 +105,11 @@ type setup struct {
 	worker    *workerProc
 	inProcess *engineWorker
 	eager     bool
+	// serverPID is the Temporal server's process, when known
+	// (BENCH_SERVER_PID in the setup's environment, else the benchmark's
+	// for a setup on the benchmark's own server):
+	// its CPU time per round goes into the throughput levels.
+	serverPID int
 	bound     int
 	localMax  string
 	samples   map[string][]sample
@@ -147,11 +152,11 @@ func Run(ctx context.Context, o Options, progress io.Writer) (*Report, error) {
 	for _, s := range b.setups {
 		sr := SetupReport{Name: s.spec.Name, Env: s.spec.Env, Address: s.address, TaskQueue: s.taskQueue, Bound: s.bound, LocalActivityMax: s.localMax}
 		for _, n := range inFlightLevels {
-			tp, err := b.throughput(ctx, s, n)
+			tps, err := b.throughput(ctx, s, n)
 			if err != nil {
 				return nil, err
 			}
-			sr.Throughput = append(sr.Throughput, tp)
+			sr.Throughput = append(sr.Throughput, tps...)
 		}
 		rep.Setups = append(rep.Setups, sr)
 	}
@@ -186,6 +191,12 @@ func (b *bench) startSetup(ctx context.Context, spec SetupSpec) (*setup, error) 
 	}
 	if v := envValue(spec.Env, "TEMPORAL_ADDRESS"); v != "" {
 		s.address = v
+	}
+	if envValue(spec.Env, "TEMPORAL_ADDRESS") == "" {
+		s.serverPID = envInt("BENCH_SERVER_PID", 0)
+	}
+	if v := envValue(spec.Env, "BENCH_SERVER_PID"); v != "" {
+		_, _ = fmt.Sscan(v, &s.serverPID)
 	}
 	logger := slog.New(slog.NewTextHandler(b.log, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	tc, err := tclient.Dial(tclient.Options{HostPort: s.address, Namespace: b.o.Namespace, Logger: tlog.NewStructuredLogger(logger)})
@@ -348,29 +359,110 @@ func (s *setup) record(name string, smp sample) {
 	s.latencies[name] = append(s.latencies[name], smp.End.Sub(smp.Start))
 }
 
-// throughput keeps n rounds in flight for the configured duration.
-func (b *bench) throughput(ctx context.Context, s *setup, n int) (Throughput, error) {
-	b.logf("throughput %s: %d %s rounds in flight for %s", s.spec.Name, n, b.o.ThroughputCase, b.o.ThroughputDuration)
+// throughput keeps n rounds in flight for the configured duration. At
+// floorInFlight it also keeps n empty workflows in flight for as long, in
+// the order round, empty, empty, round (half the duration each), so that a
+// load that rises or falls during the level weighs on both alike; the
+// second Throughput is then the empty workflow's.
+func (b *bench) throughput(ctx context.Context, s *setup, n int) ([]Throughput, error) {
+	tc := *caseNamed(b.o.ThroughputCase)
+	if n != floorInFlight {
+		tp, err := b.roundThroughput(ctx, s, n)
+		return []Throughput{tp}, err
+	}
+	floor := latencyCases[0]
+	b.logf("throughput %s: %d %s rounds and %d empty workflows in flight, %s each, alternating", s.spec.Name, n, tc.Name, n, b.o.ThroughputDuration)
+	var round, empty inFlightRun
+	half := b.o.ThroughputDuration / 2
+	for i, c := range []Case{tc, floor, floor, tc} {
+		acc := &round
+		if c.Name == floor.Name {
+			acc = &empty
+		}
+		if _, err := b.keepInFlight(ctx, s, n, c, fmt.Sprintf("tp%d-%s-%d", n, c.Name, i), half, acc); err != nil {
+			return nil, err
+		}
+	}
+	return []Throughput{round.result(n, tc.Name), empty.result(n, floor.Name)}, nil
+}
+
+// roundThroughput keeps n rounds of the throughput case in flight for the
+// configured duration.
+func (b *bench) roundThroughput(ctx context.Context, s *setup, n int) (Throughput, error) {
+	tc := *caseNamed(b.o.ThroughputCase)
+	b.logf("throughput %s: %d %s rounds in flight for %s", s.spec.Name, n, tc.Name, b.o.ThroughputDuration)
+	acc, err := b.keepInFlight(ctx, s, n, tc, fmt.Sprintf("tp%d", n), b.o.ThroughputDuration, nil)
+	if err != nil {
+		return Throughput{}, err
+	}
+	return acc.result(n, tc.Name), nil
+}
+
+// floorInFlight is the in-flight level at which the empty workflow's
+// throughput is measured too: ratio_throughput_4.
+const floorInFlight = 4
+
+// inFlightRun accumulates the rounds and time of one or more stretches of
+// keepInFlight.
+type inFlightRun struct {
+	lat     []time.Duration
+	elapsed time.Duration
+	// CPU seconds used meanwhile by the worker process and the server
+	// (negative when unknown).
+	workerCPU, serverCPU float64
+}
+
+func (r *inFlightRun) result(n int, name string) Throughput {
+	t := Throughput{
+		InFlight: n, Case: name, Rounds: len(r.lat), Seconds: round2(r.elapsed.Seconds()),
+		RoundsPerSecond: round2(float64(len(r.lat)) / r.elapsed.Seconds()), Latency: Summarize(r.lat),
+	}
+	if len(r.lat) > 0 && r.workerCPU >= 0 {
+		t.WorkerCPUMS = round2(r.workerCPU * 1000 / float64(len(r.lat)))
+	}
+	if len(r.lat) > 0 && r.serverCPU > 0 {
+		t.ServerCPUMS = round2(r.serverCPU * 1000 / float64(len(r.lat)))
+	}
+	return t
+}
+
+// cpu is the CPU time so far of the setup's worker process (-1 for an
+// in-process worker) and of its server (0 when unknown).
+func (s *setup) cpu() (worker, server float64) {
+	worker = -1
+	if s.worker != nil {
+		worker = cpuSeconds(s.worker.cmd.Process.Pid)
+	}
+	if s.serverPID > 0 {
+		server = cpuSeconds(s.serverPID)
+	}
+	return worker, server
+}
+
+// keepInFlight keeps n rounds of c in flight for d and adds them to acc (a
+// new one when nil), which it returns.
+func (b *bench) keepInFlight(ctx context.Context, s *setup, n int, c Case, run string, d time.Duration, acc *inFlightRun) (*inFlightRun, error) {
+	if acc == nil {
+		acc = &inFlightRun{}
+	}
 	var (
 		next     atomic.Int64
 		mu       sync.Mutex
-		lat      []time.Duration
 		firstErr error
 		wg       sync.WaitGroup
 	)
-	tc := *caseNamed(b.o.ThroughputCase)
-	run := fmt.Sprintf("tp%d", n)
+	w0, srv0 := s.cpu()
 	start := time.Now()
-	deadline := start.Add(b.o.ThroughputDuration)
+	deadline := start.Add(d)
 	for range n {
 		wg.Go(func() {
 			for time.Now().Before(deadline) && ctx.Err() == nil {
-				smp, err := b.runOnce(ctx, s, tc, run, int(next.Add(1)))
+				smp, err := b.runOnce(ctx, s, c, run, int(next.Add(1)))
 				mu.Lock()
 				if err != nil && firstErr == nil {
 					firstErr = err
 				}
-				lat = append(lat, smp.End.Sub(smp.Start))
+				acc.lat = append(acc.lat, smp.End.Sub(smp.Start))
 				mu.Unlock()
 				if err != nil {
 					return
@@ -379,14 +471,15 @@ func (b *bench) throughput(ctx context.Context, s *setup, n int) (Throughput, er
 		})
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return Throughput{}, firstErr
+	acc.elapsed += time.Since(start)
+	w1, srv1 := s.cpu()
+	if w0 < 0 {
+		acc.workerCPU = -1
+	} else if acc.workerCPU >= 0 {
+		acc.workerCPU += w1 - w0
 	}
-	elapsed := time.Since(start)
-	return Throughput{
-		InFlight: n, Case: tc.Name, Rounds: len(lat), Seconds: round2(elapsed.Seconds()),
-		RoundsPerSecond: round2(float64(len(lat)) / elapsed.Seconds()), Latency: Summarize(lat),
-	}, nil
+	acc.serverCPU += srv1 - srv0
+	return acc, firstErr
 }
 
 // runOnce runs one round (or the empty workflow) and times it from the

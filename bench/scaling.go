@@ -172,7 +172,7 @@ func (b *bench) scalingLevel(ctx context.Context, o ScalingOptions, tc tclient.C
 	}
 	if o.Warmup > 0 {
 		b.o.ThroughputDuration = o.Warmup
-		if _, err := b.throughput(ctx, s, o.InFlight); err != nil {
+		if _, err := b.roundThroughput(ctx, s, o.InFlight); err != nil {
 			return ScalingLevel{}, err
 		}
 	}
@@ -188,7 +188,7 @@ func (b *bench) scalingLevel(ctx context.Context, o ScalingOptions, tc tclient.C
 	w0, srv0 := cpu()
 	s.spec.Name = name
 	b.o.ThroughputDuration = o.Duration
-	tp, err := b.throughput(ctx, s, o.InFlight)
+	tp, err := b.roundThroughput(ctx, s, o.InFlight)
 	if err != nil {
 		return ScalingLevel{}, err
 	}

@@ -48,20 +48,33 @@ ensure_temporal_cli() {
 	GOBIN="$TOOLS_BIN" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
 }
 
-# temporal_dev_flags are the dev server's settings for low round latency
-# (measured in BENCHMARKS.md): eager activity dispatch, and one task-queue
-# partition, so that an activity never waits in a partition that no poller
-# is watching (that wait was a 2 s tail). TEMPORAL_DEV_FAST=1 also reads the
-# transfer queue 1000 times a second instead of 20: every workflow and
-# activity task then reaches its worker at once (a round of 10 tools in
-# ~15 ms instead of ~55; BENCHMARKS.md, row 4).
-temporal_dev_flags() {
+# temporal_base_flags are the dev server's settings for low round latency
+# that cost nothing (measured in BENCHMARKS.md): eager activity dispatch,
+# and one task-queue partition, so that an activity never waits in a
+# partition that no poller is watching (that wait was a 2 s tail).
+temporal_base_flags() {
 	echo --dynamic-config-value system.enableActivityEagerExecution=true \
 		--dynamic-config-value matching.numTaskqueueReadPartitions=1 \
 		--dynamic-config-value matching.numTaskqueueWritePartitions=1
+}
+
+# TEMPORAL_DEV_POLL_RPS is how many times a second the dev server may read
+# its transfer queue (history.transferProcessorMaxPollRPS; Temporal's
+# default is 20): every workflow and activity task passes through it, and
+# at 20 a task waits for the limiter. BENCHMARKS.md ("The dev server's
+# settings") measures latency and idle CPU per value. TEMPORAL_DEV_FAST=1,
+# from before, means 1000.
+TEMPORAL_DEV_POLL_RPS_DEFAULT=1000
+
+# temporal_dev_flags are the flags of the dev server that `make run`,
+# `make test` and `make bench` start.
+temporal_dev_flags() {
+	local rps=${TEMPORAL_DEV_POLL_RPS:-$TEMPORAL_DEV_POLL_RPS_DEFAULT}
 	if [ "${TEMPORAL_DEV_FAST:-0}" = 1 ]; then
-		echo --dynamic-config-value history.transferProcessorMaxPollRPS=1000
+		rps=1000
 	fi
+	temporal_base_flags
+	echo --dynamic-config-value "history.transferProcessorMaxPollRPS=$rps"
 }
 
 # SEARCH_ATTRIBUTES are the search attributes that rounds keep current for
