@@ -54,7 +54,7 @@ func (r *run) execute(ctx workflow.Context) {
 			serial = append(serial, i)
 		}
 	}
-	opIDs := len(conc)+len(serial) > 0 && workflow.GetVersion(ctx, versionOperationIDs, workflow.DefaultVersion, 1) == 1
+	opIDs := len(conc)+len(serial) > 0 && version(ctx, versionOperationIDs, 1) == 1
 	keys := r.keyLimits(ctx, conc, serial)
 	sel := workflow.NewSelector(ctx)
 	outstanding, nextS := 0, 0
@@ -118,7 +118,7 @@ func (r *run) keyLimits(ctx workflow.Context, lanes ...[]int) keyCounts {
 			if r.calls[i].Facts.Key == "" {
 				continue
 			}
-			if workflow.GetVersion(ctx, versionKeyLimits, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			if version(ctx, versionKeyLimits, 1) == workflow.DefaultVersion {
 				return nil
 			}
 			return keyCounts{}
@@ -198,7 +198,7 @@ func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivityOptions(ti, c)), round.ActivityExecuteTool, in)
 	}
 	c.selfPublished = true // with the worker's own clock, when it really starts
-	if reconcilable(ti, c) && workflow.GetVersion(ctx, versionReconcile, workflow.DefaultVersion, 1) == 1 {
+	if reconcilable(ti, c) && version(ctx, versionReconcile, 1) == 1 {
 		return r.startReconcilable(ctx, c, ti, in)
 	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(ti, c, r.snap)), round.ActivityExecuteTool, in)

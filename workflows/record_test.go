@@ -422,8 +422,30 @@ func scenarios() []scenario {
 		round.AllowRule(approval.Sign(ruleKey, rules.SessionID, rules.RunID, git)),
 	}
 
+	// The same rounds again, recorded after versionBaseline: one version
+	// marker for every change instead of one per change.
+	baselineFanout := fanout
+	baselineFanout.SessionID = "replay-baseline_fanout"
+	baselineApprovals := approvals
+	baselineApprovals.SessionID = "replay-baseline_approvals"
+
 	const ok, skipped = round.StatusOK, round.StatusSkipped
+	approvalsDrive := func(t *testing.T, d *driver) {
+		d.waitPending(t, "e1", "g1", "g2", "x1")
+		d.confirm(t, round.Confirm{CallID: "g1", Approve: true, ApprovalID: "stale"})
+		require.Error(t, d.update(t, round.Confirm{CallID: "e1", Approve: true, ApprovalID: "stale"}))
+		require.NoError(t, d.update(t, round.Confirm{CallID: "e1", Approve: true, ApprovalID: d.approvalID(t, "e1"), Remember: true,
+			Args: []byte(`{"path":"a.txt","new_text":"edited"}`), By: "ann", Via: "cli"}))
+		d.confirm(t, round.Confirm{CallID: "g1", Approve: true, ApprovalID: d.approvalID(t, "g1"), Remember: true, Pattern: "git *"})
+		d.signal(t, round.SignalExtend, round.Extend{CallID: "x1", Seconds: 1})
+	}
+	fanoutWant := map[string]round.Status{
+		"h1": ok, "c1": ok, "h2": ok, "s1": ok, "h3": ok, "c2": ok, "h4": ok, "e1": ok, "c3": round.StatusDeduped, "t1": ok, "h5": ok, "r1": ok}
+	approvalsWant := map[string]round.Status{
+		"e1": ok, "g1": ok, "g2": ok, "x1": round.StatusExpired, "v1": round.StatusInvalid, "h1": ok}
 	return []scenario{
+		{name: "baseline_fanout", in: baselineFanout, want: fanoutWant},
+		{name: "baseline_approvals", in: baselineApprovals, want: approvalsWant, drive: approvalsDrive},
 		{name: "repeats", in: repeats, want: map[string]round.Status{
 			"l1": round.StatusDeduped, "l2": ok, "c1": round.StatusDeduped, "c2": ok, "c3": round.StatusDeduped,
 			"e1": round.StatusRefused, "f1": round.StatusRefused}},

@@ -28,7 +28,7 @@ const changeHonestRepeats = "honest-repeats"
 
 // features reads the versions of this execution's behaviour changes.
 func features(ctx workflow.Context) Features {
-	v := workflow.GetVersion(ctx, changeHonestRepeats, workflow.DefaultVersion, 1)
+	v := version(ctx, changeHonestRepeats, 1)
 	return Features{HonestRepeats: v >= 1}
 }
 

@@ -299,3 +299,27 @@ func resultsEqual(a, b round.Output) bool {
 	jb, errB := converter.GetDefaultDataConverter().ToPayload(b)
 	return errA == nil && errB == nil && string(ja.GetData()) == string(jb.GetData())
 }
+
+// TestBaselineRecordsOneVersionMarker: a round started on this code records
+// one version marker (the baseline) and one TemporalChangeVersion update for
+// it, where it recorded one of each per change before; rounds recorded
+// before the baseline still replay with their own markers (the replay test).
+func TestBaselineRecordsOneVersionMarker(t *testing.T) {
+	found := 0
+	for _, h := range loadHistories(t) {
+		if !strings.HasPrefix(h.name, "baseline_") {
+			continue
+		}
+		found++
+		var changes []string
+		for _, e := range h.history.GetEvents() {
+			if a := e.GetMarkerRecordedEventAttributes(); a != nil && a.GetMarkerName() == "Version" {
+				var id string
+				require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(a.GetDetails()["change-id"], &id))
+				changes = append(changes, id)
+			}
+		}
+		require.Equal(t, []string{"baseline-2026-11-30"}, changes, h.name)
+	}
+	require.Equal(t, 2, found, "the baseline recordings are missing")
+}

@@ -84,7 +84,8 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 		return round.Output{}, temporal.NewNonRetryableApplicationError("invalid round input: "+err.Error(), round.ErrTypeInvalidInput, err)
 	}
 	r := &run{in: &in, cat: w.Catalog, scope: round.ScopeOf(&in, workflow.GetInfo(ctx).WorkflowExecution.ID), phase: round.PhasePreflight}
-	r.keepSearch(ctx) // the inbox's search attributes, kept current from here on
+	ctx = withBaseline(ctx) // one marker for every change up to versionBaseline
+	r.keepSearch(ctx)       // the inbox's search attributes, kept current from here on
 	unwrapped := UnwrapAll(in.Assistant.ToolCalls)
 
 	// 1. The catalog snapshot.
@@ -93,7 +94,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	}
 
 	// Every change of T1-T5 depends on this version.
-	r.v = workflow.GetVersion(ctx, approvalsChange, workflow.DefaultVersion, approvalsVersion)
+	r.v = version(ctx, approvalsChange, approvalsVersion)
 
 	// 2. Pass 1; with approvals, P1.7 before P1.6 and approval.Needs over
 	// the rules that verified.

@@ -44,12 +44,12 @@ type search struct {
 // the change comes from (the gate, a signal, an update, an ask_user call, a
 // deadline), so the steps need not call it.
 func (r *run) keepSearch(ctx workflow.Context) {
-	r.search.on = workflow.GetVersion(ctx, searchChange, workflow.DefaultVersion, 1) >= 1
+	r.search.on = version(ctx, searchChange, 1) >= 1
 	if !r.search.on {
 		return
 	}
 	r.upsertSearch(ctx, SearchSession.ValueSet(r.in.SessionID), SearchWaiting.ValueSet(false), SearchWaitingCalls.ValueSet(0))
-	r.search.memo = workflow.GetVersion(ctx, sinceChange, workflow.DefaultVersion, 1) >= 1
+	r.search.memo = version(ctx, sinceChange, 1) >= 1
 	// Disconnected: a cancelled round still clears its waiting calls.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	workflow.Go(dctx, func(ctx workflow.Context) {

@@ -1,0 +1,57 @@
+package workflows
+
+import "go.temporal.io/sdk/workflow"
+
+// Behaviour changes of the round are made behind workflow.GetVersion, so that
+// a round recorded before a change replays as it ran. Each GetVersion that a
+// new execution passes writes a marker event, and the Go SDK also updates the
+// TemporalChangeVersion search attribute with it: a round that passed five
+// change ids paid five markers and five search attribute updates, which the
+// server writes to history and to visibility, for nothing but the record that
+// it took the newest code.
+//
+// versionBaseline folds the changes listed in baseline into one marker. An
+// execution that starts on this code records versionBaseline once and takes
+// every listed change at the version given there without asking again; an
+// execution recorded before it has no such marker, so versionBaseline is
+// DefaultVersion on replay and each change is asked for as it was when the
+// execution ran.
+//
+// The list is closed: a change made after this one calls version with an id
+// not in baseline (it gets a marker of its own), or starts a new baseline
+// that lists it. Never add to or change this list, since executions already
+// recorded with versionBaseline would then replay with different behaviour.
+const versionBaseline = "baseline-2026-11-30"
+
+// baseline is every change of the round up to versionBaseline, at the
+// version a new execution takes.
+var baseline = map[string]workflow.Version{
+	searchChange:        1,
+	sinceChange:         1,
+	approvalsChange:     approvalsVersion,
+	changeHonestRepeats: 1,
+	versionOperationIDs: 1,
+	versionKeyLimits:    1,
+	versionReconcile:    1,
+}
+
+type baselineKey struct{}
+
+// withBaseline asks for versionBaseline once, at the start of the round, and
+// returns the context whose descendants answer version from it.
+func withBaseline(ctx workflow.Context) workflow.Context {
+	on := workflow.GetVersion(ctx, versionBaseline, workflow.DefaultVersion, 1) >= 1
+	return workflow.WithValue(ctx, baselineKey{}, on)
+}
+
+// version is workflow.GetVersion(ctx, change, DefaultVersion, max), except
+// that an execution started with versionBaseline takes a listed change at its
+// baseline version without a marker of its own.
+func version(ctx workflow.Context, change string, max workflow.Version) workflow.Version {
+	if on, _ := ctx.Value(baselineKey{}).(bool); on {
+		if v, ok := baseline[change]; ok {
+			return v
+		}
+	}
+	return workflow.GetVersion(ctx, change, workflow.DefaultVersion, max)
+}
