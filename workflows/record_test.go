@@ -478,6 +478,8 @@ func scenarios() []scenario {
 	lostAbsent.AutoApprove = true
 	lostUnknown := scenarioInput("reconcile_unknown", call("k1", "poke", `{"verdict":"unknown"}`), call("c1", "calculate", `{"expression":"5"}`))
 	lostUnknown.AutoApprove = true
+	lostAgain := scenarioInput("reconcile_lost_again", call("k1", "poke", `{"verdict":"absent","again":"lost"}`), call("c1", "calculate", `{"expression":"5"}`))
+	lostAgain.AutoApprove = true
 
 	const ok, skipped = round.StatusOK, round.StatusSkipped
 	return []scenario{
@@ -556,6 +558,7 @@ func scenarios() []scenario {
 		{name: "reconcile_applied", in: lostApplied, want: map[string]round.Status{"k1": ok, "c1": ok}},
 		{name: "reconcile_absent", in: lostAbsent, want: map[string]round.Status{"k1": ok, "c1": ok}},
 		{name: "reconcile_unknown", in: lostUnknown, want: map[string]round.Status{"k1": round.StatusUnknownOutcome, "c1": ok}},
+		{name: "reconcile_lost_again", in: lostAgain, want: map[string]round.Status{"k1": round.StatusUnknownOutcome, "c1": ok}},
 		{name: "inbox", in: inbox, want: map[string]round.Status{"e1": ok, "q1": ok},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "e1")

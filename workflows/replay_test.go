@@ -215,7 +215,7 @@ func TestRecordedHistoriesCoverEveryPath(t *testing.T) {
 	}
 	require.Positive(t, markers["Version"], "no round recorded a version marker")
 	require.True(t, checked, "no round served a repeat whose files were checked (U3)")
-	for _, id := range []string{"operation-ids", "key-limits", "reconcile-lost-attempts"} {
+	for _, id := range []string{"operation-ids", "key-limits", "reconcile-lost-attempts", "reconcile-lost-again"} {
 		require.True(t, changes[id], "no round recorded the version %q", id)
 	}
 	require.True(t, reconciled, "no lost attempt was reconciled as applied")
