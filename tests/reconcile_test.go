@@ -174,11 +174,12 @@ func requireFile(t *testing.T, workdir, name, want string) {
 }
 
 // TestPostLostMidFlightCarriesItsOperationID kills the worker after a
-// loopback server that honours Idempotency-Key received an http_request
-// POST. The call has no reconciler: it reports unknown_outcome, and the key
-// the server saw is the call's operation_id, so sending the request again
-// under it (tools/web's TestHTTPRequestPostRetriedUnderSameKeyTakesEffectOnce)
-// takes effect once.
+// loopback server received an http_request POST. The host is not listed in
+// HTTP_IDEMPOTENT_HOSTS and the call has no reconciler: it reports
+// unknown_outcome, and the key the server saw is the call's operation_id,
+// so a server that honours it can refuse a second effect. With the host
+// listed, the next worker sends it again under that key
+// (TestPostLostMidFlightIsResentUnderItsKey).
 func TestPostLostMidFlightCarriesItsOperationID(t *testing.T) {
 	var mu sync.Mutex
 	var keys []string
@@ -218,6 +219,93 @@ func TestPostLostMidFlightCarriesItsOperationID(t *testing.T) {
 	defer mu.Unlock()
 	require.Equal(t, []string{r.OperationID}, keys, "one POST, keyed with the call's operation id")
 	require.True(t, strings.HasPrefix(r.OperationID, in.WorkflowID()+"/"), r.OperationID)
+}
+
+// orderServer is a loopback server that honours Idempotency-Key: the first
+// request with a key applies the effect (one order) and keeps its answer;
+// a request with a key already seen gets that answer and changes nothing.
+// It holds the first delivery without answering until the worker that sent
+// it dies, and reports on received when it holds it.
+type orderServer struct {
+	srv      *httptest.Server
+	received chan struct{}
+	mu       sync.Mutex
+	keys     []string // the key of every delivery
+	effects  int
+	answers  map[string]string
+}
+
+func newOrderServer(t *testing.T) *orderServer {
+	o := &orderServer{received: make(chan struct{}, 1), answers: map[string]string{}}
+	release := make(chan struct{})
+	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get(round.IdempotencyHeader)
+		o.mu.Lock()
+		o.keys = append(o.keys, key)
+		answer, seen := o.answers[key]
+		first := len(o.keys) == 1
+		if !seen || key == "" {
+			o.effects++
+			answer = fmt.Sprintf("created order %d for key %s", o.effects, key)
+			if key != "" {
+				o.answers[key] = answer
+			}
+		}
+		o.mu.Unlock()
+		if first {
+			o.received <- struct{}{}
+			select { // the effect is applied; the answer never reaches the dead worker
+			case <-r.Context().Done():
+				return
+			case <-release:
+			}
+		}
+		fmt.Fprint(w, answer)
+	}))
+	t.Cleanup(o.srv.Close)
+	t.Cleanup(func() { close(release) })
+	return o
+}
+
+func (o *orderServer) state() (keys []string, effects int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.keys...), o.effects
+}
+
+// TestPostLostMidFlightIsResentUnderItsKey: with the server's host in
+// HTTP_IDEMPOTENT_HOSTS, an http_request POST lost mid-flight (the worker
+// SIGKILLed while the server holds the request it has applied) is sent
+// again by the next worker under the same Idempotency-Key, the call's
+// operation id, and the server applies it once. The call ends ok with the
+// first delivery's answer, after two attempts.
+func TestPostLostMidFlightIsResentUnderItsKey(t *testing.T) {
+	o := newOrderServer(t)
+	e := newEnv(t, "HTTP_IDEMPOTENT_HOSTS="+strings.TrimPrefix(o.srv.URL, "http://"))
+	w := e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: reconcileTools},
+		call("p", "http_request", map[string]any{"url": o.srv.URL + "/orders", "method": "POST", "body": `{"item":1}`}))
+	in.AutoApprove = true
+	done := e.startRound(in)
+	select {
+	case <-o.received:
+	case <-time.After(time.Minute):
+		t.Fatal("the POST never reached the server")
+	}
+	w.kill(t)
+	e.startWorker()
+	res := decodeResult(t, <-done)
+	requireEveryCallOnce(t, in, res)
+	r := byID(res)["p"]
+	require.Equal(t, round.StatusOK, r.Status, r.Content)
+	require.Equal(t, 2, r.Attempts, "the lost attempt and the one sent again")
+	require.False(t, r.Reconciled)
+	require.Contains(t, r.Content, "created order 1 for key "+r.OperationID)
+	keys, effects := o.state()
+	require.Equal(t, 1, effects, "the server applied the order once")
+	require.Equal(t, []string{r.OperationID, r.OperationID}, keys, "every delivery carried the call's operation id")
+	require.True(t, strings.HasPrefix(r.OperationID, in.WorkflowID()+"/") && strings.HasSuffix(r.OperationID, "/p"), r.OperationID)
+	t.Logf("http_request POST × after the server applied it → %s, attempts=%d, deliveries=%d, effects=%d", r.Status, r.Attempts, len(keys), effects)
 }
 
 // reconcileTools are the tools these tests call, with their schemas fetched.
