@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,7 +17,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools/secrets"
 )
 
 // writesOf counts the changes a tool made to a workdir file, from the
@@ -219,6 +222,53 @@ func TestPostLostMidFlightCarriesItsOperationID(t *testing.T) {
 	defer mu.Unlock()
 	require.Equal(t, []string{r.OperationID}, keys, "one POST, keyed with the call's operation id")
 	require.True(t, strings.HasPrefix(r.OperationID, in.WorkflowID()+"/"), r.OperationID)
+}
+
+// TestCrashInsideStoreSecretIsReconciled kills the worker (SIGKILL, from a
+// checkpoint) before and after store_secret writes to Redis. The next
+// worker's Reconcile step reads the store: the write recorded under the
+// call's operation id is the effect found (ok, reconciled); no record
+// fences the operation in the same atomic step, so the dead attempt can
+// never write, and the call runs once more. The effect is counted outside
+// the tool, in Redis: the secret's presence and the operation's record,
+// which says which run wrote it.
+func TestCrashInsideStoreSecretIsReconciled(t *testing.T) {
+	rdb := testenv.Redis(t)
+	for _, point := range []string{"before_write", "after_write"} {
+		t.Run(point, func(t *testing.T) {
+			e := newEnv(t)
+			t.Cleanup(func() { _ = rdb.Del(context.Background(), secrets.Key(e.session), secrets.OpsKey(e.session)).Err() })
+			w := e.startWorkerBin(testWorkerBin, "TOOLROUND_CRASH_AT=store_secret:"+point)
+			in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"store_secret"}},
+				call("x", "store_secret", map[string]any{"name": "API_TOKEN", "value": "crash-test-value-1234"}))
+			in.AutoApprove = true
+			done := e.startRound(in)
+			require.Eventually(t, func() bool { return !w.alive() }, time.Minute, 20*time.Millisecond, "the worker did not reach store_secret:%s", point)
+			require.Contains(t, w.logs.String(), "crashing at store_secret:"+point)
+			e.startWorker()
+			res := decodeResult(t, <-done)
+			requireEveryCallOnce(t, in, res)
+			r := byID(res)["x"]
+			require.Equal(t, round.StatusOK, r.Status, r.Content)
+			require.Equal(t, point == "after_write", r.Reconciled, r.Content)
+			ctx := context.Background()
+			names, err := rdb.HKeys(ctx, secrets.Key(e.session)).Result()
+			require.NoError(t, err)
+			require.Equal(t, []string{"API_TOKEN"}, names)
+			ops, err := rdb.HGetAll(ctx, secrets.OpsKey(e.session)).Result()
+			require.NoError(t, err)
+			if r.Reconciled {
+				require.Equal(t, 1, r.Attempts)
+				require.Contains(t, r.Content, "took effect")
+				require.Equal(t, map[string]string{r.OperationID: "done:0"}, ops, "written once, by the lost attempt")
+			} else {
+				require.Equal(t, 2, r.Attempts, "run once more after the effect was proven absent")
+				require.Equal(t, map[string]string{r.OperationID: "done:1"}, ops, "written once, by the run once more")
+			}
+			require.NotContains(t, r.Content, "crash-test-value-1234")
+			t.Logf("store_secret × %s → %s, reconciled=%t, attempts=%d, ops=%v", point, r.Status, r.Reconciled, r.Attempts, ops)
+		})
+	}
 }
 
 // orderServer is a loopback server that honours Idempotency-Key: the first

@@ -90,7 +90,12 @@ func (t *toolset) handleStoreSecret(ctx context.Context, req tools.Request) (too
 		return tools.Result{}, fmt.Errorf("the value of %s is longer than %d characters", args.Name, t.cfg.MaxSecretChars)
 	}
 	sealed := secrets.IsSealed(args.Value)
-	if err := t.cfg.Secrets.PutOp(ctx, req.SessionID, args.Name, args.Value, req.OperationID, req.Generation); err != nil {
+	tools.Checkpoint(ctx, "store_secret:before_write")
+	err := t.cfg.Secrets.PutOp(ctx, req.SessionID, args.Name, args.Value, req.OperationID, req.Generation)
+	if err == nil {
+		tools.Checkpoint(ctx, "store_secret:after_write")
+	}
+	if err != nil {
 		if errors.Is(err, secrets.ErrFenced) {
 			return tools.Result{}, fmt.Errorf("%s was not stored: %w", args.Name, secrets.ErrFenced)
 		}
