@@ -143,3 +143,81 @@ func (s *SessionData) List(ctx context.Context, key string, n int) ([]string, er
 	l, err := s.rdb.LRange(ctx, key, start, -1).Result()
 	return l, sessionErr(err)
 }
+
+// Operation records, in a hash of their own (opsKey, field = operation
+// id): "done:<generation>" once that generation's write took effect,
+// "fence:<generation>" once a reconciliation refused every older
+// generation. The write and its record are one script, so a record is
+// found exactly when the write happened, and a fenced attempt can never
+// write afterwards.
+var hsetOpScript = redis.NewScript(`
+local st = redis.call('HGET', KEYS[2], ARGV[3])
+if st then
+  local kind, g = string.match(st, '^(%a+):(%d+)$')
+  if kind == 'done' then
+    return 'done'
+  end
+  if kind == 'fence' and tonumber(ARGV[4]) < tonumber(g) then
+    return 'fenced'
+  end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[3], 'done:' .. ARGV[4])
+local ttl = tonumber(ARGV[5])
+for _, k in ipairs(KEYS) do
+  if ttl > 0 then
+    redis.call('PEXPIRE', k, ttl)
+  else
+    redis.call('PERSIST', k)
+  end
+end
+return 'ok'
+`)
+
+var settleOpScript = redis.NewScript(`
+local st = redis.call('HGET', KEYS[1], ARGV[1])
+local next = tonumber(ARGV[2]) + 1
+if st then
+  local kind, g = string.match(st, '^(%a+):(%d+)$')
+  if kind == 'done' then
+    return 'applied'
+  end
+  if kind == 'fence' and tonumber(g) > next then
+    next = tonumber(g)
+  end
+end
+redis.call('HSET', KEYS[1], ARGV[1], 'fence:' .. next)
+local ttl = tonumber(ARGV[3])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], ttl)
+else
+  redis.call('PERSIST', KEYS[1])
+end
+return 'absent'
+`)
+
+// HSetOp sets field of the hash at key and records in opsKey that
+// operation opID (of that generation) wrote it, in one atomic step. An
+// operation already recorded as done writes nothing again; an attempt
+// older than the operation's fence writes nothing and reports fenced.
+// Both keys expire ttl after the write (never when ttl <= 0).
+func (s *SessionData) HSetOp(ctx context.Context, key, field, value, opsKey, opID string, generation int, ttl time.Duration) (fenced bool, err error) {
+	st, err := hsetOpScript.Run(ctx, s.rdb, []string{key, opsKey}, field, value, opID, generation, ttl.Milliseconds()).Text()
+	if err != nil {
+		return false, sessionErr(err)
+	}
+	return st == "fenced", nil
+}
+
+// SettleOp decides what became of operation opID after its attempt of
+// that generation was lost: applied when its write is recorded; else it
+// fences the operation against that generation and older ones, in the same
+// atomic step, so that the lost attempt can never write, and reports it
+// absent.
+func (s *SessionData) SettleOp(ctx context.Context, opsKey, opID string, generation int, ttl time.Duration) (applied bool, err error) {
+	st, err := settleOpScript.Run(ctx, s.rdb, []string{opsKey}, opID, generation, ttl.Milliseconds()).Text()
+	if err != nil {
+		return false, sessionErr(err)
+	}
+	return st == "applied", nil
+}

@@ -73,6 +73,12 @@ type Config struct {
 	// loopback and private addresses. Default false (the cloud metadata
 	// address is always denied).
 	DenyPrivate bool
+	// IdempotentHosts is HTTP_IDEMPOTENT_HOSTS, comma-separated hosts (or
+	// host:port) that honour Idempotency-Key: an http_request POST or PATCH
+	// to one of them is retried after a lost attempt under the same key
+	// instead of ending unknown_outcome (web.Config.IdempotentHosts).
+	// Default none.
+	IdempotentHosts []string
 	// Secrets locates the key that seals store_secret values:
 	// TOOLROUND_SECRET_KEY or TOOLROUND_SECRET_KEY_FILE (default
 	// ~/.config/toolround/secret.key, created on first use).
@@ -153,6 +159,11 @@ func ConfigFromEnv() (Config, error) {
 			return c, fmt.Errorf("HTTP_DENY_PRIVATE=%q: want true or false", v)
 		}
 		c.DenyPrivate = true
+	}
+	for _, h := range strings.Split(envconf.Get("HTTP_IDEMPOTENT_HOSTS", ""), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			c.IdempotentHosts = append(c.IdempotentHosts, h)
+		}
 	}
 	c.Secrets = secrets.ConfigFromEnv()
 	c.RuleKey = approval.KeyConfigFromEnv()

@@ -13,6 +13,7 @@ func TestConfigFromEnv(t *testing.T) {
 	t.Setenv("LOCAL_ACTIVITY_MAX", "0")
 	t.Setenv("REDIS_URL", "none")
 	t.Setenv("TEMPORAL_TLS_SERVER_NAME", "x")
+	t.Setenv("HTTP_IDEMPOTENT_HOSTS", " api.example.com, ,127.0.0.1:8080 ")
 	c, err := ConfigFromEnv()
 	require.NoError(t, err)
 	require.Equal(t, 7, c.MaxConcurrent)
@@ -21,6 +22,7 @@ func TestConfigFromEnv(t *testing.T) {
 	require.Empty(t, c.RedisURL, "none runs without Redis")
 	require.Equal(t, "x", c.TLS.ServerName)
 	require.Equal(t, "toolround", c.TaskQueue)
+	require.Equal(t, []string{"api.example.com", "127.0.0.1:8080"}, c.IdempotentHosts)
 
 	for name, bad := range map[string]string{"MAX_CONCURRENT_TOOLS": "-1", "CONFIRM_TIMEOUT": "soon", "HTTP_DENY_PRIVATE": "maybe", "LOG_LEVEL": "loud"} {
 		t.Run(name, func(t *testing.T) {

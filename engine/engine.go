@@ -133,6 +133,7 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 		bc.Agent.Store = e.Redis.SessionData()
 	}
 	bc.Web.SearXNGURL = cfg.SearchURL
+	bc.Web.IdempotentHosts = cfg.IdempotentHosts
 	if cfg.DenyPrivate {
 		p := netguard.DefaultPolicy()
 		p.DenyPrivate = true

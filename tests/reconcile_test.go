@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,7 +17,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools/secrets"
 )
 
 // writesOf counts the changes a tool made to a workdir file, from the
@@ -174,11 +177,12 @@ func requireFile(t *testing.T, workdir, name, want string) {
 }
 
 // TestPostLostMidFlightCarriesItsOperationID kills the worker after a
-// loopback server that honours Idempotency-Key received an http_request
-// POST. The call has no reconciler: it reports unknown_outcome, and the key
-// the server saw is the call's operation_id, so sending the request again
-// under it (tools/web's TestHTTPRequestPostRetriedUnderSameKeyTakesEffectOnce)
-// takes effect once.
+// loopback server received an http_request POST. The host is not listed in
+// HTTP_IDEMPOTENT_HOSTS and the call has no reconciler: it reports
+// unknown_outcome, and the key the server saw is the call's operation_id,
+// so a server that honours it can refuse a second effect. With the host
+// listed, the next worker sends it again under that key
+// (TestPostLostMidFlightIsResentUnderItsKey).
 func TestPostLostMidFlightCarriesItsOperationID(t *testing.T) {
 	var mu sync.Mutex
 	var keys []string
@@ -218,6 +222,140 @@ func TestPostLostMidFlightCarriesItsOperationID(t *testing.T) {
 	defer mu.Unlock()
 	require.Equal(t, []string{r.OperationID}, keys, "one POST, keyed with the call's operation id")
 	require.True(t, strings.HasPrefix(r.OperationID, in.WorkflowID()+"/"), r.OperationID)
+}
+
+// TestCrashInsideStoreSecretIsReconciled kills the worker (SIGKILL, from a
+// checkpoint) before and after store_secret writes to Redis. The next
+// worker's Reconcile step reads the store: the write recorded under the
+// call's operation id is the effect found (ok, reconciled); no record
+// fences the operation in the same atomic step, so the dead attempt can
+// never write, and the call runs once more. The effect is counted outside
+// the tool, in Redis: the secret's presence and the operation's record,
+// which says which run wrote it.
+func TestCrashInsideStoreSecretIsReconciled(t *testing.T) {
+	rdb := testenv.Redis(t)
+	for _, point := range []string{"before_write", "after_write"} {
+		t.Run(point, func(t *testing.T) {
+			e := newEnv(t)
+			t.Cleanup(func() { _ = rdb.Del(context.Background(), secrets.Key(e.session), secrets.OpsKey(e.session)).Err() })
+			w := e.startWorkerBin(testWorkerBin, "TOOLROUND_CRASH_AT=store_secret:"+point)
+			in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"store_secret"}},
+				call("x", "store_secret", map[string]any{"name": "API_TOKEN", "value": "crash-test-value-1234"}))
+			in.AutoApprove = true
+			done := e.startRound(in)
+			require.Eventually(t, func() bool { return !w.alive() }, time.Minute, 20*time.Millisecond, "the worker did not reach store_secret:%s", point)
+			require.Contains(t, w.logs.String(), "crashing at store_secret:"+point)
+			e.startWorker()
+			res := decodeResult(t, <-done)
+			requireEveryCallOnce(t, in, res)
+			r := byID(res)["x"]
+			require.Equal(t, round.StatusOK, r.Status, r.Content)
+			require.Equal(t, point == "after_write", r.Reconciled, r.Content)
+			ctx := context.Background()
+			names, err := rdb.HKeys(ctx, secrets.Key(e.session)).Result()
+			require.NoError(t, err)
+			require.Equal(t, []string{"API_TOKEN"}, names)
+			ops, err := rdb.HGetAll(ctx, secrets.OpsKey(e.session)).Result()
+			require.NoError(t, err)
+			if r.Reconciled {
+				require.Equal(t, 1, r.Attempts)
+				require.Contains(t, r.Content, "took effect")
+				require.Equal(t, map[string]string{r.OperationID: "done:0"}, ops, "written once, by the lost attempt")
+			} else {
+				require.Equal(t, 2, r.Attempts, "run once more after the effect was proven absent")
+				require.Equal(t, map[string]string{r.OperationID: "done:1"}, ops, "written once, by the run once more")
+			}
+			require.NotContains(t, r.Content, "crash-test-value-1234")
+			t.Logf("store_secret × %s → %s, reconciled=%t, attempts=%d, ops=%v", point, r.Status, r.Reconciled, r.Attempts, ops)
+		})
+	}
+}
+
+// orderServer is a loopback server that honours Idempotency-Key: the first
+// request with a key applies the effect (one order) and keeps its answer;
+// a request with a key already seen gets that answer and changes nothing.
+// It holds the first delivery without answering until the worker that sent
+// it dies, and reports on received when it holds it.
+type orderServer struct {
+	srv      *httptest.Server
+	received chan struct{}
+	mu       sync.Mutex
+	keys     []string // the key of every delivery
+	effects  int
+	answers  map[string]string
+}
+
+func newOrderServer(t *testing.T) *orderServer {
+	o := &orderServer{received: make(chan struct{}, 1), answers: map[string]string{}}
+	release := make(chan struct{})
+	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get(round.IdempotencyHeader)
+		o.mu.Lock()
+		o.keys = append(o.keys, key)
+		answer, seen := o.answers[key]
+		first := len(o.keys) == 1
+		if !seen || key == "" {
+			o.effects++
+			answer = fmt.Sprintf("created order %d for key %s", o.effects, key)
+			if key != "" {
+				o.answers[key] = answer
+			}
+		}
+		o.mu.Unlock()
+		if first {
+			o.received <- struct{}{}
+			select { // the effect is applied; the answer never reaches the dead worker
+			case <-r.Context().Done():
+				return
+			case <-release:
+			}
+		}
+		fmt.Fprint(w, answer)
+	}))
+	t.Cleanup(o.srv.Close)
+	t.Cleanup(func() { close(release) })
+	return o
+}
+
+func (o *orderServer) state() (keys []string, effects int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.keys...), o.effects
+}
+
+// TestPostLostMidFlightIsResentUnderItsKey: with the server's host in
+// HTTP_IDEMPOTENT_HOSTS, an http_request POST lost mid-flight (the worker
+// SIGKILLed while the server holds the request it has applied) is sent
+// again by the next worker under the same Idempotency-Key, the call's
+// operation id, and the server applies it once. The call ends ok with the
+// first delivery's answer, after two attempts.
+func TestPostLostMidFlightIsResentUnderItsKey(t *testing.T) {
+	o := newOrderServer(t)
+	e := newEnv(t, "HTTP_IDEMPOTENT_HOSTS="+strings.TrimPrefix(o.srv.URL, "http://"))
+	w := e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: reconcileTools},
+		call("p", "http_request", map[string]any{"url": o.srv.URL + "/orders", "method": "POST", "body": `{"item":1}`}))
+	in.AutoApprove = true
+	done := e.startRound(in)
+	select {
+	case <-o.received:
+	case <-time.After(time.Minute):
+		t.Fatal("the POST never reached the server")
+	}
+	w.kill(t)
+	e.startWorker()
+	res := decodeResult(t, <-done)
+	requireEveryCallOnce(t, in, res)
+	r := byID(res)["p"]
+	require.Equal(t, round.StatusOK, r.Status, r.Content)
+	require.Equal(t, 2, r.Attempts, "the lost attempt and the one sent again")
+	require.False(t, r.Reconciled)
+	require.Contains(t, r.Content, "created order 1 for key "+r.OperationID)
+	keys, effects := o.state()
+	require.Equal(t, 1, effects, "the server applied the order once")
+	require.Equal(t, []string{r.OperationID, r.OperationID}, keys, "every delivery carried the call's operation id")
+	require.True(t, strings.HasPrefix(r.OperationID, in.WorkflowID()+"/") && strings.HasSuffix(r.OperationID, "/p"), r.OperationID)
+	t.Logf("http_request POST × after the server applied it → %s, attempts=%d, deliveries=%d, effects=%d", r.Status, r.Attempts, len(keys), effects)
 }
 
 // reconcileTools are the tools these tests call, with their schemas fetched.

@@ -277,6 +277,7 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 	var out round.ExecuteOutput
 	err := f.Get(ctx, &out)
 	var timeout *temporal.TimeoutError
+	var again *lostAgain
 	switch {
 	case err == nil:
 		o.Status, o.Content, o.ContentRef = round.StatusOK, out.Content, out.ContentRef
@@ -287,10 +288,20 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 		}
 	case temporal.IsCanceledError(err):
 		o.Status, o.Content = round.StatusCancelled, "the round was cancelled while the call ran; what it did before it stopped is unknown"
+	case errors.As(err, &again):
+		o.Status = round.StatusUnknownOutcome
+		o.Content = "the outcome is unknown: the first attempt was lost (" + lostHow(again.first) + ")"
+		if again.absent != "" {
+			o.Content += "; a reconciliation proved its effect absent and that attempt dead (" + again.absent + ")"
+		} else {
+			o.Content += "; a reconciliation proved its effect absent and that attempt dead"
+		}
+		o.Content += ", so the call ran once more; that run was lost too (" + lostHow(again.second) + "). " +
+			"It was not run a third time, because it has side effects; check whether it took effect before calling it again."
 	case c.Facts.Effect == tools.AtMostOnce:
 		why := "the attempt was lost before it reported"
 		if errors.As(err, &timeout) {
-			why = fmt.Sprintf("the attempt was lost (%s timeout: the worker died or the call hung)", strings.ToLower(strings.TrimPrefix(timeout.TimeoutType().String(), "TIMEOUT_TYPE_")))
+			why = "the attempt was lost (" + lostHow(err) + ")"
 		}
 		o.Status = round.StatusUnknownOutcome
 		o.Content = "the outcome is unknown: " + why + ". It was not run again, because it has side effects; check whether it took effect before calling it again."
@@ -304,9 +315,22 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 	if out.Attempt == 0 && err != nil {
 		o.Attempts = 1
 	}
+	if again != nil {
+		o.Attempts = 2
+	}
 	o.Reconciled = err == nil && out.Reconciled
 	c.Outcome = o
 	c.State = CallDone
+}
+
+// lostHow says how an attempt was lost: which timeout, or that it never
+// reported.
+func lostHow(err error) string {
+	var timeout *temporal.TimeoutError
+	if errors.As(err, &timeout) {
+		return fmt.Sprintf("%s timeout: the worker died or the call hung", strings.ToLower(strings.TrimPrefix(timeout.TimeoutType().String(), "TIMEOUT_TYPE_")))
+	}
+	return "it never reported: " + rootMessage(err)
 }
 
 // rootMessage is the innermost error's message, without Temporal's wrapping.

@@ -29,6 +29,22 @@ type unreconciled struct {
 func (e *unreconciled) Error() string { return e.err.Error() + " (" + e.why + ")" }
 func (e *unreconciled) Unwrap() error { return e.err }
 
+// versionLostAgain: when the run once more that a reconciliation allowed
+// is lost too, the result says so (two attempts, both lost) instead of
+// reporting one lost attempt that was not run again.
+const versionLostAgain = "reconcile-lost-again"
+
+// lostAgain is a call whose first attempt was lost, whose effect a
+// reconciliation proved absent (absent says how), and whose run once more
+// was lost as well. It is not reconciled again: at most one more run.
+type lostAgain struct {
+	first, second error
+	absent        string
+}
+
+func (e *lostAgain) Error() string { return e.second.Error() }
+func (e *lostAgain) Unwrap() error { return e.second }
+
 // startReconcilable runs the call, and when its attempt is lost (a timeout,
 // a dead worker), asks the tool's reconciler what became of it: its effect
 // found is the call's result; its effect proven absent with the attempt
@@ -65,6 +81,11 @@ func (r *run) startReconcilable(ctx workflow.Context, c *Call, ti ToolInfo, in r
 			var out2 round.ExecuteOutput
 			err2 := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, o), round.ActivityExecuteTool, again).Get(ctx, &out2)
 			out2.Attempt = 2
+			if err2 != nil && !temporal.IsCanceledError(err2) && ctx.Err() == nil &&
+				version(ctx, versionLostAgain, 1) == 1 {
+				set.Set(nil, &lostAgain{first: err, second: err2, absent: rec.Content})
+				return
+			}
 			set.Set(out2, err2)
 		default:
 			set.Set(nil, &unreconciled{err: err, why: rec.Content})

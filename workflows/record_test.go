@@ -78,6 +78,42 @@ func extraTools(attempts *attemptCounter) []tools.Definition {
 			}},
 		{Name: "hold", Description: "Read-only; runs until cancelled.", Concurrent: true, SideEffect: tools.ReadOnly, Timeout: 5 * time.Minute, Parameters: obj, Handler: hang},
 		{Name: "hold_serial", Description: "Side effect; runs until cancelled.", SideEffect: tools.AtMostOnce, Timeout: 5 * time.Minute, Parameters: obj, Handler: hang},
+		{Name: "put_path", Description: "Write a path; calls of one path run one at a time.", Concurrent: true, SideEffect: tools.AtMostOnce, Timeout: 5 * time.Minute,
+			Parameters:     json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"additionalProperties":false}`),
+			ConcurrencyKey: tools.PathKey("path"), KeyLimit: tools.PathKeyLimit,
+			Handler: func(_ context.Context, req tools.Request) (tools.Result, error) {
+				return tools.Text("put " + req.CallID), nil
+			}},
+		lostToolDef(),
+	}
+}
+
+// lostToolDef is an at-most-once tool whose first run is lost (it hangs past
+// its timeout) and whose reconciler answers the verdict its arguments name.
+// The run once more that an absent effect allows ends ok, or is lost too
+// when the arguments say "again":"lost".
+func lostToolDef() tools.Definition {
+	type args struct {
+		Verdict string `json:"verdict"`
+		Again   string `json:"again"`
+	}
+	return tools.Definition{
+		Name: "poke", Description: "Change something; the first attempt is lost.", SideEffect: tools.AtMostOnce, Timeout: time.Second,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"verdict":{"type":"string"},"again":{"type":"string"}},"additionalProperties":false}`),
+		Handler: func(ctx context.Context, req tools.Request) (tools.Result, error) {
+			var a args
+			_ = req.Decode(&a)
+			if req.Generation == 0 || a.Again == "lost" {
+				<-ctx.Done()
+				return tools.Result{}, ctx.Err()
+			}
+			return tools.Result{Content: "poked again", Touched: []string{"x"}}, nil
+		},
+		Reconcile: func(_ context.Context, req tools.Request) (tools.Reconciliation, error) {
+			var a args
+			_ = req.Decode(&a)
+			return tools.Reconciliation{Verdict: tools.Verdict(a.Verdict), Content: "reconciler says " + a.Verdict, Touched: []string{"x"}}, nil
+		},
 	}
 }
 
@@ -268,7 +304,7 @@ func rtool(id, name, args string) round.ToolCall {
 func scenarioInput(name string, calls ...round.ToolCall) round.Input {
 	in := input(calls...)
 	in.SessionID, in.RunID = "replay-"+name, "run"
-	in.State.Fetched = append(in.State.Fetched, "deploy", "flaky_local", "flaky_remote", "always_down", "slow_read", "hold", "hold_serial")
+	in.State.Fetched = append(in.State.Fetched, "deploy", "flaky_local", "flaky_remote", "always_down", "slow_read", "hold", "hold_serial", "put_path", "poke")
 	return in
 }
 
@@ -429,6 +465,29 @@ func scenarios() []scenario {
 	baselineApprovals := approvals
 	baselineApprovals.SessionID = "replay-baseline_approvals"
 
+	// Per-key limits (SPEC R): three writes of one path (spelled three
+	// ways) run one after another while the other path's write and the
+	// reads pass them.
+	keyLimits := scenarioInput("key_limits",
+		call("p1", "put_path", `{"path":"out/x.txt"}`),
+		call("p2", "put_path", `{"path":"./out/x.txt"}`),
+		call("p3", "put_path", `{"path":"out//x.txt"}`),
+		call("q1", "put_path", `{"path":"out/y.txt"}`),
+		call("c1", "calculate", `{"expression":"1+2"}`),
+	)
+	keyLimits.AutoApprove, keyLimits.MaxConcurrent = true, 3
+
+	// Lost attempts reconciled (SPEC R): the effect found, proven absent
+	// (the call runs once more), or not decided (unknown_outcome).
+	lostApplied := scenarioInput("reconcile_applied", call("k1", "poke", `{"verdict":"applied"}`), call("c1", "calculate", `{"expression":"5"}`))
+	lostApplied.AutoApprove = true
+	lostAbsent := scenarioInput("reconcile_absent", call("k1", "poke", `{"verdict":"absent"}`), call("c1", "calculate", `{"expression":"5"}`))
+	lostAbsent.AutoApprove = true
+	lostUnknown := scenarioInput("reconcile_unknown", call("k1", "poke", `{"verdict":"unknown"}`), call("c1", "calculate", `{"expression":"5"}`))
+	lostUnknown.AutoApprove = true
+	lostAgain := scenarioInput("reconcile_lost_again", call("k1", "poke", `{"verdict":"absent","again":"lost"}`), call("c1", "calculate", `{"expression":"5"}`))
+	lostAgain.AutoApprove = true
+
 	const ok, skipped = round.StatusOK, round.StatusSkipped
 	approvalsDrive := func(t *testing.T, d *driver) {
 		d.waitPending(t, "e1", "g1", "g2", "x1")
@@ -517,6 +576,11 @@ func scenarios() []scenario {
 				d.waitPending(t, "e1")
 				require.NoError(t, d.c.CancelWorkflow(context.Background(), d.wfID, ""))
 			}},
+		{name: "key_limits", in: keyLimits, want: map[string]round.Status{"p1": ok, "p2": ok, "p3": ok, "q1": ok, "c1": ok}},
+		{name: "reconcile_applied", in: lostApplied, want: map[string]round.Status{"k1": ok, "c1": ok}},
+		{name: "reconcile_absent", in: lostAbsent, want: map[string]round.Status{"k1": ok, "c1": ok}},
+		{name: "reconcile_unknown", in: lostUnknown, want: map[string]round.Status{"k1": round.StatusUnknownOutcome, "c1": ok}},
+		{name: "reconcile_lost_again", in: lostAgain, want: map[string]round.Status{"k1": round.StatusUnknownOutcome, "c1": ok}},
 		{name: "inbox", in: inbox, want: map[string]round.Status{"e1": ok, "q1": ok},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "e1")
@@ -570,6 +634,7 @@ func TestRecordHistories(t *testing.T) {
 	w.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: round.ActivityCheckFiles})
 	w.RegisterActivityWithOptions(acts.VerifyRules, activity.RegisterOptions{Name: round.ActivityVerifyRules})
 	w.RegisterActivityWithOptions(acts.SignRules, activity.RegisterOptions{Name: round.ActivitySignRules})
+	w.RegisterActivityWithOptions(acts.Reconcile, activity.RegisterOptions{Name: round.ActivityReconcile})
 	require.NoError(t, w.Start())
 	defer w.Stop()
 

@@ -153,12 +153,16 @@ func TestRecordedHistoriesCoverEveryPath(t *testing.T) {
 	var details []string
 	seen := map[enumspb.EventType]bool{}
 	retried, markers, stored, storedState, checked := false, map[string]int{}, false, false, false
+	changes := map[string]bool{}
+	reconciled, ranAgain := false, false
 	for _, h := range loadHistories(t) {
 		for _, r := range h.result.Results {
 			statuses[r.Status] = true
 			checked = checked || (r.Repeat != nil && r.Repeat.Checked)
 			retried = retried || r.Attempts >= 3
 			stored = stored || r.ContentRef != ""
+			reconciled = reconciled || (r.Status == round.StatusOK && r.Reconciled)
+			ranAgain = ranAgain || (r.Status == round.StatusOK && !r.Reconciled && r.Attempts == 2 && r.OperationID != "")
 		}
 		for _, e := range h.result.State.Dedupe {
 			storedState = storedState || e.ContentRef != ""
@@ -174,6 +178,11 @@ func TestRecordedHistoriesCoverEveryPath(t *testing.T) {
 			}
 			if a := e.GetMarkerRecordedEventAttributes(); a != nil {
 				markers[a.GetMarkerName()]++
+				if p := a.GetDetails()["change-id"]; a.GetMarkerName() == "Version" && p != nil {
+					var id string
+					require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(p, &id))
+					changes[id] = true
+				}
 			}
 		}
 	}
@@ -206,6 +215,11 @@ func TestRecordedHistoriesCoverEveryPath(t *testing.T) {
 	}
 	require.Positive(t, markers["Version"], "no round recorded a version marker")
 	require.True(t, checked, "no round served a repeat whose files were checked (U3)")
+	for _, id := range []string{"operation-ids", "key-limits", "reconcile-lost-attempts", "reconcile-lost-again"} {
+		require.True(t, changes[id], "no round recorded the version %q", id)
+	}
+	require.True(t, reconciled, "no lost attempt was reconciled as applied")
+	require.True(t, ranAgain, "no lost attempt ran once more after its effect was proven absent")
 	require.True(t, retried, "no call succeeded or failed after retries")
 	require.True(t, stored, "no round moved results out of its result to fit ResultBudget")
 	require.True(t, storedState, "no round moved dedupe entries out of its state to fit StateBudget")

@@ -33,6 +33,7 @@ var baseline = map[string]workflow.Version{
 	versionOperationIDs: 1,
 	versionKeyLimits:    1,
 	versionReconcile:    1,
+	versionLostAgain:    1,
 }
 
 type baselineKey struct{}

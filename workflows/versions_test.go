@@ -21,6 +21,7 @@ func TestBaselineIsClosed(t *testing.T) {
 		"operation-ids":           1,
 		"key-limits":              1,
 		"reconcile-lost-attempts": 1,
+		"reconcile-lost-again":    1,
 	}, baseline)
 	require.Equal(t, "baseline-2026-11-30", versionBaseline)
 }

@@ -68,7 +68,7 @@ func (e *env) session(t *testing.T) string {
 	id := fmt.Sprintf("test-agent-%s-%d-%d", strings.ReplaceAll(t.Name(), "/", "."), time.Now().UnixNano(), sessionSeq.Add(1))
 	if e.rdb != nil {
 		t.Cleanup(func() {
-			keys := []string{todoKey(id), errorsKey(id), resultKey(id), secrets.Key(id), tools.HistoryKey(id)}
+			keys := []string{todoKey(id), errorsKey(id), resultKey(id), secrets.Key(id), secrets.OpsKey(id), tools.HistoryKey(id)}
 			_ = e.rdb.Del(context.Background(), keys...).Err()
 		})
 	}

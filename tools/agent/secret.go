@@ -31,8 +31,40 @@ func (t *toolset) storeSecret() tools.Definition {
 		Timeout:    10 * time.Second,
 		Source:     tools.SourceBuiltin,
 		// The subject is shown and matched by allow rules: only the name, never the value.
-		Subject: tools.SubjectField("name"),
-		Handler: t.handleStoreSecret,
+		Subject:   tools.SubjectField("name"),
+		Handler:   t.handleStoreSecret,
+		Reconcile: t.reconcileStoreSecret,
+	}
+}
+
+// reconcileStoreSecret decides from the store whether a lost attempt
+// stored its secret (SPEC R). Over Redis the value is written together
+// with the record of the operation that wrote it, in one script: the
+// record found is the effect found. The record absent, the same atomic
+// step fences the operation against the lost attempt, whose write is
+// that one script: it can no longer store anything, so the effect is
+// proven absent. Secrets kept in one worker's memory cannot be seen from
+// another worker: unknown. Nothing here names the value.
+func (t *toolset) reconcileStoreSecret(ctx context.Context, req tools.Request) (tools.Reconciliation, error) {
+	var args struct {
+		Name string `json:"name"`
+	}
+	if err := req.Decode(&args); err != nil || req.OperationID == "" || req.SessionID == "" {
+		return tools.Reconciliation{Verdict: tools.VerdictUnknown, Content: "the call has no operation id, session or name to look for"}, nil
+	}
+	applied, err := t.cfg.Secrets.SettleOp(ctx, req.SessionID, req.OperationID, req.Generation)
+	switch {
+	case errors.Is(err, secrets.ErrNotSettleable):
+		return tools.Reconciliation{Verdict: tools.VerdictUnknown, Content: err.Error()}, nil
+	case err != nil:
+		return tools.Reconciliation{}, fmt.Errorf("store_secret %s: %w", args.Name, err)
+	case applied:
+		return tools.Reconciliation{Verdict: tools.VerdictApplied, Content: fmt.Sprintf(
+			"stored secret %s (the lost attempt took effect: the store records this operation's write); use it as {{secret:%s}} in http_request headers or body",
+			args.Name, args.Name)}, nil
+	default:
+		return tools.Reconciliation{Verdict: tools.VerdictAbsent, Content: fmt.Sprintf(
+			"the store has no write of %s by this operation, and the operation is now fenced against the lost attempt", args.Name)}, nil
 	}
 }
 
@@ -58,7 +90,15 @@ func (t *toolset) handleStoreSecret(ctx context.Context, req tools.Request) (too
 		return tools.Result{}, fmt.Errorf("the value of %s is longer than %d characters", args.Name, t.cfg.MaxSecretChars)
 	}
 	sealed := secrets.IsSealed(args.Value)
-	if err := t.cfg.Secrets.Put(ctx, req.SessionID, args.Name, args.Value); err != nil {
+	tools.Checkpoint(ctx, "store_secret:before_write")
+	err := t.cfg.Secrets.PutOp(ctx, req.SessionID, args.Name, args.Value, req.OperationID, req.Generation)
+	if err == nil {
+		tools.Checkpoint(ctx, "store_secret:after_write")
+	}
+	if err != nil {
+		if errors.Is(err, secrets.ErrFenced) {
+			return tools.Result{}, fmt.Errorf("%s was not stored: %w", args.Name, secrets.ErrFenced)
+		}
 		if errors.Is(err, secrets.ErrOpen) {
 			return tools.Result{}, fmt.Errorf("the sealed value of %s does not open with this worker's key; the client and the workers must use the same %s", args.Name, secrets.EnvKey)
 		}

@@ -48,6 +48,34 @@ type Hashes interface {
 	HDel(ctx context.Context, key, field string) error
 }
 
+// OpHashes is Hashes that also writes a field together with the record of
+// the operation that wrote it, in one atomic step, and settles a lost
+// operation (SPEC R). cache.SessionData implements it.
+type OpHashes interface {
+	Hashes
+	// HSetOp writes field and records opID as done; an operation already
+	// done writes nothing again, and an attempt older than the operation's
+	// fence writes nothing and reports fenced.
+	HSetOp(ctx context.Context, key, field, value, opsKey, opID string, generation int, ttl time.Duration) (fenced bool, err error)
+	// SettleOp reports whether opID's write is recorded; when it is not, it
+	// fences the operation against generation and older ones in the same
+	// step, so that the lost attempt can never write.
+	SettleOp(ctx context.Context, opsKey, opID string, generation int, ttl time.Duration) (applied bool, err error)
+}
+
+// OpsKey is the Redis hash of the operations that stored a session's
+// secrets: field = operation id, value = "done:<generation>" or
+// "fence:<generation>". It holds no names and no values.
+func OpsKey(sessionID string) string { return "toolround:secretops:" + sessionID }
+
+// ErrFenced is returned by PutOp for an attempt that a reconciliation
+// fenced off after it was lost: it stored nothing.
+var ErrFenced = errors.New("the operation was handed to a newer run; this attempt stored nothing")
+
+// ErrNotSettleable is returned by SettleOp when the store cannot tell: its
+// secrets are kept in one worker's memory, which another worker cannot see.
+var ErrNotSettleable = errors.New("this worker keeps secrets in memory only; what another worker's lost attempt stored cannot be seen from here")
+
 // Store keeps each session's secrets sealed at rest and implements
 // tools.Secrets. It is safe for concurrent use.
 type Store struct {
@@ -90,6 +118,15 @@ func (s *Store) Seal(plaintext string) (string, error) { return Seal(s.key, plai
 // store's key and kept as it is. A value shorter than MinValueChars is
 // refused with ErrTooShort.
 func (s *Store) Put(ctx context.Context, sessionID, name, value string) error {
+	return s.PutOp(ctx, sessionID, name, value, "", 0)
+}
+
+// PutOp is Put for operation opID of that generation (tools.Request): over
+// Redis, the value and the record that opID stored it are written in one
+// atomic step, an operation stores once, and an attempt that SettleOp
+// fenced off stores nothing (ErrFenced). Without an operation id, or in
+// memory, it is Put.
+func (s *Store) PutOp(ctx context.Context, sessionID, name, value, opID string, generation int) error {
 	sealed, plain := value, value
 	if IsSealed(value) {
 		var err error
@@ -115,10 +152,37 @@ func (s *Store) Put(ctx context.Context, sessionID, name, value string) error {
 		s.mem[sessionID][name] = sealed
 		return nil
 	}
+	if ops, ok := s.rdb.(OpHashes); ok && opID != "" {
+		fenced, err := ops.HSetOp(ctx, Key(sessionID), name, sealed, OpsKey(sessionID), opID, generation, s.ttl)
+		if err = unmark(err); err != nil {
+			return fmt.Errorf("secrets: put %q: %w", name, err)
+		}
+		if fenced {
+			return fmt.Errorf("secrets: put %q: %w", name, ErrFenced)
+		}
+		return nil
+	}
 	if err := unmark(s.rdb.HSet(ctx, Key(sessionID), name, sealed, s.ttl)); err != nil {
 		return fmt.Errorf("secrets: put %q: %w", name, err)
 	}
 	return nil
+}
+
+// SettleOp decides what became of operation opID of a session after its
+// attempt of that generation was lost: applied when the store recorded its
+// write; otherwise the operation is fenced against that attempt in the
+// same atomic step, so the attempt can never store anything, and the
+// answer is not applied. A store in memory answers ErrNotSettleable.
+func (s *Store) SettleOp(ctx context.Context, sessionID, opID string, generation int) (applied bool, err error) {
+	ops, ok := s.rdb.(OpHashes)
+	if !ok {
+		return false, ErrNotSettleable
+	}
+	applied, err = ops.SettleOp(ctx, OpsKey(sessionID), opID, generation, s.ttl)
+	if err != nil {
+		return false, fmt.Errorf("secrets: settle operation: %w", err)
+	}
+	return applied, nil
 }
 
 // Get returns the plaintext of a session's secret. A missing secret is an

@@ -26,6 +26,14 @@ type Config struct {
 	// redirects included, is checked after DNS resolution.
 	// Nil: netguard.DefaultPolicy() (everything but cloud metadata addresses).
 	Policy *netguard.Policy
+	// IdempotentHosts are the hosts ("api.example.com", or with a port,
+	// "127.0.0.1:8080") that the operator knows honour Idempotency-Key: an
+	// http_request POST or PATCH to one of them, sent with the same key on
+	// every attempt (the call's operation id, or a key the call sets), is
+	// retried after a lost attempt instead of ending unknown_outcome, since
+	// the server applies it once (SPEC R). The worker reads it from
+	// HTTP_IDEMPOTENT_HOSTS (comma-separated). Default none.
+	IdempotentHosts []string
 	// Timeout bounds one HTTP exchange, from dial to the last byte of the
 	// body. Default 30s.
 	Timeout time.Duration

@@ -64,7 +64,7 @@ func (w *web) httpRequestDef() tools.Definition {
 		Parameters:     httpRequestSchema,
 		Concurrent:     true,
 		SideEffect:     tools.AtMostOnce,
-		Effect:         httpRequestEffect,
+		Effect:         w.httpRequestEffect,
 		Subject:        httpRequestSubject,
 		ConcurrencyKey: tools.HostKey("url"),
 		KeyLimit:       tools.HostKeyLimit,
@@ -94,10 +94,13 @@ func methodEffect(method string) tools.SideEffect {
 }
 
 // httpRequestEffect classifies one call by its method: a GET never asks for
-// confirmation and is retried, a POST is neither (C4, P2.4).
-func httpRequestEffect(args json.RawMessage) tools.SideEffect {
+// confirmation and is retried, a POST is neither (C4, P2.4), unless it
+// goes to a host that honours Idempotency-Key (Config.IdempotentHosts):
+// every attempt carries the same key, so a retry takes effect once.
+func (w *web) httpRequestEffect(args json.RawMessage) tools.SideEffect {
 	var a struct {
 		Method *string `json:"method"`
+		URL    string  `json:"url"`
 	}
 	if json.Unmarshal(args, &a) != nil {
 		return tools.AtMostOnce
@@ -105,7 +108,32 @@ func httpRequestEffect(args json.RawMessage) tools.SideEffect {
 	if a.Method == nil {
 		return tools.ReadOnly
 	}
-	return methodEffect(normMethod(*a.Method))
+	e := methodEffect(normMethod(*a.Method))
+	if e == tools.AtMostOnce && w.honoursIdempotencyKey(a.URL) {
+		return tools.Idempotent
+	}
+	return e
+}
+
+// honoursIdempotencyKey reports whether rawURL's host is one of
+// Config.IdempotentHosts: its host name alone, or with its port. A URL
+// with a secret placeholder in its host is never one.
+func (w *web) honoursIdempotencyKey(rawURL string) bool {
+	if len(w.cfg.IdempotentHosts) == 0 {
+		return false
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" || strings.Contains(u.Host, "{{") {
+		return false
+	}
+	host, hostPort := strings.ToLower(u.Hostname()), strings.ToLower(u.Host)
+	for _, h := range w.cfg.IdempotentHosts {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h != "" && (h == host || h == hostPort) {
+			return true
+		}
+	}
+	return false
 }
 
 func httpRequestSubject(args json.RawMessage) string {

@@ -111,3 +111,23 @@ func TestHTTPRequestIdempotencyKeyOnlyOnUnsafeMethods(t *testing.T) {
 	}
 	require.Equal(t, []string{"GET ", "DELETE op-delete", "POST ", "PATCH mine"}, got)
 }
+
+// Only hosts the operator lists as honouring Idempotency-Key make a POST
+// or PATCH retryable; the method's own class holds everywhere else.
+func TestHTTPRequestEffectOfIdempotentHosts(t *testing.T) {
+	def := toolSet(t, Config{IdempotentHosts: []string{"API.example.com", "127.0.0.1:8080"}})["http_request"]
+	for args, want := range map[string]tools.SideEffect{
+		`{"url":"https://api.example.com/orders","method":"POST"}`:       tools.Idempotent,
+		`{"url":"https://api.example.com:8443/orders","method":"patch"}`: tools.Idempotent,
+		`{"url":"http://127.0.0.1:8080/orders","method":"POST"}`:         tools.Idempotent,
+		`{"url":"http://127.0.0.1:9090/orders","method":"POST"}`:         tools.AtMostOnce,
+		`{"url":"https://other.example.com/orders","method":"POST"}`:     tools.AtMostOnce,
+		`{"url":"https://{{secret:HOST}}/orders","method":"POST"}`:       tools.AtMostOnce,
+		`{"url":"https://api.example.com/orders"}`:                       tools.ReadOnly,
+		`{"url":"https://api.example.com/orders","method":"DELETE"}`:     tools.Idempotent,
+	} {
+		require.Equal(t, want, def.Effect(json.RawMessage(args)), args)
+	}
+	plain := toolSet(t, Config{})["http_request"]
+	require.Equal(t, tools.AtMostOnce, plain.Effect(json.RawMessage(`{"url":"https://api.example.com/orders","method":"POST"}`)))
+}
