@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -176,5 +177,129 @@ func TestBwrapLimits(t *testing.T) {
 		o = run(t, s, wd, "x=$(head -c 100000000 /dev/zero | tr '\\0' a); echo ${#x}")
 		require.NotEqual(t, 0, o.code, o.out)
 		require.Contains(t, strings.Join(o.cut, "\n"), "cut by the memory limit")
+	}
+}
+
+// newBwrapAsUser is a bubblewrap sandbox with no pids cgroup, run by a
+// root worker, so that commands run as the unprivileged user; its workdir
+// holds a file and a folder of the worker's.
+func newBwrapAsUser(t *testing.T, cfg Config) (*Sandbox, string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("commands change user only under a root worker")
+	}
+	parent := t.TempDir()
+	// The user needs search access to the folders above the workdir
+	// (t.TempDir makes them for the worker's user alone).
+	require.NoError(t, os.Chmod(filepath.Dir(parent), 0o711))
+	require.NoError(t, os.Chmod(parent, 0o711))
+	wd := filepath.Join(parent, "wd")
+	require.NoError(t, os.MkdirAll(filepath.Join(wd, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "existing"), []byte("old\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "sub", "kept"), []byte("kept\n"), 0o644))
+	cfg.Mode, cfg.NoPidsCgroup = ModeBwrap, true
+	s, err := New(cfg, wd)
+	if err != nil {
+		testenv.Unavailable(t, "bubblewrap: %v", err)
+	}
+	t.Cleanup(s.Close)
+	require.Nil(t, s.pids)
+	require.NotNil(t, s.user, "commands do not change user: %v", s.Warnings())
+	return s, wd
+}
+
+func TestBwrapWithoutPidsCgroupRunsAsUser(t *testing.T) {
+	s, wd := newBwrapAsUser(t, Config{MaxProcs: 20})
+	require.Contains(t, s.Reason(), "at most 20 more processes of the commands' user (RLIMIT_NPROC; no pids cgroup, so commands run as uid 65533, gid 65533)")
+	require.Contains(t, strings.Join(s.Warnings(), "\n"), "commands run as uid 65533, gid 65533, whose processes RLIMIT_NPROC bounds")
+
+	o := run(t, s, wd, "id -u; id -g; id -G")
+	require.Equal(t, 0, o.code, o.out)
+	require.Equal(t, "65533\n65533\n65533\n", o.out, "the command runs as root or keeps groups")
+
+	// The workdir is the command's to write: new files, the worker's
+	// files and folders, its /tmp and home.
+	o = run(t, s, wd, "set -e; echo new > new.txt; echo more >> existing; echo s > sub/x; echo k >> sub/kept; "+
+		"mkdir -p deep/er && echo d > deep/er/f; echo t > /tmp/t; echo h > ~/h; cat existing")
+	require.Equal(t, 0, o.code, o.out)
+	require.Equal(t, "old\nmore\n", o.out)
+	// The worker reads and changes what the command wrote.
+	b, err := os.ReadFile(filepath.Join(wd, "deep", "er", "f"))
+	require.NoError(t, err)
+	require.Equal(t, "d\n", string(b))
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "new.txt"), []byte("worker\n"), 0o644))
+	require.NoError(t, os.RemoveAll(filepath.Join(wd, "deep")))
+	// What the worker's file tools write between commands (a new folder, a
+	// file replaced with mode 0644) is the next command's to change too.
+	require.NoError(t, os.MkdirAll(filepath.Join(wd, "tool", "made"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "tool", "made", "f"), []byte("a\n"), 0o644))
+	require.NoError(t, os.Remove(filepath.Join(wd, "existing")))
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "existing"), []byte("edited\n"), 0o644))
+	o = run(t, s, wd, "set -e; echo b >> tool/made/f; echo c > tool/made/g; echo again >> existing; cat new.txt")
+	require.Equal(t, 0, o.code, o.out)
+	require.Equal(t, "worker\n", o.out)
+
+	// Nothing else got write access: the modes of the worker's files are
+	// as they were, other users still only read them.
+	fi, err := os.Stat(filepath.Join(wd, "sub", "kept"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o4), fi.Mode().Perm()&0o7)
+	// The reserved folder stays the worker's, and read-only.
+	o = run(t, s, wd, "echo x > .toolround/planted")
+	require.NotEqual(t, 0, o.code, o.out)
+}
+
+func TestBwrapWithoutPidsCgroupBoundsForkBomb(t *testing.T) {
+	s, wd := newBwrapAsUser(t, Config{MaxProcs: 20})
+	// dash gives up at the first fork that fails; the files say how many ran.
+	o := run(t, s, wd, "for i in $(seq 40); do (touch f.$i; sleep 2) & done; wait")
+	started, err := filepath.Glob(filepath.Join(wd, "f.*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, started, o.out)
+	require.LessOrEqual(t, len(started), 20, "more processes started than the limit")
+	// A fork bomb ends with the call: each process forks until the limit
+	// refuses, and the namespace ends with the shell.
+	done := make(chan outcome, 1)
+	go func() { done <- run(t, s, wd, "bomb() { bomb | bomb & }; bomb; sleep 1; echo survived") }()
+	select {
+	case o = <-done:
+		require.Contains(t, o.out, "survived", o.out)
+		require.Contains(t, o.out, "Cannot fork", "no fork was refused")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the fork bomb did not end")
+	}
+	// And the sandbox still works after it.
+	o = run(t, s, wd, "echo ok")
+	require.Equal(t, "ok\n", o.out)
+}
+
+func TestWithUserKeepsOthersRights(t *testing.T) {
+	const uid = 65533
+	u := func(perm uint16, id uint32) aclEntry { return aclEntry{aclUser, perm, id} }
+	obj := func(tag, perm uint16) aclEntry { return aclEntry{tag, perm, aclUndefined} }
+	for _, tc := range []struct {
+		name    string
+		in      []aclEntry
+		perm    uint16
+		want    []aclEntry
+		changed bool
+	}{
+		{"from mode 0644", aclFromMode(0o644), 6,
+			[]aclEntry{obj(aclUserObj, 6), u(6, uid), obj(aclGroupObj, 4), obj(aclMask, 6), obj(aclOther, 4)}, true},
+		{"already granted", []aclEntry{obj(aclUserObj, 7), u(7, uid), obj(aclGroupObj, 5), obj(aclMask, 7), obj(aclOther, 5)}, 7,
+			[]aclEntry{obj(aclUserObj, 7), u(7, uid), obj(aclGroupObj, 5), obj(aclMask, 7), obj(aclOther, 5)}, false},
+		// chmod 0644 of a file with an ACL narrows the mask: raising it again
+		// must not give the owning group or another user what the mask denied.
+		{"narrowed mask", []aclEntry{obj(aclUserObj, 6), u(7, 1000), u(7, uid), obj(aclGroupObj, 7), aclEntry{aclGroup, 7, 50}, obj(aclMask, 4), obj(aclOther, 4)}, 6,
+			[]aclEntry{obj(aclUserObj, 6), u(4, 1000), u(6, uid), obj(aclGroupObj, 4), aclEntry{aclGroup, 4, 50}, obj(aclMask, 6), obj(aclOther, 4)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, changed := withUser(tc.in, uid, tc.perm)
+			require.Equal(t, tc.changed, changed)
+			require.Equal(t, tc.want, got)
+			back, err := parseACL(encodeACL(got))
+			require.NoError(t, err)
+			require.Equal(t, got, back)
+		})
 	}
 }

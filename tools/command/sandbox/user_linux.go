@@ -1,0 +1,232 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// commandUser is the unprivileged user a root worker runs commands as when
+// no pids cgroup bounds their process count: RLIMIT_NPROC binds every user
+// but root. It gets write access to the workdir through POSIX ACLs, so the
+// files keep their owners and modes.
+type commandUser struct {
+	uid, gid uint32
+	workdir  string
+	setpriv  string // util-linux's setpriv, which switches to the user
+
+	mu sync.Mutex // one grant pass at a time
+	// since is when the last grant pass started: entries whose status has
+	// not changed since then were granted already.
+	since time.Time
+}
+
+func (u *commandUser) String() string { return fmt.Sprintf("uid %d, gid %d", u.uid, u.gid) }
+
+// switchArgs run the rest of the arguments as the user, with no
+// supplementary groups: setpriv changes the real, effective and saved ids,
+// which clears every capability, and keeps the resource limits.
+func (u *commandUser) switchArgs() []string {
+	return []string{u.setpriv, fmt.Sprintf("--reuid=%d", u.uid), fmt.Sprintf("--regid=%d", u.gid), "--clear-groups", "--"}
+}
+
+// grant gives the user read and write access to the workdir's files and
+// folders (and search access to folders, execute to programs) that changed
+// since the last pass: the file tools write files of the worker's user.
+// The reserved folder stays the worker's. It fails only when the workdir
+// itself cannot be granted.
+func (u *commandUser) grant() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	start := time.Now()
+	// ctime has the kernel's coarse clock: a margin keeps an entry changed
+	// just before the last pass from being skipped.
+	since := u.since.Add(-time.Second)
+	first := u.since.IsZero()
+	err := filepath.WalkDir(u.workdir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == u.workdir {
+				return err
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil // a link's ACL is its target's
+		}
+		if d.IsDir() && p == filepath.Join(u.workdir, reservedDir) {
+			return filepath.SkipDir
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			return nil
+		}
+		if st.Uid == u.uid || !first && time.Unix(st.Ctim.Unix()).Before(since) {
+			return nil
+		}
+		if err := grantACL(p, d.IsDir(), fs.FileMode(st.Mode&0o777), u.uid); err != nil && p == u.workdir {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("give %s write access to the workdir: %w", u, err)
+	}
+	u.since = start
+	return nil
+}
+
+// POSIX ACLs as the kernel stores them in the system.posix_acl_* extended
+// attributes: a version, then entries of tag, permissions and id, sorted
+// by tag and id.
+const (
+	aclVersion   = 2
+	aclUserObj   = 0x01
+	aclUser      = 0x02
+	aclGroupObj  = 0x04
+	aclGroup     = 0x08
+	aclMask      = 0x10
+	aclOther     = 0x20
+	aclUndefined = 0xffffffff
+
+	xattrACLAccess  = "system.posix_acl_access"
+	xattrACLDefault = "system.posix_acl_default"
+)
+
+type aclEntry struct {
+	tag, perm uint16
+	id        uint32
+}
+
+func parseACL(b []byte) ([]aclEntry, error) {
+	if len(b) < 4 || (len(b)-4)%8 != 0 || binary.LittleEndian.Uint32(b) != aclVersion {
+		return nil, errors.New("unknown ACL format")
+	}
+	var acl []aclEntry
+	for i := 4; i < len(b); i += 8 {
+		acl = append(acl, aclEntry{binary.LittleEndian.Uint16(b[i:]), binary.LittleEndian.Uint16(b[i+2:]), binary.LittleEndian.Uint32(b[i+4:])})
+	}
+	return acl, nil
+}
+
+func encodeACL(acl []aclEntry) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, aclVersion)
+	for _, e := range acl {
+		b = binary.LittleEndian.AppendUint16(b, e.tag)
+		b = binary.LittleEndian.AppendUint16(b, e.perm)
+		b = binary.LittleEndian.AppendUint32(b, e.id)
+	}
+	return b
+}
+
+// aclFromMode is the ACL that mode alone stands for.
+func aclFromMode(mode fs.FileMode) []aclEntry {
+	return []aclEntry{
+		{aclUserObj, uint16(mode>>6) & 7, aclUndefined},
+		{aclGroupObj, uint16(mode>>3) & 7, aclUndefined},
+		{aclOther, uint16(mode) & 7, aclUndefined},
+	}
+}
+
+// withUser gives uid at least perm in acl, raising the mask as needed
+// without raising what anyone else may do: every other entry the mask
+// limits is cut to what it allowed before. It reports whether acl changed.
+func withUser(acl []aclEntry, uid uint32, perm uint16) ([]aclEntry, bool) {
+	mask := -1
+	user := -1
+	for i, e := range acl {
+		switch {
+		case e.tag == aclMask:
+			mask = i
+		case e.tag == aclUser && e.id == uid:
+			user = i
+		}
+	}
+	oldMask := uint16(7)
+	if mask >= 0 {
+		oldMask = acl[mask].perm
+	}
+	if user >= 0 && acl[user].perm&perm == perm && oldMask&perm == perm {
+		return acl, false
+	}
+	out := make([]aclEntry, 0, len(acl)+2)
+	for _, e := range acl {
+		switch e.tag {
+		case aclMask:
+			continue
+		case aclUser, aclGroupObj, aclGroup:
+			if mask >= 0 {
+				e.perm &= oldMask
+			}
+		}
+		if e.tag == aclUser && e.id == uid {
+			e.perm |= perm
+		}
+		out = append(out, e)
+	}
+	if user < 0 {
+		out = append(out, aclEntry{aclUser, perm, uid})
+	}
+	newMask := uint16(0)
+	for _, e := range out {
+		if e.tag == aclUser || e.tag == aclGroupObj || e.tag == aclGroup {
+			newMask |= e.perm
+		}
+	}
+	out = append(out, aclEntry{aclMask, newMask, aclUndefined})
+	sortACL(out)
+	return out, true
+}
+
+func sortACL(acl []aclEntry) {
+	for i := 1; i < len(acl); i++ {
+		for j := i; j > 0 && (acl[j].tag < acl[j-1].tag || acl[j].tag == acl[j-1].tag && acl[j].id < acl[j-1].id); j-- {
+			acl[j], acl[j-1] = acl[j-1], acl[j]
+		}
+	}
+}
+
+// grantACL gives uid read and write on p (execute where someone may
+// execute it); a folder also gets search, and a default entry that its
+// new files and folders inherit.
+func grantACL(p string, dir bool, mode fs.FileMode, uid uint32) error {
+	perm := uint16(6)
+	if dir || mode&0o111 != 0 {
+		perm = 7
+	}
+	if err := grantACLAttr(p, xattrACLAccess, mode, uid, perm); err != nil {
+		return err
+	}
+	if dir {
+		return grantACLAttr(p, xattrACLDefault, mode, uid, 7)
+	}
+	return nil
+}
+
+func grantACLAttr(p, attr string, mode fs.FileMode, uid uint32, perm uint16) error {
+	buf := make([]byte, 1024)
+	n, err := syscall.Getxattr(p, attr, buf)
+	var acl []aclEntry
+	switch {
+	case errors.Is(err, syscall.ENODATA):
+		acl = aclFromMode(mode)
+	case err != nil:
+		return fmt.Errorf("read the ACL of %s: %w", p, err)
+	default:
+		if acl, err = parseACL(buf[:n]); err != nil {
+			return fmt.Errorf("the ACL of %s: %w", p, err)
+		}
+	}
+	acl, changed := withUser(acl, uid, perm)
+	if !changed {
+		return nil
+	}
+	if err := syscall.Setxattr(p, attr, encodeACL(acl), 0); err != nil {
+		return fmt.Errorf("set the ACL of %s: %w", p, err)
+	}
+	return nil
+}
