@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -302,4 +303,91 @@ func TestWithUserKeepsOthersRights(t *testing.T) {
 			require.Equal(t, got, back)
 		})
 	}
+}
+
+// hasUserACL reports whether path's ACL names uid.
+func hasUserACL(t *testing.T, path string, uid uint32) bool {
+	t.Helper()
+	buf := make([]byte, 1024)
+	n, err := syscall.Getxattr(path, xattrACLAccess, buf)
+	if errors.Is(err, syscall.ENODATA) {
+		return false
+	}
+	require.NoError(t, err)
+	acl, err := parseACL(buf[:n])
+	require.NoError(t, err)
+	for _, e := range acl {
+		if e.tag == aclUser && e.id == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// TestGrantKeepsToTheWorkdir: the worker, as root, gives the commands'
+// user the workdir; a hard link to a file outside must not carry that
+// grant out, and neither may a folder a command swaps for a symbolic link
+// while the worker walks the tree.
+func TestGrantKeepsToTheWorkdir(t *testing.T) {
+	s, wd := newBwrapAsUser(t, Config{})
+	outside := filepath.Join(filepath.Dir(wd), "outside")
+	require.NoError(t, os.Mkdir(outside, 0o755))
+	// Files outside with the names of files in the folder the command swaps.
+	var victims []string
+	for i := range 100 {
+		victims = append(victims, filepath.Join(outside, fmt.Sprintf("f%d", i)))
+		require.NoError(t, os.WriteFile(victims[i], []byte("root's\n"), 0o644))
+	}
+	victim := victims[0]
+	granted := func() bool {
+		for _, v := range victims {
+			if hasUserACL(t, v, s.user.uid) {
+				return true
+			}
+		}
+		return false
+	}
+
+	// A link made where links to others' files are allowed
+	// (fs.protected_hardlinks=0), or by the worker's tools.
+	require.NoError(t, os.Link(victim, filepath.Join(wd, "linked")))
+	o := run(t, s, wd, "echo owned >> linked")
+	require.NotEqual(t, 0, o.code, o.out)
+	require.False(t, hasUserACL(t, victim, s.user.uid), "the grant reached a file outside through a hard link")
+	require.NoError(t, os.Remove(filepath.Join(wd, "linked")))
+
+	// The command swaps d between a folder and a link to outside while
+	// the worker walks the tree again and again.
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "stop"), nil, 0o644))
+	o = run(t, s, wd, "mkdir d && (cd d && touch $(seq -f f%g 0 99)) && ln -s "+outside+" dl && rm stop")
+	require.Equal(t, 0, o.code, o.out)
+	// renameat2 with RENAME_EXCHANGE swaps the two at once: d is never
+	// missing, a folder one moment and a link the next.
+	renameat2 := map[string]int{"amd64": 316, "arm64": 276}[runtime.GOARCH]
+	if renameat2 == 0 {
+		t.Skip("renameat2's number is not known here")
+	}
+	cmd := exec.Command("perl", "-e", fmt.Sprintf(`my ($a, $b, $n) = ("d", "dl", 0); `+
+		`while (! -e "stop") { syscall(%d, -100, $a, -100, $b, 2) == 0 or die "renameat2: $!"; $n++ } print "$n swaps"`, renameat2))
+	cmd.Dir = wd
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	var swaps bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &swaps, &swaps
+	p, err := s.Wrap(cmd)
+	require.NoError(t, err)
+	require.NoError(t, p.Start())
+	stop := func() {
+		require.NoError(t, os.WriteFile(filepath.Join(wd, "stop"), nil, 0o644))
+		_ = cmd.Wait()
+		p.Finish()
+	}
+	for i := 0; i < 300 && !granted(); i++ {
+		s.user.mu.Lock()
+		s.user.since = time.Time{}
+		s.user.mu.Unlock()
+		require.NoError(t, s.user.grant())
+	}
+	stop()
+	require.Regexp(t, `^[1-9][0-9]* swaps$`, swaps.String(), "the command did not swap")
+	require.False(t, granted(), "the grant followed a symbolic link out of the workdir")
 }

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
+	"os"
+	"strconv"
 	"sync"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // commandUser is the unprivileged user a root worker runs commands as when
@@ -40,44 +42,72 @@ func (u *commandUser) switchArgs() []string {
 // since the last pass: the file tools write files of the worker's user.
 // The reserved folder stays the worker's. It fails only when the workdir
 // itself cannot be granted.
+//
+// Commands change the tree while the pass runs (a background command, say),
+// so no path is followed twice: each entry is opened without following a
+// symbolic link, relative to its folder's descriptor, and its ACL is read
+// and set through that descriptor. A file with more than one link is left
+// alone: its other link may lie outside the workdir.
 func (u *commandUser) grant() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	start := time.Now()
-	// ctime has the kernel's coarse clock: a margin keeps an entry changed
-	// just before the last pass from being skipped.
-	since := u.since.Add(-time.Second)
-	first := u.since.IsZero()
-	err := filepath.WalkDir(u.workdir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == u.workdir {
-				return err
-			}
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			return nil // a link's ACL is its target's
-		}
-		if d.IsDir() && p == filepath.Join(u.workdir, reservedDir) {
-			return filepath.SkipDir
-		}
-		var st syscall.Stat_t
-		if err := syscall.Lstat(p, &st); err != nil {
-			return nil
-		}
-		if st.Uid == u.uid || !first && time.Unix(st.Ctim.Unix()).Before(since) {
-			return nil
-		}
-		if err := grantACL(p, d.IsDir(), fs.FileMode(st.Mode&0o777), u.uid); err != nil && p == u.workdir {
-			return err
-		}
-		return nil
-	})
+	fd, err := unix.Open(u.workdir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("give %s write access to the workdir: %w", u, err)
 	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("give %s write access to the workdir: %w", u, err)
+	}
+	if st.Uid != u.uid {
+		if err := grantACL(fd, true, fs.FileMode(st.Mode&0o777), u.uid); err != nil {
+			return fmt.Errorf("give %s write access to the workdir: %w", u, err)
+		}
+	}
+	// ctime has the kernel's coarse clock: a margin keeps an entry changed
+	// just before the last pass from being skipped.
+	since := u.since.Add(-time.Second)
+	if u.since.IsZero() {
+		since = time.Time{}
+	}
+	u.grantIn(fd, since, true)
 	u.since = start
 	return nil
+}
+
+// grantIn grants the entries of the folder open as dirfd, and those below.
+func (u *commandUser) grantIn(dirfd int, since time.Time, top bool) {
+	dfd, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	dir := os.NewFile(uintptr(dfd), "")
+	names, _ := dir.Readdirnames(-1)
+	dir.Close()
+	for _, name := range names {
+		if top && name == reservedDir {
+			continue
+		}
+		fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil {
+			isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
+			isFile := st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink == 1
+			changed := time.Unix(st.Ctim.Unix()).After(since)
+			if (isDir || isFile) && changed && st.Uid != u.uid {
+				_ = grantACL(fd, isDir, fs.FileMode(st.Mode&0o777), u.uid)
+			}
+			if isDir {
+				u.grantIn(fd, since, false)
+			}
+		}
+		unix.Close(fd)
+	}
 }
 
 // POSIX ACLs as the kernel stores them in the system.posix_acl_* extended
@@ -190,14 +220,17 @@ func sortACL(acl []aclEntry) {
 	}
 }
 
-// grantACL gives uid read and write on p (execute where someone may
-// execute it); a folder also gets search, and a default entry that its
-// new files and folders inherit.
-func grantACL(p string, dir bool, mode fs.FileMode, uid uint32) error {
+// grantACL gives uid read and write on the file or folder open as fd
+// (execute where someone may execute it); a folder also gets search, and
+// a default entry that its new files and folders inherit.
+func grantACL(fd int, dir bool, mode fs.FileMode, uid uint32) error {
 	perm := uint16(6)
 	if dir || mode&0o111 != 0 {
 		perm = 7
 	}
+	// An O_PATH descriptor takes no xattr calls; its /proc link names the
+	// very file it holds.
+	p := "/proc/self/fd/" + strconv.Itoa(fd)
 	if err := grantACLAttr(p, xattrACLAccess, mode, uid, perm); err != nil {
 		return err
 	}
@@ -209,24 +242,24 @@ func grantACL(p string, dir bool, mode fs.FileMode, uid uint32) error {
 
 func grantACLAttr(p, attr string, mode fs.FileMode, uid uint32, perm uint16) error {
 	buf := make([]byte, 1024)
-	n, err := syscall.Getxattr(p, attr, buf)
+	n, err := unix.Getxattr(p, attr, buf)
 	var acl []aclEntry
 	switch {
-	case errors.Is(err, syscall.ENODATA):
+	case errors.Is(err, unix.ENODATA):
 		acl = aclFromMode(mode)
 	case err != nil:
-		return fmt.Errorf("read the ACL of %s: %w", p, err)
+		return fmt.Errorf("read the ACL: %w", err)
 	default:
 		if acl, err = parseACL(buf[:n]); err != nil {
-			return fmt.Errorf("the ACL of %s: %w", p, err)
+			return fmt.Errorf("the ACL: %w", err)
 		}
 	}
 	acl, changed := withUser(acl, uid, perm)
 	if !changed {
 		return nil
 	}
-	if err := syscall.Setxattr(p, attr, encodeACL(acl), 0); err != nil {
-		return fmt.Errorf("set the ACL of %s: %w", p, err)
+	if err := unix.Setxattr(p, attr, encodeACL(acl), 0); err != nil {
+		return fmt.Errorf("set the ACL: %w", err)
 	}
 	return nil
 }
