@@ -186,8 +186,8 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// resolveUser reads SANDBOX_USER: a user name, or uid[:gid] (gid defaults
-// to uid). Empty is DefaultUserID, which must belong to no account here:
+// resolveUser reads SANDBOX_USER: a user name or uid, then :gid if the
+// group is not the user's (a uid's group is the same number). Empty is DefaultUserID, which must belong to no account here:
 // a uid of its own is counted, signalled and trusted by nothing else.
 func resolveUser(spec string) (uid, gid uint32, err error) {
 	if spec == "" {
@@ -201,8 +201,6 @@ func resolveUser(spec string) (uid, gid uint32, err error) {
 	switch {
 	case nerr == nil:
 		uid, gid = uint32(n), uint32(n)
-	case hasGid:
-		return 0, 0, fmt.Errorf("%s=%q: want a user name or uid[:gid]", EnvUser, spec)
 	default:
 		acct, err := user.Lookup(u)
 		if err != nil {

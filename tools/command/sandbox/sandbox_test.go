@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,7 +69,7 @@ func TestConfigFromEnv(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Config{Mode: ModeBwrap, Network: NetworkHost, CPUSeconds: 10, MemoryBytes: 512 << 20, MaxProcs: -1, ReadOnly: []string{"/opt", "/srv/x"}}, c)
 
-	for k, v := range map[string]string{EnvMode: "docker", EnvNetwork: "bridge", EnvCPU: "0", EnvMemory: "-5", EnvProcs: "many", EnvReadOnly: "opt"} {
+	for k, v := range map[string]string{EnvMode: "docker", EnvNetwork: "bridge", EnvCPU: "0", EnvMemory: "-5", EnvProcs: "many", EnvReadOnly: "opt", EnvUser: "0"} {
 		_, err := ConfigFromEnv(func(name string) string {
 			if name == k {
 				return v
@@ -76,6 +78,41 @@ func TestConfigFromEnv(t *testing.T) {
 		})
 		require.Error(t, err, "%s=%s", k, v)
 		require.Contains(t, err.Error(), k)
+	}
+}
+
+func TestResolveUser(t *testing.T) {
+	for _, tc := range []struct {
+		spec     string
+		uid, gid uint32
+		err      string
+	}{
+		{"65000", 65000, 65000, ""},
+		{"65000:65001", 65000, 65001, ""},
+		{"nobody", 65534, 65534, ""},
+		{"nobody:100", 65534, 100, ""},
+		{"0", 0, 0, "must not run as root"},
+		{"65000:0", 0, 0, "must not run as root"},
+		{"root", 0, 0, "must not run as root"},
+		{"65000:staff", 0, 0, "want a user name or uid[:gid]"},
+		{"no-such-user-here", 0, 0, "no-such-user-here"},
+	} {
+		uid, gid, err := resolveUser(tc.spec)
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err, tc.spec)
+			require.ErrorContains(t, err, EnvUser, tc.spec)
+			continue
+		}
+		require.NoError(t, err, tc.spec)
+		require.Equal(t, [2]uint32{tc.uid, tc.gid}, [2]uint32{uid, gid}, tc.spec)
+	}
+	// The default is a uid of its own: no account may have it.
+	uid, gid, err := resolveUser("")
+	if _, lookErr := user.LookupId(strconv.Itoa(DefaultUserID)); lookErr == nil {
+		require.ErrorContains(t, err, "belongs to the account")
+	} else {
+		require.NoError(t, err)
+		require.Equal(t, [2]uint32{DefaultUserID, DefaultUserID}, [2]uint32{uid, gid})
 	}
 }
 
