@@ -90,16 +90,22 @@ func (u *commandUser) grantIn(dirfd int, since time.Time, top bool) {
 		if top && name == reservedDir {
 			continue
 		}
+		// A first look by name only saves opening what needs nothing; what
+		// is done is decided again on the descriptor.
+		var st unix.Stat_t
+		if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			continue
+		}
+		if isDir, grant := u.wants(&st, since); !isDir && !grant {
+			continue
+		}
 		fd, err := unix.Openat(dirfd, name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue
 		}
-		var st unix.Stat_t
 		if unix.Fstat(fd, &st) == nil {
-			isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
-			isFile := st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink == 1
-			changed := time.Unix(st.Ctim.Unix()).After(since)
-			if (isDir || isFile) && changed && st.Uid != u.uid {
+			isDir, grant := u.wants(&st, since)
+			if grant {
 				_ = grantACL(fd, isDir, fs.FileMode(st.Mode&0o777), u.uid)
 			}
 			if isDir {
@@ -108,6 +114,16 @@ func (u *commandUser) grantIn(dirfd int, since time.Time, top bool) {
 		}
 		unix.Close(fd)
 	}
+}
+
+// wants says whether an entry is a folder, and whether it needs a grant:
+// a folder or a file of one link, changed since the last pass, that is not
+// the user's.
+func (u *commandUser) wants(st *unix.Stat_t, since time.Time) (isDir, grant bool) {
+	isDir = st.Mode&unix.S_IFMT == unix.S_IFDIR
+	isFile := st.Mode&unix.S_IFMT == unix.S_IFREG && st.Nlink == 1
+	changed := time.Unix(st.Ctim.Unix()).After(since)
+	return isDir, (isDir || isFile) && changed && st.Uid != u.uid
 }
 
 // POSIX ACLs as the kernel stores them in the system.posix_acl_* extended
