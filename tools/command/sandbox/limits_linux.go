@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"unsafe"
@@ -54,7 +55,10 @@ func (s *Sandbox) setupLimits() {
 				setpriv, uerr = exec.LookPath("setpriv")
 			}
 			if uerr == nil {
-				u := &commandUser{uid: uid, gid: gid, workdir: s.workdir, setpriv: setpriv}
+				u := &commandUser{uid: uid, gid: gid, workdir: filepath.Clean(s.workdir), setpriv: setpriv, hidden: map[string]bool{}}
+				for _, h := range c.Hide {
+					u.hidden[filepath.Clean(h)] = true
+				}
 				if uerr = u.grant(); uerr == nil {
 					s.user = u
 					s.rlimits = append(s.rlimits, rlimit{rlimitNproc, "RLIMIT_NPROC", c.MaxProcs})

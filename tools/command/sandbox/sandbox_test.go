@@ -141,7 +141,7 @@ func TestMissingBwrap(t *testing.T) {
 func TestBwrapConfines(t *testing.T) {
 	outside := t.TempDir()
 	key := filepath.Join(outside, "worker.key")
-	require.NoError(t, os.WriteFile(key, []byte("k"), 0o600))
+	require.NoError(t, os.WriteFile(key, []byte("KEY-CONTENT"), 0o600))
 	s, wd := newBwrap(t, Config{Hide: []string{key}})
 	require.NoError(t, os.WriteFile(filepath.Join(wd, ".toolround", "state"), []byte("v"), 0o644))
 
@@ -285,6 +285,32 @@ func TestBwrapWithoutPidsCgroupRunsAsUser(t *testing.T) {
 	// The reserved folder stays the worker's, and read-only.
 	o = run(t, s, wd, "echo x > .toolround/planted")
 	require.NotEqual(t, 0, o.code, o.out)
+}
+
+// TestBwrapWithoutPidsCgroupKeyFileInWorkdir: a worker key file that lies
+// in the workdir stays hidden, and gets no grant for the commands' user.
+func TestBwrapWithoutPidsCgroupKeyFileInWorkdir(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("commands change user only under a root worker")
+	}
+	parent := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(parent), 0o711))
+	require.NoError(t, os.Chmod(parent, 0o711))
+	wd := filepath.Join(parent, "wd")
+	require.NoError(t, os.MkdirAll(filepath.Join(wd, "conf"), 0o755))
+	key := filepath.Join(wd, "conf", "secret.key")
+	require.NoError(t, os.WriteFile(key, []byte("KEY-CONTENT"), 0o600))
+	s, err := New(Config{Mode: ModeBwrap, NoPidsCgroup: true, Hide: []string{key}}, wd)
+	if err != nil {
+		testenv.Unavailable(t, "bubblewrap: %v", err)
+	}
+	t.Cleanup(s.Close)
+	require.NotNil(t, s.user, s.Warnings())
+	o := run(t, s, wd, "cat conf/secret.key; echo x > conf/other")
+	require.Equal(t, 0, o.code, o.out)
+	require.NotContains(t, o.out, "KEY-CONTENT")
+	require.FileExists(t, filepath.Join(wd, "conf", "other"))
+	require.False(t, hasUserACL(t, key, s.user.uid), "the key file was granted to the commands' user")
 }
 
 func TestBwrapWithoutPidsCgroupBoundsForkBomb(t *testing.T) {

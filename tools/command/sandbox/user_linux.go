@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -21,6 +22,9 @@ type commandUser struct {
 	uid, gid uint32
 	workdir  string
 	setpriv  string // util-linux's setpriv, which switches to the user
+	// hidden are the files commands must not see (Config.Hide): a key file
+	// in the workdir is masked in the sandbox, and gets no grant either.
+	hidden map[string]bool
 
 	mu sync.Mutex // one grant pass at a time
 	// since is when the last grant pass started: entries whose status has
@@ -72,22 +76,23 @@ func (u *commandUser) grant() error {
 	if u.since.IsZero() {
 		since = time.Time{}
 	}
-	u.grantIn(fd, since, true)
+	u.grantIn(fd, u.workdir, since)
 	u.since = start
 	return nil
 }
 
 // grantIn grants the entries of the folder open as dirfd, and those below.
-func (u *commandUser) grantIn(dirfd int, since time.Time, top bool) {
+func (u *commandUser) grantIn(dirfd int, dir string, since time.Time) {
 	dfd, err := unix.Openat(dirfd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return
 	}
-	dir := os.NewFile(uintptr(dfd), "")
-	names, _ := dir.Readdirnames(-1)
-	dir.Close()
+	f := os.NewFile(uintptr(dfd), dir)
+	names, _ := f.Readdirnames(-1)
+	f.Close()
 	for _, name := range names {
-		if top && name == reservedDir {
+		p := filepath.Join(dir, name)
+		if dir == u.workdir && name == reservedDir || u.hidden[p] {
 			continue
 		}
 		// A first look by name only saves opening what needs nothing; what
@@ -109,7 +114,7 @@ func (u *commandUser) grantIn(dirfd int, since time.Time, top bool) {
 				_ = grantACL(fd, isDir, fs.FileMode(st.Mode&0o777), u.uid)
 			}
 			if isDir {
-				u.grantIn(fd, since, false)
+				u.grantIn(fd, p, since)
 			}
 		}
 		unix.Close(fd)
