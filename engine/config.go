@@ -99,7 +99,7 @@ type Config struct {
 	// Sandbox confines run_command, background_command and script_*
 	// processes: SANDBOX, COMMAND_NETWORK, COMMAND_CPU_SECONDS,
 	// COMMAND_MEMORY_MB, COMMAND_MAX_PROCS, COMMAND_FILE_SIZE_MB and
-	// SANDBOX_READ_ONLY (docs/sandbox.md).
+	// SANDBOX_READ_ONLY, SANDBOX_USER (docs/sandbox.md).
 	Sandbox sandbox.Config
 	// RuleKey locates the key that signs the allow rules of run states (T4):
 	// TOOLROUND_RULE_KEY or TOOLROUND_RULE_KEY_FILE (default

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -300,20 +301,46 @@ func requireBwrap(t *testing.T) {
 	}
 }
 
-// runEscapes runs every attempt with SANDBOX=mode and reports which
-// succeeded. In mode bwrap each one must fail.
-func runEscapes(t *testing.T, mode string) map[string]bool {
+// TestSandboxEscapesWithoutPidsCgroup runs the escape suite with the pids
+// cgroup turned off, as on a machine that offers none: a root worker then
+// runs commands as an unprivileged user with RLIMIT_NPROC (SPEC T8), and
+// every attempt must still fail, the fork bomb included.
+func TestSandboxEscapesWithoutPidsCgroup(t *testing.T) {
+	requireBwrap(t)
+	if os.Geteuid() != 0 {
+		t.Skip("commands change user only under a root worker")
+	}
+	escaped := runEscapes(t, "bwrap", "TOOLROUND_TEST_NO_PIDS_CGROUP=1")
+	for _, a := range escapeAttempts {
+		require.False(t, escaped[a.name], "escaped the sandbox: %s", a.name)
+	}
+}
+
+// runEscapes runs every attempt with SANDBOX=mode and the extra worker
+// environment, and reports which succeeded. In mode bwrap each one must
+// fail.
+func runEscapes(t *testing.T, mode string, extra ...string) map[string]bool {
 	home := t.TempDir()
 	s := &escapeSetup{outside: t.TempDir(), home: home, sshKey: "not-a-real-key-" + mode,
 		redis: hostPort(t, testenv.RedisURL()), temporal: temporalAddress()}
 	require.NoError(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(home, ".ssh", "id_ed25519"), []byte(s.sshKey+"\n"), 0o600))
-	s.e = newEnv(t, "SANDBOX="+mode, "COMMAND_MAX_PROCS=64", "HOME="+home, "XDG_CONFIG_HOME=", "TOOLROUND_SECRET_KEY=", "TOOLROUND_SECRET_KEY_FILE=")
+	s.e = newEnv(t, append([]string{"SANDBOX=" + mode, "COMMAND_MAX_PROCS=64", "HOME=" + home, "XDG_CONFIG_HOME=", "TOOLROUND_SECRET_KEY=", "TOOLROUND_SECRET_KEY_FILE="}, extra...)...)
+	noPids := slices.Contains(extra, "TOOLROUND_TEST_NO_PIDS_CGROUP=1")
+	if noPids {
+		// The commands' user needs search access to the folders above the
+		// workdir, which t.TempDir makes for the worker's user alone.
+		require.NoError(t, os.Chmod(filepath.Dir(s.e.workdir), 0o711))
+		require.NoError(t, os.Chmod(filepath.Dir(filepath.Dir(s.e.workdir)), 0o711))
+	}
 	// The tools' own folder exists once a file was edited or a background
 	// command started; the attempt is to write into it, not to create it.
 	require.NoError(t, os.MkdirAll(filepath.Join(s.e.workdir, ".toolround"), 0o755))
 	s.worker = s.e.startWorker()
 	require.Contains(t, s.worker.logs.String(), "sandbox="+mode, "the worker log does not say which mode is active")
+	if noPids {
+		require.Contains(t, s.worker.logs.String(), "RLIMIT_NPROC; no pids cgroup, so commands run as uid 65533", "the worker log does not say what bounds the process count")
+	}
 	require.FileExists(t, filepath.Join(home, ".config", "toolround", "secret.key"))
 
 	escaped := map[string]bool{}

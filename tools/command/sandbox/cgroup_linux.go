@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,37 +20,55 @@ type cgroupController struct {
 	name   string // "pids" or "memory"
 	parent string // the worker's folder
 	v2     bool
+	rmdir  func(string) error
 }
+
+// cgroupHost is where the cgroup hierarchies are found: this process's
+// /proc files, or a test's fake tree.
+type cgroupHost struct {
+	selfCgroup string // /proc/self/cgroup
+	mountinfo  string // /proc/self/mountinfo
+	root       bool   // whether the top of a v2 hierarchy may be used
+	// rmdir removes a cgroup folder, which cgroupfs allows with its
+	// interface files in it.
+	rmdir func(string) error
+}
+
+var thisHost = cgroupHost{selfCgroup: "/proc/self/cgroup", mountinfo: "/proc/self/mountinfo", root: os.Geteuid() == 0, rmdir: os.Remove}
 
 // newCgroupController finds the worker's cgroup for the controller and
 // makes the worker's folder in it, checking that a command's cgroup can be
 // made and limited there.
 func newCgroupController(name string) (*cgroupController, error) {
-	dir, v2, top, err := ownCgroup(name)
+	return thisHost.controller(name)
+}
+
+func (h cgroupHost) controller(name string) (*cgroupController, error) {
+	dir, v2, top, err := h.ownCgroup(name)
 	if err != nil {
 		return nil, err
 	}
-	c, err := makeController(name, dir, v2)
-	if err != nil && v2 && top != dir && os.Geteuid() == 0 {
+	c, err := h.makeController(name, dir, v2)
+	if err != nil && v2 && top != dir && h.root {
 		// A v2 cgroup that holds processes cannot give its children
 		// controllers (a service's cgroup, say); root may use the top of the
 		// hierarchy, which that rule spares.
-		if c2, err2 := makeController(name, top, v2); err2 == nil {
+		if c2, err2 := h.makeController(name, top, v2); err2 == nil {
 			return c2, nil
 		}
 	}
 	return c, err
 }
 
-func makeController(name, dir string, v2 bool) (*cgroupController, error) {
+func (h cgroupHost) makeController(name, dir string, v2 bool) (*cgroupController, error) {
 	if v2 {
 		ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
 		if err != nil || !hasWord(string(ctl), name) {
 			return nil, fmt.Errorf("%s: not enabled in %s: %w", name, dir, errNoCgroup)
 		}
 	}
-	removeStale(dir)
-	c := &cgroupController{name: name, parent: filepath.Join(dir, fmt.Sprintf("toolround-%d", os.Getpid())), v2: v2}
+	removeStale(dir, h.rmdir)
+	c := &cgroupController{name: name, parent: filepath.Join(dir, fmt.Sprintf("toolround-%d", os.Getpid())), v2: v2, rmdir: h.rmdir}
 	if err := os.Mkdir(c.parent, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("%s cgroup: %w", name, err)
 	}
@@ -74,14 +93,29 @@ func makeController(name, dir string, v2 bool) (*cgroupController, error) {
 
 // ownCgroup is the folder of this process's cgroup for the controller, and
 // the top of its hierarchy.
-func ownCgroup(controller string) (dir string, v2 bool, top string, err error) {
-	data, err := os.ReadFile("/proc/self/cgroup")
+func (h cgroupHost) ownCgroup(controller string) (dir string, v2 bool, top string, err error) {
+	data, err := os.ReadFile(h.selfCgroup)
 	if err != nil {
 		return "", false, "", err
 	}
-	var path string
+	path, v2, err := parseSelfCgroup(string(data), controller)
+	if err != nil {
+		return "", false, "", err
+	}
+	mounts, err := os.Open(h.mountinfo)
+	if err != nil {
+		return "", false, "", err
+	}
+	defer mounts.Close()
+	dir, top, err = findCgroupMount(mounts, controller, path, v2)
+	return dir, v2, top, err
+}
+
+// parseSelfCgroup reads /proc/self/cgroup: the cgroup of this process for
+// the controller in a v1 hierarchy that has it, else in the unified v2 one.
+func parseSelfCgroup(data, controller string) (path string, v2 bool, err error) {
 	found := false
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(data), "\n") {
 		f := strings.SplitN(line, ":", 3)
 		if len(f) != 3 {
 			continue
@@ -96,16 +130,18 @@ func ownCgroup(controller string) (dir string, v2 bool, top string, err error) {
 		}
 	}
 	if found {
-		v2 = false
-	} else if !v2 {
-		return "", false, "", fmt.Errorf("%s: %w", controller, errNoCgroup)
+		return path, false, nil
 	}
-	mounts, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", false, "", err
+	if !v2 {
+		return "", false, fmt.Errorf("%s: %w", controller, errNoCgroup)
 	}
-	defer mounts.Close()
-	sc := bufio.NewScanner(mounts)
+	return path, true, nil
+}
+
+// findCgroupMount finds in mountinfo where the hierarchy holding the
+// cgroup path is mounted: the cgroup's folder and the top of the mount.
+func findCgroupMount(mountinfo io.Reader, controller, path string, v2 bool) (dir, top string, err error) {
+	sc := bufio.NewScanner(mountinfo)
 	for sc.Scan() {
 		pre, post, ok := strings.Cut(sc.Text(), " - ")
 		if !ok {
@@ -131,9 +167,9 @@ func ownCgroup(controller string) (dir string, v2 bool, top string, err error) {
 		if err != nil || strings.HasPrefix(rel, "..") {
 			continue
 		}
-		return filepath.Join(point, rel), v2, point, nil
+		return filepath.Join(point, rel), point, nil
 	}
-	return "", false, "", fmt.Errorf("%s: not mounted: %w", controller, errNoCgroup)
+	return "", "", fmt.Errorf("%s: not mounted: %w", controller, errNoCgroup)
 }
 
 func hasWord(s, w string) bool {
@@ -146,7 +182,7 @@ func hasWord(s, w string) bool {
 }
 
 // removeStale removes the folders of workers that no longer run.
-func removeStale(dir string) {
+func removeStale(dir string, rmdir func(string) error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -166,10 +202,10 @@ func removeStale(dir string) {
 			if k.IsDir() {
 				cg := &cgroup{dir: filepath.Join(parent, k.Name())}
 				cg.kill()
-				_ = os.Remove(cg.dir) // once: another user's folders stay
+				_ = rmdir(cg.dir) // once: another user's folders stay
 			}
 		}
-		_ = os.Remove(parent)
+		_ = rmdir(parent)
 	}
 }
 
@@ -177,10 +213,10 @@ func (c *cgroupController) close() {
 	kids, _ := os.ReadDir(c.parent)
 	for _, k := range kids {
 		if k.IsDir() {
-			(&cgroup{dir: filepath.Join(c.parent, k.Name())}).remove()
+			(&cgroup{ctl: c, dir: filepath.Join(c.parent, k.Name())}).remove()
 		}
 	}
-	_ = os.Remove(c.parent)
+	_ = c.rmdir(c.parent)
 }
 
 // cgroup is one command's cgroup.
@@ -288,7 +324,7 @@ func (cg *cgroup) remove() {
 	deadline := time.Now().Add(3 * time.Second)
 	for wait := time.Millisecond; ; wait = min(2*wait, 50*time.Millisecond) {
 		cg.kill()
-		err := os.Remove(cg.dir)
+		err := cg.ctl.rmdir(cg.dir)
 		if err == nil || errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
 			return
 		}

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -39,6 +40,10 @@ const (
 	EnvProcs    = "COMMAND_MAX_PROCS"
 	EnvFileSize = "COMMAND_FILE_SIZE_MB"
 	EnvReadOnly = "SANDBOX_READ_ONLY"
+	EnvUser     = "SANDBOX_USER"
+	// EnvNoPidsCgroup=1 makes the sandbox act as if no pids cgroup could be
+	// made here, so tests can check what bounds the process count then.
+	EnvNoPidsCgroup = "TOOLROUND_TEST_NO_PIDS_CGROUP"
 )
 
 // Defaults of the limits.
@@ -47,6 +52,10 @@ const (
 	DefaultMemory     = 2 << 30
 	DefaultProcs      = 1024
 	DefaultFileSize   = 4 << 30
+	// DefaultUserID is the uid and gid a root worker runs commands as when
+	// no pids cgroup bounds them: one of the ids Debian reserves and gives
+	// no account (65000-65533), and outside systemd's dynamic range.
+	DefaultUserID = 65533
 )
 
 // Config is the sandbox configuration. Zero fields take the defaults
@@ -79,6 +88,15 @@ type Config struct {
 	// in a folder they do see: the worker's key files. Files and folders of
 	// /etc that other users cannot read are hidden as well.
 	Hide []string
+	// User is SANDBOX_USER, whom a root worker runs commands as when no
+	// pids cgroup can bound their process count, so that RLIMIT_NPROC does:
+	// a user name or uid[:gid]. Default uid and gid 65533 (DefaultUserID),
+	// which must then belong to no account here. The user gets read and
+	// write access to the workdir through POSIX ACLs (docs/sandbox.md).
+	User string
+	// NoPidsCgroup (TOOLROUND_TEST_NO_PIDS_CGROUP=1) does without the pids
+	// cgroup even where one could be made: for tests of the other bounds.
+	NoPidsCgroup bool
 	// Bwrap is the bubblewrap binary. Default "bwrap" from PATH.
 	Bwrap string
 }
@@ -86,7 +104,8 @@ type Config struct {
 // ConfigFromEnv reads the configuration from the environment through getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	get := func(name string) string { return strings.TrimSpace(getenv(name)) }
-	c := Config{Mode: strings.ToLower(get(EnvMode)), Network: strings.ToLower(get(EnvNetwork))}
+	c := Config{Mode: strings.ToLower(get(EnvMode)), Network: strings.ToLower(get(EnvNetwork)),
+		User: get(EnvUser), NoPidsCgroup: get(EnvNoPidsCgroup) == "1"}
 	var err error
 	if c.CPUSeconds, err = envLimit(get, EnvCPU, 1); err != nil {
 		return c, err
@@ -109,6 +128,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 				return c, fmt.Errorf("%s: %q is not an absolute path", EnvReadOnly, p)
 			}
 			c.ReadOnly = append(c.ReadOnly, filepath.Clean(p))
+		}
+	}
+	if c.User != "" {
+		if _, _, err := resolveUser(c.User); err != nil {
+			return c, err
 		}
 	}
 	_, err = c.withDefaults()
@@ -160,4 +184,41 @@ func (c Config) withDefaults() (Config, error) {
 		c.Bwrap = "bwrap"
 	}
 	return c, nil
+}
+
+// resolveUser reads SANDBOX_USER: a user name or uid, then :gid if the
+// group is not the user's (a uid's group is the same number). Empty is DefaultUserID, which must belong to no account here:
+// a uid of its own is counted, signalled and trusted by nothing else.
+func resolveUser(spec string) (uid, gid uint32, err error) {
+	if spec == "" {
+		if u, err := user.LookupId(strconv.Itoa(DefaultUserID)); err == nil {
+			return 0, 0, fmt.Errorf("uid %d, the default %s, belongs to the account %q here: set %s to a uid no one else uses", DefaultUserID, EnvUser, u.Username, EnvUser)
+		}
+		return DefaultUserID, DefaultUserID, nil
+	}
+	u, g, hasGid := strings.Cut(spec, ":")
+	n, nerr := strconv.ParseUint(u, 10, 32)
+	switch {
+	case nerr == nil:
+		uid, gid = uint32(n), uint32(n)
+	default:
+		acct, err := user.Lookup(u)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s=%q: %w", EnvUser, spec, err)
+		}
+		un, _ := strconv.ParseUint(acct.Uid, 10, 32)
+		gn, _ := strconv.ParseUint(acct.Gid, 10, 32)
+		uid, gid = uint32(un), uint32(gn)
+	}
+	if hasGid {
+		n, err := strconv.ParseUint(g, 10, 32)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s=%q: want a user name or uid[:gid]", EnvUser, spec)
+		}
+		gid = uint32(n)
+	}
+	if uid == 0 || gid == 0 {
+		return 0, 0, fmt.Errorf("%s=%q: commands must not run as root or in its group", EnvUser, spec)
+	}
+	return uid, gid, nil
 }

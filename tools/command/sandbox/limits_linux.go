@@ -3,6 +3,8 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"unsafe"
@@ -23,8 +25,8 @@ type rlimit struct {
 
 // setupLimits chooses how each limit is enforced: cgroups where this worker
 // can make them, else resource limits. Root is not bound by RLIMIT_NPROC,
-// so a root worker without a pids cgroup cannot bound the process count;
-// that is noted for the worker log.
+// so a root worker without a pids cgroup runs commands as an unprivileged
+// user (SANDBOX_USER) with the limit; setup checks that this works.
 func (s *Sandbox) setupLimits() {
 	c := s.cfg
 	if c.CPUSeconds > 0 {
@@ -34,7 +36,12 @@ func (s *Sandbox) setupLimits() {
 		s.rlimits = append(s.rlimits, rlimit{rlimitFsize, "RLIMIT_FSIZE", c.FileSizeBytes})
 	}
 	if c.MaxProcs > 0 {
-		pids, err := newCgroupController("pids")
+		err := fmt.Errorf("turned off (%s=1)", EnvNoPidsCgroup)
+		var pids *cgroupController
+		if !c.NoPidsCgroup {
+			pids, err = newCgroupController("pids")
+		}
+		s.noPids = err
 		switch {
 		case err == nil:
 			s.pids = pids
@@ -42,7 +49,23 @@ func (s *Sandbox) setupLimits() {
 			s.rlimits = append(s.rlimits, rlimit{rlimitNproc, "RLIMIT_NPROC", c.MaxProcs})
 			s.notes = append(s.notes, fmt.Sprintf("no pids cgroup (%v): the process count is bounded with RLIMIT_NPROC, which counts every process of the worker's user", err))
 		default:
-			s.notes = append(s.notes, fmt.Sprintf("no pids cgroup (%v) and the worker runs as root, whom RLIMIT_NPROC does not bind: the process count of commands is NOT bounded", err))
+			uid, gid, uerr := resolveUser(c.User)
+			var setpriv string
+			if uerr == nil {
+				setpriv, uerr = exec.LookPath("setpriv")
+			}
+			if uerr == nil {
+				u := &commandUser{uid: uid, gid: gid, workdir: filepath.Clean(s.workdir), setpriv: setpriv, hidden: map[string]bool{}}
+				for _, h := range c.Hide {
+					u.hidden[filepath.Clean(h)] = true
+				}
+				if uerr = u.grant(); uerr == nil {
+					s.user = u
+					s.rlimits = append(s.rlimits, rlimit{rlimitNproc, "RLIMIT_NPROC", c.MaxProcs})
+					break
+				}
+			}
+			s.notes = append(s.notes, notBounded(err, uerr))
 		}
 	}
 	if c.MemoryBytes > 0 {
@@ -54,6 +77,13 @@ func (s *Sandbox) setupLimits() {
 			s.notes = append(s.notes, fmt.Sprintf("no memory cgroup (%v): memory is bounded per process with RLIMIT_AS", err))
 		}
 	}
+}
+
+// notBounded is the worker log's note when neither a pids cgroup nor an
+// unprivileged user can bound the process count of a root worker's commands.
+func notBounded(noPids, noUser error) string {
+	return fmt.Sprintf("no pids cgroup (%v), and the worker runs as root, whom RLIMIT_NPROC does not bind, "+
+		"but commands cannot run as another user (%v): the process count of commands is NOT bounded", noPids, noUser)
 }
 
 // prlimit sets the soft and the hard limit of a resource of pid. The CPU

@@ -44,3 +44,11 @@ func (cg *cgroup) remove()       {}
 func (cg *cgroup) kill()         {}
 
 func (cg *cgroup) pids() []int { return nil }
+
+type commandUser struct{ uid, gid uint32 }
+
+func (u *commandUser) String() string       { return "" }
+func (u *commandUser) grant() error         { return errors.New("commands run as another user on Linux only") }
+func (u *commandUser) switchArgs() []string { return nil }
+
+func notBounded(noPids, noUser error) string { return "" }

@@ -35,8 +35,12 @@ type Sandbox struct {
 	rlimits []rlimit
 	pids    *cgroupController
 	memory  *cgroupController
-	notes   []string
-	seq     atomic.Uint64
+	// noPids is why no pids cgroup is used; user, when set, is whom a root
+	// worker runs commands as instead, so that RLIMIT_NPROC binds them.
+	noPids error
+	user   *commandUser
+	notes  []string
+	seq    atomic.Uint64
 	// removing counts the cgroups still being removed; Close waits for them.
 	removing sync.WaitGroup
 }
@@ -63,7 +67,7 @@ func New(cfg Config, workdir string) (*Sandbox, error) {
 		s.reason = fmt.Sprintf("SANDBOX=auto, but bubblewrap cannot run commands here (%v): commands run UNCONFINED, as the worker's user; "+
 			"install bubblewrap (Debian: apt-get install bubblewrap) or set SANDBOX=none to say this is intended", err)
 		s.Close()
-		s.base, s.rlimits, s.pids, s.memory, s.notes = nil, nil, nil, nil, nil
+		s.base, s.rlimits, s.pids, s.memory, s.user, s.notes = nil, nil, nil, nil, nil, nil
 		return s, nil
 	}
 	s.mode = ModeBwrap
@@ -101,6 +105,8 @@ func (s *Sandbox) Describe() string {
 	parts = append(parts, "network "+s.cfg.Network)
 	if s.pids != nil {
 		parts = append(parts, fmt.Sprintf("at most %d processes (pids cgroup)", s.cfg.MaxProcs))
+	} else if s.user != nil {
+		parts = append(parts, fmt.Sprintf("at most %d more processes of the commands' user (RLIMIT_NPROC; no pids cgroup, so commands run as %s)", s.cfg.MaxProcs, s.user))
 	} else if s.hasRlimit(rlimitNproc) {
 		parts = append(parts, fmt.Sprintf("at most %d more processes of the user (RLIMIT_NPROC)", s.cfg.MaxProcs))
 	}
@@ -156,14 +162,42 @@ func (s *Sandbox) setup() error {
 	}
 	s.base = append([]string{bwrap}, s.baseArgs()...)
 	s.setupLimits()
+	err = s.probe()
+	if err != nil && s.user != nil {
+		// The user may lack search access to a folder above the workdir, or
+		// user namespaces may be off: commands then run as the worker.
+		s.notes = append(s.notes, notBounded(s.noPids, fmt.Errorf("as %s: %w", s.user, err)))
+		s.user = nil
+		s.dropRlimit(rlimitNproc)
+		err = s.probe()
+	} else if err == nil && s.user != nil {
+		s.notes = append(s.notes, fmt.Sprintf("no pids cgroup (%v): commands run as %s, whose processes RLIMIT_NPROC bounds", s.noPids, s.user))
+	}
+	return err
+}
 
+func (s *Sandbox) dropRlimit(res int) {
+	kept := s.rlimits[:0]
+	for _, r := range s.rlimits {
+		if r.resource != res {
+			kept = append(kept, r)
+		}
+	}
+	s.rlimits = kept
+}
+
+// probe runs a command in the sandbox.
+func (s *Sandbox) probe() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// The probe checks the parts every command relies on: the workdir is
 	// writable, the reserved folder is not, /proc is the sandbox's own.
-	probe := "set -e; test -w . ; ! test -w " + reservedDir
+	probe := "test -w . || { echo the workdir is not writable; exit 1; }; ! test -w " + reservedDir + " || { echo " + reservedDir + " is writable; exit 1; }"
 	if pid := os.Getpid(); pid > 100 {
-		probe += fmt.Sprintf("; test ! -e /proc/%d", pid)
+		probe += fmt.Sprintf("; test ! -e /proc/%d || { echo the worker is in /proc; exit 1; }", pid)
+	}
+	if s.user != nil {
+		probe += fmt.Sprintf("; test \"$(id -u)\" = %d || { echo runs as uid $(id -u); exit 1; }", s.user.uid)
 	}
 	var out bytes.Buffer
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", probe)
@@ -318,12 +352,30 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) (*Proc, error) {
 		return nil, fmt.Errorf("sandbox: private /tmp: %w", err)
 	}
 	p.tmp = tmp
+	if s.user != nil {
+		// Files the worker's tools wrote since the last command become
+		// writable for the command's user; its /tmp and home are its own.
+		err := s.user.grant()
+		if err == nil {
+			err = os.Lchown(tmp, int(s.user.uid), int(s.user.gid))
+		}
+		if err != nil {
+			p.cleanup()
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+	}
 	args := append([]string(nil), s.base...)
 	args = append(args, "--bind", tmp, "/tmp")
 	if home := envValue(cmd.Env, "HOME"); home != "" && home != "/" && filepath.IsAbs(home) {
 		if err := os.Mkdir(filepath.Join(tmp, ".home"), 0o700); err != nil {
 			p.cleanup()
 			return nil, fmt.Errorf("sandbox: empty home: %w", err)
+		}
+		if s.user != nil {
+			if err := os.Lchown(filepath.Join(tmp, ".home"), int(s.user.uid), int(s.user.gid)); err != nil {
+				p.cleanup()
+				return nil, fmt.Errorf("sandbox: empty home: %w", err)
+			}
 		}
 		args = append(args, "--bind", filepath.Join(tmp, ".home"), filepath.Clean(home))
 	}
@@ -338,6 +390,13 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) (*Proc, error) {
 	}
 	args = append(args, hideArgs(hide)...)
 	args = append(args, "--chdir", dir, "--", cmd.Path)
+	if s.user != nil {
+		// The shell at the gate runs as the worker, so the worker may set
+		// its limits (without CAP_SYS_RESOURCE, a root worker cannot set
+		// those of another user's process); past the gate it becomes the
+		// user, keeping them, and then bubblewrap.
+		args = append(s.user.switchArgs(), args...)
+	}
 	args = append(args, cmd.Args[1:]...)
 
 	gateR, gateW, err := os.Pipe()
@@ -429,7 +488,11 @@ func (p *Proc) confine(pid int) error {
 	for _, r := range s.rlimits {
 		v := r.value
 		if r.resource == rlimitNproc {
-			v += int64(userTasks(os.Geteuid()))
+			uid := os.Geteuid()
+			if s.user != nil {
+				uid = int(s.user.uid)
+			}
+			v += int64(userTasks(uid))
 		}
 		if err := prlimit(pid, r.resource, v); err != nil {
 			return fmt.Errorf("limit %s: %w", r.name, err)

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -65,7 +69,7 @@ func TestConfigFromEnv(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Config{Mode: ModeBwrap, Network: NetworkHost, CPUSeconds: 10, MemoryBytes: 512 << 20, MaxProcs: -1, ReadOnly: []string{"/opt", "/srv/x"}}, c)
 
-	for k, v := range map[string]string{EnvMode: "docker", EnvNetwork: "bridge", EnvCPU: "0", EnvMemory: "-5", EnvProcs: "many", EnvReadOnly: "opt"} {
+	for k, v := range map[string]string{EnvMode: "docker", EnvNetwork: "bridge", EnvCPU: "0", EnvMemory: "-5", EnvProcs: "many", EnvReadOnly: "opt", EnvUser: "0"} {
 		_, err := ConfigFromEnv(func(name string) string {
 			if name == k {
 				return v
@@ -74,6 +78,41 @@ func TestConfigFromEnv(t *testing.T) {
 		})
 		require.Error(t, err, "%s=%s", k, v)
 		require.Contains(t, err.Error(), k)
+	}
+}
+
+func TestResolveUser(t *testing.T) {
+	for _, tc := range []struct {
+		spec     string
+		uid, gid uint32
+		err      string
+	}{
+		{"65000", 65000, 65000, ""},
+		{"65000:65001", 65000, 65001, ""},
+		{"nobody", 65534, 65534, ""},
+		{"nobody:100", 65534, 100, ""},
+		{"0", 0, 0, "must not run as root"},
+		{"65000:0", 0, 0, "must not run as root"},
+		{"root", 0, 0, "must not run as root"},
+		{"65000:staff", 0, 0, "want a user name or uid[:gid]"},
+		{"no-such-user-here", 0, 0, "no-such-user-here"},
+	} {
+		uid, gid, err := resolveUser(tc.spec)
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err, tc.spec)
+			require.ErrorContains(t, err, EnvUser, tc.spec)
+			continue
+		}
+		require.NoError(t, err, tc.spec)
+		require.Equal(t, [2]uint32{tc.uid, tc.gid}, [2]uint32{uid, gid}, tc.spec)
+	}
+	// The default is a uid of its own: no account may have it.
+	uid, gid, err := resolveUser("")
+	if _, lookErr := user.LookupId(strconv.Itoa(DefaultUserID)); lookErr == nil {
+		require.ErrorContains(t, err, "belongs to the account")
+	} else {
+		require.NoError(t, err)
+		require.Equal(t, [2]uint32{DefaultUserID, DefaultUserID}, [2]uint32{uid, gid})
 	}
 }
 
@@ -102,7 +141,7 @@ func TestMissingBwrap(t *testing.T) {
 func TestBwrapConfines(t *testing.T) {
 	outside := t.TempDir()
 	key := filepath.Join(outside, "worker.key")
-	require.NoError(t, os.WriteFile(key, []byte("k"), 0o600))
+	require.NoError(t, os.WriteFile(key, []byte("KEY-CONTENT"), 0o600))
 	s, wd := newBwrap(t, Config{Hide: []string{key}})
 	require.NoError(t, os.WriteFile(filepath.Join(wd, ".toolround", "state"), []byte("v"), 0o644))
 
@@ -177,4 +216,241 @@ func TestBwrapLimits(t *testing.T) {
 		require.NotEqual(t, 0, o.code, o.out)
 		require.Contains(t, strings.Join(o.cut, "\n"), "cut by the memory limit")
 	}
+}
+
+// newBwrapAsUser is a bubblewrap sandbox with no pids cgroup, run by a
+// root worker, so that commands run as the unprivileged user; its workdir
+// holds a file and a folder of the worker's.
+func newBwrapAsUser(t *testing.T, cfg Config) (*Sandbox, string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("commands change user only under a root worker")
+	}
+	parent := t.TempDir()
+	// The user needs search access to the folders above the workdir
+	// (t.TempDir makes them for the worker's user alone).
+	require.NoError(t, os.Chmod(filepath.Dir(parent), 0o711))
+	require.NoError(t, os.Chmod(parent, 0o711))
+	wd := filepath.Join(parent, "wd")
+	require.NoError(t, os.MkdirAll(filepath.Join(wd, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "existing"), []byte("old\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "sub", "kept"), []byte("kept\n"), 0o644))
+	cfg.Mode, cfg.NoPidsCgroup = ModeBwrap, true
+	s, err := New(cfg, wd)
+	if err != nil {
+		testenv.Unavailable(t, "bubblewrap: %v", err)
+	}
+	t.Cleanup(s.Close)
+	require.Nil(t, s.pids)
+	require.NotNil(t, s.user, "commands do not change user: %v", s.Warnings())
+	return s, wd
+}
+
+func TestBwrapWithoutPidsCgroupRunsAsUser(t *testing.T) {
+	s, wd := newBwrapAsUser(t, Config{MaxProcs: 20})
+	require.Contains(t, s.Reason(), "at most 20 more processes of the commands' user (RLIMIT_NPROC; no pids cgroup, so commands run as uid 65533, gid 65533)")
+	require.Contains(t, strings.Join(s.Warnings(), "\n"), "commands run as uid 65533, gid 65533, whose processes RLIMIT_NPROC bounds")
+
+	o := run(t, s, wd, "id -u; id -g; id -G")
+	require.Equal(t, 0, o.code, o.out)
+	require.Equal(t, "65533\n65533\n65533\n", o.out, "the command runs as root or keeps groups")
+
+	// The workdir is the command's to write: new files, the worker's
+	// files and folders, its /tmp and home.
+	o = run(t, s, wd, "set -e; echo new > new.txt; echo more >> existing; echo s > sub/x; echo k >> sub/kept; "+
+		"mkdir -p deep/er && echo d > deep/er/f; echo t > /tmp/t; echo h > ~/h; cat existing")
+	require.Equal(t, 0, o.code, o.out)
+	require.Equal(t, "old\nmore\n", o.out)
+	// The worker reads and changes what the command wrote.
+	b, err := os.ReadFile(filepath.Join(wd, "deep", "er", "f"))
+	require.NoError(t, err)
+	require.Equal(t, "d\n", string(b))
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "new.txt"), []byte("worker\n"), 0o644))
+	require.NoError(t, os.RemoveAll(filepath.Join(wd, "deep")))
+	// What the worker's file tools write between commands (a new folder, a
+	// file replaced with mode 0644) is the next command's to change too.
+	require.NoError(t, os.MkdirAll(filepath.Join(wd, "tool", "made"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "tool", "made", "f"), []byte("a\n"), 0o644))
+	require.NoError(t, os.Remove(filepath.Join(wd, "existing")))
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "existing"), []byte("edited\n"), 0o644))
+	o = run(t, s, wd, "set -e; echo b >> tool/made/f; echo c > tool/made/g; echo again >> existing; cat new.txt")
+	require.Equal(t, 0, o.code, o.out)
+	require.Equal(t, "worker\n", o.out)
+
+	// Nothing else got write access: the modes of the worker's files are
+	// as they were, other users still only read them.
+	fi, err := os.Stat(filepath.Join(wd, "sub", "kept"))
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o4), fi.Mode().Perm()&0o7)
+	// The reserved folder stays the worker's, and read-only.
+	o = run(t, s, wd, "echo x > .toolround/planted")
+	require.NotEqual(t, 0, o.code, o.out)
+}
+
+// TestBwrapWithoutPidsCgroupKeyFileInWorkdir: a worker key file that lies
+// in the workdir stays hidden, and gets no grant for the commands' user.
+func TestBwrapWithoutPidsCgroupKeyFileInWorkdir(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("commands change user only under a root worker")
+	}
+	parent := t.TempDir()
+	require.NoError(t, os.Chmod(filepath.Dir(parent), 0o711))
+	require.NoError(t, os.Chmod(parent, 0o711))
+	wd := filepath.Join(parent, "wd")
+	require.NoError(t, os.MkdirAll(filepath.Join(wd, "conf"), 0o755))
+	key := filepath.Join(wd, "conf", "secret.key")
+	require.NoError(t, os.WriteFile(key, []byte("KEY-CONTENT"), 0o600))
+	s, err := New(Config{Mode: ModeBwrap, NoPidsCgroup: true, Hide: []string{key}}, wd)
+	if err != nil {
+		testenv.Unavailable(t, "bubblewrap: %v", err)
+	}
+	t.Cleanup(s.Close)
+	require.NotNil(t, s.user, s.Warnings())
+	o := run(t, s, wd, "cat conf/secret.key; echo x > conf/other")
+	require.Equal(t, 0, o.code, o.out)
+	require.NotContains(t, o.out, "KEY-CONTENT")
+	require.FileExists(t, filepath.Join(wd, "conf", "other"))
+	require.False(t, hasUserACL(t, key, s.user.uid), "the key file was granted to the commands' user")
+}
+
+func TestBwrapWithoutPidsCgroupBoundsForkBomb(t *testing.T) {
+	s, wd := newBwrapAsUser(t, Config{MaxProcs: 20})
+	// dash gives up at the first fork that fails; the files say how many ran.
+	o := run(t, s, wd, "for i in $(seq 40); do (touch f.$i; sleep 2) & done; wait")
+	started, err := filepath.Glob(filepath.Join(wd, "f.*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, started, o.out)
+	require.LessOrEqual(t, len(started), 20, "more processes started than the limit")
+	// A fork bomb ends with the call: each process forks until the limit
+	// refuses, and the namespace ends with the shell.
+	done := make(chan outcome, 1)
+	go func() { done <- run(t, s, wd, "bomb() { bomb | bomb & }; bomb; sleep 1; echo survived") }()
+	select {
+	case o = <-done:
+		require.Contains(t, o.out, "survived", o.out)
+		require.Contains(t, o.out, "Cannot fork", "no fork was refused")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the fork bomb did not end")
+	}
+	// And the sandbox still works after it.
+	o = run(t, s, wd, "echo ok")
+	require.Equal(t, "ok\n", o.out)
+}
+
+func TestWithUserKeepsOthersRights(t *testing.T) {
+	const uid = 65533
+	u := func(perm uint16, id uint32) aclEntry { return aclEntry{aclUser, perm, id} }
+	obj := func(tag, perm uint16) aclEntry { return aclEntry{tag, perm, aclUndefined} }
+	for _, tc := range []struct {
+		name    string
+		in      []aclEntry
+		perm    uint16
+		want    []aclEntry
+		changed bool
+	}{
+		{"from mode 0644", aclFromMode(0o644), 6,
+			[]aclEntry{obj(aclUserObj, 6), u(6, uid), obj(aclGroupObj, 4), obj(aclMask, 6), obj(aclOther, 4)}, true},
+		{"already granted", []aclEntry{obj(aclUserObj, 7), u(7, uid), obj(aclGroupObj, 5), obj(aclMask, 7), obj(aclOther, 5)}, 7,
+			[]aclEntry{obj(aclUserObj, 7), u(7, uid), obj(aclGroupObj, 5), obj(aclMask, 7), obj(aclOther, 5)}, false},
+		// chmod 0644 of a file with an ACL narrows the mask: raising it again
+		// must not give the owning group or another user what the mask denied.
+		{"narrowed mask", []aclEntry{obj(aclUserObj, 6), u(7, 1000), u(7, uid), obj(aclGroupObj, 7), aclEntry{aclGroup, 7, 50}, obj(aclMask, 4), obj(aclOther, 4)}, 6,
+			[]aclEntry{obj(aclUserObj, 6), u(4, 1000), u(6, uid), obj(aclGroupObj, 4), aclEntry{aclGroup, 4, 50}, obj(aclMask, 6), obj(aclOther, 4)}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, changed := withUser(tc.in, uid, tc.perm)
+			require.Equal(t, tc.changed, changed)
+			require.Equal(t, tc.want, got)
+			back, err := parseACL(encodeACL(got))
+			require.NoError(t, err)
+			require.Equal(t, got, back)
+		})
+	}
+}
+
+// hasUserACL reports whether path's ACL names uid.
+func hasUserACL(t *testing.T, path string, uid uint32) bool {
+	t.Helper()
+	buf := make([]byte, 1024)
+	n, err := syscall.Getxattr(path, xattrACLAccess, buf)
+	if errors.Is(err, syscall.ENODATA) {
+		return false
+	}
+	require.NoError(t, err)
+	acl, err := parseACL(buf[:n])
+	require.NoError(t, err)
+	for _, e := range acl {
+		if e.tag == aclUser && e.id == uid {
+			return true
+		}
+	}
+	return false
+}
+
+// TestGrantKeepsToTheWorkdir: the worker, as root, gives the commands'
+// user the workdir; a hard link to a file outside must not carry that
+// grant out, and neither may a folder a command swaps for a symbolic link
+// while the worker walks the tree.
+func TestGrantKeepsToTheWorkdir(t *testing.T) {
+	s, wd := newBwrapAsUser(t, Config{})
+	outside := filepath.Join(filepath.Dir(wd), "outside")
+	require.NoError(t, os.Mkdir(outside, 0o755))
+	// Files outside with the names of files in the folder the command swaps.
+	var victims []string
+	for i := range 100 {
+		victims = append(victims, filepath.Join(outside, fmt.Sprintf("f%d", i)))
+		require.NoError(t, os.WriteFile(victims[i], []byte("root's\n"), 0o644))
+	}
+	victim := victims[0]
+	granted := func() bool {
+		for _, v := range victims {
+			if hasUserACL(t, v, s.user.uid) {
+				return true
+			}
+		}
+		return false
+	}
+
+	// A link made where links to others' files are allowed
+	// (fs.protected_hardlinks=0), or by the worker's tools.
+	require.NoError(t, os.Link(victim, filepath.Join(wd, "linked")))
+	o := run(t, s, wd, "echo owned >> linked")
+	require.NotEqual(t, 0, o.code, o.out)
+	require.False(t, hasUserACL(t, victim, s.user.uid), "the grant reached a file outside through a hard link")
+	require.NoError(t, os.Remove(filepath.Join(wd, "linked")))
+
+	// The command swaps d between a folder and a link to outside while
+	// the worker walks the tree again and again.
+	require.NoError(t, os.WriteFile(filepath.Join(wd, "stop"), nil, 0o644))
+	o = run(t, s, wd, "mkdir d && (cd d && touch $(seq -f f%g 0 99)) && ln -s "+outside+" dl && rm stop")
+	require.Equal(t, 0, o.code, o.out)
+	// renameat2 with RENAME_EXCHANGE swaps the two at once: d is never
+	// missing, a folder one moment and a link the next.
+	renameat2 := map[string]int{"amd64": 316, "arm64": 276}[runtime.GOARCH]
+	if renameat2 == 0 {
+		t.Skip("renameat2's number is not known here")
+	}
+	cmd := exec.Command("perl", "-e", fmt.Sprintf(`my ($a, $b, $n) = ("d", "dl", 0); `+
+		`while (! -e "stop") { syscall(%d, -100, $a, -100, $b, 2) == 0 or die "renameat2: $!"; $n++ } print "$n swaps"`, renameat2))
+	cmd.Dir = wd
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	var swaps bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &swaps, &swaps
+	p, err := s.Wrap(cmd)
+	require.NoError(t, err)
+	require.NoError(t, p.Start())
+	stop := func() {
+		require.NoError(t, os.WriteFile(filepath.Join(wd, "stop"), nil, 0o644))
+		_ = cmd.Wait()
+		p.Finish()
+	}
+	for i := 0; i < 300 && !granted(); i++ {
+		s.user.mu.Lock()
+		s.user.since = time.Time{}
+		s.user.mu.Unlock()
+		require.NoError(t, s.user.grant())
+	}
+	stop()
+	require.Regexp(t, `^[1-9][0-9]* swaps$`, swaps.String(), "the command did not swap")
+	require.False(t, granted(), "the grant followed a symbolic link out of the workdir")
 }
