@@ -126,7 +126,7 @@ func (m *Model) request(ctx context.Context, in round.ModelInput) (llm.Request, 
 			if err != nil {
 				m.logger().Warn("a stored message content could not be read; the model gets its preview", "ref", am.ContentRef, "error", err)
 			} else if am.Tool != "" {
-				content = round.MessageContent(am.Tool, full)
+				content = round.NotedContent(am.Tool, am.Note, full)
 			} else {
 				content = full
 			}

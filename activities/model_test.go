@@ -87,8 +87,9 @@ func TestModelCallStreamsTokensAndSealsSecrets(t *testing.T) {
 	in := round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 3, Round: 2, Provider: "openai",
 		Messages: []round.AgentMessage{
 			{Role: "user", Content: "store my key"},
-			{Role: "assistant", ToolCalls: []round.ToolCall{{ID: "x", Function: round.FunctionCall{Name: "read_files", Arguments: "preview"}}}, ArgRefs: []string{"toolround:blob:8"}},
+			{Role: "assistant", ToolCalls: []round.ToolCall{{ID: "x", Function: round.FunctionCall{Name: "read_files", Arguments: "preview"}}, {ID: "y", Function: round.FunctionCall{Name: "read_files", Arguments: "{}"}}}, ArgRefs: []string{"toolround:blob:8"}},
 			{Role: "tool", ToolCallID: "x", Tool: "read_files", Content: "[read_files] prev", ContentRef: "toolround:blob:9"},
+			{Role: "tool", ToolCallID: "y", Tool: "read_files", Note: "(repeats the result of round 1 of this run)", Content: "[read_files] (repeats the result of round 1 of this run)\nprev", ContentRef: "toolround:blob:9"},
 		}}
 	val, err := env.ExecuteActivity(round.ActivityModelCall, in)
 	require.NoError(t, err)
@@ -97,6 +98,7 @@ func TestModelCallStreamsTokensAndSealsSecrets(t *testing.T) {
 
 	require.Equal(t, `{"paths":["whole.txt"]}`, sent.Messages[2].ToolCalls[0].Function.Arguments, "stored arguments are read back for the model")
 	require.Equal(t, "[read_files] the whole result", sent.Messages[3].Content, "a stored content is read back for the model")
+	require.Equal(t, "[read_files] (repeats the result of round 1 of this run)\nthe whole result", sent.Messages[4].Content, "a repeat's note stays before its content read back (U3)")
 	require.Equal(t, "system", sent.Messages[0].Role)
 	require.Equal(t, "I will store the key now. ", out.Message.Content)
 	require.Len(t, out.Message.ToolCalls, 1)

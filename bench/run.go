@@ -21,6 +21,7 @@ import (
 	tclient "go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 
+	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/round"
@@ -593,7 +594,7 @@ func (b *bench) cleanRedis(ctx context.Context) {
 	}
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
-	_ = rdb.Del(ctx, "toolround:events:"+b.session, tools.HistoryKey(b.session)).Err()
+	_ = rdb.Del(ctx, cache.EventsKey(b.session), tools.HistoryKey(b.session)).Err()
 }
 
 // workerProc is a bench worker process.

@@ -34,13 +34,13 @@ const (
 )
 
 var (
-	noopSchema = []byte(`{"type":"object","properties":{` +
-		`"n":{"type":"integer","description":"the call's number in its round; it keeps calls distinct so that none is deduplicated"}},` +
-		`"additionalProperties":false}`)
-	sleepSchema = []byte(`{"type":"object","properties":{` +
-		`"n":{"type":"integer","description":"the call's number in its round"},` +
-		`"ms":{"type":"integer","minimum":0,"maximum":60000,"description":"how long the call takes, in milliseconds"}},` +
-		`"required":["ms"],"additionalProperties":false}`)
+	noopSchema = tools.Schema(`{"type":"object","properties":{
+		"n":{"type":"integer","description":"the call's number in its round; it keeps calls distinct so that none is deduplicated"}},
+		"additionalProperties":false}`)
+	sleepSchema = tools.Schema(`{"type":"object","properties":{
+		"n":{"type":"integer","description":"the call's number in its round"},
+		"ms":{"type":"integer","minimum":0,"maximum":60000,"description":"how long the call takes, in milliseconds"}},
+		"required":["ms"],"additionalProperties":false}`)
 )
 
 // benchTools are the tools the rounds call: a read-only no-op (a local

@@ -59,6 +59,33 @@ func (e *Events) Publish(ctx context.Context, sessionID string, events []round.E
 	return nil
 }
 
+// Position is the stream position to Watch from so that no event published
+// from now on is missed: the newest entry's ("0" when the stream is empty),
+// or, with after, the entry of the event with that id when it is among the
+// back newest (a client resuming after the last event it saw).
+func (e *Events) Position(ctx context.Context, sessionID, after string, back int64) (string, error) {
+	n := int64(1)
+	if after != "" {
+		n = back
+	}
+	entries, err := e.c.rdb.XRevRangeN(ctx, EventsKey(sessionID), "+", "-", n).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return "", err
+	}
+	from := "0"
+	if len(entries) > 0 {
+		from = entries[0].ID
+	}
+	if after != "" {
+		for _, m := range entries {
+			if id, _ := m.Values["id"].(string); id == after {
+				return m.ID, nil
+			}
+		}
+	}
+	return from, nil
+}
+
 // Watch calls fn for every event of the session from the stream position
 // from ("$" for new events only, "0" for all kept events) until ctx ends.
 // Events seen before (same id, from retried activities) are dropped.

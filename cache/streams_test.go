@@ -113,3 +113,42 @@ func TestWatchFollowsNewEvents(t *testing.T) {
 		t.Fatal("Watch did not return after its context ended")
 	}
 }
+
+// TestPositionResumesAfterTheLastEventSeen: without after, watching from
+// Position gives only what is published next; with after, what followed
+// that event; an after the stream no longer holds starts at the end.
+func TestPositionResumesAfterTheLastEventSeen(t *testing.T) {
+	c := open(t, cache.Options{})
+	ctx := context.Background()
+	session := unique(t)
+	cleanup(t, c.Redis(), cache.EventsKey(session))
+
+	from, err := c.Events().Position(ctx, session, "", 100)
+	require.NoError(t, err)
+	require.Equal(t, "0", from, "an empty stream is read from its start")
+
+	require.NoError(t, c.Events().Publish(ctx, session, events(session, "a", "b", "c")))
+	watch := func(from, last string) []string {
+		var got []round.Event
+		err := c.Events().Watch(ctx, session, from, func(e round.Event) error {
+			got = append(got, e)
+			if e.ID == last {
+				return errSeenAll
+			}
+			return nil
+		})
+		require.ErrorIs(t, err, errSeenAll)
+		return ids(got)
+	}
+	afterA, err := c.Events().Position(ctx, session, "a", 100)
+	require.NoError(t, err)
+	require.Equal(t, []string{"b", "c"}, watch(afterA, "c"))
+
+	end, err := c.Events().Position(ctx, session, "", 100)
+	require.NoError(t, err)
+	gone, err := c.Events().Position(ctx, session, "not-kept", 100)
+	require.NoError(t, err)
+	require.Equal(t, end, gone)
+	require.NoError(t, c.Events().Publish(ctx, session, events(session, "d")))
+	require.Equal(t, []string{"d"}, watch(end, "d"))
+}

@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -627,25 +626,9 @@ func (b *TemporalBackend) Events(ctx context.Context, session, after string, rea
 	}
 	// Stream positions, not "$": every event published after ready() is
 	// then seen, even before the first read is issued.
-	n := int64(1)
-	if after != "" {
-		n = maxResume
-	}
-	entries, err := b.opts.Redis.Redis().XRevRangeN(ctx, cache.EventsKey(session), "+", "-", n).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
+	from, err := b.opts.Redis.Events().Position(ctx, session, after, maxResume)
+	if err != nil {
 		return fmt.Errorf("read events of %s: %w", session, err)
-	}
-	from := "0"
-	if len(entries) > 0 {
-		from = entries[0].ID
-	}
-	if after != "" {
-		for _, m := range entries {
-			if id, _ := m.Values["id"].(string); id == after {
-				from = m.ID
-				break
-			}
-		}
 	}
 	ready()
 	return b.opts.Redis.Events().Watch(ctx, session, from, fn)

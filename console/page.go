@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/toolround/toolround/internal/text"
 )
 
 //go:embed assets
@@ -306,7 +308,7 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, p principal
 	for _, a := range agents {
 		final := a.Final
 		if len(final) > 200 {
-			final = strings.ToValidUTF8(final[:200], "") + "…"
+			final = text.Cut(final, 200) + "…"
 		}
 		d.Agents = append(d.Agents, agentLine{View: a, Final: final})
 	}

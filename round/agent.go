@@ -122,10 +122,13 @@ func (in *AgentInput) Validate() error {
 // is MessageContent(Tool, blob). ArgRefs[i], when set, names the whole
 // arguments of ToolCalls[i], whose Arguments are then a preview.
 type AgentMessage struct {
-	Role       string     `json:"role"`
-	Content    string     `json:"content"`
-	ContentRef string     `json:"content_ref,omitempty"`
-	Tool       string     `json:"tool,omitempty"`
+	Role       string `json:"role"`
+	Content    string `json:"content"`
+	ContentRef string `json:"content_ref,omitempty"`
+	Tool       string `json:"tool,omitempty"`
+	// Note is what a repeated result's message says before the result (U3);
+	// a content loaded back through ContentRef keeps it.
+	Note       string     `json:"note,omitempty"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ArgRefs    []string   `json:"arg_refs,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`

@@ -2,7 +2,9 @@ package round
 
 // The tool messages and the history of a round are built here only: pass 3
 // (workflows.Commit), Output.Result and a client that resolves large
-// results (client.Resolve) all call Messages and History.
+// results (client.Resolve) all call Messages and History; an agent run's
+// conversation and the model activity, which loads stored contents back,
+// call NotedContent.
 
 // MessageContent is a tool message's content: the tool's name, then its result.
 func MessageContent(tool, content string) string {
@@ -14,13 +16,18 @@ func MessageContent(tool, content string) string {
 func Messages(results []CallResult) []Message {
 	out := make([]Message, len(results))
 	for i, r := range results {
-		content := r.Content
-		if note := r.Repeat.Note(); note != "" {
-			content = note + "\n" + content
-		}
-		out[i] = Message{Role: "tool", ToolCallID: r.CallID, Content: MessageContent(r.Tool, content)}
+		out[i] = Message{Role: "tool", ToolCallID: r.CallID, Content: NotedContent(r.Tool, r.Repeat.Note(), r.Content)}
 	}
 	return out
+}
+
+// NotedContent is a tool message's content with a repeat's note (empty when
+// the result is not a repeat) before the result.
+func NotedContent(tool, note, content string) string {
+	if note != "" {
+		content = note + "\n" + content
+	}
+	return MessageContent(tool, content)
 }
 
 // History is the assistant message followed by its tool messages.

@@ -3,6 +3,8 @@ package round
 import (
 	"fmt"
 	"time"
+
+	"github.com/toolround/toolround/internal/text"
 )
 
 // Bounds of the identifiers and the confirm timeout of a round input (T6, T3).
@@ -71,11 +73,12 @@ func (in *Input) validateIdentifiers() error {
 	return checkConfirmTimeout(in.ConfirmTimeoutSeconds)
 }
 
-// truncateID keeps an error message short whatever the input held.
+// truncateID keeps an error message short whatever the input held, without
+// splitting a character.
 func truncateID(v string) string {
 	const max = 64
 	if len(v) > max {
-		return v[:max] + "..."
+		return text.Cut(v, max) + "..."
 	}
 	return v
 }

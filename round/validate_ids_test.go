@@ -70,3 +70,13 @@ func TestConfirmTimeoutBounds(t *testing.T) {
 	_, err := ParseInput([]byte(`{"session_id":"s","run_id":"r","round":1,"confirm_timeout_seconds":18446744074}`))
 	require.ErrorContains(t, err, "confirm_timeout_seconds")
 }
+
+// TestBadIdentifierIsQuotedWhole: the message quotes a long identifier cut
+// at a character boundary, not half an "é" as an escape.
+func TestBadIdentifierIsQuotedWhole(t *testing.T) {
+	in := Input{SessionID: strings.Repeat("a", 63) + "é/x", RunID: "r", Round: 1}
+	err := in.Validate()
+	require.Error(t, err)
+	require.Contains(t, err.Error(), `"`+strings.Repeat("a", 63)+`..."`)
+	require.NotContains(t, err.Error(), `\x`)
+}

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools/secrets"
 )
 
 // TestWebToolsThroughAWorker runs the HTTP tools in a round against a local
@@ -116,19 +118,26 @@ func TestExtensionToolsThroughAWorker(t *testing.T) {
 	toolsConfig := filepath.Join(dir, "tools.json")
 	require.NoError(t, os.WriteFile(toolsConfig, []byte(`{"tools":[{"name":"script_shout","description":"Shout the text.",
 		"parameters":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},
-		"read_only":true,"concurrent":true,"command":["sh","-c","tr a-z A-Z"]}]}`), 0o600))
+		"read_only":true,"concurrent":true,"command":["sh","-c","tr a-z A-Z"]},
+		{"name":"script_env","description":"Print the environment.","parameters":{"type":"object"},
+		"read_only":true,"command":["sh","-c","env"]}]}`), 0o600))
 
-	e := newEnv(t, "MCP_CONFIG="+mcpConfig, "TOOLS_CONFIG="+toolsConfig)
+	// The worker holds its keys in its environment; a script must see none
+	// of them, nor the worker's connections.
+	ruleKey, secretKey := randomKey(t), randomKey(t)
+	e := newEnv(t, "MCP_CONFIG="+mcpConfig, "TOOLS_CONFIG="+toolsConfig,
+		"TOOLROUND_RULE_KEY="+ruleKey, "TOOLROUND_SECRET_KEY="+secretKey, "DECISION_API_KEY=leak-decision-key")
 	e.startWorker()
 	listed := e.starter(context.Background(), "", "tools", "--provider", "claude-code")
 	require.Equal(t, 0, listed.code, listed.stderr)
 	require.Contains(t, listed.stdout, `"mcp_fix_echo"`)
 	require.Contains(t, listed.stdout, `"script_shout"`)
 
-	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"mcp_fix_echo", "mcp_fix_fail", "script_shout"}},
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"mcp_fix_echo", "mcp_fix_fail", "script_shout", "script_env"}},
 		call("m1", "mcp_fix_echo", map[string]any{"text": "hello mcp"}),
 		call("m2", "mcp_fix_fail", map[string]any{"message": "broken on purpose"}),
 		call("x1", "script_shout", map[string]any{"text": "quiet words"}),
+		call("x2", "script_env", map[string]any{}),
 	)
 	in.AutoApprove = true
 	res := e.round(in)
@@ -139,6 +148,22 @@ func TestExtensionToolsThroughAWorker(t *testing.T) {
 	require.Contains(t, r["m2"].Content, "broken on purpose")
 	require.Equal(t, round.StatusOK, r["x1"].Status, r["x1"].Content)
 	require.Contains(t, r["x1"].Content, "QUIET WORDS")
+	require.Equal(t, round.StatusOK, r["x2"].Status, r["x2"].Content)
+	require.Contains(t, r["x2"].Content, "TOOLROUND_OPERATION_ID="+in.WorkflowID()+"/")
+	for _, leak := range []string{ruleKey, secretKey, "leak-decision-key", "TOOLROUND_RULE_KEY=", "TOOLROUND_SECRET_KEY=",
+		"DECISION_API_KEY=", "REDIS_URL=", "TEMPORAL_ADDRESS=", "TASK_QUEUE=", "MCP_CONFIG=", "TOOLS_CONFIG="} {
+		require.NotContains(t, r["x2"].Content, leak, "a script_* process sees the worker's environment")
+	}
+}
+
+// randomKey is a fresh key as TOOLROUND_SECRET_KEY and TOOLROUND_RULE_KEY
+// take it.
+func randomKey(t *testing.T) string {
+	t.Helper()
+	k := make([]byte, 32)
+	_, err := rand.Read(k)
+	require.NoError(t, err)
+	return secrets.EncodeKey(k)
 }
 
 // TestAskUserThroughStarter answers an ask_user call with `starter answer`.

@@ -25,6 +25,17 @@ func Schema(s string) json.RawMessage {
 	return b.Bytes()
 }
 
+// SchemaValue is v written as JSON, for a value from the configuration that
+// fmt.Sprintf puts into a Schema and that %d cannot write: a list of names,
+// a text built at start-up, a number that need not be whole.
+func SchemaValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("tools: schema value does not encode: %v", err))
+	}
+	return string(b)
+}
+
 // CompileSchema parses a JSON Schema that must describe an object.
 func CompileSchema(schema json.RawMessage) (*gojsonschema.Schema, error) {
 	var top map[string]any

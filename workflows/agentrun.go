@@ -147,7 +147,7 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 			}
 			return a.snapshot(), err
 		}
-		a.appendResults(res)
+		a.appendResults(ctx, res)
 		if ctx.Err() != nil {
 			a.status = round.AgentCancelled
 			break
@@ -266,11 +266,20 @@ func (a *agent) runRound(ctx workflow.Context, msg round.AgentMessage) (round.Ou
 	return out, err
 }
 
+// versionAgentRepeatNotes: an agent run's tool messages say, as a round's
+// do, which earlier result a repeated one repeats (U3).
+const versionAgentRepeatNotes = "agent-repeat-notes"
+
 // appendResults adds a round's tool messages, in call order, and takes its
 // run state.
-func (a *agent) appendResults(res round.Output) {
+func (a *agent) appendResults(ctx workflow.Context, res round.Output) {
+	notes := workflow.GetVersion(ctx, versionAgentRepeatNotes, workflow.DefaultVersion, 1) >= 1
 	for _, r := range res.Results {
 		m := round.AgentMessage{Role: "tool", ToolCallID: r.CallID, Content: round.MessageContent(r.Tool, r.Content)}
+		if notes {
+			m.Note = r.Repeat.Note()
+			m.Content = round.NotedContent(r.Tool, m.Note, r.Content)
+		}
 		if r.ContentRef != "" {
 			m.ContentRef, m.Tool = r.ContentRef, r.Tool
 		}

@@ -305,3 +305,28 @@ func TestAgentRunKeepsLargeArgumentsByReference(t *testing.T) {
 	require.Less(t, len(sent.ToolCalls[0].Function.Arguments), 2<<10)
 	require.Equal(t, "c1", sent.ToolCalls[0].ID)
 }
+
+// TestAgentRunSaysWhatARepeatRepeats: a repeated result reaches the model
+// with the note a round's tool message has (U3), and keeps it when its
+// content is stored and loaded back.
+func TestAgentRunSaysWhatARepeatRepeats(t *testing.T) {
+	h := newAgentHarness(t)
+	h.reply = toolsUntil(3)
+	h.roundFn = func(_ workflow.Context, in round.Input) (round.Output, error) {
+		out := fakeRound(in, round.StatusOK)
+		if in.Round == 2 {
+			out.Results[0].Status = round.StatusDeduped
+			out.Results[0].Content = "did c1"
+			out.Results[0].Repeat = &round.Repeat{Round: 1, CallID: "c1"}
+		}
+		return out, nil
+	}
+	st := h.run(t, agentInput())
+	require.Equal(t, round.AgentCompleted, st.Status)
+	require.Equal(t, "[calculate] did c1", st.Conversation[2].Content)
+	require.Empty(t, st.Conversation[2].Note)
+	want := round.Output{Results: []round.CallResult{{CallID: "c2", Tool: "calculate", Content: "did c1", Repeat: &round.Repeat{Round: 1, CallID: "c1"}}}}.Result().Messages[0].Content
+	require.Equal(t, want, st.Conversation[4].Content, "the same message a round's result holds")
+	require.Equal(t, "[calculate] (repeats the result of round 1 of this run)\ndid c1", st.Conversation[4].Content)
+	require.Equal(t, "(repeats the result of round 1 of this run)", st.Conversation[4].Note)
+}

@@ -228,9 +228,11 @@ func TestCommitIsPure(t *testing.T) {
 	st := &round.RunState{Fetched: []string{"edit_file", "read_files"}, Seq: 1,
 		Dedupe: map[string]round.DedupeEntry{tools.DedupeKey("read_files", []byte(`{"paths":["a"]}`)): entry}}
 	p := preflight(t, tools.ProviderClaudeCode, st,
-		call("1", "read_files", `{"paths":["b"]}`), call("2", "edit_file", `{"path":"a","new_text":"x"}`), call("3", "find_tools", `{"query":"x"}`))
+		call("1", "read_files", `{"paths":["b"]}`), call("2", "edit_file", `{"path":"a","new_text":"x"}`), call("3", "find_tools", `{"query":"x"}`),
+		call("4", "read_files", `{"paths":["c"]}`))
 	p.plan[1].State = CallReady
-	outcomes := []*Outcome{ok("B"), ok("wrote a", "a"), {Status: round.StatusOK, Content: "found", Fetched: []string{"web_fetch"}}}
+	outcomes := []*Outcome{ok("B"), ok("wrote a", "a"), {Status: round.StatusOK, Content: "found", Fetched: []string{"web_fetch"}},
+		{Status: round.StatusError, Content: "c: no such file"}}
 	for i, o := range outcomes {
 		p.plan[i].Outcome, p.plan[i].State = o, CallDone
 	}
@@ -241,9 +243,11 @@ func TestCommitIsPure(t *testing.T) {
 		require.NoError(t, err)
 		return string(b)
 	}
+	// A failed call too: its content is rewritten into the result
+	// (FailureContent), never into the outcome it came from.
 	before := encode(in)
 	first := Commit(in)
-	require.Equal(t, before, encode(in), "Commit changed what it was given (the run state, the calls or the events)")
+	require.Equal(t, before, encode(in), "Commit changed what it was given (the run state, the calls, their outcomes or the events)")
 	require.NotContains(t, first.Result.State.Dedupe, tools.DedupeKey("read_files", []byte(`{"paths":["a"]}`)), "the new state has the round's changes")
 	require.True(t, first.Result.State.HasFetched("web_fetch"))
 	require.Equal(t, first, Commit(in), "the same input gives the same output")

@@ -16,8 +16,11 @@ import (
 // DefaultMaxConcurrent is MAX_CONCURRENT_TOOLS when it is not configured:
 // half the worker host's cores, at least 3 (P2.2, v1.3.0).
 func DefaultMaxConcurrent() int {
-	return MaxConcurrentFor(runtime.NumCPU())
+	return MaxConcurrentFor(numCPU())
 }
+
+// numCPU is the host's core count; a test stands in for other hosts.
+var numCPU = runtime.NumCPU
 
 // MaxConcurrentFor is the default bound on a host with that many cores.
 func MaxConcurrentFor(cores int) int {

@@ -291,6 +291,21 @@ func TestNoDecisionBeforeTheDeadlineExpires(t *testing.T) {
 	require.Equal(t, 90*time.Second, waited(t, res, "/finished"), "the gate waits the round's confirm timeout, then the round ends")
 }
 
+// TestLegacyGateWaitsTheConfirmTimeout: a round recorded before the
+// approvals version (approvals-t1-t5) replays through the first gate, which
+// new rounds never take; the length of its wait is checked here.
+func TestLegacyGateWaitsTheConfirmTimeout(t *testing.T) {
+	h := newHarness(t, 3)
+	h.env.OnGetVersion("approvals-t1-t5", workflow.DefaultVersion, workflow.Version(1)).Return(workflow.DefaultVersion)
+	in := input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`))
+	in.ConfirmTimeoutSeconds = 90
+	res := h.run(t, in)
+	require.Equal(t, round.StatusSkipped, res.Results[0].Status, "before the approvals version an unanswered call was skipped")
+	require.Contains(t, res.Results[0].Content, "no answer within 1m30s")
+	require.Equal(t, 0, h.rec.RunsOf("e1"))
+	require.Equal(t, 90*time.Second, waited(t, res, "/finished"), "the first gate waits the round's confirm timeout, then the round ends")
+}
+
 func TestDefaultConfirmTimeoutIsThirtyMinutes(t *testing.T) {
 	h := newHarness(t, 3)
 	res := h.run(t, input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`)))

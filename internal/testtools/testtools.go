@@ -126,7 +126,7 @@ func Registry(r *Recorder) *tools.Registry {
 		if required == nil {
 			req = []byte("[]")
 		}
-		return json.RawMessage(`{"type":"object","properties":{` + props + `},"required":` + string(req) + `,"additionalProperties":false}`)
+		return tools.Schema(`{"type":"object","properties":{` + props + `},"required":` + string(req) + `,"additionalProperties":false}`)
 	}
 	str := func(v string) func(json.RawMessage) string { return tools.SubjectField(v) }
 	reg.MustRegister(

@@ -16,7 +16,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/signal"
@@ -77,7 +76,7 @@ func holdCommit(publish func(context.Context, round.PublishInput) error, dir str
 	}
 }
 
-var emitSchema = json.RawMessage(`{
+var emitSchema = tools.Schema(`{
   "type": "object",
   "properties": {
     "bytes": {"type": "integer", "minimum": 0, "maximum": 67108864, "description": "How many bytes to return."},

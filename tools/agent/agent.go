@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -181,25 +180,6 @@ type toolset struct {
 	st  Store
 	// shared is false for the in-process store, which has no session history.
 	shared bool
-}
-
-// schema encodes a JSON Schema written as Go values. The values are maps,
-// slices, strings, numbers and bools, which always encode.
-func schema(v map[string]any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("agent: schema does not encode: %v", err))
-	}
-	return b
-}
-
-// object is the schema of an arguments object that allows no other fields.
-func object(props map[string]any, required ...string) json.RawMessage {
-	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
-	if len(required) > 0 {
-		s["required"] = required
-	}
-	return schema(s)
 }
 
 // truncate caps s at n bytes on a character boundary and says how much was

@@ -74,10 +74,14 @@ func (l *apiList) definition() tools.Definition {
 		Description: "Find a public web API for a task (weather, exchange rates, holidays, books, papers, countries, ...): " +
 			"name, description, base URL, how it authenticates and its docs. Then call it with http_request. " +
 			"Many need no key; for the others, store the key with store_secret and pass {{secret:NAME}}.",
-		Parameters: object(map[string]any{
-			"query":    map[string]any{"type": "string", "description": "words to look for in names and descriptions, e.g. \"exchange rates\"", "maxLength": 200},
-			"category": map[string]any{"type": "string", "description": "only this category: " + strings.Join(l.categories, ", "), "maxLength": 50},
-		}),
+		Parameters: tools.Schema(fmt.Sprintf(`{
+			"additionalProperties": false,
+			"properties": {
+				"category": {"description": %s, "maxLength": 50, "type": "string"},
+				"query": {"description": "words to look for in names and descriptions, e.g. \"exchange rates\"", "maxLength": 200, "type": "string"}
+			},
+			"type": "object"
+		}`, tools.SchemaValue("only this category: "+strings.Join(l.categories, ", ")))),
 		Concurrent: true,
 		SideEffect: tools.ReadOnly,
 		Timeout:    5 * time.Second,

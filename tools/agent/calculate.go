@@ -90,14 +90,14 @@ func (c *calculator) definition() tools.Definition {
 			"sinh, cosh, tanh, hypot, radians, degrees, factorial, gcd, lcm, int, float. Constants: pi, e, tau, phi. " +
 			"Lists: [1, 2, 3], ranges 1..10, and one level of map/filter/reduce/all/any/count with # for the element " +
 			"(sum(map(1..10, # ** 2))). Trigonometry works in radians. Example: round(sqrt(2) * 100, 2).",
-		Parameters: object(map[string]any{
-			"expression": map[string]any{
-				"type":        "string",
-				"description": "the expression, e.g. \"(3 + 4) * 2 ** 10 / sqrt(49)\"",
-				"minLength":   1,
-				"maxLength":   c.maxChars,
+		Parameters: tools.Schema(fmt.Sprintf(`{
+			"additionalProperties": false,
+			"properties": {
+				"expression": {"description": "the expression, e.g. \"(3 + 4) * 2 ** 10 / sqrt(49)\"", "maxLength": %d, "minLength": 1, "type": "string"}
 			},
-		}, "expression"),
+			"required": ["expression"],
+			"type": "object"
+		}`, c.maxChars)),
 		Concurrent: true,
 		SideEffect: tools.ReadOnly,
 		Timeout:    5 * time.Second,

@@ -47,12 +47,17 @@ func (t *toolset) writeError() tools.Definition {
 		Description: "Record a tool error and how it ended, so that later steps and runs of this session can learn from it " +
 			"(read them back with error_history). After a tool failed and you succeeded another way, record it with " +
 			"outcome=resolved and say what worked in resolution; record outcome=unresolved when you could not get past it.",
-		Parameters: object(map[string]any{
-			"tool":       map[string]any{"type": "string", "description": "the tool that failed", "minLength": 1, "maxLength": 200},
-			"error":      map[string]any{"type": "string", "description": "the error, as the tool reported it", "minLength": 1, "maxLength": maxErrorText},
-			"outcome":    map[string]any{"type": "string", "enum": []string{OutcomeResolved, OutcomeUnresolved}, "description": "resolved when you got past the error, unresolved otherwise"},
-			"resolution": map[string]any{"type": "string", "description": "what worked (or what was tried), for next time", "maxLength": maxErrorText},
-		}, "tool", "error", "outcome"),
+		Parameters: tools.Schema(fmt.Sprintf(`{
+			"additionalProperties": false,
+			"properties": {
+				"error": {"description": "the error, as the tool reported it", "maxLength": %d, "minLength": 1, "type": "string"},
+				"outcome": {"description": "resolved when you got past the error, unresolved otherwise", "enum": %s, "type": "string"},
+				"resolution": {"description": "what worked (or what was tried), for next time", "maxLength": %d, "type": "string"},
+				"tool": {"description": "the tool that failed", "maxLength": 200, "minLength": 1, "type": "string"}
+			},
+			"required": ["tool", "error", "outcome"],
+			"type": "object"
+		}`, maxErrorText, tools.SchemaValue([]string{OutcomeResolved, OutcomeUnresolved}), maxErrorText)),
 		Concurrent: true,
 		SideEffect: tools.Idempotent,
 		Confirm:    tools.ConfirmNever,
@@ -134,11 +139,15 @@ func (t *toolset) errorHistory() tools.Definition {
 		Name: "error_history",
 		Description: "List the tool errors recorded with write_error in this session, with their outcome and resolution, newest last. " +
 			"Check it before retrying something that failed: an earlier resolution may say what works.",
-		Parameters: object(map[string]any{
-			"tool":  map[string]any{"type": "string", "description": "only errors of this tool", "maxLength": 200},
-			"query": map[string]any{"type": "string", "description": "text to look for in the error, resolution and tool name (a phrase, or words that must all appear)", "maxLength": 500},
-			"limit": map[string]any{"type": "integer", "description": fmt.Sprintf("how many records to return, newest last (default %d)", defaultErrorLimit), "minimum": 1, "maximum": maxErrorLimit},
-		}),
+		Parameters: tools.Schema(fmt.Sprintf(`{
+			"additionalProperties": false,
+			"properties": {
+				"limit": {"description": "how many records to return, newest last (default %d)", "maximum": %d, "minimum": 1, "type": "integer"},
+				"query": {"description": "text to look for in the error, resolution and tool name (a phrase, or words that must all appear)", "maxLength": 500, "type": "string"},
+				"tool": {"description": "only errors of this tool", "maxLength": 200, "type": "string"}
+			},
+			"type": "object"
+		}`, defaultErrorLimit, maxErrorLimit)),
 		Concurrent: true,
 		SideEffect: tools.ReadOnly,
 		NoDedupe:   true, // write_error adds records while the arguments stay the same

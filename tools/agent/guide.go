@@ -83,9 +83,13 @@ func reasoningGuide() tools.Definition {
 		Name: "reasoning_guide",
 		Description: "Short guidance on working through a problem: planning, verifying, recovering from tool errors, research, finding tools, finishing. " +
 			"Call it without a topic for the overview.",
-		Parameters: object(map[string]any{
-			"topic": map[string]any{"type": "string", "description": "one of: " + strings.Join(guideTopicNames(), ", "), "maxLength": 50},
-		}),
+		Parameters: tools.Schema(fmt.Sprintf(`{
+			"additionalProperties": false,
+			"properties": {
+				"topic": {"description": %s, "maxLength": 50, "type": "string"}
+			},
+			"type": "object"
+		}`, tools.SchemaValue("one of: "+strings.Join(guideTopicNames(), ", ")))),
 		Concurrent: true,
 		SideEffect: tools.ReadOnly,
 		Confirm:    tools.ConfirmNever,

@@ -19,11 +19,15 @@ func (t *toolset) chatHistory() tools.Definition {
 		Description: "Read this session's earlier messages (user, assistant and tool results), newest last. " +
 			"Filter with query (a phrase, or words that must all appear) and run_id; limit says how many to return. " +
 			"Use it to recall what was said or found earlier instead of asking again.",
-		Parameters: object(map[string]any{
-			"query":  map[string]any{"type": "string", "description": "text to look for; a message matches when it contains the phrase or all of its words (case-insensitive)", "maxLength": 500},
-			"limit":  map[string]any{"type": "integer", "description": fmt.Sprintf("how many matching messages to return, newest last (default %d)", defaultHistoryLimit), "minimum": 1, "maximum": t.cfg.HistoryMaxLimit},
-			"run_id": map[string]any{"type": "string", "description": "only messages of this run", "maxLength": 200},
-		}),
+		Parameters: tools.Schema(fmt.Sprintf(`{
+			"additionalProperties": false,
+			"properties": {
+				"limit": {"description": "how many matching messages to return, newest last (default %d)", "maximum": %d, "minimum": 1, "type": "integer"},
+				"query": {"description": "text to look for; a message matches when it contains the phrase or all of its words (case-insensitive)", "maxLength": 500, "type": "string"},
+				"run_id": {"description": "only messages of this run", "maxLength": 200, "type": "string"}
+			},
+			"type": "object"
+		}`, defaultHistoryLimit, t.cfg.HistoryMaxLimit)),
 		Concurrent: true,
 		SideEffect: tools.ReadOnly,
 		NoDedupe:   true, // the history grows while the arguments stay the same

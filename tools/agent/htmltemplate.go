@@ -82,19 +82,16 @@ func (r *renderer) definition() tools.Definition {
 			"Give either name, a built-in template: " + strings.Join(builtins, "; ") + ", " +
 			"or template, your own template text ({{.field}}, {{range .list}}...{{end}}, {{if}}, {{with}}; the named templates can be called with {{template \"head\" .}} and {{template \"foot\" .}}). " +
 			"It returns the HTML and writes nothing; save it with edit_file if needed.",
-		Parameters: schema(map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"name":     map[string]any{"type": "string", "enum": names, "description": "a built-in template"},
-				"template": map[string]any{"type": "string", "description": "template text in Go html/template syntax", "minLength": 1, "maxLength": r.cfg.MaxTemplateChars},
-				"data":     map[string]any{"type": "object", "description": "the values the template reads, as {{.key}}"},
-			},
-			"oneOf": []any{
-				map[string]any{"required": []string{"name"}},
-				map[string]any{"required": []string{"template"}},
-			},
+		Parameters: tools.Schema(fmt.Sprintf(`{
 			"additionalProperties": false,
-		}),
+			"oneOf": [{"required": ["name"]}, {"required": ["template"]}],
+			"properties": {
+				"data": {"description": "the values the template reads, as {{.key}}", "type": "object"},
+				"name": {"description": "a built-in template", "enum": %s, "type": "string"},
+				"template": {"description": "template text in Go html/template syntax", "maxLength": %d, "minLength": 1, "type": "string"}
+			},
+			"type": "object"
+		}`, tools.SchemaValue(names), r.cfg.MaxTemplateChars)),
 		Concurrent: true,
 		SideEffect: tools.ReadOnly,
 		Timeout:    10 * time.Second,

@@ -30,11 +30,16 @@ func (t *toolset) writeResult() tools.Definition {
 		Name: "write_result",
 		Description: "Record the final result of this run: the answer the user should read, complete and self-contained. " +
 			"Call it once the work is done (again to replace it). It is kept with the session and shown to the user.",
-		Parameters: object(map[string]any{
-			"content": map[string]any{"type": "string", "description": "the result", "minLength": 1, "maxLength": t.cfg.MaxResultChars},
-			"title":   map[string]any{"type": "string", "description": "a short title", "maxLength": 200},
-			"format":  map[string]any{"type": "string", "enum": resultFormats, "description": "how content is written (default markdown)"},
-		}, "content"),
+		Parameters: tools.Schema(fmt.Sprintf(`{
+			"additionalProperties": false,
+			"properties": {
+				"content": {"description": "the result", "maxLength": %d, "minLength": 1, "type": "string"},
+				"format": {"description": "how content is written (default markdown)", "enum": %s, "type": "string"},
+				"title": {"description": "a short title", "maxLength": 200, "type": "string"}
+			},
+			"required": ["content"],
+			"type": "object"
+		}`, t.cfg.MaxResultChars, tools.SchemaValue(resultFormats))),
 		Concurrent: false,
 		SideEffect: tools.Idempotent,
 		Confirm:    tools.ConfirmNever,
@@ -108,15 +113,20 @@ func askUser() tools.Definition {
 		Name: tools.AskUser,
 		Description: "Ask the user one or more questions and wait for the answer. Use it only when you cannot go on without " +
 			"the user's decision or information (a choice between approaches, a missing detail, a credential); ask everything at once.",
-		Parameters: object(map[string]any{
-			"questions": map[string]any{
-				"type":        "array",
-				"description": "the questions, each complete on its own",
-				"minItems":    1,
-				"maxItems":    20,
-				"items":       map[string]any{"type": "string", "minLength": 1, "maxLength": 2000},
+		Parameters: tools.Schema(`{
+			"additionalProperties": false,
+			"properties": {
+				"questions": {
+					"description": "the questions, each complete on its own",
+					"items": {"maxLength": 2000, "minLength": 1, "type": "string"},
+					"maxItems": 20,
+					"minItems": 1,
+					"type": "array"
+				}
 			},
-		}, "questions"),
+			"required": ["questions"],
+			"type": "object"
+		}`),
 		Interactive: true,
 		Concurrent:  false,
 		SideEffect:  tools.ReadOnly,

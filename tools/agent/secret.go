@@ -21,10 +21,15 @@ func (t *toolset) storeSecret() tools.Definition {
 		Description: "Store a credential (API key, token, password) for this session, encrypted. " +
 			"The value is never shown again: use it as {{secret:NAME}} in http_request headers or body. " +
 			"Call it when a tool says a credential is missing or was refused and the user gave you one.",
-		Parameters: object(map[string]any{
-			"name":  map[string]any{"type": "string", "description": "the secret's name, e.g. GITHUB_TOKEN", "pattern": secretNamePattern},
-			"value": map[string]any{"type": "string", "description": "the secret value", "minLength": 1, "maxLength": t.cfg.MaxSecretChars},
-		}, "name", "value"),
+		Parameters: tools.Schema(fmt.Sprintf(`{
+			"additionalProperties": false,
+			"properties": {
+				"name": {"description": "the secret's name, e.g. GITHUB_TOKEN", "pattern": %s, "type": "string"},
+				"value": {"description": "the secret value", "maxLength": %d, "minLength": 1, "type": "string"}
+			},
+			"required": ["name", "value"],
+			"type": "object"
+		}`, tools.SchemaValue(secretNamePattern), t.cfg.MaxSecretChars)),
 		Concurrent: false,
 		SideEffect: tools.AtMostOnce,
 		Confirm:    tools.ConfirmNever,

@@ -24,22 +24,27 @@ func (t *toolset) writeTodo() tools.Definition {
 		Description: "Replace this session's todo list with the given items and show it as a checklist. " +
 			"Write the whole list every time (it is replaced, not merged); mark finished items done. " +
 			"Use it to plan multi-step work and keep track of progress. An empty list clears it.",
-		Parameters: object(map[string]any{
-			"items": map[string]any{
-				"type":        "array",
-				"description": "the complete list, in order",
-				"maxItems":    t.cfg.MaxTodoItems,
-				"items": map[string]any{
-					"type": "object",
-					"properties": map[string]any{
-						"text": map[string]any{"type": "string", "description": "what to do", "minLength": 1, "maxLength": maxTodoText},
-						"done": map[string]any{"type": "boolean", "description": "true when finished"},
+		Parameters: tools.Schema(fmt.Sprintf(`{
+			"additionalProperties": false,
+			"properties": {
+				"items": {
+					"description": "the complete list, in order",
+					"items": {
+						"additionalProperties": false,
+						"properties": {
+							"done": {"description": "true when finished", "type": "boolean"},
+							"text": {"description": "what to do", "maxLength": %d, "minLength": 1, "type": "string"}
+						},
+						"required": ["text", "done"],
+						"type": "object"
 					},
-					"required":             []string{"text", "done"},
-					"additionalProperties": false,
-				},
+					"maxItems": %d,
+					"type": "array"
+				}
 			},
-		}, "items"),
+			"required": ["items"],
+			"type": "object"
+		}`, maxTodoText, t.cfg.MaxTodoItems)),
 		Concurrent: true,
 		SideEffect: tools.Idempotent,
 		Confirm:    tools.ConfirmNever,

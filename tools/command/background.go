@@ -93,36 +93,6 @@ type bgArgs struct {
 }
 
 func (t *Tools) backgroundDefinition() tools.Definition {
-	schema := map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"command": map[string]any{
-				"type":        "string",
-				"minLength":   1,
-				"description": "Shell command to start in the background, run by `sh -c` in the workdir. Give either command or id.",
-			},
-			"id": map[string]any{
-				"type":        "string",
-				"description": "Id of a process started earlier: returns its status and output, or stops it with stop.",
-			},
-			"stop": map[string]any{
-				"type":        "boolean",
-				"description": "With id: stop the process and every process it started.",
-			},
-			"offset": map[string]any{
-				"type":        "integer",
-				"minimum":     0,
-				"description": fmt.Sprintf("With id: read the output from this byte on (at most %d bytes). Default: the last %d bytes.", t.cfg.OutputLimit, t.cfg.OutputLimit),
-			},
-			"wait_seconds": map[string]any{
-				"type":        "number",
-				"minimum":     0,
-				"maximum":     t.cfg.MaxWait.Seconds(),
-				"description": fmt.Sprintf("Wait up to this many seconds for the process to end before answering (at most %d).", int64(t.cfg.MaxWait/time.Second)),
-			},
-		},
-		"additionalProperties": false,
-	}
 	return tools.Definition{
 		Name: BackgroundCommand,
 		Description: fmt.Sprintf("Start a long-running shell command (a server, a watcher, a long build) in the background and manage it. "+
@@ -132,7 +102,27 @@ func (t *Tools) backgroundDefinition() tools.Definition {
 			"and every process it started. wait_seconds waits for the process to end before answering. "+
 			"At most %d background processes run at once. Stdin is empty; the environment holds nothing secret.",
 			t.cfg.OutputLimit/1024, t.cfg.MaxBackground),
-		Parameters: mustJSON(schema),
+		Parameters: tools.Schema(fmt.Sprintf(`{
+			"additionalProperties": false,
+			"properties": {
+				"command": {"description": %s, "minLength": 1, "type": "string"},
+				"id": {"description": "Id of a process started earlier: returns its status and output, or stops it with stop.", "type": "string"},
+				"offset": {
+					"description": "With id: read the output from this byte on (at most %d bytes). Default: the last %d bytes.",
+					"minimum": 0,
+					"type": "integer"
+				},
+				"stop": {"description": "With id: stop the process and every process it started.", "type": "boolean"},
+				"wait_seconds": {
+					"description": "Wait up to this many seconds for the process to end before answering (at most %d).",
+					"maximum": %s,
+					"minimum": 0,
+					"type": "number"
+				}
+			},
+			"type": "object"
+		}`, tools.SchemaValue("Shell command to start in the background, run by `sh -c` in the workdir. Give either command or id."),
+			t.cfg.OutputLimit, t.cfg.OutputLimit, int64(t.cfg.MaxWait/time.Second), tools.SchemaValue(t.cfg.MaxWait.Seconds()))),
 		SideEffect: tools.AtMostOnce,
 		Effect:     backgroundEffect,
 		Timeout:    t.cfg.MaxWait + 2*t.cfg.KillGrace + time.Minute,

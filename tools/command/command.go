@@ -158,7 +158,7 @@ func New(cfg Config) (*Tools, error) {
 	return &Tools{
 		cfg:      cfg,
 		sandbox:  sb,
-		env:      buildEnv(os.Environ(), cfg.PassEnv, cfg.Env),
+		env:      BuildEnv(os.Environ(), cfg.PassEnv, cfg.Env),
 		instance: randomHex(8),
 		worker:   fmt.Sprintf("%s pid %d", host, os.Getpid()),
 		bg:       make(map[string]*bgProc),
@@ -185,9 +185,11 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// buildEnv keeps the variables of environ that pass names and SecretEnv does
-// not, then applies extra.
-func buildEnv(environ, pass, extra []string) []string {
+// BuildEnv keeps the variables of environ that pass names and SecretEnv does
+// not, then applies extra ("NAME=value" entries), and sets a default PATH
+// when none is left. It is the environment of run_command,
+// background_command and script_* processes.
+func BuildEnv(environ, pass, extra []string) []string {
 	vals := map[string]string{}
 	var order []string
 	set := func(name, val string) {

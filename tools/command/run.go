@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -14,25 +13,6 @@ import (
 
 func (t *Tools) runDefinition() tools.Definition {
 	maxSec := int64(t.cfg.MaxTimeout / time.Second)
-	schema := map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"command": map[string]any{
-				"type":        "string",
-				"minLength":   1,
-				"description": "Shell command, run by `sh -c` in the workdir. Pipes, redirections and && work.",
-			},
-			"timeout_seconds": map[string]any{
-				"type":    "integer",
-				"minimum": 1,
-				"maximum": maxSec,
-				"description": fmt.Sprintf("Seconds before the command and every process it started are killed. Default %d, at most %d.",
-					int64(t.cfg.DefaultTimeout/time.Second), maxSec),
-			},
-		},
-		"required":             []string{"command"},
-		"additionalProperties": false,
-	}
 	return tools.Definition{
 		Name: RunCommand,
 		Description: fmt.Sprintf("Run a shell command with `sh -c` in the workdir and wait for it to end. "+
@@ -42,7 +22,21 @@ func (t *Tools) runDefinition() tools.Definition {
 			"start servers and other long-running processes with background_command. Stdin is empty; the environment "+
 			"holds PATH, HOME, locale settings and nothing secret.",
 			t.cfg.OutputLimit/2/1024, int64(t.cfg.DefaultTimeout/time.Second), maxSec),
-		Parameters: mustJSON(schema),
+		Parameters: tools.Schema(fmt.Sprintf(`{
+			"additionalProperties": false,
+			"properties": {
+				"command": {"description": %s, "minLength": 1, "type": "string"},
+				"timeout_seconds": {
+					"description": "Seconds before the command and every process it started are killed. Default %d, at most %d.",
+					"maximum": %d,
+					"minimum": 1,
+					"type": "integer"
+				}
+			},
+			"required": ["command"],
+			"type": "object"
+		}`, tools.SchemaValue("Shell command, run by `sh -c` in the workdir. Pipes, redirections and && work."),
+			int64(t.cfg.DefaultTimeout/time.Second), maxSec, maxSec)),
 		SideEffect: tools.AtMostOnce,
 		// The handler enforces the command's timeout; the attempt's own
 		// timeout only catches a handler that failed to.
@@ -52,14 +46,6 @@ func (t *Tools) runDefinition() tools.Definition {
 		Subject:  tools.SubjectField("command"),
 		Handler:  t.runCommand,
 	}
-}
-
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("command: schema: %v", err)) // a literal that cannot fail
-	}
-	return b
 }
 
 type runArgs struct {

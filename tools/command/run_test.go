@@ -254,7 +254,7 @@ func TestBuildEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			require.Equal(t, tt.want, buildEnv(environ, tt.pass, tt.extra))
+			require.Equal(t, tt.want, BuildEnv(environ, tt.pass, tt.extra))
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolround/toolround/internal/jsonconf"
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/command"
 	"github.com/toolround/toolround/tools/command/sandbox"
 	"github.com/toolround/toolround/tools/netguard"
 )
@@ -50,6 +51,10 @@ type Config struct {
 	// Sandbox confines script_* processes as it does run_command. Nil: mode
 	// none.
 	Sandbox *sandbox.Sandbox
+	// PassEnv names the worker's environment variables that scripts inherit,
+	// as command.Config.PassEnv does for run_command; names matching
+	// command.SecretEnv are never passed. Default command.DefaultPassEnv.
+	PassEnv []string
 }
 
 // ToolConfig is one entry of the tools file.
@@ -70,10 +75,13 @@ type ToolConfig struct {
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
 
 	// Command is the argv of a script_* tool, run in TOOLS_WORKDIR with the
-	// call's JSON arguments on stdin and in TOOL_ARGS.
+	// call's JSON arguments on stdin and in TOOL_ARGS. Its environment is
+	// run_command's (Config.PassEnv minus anything that looks like a
+	// credential), the call's variables, and Env.
 	Command []string `json:"command,omitempty"`
 	// Env is added to a script's environment; "${NAME}" in a value is replaced
-	// by the worker's variable NAME.
+	// by the worker's variable NAME: the one way to hand a script a variable
+	// of the worker that the allow-list keeps out, a key included.
 	Env map[string]string `json:"env,omitempty"`
 
 	// URL is the endpoint an ext_* tool POSTs the arguments to.
@@ -106,6 +114,9 @@ func (c Config) withDefaults() Config {
 	if c.Network == nil {
 		p := netguard.DefaultPolicy()
 		c.Network = &p
+	}
+	if c.PassEnv == nil {
+		c.PassEnv = command.DefaultPassEnv
 	}
 	return c
 }

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/command"
 )
 
 // Register adds every configured tool to reg. Scripts run in workdir
@@ -55,7 +57,7 @@ func definition(tc ToolConfig, cfg Config, workdir string, client *http.Client) 
 		if err != nil {
 			return tools.Definition{}, fmt.Errorf("workdir %q: %w", workdir, err)
 		}
-		s := &script{name: tc.Name, argv: tc.Command, env: tc.Env, dir: dir, timeout: timeout, limit: cfg.MaxOutputBytes, readOnly: def.SideEffect == tools.ReadOnly, sandbox: cfg.Sandbox}
+		s := &script{name: tc.Name, argv: tc.Command, base: command.BuildEnv(os.Environ(), cfg.PassEnv, nil), env: tc.Env, dir: dir, timeout: timeout, limit: cfg.MaxOutputBytes, readOnly: def.SideEffect == tools.ReadOnly, sandbox: cfg.Sandbox}
 		def.Source = tools.SourceScript
 		// A script sees the whole workdir, like a shell command.
 		def.Volatile = true

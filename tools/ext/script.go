@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -33,8 +34,11 @@ const (
 
 // script is a script_* tool.
 type script struct {
-	name     string
-	argv     []string
+	name string
+	argv []string
+	// base is the worker's environment through run_command's allow-list,
+	// taken at registration.
+	base     []string
 	env      map[string]string
 	dir      string
 	timeout  time.Duration
@@ -156,10 +160,10 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	return res, nil
 }
 
-// environ is the worker's environment, then the call's variables, then the
-// entry's env.
+// environ is the allowed part of the worker's environment (never its
+// connections or keys), then the call's variables, then the entry's env.
 func (s *script) environ(req tools.Request, args []byte) ([]string, error) {
-	env := os.Environ()
+	env := slices.Clone(s.base)
 	argsEnv := string(args)
 	if len(argsEnv) > maxArgsEnv {
 		argsEnv = ""

@@ -101,7 +101,7 @@ func (t *fileTools) removeFolder(ctx context.Context, tg target) (tools.Result, 
 		return tools.Result{}, plainErr(err)
 	}
 	if err := markMulti(ctx); err != nil {
-		return tools.Result{}, fmt.Errorf("remove_file: %w", err)
+		return tools.Result{}, fmt.Errorf("nothing removed: recording that the removal covers the files of %s failed: %w", tg.given, err)
 	}
 	for i, f := range files {
 		if err := ctx.Err(); err != nil {

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+
+	"github.com/toolround/toolround/internal/text"
 )
 
 const (
@@ -61,7 +63,7 @@ func (w *stderrLog) emit(line []byte) {
 	w.log.Debug("mcp: server stderr", "line", string(line))
 	short := string(line)
 	if len(short) > maxTailLine {
-		short = strings.ToValidUTF8(short[:maxTailLine], "") + "..."
+		short = strings.ToValidUTF8(text.Cut(short, maxTailLine), "") + "..."
 	}
 	w.tail = append(w.tail, short)
 	if len(w.tail) > tailLines {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	txt "github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/decision"
 )
@@ -139,7 +140,7 @@ func (w *web) loadPage(ctx context.Context, u *url.URL) (string, error) {
 		body = "(the page has no readable text; it may need JavaScript)"
 	}
 	if len(body) > w.cfg.MaxPageTextBytes {
-		body = strings.ToValidUTF8(body[:w.cfg.MaxPageTextBytes], "") + fmt.Sprintf("\n\n[the page text goes on past %d bytes and was cut]", w.cfg.MaxPageTextBytes)
+		body = txt.Cut(body, w.cfg.MaxPageTextBytes) + fmt.Sprintf("\n\n[the page text goes on past %d bytes and was cut]", w.cfg.MaxPageTextBytes)
 	} else if resp.truncated {
 		body += fmt.Sprintf("\n\n[the page is larger than %d bytes; only its start was read]", w.cfg.MaxPageBytes)
 	}

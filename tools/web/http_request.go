@@ -360,10 +360,7 @@ func bodyText(resp *response) (text string, cut int, binary bool) {
 		return text, len(text), false
 	}
 	// The limit may have split the last character shown.
-	shown := resp.body
-	for i := 0; i < utf8.UTFMax && len(shown) > 0 && !utf8.Valid(shown); i++ {
-		shown = shown[:len(shown)-1]
-	}
+	shown := txt.TrimPartialRune(resp.body)
 	text = strings.ToValidUTF8(string(shown), "\uFFFD")
 	cut = len(text)
 	return text + strings.ToValidUTF8(string(all[len(shown):]), "\uFFFD"), cut, false
