@@ -360,3 +360,145 @@ func TestPostLostMidFlightIsResentUnderItsKey(t *testing.T) {
 
 // reconcileTools are the tools these tests call, with their schemas fetched.
 var reconcileTools = []string{"download_file", "edit_file", "http_request", "remove_file", "restore_file"}
+
+// TestCrashInsideCommandToolsIsNotRunTwice kills the worker (SIGKILL, from a
+// checkpoint) inside run_command after the command started (once it made
+// its effect, TOOLROUND_CRASH_WAIT) and after it exited, and inside
+// background_command after the process started. Neither tool has a
+// reconciler: a command may change anything, so nothing can prove what the
+// lost attempt did, and the call ends unknown_outcome after its one
+// attempt. The effect is counted outside the tool: the command appends a
+// line to a workdir file, which a second run would append again.
+func TestCrashInsideCommandToolsIsNotRunTwice(t *testing.T) {
+	const slow = "echo ran >> runs.log; : > started; sleep 20"
+	cases := []struct {
+		tool, point, command string
+		wait                 bool // crash once the command has made its effect
+	}{
+		{tool: "run_command", point: "after_start", command: slow, wait: true},
+		{tool: "run_command", point: "after_exit", command: "echo ran >> runs.log"},
+		{tool: "background_command", point: "after_start", command: slow, wait: true},
+	}
+	for _, c := range cases {
+		t.Run(c.tool+" "+c.point, func(t *testing.T) {
+			e := newEnv(t)
+			extra := []string{"TOOLROUND_CRASH_AT=" + c.tool + ":" + c.point}
+			if c.wait {
+				extra = append(extra, "TOOLROUND_CRASH_WAIT="+filepath.Join(e.workdir, "started"))
+			}
+			w := e.startWorkerBin(testWorkerBin, extra...)
+			in := e.input(1, "claude-code", &round.RunState{Fetched: []string{c.tool}},
+				call("x", c.tool, map[string]any{"command": c.command}))
+			in.AutoApprove = true
+			done := e.startRound(in)
+			require.Eventually(t, func() bool { return !w.alive() }, time.Minute, 20*time.Millisecond, "the worker did not reach %s:%s", c.tool, c.point)
+			require.Contains(t, w.logs.String(), "crashing at "+c.tool+":"+c.point)
+			require.NotContains(t, w.logs.String(), "did not appear")
+			e.startWorker()
+			res := decodeResult(t, <-done)
+			requireEveryCallOnce(t, in, res)
+			r := byID(res)["x"]
+			require.Equal(t, round.StatusUnknownOutcome, r.Status, r.Content)
+			require.Equal(t, 1, r.Attempts, "never run a second time")
+			require.False(t, r.Reconciled)
+			require.True(t, strings.HasPrefix(r.OperationID, in.WorkflowID()+"/") && strings.HasSuffix(r.OperationID, "/x"), r.OperationID)
+			runs := countLines(t, filepath.Join(e.workdir, "runs.log"), "ran")
+			require.Equal(t, 1, runs, "the command ran once")
+			t.Logf("%s × %s → %s, attempts=%d, runs=%d", c.tool, c.point, r.Status, r.Attempts, runs)
+		})
+	}
+}
+
+// TestCrashInsideRedisWritersIsRetried kills the worker (SIGKILL, from a
+// checkpoint) before and after write_todo, write_error and write_result
+// write to Redis. The three are idempotent, with no reconciler: the next
+// worker simply runs the call again, and the entry, read from Redis outside
+// the tool, is there once and as the call wrote it (the list replaced by
+// the same list, the error record appended once by its id, the run's
+// result set to the same value).
+func TestCrashInsideRedisWritersIsRetried(t *testing.T) {
+	rdb := testenv.Redis(t)
+	ctx := context.Background()
+	cases := []struct {
+		tool  string
+		args  map[string]any
+		key   func(session string) string
+		check func(t *testing.T, key string, r round.CallResult, point string) int
+	}{
+		{
+			tool: "write_todo",
+			args: map[string]any{"items": []any{map[string]any{"text": "survive the crash", "done": false}}},
+			key:  func(s string) string { return "toolround:todo:" + s },
+			check: func(t *testing.T, key string, _ round.CallResult, _ string) int {
+				v, err := rdb.Get(ctx, key).Result()
+				require.NoError(t, err)
+				var items []map[string]any
+				require.NoError(t, json.Unmarshal([]byte(v), &items))
+				require.Equal(t, []map[string]any{{"text": "survive the crash", "done": false}}, items)
+				return len(items)
+			},
+		},
+		{
+			tool: "write_error",
+			args: map[string]any{"tool": "fetch_page", "error": "timeout", "outcome": "unresolved"},
+			key:  func(s string) string { return "toolround:errors:" + s },
+			check: func(t *testing.T, key string, r round.CallResult, point string) int {
+				recs, err := rdb.LRange(ctx, key, 0, -1).Result()
+				require.NoError(t, err)
+				require.Len(t, recs, 1, "the record appended once")
+				require.Contains(t, recs[0], `"call_id":"x"`)
+				require.Equal(t, point == "after_write", strings.Contains(r.Content, "already recorded"), r.Content)
+				return len(recs)
+			},
+		},
+		{
+			tool: "write_result",
+			args: map[string]any{"content": "the answer", "title": "crash"},
+			key:  func(s string) string { return "toolround:result:" + s },
+			check: func(t *testing.T, key string, _ round.CallResult, _ string) int {
+				fields, err := rdb.HGetAll(ctx, key).Result()
+				require.NoError(t, err)
+				require.Len(t, fields, 1)
+				var rec struct {
+					RunID   string `json:"run_id"`
+					Content string `json:"content"`
+					Title   string `json:"title"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(fields["run-1"]), &rec))
+				require.Equal(t, "run-1", rec.RunID)
+				require.Equal(t, "the answer", rec.Content)
+				require.Equal(t, "crash", rec.Title)
+				return len(fields)
+			},
+		},
+	}
+	for _, c := range cases {
+		for _, point := range []string{"before_write", "after_write"} {
+			t.Run(c.tool+" "+point, func(t *testing.T) {
+				e := newEnv(t)
+				key := c.key(e.session)
+				t.Cleanup(func() { _ = rdb.Del(context.Background(), key).Err() })
+				w := e.startWorkerBin(testWorkerBin, "TOOLROUND_CRASH_AT="+c.tool+":"+point)
+				in := e.input(1, "claude-code", &round.RunState{Fetched: []string{c.tool}}, call("x", c.tool, c.args))
+				in.AutoApprove = true
+				done := e.startRound(in)
+				require.Eventually(t, func() bool { return !w.alive() }, time.Minute, 20*time.Millisecond, "the worker did not reach %s:%s", c.tool, point)
+				require.Contains(t, w.logs.String(), "crashing at "+c.tool+":"+point)
+				if point == "after_write" {
+					require.Equal(t, int64(1), rdb.Exists(ctx, key).Val(), "the lost attempt wrote before the crash")
+				} else {
+					require.Equal(t, int64(0), rdb.Exists(ctx, key).Val(), "the lost attempt crashed before writing")
+				}
+				e.startWorker()
+				res := decodeResult(t, <-done)
+				requireEveryCallOnce(t, in, res)
+				r := byID(res)["x"]
+				require.Equal(t, round.StatusOK, r.Status, r.Content)
+				require.False(t, r.Reconciled)
+				require.Equal(t, 2, r.Attempts, "the lost attempt and its retry")
+				n := c.check(t, key, r, point)
+				t.Logf("%s × %s → %s, attempts=%d, entries=%d", c.tool, point, r.Status, r.Attempts, n)
+			})
+		}
+	}
+}

@@ -11,7 +11,10 @@
 //   - with TOOLROUND_CRASH_AT=<tool>:<point> (edit_file:before_write,
 //     remove_file:after_write, ...), the process kills itself with SIGKILL
 //     when a call reaches that checkpoint inside the tool (tools.Checkpoint):
-//     the crash tests' way to lose an attempt at a chosen point.
+//     the crash tests' way to lose an attempt at a chosen point; with
+//     TOOLROUND_CRASH_WAIT=FILE as well, it first waits (at most a minute)
+//     until FILE exists, so that a command started before the checkpoint
+//     has made its effect when the worker dies.
 package main
 
 import (
@@ -50,7 +53,7 @@ func run() error {
 			return holdCommit(e.Activities.PublishRound, dir, after)
 		}),
 		engine.WithActivity(round.ActivityExecuteTool, func(e *engine.Engine) any {
-			return crashAt(e.Activities.ExecuteTool, os.Getenv("TOOLROUND_CRASH_AT"))
+			return crashAt(e.Activities.ExecuteTool, os.Getenv("TOOLROUND_CRASH_AT"), os.Getenv("TOOLROUND_CRASH_WAIT"))
 		}),
 		engine.WithLogAttrs("hold_commit", dir != ""))
 }
@@ -124,12 +127,16 @@ func emitTools(cfg engine.Config) []tools.Definition {
 }
 
 // crashAt is ExecuteTool with the TOOLROUND_CRASH_AT hook: the process
-// dies at the named checkpoint, as a worker does when its host fails.
-func crashAt(execute func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error), point string) func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error) {
+// dies at the named checkpoint, as a worker does when its host fails; with
+// waitFor set, once that file exists.
+func crashAt(execute func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error), point, waitFor string) func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error) {
 	return func(ctx context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
 		if point != "" {
 			ctx = tools.WithCheckpoint(ctx, func(p string) {
 				if p == point {
+					if waitFor != "" && !waitForFile(waitFor, time.Minute) {
+						fmt.Fprintln(os.Stderr, "testworker:", waitFor, "did not appear; crashing anyway")
+					}
 					fmt.Fprintln(os.Stderr, "testworker: crashing at", p)
 					_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 					select {} // the signal is on its way
@@ -137,5 +144,19 @@ func crashAt(execute func(context.Context, round.ExecuteInput) (round.ExecuteOut
 			})
 		}
 		return execute(ctx, in)
+	}
+}
+
+// waitForFile reports whether path exists within limit.
+func waitForFile(path string, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

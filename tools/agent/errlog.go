@@ -105,10 +105,12 @@ func (t *toolset) handleWriteError(ctx context.Context, req tools.Request) (tool
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("encode record: %w", err)
 	}
+	tools.Checkpoint(ctx, "write_error:before_write")
 	added, err := t.st.AppendOnce(ctx, errorsKey(req.SessionID), rec.ID, string(b), t.cfg.MaxErrors, t.cfg.TTL)
 	if err != nil {
 		return tools.Result{}, storeError("save record", err)
 	}
+	tools.Checkpoint(ctx, "write_error:after_write")
 	msg := fmt.Sprintf("recorded %s error of %s", rec.Outcome, rec.Tool)
 	if !added {
 		msg += " (this call was already recorded)"

@@ -89,9 +89,11 @@ func (t *toolset) handleWriteResult(ctx context.Context, req tools.Request) (too
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("encode: %w", err)
 	}
+	tools.Checkpoint(ctx, "write_result:before_write")
 	if err := t.st.HSet(ctx, resultKey(req.SessionID), resultField(req.RunID), string(b), t.cfg.TTL); err != nil {
 		return tools.Result{}, storeError("save result", err)
 	}
+	tools.Checkpoint(ctx, "write_result:after_write")
 	what := "result"
 	if rec.Title != "" {
 		what = fmt.Sprintf("result %q", rec.Title)

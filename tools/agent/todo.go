@@ -79,9 +79,11 @@ func (t *toolset) handleWriteTodo(ctx context.Context, req tools.Request) (tools
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("encode list: %w", err)
 	}
+	tools.Checkpoint(ctx, "write_todo:before_write")
 	if err := t.st.SetString(ctx, todoKey(req.SessionID), string(b), t.cfg.TTL); err != nil {
 		return tools.Result{}, storeError("save list", err)
 	}
+	tools.Checkpoint(ctx, "write_todo:after_write")
 	return tools.Text(renderTodo(items)), nil
 }
 

@@ -223,6 +223,7 @@ func (t *Tools) startBackground(ctx context.Context, command string, wait time.D
 	t.bg[b.id] = b
 	t.mu.Unlock()
 	go t.watch(b)
+	tools.Checkpoint(ctx, BackgroundCommand+":after_start")
 
 	st := b.status()
 	head := fmt.Sprintf("started %s (pid %d): %s\nsandbox: %s\noutput goes to %s", st.ID, st.PID, command, st.Sandbox, logPath(st.ID))

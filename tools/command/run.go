@@ -78,6 +78,7 @@ func (t *Tools) runCommand(ctx context.Context, req tools.Request) (tools.Result
 		return tools.Result{}, err
 	}
 	defer pr.Close()
+	tools.Checkpoint(ctx, RunCommand+":after_start")
 
 	out := newCapBuffer(t.cfg.OutputLimit)
 	var seen atomic.Int64
@@ -136,6 +137,7 @@ wait:
 		output += "\n(output cut: a process that left the command's process group still holds it open)"
 	}
 
+	tools.Checkpoint(ctx, RunCommand+":after_exit")
 	note := t.sandboxNote(p)
 	switch {
 	case cancelled:
