@@ -296,6 +296,9 @@ func TestNoDecisionBeforeTheDeadlineExpires(t *testing.T) {
 // new rounds never take; the length of its wait is checked here.
 func TestLegacyGateWaitsTheConfirmTimeout(t *testing.T) {
 	h := newHarness(t, 3)
+	// A round from before the baseline (which would stand for the
+	// approvals version) and before the approvals version.
+	h.env.OnGetVersion("baseline-2026-11-30", workflow.DefaultVersion, workflow.Version(1)).Return(workflow.DefaultVersion)
 	h.env.OnGetVersion("approvals-t1-t5", workflow.DefaultVersion, workflow.Version(1)).Return(workflow.DefaultVersion)
 	in := input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`))
 	in.ConfirmTimeoutSeconds = 90
