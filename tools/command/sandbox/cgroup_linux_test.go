@@ -157,8 +157,11 @@ func TestCgroupV2Pids(t *testing.T) {
 
 	sleep := exec.Command("sleep", "60")
 	require.NoError(t, sleep.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- sleep.Wait() }()
+	exited := make(chan struct{})
+	go func() {
+		_ = sleep.Wait() // killed by the removal below
+		close(exited)
+	}()
 	require.NoError(t, cg.add(sleep.Process.Pid))
 	require.Equal(t, []int{sleep.Process.Pid}, cg.pids())
 

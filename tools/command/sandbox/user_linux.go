@@ -60,7 +60,7 @@ func (u *commandUser) grant() error {
 	if err != nil {
 		return fmt.Errorf("give %s write access to the workdir: %w", u, err)
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }()
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return fmt.Errorf("give %s write access to the workdir: %w", u, err)
@@ -117,7 +117,7 @@ func (u *commandUser) grantIn(dirfd int, dir string, since time.Time) {
 				u.grantIn(fd, p, since)
 			}
 		}
-		unix.Close(fd)
+		_ = unix.Close(fd)
 	}
 }
 
