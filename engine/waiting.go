@@ -57,11 +57,25 @@ type waitingApprovals struct {
 	at      time.Time   // when the last listing was tried
 	last    *waitingNow // nil when it failed
 	failing bool        // the failure is logged; logged again after a success
+	pending chan listed // the listing that runs now, if any
+}
+
+// listed is one listing's outcome.
+type listed struct {
+	now waitingNow
+	err error
 }
 
 // current returns the cached listing, listing again when it is older than
 // every. A listing that fails or times out gives nil (the gauges then
 // report nothing) and is not tried again before every has passed.
+//
+// The listing runs in a goroutine of its own and current waits for it at
+// most timeout: current runs inside the metrics SDK's callback, which holds
+// the SDK pipeline's lock, and a listing that records a metric for the
+// first time (the Temporal client does, into the same meter) needs that
+// lock. Run inline it would wait for itself, and every later scrape with
+// it; apart, it finishes once the scrape has given up on it.
 func (w *waitingApprovals) current(ctx context.Context) *waitingNow {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -70,15 +84,41 @@ func (w *waitingApprovals) current(ctx context.Context) *waitingNow {
 		return w.last
 	}
 	w.at = now
-	lctx, cancel := context.WithTimeout(ctx, w.timeout)
-	defer cancel()
-	got, err := w.list(lctx)
-	if err != nil {
+	if w.pending != nil {
+		select {
+		case <-w.pending: // it finished after its scrape gave up: too old now
+			w.pending = nil
+		default: // still running: this scrape waits for it
+		}
+	}
+	if w.pending == nil {
+		ch := make(chan listed, 1)
+		go func() {
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.timeout)
+			defer cancel()
+			got, err := w.list(lctx)
+			ch <- listed{got, err}
+		}()
+		w.pending = ch
+	}
+	// A listing that heeds its context ends by its timeout; the quarter
+	// more is for one that cannot (the lock above), so that a slow server's
+	// listing is always taken here and never left over for the next scrape.
+	timer := time.NewTimer(w.timeout + w.timeout/4)
+	defer timer.Stop()
+	var r listed
+	select {
+	case r = <-w.pending:
+		w.pending = nil
+	case <-timer.C:
+		r.err = fmt.Errorf("no answer within %s", w.timeout+w.timeout/4)
+	}
+	if r.err != nil {
 		w.last = nil
 		if !w.failing {
 			w.failing = true
 			w.logger.Warn("waiting approvals: cannot list the waiting rounds; their gauges report nothing until it works again",
-				"query", w.query, "error", err)
+				"query", w.query, "error", r.err)
 		}
 		return nil
 	}
@@ -86,7 +126,7 @@ func (w *waitingApprovals) current(ctx context.Context) *waitingNow {
 		w.failing = false
 		w.logger.Info("waiting approvals: listing the waiting rounds works again")
 	}
-	w.last = &got
+	w.last = &r.now
 	return w.last
 }
 

@@ -141,3 +141,53 @@ func TestWaitingQueryQuotesTheTaskQueue(t *testing.T) {
 		waitingQuery("toolround"))
 	require.True(t, strings.HasSuffix(waitingQuery(`a' OR 'x'='x\`), ` AND TaskQueue = 'a'' OR ''x''=''x\\'`), waitingQuery(`a' OR 'x'='x\`))
 }
+
+// TestWaitingListingThatRecordsMetricsDoesNotStopTheScrape: the Temporal
+// client records its own metrics into the same meter, and creates an
+// instrument the first time a metric is used (a request's first failure,
+// say). The metrics SDK holds its pipeline's lock while it runs the gauges'
+// callback, and creating an instrument takes that lock: a listing run inside
+// the callback that did so waited for itself, and every later scrape of the
+// worker hung behind it. The listing runs apart from the callback, which
+// waits at most the timeout.
+func TestWaitingListingThatRecordsMetricsDoesNotStopTheScrape(t *testing.T) {
+	tel, err := NewTelemetry(context.Background(), TelemetryOptions{Metrics: true})
+	require.NoError(t, err)
+	defer func() { _ = tel.Shutdown(context.Background()) }()
+	var n atomic.Int32
+	w := &waitingApprovals{
+		list: func(ctx context.Context) (waitingNow, error) {
+			// What the client's metrics handler does on a first use.
+			n.Add(1)
+			c, err := tel.Meter.Int64Counter("temporal_first_use")
+			if err != nil {
+				return waitingNow{}, err
+			}
+			c.Add(ctx, 1)
+			return waitingNow{Rounds: 2, Calls: 3}, nil
+		},
+		every: 10 * time.Second, timeout: 200 * time.Millisecond, now: time.Now,
+		logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	require.NoError(t, observeWaiting(tel.Meter, w, "tq"))
+
+	done := make(chan string, 1)
+	go func() { done <- scrape(t, tel) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the scrape hangs: the listing waits for the lock its own callback holds")
+	}
+	w.mu.Lock()
+	w.at = time.Time{} // list again on the next scrape
+	w.mu.Unlock()
+	go func() { done <- scrape(t, tel) }()
+	select {
+	case body := <-done:
+		require.Contains(t, body, "toolround_approvals_waiting_rounds{", "the next listing is reported")
+		require.Contains(t, body, "temporal_first_use_total", "the listing's own metric was recorded")
+		require.EqualValues(t, 2, n.Load())
+	case <-time.After(5 * time.Second):
+		t.Fatal("the second scrape hangs")
+	}
+}
