@@ -20,6 +20,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/activities"
@@ -583,6 +584,10 @@ func (b *blobs) Get(_ context.Context, ref string) (string, error) {
 
 func TestRoundWithLargeResultsStaysUnderThePayloadLimit(t *testing.T) {
 	h := newHarness(t, 3)
+	// Moving 2.5 MB of results out is one long workflow task; under the race
+	// detector on a busy machine it took more than the test environment's
+	// default 1 s deadlock limit (a false deadlock, seen in CI).
+	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 20 * time.Second})
 	big := strings.Repeat("y", 500<<10) // together over the budget
 	h.env.OnActivity(round.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
