@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -165,15 +164,8 @@ func runLong(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return fmt.Errorf("output dir: %w", err)
-	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode results: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(o.Out, "long.json"), append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write results: %w", err)
+	if err := writeJSON(o.Out, "long.json", rep); err != nil {
+		return err
 	}
 	f, err := os.Create(filepath.Join(o.Out, "long.txt"))
 	if err != nil {

@@ -214,18 +214,27 @@ func (sr *SetupReport) finish(bound int, sleep time.Duration) {
 	sr.Ratios.MakespanRound = sr.Makespan.RatioE2E
 }
 
-// Write saves results.json and a latency chart per setup (latency.png for
-// the main one, latency-<name>.png for the others) in dir.
-func (r *Report) Write(dir string) error {
+// writeJSON saves v, indented, as dir/name, making dir first: the
+// results of every benchmark mode.
+func writeJSON(dir, name string, v any) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("output dir: %w", err)
 	}
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode results: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "results.json"), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write results: %w", err)
+	}
+	return nil
+}
+
+// Write saves results.json and a latency chart per setup (latency.png for
+// the main one, latency-<name>.png for the others) in dir.
+func (r *Report) Write(dir string) error {
+	if err := writeJSON(dir, "results.json", r); err != nil {
+		return err
 	}
 	for i, s := range r.Setups {
 		name := "latency.png"

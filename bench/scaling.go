@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -105,14 +104,7 @@ func runScaling(args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(o.Out, 0o755); err != nil {
-		return fmt.Errorf("bench scaling: %w", err)
-	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return fmt.Errorf("bench scaling: encode report: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(o.Out, "scaling.json"), append(b, '\n'), 0o644); err != nil {
+	if err := writeJSON(o.Out, "scaling.json", rep); err != nil {
 		return fmt.Errorf("bench scaling: %w", err)
 	}
 	rep.Print(os.Stdout)
