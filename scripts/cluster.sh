@@ -232,6 +232,7 @@ start_server() {
 		log "$CLUSTER_ADDRESS is taken by a process these scripts did not start; set CLUSTER_ADDRESS"
 		return 1
 	fi
+	ensure_postgres
 	ensure_server_binaries
 	ensure_schema
 	write_config

@@ -164,6 +164,61 @@ ensure_redis() {
 	return 1
 }
 
+# pg_answers tells whether PostgreSQL at PGHOST:PGPORT lets PGUSER in.
+pg_answers() {
+	PGCONNECT_TIMEOUT=3 psql -h "${PGHOST:-127.0.0.1}" -p "${PGPORT:-5432}" -U "${PGUSER:-postgres}" -d postgres \
+		-w -tAc 'SELECT 1' >/dev/null 2>&1
+}
+
+# ensure_postgres makes PostgreSQL answer on PGHOST:PGPORT (default
+# 127.0.0.1:5432) for PGUSER (default postgres) without a password, as
+# scripts/cluster.sh's Temporal server connects: it installs Debian's
+# postgresql when the server is missing, starts the machine's cluster on
+# that port, and, when that cluster refuses the user over TCP, adds a
+# `trust` line for PGUSER from loopback only to the top of its pg_hba.conf
+# (marked, so that it is added once). A server it did not start and cannot
+# configure is left alone with one line that says what it needs.
+ensure_postgres() {
+	local host=${PGHOST:-127.0.0.1} port=${PGPORT:-5432} user=${PGUSER:-postgres}
+	pg_answers && return
+	local sudo=""
+	[ "$(id -u)" -ne 0 ] && sudo="sudo"
+	if ! command -v pg_lsclusters >/dev/null 2>&1 || ! ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1; then
+		if ! command -v apt-get >/dev/null 2>&1; then
+			log "PostgreSQL does not answer on $host:$port and this is no Debian system: start one that lets $user in from loopback"
+			return 1
+		fi
+		log "installing postgresql from Debian's packages (the cluster test's Temporal server)"
+		$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq postgresql >/dev/null
+	fi
+	# The machine's cluster on that port (Debian creates "main" on 5432).
+	local ver name cport
+	read -r ver name cport _ < <(pg_lsclusters -h | awk -v p="$port" '$3 == p' | head -1) || true
+	if [ -z "${ver:-}" ]; then
+		ver=$(ls /usr/lib/postgresql | sort -n | tail -1)
+		log "creating the PostgreSQL $ver cluster toolround on port $port"
+		$sudo pg_createcluster -p "$port" "$ver" toolround >/dev/null
+		name=toolround
+	fi
+	local hba="/etc/postgresql/$ver/$name/pg_hba.conf"
+	if ! $sudo grep -q 'added by toolround' "$hba" 2>/dev/null; then
+		log "letting $user in from loopback without a password ($hba)"
+		$sudo sed -i "1i # added by toolround scripts/lib.sh: scripts/cluster.sh connects as $user without a password\nhost all $user 127.0.0.1/32 trust\nhost all $user ::1/128 trust" "$hba"
+	fi
+	if pg_lsclusters -h | awk -v v="$ver" -v n="$name" '$1 == v && $2 == n && $4 == "online"' | grep -q .; then
+		$sudo pg_ctlcluster "$ver" "$name" reload
+	else
+		log "starting PostgreSQL $ver/$name on port $port"
+		$sudo pg_ctlcluster "$ver" "$name" start
+	fi
+	for _ in $(seq 1 40); do
+		pg_answers && return
+		sleep 0.25
+	done
+	log "PostgreSQL on $host:$port does not let $user in; see /var/log/postgresql/postgresql-$ver-$name.log"
+	return 1
+}
+
 # ensure_bubblewrap installs bubblewrap from Debian's packages when it is
 # missing: the worker's default SANDBOX=auto runs commands under it, and
 # without it falls back to no sandbox (docs/sandbox.md). SANDBOX=none skips

@@ -33,11 +33,12 @@ log "workflowcheck"
 workflowcheck -config workflowcheck.config.yaml ./...
 build
 # tests/cluster_test.go runs against scripts/cluster.sh's Temporal server on
-# PostgreSQL. Starting it here puts the server's build (minutes, once on a
+# PostgreSQL, which ensure_postgres installs and starts like the other
+# services. Starting the server here puts its build (minutes, once on a
 # fresh machine) outside the tests' timeout; it stops after the tests when
-# this script started it.
-# Outside CI a machine without PostgreSQL skips that test instead.
-if [[ " ${GOTEST_FLAGS:-} " != *" -short "* ]] && { [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ] || port_open "${PGHOST:-127.0.0.1}:${PGPORT:-5432}"; }; then
+# this script started it. -short skips that test and all of this.
+if [[ " ${GOTEST_FLAGS:-} " != *" -short "* ]]; then
+	ensure_postgres
 	if ! bash scripts/cluster.sh status >/dev/null 2>&1; then
 		trap 'bash scripts/cluster.sh stop' EXIT
 	fi
