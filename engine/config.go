@@ -79,6 +79,12 @@ type Config struct {
 	// instead of ending unknown_outcome (web.Config.IdempotentHosts).
 	// Default none.
 	IdempotentHosts []string
+	// HostConcurrency and HostLimits are HTTP_HOST_CONCURRENCY
+	// (web.ParseHostConcurrency): how many HTTP calls of a round run at
+	// once to one host, and per-host exceptions. Default: MaxConcurrent's
+	// bound for every host.
+	HostConcurrency int
+	HostLimits      map[string]int
 	// Secrets locates the key that seals store_secret values:
 	// TOOLROUND_SECRET_KEY or TOOLROUND_SECRET_KEY_FILE (default
 	// ~/.config/toolround/secret.key, created on first use).
@@ -164,6 +170,9 @@ func ConfigFromEnv() (Config, error) {
 		if h = strings.TrimSpace(h); h != "" {
 			c.IdempotentHosts = append(c.IdempotentHosts, h)
 		}
+	}
+	if c.HostConcurrency, c.HostLimits, err = web.ParseHostConcurrency(envconf.Get(web.EnvHostConcurrency, "")); err != nil {
+		return c, err
 	}
 	c.Secrets = secrets.ConfigFromEnv()
 	c.RuleKey = approval.KeyConfigFromEnv()

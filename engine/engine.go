@@ -134,6 +134,13 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 	}
 	bc.Web.SearXNGURL = cfg.SearchURL
 	bc.Web.IdempotentHosts = cfg.IdempotentHosts
+	bc.Web.HostConcurrency, bc.Web.HostLimits = cfg.HostConcurrency, cfg.HostLimits
+	if bc.Web.HostConcurrency <= 0 {
+		bc.Web.HostConcurrency = cfg.MaxConcurrent
+		if bc.Web.HostConcurrency <= 0 {
+			bc.Web.HostConcurrency = workflows.DefaultMaxConcurrent()
+		}
+	}
 	if cfg.DenyPrivate {
 		p := netguard.DefaultPolicy()
 		p.DenyPrivate = true

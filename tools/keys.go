@@ -7,10 +7,12 @@ import (
 	"strings"
 )
 
-// Default limits of the built-in concurrency keys (SPEC R): two calls at a
-// time to one host, one at a time on one path.
+// Default limits of the built-in concurrency keys (SPEC R): one call at a
+// time on one path; HostKeyLimit calls at a time to one host when the HTTP
+// tools are configured without a bound of their own (a worker passes its
+// MAX_CONCURRENT_TOOLS bound, or HTTP_HOST_CONCURRENCY).
 const (
-	HostKeyLimit = 2
+	HostKeyLimit = 4
 	PathKeyLimit = 1
 )
 

@@ -101,6 +101,10 @@ type Definition struct {
 	ConcurrencyKey func(args json.RawMessage) string `json:"-"`
 	// KeyLimit is the number of calls per key; zero means DefaultKeyLimit.
 	KeyLimit int `json:"key_limit,omitempty"`
+	// KeyLimitFor, when set, is the limit of one key, overriding KeyLimit
+	// where it returns more than zero (the operator's per-host limits of
+	// the HTTP tools).
+	KeyLimitFor func(key string) int `json:"-"`
 	// Reconcile, when set, decides after a lost attempt of an at-most-once
 	// call whether it took effect (SPEC R); see Reconciler.
 	Reconcile Reconciler `json:"-"`
@@ -126,6 +130,11 @@ func KeyOf(d *Definition, args json.RawMessage) (key string, limit int) {
 		return "", 0
 	}
 	limit = d.KeyLimit
+	if d.KeyLimitFor != nil {
+		if l := d.KeyLimitFor(key); l > 0 {
+			limit = l
+		}
+	}
 	if limit <= 0 {
 		limit = DefaultKeyLimit
 	}

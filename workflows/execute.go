@@ -135,7 +135,11 @@ func (k keyCounts) free(r *run, c *Call) bool {
 	if k == nil || c.Facts.Key == "" {
 		return true
 	}
-	return k[c.Facts.Key] < max(1, r.snap.Tools[c.Tool].KeyLimit)
+	limit := r.snap.Tools[c.Tool].KeyLimit
+	if c.Facts.KeyLimit > 0 {
+		limit = c.Facts.KeyLimit
+	}
+	return k[c.Facts.Key] < max(1, limit)
 }
 
 // next is the index in queue of the first call that may start, -1 if none.

@@ -67,7 +67,16 @@ func registerKeyed(h *harness, m *keyMeter) {
 	obj := json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"},"path":{"type":"string"}},"additionalProperties":false}`)
 	h.reg.MustRegister(
 		tools.Definition{Name: "get_url", Description: "Read a URL.", Concurrent: true, SideEffect: tools.ReadOnly, Timeout: 5 * time.Minute, Parameters: obj,
-			ConcurrencyKey: tools.HostKey("url"), KeyLimit: tools.HostKeyLimit, Handler: m.handler(tools.HostKey("url"))},
+			ConcurrencyKey: tools.HostKey("url"), KeyLimit: 2, Handler: m.handler(tools.HostKey("url")),
+			KeyLimitFor: func(key string) int {
+				if key == "host:c.example" {
+					return 3 // a per-host limit, above the tool's own
+				}
+				if key == "host:d.example" {
+					return 1 // and one below it
+				}
+				return 0
+			}},
 		tools.Definition{Name: "put_file", Description: "Write a file.", Concurrent: true, SideEffect: tools.AtMostOnce, Parameters: obj,
 			ConcurrencyKey: tools.PathKey("path"), KeyLimit: tools.PathKeyLimit, Handler: m.handler(tools.PathKey("path"))},
 	)
@@ -105,6 +114,27 @@ func TestConcurrencyKeysLimitCallsPerKey(t *testing.T) {
 	require.Greater(t, peakAll, 2, "calls of other keys pass a full key")
 	require.Equal(t, []string{"f0", "f1", "f2"}, order["path:out/x.txt"], "call order within a key")
 	require.Len(t, order["host:a.example"], 6)
+}
+
+// A key's own limit (per-host limits of the HTTP tools) wins over the
+// tool's, above and below it, and is kept in the round's snapshot.
+func TestPerKeyLimitOverridesTheToolsLimit(t *testing.T) {
+	h := newHarness(t, 8)
+	m := newKeyMeter()
+	registerKeyed(h, m)
+	var calls []round.ToolCall
+	for i := 0; i < 5; i++ {
+		calls = append(calls,
+			call(fmt.Sprintf("c%d", i), "get_url", fmt.Sprintf(`{"url":"https://c.example/p%d"}`, i)),
+			call(fmt.Sprintf("d%d", i), "get_url", fmt.Sprintf(`{"url":"https://d.example/p%d"}`, i)),
+			call(fmt.Sprintf("e%d", i), "get_url", fmt.Sprintf(`{"url":"https://e.example/p%d"}`, i)))
+	}
+	res := h.run(t, keyedInput(calls...))
+	for _, r := range res.Results {
+		require.Equal(t, round.StatusOK, r.Status, r.Content)
+	}
+	peak, _, _ := m.snapshot()
+	require.Equal(t, map[string]int{"host:c.example": 3, "host:d.example": 1, "host:e.example": 2}, peak)
 }
 
 // Without keys, nothing changes: the round's bound alone applies.

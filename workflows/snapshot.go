@@ -76,6 +76,10 @@ type CallFacts struct {
 	Approval *approval.Call `json:"approval,omitempty"`
 	// Key is the call's concurrency key, empty when the tool has none.
 	Key string `json:"key,omitempty"`
+	// KeyLimit is the limit of Key for this call when it differs by key
+	// (per-host limits); zero: the tool's ToolInfo.KeyLimit. Rounds
+	// recorded before it have none and keep the tool's limit.
+	KeyLimit int `json:"key_limit,omitempty"`
 }
 
 // Snapshot is the part of the catalog and worker configuration one round
@@ -192,7 +196,7 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 				Sensitive: d.Sensitive != nil && d.Sensitive(args),
 				Approval:  &ac,
 			}
-			s.Calls[i].Key, _ = tools.KeyOf(d, args)
+			s.Calls[i].Key, s.Calls[i].KeyLimit = tools.KeyOf(d, args)
 			continue
 		}
 		if spec, ok := client[u.Name]; ok {

@@ -34,6 +34,15 @@ type Config struct {
 	// the server applies it once (SPEC R). The worker reads it from
 	// HTTP_IDEMPOTENT_HOSTS (comma-separated). Default none.
 	IdempotentHosts []string
+	// HostConcurrency is how many http_request and fetch_page calls of one
+	// round run at once to one host. Default tools.HostKeyLimit; a worker
+	// sets its MAX_CONCURRENT_TOOLS bound unless HTTP_HOST_CONCURRENCY says
+	// otherwise (ParseHostConcurrency).
+	HostConcurrency int
+	// HostLimits are per-host exceptions to HostConcurrency, keyed by host
+	// name ("api.example.com") or host and port ("127.0.0.1:8080"); a key
+	// with a port wins over the host name alone.
+	HostLimits map[string]int
 	// Timeout bounds one HTTP exchange, from dial to the last byte of the
 	// body. Default 30s.
 	Timeout time.Duration
@@ -113,6 +122,14 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxLinks <= 0 {
 		c.MaxLinks = defaultMaxLinks
+	}
+	if c.HostConcurrency <= 0 {
+		c.HostConcurrency = tools.HostKeyLimit
+	}
+	for h, n := range c.HostLimits {
+		if n <= 0 || h == "" {
+			return c, fmt.Errorf("host limit %q=%d: want a host and a number above 0", h, n)
+		}
 	}
 	if c.MaxRedirects <= 0 {
 		c.MaxRedirects = defaultMaxRedirects
