@@ -62,7 +62,7 @@ type runningRound struct {
 }
 
 // forbidSession answers a request into a session outside the token's
-// scope (H2).
+// scope (H10).
 func forbidSession(w http.ResponseWriter, p principal, session string) {
 	writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("the token %q may not use session %q (its sessions: %s)", p.Name, session, strings.Join(p.Scope, ",")))
 }

@@ -29,7 +29,7 @@ type Token struct {
 	Name   string
 	Role   string
 	// Sessions, when set, are the glob patterns (path.Match) of the
-	// sessions the token may see and act on (H2); nil: every session.
+	// sessions the token may see and act on (H10); nil: every session.
 	Sessions []string
 }
 

@@ -152,7 +152,7 @@ func eventsStatus(t *testing.T, ts *httptest.Server, token, session string) int 
 	return resp.StatusCode
 }
 
-func TestScopedTokenReadsOnlyItsSessionsH2(t *testing.T) {
+func TestScopedTokenReadsOnlyItsSessionsH10(t *testing.T) {
 	ts, f := newScopedServer(t)
 
 	code, _ := do(t, ts, "GET", "/api/v1/rounds/toolround/team-a-1/r1/1", teamAAgent, "")
@@ -202,7 +202,7 @@ func TestScopedTokenReadsOnlyItsSessionsH2(t *testing.T) {
 	require.Equal(t, "0 [] map[] map[] [] 0 map[] []", f.touched())
 }
 
-func TestScopedTokenSubmitsOnlyIntoItsSessionsH2(t *testing.T) {
+func TestScopedTokenSubmitsOnlyIntoItsSessionsH10(t *testing.T) {
 	ts, f := newScopedServer(t)
 	into := func(session string) string {
 		return strings.Replace(roundBody, `"session_id":"s1"`, `"session_id":"`+session+`"`, 1)
@@ -240,7 +240,7 @@ func actions(id string) map[string]string {
 	}
 }
 
-func TestScopedApproverDecidesOnlyItsSessionsH2(t *testing.T) {
+func TestScopedApproverDecidesOnlyItsSessionsH10(t *testing.T) {
 	ts, f := newScopedServer(t)
 	others := append([]string{"agentrun/team-b-1/r1", "agentrun/TEAM-A-1/r1"}, otherTenantRounds...)
 	for _, id := range others {
@@ -261,7 +261,7 @@ func TestScopedApproverDecidesOnlyItsSessionsH2(t *testing.T) {
 	require.Equal(t, []string{"toolround/shared/r1/1", "agentrun/team-a-2/r1"}, f.cancelled)
 }
 
-func TestScopedTokenOnThePageH2(t *testing.T) {
+func TestScopedTokenOnThePageH10(t *testing.T) {
 	ts, f := newScopedServer(t)
 	c := browser(t)
 	csrf := signIn(t, ts, c, teamAApprover)
