@@ -94,7 +94,11 @@ func parseSessionPatterns(field string) ([]string, error) {
 		}
 		for _, c := range p {
 			switch {
-			case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.ContainsRune("._-*?[]!^", c):
+			case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.ContainsRune("._-*?[]^", c):
+			case c == '!':
+				// path.Match negates a class with ^; [!a] would be '!' or
+				// 'a', the opposite of what a shell reader means.
+				return nil, fmt.Errorf("session pattern %q: negate a class with [^...], not [!...]", p)
 			default:
 				return nil, fmt.Errorf("session pattern %q: %q can be in no session id (letters, digits, '.', '_', '-'; globs *, ? and [...])", p, c)
 			}

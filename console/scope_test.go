@@ -310,7 +310,7 @@ func TestParseTokensSessionPatterns(t *testing.T) {
 	require.Len(t, ts, 4)
 	for _, bad := range []string{
 		"sessions=", "sessions=a,,b", "sessions=,a", "sessions=[a", "sessions=a/b", "sessions=a\\*",
-		"session=a", "sessions=a sessions=b", "extra", "sessions=a b", "sessions=a:b", "SESSIONS=a",
+		"session=a", "sessions=a sessions=b", "sessions=[!a]*", "sessions=team-a-*/x", "extra", "sessions=a b", "sessions=a:b", "SESSIONS=a",
 	} {
 		_, err := ParseTokens(strings.NewReader("abcdefghijklmnop alice approver\nqrstuvwxyz012345 bot agent " + bad + "\n"))
 		require.Error(t, err, bad)
