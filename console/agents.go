@@ -66,6 +66,10 @@ func (s *Server) postAgent(w http.ResponseWriter, r *http.Request, p principal) 
 		s.fail(w, r, fmt.Errorf("%w: %w", ErrBadInput, err))
 		return
 	}
+	if !p.allows(in.SessionID) {
+		forbidSession(w, p, in.SessionID)
+		return
+	}
 	id, err := s.b.StartAgent(r.Context(), in)
 	if err != nil {
 		s.fail(w, r, err)
@@ -75,10 +79,10 @@ func (s *Server) postAgent(w http.ResponseWriter, r *http.Request, p principal) 
 }
 
 // getAgent is the run's status and conversation; 404 for no such run.
-func (s *Server) getAgent(w http.ResponseWriter, r *http.Request, _ principal) {
+func (s *Server) getAgent(w http.ResponseWriter, r *http.Request, p principal) {
 	id := r.PathValue("workflow_id")
-	if !strings.HasPrefix(id, "agentrun/") {
-		s.fail(w, r, fmt.Errorf("%s is not an agent run (agentrun/<session>/<run>): %w", id, ErrNotFound))
+	if err := target(p, id, kindAgent); err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	v, err := s.b.Agent(r.Context(), id)
@@ -97,10 +101,14 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request, _ principal) {
 // (signal user_message, A3). An agent token may send one: a message is
 // conversation, as the task is, and approves nothing; cancelling a run
 // (POST /api/v1/cancel) stays with approvers.
-func (s *Server) postAgentPath(w http.ResponseWriter, r *http.Request, _ principal) {
+func (s *Server) postAgentPath(w http.ResponseWriter, r *http.Request, p principal) {
 	id, ok := strings.CutSuffix(r.PathValue("path"), "/messages")
-	if !ok || !strings.HasPrefix(id, "agentrun/") {
+	if !ok {
 		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: POST "+r.URL.Path+" (POST /api/v1/agents/agentrun/<session>/<run>/messages sends a user message)")
+		return
+	}
+	if err := target(p, id, kindAgent); err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	var req struct {

@@ -31,6 +31,10 @@ func (s *Server) postRound(w http.ResponseWriter, r *http.Request, p principal) 
 		writeError(w, http.StatusForbidden, "forbidden", "auto_approve needs an approver token: an agent token may not approve its own calls")
 		return
 	}
+	if !p.allows(in.SessionID) {
+		forbidSession(w, p, in.SessionID)
+		return
+	}
 	id, err := s.b.Submit(r.Context(), in)
 	if err != nil {
 		s.fail(w, r, err)
@@ -57,9 +61,20 @@ type runningRound struct {
 	Progress   json.RawMessage `json:"progress,omitempty"`
 }
 
+// forbidSession answers a request into a session outside the token's
+// scope (H10).
+func forbidSession(w http.ResponseWriter, p principal, session string) {
+	writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("the token %q may not use session %q (its sessions: %s)", p.Name, session, strings.Join(p.Scope, ",")))
+}
+
 // getRound is H3.
-func (s *Server) getRound(w http.ResponseWriter, r *http.Request, _ principal) {
-	v, err := s.b.Round(r.Context(), r.PathValue("workflow_id"))
+func (s *Server) getRound(w http.ResponseWriter, r *http.Request, p principal) {
+	id := r.PathValue("workflow_id")
+	if err := target(p, id, kindRound); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	v, err := s.b.Round(r.Context(), id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -76,16 +91,35 @@ func (s *Server) getRound(w http.ResponseWriter, r *http.Request, _ principal) {
 }
 
 // getInbox is H4; ?session=S keeps one session.
-func (s *Server) getInbox(w http.ResponseWriter, r *http.Request, _ principal) {
-	entries, err := s.b.Inbox(r.Context(), r.URL.Query().Get("session"))
+func (s *Server) getInbox(w http.ResponseWriter, r *http.Request, p principal) {
+	entries, err := s.inbox(r, p, r.URL.Query().Get("session"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if entries == nil {
-		entries = []InboxEntry{}
-	}
 	writeJSON(w, http.StatusOK, entries)
+}
+
+// inbox is the waiting rounds p may see, of one session or of all; the
+// page's inbox is the same list.
+func (s *Server) inbox(r *http.Request, p principal, session string) ([]InboxEntry, error) {
+	if session != "" && !round.ValidIdentifier(session) {
+		return nil, fmt.Errorf("%w: session %q is not a session id", ErrBadInput, session)
+	}
+	out := []InboxEntry{}
+	if session != "" && !p.allows(session) {
+		return out, nil
+	}
+	entries, err := s.b.Inbox(r.Context(), session)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		if target(p, e.WorkflowID, kindRound) == nil {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // approvalRequest is H5's body.
@@ -136,6 +170,10 @@ func (s *Server) postApproval(w http.ResponseWriter, r *http.Request, p principa
 	}
 	if req.Approve == nil {
 		s.fail(w, r, fmt.Errorf("%w: approve (true or false) is required", ErrBadInput))
+		return
+	}
+	if err := target(p, req.WorkflowID, kindRound); err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	d := Decision{WorkflowID: req.WorkflowID, CallID: req.CallID, ApprovalID: req.ApprovalID, Approve: *req.Approve,
@@ -207,7 +245,7 @@ type answerRequest struct {
 }
 
 // postAnswer is H6: answer an ask_user call.
-func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request, _ principal) {
+func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request, p principal) {
 	var req answerRequest
 	if isForm(r) {
 		if err := s.parseForm(w, r); err != nil {
@@ -221,6 +259,10 @@ func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request, _ principal)
 	}
 	if req.WorkflowID == "" || req.CallID == "" || len(req.Answers) == 0 {
 		s.fail(w, r, fmt.Errorf("%w: workflow_id, call_id and answers (a list of strings) are required", ErrBadInput))
+		return
+	}
+	if err := target(p, req.WorkflowID, kindRound); err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	if err := s.b.Answer(r.Context(), req.WorkflowID, req.CallID, req.Answers); err != nil {
@@ -240,7 +282,7 @@ type extendRequest struct {
 const maxExtend = 7 * 24 * 3600
 
 // postExtend is H6: push a waiting call's deadline.
-func (s *Server) postExtend(w http.ResponseWriter, r *http.Request, _ principal) {
+func (s *Server) postExtend(w http.ResponseWriter, r *http.Request, p principal) {
 	var req extendRequest
 	if isForm(r) {
 		if err := s.parseForm(w, r); err != nil {
@@ -265,6 +307,10 @@ func (s *Server) postExtend(w http.ResponseWriter, r *http.Request, _ principal)
 		s.fail(w, r, fmt.Errorf("%w: seconds must be from 1 to %d (7 days)", ErrBadInput, maxExtend))
 		return
 	}
+	if err := target(p, req.WorkflowID, kindRound); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if err := s.b.Extend(r.Context(), req.WorkflowID, req.CallID, req.Seconds); err != nil {
 		s.fail(w, r, err)
 		return
@@ -274,7 +320,7 @@ func (s *Server) postExtend(w http.ResponseWriter, r *http.Request, _ principal)
 
 // postCancel is H6: cancel a round, or an agent run (agentrun/...), whose
 // started round still gives every call a result (A3).
-func (s *Server) postCancel(w http.ResponseWriter, r *http.Request, _ principal) {
+func (s *Server) postCancel(w http.ResponseWriter, r *http.Request, p principal) {
 	var req struct {
 		WorkflowID string `json:"workflow_id"`
 	}
@@ -292,6 +338,10 @@ func (s *Server) postCancel(w http.ResponseWriter, r *http.Request, _ principal)
 		s.fail(w, r, fmt.Errorf("%w: workflow_id is required", ErrBadInput))
 		return
 	}
+	if err := target(p, req.WorkflowID, kindRound|kindAgent); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if err := s.b.Cancel(r.Context(), req.WorkflowID); err != nil {
 		s.fail(w, r, err)
 		return
@@ -301,8 +351,16 @@ func (s *Server) postCancel(w http.ResponseWriter, r *http.Request, _ principal)
 
 // getEvents is H8: the session's events as server-sent events, one JSON
 // event (as `starter watch --json` prints it) per data: line.
-func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, _ principal) {
+func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, p principal) {
 	session := r.PathValue("session")
+	if !round.ValidIdentifier(session) {
+		s.fail(w, r, fmt.Errorf("%w: session %q is not a session id", ErrBadInput, session))
+		return
+	}
+	if !p.allows(session) {
+		forbidSession(w, p, session)
+		return
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{})
 	var mu sync.Mutex

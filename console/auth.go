@@ -9,9 +9,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolround/toolround/round"
 )
 
 // Roles a token may have (H1).
@@ -25,10 +28,16 @@ type Token struct {
 	Secret string
 	Name   string
 	Role   string
+	// Sessions, when set, are the glob patterns (path.Match) of the
+	// sessions the token may see and act on (H10); nil: every session.
+	Sessions []string
 }
 
-// ParseTokens reads `TOKEN NAME ROLE` lines; blank lines and lines starting
-// with # are skipped.
+// sessionsKey starts the optional fourth field of a tokens line.
+const sessionsKey = "sessions="
+
+// ParseTokens reads `TOKEN NAME ROLE [sessions=PATTERN[,PATTERN]]` lines;
+// blank lines and lines starting with # are skipped.
 func ParseTokens(r io.Reader) ([]Token, error) {
 	var out []Token
 	s := bufio.NewScanner(r)
@@ -38,8 +47,8 @@ func ParseTokens(r io.Reader) ([]Token, error) {
 			continue
 		}
 		f := strings.Fields(line)
-		if len(f) != 3 {
-			return nil, fmt.Errorf("tokens line %d: want TOKEN NAME ROLE, got %d fields", n, len(f))
+		if len(f) != 3 && len(f) != 4 {
+			return nil, fmt.Errorf("tokens line %d: want TOKEN NAME ROLE [sessions=PATTERN[,PATTERN]], got %d fields", n, len(f))
 		}
 		if f[2] != RoleAgent && f[2] != RoleApprover {
 			return nil, fmt.Errorf("tokens line %d: role %q: want agent or approver", n, f[2])
@@ -47,13 +56,57 @@ func ParseTokens(r io.Reader) ([]Token, error) {
 		if len(f[0]) < 16 {
 			return nil, fmt.Errorf("tokens line %d: the token is shorter than 16 characters", n)
 		}
-		out = append(out, Token{Secret: f[0], Name: f[1], Role: f[2]})
+		t := Token{Secret: f[0], Name: f[1], Role: f[2]}
+		if len(f) == 4 {
+			ps, err := parseSessionPatterns(f[3])
+			if err != nil {
+				return nil, fmt.Errorf("tokens line %d: %w", n, err)
+			}
+			t.Sessions = ps
+		}
+		out = append(out, t)
 	}
 	if err := s.Err(); err != nil {
 		return nil, fmt.Errorf("read tokens: %w", err)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("the tokens file has no token")
+	}
+	return out, nil
+}
+
+// parseSessionPatterns reads sessions=PATTERN[,PATTERN]. A pattern is a
+// glob (path.Match: *, ?, [...]) over the characters of a session id
+// (letters, digits, '.', '_', '-'); it matches a whole session id, never a
+// prefix, and case matters, as in session ids.
+func parseSessionPatterns(field string) ([]string, error) {
+	list, ok := strings.CutPrefix(field, sessionsKey)
+	if !ok {
+		return nil, fmt.Errorf("the fourth field %q: want sessions=PATTERN[,PATTERN]", field)
+	}
+	if list == "" {
+		return nil, fmt.Errorf("sessions= names no pattern: leave the field out for every session")
+	}
+	var out []string
+	for _, p := range strings.Split(list, ",") {
+		if p == "" {
+			return nil, fmt.Errorf("sessions=%s has an empty pattern", list)
+		}
+		for _, c := range p {
+			switch {
+			case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.ContainsRune("._-*?[]^", c):
+			case c == '!':
+				// path.Match negates a class with ^; [!a] would be '!' or
+				// 'a', the opposite of what a shell reader means.
+				return nil, fmt.Errorf("session pattern %q: negate a class with [^...], not [!...]", p)
+			default:
+				return nil, fmt.Errorf("session pattern %q: %q can be in no session id (letters, digits, '.', '_', '-'; globs *, ? and [...])", p, c)
+			}
+		}
+		if _, err := path.Match(p, ""); err != nil {
+			return nil, fmt.Errorf("session pattern %q: %w", p, err)
+		}
+		out = append(out, p)
 	}
 	return out, nil
 }
@@ -77,6 +130,24 @@ type principal struct {
 	Via string
 	// CSRF is the page session's CSRF token; empty for bearer requests.
 	CSRF string
+	// Scope is the token's session patterns; nil: every session.
+	Scope []string
+}
+
+// allows reports whether p may see and act on the session's workflows.
+func (p principal) allows(session string) bool {
+	if p.Scope == nil {
+		return true
+	}
+	if !round.ValidIdentifier(session) {
+		return false
+	}
+	for _, pat := range p.Scope {
+		if ok, err := path.Match(pat, session); err == nil && ok {
+			return true
+		}
+	}
+	return false
 }
 
 type tokenSet struct {
@@ -89,12 +160,13 @@ type tokenEntry struct {
 	digest [32]byte
 	name   string
 	role   string
+	scope  []string
 }
 
 func newTokenSet(ts []Token) *tokenSet {
 	s := &tokenSet{}
 	for _, t := range ts {
-		s.entries = append(s.entries, tokenEntry{digest: sha256.Sum256([]byte(t.Secret)), name: t.Name, role: t.Role})
+		s.entries = append(s.entries, tokenEntry{digest: sha256.Sum256([]byte(t.Secret)), name: t.Name, role: t.Role, scope: t.Sessions})
 	}
 	return s
 }
@@ -120,6 +192,7 @@ type sessions struct {
 
 type pageSession struct {
 	name, role, csrf string
+	scope            []string
 	expires          time.Time
 }
 
@@ -131,7 +204,7 @@ func newSessions(ttl time.Duration) *sessions {
 
 func (s *sessions) create(e tokenEntry) (id string, ps pageSession) {
 	id = randomHex(32)
-	ps = pageSession{name: e.name, role: e.role, csrf: randomHex(32), expires: time.Now().Add(s.ttl)}
+	ps = pageSession{name: e.name, role: e.role, csrf: randomHex(32), scope: e.scope, expires: time.Now().Add(s.ttl)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := time.Now()
@@ -162,18 +235,19 @@ func (s *sessions) drop(id string) {
 }
 
 // authenticate finds who a request acts as: a bearer token first, else the
-// page's cookie. ok is false for neither.
+// page's cookie. ok is false for neither. The scheme is compared without
+// regard to case (RFC 7235): Bearer, bearer and BEARER are one.
 func (s *Server) authenticate(r *http.Request) (principal, bool) {
 	if h := r.Header.Get("Authorization"); h != "" {
-		tok, found := strings.CutPrefix(h, "Bearer ")
-		if !found {
+		scheme, tok, found := strings.Cut(h, " ")
+		if !found || !strings.EqualFold(scheme, "Bearer") {
 			return principal{}, false
 		}
 		e, ok := s.tokens.lookup(strings.TrimSpace(tok))
 		if !ok {
 			return principal{}, false
 		}
-		return principal{Name: e.name, Role: e.role, Via: "api"}, true
+		return principal{Name: e.name, Role: e.role, Via: "api", Scope: e.scope}, true
 	}
 	c, err := r.Cookie(cookieName)
 	if err != nil {
@@ -183,7 +257,7 @@ func (s *Server) authenticate(r *http.Request) (principal, bool) {
 	if !ok {
 		return principal{}, false
 	}
-	return principal{Name: ps.name, Role: ps.role, Via: "console", CSRF: ps.csrf}, true
+	return principal{Name: ps.name, Role: ps.role, Via: "console", CSRF: ps.csrf, Scope: ps.scope}, true
 }
 
 // csrfOK checks the CSRF token of a state-changing page request: the

@@ -114,6 +114,9 @@ func (b *TemporalBackend) Wait(ctx context.Context, workflowID string) (*round.R
 
 // Round describes a round and reads its result or what it waits for.
 func (b *TemporalBackend) Round(ctx context.Context, workflowID string) (*RoundView, error) {
+	if _, _, err := checkID(workflowID, kindRound); err != nil {
+		return nil, err
+	}
 	d, err := b.tc.DescribeWorkflow(ctx, workflowID, "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
@@ -169,6 +172,35 @@ func (b *TemporalBackend) view(ctx context.Context, workflowID string, status en
 		}
 	}
 	return v
+}
+
+// own makes sure that workflowID is one of the console's workflows before
+// anything is sent to it: an id of one of kinds' shapes, and a workflow of
+// the type that shape names (ToolRound, AgentRun). Any other workflow of
+// the namespace is no such round or run (ErrNotFound), whatever its id
+// looks like.
+func (b *TemporalBackend) own(ctx context.Context, workflowID string, kinds idKind) (enumspb.WorkflowExecutionStatus, error) {
+	kind, _, err := checkID(workflowID, kinds)
+	if err != nil {
+		return 0, err
+	}
+	want := workflowType
+	if kind == kindAgent {
+		want = round.AgentWorkflowName
+	}
+	d, err := b.tc.DescribeWorkflow(ctx, workflowID, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return 0, fmt.Errorf("%s %s: %w", kind, workflowID, ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("describe %s %s: %w", kind, workflowID, err)
+	}
+	info := d.RawResponse.GetWorkflowExecutionInfo()
+	if info.GetType().GetName() != want {
+		return 0, fmt.Errorf("%s is not a %s: %w", workflowID, kind, ErrNotFound)
+	}
+	return info.GetStatus(), nil
 }
 
 // splitWorkflowID reads toolround/<session>/<run>/<round>.
@@ -251,6 +283,7 @@ func (b *TemporalBackend) Inbox(ctx context.Context, session string) ([]InboxEnt
 	}
 	ids = append(ids, more...)
 
+	ids = ownIDs(ids, kindRound)
 	entries := make([]InboxEntry, len(ids))
 	parallel(len(ids), func(i int) {
 		p, err := b.pending(ctx, ids[i].id)
@@ -284,6 +317,18 @@ func newest(e InboxEntry) time.Time {
 		}
 	}
 	return t
+}
+
+// ownIDs keeps the listed workflows whose ids are of kind's shape: a
+// workflow of the right type under another id is none of the console's.
+func ownIDs(ids []listed, kind idKind) []listed {
+	out := ids[:0]
+	for _, l := range ids {
+		if _, _, err := checkID(l.id, kind); err == nil {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 type listed struct {
@@ -329,6 +374,7 @@ func (b *TemporalBackend) Session(ctx context.Context, session string) ([]RoundV
 	if err != nil {
 		return nil, err
 	}
+	ids = ownIDs(ids, kindRound)
 	sort.SliceStable(ids, func(i, j int) bool { return ids[i].start.After(ids[j].start) })
 	if len(ids) > sessionRounds {
 		ids = ids[:sessionRounds]
@@ -361,6 +407,9 @@ func parallel(n int, fn func(i int)) {
 func (b *TemporalBackend) Decide(ctx context.Context, d Decision) error {
 	ctx, cancel := context.WithTimeout(ctx, decideTimeout)
 	defer cancel()
+	if _, err := b.own(ctx, d.WorkflowID, kindRound); err != nil {
+		return err
+	}
 	h, err := b.tc.UpdateWorkflow(ctx, tclient.UpdateWorkflowOptions{
 		WorkflowID: d.WorkflowID, UpdateName: updateConfirm, Args: []any{d},
 		WaitForStage: tclient.WorkflowUpdateStageCompleted,
@@ -454,6 +503,9 @@ func (b *TemporalBackend) waitingCall(ctx context.Context, workflowID, callID st
 
 // Answer answers an ask_user call that waits for one.
 func (b *TemporalBackend) Answer(ctx context.Context, workflowID, callID string, answers []string) error {
+	if _, err := b.own(ctx, workflowID, kindRound); err != nil {
+		return err
+	}
 	p, err := b.waitingCall(ctx, workflowID, callID)
 	if err != nil {
 		return err
@@ -466,6 +518,9 @@ func (b *TemporalBackend) Answer(ctx context.Context, workflowID, callID string,
 
 // Extend sends the extend signal (T3) and checks that the deadline moved.
 func (b *TemporalBackend) Extend(ctx context.Context, workflowID, callID string, seconds int) error {
+	if _, err := b.own(ctx, workflowID, kindRound); err != nil {
+		return err
+	}
 	p, err := b.waitingCall(ctx, workflowID, callID)
 	if err != nil {
 		return err
@@ -489,8 +544,11 @@ func (b *TemporalBackend) Extend(ctx context.Context, workflowID, callID string,
 	return fmt.Errorf("%w: the round did not move the deadline of %s; its workers do not take the extend signal yet", ErrUnsupported, callID)
 }
 
-// Cancel cancels a round or an agent run.
+// Cancel cancels a round or an agent run, and no other workflow.
 func (b *TemporalBackend) Cancel(ctx context.Context, workflowID string) error {
+	if _, err := b.own(ctx, workflowID, kindRound|kindAgent); err != nil {
+		return err
+	}
 	err := b.c.Cancel(ctx, workflowID)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
@@ -514,19 +572,7 @@ func (b *TemporalBackend) StartAgent(ctx context.Context, in round.AgentInput) (
 
 // describeAgent tells whether workflowID is an agent run, and its status.
 func (b *TemporalBackend) describeAgent(ctx context.Context, workflowID string) (enumspb.WorkflowExecutionStatus, error) {
-	d, err := b.tc.DescribeWorkflow(ctx, workflowID, "")
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return 0, fmt.Errorf("agent run %s: %w", workflowID, ErrNotFound)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("describe agent run %s: %w", workflowID, err)
-	}
-	info := d.RawResponse.GetWorkflowExecutionInfo()
-	if info.GetType().GetName() != round.AgentWorkflowName {
-		return 0, fmt.Errorf("%s is not an agent run: %w", workflowID, ErrNotFound)
-	}
-	return info.GetStatus(), nil
+	return b.own(ctx, workflowID, kindAgent)
 }
 
 // Agent reads a run's status query while it runs, its result once it has
@@ -582,6 +628,7 @@ func (b *TemporalBackend) SessionAgents(ctx context.Context, session string) ([]
 	if err != nil {
 		return nil, err
 	}
+	ids = ownIDs(ids, kindAgent)
 	sort.SliceStable(ids, func(i, j int) bool { return ids[i].start.After(ids[j].start) })
 	if len(ids) > sessionRounds {
 		ids = ids[:sessionRounds]

@@ -43,6 +43,7 @@ func pendingAnswer(approvalID string) jsonValue {
 func TestDecideUsesTheUpdateAndMapsItsRefusals(t *testing.T) {
 	for typ, want := range map[string]error{"not_waiting": ErrNotWaiting, "stale_approval": ErrStaleApproval, "invalid_args": ErrInvalidArgs} {
 		tc := &mocks.Client{}
+		tc.On("DescribeWorkflow", mock.Anything, wf, "").Return(describing("ToolRound", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING), nil)
 		h := &mocks.WorkflowUpdateHandle{}
 		tc.On("UpdateWorkflow", mock.Anything, mock.MatchedBy(func(o any) bool { return true })).Return(h, nil)
 		h.On("Get", mock.Anything, mock.Anything).Return(temporal.NewApplicationError("refused", typ))
@@ -57,6 +58,7 @@ func TestDecideFallsBackToTheSignal(t *testing.T) {
 	unknown := errors.New("unknown update confirm. KnownUpdates=[]")
 	setup := func(approvalID string) (*mocks.Client, *TemporalBackend) {
 		tc := &mocks.Client{}
+		tc.On("DescribeWorkflow", mock.Anything, wf, "").Return(describing("ToolRound", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING), nil)
 		tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(nil, unknown)
 		tc.On("QueryWorkflow", mock.Anything, wf, "", "pending").Return(pendingAnswer(approvalID), nil)
 		tc.On("SignalWorkflow", mock.Anything, wf, "", "confirm", mock.Anything).Return(nil)
@@ -93,6 +95,7 @@ func TestDecideFallsBackToTheSignal(t *testing.T) {
 
 func TestDecideOnAFinishedRound(t *testing.T) {
 	tc := &mocks.Client{}
+	tc.On("DescribeWorkflow", mock.Anything, wf, "").Return(describing("ToolRound", enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED), nil)
 	tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(nil, serviceerror.NewNotFound("workflow execution already completed"))
 	b := NewTemporalBackend(tc, TemporalOptions{})
 	require.ErrorIs(t, b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "e1"}), ErrNotWaiting)
@@ -125,6 +128,34 @@ func TestInboxFallsBackWithoutSearchAttributes(t *testing.T) {
 func describing(typ string, status enumspb.WorkflowExecutionStatus) *tclient.WorkflowExecutionDescription {
 	return &tclient.WorkflowExecutionDescription{RawResponse: &workflowservice.DescribeWorkflowExecutionResponse{
 		WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{Type: &commonpb.WorkflowType{Name: typ}, Status: status}}}
+}
+
+// TestBackendSendsNothingToOtherWorkflows: a workflow of another type, or
+// of another id shape, gets no update, signal, query or cancel request from
+// any verb of the backend.
+func TestBackendSendsNothingToOtherWorkflows(t *testing.T) {
+	ctx := context.Background()
+	tc := &mocks.Client{}
+	for _, id := range []string{wf, "agentrun/s1/r1"} {
+		tc.On("DescribeWorkflow", mock.Anything, id, "").Return(describing("PayrollRun", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING), nil)
+	}
+	b := NewTemporalBackend(tc, TemporalOptions{})
+	for _, id := range []string{wf, "agentrun/s1/r1", "payroll/1", "toolround/s1/r1/2/x", "agentrun/s1/r1/2"} {
+		require.ErrorIs(t, b.Decide(ctx, Decision{WorkflowID: id, CallID: "e1", Approve: true}), ErrNotFound, id)
+		require.ErrorIs(t, b.Answer(ctx, id, "e1", []string{"yes"}), ErrNotFound, id)
+		require.ErrorIs(t, b.Extend(ctx, id, "e1", 60), ErrNotFound, id)
+		require.ErrorIs(t, b.Cancel(ctx, id), ErrNotFound, id)
+		require.ErrorIs(t, b.SendUserMessage(ctx, id, "hi"), ErrNotFound, id)
+		_, err := b.Round(ctx, id)
+		require.ErrorIs(t, err, ErrNotFound, id)
+		_, err = b.Agent(ctx, id)
+		require.ErrorIs(t, err, ErrNotFound, id)
+	}
+	for _, m := range []string{"UpdateWorkflow", "SignalWorkflow", "QueryWorkflow", "CancelWorkflow", "SignalWithStartWorkflow", "TerminateWorkflow"} {
+		for _, c := range tc.Calls {
+			require.NotEqual(t, m, c.Method)
+		}
+	}
 }
 
 func TestAgentRunsThroughTemporal(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/round"
 )
 
 //go:embed assets
@@ -249,7 +251,11 @@ type inboxData struct {
 
 func (s *Server) inboxPage(w http.ResponseWriter, r *http.Request, p principal) {
 	filter := r.URL.Query().Get("session")
-	entries, err := s.b.Inbox(r.Context(), filter)
+	entries, err := s.inbox(r, p, filter)
+	if errors.Is(err, ErrBadInput) {
+		s.errorPage(w, r, http.StatusBadRequest, "bad_request", err.Error())
+		return
+	}
 	if err != nil {
 		s.errorPage(w, r, http.StatusBadGateway, "backend", err.Error())
 		return
@@ -287,6 +293,15 @@ type agentLine struct {
 
 func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, p principal) {
 	session := r.PathValue("session")
+	if !round.ValidIdentifier(session) {
+		s.errorPage(w, r, http.StatusBadRequest, "bad_request", fmt.Sprintf("session %q is not a session id", session))
+		return
+	}
+	if !p.allows(session) {
+		// As for a round of such a session: nothing tells it exists.
+		s.errorPage(w, r, http.StatusNotFound, "not_found", fmt.Sprintf("session %s: %v", session, ErrNotFound))
+		return
+	}
 	views, err := s.b.Session(r.Context(), session)
 	if err != nil {
 		s.errorPage(w, r, http.StatusBadGateway, "backend", err.Error())
@@ -323,7 +338,11 @@ type callData struct {
 
 func (s *Server) callPage(w http.ResponseWriter, r *http.Request, p principal) {
 	wfID, callID := r.PathValue("workflow_id"), r.URL.Query().Get("call")
-	v, err := s.b.Round(r.Context(), wfID)
+	err := target(p, wfID, kindRound)
+	var v *RoundView
+	if err == nil {
+		v, err = s.b.Round(r.Context(), wfID)
+	}
 	if err != nil {
 		status, code := statusOf(err)
 		s.errorPage(w, r, status, code, err.Error())

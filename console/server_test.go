@@ -319,7 +319,7 @@ func TestApprovalsH5(t *testing.T) {
 		By: "alice", Via: "api", Verified: true, Args: `{"new_text":"x","path":"b.txt"}`}, d)
 
 	// args as a JSON string holding an object are accepted too.
-	code, _ = do(t, ts, "POST", "/api/v1/approvals", approverToken, `{"workflow_id":"w","call_id":"c","approve":true,"args":"{\"a\":1}"}`)
+	code, _ = do(t, ts, "POST", "/api/v1/approvals", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"c","approve":true,"args":"{\"a\":1}"}`)
 	require.Equal(t, http.StatusOK, code)
 
 	f.decideErr["gone"] = fmt.Errorf("x: %w", ErrNotWaiting)
@@ -329,15 +329,15 @@ func TestApprovalsH5(t *testing.T) {
 		code int
 		err  string
 	}{"gone": {404, "not_waiting"}, "stale": {409, "stale_approval"}, "bad": {400, "invalid_args"}} {
-		code, body := do(t, ts, "POST", "/api/v1/approvals", approverToken, `{"workflow_id":"w","call_id":"`+call+`","approval_id":"x","approve":false,"reason":"no"}`)
+		code, body := do(t, ts, "POST", "/api/v1/approvals", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"`+call+`","approval_id":"x","approve":false,"reason":"no"}`)
 		require.Equal(t, want.code, code, call)
 		require.Equal(t, want.err, body["error"], call)
 	}
 	for _, bad := range []struct{ body, err string }{
-		{`{"workflow_id":"w","call_id":"c","approve":true,"args":[1]}`, "invalid_args"},
-		{`{"workflow_id":"w","call_id":"c","approve":true,"args":"not json"}`, "invalid_args"},
-		{`{"workflow_id":"w","call_id":"c","approve":false,"args":{"a":1}}`, "invalid_args"},
-		{`{"workflow_id":"w","call_id":"c"}`, "bad_request"},
+		{`{"workflow_id":"toolround/s1/r1/9","call_id":"c","approve":true,"args":[1]}`, "invalid_args"},
+		{`{"workflow_id":"toolround/s1/r1/9","call_id":"c","approve":true,"args":"not json"}`, "invalid_args"},
+		{`{"workflow_id":"toolround/s1/r1/9","call_id":"c","approve":false,"args":{"a":1}}`, "invalid_args"},
+		{`{"workflow_id":"toolround/s1/r1/9","call_id":"c"}`, "bad_request"},
 		{`{"call_id":"c","approve":true}`, "bad_request"},
 		{`{"workflow_id":1}`, "bad_request"},
 		{`nope`, "bad_request"},
@@ -346,31 +346,31 @@ func TestApprovalsH5(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, code, bad.body)
 		require.Equal(t, bad.err, body["error"], bad.body)
 	}
-	code, body = do(t, ts, "POST", "/api/v1/approvals", approverToken, `{"workflow_id":"w","call_id":"c","approve":true,"args":{"a":"`+strings.Repeat("x", 2<<20)+`"}}`)
+	code, body = do(t, ts, "POST", "/api/v1/approvals", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"c","approve":true,"args":{"a":"`+strings.Repeat("x", 2<<20)+`"}}`)
 	require.Equal(t, http.StatusRequestEntityTooLarge, code)
 	require.Equal(t, "too_large", body["error"])
 }
 
 func TestAnswersExtendCancelH6(t *testing.T) {
 	ts, f := newTestServer(t)
-	code, _ := do(t, ts, "POST", "/api/v1/answers", approverToken, `{"workflow_id":"w","call_id":"c","answers":["yes"]}`)
+	code, _ := do(t, ts, "POST", "/api/v1/answers", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"c","answers":["yes"]}`)
 	require.Equal(t, http.StatusOK, code)
-	require.Equal(t, []string{"yes"}, f.answers["w|c"])
-	code, body := do(t, ts, "POST", "/api/v1/answers", approverToken, `{"workflow_id":"w","call_id":"c","answers":[]}`)
+	require.Equal(t, []string{"yes"}, f.answers["toolround/s1/r1/9|c"])
+	code, body := do(t, ts, "POST", "/api/v1/answers", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"c","answers":[]}`)
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Equal(t, "bad_request", body["error"])
 
-	code, _ = do(t, ts, "POST", "/api/v1/extend", approverToken, `{"workflow_id":"w","call_id":"c","seconds":600}`)
+	code, _ = do(t, ts, "POST", "/api/v1/extend", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"c","seconds":600}`)
 	require.Equal(t, http.StatusOK, code)
-	require.Equal(t, 600, f.extended["w|c"])
+	require.Equal(t, 600, f.extended["toolround/s1/r1/9|c"])
 	for _, s := range []string{"0", "-5", "604801", `"x"`} {
-		code, _ = do(t, ts, "POST", "/api/v1/extend", approverToken, `{"workflow_id":"w","call_id":"c","seconds":`+s+`}`)
+		code, _ = do(t, ts, "POST", "/api/v1/extend", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"c","seconds":`+s+`}`)
 		require.Equal(t, http.StatusBadRequest, code, s)
 	}
 
-	code, _ = do(t, ts, "POST", "/api/v1/cancel", approverToken, `{"workflow_id":"w"}`)
+	code, _ = do(t, ts, "POST", "/api/v1/cancel", approverToken, `{"workflow_id":"toolround/s1/r1/9"}`)
 	require.Equal(t, http.StatusOK, code)
-	require.Equal(t, []string{"w"}, f.cancelled)
+	require.Equal(t, []string{"toolround/s1/r1/9"}, f.cancelled)
 	code, _ = do(t, ts, "POST", "/api/v1/cancel", approverToken, `{}`)
 	require.Equal(t, http.StatusBadRequest, code)
 }
@@ -518,19 +518,19 @@ func TestPageSignInAndCSRF(t *testing.T) {
 	// The page's script: JSON answer, header token; edited arguments only
 	// when they changed.
 	// The other forms without script: answers and extend.
-	resp, err = c.PostForm(ts.URL+"/api/v1/answers", url.Values{"csrf": {csrf}, "workflow_id": {"w"}, "call_id": {"q"}, "answers": {"yes", "no"}, "return": {"/"}})
+	resp, err = c.PostForm(ts.URL+"/api/v1/answers", url.Values{"csrf": {csrf}, "workflow_id": {"toolround/s1/r1/9"}, "call_id": {"q"}, "answers": {"yes", "no"}, "return": {"/"}})
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
-	require.Equal(t, []string{"yes", "no"}, f.answers["w|q"])
-	resp, err = c.PostForm(ts.URL+"/api/v1/extend", url.Values{"csrf": {csrf}, "workflow_id": {"w"}, "call_id": {"q"}, "seconds": {"soon"}, "return": {"/"}})
+	require.Equal(t, []string{"yes", "no"}, f.answers["toolround/s1/r1/9|q"])
+	resp, err = c.PostForm(ts.URL+"/api/v1/extend", url.Values{"csrf": {csrf}, "workflow_id": {"toolround/s1/r1/9"}, "call_id": {"q"}, "seconds": {"soon"}, "return": {"/"}})
 	require.NoError(t, err)
 	page, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
 	require.Contains(t, string(page), "seconds must be a whole number", "a plain form gets its error as a page")
 
-	form = url.Values{"workflow_id": {"w"}, "call_id": {"c"}, "decision": {"approve_edited"}, "args": {`{"a": 2}`}, "original_args": {`{"a":1}`}}
+	form = url.Values{"workflow_id": {"toolround/s1/r1/9"}, "call_id": {"c"}, "decision": {"approve_edited"}, "args": {`{"a": 2}`}, "original_args": {`{"a":1}`}}
 	req, _ := http.NewRequest("POST", ts.URL+"/api/v1/approvals", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -543,7 +543,7 @@ func TestPageSignInAndCSRF(t *testing.T) {
 	require.True(t, f.decisions[1].Approve)
 
 	// A bearer request needs no CSRF token even with a cookie around.
-	code, _ := do(t, ts, "POST", "/api/v1/cancel", approverToken, `{"workflow_id":"w"}`)
+	code, _ := do(t, ts, "POST", "/api/v1/cancel", approverToken, `{"workflow_id":"toolround/s1/r1/9"}`)
 	require.Equal(t, http.StatusOK, code)
 
 	// A redirect target off the site is not followed.
@@ -619,7 +619,7 @@ func TestPagesRender(t *testing.T) {
 func TestParseTokens(t *testing.T) {
 	ts, err := ParseTokens(strings.NewReader("# people\nabcdefghijklmnop alice approver\n\nqrstuvwxyz012345 bot agent\n"))
 	require.NoError(t, err)
-	require.Equal(t, []Token{{"abcdefghijklmnop", "alice", "approver"}, {"qrstuvwxyz012345", "bot", "agent"}}, ts)
+	require.Equal(t, []Token{{Secret: "abcdefghijklmnop", Name: "alice", Role: "approver"}, {Secret: "qrstuvwxyz012345", Name: "bot", Role: "agent"}}, ts)
 	for _, bad := range []string{"", "short bob agent", "abcdefghijklmnop bob admin", "abcdefghijklmnop bob"} {
 		_, err := ParseTokens(strings.NewReader(bad))
 		require.Error(t, err, bad)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/envconf"
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/command/sandbox"
 	"github.com/toolround/toolround/tools/decision"
 	"github.com/toolround/toolround/tools/ext"
@@ -144,7 +145,7 @@ func ConfigFromEnv() (Config, error) {
 	if c.MaxConcurrent, err = envInt("MAX_CONCURRENT_TOOLS", 0); err != nil {
 		return c, err
 	}
-	if c.ConfirmTimeout, err = envDuration("CONFIRM_TIMEOUT", 30*time.Minute); err != nil {
+	if c.ConfirmTimeout, err = confirmTimeoutFromEnv(); err != nil {
 		return c, err
 	}
 	if c.HeartbeatTimeout, err = envDuration("HEARTBEAT_TIMEOUT", 10*time.Second); err != nil {
@@ -221,6 +222,31 @@ func envDuration(name string, def time.Duration) (time.Duration, error) {
 	d, err := time.ParseDuration(v)
 	if err != nil || d < 0 {
 		return 0, fmt.Errorf("%s=%q: want a duration such as 30s or 10m", name, v)
+	}
+	return d, nil
+}
+
+// confirmTimeoutFromEnv reads CONFIRM_TIMEOUT (default 30m) within the
+// bounds of a round's confirm_timeout_seconds, 1 s to 7 days (T3): a longer
+// default would make an extend, which caps the wait at 7 days, shorten it.
+// A bare number is seconds, checked before it is multiplied.
+func confirmTimeoutFromEnv() (time.Duration, error) {
+	const name = "CONFIRM_TIMEOUT"
+	v := strings.TrimSpace(os.Getenv(name))
+	if v == "" {
+		return 30 * time.Minute, nil
+	}
+	bad := fmt.Errorf("%s=%q: want a duration from %ds to %dh (7 days), such as 30m or 1800, as for a round's confirm_timeout_seconds",
+		name, v, int(round.MinConfirmTimeout/time.Second), int(round.MaxConfirmTimeout/time.Hour))
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n < int64(round.MinConfirmTimeout/time.Second) || n > int64(round.MaxConfirmTimeout/time.Second) {
+			return 0, bad
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < round.MinConfirmTimeout || d > round.MaxConfirmTimeout {
+		return 0, bad
 	}
 	return d, nil
 }

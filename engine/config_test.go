@@ -32,3 +32,23 @@ func TestConfigFromEnv(t *testing.T) {
 		})
 	}
 }
+
+// TestConfirmTimeoutBounds: CONFIRM_TIMEOUT has the bounds of a round's
+// confirm_timeout_seconds (1 s .. 7 days, T3); outside them the worker
+// does not start, with one line that says why.
+func TestConfirmTimeoutBounds(t *testing.T) {
+	for v, want := range map[string]time.Duration{"1": time.Second, "1s": time.Second, "604800": 7 * 24 * time.Hour, "168h": 7 * 24 * time.Hour, "30m": 30 * time.Minute} {
+		t.Setenv("CONFIRM_TIMEOUT", v)
+		c, err := ConfigFromEnv()
+		require.NoError(t, err, v)
+		require.Equal(t, want, c.ConfirmTimeout, v)
+	}
+	for _, v := range []string{"0", "0s", "999ms", "604801", "168h0m1s", "169h", "8760h", "9223372036854775807", "-1", "-5s"} {
+		t.Setenv("CONFIRM_TIMEOUT", v)
+		_, _, err := FromEnv()
+		require.Error(t, err, v)
+		require.Contains(t, err.Error(), "CONFIRM_TIMEOUT", v)
+		require.Contains(t, err.Error(), "7 days", v)
+		require.NotContains(t, err.Error(), "\n", v)
+	}
+}

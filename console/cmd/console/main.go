@@ -23,7 +23,9 @@ const usage = `usage: console
 Serves the HTTP API (/api/v1/...) and the page (/) on CONSOLE_ADDR.
 environment:
   CONSOLE_ADDR      listen address (default 127.0.0.1:8780)
-  CONSOLE_TOKENS    file of "TOKEN NAME ROLE" lines, ROLE agent or approver;
+  CONSOLE_TOKENS    file of "TOKEN NAME ROLE [sessions=PATTERN[,PATTERN]]"
+                    lines, ROLE agent or approver, PATTERN a glob over the
+                    session ids the token may use (default every session);
                     without it, one approver token is generated and printed
   CONSOLE_TLS_CERT, CONSOLE_TLS_KEY   serve HTTPS with this certificate
   TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TASK_QUEUE, REDIS_URL,
