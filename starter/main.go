@@ -308,6 +308,9 @@ func decide(ctx context.Context, c *client.Client, approve bool, workflowID, cal
 	} else {
 		err = c.Deny(ctx, workflowID, callID, o)
 	}
+	if err == nil && approve && (o.Remember || o.AllowTurn) {
+		reportAlsoDecided(ctx, c, workflowID, callID, pending, o, stderr)
+	}
 	switch {
 	case errors.Is(err, client.ErrNotWaiting):
 		return fmt.Errorf("call %s of %s no longer waits for a decision: %w", callID, workflowID, err)
@@ -317,6 +320,47 @@ func decide(ctx context.Context, c *client.Client, approve bool, workflowID, cal
 		return fmt.Errorf("--args for call %s: %w", callID, err)
 	}
 	return err
+}
+
+// reportAlsoDecided says which other calls of the round a remembered rule
+// or --allow-turn approved with this one. The confirm update settles them
+// before it returns, so every call that waited for a decision before it
+// and waits no longer was approved by it.
+func reportAlsoDecided(ctx context.Context, c *client.Client, workflowID, callID string, before []client.PendingCall, o client.ConfirmOptions, stderr io.Writer) {
+	after, err := c.Pending(ctx, workflowID)
+	if err != nil {
+		return
+	}
+	still := map[string]bool{}
+	for _, p := range after {
+		still[p.CallID] = true
+	}
+	how := "the remembered rule"
+	if o.AllowTurn {
+		how = "--allow-turn"
+	}
+	var also, left []string
+	for _, p := range before {
+		if p.CallID == callID || p.Kind != client.KindConfirm {
+			continue
+		}
+		if still[p.CallID] {
+			left = append(left, p.CallID)
+			continue
+		}
+		also = append(also, p.CallID+" "+p.Tool+" "+shortArgs(p.Arguments))
+	}
+	if len(also) == 0 {
+		fmt.Fprintf(stderr, "%s approved no other waiting call of this round\n", how)
+		return
+	}
+	fmt.Fprintf(stderr, "%s also approved %d other waiting call(s) of this round:\n", how, len(also))
+	for _, a := range also {
+		fmt.Fprintln(stderr, "  "+a)
+	}
+	if len(left) > 0 {
+		fmt.Fprintf(stderr, "still waiting: %s\n", strings.Join(left, ", "))
+	}
 }
 
 // pendingOnceAWorkerRuns reads what a round waits for; only a worker
