@@ -142,7 +142,9 @@ func runAgent(ctx context.Context, c *client.Client, pos []string, f agentFlags,
 				ev.write(e) // as starter round --events writes them, approval_id included
 				return
 			}
-			if e.Type == round.EventConfirmationRequested {
+			// The stream is read from its start: a request whose call no
+			// longer waits (an earlier round's, long decided) is history.
+			if e.Type == round.EventConfirmationRequested && stillWaits(ectx, c, e.WorkflowID, e.CallID) {
 				fmt.Fprintf(stderr, "%s waits for approval (%s): starter approve %s %s  |  starter deny %s %s --reason TEXT\n",
 					e.CallID, e.Tool, e.WorkflowID, e.CallID, e.WorkflowID, e.CallID)
 			}
@@ -160,16 +162,35 @@ func runAgent(ctx context.Context, c *client.Client, pos []string, f agentFlags,
 	}
 	cancel()
 	wg.Wait()
-	if err != nil {
-		return err
+	afresh := fmt.Sprintf("; the same --session and --run attach to this run again: pass another --run (e.g. --run %s-2) to start afresh", in.RunID)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return interrupted{fmt.Errorf("interrupted: agent run %s goes on in the workers; attach again with the same command, or see it with: starter agent-status %s", run.GetID(), run.GetID())}
+	case err != nil:
+		return fmt.Errorf("%w%s", err, afresh)
 	}
 	switch st.Status {
 	case round.AgentCompleted:
 		_, err := fmt.Fprintln(stdout, st.Final)
 		return err
 	case round.AgentRoundLimit:
-		return fmt.Errorf("agent run %s stopped at the round limit after %d rounds without a final answer (status round_limit)", st.WorkflowID, st.Round)
+		return fmt.Errorf("agent run %s stopped at the round limit after %d rounds without a final answer (status round_limit)%s", st.WorkflowID, st.Round, afresh)
 	default:
-		return fmt.Errorf("agent run %s ended with status %s after %d rounds", st.WorkflowID, st.Status, st.Round)
+		return fmt.Errorf("agent run %s ended with status %s after %d rounds%s", st.WorkflowID, st.Status, st.Round, afresh)
 	}
+}
+
+// stillWaits tells whether the call of round workflowID waits for a
+// decision now.
+func stillWaits(ctx context.Context, c *client.Client, workflowID, callID string) bool {
+	pending, err := c.Pending(ctx, workflowID)
+	if err != nil {
+		return false
+	}
+	for _, p := range pending {
+		if p.CallID == callID && p.Kind == client.KindConfirm {
+			return true
+		}
+	}
+	return false
 }

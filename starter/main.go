@@ -129,7 +129,14 @@ func commandUsage(name string, cmd command, fs *flag.FlagSet) string {
 const (
 	exitFailed = 1 // the round failed or a command could not be carried out
 	exitUsage  = 2 // bad arguments or unusable input
+	// exitInterrupted: Ctrl-C or SIGTERM stopped the command, not what it
+	// started (128 + SIGINT, as shells report it).
+	exitInterrupted = 130
 )
+
+// interrupted is a command stopped by Ctrl-C or SIGTERM while what it
+// started goes on.
+type interrupted struct{ error }
 
 // usageError is bad arguments or unusable input; Usage, when set, is printed
 // after the message.
@@ -160,6 +167,9 @@ func report(err error, stderr io.Writer) int {
 		return exitUsage
 	}
 	fmt.Fprintln(stderr, "starter: "+oneLine(err.Error()))
+	if errors.As(err, new(interrupted)) {
+		return exitInterrupted
+	}
 	return exitFailed
 }
 
