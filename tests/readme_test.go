@@ -44,8 +44,8 @@ func readmeUsingScript(t *testing.T) []string {
 var waitsOn = regexp.MustCompile(`(?:approve|deny|extend|answer)\s+(toolround/\S+)\s+(call_\d+)`)
 
 // TestREADMEUsingItRunsAsShown runs every line of README "Using it"'s
-// session, in order, through bin/starter against a real worker (U8 of the
-// usability issue: "a script a test runs"). Before a line answers a call,
+// session, in order, through bin/starter against a real worker (the
+// README is "a script a test runs"). Before a line answers a call,
 // it waits until that call waits, as a person at another terminal would;
 // `watch` runs until stopped, so it is stopped after its first events.
 func TestREADMEUsingItRunsAsShown(t *testing.T) {
