@@ -27,11 +27,13 @@ import (
 //     `coproc`, `declare`/`export`/`local`, arrays and $'...' / $"..."
 //     quoting (sh and bash read those differently) never match.
 //   - The word in command position is a literal without glob characters.
-//     A word with unquoted `*`, `?`, `[`, `~` or a brace list
-//     becomes file names the script does not show: it matches only the
-//     pattern's final `*`, and never an argument of a program whose
-//     arguments are checked (git, find, test, printf, cd, tar, curl, ...,
-//     wrappers). A command name with a `/` outside /bin, /usr/bin and
+//     A word with unquoted `*`, `?`, `[`, a leading `~` (or one after `=`
+//     or `:`) or a brace list becomes file names the script does not show:
+//     it matches only the pattern's final `*`, never an argument of a
+//     program whose arguments are checked (git, find, test, printf, cd,
+//     tar, curl, ..., wrappers), and it is checked as every name it could
+//     become (expand.go): `cat .en?` and `cat src/*.go` (src/secrets.go)
+//     ask, `cp x repo/.gi?/config` asks, `~user` asks. A command name with a `/` outside /bin, /usr/bin and
 //     /usr/local/bin (./env, x/sh) is matched as itself: never unwrapped,
 //     never a no-op.
 //   - Text the parser and sh were seen to read differently never matches:
@@ -45,8 +47,19 @@ import (
 //     as other commands. `cd` takes one such folder.
 //   - No word names a key or credentials file (SensitivePath): reading one
 //     always asks a person, whichever tool reads it. No word names a path
-//     in a .git folder: `cp x .git/config` under `cp *` would let the next
-//     `git status` run any program.
+//     in a .git folder, nor a file of any git directory (gitDirFile): a
+//     last element config, config.worktree, commondir, gitdir or HEAD (not
+//     HEAD for git, where it is a revision), a folder named hooks or a hook
+//     in one. Any folder can be a git directory (`git init --bare gd`), so
+//     `cat x > gd/config` and `cp x gd/hooks/pre-commit` ask: a written
+//     config or hook would let a later git run any program.
+//   - A program fed its program on stdin never matches: a shell without a
+//     script operand, an interpreter (python, node, perl, ruby, ...)
+//     without one or with `-` or /dev/stdin, `awk -f -`, `make -f -`, and
+//     programs that take commands from stdin (sqlite3, psql, ...), when a
+//     pipe, a here-document or an input redirection feeds them. A shell
+//     pattern must name a script file (`bash build.sh`), never `bash`
+//     alone or with options only.
 //   - Variables set by a prefix (`X=1 cmd`), by `env`, or alone (`X=1`) take
 //     literal values, and never a name on the deny list of envNameOK:
 //     those that make programs load code, configuration or credentials
@@ -61,8 +74,10 @@ import (
 //     DUR cmd`, `nice [-n N] cmd`, `nohup cmd`, `time [-p] cmd`, and
 //     `sh`/`bash`/`dash` `-c 'literal script'` with options from -e -u -x -v
 //     and -o pipefail/errexit/nounset/xtrace/verbose. Another option of a
-//     wrapper makes it opaque. A pattern never names a wrapper, and names
-//     a shell only with a literal script file (`bash build.sh`).
+//     wrapper makes it opaque; so do `env -i` and `env -u` of a name that
+//     envNameOK refuses, which would drop the git lockdown. A pattern never
+//     names a wrapper, and names a shell only with a literal script file
+//     (`bash build.sh`).
 //   - Programs that run what the parser cannot see never match: eval,
 //     source, `.`, exec, command, builtin, xargs, sudo, su, doas, alias,
 //     trap, hash and the others of opaque; find with -exec, -execdir, -ok,
@@ -82,8 +97,17 @@ import (
 // What a matched program does with its literal arguments is the pattern's
 // scope: `python *` approves any Python program, `sed *` and `awk *` any
 // script of theirs, and a rule for a program that runs the workdir's code
-// (`make build`, `go test ./...`) trusts what earlier commands wrote there;
-// git trusts the repositories it runs in.
+// runs whatever that code is now: `make build` the Makefile, `npm run *`
+// and `npx *` package.json and node_modules, `python -m *` a module found
+// from the workdir first, `go test ./...` the packages and tests there,
+// `bash build.sh` build.sh, whoever wrote them. Programs that write
+// files the script does not name (tar and unzip extracting, curl -O, wget,
+// rsync, patch, interpreters) can write any name, a git directory's files
+// included. git is the exception that can be locked down: a command that a
+// rule approved runs with the environment of tools/command's gitLockdown,
+// so that no config or hook of any repository makes git run a program
+// (except the drivers a repository names itself, which only a person or
+// one of those writers can have put there).
 // Paths are checked lexically, so a symbolic link in the workdir can lead a
 // redirection out of it: containment (T8) is what stops that write.
 const (
