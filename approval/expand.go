@@ -17,6 +17,10 @@ import (
 // taken as any name.
 const maxBraceWords = 256
 
+// maxExpandingBytes bounds the text an expanding word and its brace words
+// may have before the word is taken as any name.
+const maxExpandingBytes = 4096
+
 // gitDirFiles are the files of a git directory that name programs or make a
 // folder a repository (lower case): writing one makes a later `git` run what
 // it says. HEAD is among them except as an argument of git, where it is a
@@ -57,9 +61,19 @@ func gitDirFile(p string, head bool) bool {
 // its pattern text (word.pat), could become a name that SensitivePath,
 // inGitDir or gitDirFile refuse. head is as for gitDirFile.
 func expandedMayBeGuarded(pat string, head bool) bool {
+	if len(pat) > maxExpandingBytes {
+		return true
+	}
 	alts, ok := braceExpand(pat, maxBraceWords)
 	if !ok {
 		return true
+	}
+	total := 0
+	for _, a := range alts {
+		total += len(a)
+	}
+	if total > maxExpandingBytes {
+		return true // taken as any name: the check stays cheap
 	}
 	for _, a := range alts {
 		if strings.HasPrefix(a, "~") {

@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -129,4 +130,14 @@ func requireAllMatch(t *testing.T, rules []Rule, scripts []string) {
 		}
 	}
 	require.Empty(t, refused, "refused %d of %d", len(refused), len(scripts))
+}
+
+// TestExpandingWordLimits: a long or wide expanding word is taken as any
+// name, quickly.
+func TestExpandingWordLimits(t *testing.T) {
+	long := "cat " + strings.Repeat("a*", 3000)
+	wide := "cat " + strings.Repeat("{a,b}", 12)
+	requireNoneMatch(t, gitWriteRules, []string{long, wide})
+	// Nested braces become names with braces in them, never a key file.
+	requireAllMatch(t, gitWriteRules, []string{"cat x{a,b}{c,d}.go", "cat " + strings.Repeat("{", 500) + "a,b" + strings.Repeat("}", 500)})
 }
