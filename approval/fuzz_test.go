@@ -42,6 +42,18 @@ func FuzzRuleNeverOverMatches(f *testing.F) {
 	f.Add("-la src", uint8(30), uint8(2), "ls ; touch X #.txt")
 	f.Add("", uint8(17), uint8(3), "sh -c 'git status' && ls")
 	f.Add("x", uint8(255), uint8(255), "cat <<EOF\n$(touch X)\nEOF")
+	// git directories, expanding words and stdin scripts (issue 32)
+	for _, s := range []string{
+		"git init --bare gd; git hash-object -w evil; git cat-file -p 1234 > gd/config; git -C gd fetch",
+		"git --git-dir=x status", "git -c core.sshCommand=x fetch", "git config core.fsmonitor x",
+		"git init --separate-git-dir=x w", "GIT_DIR=x git status", "git -C sub status", "ls repo/.gi?/config",
+		"ls > .git/hooks/pre-commit", "git submodule foreach sh", "git -c alias.x='!sh' x", "git difftool -x sh",
+		"git log --output=x", "git archive --remote=ext::sh HEAD", "git clone ext::sh", "ls .en?", "ls .e{nv,x}",
+		"ls ~/.ss?/id_rsa", "ls gd/confi?", "ls gd/hoo[k]s/pre-commit", "ls | sh", "ls | bash -s", "bash < x",
+		"sh <<EOF\nls\nEOF", "ls | env sh", "env -i git status", "git --bare log", "ls x > gd/HEAD",
+	} {
+		f.Add("status", uint8(0), uint8(0), s)
+	}
 	f.Fuzz(func(t *testing.T, allowed string, form, variant uint8, raw string) {
 		good := []string{"git ", "ls ", "go test ./..."}[int(form)%3]
 		if good != "go test ./..." {
@@ -103,7 +115,49 @@ func checkApprovedScript(t *testing.T, script string) {
 			if !ok || !approvedNames[path.Base(w.val)] {
 				t.Fatalf("approved %q that runs %q", script, w.val)
 			}
+			for _, a := range n.Args[1:] {
+				checkApprovedWord(t, script, a)
+			}
+		case *syntax.Redirect:
+			if n.Word != nil {
+				checkApprovedWord(t, script, n.Word)
+			}
+		case *syntax.BinaryCmd:
+			// A shell on the right of a pipe reads its script from it.
+			if n.Op == syntax.Pipe {
+				if ce, ok := n.Y.Cmd.(*syntax.CallExpr); ok && len(ce.Args) > 0 {
+					w, _ := evalWord(ce.Args[0])
+					if shells[path.Base(w.val)] && !strings.Contains(script, "-c") && !strings.Contains(script, "c ") {
+						t.Fatalf("approved %q that feeds a shell its script", script)
+					}
+				}
+			}
 		}
 		return true
 	})
+}
+
+// guardedNames are names no approved word may be or become: keys, and the
+// files of a git directory that name programs.
+var guardedNames = []string{".env", ".git/config", "repo/.git/config", ".git/hooks/pre-commit", "gd/config",
+	"gd/hooks/pre-commit", "gd/config.worktree", "secrets.go", "credentials", ".ssh/id_rsa", "x/.aws/config"}
+
+// checkApprovedWord is an independent look at one word of an approved
+// script: path.Match stands for the shell's globbing.
+func checkApprovedWord(t *testing.T, script string, a *syntax.Word) {
+	w, ok := evalWord(a)
+	if !ok {
+		return
+	}
+	v := strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(w.val, "~/"), "./"))
+	for _, g := range guardedNames {
+		if v == g || strings.HasSuffix(v, "/"+g) {
+			t.Fatalf("approved %q that names %q", script, g)
+		}
+		if w.expands && !strings.ContainsAny(w.val, "{\\") {
+			if m, _ := path.Match(v, g); m {
+				t.Fatalf("approved %q whose %q can be %q", script, w.val, g)
+			}
+		}
+	}
 }

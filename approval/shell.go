@@ -27,11 +27,13 @@ import (
 //     `coproc`, `declare`/`export`/`local`, arrays and $'...' / $"..."
 //     quoting (sh and bash read those differently) never match.
 //   - The word in command position is a literal without glob characters.
-//     A word with unquoted `*`, `?`, `[`, `~` or a brace list
-//     becomes file names the script does not show: it matches only the
-//     pattern's final `*`, and never an argument of a program whose
-//     arguments are checked (git, find, test, printf, cd, tar, curl, ...,
-//     wrappers). A command name with a `/` outside /bin, /usr/bin and
+//     A word with unquoted `*`, `?`, `[`, a leading `~` (or one after `=`
+//     or `:`) or a brace list becomes file names the script does not show:
+//     it matches only the pattern's final `*`, never an argument of a
+//     program whose arguments are checked (git, find, test, printf, cd,
+//     tar, curl, ..., wrappers), and it is checked as every name it could
+//     become (expand.go): `cat .en?` and `cat src/*.go` (src/secrets.go)
+//     ask, `cp x repo/.gi?/config` asks, `~user` asks. A command name with a `/` outside /bin, /usr/bin and
 //     /usr/local/bin (./env, x/sh) is matched as itself: never unwrapped,
 //     never a no-op.
 //   - Text the parser and sh were seen to read differently never matches:
@@ -45,8 +47,19 @@ import (
 //     as other commands. `cd` takes one such folder.
 //   - No word names a key or credentials file (SensitivePath): reading one
 //     always asks a person, whichever tool reads it. No word names a path
-//     in a .git folder: `cp x .git/config` under `cp *` would let the next
-//     `git status` run any program.
+//     in a .git folder, nor a file of any git directory (gitDirFile): a
+//     last element config, config.worktree, commondir, gitdir or HEAD (not
+//     HEAD for git, where it is a revision), a folder named hooks or a hook
+//     in one. Any folder can be a git directory (`git init --bare gd`), so
+//     `cat x > gd/config` and `cp x gd/hooks/pre-commit` ask: a written
+//     config or hook would let a later git run any program.
+//   - A program fed its program on stdin never matches: a shell without a
+//     script operand, an interpreter (python, node, perl, ruby, ...)
+//     without one or with `-` or /dev/stdin, `awk -f -`, `make -f -`, and
+//     programs that take commands from stdin (sqlite3, psql, ...), when a
+//     pipe, a here-document or an input redirection feeds them. A shell
+//     pattern must name a script file (`bash build.sh`), never `bash`
+//     alone or with options only.
 //   - Variables set by a prefix (`X=1 cmd`), by `env`, or alone (`X=1`) take
 //     literal values, and never a name on the deny list of envNameOK:
 //     those that make programs load code, configuration or credentials
@@ -61,8 +74,10 @@ import (
 //     DUR cmd`, `nice [-n N] cmd`, `nohup cmd`, `time [-p] cmd`, and
 //     `sh`/`bash`/`dash` `-c 'literal script'` with options from -e -u -x -v
 //     and -o pipefail/errexit/nounset/xtrace/verbose. Another option of a
-//     wrapper makes it opaque. A pattern never names a wrapper, and names
-//     a shell only with a literal script file (`bash build.sh`).
+//     wrapper makes it opaque; so do `env -i` and `env -u` of a name that
+//     envNameOK refuses, which would drop the git lockdown. A pattern never
+//     names a wrapper, and names a shell only with a literal script file
+//     (`bash build.sh`).
 //   - Programs that run what the parser cannot see never match: eval,
 //     source, `.`, exec, command, builtin, xargs, sudo, su, doas, alias,
 //     trap, hash and the others of opaque; find with -exec, -execdir, -ok,
@@ -82,8 +97,17 @@ import (
 // What a matched program does with its literal arguments is the pattern's
 // scope: `python *` approves any Python program, `sed *` and `awk *` any
 // script of theirs, and a rule for a program that runs the workdir's code
-// (`make build`, `go test ./...`) trusts what earlier commands wrote there;
-// git trusts the repositories it runs in.
+// runs whatever that code is now: `make build` the Makefile, `npm run *`
+// and `npx *` package.json and node_modules, `python -m *` a module found
+// from the workdir first, `go test ./...` the packages and tests there,
+// `bash build.sh` build.sh, whoever wrote them. Programs that write
+// files the script does not name (tar and unzip extracting, curl -O, wget,
+// rsync, patch, interpreters) can write any name, a git directory's files
+// included. git is the exception that can be locked down: a command that a
+// rule approved runs with the environment of tools/command's gitLockdown,
+// so that no config or hook of any repository makes git run a program
+// (except the drivers a repository names itself, which only a person or
+// one of those writers can have put there).
 // Paths are checked lexically, so a symbolic link in the workdir can lead a
 // redirection out of it: containment (T8) is what stops that write.
 const (
@@ -137,6 +161,11 @@ func parseCommandPattern(p string) (cmdPattern, error) {
 	}
 	if shells[path.Base(name)] && strings.ContainsAny(p, "*?") {
 		return cmdPattern{}, fmt.Errorf("a pattern for %s must name the script exactly: with * it would approve any script", name)
+	}
+	if shells[path.Base(name)] {
+		if len(out.words) < 2 || strings.HasPrefix(out.words[1], "-") || strings.HasPrefix(out.words[1], "+") || isStdinName(out.words[1]) {
+			return cmdPattern{}, fmt.Errorf("a pattern for %s must name a script file, such as `%s build.sh`: without one the shell runs what it reads", name, name)
+		}
 	}
 	return out, nil
 }
@@ -192,7 +221,14 @@ type word struct {
 	// expands: the shell turns the word into file names or other words
 	// (an unquoted glob, a leading ~, a brace list).
 	expands bool
+	// pat is the word as a shell pattern: quoted and escaped characters
+	// that a glob, a brace list or a tilde would read are preceded by a
+	// backslash (expandedMayBeGuarded).
+	pat string
 }
+
+// patSpecial are the characters word.pat escapes when they are quoted.
+const patSpecial = "*?[]{},~\\"
 
 // evalWord computes a word's value; ok is false when the value depends on
 // anything but the script's text (expansions, substitutions) or on which
@@ -203,6 +239,13 @@ func evalWord(w *syntax.Word) (word, bool) {
 	}
 	var b strings.Builder
 	var unquoted strings.Builder // the characters the shell may expand
+	var pat strings.Builder
+	quoted := func(c byte) {
+		if strings.IndexByte(patSpecial, c) >= 0 {
+			pat.WriteByte('\\')
+		}
+		pat.WriteByte(c)
+	}
 	for _, part := range w.Parts {
 		switch p := part.(type) {
 		case *syntax.Lit:
@@ -221,10 +264,12 @@ func evalWord(w *syntax.Word) (word, bool) {
 					}
 					b.WriteByte(v[j])
 					unquoted.WriteByte('_')
+					quoted(v[j])
 					continue
 				}
 				b.WriteByte(c)
 				unquoted.WriteByte(c)
+				pat.WriteByte(c)
 			}
 		case *syntax.SglQuoted:
 			if p.Dollar {
@@ -232,6 +277,9 @@ func evalWord(w *syntax.Word) (word, bool) {
 			}
 			b.WriteString(p.Value)
 			unquoted.WriteString(strings.Repeat("_", len(p.Value)))
+			for j := 0; j < len(p.Value); j++ {
+				quoted(p.Value[j])
+			}
 		case *syntax.DblQuoted:
 			if p.Dollar {
 				return word{}, false
@@ -250,6 +298,7 @@ func evalWord(w *syntax.Word) (word, bool) {
 						}
 					}
 					b.WriteByte(v[j])
+					quoted(v[j])
 				}
 			}
 			unquoted.WriteString("_")
@@ -259,12 +308,12 @@ func evalWord(w *syntax.Word) (word, bool) {
 	}
 	u := unquoted.String()
 	// bash expands ~ at the start, and after = or : even in arguments
-	// (a=~ passes a=/root): any unquoted ~ counts.
-	exp := strings.ContainsAny(u, "*?[~")
+	// (a=~ passes a=/root); HEAD~1 stays as it is.
+	exp := strings.ContainsAny(u, "*?[") || strings.HasPrefix(u, "~") || strings.Contains(u, "=~") || strings.Contains(u, ":~")
 	if i := strings.IndexByte(u, '{'); i >= 0 && (strings.Contains(u[i:], ",") || strings.Contains(u[i:], "..")) {
 		exp = true
 	}
-	return word{val: b.String(), expands: exp}, true
+	return word{val: b.String(), expands: exp, pat: pat.String()}, true
 }
 
 // literal reports whether every word is known and expands to itself.
@@ -281,6 +330,10 @@ func literal(ws []word) bool {
 type shellCheck struct {
 	pats []cmdPattern
 	used map[int]bool
+	// stdin: the command being checked reads what the script feeds it (a
+	// pipe, a here-document, an input redirection), not the empty stdin
+	// of the tool.
+	stdin bool
 }
 
 // commandAllowed reports whether every simple command of script is matched
@@ -374,6 +427,10 @@ func (c *shellCheck) stmt(s *syntax.Stmt, depth int) bool {
 			return false
 		}
 	}
+	defer func(fed bool) { c.stdin = fed }(c.stdin)
+	if feedsStdin(s.Redirs) {
+		c.stdin = true
+	}
 	switch cmd := s.Cmd.(type) {
 	case *syntax.CallExpr:
 		return c.call(cmd, depth)
@@ -381,7 +438,13 @@ func (c *shellCheck) stmt(s *syntax.Stmt, depth int) bool {
 		if cmd.Op != syntax.AndStmt && cmd.Op != syntax.OrStmt && cmd.Op != syntax.Pipe {
 			return false // |& is bash's; sh reads it otherwise
 		}
-		return c.stmt(cmd.X, depth) && c.stmt(cmd.Y, depth)
+		if !c.stmt(cmd.X, depth) {
+			return false
+		}
+		if cmd.Op == syntax.Pipe {
+			c.stdin = true
+		}
+		return c.stmt(cmd.Y, depth)
 	case *syntax.Subshell:
 		return c.stmts(cmd.Stmts, depth)
 	case *syntax.Block:
@@ -441,14 +504,13 @@ func (c *shellCheck) simple(ws []word, depth int) bool {
 	if opaque[prog] {
 		return false
 	}
-	for _, w := range ws {
-		// Keys and credentials are read only with a person's approval (C4);
-		// a file in .git can make the next git run any program.
-		if SensitivePath(w.val) || inGitDir(w.val) {
-			return false
-		}
+	if !wordsOK(ws, prog) {
+		return false
 	}
 	args := ws[1:]
+	if c.stdin && programFromStdin(prog, args) {
+		return false
+	}
 	if !systemProgram(name.val) {
 		// ./env or /tmp/x/sh is whatever file is there: it is matched as
 		// itself, never unwrapped or taken for a builtin.
@@ -485,8 +547,9 @@ func (c *shellCheck) simple(ws []word, depth int) bool {
 			return inner != nil && c.script(inner.val, depth+1)
 		}
 		// Without -c the shell runs a file named by a literal pattern; an
-		// option before it (-i, -s, --rcfile, ...) is never matched.
-		if len(args) > 0 && (strings.HasPrefix(args[0].val, "-") || strings.HasPrefix(args[0].val, "+")) {
+		// option before it (-i, -s, --rcfile, ...) is never matched, nor a
+		// shell that reads its script from stdin.
+		if len(args) == 0 || strings.HasPrefix(args[0].val, "-") || strings.HasPrefix(args[0].val, "+") || args[0].expands {
 			return false
 		}
 	case "git":
@@ -522,6 +585,92 @@ func (c *shellCheck) simple(ws []word, depth int) bool {
 	return c.matchPatterns(ws)
 }
 
+// wordsOK refuses a command whose words name, or could expand to, a key or
+// credentials file (read only with a person's approval, C4), a path in a
+// .git folder, or a file of any git directory (gitDirFile): a written
+// config, HEAD or hook can make the next git run any program. HEAD is a
+// revision to git, and git's subcommand word (`git config`) is no path.
+func wordsOK(ws []word, prog string) bool {
+	isGit := prog == "git"
+	sub := -1
+	if isGit {
+		sub = gitSubcommand(ws[1:]) + 1
+	}
+	for i, w := range ws {
+		if w.expands {
+			if expandedMayBeGuarded(w.pat, !isGit) {
+				return false
+			}
+			continue
+		}
+		if SensitivePath(w.val) || inGitDir(w.val) {
+			return false
+		}
+		if i > 0 && i != sub && gitDirFile(w.val, !isGit) {
+			return false
+		}
+	}
+	return true
+}
+
+// stdinNames are operands that make a program read its stdin as a file.
+var stdinNames = []string{"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"}
+
+func isStdinName(a string) bool {
+	for _, n := range stdinNames {
+		if a == n || (n != "-" && strings.HasSuffix(a, "="+n)) || (n != "-" && strings.HasPrefix(a, "-") && strings.HasSuffix(a, n)) {
+			return true
+		}
+	}
+	return false
+}
+
+// interpreters run a program they read from stdin when no script operand
+// comes first; scriptReaders read a script from a file option (-f FILE),
+// which may be stdin; stdinCommands take commands from stdin whatever their
+// arguments (sqlite3's .shell, psql's \!).
+var (
+	interpreters = setOf("sh", "bash", "dash", "python", "python2", "python3", "pypy", "pypy3", "node", "nodejs",
+		"bun", "deno", "perl", "ruby", "irb", "php", "lua", "luajit", "tclsh", "wish", "Rscript", "R", "julia",
+		"pwsh", "guile", "racket", "sbcl", "ocaml", "scala", "groovy", "jshell", "ghci", "erl", "elixir", "iex")
+	scriptReaders = setOf("awk", "gawk", "mawk", "nawk", "sed", "make", "gmake", "jq", "m4")
+	stdinCommands = setOf("sqlite3", "psql", "mysql", "mariadb", "dc", "lftp", "sftp", "ftp", "telnet", "nc", "gdb")
+)
+
+// programFromStdin reports whether prog, with args, would run a program
+// fed to it on stdin: an interpreter without a script operand (or with -
+// or /dev/stdin for one), a script reader with stdin for its script file,
+// or a program that takes commands from stdin. Data on stdin is fine:
+// `echo x | python3 tool.py` runs tool.py.
+func programFromStdin(prog string, args []word) bool {
+	base := prog
+	if strings.HasPrefix(base, "python") || strings.HasPrefix(base, "pypy") {
+		base = strings.TrimRight(base, "0123456789.")
+	}
+	if stdinCommands[base] {
+		return true
+	}
+	for _, a := range args {
+		if isStdinName(a.val) {
+			return true
+		}
+	}
+	if scriptReaders[base] {
+		return false
+	}
+	if !interpreters[base] && !interpreters[prog] {
+		return false
+	}
+	if len(args) == 0 {
+		return true
+	}
+	switch args[0].val {
+	case "-c", "-m", "-e", "-E", "--eval":
+		return len(args) < 2
+	}
+	return strings.HasPrefix(args[0].val, "-") || strings.HasPrefix(args[0].val, "+")
+}
+
 func (c *shellCheck) matchPatterns(ws []word) bool {
 	for _, p := range c.pats {
 		if p.match(ws) {
@@ -544,10 +693,19 @@ options:
 		a := args[i].val
 		switch {
 		case a == "-i" || a == "--ignore-environment" || a == "-":
-			i++
+			// It would drop the environment that locks git down for
+			// commands that rules approve.
+			return false
 		case a == "-u" || a == "--unset":
+			if i+1 >= len(args) || !envNameOK(args[i+1].val) {
+				return false
+			}
 			i += 2
 		case strings.HasPrefix(a, "--unset=") || (strings.HasPrefix(a, "-u") && !strings.HasPrefix(a, "--")):
+			name := strings.TrimPrefix(strings.TrimPrefix(a, "--unset="), "-u")
+			if !envNameOK(name) {
+				return false
+			}
 			i++
 		case a == "--":
 			i++
@@ -747,6 +905,24 @@ func hasWord(ws []word, vals ...string) bool {
 	return false
 }
 
+// feedsStdin reports whether redirections give a command's stdin from the
+// script: <, <>, here-documents and here-strings, <&N on fd 0.
+func feedsStdin(rs []*syntax.Redirect) bool {
+	for _, r := range rs {
+		if r == nil {
+			continue
+		}
+		if r.N != nil && r.N.Value != "0" {
+			continue
+		}
+		switch r.Op {
+		case syntax.RdrIn, syntax.RdrInOut, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc, syntax.DplIn:
+			return true
+		}
+	}
+	return false
+}
+
 // redirectOK keeps redirections inside the workdir (T4).
 func redirectOK(r *syntax.Redirect) bool {
 	if r == nil {
@@ -785,7 +961,7 @@ func fileTargetOK(t string) bool {
 	if deviceTargets[t] {
 		return true
 	}
-	return insideWorkdir(t) && !inGitDir(t) && !SensitivePath(t)
+	return insideWorkdir(t) && !inGitDir(t) && !SensitivePath(t) && !gitDirFile(t, true)
 }
 
 // inGitDir reports whether p names something inside a .git folder, in any
@@ -968,7 +1144,23 @@ var gitCommands = setOf(
 // gitLongDanger are long options that name a program or a file to write;
 // git accepts any unambiguous abbreviation, so prefixes are refused too.
 var gitLongDanger = []string{"upload-pack", "receive-pack", "exec", "template", "config", "config-env",
-	"extcmd", "open-files-in-pager", "output", "exec-path", "git-dir", "work-tree", "tool"}
+	"extcmd", "open-files-in-pager", "output", "exec-path", "git-dir", "work-tree", "tool", "separate-git-dir"}
+
+// gitSubcommand is the index in git's arguments of its subcommand, after
+// the global options; -1 when there is none.
+func gitSubcommand(args []word) int {
+	for i := 0; i < len(args); i++ {
+		a := args[i].val
+		if a == "-C" {
+			i++
+			continue
+		}
+		if !strings.HasPrefix(a, "-") {
+			return i
+		}
+	}
+	return -1
+}
 
 func gitOK(args []word) bool {
 	if !literal(args) {
@@ -989,7 +1181,7 @@ func gitOK(args []word) bool {
 		}
 		switch a {
 		case "--no-pager", "-P", "--no-replace-objects", "--literal-pathspecs", "--glob-pathspecs",
-			"--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks", "--version", "--bare":
+			"--noglob-pathspecs", "--icase-pathspecs", "--no-optional-locks", "--version":
 		default:
 			return false // -c, --config-env, --exec-path, --git-dir, --work-tree, -p, ...
 		}
@@ -1004,8 +1196,8 @@ func gitOK(args []word) bool {
 	rest := args[i+1:]
 	for _, w := range rest {
 		a := w.val
-		if strings.Contains(a, "::") && (strings.HasPrefix(a, "ext::") || strings.HasPrefix(a, "fd::")) {
-			return false
+		if l := strings.ToLower(a); strings.Contains(l, "ext::") || strings.Contains(l, "fd::") {
+			return false // a transport that runs a program, also in --remote=ext::...
 		}
 		if strings.HasPrefix(a, "--") && len(a) > 2 {
 			name, _, _ := strings.Cut(a[2:], "=")

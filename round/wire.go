@@ -180,6 +180,9 @@ type ExecuteInput struct {
 	// Generation is 1 for the run a reconciler allowed after a lost
 	// attempt (tools.Request.Generation).
 	Generation int `json:"generation,omitempty"`
+	// RuleApproved: a remembered rule approved the call (decision rule),
+	// no person (tools.Request.RuleApproved).
+	RuleApproved bool `json:"rule_approved,omitempty"`
 }
 
 // ExecuteOutput is the result of the ExecuteTool activity. A tool's own

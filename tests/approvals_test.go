@@ -285,3 +285,39 @@ func TestConfirmTimeoutOutOfRangeIsAnInputError(t *testing.T) {
 	require.Equal(t, 2, r.code, r.stderr)
 	require.Contains(t, r.stderr, "confirm_timeout_seconds")
 }
+
+// TestGitRuleRunsNoProgramAConfigNames: with `git *` remembered, a `git
+// status` in a repository whose config names an fsmonitor program runs
+// without it, and the issue's bare-repository attack (a config written
+// through cat-file, then `git -C gd fetch`) asks instead of running (T4).
+func TestGitRuleRunsNoProgramAConfigNames(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	marker := filepath.Join(e.workdir, "PWNED")
+	setup := exec.Command("sh", "-c", `set -e; export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+git init -q r && cd r && echo a > a && git add a && git -c user.name=t -c user.email=t@e commit -qm a && echo b > a
+git config core.fsmonitor 'touch `+marker+`; false'`)
+	setup.Dir = e.workdir
+	out, err := setup.CombinedOutput()
+	require.NoError(t, err, string(out))
+
+	in1 := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("g1", "run_command", map[string]any{"command": "git --version"}))
+	done := e.startRound(in1)
+	e.waitPending(in1.WorkflowID(), "g1")
+	e.mustStarter("approve", in1.WorkflowID(), "g1", "--remember", "--pattern", "git *")
+	res1 := decodeResult(t, <-done)
+
+	in2 := e.input(2, "claude-code", res1.State,
+		call("s", "run_command", map[string]any{"command": "git -C r status --short"}),
+		call("c", "run_command", map[string]any{"command": "git init -q --bare gd && git cat-file -p HEAD:a > gd/config && git -C gd fetch"}))
+	done = e.startRound(in2)
+	e.waitPending(in2.WorkflowID(), "c")
+	e.mustStarter("deny", in2.WorkflowID(), "c", "--reason", "no")
+	r := byID(decodeResult(t, <-done))
+	require.Equal(t, round.DecisionRule, r["s"].Approval.Decision, r["s"].Content)
+	require.Equal(t, round.StatusOK, r["s"].Status, r["s"].Content)
+	require.Contains(t, r["s"].Content, "M a")
+	require.NoFileExists(t, marker, "the rule-approved git status ran the repository's fsmonitor")
+	require.Equal(t, round.DecisionDenied, r["c"].Approval.Decision)
+}

@@ -217,6 +217,9 @@ type Request struct {
 	Generation int
 	// Args is the validated JSON object of arguments.
 	Args json.RawMessage
+	// RuleApproved: a remembered rule approved the call, no person did
+	// (T4). run_command and background_command then run git locked down.
+	RuleApproved bool
 }
 
 // Decode unmarshals the arguments into v.

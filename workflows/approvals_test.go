@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -333,4 +334,23 @@ func TestRulesAreIgnoredWithoutARuleKey(t *testing.T) {
 	in.State.Allow = []round.AllowRule{signed("s", "r", approval.Rule{Tool: "run_command", Pattern: "git *"})}
 	res := h.run(t, in)
 	require.Equal(t, round.StatusExpired, res.Results[0].Status)
+}
+
+// TestRuleApprovedCallsTellTheTool: the tool hears that a rule, not a
+// person, approved a call (round.ExecuteInput.RuleApproved), so that
+// commands run git locked down (T4); calls approved otherwise do not.
+func TestRuleApprovedCallsTellTheTool(t *testing.T) {
+	h := newHarness(t, 3)
+	seen := map[string]bool{}
+	h.env.OnActivity(round.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
+			seen[in.CallID] = in.RuleApproved
+			return round.ExecuteOutput{Content: "ok"}, nil
+		})
+	in := auto(input(call("g1", "run_command", `{"command":"git status"}`), call("m1", "run_command", `{"command":"make"}`)))
+	in.State.Allow = []round.AllowRule{signed("s", "r", approval.Rule{Tool: "run_command", Pattern: "git *"})}
+	res := h.run(t, in)
+	require.Equal(t, round.DecisionRule, res.Results[0].Approval.Decision)
+	require.Equal(t, round.DecisionAuto, res.Results[1].Approval.Decision)
+	require.Equal(t, map[string]bool{"g1": true, "m1": false}, seen)
 }

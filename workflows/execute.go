@@ -201,6 +201,9 @@ func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 		CallID: c.CallID, Tool: c.Tool, Args: c.Args, SessionID: r.scope.SessionID, RunID: r.scope.RunID,
 		Round: r.scope.Round, WorkflowID: r.scope.WorkflowID,
 	}
+	if c.Approval != nil && c.Approval.Decision == round.DecisionRule && version(ctx, versionRuleLockdown, 1) == 1 {
+		in.RuleApproved = true
+	}
 	if local(ti, c) {
 		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivityOptions(ti, c)), round.ActivityExecuteTool, in)
 	}

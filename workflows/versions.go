@@ -23,6 +23,11 @@ import "go.temporal.io/sdk/workflow"
 // recorded with versionBaseline would then replay with different behaviour.
 const versionBaseline = "baseline-2026-11-30"
 
+// versionRuleLockdown tells the tool that a rule, not a person, approved a
+// call (round.ExecuteInput.RuleApproved), so that commands run git locked
+// down (T4). It is asked only for calls that a rule approved.
+const versionRuleLockdown = "rule-command-lockdown"
+
 // baseline is every change of the round up to versionBaseline, at the
 // version a new execution takes.
 var baseline = map[string]workflow.Version{

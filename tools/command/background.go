@@ -180,7 +180,7 @@ func (t *Tools) backgroundCommand(ctx context.Context, req tools.Request) (tools
 		if a.Stop || a.Offset != nil {
 			return tools.Result{}, errors.New("stop and offset go with id, not with command")
 		}
-		return t.startBackground(ctx, *a.Command, wait)
+		return t.startBackground(ctx, *a.Command, t.envFor(req.RuleApproved), wait)
 	case a.ID != nil:
 		if !validID.MatchString(*a.ID) {
 			return tools.Result{}, fmt.Errorf("unknown id %q; ids come from starting a command, like bg-1a2b3c4d", *a.ID)
@@ -203,7 +203,7 @@ func (t *Tools) backgroundCommand(ctx context.Context, req tools.Request) (tools
 func logPath(id string) string    { return path.Join(backgroundDir, id+".log") }
 func statusPath(id string) string { return path.Join(backgroundDir, id+".json") }
 
-func (t *Tools) startBackground(ctx context.Context, command string, wait time.Duration) (tools.Result, error) {
+func (t *Tools) startBackground(ctx context.Context, command string, env []string, wait time.Duration) (tools.Result, error) {
 	root := t.cfg.Workdir.Root()
 	t.mu.Lock()
 	if t.closed {
@@ -215,7 +215,7 @@ func (t *Tools) startBackground(ctx context.Context, command string, wait time.D
 		return tools.Result{}, fmt.Errorf("%d background processes are running, the limit; stop one first with {\"id\": ..., \"stop\": true}: %s",
 			len(running), strings.Join(running, ", "))
 	}
-	b, err := t.launch(root, command)
+	b, err := t.launch(root, command, env)
 	if err != nil {
 		t.mu.Unlock()
 		return tools.Result{}, err
@@ -239,7 +239,7 @@ func (t *Tools) startBackground(ctx context.Context, command string, wait time.D
 }
 
 // launch starts a process with its log and status files; t.mu is held.
-func (t *Tools) launch(root *os.Root, command string) (*bgProc, error) {
+func (t *Tools) launch(root *os.Root, command string, env []string) (*bgProc, error) {
 	if err := root.MkdirAll(backgroundDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", backgroundDir, err)
 	}
@@ -257,7 +257,7 @@ func (t *Tools) launch(root *os.Root, command string) (*bgProc, error) {
 		log = f
 		break
 	}
-	p, err := t.start(command, log)
+	p, err := t.start(command, env, log)
 	if err != nil {
 		log.Close()
 		_ = root.Remove(logPath(id))

@@ -31,7 +31,7 @@ type process struct {
 
 // start runs command with both output streams on out and stdin on the null
 // device.
-func (t *Tools) start(command string, out *os.File) (*process, error) {
+func (t *Tools) start(command string, env []string, out *os.File) (*process, error) {
 	if strings.ContainsRune(command, 0) {
 		return nil, errors.New("the command contains a NUL byte")
 	}
@@ -40,7 +40,7 @@ func (t *Tools) start(command string, out *os.File) (*process, error) {
 	}
 	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.Dir = t.cfg.Workdir.Dir()
-	cmd.Env = t.env
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	sp, err := t.sandbox.Wrap(cmd)

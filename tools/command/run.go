@@ -71,7 +71,7 @@ func (t *Tools) runCommand(ctx context.Context, req tools.Request) (tools.Result
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("output pipe: %w", err)
 	}
-	p, err := t.start(args.Command, pw)
+	p, err := t.start(args.Command, t.envFor(req.RuleApproved), pw)
 	pw.Close() // the command holds its own copy; EOF comes when every holder is gone
 	if err != nil {
 		pr.Close()
