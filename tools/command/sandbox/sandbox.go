@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/toolround/toolround/internal/procgroup"
 )
 
 // reservedDir is the tools' own folder in the workdir (tools.ReservedDir);
@@ -334,7 +336,7 @@ type Proc struct {
 // Wrap prepares cmd, already given its program, arguments, folder,
 // environment and output, to run in the sandbox. In mode none it is left as
 // it is. cmd.SysProcAttr is kept (a process group of its own, say) and the
-// process is killed when the worker's thread that started it ends.
+// process is killed when the worker dies.
 func (s *Sandbox) Wrap(cmd *exec.Cmd) (*Proc, error) {
 	p := &Proc{s: s, cmd: cmd}
 	if s.base == nil {
@@ -428,13 +430,14 @@ func envValue(env []string, name string) string {
 }
 
 // Start starts the command, puts it in its cgroups, sets its limits and
-// lets it run.
+// lets it run. In either mode the command gets no descriptor of the worker's
+// beyond its standard streams (procgroup.Start).
 func (p *Proc) Start() error {
 	if p.gate == nil {
-		return p.cmd.Start()
+		return procgroup.Start(p.cmd.Start)
 	}
 	gateR := p.cmd.ExtraFiles[0]
-	err := p.cmd.Start()
+	err := procgroup.Start(p.cmd.Start)
 	gateR.Close()
 	if err != nil {
 		p.gate.Close()
