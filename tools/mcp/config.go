@@ -25,6 +25,9 @@ const (
 	// terminateWait is how long closing a stdio server waits for it to exit
 	// after its stdin closes, and again after SIGTERM, before SIGKILL.
 	terminateWait = 3 * time.Second
+	// callGrace is how much longer than a call's timeout its activity may
+	// run: time to kill a server that did not answer and say so.
+	callGrace = 5 * time.Second
 )
 
 // DefaultInheritedEnv lists the worker's environment variables that stdio
