@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -85,6 +86,19 @@ func TestHungServerIsEndedAtItsTimeout(t *testing.T) {
 	require.NoError(t, err, "the next call starts the server again")
 	require.NotEqual(t, strconv.Itoa(server), out)
 	killAtEnd(t, status(m, "h").PID)
+}
+
+// TestServersInheritNoDescriptors: a descriptor the worker holds without
+// close-on-exec does not reach a stdio server.
+func TestServersInheritNoDescriptors(t *testing.T) {
+	leaked := testenv.LeakDescriptors(t)
+	bin := buildHostileServer(t)
+	m, reg := connect(t, Config{Servers: []ServerConfig{{Name: "h", Command: bin}}})
+	killAtEnd(t, status(m, "h").PID)
+	out, err := call(t, reg, "mcp_h_fds", `{}`)
+	require.NoError(t, err)
+	require.Contains(t, out, "0 -> ")
+	require.NotContains(t, out, leaked, "the server inherited a descriptor of the worker's")
 }
 
 // TestServersDieWithTheWorker: a SIGKILL of the worker takes its stdio

@@ -2,7 +2,9 @@
 // tests that misbehaves: its tools are
 //   - hang: never answers, and ignores the client's cancellation;
 //   - child: starts a child process that runs on (in the server's process
-//     group) and returns its pid.
+//     group) and returns its pid;
+//   - pid: returns the server's process id;
+//   - fds: lists the server's open descriptors and what they point to.
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -32,6 +35,19 @@ func main() {
 	sdk.AddTool(s, &sdk.Tool{Name: "pid", Description: "Return the server's process id."},
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprint(os.Getpid())}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "fds", Description: "List the server's open descriptors."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			entries, err := os.ReadDir("/proc/self/fd")
+			if err != nil {
+				return nil, nil, err
+			}
+			var b strings.Builder
+			for _, e := range entries {
+				target, _ := os.Readlink("/proc/self/fd/" + e.Name())
+				fmt.Fprintf(&b, "%s -> %s\n", e.Name(), target)
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}}, nil, nil
 		})
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 		log.Fatalf("hostileserver: %v", err)
