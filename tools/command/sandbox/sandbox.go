@@ -22,6 +22,12 @@ import (
 // commands see it read-only.
 const reservedDir = ".toolround"
 
+// cgroupSeq numbers the commands' cgroups. It is the process's, not a
+// Sandbox's: every Sandbox of the process shares the folder
+// toolround-<pid>, and the cgroup of one's command may still be being removed
+// when another's starts.
+var cgroupSeq atomic.Uint64
+
 // Sandbox runs commands in the mode chosen at start. It is safe for
 // concurrent use.
 type Sandbox struct {
@@ -42,7 +48,6 @@ type Sandbox struct {
 	noPids error
 	user   *commandUser
 	notes  []string
-	seq    atomic.Uint64
 	// removing counts the cgroups still being removed; Close waits for them.
 	removing sync.WaitGroup
 }
@@ -468,7 +473,7 @@ func (p *Proc) abort() {
 // confine puts pid in fresh cgroups and sets its resource limits.
 func (p *Proc) confine(pid int) error {
 	s := p.s
-	n := s.seq.Add(1)
+	n := cgroupSeq.Add(1)
 	if s.pids != nil {
 		cg, err := s.pids.create(n, s.cfg.MaxProcs)
 		if err != nil {
