@@ -80,7 +80,8 @@ type ServerConfig struct {
 	Headers map[string]string `json:"headers,omitempty"`
 
 	// TimeoutSeconds bounds one call of this server's tools (default
-	// Config.CallTimeout).
+	// Config.CallTimeout). A stdio server that has not answered by then has
+	// its process group killed; the next call starts it again.
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
 	// Disabled servers are skipped.
 	Disabled bool `json:"disabled,omitempty"`
