@@ -132,9 +132,17 @@ func (e *env) startWorker() *worker {
 // extra variables, and waits until it polls.
 func (e *env) startWorkerBin(bin string, extra ...string) *worker {
 	e.t.Helper()
+	return e.startWorkerCmd(bin, nil, extra...)
+}
+
+// startWorkerCmd is startWorkerBin, with files the worker inherits as
+// descriptors 3 and up, as from a careless parent.
+func (e *env) startWorkerCmd(bin string, files []*os.File, extra ...string) *worker {
+	e.t.Helper()
 	w := &worker{cmd: exec.Command(bin), logs: &syncBuffer{}, done: make(chan struct{})}
 	w.cmd.Env = append(e.environ(), extra...)
 	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
+	w.cmd.ExtraFiles = files
 	require.NoError(e.t, w.cmd.Start())
 	go func() { _ = w.cmd.Wait(); close(w.done) }()
 	e.t.Cleanup(func() {

@@ -9,9 +9,11 @@ import (
 	"syscall"
 )
 
-// Set makes cmd start in its own process group.
+// Set makes cmd start in its own process group and, on Linux, be killed
+// when the worker dies (start it with Start).
 func Set(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setDeathSignal(cmd.SysProcAttr)
 }
 
 // Kill sends SIGKILL to the process group led by pid.

@@ -100,7 +100,7 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 			startErr = sp.Start()
 		}
 	} else {
-		startErr = cmd.Start()
+		startErr = procgroup.Start(cmd.Start)
 	}
 	outW.Close()
 	errW.Close()

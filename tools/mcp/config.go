@@ -25,6 +25,9 @@ const (
 	// terminateWait is how long closing a stdio server waits for it to exit
 	// after its stdin closes, and again after SIGTERM, before SIGKILL.
 	terminateWait = 3 * time.Second
+	// callGrace is how much longer than a call's timeout its activity may
+	// run: time to kill a server that did not answer and say so.
+	callGrace = 5 * time.Second
 )
 
 // DefaultInheritedEnv lists the worker's environment variables that stdio
@@ -77,7 +80,8 @@ type ServerConfig struct {
 	Headers map[string]string `json:"headers,omitempty"`
 
 	// TimeoutSeconds bounds one call of this server's tools (default
-	// Config.CallTimeout).
+	// Config.CallTimeout). A stdio server that has not answered by then has
+	// its process group killed; the next call starts it again.
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
 	// Disabled servers are skipped.
 	Disabled bool `json:"disabled,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"os/exec"
 	"sort"
 	"sync"
@@ -100,7 +101,7 @@ func (m *Manager) Status() []ServerStatus {
 			Transport: "http",
 			Err:       s.startErr,
 			Connected: s.sess != nil,
-			PID:       s.pid,
+			PID:       s.proc.pid,
 			Connects:  s.connects,
 		}
 		for _, t := range s.tools {
@@ -196,12 +197,12 @@ func (m *Manager) definition(s *server, t *sdk.Tool, reg *tools.Registry) (tools
 		Description: desc,
 		Parameters:  schema,
 		SideEffect:  effect,
-		Timeout:     timeout,
+		Timeout:     timeout + callGrace,
 		Source:      tools.SourceMCP,
 		// The hint still makes retries safe to try; only the operator's
 		// trust lets it skip confirmation.
 		TrustReadOnlyHints: s.cfg.TrustReadOnlyHints,
-		Handler:            s.handler(t.Name, effect == tools.ReadOnly, m.cfg.MaxOutputBytes),
+		Handler:            s.handler(t.Name, effect == tools.ReadOnly, m.cfg.MaxOutputBytes, timeout),
 	}, nil
 }
 
@@ -258,7 +259,7 @@ type server struct {
 
 	mu       sync.Mutex
 	sess     *sdk.ClientSession
-	pid      int
+	proc     serverProc
 	connects int
 	closed   bool
 	startErr error
@@ -304,15 +305,44 @@ func (s *server) start(ctx context.Context) error {
 	if err != nil {
 		s.startErr = err
 		if s.sess != nil {
-			sess, pid := s.sess, s.pid
-			s.sess, s.pid = nil, 0
+			sess, proc := s.sess, s.proc
+			s.sess, s.proc = nil, serverProc{}
 			go func() {
 				_ = sess.Close()
-				procgroup.Kill(pid)
+				proc.end()
 			}()
 		}
 	}
 	return err
+}
+
+// serverProc is a stdio server's process: its pid, which leads its process
+// group, and the watchdog that kills that group if the worker dies.
+type serverProc struct {
+	pid   int
+	guard *os.File
+}
+
+// end kills the server's process group, the watchdog with it.
+func (p serverProc) end() {
+	procgroup.Kill(p.pid)
+	if p.guard != nil {
+		_ = p.guard.Close()
+	}
+}
+
+// startTransport starts a stdio server on procgroup's starter thread, so
+// that it gets none of the worker's descriptors and its parent-death signal
+// fires when the worker dies.
+type startTransport struct{ sdk.Transport }
+
+func (t startTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	var conn sdk.Connection
+	err := procgroup.Start(func() (err error) {
+		conn, err = t.Transport.Connect(ctx)
+		return err
+	})
+	return conn, err
 }
 
 // connectLocked opens a session; s.mu is held.
@@ -341,7 +371,7 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		stderr = &stderrLog{log: s.log}
 		cmd.Stderr = stderr
 		procgroup.Set(cmd)
-		transport = &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}
+		transport = startTransport{&sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}}
 	} else {
 		if _, err := s.cfg.headers(); err != nil {
 			return nil, err
@@ -349,12 +379,18 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.http, DisableStandaloneSSE: true}
 	}
 	sess, err := s.client.Connect(ctx, transport, nil)
-	pid := 0
+	var proc serverProc
 	if cmd != nil && cmd.Process != nil {
-		pid = cmd.Process.Pid
+		proc.pid = cmd.Process.Pid
+		if err == nil {
+			var gerr error
+			if proc.guard, gerr = procgroup.Guard(proc.pid); gerr != nil {
+				s.log.Warn("mcp: no watchdog for the server's process group: what it starts may outlive a killed worker", "err", gerr)
+			}
+		}
 	}
 	if err != nil {
-		procgroup.Kill(pid)
+		proc.end()
 		if cmd != nil && cmd.Process == nil {
 			return nil, fmt.Errorf("start %q: %w", s.cfg.Command, err)
 		}
@@ -365,21 +401,21 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		}
 		return nil, fmt.Errorf("handshake: %w", err)
 	}
-	s.sess, s.pid = sess, pid
+	s.sess, s.proc = sess, proc
 	s.connects++
-	go s.watch(sess, pid)
+	go s.watch(sess, proc)
 	return sess, nil
 }
 
 // watch forgets a session once it ends (the server exited or the HTTP
 // session broke), so that the next call reconnects before it sends anything.
-func (s *server) watch(sess *sdk.ClientSession, pid int) {
+func (s *server) watch(sess *sdk.ClientSession, proc serverProc) {
 	err := sess.Wait()
-	procgroup.Kill(pid)
+	proc.end()
 	s.mu.Lock()
 	current := s.sess == sess
 	if current {
-		s.sess, s.pid = nil, 0
+		s.sess, s.proc = nil, serverProc{}
 	}
 	closed := s.closed
 	s.mu.Unlock()
@@ -405,30 +441,44 @@ func (s *server) session(ctx context.Context) (sess *sdk.ClientSession, fresh bo
 
 // drop forgets a session that failed a call and closes it.
 func (s *server) drop(sess *sdk.ClientSession) {
-	s.mu.Lock()
-	pid := 0
-	if s.sess == sess {
-		pid = s.pid
-		s.sess, s.pid = nil, 0
-	}
-	s.mu.Unlock()
+	proc := s.forget(sess)
 	go func() {
 		_ = sess.Close()
-		procgroup.Kill(pid)
+		proc.end()
 	}()
+}
+
+// abandon forgets the session of a call that timed out and kills the
+// server's process group at once: a server that does not answer is not
+// asked to shut down.
+func (s *server) abandon(sess *sdk.ClientSession) {
+	s.forget(sess).end()
+	go func() { _ = sess.Close() }()
+}
+
+// forget clears sess if it is the current session and returns its process.
+func (s *server) forget(sess *sdk.ClientSession) serverProc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess != sess {
+		return serverProc{}
+	}
+	proc := s.proc
+	s.sess, s.proc = nil, serverProc{}
+	return proc
 }
 
 func (s *server) close() error {
 	s.mu.Lock()
 	s.closed = true
-	sess, pid := s.sess, s.pid
-	s.sess, s.pid = nil, 0
+	sess, proc := s.sess, s.proc
+	s.sess, s.proc = nil, serverProc{}
 	s.mu.Unlock()
 	if sess == nil {
 		return nil
 	}
 	err := sess.Close()
-	procgroup.Kill(pid)
+	proc.end()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		// A server that exits with an error or a signal once its stdin
@@ -462,6 +512,9 @@ func (s *server) callTool(ctx context.Context, tool string, readOnly bool, args 
 		return nil, fmt.Errorf("%w: %w", errUnreachable, err)
 	}
 	res, err := sess.CallTool(ctx, params)
+	if err != nil && s.timedOut(ctx, sess) {
+		return nil, errTimedOut
+	}
 	if err == nil || ctx.Err() != nil || !connectionFailed(err) {
 		return res, err
 	}
@@ -474,11 +527,31 @@ func (s *server) callTool(ctx context.Context, tool string, readOnly bool, args 
 		return nil, fmt.Errorf("%w: connection lost (%v), reconnect failed: %w", errUnreachable, err, rerr)
 	}
 	res, err = sess.CallTool(ctx, params)
+	if err != nil && s.timedOut(ctx, sess) {
+		return nil, errTimedOut
+	}
 	if err != nil && ctx.Err() == nil && connectionFailed(err) {
 		s.drop(sess)
 		return nil, &lostError{err: err, unsent: notSent(err)}
 	}
 	return res, err
+}
+
+// errTimedOut marks a call that got no answer within its timeout.
+var errTimedOut = errors.New("no answer within the timeout")
+
+// timedOut reports whether the call's deadline passed; a stdio server that
+// has not answered by then is abandoned (its process group killed), so that
+// it neither hangs on nor serves the next call half-stuck: that call starts
+// it again.
+func (s *server) timedOut(ctx context.Context, sess *sdk.ClientSession) bool {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return false
+	}
+	if s.cfg.stdio() {
+		s.abandon(sess)
+	}
+	return true
 }
 
 // onProgress passes a server's progress notification on to the call it
@@ -540,13 +613,30 @@ func connectionFailed(err error) bool {
 	return !errors.As(err, &wire) || wire.Code == codeRejected
 }
 
-func (s *server) handler(tool string, readOnly bool, maxOutput int) tools.Handler {
+// handler calls tool with its own deadline, timeout, which falls before the
+// activity's (the definition adds callGrace), so that a server that does
+// not answer gets a result naming it, not an activity timeout that blames
+// the worker.
+func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time.Duration) tools.Handler {
 	return func(ctx context.Context, req tools.Request) (tools.Result, error) {
 		args := req.Args
 		if len(bytes.TrimSpace(args)) == 0 {
 			args = json.RawMessage("{}")
 		}
-		res, err := s.callTool(ctx, tool, readOnly, args, req.OperationID)
+		callCtx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		res, err := s.callTool(callCtx, tool, readOnly, args, req.OperationID)
+		if errors.Is(err, errTimedOut) && ctx.Err() != nil {
+			return tools.Result{}, fmt.Errorf("mcp server %q, tool %q: the call ended before the server answered: %w", s.cfg.Name, tool, ctx.Err())
+		}
+		if errors.Is(err, errTimedOut) {
+			what := "the call was abandoned"
+			if s.cfg.stdio() {
+				what = "its process group was killed, and the next call starts it again"
+			}
+			return tools.Result{}, fmt.Errorf("mcp server %q, tool %q: the server did not answer within its timeout of %s (timeout_seconds of its MCP_CONFIG entry, else the default); %s",
+				s.cfg.Name, tool, timeout, what)
+		}
 		if err != nil {
 			err = fmt.Errorf("mcp server %q, tool %q: %w", s.cfg.Name, tool, err)
 			var lost *lostError

@@ -105,7 +105,7 @@ func TestStdioServer(t *testing.T) {
 				require.False(t, def.Concurrent, "MCP tools are serial (C2)")
 				require.Equal(t, tt.effect, def.SideEffect)
 				require.Equal(t, tt.desc, def.Description)
-				require.Equal(t, tools.DefaultTimeout, def.Timeout)
+				require.Equal(t, tools.DefaultTimeout+callGrace, def.Timeout, "the call's own timeout, and time to end a server that does not answer")
 				var schema struct {
 					Type       string         `json:"type"`
 					Properties map[string]any `json:"properties"`

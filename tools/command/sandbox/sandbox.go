@@ -14,11 +14,19 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/toolround/toolround/internal/procgroup"
 )
 
 // reservedDir is the tools' own folder in the workdir (tools.ReservedDir);
 // commands see it read-only.
 const reservedDir = ".toolround"
+
+// cgroupSeq numbers the commands' cgroups. It is the process's, not a
+// Sandbox's: every Sandbox of the process shares the folder
+// toolround-<pid>, and the cgroup of one's command may still be being removed
+// when another's starts.
+var cgroupSeq atomic.Uint64
 
 // Sandbox runs commands in the mode chosen at start. It is safe for
 // concurrent use.
@@ -40,7 +48,6 @@ type Sandbox struct {
 	noPids error
 	user   *commandUser
 	notes  []string
-	seq    atomic.Uint64
 	// removing counts the cgroups still being removed; Close waits for them.
 	removing sync.WaitGroup
 }
@@ -334,7 +341,7 @@ type Proc struct {
 // Wrap prepares cmd, already given its program, arguments, folder,
 // environment and output, to run in the sandbox. In mode none it is left as
 // it is. cmd.SysProcAttr is kept (a process group of its own, say) and the
-// process is killed when the worker's thread that started it ends.
+// process is killed when the worker dies.
 func (s *Sandbox) Wrap(cmd *exec.Cmd) (*Proc, error) {
 	p := &Proc{s: s, cmd: cmd}
 	if s.base == nil {
@@ -428,13 +435,14 @@ func envValue(env []string, name string) string {
 }
 
 // Start starts the command, puts it in its cgroups, sets its limits and
-// lets it run.
+// lets it run. In either mode the command gets no descriptor of the worker's
+// beyond its standard streams (procgroup.Start).
 func (p *Proc) Start() error {
 	if p.gate == nil {
-		return p.cmd.Start()
+		return procgroup.Start(p.cmd.Start)
 	}
 	gateR := p.cmd.ExtraFiles[0]
-	err := p.cmd.Start()
+	err := procgroup.Start(p.cmd.Start)
 	gateR.Close()
 	if err != nil {
 		p.gate.Close()
@@ -465,7 +473,7 @@ func (p *Proc) abort() {
 // confine puts pid in fresh cgroups and sets its resource limits.
 func (p *Proc) confine(pid int) error {
 	s := p.s
-	n := s.seq.Add(1)
+	n := cgroupSeq.Add(1)
 	if s.pids != nil {
 		cg, err := s.pids.create(n, s.cfg.MaxProcs)
 		if err != nil {

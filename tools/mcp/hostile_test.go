@@ -1,0 +1,177 @@
+//go:build linux
+
+package mcp
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/internal/testenv"
+	"github.com/toolround/toolround/tools"
+)
+
+// buildHostileServer compiles the misbehaving stdio server.
+func buildHostileServer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hostileserver")
+	out, err := exec.Command("go", "build", "-o", bin, "./internal/hostileserver").CombinedOutput()
+	require.NoError(t, err, "go build hostileserver: %s", out)
+	return bin
+}
+
+// alive reports whether pid runs (a zombie does not count).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && len(s) > i+2 && s[i+2] != 'Z' && s[i+2] != 'X'
+}
+
+func requireGone(t *testing.T, what string, pid int) {
+	t.Helper()
+	require.Eventually(t, func() bool { return !alive(pid) }, 10*time.Second, 20*time.Millisecond, "%s (pid %d) still runs", what, pid)
+}
+
+// killAtEnd ends pid when the test ends, whatever happened.
+func killAtEnd(t *testing.T, pid int) {
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+}
+
+// TestHungServerIsEndedAtItsTimeout: a call to a server that never answers
+// ends at the server's timeout_seconds with a result that says so; the
+// server's process group (a child it started included) is killed, and the
+// next call starts the server again.
+func TestHungServerIsEndedAtItsTimeout(t *testing.T) {
+	bin := buildHostileServer(t)
+	m, reg := connect(t, Config{Servers: []ServerConfig{{Name: "h", Command: bin, TimeoutSeconds: 1}}})
+	server := status(m, "h").PID
+	killAtEnd(t, server)
+	out, err := call(t, reg, "mcp_h_child", `{}`)
+	require.NoError(t, err)
+	child, err := strconv.Atoi(out)
+	require.NoError(t, err)
+	killAtEnd(t, child)
+
+	def, ok := reg.Lookup("mcp_h_hang")
+	require.True(t, ok)
+	require.Greater(t, def.Timeout, time.Second, "the activity must outlast the call, or its timeout blames the worker")
+	// As the activity would: the call's context ends at the tool's timeout.
+	ctx, cancel := context.WithTimeout(context.Background(), def.Timeout)
+	defer cancel()
+	start := time.Now()
+	_, err = def.Handler(ctx, tools.Request{CallID: "c1", Args: json.RawMessage(`{}`)})
+	require.Error(t, err)
+	require.Less(t, time.Since(start), def.Timeout, "the call ran to the activity's timeout")
+	require.Nil(t, ctx.Err(), "the call ran to the activity's timeout")
+	require.ErrorContains(t, err, `mcp server "h", tool "hang"`)
+	require.ErrorContains(t, err, "timeout_seconds")
+	require.ErrorContains(t, err, "1s")
+	requireGone(t, "the hung server", server)
+	requireGone(t, "the hung server's child", child)
+
+	out, err = call(t, reg, "mcp_h_pid", `{}`)
+	require.NoError(t, err, "the next call starts the server again")
+	require.NotEqual(t, strconv.Itoa(server), out)
+	killAtEnd(t, status(m, "h").PID)
+}
+
+// TestServersInheritNoDescriptors: a descriptor the worker holds without
+// close-on-exec does not reach a stdio server.
+func TestServersInheritNoDescriptors(t *testing.T) {
+	leaked := testenv.LeakDescriptors(t)
+	bin := buildHostileServer(t)
+	m, reg := connect(t, Config{Servers: []ServerConfig{{Name: "h", Command: bin}}})
+	killAtEnd(t, status(m, "h").PID)
+	out, err := call(t, reg, "mcp_h_fds", `{}`)
+	require.NoError(t, err)
+	require.Contains(t, out, "0 -> ")
+	require.NotContains(t, out, leaked, "the server inherited a descriptor of the worker's")
+}
+
+// TestServersDieWithTheWorker: a SIGKILL of the worker takes its stdio
+// servers along, and the processes they started.
+func TestServersDieWithTheWorker(t *testing.T) {
+	if os.Getenv("TOOLROUND_MCP_TEST_WORKER") != "" {
+		return // this is the worker, run by workerWithServer
+	}
+	bin := buildHostileServer(t)
+	server, child, worker := workerWithServer(t, bin)
+	require.True(t, alive(server) && alive(child))
+	require.NoError(t, worker.Process.Signal(syscall.SIGKILL))
+	_ = worker.Wait()
+	requireGone(t, "the server of a killed worker", server)
+	requireGone(t, "the child of the server of a killed worker", child)
+}
+
+// workerWithServer runs this test binary as a worker (TestHelperWorker)
+// connected to the server bin, whose child it has started, and returns the
+// server's and the child's pids.
+func workerWithServer(t *testing.T, bin string) (server, child int, worker *exec.Cmd) {
+	t.Helper()
+	worker = exec.Command(os.Args[0], "-test.run=^TestHelperWorker$", "-test.count=1")
+	worker.Env = append(os.Environ(), "TOOLROUND_MCP_TEST_WORKER="+bin)
+	worker.Stderr = os.Stderr
+	stdout, err := worker.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, worker.Start())
+	t.Cleanup(func() { _ = worker.Process.Kill(); _ = worker.Wait() })
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	select {
+	case line := <-lines:
+		_, err := fmt.Sscanf(line, "server %d child %d", &server, &child)
+		require.NoError(t, err, "the worker said %q", line)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the worker did not start its server")
+	}
+	killAtEnd(t, server)
+	killAtEnd(t, child)
+	go func() {
+		for range lines {
+		}
+	}()
+	return server, child, worker
+}
+
+// TestHelperWorker is the worker of TestServersDieWithTheWorker: it connects
+// to the server, has it start a child, prints both pids and waits to be
+// killed. The calls run on goroutines that end, as activities do.
+func TestHelperWorker(t *testing.T) {
+	bin := os.Getenv("TOOLROUND_MCP_TEST_WORKER")
+	if bin == "" {
+		t.Skip("run by TestServersDieWithTheWorker")
+	}
+	done := make(chan struct{})
+	var m *Manager
+	var reg *tools.Registry
+	go func() {
+		defer close(done)
+		m, reg = connect(t, Config{Servers: []ServerConfig{{Name: "h", Command: bin}}})
+	}()
+	<-done
+	out, err := call(t, reg, "mcp_h_child", `{}`)
+	require.NoError(t, err)
+	fmt.Printf("server %d child %s\n", status(m, "h").PID, out)
+	select {}
+}

@@ -1,0 +1,55 @@
+// Command hostileserver is an MCP server over stdio for the mcp package's
+// tests that misbehaves: its tools are
+//   - hang: never answers, and ignores the client's cancellation;
+//   - child: starts a child process that runs on (in the server's process
+//     group) and returns its pid;
+//   - pid: returns the server's process id;
+//   - fds: lists the server's open descriptors and what they point to.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	s := sdk.NewServer(&sdk.Implementation{Name: "hostile", Version: "1.0.0"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "hang", Description: "Never answer."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			select {}
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "child", Description: "Start a child process that runs on and return its pid."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			cmd := exec.Command("sleep", "100000")
+			if err := cmd.Start(); err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprint(cmd.Process.Pid)}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "pid", Description: "Return the server's process id."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprint(os.Getpid())}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "fds", Description: "List the server's open descriptors."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			entries, err := os.ReadDir("/proc/self/fd")
+			if err != nil {
+				return nil, nil, err
+			}
+			var b strings.Builder
+			for _, e := range entries {
+				target, _ := os.Readlink("/proc/self/fd/" + e.Name())
+				fmt.Fprintf(&b, "%s -> %s\n", e.Name(), target)
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}}, nil, nil
+		})
+	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+		log.Fatalf("hostileserver: %v", err)
+	}
+}
