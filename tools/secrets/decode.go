@@ -189,7 +189,7 @@ func (r *radix) decode(s string, minBytes int, out *builder) {
 	var pos []int32
 	flush := func() {
 		if len(pos) >= minDigits {
-			for a := range group {
+			for a := range min(group, len(pos)) {
 				r.emit(s, pos[a:], out)
 			}
 		}

@@ -186,3 +186,24 @@ func BenchmarkRedact1MB(b *testing.B) {
 		r.Redact(text)
 	}
 }
+
+// Short values (NewRedactor takes any) and texts of random bytes from
+// every decoder's alphabet never make the redactor panic.
+func TestRedactAnyTextNeverPanics(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const alphabet = "AZaz09+/-_=%&#;:\\x\\u0 \x00\xff\xc3\xa9"
+	for _, values := range []map[string]string{{"A": "a"}, {"A": "ab", "B": "\x00"}, {"A": "sunshine42"}} {
+		r := NewRedactor(values)
+		for range 2000 {
+			b := make([]byte, rng.IntN(300))
+			for i := range b {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+			text := string(b)
+			require.NotPanics(t, func() {
+				r.Redact(text)
+				r.RedactPrefix(text, len(text)/2)
+			}, "%q", text)
+		}
+	}
+}
