@@ -1,6 +1,6 @@
 // Package netguard decides which network addresses the HTTP tools may reach.
 // Loopback and private addresses are allowed unless configuration denies
-// them; the cloud metadata address is denied by default.
+// them; the metadata services of the major clouds are denied by default.
 package netguard
 
 import (
@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -19,17 +20,44 @@ import (
 type Policy struct {
 	// DenyPrivate refuses loopback, private, link-local and unique-local addresses.
 	DenyPrivate bool
-	// Deny lists more refused prefixes. DefaultPolicy denies 169.254.169.254/32
-	// and fd00:ec2::254/128 (cloud metadata services).
+	// Deny lists more refused prefixes. DefaultPolicy denies the metadata
+	// addresses of the major clouds (MetadataPrefixes).
 	Deny []netip.Prefix
+	// DenyNames lists host names refused as written (any letter case, with
+	// or without a trailing dot), before a resolver reads them: a name that
+	// resolves to a denied address is refused after resolution anyway.
+	// DefaultPolicy denies MetadataNames.
+	DenyNames []string
 }
 
-// DefaultPolicy allows everything but the cloud metadata addresses.
+// MetadataPrefixes are the addresses of cloud metadata services: the
+// instance metadata of AWS, GCP, Azure and Oracle (169.254.169.254), AWS's
+// over IPv6 (fd00:ec2::254), ECS task metadata and credentials
+// (169.254.170.2), EKS Pod Identity (169.254.170.23, fd00:ec2::23), GCP's
+// over IPv6 (fd20:ce::254), Azure's WireServer (168.63.129.16), Alibaba
+// Cloud's (100.100.100.200) and Oracle Cloud's other (192.0.0.192).
+var MetadataPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("169.254.169.254/32"),
+	netip.MustParsePrefix("169.254.170.2/32"),
+	netip.MustParsePrefix("169.254.170.23/32"),
+	netip.MustParsePrefix("168.63.129.16/32"),
+	netip.MustParsePrefix("100.100.100.200/32"),
+	netip.MustParsePrefix("192.0.0.192/32"),
+	netip.MustParsePrefix("fd00:ec2::254/128"),
+	netip.MustParsePrefix("fd00:ec2::23/128"),
+	netip.MustParsePrefix("fd20:ce::254/128"),
+}
+
+// MetadataNames are the host names of cloud metadata services (GCP's, and
+// AWS's instance-data).
+var MetadataNames = []string{
+	"metadata.google.internal", "metadata.goog", "metadata",
+	"instance-data", "instance-data.ec2.internal",
+}
+
+// DefaultPolicy allows everything but the cloud metadata services.
 func DefaultPolicy() Policy {
-	return Policy{Deny: []netip.Prefix{
-		netip.MustParsePrefix("169.254.169.254/32"),
-		netip.MustParsePrefix("fd00:ec2::254/128"),
-	}}
+	return Policy{Deny: slices.Clone(MetadataPrefixes), DenyNames: slices.Clone(MetadataNames)}
 }
 
 // Check reports why an address is refused, or nil. The address is judged
@@ -49,10 +77,16 @@ func (p Policy) Check(addr netip.Addr) error {
 }
 
 // nat64 is the well-known NAT64 prefix: 64:ff9b::a.b.c.d reaches a.b.c.d.
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+// sixToFour is 6to4's: 2002:AABB:CCDD::/48 is the network of a relay that
+// reaches AA.BB.CC.DD.
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
 
 // Canonical drops the zone of addr and turns an IPv4 address written as
-// IPv6 (::ffff:a.b.c.d, ::a.b.c.d, 64:ff9b::a.b.c.d) into that IPv4 address.
+// IPv6 (::ffff:a.b.c.d, ::a.b.c.d, 64:ff9b::a.b.c.d, 2002:AABB:CCDD::...)
+// into that IPv4 address.
 func Canonical(addr netip.Addr) netip.Addr {
 	addr = addr.WithZone("").Unmap()
 	if !addr.Is6() {
@@ -70,6 +104,9 @@ func Canonical(addr netip.Addr) netip.Addr {
 	}
 	if nat64.Contains(addr) {
 		return v4
+	}
+	if sixToFour.Contains(addr) {
+		return netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]})
 	}
 	return addr
 }
@@ -142,11 +179,16 @@ func parseInetAton(s string) (netip.Addr, bool) {
 }
 
 // CheckHost refuses a host that is a denied address in any spelling
-// ParseHost reads, before it is resolved or dialled. Names pass: the
-// dialer checks the addresses they resolve to.
+// ParseHost reads, and a name DenyNames lists, before it is resolved or
+// dialled. Other names pass: the dialer checks the addresses they resolve
+// to.
 func (p Policy) CheckHost(host string) error {
 	a, ok := ParseHost(host)
 	if !ok {
+		name := strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
+		if slices.ContainsFunc(p.DenyNames, func(d string) bool { return strings.EqualFold(strings.TrimSuffix(d, "."), name) }) {
+			return fmt.Errorf("host %q is denied by the network policy", host)
+		}
 		return nil
 	}
 	err := p.Check(a)

@@ -45,11 +45,13 @@ func (v *view) search(p pattern, name string, spans []span) []span {
 	}
 }
 
-// decoder decodes one escape scheme leniently: anything that is not a
-// valid escape stays as it is.
+// decoder decodes one scheme leniently: anything that is not a valid
+// escape stays as it is. A binary decoder (radix) gives only what it
+// decoded, the runs of its digits, one after another.
 type decoder struct {
 	leader string // the text holds an escape only if it holds one of these
 	decode func(src string, out *builder)
+	radix  *radix
 }
 
 // A + for a space (forms, query strings) is not decoded: the value with
@@ -58,23 +60,47 @@ var decoders = []decoder{
 	{leader: `\`, decode: decodeJSON},
 	{leader: `%`, decode: decodePercent},
 	{leader: `&`, decode: decodeHTML},
+	{radix: base64Radix},
+	{radix: hexRadix},
+	{radix: base32Radix},
+	{radix: base32HexRadix},
 }
 
+// maxDepth is how many decoders in a row a view applies: with the
+// encodings the patterns hold (base64 and hex of the value), a value is
+// found under any two of the promised encodings, and under three when the
+// innermost is one the patterns hold.
+const maxDepth = 2
+
 // views returns text itself and its decodings by one scheme and by two in
-// a row (such as JSON escapes inside a percent-encoded query), skipping
-// schemes whose escapes the text does not hold.
-func views(text string) []*view {
+// a row (such as JSON escapes inside a percent-encoded query, or base64
+// inside hex), skipping schemes whose escapes the text does not hold.
+// minBytes is the length of the shortest pattern: a run of binary digits
+// too short to decode to that many bytes is not decoded.
+func views(text string, minBytes int) []*view {
 	out := []*view{{text: text}}
 	level := out
-	for range 2 {
+	for range maxDepth {
 		var next []*view
 		for _, parent := range level {
-			for _, d := range decoders {
-				if !strings.Contains(parent.text, d.leader) {
+			for i := range decoders {
+				d := &decoders[i]
+				if d.leader != "" && !strings.Contains(parent.text, d.leader) {
 					continue
 				}
-				if v := decodeView(parent, d); v != nil {
-					next = append(next, v)
+				v := decodeView(parent, d, minBytes)
+				if v == nil {
+					continue
+				}
+				next = append(next, v)
+				// Text in UTF-16 that a binary encoding held is read in the
+				// same step, as if the two were one encoding.
+				if d.radix != nil && strings.Contains(v.text, "\x00") {
+					for _, big := range []bool{false, true} {
+						if u := decodeView(v, &decoder{decode: func(s string, out *builder) { decodeUTF16(s, big, minBytes, out) }}, minBytes); u != nil {
+							next = append(next, u)
+						}
+					}
 				}
 			}
 		}
@@ -84,10 +110,18 @@ func views(text string) []*view {
 	return out
 }
 
-func decodeView(parent *view, d decoder) *view {
-	b := &builder{start: make([]int32, 0, len(parent.text)), end: make([]int32, 0, len(parent.text))}
-	b.text.Grow(len(parent.text))
-	d.decode(parent.text, b)
+func decodeView(parent *view, d *decoder, minBytes int) *view {
+	b := &builder{}
+	switch {
+	case d.radix != nil:
+		d.radix.decode(parent.text, minBytes, b)
+	case d.leader == "":
+		d.decode(parent.text, b) // sparse
+	default:
+		b.start, b.end = make([]int32, 0, len(parent.text)), make([]int32, 0, len(parent.text))
+		b.text.Grow(len(parent.text))
+		d.decode(parent.text, b)
+	}
 	if !b.changed {
 		return nil
 	}
@@ -99,6 +133,139 @@ func decodeView(parent *view, d decoder) *view {
 		}
 	}
 	return v
+}
+
+// radix is a binary-to-text encoding whose digits each carry bits bits:
+// base64 (both alphabets at once), hex (in either case, the bytes run
+// together or apart by one of sep), base32 in either alphabet (upper case).
+type radix struct {
+	bits  int
+	digit [256]int8 // -1: not a digit of this encoding
+	sep   string    // what may stand between two bytes (hex only)
+}
+
+func base64Both() *radix {
+	r := newRadix(6, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", "", false)
+	r.digit['-'], r.digit['_'] = 62, 63
+	return r
+}
+
+func newRadix(bits int, alphabet, sep string, fold bool) *radix {
+	r := &radix{bits: bits, sep: sep}
+	for i := range r.digit {
+		r.digit[i] = -1
+	}
+	for i := 0; i < len(alphabet); i++ {
+		r.digit[alphabet[i]] = int8(i)
+		if fold {
+			r.digit[strings.ToLower(alphabet[i : i+1])[0]] = int8(i)
+		}
+	}
+	return r
+}
+
+var (
+	// Both alphabets: + and - are 62, / and _ are 63.
+	base64Radix    = base64Both()
+	hexRadix       = newRadix(4, "0123456789ABCDEF", ":- +", true) // + for a space in a query
+	base32Radix    = newRadix(5, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "", false)
+	base32HexRadix = newRadix(5, "0123456789ABCDEFGHIJKLMNOPQRSTUV", "", false)
+)
+
+// decode appends the bytes of every run of digits in s that is long
+// enough to give minBytes bytes, read from each digit a byte may start at
+// (a value inside a longer encoded text need not start at the text's
+// start), with where each byte came from.
+func (r *radix) decode(s string, minBytes int, out *builder) {
+	perByte := (8 + r.bits - 1) / r.bits // digits one byte takes, at most
+	// The digit offsets at which a byte can start: every one for base64's
+	// 4 digits per 3 bytes, base32's 8 per 5, hex's 2 per 1.
+	group := 8
+	for group%r.bits != 0 {
+		group += 8
+	}
+	group /= r.bits
+	minDigits := max(minBytes*8/r.bits, perByte)
+	var pos []int32
+	flush := func() {
+		if len(pos) >= minDigits {
+			for a := range min(group, len(pos)) {
+				r.emit(s, pos[a:], out)
+			}
+		}
+		pos = pos[:0]
+	}
+	for i := 0; i < len(s); i++ {
+		if r.digit[s[i]] >= 0 {
+			pos = append(pos, int32(i))
+			continue
+		}
+		// A separator between two bytes of hex: after an even number of
+		// digits, before a digit.
+		if r.sep != "" && len(pos) > 0 && len(pos)%2 == 0 && strings.IndexByte(r.sep, s[i]) >= 0 &&
+			i+1 < len(s) && r.digit[s[i+1]] >= 0 {
+			continue
+		}
+		flush()
+	}
+	flush()
+}
+
+// emit decodes the digits at pos, dropping the bits that do not fill a
+// byte at the end. It stops where a stretch of 64 bytes past the first 64
+// is not text (see isText): at a wrong offset, or in an image or a key,
+// the rest is noise, which no value in the promised encodings hides in
+// (each of their layers is text) but which would cost every view under it.
+func (r *radix) emit(s string, pos []int32, out *builder) {
+	acc, n, first, emitted := 0, 0, 0, 0
+	window := make([]byte, 0, 64)
+	for k, p := range pos {
+		acc = acc<<r.bits | int(r.digit[s[p]])
+		n += r.bits
+		if n < 8 {
+			continue
+		}
+		n -= 8
+		c := byte(acc >> n)
+		out.emitByte(c, int(pos[first]), int(p)+1)
+		out.changed = true
+		emitted++
+		acc &= 1<<n - 1
+		first = k
+		if n == 0 {
+			first = k + 1
+		}
+		if window = append(window, c); len(window) == cap(window) {
+			if emitted > 2*cap(window) && !isText(window) {
+				return
+			}
+			window = window[:0]
+		}
+	}
+}
+
+// isText is true of bytes that are mostly printable ASCII, tabs, line
+// breaks or zero bytes (the other half of UTF-16), or that are UTF-8 (but
+// for a character cut at either end).
+func isText(b []byte) bool {
+	n := 0
+	for _, c := range b {
+		if c >= 0x20 && c < 0x7f || c == '\t' || c == '\n' || c == '\r' || c == 0 {
+			n++
+		}
+	}
+	if 2*n >= len(b) {
+		return true
+	}
+	for len(b) > 0 && !utf8.RuneStart(b[0]) {
+		b = b[1:]
+	}
+	for i := 1; i <= 3 && i <= len(b); i++ {
+		if utf8.Valid(b[:len(b)-i+1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // builder collects decoded bytes and where each came from.
@@ -119,19 +286,74 @@ func (b *builder) emit(s string, from, to int) {
 	}
 }
 
+// same copies s from i up to the next leader after i, each byte from
+// itself, and returns where it stopped.
+func (b *builder) same(s string, i int, leader byte) int {
+	j := len(s)
+	if k := strings.IndexByte(s[i+1:], leader); k >= 0 {
+		j = i + 1 + k
+	}
+	b.text.WriteString(s[i:j])
+	for k := i; k < j; k++ {
+		b.start = append(b.start, int32(k))
+		b.end = append(b.end, int32(k+1))
+	}
+	return j
+}
+
+func (b *builder) emitByte(c byte, from, to int) {
+	b.text.WriteByte(c)
+	b.start = append(b.start, int32(from))
+	b.end = append(b.end, int32(to))
+	if to-from != 1 {
+		b.changed = true
+	}
+}
+
 func (b *builder) emitRune(r rune, from, to int) {
 	var buf [utf8.UTFMax]byte
 	n := utf8.EncodeRune(buf[:], r)
 	b.emit(string(buf[:n]), from, to)
 }
 
-// decodeJSON decodes the escapes of JSON strings (and \xHH), wherever they
-// are: a reader that looks for a value cares about content, not syntax.
+// decodeUTF16 gives the runs of ASCII text in UTF-16 (little-endian: each
+// character then a zero byte) at least minBytes characters long.
+func decodeUTF16(s string, big bool, minBytes int, out *builder) {
+	var run []int
+	flush := func() {
+		if len(run) >= max(minBytes, 1) {
+			for _, at := range run {
+				c := s[at]
+				if big {
+					c = s[at+1]
+				}
+				out.emitByte(c, at, at+2)
+			}
+		}
+		run = run[:0]
+	}
+	for i := 0; i+1 < len(s); {
+		c, z := s[i], s[i+1]
+		if big {
+			c, z = z, c
+		}
+		if z == 0 && c > 0 && c < 0x80 {
+			run = append(run, i)
+			i += 2
+			continue
+		}
+		flush()
+		i++
+	}
+	flush()
+}
+
+// decodeJSON decodes the escapes of JSON strings (and \xHH and octal
+// \ooo), wherever they are: a reader that looks for a value cares about content, not syntax.
 func decodeJSON(s string, out *builder) {
 	for i := 0; i < len(s); {
 		if s[i] != '\\' || i+1 >= len(s) {
-			out.emit(s[i:i+1], i, i+1)
-			i++
+			i = out.same(s, i, '\\')
 			continue
 		}
 		switch c := s[i+1]; c {
@@ -160,6 +382,16 @@ func decodeJSON(s string, out *builder) {
 			}
 			out.emitRune(rune(r), i, i+n)
 			i += n
+		case '0', '1', '2', '3':
+			// \141: an octal escape of C, Python, shells.
+			v, ok := octalValue(s, i+1, 3)
+			if !ok {
+				out.emit(`\`, i, i+1)
+				i++
+				continue
+			}
+			out.emitByte(byte(v), i, i+4)
+			i += 4
 		case 'x':
 			v, ok := hexValue(s, i+2, 2)
 			if !ok {
@@ -186,8 +418,7 @@ func decodePercent(s string, out *builder) {
 				continue
 			}
 		}
-		out.emit(s[i:i+1], i, i+1)
-		i++
+		i = out.same(s, i, '%')
 	}
 }
 
@@ -207,8 +438,7 @@ func decodeHTML(s string, out *builder) {
 				continue
 			}
 		}
-		out.emit(s[i:i+1], i, i+1)
-		i++
+		i = out.same(s, i, '&')
 	}
 }
 
@@ -260,6 +490,20 @@ func hexValue(s string, at, n int) (int, bool) {
 			return 0, false
 		}
 		v = v<<4 | d
+	}
+	return v, true
+}
+
+func octalValue(s string, at, n int) (int, bool) {
+	if at+n > len(s) {
+		return 0, false
+	}
+	v := 0
+	for _, c := range []byte(s[at : at+n]) {
+		if c < '0' || c > '7' {
+			return 0, false
+		}
+		v = v<<3 | int(c-'0')
 	}
 	return v, true
 }

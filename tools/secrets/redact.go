@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf16"
 
 	txt "github.com/toolround/toolround/internal/text"
 )
@@ -20,17 +21,28 @@ const MinValueChars = 8
 
 // Redactor replaces stored values in text with [secret:NAME], in every form
 // a server or a tool is likely to give them back: raw; JSON-escaped (\" \\
-// \/ \uXXXX in either case, surrogate pairs, \xHH), twice JSON-escaped;
+// \/ \uXXXX in either case, surrogate pairs), \xHH and octal \ooo escapes;
 // percent-encoded (path, query, form with + for space); HTML-escaped (named,
-// decimal and hex entities); hex in either case; base64 in the standard and
-// URL alphabets, padded or not, on its own or inside a longer base64 text
-// such as that of "user:value"; and one of those encodings inside another
-// (percent-encoded JSON, JSON of HTML, and so on).
+// decimal and hex entities); hex in either case, its bytes together or
+// apart by ':', '-', ' ' or '+'; base64 in the standard and URL alphabets,
+// padded or not, on its own or inside a longer base64 text such as that of
+// "user:value"; base32 in the standard and hex alphabets (upper case),
+// padded or not; the value in UTF-16 (either byte order) under any of these
+// binary encodings.
+//
+// The depth is stated: a value is found under any two of these encodings
+// one inside the other (base64 of base64, hex of base64, percent-encoded
+// base64, base64 of JSON, base32 of hex, ...), and under three when the
+// innermost is hex or base64 of the value. A binary encoding is read only
+// while what it decodes to is text (mostly printable ASCII, or UTF-8, or
+// UTF-16): a value inside an image, a compressed or encrypted body, or any
+// other binary data is not promised, nor one cut into pieces.
 //
 // A nil *Redactor redacts nothing.
 type Redactor struct {
-	items  []item
-	margin int
+	items    []item
+	margin   int
+	minBytes int // the length of the shortest pattern
 }
 
 type item struct {
@@ -69,8 +81,14 @@ func NewRedactor(values map[string]string) *Redactor {
 	r := &Redactor{}
 	for _, name := range names {
 		v := values[name]
-		r.items = append(r.items, item{name: name, patterns: patternsOf(v)})
+		it := item{name: name, patterns: patternsOf(v)}
+		r.items = append(r.items, it)
 		r.margin = max(r.margin, maxExpansion*len(v)+64)
+		for _, p := range it.patterns {
+			if r.minBytes == 0 || len(p.text) < r.minBytes {
+				r.minBytes = len(p.text)
+			}
+		}
 	}
 	return r
 }
@@ -133,7 +151,7 @@ type span struct {
 // find returns the spans of text that hold a value, sorted and merged.
 func (r *Redactor) find(text string) []span {
 	var spans []span
-	for _, v := range views(text) {
+	for _, v := range views(text, r.minBytes) {
 		for _, it := range r.items {
 			for _, p := range it.patterns {
 				spans = v.search(p, it.name, spans)
@@ -169,6 +187,9 @@ func patternsOf(v string) []pattern {
 	}
 	add(pattern{text: v})
 	add(pattern{text: strings.ReplaceAll(v, " ", "+")}) // a form's + for a space
+	// UTF-16 in either byte order, as a binary view (hex, base64) gives it.
+	add(pattern{text: utf16Of(v, false)})
+	add(pattern{text: utf16Of(v, true)})
 	h := hex.EncodeToString([]byte(v))
 	add(pattern{text: h})
 	add(pattern{text: strings.ToUpper(h)})
@@ -204,6 +225,19 @@ func jsonContent(v string, escapeHTML bool) string {
 	}
 	out := strings.TrimSuffix(b.String(), "\n")
 	return out[1 : len(out)-1]
+}
+
+// utf16Of is v in UTF-16, little- or big-endian.
+func utf16Of(v string, big bool) string {
+	var b []byte
+	for _, u := range utf16.Encode([]rune(v)) {
+		if big {
+			b = append(b, byte(u>>8), byte(u))
+		} else {
+			b = append(b, byte(u), byte(u>>8))
+		}
+	}
+	return string(b)
 }
 
 func uniq(forms ...string) []string {

@@ -49,10 +49,16 @@ func (e *secretBodyError) Error() string {
 // redirect to another host, and how far past the limit to read so that
 // redaction sees every value that starts before the cut whole.
 type guard struct {
-	headers []string // dropped on a redirect to another host
+	headers []string // dropped on a redirect to another host or to plain http
 	body    bool     // the exchange stops at such a redirect instead
 	extra   int64
 }
+
+// credentialHeaders are dropped on a redirect to another host or from
+// https to http whatever they hold, as the headers that hold a secret are.
+// net/http drops them only on a redirect to a host that is not the first
+// or below it, and keeps them on the way to plain http.
+var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Cookie2"}
 
 func (e *redirectError) Error() string {
 	return fmt.Sprintf("stopped after %d redirects", e.max)
@@ -130,6 +136,13 @@ func (c *client) exchange(ctx context.Context, req *http.Request, limit int64, g
 			if _, err := c.checkURL(next.URL.String()); err != nil {
 				return err
 			}
+			// net/http sends the previous URL as the Referer, and that URL
+			// may hold a secret in its path or query: only a Referer the
+			// call set itself goes on (and, like any header that holds a
+			// secret, not past the first host).
+			if next.Header.Get("Referer") != via[0].Header.Get("Referer") {
+				next.Header.Del("Referer")
+			}
 			first := via[0].URL
 			if next.URL.Host != first.Host || (first.Scheme == "https" && next.URL.Scheme != "https") {
 				if g.body && next.Body != nil && next.Body != http.NoBody {
@@ -138,6 +151,9 @@ func (c *client) exchange(ctx context.Context, req *http.Request, limit int64, g
 						status = next.Response.StatusCode
 					}
 					return &secretBodyError{status: status, to: next.URL.Scheme + "://" + next.URL.Host}
+				}
+				for _, h := range credentialHeaders {
+					next.Header.Del(h)
 				}
 				for _, h := range g.headers {
 					next.Header.Del(h)

@@ -4,6 +4,7 @@ package secretstest
 
 import (
 	"bytes"
+	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -74,6 +75,31 @@ func Encodings(v string) map[string]string {
 		return b.String()
 	}
 	b64 := func(enc *base64.Encoding, s string) string { return enc.EncodeToString([]byte(s)) }
+	utf16Of := func(s string, big bool) string {
+		var b []byte
+		for _, u := range utf16.Encode([]rune(s)) {
+			if big {
+				b = append(b, byte(u>>8), byte(u))
+			} else {
+				b = append(b, byte(u), byte(u>>8))
+			}
+		}
+		return string(b)
+	}
+	hexWith := func(s, sep string) string {
+		parts := make([]string, len(s))
+		for i := range len(s) {
+			parts[i] = fmt.Sprintf("%02X", s[i])
+		}
+		return strings.Join(parts, sep)
+	}
+	octal := func(s string) string {
+		var b strings.Builder
+		for i := range len(s) {
+			fmt.Fprintf(&b, `\%03o`, s[i])
+		}
+		return b.String()
+	}
 	slashJSON := strings.ReplaceAll(jsonOf(v, true), "/", `\/`)
 	return map[string]string{
 		"raw":                    v,
@@ -108,5 +134,16 @@ func Encodings(v string) map[string]string {
 		"jwt-like payload":       b64(base64.RawURLEncoding, `{"sub":"`+jsonOf(v, false)+`"}`),
 		"base64 in query":        url.QueryEscape(b64(base64.StdEncoding, "user:"+v)),
 		"base64 in json escape":  strings.ReplaceAll(b64(base64.StdEncoding, "x:"+v), "/", `\/`),
+		"base64 of base64":       b64(base64.StdEncoding, b64(base64.StdEncoding, v)),
+		"base64 of basic auth":   b64(base64.RawURLEncoding, b64(base64.StdEncoding, "user:"+v)),
+		"hex of base64":          hex.EncodeToString([]byte(b64(base64.RawStdEncoding, v))),
+		"query of base64 twice":  url.QueryEscape(b64(base64.StdEncoding, b64(base64.StdEncoding, v))),
+		"base64 of query":        b64(base64.StdEncoding, url.QueryEscape(v)),
+		"base32":                 base32.StdEncoding.EncodeToString([]byte(v)),
+		"base32 hex raw":         base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString([]byte(v)),
+		"utf-16le hex":           hex.EncodeToString([]byte(utf16Of(v, false))),
+		"utf-16be base64":        b64(base64.StdEncoding, utf16Of(v, true)),
+		"hex with colons":        hexWith(v, ":"),
+		"octal escapes":          octal(v),
 	}
 }
