@@ -318,6 +318,20 @@ func (cg *cgroup) kill() {
 	}
 }
 
+// end kills every process in the cgroup and waits, at most d, until none
+// is left: SIGKILL is delivered at once but a process takes a moment to
+// exit, and a call's processes must be gone when its result is (T8).
+func (cg *cgroup) end(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for wait := 100 * time.Microsecond; ; wait = min(2*wait, 20*time.Millisecond) {
+		cg.kill()
+		if len(cg.pids()) == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(wait)
+	}
+}
+
 // remove kills what is left in the cgroup and removes it. A cgroup that
 // still holds processes a while later is left for removeStale.
 func (cg *cgroup) remove() {

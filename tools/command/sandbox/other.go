@@ -5,6 +5,7 @@ package sandbox
 import (
 	"errors"
 	"syscall"
+	"time"
 )
 
 // Bubblewrap, cgroups and prlimit are Linux's: elsewhere only mode none works.
@@ -38,10 +39,11 @@ func (c *cgroupController) close() {}
 
 type cgroup struct{}
 
-func (cg *cgroup) add(int) error { return errNoCgroup }
-func (cg *cgroup) cutBy() string { return "" }
-func (cg *cgroup) remove()       {}
-func (cg *cgroup) kill()         {}
+func (cg *cgroup) add(int) error     { return errNoCgroup }
+func (cg *cgroup) cutBy() string     { return "" }
+func (cg *cgroup) remove()           {}
+func (cg *cgroup) kill()             {}
+func (cg *cgroup) end(time.Duration) {}
 
 func (cg *cgroup) pids() []int { return nil }
 

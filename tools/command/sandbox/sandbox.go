@@ -533,10 +533,10 @@ func (p *Proc) Finish() []string {
 
 func (p *Proc) cleanup() {
 	for _, cg := range p.cgroups {
-		// Nothing of the command may run on, so what is left is killed now;
-		// the kernel takes a few milliseconds to let go of the cgroup, which
-		// the result need not wait for.
-		cg.kill()
+		// Nothing of the command may run on, so what is left is killed now
+		// and gone before the result; the kernel takes a few milliseconds
+		// more to let go of the cgroup, which the result need not wait for.
+		cg.end(2 * time.Second)
 		p.s.removing.Go(cg.remove)
 	}
 	p.cgroups = nil
