@@ -364,3 +364,22 @@ func TestCallFinishedHistoryHasOneMarker(t *testing.T) {
 	}
 	t.Fatal("testdata/call_finished.json is missing")
 }
+
+// TestHelpfulHintsHistory: testdata/helpful_hints.json, recorded with
+// helpful-hints (in baseline-2026-12-01), replays to its result: invalid
+// arguments without a next: hint, a tool's failure with the seed's.
+func TestHelpfulHintsHistory(t *testing.T) {
+	for _, h := range loadHistories(t) {
+		if h.name != "helpful_hints" {
+			continue
+		}
+		res, err := replay(t, h, (&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run)
+		require.NoError(t, err)
+		require.Equal(t, h.result, res)
+		r := res.Result().Results
+		require.NotContains(t, r[0].Content, "next:")
+		require.Contains(t, r[1].Content, "\nnext: succeed another way, then record what worked with write_error(")
+		return
+	}
+	t.Fatal("testdata/helpful_hints.json is missing")
+}

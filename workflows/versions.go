@@ -46,9 +46,13 @@ const versionBaseline2 = "baseline-2026-12-01"
 // only the workflow knows (U7).
 const versionCallFinished = "call-finished"
 
+// versionHelpfulHints: a failure's next: hint only where it helps (P3.2,
+// Features.HelpfulHints).
+const versionHelpfulHints = "helpful-hints"
+
 // baseline2 is baseline and the changes after it.
 var baseline2 = func() map[string]workflow.Version {
-	m := map[string]workflow.Version{versionCallFinished: 1}
+	m := map[string]workflow.Version{versionCallFinished: 1, versionHelpfulHints: 1}
 	for k, v := range baseline {
 		m[k] = v
 	}

@@ -29,7 +29,7 @@ func TestBaselineIsClosed(t *testing.T) {
 // TestBaseline2IsClosed pins versionBaseline2 the same way: baseline and the
 // changes after it.
 func TestBaseline2IsClosed(t *testing.T) {
-	want := map[string]workflow.Version{"call-finished": 1}
+	want := map[string]workflow.Version{"call-finished": 1, "helpful-hints": 1}
 	for k, v := range baseline {
 		want[k] = v
 	}
