@@ -183,8 +183,8 @@ func TestWatchShowsEventsLive(t *testing.T) {
 
 // TestCallFinishedArrivesWhileTheRoundRuns (U7): in a round of a fast
 // calculate and a run_command that waits for the test, the fast call's
-// call_finished reaches `starter watch` (JSON and text) while the slow call
-// still runs, within a second of its end; then the slow call's, each once,
+// call_finished reaches `starter watch` (JSON and text) and `starter round
+// --events` while the slow call still runs, within a second of its end; then the slow call's, each once,
 // each before its pass 3 tool_result, none of them in the result.
 func TestCallFinishedArrivesWhileTheRoundRuns(t *testing.T) {
 	e := newEnv(t)
@@ -199,7 +199,22 @@ func TestCallFinishedArrivesWhileTheRoundRuns(t *testing.T) {
 	)
 	in.AutoApprove = true
 	wfID := in.WorkflowID()
-	done := e.startRound(in)
+	// starter round --events, whose stderr has the same lines as they come.
+	cmd := exec.Command(starterBin, "round", "--events", "-")
+	cmd.Env, cmd.Stdin = e.environ(), strings.NewReader(mustJSON(t, in))
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan result, 1)
+	go func() {
+		err := cmd.Wait()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		done <- result{stdout: stdout.String(), stderr: stderr.String(), code: code}
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
 	var seen time.Time
 	require.Eventually(t, func() bool {
@@ -209,6 +224,9 @@ func TestCallFinishedArrivesWhileTheRoundRuns(t *testing.T) {
 		}
 		return false
 	}, 60*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool {
+		return strings.Contains(stderr.String(), `"id":"`+wfID+`/c1/finished","type":"call_finished"`)
+	}, 30*time.Second, 10*time.Millisecond, "starter round --events writes it while the round runs:\n%s", stderr.String())
 	require.False(t, asJSON.has(round.EventCallFinished, "s1"), "the slow call waits for the test")
 	require.False(t, asJSON.has(round.EventRoundFinished, ""), "the round still runs")
 	select {
