@@ -85,12 +85,14 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 	def, ok := a.Registry.Lookup(in.Tool)
 	ctx, ct := a.beginCall(ctx, in, ok, attempt)
 	status := "ok"
-	defer func() { ct.end(status) }()
+	var out round.ExecuteOutput
+	defer func() { a.endCall(ctx, ct, in, status, out) }()
 	if !ok {
 		status = "error"
 		ct.log.Warn("tool is not registered on this worker")
-		return round.ExecuteOutput{IsError: true, Attempt: attempt,
-			Content: fmt.Sprintf("tool %s is not registered on the worker that picked up the call", in.Tool)}, nil
+		out = round.ExecuteOutput{IsError: true, Attempt: attempt,
+			Content: fmt.Sprintf("tool %s is not registered on the worker that picked up the call", in.Tool)}
+		return out, nil
 	}
 	if a.Events != nil && !info.IsLocalActivity {
 		a.publishStarted(ctx, in, attempt, ct.log)
@@ -117,9 +119,10 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 			return round.ExecuteOutput{}, temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeTransient, err)
 		}
 		status = "error"
-		return round.ExecuteOutput{IsError: true, Content: err.Error(), Attempt: attempt}, nil
+		out = round.ExecuteOutput{IsError: true, Content: err.Error(), Attempt: attempt}
+		return out, nil
 	}
-	out := round.ExecuteOutput{Content: res.Content, Fetched: res.Fetched, Touched: res.Touched, Read: res.Read, FromCache: res.FromCache, Attempt: attempt}
+	out = round.ExecuteOutput{Content: res.Content, Fetched: res.Fetched, Touched: res.Touched, Read: res.Read, FromCache: res.FromCache, Attempt: attempt}
 	out.Files = fileStates(res.Files)
 	if out.FromCache && ct.span != nil {
 		ct.span.SetAttributes(attribute.Bool("toolround.from_cache", true))
@@ -214,6 +217,31 @@ func (a *Activities) StoreContents(ctx context.Context, in round.StoreContentsIn
 	return out, nil
 }
 
+// endCall ends an attempt's trace; an attempt that gives the call its
+// result (ok or the tool's own error, not a retry or a cancellation) also
+// publishes the call's call_finished event (U7) and logs its one INFO line.
+func (a *Activities) endCall(ctx context.Context, ct *callTrace, in round.ExecuteInput, status string, out round.ExecuteOutput) {
+	d := ct.end(status)
+	if status != "ok" && status != "error" {
+		return
+	}
+	st := round.StatusOK
+	if out.IsError {
+		st = round.StatusError
+	}
+	ct.log.Info("call finished", "status", st, "duration_ms", d.Milliseconds())
+	if a.Events == nil {
+		return
+	}
+	scope := round.Scope{SessionID: in.SessionID, RunID: in.RunID, Round: in.Round, WorkflowID: in.WorkflowID}
+	// Content is what history gets: a tool redacts secrets from it (T9), and
+	// a large result is its preview by now.
+	e := scope.CallFinished(time.Now().UTC(), in.CallID, in.Tool, st, out.Content, d)
+	if err := a.Events.Publish(context.WithoutCancel(ctx), in.SessionID, []round.Event{e}); err != nil {
+		ct.log.Warn("publishing call_finished failed; pass 3 publishes the result", "error", err)
+	}
+}
+
 func (a *Activities) publishStarted(ctx context.Context, in round.ExecuteInput, attempt int, log *slog.Logger) {
 	scope := round.Scope{SessionID: in.SessionID, RunID: in.RunID, Round: in.Round, WorkflowID: in.WorkflowID}
 	e := scope.CallStarted(time.Now().UTC(), in.CallID, in.Tool, attempt)
@@ -227,6 +255,14 @@ func (a *Activities) publishStarted(ctx context.Context, in round.ExecuteInput, 
 // the messages to the session history. Failures are logged and counted; they
 // never fail the round (K5).
 func (a *Activities) PublishRound(ctx context.Context, in round.PublishInput) error {
+	for _, e := range in.Finished {
+		a.logger().Info("call finished", "workflow_id", in.WorkflowID, "call_id", e.CallID, "tool", e.Tool, "status", e.Status, "duration_ms", e.DurationMS)
+	}
+	if a.Events != nil && len(in.Finished) > 0 {
+		if err := a.Events.Publish(ctx, in.SessionID, in.Finished); err != nil {
+			a.logger().Warn("publishing call_finished events failed; the round goes on", "workflow_id", in.WorkflowID, "error", err)
+		}
+	}
 	if a.Events != nil && len(in.Events) > 0 {
 		if err := a.Events.Publish(ctx, in.SessionID, in.Events); err != nil {
 			a.logger().Warn("publishing events failed; the round goes on", "workflow_id", in.WorkflowID, "error", err)

@@ -73,7 +73,7 @@ func (a *Activities) beginCall(ctx context.Context, in round.ExecuteInput, known
 // end records the attempt's duration and ends its span with the status the
 // attempt reported: ok, error (the tool's own failure), retry (a transient
 // failure Temporal retries) or cancelled.
-func (ct *callTrace) end(status string) {
+func (ct *callTrace) end(status string) time.Duration {
 	d := time.Since(ct.start)
 	if m := ct.a.Metrics; m != nil {
 		m.duration.Record(context.Background(), d.Seconds(), metric.WithAttributes(attribute.String("tool", ct.tool)))
@@ -86,4 +86,5 @@ func (ct *callTrace) end(status string) {
 		ct.span.End()
 	}
 	ct.log.Debug("tool call attempt finished", "status", status, "duration_ms", d.Milliseconds())
+	return d
 }

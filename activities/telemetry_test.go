@@ -53,14 +53,22 @@ func TestCallLogsSpansAndDuration(t *testing.T) {
 
 	require.NotContains(t, logs.String(), secret)
 	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
-	require.Len(t, lines, 2, logs.String())
-	for i, want := range []struct{ call, tool, msg string }{{"c1", "boom", "tool panicked"}, {"c2", "unknown", "tool is not registered on this worker"}} {
+	require.Len(t, lines, 4, logs.String())
+	for i, want := range []struct{ call, tool, msg string }{
+		{"c1", "boom", "tool panicked"}, {"c1", "boom", "call finished"},
+		{"c2", "unknown", "tool is not registered on this worker"}, {"c2", "unknown", "call finished"},
+	} {
 		var line map[string]any
 		require.NoError(t, json.Unmarshal([]byte(lines[i]), &line), lines[i])
 		require.Equal(t, want.msg, line["msg"])
 		require.Equal(t, "wf-1", line["workflow_id"])
 		require.Equal(t, want.call, line["call_id"])
 		require.Equal(t, want.tool, line["tool"])
+		if want.msg == "call finished" {
+			require.Equal(t, "INFO", line["level"], "one INFO line per call, at its end")
+			require.Equal(t, "error", line["status"])
+			require.Contains(t, line, "duration_ms")
+		}
 	}
 
 	got := spans.GetSpans()

@@ -34,7 +34,11 @@ type Events struct{ c *Client }
 // Events returns the event streams over this connection.
 func (c *Client) Events() *Events { return &Events{c: c} }
 
-// Publish appends events to the session's stream.
+// Publish appends events to the session's stream. Readers drop an event
+// id they saw (Watch), so most events may be published again by a retried
+// activity; a call_finished event, which the ExecuteTool activity and pass
+// 3 may both publish with different previews, is appended once per id, the
+// first one (U7).
 func (e *Events) Publish(ctx context.Context, sessionID string, events []round.Event) error {
 	if e.c.cooling() {
 		return errCooldown
@@ -47,6 +51,12 @@ func (e *Events) Publish(ctx context.Context, sessionID string, events []round.E
 		if err != nil {
 			return fmt.Errorf("cache: encode event %s: %w", ev.ID, err)
 		}
+		if ev.Type == round.EventCallFinished {
+			keys := []string{EventsKey(sessionID), eventPublishedKey(sessionID, ev.ID)}
+			// Eval, not Run: a NOSCRIPT reply would fail the whole pipeline.
+			addOnce.Eval(ctx, pipe, keys, int(eventPublishedTTL/time.Second), maxStreamLen, ev.ID, string(b))
+			continue
+		}
 		pipe.XAdd(ctx, &redis.XAddArgs{
 			Stream: EventsKey(sessionID), MaxLen: maxStreamLen, Approx: true,
 			Values: []any{"id", ev.ID, "event", string(b)},
@@ -58,6 +68,26 @@ func (e *Events) Publish(ctx context.Context, sessionID string, events []round.E
 	}
 	return nil
 }
+
+// eventPublishedTTL is how long a publish-once event id is remembered: far
+// longer than a round takes from a call's end to its pass 3.
+const eventPublishedTTL = 24 * time.Hour
+
+func eventPublishedKey(sessionID, id string) string {
+	return "toolround:event-published:" + sessionID + ":" + id
+}
+
+// addOnce appends the event ARGV[4] with id ARGV[3] to the stream KEYS[1]
+// (trimmed to about ARGV[2] entries) unless KEYS[2] says it was appended
+// already; it sets KEYS[2] for ARGV[1] seconds. One script, so a crash
+// never leaves one without the other.
+var addOnce = redis.NewScript(`
+if redis.call('SET', KEYS[2], '1', 'NX', 'EX', tonumber(ARGV[1])) then
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[3], 'event', ARGV[4])
+  return 1
+end
+return 0
+`)
 
 // Position is the stream position to Watch from so that no event published
 // from now on is missed: the newest entry's ("0" when the stream is empty),

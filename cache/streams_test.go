@@ -152,3 +152,32 @@ func TestPositionResumesAfterTheLastEventSeen(t *testing.T) {
 	require.NoError(t, c.Events().Publish(ctx, session, events(session, "d")))
 	require.Equal(t, []string{"d"}, watch(end, "d"))
 }
+
+// TestCallFinishedIsPublishedOnce: the activity and pass 3 publish the same
+// call_finished id (a retried activity or a re-run pass 3 too); the stream
+// holds the first one only, beside the events of other types, which the
+// stream keeps as published and readers deduplicate.
+func TestCallFinishedIsPublishedOnce(t *testing.T) {
+	c := open(t, cache.Options{})
+	ctx := context.Background()
+	session := unique(t)
+	scope := round.Scope{SessionID: session, RunID: "r", Round: 1, WorkflowID: "toolround/" + session + "/r/1"}
+	first := scope.CallFinished(time.Now().UTC(), "c1", "calculate", round.StatusOK, "42", time.Millisecond)
+	again := scope.CallFinished(time.Now().UTC(), "c1", "calculate", round.StatusCancelled, "from pass 3", 0)
+	other := scope.CallFinished(time.Now().UTC(), "c2", "calculate", round.StatusError, "bad", 0)
+	cleanup(t, c.Redis(), cache.EventsKey(session), "toolround:event-published:"+session+":"+first.ID, "toolround:event-published:"+session+":"+other.ID)
+
+	require.NoError(t, c.Events().Publish(ctx, session, []round.Event{first}))
+	require.NoError(t, c.Events().Publish(ctx, session, []round.Event{again, other, again}))
+	require.NoError(t, c.Events().Publish(ctx, session, events(session, "x", "x")))
+
+	entries, err := c.Redis().XRange(ctx, cache.EventsKey(session), "-", "+").Result()
+	require.NoError(t, err)
+	var got []string
+	for _, m := range entries {
+		got = append(got, m.Values["id"].(string))
+	}
+	require.Equal(t, []string{first.ID, other.ID, "x", "x"}, got)
+	require.Contains(t, entries[0].Values["event"], `"status":"ok"`, "the first publication stays")
+	require.Contains(t, entries[0].Values["event"], `"duration_ms":1`)
+}

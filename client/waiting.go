@@ -96,8 +96,9 @@ func WithWaitingHandler(fn func(PendingCall)) RunOption {
 }
 
 // WithEvents returns an option that has Run call fn with each of the round's events as the workers
-// publish it (round_started, call_started, confirmation_requested, ...),
-// while the round runs. It needs Options.Events (FromEnv sets it from
+// publish it (round_started, call_started, confirmation_requested,
+// call_finished as each call ends (round.EventCallFinished), ...), while the
+// round runs. It needs Options.Events (FromEnv sets it from
 // REDIS_URL); without it Run returns an error before submitting the round.
 func WithEvents(fn func(round.Event)) RunOption {
 	return func(o *runOptions) { o.onEvent = fn }

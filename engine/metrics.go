@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
@@ -23,6 +24,8 @@ import (
 	"go.temporal.io/sdk/client"
 	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
 	"go.temporal.io/sdk/interceptor"
+
+	"github.com/toolround/toolround/workflows"
 )
 
 // ScopeName is the instrumentation scope of the worker's own metrics and
@@ -76,7 +79,7 @@ func NewTelemetry(ctx context.Context, o TelemetryOptions) (*Telemetry, error) {
 		if err != nil {
 			return nil, err
 		}
-		t.meters = sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res), sdkmetric.WithView(sdkBuckets))
+		t.meters = sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res), sdkmetric.WithView(sdkView))
 		mp = t.meters
 		t.Handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	}
@@ -141,17 +144,38 @@ var (
 	approvalBuckets = []float64{1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 21600, 86400}
 )
 
-func sdkBuckets(i sdkmetric.Instrument) (sdkmetric.Stream, bool) {
-	if i.Kind != sdkmetric.InstrumentKindHistogram || i.Scope.Name != "temporal-sdk-go" {
+// sdkView is the one view of the instruments made through the SDK's
+// metrics handler (one view, since every view that matches adds a stream):
+// histogram buckets as above, and, for the workflow's toolround_* metrics,
+// the HELP text the handler cannot carry (workflows.MetricDescriptions) and
+// no label the SDK fills with its placeholder "none" (activity_type and
+// worker_type of workflow code).
+func sdkView(i sdkmetric.Instrument) (sdkmetric.Stream, bool) {
+	if i.Scope.Name != "temporal-sdk-go" {
 		return sdkmetric.Stream{}, false
 	}
-	b := latencyBuckets
-	if i.Name == "toolround_approval_wait" {
-		b = approvalBuckets
+	s := sdkmetric.Stream{Name: i.Name, Description: i.Description, Unit: i.Unit}
+	ours := strings.HasPrefix(i.Name, "toolround_")
+	if ours {
+		if s.Description == "" {
+			s.Description = workflows.MetricDescriptions[i.Name]
+		}
+		s.AttributeFilter = func(kv attribute.KeyValue) bool { return kv.Value.String() != placeholderLabel }
 	}
-	return sdkmetric.Stream{Name: i.Name, Description: i.Description, Unit: i.Unit,
-		Aggregation: sdkmetric.AggregationExplicitBucketHistogram{Boundaries: b}}, true
+	if i.Kind == sdkmetric.InstrumentKindHistogram {
+		b := latencyBuckets
+		if i.Name == "toolround_approval_wait" {
+			b = approvalBuckets
+		}
+		s.Aggregation = sdkmetric.AggregationExplicitBucketHistogram{Boundaries: b}
+	} else if !ours {
+		return sdkmetric.Stream{}, false
+	}
+	return s, true
 }
+
+// placeholderLabel is the value the SDK gives a tag it has none for.
+const placeholderLabel = "none"
 
 func otlpConfigured() bool {
 	return strings.TrimSpace(os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")) != "" ||

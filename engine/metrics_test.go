@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -54,4 +55,27 @@ func TestCacheRequestsByTool(t *testing.T) {
 	} {
 		require.True(t, strings.Contains(string(body), want), "want %s in\n%s", want, body)
 	}
+}
+
+// TestWorkflowMetricsHaveHelpAndRealLabels (M2): the workflow's metrics go
+// through the SDK's handler, which takes no description and tags workflow
+// code with activity_type="none" and worker_type="none"; /metrics shows them
+// with their HELP text and without those labels, and keeps the real ones.
+func TestWorkflowMetricsHaveHelpAndRealLabels(t *testing.T) {
+	tel, err := NewTelemetry(context.Background(), TelemetryOptions{Metrics: true, SpanExporter: tracetest.NewNoopExporter()})
+	require.NoError(t, err)
+	defer func() { _ = tel.Shutdown(context.Background()) }()
+	tags := map[string]string{"activity_type": "none", "worker_type": "none", "workflow_type": "ToolRound", "tool": "calculate", "status": "ok"}
+	tel.MetricsHandler.WithTags(tags).Counter("toolround_tool_calls").Inc(1)
+	tel.MetricsHandler.WithTags(map[string]string{"activity_type": "none", "outcome": "ok"}).Counter("toolround_rounds").Inc(1)
+	tel.MetricsHandler.WithTags(map[string]string{"worker_type": "none"}).Timer("toolround_approval_wait").Record(time.Minute)
+	rec := httptest.NewRecorder()
+	tel.Handler.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	for _, name := range []string{"toolround_tool_calls_total", "toolround_rounds_total", "toolround_approval_wait_seconds"} {
+		require.Regexp(t, `(?m)^# HELP `+name+` \S`, body, "%s has a HELP text", name)
+	}
+	require.NotContains(t, body, `="none"`)
+	require.Contains(t, body, `toolround_tool_calls_total{status="ok",tool="calculate",workflow_type="ToolRound"} 1`)
+	require.Contains(t, body, `toolround_approval_wait_seconds_bucket{le="3600"} 1`, "the approval buckets stay")
 }

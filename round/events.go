@@ -13,6 +13,7 @@ const (
 	EventConfirmationAnswered  = "confirmation_answered"
 	EventSignalIgnored         = "signal_ignored"
 	EventApprovalReminder      = "approval_reminder" // T3
+	EventCallFinished          = "call_finished"     // U7: a call's end, as it happens
 	EventToolResult            = "tool_result"       // EventToolResult of P3.5
 	EventRoundFinished         = "round_finished"
 )
@@ -21,16 +22,18 @@ const (
 // event stream and returned with the round. ID is unique and stable, so a
 // reader drops duplicates from retried activities.
 type Event struct {
-	ID         string    `json:"id"`
-	Type       string    `json:"type"`
-	SessionID  string    `json:"session_id,omitempty"`
-	RunID      string    `json:"run_id,omitempty"`
-	Round      int       `json:"round,omitempty"`
-	WorkflowID string    `json:"workflow_id,omitempty"`
-	CallID     string    `json:"call_id,omitempty"`
-	Tool       string    `json:"tool,omitempty"`
-	Status     Status    `json:"status,omitempty"`
-	Detail     string    `json:"detail,omitempty"`
+	ID         string `json:"id"`
+	Type       string `json:"type"`
+	SessionID  string `json:"session_id,omitempty"`
+	RunID      string `json:"run_id,omitempty"`
+	Round      int    `json:"round,omitempty"`
+	WorkflowID string `json:"workflow_id,omitempty"`
+	CallID     string `json:"call_id,omitempty"`
+	Tool       string `json:"tool,omitempty"`
+	Status     Status `json:"status,omitempty"`
+	Detail     string `json:"detail,omitempty"`
+	// DurationMS is how long a call_finished event's call ran.
+	DurationMS int64     `json:"duration_ms,omitempty"`
 	Time       time.Time `json:"time"`
 	// Approval is a tool_result event's decision record (T2).
 	Approval *Approval `json:"approval,omitempty"`
@@ -110,6 +113,16 @@ func (s Scope) SignalIgnored(now time.Time, n int, callID, detail string) Event 
 func (s Scope) ToolResult(now time.Time, r CallResult) Event {
 	e := s.callEvent(EventToolResult, "/result", now, r.CallID, r.Tool)
 	e.Status, e.Detail, e.Approval = r.Status, ResultPreview(r.Content), r.Approval
+	return e
+}
+
+// CallFinished is a call's end (U7), with a preview of its content: the
+// ExecuteTool activity publishes it as its attempt ends, pass 3 for calls
+// whose end only the workflow knows. Both build the same id, so the stream
+// keeps the first.
+func (s Scope) CallFinished(now time.Time, callID, tool string, status Status, content string, d time.Duration) Event {
+	e := s.callEvent(EventCallFinished, "/finished", now, callID, tool)
+	e.Status, e.Detail, e.DurationMS = status, ResultPreview(content), d.Milliseconds()
 	return e
 }
 

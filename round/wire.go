@@ -208,11 +208,15 @@ type ExecuteOutput struct {
 // side effects outside history (events to the session stream, the result
 // cache for http_request GETs).
 type PublishInput struct {
-	SessionID   string       `json:"session_id"`
-	RunID       string       `json:"run_id"`
-	Round       int          `json:"round"`
-	WorkflowID  string       `json:"workflow_id"`
-	Events      []Event      `json:"events"`
+	SessionID  string  `json:"session_id"`
+	RunID      string  `json:"run_id"`
+	Round      int     `json:"round"`
+	WorkflowID string  `json:"workflow_id"`
+	Events     []Event `json:"events"`
+	// Finished are the call_finished events of calls whose end only the
+	// workflow knows (U7); they are published before Events and are not
+	// part of the round's result.
+	Finished    []Event      `json:"finished,omitempty"`
 	CacheWrites []CacheWrite `json:"cache_writes,omitempty"`
 	// History is the round's assistant message and tool messages, appended to
 	// the session's history when the round ends.

@@ -679,6 +679,9 @@ func FormatEvent(e round.Event) string {
 	if e.Status != "" {
 		fmt.Fprintf(&b, "  [%s]", e.Status)
 	}
+	if e.Type == round.EventCallFinished {
+		fmt.Fprintf(&b, "  %d ms", e.DurationMS)
+	}
 	if e.Detail != "" {
 		fmt.Fprintf(&b, "  %s", oneLine(e.Detail))
 	}

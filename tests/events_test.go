@@ -144,7 +144,7 @@ func TestWatchShowsEventsLive(t *testing.T) {
 		want = append(want, ev.ID)
 		require.Contains(t, pos, ev.ID, "the stream has every event of the result (%s %s)", ev.Type, ev.CallID)
 	}
-	require.Len(t, got, len(want)+2, "and no others but the two call_started events, which the stream has and the result leaves out")
+	require.Len(t, got, len(want)+4, "and no others but the two call_started and two call_finished events, which the stream has and the result leaves out")
 	order := []string{
 		wfID + "/started", wfID + "/e1/confirm", wfID + "/e1/answered", wfID + "/e1/started", wfID + "/e1/result", wfID + "/finished",
 	}
@@ -166,6 +166,7 @@ func TestWatchShowsEventsLive(t *testing.T) {
 		{"run-1/round 1", "round_started", "2 calls"},
 		{"confirmation_requested", "e1 edit_file", "x.txt"},
 		{"confirmation_answered", "e1 edit_file", "approved"},
+		{"call_finished", "c1 calculate", "[ok]", "ms", "42"},
 		{"tool_result", "c1 calculate", "[ok]", "42"},
 		{"tool_result", "e1 edit_file", "[ok]"},
 		{"round_finished"},
@@ -178,6 +179,102 @@ func TestWatchShowsEventsLive(t *testing.T) {
 		}
 		require.True(t, found, "a line with %q in:\n%s", frag, strings.Join(lines, "\n"))
 	}
+}
+
+// TestCallFinishedArrivesWhileTheRoundRuns (U7): in a round of a fast
+// calculate and a run_command that waits for the test, the fast call's
+// call_finished reaches `starter watch` (JSON and text) and `starter round
+// --events` while the slow call still runs, within a second of its end; then the slow call's, each once,
+// each before its pass 3 tool_result, none of them in the result.
+func TestCallFinishedArrivesWhileTheRoundRuns(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	asJSON := e.watch("--json")
+	readable := e.watch()
+	e.waitWatching(asJSON, readable)
+
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allTools},
+		call("c1", "calculate", map[string]any{"expression": "6*7"}),
+		call("s1", "run_command", map[string]any{"command": "while [ ! -e go ]; do sleep 0.05; done; echo released"}),
+	)
+	in.AutoApprove = true
+	wfID := in.WorkflowID()
+	// starter round --events, whose stderr has the same lines as they come.
+	cmd := exec.Command(starterBin, "round", "--events", "-")
+	cmd.Env, cmd.Stdin = e.environ(), strings.NewReader(mustJSON(t, in))
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan result, 1)
+	go func() {
+		err := cmd.Wait()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		done <- result{stdout: stdout.String(), stderr: stderr.String(), code: code}
+	}()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	var seen time.Time
+	require.Eventually(t, func() bool {
+		if asJSON.has(round.EventCallFinished, "c1") {
+			seen = time.Now()
+			return true
+		}
+		return false
+	}, 60*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool {
+		return strings.Contains(stderr.String(), `"id":"`+wfID+`/c1/finished","type":"call_finished"`)
+	}, 30*time.Second, 10*time.Millisecond, "starter round --events writes it while the round runs:\n%s", stderr.String())
+	require.False(t, asJSON.has(round.EventCallFinished, "s1"), "the slow call waits for the test")
+	require.False(t, asJSON.has(round.EventRoundFinished, ""), "the round still runs")
+	select {
+	case r := <-done:
+		t.Fatalf("the round ended before the slow call was released: %s%s", r.stdout, r.stderr)
+	default:
+	}
+	evs, err := asJSON.events()
+	require.NoError(t, err)
+	for _, ev := range evs {
+		require.NotEqual(t, round.EventToolResult, ev.Type, "no pass 3 record yet")
+		if ev.Type == round.EventCallFinished && ev.CallID == "c1" {
+			require.Equal(t, wfID+"/c1/finished", ev.ID)
+			require.Equal(t, round.StatusOK, ev.Status)
+			require.Equal(t, "42", ev.Detail)
+			require.Less(t, seen.Sub(ev.Time), time.Second, "on the stream within a second of the call's end")
+		}
+	}
+	require.Eventually(t, func() bool {
+		for _, line := range strings.Split(readable.out.String(), "\n") {
+			if containsAll(line, "call_finished", "c1 calculate", "[ok]", " ms", "42") {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 10*time.Millisecond, "the text watcher shows it too")
+
+	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "go"), nil, 0o644))
+	res := decodeResult(t, <-done)
+	require.Equal(t, round.StatusOK, byID(res)["s1"].Status, byID(res)["s1"].Content)
+	for _, ev := range res.Events {
+		require.NotEqual(t, round.EventCallFinished, ev.Type, "call_finished is not in the result's events")
+	}
+	require.Eventually(t, func() bool { return asJSON.has(round.EventRoundFinished, "") }, 30*time.Second, 10*time.Millisecond)
+	evs, err = asJSON.events()
+	require.NoError(t, err)
+	pos, n := map[string]int{}, 0
+	for i, ev := range evs {
+		if ev.Type == round.EventCallFinished {
+			n++
+		}
+		_, dup := pos[ev.ID]
+		require.False(t, dup, "event %s arrived twice", ev.ID)
+		pos[ev.ID] = i
+	}
+	require.Equal(t, 2, n, "one call_finished per call")
+	require.Less(t, pos[wfID+"/c1/finished"], pos[wfID+"/s1/finished"])
+	require.Less(t, pos[wfID+"/s1/finished"], pos[wfID+"/s1/result"])
 }
 
 func containsAll(s string, parts ...string) bool {

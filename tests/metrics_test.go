@@ -80,16 +80,19 @@ func histogramCount(fams map[string]*dto.MetricFamily, name string, labels map[s
 
 // TestMetricsAfterKnownRounds runs the real worker with METRICS_ADDR and
 // checks the values section M's metrics have after two rounds: one with two
-// calculate calls, a made-up tool and a denied edit_file, one that is
-// approved.
+// calculate calls, one with invalid arguments, a made-up tool and a denied
+// edit_file, one that is approved. Every toolround_* family has a HELP text
+// and no placeholder label; the worker's log has one INFO line per call at
+// its end, and the SDK's own lines are not at INFO.
 func TestMetricsAfterKnownRounds(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	e := newEnv(t, "METRICS_ADDR="+addr)
-	e.startWorker()
+	w := e.startWorker()
 
 	in := e.input(1, "claude-code", &round.RunState{Fetched: allTools},
 		call("a1", "calculate", map[string]any{"expression": "1+2"}),
 		call("a2", "calculate", map[string]any{"expression": "2*3"}),
+		call("v1", "calculate", map[string]any{}),
 		call("u1", "made_up_tool_"+e.session, map[string]any{}),
 		call("e1", "edit_file", map[string]any{"path": "x.txt", "new_text": "x"}))
 	done := e.startRound(in)
@@ -108,7 +111,9 @@ func TestMetricsAfterKnownRounds(t *testing.T) {
 	for _, r := range res.Results {
 		st[r.CallID] = r.Status
 	}
-	require.Equal(t, map[string]round.Status{"a1": round.StatusOK, "a2": round.StatusOK, "u1": round.StatusUnknown, "e1": round.StatusSkipped}, st)
+	require.Equal(t, map[string]round.Status{"a1": round.StatusOK, "a2": round.StatusOK, "v1": round.StatusInvalid, "u1": round.StatusUnknown, "e1": round.StatusSkipped}, st)
+	require.NotContains(t, byID(res)["v1"].Content, "next:", "P3.2: no hint for invalid arguments, the model fixes them")
+	require.Contains(t, byID(res)["u1"].Content, "\nnext: ")
 
 	in2 := e.input(2, "claude-code", &round.RunState{Fetched: allTools},
 		call("e2", "edit_file", map[string]any{"path": "y.txt", "new_text": "y"}))
@@ -132,6 +137,7 @@ func TestMetricsAfterKnownRounds(t *testing.T) {
 	require.Equal(t, 1.0, counter(fams, "toolround_rounds_total", map[string]string{"outcome": "partial"}))
 	require.Equal(t, 1.0, counter(fams, "toolround_rounds_total", map[string]string{"outcome": "ok"}))
 	require.Equal(t, 2.0, counter(fams, "toolround_tool_calls_total", map[string]string{"tool": "calculate", "status": "ok"}))
+	require.Equal(t, 1.0, counter(fams, "toolround_tool_calls_total", map[string]string{"tool": "calculate", "status": "invalid"}))
 	require.Equal(t, 1.0, counter(fams, "toolround_tool_calls_total", map[string]string{"tool": "unknown", "status": "unknown"}),
 		"a made-up tool name folds into one label value")
 	require.Equal(t, 1.0, counter(fams, "toolround_tool_calls_total", map[string]string{"tool": "edit_file", "status": "skipped"}))
@@ -162,6 +168,54 @@ func TestMetricsAfterKnownRounds(t *testing.T) {
 	require.Contains(t, bounds(fams, "toolround_approval_wait_seconds"), 3600.0)
 
 	requireDashboardMetricsExported(t, fams)
+	requireHelpAndRealLabels(t, fams)
+
+	for _, c := range []struct{ wf, call, tool, status string }{
+		{wfID, "a1", "calculate", "ok"}, {wfID, "a2", "calculate", "ok"}, {wfID, "v1", "calculate", "invalid"},
+		{wfID, "u1", "made_up_tool_" + e.session, "unknown"}, {wfID, "e1", "edit_file", "skipped"},
+		{in2.WorkflowID(), "e2", "edit_file", "ok"},
+	} {
+		require.Equal(t, 1, callLines(w.logs.String(), c.wf, c.call, func(line string) bool {
+			return containsAll(line, "level=INFO", "tool="+c.tool, "status="+c.status, "duration_ms=")
+		}), "one INFO line for call %s at its end:\n%s", c.call, w.logs.String())
+	}
+	require.NotContains(t, w.logs.String(), `level=INFO msg="Started Worker"`, "the SDK's INFO lines are at DEBUG")
+}
+
+// requireHelpAndRealLabels fails on a toolround_* family without a HELP text
+// or with a series that carries a placeholder label value.
+func requireHelpAndRealLabels(t *testing.T, fams map[string]*dto.MetricFamily) {
+	t.Helper()
+	n := 0
+	for name, f := range fams {
+		if !strings.HasPrefix(name, "toolround_") {
+			continue
+		}
+		n++
+		require.NotEmpty(t, strings.TrimSpace(f.GetHelp()), "%s has no HELP text", name)
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				switch strings.ToLower(l.GetValue()) {
+				case "none", "", "<nil>", "null", "n/a":
+					t.Fatalf("%s{%s=%q}: a placeholder label", name, l.GetName(), l.GetValue())
+				}
+			}
+		}
+	}
+	require.GreaterOrEqual(t, n, 8, "the project's families are there")
+}
+
+// callLines counts the "call finished" lines of the worker log for a call of
+// a round that match.
+func callLines(log, workflowID, callID string, match func(string) bool) int {
+	n := 0
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "call finished") && (strings.Contains(line, "workflow_id="+workflowID+" ") || strings.Contains(line, `"workflow_id":"`+workflowID+`"`)) &&
+			(strings.Contains(line, "call_id="+callID+" ") || strings.Contains(line, `"call_id":"`+callID+`"`)) && match(line) {
+			n++
+		}
+	}
+	return n
 }
 
 // gauge is the value of a gauge of the task queue, and whether the worker
@@ -404,6 +458,12 @@ func TestTracesAndJSONLogsOfTheRealWorker(t *testing.T) {
 	for _, line := range strings.Split(strings.TrimSpace(w.logs.String()), "\n") {
 		var v map[string]any
 		require.NoError(t, json.Unmarshal([]byte(line), &v), "LOG_FORMAT=json: %s", line)
+		require.False(t, v["level"] == "INFO" && v["msg"] == "Started Worker", "the SDK's INFO lines are at DEBUG: %s", line)
+	}
+	for _, id := range []string{"a1", "a2"} {
+		require.Equal(t, 1, callLines(w.logs.String(), in.WorkflowID(), id, func(line string) bool {
+			return containsAll(line, `"level":"INFO"`, `"tool":"calculate"`, `"status":"ok"`, `"duration_ms":`)
+		}), "one INFO line for call %s:\n%s", id, w.logs.String())
 	}
 }
 

@@ -93,6 +93,10 @@ type Call struct {
 	started time.Time
 	// selfPublished: the activity publishes the call's call_started event.
 	selfPublished bool
+	// activity: the call runs as an ExecuteTool activity (local or not);
+	// selfFinished: its result came from an attempt of it, which published
+	// the call's call_finished event (U7).
+	activity, selfFinished bool
 }
 
 // done settles a call without running it.

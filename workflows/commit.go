@@ -60,7 +60,11 @@ func Commit(ci CommitInput) CommitOutput {
 			r.Status, r.Content = round.StatusCancelled, "the call did not run before the round ended"
 		}
 		if IsFailure(r.Status) {
-			r.Content = FailureContent(c.Tool, r.Content)
+			if ci.Snapshot.Features.HelpfulHints && !hintHelps(r.Status, ci.Snapshot.Tools[c.Tool]) {
+				r.Content = FailureLine(c.Tool, r.Content)
+			} else {
+				r.Content = FailureContent(c.Tool, r.Content)
+			}
 		}
 		results[i] = r
 	}
@@ -277,11 +281,29 @@ func FailureContent(tool, msg string) string {
 	if strings.HasPrefix(msg, "tool="+tool+" failed: ") {
 		return msg
 	}
-	// The built-in tools leave their name to this line; errors recorded
-	// by workers from before that still start with it, and the recorded
-	// histories must replay to the same results.
-	msg = strings.TrimPrefix(msg, tool+": ")
-	return "tool=" + tool + " failed: " + msg + "\n" + NextHint(tool, msg)
+	return FailureLine(tool, msg) + "\n" + NextHint(tool, trimTool(tool, msg))
+}
+
+// FailureLine is a failure without its next: hint, for the failures a hint
+// does not help (hintHelps).
+func FailureLine(tool, msg string) string {
+	if strings.HasPrefix(msg, "tool="+tool+" failed: ") {
+		return msg
+	}
+	return "tool=" + tool + " failed: " + trimTool(tool, msg)
+}
+
+// trimTool drops a leading "<tool>: ": the built-in tools leave their name to
+// the failure line; errors recorded by workers from before that still start
+// with it, and the recorded histories must replay to the same results.
+func trimTool(tool, msg string) string { return strings.TrimPrefix(msg, tool+": ") }
+
+// hintHelps reports whether a failure's next: hint helps the model: not for
+// invalid arguments, which it fixes by calling again with valid ones, nor
+// for a tool of an MCP server, whose failures neither store_secret (its
+// server holds its credentials) nor another way around fixes.
+func hintHelps(status round.Status, ti ToolInfo) bool {
+	return status != round.StatusInvalid && !ti.MCP
 }
 
 // NextHint is the next: line of a failed result (P3.2).

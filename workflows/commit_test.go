@@ -278,3 +278,43 @@ func TestOutputResultRebuildsMessagesAndHistory(t *testing.T) {
 	withStart := append([]round.Event{{ID: "wf/1/started", Type: round.EventCallStarted}}, full.Events...)
 	require.Len(t, round.CompactEvents(withStart), len(full.Events), "call_started events stay on the stream only")
 }
+
+// TestCommitHintsOnlyWhereTheyHelp (P3.2): with HelpfulHints, invalid
+// arguments and the failures of an MCP server's tool end without a next:
+// hint; other failures keep the seed's hints (store_secret for a credential,
+// write_error otherwise). Without it (rounds recorded before), every failure
+// has one.
+func TestCommitHintsOnlyWhereTheyHelp(t *testing.T) {
+	for _, helpful := range []bool{true, false} {
+		p := preflight(t, "claude-code", fetched("read_files", "calculate", "find_files"),
+			call("v1", "calculate", `{}`),
+			call("e1", "read_files", `{"paths":["a"]}`),
+			call("k1", "read_files", `{"paths":["b"]}`),
+			call("m1", "find_files", `{"pattern":"*"}`),
+		)
+		Validate(p.plan, &p.snap) // P1.7
+		require.Equal(t, round.StatusInvalid, p.plan[0].Status)
+		ti := p.snap.Tools["find_files"]
+		ti.MCP = true
+		p.snap.Tools["find_files"] = ti
+		p.snap.Features.HelpfulHints = helpful
+		res := commit(p, nil,
+			&Outcome{Status: round.StatusError, Content: "a: no such file"},
+			&Outcome{Status: round.StatusError, Content: "GET https://api.example.com: 401 Unauthorized"},
+			&Outcome{Status: round.StatusError, Content: "server said: 401 Unauthorized"}).Result
+		byID := map[string]string{}
+		for _, r := range res.Results {
+			byID[r.CallID] = r.Content
+			require.True(t, strings.HasPrefix(r.Content, "tool="+r.Tool+" failed: "), r.Content)
+		}
+		require.Contains(t, byID["e1"], "\nnext: succeed another way, then record what worked with write_error(")
+		require.Contains(t, byID["k1"], "\nnext: a credential is missing or was refused: store it with store_secret(")
+		if helpful {
+			require.NotContains(t, byID["v1"], "next:", "invalid arguments: the model fixes them")
+			require.Equal(t, "tool=find_files failed: server said: 401 Unauthorized", byID["m1"], "an MCP server's failure")
+		} else {
+			require.Contains(t, byID["v1"], "\nnext: ")
+			require.Contains(t, byID["m1"], "\nnext: ")
+		}
+	}
+}

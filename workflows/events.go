@@ -52,3 +52,24 @@ func (r *run) publish(ctx workflow.Context, in round.PublishInput) {
 		workflow.GetLogger(ctx).Warn("publishing the round's events failed; the round goes on", "error", err)
 	}
 }
+
+// finished is the call_finished event of each call whose end only the
+// workflow knows (U7): settled in pass 1, repeated, answered by a signal,
+// lost, reconciled or cancelled. The others' attempts published theirs. They
+// go to the stream only, not into the round's events.
+func (r *run) finished(now time.Time, results []round.CallResult) []round.Event {
+	var out []round.Event
+	for i := range r.calls {
+		c := &r.calls[i]
+		if c.selfFinished {
+			continue
+		}
+		var d time.Duration
+		if c.Outcome != nil {
+			d = time.Duration(c.Outcome.DurationMS) * time.Millisecond
+		}
+		res := results[i]
+		out = append(out, r.scope.CallFinished(now, res.CallID, res.Tool, res.Status, res.Content, d))
+	}
+	return out
+}

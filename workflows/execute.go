@@ -197,6 +197,7 @@ func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 	if ti.Interactive || ti.Client {
 		return r.startExternal(ctx, c, ti)
 	}
+	c.activity = true
 	in := round.ExecuteInput{
 		CallID: c.CallID, Tool: c.Tool, Args: c.Args, SessionID: r.scope.SessionID, RunID: r.scope.RunID,
 		Round: r.scope.Round, WorkflowID: r.scope.WorkflowID,
@@ -329,6 +330,7 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 		o.Attempts = 2
 	}
 	o.Reconciled = err == nil && out.Reconciled
+	c.selfFinished = c.activity && err == nil && !out.Reconciled
 	c.Outcome = o
 	c.State = CallDone
 }

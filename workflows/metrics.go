@@ -34,6 +34,17 @@ const (
 	attrRoundNotOK         = "toolround.calls_not_ok"
 )
 
+// MetricDescriptions are the HELP texts of the workflow's metrics, by
+// instrument name: the SDK's metrics handler takes none, so the worker's
+// meter view adds them (engine/metrics.go).
+var MetricDescriptions = map[string]string{
+	metricRounds:           "Rounds that ended with a result, by outcome: ok (every call ok), partial (some call was not) or cancelled.",
+	metricToolCalls:        "Calls by tool and final status, counted once per call when its round ends.",
+	metricApprovalsAsked:   "Confirmations raised at the confirm gate, by tool.",
+	metricApprovalsDecided: "Decisions on calls that waited at the confirm gate, by tool and decision: approved, denied, timeout or cancelled.",
+	metricApprovalWait:     "How long a decided confirmation waited for its decision.",
+}
+
 // toolLabel is a call's tool as a label value: a name of the round's
 // catalog snapshot, or "unknown" for a name the model made up.
 func (r *run) toolLabel(tool string) string {

@@ -488,6 +488,20 @@ func scenarios() []scenario {
 	lostAgain := scenarioInput("reconcile_lost_again", call("k1", "poke", `{"verdict":"absent","again":"lost"}`), call("c1", "calculate", `{"expression":"5"}`))
 	lostAgain.AutoApprove = true
 
+	// U7: calls that end in their activity (local and regular) and calls
+	// whose end only the workflow knows, with baseline2's one marker.
+	finished := scenarioInput("call_finished",
+		call("c1", "calculate", `{"expression":"6*7"}`),
+		call("c2", "calculate", `{"expression":"6*7"}`),
+		call("u1", "nope", `{}`),
+		call("e1", "edit_file", `{"path":"f.txt","new_text":"x"}`))
+	finished.AutoApprove = true
+	// P3.2 with helpful-hints: invalid arguments end without a next: hint,
+	// a tool's own failure keeps its hint.
+	hints := scenarioInput("helpful_hints",
+		call("v1", "calculate", `{}`),
+		call("r1", "read_files", `{"paths":["missing.txt"]}`))
+
 	const ok, skipped = round.StatusOK, round.StatusSkipped
 	approvalsDrive := func(t *testing.T, d *driver) {
 		d.waitPending(t, "e1", "g1", "g2", "x1")
@@ -581,6 +595,8 @@ func scenarios() []scenario {
 		{name: "reconcile_absent", in: lostAbsent, want: map[string]round.Status{"k1": ok, "c1": ok}},
 		{name: "reconcile_unknown", in: lostUnknown, want: map[string]round.Status{"k1": round.StatusUnknownOutcome, "c1": ok}},
 		{name: "reconcile_lost_again", in: lostAgain, want: map[string]round.Status{"k1": round.StatusUnknownOutcome, "c1": ok}},
+		{name: "helpful_hints", in: hints, want: map[string]round.Status{"v1": round.StatusInvalid, "r1": round.StatusError}},
+		{name: "call_finished", in: finished, want: map[string]round.Status{"c1": ok, "c2": round.StatusDeduped, "u1": round.StatusUnknown, "e1": ok}},
 		{name: "inbox", in: inbox, want: map[string]round.Status{"e1": ok, "q1": ok},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "e1")

@@ -21,6 +21,10 @@ type Features struct {
 	// CheckFiles finds them unchanged; "dedupe": false is honoured; the P1.2
 	// refusal of a tool whose schema the model has points to run_tool.
 	HonestRepeats bool
+	// HelpfulHints (P3.2): a failure gets its next: hint only where it
+	// helps, not for invalid arguments (the model fixes them) nor for a
+	// tool of an MCP server.
+	HelpfulHints bool
 }
 
 // changeHonestRepeats is the change id of Features.HonestRepeats.
@@ -29,7 +33,7 @@ const changeHonestRepeats = "honest-repeats"
 // features reads the versions of this execution's behaviour changes.
 func features(ctx workflow.Context) Features {
 	v := version(ctx, changeHonestRepeats, 1)
-	return Features{HonestRepeats: v >= 1}
+	return Features{HonestRepeats: v >= 1, HelpfulHints: version(ctx, versionHelpfulHints, 1) >= 1}
 }
 
 // checkRepeats is the start of pass 1 (U3): the dedupe entries that this

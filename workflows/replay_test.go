@@ -337,3 +337,49 @@ func TestBaselineRecordsOneVersionMarker(t *testing.T) {
 	}
 	require.Equal(t, 2, found, "the baseline recordings are missing")
 }
+
+// TestCallFinishedHistoryHasOneMarker: a round recorded with versionBaseline2
+// (testdata/call_finished.json) took the call_finished change (U7) with the
+// baseline's one marker and replays with today's code.
+func TestCallFinishedHistoryHasOneMarker(t *testing.T) {
+	for _, h := range loadHistories(t) {
+		if h.name != "call_finished" {
+			continue
+		}
+		var changes []string
+		for _, e := range h.history.GetEvents() {
+			if a := e.GetMarkerRecordedEventAttributes(); a != nil && a.GetMarkerName() == "Version" {
+				var id string
+				require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(a.GetDetails()["change-id"], &id))
+				changes = append(changes, id)
+			}
+		}
+		require.Equal(t, []string{"baseline-2026-12-01"}, changes)
+		for _, e := range h.result.Events {
+			require.NotEqual(t, round.EventCallFinished, e.Type, "call_finished is not in the result's events")
+		}
+		_, err := replay(t, h, (&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run)
+		require.NoError(t, err)
+		return
+	}
+	t.Fatal("testdata/call_finished.json is missing")
+}
+
+// TestHelpfulHintsHistory: testdata/helpful_hints.json, recorded with
+// helpful-hints (in baseline-2026-12-01), replays to its result: invalid
+// arguments without a next: hint, a tool's failure with the seed's.
+func TestHelpfulHintsHistory(t *testing.T) {
+	for _, h := range loadHistories(t) {
+		if h.name != "helpful_hints" {
+			continue
+		}
+		res, err := replay(t, h, (&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run)
+		require.NoError(t, err)
+		require.Equal(t, h.result, res)
+		r := res.Result().Results
+		require.NotContains(t, r[0].Content, "next:")
+		require.Contains(t, r[1].Content, "\nnext: succeed another way, then record what worked with write_error(")
+		return
+	}
+	t.Fatal("testdata/helpful_hints.json is missing")
+}

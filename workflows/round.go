@@ -145,7 +145,11 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	})
 
 	// 7. Publication: events, result-cache writes, the session history.
-	r.publish(dctx, round.PublishInput{Events: out.Result.Events[r.published:], CacheWrites: out.CacheWrites, History: out.Result.History})
+	pub := round.PublishInput{Events: out.Result.Events[r.published:], CacheWrites: out.CacheWrites, History: out.Result.History}
+	if version(dctx, versionCallFinished, 1) == 1 {
+		pub.Finished = r.finished(workflow.Now(dctx), out.Result.Results)
+	}
+	r.publish(dctx, pub)
 	r.phase = round.PhaseDone
 	for i := range r.calls {
 		r.calls[i].State = CallDone

@@ -174,6 +174,8 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			"inbox":              {"replay-inbox false 0", "- true 1", "- false 0", "- true 1", "- false 0"},
 			"baseline_fanout":    {"replay-baseline_fanout false 0"},
 			"baseline_approvals": {"replay-baseline_approvals false 0", "- true 4", "- true 3", "- true 1", "- false 0"},
+			"call_finished":      {"replay-call_finished false 0"}, // baseline-2026-12-01 stands for it too
+			"helpful_hints":      {"replay-helpful_hints false 0"},
 		}[h.name]
 		if !ok {
 			if !strings.Contains(fmt.Sprint(h.history.GetEvents()), "inbox-search-attributes") {

@@ -57,6 +57,9 @@ type ToolInfo struct {
 	// Reconcile: the tool can tell whether a lost attempt took effect
 	// (SPEC R), through the Reconcile activity.
 	Reconcile bool `json:"reconcile,omitempty"`
+	// MCP: a tool of an MCP server, whose failures get no next: hint
+	// (Features.HelpfulHints).
+	MCP bool `json:"mcp,omitempty"`
 }
 
 // Spec is the tool as a schema result shows it.
@@ -226,6 +229,7 @@ func (c *RegistryCatalog) info(d *tools.Definition) ToolInfo {
 		Timeout: d.EffectiveTimeout(), Retry: d.EffectiveRetry(),
 	}
 	ti.Reconcile = d.Reconcile != nil
+	ti.MCP = d.Source == tools.SourceMCP
 	if d.ConcurrencyKey != nil {
 		ti.KeyLimit = max(d.KeyLimit, tools.DefaultKeyLimit)
 	}

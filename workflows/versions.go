@@ -41,21 +41,51 @@ var baseline = map[string]workflow.Version{
 	versionLostAgain:    1,
 }
 
+// versionBaseline2 is the next baseline: every change of baseline and those
+// after it, still one marker for a new execution. The same rule holds: never
+// add to or change baseline2; a later change gets a marker of its own or a
+// newer baseline.
+const versionBaseline2 = "baseline-2026-12-01"
+
+// versionCallFinished: pass 3 publishes call_finished for the calls whose end
+// only the workflow knows (U7).
+const versionCallFinished = "call-finished"
+
+// versionHelpfulHints: a failure's next: hint only where it helps (P3.2,
+// Features.HelpfulHints).
+const versionHelpfulHints = "helpful-hints"
+
+// baseline2 is baseline and the changes after it.
+var baseline2 = func() map[string]workflow.Version {
+	m := map[string]workflow.Version{versionCallFinished: 1, versionHelpfulHints: 1}
+	for k, v := range baseline {
+		m[k] = v
+	}
+	return m
+}()
+
 type baselineKey struct{}
 
-// withBaseline asks for versionBaseline once, at the start of the round, and
-// returns the context whose descendants answer version from it.
+// withBaseline asks for the newest baseline once, at the start of the round,
+// and returns the context whose descendants answer version from it. An
+// execution recorded before versionBaseline2 has no marker of it and asks for
+// versionBaseline as it did.
 func withBaseline(ctx workflow.Context) workflow.Context {
-	on := workflow.GetVersion(ctx, versionBaseline, workflow.DefaultVersion, 1) >= 1
-	return workflow.WithValue(ctx, baselineKey{}, on)
+	if workflow.GetVersion(ctx, versionBaseline2, workflow.DefaultVersion, 1) >= 1 {
+		return workflow.WithValue(ctx, baselineKey{}, baseline2)
+	}
+	if workflow.GetVersion(ctx, versionBaseline, workflow.DefaultVersion, 1) >= 1 {
+		return workflow.WithValue(ctx, baselineKey{}, baseline)
+	}
+	return ctx
 }
 
 // version is workflow.GetVersion(ctx, change, DefaultVersion, max), except
-// that an execution started with versionBaseline takes a listed change at its
+// that an execution started with a baseline takes a listed change at its
 // baseline version without a marker of its own.
 func version(ctx workflow.Context, change string, max workflow.Version) workflow.Version {
-	if on, _ := ctx.Value(baselineKey{}).(bool); on {
-		if v, ok := baseline[change]; ok {
+	if b, _ := ctx.Value(baselineKey{}).(map[string]workflow.Version); b != nil {
+		if v, ok := b[change]; ok {
 			return v
 		}
 	}

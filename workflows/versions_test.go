@@ -25,3 +25,14 @@ func TestBaselineIsClosed(t *testing.T) {
 	}, baseline)
 	require.Equal(t, "baseline-2026-11-30", versionBaseline)
 }
+
+// TestBaseline2IsClosed pins versionBaseline2 the same way: baseline and the
+// changes after it.
+func TestBaseline2IsClosed(t *testing.T) {
+	want := map[string]workflow.Version{"call-finished": 1, "helpful-hints": 1}
+	for k, v := range baseline {
+		want[k] = v
+	}
+	require.Equal(t, want, baseline2)
+	require.Equal(t, "baseline-2026-12-01", versionBaseline2)
+}

@@ -101,13 +101,14 @@
       try { e = JSON.parse(m.data); } catch (x) { return; }
       var li = document.createElement("li");
       li.textContent = (e.time || "").replace("T", " ").replace(/\.\d+Z$/, "Z") + "  round " + (e.round || 0) + "  " + e.type +
-        (e.call_id ? "  " + e.call_id + " " + (e.tool || "") : "") + (e.status ? "  [" + e.status + "]" : "") + (e.detail ? "  " + e.detail : "");
+        (e.call_id ? "  " + e.call_id + " " + (e.tool || "") : "") + (e.status ? "  [" + e.status + "]" : "") +
+        (e.type === "call_finished" ? "  " + (e.duration_ms || 0) + " ms" : "") + (e.detail ? "  " + e.detail : "");
       list.insertBefore(li, list.firstChild);
       while (list.children.length > 200) list.removeChild(list.lastChild);
       if (e.call_id && e.workflow_id) {
         var cell = document.querySelector('[data-status-for="' + CSS.escape(e.workflow_id + "|" + e.call_id) + '"]');
         if (cell) {
-          if (e.type === "tool_result" && e.status) cell.textContent = e.status;
+          if ((e.type === "tool_result" || e.type === "call_finished") && e.status) cell.textContent = e.status;
           else if (e.type === "call_started") cell.textContent = "running";
           else if (e.type === "confirmation_answered") cell.textContent = "answered";
         }

@@ -3,6 +3,7 @@
 package envconf
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -102,7 +103,7 @@ func (t Temporal) ClientOptions(logger *slog.Logger) (tclient.Options, error) {
 	opts := tclient.Options{
 		HostPort:          t.Address,
 		Namespace:         t.Namespace,
-		Logger:            tlog.NewStructuredLogger(logger),
+		Logger:            SDKLogger(logger),
 		ConnectionOptions: tclient.ConnectionOptions{TLS: tlsCfg},
 	}
 	if t.APIKey != "" {
@@ -145,3 +146,35 @@ func (t TLS) Load(apiKey bool) (*tls.Config, error) {
 	}
 	return cfg, nil
 }
+
+// SDKLogger is the Temporal SDK's logger over logger: the SDK's INFO lines
+// (workers starting and stopping, pollers, ...) are written at DEBUG, so that
+// the project's own lines (one a call) stand out at INFO; WARN and ERROR stay
+// as they are. Workflow code logs through it too and uses WARN and above.
+func SDKLogger(logger *slog.Logger) tlog.Logger {
+	return tlog.NewStructuredLogger(slog.New(demoteInfo{logger.Handler()}))
+}
+
+// demoteInfo writes INFO records at DEBUG.
+type demoteInfo struct{ h slog.Handler }
+
+func demoted(l slog.Level) slog.Level {
+	if l >= slog.LevelInfo && l < slog.LevelWarn {
+		return slog.LevelDebug
+	}
+	return l
+}
+
+func (d demoteInfo) Enabled(ctx context.Context, l slog.Level) bool {
+	return d.h.Enabled(ctx, demoted(l))
+}
+
+func (d demoteInfo) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = demoted(r.Level)
+	return d.h.Handle(ctx, r)
+}
+
+func (d demoteInfo) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return demoteInfo{d.h.WithAttrs(attrs)}
+}
+func (d demoteInfo) WithGroup(name string) slog.Handler { return demoteInfo{d.h.WithGroup(name)} }
