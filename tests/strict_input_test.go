@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -46,4 +47,37 @@ func TestStarterRefusesUnknownFieldsU8(t *testing.T) {
 	require.Equal(t, wfID, res.WorkflowID)
 	require.Len(t, res.Results, 1)
 	require.Equal(t, round.StatusOK, res.Results[0].Status)
+}
+
+// TestConsoleRefusesUnknownFieldsU8: through bin/console, a misspelt field
+// of a round or a decision is 400 invalid_input with the closest known
+// name, and the same round number is then taken, corrected (U8).
+func TestConsoleRefusesUnknownFieldsU8(t *testing.T) {
+	e := newEnv(t)
+	c := e.startConsole()
+	good := mustJSON(t, e.input(1, "openai", nil, call("t1", "write_todo", map[string]any{"items": []any{}})))
+	wfID := round.WorkflowID(e.session, "run-1", 1)
+	for _, bad := range []struct{ path, body, want string }{
+		{"/api/v1/rounds", strings.Replace(good, `"assistant":`, `"asistant":`, 1),
+			`unknown field "asistant" in the round input; did you mean "assistant"?`},
+		{"/api/v1/rounds", strings.Replace(good, `"name":`, `"nmae":`, 1),
+			`unknown field "nmae" in assistant.tool_calls[0].function of the round input; did you mean "name"?`},
+		{"/api/v1/approvals", `{"workflow_id":"` + wfID + `","call_id":"t1","aprove":true}`,
+			`unknown field "aprove" in the request; did you mean "approve"?`},
+		{"/api/v1/cancel", `{"workflow_id":"` + wfID + `","reason":"x"}`, `unknown field "reason" in the request`},
+	} {
+		r := c.call(t, "POST", bad.path, c.approver, bad.body)
+		require.Equal(t, http.StatusBadRequest, r.code, string(r.body))
+		require.Equal(t, "invalid_input", r.errorCode(t))
+		var msg struct {
+			Message string `json:"message"`
+		}
+		r.json(t, &msg)
+		require.Contains(t, msg.Message, bad.want)
+	}
+	r := c.call(t, "GET", "/api/v1/rounds/"+wfID, c.approver, nil)
+	require.Equal(t, http.StatusNotFound, r.code, "nothing was started: %s", r.body)
+
+	r = c.call(t, "POST", "/api/v1/rounds", c.agent, good)
+	require.Equal(t, http.StatusAccepted, r.code, string(r.body))
 }
