@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,10 +103,40 @@ func Open(ctx context.Context, opts Options) (*Client, error) {
 	pctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
 	defer cancel()
 	if err := c.rdb.Ping(pctx).Err(); err != nil {
-		return c, fmt.Errorf("cache: ping %s: %w", opts.URL, err)
+		return c, notAnswering(ro.Addr, opts.DialTimeout, err)
 	}
 	return c, nil
 }
+
+// ErrNotAnswering is matched by Open's error when Redis does not answer.
+var ErrNotAnswering = errors.New("does not answer")
+
+// notAnswering names Redis and its address (never the URL, which may hold a
+// password) and why it does not answer: the dial's own error rather than
+// the ping's expired context when connecting is what fails.
+func notAnswering(addr string, timeout time.Duration, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		if conn, derr := net.DialTimeout("tcp", addr, timeout); derr != nil {
+			err = derr
+		} else {
+			_ = conn.Close()
+		}
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" && op.Err != nil {
+		err = op.Err
+	}
+	return fmt.Errorf("cache: Redis at %s %w: %w", addr, ErrNotAnswering, err)
+}
+
+// DiscardDriverLog silences the Redis driver's own log lines ("pool.go:
+// failed to dial ..."), for a command whose errors say it in one line.
+// It sets the driver's process-wide logger.
+func DiscardDriverLog() { redis.SetLogger(discardLog{}) }
+
+type discardLog struct{}
+
+func (discardLog) Printf(context.Context, string, ...any) {}
 
 // Redis is the underlying client, for tools that keep per-session data.
 func (c *Client) Redis() *redis.Client { return c.rdb }

@@ -79,7 +79,9 @@ type Client struct {
 	tc    tclient.Client
 	opts  Options
 	close func() error
-	pace  pacing
+	// redisErr is why Redis did not answer when FromEnv opened it.
+	redisErr error
+	pace     pacing
 
 	keyMu sync.Mutex
 	key   []byte
@@ -228,6 +230,11 @@ func (c *Client) secretKey() ([]byte, error) {
 func (c *Client) Wait(ctx context.Context, run tclient.WorkflowRun) (*round.Result, error) {
 	var out round.Output
 	if err := run.Get(ctx, &out); err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return nil, &roundGoneError{msg: fmt.Sprintf("round %s %v (or its history is past retention)", run.GetID(), ErrRoundNotFound),
+				errs: []error{ErrRoundNotFound, err}}
+		}
 		return nil, fmt.Errorf("round %s failed: %s", run.GetID(), rootCause(err))
 	}
 	res := out.Result()
@@ -336,6 +343,9 @@ func (c *Client) confirm(ctx context.Context, workflowID string, s round.Confirm
 		err = h.Get(ctx, nil)
 	}
 	if err != nil {
+		if err := c.missingRound(ctx, workflowID, err); err != nil {
+			return err
+		}
 		return fmt.Errorf("confirm %s of %s: %w", s.CallID, workflowID, confirmError(err))
 	}
 	return nil
@@ -365,6 +375,9 @@ func (c *Client) Extend(ctx context.Context, workflowID, callID string, d time.D
 		return fmt.Errorf("extend %s of %s: %v is less than a second", callID, workflowID, d)
 	}
 	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalExtend, round.Extend{CallID: callID, Seconds: secs}); err != nil {
+		if err := c.missingRound(ctx, workflowID, err); err != nil {
+			return err
+		}
 		return fmt.Errorf("extend %s of %s: %w", callID, workflowID, err)
 	}
 	return nil
@@ -373,6 +386,9 @@ func (c *Client) Extend(ctx context.Context, workflowID, callID string, d time.D
 // Answer answers an ask_user call; it returns once the answer is sent.
 func (c *Client) Answer(ctx context.Context, workflowID, callID string, answers []string) error {
 	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalAnswer, round.Answer{CallID: callID, Answers: answers}); err != nil {
+		if err := c.missingRound(ctx, workflowID, err); err != nil {
+			return err
+		}
 		return fmt.Errorf("answer %s of %s: %w", callID, workflowID, err)
 	}
 	return nil
@@ -382,6 +398,9 @@ func (c *Client) Answer(ctx context.Context, workflowID, callID string, answers 
 // it returns once the result is sent.
 func (c *Client) SubmitToolResult(ctx context.Context, workflowID string, r round.ToolResult) error {
 	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalToolResult, r); err != nil {
+		if err := c.missingRound(ctx, workflowID, err); err != nil {
+			return err
+		}
 		return fmt.Errorf("tool result %s of %s: %w", r.CallID, workflowID, err)
 	}
 	return nil
@@ -453,10 +472,40 @@ func (c *Client) Progress(ctx context.Context, workflowID string) (round.Progres
 // gets a result (Wait returns it).
 func (c *Client) Cancel(ctx context.Context, workflowID string) error {
 	if err := c.tc.CancelWorkflow(ctx, workflowID, ""); err != nil {
+		if err := c.missingRound(ctx, workflowID, err); err != nil {
+			return err
+		}
 		return fmt.Errorf("cancel %s: %w", workflowID, err)
 	}
 	return nil
 }
+
+// missingRound reads a NotFound answer to a signal, an update or a cancel:
+// the round does not exist (the same error as Pending's) or has ended. It
+// returns nil for any other error.
+func (c *Client) missingRound(ctx context.Context, workflowID string, err error) error {
+	var nf *serviceerror.NotFound
+	if !errors.As(err, &nf) {
+		return nil
+	}
+	if _, _, derr := c.describeRound(ctx, workflowID); derr != nil {
+		if errors.Is(derr, ErrRoundNotFound) {
+			return &roundGoneError{msg: derr.Error(), errs: []error{ErrRoundNotFound, err}}
+		}
+		return nil
+	}
+	return &roundGoneError{msg: fmt.Sprintf("round %s %v", workflowID, ErrRoundEnded), errs: []error{ErrRoundEnded, err}}
+}
+
+// roundGoneError reads as Pending's line and matches both the sentinel and
+// Temporal's serviceerror.NotFound, as the methods' callers expect.
+type roundGoneError struct {
+	msg  string
+	errs []error
+}
+
+func (e *roundGoneError) Error() string   { return e.msg }
+func (e *roundGoneError) Unwrap() []error { return e.errs }
 
 // rootCause strips Temporal's wrapping from a workflow failure.
 func rootCause(err error) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -201,6 +202,7 @@ func TestDeliverRetriesUntilTheRoundHasTheDecision(t *testing.T) {
 	require.Equal(t, 3, calls)
 	tc = mocks.NewClient(t)
 	tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(nil, serviceerror.NewNotFound("workflow execution already completed")).Once()
+	tc.On("DescribeWorkflow", mock.Anything, "wf", "").Return(&tclient.WorkflowExecutionDescription{RawResponse: describe(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)}, nil).Once()
 	New(tc, Options{}).deliver(context.Background(), PendingCall{WorkflowID: "wf", CallID: "c"}, Decision{Approve: true})
 }
 
@@ -295,5 +297,46 @@ func TestAnEventWakesTheWatch(t *testing.T) {
 		require.Equal(t, "c9", p.CallID)
 	case <-time.After(5 * time.Second):
 		t.Fatal("the round's event did not wake the watch")
+	}
+}
+
+// TestMissingRoundReadsTheSame: a signal, an update or a cancel to a round
+// that does not exist fails with Pending's error; to a round that has
+// ended, with ErrRoundEnded; other errors are left as they are.
+func TestMissingRoundReadsTheSame(t *testing.T) {
+	ctx := context.Background()
+	notFound := serviceerror.NewNotFound("workflow not found for ID: wf")
+	send := map[string]func(c *Client) error{
+		"cancel": func(c *Client) error { return c.Cancel(ctx, "wf") },
+		"extend": func(c *Client) error { return c.Extend(ctx, "wf", "c1", time.Minute) },
+		"answer": func(c *Client) error { return c.Answer(ctx, "wf", "c1", []string{"yes"}) },
+		"result": func(c *Client) error { return c.SubmitToolResult(ctx, "wf", round.ToolResult{CallID: "c1"}) },
+	}
+	mock3 := func(tc *mocks.Client, err error) {
+		tc.On("CancelWorkflow", mock.Anything, "wf", "").Return(err).Maybe()
+		tc.On("SignalWorkflow", mock.Anything, "wf", "", mock.Anything, mock.Anything).Return(err).Maybe()
+	}
+	for name, f := range send {
+		tc := mocks.NewClient(t)
+		mock3(tc, notFound)
+		tc.On("DescribeWorkflow", mock.Anything, "wf", "").Return(nil, notFound)
+		err := f(New(tc, Options{}))
+		require.ErrorIs(t, err, ErrRoundNotFound, name)
+		require.Equal(t, "round wf does not exist yet (or its history is past retention)", err.Error(), name)
+
+		tc = mocks.NewClient(t)
+		mock3(tc, serviceerror.NewNotFound("workflow execution already completed"))
+		tc.On("DescribeWorkflow", mock.Anything, "wf", "").Return(&tclient.WorkflowExecutionDescription{RawResponse: describe(enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED)}, nil)
+		err = f(New(tc, Options{}))
+		require.ErrorIs(t, err, ErrRoundEnded, name)
+		var nf *serviceerror.NotFound
+		require.ErrorAs(t, err, &nf, "still Temporal's NotFound for callers that match it")
+		require.True(t, strings.HasPrefix(err.Error(), "round wf has ended"), err.Error())
+
+		tc = mocks.NewClient(t) // not a NotFound: no describe
+		mock3(tc, serviceerror.NewUnavailable("connection refused"))
+		err = f(New(tc, Options{}))
+		require.NotErrorIs(t, err, ErrRoundNotFound, name)
+		require.Contains(t, err.Error(), "connection refused", name)
 	}
 }

@@ -27,16 +27,18 @@ func FromEnv(ctx context.Context) (*Client, error) {
 	}
 	opts := Options{TaskQueue: t.TaskQueue, Secrets: secrets.ConfigFromEnv()}
 	var rc *cache.Client
+	var redisErr error
 	if url := envconf.RedisURL(); url != "" {
 		// Open returns a client without error-free ping too: it reconnects
 		// on use. Only an unusable URL gives no client.
-		if rc, err = cache.Open(ctx, cache.Options{URL: url, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}); rc == nil {
+		if rc, redisErr = cache.Open(ctx, cache.Options{URL: url, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}); rc == nil {
 			tc.Close()
-			return nil, err
+			return nil, redisErr
 		}
 		opts.Blobs, opts.Events = rc.Blobs(), rc.Events()
 	}
 	c := New(tc, opts)
+	c.redisErr = redisErr
 	c.close = func() error {
 		tc.Close()
 		if rc != nil {
@@ -46,6 +48,12 @@ func FromEnv(ctx context.Context) (*Client, error) {
 	}
 	return c, nil
 }
+
+// RedisError is why Redis (REDIS_URL) did not answer when FromEnv opened
+// the client, naming its address (it matches cache.ErrNotAnswering); nil when
+// it answered, or for a client without Redis. Until it answers, large results
+// stay previews and no events arrive.
+func (c *Client) RedisError() error { return c.redisErr }
 
 // Close releases the connections that FromEnv opened. It returns nil and does
 // nothing for a client made with New: the caller owns that Temporal client.

@@ -118,6 +118,10 @@ var ErrNoWorker = errors.New("no worker polls task queue")
 // ErrRoundNotFound is returned for a workflow id that no round has (yet).
 var ErrRoundNotFound = errors.New("does not exist yet")
 
+// ErrRoundEnded is returned for a decision, an answer, an extension or a
+// cancel sent to a round that has ended.
+var ErrRoundEnded = errors.New("has ended; it takes no more decisions, answers or cancels")
+
 // NoWorkerError returns the one-line error for a task queue without
 // workers; it matches ErrNoWorker with errors.Is.
 func NoWorkerError(taskQueue string) error {

@@ -133,14 +133,14 @@ func (s *Server) postAgentPath(w http.ResponseWriter, r *http.Request, p princip
 	writeJSON(w, http.StatusOK, map[string]any{"workflow_id": id, "sent": true})
 }
 
-// decodeStrict reads one JSON object of known fields, within limit bytes.
+// decodeStrict reads one JSON object of known fields, within limit bytes;
+// an unknown one is refused with the closest known name (U8).
 func (s *Server) decodeStrict(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		return fmt.Errorf("read body: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
@@ -150,6 +150,9 @@ func (s *Server) decodeStrict(w http.ResponseWriter, r *http.Request, limit int6
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return fmt.Errorf("%w: the body has data after its JSON object", ErrBadInput)
+	}
+	if err := round.CheckFields(body, v, "the request"); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
 	return nil
 }

@@ -432,6 +432,8 @@ func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, p principal) 
 
 func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
 
+// decodeJSON reads a JSON body within MaxBody and refuses a field that v
+// does not know (U8).
 func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBody))
 	if err != nil {
@@ -443,6 +445,9 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error
 			return fmt.Errorf("%w: field %q must be %s, not %s", ErrBadInput, te.Field, te.Type, te.Value)
 		}
 		return fmt.Errorf("%w: the body is not valid JSON: %v", ErrBadInput, err)
+	}
+	if err := round.CheckFields(body, v, "the request"); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
 	}
 	return nil
 }

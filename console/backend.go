@@ -69,7 +69,8 @@ var (
 	ErrStaleApproval = errors.New("the approval_id does not match the waiting call: its arguments changed or it is another call; read the inbox again")
 	// ErrInvalidArgs: edited arguments refused (400 invalid_args).
 	ErrInvalidArgs = errors.New("invalid arguments")
-	// ErrBadInput: anything else wrong with a request (400 bad_request).
+	// ErrBadInput: anything else wrong with a request (400 bad_request;
+	// 400 invalid_input when it wraps round.ErrUnknownField).
 	ErrBadInput = errors.New("bad request")
 	// ErrUnsupported: the workers cannot do this yet (501 not_implemented).
 	ErrUnsupported = errors.New("not supported by the workers")

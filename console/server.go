@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/round"
 )
 
 // Options configure a Server.
@@ -238,6 +239,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusConflict, "input_mismatch"
 	case errors.Is(err, ErrInvalidArgs):
 		return http.StatusBadRequest, "invalid_args"
+	case errors.Is(err, round.ErrUnknownField):
+		return http.StatusBadRequest, "invalid_input"
 	case errors.Is(err, ErrBadInput):
 		return http.StatusBadRequest, "bad_request"
 	case errors.Is(err, ErrUnsupported):

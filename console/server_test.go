@@ -657,7 +657,6 @@ func TestStartAgentH7(t *testing.T) {
 		`{"session_id":"s 1","run_id":"r9","task":"x"}`,
 		`{"session_id":"s1","run_id":"r9","task":"x","max_rounds":-1}`,
 		`{"session_id":"s1","run_id":"r9","task":"x","max_rounds":"5"}`,
-		`{"session_id":"s1","run_id":"r9","task":"x","carry":{"round":3}}`, // the run's own carry is never taken
 		`{"session_id":"s1","run_id":"r9","task":"x"} {}`,
 	} {
 		code, body = do(t, ts, "POST", "/api/v1/agents", agentToken, bad)
@@ -711,7 +710,7 @@ func TestAgentMessagesAndCancel(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, []string{"also say hi", "and bye"}, f.messages["agentrun/s1/live"])
 
-	for _, bad := range []string{`{}`, `{"text":""}`, `{"text":"  "}`, `{"text":5}`, `{"text":"x","extra":1}`, `nope`} {
+	for _, bad := range []string{`{}`, `{"text":""}`, `{"text":"  "}`, `{"text":5}`, `nope`} {
 		code, body = do(t, ts, "POST", "/api/v1/agents/agentrun/s1/live/messages", agentToken, bad)
 		require.Equal(t, http.StatusBadRequest, code, bad)
 		require.Equal(t, "bad_request", body["error"], bad)
@@ -738,4 +737,47 @@ func TestAgentMessagesAndCancel(t *testing.T) {
 	code, _ = do(t, ts, "POST", "/api/v1/cancel", approverToken, `{"workflow_id":"agentrun/s1/live"}`)
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, []string{"agentrun/s1/live"}, f.cancelled)
+}
+
+// TestUnknownFieldsRefusedU8: every JSON body refuses a field that is not
+// part of its contract, with 400 invalid_input, the field's name and the
+// closest known one, and reaches nothing behind the API.
+func TestUnknownFieldsRefusedU8(t *testing.T) {
+	ts, f := newTestServer(t)
+	const wf = `"workflow_id":"toolround/s1/r1/1","call_id":"call_1"`
+	cases := []struct{ path, body, want string }{
+		{"/api/v1/rounds", `{"session_id":"s1","run_id":"r1","round":3,"asistant":{}}`,
+			`unknown field "asistant" in the round input; did you mean "assistant"?`},
+		{"/api/v1/rounds", `{"session_id":"s1","run_id":"r1","round":3,"assistant":{"tool_calls":[{"id":"a","function":{"nme":"x"}}]}}`,
+			`unknown field "nme" in assistant.tool_calls[0].function of the round input; did you mean "name"?`},
+		{"/api/v1/rounds", `{"session_id":"s1","run_id":"r1","round":3,"client_tools":[{"name":"ide","paramters":{}}]}`,
+			`unknown field "paramters" in client_tools[0] of the round input; did you mean "parameters"?`},
+		{"/api/v1/approvals", `{` + wf + `,"aprove":true}`, `unknown field "aprove" in the request; did you mean "approve"?`},
+		{"/api/v1/approvals", `{` + wf + `,"approve":true,"rememebr":true}`, `unknown field "rememebr" in the request; did you mean "remember"?`},
+		{"/api/v1/answers", `{` + wf + `,"answer":["yes"]}`, `unknown field "answer" in the request; did you mean "answers"?`},
+		{"/api/v1/extend", `{` + wf + `,"secs":60}`, `unknown field "secs" in the request`},
+		{"/api/v1/cancel", `{"workflowid":"toolround/s1/r1/1"}`, `unknown field "workflowid" in the request; did you mean "workflow_id"?`},
+		{"/api/v1/agents", `{"session_id":"s1","run_id":"r9","tsak":"x"}`, `unknown field "tsak" in the request; did you mean "task"?`},
+		{"/api/v1/agents", `{"session_id":"s1","run_id":"r9","task":"x","carry":{"round":3}}`, `unknown field "carry" in the request`},
+		{"/api/v1/agents/agentrun/s1/live/messages", `{"txt":"hi"}`, `unknown field "txt" in the request; did you mean "text"?`},
+	}
+	for _, c := range cases {
+		code, body := do(t, ts, "POST", c.path, approverToken, c.body)
+		require.Equal(t, http.StatusBadRequest, code, c.body)
+		require.Equal(t, "invalid_input", body["error"], c.body)
+		require.Contains(t, body["message"], c.want, c.body)
+	}
+	f.mu.Lock()
+	require.Empty(t, f.submitted)
+	require.Empty(t, f.decisions)
+	require.Empty(t, f.answers)
+	require.Empty(t, f.extended)
+	require.Empty(t, f.cancelled)
+	require.Empty(t, f.agents)
+	require.Empty(t, f.messages)
+	f.mu.Unlock()
+
+	// The corrected round, with the same number, is taken.
+	code, body := do(t, ts, "POST", "/api/v1/rounds", approverToken, `{"session_id":"s1","run_id":"r1","round":3,"assistant":{}}`)
+	require.Equal(t, http.StatusAccepted, code, body)
 }

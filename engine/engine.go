@@ -208,7 +208,7 @@ func dial(cfg Config, logger *slog.Logger, t *Telemetry) (client.Client, error) 
 	}
 	c, err := client.Dial(opts)
 	if err != nil {
-		return nil, fmt.Errorf("temporal: dial %s (namespace %s): %w", cfg.TemporalAddress, cfg.Namespace, err)
+		return nil, fmt.Errorf("cannot connect to Temporal at %s (namespace %s): %w", cfg.TemporalAddress, cfg.Namespace, err)
 	}
 	return c, nil
 }

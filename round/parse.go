@@ -8,8 +8,10 @@ import (
 	"io"
 )
 
-// ParseInput decodes a round input as the command line reads it, with
-// errors that say where it is wrong, and validates it.
+// ParseInput decodes a round input as the command line and the console
+// read it, with errors that say where it is wrong, refuses fields that are
+// not part of the contract (CheckFields, U8) and validates it. Go programs
+// that read a round input from JSON use it too; the workflow does not.
 func ParseInput(b []byte) (*Input, error) {
 	var in Input
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -28,6 +30,9 @@ func ParseInput(b []byte) (*Input, error) {
 	// More() alone misses a stray ']' or '}' after the object.
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("round input has data after its JSON object")
+	}
+	if err := CheckFields(b, &in, "the round input"); err != nil {
+		return nil, err
 	}
 	if err := in.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid round input: %w", err)

@@ -125,6 +125,10 @@ func runAgentCommand(ctx context.Context, name string, args []string, stdout, st
 func runAgent(ctx context.Context, c *client.Client, pos []string, f agentFlags, stdout, stderr io.Writer) error {
 	in := round.AgentInput{SessionID: f.session, RunID: f.run, Task: strings.Join(pos, " "), Provider: f.provider,
 		AutoApprove: f.autoApprove, MaxRounds: f.maxRounds, ConfirmTimeoutSeconds: f.confirmTimeout}
+	if err := c.RedisError(); err != nil {
+		// The run's events come through Redis.
+		return fmt.Errorf("%w; agent follows the run's events there", err)
+	}
 	run, err := c.StartAgent(ctx, in)
 	if err != nil {
 		return err

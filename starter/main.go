@@ -146,6 +146,8 @@ type usageError struct {
 }
 
 func main() {
+	// Errors of Redis are said in the command's own line, not the driver's.
+	cache.DiscardDriverLog()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
@@ -242,6 +244,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	switch name {
 	case "round":
+		if err := redisDown(c, stderr, f.events); err != nil {
+			return err
+		}
 		return runRound(ctx, c, in, stdout, stderr, f)
 	case "approve", "deny":
 		return decide(ctx, c, name == "approve", pos[0], pos[1], f, stderr)
@@ -495,6 +500,20 @@ func runRound(ctx context.Context, c *client.Client, in *round.Input, stdout, st
 		return err
 	}
 	return printJSON(stdout, res)
+}
+
+// redisDown says in one line that Redis does not answer: an error when the
+// command needs it (needed), else a note on stderr, and nil.
+func redisDown(c *client.Client, stderr io.Writer, needed bool) error {
+	err := c.RedisError()
+	if err == nil {
+		return nil
+	}
+	if needed {
+		return fmt.Errorf("%w; --events needs it", err)
+	}
+	fmt.Fprintln(stderr, "starter: "+oneLine(err.Error())+"; large results stay previews")
+	return nil
 }
 
 // tellNoWorker says on stderr, once, when no worker polls the task queue two

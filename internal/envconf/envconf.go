@@ -86,7 +86,7 @@ func (t Temporal) Dial(logger *slog.Logger) (tclient.Client, error) {
 	}
 	c, err := tclient.Dial(opts)
 	if err != nil {
-		return nil, fmt.Errorf("temporal: dial %s (namespace %s): %w", t.Address, t.Namespace, err)
+		return nil, fmt.Errorf("cannot connect to Temporal at %s (namespace %s): %w", t.Address, t.Namespace, err)
 	}
 	return c, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -27,6 +28,10 @@ type process struct {
 	sandboxed bool
 	sp        *sandbox.Proc
 	cut       []string
+	// sent has bit n set once signal n was sent to the process before the
+	// shell was reaped: inside the sandbox, only that tells a shell killed
+	// by a signal from one that exited with 128 + n.
+	sent atomic.Uint64
 }
 
 // start runs command with both output streams on out and stdin on the null
@@ -64,6 +69,13 @@ func (t *Tools) start(command string, env []string, out *os.File) (*process, err
 }
 
 func (p *process) signal(sig syscall.Signal) {
+	select {
+	case <-p.exited:
+	default:
+		if sig > 0 && sig < 64 {
+			p.sent.Or(1 << uint(sig))
+		}
+	}
 	// In the sandbox a SIGTERM goes to the command's processes: bubblewrap
 	// would pass it on as SIGKILL to them all. SIGKILL ends bubblewrap, and
 	// with it the sandbox.
@@ -114,12 +126,23 @@ func (p *process) outcome() (string, int, string) {
 		return "killed by signal " + name, -1, name
 	}
 	code := p.state.ExitCode()
-	if p.sandboxed && code > 128 && code < 128+65 {
-		// bubblewrap passes on a shell killed by a signal as 128 + the signal.
+	if p.sandboxed && code > 128 && code < 128+64 && p.killedInside(syscall.Signal(code-128)) {
+		// bubblewrap passes on a shell killed by a signal as 128 + the
+		// signal; a shell that ran `exit 129` looks the same, so only a
+		// signal that was sent (or a limit that cut it) is named.
 		name := signalName(syscall.Signal(code - 128))
 		return fmt.Sprintf("exit code %d (killed by signal %s inside the sandbox)", code, name), code, ""
 	}
 	return fmt.Sprintf("exit code %d", code), code, ""
+}
+
+// killedInside reports whether sig could have ended the sandboxed shell:
+// it was sent to it, or it is SIGKILL and a resource limit cut it.
+func (p *process) killedInside(sig syscall.Signal) bool {
+	if p.sent.Load()&(1<<uint(sig)) != 0 {
+		return true
+	}
+	return sig == syscall.SIGKILL && len(p.cut) > 0
 }
 
 func signalName(s syscall.Signal) string {

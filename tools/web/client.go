@@ -209,16 +209,41 @@ func (c *client) describe(ctx context.Context, err error) (msg string, transient
 	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		return fmt.Sprintf("no complete response within %s", c.timeout), true
 	case errors.As(err, &dnsErr):
+		why := dnsErr.Err
 		if dnsErr.IsNotFound {
-			return fmt.Sprintf("host %s not found", dnsErr.Name), false
+			why = "no such host"
 		}
-		return "name resolution failed: " + dnsErr.Error(), true
+		return fmt.Sprintf("cannot resolve host %q: %s", dnsErr.Name, why), !dnsErr.IsNotFound
 	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr):
 		return "TLS certificate not accepted: " + err.Error(), false
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused", true
+	}
+	if addr, why, ok := dialFailure(err); ok {
+		return fmt.Sprintf("cannot connect to %s: %s", addr, why), true
 	}
 	return err.Error(), true
+}
+
+// dialFailure reads a failed connection: the address it was made to and
+// why, "connection refused" rather than "dial tcp 127.0.0.1:9: connect:
+// connection refused".
+func dialFailure(err error) (addr, why string, ok bool) {
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "dial" {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return "the server", "connection refused", true
+		}
+		return "", "", false
+	}
+	addr = "the server"
+	if op.Addr != nil {
+		addr = op.Addr.String()
+	}
+	why = op.Err.Error()
+	var errno syscall.Errno
+	if errors.As(op.Err, &errno) {
+		why = errno.Error()
+	}
+	return addr, why, true
 }
 
 func isTimeout(err error) bool {

@@ -130,7 +130,7 @@ func TestHTTPRequestResponses(t *testing.T) {
 		{
 			name:          "connection refused on GET is transient",
 			args:          map[string]any{"url": "http://127.0.0.1:1/"},
-			wantErr:       "GET http://127.0.0.1:1/: connection refused",
+			wantErr:       "GET http://127.0.0.1:1/: cannot connect to 127.0.0.1:1: connection refused",
 			wantTransient: true,
 		},
 		{name: "not http", args: map[string]any{"url": "ftp://example.org/x"}, wantErr: "want an absolute http:// or https:// URL"},

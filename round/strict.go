@@ -1,0 +1,323 @@
+package round
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// ErrUnknownField is matched (errors.Is) by an UnknownFieldError.
+var ErrUnknownField = errors.New("unknown field")
+
+// UnknownFieldError is a field that is not part of the contract of the
+// object it is in (U8).
+type UnknownFieldError struct {
+	// Field is the name as written; In is where it was, as a path below
+	// What ("" at the top level): "assistant.tool_calls[0].function".
+	Field, In string
+	// What names the whole document: "the round input", "the request".
+	What string
+	// Suggest is the closest known name, "" when none is close.
+	Suggest string
+}
+
+func (e *UnknownFieldError) Error() string {
+	s := fmt.Sprintf("unknown field %q in ", e.Field)
+	if e.In != "" {
+		s += e.In + " of "
+	}
+	s += e.What
+	if e.Suggest != "" {
+		s += fmt.Sprintf("; did you mean %q?", e.Suggest)
+	}
+	return s
+}
+
+// Is makes errors.Is(err, ErrUnknownField) true.
+func (e *UnknownFieldError) Is(target error) bool { return target == ErrUnknownField }
+
+// CheckFields reports the first field of the JSON document b that the
+// contract of v's type does not know, at every level of its documented
+// objects (U8). The known names are v's json tags, so they follow the
+// struct; only the provider shapes below add names of their own. What a
+// provider puts in an assistant message beyond its tool calls, a run's
+// state and the raw JSON fields (arguments, parameters) pass as they are.
+// b must already decode into v; CheckFields does not report syntax or
+// type errors. Workflows and activities never call it: they decode
+// leniently, so that a newer build's payload does not break an older one.
+func CheckFields(b []byte, v any, what string) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil // the caller's decoding reports it
+	}
+	t := reflect.TypeOf(v)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return nil
+	}
+	return checkValue(doc, t, "", what)
+}
+
+var (
+	rawType      = reflect.TypeOf(json.RawMessage(nil))
+	argsType     = reflect.TypeOf(Arguments(""))
+	stateType    = reflect.TypeOf(RunState{})
+	messageType  = reflect.TypeOf(Message{})
+	toolSpecType = reflect.TypeOf(ToolSpec{})
+	funcSpecType = reflect.TypeOf(FunctionSpec{})
+)
+
+// functionSpecExtra are the names of a tool's function object that
+// providers define beyond FunctionSpec: OpenAI's strict.
+var functionSpecExtra = []string{"strict"}
+
+// callFields are the fields of an assistant message that carry its calls:
+// in a message that otherwise passes as it is, a near miss of one of them
+// ("tool_call") is refused, as it would silently give a round no calls.
+var callFields = []string{"tool_calls"}
+
+func checkValue(doc any, t reflect.Type, path, what string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t {
+	case rawType, argsType, stateType:
+		return nil
+	case messageType:
+		return checkMessage(doc, path, what)
+	case toolSpecType:
+		return checkToolSpec(doc, path, what)
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := doc.(map[string]any)
+		if !ok {
+			return nil
+		}
+		fields := jsonFields(t)
+		return checkObject(obj, fields, nil, path, what, func(name string, v any, p string) error {
+			return checkValue(v, fields[name].Type, p, what)
+		})
+	case reflect.Slice, reflect.Array:
+		list, ok := doc.([]any)
+		if !ok {
+			return nil
+		}
+		for i, v := range list {
+			if err := checkValue(v, t.Elem(), fmt.Sprintf("%s[%d]", path, i), what); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkMessage lets every field of an assistant message pass but near
+// misses of its call fields, and checks its tool_calls.
+func checkMessage(doc any, path, what string) error {
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return nil
+	}
+	fields := jsonFields(messageType)
+	for _, k := range sortedKeys(obj) {
+		if _, known := lookup(fields, k); known {
+			continue
+		}
+		if s := closest(k, callFields); s != "" {
+			return &UnknownFieldError{Field: k, In: path, What: what, Suggest: s}
+		}
+	}
+	if name, ok := lookup(fields, "tool_calls"); ok {
+		for _, k := range sortedKeys(obj) {
+			if strings.EqualFold(k, name) {
+				return checkValue(obj[k], fields[name].Type, join(path, k), what)
+			}
+		}
+	}
+	return nil
+}
+
+// checkToolSpec checks a client tool in either shape ToolSpec accepts:
+// {"type", "function": {...}} or the function object alone.
+func checkToolSpec(doc any, path, what string) error {
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return nil
+	}
+	if f, wrapped := obj["function"]; wrapped && f != nil {
+		fields := jsonFields(toolSpecType)
+		return checkObject(obj, fields, nil, path, what, func(name string, v any, p string) error {
+			if name == "function" {
+				return checkFunctionSpec(v, p, what, nil)
+			}
+			return nil
+		})
+	}
+	return checkFunctionSpec(obj, path, what, []string{"type", "function"})
+}
+
+func checkFunctionSpec(doc any, path, what string, extra []string) error {
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return nil
+	}
+	return checkObject(obj, jsonFields(funcSpecType), append(extra, functionSpecExtra...), path, what, nil)
+}
+
+// checkObject refuses a key of obj that is neither in fields nor in extra
+// (matched without regard to case, as encoding/json does), and calls deeper
+// for each key of fields.
+func checkObject(obj map[string]any, fields map[string]reflect.StructField, extra []string, path, what string,
+	deeper func(name string, v any, path string) error) error {
+	for _, k := range sortedKeys(obj) {
+		name, known := lookup(fields, k)
+		if !known {
+			for _, x := range extra {
+				if strings.EqualFold(k, x) {
+					known = true
+				}
+			}
+			if known {
+				continue
+			}
+			names := append(keys(fields), extra...)
+			return &UnknownFieldError{Field: k, In: path, What: what, Suggest: closest(k, names)}
+		}
+		if deeper != nil {
+			if err := deeper(name, obj[k], join(path, k)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonFields are a struct's fields by their JSON names, as encoding/json
+// reads them (embedded structs' fields included).
+func jsonFields(t reflect.Type) map[string]reflect.StructField {
+	out := map[string]reflect.StructField{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				for n, sf := range jsonFields(et) {
+					if _, ok := out[n]; !ok {
+						out[n] = sf
+					}
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f
+	}
+	return out
+}
+
+func lookup(fields map[string]reflect.StructField, k string) (string, bool) {
+	if _, ok := fields[k]; ok {
+		return k, true
+	}
+	for n := range fields {
+		if strings.EqualFold(n, k) {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+func keys(fields map[string]reflect.StructField) []string {
+	out := make([]string, 0, len(fields))
+	for n := range fields {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedKeys(obj map[string]any) []string {
+	out := make([]string, 0, len(obj))
+	for k := range obj {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func join(path, k string) string {
+	if path == "" {
+		return k
+	}
+	return path + "." + k
+}
+
+// closest is the name of known nearest to name, when it is near enough to
+// be a slip: at most a third of the longer name's letters apart, and at most
+// 3, by edit distance (a swap of two neighbours counts one). Ties go to the
+// first in known.
+func closest(name string, known []string) string {
+	best, bestD := "", -1
+	for _, k := range known {
+		d := editDistance(strings.ToLower(name), strings.ToLower(k))
+		limit := max(len(name), len(k)) / 3
+		if limit > 3 {
+			limit = 3
+		}
+		if limit < 1 {
+			limit = 1
+		}
+		if d <= limit && (bestD < 0 || d < bestD) {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance of a and b, in
+// bytes: insertions, deletions, substitutions and swaps of neighbours.
+func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}
