@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/toolround/toolround/internal/text"
 )
 
 // ErrUnknownField is matched (errors.Is) by an UnknownFieldError.
@@ -281,7 +283,7 @@ func join(path, k string) string {
 func closest(name string, known []string) string {
 	best, bestD := "", -1
 	for _, k := range known {
-		d := editDistance(strings.ToLower(name), strings.ToLower(k))
+		d := text.EditDistance(strings.ToLower(name), strings.ToLower(k))
 		limit := max(len(name), len(k)) / 3
 		if limit > 3 {
 			limit = 3
@@ -294,30 +296,4 @@ func closest(name string, known []string) string {
 		}
 	}
 	return best
-}
-
-// editDistance is the optimal string alignment distance of a and b, in
-// bytes: insertions, deletions, substitutions and swaps of neighbours.
-func editDistance(a, b string) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }

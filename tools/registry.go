@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/toolround/toolround/internal/text"
 )
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -152,7 +154,7 @@ func (r *Registry) Closest(name string, n int) []string {
 	var cands []cand
 	for _, known := range r.Names() {
 		k := strings.ToLower(known)
-		d := editDistance(lower, k)
+		d := text.EditDistance(lower, k)
 		if strings.Contains(k, lower) || strings.Contains(lower, k) {
 			d = d / 2
 		}
@@ -167,24 +169,4 @@ func (r *Registry) Closest(name string, n int) []string {
 		out = append(out, cands[i].name)
 	}
 	return out
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
