@@ -1,5 +1,6 @@
 // Package text cuts text to a size without splitting a UTF-8 character:
-// truncation, head and tail capping, previews and capped writers, one copy each.
+// truncation, head and tail capping, previews and capped writers, and the
+// edit distance that suggests the closest known name; one copy each.
 package text
 
 import (
