@@ -458,6 +458,12 @@ func scenarios() []scenario {
 		round.AllowRule(approval.Sign(ruleKey, rules.SessionID, rules.RunID, git)),
 	}
 
+	lockdown := scenarioInput("rule_lockdown",
+		call("g1", "run_command", `{"command":"git status"}`),
+		call("c1", "calculate", `{"expression":"1+1"}`),
+	)
+	lockdown.State.Allow = []round.AllowRule{round.AllowRule(approval.Sign(ruleKey, lockdown.SessionID, lockdown.RunID, git))}
+
 	// The same rounds again, recorded after versionBaseline: one version
 	// marker for every change instead of one per change.
 	baselineFanout := fanout
@@ -597,6 +603,7 @@ func scenarios() []scenario {
 		{name: "reconcile_lost_again", in: lostAgain, want: map[string]round.Status{"k1": round.StatusUnknownOutcome, "c1": ok}},
 		{name: "helpful_hints", in: hints, want: map[string]round.Status{"v1": round.StatusInvalid, "r1": round.StatusError}},
 		{name: "call_finished", in: finished, want: map[string]round.Status{"c1": ok, "c2": round.StatusDeduped, "u1": round.StatusUnknown, "e1": ok}},
+		{name: "rule_lockdown", in: lockdown, want: map[string]round.Status{"g1": ok, "c1": ok}},
 		{name: "inbox", in: inbox, want: map[string]round.Status{"e1": ok, "q1": ok},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "e1")

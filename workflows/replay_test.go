@@ -383,3 +383,35 @@ func TestHelpfulHintsHistory(t *testing.T) {
 	}
 	t.Fatal("testdata/helpful_hints.json is missing")
 }
+
+// TestRuleLockdownHistory: testdata/rule_lockdown.json, recorded with
+// rule-command-lockdown, holds its marker beside the baseline's, tells the
+// tool that a rule approved the git command and no other call, and replays.
+func TestRuleLockdownHistory(t *testing.T) {
+	dc := converter.GetDefaultDataConverter()
+	for _, h := range loadHistories(t) {
+		if h.name != "rule_lockdown" {
+			continue
+		}
+		var changes []string
+		ruleApproved := map[string]bool{}
+		for _, e := range h.history.GetEvents() {
+			if a := e.GetMarkerRecordedEventAttributes(); a != nil && a.GetMarkerName() == "Version" {
+				var id string
+				require.NoError(t, dc.FromPayloads(a.GetDetails()["change-id"], &id))
+				changes = append(changes, id)
+			}
+			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == round.ActivityExecuteTool {
+				var in round.ExecuteInput
+				require.NoError(t, dc.FromPayloads(a.GetInput(), &in))
+				ruleApproved[in.CallID] = in.RuleApproved
+			}
+		}
+		require.Equal(t, []string{"baseline-2026-12-01", "rule-command-lockdown"}, changes)
+		require.Equal(t, map[string]bool{"g1": true, "c1": false}, ruleApproved, "the rule-approved call is told so, and no other")
+		_, err := replay(t, h, (&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run)
+		require.NoError(t, err)
+		return
+	}
+	t.Fatal("testdata/rule_lockdown.json is missing")
+}
