@@ -176,6 +176,7 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			"baseline_approvals": {"replay-baseline_approvals false 0", "- true 4", "- true 3", "- true 1", "- false 0"},
 			"call_finished":      {"replay-call_finished false 0"}, // baseline-2026-12-01 stands for it too
 			"helpful_hints":      {"replay-helpful_hints false 0"},
+			"rule_lockdown":      {"replay-rule_lockdown false 0"},
 		}[h.name]
 		if !ok {
 			if !strings.Contains(fmt.Sprint(h.history.GetEvents()), "inbox-search-attributes") {
