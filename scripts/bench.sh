@@ -35,8 +35,7 @@
 # BENCH_CLUSTER=1 measures instead the throughput of one task queue served by
 # 1, 2 and 4 worker processes (BENCH_WORKERS) against scripts/cluster.sh's
 # Temporal server on PostgreSQL, started here when it is not running
-# (`go run ./bench scaling -h` lists the settings; BENCHMARKS.md, "Scaling
-# out").
+# (`go run ./bench scaling -h` lists the settings; docs/benchmarks/scaling.md).
 source "$(dirname "$0")/lib.sh"
 
 # server_setting_flags NAME: the flags of a named dev server setting.

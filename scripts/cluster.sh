@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A Temporal cluster on the machine's PostgreSQL with N toolround workers:
-# the production layout of README "Scaling out" on one machine, without
+# the production layout of docs/operations.md ("Scaling out") on one machine, without
 # Docker. The server is built from its own module (go.temporal.io/server, the
 # version inside the pinned CLI) into .tools/bin, its schema is set up with
 # its SQL tool, and it uses the dynamic config of the compose file

@@ -49,7 +49,7 @@ ensure_temporal_cli() {
 }
 
 # temporal_base_flags are the dev server's settings for low round latency
-# that cost nothing (measured in BENCHMARKS.md): eager activity dispatch,
+# that cost nothing (measured in docs/benchmarks/dev-server.md): eager activity dispatch,
 # and one task-queue partition, so that an activity never waits in a
 # partition that no poller is watching (that wait was a 2 s tail).
 temporal_base_flags() {
@@ -61,7 +61,7 @@ temporal_base_flags() {
 # TEMPORAL_DEV_POLL_RPS is how many times a second the dev server may read
 # its transfer queue (history.transferProcessorMaxPollRPS; Temporal's
 # default is 20): every workflow and activity task passes through it, and
-# at 20 a task waits for the limiter. BENCHMARKS.md ("The dev server's
+# at 20 a task waits for the limiter. docs/benchmarks/dev-server.md ("The dev server's
 # settings") measures latency and idle CPU per value. TEMPORAL_DEV_FAST=1,
 # from before, means 1000.
 TEMPORAL_DEV_POLL_RPS_DEFAULT=1000

@@ -198,7 +198,7 @@ func TestTemporalCLIApprovesWithTheApprovalID(t *testing.T) {
 }
 
 // TestSafeHTTPMethodsDoNotAsk: GET, HEAD and OPTIONS never ask, as the
-// README says; POST does (T5).
+// security page (docs/security.md) says; POST does (T5).
 func TestSafeHTTPMethodsDoNotAsk(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("hi")) }))
 	defer srv.Close()

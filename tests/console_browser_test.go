@@ -200,7 +200,7 @@ func TestConsoleBrowser(t *testing.T) {
 	require.True(t, os.IsNotExist(err))
 }
 
-// screenshots writes the README's pictures of the inbox and of a call.
+// screenshots writes the pictures of docs/console.md (the README shows the inbox) of the inbox and of a call.
 func screenshots(t *testing.T, ctx context.Context, c *consoleProc, wfID string) {
 	t.Helper()
 	// The window grows to the page's height, so the picture is the whole page.
