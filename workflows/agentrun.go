@@ -266,14 +266,10 @@ func (a *agent) runRound(ctx workflow.Context, msg round.AgentMessage) (round.Ou
 	return out, err
 }
 
-// versionAgentRepeatNotes: an agent run's tool messages say, as a round's
-// do, which earlier result a repeated one repeats (U3).
-const versionAgentRepeatNotes = "agent-repeat-notes"
-
 // appendResults adds a round's tool messages, in call order, and takes its
 // run state.
 func (a *agent) appendResults(ctx workflow.Context, res round.Output) {
-	notes := workflow.GetVersion(ctx, versionAgentRepeatNotes, workflow.DefaultVersion, 1) >= 1
+	notes := workflow.GetVersion(ctx, changeAgentRepeatNotes, workflow.DefaultVersion, 1) >= 1
 	for _, r := range res.Results {
 		m := round.AgentMessage{Role: "tool", ToolCallID: r.CallID, Content: round.MessageContent(r.Tool, r.Content)}
 		if notes {

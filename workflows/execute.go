@@ -27,14 +27,6 @@ func MaxConcurrentFor(cores int) int {
 	return max(3, cores/2)
 }
 
-// versionOperationIDs: the results of calls that ran as activities carry
-// their operation id (SPEC R).
-const versionOperationIDs = "operation-ids"
-
-// versionKeyLimits: calls that share a concurrency key (a host, a path) run
-// at most the tool's key limit at a time (SPEC R).
-const versionKeyLimits = "key-limits"
-
 // execute is step 5, pass 2: concurrent calls fan out, at most
 // MaxConcurrent at a time in call order; serial calls run one after
 // another in call order, beside them (P2.1-P2.3). Calls that share a
@@ -57,7 +49,7 @@ func (r *run) execute(ctx workflow.Context) {
 			serial = append(serial, i)
 		}
 	}
-	opIDs := len(conc)+len(serial) > 0 && version(ctx, versionOperationIDs, 1) == 1
+	opIDs := len(conc)+len(serial) > 0 && version(ctx, changeOperationIDs, 1) == 1
 	keys := r.keyLimits(ctx, conc, serial)
 	sel := workflow.NewSelector(ctx)
 	outstanding, nextS := 0, 0
@@ -121,7 +113,7 @@ func (r *run) keyLimits(ctx workflow.Context, lanes ...[]int) keyCounts {
 			if r.calls[i].Facts.Key == "" {
 				continue
 			}
-			if version(ctx, versionKeyLimits, 1) == workflow.DefaultVersion {
+			if version(ctx, changeKeyLimits, 1) == workflow.DefaultVersion {
 				return nil
 			}
 			return keyCounts{}
@@ -202,14 +194,14 @@ func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 		CallID: c.CallID, Tool: c.Tool, Args: c.Args, SessionID: r.scope.SessionID, RunID: r.scope.RunID,
 		Round: r.scope.Round, WorkflowID: r.scope.WorkflowID,
 	}
-	if c.Approval != nil && c.Approval.Decision == round.DecisionRule && version(ctx, versionRuleLockdown, 1) == 1 {
+	if c.Approval != nil && c.Approval.Decision == round.DecisionRule && version(ctx, changeRuleLockdown, 1) == 1 {
 		in.RuleApproved = true
 	}
 	if local(ti, c) {
 		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivityOptions(ti, c)), round.ActivityExecuteTool, in)
 	}
 	c.selfPublished = true // with the worker's own clock, when it really starts
-	if reconcilable(ti, c) && version(ctx, versionReconcile, 1) == 1 {
+	if reconcilable(ti, c) && version(ctx, changeReconcile, 1) == 1 {
 		return r.startReconcilable(ctx, c, ti, in)
 	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(ti, c, r.snap)), round.ActivityExecuteTool, in)

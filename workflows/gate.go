@@ -13,51 +13,60 @@ import (
 	"github.com/toolround/toolround/tools"
 )
 
-// gate is step 3, the confirm gate (P1.6): it raises every confirmation of
-// the round at once and waits for the decisions, which may come in any
-// order (onConfirm), up to the confirm timeout, after which the calls still
-// waiting count as denied.
-func (r *run) gate(ctx workflow.Context) {
-	now := workflow.Now(ctx)
-	deadline := now.Add(r.snap.ConfirmTimeout)
-	raised := 0
-	for i := range r.calls {
-		c := &r.calls[i]
-		if c.State != CallWaiting {
-			continue
-		}
-		c.pending = &round.Pending{
-			CallID: c.CallID, Tool: c.Tool, Kind: round.KindConfirm, Arguments: c.Args, Subject: c.Facts.Subject,
-			Reason: c.ConfirmWhy, Since: now, Deadline: deadline,
-		}
-		r.record(r.scope.ConfirmationRequested(workflow.Now(ctx), c.CallID, c.Tool, c.Facts.Subject+" ("+c.ConfirmWhy+")"))
-		r.metricApprovalRequested(ctx, c)
-		raised++
+// approvals is how a round asks people (T1-T5): the end of pass 1, the
+// confirm update and the extend signal, the confirm gate, and the decision
+// records at the start of pass 3. Run picks it once (pickApprovals): rounds
+// recorded before changeApprovals replay with legacyApprovals (legacy.go).
+type approvals interface {
+	// ask ends pass 1: P1.7, then who must decide, over the rules that
+	// verified.
+	ask(ctx workflow.Context)
+	// setUpdateHandlers registers the confirm update.
+	setUpdateHandlers(ctx workflow.Context) error
+	// extends reports whether the round takes the extend signal.
+	extends() bool
+	// onConfirm applies a decision that came by signal.
+	onConfirm(ctx workflow.Context, s round.Confirm)
+	// gate is step 3.
+	gate(ctx workflow.Context)
+	// settle starts pass 3: the remembered rules are signed and every call
+	// has a decision record.
+	settle(ctx workflow.Context)
+}
+
+// pickApprovals is the one place where the round asks which approvals it
+// recorded.
+func (r *run) pickApprovals(ctx workflow.Context) approvals {
+	if version(ctx, changeApprovals, 1) >= 1 {
+		return liveApprovals{r}
 	}
-	if raised == 0 {
-		return
-	}
-	r.phase = round.PhaseConfirm
-	r.flush(ctx)
-	defer r.flush(ctx) // the answers
-	ok, err := workflow.AwaitWithTimeout(ctx, r.snap.ConfirmTimeout, func() bool { return r.waiting(round.KindConfirm) == 0 })
-	if err == nil && ok {
-		return
-	}
-	cancelled := err != nil
-	for i := len(r.calls) - 1; i >= 0; i-- {
-		c := &r.calls[i]
-		if !c.waitsFor(round.KindConfirm) {
-			continue
-		}
-		r.metricApprovalDecided(ctx, c, gateEnd(cancelled))
-		c.pending = nil
-		if cancelled {
-			c.done(round.StatusCancelled, "the round was cancelled while the call waited for confirmation; it did not run")
-		} else {
-			Decide(c, false, "no answer within "+r.snap.ConfirmTimeout.String())
-		}
-	}
+	return legacyApprovals{r}
+}
+
+// liveApprovals are the approvals of every round that recorded
+// changeApprovals or a baseline that takes it.
+type liveApprovals struct{ r *run }
+
+func (a liveApprovals) ask(ctx workflow.Context) {
+	a.r.verifyRules(ctx)
+	a.r.asks(workflow.Now(ctx))
+}
+
+func (a liveApprovals) setUpdateHandlers(ctx workflow.Context) error {
+	return a.r.setUpdateHandlers(ctx)
+}
+
+func (liveApprovals) extends() bool { return true }
+
+func (a liveApprovals) onConfirm(ctx workflow.Context, s round.Confirm) {
+	a.r.onConfirm(ctx, s, "signal")
+}
+
+func (a liveApprovals) gate(ctx workflow.Context) { a.r.gate(ctx) }
+
+func (a liveApprovals) settle(ctx workflow.Context) {
+	a.r.signRemembered(ctx)
+	a.r.recordNotNeeded(workflow.Now(ctx))
 }
 
 // waiting counts the calls that wait for a signal of that kind.
@@ -71,70 +80,16 @@ func (r *run) waiting(kind string) int {
 	return n
 }
 
-// onConfirm applies a decision. An approval that remembers a rule or allows
-// the rest of the round may settle other calls that wait.
-func (r *run) onConfirm(ctx workflow.Context, s round.Confirm) {
-	i, known := r.index[s.CallID]
-	if !known || !r.calls[i].waitsFor(round.KindConfirm) {
-		why := "no call with this id in the round"
-		if known {
-			why = "the call is not waiting for confirmation"
-		}
-		r.ignore(ctx, round.SignalConfirm, s.CallID, why)
-		return
-	}
-	c := &r.calls[i]
-	detail := "denied"
-	if s.Approve {
-		detail = "approved"
-		if s.Remember {
-			pattern := s.Pattern
-			if pattern == "" {
-				pattern = c.Facts.Subject
-			}
-			r.st.AddRule(round.AllowRule{Tool: c.Tool, Pattern: pattern})
-			detail += ", remembered " + c.Tool + " " + pattern
-		}
-		if s.AllowTurn {
-			r.allowTurn = true
-			detail += ", allowed for the rest of the round"
-		}
-	} else if s.Reason != "" {
-		detail += ": " + s.Reason
-	}
-	r.decide(ctx, c, s.Approve, s.Reason, detail)
-	if !s.Approve {
-		return
-	}
-	for k := len(r.calls) - 1; k >= 0; k-- {
-		q := &r.calls[k]
-		if !q.waitsFor(round.KindConfirm) {
-			continue
-		}
-		if r.allowTurn || (!q.Facts.Sensitive && allowed(r.st, q.Tool, q.Facts.Subject)) {
-			r.decide(ctx, q, true, "", "approved by "+s.CallID)
-		}
-	}
-}
-
-// decide settles a call that waits at the gate and records the decision.
-func (r *run) decide(ctx workflow.Context, c *Call, approve bool, reason, detail string) {
-	r.metricApprovalDecided(ctx, c, decision(approve))
-	c.pending = nil
-	Decide(c, approve, reason)
-	r.record(r.scope.ConfirmationAnswered(workflow.Now(ctx), c.CallID, c.Tool, detail))
-}
-
 // maxWait bounds how long a call may wait for a decision, extensions
 // included (T3).
 const maxWait = 7 * 24 * time.Hour
 
-// gateV1 is the confirm gate of the approvals version (T1-T3): every call
+// gate is step 3, the confirm gate (T1-T3): every call
 // that asks is raised at once with its approval_id and its own deadline;
 // the gate waits until each is decided or its deadline has passed, which
 // gives it status expired. Reminders go out at half and at 90% of each
 // wait; an extension moves the deadline and the reminders.
-func (r *run) gateV1(ctx workflow.Context) {
+func (r *run) gate(ctx workflow.Context) {
 	now := workflow.Now(ctx)
 	raised := 0
 	for i := range r.calls {
@@ -322,12 +277,12 @@ func editedArgs(raw json.RawMessage) (string, bool) {
 	return string(raw), true
 }
 
-// onConfirmV1 applies a decision of the approvals version (T1, T2, T4): one
+// onConfirm applies a decision (T1, T2, T4): one
 // for a call that does not wait, for other arguments, or with edited
 // arguments that fail the schema, is recorded as ignored and the call keeps
 // waiting. via says how it came ("signal" or "update") when the decision
 // does not say.
-func (r *run) onConfirmV1(ctx workflow.Context, s round.Confirm, via string) {
+func (r *run) onConfirm(ctx workflow.Context, s round.Confirm, via string) {
 	c, err := r.checkConfirm(s)
 	if err != nil {
 		r.ignore(ctx, round.SignalConfirm, s.CallID, err.Error())
@@ -372,7 +327,7 @@ func (r *run) onConfirmV1(ctx workflow.Context, s round.Confirm, via string) {
 	if s.By != "" {
 		detail += " by " + s.By
 	}
-	r.decideV1(ctx, c, s.Approve, rec, detail+" via "+s.Via)
+	r.decide(ctx, c, s.Approve, rec, detail+" via "+s.Via)
 	if s.Approve {
 		r.settleOthers(ctx, c.CallID)
 	}
@@ -393,17 +348,17 @@ func (r *run) settleOthers(ctx workflow.Context, by string) {
 		if r.allowTurn && !q.Always {
 			rec := *r.allowTurnBy
 			rec.At, rec.Reason, rec.Edited, rec.OriginalArgs = now, "allow_turn on call "+by, false, ""
-			r.decideV1(ctx, q, true, &rec, "approved by "+by+" (allow_turn)")
+			r.decide(ctx, q, true, &rec, "approved by "+by+" (allow_turn)")
 			continue
 		}
 		if v := approval.Needs(approvalCall(q), pol); !v.Ask && v.Decision == approval.DecisionRule {
-			r.decideV1(ctx, q, true, &round.Approval{Decision: round.DecisionRule, At: now, Rule: describeRules(v.Rules)}, "approved by rule "+describeRules(v.Rules))
+			r.decide(ctx, q, true, &round.Approval{Decision: round.DecisionRule, At: now, Rule: describeRules(v.Rules)}, "approved by rule "+describeRules(v.Rules))
 		}
 	}
 }
 
-// decideV1 settles a call that waits at the gate and records the decision.
-func (r *run) decideV1(ctx workflow.Context, c *Call, approve bool, rec *round.Approval, detail string) {
+// decide settles a call that waits at the gate and records the decision.
+func (r *run) decide(ctx workflow.Context, c *Call, approve bool, rec *round.Approval, detail string) {
 	r.metricApprovalDecided(ctx, c, decision(approve))
 	c.pending = nil
 	c.Approval = rec
@@ -455,7 +410,7 @@ func (r *run) onExtend(ctx workflow.Context, e round.Extend) {
 }
 
 // recordNotNeeded gives every call without a decision record one: it was
-// settled without asking anyone (approvals version).
+// settled without asking anyone.
 func (r *run) recordNotNeeded(now time.Time) {
 	for i := range r.calls {
 		if r.calls[i].Approval == nil {

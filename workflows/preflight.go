@@ -95,7 +95,9 @@ func (r *run) preflight(ctx workflow.Context, calls []Unwrapped) {
 // Preflight is pass 1: it applies P1.1-P1.6 to every call, serially in
 // call order, and marks deferred schemas as fetched in st. It is pure apart
 // from st. Calls that need a decision are left CallWaiting for the confirm
-// gate (gate.go); P1.7 runs after the decisions (Validate, validate.go).
+// gate; P1.7 runs after the decisions (Validate, validate.go). Its P1.6 is
+// that of the rounds recorded before changeApprovals (legacyNeedsConfirm);
+// in the others asks decides again.
 func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.RunState) []Call {
 	plan := make([]Call, len(calls))
 	firstOf := map[string]int{} // dedupe key -> first call of this round that will run
@@ -154,7 +156,7 @@ func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.Run
 			continue
 		}
 		// P1.6: whether to ask; the asking happens in the workflow.
-		if why := needsConfirm(ti, p.Facts, in.AutoApprove, st, u.Name); why != "" {
+		if why := legacyNeedsConfirm(ti, p.Facts, in.AutoApprove, st, u.Name); why != "" {
 			p.State, p.ConfirmWhy = CallWaiting, why
 		} else {
 			p.State = CallReady
@@ -162,26 +164,6 @@ func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.Run
 		firstOf[p.Key] = i
 	}
 	return plan
-}
-
-// needsConfirm applies C4 and returns why a call must be confirmed, or "".
-func needsConfirm(ti ToolInfo, f CallFacts, autoApprove bool, st *round.RunState, name string) string {
-	switch {
-	case f.Sensitive:
-		return "it reads a file that may hold keys or credentials"
-	case ti.ConfirmNever || ti.Client:
-		return ""
-	case f.Effect == tools.ReadOnly:
-		return ""
-	case autoApprove:
-		return ""
-	case allowed(st, name, f.Subject):
-		return ""
-	case f.Effect == tools.Idempotent:
-		return "it changes something"
-	default:
-		return "it has side effects"
-	}
 }
 
 // Decide applies a human decision to a call waiting at the gate.
@@ -201,20 +183,8 @@ func SkippedContent(reason string) string {
 	return "Skipped by user"
 }
 
-// allowed reports whether a rule remembered in the run state approves the
-// call (P1.6): rounds recorded before the approvals version only.
-func allowed(st *round.RunState, tool, subject string) bool {
-	for _, r := range st.Allow {
-		//lint:ignore SA1019 rounds recorded before signed rules replay with the rules they had
-		if (tools.AllowRule{Tool: r.Tool, Pattern: r.Pattern}).Matches(tool, subject) {
-			return true
-		}
-	}
-	return false
-}
-
 // asks applies P1.7 and then P1.6 to the calls pass 1 left to run or to
-// ask about (approvals version): a call whose arguments fail its schema is
+// ask about (liveApprovals): a call whose arguments fail its schema is
 // invalid without asking anyone, and approval.Needs, over the rules that
 // verified, decides who asks.
 func (r *run) asks(now time.Time) {

@@ -10,10 +10,6 @@ import (
 	"github.com/toolround/toolround/tools"
 )
 
-// versionReconcile: a lost attempt of an at-most-once call whose tool has
-// a reconciler is reconciled before it counts as unknown_outcome (SPEC R).
-const versionReconcile = "reconcile-lost-attempts"
-
 // reconcilable reports whether a lost attempt of c can be reconciled.
 func reconcilable(ti ToolInfo, c *Call) bool {
 	return ti.Reconcile && c.Facts.Effect == tools.AtMostOnce
@@ -28,11 +24,6 @@ type unreconciled struct {
 
 func (e *unreconciled) Error() string { return e.err.Error() + " (" + e.why + ")" }
 func (e *unreconciled) Unwrap() error { return e.err }
-
-// versionLostAgain: when the run once more that a reconciliation allowed
-// is lost too, the result says so (two attempts, both lost) instead of
-// reporting one lost attempt that was not run again.
-const versionLostAgain = "reconcile-lost-again"
 
 // lostAgain is a call whose first attempt was lost, whose effect a
 // reconciliation proved absent (absent says how), and whose run once more
@@ -82,7 +73,7 @@ func (r *run) startReconcilable(ctx workflow.Context, c *Call, ti ToolInfo, in r
 			err2 := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, o), round.ActivityExecuteTool, again).Get(ctx, &out2)
 			out2.Attempt = 2
 			if err2 != nil && !temporal.IsCanceledError(err2) && ctx.Err() == nil &&
-				version(ctx, versionLostAgain, 1) == 1 {
+				version(ctx, changeLostAgain, 1) == 1 {
 				set.Set(nil, &lostAgain{first: err, second: err2, absent: rec.Content})
 				return
 			}

@@ -464,7 +464,7 @@ func scenarios() []scenario {
 	)
 	lockdown.State.Allow = []round.AllowRule{round.AllowRule(approval.Sign(ruleKey, lockdown.SessionID, lockdown.RunID, git))}
 
-	// The same rounds again, recorded after versionBaseline: one version
+	// The same rounds again, recorded after changeBaseline1: one version
 	// marker for every change instead of one per change.
 	baselineFanout := fanout
 	baselineFanout.SessionID = "replay-baseline_fanout"

@@ -27,13 +27,10 @@ type Features struct {
 	HelpfulHints bool
 }
 
-// changeHonestRepeats is the change id of Features.HonestRepeats.
-const changeHonestRepeats = "honest-repeats"
-
 // features reads the versions of this execution's behaviour changes.
 func features(ctx workflow.Context) Features {
 	v := version(ctx, changeHonestRepeats, 1)
-	return Features{HonestRepeats: v >= 1, HelpfulHints: version(ctx, versionHelpfulHints, 1) >= 1}
+	return Features{HonestRepeats: v >= 1, HelpfulHints: version(ctx, changeHelpfulHints, 1) >= 1}
 }
 
 // checkRepeats is the start of pass 1 (U3): the dedupe entries that this

@@ -338,7 +338,7 @@ func TestBaselineRecordsOneVersionMarker(t *testing.T) {
 	require.Equal(t, 2, found, "the baseline recordings are missing")
 }
 
-// TestCallFinishedHistoryHasOneMarker: a round recorded with versionBaseline2
+// TestCallFinishedHistoryHasOneMarker: a round recorded with changeBaseline2
 // (testdata/call_finished.json) took the call_finished change (U7) with the
 // baseline's one marker and replays with today's code.
 func TestCallFinishedHistoryHasOneMarker(t *testing.T) {

@@ -15,6 +15,9 @@
 // call.go holds the one record each call has for the whole round,
 // signals.go and queries.go what a client may send or ask while it runs,
 // and rules.go how the run's allow rules are checked and signed (T4).
+// versions.go lists the change ids behind which the round's behaviour
+// changed, and legacy.go holds what it still does only to replay rounds
+// recorded before them.
 // What crosses the wire (payloads, names, events) is in package round.
 package workflows
 
@@ -38,14 +41,14 @@ type run struct {
 	in    *round.Input
 	cat   Catalog
 	scope round.Scope // what every event of the round shares
-	// v is the round's approvalsVersion: DefaultVersion replays rounds
-	// recorded before T1-T5.
-	v     workflow.Version
-	snap  Snapshot
-	st    *round.RunState
-	calls []Call         // one record per call, in call order
-	index map[string]int // call id -> index in calls
-	phase round.Phase
+	// approvals is how the round asks people: those of T1-T5, or those
+	// of the rounds recorded before them (pickApprovals).
+	approvals approvals
+	snap      Snapshot
+	st        *round.RunState
+	calls     []Call         // one record per call, in call order
+	index     map[string]int // call id -> index in calls
+	phase     round.Phase
 
 	events    []round.Event
 	published int // events[:published] are on the session's stream
@@ -67,15 +70,6 @@ type run struct {
 	reminders int // approval_reminder events so far
 }
 
-// approvalsVersion puts T1-T5 behind a version: approval ids, decision
-// records, validation before asking, approval.Needs with signed rules,
-// deadlines with expired, extend and reminders. Rounds recorded before it
-// replay as they ran.
-const (
-	approvalsChange  = "approvals-t1-t5"
-	approvalsVersion = workflow.Version(1)
-)
-
 // Run is the workflow function: the steps of a round, in order.
 func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output, error) {
 	// 0. An input that cannot run at all fails the round; run_tool calls
@@ -84,7 +78,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 		return round.Output{}, temporal.NewNonRetryableApplicationError("invalid round input: "+err.Error(), round.ErrTypeInvalidInput, err)
 	}
 	r := &run{in: &in, cat: w.Catalog, scope: round.ScopeOf(&in, workflow.GetInfo(ctx).WorkflowExecution.ID), phase: round.PhasePreflight}
-	ctx = withBaseline(ctx) // one marker for every change up to versionBaseline
+	ctx = withBaseline(ctx) // one marker for every change of a baseline (versions.go)
 	r.keepSearch(ctx)       // the inbox's search attributes, kept current from here on
 	unwrapped := UnwrapAll(in.Assistant.ToolCalls)
 
@@ -93,34 +87,26 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 		return round.Output{}, err
 	}
 
-	// Every change of T1-T5 depends on this version.
-	r.v = version(ctx, approvalsChange, approvalsVersion)
+	// The approvals of T1-T5, or for a round recorded before them those it
+	// had (legacy.go): the one branch on the round's past in the steps.
+	r.approvals = r.pickApprovals(ctx)
 
-	// 2. Pass 1; with approvals, P1.7 before P1.6 and approval.Needs over
-	// the rules that verified.
+	// 2. Pass 1; P1.7 before P1.6 and approval.Needs over the rules that
+	// verified.
 	r.preflight(ctx, unwrapped)
-	if r.v >= approvalsVersion {
-		r.verifyRules(ctx)
-		r.asks(workflow.Now(ctx))
-	}
+	r.approvals.ask(ctx)
 	r.record(r.scope.RoundStarted(workflow.Now(ctx), len(r.calls)))
 	// From here on clients may ask (queries.go) and signal (signals.go).
 	if err := r.setQueryHandlers(ctx); err != nil {
 		return round.Output{}, err
 	}
 	r.listen(ctx)
-	if r.v >= approvalsVersion {
-		if err := r.setUpdateHandlers(ctx); err != nil {
-			return round.Output{}, err
-		}
+	if err := r.approvals.setUpdateHandlers(ctx); err != nil {
+		return round.Output{}, err
 	}
 
 	// 3. The confirm gate.
-	if r.v >= approvalsVersion {
-		r.gateV1(ctx)
-	} else {
-		r.gate(ctx)
-	}
+	r.approvals.gate(ctx)
 
 	// 4. P1.7.
 	Validate(r.calls, &r.snap)
@@ -135,10 +121,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	// cancelled, so every call still gets its result.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	r.phase = round.PhaseCommit
-	if r.v >= approvalsVersion {
-		r.signRemembered(dctx)
-		r.recordNotNeeded(workflow.Now(dctx))
-	}
+	r.approvals.settle(dctx)
 	out := Commit(CommitInput{
 		Input: &in, WorkflowID: r.scope.WorkflowID, Calls: r.calls, Snapshot: &r.snap,
 		State: r.st, Events: r.events, Now: workflow.Now(dctx),
@@ -146,7 +129,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 
 	// 7. Publication: events, result-cache writes, the session history.
 	pub := round.PublishInput{Events: out.Result.Events[r.published:], CacheWrites: out.CacheWrites, History: out.Result.History}
-	if version(dctx, versionCallFinished, 1) == 1 {
+	if version(dctx, changeCallFinished, 1) == 1 {
 		pub.Finished = r.finished(workflow.Now(dctx), out.Result.Results)
 	}
 	r.publish(dctx, pub)

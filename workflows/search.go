@@ -19,19 +19,11 @@ var (
 	SearchWaitingCalls = temporal.NewSearchAttributeKeyInt64(round.SearchWaitingCalls)
 )
 
-// searchChange is the change id of the search attributes: rounds recorded
-// before it replay without them.
-const searchChange = "inbox-search-attributes"
-
-// sinceChange is the change id of the waiting-since memo
-// (round.MemoWaitingSince): rounds recorded before it replay without it.
-const sinceChange = "waiting-since-memo"
-
 // search is what the round last told visibility.
 type search struct {
 	on    bool // the round keeps the attributes (not an older recording)
 	calls int  // the waiting count last upserted
-	// memo: the round keeps round.MemoWaitingSince (sinceChange); since is
+	// memo: the round keeps round.MemoWaitingSince (changeSince); since is
 	// the oldest wait last told, zero while no one waits.
 	memo  bool
 	since time.Time
@@ -44,12 +36,12 @@ type search struct {
 // the change comes from (the gate, a signal, an update, an ask_user call, a
 // deadline), so the steps need not call it.
 func (r *run) keepSearch(ctx workflow.Context) {
-	r.search.on = version(ctx, searchChange, 1) >= 1
+	r.search.on = version(ctx, changeSearch, 1) >= 1
 	if !r.search.on {
 		return
 	}
 	r.upsertSearch(ctx, SearchSession.ValueSet(r.in.SessionID), SearchWaiting.ValueSet(false), SearchWaitingCalls.ValueSet(0))
-	r.search.memo = version(ctx, sinceChange, 1) >= 1
+	r.search.memo = version(ctx, changeSince, 1) >= 1
 	// Disconnected: a cancelled round still clears its waiting calls.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	workflow.Go(dctx, func(ctx workflow.Context) {

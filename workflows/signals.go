@@ -29,7 +29,7 @@ func (r *run) listen(ctx workflow.Context) {
 	answerCh := workflow.GetSignalChannel(ctx, round.SignalAnswer)
 	resultCh := workflow.GetSignalChannel(ctx, round.SignalToolResult)
 	var extendCh workflow.ReceiveChannel
-	if r.v >= approvalsVersion {
+	if r.approvals.extends() {
 		extendCh = workflow.GetSignalChannel(ctx, round.SignalExtend)
 	}
 	workflow.Go(ctx, func(ctx workflow.Context) {
@@ -43,13 +43,9 @@ func (r *run) listen(ctx workflow.Context) {
 					r.ignore(ctx, round.SignalConfirm, "", "malformed payload: "+err.Error())
 					return
 				}
-				if r.v >= approvalsVersion {
-					r.onConfirmV1(ctx, round.Confirm(s), "signal")
-					return
-				}
-				r.onConfirm(ctx, round.Confirm(s))
+				r.approvals.onConfirm(ctx, round.Confirm(s))
 			})
-			if r.v >= approvalsVersion {
+			if extendCh != nil {
 				sel.AddReceive(extendCh, func(c workflow.ReceiveChannel, _ bool) {
 					var raw json.RawMessage
 					c.Receive(ctx, &raw)
@@ -97,7 +93,7 @@ func (r *run) listen(ctx workflow.Context) {
 func (r *run) setUpdateHandlers(ctx workflow.Context) error {
 	return workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateConfirm,
 		func(ctx workflow.Context, s round.Confirm) error {
-			r.onConfirmV1(ctx, s, "update")
+			r.onConfirm(ctx, s, "update")
 			return nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, s round.Confirm) error {

@@ -3,62 +3,66 @@ package workflows
 import "go.temporal.io/sdk/workflow"
 
 // Behaviour changes of the round are made behind workflow.GetVersion, so that
-// a round recorded before a change replays as it ran. Each GetVersion that a
-// new execution passes writes a marker event, and the Go SDK also updates the
-// TemporalChangeVersion search attribute with it: a round that passed five
-// change ids paid five markers and five search attribute updates, which the
-// server writes to history and to visibility, for nothing but the record that
-// it took the newest code.
+// a round recorded before a change replays as it ran. These are all of them,
+// one line each: what the change gates, and where. The strings are in
+// recorded histories: never change one. A new change gets a line here, a
+// recorded history in testdata/ beside the old ones, and is asked through
+// version, below. What the round still does only to replay executions from
+// before a change is in legacy.go; for the changes not named there, the old
+// behaviour is the absence of the new one, the one if that asks for it.
+const (
+	changeSearch           = "inbox-search-attributes" // T7: the inbox's search attributes (search.go)
+	changeSince            = "waiting-since-memo"      // T7: the memo round.MemoWaitingSince (search.go)
+	changeApprovals        = "approvals-t1-t5"         // T1-T5: the approvals of gate.go; without it, legacy.go
+	changeHonestRepeats    = "honest-repeats"          // U3, U4: Features.HonestRepeats (repeat.go)
+	changeOperationIDs     = "operation-ids"           // R: results of calls run as activities carry their operation id (execute.go)
+	changeKeyLimits        = "key-limits"              // R: calls that share a concurrency key run within its limit (execute.go)
+	changeReconcile        = "reconcile-lost-attempts" // R: a lost attempt of an at-most-once call is reconciled (reconcile.go)
+	changeLostAgain        = "reconcile-lost-again"    // R: a run once more that is lost too says so (reconcile.go)
+	changeCallFinished     = "call-finished"           // U7: pass 3 publishes call_finished for the calls only the workflow saw end (round.go)
+	changeHelpfulHints     = "helpful-hints"           // P3.2: Features.HelpfulHints, a next: hint only where it helps (commit.go)
+	changeRuleLockdown     = "rule-command-lockdown"   // T4: round.ExecuteInput.RuleApproved, asked only for calls a rule approved (execute.go)
+	changeAgentRepeatNotes = "agent-repeat-notes"      // U3: an agent run's tool messages name what a repeat repeats (agentrun.go; asked directly, the agent run has no baseline)
+	changeBaseline1        = "baseline-2026-11-30"     // one marker for every change of baseline1
+	changeBaseline2        = "baseline-2026-12-01"     // one marker for every change of baseline2
+)
+
+// Each GetVersion that a new execution passes writes a marker event, and the
+// Go SDK also updates the TemporalChangeVersion search attribute with it: a
+// round that passed five change ids paid five markers and five search
+// attribute updates, which the server writes to history and to visibility,
+// for nothing but the record that it took the newest code.
 //
-// versionBaseline folds the changes listed in baseline into one marker. An
-// execution that starts on this code records versionBaseline once and takes
-// every listed change at the version given there without asking again; an
-// execution recorded before it has no such marker, so versionBaseline is
+// A baseline folds the changes it lists into one marker. An execution that
+// starts on this code records changeBaseline2 once and takes every listed
+// change at the version given there without asking again; an execution
+// recorded before a baseline has no marker of it, so the baseline is
 // DefaultVersion on replay and each change is asked for as it was when the
 // execution ran.
 //
-// The list is closed: a change made after this one calls version with an id
-// not in baseline (it gets a marker of its own), or starts a new baseline
-// that lists it. Never add to or change this list, since executions already
-// recorded with versionBaseline would then replay with different behaviour.
-const versionBaseline = "baseline-2026-11-30"
+// A baseline's list is closed (TestBaselineIsClosed): a change made after it
+// calls version with an id not in it (it gets a marker of its own), or
+// starts a new baseline that lists it. Never add to or change a list, since
+// executions already recorded with its marker would then replay with
+// different behaviour.
 
-// versionRuleLockdown tells the tool that a rule, not a person, approved a
-// call (round.ExecuteInput.RuleApproved), so that commands run git locked
-// down (T4). It is asked only for calls that a rule approved.
-const versionRuleLockdown = "rule-command-lockdown"
-
-// baseline is every change of the round up to versionBaseline, at the
+// baseline1 is every change of the round up to changeBaseline1, at the
 // version a new execution takes.
-var baseline = map[string]workflow.Version{
-	searchChange:        1,
-	sinceChange:         1,
-	approvalsChange:     approvalsVersion,
+var baseline1 = map[string]workflow.Version{
+	changeSearch:        1,
+	changeSince:         1,
+	changeApprovals:     1,
 	changeHonestRepeats: 1,
-	versionOperationIDs: 1,
-	versionKeyLimits:    1,
-	versionReconcile:    1,
-	versionLostAgain:    1,
+	changeOperationIDs:  1,
+	changeKeyLimits:     1,
+	changeReconcile:     1,
+	changeLostAgain:     1,
 }
 
-// versionBaseline2 is the next baseline: every change of baseline and those
-// after it, still one marker for a new execution. The same rule holds: never
-// add to or change baseline2; a later change gets a marker of its own or a
-// newer baseline.
-const versionBaseline2 = "baseline-2026-12-01"
-
-// versionCallFinished: pass 3 publishes call_finished for the calls whose end
-// only the workflow knows (U7).
-const versionCallFinished = "call-finished"
-
-// versionHelpfulHints: a failure's next: hint only where it helps (P3.2,
-// Features.HelpfulHints).
-const versionHelpfulHints = "helpful-hints"
-
-// baseline2 is baseline and the changes after it.
+// baseline2 is baseline1 and the changes after it, up to changeBaseline2.
 var baseline2 = func() map[string]workflow.Version {
-	m := map[string]workflow.Version{versionCallFinished: 1, versionHelpfulHints: 1}
-	for k, v := range baseline {
+	m := map[string]workflow.Version{changeCallFinished: 1, changeHelpfulHints: 1}
+	for k, v := range baseline1 {
 		m[k] = v
 	}
 	return m
@@ -68,14 +72,14 @@ type baselineKey struct{}
 
 // withBaseline asks for the newest baseline once, at the start of the round,
 // and returns the context whose descendants answer version from it. An
-// execution recorded before versionBaseline2 has no marker of it and asks for
-// versionBaseline as it did.
+// execution recorded before changeBaseline2 has no marker of it and asks for
+// changeBaseline1 as it did.
 func withBaseline(ctx workflow.Context) workflow.Context {
-	if workflow.GetVersion(ctx, versionBaseline2, workflow.DefaultVersion, 1) >= 1 {
+	if workflow.GetVersion(ctx, changeBaseline2, workflow.DefaultVersion, 1) >= 1 {
 		return workflow.WithValue(ctx, baselineKey{}, baseline2)
 	}
-	if workflow.GetVersion(ctx, versionBaseline, workflow.DefaultVersion, 1) >= 1 {
-		return workflow.WithValue(ctx, baselineKey{}, baseline)
+	if workflow.GetVersion(ctx, changeBaseline1, workflow.DefaultVersion, 1) >= 1 {
+		return workflow.WithValue(ctx, baselineKey{}, baseline1)
 	}
 	return ctx
 }

@@ -1,13 +1,19 @@
 package workflows
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
 )
 
-// TestBaselineIsClosed pins the list of changes that versionBaseline stands
+// TestBaselineIsClosed pins the list of changes that changeBaseline1 stands
 // for. Executions recorded with its marker replay with exactly these
 // versions; a change added to the list later would make them replay with
 // behaviour they never had. A new change gets a marker of its own, or a new
@@ -22,17 +28,83 @@ func TestBaselineIsClosed(t *testing.T) {
 		"key-limits":              1,
 		"reconcile-lost-attempts": 1,
 		"reconcile-lost-again":    1,
-	}, baseline)
-	require.Equal(t, "baseline-2026-11-30", versionBaseline)
+	}, baseline1)
+	require.Equal(t, "baseline-2026-11-30", changeBaseline1)
 }
 
-// TestBaseline2IsClosed pins versionBaseline2 the same way: baseline and the
+// TestBaseline2IsClosed pins changeBaseline2 the same way: baseline1 and the
 // changes after it.
 func TestBaseline2IsClosed(t *testing.T) {
 	want := map[string]workflow.Version{"call-finished": 1, "helpful-hints": 1}
-	for k, v := range baseline {
+	for k, v := range baseline1 {
 		want[k] = v
 	}
 	require.Equal(t, want, baseline2)
-	require.Equal(t, "baseline-2026-12-01", versionBaseline2)
+	require.Equal(t, "baseline-2026-12-01", changeBaseline2)
+}
+
+// TestChangeIDsAreInOneTable: every change id the workflows ask for
+// (version, workflow.GetVersion) is a name of the table in versions.go, each
+// name there is change<Name>, and no two name the same id.
+func TestChangeIDsAreInOneTable(t *testing.T) {
+	fset := token.NewFileSet()
+	table := map[string]string{} // name -> id
+	ids := map[string]string{}   // id -> name
+	f, err := parser.ParseFile(fset, "versions.go", nil, 0)
+	require.NoError(t, err)
+	for _, d := range f.Decls {
+		g, ok := d.(*ast.GenDecl)
+		if !ok || g.Tok != token.CONST {
+			continue
+		}
+		for _, spec := range g.Specs {
+			v := spec.(*ast.ValueSpec)
+			for i, n := range v.Names {
+				require.True(t, strings.HasPrefix(n.Name, "change"), "%s: the change ids are named change<Name>", n.Name)
+				lit, ok := v.Values[i].(*ast.BasicLit)
+				require.True(t, ok, "%s: a change id is a string literal", n.Name)
+				id, err := strconv.Unquote(lit.Value)
+				require.NoError(t, err)
+				require.NotContains(t, ids, id, "%s and %s name the same change id", n.Name, ids[id])
+				table[n.Name], ids[id] = id, n.Name
+			}
+		}
+	}
+	entries, err := os.ReadDir(".")
+	require.NoError(t, err)
+	asked := 0
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		require.NoError(t, err)
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) < 2 {
+				return true
+			}
+			switch fun := call.Fun.(type) {
+			case *ast.Ident:
+				if fun.Name != "version" {
+					return true
+				}
+			case *ast.SelectorExpr:
+				if x, ok := fun.X.(*ast.Ident); !ok || x.Name != "workflow" || fun.Sel.Name != "GetVersion" {
+					return true
+				}
+			default:
+				return true
+			}
+			id, ok := call.Args[1].(*ast.Ident)
+			if ok && id.Name == "change" && name == "versions.go" {
+				return true // version passes on what it was asked
+			}
+			require.True(t, ok && table[id.Name] != "", "%s: a change id not of the table in versions.go", fset.Position(call.Pos()))
+			asked++
+			return true
+		})
+	}
+	require.NotZero(t, asked)
 }
