@@ -201,18 +201,6 @@ func SkippedContent(reason string) string {
 	return "Skipped by user"
 }
 
-// allowed reports whether a rule remembered in the run state approves the
-// call (P1.6): rounds recorded before the approvals version only.
-func allowed(st *round.RunState, tool, subject string) bool {
-	for _, r := range st.Allow {
-		//lint:ignore SA1019 rounds recorded before signed rules replay with the rules they had
-		if (tools.AllowRule{Tool: r.Tool, Pattern: r.Pattern}).Matches(tool, subject) {
-			return true
-		}
-	}
-	return false
-}
-
 // asks applies P1.7 and then P1.6 to the calls pass 1 left to run or to
 // ask about (approvals version): a call whose arguments fail its schema is
 // invalid without asking anyone, and approval.Needs, over the rules that
@@ -228,7 +216,7 @@ func (r *run) asks(now time.Time) {
 			c.done(round.StatusInvalid, "invalid arguments: "+strings.Join(v, "; "))
 			continue
 		}
-		v := approval.Needs(approvalCall(c), pol)
+		v := approval.Needs(r.snap.approvalOf(c), pol)
 		c.Reasons, c.Always, c.ConfirmWhy = v.Reasons, v.Always, strings.Join(v.Reasons, "; ")
 		if v.Ask {
 			c.State = CallWaiting
@@ -238,18 +226,6 @@ func (r *run) asks(now time.Time) {
 		c.State = CallReady
 		c.Approval = &round.Approval{Decision: v.Decision, At: now, Rule: describeRules(v.Rules)}
 	}
-}
-
-// approvalCall is what approval.Needs needs to know of a call: the
-// snapshot's facts with the call's current arguments. A call the snapshot
-// knows nothing of asks.
-func approvalCall(c *Call) approval.Call {
-	ac := approval.Call{Tool: c.Tool}
-	if c.Facts.Approval != nil {
-		ac = *c.Facts.Approval
-	}
-	ac.Args = Canonical(c.Args)
-	return ac
 }
 
 // Canonical is a call's arguments as rules and approval ids read them

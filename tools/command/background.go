@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
@@ -131,6 +132,8 @@ func (t *Tools) backgroundDefinition() tools.Definition {
 		Volatile: true,
 		Source:   tools.SourceBuiltin,
 		Subject:  backgroundSubject,
+		Rules:    approval.KindCommand,
+		Reason:   "it starts or stops a background command",
 		Handler:  t.backgroundCommand,
 	}
 }

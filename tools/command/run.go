@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -44,6 +45,8 @@ func (t *Tools) runDefinition() tools.Definition {
 		Volatile: true,
 		Source:   tools.SourceBuiltin,
 		Subject:  tools.SubjectField("command"),
+		Rules:    approval.KindCommand,
+		Reason:   "it runs a shell command",
 		Handler:  t.runCommand,
 	}
 }

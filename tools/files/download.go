@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
@@ -46,6 +47,9 @@ func (t *fileTools) downloadFileDef() tools.Definition {
 		Timeout:        t.cfg.DownloadTimeout + 30*time.Second,
 		Source:         tools.SourceBuiltin,
 		Subject:        tools.SubjectField("path"),
+		Rules:          approval.KindDownload,
+		Reason:         "it downloads to {path}",
+		TouchesPath:    true,
 		ConcurrencyKey: tools.PathKey("path"),
 		KeyLimit:       tools.PathKeyLimit,
 		Handler:        t.withOp(t.downloadFile),

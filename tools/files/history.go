@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -35,6 +36,7 @@ func (t *fileTools) fileHistoryDef() tools.Definition {
 		Timeout:    time.Minute,
 		Source:     tools.SourceBuiltin,
 		Subject:    tools.SubjectField("path"),
+		Rules:      approval.KindPath,
 		Handler:    t.fileHistory,
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
@@ -59,6 +60,8 @@ func (t *fileTools) readFilesDef() tools.Definition {
 		Timeout:    time.Minute,
 		Source:     tools.SourceBuiltin,
 		Sensitive:  sensitiveRead,
+		Rules:      approval.KindPath,
+		ReadsPaths: true,
 		Handler:    t.readFiles,
 		Changed:    t.changed,
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -36,6 +37,9 @@ func (t *fileTools) removeFileDef() tools.Definition {
 		Timeout:        2 * time.Minute,
 		Source:         tools.SourceBuiltin,
 		Subject:        tools.SubjectField("path"),
+		Rules:          approval.KindPath,
+		Reason:         "it removes {path}",
+		TouchesPath:    true,
 		ConcurrencyKey: tools.PathKey("path"),
 		KeyLimit:       tools.PathKeyLimit,
 		Handler:        t.withOp(t.removeFile),

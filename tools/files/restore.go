@@ -6,6 +6,7 @@ import (
 	"path"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -36,6 +37,9 @@ func (t *fileTools) restoreFileDef() tools.Definition {
 		Timeout:        time.Minute,
 		Source:         tools.SourceBuiltin,
 		Subject:        tools.SubjectField("path"),
+		Rules:          approval.KindPath,
+		Reason:         "it restores an earlier version of {path}",
+		TouchesPath:    true,
 		ConcurrencyKey: tools.PathKey("path"),
 		KeyLimit:       tools.PathKeyLimit,
 		Handler:        t.withOp(t.restoreFile),

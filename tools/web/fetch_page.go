@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/toolround/toolround/approval"
 	txt "github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/decision"
@@ -40,6 +41,7 @@ func (w *web) fetchPageDef() tools.Definition {
 		Concurrent:     true,
 		SideEffect:     tools.ReadOnly,
 		Subject:        tools.SubjectField("url"),
+		Rules:          approval.KindURL,
 		ConcurrencyKey: tools.HostKey("url"),
 		KeyLimit:       w.cfg.HostConcurrency,
 		KeyLimitFor:    w.hostLimit,

@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/net/html/charset"
 
+	"github.com/toolround/toolround/approval"
 	txt "github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
@@ -66,6 +67,7 @@ func (w *web) httpRequestDef() tools.Definition {
 		SideEffect:     tools.AtMostOnce,
 		Effect:         w.httpRequestEffect,
 		Subject:        httpRequestSubject,
+		Rules:          approval.KindRequest,
 		ConcurrencyKey: tools.HostKey("url"),
 		KeyLimit:       w.cfg.HostConcurrency,
 		KeyLimitFor:    w.hostLimit,
