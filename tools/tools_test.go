@@ -87,18 +87,6 @@ func TestMissing(t *testing.T) {
 	require.NotContains(t, msg, "closest", "no suggestion when nothing is close")
 }
 
-func TestCatalogFlags(t *testing.T) {
-	require.Len(t, ConcurrentBuiltins, 21, "C1 lists 21 concurrent built-ins")
-	for _, n := range []string{"generate_audio", "generate_image", "edit_file", "remove_file", "restore_file", "run_command", "background_command", "ask_user"} {
-		require.False(t, isConcurrentBuiltin(n), n)
-		require.Contains(t, SerialBuiltins, n)
-	}
-	for _, n := range ConcurrentBuiltins {
-		require.True(t, isConcurrentBuiltin(n), n)
-		require.NotContains(t, SerialBuiltins, n)
-	}
-}
-
 func TestToolsFor(t *testing.T) {
 	reg := NewRegistry()
 	for _, n := range []string{"find_tools", "reasoning_guide", "write_todo", "chat_history", "ask_user", "write_result", "read_files", "edit_file"} {
