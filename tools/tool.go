@@ -253,6 +253,29 @@ func (r Request) Decode(v any) error {
 	return nil
 }
 
+// Typed is the Handler of fn, which takes the call's arguments decoded
+// into an A, once, as Request.Decode does: arguments that do not decode
+// fail the call with its "invalid arguments: ..." error and never reach fn.
+// A is the handler's own struct of `json` fields, such as
+//
+//	type removeArgs struct {
+//		Path string `json:"path"`
+//	}
+//
+//	Handler: tools.Typed(func(ctx context.Context, req tools.Request, a removeArgs) (tools.Result, error) { ... })
+//
+// The decoder's messages name the struct; an alias of a struct literal
+// (type removeArgs = struct{...}) names none.
+func Typed[A any](fn func(ctx context.Context, req Request, args A) (Result, error)) Handler {
+	return func(ctx context.Context, req Request) (Result, error) {
+		var a A
+		if err := req.Decode(&a); err != nil {
+			return Result{}, err
+		}
+		return fn(ctx, req, a)
+	}
+}
+
 // Result is what a successful handler returns.
 type Result struct {
 	Content string `json:"content"`

@@ -228,3 +228,29 @@ func TestTransient(t *testing.T) {
 	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
 	require.False(t, IsTransient(os.ErrNotExist))
 }
+
+// TestTyped: the handler gets the decoded arguments; arguments that do not
+// decode fail the call with Decode's error and never reach it.
+func TestTyped(t *testing.T) {
+	type args struct {
+		Path string `json:"path"`
+	}
+	ran := 0
+	h := Typed(func(_ context.Context, req Request, a args) (Result, error) {
+		ran++
+		return Text(req.CallID + ":" + a.Path), nil
+	})
+	res, err := h(context.Background(), Request{CallID: "c", Args: json.RawMessage(`{"path":"a.go"}`)})
+	require.NoError(t, err)
+	require.Equal(t, "c:a.go", res.Content)
+	res, err = h(context.Background(), Request{})
+	require.NoError(t, err, "no arguments decode as {}")
+	require.Equal(t, ":", res.Content)
+
+	bad := Request{Args: json.RawMessage(`{"path":7}`)}
+	_, err = h(context.Background(), bad)
+	want := bad.Decode(&args{})
+	require.EqualError(t, err, want.Error())
+	require.Contains(t, err.Error(), "invalid arguments: ")
+	require.Equal(t, 2, ran)
+}

@@ -146,11 +146,7 @@ func Registry(r *Recorder) *tools.Registry {
 				}
 				return false
 			},
-			Handler: r.wrap("concurrent", func(_ context.Context, req tools.Request) (tools.Result, error) {
-				var a struct{ Paths []string }
-				if err := req.Decode(&a); err != nil {
-					return tools.Result{}, err
-				}
+			Handler: r.wrap("concurrent", tools.Typed(func(_ context.Context, req tools.Request, a struct{ Paths []string }) (tools.Result, error) {
 				var out []string
 				r.mu.Lock()
 				defer r.mu.Unlock()
@@ -162,7 +158,7 @@ func Registry(r *Recorder) *tools.Registry {
 					out = append(out, p+": "+c)
 				}
 				return tools.Text(strings.Join(out, "\n")), nil
-			}),
+			})),
 		},
 		tools.Definition{
 			Name: "find_files", Description: "Find files by glob.", Concurrent: true, SideEffect: tools.ReadOnly, Volatile: true, Source: tools.SourceBuiltin,
@@ -182,18 +178,14 @@ func Registry(r *Recorder) *tools.Registry {
 			Name: "edit_file", Description: "Create or edit a file.", SideEffect: tools.AtMostOnce, Subject: str("path"), Source: tools.SourceBuiltin,
 			Rules: approval.KindPath, Reason: "it changes {path}", TouchesPath: true,
 			Parameters: obj(`"path":{"type":"string"},"new_text":{"type":"string"},"old_text":{"type":"string"}`, "path", "new_text"),
-			Handler: r.wrap("serial", func(_ context.Context, req tools.Request) (tools.Result, error) {
-				var a struct {
-					Path, NewText, OldText string
-				}
-				if err := req.Decode(&a); err != nil {
-					return tools.Result{}, err
-				}
+			Handler: r.wrap("serial", tools.Typed(func(_ context.Context, req tools.Request, a struct {
+				Path, NewText, OldText string
+			}) (tools.Result, error) {
 				r.mu.Lock()
 				r.Files[a.Path] = a.NewText
 				r.mu.Unlock()
 				return tools.Result{Content: "wrote " + a.Path, Touched: []string{a.Path}}, nil
-			}),
+			})),
 		},
 		tools.Definition{
 			Name: "run_command", Description: "Run a shell command.", SideEffect: tools.AtMostOnce, Volatile: true, Subject: str("command"),

@@ -86,18 +86,16 @@ func (l *apiList) definition() tools.Definition {
 		SideEffect: tools.ReadOnly,
 		Timeout:    5 * time.Second,
 		Source:     tools.SourceBuiltin,
-		Handler:    l.handle,
+		Handler:    tools.Typed(l.handle),
 	}
 }
 
-func (l *apiList) handle(_ context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Query    string `json:"query"`
-		Category string `json:"category"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type apiListArgs = struct {
+	Query    string `json:"query"`
+	Category string `json:"category"`
+}
+
+func (l *apiList) handle(_ context.Context, req tools.Request, args apiListArgs) (tools.Result, error) {
 	category := strings.ToLower(strings.TrimSpace(args.Category))
 	if category != "" && !slices.Contains(l.categories, category) {
 		return tools.Result{}, fmt.Errorf("no category %q; categories: %s", args.Category, strings.Join(l.categories, ", "))

@@ -103,17 +103,15 @@ func (c *calculator) definition() tools.Definition {
 		Timeout:    5 * time.Second,
 		Source:     tools.SourceBuiltin,
 		Subject:    tools.SubjectField("expression"),
-		Handler:    c.handle,
+		Handler:    tools.Typed(c.handle),
 	}
 }
 
-func (c *calculator) handle(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Expression string `json:"expression"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type calculatorArgs = struct {
+	Expression string `json:"expression"`
+}
+
+func (c *calculator) handle(ctx context.Context, req tools.Request, args calculatorArgs) (tools.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Result{}, err
 	}

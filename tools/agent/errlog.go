@@ -64,20 +64,18 @@ func (t *toolset) writeError() tools.Definition {
 		Timeout:    10 * time.Second,
 		Source:     tools.SourceBuiltin,
 		Subject:    tools.SubjectField("tool"),
-		Handler:    t.handleWriteError,
+		Handler:    tools.Typed(t.handleWriteError),
 	}
 }
 
-func (t *toolset) handleWriteError(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Tool       string `json:"tool"`
-		Error      string `json:"error"`
-		Outcome    string `json:"outcome"`
-		Resolution string `json:"resolution"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type writeErrorArgs = struct {
+	Tool       string `json:"tool"`
+	Error      string `json:"error"`
+	Outcome    string `json:"outcome"`
+	Resolution string `json:"resolution"`
+}
+
+func (t *toolset) handleWriteError(ctx context.Context, req tools.Request, args writeErrorArgs) (tools.Result, error) {
 	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}
@@ -155,19 +153,17 @@ func (t *toolset) errorHistory() tools.Definition {
 		NoDedupe:   true, // write_error adds records while the arguments stay the same
 		Timeout:    10 * time.Second,
 		Source:     tools.SourceBuiltin,
-		Handler:    t.handleErrorHistory,
+		Handler:    tools.Typed(t.handleErrorHistory),
 	}
 }
 
-func (t *toolset) handleErrorHistory(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Tool  string `json:"tool"`
-		Query string `json:"query"`
-		Limit int    `json:"limit"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type errorHistoryArgs = struct {
+	Tool  string `json:"tool"`
+	Query string `json:"query"`
+	Limit int    `json:"limit"`
+}
+
+func (t *toolset) handleErrorHistory(ctx context.Context, req tools.Request, args errorHistoryArgs) (tools.Result, error) {
 	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}

@@ -95,17 +95,15 @@ func reasoningGuide() tools.Definition {
 		Confirm:    tools.ConfirmNever,
 		Timeout:    5 * time.Second,
 		Source:     tools.SourceBuiltin,
-		Handler:    handleReasoningGuide,
+		Handler:    tools.Typed(handleReasoningGuide),
 	}
 }
 
-func handleReasoningGuide(_ context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Topic string `json:"topic"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type reasoningGuideArgs = struct {
+	Topic string `json:"topic"`
+}
+
+func handleReasoningGuide(_ context.Context, req tools.Request, args reasoningGuideArgs) (tools.Result, error) {
 	topic := strings.ToLower(strings.TrimSpace(args.Topic))
 	topic = strings.ReplaceAll(topic, " ", "_")
 	if topic == "" {

@@ -33,19 +33,17 @@ func (t *toolset) chatHistory() tools.Definition {
 		NoDedupe:   true, // the history grows while the arguments stay the same
 		Timeout:    15 * time.Second,
 		Source:     tools.SourceBuiltin,
-		Handler:    t.handleChatHistory,
+		Handler:    tools.Typed(t.handleChatHistory),
 	}
 }
 
-func (t *toolset) handleChatHistory(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Query string `json:"query"`
-		Limit int    `json:"limit"`
-		RunID string `json:"run_id"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type chatHistoryArgs = struct {
+	Query string `json:"query"`
+	Limit int    `json:"limit"`
+	RunID string `json:"run_id"`
+}
+
+func (t *toolset) handleChatHistory(ctx context.Context, req tools.Request, args chatHistoryArgs) (tools.Result, error) {
 	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}

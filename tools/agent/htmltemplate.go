@@ -96,19 +96,17 @@ func (r *renderer) definition() tools.Definition {
 		SideEffect: tools.ReadOnly,
 		Timeout:    10 * time.Second,
 		Source:     tools.SourceBuiltin,
-		Handler:    r.handle,
+		Handler:    tools.Typed(r.handle),
 	}
 }
 
-func (r *renderer) handle(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Name     string          `json:"name"`
-		Template string          `json:"template"`
-		Data     json.RawMessage `json:"data"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type rendererArgs = struct {
+	Name     string          `json:"name"`
+	Template string          `json:"template"`
+	Data     json.RawMessage `json:"data"`
+}
+
+func (r *renderer) handle(ctx context.Context, req tools.Request, args rendererArgs) (tools.Result, error) {
 	switch {
 	case args.Name != "" && args.Template != "":
 		return tools.Result{}, errors.New("give either name or template, not both")

@@ -45,19 +45,17 @@ func (t *toolset) writeResult() tools.Definition {
 		Confirm:    tools.ConfirmNever,
 		Timeout:    10 * time.Second,
 		Source:     tools.SourceBuiltin,
-		Handler:    t.handleWriteResult,
+		Handler:    tools.Typed(t.handleWriteResult),
 	}
 }
 
-func (t *toolset) handleWriteResult(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Content string `json:"content"`
-		Title   string `json:"title"`
-		Format  string `json:"format"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type writeResultArgs = struct {
+	Content string `json:"content"`
+	Title   string `json:"title"`
+	Format  string `json:"format"`
+}
+
+func (t *toolset) handleWriteResult(ctx context.Context, req tools.Request, args writeResultArgs) (tools.Result, error) {
 	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}

@@ -50,17 +50,15 @@ func (t *toolset) writeTodo() tools.Definition {
 		Confirm:    tools.ConfirmNever,
 		Timeout:    10 * time.Second,
 		Source:     tools.SourceBuiltin,
-		Handler:    t.handleWriteTodo,
+		Handler:    tools.Typed(t.handleWriteTodo),
 	}
 }
 
-func (t *toolset) handleWriteTodo(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Items []TodoItem `json:"items"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type writeTodoArgs = struct {
+	Items []TodoItem `json:"items"`
+}
+
+func (t *toolset) handleWriteTodo(ctx context.Context, req tools.Request, args writeTodoArgs) (tools.Result, error) {
 	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}

@@ -134,7 +134,7 @@ func (t *Tools) backgroundDefinition() tools.Definition {
 		Subject:  backgroundSubject,
 		Rules:    approval.KindCommand,
 		Reason:   "it starts or stops a background command",
-		Handler:  t.backgroundCommand,
+		Handler:  tools.Typed(t.backgroundCommand),
 	}
 }
 
@@ -164,11 +164,7 @@ func backgroundSubject(raw json.RawMessage) string {
 	return ""
 }
 
-func (t *Tools) backgroundCommand(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a bgArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (t *Tools) backgroundCommand(ctx context.Context, req tools.Request, a bgArgs) (tools.Result, error) {
 	var wait time.Duration
 	if s := a.WaitSeconds; s != nil {
 		if math.IsNaN(*s) || *s < 0 || *s > t.cfg.MaxWait.Seconds() {

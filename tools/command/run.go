@@ -47,7 +47,7 @@ func (t *Tools) runDefinition() tools.Definition {
 		Subject:  tools.SubjectField("command"),
 		Rules:    approval.KindCommand,
 		Reason:   "it runs a shell command",
-		Handler:  t.runCommand,
+		Handler:  tools.Typed(t.runCommand),
 	}
 }
 
@@ -56,11 +56,7 @@ type runArgs struct {
 	TimeoutSeconds *float64 `json:"timeout_seconds"`
 }
 
-func (t *Tools) runCommand(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args runArgs
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+func (t *Tools) runCommand(ctx context.Context, req tools.Request, args runArgs) (tools.Result, error) {
 	timeout := t.cfg.DefaultTimeout
 	if s := args.TimeoutSeconds; s != nil {
 		if math.IsNaN(*s) || *s <= 0 || *s > t.cfg.MaxTimeout.Seconds() {

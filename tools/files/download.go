@@ -52,7 +52,7 @@ func (t *fileTools) downloadFileDef() tools.Definition {
 		TouchesPath:    true,
 		ConcurrencyKey: tools.PathKey("path"),
 		KeyLimit:       tools.PathKeyLimit,
-		Handler:        t.withOp(t.downloadFile),
+		Handler:        t.withOp(tools.Typed(t.downloadFile)),
 		Reconcile:      t.reconcile,
 	}
 }
@@ -73,11 +73,7 @@ func (t *fileTools) newClient() *http.Client {
 	}
 }
 
-func (t *fileTools) downloadFile(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a downloadArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (t *fileTools) downloadFile(ctx context.Context, req tools.Request, a downloadArgs) (tools.Result, error) {
 	u, err := parseURL(a.URL)
 	if err != nil {
 		return tools.Result{}, err

@@ -50,16 +50,12 @@ func (t *fileTools) editFileDef() tools.Definition {
 		TouchesPath:    true,
 		ConcurrencyKey: tools.PathKey("path"),
 		KeyLimit:       tools.PathKeyLimit,
-		Handler:        t.withOp(t.editFile),
+		Handler:        t.withOp(tools.Typed(t.editFile)),
 		Reconcile:      t.reconcile,
 	}
 }
 
-func (t *fileTools) editFile(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a editArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (t *fileTools) editFile(ctx context.Context, req tools.Request, a editArgs) (tools.Result, error) {
 	if a.NewText == nil {
 		return tools.Result{}, errors.New("new_text is missing: give the new content (an empty string empties the file)")
 	}

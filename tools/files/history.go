@@ -37,15 +37,11 @@ func (t *fileTools) fileHistoryDef() tools.Definition {
 		Source:     tools.SourceBuiltin,
 		Subject:    tools.SubjectField("path"),
 		Rules:      approval.KindPath,
-		Handler:    t.fileHistory,
+		Handler:    tools.Typed(t.fileHistory),
 	}
 }
 
-func (t *fileTools) fileHistory(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a pathArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (t *fileTools) fileHistory(ctx context.Context, req tools.Request, a pathArgs) (tools.Result, error) {
 	tg, err := t.resolve(a.Path)
 	if err != nil {
 		return tools.Result{}, err

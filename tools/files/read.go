@@ -62,7 +62,7 @@ func (t *fileTools) readFilesDef() tools.Definition {
 		Sensitive:  sensitiveRead,
 		Rules:      approval.KindPath,
 		ReadsPaths: true,
-		Handler:    t.readFiles,
+		Handler:    tools.Typed(t.readFiles),
 		Changed:    t.changed,
 	}
 }
@@ -84,11 +84,7 @@ func sensitiveRead(args json.RawMessage) bool {
 	return false
 }
 
-func (t *fileTools) readFiles(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a readArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (t *fileTools) readFiles(ctx context.Context, req tools.Request, a readArgs) (tools.Result, error) {
 	switch {
 	case len(a.Paths) == 0:
 		return tools.Result{}, errors.New("paths is empty: give at least one file or folder path")

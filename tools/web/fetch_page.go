@@ -47,15 +47,11 @@ func (w *web) fetchPageDef() tools.Definition {
 		KeyLimitFor:    w.hostLimit,
 		Timeout:        w.cfg.Timeout + filterAllowance,
 		Source:         tools.SourceBuiltin,
-		Handler:        w.fetchPage,
+		Handler:        tools.Typed(w.fetchPage),
 	}
 }
 
-func (w *web) fetchPage(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a fetchPageArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (w *web) fetchPage(ctx context.Context, req tools.Request, a fetchPageArgs) (tools.Result, error) {
 	rawURL := strings.TrimSpace(a.URL)
 	origin := rawURL
 	u, err := w.client.checkURL(rawURL)

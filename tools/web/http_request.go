@@ -73,7 +73,7 @@ func (w *web) httpRequestDef() tools.Definition {
 		KeyLimitFor:    w.hostLimit,
 		Timeout:        w.cfg.Timeout + requestAllowance,
 		Source:         tools.SourceBuiltin,
-		Handler:        w.httpRequest,
+		Handler:        tools.Typed(w.httpRequest),
 	}
 }
 
@@ -147,11 +147,7 @@ func httpRequestSubject(args json.RawMessage) string {
 	return normMethod(a.Method) + " " + strings.TrimSpace(a.URL)
 }
 
-func (w *web) httpRequest(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a httpRequestArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (w *web) httpRequest(ctx context.Context, req tools.Request, a httpRequestArgs) (tools.Result, error) {
 	method := normMethod(a.Method)
 	rawURL := strings.TrimSpace(a.URL)
 	origin := method + " " + rawURL
