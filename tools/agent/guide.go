@@ -83,13 +83,9 @@ func reasoningGuide() tools.Definition {
 		Name: "reasoning_guide",
 		Description: "Short guidance on working through a problem: planning, verifying, recovering from tool errors, research, finding tools, finishing. " +
 			"Call it without a topic for the overview.",
-		Parameters: tools.Schema(fmt.Sprintf(`{
-			"additionalProperties": false,
-			"properties": {
-				"topic": {"description": %s, "maxLength": 50, "type": "string"}
-			},
-			"type": "object"
-		}`, tools.SchemaValue("one of: "+strings.Join(guideTopicNames(), ", ")))),
+		Parameters: tools.SchemaOf(tools.Object(map[string]*tools.JSONSchema{
+			"topic": {Description: "one of: " + strings.Join(guideTopicNames(), ", "), MaxLength: tools.Ptr(50), Type: "string"},
+		})),
 		Concurrent: true,
 		SideEffect: tools.ReadOnly,
 		Confirm:    tools.ConfirmNever,

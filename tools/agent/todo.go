@@ -24,27 +24,17 @@ func (t *toolset) writeTodo() tools.Definition {
 		Description: "Replace this session's todo list with the given items and show it as a checklist. " +
 			"Write the whole list every time (it is replaced, not merged); mark finished items done. " +
 			"Use it to plan multi-step work and keep track of progress. An empty list clears it.",
-		Parameters: tools.Schema(fmt.Sprintf(`{
-			"additionalProperties": false,
-			"properties": {
-				"items": {
-					"description": "the complete list, in order",
-					"items": {
-						"additionalProperties": false,
-						"properties": {
-							"done": {"description": "true when finished", "type": "boolean"},
-							"text": {"description": "what to do", "maxLength": %d, "minLength": 1, "type": "string"}
-						},
-						"required": ["text", "done"],
-						"type": "object"
-					},
-					"maxItems": %d,
-					"type": "array"
-				}
+		Parameters: tools.SchemaOf(tools.Object(map[string]*tools.JSONSchema{
+			"items": {
+				Description: "the complete list, in order",
+				Items: tools.Object(map[string]*tools.JSONSchema{
+					"done": {Description: "true when finished", Type: "boolean"},
+					"text": {Description: "what to do", MaxLength: tools.Ptr(maxTodoText), MinLength: tools.Ptr(1), Type: "string"},
+				}, "text", "done"),
+				MaxItems: tools.Ptr(t.cfg.MaxTodoItems),
+				Type:     "array",
 			},
-			"required": ["items"],
-			"type": "object"
-		}`, maxTodoText, t.cfg.MaxTodoItems)),
+		}, "items")),
 		Concurrent: true,
 		SideEffect: tools.Idempotent,
 		Confirm:    tools.ConfirmNever,

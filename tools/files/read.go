@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -44,17 +45,17 @@ func (t *fileTools) readFilesDef() tools.Definition {
 			fmt.Sprintf("for every file. At most %d bytes are shown per file and %d per call; the header says where ",
 				t.cfg.MaxFileBytes, t.cfg.MaxReadBytes) +
 			"a cut file continues. Paths that fail are reported without losing the others.",
-		Parameters: tools.Schema(fmt.Sprintf(`{
+		Parameters: tools.Schema(`{
 			"type": "object",
 			"properties": {
-				"paths": {"type": "array", "minItems": 1, "maxItems": %d, "items": {"type": "string", "minLength": 1},
+				"paths": {"type": "array", "minItems": 1, "maxItems": ` + strconv.Itoa(maxReadPaths) + `, "items": {"type": "string", "minLength": 1},
 					"description": "File or folder paths relative to the workdir."},
 				"offset": {"type": "integer", "minimum": 1, "description": "First line to show, counting from 1. Default 1."},
 				"limit": {"type": "integer", "minimum": 1, "description": "How many lines to show from offset. Default: as many as the size limit allows."}
 			},
 			"required": ["paths"],
 			"additionalProperties": false
-		}`, maxReadPaths)),
+		}`),
 		Concurrent: true,
 		SideEffect: tools.ReadOnly,
 		Timeout:    time.Minute,
