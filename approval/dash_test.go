@@ -96,7 +96,7 @@ func TestShellsRunOnlyWhatWasApproved(t *testing.T) {
 			}
 		}
 		s := b.String()
-		if !strings.Contains(s, "touch X") && !strings.Contains(s, "echo PWNED") || !Match(rules, "run_command", cmdArgs(s)) {
+		if !strings.Contains(s, "touch X") && !strings.Contains(s, "echo PWNED") || !matchTool(rules, "run_command", cmdArgs(s)) {
 			continue
 		}
 		for _, sh := range shells {

@@ -60,21 +60,21 @@ func FuzzRuleNeverOverMatches(f *testing.F) {
 			good += sanitizeWords(allowed)
 		}
 		script := fmt.Sprintf(overMatchForms[int(form)%len(overMatchForms)], strings.TrimSpace(good), forbiddenForms[int(variant)%len(forbiddenForms)])
-		if _, ok := which(fuzzRules, "run_command", cmdArgs(script)); ok {
+		if _, ok := which(fuzzRules, KindCommand, "run_command", cmdArgs(script)); ok {
 			t.Fatalf("approved %q", script)
 		}
 
 		// Arbitrary input: no panic anywhere, and an approval is consistent
 		// with an independent walk of the parsed script.
-		_ = ValidatePattern("run_command", raw)
-		_ = ValidatePattern("http_request", raw)
-		_ = ValidatePattern("edit_file", raw)
-		_ = ValidatePattern("download_file", raw)
+		_ = validateTool("run_command", raw)
+		_ = validateTool("http_request", raw)
+		_ = validateTool("edit_file", raw)
+		_ = validateTool("download_file", raw)
 		for _, tool := range []string{"edit_file", "http_request", "download_file", "read_files"} {
-			_, _ = which([]Rule{{Tool: tool, Pattern: "**"}, {Tool: tool, Pattern: "GET https://x.com/*"}}, tool, raw)
+			_, _ = which([]Rule{{Tool: tool, Pattern: "**"}, {Tool: tool, Pattern: "GET https://x.com/*"}}, kindOf(tool), tool, raw)
 		}
-		_, _ = which([]Rule{{Tool: "run_command", Pattern: raw}}, "run_command", cmdArgs("git status"))
-		if _, ok := which(fuzzRules, "run_command", cmdArgs(raw)); ok {
+		_, _ = which([]Rule{{Tool: "run_command", Pattern: raw}}, KindCommand, "run_command", cmdArgs("git status"))
+		if _, ok := which(fuzzRules, KindCommand, "run_command", cmdArgs(raw)); ok {
 			// The tool sees the command as JSON decodes it (invalid UTF-8
 			// becomes U+FFFD), and so does the matcher.
 			var seen struct{ Command string }

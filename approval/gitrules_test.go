@@ -101,7 +101,7 @@ func TestInterpreterRulesNeverRunStdin(t *testing.T) {
 	requireAllMatch(t, shRules, []string{"bash build.sh", "echo x | bash build.sh"}) // build.sh is the program; stdin its data
 	var accepted []string
 	for _, p := range []string{"bash", "sh", "dash", "bash -x", "sh -s", "bash -", "sh /dev/stdin", "bash -c"} {
-		if ValidatePattern("run_command", p) == nil {
+		if validateTool("run_command", p) == nil {
 			accepted = append(accepted, p)
 		}
 	}

@@ -12,54 +12,45 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// Tool names whose arguments rules read. They are the built-ins of the
-// catalog; the names are repeated here so that this package depends on no
-// tool implementation.
-const (
-	toolRunCommand        = "run_command"
-	toolBackgroundCommand = "background_command"
-	toolHTTPRequest       = "http_request"
-	toolFetchPage         = "fetch_page"
-	toolDownloadFile      = "download_file"
-	toolReadFiles         = "read_files"
-)
-
-// kind is how a tool's rule patterns are read.
-type kind int
+// Kind is how the rule patterns of a tool are read: what its remembered
+// rules match in its calls (T4). A tool's definition names its kind
+// (tools.Definition.Rules); this package knows no tool by name.
+type Kind string
 
 const (
-	kindOther    kind = iota // the only pattern is "*": every call of the tool
-	kindCommand              // shell patterns over "command" (shell.go)
-	kindFile                 // path globs over "path" or "paths"
-	kindHTTP                 // "METHOD scheme://host[:port]/path" over "method" and "url"
-	kindDownload             // "[GET ]URL PATHGLOB" over "url" and "path"
+	// KindExact tools have no pattern language: the only pattern is "*",
+	// every call of the tool.
+	KindExact Kind = ""
+	// KindCommand: shell patterns over "command" (shell.go).
+	KindCommand Kind = "command"
+	// KindPath: path globs over "path", or over each of "paths".
+	KindPath Kind = "path"
+	// KindRequest: "METHOD scheme://host[:port]/path" over "method" and
+	// "url". A call of such a tool is read-only only for a safe method, and
+	// may send {{secret:NAME}} placeholders (T5).
+	KindRequest Kind = "request"
+	// KindURL: "METHOD scheme://host[:port]/path" over "url", which the
+	// tool always GETs.
+	KindURL Kind = "url"
+	// KindDownload: "[GET ]URL PATHGLOB" over "url" and "path".
+	KindDownload Kind = "download"
 )
 
-func kindOf(tool string) kind {
-	switch tool {
-	case toolRunCommand, toolBackgroundCommand:
-		return kindCommand
-	case "edit_file", "remove_file", "restore_file", toolReadFiles, "file_history":
-		return kindFile
-	case toolHTTPRequest, toolFetchPage:
-		return kindHTTP
-	case toolDownloadFile:
-		return kindDownload
-	}
-	return kindOther
-}
-
-// ValidatePattern says why pattern cannot be a rule for tool, or nil. A
-// confirmation that asks to remember an invalid pattern should be refused
-// with this error, not stored.
+// ValidatePattern says why pattern cannot be a rule for tool, whose rules
+// are of kind, or nil. A confirmation that asks to remember an invalid
+// pattern should be refused with this error, not stored. The tool's name
+// is only told in the error.
 //
-//   - run_command, background_command: one command of literal words, such
-//     as `git *` or `go test ./...` (see the Shell patterns comment).
-//   - edit_file, remove_file, restore_file, read_files, file_history: a glob
+//   - KindCommand (run_command, background_command): one command of literal
+//     words, such as `git *` or `go test ./...` (see the Shell patterns
+//     comment).
+//   - KindPath (edit_file, remove_file, restore_file, read_files,
+//     file_history): a glob
 //     over the workdir-relative, cleaned path: `*` within a folder, `**`
 //     across folders, such as `src/**/*.go`; never absolute or with `..`.
 //     A path inside a .git folder matches only a pattern that names .git.
-//   - http_request, fetch_page: `METHOD scheme://host[:port]/path`, such as
+//   - KindRequest (http_request), KindURL (fetch_page): `METHOD
+//     scheme://host[:port]/path`, such as
 //     `GET https://api.example.com/v1/*`. METHOD is a method or `*`; the
 //     host is exact or `*.example.com` (any subdomain, not example.com
 //     itself); `*` in the path matches any characters, `/` included. The URL
@@ -68,16 +59,16 @@ func kindOf(tool string) kind {
 //     its query is not part of what a pattern sees. A URL with user
 //     information, or with `.` or `..` path segments (encoded or not),
 //     never matches.
-//   - download_file: `[GET ]URL PATHGLOB`: the URL as for http_request and
-//     the path as for the file tools.
-//   - any other tool: `*` only, meaning every call of the tool.
-func ValidatePattern(tool, pattern string) (err error) {
+//   - KindDownload (download_file): `[GET ]URL PATHGLOB`: the URL as for
+//     http_request and the path as for the file tools.
+//   - KindExact (any other tool): `*` only, meaning every call of the tool.
+func ValidatePattern(kind Kind, tool, pattern string) (err error) {
 	defer func() {
 		if recover() != nil {
 			err = errors.New("the pattern could not be read")
 		}
 	}()
-	_, err = compile(tool, pattern)
+	_, err = compile(kind, tool, pattern)
 	return err
 }
 
@@ -88,26 +79,26 @@ type compiled struct {
 	http httpPattern
 }
 
-func compile(tool, pattern string) (compiled, error) {
-	switch kindOf(tool) {
-	case kindCommand:
+func compile(kind Kind, tool, pattern string) (compiled, error) {
+	switch kind {
+	case KindCommand:
 		p, err := parseCommandPattern(pattern)
 		return compiled{cmd: p}, err
-	case kindFile:
+	case KindPath:
 		return compiled{file: pattern}, validateFileGlob(pattern)
-	case kindHTTP:
+	case KindRequest, KindURL:
 		h, err := parseHTTPPattern(pattern)
 		return compiled{http: h}, err
-	case kindDownload:
+	case KindDownload:
 		f := strings.Fields(pattern)
 		if len(f) == 3 {
 			if f[0] != "GET" && f[0] != "*" {
-				return compiled{}, errors.New("download_file only GETs: write `GET URL PATHGLOB` or `URL PATHGLOB`")
+				return compiled{}, errors.New(tool + " only GETs: write `GET URL PATHGLOB` or `URL PATHGLOB`")
 			}
 			f = f[1:]
 		}
 		if len(f) != 2 {
-			return compiled{}, errors.New("a download_file pattern is `URL PATHGLOB`, such as `https://example.com/releases/* vendor/**`")
+			return compiled{}, errors.New("a " + tool + " pattern is `URL PATHGLOB`, such as `https://example.com/releases/* vendor/**`")
 		}
 		h, err := parseHTTPPattern("GET " + f[0])
 		if err != nil {
@@ -121,26 +112,27 @@ func compile(tool, pattern string) (compiled, error) {
 	return compiled{}, nil
 }
 
-// Match reports whether rules approve a call of tool with canonicalArgs
-// (T4). Rules must have been checked with Verified first; rules that only
-// allow a secret (Secret set) approve nothing on their own.
-func Match(rules []Rule, tool, canonicalArgs string) bool {
-	_, ok := Which(rules, tool, canonicalArgs)
+// Match reports whether rules approve a call of tool, whose rules are of
+// kind, with canonicalArgs (T4). Rules must have been checked with Verified
+// first; rules that only allow a secret (Secret set) approve nothing on
+// their own.
+func Match(rules []Rule, kind Kind, tool, canonicalArgs string) bool {
+	_, ok := Which(rules, kind, tool, canonicalArgs)
 	return ok
 }
 
 // Which is Match that also returns the rules that approved the call (more
 // than one when the commands of one script match different rules).
-func Which(rules []Rule, tool, canonicalArgs string) (used []Rule, ok bool) {
+func Which(rules []Rule, kind Kind, tool, canonicalArgs string) (used []Rule, ok bool) {
 	defer func() {
 		if recover() != nil {
 			used, ok = nil, false
 		}
 	}()
-	return which(rules, tool, canonicalArgs)
+	return which(rules, kind, tool, canonicalArgs)
 }
 
-func which(rules []Rule, tool, canonicalArgs string) ([]Rule, bool) {
+func which(rules []Rule, kind Kind, tool, canonicalArgs string) ([]Rule, bool) {
 	var patterned []int
 	for i, r := range rules {
 		if r.Tool != tool || r.Secret != "" {
@@ -161,10 +153,11 @@ func which(rules []Rule, tool, canonicalArgs string) ([]Rule, bool) {
 	if !ok {
 		return nil, false
 	}
-	switch kindOf(tool) {
-	case kindCommand:
-		return matchCommand(rules, patterned, tool, args)
-	case kindOther:
+	switch kind {
+	case KindCommand:
+		return matchCommand(rules, patterned, args)
+	case KindPath, KindRequest, KindURL, KindDownload:
+	default:
 		for _, i := range patterned {
 			if rules[i].Pattern == "*" {
 				return []Rule{rules[i]}, true
@@ -172,13 +165,13 @@ func which(rules []Rule, tool, canonicalArgs string) ([]Rule, bool) {
 		}
 		return nil, false
 	}
-	if kindOf(tool) == kindFile {
+	if kind == KindPath {
 		return matchPathsAcross(rules, patterned, tool, args)
 	}
 	// HTTP and download calls: one rule matches the URL (and the path).
 	for _, i := range patterned {
-		c, err := compile(tool, rules[i].Pattern)
-		if err == nil && matchOne(tool, c, args) {
+		c, err := compile(kind, tool, rules[i].Pattern)
+		if err == nil && matchOne(kind, c, args) {
 			return []Rule{rules[i]}, true
 		}
 	}
@@ -196,7 +189,7 @@ func matchPathsAcross(rules []Rule, patterned []int, tool string, args map[strin
 	for _, p := range paths {
 		found := false
 		for _, i := range patterned {
-			if c, err := compile(tool, rules[i].Pattern); err == nil && fileMatch(c.file, p) {
+			if c, err := compile(KindPath, tool, rules[i].Pattern); err == nil && fileMatch(c.file, p) {
 				if !seen[i] {
 					seen[i] = true
 					used = append(used, rules[i])
@@ -212,7 +205,7 @@ func matchPathsAcross(rules []Rule, patterned []int, tool string, args map[strin
 	return used, true
 }
 
-func matchCommand(rules []Rule, patterned []int, tool string, args map[string]json.RawMessage) ([]Rule, bool) {
+func matchCommand(rules []Rule, patterned []int, args map[string]json.RawMessage) ([]Rule, bool) {
 	script, ok := stringField(args, "command")
 	if !ok || strings.TrimSpace(script) == "" {
 		return nil, false
@@ -242,13 +235,13 @@ func matchCommand(rules []Rule, patterned []int, tool string, args map[string]js
 	return used, true
 }
 
-func matchOne(tool string, c compiled, args map[string]json.RawMessage) bool {
-	switch kindOf(tool) {
-	case kindHTTP:
-		u, ok := callURL(tool, args)
+func matchOne(kind Kind, c compiled, args map[string]json.RawMessage) bool {
+	switch kind {
+	case KindRequest, KindURL:
+		u, ok := callURL(kind, args)
 		return ok && c.http.match(u)
-	case kindDownload:
-		u, ok := callURL(tool, args)
+	case KindDownload:
+		u, ok := callURL(kind, args)
 		if !ok || !c.http.match(u) {
 			return false
 		}
@@ -431,8 +424,9 @@ func (h httpPattern) match(u normURL) bool {
 	return globMatch(h.path, u.path)
 }
 
-// callURL is the method and normalised URL of an HTTP call.
-func callURL(tool string, args map[string]json.RawMessage) (normURL, bool) {
+// callURL is the method and normalised URL of an HTTP call: the "method"
+// argument for KindRequest, GET for the others.
+func callURL(kind Kind, args map[string]json.RawMessage) (normURL, bool) {
 	raw, ok := stringField(args, "url")
 	if !ok {
 		return normURL{}, false
@@ -442,7 +436,7 @@ func callURL(tool string, args map[string]json.RawMessage) (normURL, bool) {
 		return normURL{}, false
 	}
 	u.method = "GET"
-	if tool == toolHTTPRequest {
+	if kind == KindRequest {
 		m, ok := stringField(args, "method")
 		if !ok {
 			return normURL{}, false

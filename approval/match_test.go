@@ -57,9 +57,9 @@ func TestFileRules(t *testing.T) {
 	require.False(t, matcher([]Rule{{Tool: "edit_file", Pattern: "**"}}, "remove_file", `{"path":"a"}`), "rules are per tool")
 
 	for _, bad := range []string{"", "/etc/*", "../**", "a/../../b", "~/x", "a\\b", "[", "src/{a"} {
-		require.Error(t, ValidatePattern("edit_file", bad), "%q", bad)
+		require.Error(t, validateTool("edit_file", bad), "%q", bad)
 	}
-	require.NoError(t, ValidatePattern("edit_file", "src/**/*.{go,mod}"))
+	require.NoError(t, validateTool("edit_file", "src/**/*.{go,mod}"))
 }
 
 func TestHTTPRules(t *testing.T) {
@@ -119,7 +119,7 @@ func TestHTTPRules(t *testing.T) {
 
 	for _, bad := range []string{"", "https://x.com/*", "GET", "GET x.com/*", "GET https://x.com/*?a=1", "GET https://u@x.com/",
 		"G3T https://x.com/", "GET https://x*.com/", "GET ftp://x.com/", "GET https://x.com/ extra"} {
-		require.Error(t, ValidatePattern("http_request", bad), "%q", bad)
+		require.Error(t, validateTool("http_request", bad), "%q", bad)
 	}
 }
 
@@ -132,21 +132,21 @@ func TestDownloadRules(t *testing.T) {
 	require.False(t, matcher(r, "download_file", args("https://example.com/releases/v1.tgz", "vendor/../../x")))
 	require.False(t, matcher(r, "download_file", args("https://example.com.evil/releases/v1", "vendor/x")))
 	require.True(t, matcher([]Rule{{Tool: "download_file", Pattern: "GET https://example.com/* **"}}, "download_file", args("https://example.com/a", "a")))
-	require.Error(t, ValidatePattern("download_file", "POST https://example.com/* **"))
-	require.Error(t, ValidatePattern("download_file", "https://example.com/*"))
-	require.Error(t, ValidatePattern("download_file", "https://example.com/* /etc/*"))
+	require.Error(t, validateTool("download_file", "POST https://example.com/* **"))
+	require.Error(t, validateTool("download_file", "https://example.com/*"))
+	require.Error(t, validateTool("download_file", "https://example.com/* /etc/*"))
 }
 
 func TestOtherToolPatterns(t *testing.T) {
-	require.NoError(t, ValidatePattern("generate_image", "*"))
-	require.Error(t, ValidatePattern("generate_image", "cat*"))
+	require.NoError(t, validateTool("generate_image", "*"))
+	require.Error(t, validateTool("generate_image", "cat*"))
 }
 
 func TestMatchNeverPanics(t *testing.T) {
 	for _, tool := range []string{"run_command", "edit_file", "http_request", "download_file", "x"} {
 		for _, args := range []string{"", "null", "{", `{"command":"` + string([]byte{0xff, 0xfe}) + `"}`, `{"path":{}}`, `{"url":"%zz"}`} {
 			require.NotPanics(t, func() {
-				Match([]Rule{{Tool: tool, Pattern: "*"}, {Tool: tool, Pattern: "git *"}, {Tool: tool, Pattern: "GET https://x/*"}}, tool, args)
+				matchTool([]Rule{{Tool: tool, Pattern: "*"}, {Tool: tool, Pattern: "git *"}, {Tool: tool, Pattern: "GET https://x/*"}}, tool, args)
 			})
 		}
 	}

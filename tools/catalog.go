@@ -1,9 +1,6 @@
 package tools
 
-import (
-	"sort"
-	"strings"
-)
+import "strings"
 
 // Names of the tools the engine itself treats specially.
 const (
@@ -18,21 +15,6 @@ const (
 	// ProviderClaudeCode is the one provider that receives every schema up front (S2).
 	ProviderClaudeCode = "claude-code"
 )
-
-// ConcurrentBuiltins is the set of built-in tools tagged concurrent (C1).
-var ConcurrentBuiltins = []string{
-	"read_files", "find_files", "find_tools", "file_history", "chat_history",
-	"error_history", "write_error", "fetch_page", "search_web", "http_request",
-	"public_api_list", "download_file", "test_tool", "calculate", "subagents",
-	"background_subagents", "list_chatbot", "send_to_chatbot", "reasoning_guide",
-	"html_template", "write_todo",
-}
-
-// SerialBuiltins are the built-in tools that never run concurrently (C2).
-var SerialBuiltins = []string{
-	"generate_audio", "generate_image", "edit_file", "remove_file", "restore_file",
-	"run_command", "background_command", "ask_user", "store_secret", "write_result",
-}
 
 // AlwaysLoaded is the tools array of every provider but claude-code (S1),
 // besides the client's own tools.
@@ -73,14 +55,3 @@ func Retired(name string) (string, bool) {
 	}
 	return "", false
 }
-
-func isConcurrentBuiltin(name string) bool {
-	i := sort.SearchStrings(sortedConcurrent, name)
-	return i < len(sortedConcurrent) && sortedConcurrent[i] == name
-}
-
-var sortedConcurrent = func() []string {
-	s := append([]string(nil), ConcurrentBuiltins...)
-	sort.Strings(s)
-	return s
-}()

@@ -13,10 +13,10 @@ import (
 	"github.com/xeipuuv/gojsonschema"
 )
 
-// Schema is the one way a tool declares its parameters: a JSON Schema written
-// as JSON in the source (fmt.Sprintf for values from the configuration),
-// compacted here. Register compiles it; a schema that is not JSON is a bug in
-// the tool, so Schema panics.
+// Schema is how a tool declares fixed parameters: a JSON Schema written as
+// JSON in the source, compacted here. Register compiles it; a schema that is
+// not JSON is a bug in the tool, so Schema panics. Parameters that take
+// values from the configuration are built as a JSONSchema (SchemaOf).
 func Schema(s string) json.RawMessage {
 	var b bytes.Buffer
 	if err := json.Compact(&b, []byte(s)); err != nil {
@@ -25,15 +25,45 @@ func Schema(s string) json.RawMessage {
 	return b.Bytes()
 }
 
-// SchemaValue is v written as JSON, for a value from the configuration that
-// fmt.Sprintf puts into a Schema and that %d cannot write: a list of names,
-// a text built at start-up, a number that need not be whole.
-func SchemaValue(v any) string {
-	b, err := json.Marshal(v)
+// JSONSchema is a JSON Schema built in Go, for parameters that take values
+// from the configuration (a limit, a list of names, a text built at
+// start-up): every value is written as JSON, so nothing is quoted by hand.
+// Its fields are written in sorted order of their keywords, and Properties
+// in sorted order of their names.
+type JSONSchema struct {
+	AdditionalProperties *bool                  `json:"additionalProperties,omitempty"`
+	Description          string                 `json:"description,omitempty"`
+	Enum                 []string               `json:"enum,omitempty"`
+	Items                *JSONSchema            `json:"items,omitempty"`
+	MaxItems             *int                   `json:"maxItems,omitempty"`
+	MaxLength            *int                   `json:"maxLength,omitempty"`
+	Maximum              *float64               `json:"maximum,omitempty"`
+	MinItems             *int                   `json:"minItems,omitempty"`
+	MinLength            *int                   `json:"minLength,omitempty"`
+	Minimum              *float64               `json:"minimum,omitempty"`
+	OneOf                []*JSONSchema          `json:"oneOf,omitempty"`
+	Pattern              string                 `json:"pattern,omitempty"`
+	Properties           map[string]*JSONSchema `json:"properties,omitempty"`
+	Required             []string               `json:"required,omitempty"`
+	Type                 string                 `json:"type,omitempty"`
+}
+
+// Object is the schema of an object with these properties and no others;
+// required names the ones a call must give.
+func Object(properties map[string]*JSONSchema, required ...string) *JSONSchema {
+	return &JSONSchema{AdditionalProperties: Ptr(false), Properties: properties, Required: required, Type: "object"}
+}
+
+// Ptr is a pointer to v, for the optional keywords of a JSONSchema.
+func Ptr[T any](v T) *T { return &v }
+
+// SchemaOf is s written as JSON. Register compiles it.
+func SchemaOf(s *JSONSchema) json.RawMessage {
+	b, err := json.Marshal(s)
 	if err != nil {
-		panic(fmt.Sprintf("tools: schema value does not encode: %v", err))
+		panic(fmt.Sprintf("tools: schema does not encode: %v", err))
 	}
-	return string(b)
+	return b
 }
 
 // CompileSchema parses a JSON Schema that must describe an object.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/toolround/toolround/approval"
 )
 
 // SideEffect classifies what running a tool does to the world. It decides
@@ -77,9 +79,26 @@ type Definition struct {
 	// dedupe entries are dropped by any change to it (P3.3).
 	Volatile bool   `json:"volatile,omitempty"`
 	Source   Source `json:"source,omitempty"`
-	// Subject names what a confirmation and an allow rule are about (the
-	// command of run_command, the path of edit_file). Nil uses DefaultSubject.
+	// Subject names what a call is about, in a confirmation, the inbox and
+	// the console (the command of run_command, the path of edit_file). Nil
+	// uses the canonical arguments (SubjectOf).
 	Subject func(args json.RawMessage) string `json:"-"`
+	// Rules is what the tool's remembered rules match in its calls (T4):
+	// the shell command, the path, the URL with or without its method, the
+	// URL and path of a download. Empty: a rule is the exact call, or `*`
+	// for every call (approval.ValidatePattern).
+	Rules approval.Kind `json:"-"`
+	// Reason says, in a few words, why a call that is not read-only asks
+	// ("it runs a shell command"); "{path}" in it stands for the call's
+	// quoted "path" argument. Empty: "it may change things".
+	Reason string `json:"-"`
+	// ReadsPaths: a call reads the files its "path" or "paths" arguments
+	// name, so one that may hold keys or credentials always asks (C4).
+	ReadsPaths bool `json:"-"`
+	// TouchesPath: a call changes the file its "path" argument names; when
+	// its handler reports no Result.Touched, pass 3 drops the dedupe
+	// entries over that path (P3.3).
+	TouchesPath bool `json:"-"`
 	// Sensitive reports calls that always ask for confirmation, whatever the
 	// tool's class, rules or auto-approve (a read of a credentials file).
 	Sensitive func(args json.RawMessage) bool `json:"-"`
@@ -232,6 +251,29 @@ func (r Request) Decode(v any) error {
 		return fmt.Errorf("invalid arguments: %w", err)
 	}
 	return nil
+}
+
+// Typed is the Handler of fn, which takes the call's arguments decoded
+// into an A, once, as Request.Decode does: arguments that do not decode
+// fail the call with its "invalid arguments: ..." error and never reach fn.
+// A is the handler's own struct of `json` fields, such as
+//
+//	type removeArgs struct {
+//		Path string `json:"path"`
+//	}
+//
+//	Handler: tools.Typed(func(ctx context.Context, req tools.Request, a removeArgs) (tools.Result, error) { ... })
+//
+// The decoder's messages name the struct; an alias of a struct literal
+// (type removeArgs = struct{...}) names none.
+func Typed[A any](fn func(ctx context.Context, req Request, args A) (Result, error)) Handler {
+	return func(ctx context.Context, req Request) (Result, error) {
+		var a A
+		if err := req.Decode(&a); err != nil {
+			return Result{}, err
+		}
+		return fn(ctx, req, a)
+	}
 }
 
 // Result is what a successful handler returns.

@@ -87,18 +87,6 @@ func TestMissing(t *testing.T) {
 	require.NotContains(t, msg, "closest", "no suggestion when nothing is close")
 }
 
-func TestCatalogFlags(t *testing.T) {
-	require.Len(t, ConcurrentBuiltins, 21, "C1 lists 21 concurrent built-ins")
-	for _, n := range []string{"generate_audio", "generate_image", "edit_file", "remove_file", "restore_file", "run_command", "background_command", "ask_user"} {
-		require.False(t, isConcurrentBuiltin(n), n)
-		require.Contains(t, SerialBuiltins, n)
-	}
-	for _, n := range ConcurrentBuiltins {
-		require.True(t, isConcurrentBuiltin(n), n)
-		require.NotContains(t, SerialBuiltins, n)
-	}
-}
-
 func TestToolsFor(t *testing.T) {
 	reg := NewRegistry()
 	for _, n := range []string{"find_tools", "reasoning_guide", "write_todo", "chat_history", "ask_user", "write_result", "read_files", "edit_file"} {
@@ -239,4 +227,30 @@ func TestTransient(t *testing.T) {
 	require.True(t, IsTransient(err))
 	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
 	require.False(t, IsTransient(os.ErrNotExist))
+}
+
+// TestTyped: the handler gets the decoded arguments; arguments that do not
+// decode fail the call with Decode's error and never reach it.
+func TestTyped(t *testing.T) {
+	type args struct {
+		Path string `json:"path"`
+	}
+	ran := 0
+	h := Typed(func(_ context.Context, req Request, a args) (Result, error) {
+		ran++
+		return Text(req.CallID + ":" + a.Path), nil
+	})
+	res, err := h(context.Background(), Request{CallID: "c", Args: json.RawMessage(`{"path":"a.go"}`)})
+	require.NoError(t, err)
+	require.Equal(t, "c:a.go", res.Content)
+	res, err = h(context.Background(), Request{})
+	require.NoError(t, err, "no arguments decode as {}")
+	require.Equal(t, ":", res.Content)
+
+	bad := Request{Args: json.RawMessage(`{"path":7}`)}
+	_, err = h(context.Background(), bad)
+	want := bad.Decode(&args{})
+	require.EqualError(t, err, want.Error())
+	require.Contains(t, err.Error(), "invalid arguments: ")
+	require.Equal(t, 2, ran)
 }

@@ -125,7 +125,7 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 		if o == nil {
 			continue
 		}
-		ti := ci.Snapshot.Tools[c.Tool]
+		ti := ci.Snapshot.tool(c.Tool)
 		if o.Status == round.StatusOK {
 			for _, name := range o.Fetched {
 				st.MarkFetched(name)
@@ -146,7 +146,7 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 		if o == nil || results[i].Status != round.StatusOK {
 			continue
 		}
-		ti := ci.Snapshot.Tools[c.Tool]
+		ti := ci.Snapshot.tool(c.Tool)
 		if ti.NoDedupe || ti.Client || ti.Interactive {
 			continue
 		}
@@ -154,7 +154,7 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 		st.Dedupe[c.Key] = round.DedupeEntry{
 			Tool: c.Tool, Content: results[i].Content, ContentRef: results[i].ContentRef,
 			Round: ci.Input.Round, CallID: c.CallID, Seq: st.Seq,
-			Read: readPaths(c, o), Touched: touchedPaths(c, o, ti), Volatile: ti.Volatile, Files: o.Files,
+			Read: readPaths(c, o, ti), Touched: touchedPaths(c, o, ti), Volatile: ti.Volatile, Files: o.Files,
 		}
 	}
 	// Changes are applied after this round's entries are in: a read that ran
@@ -174,8 +174,9 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 }
 
 // touchedPaths are the workdir paths a call changed: what the handler
-// reported, else the "path" argument of the file tools; a volatile tool with
-// side effects (a shell command) may have changed anything.
+// reported, else the "path" argument of a tool that changes it
+// (ToolInfo.TouchesPath); a volatile tool with side effects (a shell
+// command) may have changed anything.
 func touchedPaths(c *Call, o *Outcome, ti ToolInfo) []string {
 	if o != nil && len(o.Touched) > 0 {
 		return cleanPaths(o.Touched)
@@ -183,8 +184,7 @@ func touchedPaths(c *Call, o *Outcome, ti ToolInfo) []string {
 	if ti.Volatile && c.Facts.Effect != tools.ReadOnly {
 		return []string{"."}
 	}
-	switch c.Tool {
-	case "edit_file", "remove_file", "restore_file", "download_file":
+	if ti.TouchesPath {
 		var a struct {
 			Path string `json:"path"`
 		}
@@ -196,12 +196,12 @@ func touchedPaths(c *Call, o *Outcome, ti ToolInfo) []string {
 }
 
 // readPaths are the paths a call read: what the handler reported, else the
-// "paths" argument of read_files.
-func readPaths(c *Call, o *Outcome) []string {
+// "paths" argument of a tool that reads them (ToolInfo.ReadsPaths).
+func readPaths(c *Call, o *Outcome, ti ToolInfo) []string {
 	if o != nil && len(o.Read) > 0 {
 		return cleanPaths(o.Read)
 	}
-	if c.Tool != tools.ReadFiles {
+	if !ti.ReadsPaths {
 		return nil
 	}
 	var a struct {

@@ -44,6 +44,11 @@ func TestCommitChangesThatDidNotSucceedDropEntries(t *testing.T) {
 					readB: {Tool: "read_files", Content: "old b", Round: 1, CallID: "r2", Seq: 2, Read: []string{"b"}},
 				}, Seq: 2}
 				p := preflight(t, tools.ProviderClaudeCode, state, ch.call)
+				if _, ok := p.snap.Tools["remove_file"]; !ok && ch.call.Function.Name == "remove_file" {
+					// The test registry has no remove_file: the snapshot
+					// has the facts of the built-in.
+					p.snap.Tools["remove_file"] = ToolInfo{Name: "remove_file", SideEffect: tools.AtMostOnce, TouchesPath: true}
+				}
 				p.in.AutoApprove = true
 				p.plan[0].State = CallReady
 				out := commit(p, &Outcome{Status: st.status, Content: "whatever happened", Touched: ch.touched, Attempts: 1}).Result.State

@@ -143,7 +143,7 @@ func TestCommitFileChangesDropReadFilesEntries(t *testing.T) {
 			st := &round.RunState{Fetched: []string{"read_files", "edit_file", "run_command"}, Dedupe: map[string]round.DedupeEntry{}}
 			for i, paths := range tt.reads {
 				args := `{"paths":` + paths + `}`
-				st.Dedupe[tools.DedupeKey("read_files", []byte(args))] = round.DedupeEntry{Tool: "read_files", Content: "old", Round: 1, CallID: string(rune('a' + i)), Read: readPaths(&Call{Tool: "read_files", Args: args}, nil)}
+				st.Dedupe[tools.DedupeKey("read_files", []byte(args))] = round.DedupeEntry{Tool: "read_files", Content: "old", Round: 1, CallID: string(rune('a' + i)), Read: readPaths(&Call{Tool: "read_files", Args: args}, nil, ToolInfo{ReadsPaths: true})}
 			}
 			p := preflight(t, tools.ProviderClaudeCode, st, tt.change)
 			p.in.AutoApprove = true

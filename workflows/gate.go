@@ -309,7 +309,7 @@ func (r *run) onConfirm(ctx workflow.Context, s round.Confirm, via string) {
 			}
 		}
 		if s.Remember {
-			rules, err := approval.Remember(c.Tool, Canonical(c.Args), s.Pattern)
+			rules, err := approval.Remember(r.snap.approvalOf(c).Kind, c.Tool, Canonical(c.Args), s.Pattern)
 			if err != nil {
 				detail += ", not remembered: " + err.Error()
 			} else {
@@ -351,7 +351,7 @@ func (r *run) settleOthers(ctx workflow.Context, by string) {
 			r.decide(ctx, q, true, &rec, "approved by "+by+" (allow_turn)")
 			continue
 		}
-		if v := approval.Needs(approvalCall(q), pol); !v.Ask && v.Decision == approval.DecisionRule {
+		if v := approval.Needs(r.snap.approvalOf(q), pol); !v.Ask && v.Decision == approval.DecisionRule {
 			r.decide(ctx, q, true, &round.Approval{Decision: round.DecisionRule, At: now, Rule: describeRules(v.Rules)}, "approved by rule "+describeRules(v.Rules))
 		}
 	}

@@ -198,7 +198,7 @@ func (r *run) asks(now time.Time) {
 			c.done(round.StatusInvalid, "invalid arguments: "+strings.Join(v, "; "))
 			continue
 		}
-		v := approval.Needs(approvalCall(c), pol)
+		v := approval.Needs(r.snap.approvalOf(c), pol)
 		c.Reasons, c.Always, c.ConfirmWhy = v.Reasons, v.Always, strings.Join(v.Reasons, "; ")
 		if v.Ask {
 			c.State = CallWaiting
@@ -208,18 +208,6 @@ func (r *run) asks(now time.Time) {
 		c.State = CallReady
 		c.Approval = &round.Approval{Decision: v.Decision, At: now, Rule: describeRules(v.Rules)}
 	}
-}
-
-// approvalCall is what approval.Needs needs to know of a call: the
-// snapshot's facts with the call's current arguments. A call the snapshot
-// knows nothing of asks.
-func approvalCall(c *Call) approval.Call {
-	ac := approval.Call{Tool: c.Tool}
-	if c.Facts.Approval != nil {
-		ac = *c.Facts.Approval
-	}
-	ac.Args = Canonical(c.Args)
-	return ac
 }
 
 // Canonical is a call's arguments as rules and approval ids read them

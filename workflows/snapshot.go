@@ -60,6 +60,11 @@ type ToolInfo struct {
 	// MCP: a tool of an MCP server, whose failures get no next: hint
 	// (Features.HelpfulHints).
 	MCP bool `json:"mcp,omitempty"`
+	// ReadsPaths and TouchesPath are the definition's (tools.Definition):
+	// the "paths" a call reads and the "path" it changes, for the dedupe
+	// map when the handler reports none (P3.3).
+	ReadsPaths  bool `json:"reads_paths,omitempty"`
+	TouchesPath bool `json:"touches_path,omitempty"`
 }
 
 // Spec is the tool as a schema result shows it.
@@ -101,6 +106,11 @@ type Snapshot struct {
 	Features Features `json:"-"`
 	// DenyAutoApprove is the worker's AUTO_APPROVE=deny (T5).
 	DenyAutoApprove bool `json:"deny_auto_approve,omitempty"`
+	// ToolFacts: the snapshot carries the facts of the tools' definitions
+	// (ToolInfo.ReadsPaths and TouchesPath; the rule kind, reason and
+	// ReadsPaths of CallFacts.Approval). A snapshot recorded before has
+	// none, and the round reads them from pastFacts (legacy.go).
+	ToolFacts bool `json:"tool_facts,omitempty"`
 }
 
 func (s *Snapshot) loaded(name string) bool    { return contains(s.Loaded, name) }
@@ -174,6 +184,7 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 		ConfirmTimeout:   c.Options.ConfirmTimeout,
 		HeartbeatTimeout: c.Options.HeartbeatTimeout,
 		DenyAutoApprove:  c.Options.DenyAutoApprove,
+		ToolFacts:        true,
 		Loaded:           tools.SortedNames(tools.LoadedSet(req.Provider, names, req.ClientTools)),
 		Preloaded:        tools.SortedNames(tools.Preloaded(req.Provider, names, req.ClientTools)),
 		Tools:            map[string]ToolInfo{},
@@ -230,6 +241,7 @@ func (c *RegistryCatalog) info(d *tools.Definition) ToolInfo {
 	}
 	ti.Reconcile = d.Reconcile != nil
 	ti.MCP = d.Source == tools.SourceMCP
+	ti.ReadsPaths, ti.TouchesPath = d.ReadsPaths, d.TouchesPath
 	if d.ConcurrencyKey != nil {
 		ti.KeyLimit = max(d.KeyLimit, tools.DefaultKeyLimit)
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/builtin"
 )
@@ -133,6 +134,7 @@ func Registry(r *Recorder) *tools.Registry {
 		builtin.FindTools(reg),
 		tools.Definition{
 			Name: "read_files", Description: "Read files.", Concurrent: true, SideEffect: tools.ReadOnly, Source: tools.SourceBuiltin,
+			Rules: approval.KindPath, ReadsPaths: true,
 			Parameters: obj(`"paths":{"type":"array","items":{"type":"string"},"minItems":1}`, "paths"),
 			Sensitive: func(args json.RawMessage) bool {
 				var a struct{ Paths []string }
@@ -144,11 +146,7 @@ func Registry(r *Recorder) *tools.Registry {
 				}
 				return false
 			},
-			Handler: r.wrap("concurrent", func(_ context.Context, req tools.Request) (tools.Result, error) {
-				var a struct{ Paths []string }
-				if err := req.Decode(&a); err != nil {
-					return tools.Result{}, err
-				}
+			Handler: r.wrap("concurrent", tools.Typed(func(_ context.Context, req tools.Request, a struct{ Paths []string }) (tools.Result, error) {
 				var out []string
 				r.mu.Lock()
 				defer r.mu.Unlock()
@@ -160,7 +158,7 @@ func Registry(r *Recorder) *tools.Registry {
 					out = append(out, p+": "+c)
 				}
 				return tools.Text(strings.Join(out, "\n")), nil
-			}),
+			})),
 		},
 		tools.Definition{
 			Name: "find_files", Description: "Find files by glob.", Concurrent: true, SideEffect: tools.ReadOnly, Volatile: true, Source: tools.SourceBuiltin,
@@ -178,22 +176,20 @@ func Registry(r *Recorder) *tools.Registry {
 		},
 		tools.Definition{
 			Name: "edit_file", Description: "Create or edit a file.", SideEffect: tools.AtMostOnce, Subject: str("path"), Source: tools.SourceBuiltin,
+			Rules: approval.KindPath, Reason: "it changes {path}", TouchesPath: true,
 			Parameters: obj(`"path":{"type":"string"},"new_text":{"type":"string"},"old_text":{"type":"string"}`, "path", "new_text"),
-			Handler: r.wrap("serial", func(_ context.Context, req tools.Request) (tools.Result, error) {
-				var a struct {
-					Path, NewText, OldText string
-				}
-				if err := req.Decode(&a); err != nil {
-					return tools.Result{}, err
-				}
+			Handler: r.wrap("serial", tools.Typed(func(_ context.Context, req tools.Request, a struct {
+				Path, NewText, OldText string
+			}) (tools.Result, error) {
 				r.mu.Lock()
 				r.Files[a.Path] = a.NewText
 				r.mu.Unlock()
 				return tools.Result{Content: "wrote " + a.Path, Touched: []string{a.Path}}, nil
-			}),
+			})),
 		},
 		tools.Definition{
 			Name: "run_command", Description: "Run a shell command.", SideEffect: tools.AtMostOnce, Volatile: true, Subject: str("command"),
+			Rules: approval.KindCommand, Reason: "it runs a shell command",
 			Timeout: 5 * time.Minute, Source: tools.SourceBuiltin,
 			Parameters: obj(`"command":{"type":"string","minLength":1},"timeout_seconds":{"type":"integer","minimum":1}`, "command"),
 			Handler: r.wrap("serial", func(_ context.Context, req tools.Request) (tools.Result, error) {
@@ -213,6 +209,7 @@ func Registry(r *Recorder) *tools.Registry {
 		},
 		tools.Definition{
 			Name: "http_request", Description: "Make an HTTP request.", Concurrent: true, SideEffect: tools.AtMostOnce, Source: tools.SourceBuiltin,
+			Rules:      approval.KindRequest,
 			Parameters: obj(`"url":{"type":"string"},"method":{"type":"string"},"headers":{"type":"object"},"body":{"type":"string"}`, "url"),
 			Subject:    func(a json.RawMessage) string { return httpMethod(a) + " " + tools.SubjectField("url")(a) },
 			Effect: func(a json.RawMessage) tools.SideEffect {

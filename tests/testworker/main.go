@@ -101,16 +101,12 @@ func emit(n int, fill string) string {
 // tool with a short timeout), and emit_bytes_remote, which runs as a regular
 // activity (its timeout is above LOCAL_ACTIVITY_MAX).
 func emitTools(cfg engine.Config) []tools.Definition {
-	handler := func(_ context.Context, req tools.Request) (tools.Result, error) {
-		var a struct {
-			Bytes int    `json:"bytes"`
-			Fill  string `json:"fill"`
-		}
-		if err := req.Decode(&a); err != nil {
-			return tools.Result{}, err
-		}
+	handler := tools.Typed(func(_ context.Context, req tools.Request, a struct {
+		Bytes int    `json:"bytes"`
+		Fill  string `json:"fill"`
+	}) (tools.Result, error) {
 		return tools.Text(emit(a.Bytes, a.Fill)), nil
-	}
+	})
 	local := tools.Definition{
 		Name:        "emit_bytes",
 		Description: "Return the given number of bytes of fill text (tests of large results).",

@@ -74,30 +74,24 @@ func (l *apiList) definition() tools.Definition {
 		Description: "Find a public web API for a task (weather, exchange rates, holidays, books, papers, countries, ...): " +
 			"name, description, base URL, how it authenticates and its docs. Then call it with http_request. " +
 			"Many need no key; for the others, store the key with store_secret and pass {{secret:NAME}}.",
-		Parameters: tools.Schema(fmt.Sprintf(`{
-			"additionalProperties": false,
-			"properties": {
-				"category": {"description": %s, "maxLength": 50, "type": "string"},
-				"query": {"description": "words to look for in names and descriptions, e.g. \"exchange rates\"", "maxLength": 200, "type": "string"}
-			},
-			"type": "object"
-		}`, tools.SchemaValue("only this category: "+strings.Join(l.categories, ", ")))),
+		Parameters: tools.SchemaOf(tools.Object(map[string]*tools.JSONSchema{
+			"category": {Description: "only this category: " + strings.Join(l.categories, ", "), MaxLength: tools.Ptr(50), Type: "string"},
+			"query":    {Description: `words to look for in names and descriptions, e.g. "exchange rates"`, MaxLength: tools.Ptr(200), Type: "string"},
+		})),
 		Concurrent: true,
 		SideEffect: tools.ReadOnly,
 		Timeout:    5 * time.Second,
 		Source:     tools.SourceBuiltin,
-		Handler:    l.handle,
+		Handler:    tools.Typed(l.handle),
 	}
 }
 
-func (l *apiList) handle(_ context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Query    string `json:"query"`
-		Category string `json:"category"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type apiListArgs = struct {
+	Query    string `json:"query"`
+	Category string `json:"category"`
+}
+
+func (l *apiList) handle(_ context.Context, req tools.Request, args apiListArgs) (tools.Result, error) {
 	category := strings.ToLower(strings.TrimSpace(args.Category))
 	if category != "" && !slices.Contains(l.categories, category) {
 		return tools.Result{}, fmt.Errorf("no category %q; categories: %s", args.Category, strings.Join(l.categories, ", "))

@@ -90,30 +90,23 @@ func (c *calculator) definition() tools.Definition {
 			"sinh, cosh, tanh, hypot, radians, degrees, factorial, gcd, lcm, int, float. Constants: pi, e, tau, phi. " +
 			"Lists: [1, 2, 3], ranges 1..10, and one level of map/filter/reduce/all/any/count with # for the element " +
 			"(sum(map(1..10, # ** 2))). Trigonometry works in radians. Example: round(sqrt(2) * 100, 2).",
-		Parameters: tools.Schema(fmt.Sprintf(`{
-			"additionalProperties": false,
-			"properties": {
-				"expression": {"description": "the expression, e.g. \"(3 + 4) * 2 ** 10 / sqrt(49)\"", "maxLength": %d, "minLength": 1, "type": "string"}
-			},
-			"required": ["expression"],
-			"type": "object"
-		}`, c.maxChars)),
+		Parameters: tools.SchemaOf(tools.Object(map[string]*tools.JSONSchema{
+			"expression": {Description: `the expression, e.g. "(3 + 4) * 2 ** 10 / sqrt(49)"`, MaxLength: tools.Ptr(c.maxChars), MinLength: tools.Ptr(1), Type: "string"},
+		}, "expression")),
 		Concurrent: true,
 		SideEffect: tools.ReadOnly,
 		Timeout:    5 * time.Second,
 		Source:     tools.SourceBuiltin,
 		Subject:    tools.SubjectField("expression"),
-		Handler:    c.handle,
+		Handler:    tools.Typed(c.handle),
 	}
 }
 
-func (c *calculator) handle(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Expression string `json:"expression"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type calculatorArgs = struct {
+	Expression string `json:"expression"`
+}
+
+func (c *calculator) handle(ctx context.Context, req tools.Request, args calculatorArgs) (tools.Result, error) {
 	if err := ctx.Err(); err != nil {
 		return tools.Result{}, err
 	}

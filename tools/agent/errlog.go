@@ -47,37 +47,30 @@ func (t *toolset) writeError() tools.Definition {
 		Description: "Record a tool error and how it ended, so that later steps and runs of this session can learn from it " +
 			"(read them back with error_history). After a tool failed and you succeeded another way, record it with " +
 			"outcome=resolved and say what worked in resolution; record outcome=unresolved when you could not get past it.",
-		Parameters: tools.Schema(fmt.Sprintf(`{
-			"additionalProperties": false,
-			"properties": {
-				"error": {"description": "the error, as the tool reported it", "maxLength": %d, "minLength": 1, "type": "string"},
-				"outcome": {"description": "resolved when you got past the error, unresolved otherwise", "enum": %s, "type": "string"},
-				"resolution": {"description": "what worked (or what was tried), for next time", "maxLength": %d, "type": "string"},
-				"tool": {"description": "the tool that failed", "maxLength": 200, "minLength": 1, "type": "string"}
-			},
-			"required": ["tool", "error", "outcome"],
-			"type": "object"
-		}`, maxErrorText, tools.SchemaValue([]string{OutcomeResolved, OutcomeUnresolved}), maxErrorText)),
+		Parameters: tools.SchemaOf(tools.Object(map[string]*tools.JSONSchema{
+			"error":      {Description: "the error, as the tool reported it", MaxLength: tools.Ptr(maxErrorText), MinLength: tools.Ptr(1), Type: "string"},
+			"outcome":    {Description: "resolved when you got past the error, unresolved otherwise", Enum: []string{OutcomeResolved, OutcomeUnresolved}, Type: "string"},
+			"resolution": {Description: "what worked (or what was tried), for next time", MaxLength: tools.Ptr(maxErrorText), Type: "string"},
+			"tool":       {Description: "the tool that failed", MaxLength: tools.Ptr(200), MinLength: tools.Ptr(1), Type: "string"},
+		}, "tool", "error", "outcome")),
 		Concurrent: true,
 		SideEffect: tools.Idempotent,
 		Confirm:    tools.ConfirmNever,
 		Timeout:    10 * time.Second,
 		Source:     tools.SourceBuiltin,
 		Subject:    tools.SubjectField("tool"),
-		Handler:    t.handleWriteError,
+		Handler:    tools.Typed(t.handleWriteError),
 	}
 }
 
-func (t *toolset) handleWriteError(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Tool       string `json:"tool"`
-		Error      string `json:"error"`
-		Outcome    string `json:"outcome"`
-		Resolution string `json:"resolution"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type writeErrorArgs = struct {
+	Tool       string `json:"tool"`
+	Error      string `json:"error"`
+	Outcome    string `json:"outcome"`
+	Resolution string `json:"resolution"`
+}
+
+func (t *toolset) handleWriteError(ctx context.Context, req tools.Request, args writeErrorArgs) (tools.Result, error) {
 	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}
@@ -141,33 +134,27 @@ func (t *toolset) errorHistory() tools.Definition {
 		Name: "error_history",
 		Description: "List the tool errors recorded with write_error in this session, with their outcome and resolution, newest last. " +
 			"Check it before retrying something that failed: an earlier resolution may say what works.",
-		Parameters: tools.Schema(fmt.Sprintf(`{
-			"additionalProperties": false,
-			"properties": {
-				"limit": {"description": "how many records to return, newest last (default %d)", "maximum": %d, "minimum": 1, "type": "integer"},
-				"query": {"description": "text to look for in the error, resolution and tool name (a phrase, or words that must all appear)", "maxLength": 500, "type": "string"},
-				"tool": {"description": "only errors of this tool", "maxLength": 200, "type": "string"}
-			},
-			"type": "object"
-		}`, defaultErrorLimit, maxErrorLimit)),
+		Parameters: tools.SchemaOf(tools.Object(map[string]*tools.JSONSchema{
+			"limit": {Description: fmt.Sprintf("how many records to return, newest last (default %d)", defaultErrorLimit), Maximum: tools.Ptr(float64(maxErrorLimit)), Minimum: tools.Ptr(1.0), Type: "integer"},
+			"query": {Description: "text to look for in the error, resolution and tool name (a phrase, or words that must all appear)", MaxLength: tools.Ptr(500), Type: "string"},
+			"tool":  {Description: "only errors of this tool", MaxLength: tools.Ptr(200), Type: "string"},
+		})),
 		Concurrent: true,
 		SideEffect: tools.ReadOnly,
 		NoDedupe:   true, // write_error adds records while the arguments stay the same
 		Timeout:    10 * time.Second,
 		Source:     tools.SourceBuiltin,
-		Handler:    t.handleErrorHistory,
+		Handler:    tools.Typed(t.handleErrorHistory),
 	}
 }
 
-func (t *toolset) handleErrorHistory(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Tool  string `json:"tool"`
-		Query string `json:"query"`
-		Limit int    `json:"limit"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type errorHistoryArgs = struct {
+	Tool  string `json:"tool"`
+	Query string `json:"query"`
+	Limit int    `json:"limit"`
+}
+
+func (t *toolset) handleErrorHistory(ctx context.Context, req tools.Request, args errorHistoryArgs) (tools.Result, error) {
 	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}

@@ -83,29 +83,23 @@ func reasoningGuide() tools.Definition {
 		Name: "reasoning_guide",
 		Description: "Short guidance on working through a problem: planning, verifying, recovering from tool errors, research, finding tools, finishing. " +
 			"Call it without a topic for the overview.",
-		Parameters: tools.Schema(fmt.Sprintf(`{
-			"additionalProperties": false,
-			"properties": {
-				"topic": {"description": %s, "maxLength": 50, "type": "string"}
-			},
-			"type": "object"
-		}`, tools.SchemaValue("one of: "+strings.Join(guideTopicNames(), ", ")))),
+		Parameters: tools.SchemaOf(tools.Object(map[string]*tools.JSONSchema{
+			"topic": {Description: "one of: " + strings.Join(guideTopicNames(), ", "), MaxLength: tools.Ptr(50), Type: "string"},
+		})),
 		Concurrent: true,
 		SideEffect: tools.ReadOnly,
 		Confirm:    tools.ConfirmNever,
 		Timeout:    5 * time.Second,
 		Source:     tools.SourceBuiltin,
-		Handler:    handleReasoningGuide,
+		Handler:    tools.Typed(handleReasoningGuide),
 	}
 }
 
-func handleReasoningGuide(_ context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Topic string `json:"topic"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type reasoningGuideArgs = struct {
+	Topic string `json:"topic"`
+}
+
+func handleReasoningGuide(_ context.Context, req tools.Request, args reasoningGuideArgs) (tools.Result, error) {
 	topic := strings.ToLower(strings.TrimSpace(args.Topic))
 	topic = strings.ReplaceAll(topic, " ", "_")
 	if topic == "" {

@@ -19,33 +19,27 @@ func (t *toolset) chatHistory() tools.Definition {
 		Description: "Read this session's earlier messages (user, assistant and tool results), newest last. " +
 			"Filter with query (a phrase, or words that must all appear) and run_id; limit says how many to return. " +
 			"Use it to recall what was said or found earlier instead of asking again.",
-		Parameters: tools.Schema(fmt.Sprintf(`{
-			"additionalProperties": false,
-			"properties": {
-				"limit": {"description": "how many matching messages to return, newest last (default %d)", "maximum": %d, "minimum": 1, "type": "integer"},
-				"query": {"description": "text to look for; a message matches when it contains the phrase or all of its words (case-insensitive)", "maxLength": 500, "type": "string"},
-				"run_id": {"description": "only messages of this run", "maxLength": 200, "type": "string"}
-			},
-			"type": "object"
-		}`, defaultHistoryLimit, t.cfg.HistoryMaxLimit)),
+		Parameters: tools.SchemaOf(tools.Object(map[string]*tools.JSONSchema{
+			"limit":  {Description: fmt.Sprintf("how many matching messages to return, newest last (default %d)", defaultHistoryLimit), Maximum: tools.Ptr(float64(t.cfg.HistoryMaxLimit)), Minimum: tools.Ptr(1.0), Type: "integer"},
+			"query":  {Description: "text to look for; a message matches when it contains the phrase or all of its words (case-insensitive)", MaxLength: tools.Ptr(500), Type: "string"},
+			"run_id": {Description: "only messages of this run", MaxLength: tools.Ptr(200), Type: "string"},
+		})),
 		Concurrent: true,
 		SideEffect: tools.ReadOnly,
 		NoDedupe:   true, // the history grows while the arguments stay the same
 		Timeout:    15 * time.Second,
 		Source:     tools.SourceBuiltin,
-		Handler:    t.handleChatHistory,
+		Handler:    tools.Typed(t.handleChatHistory),
 	}
 }
 
-func (t *toolset) handleChatHistory(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Query string `json:"query"`
-		Limit int    `json:"limit"`
-		RunID string `json:"run_id"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type chatHistoryArgs = struct {
+	Query string `json:"query"`
+	Limit int    `json:"limit"`
+	RunID string `json:"run_id"`
+}
+
+func (t *toolset) handleChatHistory(ctx context.Context, req tools.Request, args chatHistoryArgs) (tools.Result, error) {
 	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}

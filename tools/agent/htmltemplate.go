@@ -82,33 +82,26 @@ func (r *renderer) definition() tools.Definition {
 			"Give either name, a built-in template: " + strings.Join(builtins, "; ") + ", " +
 			"or template, your own template text ({{.field}}, {{range .list}}...{{end}}, {{if}}, {{with}}; the named templates can be called with {{template \"head\" .}} and {{template \"foot\" .}}). " +
 			"It returns the HTML and writes nothing; save it with edit_file if needed.",
-		Parameters: tools.Schema(fmt.Sprintf(`{
-			"additionalProperties": false,
-			"oneOf": [{"required": ["name"]}, {"required": ["template"]}],
-			"properties": {
-				"data": {"description": "the values the template reads, as {{.key}}", "type": "object"},
-				"name": {"description": "a built-in template", "enum": %s, "type": "string"},
-				"template": {"description": "template text in Go html/template syntax", "maxLength": %d, "minLength": 1, "type": "string"}
-			},
-			"type": "object"
-		}`, tools.SchemaValue(names), r.cfg.MaxTemplateChars)),
+		Parameters: tools.SchemaOf(nameOrTemplate(tools.Object(map[string]*tools.JSONSchema{
+			"data":     {Description: "the values the template reads, as {{.key}}", Type: "object"},
+			"name":     {Description: "a built-in template", Enum: names, Type: "string"},
+			"template": {Description: "template text in Go html/template syntax", MaxLength: tools.Ptr(r.cfg.MaxTemplateChars), MinLength: tools.Ptr(1), Type: "string"},
+		}))),
 		Concurrent: true,
 		SideEffect: tools.ReadOnly,
 		Timeout:    10 * time.Second,
 		Source:     tools.SourceBuiltin,
-		Handler:    r.handle,
+		Handler:    tools.Typed(r.handle),
 	}
 }
 
-func (r *renderer) handle(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Name     string          `json:"name"`
-		Template string          `json:"template"`
-		Data     json.RawMessage `json:"data"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type rendererArgs = struct {
+	Name     string          `json:"name"`
+	Template string          `json:"template"`
+	Data     json.RawMessage `json:"data"`
+}
+
+func (r *renderer) handle(ctx context.Context, req tools.Request, args rendererArgs) (tools.Result, error) {
 	switch {
 	case args.Name != "" && args.Template != "":
 		return tools.Result{}, errors.New("give either name or template, not both")
@@ -293,4 +286,10 @@ func cleanTemplateErr(err error) string {
 	msg = strings.ReplaceAll(msg, " | "+rangeStepFunc, "")
 	msg = strings.ReplaceAll(msg, " | "+callStepFunc, "")
 	return msg
+}
+
+// nameOrTemplate is s that takes a name or a template.
+func nameOrTemplate(s *tools.JSONSchema) *tools.JSONSchema {
+	s.OneOf = []*tools.JSONSchema{{Required: []string{"name"}}, {Required: []string{"template"}}}
+	return s
 }

@@ -30,34 +30,27 @@ func (t *toolset) writeResult() tools.Definition {
 		Name: "write_result",
 		Description: "Record the final result of this run: the answer the user should read, complete and self-contained. " +
 			"Call it once the work is done (again to replace it). It is kept with the session and shown to the user.",
-		Parameters: tools.Schema(fmt.Sprintf(`{
-			"additionalProperties": false,
-			"properties": {
-				"content": {"description": "the result", "maxLength": %d, "minLength": 1, "type": "string"},
-				"format": {"description": "how content is written (default markdown)", "enum": %s, "type": "string"},
-				"title": {"description": "a short title", "maxLength": 200, "type": "string"}
-			},
-			"required": ["content"],
-			"type": "object"
-		}`, t.cfg.MaxResultChars, tools.SchemaValue(resultFormats))),
+		Parameters: tools.SchemaOf(tools.Object(map[string]*tools.JSONSchema{
+			"content": {Description: "the result", MaxLength: tools.Ptr(t.cfg.MaxResultChars), MinLength: tools.Ptr(1), Type: "string"},
+			"format":  {Description: "how content is written (default markdown)", Enum: resultFormats, Type: "string"},
+			"title":   {Description: "a short title", MaxLength: tools.Ptr(200), Type: "string"},
+		}, "content")),
 		Concurrent: false,
 		SideEffect: tools.Idempotent,
 		Confirm:    tools.ConfirmNever,
 		Timeout:    10 * time.Second,
 		Source:     tools.SourceBuiltin,
-		Handler:    t.handleWriteResult,
+		Handler:    tools.Typed(t.handleWriteResult),
 	}
 }
 
-func (t *toolset) handleWriteResult(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Content string `json:"content"`
-		Title   string `json:"title"`
-		Format  string `json:"format"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type writeResultArgs = struct {
+	Content string `json:"content"`
+	Title   string `json:"title"`
+	Format  string `json:"format"`
+}
+
+func (t *toolset) handleWriteResult(ctx context.Context, req tools.Request, args writeResultArgs) (tools.Result, error) {
 	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}

@@ -21,15 +21,10 @@ func (t *toolset) storeSecret() tools.Definition {
 		Description: "Store a credential (API key, token, password) for this session, encrypted. " +
 			"The value is never shown again: use it as {{secret:NAME}} in http_request headers or body. " +
 			"Call it when a tool says a credential is missing or was refused and the user gave you one.",
-		Parameters: tools.Schema(fmt.Sprintf(`{
-			"additionalProperties": false,
-			"properties": {
-				"name": {"description": "the secret's name, e.g. GITHUB_TOKEN", "pattern": %s, "type": "string"},
-				"value": {"description": "the secret value", "maxLength": %d, "minLength": 1, "type": "string"}
-			},
-			"required": ["name", "value"],
-			"type": "object"
-		}`, tools.SchemaValue(secretNamePattern), t.cfg.MaxSecretChars)),
+		Parameters: tools.SchemaOf(tools.Object(map[string]*tools.JSONSchema{
+			"name":  {Description: "the secret's name, e.g. GITHUB_TOKEN", Pattern: secretNamePattern, Type: "string"},
+			"value": {Description: "the secret value", MaxLength: tools.Ptr(t.cfg.MaxSecretChars), MinLength: tools.Ptr(1), Type: "string"},
+		}, "name", "value")),
 		Concurrent: false,
 		SideEffect: tools.AtMostOnce,
 		Confirm:    tools.ConfirmNever,

@@ -24,43 +24,31 @@ func (t *toolset) writeTodo() tools.Definition {
 		Description: "Replace this session's todo list with the given items and show it as a checklist. " +
 			"Write the whole list every time (it is replaced, not merged); mark finished items done. " +
 			"Use it to plan multi-step work and keep track of progress. An empty list clears it.",
-		Parameters: tools.Schema(fmt.Sprintf(`{
-			"additionalProperties": false,
-			"properties": {
-				"items": {
-					"description": "the complete list, in order",
-					"items": {
-						"additionalProperties": false,
-						"properties": {
-							"done": {"description": "true when finished", "type": "boolean"},
-							"text": {"description": "what to do", "maxLength": %d, "minLength": 1, "type": "string"}
-						},
-						"required": ["text", "done"],
-						"type": "object"
-					},
-					"maxItems": %d,
-					"type": "array"
-				}
+		Parameters: tools.SchemaOf(tools.Object(map[string]*tools.JSONSchema{
+			"items": {
+				Description: "the complete list, in order",
+				Items: tools.Object(map[string]*tools.JSONSchema{
+					"done": {Description: "true when finished", Type: "boolean"},
+					"text": {Description: "what to do", MaxLength: tools.Ptr(maxTodoText), MinLength: tools.Ptr(1), Type: "string"},
+				}, "text", "done"),
+				MaxItems: tools.Ptr(t.cfg.MaxTodoItems),
+				Type:     "array",
 			},
-			"required": ["items"],
-			"type": "object"
-		}`, maxTodoText, t.cfg.MaxTodoItems)),
+		}, "items")),
 		Concurrent: true,
 		SideEffect: tools.Idempotent,
 		Confirm:    tools.ConfirmNever,
 		Timeout:    10 * time.Second,
 		Source:     tools.SourceBuiltin,
-		Handler:    t.handleWriteTodo,
+		Handler:    tools.Typed(t.handleWriteTodo),
 	}
 }
 
-func (t *toolset) handleWriteTodo(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args struct {
-		Items []TodoItem `json:"items"`
-	}
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+type writeTodoArgs = struct {
+	Items []TodoItem `json:"items"`
+}
+
+func (t *toolset) handleWriteTodo(ctx context.Context, req tools.Request, args writeTodoArgs) (tools.Result, error) {
 	if err := needSession(req); err != nil {
 		return tools.Result{}, err
 	}

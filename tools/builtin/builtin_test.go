@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,11 +25,30 @@ func registry(t *testing.T) *tools.Registry {
 	return reg
 }
 
+// concurrentBuiltins are the built-ins of C1; neverConcurrent those C2
+// names. Each definition's Concurrent is the one record of it; these are
+// the spec's lists it is checked against.
+var (
+	concurrentBuiltins = []string{
+		"read_files", "find_files", "find_tools", "file_history", "chat_history",
+		"error_history", "write_error", "fetch_page", "search_web", "http_request",
+		"public_api_list", "download_file", "test_tool", "calculate", "subagents",
+		"background_subagents", "list_chatbot", "send_to_chatbot", "reasoning_guide",
+		"html_template", "write_todo",
+	}
+	neverConcurrent = []string{
+		"generate_audio", "generate_image", "edit_file", "remove_file", "restore_file",
+		"run_command", "background_command", "ask_user",
+	}
+)
+
 // TestCatalog checks C1 and C2 against what is registered: every built-in
-// the seeds name has a handler and a schema, with the right concurrency.
+// C1 names has a handler and a schema and runs concurrently, unless the host
+// application provides it; every other built-in (C2's and the untagged
+// ones) is serial.
 func TestCatalog(t *testing.T) {
 	reg := registry(t)
-	for _, name := range tools.ConcurrentBuiltins {
+	for _, name := range concurrentBuiltins {
 		if _, host := tools.HostTools[name]; host {
 			_, ok := reg.Lookup(name)
 			require.False(t, ok, "%s needs the host application", name)
@@ -41,13 +61,17 @@ func TestCatalog(t *testing.T) {
 		require.True(t, ok, "C1 tool %s is registered", name)
 		require.True(t, d.Concurrent, "C1: %s is concurrent", name)
 	}
-	for _, name := range tools.SerialBuiltins {
+	for _, name := range neverConcurrent {
+		require.False(t, slices.Contains(concurrentBuiltins, name), name)
 		if _, host := tools.HostTools[name]; host {
 			continue
 		}
 		d, ok := reg.Lookup(name)
 		require.True(t, ok, "C2 tool %s is registered", name)
 		require.False(t, d.Concurrent, "C2: %s is serial", name)
+	}
+	for _, d := range reg.Definitions() {
+		require.Equal(t, slices.Contains(concurrentBuiltins, d.Name), d.Concurrent, "%s: concurrency per C1/C2", d.Name)
 	}
 	for _, d := range reg.Definitions() {
 		require.NotEmpty(t, d.Description, d.Name)

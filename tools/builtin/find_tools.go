@@ -26,14 +26,10 @@ func FindTools(reg *tools.Registry) tools.Definition {
 		SideEffect:  tools.ReadOnly,
 		Confirm:     tools.ConfirmNever,
 		Source:      tools.SourceBuiltin,
-		Handler: func(ctx context.Context, req tools.Request) (tools.Result, error) {
-			var a struct {
-				Query string `json:"query"`
-				Limit int    `json:"limit"`
-			}
-			if err := req.Decode(&a); err != nil {
-				return tools.Result{}, err
-			}
+		Handler: tools.Typed(func(ctx context.Context, req tools.Request, a struct {
+			Query string `json:"query"`
+			Limit int    `json:"limit"`
+		}) (tools.Result, error) {
 			if a.Limit <= 0 {
 				a.Limit = 5
 			}
@@ -60,7 +56,7 @@ func FindTools(reg *tools.Registry) tools.Definition {
 				content += "\nNot found: " + strings.Join(missing, "; ")
 			}
 			return tools.Result{Content: content, Fetched: names}, nil
-		},
+		}),
 	}
 }
 

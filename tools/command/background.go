@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
@@ -102,27 +103,22 @@ func (t *Tools) backgroundDefinition() tools.Definition {
 			"and every process it started. wait_seconds waits for the process to end before answering. "+
 			"At most %d background processes run at once. Stdin is empty; the environment holds nothing secret.",
 			t.cfg.OutputLimit/1024, t.cfg.MaxBackground),
-		Parameters: tools.Schema(fmt.Sprintf(`{
-			"additionalProperties": false,
-			"properties": {
-				"command": {"description": %s, "minLength": 1, "type": "string"},
-				"id": {"description": "Id of a process started earlier: returns its status and output, or stops it with stop.", "type": "string"},
-				"offset": {
-					"description": "With id: read the output from this byte on (at most %d bytes). Default: the last %d bytes.",
-					"minimum": 0,
-					"type": "integer"
-				},
-				"stop": {"description": "With id: stop the process and every process it started.", "type": "boolean"},
-				"wait_seconds": {
-					"description": "Wait up to this many seconds for the process to end before answering (at most %d).",
-					"maximum": %s,
-					"minimum": 0,
-					"type": "number"
-				}
+		Parameters: tools.SchemaOf(tools.Object(map[string]*tools.JSONSchema{
+			"command": {Description: "Shell command to start in the background, run by `sh -c` in the workdir. Give either command or id.", MinLength: tools.Ptr(1), Type: "string"},
+			"id":      {Description: "Id of a process started earlier: returns its status and output, or stops it with stop.", Type: "string"},
+			"offset": {
+				Description: fmt.Sprintf("With id: read the output from this byte on (at most %d bytes). Default: the last %d bytes.", t.cfg.OutputLimit, t.cfg.OutputLimit),
+				Minimum:     tools.Ptr(0.0),
+				Type:        "integer",
 			},
-			"type": "object"
-		}`, tools.SchemaValue("Shell command to start in the background, run by `sh -c` in the workdir. Give either command or id."),
-			t.cfg.OutputLimit, t.cfg.OutputLimit, int64(t.cfg.MaxWait/time.Second), tools.SchemaValue(t.cfg.MaxWait.Seconds()))),
+			"stop": {Description: "With id: stop the process and every process it started.", Type: "boolean"},
+			"wait_seconds": {
+				Description: fmt.Sprintf("Wait up to this many seconds for the process to end before answering (at most %d).", int64(t.cfg.MaxWait/time.Second)),
+				Maximum:     tools.Ptr(t.cfg.MaxWait.Seconds()),
+				Minimum:     tools.Ptr(0.0),
+				Type:        "number",
+			},
+		})),
 		SideEffect: tools.AtMostOnce,
 		Effect:     backgroundEffect,
 		Timeout:    t.cfg.MaxWait + 2*t.cfg.KillGrace + time.Minute,
@@ -131,7 +127,9 @@ func (t *Tools) backgroundDefinition() tools.Definition {
 		Volatile: true,
 		Source:   tools.SourceBuiltin,
 		Subject:  backgroundSubject,
-		Handler:  t.backgroundCommand,
+		Rules:    approval.KindCommand,
+		Reason:   "it starts or stops a background command",
+		Handler:  tools.Typed(t.backgroundCommand),
 	}
 }
 
@@ -161,11 +159,7 @@ func backgroundSubject(raw json.RawMessage) string {
 	return ""
 }
 
-func (t *Tools) backgroundCommand(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a bgArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (t *Tools) backgroundCommand(ctx context.Context, req tools.Request, a bgArgs) (tools.Result, error) {
 	var wait time.Duration
 	if s := a.WaitSeconds; s != nil {
 		if math.IsNaN(*s) || *s < 0 || *s > t.cfg.MaxWait.Seconds() {

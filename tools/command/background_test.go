@@ -22,7 +22,7 @@ var startedRE = regexp.MustCompile(`^started (bg-[0-9a-f]{8}) \(pid (\d+)\)`)
 // startBG starts a background command and returns its id and pid.
 func startBG(t *testing.T, tl *Tools, command string) (string, int) {
 	t.Helper()
-	res, err := call(context.Background(), tl.backgroundCommand, cmdArgs(t, map[string]any{"command": command}))
+	res, err := call(context.Background(), tools.Typed(tl.backgroundCommand), cmdArgs(t, map[string]any{"command": command}))
 	require.NoError(t, err)
 	m := startedRE.FindStringSubmatch(res.Content)
 	require.NotNil(t, m, res.Content)
@@ -33,7 +33,7 @@ func startBG(t *testing.T, tl *Tools, command string) (string, int) {
 
 func bg(t *testing.T, tl *Tools, fields map[string]any) (string, error) {
 	t.Helper()
-	res, err := call(context.Background(), tl.backgroundCommand, cmdArgs(t, fields))
+	res, err := call(context.Background(), tools.Typed(tl.backgroundCommand), cmdArgs(t, fields))
 	return res.Content, err
 }
 
@@ -291,7 +291,7 @@ func TestBackgroundBadInput(t *testing.T) {
 			if tt.want == "" {
 				return
 			}
-			_, err := call(context.Background(), tl.backgroundCommand, tt.args)
+			_, err := call(context.Background(), tools.Typed(tl.backgroundCommand), tt.args)
 			require.ErrorContains(t, err, tt.want)
 			require.False(t, strings.HasPrefix(err.Error(), "background_command"), "the failure text adds the name: %s", err)
 		})

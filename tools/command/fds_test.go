@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/internal/testenv"
+	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/command/sandbox"
 )
 
@@ -26,9 +27,9 @@ func TestCommandsInheritNoDescriptors(t *testing.T) {
 				tl, _ = newTools(t, nil)
 			}
 			for _, tool := range []string{"run_command", "background_command"} {
-				h, args := tl.runCommand, `{"command": "ls -l /proc/self/fd"}`
+				h, args := tools.Typed(tl.runCommand), `{"command": "ls -l /proc/self/fd"}`
 				if tool == "background_command" {
-					h, args = tl.backgroundCommand, `{"command": "ls -l /proc/self/fd", "wait_seconds": 10}`
+					h, args = tools.Typed(tl.backgroundCommand), `{"command": "ls -l /proc/self/fd", "wait_seconds": 10}`
 				}
 				res, err := call(context.Background(), h, args)
 				require.NoError(t, err)

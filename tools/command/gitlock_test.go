@@ -69,7 +69,7 @@ func TestRuleApprovedGitRunsNoConfiguredProgram(t *testing.T) {
 		"cd sub/inner && git status", "git clone -q ext::sh d", "git clone -q r/../local c2",
 	}
 	for _, a := range attacks {
-		_, _ = ruleCall(ctx, tl.runCommand, a, true) // most fail: what matters is what they ran
+		_, _ = ruleCall(ctx, tools.Typed(tl.runCommand), a, true) // most fail: what matters is what they ran
 		for _, m := range markers {
 			require.NoFileExists(t, m, "%q ran a program its configuration names", a)
 		}
@@ -77,17 +77,17 @@ func TestRuleApprovedGitRunsNoConfiguredProgram(t *testing.T) {
 	// What rules are for still works.
 	for _, ok := range []string{"cd r && git status --short", "cd r && git diff --stat", "cd r && git log --oneline",
 		"cd r && echo e > a && git add a && git commit -qm b", "git init -q --bare gd2 && git --git-dir=gd2 log 2>&1 | grep -q 'does not have any commits'"} {
-		res, err := ruleCall(ctx, tl.runCommand, ok, true)
+		res, err := ruleCall(ctx, tools.Typed(tl.runCommand), ok, true)
 		require.NoError(t, err, "%q: %s", ok, res.Content)
 	}
 	// The same command approved by a person runs what the repository says:
 	// the markers above could have appeared.
-	_, _ = ruleCall(ctx, tl.runCommand, "cd r && echo c > a && git status", false)
+	_, _ = ruleCall(ctx, tools.Typed(tl.runCommand), "cd r && echo c > a && git status", false)
 	require.FileExists(t, markers[0])
 	require.NoError(t, os.Remove(markers[0]))
 
 	// background_command is locked down the same way.
-	res, err := tl.backgroundCommand(ctx, tools.Request{CallID: "bg", Args: json.RawMessage(`{"command":"cd r && echo d > a && git status","wait_seconds":5}`), RuleApproved: true})
+	res, err := tools.Typed(tl.backgroundCommand)(ctx, tools.Request{CallID: "bg", Args: json.RawMessage(`{"command":"cd r && echo d > a && git status","wait_seconds":5}`), RuleApproved: true})
 	require.NoError(t, err)
 	require.Contains(t, res.Content, "exited", res.Content)
 	require.NoFileExists(t, markers[0])

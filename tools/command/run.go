@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -22,21 +23,15 @@ func (t *Tools) runDefinition() tools.Definition {
 			"start servers and other long-running processes with background_command. Stdin is empty; the environment "+
 			"holds PATH, HOME, locale settings and nothing secret.",
 			t.cfg.OutputLimit/2/1024, int64(t.cfg.DefaultTimeout/time.Second), maxSec),
-		Parameters: tools.Schema(fmt.Sprintf(`{
-			"additionalProperties": false,
-			"properties": {
-				"command": {"description": %s, "minLength": 1, "type": "string"},
-				"timeout_seconds": {
-					"description": "Seconds before the command and every process it started are killed. Default %d, at most %d.",
-					"maximum": %d,
-					"minimum": 1,
-					"type": "integer"
-				}
+		Parameters: tools.SchemaOf(tools.Object(map[string]*tools.JSONSchema{
+			"command": {Description: "Shell command, run by `sh -c` in the workdir. Pipes, redirections and && work.", MinLength: tools.Ptr(1), Type: "string"},
+			"timeout_seconds": {
+				Description: fmt.Sprintf("Seconds before the command and every process it started are killed. Default %d, at most %d.", int64(t.cfg.DefaultTimeout/time.Second), maxSec),
+				Maximum:     tools.Ptr(float64(maxSec)),
+				Minimum:     tools.Ptr(1.0),
+				Type:        "integer",
 			},
-			"required": ["command"],
-			"type": "object"
-		}`, tools.SchemaValue("Shell command, run by `sh -c` in the workdir. Pipes, redirections and && work."),
-			int64(t.cfg.DefaultTimeout/time.Second), maxSec, maxSec)),
+		}, "command")),
 		SideEffect: tools.AtMostOnce,
 		// The handler enforces the command's timeout; the attempt's own
 		// timeout only catches a handler that failed to.
@@ -44,7 +39,9 @@ func (t *Tools) runDefinition() tools.Definition {
 		Volatile: true,
 		Source:   tools.SourceBuiltin,
 		Subject:  tools.SubjectField("command"),
-		Handler:  t.runCommand,
+		Rules:    approval.KindCommand,
+		Reason:   "it runs a shell command",
+		Handler:  tools.Typed(t.runCommand),
 	}
 }
 
@@ -53,11 +50,7 @@ type runArgs struct {
 	TimeoutSeconds *float64 `json:"timeout_seconds"`
 }
 
-func (t *Tools) runCommand(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var args runArgs
-	if err := req.Decode(&args); err != nil {
-		return tools.Result{}, err
-	}
+func (t *Tools) runCommand(ctx context.Context, req tools.Request, args runArgs) (tools.Result, error) {
 	timeout := t.cfg.DefaultTimeout
 	if s := args.TimeoutSeconds; s != nil {
 		if math.IsNaN(*s) || *s <= 0 || *s > t.cfg.MaxTimeout.Seconds() {

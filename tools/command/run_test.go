@@ -39,7 +39,7 @@ func TestRunCommandResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := call(context.Background(), tl.runCommand, cmdArgs(t, map[string]any{"command": tt.command}))
+			res, err := call(context.Background(), tools.Typed(tl.runCommand), cmdArgs(t, map[string]any{"command": tt.command}))
 			if tt.wantCode == 0 {
 				require.NoError(t, err)
 				for _, w := range tt.want {
@@ -84,7 +84,7 @@ func TestRunCommandBadInput(t *testing.T) {
 			if tt.want == "" {
 				return
 			}
-			_, err := call(context.Background(), tl.runCommand, tt.args)
+			_, err := call(context.Background(), tools.Typed(tl.runCommand), tt.args)
 			require.ErrorContains(t, err, tt.want)
 			require.False(t, strings.HasPrefix(err.Error(), "run_command"), "the failure text adds the name: %s", err)
 		})
@@ -94,7 +94,7 @@ func TestRunCommandBadInput(t *testing.T) {
 func TestRunCommandTimeoutKillsForkedChildren(t *testing.T) {
 	tl, wd := newTools(t, nil)
 	start := time.Now()
-	_, err := call(context.Background(), tl.runCommand,
+	_, err := call(context.Background(), tools.Typed(tl.runCommand),
 		`{"command": "echo $$ > pid; echo started; sleep 100 & echo $! > child; sleep 100", "timeout_seconds": 1}`)
 	require.ErrorContains(t, err, "timed out after 1s")
 	require.ErrorContains(t, err, "started")
@@ -106,7 +106,7 @@ func TestRunCommandTimeoutEscalatesToSIGKILL(t *testing.T) {
 	tl, wd := newTools(t, nil)
 	// Ignored signals are inherited: the sleeps ignore SIGTERM as well.
 	start := time.Now()
-	_, err := call(context.Background(), tl.runCommand,
+	_, err := call(context.Background(), tools.Typed(tl.runCommand),
 		`{"command": "trap '' TERM; echo $$ > pid; sleep 100 & echo $! > child; sleep 100", "timeout_seconds": 1}`)
 	require.ErrorContains(t, err, "timed out")
 	require.Less(t, time.Since(start), 10*time.Second)
@@ -116,7 +116,7 @@ func TestRunCommandTimeoutEscalatesToSIGKILL(t *testing.T) {
 func TestRunCommandDefaultTimeout(t *testing.T) {
 	tl, _ := newTools(t, func(c *Config) { c.DefaultTimeout = 500 * time.Millisecond })
 	start := time.Now()
-	_, err := call(context.Background(), tl.runCommand, `{"command": "sleep 100"}`)
+	_, err := call(context.Background(), tools.Typed(tl.runCommand), `{"command": "sleep 100"}`)
 	require.ErrorContains(t, err, "timed out after 500ms")
 	require.Less(t, time.Since(start), 10*time.Second)
 }
@@ -127,7 +127,7 @@ func TestRunCommandCancelKillsGroup(t *testing.T) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() {
-		_, err := call(ctx, tl.runCommand, `{"command": "sleep 100 & echo $! > child; echo $$ > pid; sleep 100"}`)
+		_, err := call(ctx, tools.Typed(tl.runCommand), `{"command": "sleep 100 & echo $! > child; echo $$ > pid; sleep 100"}`)
 		errc <- err
 	}()
 	pgid, child := waitPID(t, wd, "pid"), waitPID(t, wd, "child")
@@ -152,7 +152,7 @@ func TestRunCommandStopsLeftovers(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			start := time.Now()
-			res, err := call(context.Background(), tl.runCommand, cmdArgs(t, map[string]any{"command": tt.command}))
+			res, err := call(context.Background(), tools.Typed(tl.runCommand), cmdArgs(t, map[string]any{"command": tt.command}))
 			require.NoError(t, err)
 			require.Contains(t, res.Content, "exit code 0")
 			require.Less(t, time.Since(start), 10*time.Second)
@@ -165,7 +165,7 @@ func TestRunCommandStopsLeftovers(t *testing.T) {
 func TestRunCommandEscapedProcessDoesNotHang(t *testing.T) {
 	tl, wd := newTools(t, nil)
 	start := time.Now()
-	res, err := call(context.Background(), tl.runCommand,
+	res, err := call(context.Background(), tools.Typed(tl.runCommand),
 		`{"command": "echo before; setsid sh -c 'echo $$ > escaped; exec sleep 100' & while [ ! -s escaped ]; do sleep 0.01; done"}`)
 	escaped := waitPID(t, wd, "escaped")
 	t.Cleanup(func() { _ = syscallKill(escaped) })
@@ -180,7 +180,7 @@ func TestRunCommandCapsHugeOutput(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	start := time.Now()
-	res, err := call(context.Background(), tl.runCommand, `{"command": "yes | head -c 200000000"}`)
+	res, err := call(context.Background(), tools.Typed(tl.runCommand), `{"command": "yes | head -c 200000000"}`)
 	require.NoError(t, err)
 	require.Less(t, time.Since(start), 60*time.Second)
 	runtime.ReadMemStats(&after)
@@ -194,14 +194,14 @@ func TestRunCommandCapsHugeOutput(t *testing.T) {
 
 func TestRunCommandKeepsHeadAndTail(t *testing.T) {
 	tl, _ := newTools(t, func(c *Config) { c.OutputLimit = 100 })
-	res, err := call(context.Background(), tl.runCommand, `{"command": "seq 1 100000"}`)
+	res, err := call(context.Background(), tools.Typed(tl.runCommand), `{"command": "seq 1 100000"}`)
 	require.NoError(t, err)
 	body := strings.SplitN(res.Content, ":\n", 2)[1]
 	require.True(t, strings.HasPrefix(body, "1\n2\n3\n"), body)
 	require.True(t, strings.HasSuffix(body, "99999\n100000\n"), body)
 	require.Contains(t, body, "bytes omitted")
 
-	_, err = call(context.Background(), tl.runCommand, `{"command": "seq 1 100000; exit 1"}`)
+	_, err = call(context.Background(), tools.Typed(tl.runCommand), `{"command": "seq 1 100000; exit 1"}`)
 	require.ErrorContains(t, err, "100000\n")
 	require.Less(t, len(err.Error()), 400)
 }
@@ -215,7 +215,7 @@ func TestRunCommandEnvironment(t *testing.T) {
 	t.Setenv("LANG", "C.UTF-8")
 
 	tl, _ := newTools(t, nil)
-	res, err := call(context.Background(), tl.runCommand, `{"command": "env"}`)
+	res, err := call(context.Background(), tools.Typed(tl.runCommand), `{"command": "env"}`)
 	require.NoError(t, err)
 	for _, secret := range []string{"key-value-1", "token-value-2", "secret-host", "secret-temporal", "plain-value"} {
 		require.NotContains(t, res.Content, secret)
@@ -228,7 +228,7 @@ func TestRunCommandEnvironment(t *testing.T) {
 		c.PassEnv = []string{"TOOLROUND_TEST_*", "REDIS_URL"}
 		c.Env = []string{"EXTRA_SETTING=on", "SERVICE_TOKEN=given"}
 	})
-	res, err = call(context.Background(), tl2.runCommand, `{"command": "env"}`)
+	res, err = call(context.Background(), tools.Typed(tl2.runCommand), `{"command": "env"}`)
 	require.NoError(t, err)
 	require.Contains(t, res.Content, "TOOLROUND_TEST_PLAIN=plain-value")
 	require.Contains(t, res.Content, "EXTRA_SETTING=on")
@@ -272,7 +272,7 @@ func TestRunCommandReportsProgress(t *testing.T) {
 	})
 	done := make(chan error, 1)
 	go func() {
-		_, err := call(ctx, tl.runCommand, `{"command": "echo waiting; while [ ! -f go ]; do sleep 0.01; done"}`)
+		_, err := call(ctx, tools.Typed(tl.runCommand), `{"command": "echo waiting; while [ ! -f go ]; do sleep 0.01; done"}`)
 		done <- err
 	}()
 	require.Eventually(t, func() bool {

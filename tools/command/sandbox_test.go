@@ -51,21 +51,21 @@ func pidsByArgs(args string) []int {
 
 func TestResultsSayTheSandboxMode(t *testing.T) {
 	tl, _ := newTools(t, nil)
-	res, err := call(context.Background(), tl.runCommand, `{"command": "echo hi"}`)
+	res, err := call(context.Background(), tools.Typed(tl.runCommand), `{"command": "echo hi"}`)
 	require.NoError(t, err)
 	require.Contains(t, res.Content, "\nsandbox: none\n")
-	_, err = call(context.Background(), tl.runCommand, `{"command": "exit 4"}`)
+	_, err = call(context.Background(), tools.Typed(tl.runCommand), `{"command": "exit 4"}`)
 	require.ErrorContains(t, err, "\nsandbox: none\n")
 
 	tl, _ = newSandboxed(t, sandbox.Config{})
-	res, err = call(context.Background(), tl.runCommand, `{"command": "echo hi"}`)
+	res, err = call(context.Background(), tools.Typed(tl.runCommand), `{"command": "echo hi"}`)
 	require.NoError(t, err)
 	require.Contains(t, res.Content, "\nsandbox: bwrap, network none\n")
-	_, err = call(context.Background(), tl.runCommand, `{"command": "sleep 5", "timeout_seconds": 1}`)
+	_, err = call(context.Background(), tools.Typed(tl.runCommand), `{"command": "sleep 5", "timeout_seconds": 1}`)
 	require.ErrorContains(t, err, "timed out")
 	require.ErrorContains(t, err, "\nsandbox: bwrap, network none\n")
 
-	res, err = call(context.Background(), tl.backgroundCommand, `{"command": "echo bg", "wait_seconds": 10}`)
+	res, err = call(context.Background(), tools.Typed(tl.backgroundCommand), `{"command": "echo bg", "wait_seconds": 10}`)
 	require.NoError(t, err)
 	require.Contains(t, res.Content, "sandbox: bwrap, network none\n")
 	require.Contains(t, res.Content, "exited with code 0")
@@ -83,7 +83,7 @@ func TestSandboxEndsWhatSetsidLeaves(t *testing.T) {
 			args := fmt.Sprintf("sleep %d", 100000+time.Now().UnixNano()%100000)
 			t.Cleanup(func() { killByArgs(args) })
 			// The command returns once the setsid process runs.
-			res, err := call(context.Background(), tl.runCommand, cmdArgs(t, map[string]any{
+			res, err := call(context.Background(), tools.Typed(tl.runCommand), cmdArgs(t, map[string]any{
 				"command": "setsid " + args + " >/dev/null 2>&1 < /dev/null & " +
 					"until ps -eo args | grep -qx '" + args + "'; do sleep 0.01; done; echo started",
 				"timeout_seconds": 20}))
@@ -111,14 +111,14 @@ func TestResultsSayWhichLimitCut(t *testing.T) {
 	if !strings.Contains(tl.sandbox.Describe(), "pids cgroup") {
 		t.Skip("no pids cgroup here: ", tl.sandbox.Warnings())
 	}
-	_, err := call(context.Background(), tl.runCommand, `{"command": "for i in $(seq 30); do sleep 3 & done; wait"}`)
+	_, err := call(context.Background(), tools.Typed(tl.runCommand), `{"command": "for i in $(seq 30); do sleep 3 & done; wait"}`)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "cut by the process limit")
 
-	_, err = call(context.Background(), tl.runCommand, `{"command": "head -c 2000000 /dev/zero > big"}`)
+	_, err = call(context.Background(), tools.Typed(tl.runCommand), `{"command": "head -c 2000000 /dev/zero > big"}`)
 	require.ErrorContains(t, err, "cut by the file size limit")
 
-	res, err := call(context.Background(), tl.backgroundCommand, `{"command": "head -c 2000000 /dev/zero > big2", "wait_seconds": 10}`)
+	res, err := call(context.Background(), tools.Typed(tl.backgroundCommand), `{"command": "head -c 2000000 /dev/zero > big2", "wait_seconds": 10}`)
 	require.NoError(t, err)
 	require.Contains(t, res.Content, "cut by the file size limit")
 }
@@ -128,7 +128,7 @@ func TestResultsSayWhichLimitCut(t *testing.T) {
 // cleanly.
 func TestStopGivesSandboxedProcessesSIGTERM(t *testing.T) {
 	tl, wd := newSandboxed(t, sandbox.Config{})
-	res, err := call(context.Background(), tl.backgroundCommand,
+	res, err := call(context.Background(), tools.Typed(tl.backgroundCommand),
 		`{"command": "trap 'echo term > term.txt; exit 0' TERM; touch up; while :; do sleep 0.05; done"}`)
 	require.NoError(t, err)
 	id := strings.Fields(strings.TrimPrefix(res.Content, "started "))[0]
@@ -136,7 +136,7 @@ func TestStopGivesSandboxedProcessesSIGTERM(t *testing.T) {
 		_, err := os.Stat(filepath.Join(wd.Dir(), "up"))
 		return err == nil
 	}, 10*time.Second, 10*time.Millisecond)
-	res, err = call(context.Background(), tl.backgroundCommand, `{"id": "`+id+`", "stop": true}`)
+	res, err = call(context.Background(), tools.Typed(tl.backgroundCommand), `{"id": "`+id+`", "stop": true}`)
 	require.NoError(t, err)
 	require.Contains(t, res.Content, "exited with code 0", res.Content)
 	b, err := os.ReadFile(filepath.Join(wd.Dir(), "term.txt"))

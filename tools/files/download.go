@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
@@ -46,9 +47,12 @@ func (t *fileTools) downloadFileDef() tools.Definition {
 		Timeout:        t.cfg.DownloadTimeout + 30*time.Second,
 		Source:         tools.SourceBuiltin,
 		Subject:        tools.SubjectField("path"),
+		Rules:          approval.KindDownload,
+		Reason:         "it downloads to {path}",
+		TouchesPath:    true,
 		ConcurrencyKey: tools.PathKey("path"),
 		KeyLimit:       tools.PathKeyLimit,
-		Handler:        t.withOp(t.downloadFile),
+		Handler:        t.withOp(tools.Typed(t.downloadFile)),
 		Reconcile:      t.reconcile,
 	}
 }
@@ -69,11 +73,7 @@ func (t *fileTools) newClient() *http.Client {
 	}
 }
 
-func (t *fileTools) downloadFile(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a downloadArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (t *fileTools) downloadFile(ctx context.Context, req tools.Request, a downloadArgs) (tools.Result, error) {
 	u, err := parseURL(a.URL)
 	if err != nil {
 		return tools.Result{}, err

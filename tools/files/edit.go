@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
@@ -44,18 +45,17 @@ func (t *fileTools) editFileDef() tools.Definition {
 		Timeout:        time.Minute,
 		Source:         tools.SourceBuiltin,
 		Subject:        tools.SubjectField("path"),
+		Rules:          approval.KindPath,
+		Reason:         "it changes {path}",
+		TouchesPath:    true,
 		ConcurrencyKey: tools.PathKey("path"),
 		KeyLimit:       tools.PathKeyLimit,
-		Handler:        t.withOp(t.editFile),
+		Handler:        t.withOp(tools.Typed(t.editFile)),
 		Reconcile:      t.reconcile,
 	}
 }
 
-func (t *fileTools) editFile(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a editArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (t *fileTools) editFile(ctx context.Context, req tools.Request, a editArgs) (tools.Result, error) {
 	if a.NewText == nil {
 		return tools.Result{}, errors.New("new_text is missing: give the new content (an empty string empties the file)")
 	}

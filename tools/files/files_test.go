@@ -2,7 +2,6 @@ package files
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 	"testing"
 
@@ -25,10 +24,6 @@ func TestRegister(t *testing.T) {
 		require.Equal(t, tools.SourceBuiltin, d.Source, name)
 		require.NotEmpty(t, d.Description, name)
 		require.Positive(t, d.Timeout, name)
-		require.Equal(t, slices.Contains(tools.ConcurrentBuiltins, name), d.Concurrent, "%s: concurrency per C1/C2", name)
-		if !d.Concurrent {
-			require.Contains(t, tools.SerialBuiltins, name)
-		}
 		var s map[string]any
 		require.NoError(t, json.Unmarshal(d.Parameters, &s), name)
 		require.Equal(t, "object", s["type"], name)

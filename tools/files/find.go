@@ -42,15 +42,11 @@ func (t *fileTools) findFilesDef() tools.Definition {
 		Volatile:   true,
 		Timeout:    time.Minute,
 		Source:     tools.SourceBuiltin,
-		Handler:    t.findFiles,
+		Handler:    tools.Typed(t.findFiles),
 	}
 }
 
-func (t *fileTools) findFiles(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a findArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (t *fileTools) findFiles(ctx context.Context, req tools.Request, a findArgs) (tools.Result, error) {
 	pattern, err := t.cleanPattern(a.Pattern)
 	if err != nil {
 		return tools.Result{}, err

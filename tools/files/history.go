@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -35,15 +36,12 @@ func (t *fileTools) fileHistoryDef() tools.Definition {
 		Timeout:    time.Minute,
 		Source:     tools.SourceBuiltin,
 		Subject:    tools.SubjectField("path"),
-		Handler:    t.fileHistory,
+		Rules:      approval.KindPath,
+		Handler:    tools.Typed(t.fileHistory),
 	}
 }
 
-func (t *fileTools) fileHistory(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a pathArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (t *fileTools) fileHistory(ctx context.Context, req tools.Request, a pathArgs) (tools.Result, error) {
 	tg, err := t.resolve(a.Path)
 	if err != nil {
 		return tools.Result{}, err

@@ -11,10 +11,12 @@ import (
 	"io/fs"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 )
@@ -43,23 +45,25 @@ func (t *fileTools) readFilesDef() tools.Definition {
 			fmt.Sprintf("for every file. At most %d bytes are shown per file and %d per call; the header says where ",
 				t.cfg.MaxFileBytes, t.cfg.MaxReadBytes) +
 			"a cut file continues. Paths that fail are reported without losing the others.",
-		Parameters: tools.Schema(fmt.Sprintf(`{
+		Parameters: tools.Schema(`{
 			"type": "object",
 			"properties": {
-				"paths": {"type": "array", "minItems": 1, "maxItems": %d, "items": {"type": "string", "minLength": 1},
+				"paths": {"type": "array", "minItems": 1, "maxItems": ` + strconv.Itoa(maxReadPaths) + `, "items": {"type": "string", "minLength": 1},
 					"description": "File or folder paths relative to the workdir."},
 				"offset": {"type": "integer", "minimum": 1, "description": "First line to show, counting from 1. Default 1."},
 				"limit": {"type": "integer", "minimum": 1, "description": "How many lines to show from offset. Default: as many as the size limit allows."}
 			},
 			"required": ["paths"],
 			"additionalProperties": false
-		}`, maxReadPaths)),
+		}`),
 		Concurrent: true,
 		SideEffect: tools.ReadOnly,
 		Timeout:    time.Minute,
 		Source:     tools.SourceBuiltin,
 		Sensitive:  sensitiveRead,
-		Handler:    t.readFiles,
+		Rules:      approval.KindPath,
+		ReadsPaths: true,
+		Handler:    tools.Typed(t.readFiles),
 		Changed:    t.changed,
 	}
 }
@@ -81,11 +85,7 @@ func sensitiveRead(args json.RawMessage) bool {
 	return false
 }
 
-func (t *fileTools) readFiles(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a readArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (t *fileTools) readFiles(ctx context.Context, req tools.Request, a readArgs) (tools.Result, error) {
 	switch {
 	case len(a.Paths) == 0:
 		return tools.Result{}, errors.New("paths is empty: give at least one file or folder path")

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -36,18 +37,17 @@ func (t *fileTools) removeFileDef() tools.Definition {
 		Timeout:        2 * time.Minute,
 		Source:         tools.SourceBuiltin,
 		Subject:        tools.SubjectField("path"),
+		Rules:          approval.KindPath,
+		Reason:         "it removes {path}",
+		TouchesPath:    true,
 		ConcurrencyKey: tools.PathKey("path"),
 		KeyLimit:       tools.PathKeyLimit,
-		Handler:        t.withOp(t.removeFile),
+		Handler:        t.withOp(tools.Typed(t.removeFile)),
 		Reconcile:      t.reconcile,
 	}
 }
 
-func (t *fileTools) removeFile(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a pathArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (t *fileTools) removeFile(ctx context.Context, req tools.Request, a pathArgs) (tools.Result, error) {
 	tg, err := t.resolve(a.Path)
 	if err != nil {
 		return tools.Result{}, err

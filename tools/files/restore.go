@@ -6,6 +6,7 @@ import (
 	"path"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -36,18 +37,17 @@ func (t *fileTools) restoreFileDef() tools.Definition {
 		Timeout:        time.Minute,
 		Source:         tools.SourceBuiltin,
 		Subject:        tools.SubjectField("path"),
+		Rules:          approval.KindPath,
+		Reason:         "it restores an earlier version of {path}",
+		TouchesPath:    true,
 		ConcurrencyKey: tools.PathKey("path"),
 		KeyLimit:       tools.PathKeyLimit,
-		Handler:        t.withOp(t.restoreFile),
+		Handler:        t.withOp(tools.Typed(t.restoreFile)),
 		Reconcile:      t.reconcile,
 	}
 }
 
-func (t *fileTools) restoreFile(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a restoreArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (t *fileTools) restoreFile(ctx context.Context, req tools.Request, a restoreArgs) (tools.Result, error) {
 	n := 0
 	if a.Version != nil {
 		if *a.Version < 1 {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/toolround/toolround/approval"
 	txt "github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/decision"
@@ -40,20 +41,17 @@ func (w *web) fetchPageDef() tools.Definition {
 		Concurrent:     true,
 		SideEffect:     tools.ReadOnly,
 		Subject:        tools.SubjectField("url"),
+		Rules:          approval.KindURL,
 		ConcurrencyKey: tools.HostKey("url"),
 		KeyLimit:       w.cfg.HostConcurrency,
 		KeyLimitFor:    w.hostLimit,
 		Timeout:        w.cfg.Timeout + filterAllowance,
 		Source:         tools.SourceBuiltin,
-		Handler:        w.fetchPage,
+		Handler:        tools.Typed(w.fetchPage),
 	}
 }
 
-func (w *web) fetchPage(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a fetchPageArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (w *web) fetchPage(ctx context.Context, req tools.Request, a fetchPageArgs) (tools.Result, error) {
 	rawURL := strings.TrimSpace(a.URL)
 	origin := rawURL
 	u, err := w.client.checkURL(rawURL)

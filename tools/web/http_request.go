@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/net/html/charset"
 
+	"github.com/toolround/toolround/approval"
 	txt "github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
@@ -66,12 +67,13 @@ func (w *web) httpRequestDef() tools.Definition {
 		SideEffect:     tools.AtMostOnce,
 		Effect:         w.httpRequestEffect,
 		Subject:        httpRequestSubject,
+		Rules:          approval.KindRequest,
 		ConcurrencyKey: tools.HostKey("url"),
 		KeyLimit:       w.cfg.HostConcurrency,
 		KeyLimitFor:    w.hostLimit,
 		Timeout:        w.cfg.Timeout + requestAllowance,
 		Source:         tools.SourceBuiltin,
-		Handler:        w.httpRequest,
+		Handler:        tools.Typed(w.httpRequest),
 	}
 }
 
@@ -145,11 +147,7 @@ func httpRequestSubject(args json.RawMessage) string {
 	return normMethod(a.Method) + " " + strings.TrimSpace(a.URL)
 }
 
-func (w *web) httpRequest(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a httpRequestArgs
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+func (w *web) httpRequest(ctx context.Context, req tools.Request, a httpRequestArgs) (tools.Result, error) {
 	method := normMethod(a.Method)
 	rawURL := strings.TrimSpace(a.URL)
 	origin := method + " " + rawURL

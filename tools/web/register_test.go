@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,7 +25,6 @@ func TestRegister(t *testing.T) {
 	for _, name := range reg.Names() {
 		d, _ := reg.Lookup(name)
 		require.True(t, d.Concurrent, name)
-		require.True(t, slices.Contains(tools.ConcurrentBuiltins, name), name)
 		require.Equal(t, tools.SourceBuiltin, d.Source, name)
 		require.NotEmpty(t, d.Description, name)
 		require.Greater(t, d.Timeout, 10*time.Second, name)

@@ -162,7 +162,7 @@ func (w *web) searchWebDef() tools.Definition {
 		Subject:    tools.SubjectField("query"),
 		Timeout:    w.cfg.Timeout + filterAllowance,
 		Source:     tools.SourceBuiltin,
-		Handler:    w.searchWeb,
+		Handler:    tools.Typed(w.searchWeb),
 	}
 }
 
@@ -171,13 +171,11 @@ var errNoSearcher = errors.New("no search backend is configured on this worker: 
 	"set SEARCH_URL (web.Config.SearXNGURL) to a SearXNG instance with the json format enabled, or give web.Config a Searcher; " +
 	"until then, use fetch_page on a URL you know")
 
-func (w *web) searchWeb(ctx context.Context, req tools.Request) (tools.Result, error) {
-	var a struct {
-		Query string `json:"query"`
-	}
-	if err := req.Decode(&a); err != nil {
-		return tools.Result{}, err
-	}
+type searchWebArgs = struct {
+	Query string `json:"query"`
+}
+
+func (w *web) searchWeb(ctx context.Context, req tools.Request, a searchWebArgs) (tools.Result, error) {
 	query := strings.TrimSpace(a.Query)
 	if query == "" {
 		return tools.Result{}, errors.New("the query is empty")
