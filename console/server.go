@@ -222,33 +222,44 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, status, code, err.Error())
 }
 
+// statuses is the one table of the API's errors: the HTTP status of each
+// error code, which is also the `error` field of the body. The first code
+// that the error matches (errors.Is) wins; an error of none is 500
+// internal.
+var statuses = []struct {
+	code   round.ErrorCode
+	status int
+}{
+	{round.CodeTooLarge, http.StatusRequestEntityTooLarge},
+	{round.CodeNotWaiting, http.StatusNotFound},
+	{round.CodeNotFound, http.StatusNotFound},
+	{round.CodeNotRunning, http.StatusConflict},
+	{round.CodeStaleApproval, http.StatusConflict},
+	{round.CodeInputMismatch, http.StatusConflict},
+	{round.CodeInvalidArgs, http.StatusBadRequest},
+	{round.CodeInvalidInput, http.StatusBadRequest},
+	{round.CodeBadRequest, http.StatusBadRequest},
+	{round.CodeNotImplemented, http.StatusNotImplemented},
+	{round.CodeTimeout, http.StatusGatewayTimeout},
+}
+
+// codeInternal is the code of an error the table does not know.
+const codeInternal = "internal"
+
 func statusOf(err error) (int, string) {
 	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig), errors.Is(err, client.ErrInputTooLarge):
-		return http.StatusRequestEntityTooLarge, "too_large"
-	case errors.Is(err, ErrNotWaiting):
-		return http.StatusNotFound, "not_waiting"
-	case errors.Is(err, ErrNotFound):
-		return http.StatusNotFound, "not_found"
-	case errors.Is(err, ErrNotRunning):
-		return http.StatusConflict, "not_running"
-	case errors.Is(err, ErrStaleApproval):
-		return http.StatusConflict, "stale_approval"
-	case errors.Is(err, client.ErrInputMismatch):
-		return http.StatusConflict, "input_mismatch"
-	case errors.Is(err, ErrInvalidArgs):
-		return http.StatusBadRequest, "invalid_args"
-	case errors.Is(err, round.ErrUnknownField):
-		return http.StatusBadRequest, "invalid_input"
-	case errors.Is(err, ErrBadInput):
-		return http.StatusBadRequest, "bad_request"
-	case errors.Is(err, ErrUnsupported):
-		return http.StatusNotImplemented, "not_implemented"
-	case errors.Is(err, context.DeadlineExceeded):
-		return http.StatusGatewayTimeout, "timeout"
+	if errors.As(err, &tooBig) {
+		err = &round.Error{Code: round.CodeTooLarge, Err: err}
 	}
-	return http.StatusInternalServerError, "internal"
+	for _, s := range statuses {
+		if errors.Is(err, &round.Error{Code: s.code}) {
+			return s.status, string(s.code)
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return http.StatusGatewayTimeout, string(round.CodeTimeout)
+	}
+	return http.StatusInternalServerError, codeInternal
 }
 
 // wantsHTML: a plain form post from the page, answered with a page or a

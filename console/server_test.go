@@ -45,7 +45,7 @@ func newFake() *fakeBackend {
 		events: make(chan round.Event, 10),
 		inbox: []InboxEntry{{WorkflowID: "toolround/s1/r1/1", SessionID: "s1", Pending: []PendingCall{{
 			CallID: "call_1", Tool: "edit_file", Kind: KindConfirm, ApprovalID: "abc",
-			Arguments: round.Arguments(`{"path":"notes.txt","old_text":"one\ntwo\n","new_text":"one\n2\n"}`),
+			Arguments: `{"path":"notes.txt","old_text":"one\ntwo\n","new_text":"one\n2\n"}`,
 			Reason:    "edit_file changes files", Since: now.Add(-90 * time.Second), Deadline: now.Add(28 * time.Minute),
 		}}}},
 	}
