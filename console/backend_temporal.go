@@ -495,13 +495,12 @@ func (b *TemporalBackend) Agent(ctx context.Context, workflowID string) (*AgentV
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
 		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 		defer cancel()
-		q, err := b.tc.QueryWorkflow(qctx, workflowID, "", round.QueryAgentStatus)
-		if err == nil {
-			err = q.Get(&v.AgentStatus)
-		}
+		st, err := b.c.AgentStatus(qctx, workflowID)
 		if err != nil {
 			v.Status, v.Error = round.AgentRunning, fmt.Sprintf("status of %s: %v", workflowID, err)
+			break
 		}
+		v.AgentStatus = *st
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		st, err := b.c.WaitAgent(ctx, workflowID)
 		if err != nil {

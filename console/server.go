@@ -106,10 +106,10 @@ func (s *Server) routes() {
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := allowedMethod(r.URL.Path); allow != "" {
 			w.Header().Set("Allow", allow)
-			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.URL.Path+" takes "+allow)
+			writeError(w, codeMethodNotAllowed, r.URL.Path+" takes "+allow)
 			return
 		}
-		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
+		writeError(w, round.CodeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
 	// The page (H9).
 	m.HandleFunc("GET /{$}", s.page(s.inboxPage))
@@ -156,11 +156,11 @@ func (s *Server) api(role string, h apiHandler) http.HandlerFunc {
 		p, ok := s.authenticate(r)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolround"`)
-			writeError(w, http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer TOKEN (a token of CONSOLE_TOKENS), or sign in on the page")
+			writeError(w, codeUnauthorized, "send Authorization: Bearer TOKEN (a token of CONSOLE_TOKENS), or sign in on the page")
 			return
 		}
 		if role != roleAny && p.Role != role {
-			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("%s needs an %s token; %q is an %s token", r.URL.Path, role, p.Name, p.Role))
+			writeError(w, codeForbidden, fmt.Sprintf("%s needs an %s token; %q is an %s token", r.URL.Path, role, p.Name, p.Role))
 			return
 		}
 		if p.Via == "api" {
@@ -180,7 +180,7 @@ func (s *Server) api(role string, h apiHandler) http.HandlerFunc {
 			}
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && !csrfOK(p, r) {
-			writeError(w, http.StatusForbidden, "csrf", "missing or wrong CSRF token: reload the page")
+			writeError(w, codeCSRF, "missing or wrong CSRF token: reload the page")
 			return
 		}
 		h(w, r, p)
@@ -192,8 +192,9 @@ type errorBody struct {
 	Message string `json:"message,omitempty"`
 }
 
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, errorBody{Error: code, Message: msg})
+// writeError answers with the status of code (statuses) and the error body.
+func writeError(w http.ResponseWriter, code round.ErrorCode, msg string) {
+	writeJSON(w, statusFor(code), errorBody{Error: string(code), Message: msg})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -219,12 +220,21 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.errorPage(w, r, status, code, err.Error())
 		return
 	}
-	writeError(w, status, code, err.Error())
+	writeJSON(w, status, errorBody{Error: code, Message: err.Error()})
 }
 
+// Codes of the console's own answers, beside round's codes of errors.
+const (
+	codeUnauthorized     round.ErrorCode = "unauthorized"
+	codeForbidden        round.ErrorCode = "forbidden"
+	codeCSRF             round.ErrorCode = "csrf"
+	codeMethodNotAllowed round.ErrorCode = "method_not_allowed"
+	codeInternal         round.ErrorCode = "internal"
+)
+
 // statuses is the one table of the API's errors: the HTTP status of each
-// error code, which is also the `error` field of the body. The first code
-// that the error matches (errors.Is) wins; an error of none is 500
+// error code, which is also the `error` field of the body. An error takes
+// the first code that it matches (errors.Is); an error of none is 500
 // internal.
 var statuses = []struct {
 	code   round.ErrorCode
@@ -241,10 +251,21 @@ var statuses = []struct {
 	{round.CodeBadRequest, http.StatusBadRequest},
 	{round.CodeNotImplemented, http.StatusNotImplemented},
 	{round.CodeTimeout, http.StatusGatewayTimeout},
+	{codeUnauthorized, http.StatusUnauthorized},
+	{codeForbidden, http.StatusForbidden},
+	{codeCSRF, http.StatusForbidden},
+	{codeMethodNotAllowed, http.StatusMethodNotAllowed},
 }
 
-// codeInternal is the code of an error the table does not know.
-const codeInternal = "internal"
+// statusFor is the status of code; 500 for a code the table does not have.
+func statusFor(code round.ErrorCode) int {
+	for _, s := range statuses {
+		if s.code == code {
+			return s.status
+		}
+	}
+	return http.StatusInternalServerError
+}
 
 func statusOf(err error) (int, string) {
 	var tooBig *http.MaxBytesError
@@ -257,9 +278,9 @@ func statusOf(err error) (int, string) {
 		}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return http.StatusGatewayTimeout, string(round.CodeTimeout)
+		return statusFor(round.CodeTimeout), string(round.CodeTimeout)
 	}
-	return http.StatusInternalServerError, codeInternal
+	return statusFor(codeInternal), string(codeInternal)
 }
 
 // wantsHTML: a plain form post from the page, answered with a page or a
