@@ -77,8 +77,9 @@ var (
 	ErrUnsupported error = &round.Error{Code: round.CodeNotImplemented, Message: "not supported by the workers"}
 )
 
-// Decision is a person's answer to a waiting call, in the shape of the
-// round's confirm update and signal (SPEC T1).
+// Decision is a person's answer to a waiting call (SPEC T1): Decide hands
+// it to the client's Approve or Deny, which send it as the round's confirm
+// update (round.Confirm).
 type Decision struct {
 	WorkflowID string `json:"-"`
 	CallID     string `json:"call_id"`
