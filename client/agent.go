@@ -19,7 +19,7 @@ import (
 func (c *Client) StartAgent(ctx context.Context, in round.AgentInput) (tclient.WorkflowRun, error) {
 	in.Carry = nil
 	if err := in.Validate(); err != nil {
-		return nil, fmt.Errorf("invalid agent input: %w", err)
+		return nil, round.Errorf(round.CodeBadRequest, "invalid agent input: %w", err)
 	}
 	id := round.AgentWorkflowID(in.SessionID, in.RunID)
 	run, err := c.tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{
@@ -45,7 +45,7 @@ func (c *Client) StartAgent(ctx context.Context, in round.AgentInput) (tclient.W
 func (c *Client) WaitAgent(ctx context.Context, workflowID string) (*round.AgentStatus, error) {
 	var st round.AgentStatus
 	if err := c.tc.GetWorkflow(ctx, workflowID, "").Get(ctx, &st); err != nil {
-		return nil, fmt.Errorf("agent run %s failed: %s", workflowID, rootCause(err))
+		return nil, failure(fmt.Sprintf("agent run %s failed", workflowID), err)
 	}
 	c.resolveFinal(ctx, &st)
 	return &st, nil

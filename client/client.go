@@ -72,7 +72,7 @@ type EventSource interface {
 const DefaultMaxInputBytes = 3 << 19
 
 // ErrInputTooLarge is returned for a round input above MaxInputBytes.
-var ErrInputTooLarge = errors.New("round input too large")
+var ErrInputTooLarge error = &round.Error{Code: round.CodeTooLarge, Message: "round input too large"}
 
 // Client submits and steers rounds.
 type Client struct {
@@ -105,7 +105,7 @@ func New(tc tclient.Client, opts Options) *Client {
 func (c *Client) Temporal() tclient.Client { return c.tc }
 
 // ErrInputMismatch is returned when a round id is reused with another input.
-var ErrInputMismatch = errors.New("a round with this id already ran with a different input")
+var ErrInputMismatch error = &round.Error{Code: round.CodeInputMismatch, Message: "a round with this id already ran with a different input"}
 
 // Start submits a round and returns its workflow run at once, without waiting
 // for it (GetID is the workflow id, toolround/<session>/<run>/<round>); pass
@@ -115,7 +115,7 @@ var ErrInputMismatch = errors.New("a round with this id already ran with a diffe
 // when no worker polls the task queue: it starts when one does.
 func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRun, error) {
 	if err := in.Validate(); err != nil {
-		return nil, fmt.Errorf("invalid round input: %w", err)
+		return nil, round.Errorf(round.CodeBadRequest, "invalid round input: %w", err)
 	}
 	key, err := c.secretKey()
 	if err != nil {
@@ -235,7 +235,7 @@ func (c *Client) Wait(ctx context.Context, run tclient.WorkflowRun) (*round.Resu
 			return nil, &roundGoneError{msg: fmt.Sprintf("round %s %v (or its history is past retention)", run.GetID(), ErrRoundNotFound),
 				errs: []error{ErrRoundNotFound, err}}
 		}
-		return nil, fmt.Errorf("round %s failed: %s", run.GetID(), rootCause(err))
+		return nil, failure(fmt.Sprintf("round %s failed", run.GetID()), err)
 	}
 	res := out.Result()
 	c.Resolve(ctx, &res)
@@ -288,9 +288,12 @@ type ConfirmOptions struct {
 	// arguments.
 	Pattern string
 	// By and Via say who decided and through what (T2): claims, recorded
-	// with the decision. Via defaults to "api".
+	// with the decision, unless Verified. Via defaults to "api".
 	By  string
 	Via string
+	// Verified says that the caller authenticated By (the console does,
+	// from its tokens).
+	Verified bool
 	// Args, when set, are the arguments the call runs with instead of the
 	// model's (approve only); they must pass the tool's schema, else
 	// ErrInvalidArgs.
@@ -298,17 +301,24 @@ type ConfirmOptions struct {
 }
 
 // Errors of Approve and Deny, from the round's answer (T1); match them with
-// errors.Is.
+// errors.Is. The round refuses with an application error whose type is the
+// code (round.CodeNotWaiting, ...), and the client rebuilds the error of
+// that code.
 var (
 	// ErrNotWaiting: the call does not wait for a decision (no such call,
 	// already decided, expired, or the round is past its gate).
-	ErrNotWaiting = errors.New("the call does not wait for a decision")
+	ErrNotWaiting error = &round.Error{Code: round.CodeNotWaiting, Message: "the call does not wait for a decision"}
 	// ErrStaleApproval: the approval_id is not the waiting call's; read
 	// Pending again.
-	ErrStaleApproval = errors.New("the approval_id is not the waiting call's")
+	ErrStaleApproval error = &round.Error{Code: round.CodeStaleApproval, Message: "the approval_id is not the waiting call's"}
 	// ErrInvalidArgs: the edited arguments fail the tool's schema.
-	ErrInvalidArgs = errors.New("the edited arguments fail the tool's schema")
+	ErrInvalidArgs error = &round.Error{Code: round.CodeInvalidArgs, Message: "the edited arguments fail the tool's schema"}
 )
+
+// refusals are the sentinels of the codes a round refuses a request with.
+var refusals = map[round.ErrorCode]error{
+	round.CodeNotWaiting: ErrNotWaiting, round.CodeStaleApproval: ErrStaleApproval, round.CodeInvalidArgs: ErrInvalidArgs,
+}
 
 // Approve lets a waiting call run. It returns once the round has applied
 // the decision; a round that refuses it gives ErrNotWaiting,
@@ -317,7 +327,7 @@ var (
 func (c *Client) Approve(ctx context.Context, workflowID, callID string, o ConfirmOptions) error {
 	return c.confirm(ctx, workflowID, round.Confirm{
 		CallID: callID, Approve: true, Reason: o.Reason, Remember: o.Remember, AllowTurn: o.AllowTurn, Pattern: o.Pattern,
-		ApprovalID: o.ApprovalID, By: o.By, Via: o.Via, Args: o.Args,
+		ApprovalID: o.ApprovalID, By: o.By, Via: o.Via, Verified: o.Verified, Args: o.Args,
 	})
 }
 
@@ -325,7 +335,7 @@ func (c *Client) Approve(ctx context.Context, workflowID, callID string, o Confi
 // It returns as Approve does.
 func (c *Client) Deny(ctx context.Context, workflowID, callID string, o ConfirmOptions) error {
 	return c.confirm(ctx, workflowID, round.Confirm{
-		CallID: callID, Approve: false, Reason: o.Reason, ApprovalID: o.ApprovalID, By: o.By, Via: o.Via,
+		CallID: callID, Approve: false, Reason: o.Reason, ApprovalID: o.ApprovalID, By: o.By, Via: o.Via, Verified: o.Verified,
 	})
 }
 
@@ -358,10 +368,8 @@ func confirmError(err error) error {
 	if !errors.As(err, &app) {
 		return err
 	}
-	for typ, sentinel := range map[string]error{round.ErrNotWaiting: ErrNotWaiting, round.ErrStaleApproval: ErrStaleApproval, round.ErrInvalidArgs: ErrInvalidArgs} {
-		if app.Type() == typ {
-			return fmt.Errorf("%w: %s", sentinel, app.Message())
-		}
+	if sentinel, ok := refusals[round.ErrorCode(app.Type())]; ok {
+		return &round.Error{Code: round.ErrorCode(app.Type()), Message: sentinel.Error() + ": " + app.Message(), Err: app}
 	}
 	return err
 }
@@ -506,6 +514,18 @@ type roundGoneError struct {
 
 func (e *roundGoneError) Error() string   { return e.msg }
 func (e *roundGoneError) Unwrap() []error { return e.errs }
+
+// failure is the error of a workflow that failed: what, then its root
+// cause; a failure for an input the workflow refused (round.ErrTypeInvalidInput)
+// has CodeBadRequest.
+func failure(what string, err error) error {
+	msg := what + ": " + rootCause(err)
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.Type() == round.ErrTypeInvalidInput {
+		return &round.Error{Code: round.CodeBadRequest, Message: msg}
+	}
+	return errors.New(msg)
+}
 
 // rootCause strips Temporal's wrapping from a workflow failure.
 func rootCause(err error) string {

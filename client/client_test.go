@@ -213,11 +213,32 @@ func TestConfirmErrorsAreTyped(t *testing.T) {
 		err := New(tc, Options{}).Approve(context.Background(), "wf", "c", ConfirmOptions{ApprovalID: "x"})
 		require.ErrorIs(t, err, want, typ)
 		require.ErrorContains(t, err, "because")
+		require.Equal(t, round.ErrorCode(typ), round.CodeOf(err), "the round's type is the code")
+		var app *temporal.ApplicationError
+		require.ErrorAs(t, err, &app, "the round's answer stays the cause")
 		// A refused decision is not sent again.
 		tc = mocks.NewClient(t)
 		tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(doneUpdate(temporal.NewApplicationError("because", typ)), nil).Once()
 		New(tc, Options{}).deliver(context.Background(), PendingCall{WorkflowID: "wf", CallID: "c"}, Decision{Approve: true})
 	}
+}
+
+// TestConfirmSendsWhoDecided: Approve and Deny send By, Via and Verified
+// with the decision; Via defaults to "api".
+func TestConfirmSendsWhoDecided(t *testing.T) {
+	tc := mocks.NewClient(t)
+	var sent []round.Confirm
+	tc.On("UpdateWorkflow", mock.Anything, mock.MatchedBy(func(o tclient.UpdateWorkflowOptions) bool {
+		sent = append(sent, o.Args[0].(round.Confirm))
+		return o.UpdateName == round.UpdateConfirm
+	})).Return(doneUpdate(nil), nil).Twice()
+	c := New(tc, Options{})
+	require.NoError(t, c.Approve(context.Background(), "wf", "c1", ConfirmOptions{ApprovalID: "a", By: "alice", Via: "console", Verified: true}))
+	require.NoError(t, c.Deny(context.Background(), "wf", "c2", ConfirmOptions{ApprovalID: "b", By: "bob", Reason: "no"}))
+	require.Equal(t, []round.Confirm{
+		{CallID: "c1", Approve: true, ApprovalID: "a", By: "alice", Via: "console", Verified: true},
+		{CallID: "c2", ApprovalID: "b", By: "bob", Via: "api", Reason: "no"},
+	}, sent)
 }
 
 // fakeEvents is a session stream that the test publishes to.

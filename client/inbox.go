@@ -63,7 +63,24 @@ const inboxQueryTimeout = 5 * time.Second
 // dropped). Rounds that cannot be asked are left out and reported in an
 // *InboxError, returned with the others.
 func (c *Client) Inbox(ctx context.Context, session string) ([]InboxRound, error) {
+	return c.InboxOf(ctx, InboxOptions{Session: session})
+}
+
+// InboxOptions narrow InboxOf.
+type InboxOptions struct {
+	// Session keeps one session's rounds; "" every session's.
+	Session string
+	// TaskQueue keeps the rounds of one task queue; "" every queue's.
+	TaskQueue string
+}
+
+// InboxOf is Inbox, of the rounds that o names.
+func (c *Client) InboxOf(ctx context.Context, o InboxOptions) ([]InboxRound, error) {
+	session := o.Session
 	query := InboxQuery(session)
+	if o.TaskQueue != "" {
+		query += fmt.Sprintf(" AND TaskQueue = '%s'", escapeQuery(o.TaskQueue))
+	}
 	var found []InboxRound
 	taskQueues := map[string]string{}
 	var token []byte

@@ -1,10 +1,14 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"testing"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/mocks"
 )
 
 func TestInboxQuery(t *testing.T) {
@@ -20,4 +24,19 @@ func TestInboxErrorNamesTheSkippedRounds(t *testing.T) {
 	require.Contains(t, err.Error(), "2 waiting rounds did not say what they wait for: wf-a: no worker polls task queue \"q\"")
 	require.Contains(t, err.Error(), "; wf-b: timeout")
 	require.False(t, IsInboxError(errors.New("other")))
+}
+
+func TestInboxOfOneTaskQueue(t *testing.T) {
+	tc := mocks.NewClient(t)
+	var queries []string
+	tc.On("ListWorkflow", mock.Anything, mock.Anything).Return(func(_ context.Context, r *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
+		queries = append(queries, r.Query)
+		return &workflowservice.ListWorkflowExecutionsResponse{}, nil
+	})
+	c := New(tc, Options{})
+	_, err := c.InboxOf(context.Background(), InboxOptions{Session: "s1", TaskQueue: "it's"})
+	require.NoError(t, err)
+	_, err = c.Inbox(context.Background(), "")
+	require.NoError(t, err)
+	require.Equal(t, []string{InboxQuery("s1") + " AND TaskQueue = 'it''s'", InboxQuery("")}, queries, "Inbox lists every task queue")
 }

@@ -27,7 +27,7 @@ func SealToolCalls(key []byte, calls []round.ToolCall) error {
 		c := &calls[i]
 		sealed, err := secrets.SealToolCall(key, c.Function.Name, string(c.Function.Arguments))
 		if err != nil {
-			return fmt.Errorf("call %s: %w (the round was not submitted, so the value went nowhere)", c.ID, err)
+			return round.Errorf(round.CodeBadRequest, "call %s: %w (the round was not submitted, so the value went nowhere)", c.ID, err)
 		}
 		c.Function.Arguments = round.Arguments(sealed)
 	}

@@ -14,28 +14,13 @@ import (
 	"github.com/toolround/toolround/round"
 )
 
-// PendingCall is a call that waits for a person or for the client.
-type PendingCall struct {
-	// WorkflowID is the round's workflow id.
-	WorkflowID string `json:"workflow_id"`
-	CallID     string `json:"call_id"`
-	Tool       string `json:"tool"`
-	// Kind is KindConfirm (approve or deny it), KindAnswer (an ask_user
-	// question: Answer it) or KindToolResult (a client tool: run it and
-	// SubmitToolResult).
-	Kind      string `json:"kind"`
-	Arguments string `json:"arguments"`
-	// ApprovalID binds a decision to these arguments, when the workers'
-	// round provides it; Approve and Deny pass it on.
-	ApprovalID string    `json:"approval_id,omitempty"`
-	Subject    string    `json:"subject,omitempty"`
-	Reason     string    `json:"reason,omitempty"`
-	Reasons    []string  `json:"reasons,omitempty"`
-	Questions  []string  `json:"questions,omitempty"`
-	Since      time.Time `json:"since"`
-	// Deadline is when an unanswered confirmation expires (T3).
-	Deadline time.Time `json:"deadline"`
-}
+// PendingCall is a call that waits for a person or for the client: the
+// round's own waiting-call type, with WorkflowID set. Kind is KindConfirm
+// (Approve or Deny it), KindAnswer (an ask_user question: Answer it) or
+// KindToolResult (a client tool: run it and SubmitToolResult); ApprovalID,
+// when the round gives one, binds a decision to the arguments shown, and
+// Approve and Deny pass it on.
+type PendingCall = round.Pending
 
 // Kinds of PendingCall.
 const (
@@ -113,14 +98,14 @@ func WaitForWorker() RunOption {
 
 // ErrNoWorker is returned when no worker polls the task queue of a round
 // that needs one.
-var ErrNoWorker = errors.New("no worker polls task queue")
+var ErrNoWorker error = &round.Error{Code: round.CodeNoWorker, Message: "no worker polls task queue"}
 
 // ErrRoundNotFound is returned for a workflow id that no round has (yet).
-var ErrRoundNotFound = errors.New("does not exist yet")
+var ErrRoundNotFound error = &round.Error{Code: round.CodeNotFound, Message: "does not exist yet"}
 
 // ErrRoundEnded is returned for a decision, an answer, an extension or a
 // cancel sent to a round that has ended.
-var ErrRoundEnded = errors.New("has ended; it takes no more decisions, answers or cancels")
+var ErrRoundEnded error = &round.Error{Code: round.CodeRoundEnded, Message: "has ended; it takes no more decisions, answers or cancels"}
 
 // NoWorkerError returns the one-line error for a task queue without
 // workers; it matches ErrNoWorker with errors.Is.
@@ -144,7 +129,7 @@ func (c *Client) Run(ctx context.Context, in *round.Input, opts ...RunOption) (*
 		f(&o)
 	}
 	if err := in.Validate(); err != nil {
-		return nil, fmt.Errorf("invalid round input: %w", err)
+		return nil, round.Errorf(round.CodeBadRequest, "invalid round input: %w", err)
 	}
 	if o.onEvent != nil && c.opts.Events == nil {
 		return nil, errors.New("round events need Redis: Options.Events is not set (client.FromEnv sets it from REDIS_URL)")

@@ -54,7 +54,7 @@ func (s *Server) postAgent(w http.ResponseWriter, r *http.Request, p principal) 
 		return
 	}
 	if req.AutoApprove && p.Role != RoleApprover {
-		writeError(w, http.StatusForbidden, "forbidden", "auto_approve needs an approver token: an agent token may not approve its own calls")
+		writeError(w, codeForbidden, "auto_approve needs an approver token: an agent token may not approve its own calls")
 		return
 	}
 	if req.Provider == "" {
@@ -104,7 +104,7 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request, p principal) {
 func (s *Server) postAgentPath(w http.ResponseWriter, r *http.Request, p principal) {
 	id, ok := strings.CutSuffix(r.PathValue("path"), "/messages")
 	if !ok {
-		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: POST "+r.URL.Path+" (POST /api/v1/agents/agentrun/<session>/<run>/messages sends a user message)")
+		writeError(w, round.CodeNotFound, "no such endpoint: POST "+r.URL.Path+" (POST /api/v1/agents/agentrun/<session>/<run>/messages sends a user message)")
 		return
 	}
 	if err := target(p, id, kindAgent); err != nil {

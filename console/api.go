@@ -28,7 +28,7 @@ func (s *Server) postRound(w http.ResponseWriter, r *http.Request, p principal) 
 		return
 	}
 	if in.AutoApprove && p.Role != RoleApprover {
-		writeError(w, http.StatusForbidden, "forbidden", "auto_approve needs an approver token: an agent token may not approve its own calls")
+		writeError(w, codeForbidden, "auto_approve needs an approver token: an agent token may not approve its own calls")
 		return
 	}
 	if !p.allows(in.SessionID) {
@@ -64,7 +64,7 @@ type runningRound struct {
 // forbidSession answers a request into a session outside the token's
 // scope (H10).
 func forbidSession(w http.ResponseWriter, p principal, session string) {
-	writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("the token %q may not use session %q (its sessions: %s)", p.Name, session, strings.Join(p.Scope, ",")))
+	writeError(w, codeForbidden, fmt.Sprintf("the token %q may not use session %q (its sessions: %s)", p.Name, session, strings.Join(p.Scope, ",")))
 }
 
 // getRound is H3.

@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/toolround/toolround/round"
@@ -57,27 +56,30 @@ type Backend interface {
 	Events(ctx context.Context, session, after string, ready func(), fn func(round.Event) error) error
 }
 
-// Errors a Backend returns for the HTTP layer to map to statuses.
+// Errors a Backend returns for the HTTP layer to map to statuses (codes,
+// in server.go). They are *round.Error values: errors.Is matches any error
+// of the same code, the client's (client.ErrNotWaiting, ...) too.
 var (
 	// ErrNotFound: no such round or agent run (404 not_found).
-	ErrNotFound = errors.New("not found")
+	ErrNotFound error = &round.Error{Code: round.CodeNotFound, Message: "not found"}
 	// ErrNotRunning: the agent run has ended (409 not_running).
-	ErrNotRunning = errors.New("the agent run has ended")
+	ErrNotRunning error = &round.Error{Code: round.CodeNotRunning, Message: "the agent run has ended"}
 	// ErrNotWaiting: the call does not wait for a decision (404 not_waiting).
-	ErrNotWaiting = errors.New("the call does not wait for a decision")
+	ErrNotWaiting error = &round.Error{Code: round.CodeNotWaiting, Message: "the call does not wait for a decision"}
 	// ErrStaleApproval: the approval_id is not the waiting call's (409 stale_approval).
-	ErrStaleApproval = errors.New("the approval_id does not match the waiting call: its arguments changed or it is another call; read the inbox again")
+	ErrStaleApproval error = &round.Error{Code: round.CodeStaleApproval, Message: "the approval_id does not match the waiting call: its arguments changed or it is another call; read the inbox again"}
 	// ErrInvalidArgs: edited arguments refused (400 invalid_args).
-	ErrInvalidArgs = errors.New("invalid arguments")
+	ErrInvalidArgs error = &round.Error{Code: round.CodeInvalidArgs, Message: "invalid arguments"}
 	// ErrBadInput: anything else wrong with a request (400 bad_request;
 	// 400 invalid_input when it wraps round.ErrUnknownField).
-	ErrBadInput = errors.New("bad request")
-	// ErrUnsupported: the workers cannot do this yet (501 not_implemented).
-	ErrUnsupported = errors.New("not supported by the workers")
+	ErrBadInput error = &round.Error{Code: round.CodeBadRequest, Message: "bad request"}
+	// ErrUnsupported: the workers cannot do this (501 not_implemented).
+	ErrUnsupported error = &round.Error{Code: round.CodeNotImplemented, Message: "not supported by the workers"}
 )
 
-// Decision is a person's answer to a waiting call, in the shape of the
-// round's confirm update and signal (SPEC T1).
+// Decision is a person's answer to a waiting call (SPEC T1): Decide hands
+// it to the client's Approve or Deny, which send it as the round's confirm
+// update (round.Confirm).
 type Decision struct {
 	WorkflowID string `json:"-"`
 	CallID     string `json:"call_id"`
@@ -97,42 +99,16 @@ type Decision struct {
 }
 
 // PendingCall is a call that waits for a person or a client, as the round's
-// pending query lists it. It holds the fields of today's query and those of
-// the approval contract (approval_id, reasons), so it reads both.
-type PendingCall struct {
-	CallID     string          `json:"call_id"`
-	Tool       string          `json:"tool"`
-	Kind       string          `json:"kind,omitempty"`
-	Arguments  round.Arguments `json:"arguments"`
-	ApprovalID string          `json:"approval_id,omitempty"`
-	Subject    string          `json:"subject,omitempty"`
-	Reason     string          `json:"reason,omitempty"`
-	Reasons    []string        `json:"reasons,omitempty"`
-	Questions  []string        `json:"questions,omitempty"`
-	Since      time.Time       `json:"since"`
-	Deadline   time.Time       `json:"deadline"`
-}
+// pending query lists it. Listed under its round (InboxEntry, RoundView),
+// it leaves WorkflowID empty.
+type PendingCall = round.Pending
 
-// Pending kinds (today's query; a call without a kind waits for a decision).
+// Pending kinds.
 const (
-	KindConfirm    = "confirm"
-	KindAnswer     = "answer"
-	KindToolResult = "tool_result"
+	KindConfirm    = round.KindConfirm
+	KindAnswer     = round.KindAnswer
+	KindToolResult = round.KindToolResult
 )
-
-// Why is every reason the call asks, whichever field carries it.
-func (p PendingCall) Why() []string {
-	if len(p.Reasons) > 0 {
-		return p.Reasons
-	}
-	if p.Reason != "" {
-		return []string{p.Reason}
-	}
-	return nil
-}
-
-// NeedsDecision reports whether approve/deny applies.
-func (p PendingCall) NeedsDecision() bool { return p.Kind == "" || p.Kind == KindConfirm }
 
 // InboxEntry is one round that waits for a person.
 type InboxEntry struct {

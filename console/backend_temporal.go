@@ -1,10 +1,9 @@
 package console
 
 // This file is the one adapter between the console and the rounds: the
-// Temporal client, the client package and the Redis event streams. It is
-// written against the approval contract of SPEC T1/T3/T7 and falls back to
-// what today's round workflow offers where that contract is not there yet.
-// Each fallback is marked FALLBACK below.
+// client package, which speaks to the rounds (SPEC T1/T3/T7), the Temporal
+// client for what only the console asks (which workflow an id names, the
+// listings of a session) and the Redis event streams.
 
 import (
 	"context"
@@ -30,20 +29,10 @@ import (
 	"github.com/toolround/toolround/tools/secrets"
 )
 
-// Names of the round workflow's contract used here. They are strings so
-// that this file does not follow the workflow package's reorganisation;
-// they are the stable names registered with Temporal.
+// Limits of the console's requests to Temporal.
 const (
-	workflowType   = "ToolRound"
-	updateConfirm  = "confirm" // update (T1); also the signal's name
-	signalConfirm  = "confirm"
-	signalExtend   = "extend" // T3
-	queryPending   = "pending"
-	queryProgress  = "progress"
-	attrWaiting    = "ToolroundWaiting" // T7
 	queryTimeout   = 5 * time.Second
 	decideTimeout  = 20 * time.Second
-	scanLimit      = 500
 	sessionRounds  = 30
 	lookupParallel = 8
 )
@@ -94,17 +83,19 @@ func NewTemporalBackend(tc tclient.Client, opts TemporalOptions) *TemporalBacken
 func (b *TemporalBackend) Submit(ctx context.Context, in *round.Input) (string, error) {
 	run, err := b.c.Start(ctx, in)
 	if err != nil {
-		if errors.Is(err, client.ErrInputTooLarge) || errors.Is(err, client.ErrInputMismatch) {
-			return "", err
-		}
-		// The client has no typed errors for these two yet: an input that
-		// fails validation, and a store_secret call that cannot be sealed.
-		if strings.HasPrefix(err.Error(), "invalid round input") || strings.HasPrefix(err.Error(), "call ") {
-			return "", fmt.Errorf("%w: %w", ErrBadInput, err)
-		}
-		return "", err
+		return "", badInput(err)
 	}
 	return run.GetID(), nil
+}
+
+// badInput says "bad request" before the client's refusal of an input
+// (an input that fails validation, a store_secret call that cannot be
+// sealed), as the console's own refusals do.
+func badInput(err error) error {
+	if round.CodeOf(err) == round.CodeBadRequest {
+		return fmt.Errorf("%w: %w", ErrBadInput, err)
+	}
+	return err
 }
 
 // Wait waits for a round's result.
@@ -126,7 +117,7 @@ func (b *TemporalBackend) Round(ctx context.Context, workflowID string) (*RoundV
 		return nil, fmt.Errorf("describe round %s: %w", workflowID, err)
 	}
 	info := d.RawResponse.GetWorkflowExecutionInfo()
-	if info.GetType().GetName() != workflowType {
+	if info.GetType().GetName() != round.WorkflowName {
 		return nil, fmt.Errorf("%s is not a round: %w", workflowID, ErrNotFound)
 	}
 	return b.view(ctx, workflowID, info.GetStatus(), info.GetStartTime().AsTime()), nil
@@ -184,7 +175,7 @@ func (b *TemporalBackend) own(ctx context.Context, workflowID string, kinds idKi
 	if err != nil {
 		return 0, err
 	}
-	want := workflowType
+	want := round.WorkflowName
 	if kind == kindAgent {
 		want = round.AgentWorkflowName
 	}
@@ -213,24 +204,31 @@ func splitWorkflowID(id string) (session, run string, n int) {
 	return parts[1], parts[2], n
 }
 
+// pending is what the round waits for, through the client; each call is
+// listed under its round, without its workflow id.
 func (b *TemporalBackend) pending(ctx context.Context, workflowID string) ([]PendingCall, error) {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	v, err := b.tc.QueryWorkflow(ctx, workflowID, "", queryPending)
+	out, err := b.c.Pending(ctx, workflowID)
 	if err != nil {
-		return nil, fmt.Errorf("pending of %s: %w", workflowID, err)
+		return nil, err
 	}
-	var out []PendingCall
-	if err := v.Get(&out); err != nil {
-		return nil, fmt.Errorf("pending of %s: %w", workflowID, err)
-	}
-	return out, nil
+	return underRound(out), nil
 }
 
+// underRound clears the workflow ids of calls listed under their round.
+func underRound(ps []PendingCall) []PendingCall {
+	for i := range ps {
+		ps[i].WorkflowID = ""
+	}
+	return ps
+}
+
+// progress is the round's progress query answer as the worker gives it.
 func (b *TemporalBackend) progress(ctx context.Context, workflowID string) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	v, err := b.tc.QueryWorkflow(ctx, workflowID, "", queryProgress)
+	v, err := b.tc.QueryWorkflow(ctx, workflowID, "", round.QueryProgress)
 	if err != nil {
 		return nil, err
 	}
@@ -250,60 +248,25 @@ func quote(s string) (string, error) {
 	return "'" + s + "'", nil
 }
 
-// Inbox lists the rounds of the task queue that wait for a person (T7).
+// Inbox lists the rounds of the task queue that wait for a person (T7),
+// through the client, newest wait first. A round that cannot say what it
+// waits for (no live worker) is left out.
 func (b *TemporalBackend) Inbox(ctx context.Context, session string) ([]InboxEntry, error) {
-	tq, err := quote(b.opts.TaskQueue)
-	if err != nil {
-		return nil, err
-	}
-	base := "WorkflowType = '" + workflowType + "' AND ExecutionStatus = 'Running' AND TaskQueue = " + tq
 	if session != "" {
-		prefix, err := quote("toolround/" + session + "/")
-		if err != nil {
+		if _, err := quote(session); err != nil {
 			return nil, err
 		}
-		base += " AND WorkflowId STARTS_WITH " + prefix
 	}
-	// Rounds that keep ToolroundWaiting current are listed by it; rounds
-	// that never set it are scanned.
-	ids, err := b.list(ctx, base+" AND "+attrWaiting+" = true", scanLimit)
-	scan := base + " AND " + attrWaiting + " IS NULL"
-	if err != nil {
-		if !unknownAttribute(err) {
-			return nil, err
-		}
-		// FALLBACK(T7 search attributes): the namespace lacks
-		// ToolroundWaiting, so every running round of the queue is asked
-		// what it waits for.
-		ids, scan = nil, base
-	}
-	more, err := b.list(ctx, scan, scanLimit)
-	if err != nil {
+	rounds, err := b.c.InboxOf(ctx, client.InboxOptions{Session: session, TaskQueue: b.opts.TaskQueue})
+	if err != nil && !client.IsInboxError(err) {
 		return nil, err
 	}
-	ids = append(ids, more...)
-
-	ids = ownIDs(ids, kindRound)
-	entries := make([]InboxEntry, len(ids))
-	parallel(len(ids), func(i int) {
-		p, err := b.pending(ctx, ids[i].id)
-		if err != nil {
-			return // a round without a live worker cannot say; it is left out
-		}
-		var waiting []PendingCall
-		for _, pc := range p {
-			if pc.Kind != KindToolResult {
-				waiting = append(waiting, pc)
-			}
-		}
-		s, _, _ := splitWorkflowID(ids[i].id)
-		entries[i] = InboxEntry{WorkflowID: ids[i].id, SessionID: s, Pending: waiting}
-	})
 	out := []InboxEntry{}
-	for _, e := range entries {
-		if len(e.Pending) > 0 {
-			out = append(out, e)
+	for _, r := range rounds {
+		if _, _, err := checkID(r.WorkflowID, kindRound); err != nil {
+			continue // a workflow of the right type under another id is none of the console's
 		}
+		out = append(out, InboxEntry{WorkflowID: r.WorkflowID, SessionID: r.SessionID, Pending: underRound(r.Pending)})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return newest(out[i]).After(newest(out[j])) })
 	return out, nil
@@ -357,20 +320,13 @@ func (b *TemporalBackend) list(ctx context.Context, query string, limit int) ([]
 	}
 }
 
-// unknownAttribute tells a query refused for a search attribute the
-// namespace does not have.
-func unknownAttribute(err error) bool {
-	var ia *serviceerror.InvalidArgument
-	return errors.As(err, &ia) && strings.Contains(err.Error(), attrWaiting)
-}
-
 // Session lists a session's newest rounds with their calls.
 func (b *TemporalBackend) Session(ctx context.Context, session string) ([]RoundView, error) {
 	prefix, err := quote("toolround/" + session + "/")
 	if err != nil {
 		return nil, err
 	}
-	ids, err := b.list(ctx, "WorkflowType = '"+workflowType+"' AND WorkflowId STARTS_WITH "+prefix, sessionRounds)
+	ids, err := b.list(ctx, "WorkflowType = '"+round.WorkflowName+"' AND WorkflowId STARTS_WITH "+prefix, sessionRounds)
 	if err != nil {
 		return nil, err
 	}
@@ -401,96 +357,67 @@ func parallel(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// Decide sends a decision through the round's confirm update, whose
-// validator refuses a call that does not wait, a stale approval_id and
-// invalid edited arguments before anything is recorded (T1).
+// Decide sends a decision through the client's Approve or Deny, the
+// round's confirm update, whose validator refuses a call that does not
+// wait, a stale approval_id and invalid edited arguments before anything is
+// recorded (T1).
 func (b *TemporalBackend) Decide(ctx context.Context, d Decision) error {
 	ctx, cancel := context.WithTimeout(ctx, decideTimeout)
 	defer cancel()
 	if _, err := b.own(ctx, d.WorkflowID, kindRound); err != nil {
 		return err
 	}
-	h, err := b.tc.UpdateWorkflow(ctx, tclient.UpdateWorkflowOptions{
-		WorkflowID: d.WorkflowID, UpdateName: updateConfirm, Args: []any{d},
-		WaitForStage: tclient.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		err = h.Get(ctx, nil)
-	}
-	if err == nil {
-		return nil
-	}
-	if unknownUpdate(err) {
-		return b.decideBySignal(ctx, d)
-	}
-	return decisionError(d, err)
-}
-
-// decisionError maps the update's answers to the console's errors.
-func decisionError(d Decision, err error) error {
-	var app *temporal.ApplicationError
-	if errors.As(err, &app) {
-		switch app.Type() {
-		case "not_waiting":
-			return fmt.Errorf("call %s of %s: %w", d.CallID, d.WorkflowID, ErrNotWaiting)
-		case "stale_approval":
-			return fmt.Errorf("call %s of %s: %w", d.CallID, d.WorkflowID, ErrStaleApproval)
-		case "invalid_args":
-			return fmt.Errorf("%w: %s", ErrInvalidArgs, app.Message())
+	o := client.ConfirmOptions{ApprovalID: d.ApprovalID, Reason: d.Reason, Remember: d.Remember, AllowTurn: d.AllowTurn, Pattern: d.Pattern,
+		By: d.By, Via: d.Via, Verified: d.Verified}
+	if d.Args != "" {
+		// The text of the edited object, as a JSON string holding it.
+		args, err := json.Marshal(d.Args)
+		if err != nil {
+			return fmt.Errorf("%w: args: %w", ErrInvalidArgs, err)
 		}
+		o.Args = args
 	}
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
-		return fmt.Errorf("round %s is not running: %w", d.WorkflowID, ErrNotWaiting)
+	var err error
+	if d.Approve {
+		err = b.c.Approve(ctx, d.WorkflowID, d.CallID, o)
+	} else {
+		err = b.c.Deny(ctx, d.WorkflowID, d.CallID, o)
 	}
-	return fmt.Errorf("confirm %s of %s: %w", d.CallID, d.WorkflowID, err)
-}
-
-func unknownUpdate(err error) bool {
-	return strings.Contains(err.Error(), "unknown update")
-}
-
-// decideBySignal is FALLBACK(T1 confirm update): a round without the
-// update handler gets the decision as the confirm signal, after the
-// console has checked what the update's validator would: that the call
-// waits, and that the approval_id is the waiting call's when the round
-// gives one (rounds that give none are accepted without it). Today's
-// signal cannot carry edited arguments, so an edit is refused rather than
-// silently dropped. A decision racing another one for the same call is
-// recorded by the round as an ignored signal.
-func (b *TemporalBackend) decideBySignal(ctx context.Context, d Decision) error {
-	p, err := b.waitingCall(ctx, d.WorkflowID, d.CallID)
 	if err != nil {
-		return err
-	}
-	if !p.NeedsDecision() {
-		return fmt.Errorf("call %s of %s waits for an answer, not a decision: %w", d.CallID, d.WorkflowID, ErrNotWaiting)
-	}
-	if p.ApprovalID != "" && p.ApprovalID != d.ApprovalID {
-		return fmt.Errorf("call %s of %s: %w", d.CallID, d.WorkflowID, ErrStaleApproval)
-	}
-	if d.Args != "" && !sameJSON(d.Args, string(p.Arguments)) {
-		return fmt.Errorf("%w: the workers of round %s cannot run a call with edited arguments yet; approve or deny it as it is", ErrUnsupported, d.WorkflowID)
-	}
-	d.Args = ""
-	if err := b.tc.SignalWorkflow(ctx, d.WorkflowID, "", signalConfirm, d); err != nil {
 		return decisionError(d, err)
 	}
 	return nil
 }
 
+// decisionError words the round's refusals, matched on their codes, as the
+// console's errors.
+func decisionError(d Decision, err error) error {
+	var app *temporal.ApplicationError
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.Is(err, ErrNotWaiting):
+		return fmt.Errorf("call %s of %s: %w", d.CallID, d.WorkflowID, ErrNotWaiting)
+	case errors.Is(err, ErrStaleApproval):
+		return fmt.Errorf("call %s of %s: %w", d.CallID, d.WorkflowID, ErrStaleApproval)
+	case errors.Is(err, ErrInvalidArgs) && errors.As(err, &app):
+		return fmt.Errorf("%w: %s", ErrInvalidArgs, app.Message())
+	case errors.As(err, &nf):
+		return fmt.Errorf("round %s is not running: %w", d.WorkflowID, ErrNotWaiting)
+	}
+	return err
+}
+
 // waitingCall finds a call in the round's pending list.
 func (b *TemporalBackend) waitingCall(ctx context.Context, workflowID, callID string) (PendingCall, error) {
 	p, err := b.pending(ctx, workflowID)
-	var nf *serviceerror.NotFound
-	if errors.As(err, &nf) {
+	if errors.Is(err, client.ErrRoundNotFound) {
 		return PendingCall{}, fmt.Errorf("round %s: %w", workflowID, ErrNotWaiting)
 	}
-	var qf *serviceerror.QueryFailed
-	if errors.As(err, &qf) && strings.Contains(err.Error(), "completed") {
-		return PendingCall{}, fmt.Errorf("round %s has finished: %w", workflowID, ErrNotWaiting)
-	}
 	if err != nil {
+		if status, derr := b.own(ctx, workflowID, kindRound); derr == nil && status != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			// It ended between the listing and the query.
+			return PendingCall{}, fmt.Errorf("round %s has finished: %w", workflowID, ErrNotWaiting)
+		}
 		return PendingCall{}, err
 	}
 	for _, pc := range p {
@@ -516,32 +443,15 @@ func (b *TemporalBackend) Answer(ctx context.Context, workflowID, callID string,
 	return b.c.Answer(ctx, workflowID, callID, answers)
 }
 
-// Extend sends the extend signal (T3) and checks that the deadline moved.
+// Extend adds seconds to the deadline of a call that waits (T3).
 func (b *TemporalBackend) Extend(ctx context.Context, workflowID, callID string, seconds int) error {
 	if _, err := b.own(ctx, workflowID, kindRound); err != nil {
 		return err
 	}
-	p, err := b.waitingCall(ctx, workflowID, callID)
-	if err != nil {
+	if _, err := b.waitingCall(ctx, workflowID, callID); err != nil {
 		return err
 	}
-	payload := struct {
-		CallID  string `json:"call_id"`
-		Seconds int    `json:"seconds"`
-	}{callID, seconds}
-	if err := b.tc.SignalWorkflow(ctx, workflowID, "", signalExtend, payload); err != nil {
-		return fmt.Errorf("extend %s of %s: %w", callID, workflowID, err)
-	}
-	// FALLBACK(T3 extend signal): a round whose workers predate the extend
-	// signal keeps the signal unread; say so instead of claiming success.
-	for range 20 {
-		q, err := b.waitingCall(ctx, workflowID, callID)
-		if err != nil || q.Deadline.After(p.Deadline) {
-			return nil
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("%w: the round did not move the deadline of %s; its workers do not take the extend signal yet", ErrUnsupported, callID)
+	return b.c.Extend(ctx, workflowID, callID, time.Duration(seconds)*time.Second)
 }
 
 // Cancel cancels a round or an agent run, and no other workflow.
@@ -561,11 +471,7 @@ func (b *TemporalBackend) Cancel(ctx context.Context, workflowID string) error {
 func (b *TemporalBackend) StartAgent(ctx context.Context, in round.AgentInput) (string, error) {
 	run, err := b.c.StartAgent(ctx, in)
 	if err != nil {
-		// The client has no typed error for an input that fails validation.
-		if strings.HasPrefix(err.Error(), "invalid agent input") {
-			return "", fmt.Errorf("%w: %w", ErrBadInput, err)
-		}
-		return "", err
+		return "", badInput(err)
 	}
 	return run.GetID(), nil
 }
@@ -589,13 +495,12 @@ func (b *TemporalBackend) Agent(ctx context.Context, workflowID string) (*AgentV
 	case enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW:
 		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 		defer cancel()
-		q, err := b.tc.QueryWorkflow(qctx, workflowID, "", round.QueryAgentStatus)
-		if err == nil {
-			err = q.Get(&v.AgentStatus)
-		}
+		st, err := b.c.AgentStatus(qctx, workflowID)
 		if err != nil {
 			v.Status, v.Error = round.AgentRunning, fmt.Sprintf("status of %s: %v", workflowID, err)
+			break
 		}
+		v.AgentStatus = *st
 	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
 		st, err := b.c.WaitAgent(ctx, workflowID)
 		if err != nil {

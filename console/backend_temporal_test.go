@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	tclient "go.temporal.io/sdk/client"
@@ -54,42 +54,49 @@ func TestDecideUsesTheUpdateAndMapsItsRefusals(t *testing.T) {
 	}
 }
 
-func TestDecideFallsBackToTheSignal(t *testing.T) {
-	unknown := errors.New("unknown update confirm. KnownUpdates=[]")
-	setup := func(approvalID string) (*mocks.Client, *TemporalBackend) {
-		tc := &mocks.Client{}
-		tc.On("DescribeWorkflow", mock.Anything, wf, "").Return(describing("ToolRound", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING), nil)
-		tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(nil, unknown)
-		tc.On("QueryWorkflow", mock.Anything, wf, "", "pending").Return(pendingAnswer(approvalID), nil)
-		tc.On("SignalWorkflow", mock.Anything, wf, "", "confirm", mock.Anything).Return(nil)
-		return tc, NewTemporalBackend(tc, TemporalOptions{})
-	}
-
-	// A stale approval_id: refused, nothing sent.
-	tc, b := setup("abc")
-	err := b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "e1", ApprovalID: "old", Approve: true})
-	require.ErrorIs(t, err, ErrStaleApproval)
+// TestDecideSendsTheUpdate: a decision goes as the round's confirm update,
+// with who decided and how and the edited arguments, never as the signal.
+func TestDecideSendsTheUpdate(t *testing.T) {
+	tc := &mocks.Client{}
+	tc.On("DescribeWorkflow", mock.Anything, wf, "").Return(describing("ToolRound", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING), nil)
+	h := &mocks.WorkflowUpdateHandle{}
+	var sent []round.Confirm
+	tc.On("UpdateWorkflow", mock.Anything, mock.MatchedBy(func(o tclient.UpdateWorkflowOptions) bool {
+		if o.UpdateName != round.UpdateConfirm || o.WorkflowID != wf || len(o.Args) != 1 {
+			return false
+		}
+		sent = append(sent, o.Args[0].(round.Confirm))
+		return true
+	})).Return(h, nil)
+	h.On("Get", mock.Anything, mock.Anything).Return(nil)
+	b := NewTemporalBackend(tc, TemporalOptions{})
+	require.NoError(t, b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "e1", ApprovalID: "abc", Approve: true, By: "alice", Via: "console", Verified: true,
+		Remember: true, Pattern: "a*", Args: `{"path":"b.txt","new_text":"x"}`}))
+	require.NoError(t, b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "e1", ApprovalID: "abc", Approve: false, Reason: "no", By: "bob", Via: "api", Verified: true}))
+	require.Len(t, sent, 2)
+	require.Equal(t, round.Confirm{CallID: "e1", ApprovalID: "abc", Approve: true, By: "alice", Via: "console", Verified: true, Remember: true, Pattern: "a*",
+		Args: json.RawMessage(`"{\"path\":\"b.txt\",\"new_text\":\"x\"}"`)}, sent[0])
+	require.Equal(t, round.Confirm{CallID: "e1", ApprovalID: "abc", Approve: false, Reason: "no", By: "bob", Via: "api", Verified: true}, sent[1])
 	tc.AssertNotCalled(t, "SignalWorkflow", mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything)
+}
 
-	// A call that does not wait: 404, nothing sent.
-	err = b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "ghost", ApprovalID: "abc", Approve: true})
-	require.ErrorIs(t, err, ErrNotWaiting)
-	tc.AssertNotCalled(t, "SignalWorkflow", mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything)
+// TestExtendAndAnswerAskTheRound: extend and answer go to a call that the
+// round's pending list shows waiting, through the client, and to no other.
+func TestExtendAndAnswerAskTheRound(t *testing.T) {
+	ctx := context.Background()
+	tc := &mocks.Client{}
+	running := describing("ToolRound", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING)
+	running.RawResponse.WorkflowExecutionInfo.TaskQueue = "toolround"
+	tc.On("DescribeWorkflow", mock.Anything, wf, "").Return(running, nil)
+	tc.On("DescribeTaskQueue", mock.Anything, "toolround", enumspb.TASK_QUEUE_TYPE_WORKFLOW).Return(
+		&workflowservice.DescribeTaskQueueResponse{Pollers: []*taskqueuepb.PollerInfo{{Identity: "w"}}}, nil)
+	tc.On("QueryWorkflow", mock.Anything, wf, "", round.QueryPending).Return(pendingAnswer("abc"), nil)
+	tc.On("SignalWorkflow", mock.Anything, wf, "", round.SignalExtend, round.Extend{CallID: "e1", Seconds: 600}).Return(nil)
+	b := NewTemporalBackend(tc, TemporalOptions{})
 
-	// Edited arguments cannot travel by today's signal: refused, not dropped.
-	err = b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "e1", ApprovalID: "abc", Approve: true, Args: `{"path":"b.txt","new_text":"x"}`})
-	require.ErrorIs(t, err, ErrUnsupported)
-	tc.AssertNotCalled(t, "SignalWorkflow", mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything)
-
-	// The matching approval_id: the decision goes as the signal, with who
-	// decided and how.
-	d := Decision{WorkflowID: wf, CallID: "e1", ApprovalID: "abc", Approve: false, Reason: "no", By: "alice", Via: "console", Verified: true}
-	require.NoError(t, b.Decide(context.Background(), d))
-	tc.AssertCalled(t, "SignalWorkflow", mock.Anything, wf, "", "confirm", d)
-
-	// A round that gives no approval_id yet: accepted without one.
-	tc, b = setup("")
-	require.NoError(t, b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "e1", Approve: true}))
+	require.NoError(t, b.Extend(ctx, wf, "e1", 600))
+	require.ErrorIs(t, b.Extend(ctx, wf, "ghost", 600), ErrNotWaiting)
+	require.ErrorIs(t, b.Answer(ctx, wf, "e1", []string{"yes"}), ErrNotWaiting, "e1 waits for a decision, not an answer")
 	tc.AssertNumberOfCalls(t, "SignalWorkflow", 1)
 }
 
@@ -101,23 +108,22 @@ func TestDecideOnAFinishedRound(t *testing.T) {
 	require.ErrorIs(t, b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "e1"}), ErrNotWaiting)
 }
 
-func TestInboxFallsBackWithoutSearchAttributes(t *testing.T) {
+// TestInboxListsTheQueuesWaitingRounds: the inbox is the client's, of the
+// console's task queue; a session that cannot be quoted is refused.
+func TestInboxListsTheQueuesWaitingRounds(t *testing.T) {
 	tc := &mocks.Client{}
 	var queries []string
 	tc.On("ListWorkflow", mock.Anything, mock.Anything).Return(func(_ context.Context, r *workflowservice.ListWorkflowExecutionsRequest) (*workflowservice.ListWorkflowExecutionsResponse, error) {
 		queries = append(queries, r.Query)
-		if len(queries) == 1 {
-			return nil, serviceerror.NewInvalidArgument("invalid query: unknown search attribute ToolroundWaiting")
-		}
 		return &workflowservice.ListWorkflowExecutionsResponse{}, nil
 	})
 	b := NewTemporalBackend(tc, TemporalOptions{TaskQueue: "q1"})
 	entries, err := b.Inbox(context.Background(), "s1")
 	require.NoError(t, err)
 	require.Empty(t, entries)
+	require.NotNil(t, entries)
 	require.Equal(t, []string{
-		"WorkflowType = 'ToolRound' AND ExecutionStatus = 'Running' AND TaskQueue = 'q1' AND WorkflowId STARTS_WITH 'toolround/s1/' AND ToolroundWaiting = true",
-		"WorkflowType = 'ToolRound' AND ExecutionStatus = 'Running' AND TaskQueue = 'q1' AND WorkflowId STARTS_WITH 'toolround/s1/'",
+		"WorkflowType = 'ToolRound' AND ExecutionStatus = 'Running' AND ToolroundWaiting = true AND ToolroundSession = 's1' AND TaskQueue = 'q1'",
 	}, queries)
 
 	_, err = b.Inbox(context.Background(), "x' OR '1'='1")

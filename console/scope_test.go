@@ -93,7 +93,7 @@ func newScopedServer(t *testing.T) (*httptest.Server, *everyFake) {
 	f.inbox = nil
 	for i, s := range []string{"team-a-1", "team-b-1", "shared", "team-a", "TEAM-A-1"} {
 		f.inbox = append(f.inbox, InboxEntry{WorkflowID: "toolround/" + s + "/r1/1", SessionID: s, Pending: []PendingCall{{
-			CallID: "call_" + s, Tool: "write_file", Kind: KindConfirm, Arguments: round.Arguments(`{"path":"x"}`),
+			CallID: "call_" + s, Tool: "write_file", Kind: KindConfirm, Arguments: `{"path":"x"}`,
 			Since: now.Add(-time.Duration(i) * time.Second), Deadline: now.Add(time.Hour)}}})
 	}
 	s, err := New(Options{Backend: f, Tokens: tokens})

@@ -106,10 +106,10 @@ func (s *Server) routes() {
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := allowedMethod(r.URL.Path); allow != "" {
 			w.Header().Set("Allow", allow)
-			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.URL.Path+" takes "+allow)
+			writeError(w, codeMethodNotAllowed, r.URL.Path+" takes "+allow)
 			return
 		}
-		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
+		writeError(w, round.CodeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
 	// The page (H9).
 	m.HandleFunc("GET /{$}", s.page(s.inboxPage))
@@ -156,11 +156,11 @@ func (s *Server) api(role string, h apiHandler) http.HandlerFunc {
 		p, ok := s.authenticate(r)
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="toolround"`)
-			writeError(w, http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer TOKEN (a token of CONSOLE_TOKENS), or sign in on the page")
+			writeError(w, codeUnauthorized, "send Authorization: Bearer TOKEN (a token of CONSOLE_TOKENS), or sign in on the page")
 			return
 		}
 		if role != roleAny && p.Role != role {
-			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("%s needs an %s token; %q is an %s token", r.URL.Path, role, p.Name, p.Role))
+			writeError(w, codeForbidden, fmt.Sprintf("%s needs an %s token; %q is an %s token", r.URL.Path, role, p.Name, p.Role))
 			return
 		}
 		if p.Via == "api" {
@@ -180,7 +180,7 @@ func (s *Server) api(role string, h apiHandler) http.HandlerFunc {
 			}
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && !csrfOK(p, r) {
-			writeError(w, http.StatusForbidden, "csrf", "missing or wrong CSRF token: reload the page")
+			writeError(w, codeCSRF, "missing or wrong CSRF token: reload the page")
 			return
 		}
 		h(w, r, p)
@@ -192,8 +192,9 @@ type errorBody struct {
 	Message string `json:"message,omitempty"`
 }
 
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, errorBody{Error: code, Message: msg})
+// writeError answers with the status of code (statuses) and the error body.
+func writeError(w http.ResponseWriter, code round.ErrorCode, msg string) {
+	writeJSON(w, statusFor(code), errorBody{Error: string(code), Message: msg})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -219,36 +220,67 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.errorPage(w, r, status, code, err.Error())
 		return
 	}
-	writeError(w, status, code, err.Error())
+	writeJSON(w, status, errorBody{Error: code, Message: err.Error()})
+}
+
+// Codes of the console's own answers, beside round's codes of errors.
+const (
+	codeUnauthorized     round.ErrorCode = "unauthorized"
+	codeForbidden        round.ErrorCode = "forbidden"
+	codeCSRF             round.ErrorCode = "csrf"
+	codeMethodNotAllowed round.ErrorCode = "method_not_allowed"
+	codeInternal         round.ErrorCode = "internal"
+)
+
+// statuses is the one table of the API's errors: the HTTP status of each
+// error code, which is also the `error` field of the body. An error takes
+// the first code that it matches (errors.Is); an error of none is 500
+// internal.
+var statuses = []struct {
+	code   round.ErrorCode
+	status int
+}{
+	{round.CodeTooLarge, http.StatusRequestEntityTooLarge},
+	{round.CodeNotWaiting, http.StatusNotFound},
+	{round.CodeNotFound, http.StatusNotFound},
+	{round.CodeNotRunning, http.StatusConflict},
+	{round.CodeStaleApproval, http.StatusConflict},
+	{round.CodeInputMismatch, http.StatusConflict},
+	{round.CodeInvalidArgs, http.StatusBadRequest},
+	{round.CodeInvalidInput, http.StatusBadRequest},
+	{round.CodeBadRequest, http.StatusBadRequest},
+	{round.CodeNotImplemented, http.StatusNotImplemented},
+	{round.CodeTimeout, http.StatusGatewayTimeout},
+	{codeUnauthorized, http.StatusUnauthorized},
+	{codeForbidden, http.StatusForbidden},
+	{codeCSRF, http.StatusForbidden},
+	{codeMethodNotAllowed, http.StatusMethodNotAllowed},
+}
+
+// statusFor is the status of code; 500 for a code the table does not have.
+func statusFor(code round.ErrorCode) int {
+	for _, s := range statuses {
+		if s.code == code {
+			return s.status
+		}
+	}
+	return http.StatusInternalServerError
 }
 
 func statusOf(err error) (int, string) {
 	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig), errors.Is(err, client.ErrInputTooLarge):
-		return http.StatusRequestEntityTooLarge, "too_large"
-	case errors.Is(err, ErrNotWaiting):
-		return http.StatusNotFound, "not_waiting"
-	case errors.Is(err, ErrNotFound):
-		return http.StatusNotFound, "not_found"
-	case errors.Is(err, ErrNotRunning):
-		return http.StatusConflict, "not_running"
-	case errors.Is(err, ErrStaleApproval):
-		return http.StatusConflict, "stale_approval"
-	case errors.Is(err, client.ErrInputMismatch):
-		return http.StatusConflict, "input_mismatch"
-	case errors.Is(err, ErrInvalidArgs):
-		return http.StatusBadRequest, "invalid_args"
-	case errors.Is(err, round.ErrUnknownField):
-		return http.StatusBadRequest, "invalid_input"
-	case errors.Is(err, ErrBadInput):
-		return http.StatusBadRequest, "bad_request"
-	case errors.Is(err, ErrUnsupported):
-		return http.StatusNotImplemented, "not_implemented"
-	case errors.Is(err, context.DeadlineExceeded):
-		return http.StatusGatewayTimeout, "timeout"
+	if errors.As(err, &tooBig) {
+		err = &round.Error{Code: round.CodeTooLarge, Err: err}
 	}
-	return http.StatusInternalServerError, "internal"
+	for _, s := range statuses {
+		if errors.Is(err, &round.Error{Code: s.code}) {
+			return s.status, string(s.code)
+		}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return statusFor(round.CodeTimeout), string(round.CodeTimeout)
+	}
+	return statusFor(codeInternal), string(codeInternal)
 }
 
 // wantsHTML: a plain form post from the page, answered with a page or a

@@ -45,7 +45,7 @@ func newFake() *fakeBackend {
 		events: make(chan round.Event, 10),
 		inbox: []InboxEntry{{WorkflowID: "toolround/s1/r1/1", SessionID: "s1", Pending: []PendingCall{{
 			CallID: "call_1", Tool: "edit_file", Kind: KindConfirm, ApprovalID: "abc",
-			Arguments: round.Arguments(`{"path":"notes.txt","old_text":"one\ntwo\n","new_text":"one\n2\n"}`),
+			Arguments: `{"path":"notes.txt","old_text":"one\ntwo\n","new_text":"one\n2\n"}`,
 			Reason:    "edit_file changes files", Since: now.Add(-90 * time.Second), Deadline: now.Add(28 * time.Minute),
 		}}}},
 	}
@@ -288,6 +288,32 @@ func TestRoundErrorsMapToStatuses(t *testing.T) {
 	} {
 		got, _ := statusOf(err)
 		require.Equal(t, want, got, err.Error())
+	}
+}
+
+// TestErrorCodesKeepTheirStatuses pins the table of codes: each error of
+// the console, the client or round answers its code with its status.
+func TestErrorCodesKeepTheirStatuses(t *testing.T) {
+	want := map[string]int{"too_large": 413, "not_waiting": 404, "not_found": 404, "not_running": 409, "stale_approval": 409, "input_mismatch": 409,
+		"invalid_args": 400, "invalid_input": 400, "bad_request": 400, "not_implemented": 501, "timeout": 504,
+		"unauthorized": 401, "forbidden": 403, "csrf": 403, "method_not_allowed": 405, "internal": 500}
+	for code, status := range want {
+		require.Equal(t, status, statusFor(round.ErrorCode(code)), code)
+	}
+	require.Len(t, statuses, len(want)-1, "every code of the table is pinned here")
+	for err, code := range map[error]string{
+		ErrNotFound: "not_found", ErrNotRunning: "not_running", ErrNotWaiting: "not_waiting", ErrStaleApproval: "stale_approval",
+		ErrInvalidArgs: "invalid_args", ErrBadInput: "bad_request", ErrUnsupported: "not_implemented",
+		client.ErrInputTooLarge: "too_large", client.ErrInputMismatch: "input_mismatch", client.ErrNotWaiting: "not_waiting",
+		client.ErrStaleApproval: "stale_approval", client.ErrInvalidArgs: "invalid_args",
+		fmt.Errorf("%w: %w", ErrBadInput, round.ErrUnknownField): "invalid_input",
+		&http.MaxBytesError{Limit: 1}:                            "too_large",
+		fmt.Errorf("x: %w", context.DeadlineExceeded):            "timeout",
+		client.ErrNoWorker:                                       "internal",
+	} {
+		status, got := statusOf(fmt.Errorf("x: %w", err))
+		require.Equal(t, code, got, err.Error())
+		require.Equal(t, want[code], status, err.Error())
 	}
 }
 

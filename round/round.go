@@ -2,8 +2,10 @@
 // crosses the wire between clients, the workflow and the activities. It
 // holds the input and the result, the run state carried between rounds,
 // the workflow's output, the activity payloads, the signal, query and
-// activity names with their payloads, the events and their ids, and the
-// one place where tool messages and the history are built. It imports no
+// activity names with their payloads, the waiting call (Pending), the error
+// type with its codes (Error) that every side matches refusals by, the
+// events and their ids, and the one place where tool messages and the
+// history are built. It imports no
 // other package of the module.
 package round
 

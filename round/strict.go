@@ -3,7 +3,6 @@ package round
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -13,7 +12,7 @@ import (
 )
 
 // ErrUnknownField is matched (errors.Is) by an UnknownFieldError.
-var ErrUnknownField = errors.New("unknown field")
+var ErrUnknownField error = &Error{Code: CodeInvalidInput, Message: "unknown field"}
 
 // UnknownFieldError is a field that is not part of the contract of the
 // object it is in (U8).
@@ -39,8 +38,12 @@ func (e *UnknownFieldError) Error() string {
 	return s
 }
 
-// Is makes errors.Is(err, ErrUnknownField) true.
-func (e *UnknownFieldError) Is(target error) bool { return target == ErrUnknownField }
+// Is makes errors.Is(err, ErrUnknownField) true, as for any *Error of
+// CodeInvalidInput.
+func (e *UnknownFieldError) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == CodeInvalidInput
+}
 
 // CheckFields reports the first field of the JSON document b that the
 // contract of v's type does not know, at every level of its documented

@@ -111,24 +111,45 @@ type ToolResult struct {
 }
 
 // Pending is a call that waits for a human decision or an outside result:
-// one entry of the answer to QueryPending.
+// one entry of the answer to QueryPending. It is the one shape of a waiting
+// call: the client hands it on (client.PendingCall), the console shows it.
 type Pending struct {
-	CallID string `json:"call_id"`
-	Tool   string `json:"tool"`
-	// Kind is "confirm", "answer" (ask_user) or "tool_result" (client tool).
+	// WorkflowID is the round's workflow id. The round's own answer leaves
+	// it out; the client that asked sets it.
+	WorkflowID string `json:"workflow_id,omitempty"`
+	CallID     string `json:"call_id"`
+	Tool       string `json:"tool"`
+	// Kind is KindConfirm (approve or deny it), KindAnswer (an ask_user
+	// question: answer it) or KindToolResult (a client tool: run it and
+	// send its result).
 	Kind      string `json:"kind"`
 	Arguments string `json:"arguments"`
-	Subject   string `json:"subject,omitempty"`
-	Reason    string `json:"reason,omitempty"`
 	// ApprovalID binds a decision to these arguments (T1): a digest over the
 	// workflow id, call id, tool and canonical arguments.
 	ApprovalID string `json:"approval_id,omitempty"`
+	Subject    string `json:"subject,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 	// Reasons says why the call asks, one short line each (T5).
 	Reasons   []string  `json:"reasons,omitempty"`
 	Questions []string  `json:"questions,omitempty"`
 	Since     time.Time `json:"since"`
-	Deadline  time.Time `json:"deadline"`
+	// Deadline is when an unanswered wait expires (T3).
+	Deadline time.Time `json:"deadline"`
 }
+
+// Why is every reason the call asks, whichever field carries it.
+func (p Pending) Why() []string {
+	if len(p.Reasons) > 0 {
+		return p.Reasons
+	}
+	if p.Reason != "" {
+		return []string{p.Reason}
+	}
+	return nil
+}
+
+// NeedsDecision reports whether approve/deny applies.
+func (p Pending) NeedsDecision() bool { return p.Kind == KindConfirm }
 
 // Pending kinds: what a waiting call waits for, named after the signal that
 // ends the wait.
