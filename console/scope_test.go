@@ -407,7 +407,7 @@ func TestCSRFWhateverTheContentType(t *testing.T) {
 	bodies["/api/v1/agents/agentrun/s1/live/messages"] = `{"text":"hi"}`
 	for path, body := range bodies {
 		for _, ct := range []string{"application/json", "application/json; charset=utf-8", "text/plain", "text/plain;charset=UTF-8", "", "application/octet-stream", "APPLICATION/JSON"} {
-			for _, token := range []string{"", "0" + csrf[1:], csrf[:len(csrf)-1]} {
+			for _, token := range []string{"", otherToken(csrf), csrf[:len(csrf)-1]} {
 				req, err := http.NewRequest("POST", ts.URL+path, strings.NewReader(body))
 				require.NoError(t, err)
 				if ct != "" {

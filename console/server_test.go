@@ -525,7 +525,7 @@ func TestPageSignInAndCSRF(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusForbidden, resp.StatusCode)
-	form.Set("csrf", "0"+csrf[1:])
+	form.Set("csrf", otherToken(csrf))
 	resp, err = c.PostForm(ts.URL+"/api/v1/approvals", form)
 	require.NoError(t, err)
 	resp.Body.Close()
@@ -806,4 +806,13 @@ func TestUnknownFieldsRefusedU8(t *testing.T) {
 	// The corrected round, with the same number, is taken.
 	code, body := do(t, ts, "POST", "/api/v1/rounds", approverToken, `{"session_id":"s1","run_id":"r1","round":3,"assistant":{}}`)
 	require.Equal(t, http.StatusAccepted, code, body)
+}
+
+// otherToken is tok with its first character changed, so it never equals tok
+// (a token that starts with "0" stays wrong too).
+func otherToken(tok string) string {
+	if strings.HasPrefix(tok, "0") {
+		return "1" + tok[1:]
+	}
+	return "0" + tok[1:]
 }
