@@ -171,23 +171,24 @@ func (s *Server) newCard(p principal, wfID, session string, pc PendingCall, ret 
 			c.Deadline += " (passed)"
 		}
 	}
-	if pc.Tool == "edit_file" {
-		var a struct {
-			Path    string  `json:"path"`
-			OldText *string `json:"old_text"`
-			NewText string  `json:"new_text"`
+	// A call that replaces text in a file (a "path" and a "new_text", and
+	// the "old_text" it replaces, as edit_file's arguments are) shows the
+	// change as a diff, whichever tool it is.
+	var a struct {
+		Path    string  `json:"path"`
+		OldText *string `json:"old_text"`
+		NewText *string `json:"new_text"`
+	}
+	if json.Unmarshal([]byte(pc.Arguments), &a) == nil && a.Path != "" && a.NewText != nil {
+		c.Path = a.Path
+		old := ""
+		if a.OldText != nil {
+			old = *a.OldText
+			c.DiffNote = "the text it replaces, once"
+		} else {
+			c.DiffNote = "creates or overwrites the file"
 		}
-		if json.Unmarshal([]byte(pc.Arguments), &a) == nil {
-			c.Path = a.Path
-			old := ""
-			if a.OldText != nil {
-				old = *a.OldText
-				c.DiffNote = "the text it replaces, once"
-			} else {
-				c.DiffNote = "creates or overwrites the file"
-			}
-			c.Diff = Diff(old, a.NewText)
-		}
+		c.Diff = Diff(old, *a.NewText)
 	}
 	return c
 }
