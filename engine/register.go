@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 
 	"go.temporal.io/sdk/activity"
@@ -8,13 +9,14 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/activities"
+	"github.com/toolround/toolround/internal/seam"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/workflows"
 )
 
-// Swap registers Func under the activity name Name instead of the engine's
-// own activity of that name: the test worker's crash hook.
-type Swap struct {
+// swap registers Func under the activity name Name instead of the engine's
+// own activity of that name: the test worker's crash hooks (seam.WithActivity).
+type swap struct {
 	Name string
 	Func any
 }
@@ -22,11 +24,13 @@ type Swap struct {
 // RegisterAll registers the round workflow and its activities under their
 // stable names. It is the one place that binds those names to functions;
 // the worker, the test worker and the benchmark all register through it.
-// A Swap whose name is not one of the round's activities panics, as the
-// SDK's own registration does on a programming error.
-func RegisterAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activities.Activities, swaps ...Swap) {
-	r.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
-	fns := []Swap{
+func RegisterAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activities.Activities) {
+	registerAll(r, wf, acts)
+}
+
+// roundActivities are the round's activities under their names.
+func roundActivities(acts *activities.Activities) []swap {
+	return []swap{
 		{round.ActivityExecuteTool, acts.ExecuteTool},
 		{round.ActivityPublishRound, acts.PublishRound},
 		{round.ActivityStoreContents, acts.StoreContents},
@@ -35,6 +39,14 @@ func RegisterAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activitie
 		{round.ActivitySignRules, acts.SignRules},
 		{round.ActivityReconcile, acts.Reconcile},
 	}
+}
+
+// registerAll is RegisterAll with swaps. A swap whose name is not one of
+// the round's activities panics, as the SDK's own registration does on a
+// programming error.
+func registerAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activities.Activities, swaps ...swap) {
+	r.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
+	fns := roundActivities(acts)
 	for _, s := range swaps {
 		found := false
 		for i := range fns {
@@ -50,4 +62,27 @@ func RegisterAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activitie
 		r.RegisterActivityWithOptions(f.Func, activity.RegisterOptions{Name: f.Name})
 	}
 	registerAgent(r, wf, acts)
+}
+
+// seamSwaps are the swaps of seam.WithActivity that ctx carries, made of
+// the engine's own activities.
+func seamSwaps(ctx context.Context, acts *activities.Activities) ([]swap, error) {
+	var out []swap
+	for _, s := range seam.Swaps(ctx) {
+		var orig any
+		for _, f := range roundActivities(acts) {
+			if f.Name == s.Name {
+				orig = f.Func
+			}
+		}
+		if orig == nil {
+			return nil, fmt.Errorf("engine: swap for %q: the round has no activity of that name", s.Name)
+		}
+		fn, err := s.Wrap(orig)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, swap{s.Name, fn})
+	}
+	return out, nil
 }

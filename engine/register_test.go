@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/activities"
+	"github.com/toolround/toolround/internal/seam"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/workflows"
 )
@@ -47,12 +48,12 @@ func TestRegisterAllNames(t *testing.T) {
 func TestRegisterAllSwap(t *testing.T) {
 	r := newRecorder()
 	hook := func(context.Context, round.PublishInput) error { return nil }
-	RegisterAll(r, &workflows.RoundWorkflow{}, &activities.Activities{}, Swap{Name: round.ActivityPublishRound, Func: hook})
+	registerAll(r, &workflows.RoundWorkflow{}, &activities.Activities{}, swap{Name: round.ActivityPublishRound, Func: hook})
 	require.Len(t, r.activities, 8)
 	require.Equal(t, reflect.ValueOf(hook).Pointer(), reflect.ValueOf(r.activities[round.ActivityPublishRound]).Pointer())
 
 	require.PanicsWithValue(t, `engine: swap for "NoSuchActivity": the round has no activity of that name`, func() {
-		RegisterAll(newRecorder(), &workflows.RoundWorkflow{}, &activities.Activities{}, Swap{Name: "NoSuchActivity", Func: hook})
+		registerAll(newRecorder(), &workflows.RoundWorkflow{}, &activities.Activities{}, swap{Name: "NoSuchActivity", Func: hook})
 	})
 }
 
@@ -62,4 +63,23 @@ func keys(m map[string]any) []string {
 		ks = append(ks, k)
 	}
 	return ks
+}
+
+// The crash hooks of the test worker reach the worker on its context
+// (seam.WithActivity), wrapping the engine's own activity.
+func TestSeamSwaps(t *testing.T) {
+	acts := &activities.Activities{}
+	var wrapped bool
+	ctx := seam.WithActivity(context.Background(), round.ActivityPublishRound, func(publish func(context.Context, round.PublishInput) error) func(context.Context, round.PublishInput) error {
+		wrapped = publish != nil
+		return func(context.Context, round.PublishInput) error { return nil }
+	})
+	swaps, err := seamSwaps(ctx, acts)
+	require.NoError(t, err)
+	require.True(t, wrapped)
+	require.Len(t, swaps, 1)
+	require.Equal(t, round.ActivityPublishRound, swaps[0].Name)
+
+	_, err = seamSwaps(seam.WithActivity(context.Background(), "NoSuchActivity", func(f func()) func() { return f }), acts)
+	require.EqualError(t, err, `engine: swap for "NoSuchActivity": the round has no activity of that name`)
 }

@@ -22,17 +22,11 @@ type Option func(*options)
 
 type options struct {
 	tools      []tools.Definition
-	swaps      []swapBuilder
 	workflows  []namedWorkflow
 	workerOpts *worker.Options
 	client     client.Client
 	logAttrs   []any
 	telemetry  *TelemetryOptions
-}
-
-type swapBuilder struct {
-	name  string
-	build func(*Engine) any
 }
 
 type namedWorkflow struct {
@@ -43,13 +37,6 @@ type namedWorkflow struct {
 // WithTools adds tools to the registry next to the built-in ones.
 func WithTools(defs ...tools.Definition) Option {
 	return func(o *options) { o.tools = append(o.tools, defs...) }
-}
-
-// WithActivity registers build(e) under the round's activity name instead
-// of the engine's own (see Swap); build gets the engine, so the replacement
-// can wrap the original.
-func WithActivity(name string, build func(e *Engine) any) Option {
-	return func(o *options) { o.swaps = append(o.swaps, swapBuilder{name, build}) }
 }
 
 // WithWorkflow registers another workflow under name on the same worker.
@@ -164,11 +151,11 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 		wopts.Interceptors = append(wopts.Interceptors, e.Telemetry.WorkerInterceptor)
 	}
 	wk.w = worker.New(wk.Client, e.Config.TaskQueue, wopts)
-	swaps := make([]Swap, len(o.swaps))
-	for i, s := range o.swaps {
-		swaps[i] = Swap{Name: s.name, Func: s.build(e)}
+	swaps, err := seamSwaps(ctx, e.Activities)
+	if err != nil {
+		return err
 	}
-	RegisterAll(wk.w, e.Workflow, e.Activities, swaps...)
+	registerAll(wk.w, e.Workflow, e.Activities, swaps...)
 	for _, nw := range o.workflows {
 		wk.w.RegisterWorkflowWithOptions(nw.fn, workflow.RegisterOptions{Name: nw.name})
 	}

@@ -1,6 +1,10 @@
 package tools
 
-import "context"
+import (
+	"context"
+
+	"github.com/toolround/toolround/internal/seam"
+)
 
 // Verdict is what a reconciler found out about a lost attempt (SPEC R).
 type Verdict string
@@ -30,18 +34,9 @@ type Reconciliation struct {
 // attempt would have changed.
 type Reconciler func(ctx context.Context, req Request) (Reconciliation, error)
 
-type checkpointKey struct{}
-
-// WithCheckpoint returns a context whose tools call fn at their named
-// checkpoints ("edit_file:before_write"). The crash tests kill the worker
-// there; production code sets none.
-func WithCheckpoint(ctx context.Context, fn func(point string)) context.Context {
-	return context.WithValue(ctx, checkpointKey{}, fn)
-}
-
-// Checkpoint marks a named point inside a tool for WithCheckpoint.
+// Checkpoint marks a named point inside a tool ("edit_file:before_write"):
+// the crash tests kill the worker there (internal/seam); elsewhere it does
+// nothing.
 func Checkpoint(ctx context.Context, point string) {
-	if fn, ok := ctx.Value(checkpointKey{}).(func(string)); ok && fn != nil {
-		fn(point)
-	}
+	seam.Checkpoint(ctx, point)
 }

@@ -10,7 +10,8 @@
 //     that follows it is recorded;
 //   - with TOOLROUND_CRASH_AT=<tool>:<point> (edit_file:before_write,
 //     remove_file:after_write, ...), the process kills itself with SIGKILL
-//     when a call reaches that checkpoint inside the tool (tools.Checkpoint):
+//     when a call reaches that checkpoint inside the tool (tools.Checkpoint,
+//     internal/seam):
 //     the crash tests' way to lose an attempt at a chosen point; with
 //     TOOLROUND_CRASH_WAIT=FILE as well, it first waits (at most a minute)
 //     until FILE exists, so that a command started before the checkpoint
@@ -28,6 +29,7 @@ import (
 	"time"
 
 	"github.com/toolround/toolround/engine"
+	"github.com/toolround/toolround/internal/seam"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -47,14 +49,14 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	dir, after := os.Getenv("TESTWORKER_HOLD_COMMIT"), os.Getenv("TESTWORKER_HOLD_WHEN") == "after"
+	ctx = seam.WithActivity(ctx, round.ActivityPublishRound, func(publish func(context.Context, round.PublishInput) error) func(context.Context, round.PublishInput) error {
+		return holdCommit(publish, dir, after)
+	})
+	ctx = seam.WithActivity(ctx, round.ActivityExecuteTool, func(execute func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error)) func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error) {
+		return crashAt(execute, os.Getenv("TOOLROUND_CRASH_AT"), os.Getenv("TOOLROUND_CRASH_WAIT"))
+	})
 	return engine.RunWorker(ctx, cfg, logger,
 		engine.WithTools(emitTools(cfg)...),
-		engine.WithActivity(round.ActivityPublishRound, func(e *engine.Engine) any {
-			return holdCommit(e.Activities.PublishRound, dir, after)
-		}),
-		engine.WithActivity(round.ActivityExecuteTool, func(e *engine.Engine) any {
-			return crashAt(e.Activities.ExecuteTool, os.Getenv("TOOLROUND_CRASH_AT"), os.Getenv("TOOLROUND_CRASH_WAIT"))
-		}),
 		engine.WithLogAttrs("hold_commit", dir != ""))
 }
 
@@ -128,7 +130,7 @@ func emitTools(cfg engine.Config) []tools.Definition {
 func crashAt(execute func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error), point, waitFor string) func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error) {
 	return func(ctx context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
 		if point != "" {
-			ctx = tools.WithCheckpoint(ctx, func(p string) {
+			ctx = seam.WithCheckpoint(ctx, func(p string) {
 				if p == point {
 					if waitFor != "" && !waitForFile(waitFor, time.Minute) {
 						fmt.Fprintln(os.Stderr, "testworker:", waitFor, "did not appear; crashing anyway")

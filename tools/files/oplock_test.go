@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/seam"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -21,7 +22,7 @@ type crashed struct{}
 // the checkpoint stopAt ("" runs it whole).
 func (e *env) attempt(name, opID string, gen int, args string, stopAt string) (res tools.Result, err error, died bool) {
 	e.t.Helper()
-	ctx := tools.WithCheckpoint(context.Background(), func(p string) {
+	ctx := seam.WithCheckpoint(context.Background(), func(p string) {
 		if p == stopAt {
 			panic(crashed{})
 		}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/seam"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -301,7 +302,7 @@ func TestSwapAtTheWrite(t *testing.T) {
 				outsideBefore, victimBefore := treeState(t, outside), treeState(t, victimDir)
 
 				swapped := false
-				ctx := tools.WithCheckpoint(context.Background(), func(p string) {
+				ctx := seam.WithCheckpoint(context.Background(), func(p string) {
 					if p == c.tool+":before_write" {
 						require.NoError(t, os.Rename(e.abs("d"), e.abs("d.real")))
 						require.NoError(t, os.Symlink(link, e.abs("d")))

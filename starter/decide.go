@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolround/toolround/client"
+)
+
+// approve, deny and extend: the answers of a person to a waiting call.
+
+// decide approves or denies a waiting call through the confirm update. It
+// reads the call's approval_id from the round, so the decision is for the
+// arguments it shows on stderr and for nothing else (T1).
+func decide(ctx context.Context, c *client.Client, approve bool, workflowID, callID string, f flags, stderr io.Writer) error {
+	pending, err := pendingOnceAWorkerRuns(ctx, c, workflowID, stderr)
+	if err != nil {
+		return err
+	}
+	var p *client.PendingCall
+	for i := range pending {
+		if pending[i].CallID == callID && pending[i].Kind == client.KindConfirm {
+			p = &pending[i]
+		}
+	}
+	if p == nil {
+		return fmt.Errorf("call %s of %s does not wait for a decision (starter pending %s lists what waits)", callID, workflowID, workflowID)
+	}
+	by := f.as
+	if by == "" {
+		by = defaultBy()
+	}
+	o := client.ConfirmOptions{ApprovalID: p.ApprovalID, Reason: f.reason, By: by, Via: "cli"}
+	verb := "denying"
+	if approve {
+		verb = "approving"
+		o.Remember, o.AllowTurn, o.Pattern = f.remember, f.allowTurn, f.pattern
+		if f.args != "" {
+			o.Args = json.RawMessage(f.args)
+		}
+	}
+	line := fmt.Sprintf("%s %s %s %s", verb, p.CallID, p.Tool, shortArgs(p.Arguments))
+	if o.Args != nil {
+		line += " -> edited: " + shortArgs(f.args)
+	}
+	fmt.Fprintln(stderr, line)
+	if approve {
+		err = c.Approve(ctx, workflowID, callID, o)
+	} else {
+		err = c.Deny(ctx, workflowID, callID, o)
+	}
+	if err == nil && approve && (o.Remember || o.AllowTurn) {
+		reportAlsoDecided(ctx, c, workflowID, callID, pending, o, stderr)
+	}
+	switch {
+	case errors.Is(err, client.ErrNotWaiting):
+		return fmt.Errorf("call %s of %s no longer waits for a decision: %w", callID, workflowID, err)
+	case errors.Is(err, client.ErrStaleApproval):
+		return fmt.Errorf("call %s of %s changed while you decided; nothing was decided, run the command again: %w", callID, workflowID, err)
+	case errors.Is(err, client.ErrInvalidArgs):
+		return fmt.Errorf("--args for call %s: %w", callID, err)
+	}
+	return err
+}
+
+// reportAlsoDecided says which other calls of the round a remembered rule
+// or --allow-turn approved with this one. The confirm update settles them
+// before it returns, so every call that waited for a decision before it
+// and waits no longer was approved by it.
+func reportAlsoDecided(ctx context.Context, c *client.Client, workflowID, callID string, before []client.PendingCall, o client.ConfirmOptions, stderr io.Writer) {
+	after, err := c.Pending(ctx, workflowID)
+	if err != nil {
+		return
+	}
+	still := map[string]bool{}
+	for _, p := range after {
+		still[p.CallID] = true
+	}
+	how := "the remembered rule"
+	if o.AllowTurn {
+		how = "--allow-turn"
+	}
+	var also, left []string
+	for _, p := range before {
+		if p.CallID == callID || p.Kind != client.KindConfirm {
+			continue
+		}
+		if still[p.CallID] {
+			left = append(left, p.CallID)
+			continue
+		}
+		also = append(also, p.CallID+" "+p.Tool+" "+shortArgs(p.Arguments))
+	}
+	if len(also) == 0 {
+		fmt.Fprintf(stderr, "%s approved no other waiting call of this round\n", how)
+		return
+	}
+	fmt.Fprintf(stderr, "%s also approved %d other waiting call(s) of this round:\n", how, len(also))
+	for _, a := range also {
+		fmt.Fprintln(stderr, "  "+a)
+	}
+	if len(left) > 0 {
+		fmt.Fprintf(stderr, "still waiting: %s\n", strings.Join(left, ", "))
+	}
+}
+
+// pendingOnceAWorkerRuns reads what a round waits for; only a worker
+// answers, so while none does (one restarts, say) it waits up to two
+// minutes, and says so once.
+func pendingOnceAWorkerRuns(ctx context.Context, c *client.Client, workflowID string, stderr io.Writer) ([]client.PendingCall, error) {
+	deadline := time.Now().Add(2 * time.Minute)
+	told := false
+	for {
+		pending, err := c.Pending(ctx, workflowID)
+		if err == nil || errors.Is(err, client.ErrRoundNotFound) || time.Now().After(deadline) || ctx.Err() != nil {
+			return pending, err
+		}
+		if !told {
+			fmt.Fprintln(stderr, "waiting for a worker to answer: "+oneLine(err.Error()))
+			told = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// defaultBy is who decides when --as is not given: $USER@hostname.
+func defaultBy() string {
+	user := os.Getenv("USER")
+	if user == "" {
+		user = "unknown"
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		return user
+	}
+	return user + "@" + host
+}
+
+// shortArgs is a call's arguments on one line, cut at 2000 bytes.
+func shortArgs(args string) string {
+	s := oneLine(args)
+	if len(s) > 2000 {
+		s = s[:2000] + "..."
+	}
+	return s
+}
+
+// parseWait reads extend's DURATION: a Go duration (30m, 2h) or seconds.
+func parseWait(s string) (time.Duration, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 1 || n > 7*24*3600 {
+			return 0, fmt.Errorf("extend: %s seconds: give 1 second to 7 days", s)
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < time.Second || d > 7*24*time.Hour {
+		return 0, fmt.Errorf("extend: %q: give a duration from 1s to 168h, e.g. 30m or 2h", s)
+	}
+	return d, nil
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/round"
+)
+
+// round: submit a round, tell the person at the terminal what it waits for,
+// and print its result.
+
+func readInput(name string, stdin io.Reader) (*round.Input, error) {
+	var r io.Reader = stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("read round: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("read round: %w", err)
+	}
+	return round.ParseInput(b)
+}
+
+func runRound(ctx context.Context, c *client.Client, in *round.Input, stdout, stderr io.Writer, f flags) error {
+	opts := []client.RunOption{client.WaitForWorker()}
+	if f.events {
+		ev := &eventWriter{c: c, w: stderr, approvalIDs: map[string]string{}}
+		opts = append(opts, client.WithEvents(ev.write), client.WithWaitingHandler(ev.waiting))
+	} else if !f.quiet {
+		opts = append(opts, client.WithWaitingHandler(func(p client.PendingCall) { hint(stderr, p) }))
+	}
+	if f.events || !f.quiet {
+		stop := tellNoWorker(ctx, c, stderr, f.events)
+		defer stop()
+	}
+	res, err := c.Run(ctx, in, opts...)
+	if errors.Is(err, client.ErrInputTooLarge) {
+		return usageError{error: err}
+	}
+	if err != nil {
+		return err
+	}
+	return printJSON(stdout, res)
+}
+
+// redisDown says in one line that Redis does not answer: an error when the
+// command needs it (needed), else a note on stderr, and nil.
+func redisDown(c *client.Client, stderr io.Writer, needed bool) error {
+	err := c.RedisError()
+	if err == nil {
+		return nil
+	}
+	if needed {
+		return fmt.Errorf("%w; --events needs it", err)
+	}
+	fmt.Fprintln(stderr, "starter: "+oneLine(err.Error())+"; large results stay previews")
+	return nil
+}
+
+// tellNoWorker says on stderr, once, when no worker polls the task queue two
+// seconds after the round was submitted: the round starts when one does.
+func tellNoWorker(ctx context.Context, c *client.Client, stderr io.Writer, asJSON bool) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(2 * time.Second):
+		}
+		if ok, err := c.HasWorkers(ctx); err != nil || ok {
+			return
+		}
+		msg := client.NoWorkerError(c.TaskQueue()).Error() + "; the round starts when one does"
+		if asJSON {
+			b, _ := json.Marshal(map[string]string{"type": "waiting_for_worker", "task_queue": c.TaskQueue(), "detail": msg})
+			fmt.Fprintln(stderr, string(b))
+			return
+		}
+		fmt.Fprintln(stderr, msg)
+	}()
+	return func() { cancel(); <-done }
+}
+
+// hint tells the person at the terminal what a waiting call needs and how to
+// answer it.
+func hint(stderr io.Writer, p client.PendingCall) {
+	switch p.Kind {
+	case client.KindConfirm:
+		fmt.Fprintf(stderr, "waiting for approval: %s %s (%s)\n  starter approve %s %s   |   starter deny %s %s --reason TEXT\n",
+			p.Tool, p.Subject, p.Reason, p.WorkflowID, p.CallID, p.WorkflowID, p.CallID)
+	case client.KindAnswer:
+		fmt.Fprintf(stderr, "waiting for an answer: %s\n  starter answer %s %s ANSWER...\n", strings.Join(p.Questions, " | "), p.WorkflowID, p.CallID)
+	default:
+		fmt.Fprintf(stderr, "waiting for client tool %s (call %s)\n", p.Tool, p.CallID)
+	}
+}
+
+// eventWriter writes a round's events as JSON lines. A
+// confirmation_requested event gains the call's approval_id, when the round
+// provides one, from the round's pending calls.
+type eventWriter struct {
+	c           *client.Client
+	w           io.Writer
+	mu          sync.Mutex
+	approvalIDs map[string]string // call id -> approval id, from the pending calls
+}
+
+// eventLine is an event as --events writes it.
+type eventLine struct {
+	round.Event
+	ApprovalID string `json:"approval_id,omitempty"`
+}
+
+func (e *eventWriter) waiting(p client.PendingCall) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.approvalIDs[p.CallID] = p.ApprovalID
+}
+
+func (e *eventWriter) write(ev round.Event) {
+	line := eventLine{Event: ev}
+	if ev.Type == round.EventConfirmationRequested {
+		line.ApprovalID = e.approvalID(ev)
+	}
+	b, err := json.Marshal(line)
+	if err != nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	fmt.Fprintln(e.w, string(b))
+}
+
+func (e *eventWriter) approvalID(ev round.Event) string {
+	e.mu.Lock()
+	id, ok := e.approvalIDs[ev.CallID]
+	e.mu.Unlock()
+	if ok {
+		return id
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	pending, err := e.c.Pending(ctx, ev.WorkflowID)
+	if err != nil {
+		return ""
+	}
+	for _, p := range pending {
+		if p.CallID == ev.CallID {
+			return p.ApprovalID
+		}
+	}
+	return ""
+}

@@ -1,0 +1,461 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolround/toolround/internal/procgroup"
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+)
+
+// One server's connection: its session, started and restarted as needed,
+// the process of a stdio server, and the calls of its tools.
+
+// server is one configured MCP server and its current session.
+type server struct {
+	cfg    ServerConfig
+	opts   Config
+	log    *slog.Logger
+	client *sdk.Client
+	http   *http.Client // streamable HTTP servers only
+
+	// progress maps the progress token of each call in flight to the
+	// call's ReportProgress.
+	progress  sync.Map
+	nextToken atomic.Int64
+
+	mu       sync.Mutex
+	sess     *sdk.ClientSession
+	proc     serverProc
+	connects int
+	closed   bool
+	startErr error
+	tools    []*sdk.Tool
+}
+
+func newServer(sc ServerConfig, cfg Config) *server {
+	log := cfg.Logger.With("mcp_server", sc.Name)
+	s := &server{cfg: sc, opts: cfg, log: log}
+	s.client = sdk.NewClient(clientInfo, &sdk.ClientOptions{
+		Logger:                      log,
+		ProgressNotificationHandler: s.onProgress,
+	})
+	if !sc.stdio() {
+		base := http.DefaultTransport.(*http.Transport).Clone()
+		s.http = &http.Client{Transport: &headerTransport{base: base, cfg: sc}}
+	}
+	return s
+}
+
+// start opens the first session and lists the tools.
+func (s *server) start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := func() error {
+		sess, err := s.connectLocked(ctx)
+		if err != nil {
+			return err
+		}
+		lctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
+		defer cancel()
+		var list []*sdk.Tool
+		for t, err := range sess.Tools(lctx, nil) {
+			if err != nil {
+				return fmt.Errorf("list tools: %w", err)
+			}
+			list = append(list, t)
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+		s.tools = list
+		return nil
+	}()
+	if err != nil {
+		s.startErr = err
+		if s.sess != nil {
+			sess, proc := s.sess, s.proc
+			s.sess, s.proc = nil, serverProc{}
+			go func() {
+				_ = sess.Close()
+				proc.end()
+			}()
+		}
+	}
+	return err
+}
+
+// serverProc is a stdio server's process: its pid, which leads its process
+// group, and the watchdog that kills that group if the worker dies.
+type serverProc struct {
+	pid   int
+	guard *os.File
+}
+
+// end kills the server's process group, the watchdog with it.
+func (p serverProc) end() {
+	procgroup.Kill(p.pid)
+	if p.guard != nil {
+		_ = p.guard.Close()
+	}
+}
+
+// startTransport starts a stdio server on procgroup's starter thread, so
+// that it gets none of the worker's descriptors and its parent-death signal
+// fires when the worker dies.
+type startTransport struct{ sdk.Transport }
+
+func (t startTransport) Connect(ctx context.Context) (sdk.Connection, error) {
+	var conn sdk.Connection
+	err := procgroup.Start(func() (err error) {
+		conn, err = t.Transport.Connect(ctx)
+		return err
+	})
+	return conn, err
+}
+
+// connectLocked opens a session; s.mu is held.
+func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) {
+	if s.closed {
+		return nil, errors.New("the connection manager is closed")
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
+	defer cancel()
+	var (
+		transport sdk.Transport
+		cmd       *exec.Cmd
+		stderr    *stderrLog
+	)
+	if s.cfg.stdio() {
+		env, err := s.cfg.environ()
+		if err != nil {
+			return nil, err
+		}
+		cmd = exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd.Env = env
+		cmd.Dir = s.cfg.Cwd
+		if cmd.Dir == "" {
+			cmd.Dir = s.opts.Dir
+		}
+		stderr = &stderrLog{log: s.log}
+		cmd.Stderr = stderr
+		procgroup.Set(cmd)
+		transport = startTransport{&sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}}
+	} else {
+		if _, err := s.cfg.headers(); err != nil {
+			return nil, err
+		}
+		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.http, DisableStandaloneSSE: true}
+	}
+	sess, err := s.client.Connect(ctx, transport, nil)
+	var proc serverProc
+	if cmd != nil && cmd.Process != nil {
+		proc.pid = cmd.Process.Pid
+		if err == nil {
+			var gerr error
+			if proc.guard, gerr = procgroup.Guard(proc.pid); gerr != nil {
+				s.log.Warn("mcp: no watchdog for the server's process group: what it starts may outlive a killed worker", "err", gerr)
+			}
+		}
+	}
+	if err != nil {
+		proc.end()
+		if cmd != nil && cmd.Process == nil {
+			return nil, fmt.Errorf("start %q: %w", s.cfg.Command, err)
+		}
+		if stderr != nil {
+			if tail := stderr.Tail(); tail != "" {
+				return nil, fmt.Errorf("handshake: %w; the server's stderr ends with: %s", err, tail)
+			}
+		}
+		return nil, fmt.Errorf("handshake: %w", err)
+	}
+	s.sess, s.proc = sess, proc
+	s.connects++
+	go s.watch(sess, proc)
+	return sess, nil
+}
+
+// watch forgets a session once it ends (the server exited or the HTTP
+// session broke), so that the next call reconnects before it sends anything.
+func (s *server) watch(sess *sdk.ClientSession, proc serverProc) {
+	err := sess.Wait()
+	proc.end()
+	s.mu.Lock()
+	current := s.sess == sess
+	if current {
+		s.sess, s.proc = nil, serverProc{}
+	}
+	closed := s.closed
+	s.mu.Unlock()
+	if current && !closed {
+		s.log.Warn("mcp: server disconnected; the next call reconnects", "err", err)
+	}
+}
+
+// session returns the live session, or opens one; fresh reports the latter.
+func (s *server) session(ctx context.Context) (sess *sdk.ClientSession, fresh bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess != nil {
+		return s.sess, false, nil
+	}
+	sess, err = s.connectLocked(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	s.log.Info("mcp: server reconnected")
+	return sess, true, nil
+}
+
+// drop forgets a session that failed a call and closes it.
+func (s *server) drop(sess *sdk.ClientSession) {
+	proc := s.forget(sess)
+	go func() {
+		_ = sess.Close()
+		proc.end()
+	}()
+}
+
+// abandon forgets the session of a call that timed out and kills the
+// server's process group at once: a server that does not answer is not
+// asked to shut down.
+func (s *server) abandon(sess *sdk.ClientSession) {
+	s.forget(sess).end()
+	go func() { _ = sess.Close() }()
+}
+
+// forget clears sess if it is the current session and returns its process.
+func (s *server) forget(sess *sdk.ClientSession) serverProc {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess != sess {
+		return serverProc{}
+	}
+	proc := s.proc
+	s.sess, s.proc = nil, serverProc{}
+	return proc
+}
+
+func (s *server) close() error {
+	s.mu.Lock()
+	s.closed = true
+	sess, proc := s.sess, s.proc
+	s.sess, s.proc = nil, serverProc{}
+	s.mu.Unlock()
+	if sess == nil {
+		return nil
+	}
+	err := sess.Close()
+	proc.end()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		// A server that exits with an error or a signal once its stdin
+		// closes has still stopped.
+		return nil
+	}
+	return err
+}
+
+// errUnreachable marks a call that could not reach its server: nothing ran.
+var errUnreachable = errors.New("mcp server unreachable")
+
+// callTool runs one call. A session that ended before the call is replaced
+// first. A connection that fails during the call is reconnected once and
+// the call sent again when that cannot run it twice: the request never left
+// (the connection was already closed, the HTTP session was gone, the
+// connection was refused) or the tool is read-only. Otherwise its outcome is
+// unknown and it is not repeated (P2.4).
+func (s *server) callTool(ctx context.Context, tool string, readOnly bool, args json.RawMessage, operationID string) (*sdk.CallToolResult, error) {
+	params := &sdk.CallToolParams{Name: tool, Arguments: args}
+	if operationID != "" {
+		// The server may use it to recognise a repeated call (SPEC R).
+		params.Meta = sdk.Meta{round.OperationMetaKey: operationID}
+	}
+	token := fmt.Sprintf("%s-%d", s.cfg.Name, s.nextToken.Add(1))
+	params.SetProgressToken(token)
+	s.progress.Store(token, func(details string) { tools.ReportProgress(ctx, details) })
+	defer s.progress.Delete(token)
+	sess, fresh, err := s.session(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errUnreachable, err)
+	}
+	res, err := sess.CallTool(ctx, params)
+	if err != nil && s.timedOut(ctx, sess) {
+		return nil, errTimedOut
+	}
+	if err == nil || ctx.Err() != nil || !connectionFailed(err) {
+		return res, err
+	}
+	s.drop(sess)
+	if fresh || (!readOnly && !notSent(err)) {
+		return nil, &lostError{err: err, unsent: notSent(err)}
+	}
+	sess, _, rerr := s.session(ctx)
+	if rerr != nil {
+		return nil, fmt.Errorf("%w: connection lost (%v), reconnect failed: %w", errUnreachable, err, rerr)
+	}
+	res, err = sess.CallTool(ctx, params)
+	if err != nil && s.timedOut(ctx, sess) {
+		return nil, errTimedOut
+	}
+	if err != nil && ctx.Err() == nil && connectionFailed(err) {
+		s.drop(sess)
+		return nil, &lostError{err: err, unsent: notSent(err)}
+	}
+	return res, err
+}
+
+// errTimedOut marks a call that got no answer within its timeout.
+var errTimedOut = errors.New("no answer within the timeout")
+
+// timedOut reports whether the call's deadline passed; a stdio server that
+// has not answered by then is abandoned (its process group killed), so that
+// it neither hangs on nor serves the next call half-stuck: that call starts
+// it again.
+func (s *server) timedOut(ctx context.Context, sess *sdk.ClientSession) bool {
+	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return false
+	}
+	if s.cfg.stdio() {
+		s.abandon(sess)
+	}
+	return true
+}
+
+// onProgress passes a server's progress notification on to the call it
+// is about.
+func (s *server) onProgress(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+	p := req.Params
+	if p == nil {
+		return
+	}
+	token, ok := p.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	report, ok := s.progress.Load(token)
+	if !ok {
+		return
+	}
+	details := fmt.Sprintf("progress %g", p.Progress)
+	if p.Total > 0 {
+		details += fmt.Sprintf("/%g", p.Total)
+	}
+	if p.Message != "" {
+		details += ": " + p.Message
+	}
+	report.(func(string))(details)
+}
+
+// lostError is a connection that failed during a call.
+type lostError struct {
+	err    error
+	unsent bool
+}
+
+func (e *lostError) Error() string {
+	if e.unsent {
+		return fmt.Sprintf("the connection to the server failed and the call was not sent: %v", e.err)
+	}
+	return fmt.Sprintf("the connection to the server was lost during the call, so it may or may not have run; check its effect before calling it again: %v", e.err)
+}
+
+func (e *lostError) Unwrap() error { return e.err }
+
+// notSent reports failures that happen before a request reaches the server.
+func notSent(err error) bool {
+	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, sdk.ErrSessionMissing) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// codeRejected is the code the SDK gives an HTTP request that failed in the
+// transport (no response, or a response that is not JSON-RPC).
+const codeRejected = -32005
+
+// connectionFailed tells a broken connection from an error the server
+// answered with (an unknown tool, invalid arguments).
+func connectionFailed(err error) bool {
+	if notSent(err) {
+		return true
+	}
+	var wire *jsonrpc.Error
+	return !errors.As(err, &wire) || wire.Code == codeRejected
+}
+
+// handler calls tool with its own deadline, timeout, which falls before the
+// activity's (the definition adds callGrace), so that a server that does
+// not answer gets a result naming it, not an activity timeout that blames
+// the worker.
+func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time.Duration) tools.Handler {
+	return func(ctx context.Context, req tools.Request) (tools.Result, error) {
+		args := req.Args
+		if len(bytes.TrimSpace(args)) == 0 {
+			args = json.RawMessage("{}")
+		}
+		callCtx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		res, err := s.callTool(callCtx, tool, readOnly, args, req.OperationID)
+		if errors.Is(err, errTimedOut) && ctx.Err() != nil {
+			return tools.Result{}, fmt.Errorf("mcp server %q, tool %q: the call ended before the server answered: %w", s.cfg.Name, tool, ctx.Err())
+		}
+		if errors.Is(err, errTimedOut) {
+			what := "the call was abandoned"
+			if s.cfg.stdio() {
+				what = "its process group was killed, and the next call starts it again"
+			}
+			return tools.Result{}, fmt.Errorf("mcp server %q, tool %q: the server did not answer within its timeout of %s (timeout_seconds of its MCP_CONFIG entry, else the default); %s",
+				s.cfg.Name, tool, timeout, what)
+		}
+		if err != nil {
+			err = fmt.Errorf("mcp server %q, tool %q: %w", s.cfg.Name, tool, err)
+			var lost *lostError
+			if readOnly && ctx.Err() == nil && (errors.Is(err, errUnreachable) || errors.As(err, &lost)) {
+				return tools.Result{}, tools.Transient(err)
+			}
+			return tools.Result{}, err
+		}
+		text := resultText(res, maxOutput)
+		if res.IsError {
+			if text == "" {
+				text = "the tool reported an error without a message"
+			}
+			return tools.Result{}, fmt.Errorf("mcp server %q, tool %q: %s", s.cfg.Name, tool, text)
+		}
+		return tools.Text(text), nil
+	}
+}
+
+// headerTransport adds a server's configured headers to every request.
+type headerTransport struct {
+	base http.RoundTripper
+	cfg  ServerConfig
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.cfg.Headers) == 0 {
+		return t.base.RoundTrip(req)
+	}
+	h, err := t.cfg.headers()
+	if err != nil {
+		return nil, fmt.Errorf("mcp: server %q: %w", t.cfg.Name, err)
+	}
+	req = req.Clone(req.Context())
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(req)
+}
