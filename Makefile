@@ -17,7 +17,7 @@ bench:
 	@bash scripts/bench.sh
 
 build:
-	go build -o bin/ ./worker ./starter ./console/cmd/console
+	go build -o bin/ ./cmd/worker ./cmd/starter ./cmd/console
 
 services:
 	@bash -c 'source scripts/lib.sh && ensure_redis && ensure_temporal_server'

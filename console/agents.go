@@ -17,7 +17,7 @@ import (
 // Sealing (T9): nothing here needs it. The task and user messages are
 // conversation text, not tool calls; the calls of an agent run come from
 // the model, and the model activity seals their store_secret arguments
-// before they reach history (activities/model.go). A round submitted with
+// before they reach history (internal/activities/model.go). A round submitted with
 // POST /api/v1/rounds is still sealed by the client, as before.
 
 // AgentView is an agent run as GET /api/v1/agents/{workflow_id} shows it:

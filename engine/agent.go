@@ -9,11 +9,11 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/toolround/toolround/activities"
+	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/llm"
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/secrets"
-	"github.com/toolround/toolround/workflows"
 )
 
 // registerAgent registers the agent run (AgentRun) and its model call

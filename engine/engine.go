@@ -9,15 +9,15 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 
-	"github.com/toolround/toolround/activities"
 	"github.com/toolround/toolround/cache"
+	"github.com/toolround/toolround/internal/activities"
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/builtin"
 	"github.com/toolround/toolround/tools/command/sandbox"
 	"github.com/toolround/toolround/tools/ext"
 	"github.com/toolround/toolround/tools/mcp"
 	"github.com/toolround/toolround/tools/netguard"
-	"github.com/toolround/toolround/workflows"
 )
 
 // Engine is a worker's dependencies: the registry that applications add

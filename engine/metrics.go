@@ -25,7 +25,7 @@ import (
 	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
 	"go.temporal.io/sdk/interceptor"
 
-	"github.com/toolround/toolround/workflows"
+	"github.com/toolround/toolround/internal/workflows"
 )
 
 // ScopeName is the instrumentation scope of the worker's own metrics and

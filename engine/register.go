@@ -8,10 +8,10 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/toolround/toolround/activities"
+	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/seam"
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
-	"github.com/toolround/toolround/workflows"
 )
 
 // swap registers Func under the activity name Name instead of the engine's

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make bench`: latency, throughput, history size and worker memory of rounds
 # against a real Temporal server and Redis (started here when they are not
-# running). Arguments go to the benchmark (go run ./bench -h lists them);
+# running). Arguments go to the benchmark (go run ./cmd/bench -h lists them);
 # TEMPORAL_ADDRESS and TEMPORAL_NAMESPACE point it at another cluster.
 #
 # BENCH_SERVER_COMPARE=all (or a comma-separated list of the names below)
@@ -25,17 +25,17 @@
 # measured over BENCH_IDLE_SECONDS (60): CPU seconds (utime+stime of
 # /proc/PID/stat) per second, and its VmRSS. The table goes to stdout and
 # to BENCH_OUT/idlecpu.txt (default bench/results/idlecpu). With
-# BENCH_IDLE_WORKER=1 an idle ./worker polls each server, as under `make run`.
+# BENCH_IDLE_WORKER=1 an idle ./cmd/worker polls each server, as under `make run`.
 #
-# BENCH_LONG=1 runs instead `go run ./bench long` against TEMPORAL_ADDRESS:
+# BENCH_LONG=1 runs instead `go run ./cmd/bench long` against TEMPORAL_ADDRESS:
 # one round of 500 calls (read-only, then at-most-once) and one round whose
-# approval waits BENCH_APPROVAL_WAIT (30m); `go run ./bench long -h` lists
+# approval waits BENCH_APPROVAL_WAIT (30m); `go run ./cmd/bench long -h` lists
 # the settings; it writes bench/results/long/long.{txt,json}.
 #
 # BENCH_CLUSTER=1 measures instead the throughput of one task queue served by
 # 1, 2 and 4 worker processes (BENCH_WORKERS) against scripts/cluster.sh's
 # Temporal server on PostgreSQL, started here when it is not running
-# (`go run ./bench scaling -h` lists the settings; docs/benchmarks/scaling.md).
+# (`go run ./cmd/bench scaling -h` lists the settings; docs/benchmarks/scaling.md).
 source "$(dirname "$0")/lib.sh"
 
 # server_setting_flags NAME: the flags of a named dev server setting.
@@ -82,7 +82,7 @@ if [ "${BENCH_IDLE_CPU:-0}" = 1 ]; then
 	with_worker=${BENCH_IDLE_WORKER:-0}
 	if [ "$with_worker" = 1 ]; then
 		log "building the worker for the idle measurement"
-		go build -o "$RUN_DIR/idle-worker" ./worker
+		go build -o "$RUN_DIR/idle-worker" ./cmd/worker
 	fi
 	private_pids=()
 	trap 'for p in "${private_pids[@]}"; do kill "$p" 2>/dev/null || true; done' EXIT
@@ -90,7 +90,7 @@ if [ "${BENCH_IDLE_CPU:-0}" = 1 ]; then
 		echo "Idle CPU of a fresh dev server (no workflows) per setting: $(date -u +%Y-%m-%dT%H:%M:%SZ), $secs s after $settle s, $(nproc) CPUs"
 		echo
 		if [ "$with_worker" = 1 ]; then
-			echo "With one idle worker (./worker) polling each server."
+			echo "With one idle worker (./cmd/worker) polling each server."
 			echo
 		fi
 		echo "| setting | flags beyond eager dispatch and one partition | CPU s per s | % of one CPU | VmRSS MiB | worker CPU s per s | load average at start |"
@@ -149,16 +149,16 @@ ensure_redis
 if [ "${BENCH_CLUSTER:-0}" = 1 ]; then
 	bash "$ROOT/scripts/cluster.sh" server >&2
 	cd "$ROOT"
-	log "go run ./bench scaling $*"
+	log "go run ./cmd/bench scaling $*"
 	TEMPORAL_ADDRESS="${CLUSTER_ADDRESS:-127.0.0.1:7333}" REDIS_URL="${CLUSTER_REDIS_URL:-redis://127.0.0.1:6379/5}" \
-		BENCH_SERVER_PID="$(cat "$RUN_DIR/cluster/temporal.pid")" exec go run ./bench scaling "$@"
+		BENCH_SERVER_PID="$(cat "$RUN_DIR/cluster/temporal.pid")" exec go run ./cmd/bench scaling "$@"
 fi
 ensure_temporal_server
 ensure_search_attributes
 cd "$ROOT"
 if [ "${BENCH_LONG:-0}" = 1 ]; then
-	log "go run ./bench long $*"
-	exec go run ./bench long "$@"
+	log "go run ./cmd/bench long $*"
+	exec go run ./cmd/bench long "$@"
 fi
 
 private_pids=()
@@ -244,5 +244,5 @@ if [ -n "${BENCH_SERVER_COMPARE:-}" ]; then
 	done
 fi
 
-log "go run ./bench ${args[*]} $*"
-go run ./bench "${args[@]}" "$@"
+log "go run ./cmd/bench ${args[*]} $*"
+go run ./cmd/bench "${args[@]}" "$@"

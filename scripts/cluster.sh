@@ -39,7 +39,7 @@ DYNAMIC_CONFIG="$ROOT/docker/dynamicconfig/toolround.yaml"
 HOST=${CLUSTER_ADDRESS%:*} PORT=${CLUSTER_ADDRESS##*:}
 mkdir -p "$CLUSTER_DIR"
 
-# The search attributes the workflows set (workflows/), registered on the
+# The search attributes the workflows set (internal/workflows/), registered on the
 # dev server by scripts/lib.sh and in docker/docker-compose.yml too.
 SEARCH_ATTRIBUTES="ToolroundSession=Keyword ToolroundWaiting=Bool ToolroundWaitingCalls=Int"
 

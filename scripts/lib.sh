@@ -240,7 +240,7 @@ ensure_bubblewrap() {
 build() {
 	log "building bin/worker, bin/starter and bin/console"
 	mkdir -p "$ROOT/bin"
-	(cd "$ROOT" && go build -o bin/ ./worker ./starter ./console/cmd/console)
+	(cd "$ROOT" && go build -o bin/ ./cmd/worker ./cmd/starter ./cmd/console)
 }
 
 # ensure_chromium installs Debian's chromium, which the console's browser

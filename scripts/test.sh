@@ -54,8 +54,8 @@ if [ "$FUZZTIME" != "0" ]; then
 	for target in \
 		./round:FuzzParseInput \
 		./round:FuzzArguments \
-		./workflows:FuzzUnwrap \
-		./workflows:FuzzPassesGiveEveryCallOneResult \
+		./internal/workflows:FuzzUnwrap \
+		./internal/workflows:FuzzPassesGiveEveryCallOneResult \
 		./tools:FuzzCanonical \
 		./tools:FuzzValidate \
 		./approval:FuzzRuleNeverOverMatches; do

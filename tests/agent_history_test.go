@@ -16,8 +16,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	tclient "go.temporal.io/sdk/client"
 
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
-	"github.com/toolround/toolround/workflows"
 )
 
 // TestAgentRunHistoryBounded200Rounds runs an agent run of 200 rounds (one

@@ -35,7 +35,7 @@ func buildConsole(t *testing.T) string {
 	t.Helper()
 	consoleBuild.Do(func() {
 		consoleBin = filepath.Join(binDir, "console")
-		out, err := exec.Command("go", "build", "-o", consoleBin, "../console/cmd/console").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", consoleBin, "../cmd/console").CombinedOutput()
 		if err != nil {
 			consoleErr = fmt.Errorf("build console: %v\n%s", err, out)
 		}

@@ -41,7 +41,7 @@ func TestMain(m *testing.M) {
 	binDir = dir
 	workerBin, starterBin = filepath.Join(dir, "worker"), filepath.Join(dir, "starter")
 	testWorkerBin = filepath.Join(dir, "testworker")
-	build := exec.Command("go", "build", "-o", dir+"/", "../worker", "../starter", "./testworker")
+	build := exec.Command("go", "build", "-o", dir+"/", "../cmd/worker", "../cmd/starter", "./testworker")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build worker and starter:", err)

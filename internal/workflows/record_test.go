@@ -28,13 +28,13 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
 
-	"github.com/toolround/toolround/activities"
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/internal/testtools"
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
-	"github.com/toolround/toolround/workflows"
 )
 
 var record = flag.Bool("record", false, "run the replay scenarios against the Temporal server at TEMPORAL_ADDRESS and rewrite testdata/*.json")

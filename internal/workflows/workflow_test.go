@@ -23,11 +23,11 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/toolround/toolround/activities"
+	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/testtools"
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
-	"github.com/toolround/toolround/workflows"
 )
 
 type harness struct {

@@ -11,9 +11,9 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
-	"github.com/toolround/toolround/workflows"
 )
 
 // upserts records every UpsertTypedSearchAttributes of the round as

@@ -21,8 +21,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
-	"github.com/toolround/toolround/workflows"
 )
 
 // recorded is one history of testdata/ with the input it started with and

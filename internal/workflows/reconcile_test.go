@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 
-	"github.com/toolround/toolround/activities"
+	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )

@@ -22,7 +22,7 @@ const (
 
 // runSandboxBench measures what the command sandbox adds to a command:
 // `true` through the run_command handler, with SANDBOX=none and with
-// SANDBOX=bwrap (`go run ./bench sandbox`). No Temporal server is needed.
+// SANDBOX=bwrap (`go run ./cmd/bench sandbox`). No Temporal server is needed.
 func runSandboxBench(out io.Writer) error {
 	dir, err := os.MkdirTemp("", "bench-sandbox-")
 	if err != nil {

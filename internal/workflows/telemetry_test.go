@@ -20,11 +20,11 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/toolround/toolround/activities"
 	"github.com/toolround/toolround/engine"
+	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/testtools"
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
-	"github.com/toolround/toolround/workflows"
 )
 
 // tracing is the worker's tracing interceptor (the SDK's, made replay-safe

@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
-	"github.com/toolround/toolround/workflows"
 )
 
 // TestAgentRunReplaysRecordedHistories replays recorded agent runs (under

@@ -12,9 +12,9 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
-	"github.com/toolround/toolround/workflows"
 )
 
 // eventsOf are the round's events of one type.

@@ -24,7 +24,7 @@ import (
 	"github.com/toolround/toolround/tools"
 )
 
-// LongOptions are the settings of `go run ./bench long`: one round of many
+// LongOptions are the settings of `go run ./cmd/bench long`: one round of many
 // calls and one round whose approval waits a long time, against a real
 // server, with one bench worker process.
 type LongOptions struct {
