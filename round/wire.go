@@ -244,7 +244,9 @@ type PublishInput struct {
 	History []Message `json:"history,omitempty"`
 }
 
-// CacheWrite is one successful http_request GET result for the result cache.
+// CacheWrite is one successful read-only result of a tool that keeps its
+// results in the session's result cache (tools.Definition.CacheKey: an
+// http_request GET).
 type CacheWrite struct {
 	Tool    string `json:"tool"`
 	Args    string `json:"args"`

@@ -99,6 +99,12 @@ type Definition struct {
 	// its handler reports no Result.Touched, pass 3 drops the dedupe
 	// entries over that path (P3.3).
 	TouchesPath bool `json:"-"`
+	// CacheKey, when set, keeps the results of the tool's read-only calls
+	// (Effect) in the session's result cache under this key for
+	// ResultCacheTTL: pass 3 asks for the write, the PublishRound activity
+	// makes it, and the handler reads it (an http_request GET). args are the
+	// call's arguments.
+	CacheKey func(sessionID, args string) string `json:"-"`
 	// Sensitive reports calls that always ask for confirmation, whatever the
 	// tool's class, rules or auto-approve (a read of a credentials file).
 	Sensitive func(args json.RawMessage) bool `json:"-"`

@@ -270,6 +270,15 @@ func (a *Activities) PublishRound(ctx context.Context, in round.PublishInput) er
 	}
 	if a.Cache != nil {
 		for _, w := range in.CacheWrites {
+			var key func(sessionID, args string) string
+			if a.Registry != nil {
+				if def, ok := a.Registry.Lookup(w.Tool); ok {
+					key = def.CacheKey
+				}
+			}
+			if key == nil {
+				continue // the tool keeps no results (any more): nothing to write
+			}
 			content := w.Content
 			if w.ContentRef != "" {
 				// Content is a preview; a cache hit must give the whole result.
@@ -283,7 +292,7 @@ func (a *Activities) PublishRound(ctx context.Context, in round.PublishInput) er
 				}
 				content = full
 			}
-			a.Cache.Set(ctx, tools.HTTPRequestCacheKey(in.SessionID, w.Args), content, tools.ResultCacheTTL)
+			a.Cache.Set(ctx, key(in.SessionID, w.Args), content, tools.ResultCacheTTL)
 		}
 	}
 	if a.History != nil && len(in.History) > 0 {

@@ -32,7 +32,9 @@ func (m mapBlobs) Get(_ context.Context, ref string) (string, error) {
 }
 
 // TestPublishRoundCachesWholeResults: the result cache gets the whole
-// content of a large http_request GET, never the preview that history holds.
+// content of a large http_request GET, never the preview that history holds,
+// under the key of the tool's definition; a tool whose definition keeps no
+// results gets nothing written.
 func TestPublishRoundCachesWholeResults(t *testing.T) {
 	const args = `{"url":"http://x/a"}`
 	key := tools.HTTPRequestCacheKey("s", args)
@@ -46,14 +48,24 @@ func TestPublishRoundCachesWholeResults(t *testing.T) {
 		{"large", mapBlobs{"toolround:blob:1": "the whole result"}, round.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, "the whole result"},
 		{"blob gone", mapBlobs{}, round.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, ""},
 		{"no blob store", nil, round.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, ""},
+		{"tool without a cache key", mapBlobs{}, round.CacheWrite{Tool: "fetch_page", Args: args, Content: "whole"}, ""},
+		{"unknown tool", mapBlobs{}, round.CacheWrite{Tool: "gone", Args: args, Content: "whole"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := mapCache{}
-			a := &Activities{Registry: tools.NewRegistry(), Cache: c, Blobs: tt.blobs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			reg := tools.NewRegistry()
+			noop := func(context.Context, tools.Request) (tools.Result, error) { return tools.Result{}, nil }
+			require.NoError(t, reg.RegisterAll(
+				tools.Definition{Name: "http_request", SideEffect: tools.AtMostOnce, CacheKey: tools.HTTPRequestCacheKey, Handler: noop},
+				tools.Definition{Name: "fetch_page", SideEffect: tools.ReadOnly, Handler: noop}))
+			a := &Activities{Registry: reg, Cache: c, Blobs: tt.blobs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 			require.NoError(t, a.PublishRound(context.Background(), round.PublishInput{SessionID: "s", WorkflowID: "wf", CacheWrites: []round.CacheWrite{tt.write}}))
 			got, ok := c[key]
 			require.Equal(t, tt.want != "", ok)
+			if tt.want == "" {
+				require.Empty(t, c)
+			}
 			require.Equal(t, tt.want, got)
 		})
 	}

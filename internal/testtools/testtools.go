@@ -210,6 +210,7 @@ func Registry(r *Recorder) *tools.Registry {
 		tools.Definition{
 			Name: "http_request", Description: "Make an HTTP request.", Concurrent: true, SideEffect: tools.AtMostOnce, Source: tools.SourceBuiltin,
 			Rules:      approval.KindRequest,
+			CacheKey:   tools.HTTPRequestCacheKey,
 			Parameters: obj(`"url":{"type":"string"},"method":{"type":"string"},"headers":{"type":"object"},"body":{"type":"string"}`, "url"),
 			Subject:    func(a json.RawMessage) string { return httpMethod(a) + " " + tools.SubjectField("url")(a) },
 			Effect: func(a json.RawMessage) tools.SideEffect {

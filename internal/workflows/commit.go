@@ -96,7 +96,7 @@ func Commit(ci CommitInput) CommitOutput {
 	for i, r := range results {
 		events = append(events, scope.ToolResult(ci.Now, r))
 		c := &ci.Calls[i]
-		if r.Status == round.StatusOK && r.Tool == tools.HTTPRequest && c.Facts.Effect == tools.ReadOnly && c.Outcome != nil && !c.Outcome.FromCache {
+		if r.Status == round.StatusOK && ci.Snapshot.tool(r.Tool).Cached && c.Facts.Effect == tools.ReadOnly && c.Outcome != nil && !c.Outcome.FromCache {
 			cache = append(cache, round.CacheWrite{Tool: r.Tool, Args: c.Args, Content: r.Content, ContentRef: r.ContentRef})
 		}
 	}

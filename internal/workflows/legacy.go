@@ -195,6 +195,7 @@ type pastFact struct {
 	reason      string
 	readsPaths  bool
 	touchesPath bool
+	cached      bool
 }
 
 // pastFacts are the built-ins' facts as the round knew them by name. Never
@@ -207,7 +208,7 @@ var pastFacts = map[string]pastFact{
 	"restore_file":       {kind: approval.KindPath, reason: "it restores an earlier version of {path}", touchesPath: true},
 	"read_files":         {kind: approval.KindPath, readsPaths: true},
 	"file_history":       {kind: approval.KindPath},
-	"http_request":       {kind: approval.KindRequest},
+	"http_request":       {kind: approval.KindRequest, cached: true},
 	"fetch_page":         {kind: approval.KindURL},
 	"download_file":      {kind: approval.KindDownload, reason: "it downloads to {path}", touchesPath: true},
 }
@@ -218,7 +219,7 @@ func (s *Snapshot) tool(name string) ToolInfo {
 	ti := s.Tools[name]
 	if !s.ToolFacts {
 		f := pastFacts[name]
-		ti.ReadsPaths, ti.TouchesPath = f.readsPaths, f.touchesPath
+		ti.ReadsPaths, ti.TouchesPath, ti.Cached = f.readsPaths, f.touchesPath, f.cached
 	}
 	return ti
 }

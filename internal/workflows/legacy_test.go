@@ -58,7 +58,7 @@ func TestPastFactsAreTheDefinitions(t *testing.T) {
 	t.Cleanup(b.Close)
 	for _, d := range reg.Definitions() {
 		want := pastFacts[d.Name]
-		got := pastFact{kind: d.Rules, reason: d.Reason, readsPaths: d.ReadsPaths, touchesPath: d.TouchesPath}
+		got := pastFact{kind: d.Rules, reason: d.Reason, readsPaths: d.ReadsPaths, touchesPath: d.TouchesPath, cached: d.CacheKey != nil}
 		require.Equal(t, want, got, d.Name)
 	}
 	for name := range pastFacts {

@@ -65,6 +65,10 @@ type ToolInfo struct {
 	// map when the handler reports none (P3.3).
 	ReadsPaths  bool `json:"reads_paths,omitempty"`
 	TouchesPath bool `json:"touches_path,omitempty"`
+	// Cached: the definition keeps its read-only calls' results in the
+	// session's result cache (tools.Definition.CacheKey), which pass 3
+	// asks PublishRound to write.
+	Cached bool `json:"cached,omitempty"`
 }
 
 // Spec is the tool as a schema result shows it.
@@ -241,7 +245,7 @@ func (c *RegistryCatalog) info(d *tools.Definition) ToolInfo {
 	}
 	ti.Reconcile = d.Reconcile != nil
 	ti.MCP = d.Source == tools.SourceMCP
-	ti.ReadsPaths, ti.TouchesPath = d.ReadsPaths, d.TouchesPath
+	ti.ReadsPaths, ti.TouchesPath, ti.Cached = d.ReadsPaths, d.TouchesPath, d.CacheKey != nil
 	if d.ConcurrencyKey != nil {
 		ti.KeyLimit = max(d.KeyLimit, tools.DefaultKeyLimit)
 	}

@@ -61,6 +61,7 @@ func (w *web) httpRequestDef() tools.Definition {
 		Effect:         w.httpRequestEffect,
 		Subject:        httpRequestSubject,
 		Rules:          approval.KindRequest,
+		CacheKey:       tools.HTTPRequestCacheKey,
 		ConcurrencyKey: tools.HostKey("url"),
 		KeyLimit:       w.cfg.HostConcurrency,
 		KeyLimitFor:    w.hostLimit,
