@@ -322,7 +322,7 @@ func (b *TemporalBackend) list(ctx context.Context, query string, limit int) ([]
 
 // Session lists a session's newest rounds with their calls.
 func (b *TemporalBackend) Session(ctx context.Context, session string) ([]RoundView, error) {
-	prefix, err := quote("toolround/" + session + "/")
+	prefix, err := quote(round.SessionRoundsPrefix(session))
 	if err != nil {
 		return nil, err
 	}
@@ -525,7 +525,7 @@ func (b *TemporalBackend) Agent(ctx context.Context, workflowID string) (*AgentV
 // SessionAgents lists a session's newest agent runs; a run that cannot be
 // read is listed with its error.
 func (b *TemporalBackend) SessionAgents(ctx context.Context, session string) ([]AgentView, error) {
-	prefix, err := quote("agentrun/" + session + "/")
+	prefix, err := quote(round.SessionAgentsPrefix(session))
 	if err != nil {
 		return nil, err
 	}

@@ -33,10 +33,10 @@ func (k idKind) String() string {
 func (k idKind) shape() string {
 	var s []string
 	if k&kindRound != 0 {
-		s = append(s, "toolround/<session>/<run>/<round>")
+		s = append(s, round.WorkflowIDPrefix+"/<session>/<run>/<round>")
 	}
 	if k&kindAgent != 0 {
-		s = append(s, "agentrun/<session>/<run>")
+		s = append(s, round.AgentWorkflowIDPrefix+"/<session>/<run>")
 	}
 	return strings.Join(s, " or ")
 }
@@ -48,13 +48,13 @@ func (k idKind) shape() string {
 func parseWorkflowID(id string) (kind idKind, session string, ok bool) {
 	parts := strings.Split(id, "/")
 	switch {
-	case len(parts) == 4 && parts[0] == "toolround":
+	case len(parts) == 4 && parts[0] == round.WorkflowIDPrefix:
 		n, err := strconv.Atoi(parts[3])
 		if err != nil || n < 0 || strconv.Itoa(n) != parts[3] {
 			return 0, "", false
 		}
 		kind = kindRound
-	case len(parts) == 3 && parts[0] == "agentrun":
+	case len(parts) == 3 && parts[0] == round.AgentWorkflowIDPrefix:
 		kind = kindAgent
 	default:
 		return 0, "", false

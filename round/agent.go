@@ -44,9 +44,20 @@ const (
 	EventAgentFinished = "agent_finished"
 )
 
-// AgentWorkflowID is the id of the agent run's workflow.
+// AgentWorkflowIDPrefix is the first segment of every agent run's workflow
+// id.
+const AgentWorkflowIDPrefix = "agentrun"
+
+// AgentWorkflowID is the id of the agent run's workflow,
+// agentrun/<session>/<run>.
 func AgentWorkflowID(sessionID, runID string) string {
-	return fmt.Sprintf("agentrun/%s/%s", sessionID, runID)
+	return fmt.Sprintf("%s/%s/%s", AgentWorkflowIDPrefix, sessionID, runID)
+}
+
+// SessionAgentsPrefix starts the workflow id of every agent run of a
+// session.
+func SessionAgentsPrefix(sessionID string) string {
+	return AgentWorkflowIDPrefix + "/" + sessionID + "/"
 }
 
 // AgentInput starts an agent run. Carry is set only by the run itself when

@@ -164,10 +164,19 @@ func checkID(field, v string) error {
 	return nil
 }
 
-// WorkflowID is the id of a round's workflow execution: the same round
-// submitted twice attaches to the same execution.
+// WorkflowIDPrefix is the first segment of every round's workflow id.
+const WorkflowIDPrefix = "toolround"
+
+// WorkflowID is the id of a round's workflow execution,
+// toolround/<session>/<run>/<round>: the same round submitted twice
+// attaches to the same execution.
 func WorkflowID(sessionID, runID string, round int) string {
-	return fmt.Sprintf("toolround/%s/%s/%d", sessionID, runID, round)
+	return fmt.Sprintf("%s/%s/%s/%d", WorkflowIDPrefix, sessionID, runID, round)
+}
+
+// SessionRoundsPrefix starts the workflow id of every round of a session.
+func SessionRoundsPrefix(sessionID string) string {
+	return WorkflowIDPrefix + "/" + sessionID + "/"
 }
 
 // WorkflowID of this input.
