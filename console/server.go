@@ -103,6 +103,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/agents/{workflow_id...}", s.api(roleAny, s.getAgent))
 	m.HandleFunc("POST /api/v1/agents/{path...}", s.api(roleAny, s.postAgentPath))
 	m.HandleFunc("GET /api/v1/sessions/{session}/events", s.api(roleAny, s.getEvents))
+	m.HandleFunc("GET /api/v1/openapi.json", getOpenAPI)
 	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := allowedMethod(r.URL.Path); allow != "" {
 			w.Header().Set("Allow", allow)
@@ -129,7 +130,7 @@ func allowedMethod(path string) string {
 	switch path {
 	case "/api/v1/rounds", "/api/v1/approvals", "/api/v1/answers", "/api/v1/extend", "/api/v1/cancel", "/api/v1/agents":
 		return http.MethodPost
-	case "/api/v1/inbox":
+	case "/api/v1/inbox", "/api/v1/openapi.json":
 		return http.MethodGet
 	}
 	if rest, ok := strings.CutPrefix(path, "/api/v1/agents/"); ok && strings.HasSuffix(rest, "/messages") && rest != "/messages" {
