@@ -69,3 +69,15 @@ func TestPythonClient(t *testing.T) {
 	c := e.startConsole()
 	pytest(t, e, c, python(t, "pytest"), "clients/python/tests/test_client.py")
 }
+
+// TestPythonAdapters runs the LangGraph and OpenAI Agents SDK adapters (X4)
+// against the real worker, with LangGraph's fake chat model and a scripted
+// Agents SDK Model.
+func TestPythonAdapters(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	c := e.startConsole()
+	py := python(t, "pytest", "langgraph", "agents")
+	pytest(t, e, c, py, "clients/python/tests/test_langgraph.py", "clients/python/tests/test_openai_agents.py",
+		"clients/python/tests/test_examples.py")
+}
