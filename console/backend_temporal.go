@@ -213,12 +213,22 @@ func splitWorkflowID(id string) (session, run string, n int) {
 	return parts[1], parts[2], n
 }
 
+// noWorker marks Temporal's answer to a query that no worker polls for
+// (its task queue has no poller) as client.ErrNoWorker: 503, not a failure
+// of the console.
+func noWorker(err error) error {
+	if err != nil && strings.Contains(err.Error(), "no poller seen") {
+		return fmt.Errorf("%w: %w", client.ErrNoWorker, err)
+	}
+	return err
+}
+
 func (b *TemporalBackend) pending(ctx context.Context, workflowID string) ([]PendingCall, error) {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
 	v, err := b.tc.QueryWorkflow(ctx, workflowID, "", queryPending)
 	if err != nil {
-		return nil, fmt.Errorf("pending of %s: %w", workflowID, err)
+		return nil, fmt.Errorf("pending of %s: %w", workflowID, noWorker(err))
 	}
 	var out []PendingCall
 	if err := v.Get(&out); err != nil {

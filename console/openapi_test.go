@@ -128,3 +128,14 @@ func TestOpenAPIChecksResponsesX1(t *testing.T) {
 	require.NoError(t, c.Event([]byte(`{"id":"e1","type":"tool_result","time":"2026-01-01T00:00:00Z"}`)))
 	require.Error(t, c.Event([]byte(`{"type":"tool_result"}`)), "an event without its id")
 }
+
+func TestOtherMethodsOfSubmitPathsAre405(t *testing.T) {
+	ts, _ := newTestServer(t)
+	for _, path := range []string{"/api/v1/rounds", "/api/v1/agents"} {
+		for _, method := range []string{"GET", "PUT", "DELETE"} {
+			code, body := do(t, ts, method, path, agentToken, "")
+			require.Equal(t, http.StatusMethodNotAllowed, code, "%s %s", method, path)
+			require.Equal(t, "method_not_allowed", body["error"])
+		}
+	}
+}

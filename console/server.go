@@ -104,14 +104,12 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/agents/{path...}", s.api(roleAny, s.postAgentPath))
 	m.HandleFunc("GET /api/v1/sessions/{session}/events", s.api(roleAny, s.getEvents))
 	m.HandleFunc("GET /api/v1/openapi.json", getOpenAPI)
-	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		if allow := allowedMethod(r.URL.Path); allow != "" {
-			w.Header().Set("Allow", allow)
-			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.URL.Path+" takes "+allow)
-			return
-		}
-		writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
-	})
+	m.HandleFunc("/api/", noEndpoint)
+	// Without these the mux would send the other methods of the two paths
+	// to the GET of their trailing-slash patterns (a redirect and a 404),
+	// not to 405.
+	m.HandleFunc("/api/v1/rounds", noEndpoint)
+	m.HandleFunc("/api/v1/agents", noEndpoint)
 	// The page (H9).
 	m.HandleFunc("GET /{$}", s.page(s.inboxPage))
 	m.HandleFunc("GET /sessions/{session}", s.page(s.sessionPage))
@@ -123,6 +121,17 @@ func (s *Server) routes() {
 }
 
 const roleAny = ""
+
+// noEndpoint answers a request that no API route takes: 405 with the
+// path's method, or 404.
+func noEndpoint(w http.ResponseWriter, r *http.Request) {
+	if allow := allowedMethod(r.URL.Path); allow != "" {
+		w.Header().Set("Allow", allow)
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", r.URL.Path+" takes "+allow)
+		return
+	}
+	writeError(w, http.StatusNotFound, "not_found", "no such endpoint: "+r.Method+" "+r.URL.Path)
+}
 
 // allowedMethod is the method an API path takes, "" for no such path; the
 // mux answers the right method, this names it for the others.
@@ -246,6 +255,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusBadRequest, "bad_request"
 	case errors.Is(err, ErrUnsupported):
 		return http.StatusNotImplemented, "not_implemented"
+	case errors.Is(err, client.ErrNoWorker):
+		return http.StatusServiceUnavailable, "no_worker"
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusGatewayTimeout, "timeout"
 	}
