@@ -67,7 +67,7 @@ func TestPythonClient(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker()
 	c := e.startConsole()
-	pytest(t, e, c, python(t, "pytest"), "clients/python/tests/test_client.py")
+	pytest(t, e, c, python(t, "pytest"), "clients/python/tests/test_client.py", "clients/python/tests/test_examples.py::test_quickstart_is_the_readme_snippet_and_runs")
 }
 
 // TestPythonAdapters runs the LangGraph and OpenAI Agents SDK adapters (X4)
@@ -79,5 +79,5 @@ func TestPythonAdapters(t *testing.T) {
 	c := e.startConsole()
 	py := python(t, "pytest", "langgraph", "agents")
 	pytest(t, e, c, py, "clients/python/tests/test_langgraph.py", "clients/python/tests/test_openai_agents.py",
-		"clients/python/tests/test_examples.py")
+		"clients/python/tests/test_examples.py::test_example_runs")
 }
