@@ -52,9 +52,16 @@ type Backend interface {
 	// published after it is seen), then fn for each new event of the session
 	// until ctx ends or fn fails. With after set to an event's id, the events
 	// published after that one come first (a reconnecting reader's
-	// Last-Event-ID); an id no longer in the stream counts as none.
+	// Last-Event-ID); an id no longer in the stream counts as none, and
+	// replayFromStart ("0", which no event id is) replays every event the
+	// stream keeps.
 	Events(ctx context.Context, session, after string, ready func(), fn func(round.Event) error) error
 }
+
+// replayFromStart is the Last-Event-ID (or ?after=) that asks for a
+// session's events from the start of its stream: event ids hold their
+// workflow id, so none is "0".
+const replayFromStart = "0"
 
 // Errors a Backend returns for the HTTP layer to map to statuses (codes,
 // in server.go). They are *round.Error values: errors.Is matches any error

@@ -578,9 +578,12 @@ func (b *TemporalBackend) Events(ctx context.Context, session, after string, rea
 	}
 	// Stream positions, not "$": every event published after ready() is
 	// then seen, even before the first read is issued.
-	from, err := b.opts.Redis.Events().Position(ctx, session, after, maxResume)
-	if err != nil {
-		return fmt.Errorf("read events of %s: %w", session, err)
+	from := "0"
+	if after != replayFromStart {
+		var err error
+		if from, err = b.opts.Redis.Events().Position(ctx, session, after, maxResume); err != nil {
+			return fmt.Errorf("read events of %s: %w", session, err)
+		}
 	}
 	ready()
 	return b.opts.Redis.Events().Watch(ctx, session, from, fn)

@@ -103,14 +103,13 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/agents/{workflow_id...}", s.api(roleAny, s.getAgent))
 	m.HandleFunc("POST /api/v1/agents/{path...}", s.api(roleAny, s.postAgentPath))
 	m.HandleFunc("GET /api/v1/sessions/{session}/events", s.api(roleAny, s.getEvents))
-	m.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
-		if allow := allowedMethod(r.URL.Path); allow != "" {
-			w.Header().Set("Allow", allow)
-			writeError(w, codeMethodNotAllowed, r.URL.Path+" takes "+allow)
-			return
-		}
-		writeError(w, round.CodeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
-	})
+	m.HandleFunc("GET /api/v1/openapi.json", getOpenAPI)
+	m.HandleFunc("/api/", noEndpoint)
+	// Without these the mux would send the other methods of the two paths
+	// to the GET of their trailing-slash patterns (a redirect and a 404),
+	// not to 405.
+	m.HandleFunc("/api/v1/rounds", noEndpoint)
+	m.HandleFunc("/api/v1/agents", noEndpoint)
 	// The page (H9).
 	m.HandleFunc("GET /{$}", s.page(s.inboxPage))
 	m.HandleFunc("GET /sessions/{session}", s.page(s.sessionPage))
@@ -123,13 +122,24 @@ func (s *Server) routes() {
 
 const roleAny = ""
 
+// noEndpoint answers a request that no API route takes: 405 with the
+// path's method, or 404.
+func noEndpoint(w http.ResponseWriter, r *http.Request) {
+	if allow := allowedMethod(r.URL.Path); allow != "" {
+		w.Header().Set("Allow", allow)
+		writeError(w, codeMethodNotAllowed, r.URL.Path+" takes "+allow)
+		return
+	}
+	writeError(w, round.CodeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
+}
+
 // allowedMethod is the method an API path takes, "" for no such path; the
 // mux answers the right method, this names it for the others.
 func allowedMethod(path string) string {
 	switch path {
 	case "/api/v1/rounds", "/api/v1/approvals", "/api/v1/answers", "/api/v1/extend", "/api/v1/cancel", "/api/v1/agents":
 		return http.MethodPost
-	case "/api/v1/inbox":
+	case "/api/v1/inbox", "/api/v1/openapi.json":
 		return http.MethodGet
 	}
 	if rest, ok := strings.CutPrefix(path, "/api/v1/agents/"); ok && strings.HasSuffix(rest, "/messages") && rest != "/messages" {
@@ -250,6 +260,7 @@ var statuses = []struct {
 	{round.CodeInvalidInput, http.StatusBadRequest},
 	{round.CodeBadRequest, http.StatusBadRequest},
 	{round.CodeNotImplemented, http.StatusNotImplemented},
+	{round.CodeNoWorker, http.StatusServiceUnavailable},
 	{round.CodeTimeout, http.StatusGatewayTimeout},
 	{codeUnauthorized, http.StatusUnauthorized},
 	{codeForbidden, http.StatusForbidden},

@@ -40,6 +40,33 @@ ensure_lint_tools() {
 	ensure_go_tool errcheck "github.com/kisielk/errcheck@$ERRCHECK_VERSION"
 }
 
+# ensure_python_tools makes the virtualenv .tools/python with pytest,
+# schemathesis and the frameworks that the Python client's adapters are
+# tested with (at pinned versions), and the client itself installed from
+# clients/python as users install it; TOOLROUND_PYTHON is its interpreter,
+# which tests/python_test.go and tests/schemathesis_test.go run. Under
+# CI=true a failure here fails the tests instead of skipping them.
+PYTHON_TOOLS="pytest==9.2.0 schemathesis==4.32.5 langgraph==1.2.24 langchain-core==1.8.3 openai-agents==0.24.0"
+ensure_python_tools() {
+	local venv="$ROOT/.tools/python" stamp
+	stamp="$PYTHON_TOOLS $(cat "$ROOT/clients/python/pyproject.toml" | cksum)"
+	if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.stamp" 2>/dev/null)" != "$stamp" ]; then
+		if ! command -v python3 >/dev/null 2>&1; then
+			log "python3 is missing: the Python client's tests will skip (fail under CI=true)"
+			return 0
+		fi
+		log "installing the Python test tools into .tools/python ($PYTHON_TOOLS)"
+		python3 -m venv "$venv" &&
+			"$venv/bin/pip" install -q $PYTHON_TOOLS &&
+			"$venv/bin/pip" install -q "$ROOT/clients/python[langgraph,openai-agents]" &&
+			printf '%s' "$stamp" >"$venv/.stamp" ||
+			{ log "could not install the Python test tools: their tests will skip (fail under CI=true)"; return 0; }
+	else
+		"$venv/bin/pip" install -q --no-deps --force-reinstall "$ROOT/clients/python" >/dev/null
+	fi
+	export TOOLROUND_PYTHON="$venv/bin/python"
+}
+
 ensure_temporal_cli() {
 	if command -v temporal >/dev/null 2>&1; then
 		return

@@ -79,6 +79,7 @@ func (e *env) startConsole() *consoleProc {
 			return false
 		}
 		c.url = strings.TrimSuffix(m[1], "/")
+		consoleHosts.Add(c.url)
 		return true
 	}, 30*time.Second, 20*time.Millisecond, "console did not start:\n%s", c.logs.String())
 	return c

@@ -1,0 +1,233 @@
+import json
+import os
+import threading
+import time
+
+import pytest
+
+import toolround
+from conftest import ALL_TOOLS, call, round_input
+
+
+def test_submit_and_read_a_round(agent, session):
+    inp = round_input(session, 1, call("c1", "calculate", expression="6*7"))
+    wid = agent.submit_round(inp)
+    assert wid == toolround.round_workflow_id(session, "r1", 1)
+    # Submitting the same round again attaches to it: the same id.
+    assert agent.submit_round(inp) == wid
+    deadline = time.time() + 60
+    while True:
+        res = agent.round(wid)
+        if "results" in res:
+            break
+        assert res["status"] == "running"
+        assert time.time() < deadline
+        time.sleep(0.2)
+    assert res["workflow_id"] == wid
+    assert res["results"][0]["status"] == "ok"
+    assert "42" in res["results"][0]["content"]
+    assert res["messages"][0]["tool_call_id"] == "c1"
+
+
+def test_errors_are_typed(agent, approver, session):
+    with pytest.raises(toolround.APIError) as e:
+        agent.submit_round({"session_id": session, "run_id": "r1", "round": 1, "asistant": {}})
+    assert e.value.status == 400 and e.value.code == "invalid_input"
+    assert "assistant" in e.value.message, "the closest known name"
+    with pytest.raises(toolround.APIError) as e:
+        agent.approve(toolround.round_workflow_id(session, "r1", 1), "c1", "x")
+    assert (e.value.status, e.value.code) == (403, "forbidden")
+    with pytest.raises(toolround.APIError) as e:
+        approver.round(toolround.round_workflow_id(session, "none", 9))
+    assert (e.value.status, e.value.code) == (404, "not_found")
+    with pytest.raises(toolround.APIError) as e:
+        approver.approve(toolround.round_workflow_id(session, "none", 9), "c1", "x")
+    assert e.value.status == 404 and e.value.code in ("not_waiting", "not_found")
+    bad = toolround.Client(agent.base_url, "not-a-token")
+    with pytest.raises(toolround.APIError) as e:
+        bad.inbox()
+    assert (e.value.status, e.value.code) == (401, "unauthorized")
+    auto = round_input(session, 2, call("c1", "calculate", expression="1"))
+    auto["auto_approve"] = True
+    with pytest.raises(toolround.APIError) as e:
+        agent.submit_round(auto)
+    assert (e.value.status, e.value.code) == (403, "forbidden")
+
+
+def test_run_round_with_approval_handler(approver, session, workdir):
+    seen = []
+
+    def on_approval(p):
+        seen.append(p)
+        return toolround.Decision(True, reason="fine")
+
+    inp = round_input(session, 1, call("e1", "edit_file", path="py.txt", new_text="from python\n"))
+    res = approver.run_round(inp, on_approval=on_approval, timeout=120)
+    assert [p["call_id"] for p in seen] == ["e1"]
+    assert seen[0]["approval_id"]
+    r = res["results"][0]
+    assert r["status"] == "ok", r
+    assert r["approval"]["decision"] == "approved"
+    assert r["approval"]["by"] == "alice" and r["approval"]["via"] == "api"
+    with open(os.path.join(workdir, "py.txt")) as f:
+        assert f.read() == "from python\n"
+
+
+def test_deny_and_edited_args(approver, session, workdir):
+    inp = round_input(session, 1, call("e1", "edit_file", path="denied.txt", new_text="no"))
+    res = approver.run_round(inp, on_approval=lambda p: toolround.Decision(False, reason="not today"), timeout=120)
+    assert res["results"][0]["status"] == "skipped"
+    assert not os.path.exists(os.path.join(workdir, "denied.txt"))
+
+    edited = {"path": "edited.txt", "new_text": "edited\n"}
+    inp = round_input(session, 2, call("e2", "edit_file", path="orig.txt", new_text="orig"))
+    res = approver.run_round(inp, on_approval=lambda p: toolround.Decision(True, args=edited), timeout=120)
+    assert res["results"][0]["status"] == "ok"
+    assert res["results"][0]["approval"].get("edited") is True
+    assert os.path.exists(os.path.join(workdir, "edited.txt"))
+    assert not os.path.exists(os.path.join(workdir, "orig.txt"))
+
+
+def test_inbox_and_stale_approval(approver, agent, session):
+    inp = round_input(session, 1, call("e1", "edit_file", path="wait.txt", new_text="x"))
+    wid = agent.submit_round(inp)
+    deadline = time.time() + 60
+    entries = []
+    while not entries:
+        entries = agent.inbox(session=session)
+        assert time.time() < deadline, "the round never waited"
+        time.sleep(0.2)
+    assert entries[0]["workflow_id"] == wid
+    p = entries[0]["pending"][0]
+    with pytest.raises(toolround.APIError) as e:
+        approver.approve(wid, p["call_id"], "not-its-approval-id")
+    assert (e.value.status, e.value.code) == (409, "stale_approval")
+    with pytest.raises(toolround.APIError) as e:
+        approver.approve(wid, p["call_id"], p["approval_id"], args={"path": 1})
+    assert (e.value.status, e.value.code) == (400, "invalid_args")
+    approver.deny(wid, p["call_id"], p["approval_id"], reason="test")
+    with pytest.raises(toolround.APIError) as e:
+        approver.deny(wid, p["call_id"], p["approval_id"])
+    assert e.value.status in (404, 409)
+    approver.cancel(wid) if approver.round(wid).get("status") == "running" else None
+
+
+def test_events_resume_and_replay(approver, agent, session):
+    # Replay from the start: the events of a finished round.
+    res = agent.wait_round(round_input(session, 1, call("c1", "calculate", expression="2+2")))
+    assert res["results"][0]["status"] == "ok"
+    stop = threading.Event()
+    got = []
+    for ev in agent.events(session, from_start=True, stop=stop):
+        got.append(ev)
+        if ev["type"] == "round_finished" or len(got) > 50:
+            stop.set()
+    types = [e["type"] for e in got]
+    assert "tool_result" in types, types
+    first_ids = [e["id"] for e in got]
+
+    # Resume after a given event: only the later ones.
+    stop2 = threading.Event()
+    later = []
+    for ev in agent.events(session, after=first_ids[0], stop=stop2):
+        later.append(ev)
+        if ev["id"] == first_ids[-1]:
+            stop2.set()
+    assert [e["id"] for e in later] == first_ids[1:]
+
+
+def _read_until(it, stop, last_id):
+    got = []
+    for ev in it:
+        got.append(ev["id"])
+        if ev["id"] == last_id or len(got) > 500:
+            stop.set()
+    return got
+
+
+def test_events_reconnect_after_a_dropped_connection(agent, session, monkeypatch):
+    # The connection drops after the first event of each of the first three
+    # connections: the iterator reconnects with Last-Event-ID and goes on
+    # with no event lost or repeated.
+    for n in (1, 2):
+        res = agent.wait_round(round_input(session, n, call("c%d" % n, "calculate", expression="%d*3" % n)))
+    last_id = res["events"][-1]["id"]
+    stop = threading.Event()
+    ref = _read_until(agent.events(session, from_start=True, stop=stop), stop, last_id)
+    assert ref[-1] == last_id and len(ref) > 4
+
+    import toolround.client as tc
+
+    real_sse, real_open = tc._sse, tc.urllib.request.urlopen
+    connections = []
+
+    def flaky(resp, stop):
+        for item in real_sse(resp, stop):
+            yield item
+            if item[1] is not None and len(connections) <= 3:
+                raise ConnectionResetError("dropped")
+
+    def spy(req, *a, **k):
+        connections.append(req.get_header("Last-event-id"))
+        return real_open(req, *a, **k)
+
+    monkeypatch.setattr(tc, "_sse", flaky)
+    monkeypatch.setattr(tc.urllib.request, "urlopen", spy)
+    stop = threading.Event()
+    got = _read_until(agent.events(session, from_start=True, stop=stop, reconnect=0.05), stop, last_id)
+    assert got == ref
+    assert connections[:4] == [None, ref[0], ref[1], ref[2]]
+
+
+def test_retries_only_idempotent_calls(monkeypatch):
+    import toolround.client as tc
+
+    c = toolround.Client("http://127.0.0.1:9", "t", retries=2, backoff=0.001)
+    tries = []
+
+    def fail(self, method, path, body, query, timeout):
+        tries.append((method, path))
+        raise tc._NetworkError(ConnectionRefusedError("refused"))
+
+    monkeypatch.setattr(tc.Client, "_once", fail)
+    for op in (lambda: c.round("toolround/s/r/1"), lambda: c.inbox(), lambda: c.submit_round({}),
+               lambda: c.start_agent("s", "r", "t"), lambda: c.agent("agentrun/s/r")):
+        tries.clear()
+        with pytest.raises(toolround.APIError) as e:
+            op()
+        assert (e.value.status, e.value.code) == (0, "network")
+        assert len(tries) == 3
+    for op in (lambda: c.approve("w", "c", "a"), lambda: c.deny("w", "c", "a"), lambda: c.answer("w", "c", ["x"]),
+               lambda: c.cancel("w"), lambda: c.send_message("agentrun/s/r", "hi"), lambda: c.extend("w", "c", 5)):
+        tries.clear()
+        with pytest.raises(toolround.APIError):
+            op()
+        assert len(tries) == 1, tries
+
+
+def test_run_handle_keeps_state_and_round(approver, session, workdir):
+    run = approver.run(session, "handle", provider="claude-code", state={"fetched": ALL_TOOLS})
+    assert run.number == 0 and run.next_workflow_id.endswith("/handle/1")
+    res = run.round([call("c1", "calculate", expression="1+1")])
+    assert run.number == 1 and res["results"][0]["status"] == "ok"
+    assert res["workflow_id"] == toolround.round_workflow_id(session, "handle", 1)
+    res = run.round([call("r1", "read_files", paths=["missing.txt"])])
+    assert run.number == 2
+    assert run.state == res["state"]
+    # The same read again: deduped from round 2, which only the kept state knows.
+    res = run.round([call("r2", "read_files", paths=["missing.txt"])])
+    assert run.number == 3
+    assert res["results"][0]["status"] in ("deduped", "error"), res["results"][0]
+    # A handle reopened after a crash finds the last finished round.
+    again = approver.run(session, "handle", resume=True)
+    assert again.number == 3
+    assert again.state == run.state
+    assert again.next_workflow_id == toolround.round_workflow_id(session, "handle", 4)
+    fresh = approver.run(session, "never-ran", resume=True)
+    assert fresh.number == 0
+
+
+def test_openapi_document(agent):
+    doc = toolround.Client(agent.base_url, "").openapi()
+    assert doc["openapi"].startswith("3.1")
+    assert "/api/v1/rounds" in doc["paths"]

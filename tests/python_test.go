@@ -1,0 +1,83 @@
+package tests
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolround/toolround/internal/testenv"
+)
+
+// python is the interpreter that runs the Python client's tests:
+// TOOLROUND_PYTHON (scripts/lib.sh's ensure_python_tools sets it to its
+// virtualenv's), else python3 from PATH.
+func python(t *testing.T, modules ...string) string {
+	t.Helper()
+	py := os.Getenv("TOOLROUND_PYTHON")
+	if py == "" {
+		var err error
+		if py, err = exec.LookPath("python3"); err != nil {
+			testenv.Unavailable(t, "python3 is not on PATH (scripts/lib.sh's ensure_python_tools installs the Python tools)")
+		}
+	}
+	for _, m := range modules {
+		if out, err := exec.Command(py, "-c", "import "+m).CombinedOutput(); err != nil {
+			testenv.Unavailable(t, "%s cannot import %s (scripts/lib.sh's ensure_python_tools installs it): %v\n%s", py, m, err, out)
+		}
+	}
+	return py
+}
+
+// pytest runs the pytest files given (relative to the repository root)
+// against a console and worker, with the variables that
+// clients/python/tests/conftest.py reads.
+func pytest(t *testing.T, e *env, c *consoleProc, py string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, py, append([]string{"-m", "pytest", "-q", "-p", "no:cacheprovider"}, args...)...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(),
+		"TOOLROUND_URL="+c.url,
+		"TOOLROUND_APPROVER_TOKEN="+c.approver,
+		"TOOLROUND_AGENT_TOKEN="+c.agent,
+		"TOOLROUND_SESSION="+e.session,
+		"TOOLROUND_WORKDIR="+e.workdir,
+		"PYTHONPATH="+filepath.Join(root, "clients", "python", "src"),
+		"PYTHONDONTWRITEBYTECODE=1",
+	)
+	out, err := cmd.CombinedOutput()
+	t.Logf("pytest %s:\n%s", strings.Join(args, " "), out)
+	if err != nil {
+		t.Fatalf("pytest failed: %v", err)
+	}
+}
+
+// TestPythonClient runs the Python client's tests (X2, U9) against the
+// real console and worker.
+func TestPythonClient(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	c := e.startConsole()
+	pytest(t, e, c, python(t, "pytest"), "clients/python/tests/test_client.py", "clients/python/tests/test_examples.py::test_quickstart_is_the_readme_snippet_and_runs")
+}
+
+// TestPythonAdapters runs the LangGraph and OpenAI Agents SDK adapters (X4)
+// against the real worker, with LangGraph's fake chat model and a scripted
+// Agents SDK Model.
+func TestPythonAdapters(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	c := e.startConsole()
+	py := python(t, "pytest", "langgraph", "agents")
+	pytest(t, e, c, py, "clients/python/tests/test_langgraph.py", "clients/python/tests/test_openai_agents.py",
+		"clients/python/tests/test_examples.py::test_example_runs")
+}
