@@ -330,7 +330,10 @@ func TestBwrapWithoutPidsCgroupKeyFileInWorkdir(t *testing.T) {
 }
 
 func TestBwrapWithoutPidsCgroupBoundsForkBomb(t *testing.T) {
-	s, wd := newBwrapAsUser(t, Config{MaxProcs: 20})
+	// RLIMIT_NPROC counts every process of the commands' user on the
+	// machine, so the commands other tests start meanwhile as DefaultUserID
+	// used up this one's 20 under a full parallel run: a uid of its own.
+	s, wd := newBwrapAsUser(t, Config{MaxProcs: 20, User: strconv.Itoa(DefaultUserID - 11)})
 	// dash gives up at the first fork that fails; the files say how many ran.
 	o := run(t, s, wd, "for i in $(seq 40); do (touch f.$i; sleep 2) & done; wait")
 	started, err := filepath.Glob(filepath.Join(wd, "f.*"))
