@@ -313,11 +313,16 @@ var (
 	ErrStaleApproval error = &round.Error{Code: round.CodeStaleApproval, Message: "the approval_id is not the waiting call's"}
 	// ErrInvalidArgs: the edited arguments fail the tool's schema.
 	ErrInvalidArgs error = &round.Error{Code: round.CodeInvalidArgs, Message: "the edited arguments fail the tool's schema"}
+	// ErrAlreadyDecided: the call already got this decision, with this
+	// approval_id; nothing changed and the first decision stands (a retry
+	// of a request whose answer was lost).
+	ErrAlreadyDecided error = &round.Error{Code: round.CodeAlreadyDecided, Message: "the call already got this decision"}
 )
 
 // refusals are the sentinels of the codes a round refuses a request with.
 var refusals = map[round.ErrorCode]error{
 	round.CodeNotWaiting: ErrNotWaiting, round.CodeStaleApproval: ErrStaleApproval, round.CodeInvalidArgs: ErrInvalidArgs,
+	round.CodeAlreadyDecided: ErrAlreadyDecided,
 }
 
 // Approve lets a waiting call run. It returns once the round has applied

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/round"
 )
 
@@ -191,7 +192,8 @@ func (s *Server) postApproval(w http.ResponseWriter, r *http.Request, p principa
 		}
 		d.Args = args
 	}
-	if err := s.b.Decide(r.Context(), d); err != nil {
+	err := s.b.Decide(r.Context(), d)
+	if err != nil && !errors.Is(err, client.ErrAlreadyDecided) {
 		s.fail(w, r, err)
 		return
 	}
@@ -199,7 +201,12 @@ func (s *Server) postApproval(w http.ResponseWriter, r *http.Request, p principa
 	if !d.Approve {
 		verb = "denied"
 	}
-	s.done(w, r, map[string]any{"workflow_id": d.WorkflowID, "call_id": d.CallID, "decision": verb, "by": d.By, "via": d.Via})
+	reply := map[string]any{"workflow_id": d.WorkflowID, "call_id": d.CallID, "decision": verb, "by": d.By, "via": d.Via}
+	if err != nil {
+		// The same decision landed before (a retry): 200, and it says so.
+		reply["status"] = string(round.CodeAlreadyDecided)
+	}
+	s.done(w, r, reply)
 }
 
 // objectArgs checks edited arguments: a JSON object, or a JSON string that

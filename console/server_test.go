@@ -360,6 +360,16 @@ func TestApprovalsH5(t *testing.T) {
 		require.Equal(t, want.code, code, call)
 		require.Equal(t, want.err, body["error"], call)
 	}
+	// A decision that repeats the one the call got (a retry whose answer
+	// was lost) answers 200 and says so (X2).
+	f.decideErr["again"] = fmt.Errorf("confirm again: %w", client.ErrAlreadyDecided)
+	code, body = do(t, ts, "POST", "/api/v1/approvals", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"again","approval_id":"x","approve":false,"reason":"no"}`)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, "already_decided", body["status"])
+	require.Equal(t, "denied", body["decision"])
+	code, body = do(t, ts, "POST", "/api/v1/approvals", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"c","approval_id":"x","approve":true}`)
+	require.Equal(t, http.StatusOK, code, body)
+	require.NotContains(t, body, "status", "a decision that lands now is not a repeat")
 	for _, bad := range []struct{ body, err string }{
 		{`{"workflow_id":"toolround/s1/r1/9","call_id":"c","approve":true,"args":[1]}`, "invalid_args"},
 		{`{"workflow_id":"toolround/s1/r1/9","call_id":"c","approve":true,"args":"not json"}`, "invalid_args"},

@@ -17,6 +17,9 @@ const (
 	CodeNotWaiting    ErrorCode = ErrNotWaiting    // the call does not wait for a decision
 	CodeStaleApproval ErrorCode = ErrStaleApproval // the approval_id is not the waiting call's
 	CodeInvalidArgs   ErrorCode = ErrInvalidArgs   // edited arguments fail the tool's schema
+	// CodeAlreadyDecided: the same decision already landed, so the request
+	// changed nothing and did no harm (the API answers it 200).
+	CodeAlreadyDecided ErrorCode = ErrAlreadyDecided
 
 	CodeBadRequest     ErrorCode = "bad_request"     // an input or request that cannot be run at all
 	CodeInvalidInput   ErrorCode = "invalid_input"   // a field the contract does not know (U8)

@@ -69,6 +69,9 @@ const (
 	ErrNotWaiting    = "not_waiting"
 	ErrStaleApproval = "stale_approval"
 	ErrInvalidArgs   = "invalid_args"
+	// ErrAlreadyDecided: the same decision, with the same approval_id, has
+	// already landed; nothing changes (a retried request is harmless).
+	ErrAlreadyDecided = "already_decided"
 )
 
 // SignalExtend adds to a waiting call's deadline (T3).

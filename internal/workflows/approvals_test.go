@@ -354,3 +354,62 @@ func TestRuleApprovedCallsTellTheTool(t *testing.T) {
 	require.Equal(t, round.DecisionAuto, res.Results[1].Approval.Decision)
 	require.Equal(t, map[string]bool{"g1": true, "m1": false}, seen)
 }
+
+// TestRepeatedDecisionIsAlreadyDecided: a confirm update that repeats the
+// decision a call got (same approval_id, approve or deny as it was) is
+// refused as already_decided, so a client's retry knows it did no harm; a
+// different decision, a stale approval_id or other edited arguments for
+// that call stay not_waiting, and none of them leaves a trace.
+func TestRepeatedDecisionIsAlreadyDecided(t *testing.T) {
+	h := newHarness(t, 3)
+	var e1, d1, x1 string
+	var repeats, others []*updateResult
+	h.at(time.Second, func() {
+		e1, d1, x1 = h.approvalID("e1"), h.approvalID("d1"), h.approvalID("x1")
+		h.confirm(round.Confirm{CallID: "e1", Approve: true, ApprovalID: e1})
+		h.confirm(round.Confirm{CallID: "d1", Approve: false, ApprovalID: d1, Reason: "no"})
+		h.confirm(round.Confirm{CallID: "x1", Approve: true, ApprovalID: x1, Args: []byte(`{"command":"make test"}`)})
+	})
+	h.at(2*time.Second, func() {
+		repeats = append(repeats,
+			h.update("r1", round.Confirm{CallID: "e1", Approve: true, ApprovalID: e1}),
+			h.update("r2", round.Confirm{CallID: "d1", Approve: false, ApprovalID: d1, Reason: "still no"}),
+			h.update("r3", round.Confirm{CallID: "x1", Approve: true, ApprovalID: x1, Args: []byte(`{"command":"make test"}`)}),
+		)
+		others = append(others,
+			h.update("o1", round.Confirm{CallID: "e1", Approve: false, ApprovalID: e1}),
+			h.update("o2", round.Confirm{CallID: "d1", Approve: true, ApprovalID: d1}),
+			h.update("o3", round.Confirm{CallID: "e1", Approve: true, ApprovalID: "stale"}),
+			h.update("o4", round.Confirm{CallID: "e1", Approve: true}),
+			h.update("o5", round.Confirm{CallID: "x1", Approve: true, ApprovalID: x1, Args: []byte(`{"command":"make lint"}`)}),
+			h.update("o6", round.Confirm{CallID: "x1", Approve: true, ApprovalID: x1}),
+			h.update("o7", round.Confirm{CallID: "c1", Approve: true}),
+		)
+	})
+	h.at(3*time.Second, func() {
+		h.confirm(round.Confirm{CallID: "w1", Approve: true, ApprovalID: h.approvalID("w1")})
+	})
+	res := h.run(t, input(
+		call("e1", "run_command", `{"command":"make"}`),
+		call("d1", "run_command", `{"command":"rm -r build"}`),
+		call("x1", "run_command", `{"command":"make all"}`),
+		call("w1", "run_command", `{"command":"make install"}`),
+		call("c1", "calculate", `{"expression":"1"}`)))
+	require.Len(t, repeats, 3)
+	for _, u := range repeats {
+		require.False(t, u.accepted)
+		require.Equal(t, round.ErrAlreadyDecided, errType(u.rejected), "%v", u.rejected)
+	}
+	require.Contains(t, repeats[0].rejected.Error(), "already approved")
+	require.Contains(t, repeats[1].rejected.Error(), "already denied")
+	var types []string
+	for _, u := range others {
+		require.False(t, u.accepted)
+		types = append(types, errType(u.rejected))
+	}
+	require.Equal(t, []string{round.ErrNotWaiting, round.ErrNotWaiting, round.ErrNotWaiting, round.ErrNotWaiting, round.ErrNotWaiting, round.ErrNotWaiting, round.ErrNotWaiting}, types)
+	require.Empty(t, eventsOf(res, round.EventSignalIgnored), "a rejected update leaves no trace in the round")
+	require.Len(t, eventsOf(res, round.EventConfirmationAnswered), 4, "one answer per call, the first")
+	require.Equal(t, round.DecisionDenied, res.Results[1].Approval.Decision)
+	require.Equal(t, "no", res.Results[1].Approval.Reason, "the first decision stands")
+}

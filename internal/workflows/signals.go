@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/round"
@@ -89,7 +90,9 @@ func (r *run) listen(ctx workflow.Context) {
 // setUpdateHandlers registers the confirm update (T1): the same decision
 // as the confirm signal, whose validator rejects, before anything is
 // recorded, a call that does not wait, a stale approval_id and edited
-// arguments that fail the schema.
+// arguments that fail the schema; and a repeat of the decision that already
+// landed as already_decided, so that a client's retry is told it did no
+// harm (a rejection writes nothing to history).
 func (r *run) setUpdateHandlers(ctx workflow.Context) error {
 	return workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateConfirm,
 		func(ctx workflow.Context, s round.Confirm) error {
@@ -97,6 +100,9 @@ func (r *run) setUpdateHandlers(ctx workflow.Context) error {
 			return nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, s round.Confirm) error {
+			if how, ok := r.alreadyDecided(s); ok {
+				return temporal.NewNonRetryableApplicationError("the call was already "+how+" with this approval_id; nothing changes", round.ErrAlreadyDecided, nil)
+			}
 			_, err := r.checkConfirm(s)
 			return err
 		}})
@@ -156,4 +162,35 @@ func FormatAnswers(questions, answers []string) string {
 		b.WriteString("\n" + extra)
 	}
 	return b.String()
+}
+
+// alreadyDecided reports whether s repeats the decision a call no longer
+// waiting got: the same approval_id, approve or deny as it was, and for an
+// approval with edited arguments the arguments it runs with. how is
+// "approved" or "denied".
+func (r *run) alreadyDecided(s round.Confirm) (how string, ok bool) {
+	i, known := r.index[s.CallID]
+	if !known || r.calls[i].waitsFor(round.KindConfirm) {
+		return "", false
+	}
+	c := &r.calls[i]
+	if c.Approval == nil || s.ApprovalID == "" || s.ApprovalID != c.ApprovalID {
+		return "", false
+	}
+	want := round.DecisionDenied
+	if s.Approve {
+		want = round.DecisionApproved
+	}
+	if c.Approval.Decision != want {
+		return "", false
+	}
+	if edited := len(s.Args) > 0; s.Approve && edited != c.Approval.Edited {
+		return "", false // an approval as it was and one with edited arguments differ
+	} else if s.Approve && edited {
+		args, ok := editedArgs(s.Args)
+		if !ok || Canonical(args) != Canonical(c.Args) {
+			return "", false
+		}
+	}
+	return want, true
 }

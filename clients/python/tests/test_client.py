@@ -89,7 +89,8 @@ def test_deny_and_edited_args(approver, session, workdir):
 
 
 def test_inbox_and_stale_approval(approver, agent, session):
-    inp = round_input(session, 1, call("e1", "edit_file", path="wait.txt", new_text="x"))
+    inp = round_input(session, 1, call("e1", "edit_file", path="wait.txt", new_text="x"),
+                      call("e2", "edit_file", path="wait2.txt", new_text="y"))
     wid = agent.submit_round(inp)
     deadline = time.time() + 60
     entries = []
@@ -98,17 +99,22 @@ def test_inbox_and_stale_approval(approver, agent, session):
         assert time.time() < deadline, "the round never waited"
         time.sleep(0.2)
     assert entries[0]["workflow_id"] == wid
-    p = entries[0]["pending"][0]
+    p = next(c for c in entries[0]["pending"] if c["call_id"] == "e1")
     with pytest.raises(toolround.APIError) as e:
         approver.approve(wid, p["call_id"], "not-its-approval-id")
     assert (e.value.status, e.value.code) == (409, "stale_approval")
     with pytest.raises(toolround.APIError) as e:
         approver.approve(wid, p["call_id"], p["approval_id"], args={"path": 1})
     assert (e.value.status, e.value.code) == (400, "invalid_args")
-    approver.deny(wid, p["call_id"], p["approval_id"], reason="test")
+    first = approver.deny(wid, p["call_id"], p["approval_id"], reason="test")
+    assert first["decision"] == "denied" and "status" not in first
+    # The round still waits for e2, so a retry of the same decision is told
+    # it already landed; another decision for the call is refused.
+    again = approver.deny(wid, p["call_id"], p["approval_id"])
+    assert (again["decision"], again["status"]) == ("denied", "already_decided")
     with pytest.raises(toolround.APIError) as e:
-        approver.deny(wid, p["call_id"], p["approval_id"])
-    assert e.value.status in (404, 409)
+        approver.approve(wid, p["call_id"], p["approval_id"])
+    assert (e.value.status, e.value.code) == (404, "not_waiting")
     approver.cancel(wid) if approver.round(wid).get("status") == "running" else None
 
 
