@@ -366,8 +366,9 @@ func (c *Client) confirm(ctx context.Context, workflowID string, s round.Confirm
 	return nil
 }
 
-// confirmError turns the confirm update's rejections into ErrNotWaiting,
-// ErrStaleApproval and ErrInvalidArgs, with the round's explanation.
+// confirmError turns the confirm and extend updates' rejections into
+// ErrNotWaiting, ErrStaleApproval, ErrInvalidArgs and ErrAlreadyDecided,
+// or an error of CodeBadRequest, with the round's explanation.
 func confirmError(err error) error {
 	var app *temporal.ApplicationError
 	if !errors.As(err, &app) {
@@ -376,22 +377,33 @@ func confirmError(err error) error {
 	if sentinel, ok := refusals[round.ErrorCode(app.Type())]; ok {
 		return &round.Error{Code: round.ErrorCode(app.Type()), Message: sentinel.Error() + ": " + app.Message(), Err: app}
 	}
+	if app.Type() == string(round.CodeBadRequest) {
+		return &round.Error{Code: round.CodeBadRequest, Message: app.Message(), Err: app}
+	}
 	return err
 }
 
 // Extend adds d (whole seconds, at least one) to a waiting call's deadline,
-// at most 7 days after it started to wait (T3). It returns once the request
-// is sent; the round records one for a call that does not wait as ignored.
+// at most 7 days after it started to wait (T3). It returns once the round
+// has moved the deadline; a call that does not wait for a decision gives
+// ErrNotWaiting, a round that is not running serviceerror.NotFound.
 func (c *Client) Extend(ctx context.Context, workflowID, callID string, d time.Duration) error {
 	secs := int64(d / time.Second)
 	if secs < 1 {
-		return fmt.Errorf("extend %s of %s: %v is less than a second", callID, workflowID, d)
+		return &round.Error{Code: round.CodeBadRequest, Message: fmt.Sprintf("extend %s of %s: %v is less than a second", callID, workflowID, d)}
 	}
-	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalExtend, round.Extend{CallID: callID, Seconds: secs}); err != nil {
+	h, err := c.tc.UpdateWorkflow(ctx, tclient.UpdateWorkflowOptions{
+		WorkflowID: workflowID, UpdateName: round.UpdateExtend, Args: []any{round.Extend{CallID: callID, Seconds: secs}},
+		WaitForStage: tclient.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
 		if err := c.missingRound(ctx, workflowID, err); err != nil {
 			return err
 		}
-		return fmt.Errorf("extend %s of %s: %w", callID, workflowID, err)
+		return fmt.Errorf("extend %s of %s: %w", callID, workflowID, confirmError(err))
 	}
 	return nil
 }

@@ -336,6 +336,7 @@ func TestMissingRoundReadsTheSame(t *testing.T) {
 	mock3 := func(tc *mocks.Client, err error) {
 		tc.On("CancelWorkflow", mock.Anything, "wf", "").Return(err).Maybe()
 		tc.On("SignalWorkflow", mock.Anything, "wf", "", mock.Anything, mock.Anything).Return(err).Maybe()
+		tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(nil, err).Maybe()
 	}
 	for name, f := range send {
 		tc := mocks.NewClient(t)

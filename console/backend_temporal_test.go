@@ -80,8 +80,10 @@ func TestDecideSendsTheUpdate(t *testing.T) {
 	tc.AssertNotCalled(t, "SignalWorkflow", mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything)
 }
 
-// TestExtendAndAnswerAskTheRound: extend and answer go to a call that the
-// round's pending list shows waiting, through the client, and to no other.
+// TestExtendAndAnswerAskTheRound: extend goes to the round as its validated
+// update, which refuses a call that does not wait; answer goes to a call
+// that the round's pending list shows waiting for an answer, and to no
+// other.
 func TestExtendAndAnswerAskTheRound(t *testing.T) {
 	ctx := context.Background()
 	tc := &mocks.Client{}
@@ -91,13 +93,27 @@ func TestExtendAndAnswerAskTheRound(t *testing.T) {
 	tc.On("DescribeTaskQueue", mock.Anything, "toolround", enumspb.TASK_QUEUE_TYPE_WORKFLOW).Return(
 		&workflowservice.DescribeTaskQueueResponse{Pollers: []*taskqueuepb.PollerInfo{{Identity: "w"}}}, nil)
 	tc.On("QueryWorkflow", mock.Anything, wf, "", round.QueryPending).Return(pendingAnswer("abc"), nil)
-	tc.On("SignalWorkflow", mock.Anything, wf, "", round.SignalExtend, round.Extend{CallID: "e1", Seconds: 600}).Return(nil)
+	var extended []round.Extend
+	extend := func(call string, err error) {
+		h := &mocks.WorkflowUpdateHandle{}
+		h.On("Get", mock.Anything, mock.Anything).Return(err)
+		tc.On("UpdateWorkflow", mock.Anything, mock.MatchedBy(func(o tclient.UpdateWorkflowOptions) bool {
+			if o.UpdateName != round.UpdateExtend || o.WorkflowID != wf || o.Args[0].(round.Extend).CallID != call {
+				return false
+			}
+			extended = append(extended, o.Args[0].(round.Extend))
+			return true
+		})).Return(h, nil)
+	}
+	extend("e1", nil)
+	extend("ghost", temporal.NewNonRetryableApplicationError("no call with this id in the round", round.ErrNotWaiting, nil))
 	b := NewTemporalBackend(tc, TemporalOptions{})
 
 	require.NoError(t, b.Extend(ctx, wf, "e1", 600))
-	require.ErrorIs(t, b.Extend(ctx, wf, "ghost", 600), ErrNotWaiting)
+	require.ErrorIs(t, b.Extend(ctx, wf, "ghost", 600), ErrNotWaiting, "the round's extend update refuses it")
+	require.Equal(t, []round.Extend{{CallID: "e1", Seconds: 600}, {CallID: "ghost", Seconds: 600}}, extended)
 	require.ErrorIs(t, b.Answer(ctx, wf, "e1", []string{"yes"}), ErrNotWaiting, "e1 waits for a decision, not an answer")
-	tc.AssertNumberOfCalls(t, "SignalWorkflow", 1)
+	tc.AssertNotCalled(t, "SignalWorkflow", mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything)
 }
 
 func TestDecideOnAFinishedRound(t *testing.T) {

@@ -74,10 +74,17 @@ const (
 	ErrAlreadyDecided = "already_decided"
 )
 
-// SignalExtend adds to a waiting call's deadline (T3).
+// SignalExtend adds to a waiting call's deadline (T3). Clients send
+// UpdateExtend; rounds still take the signal as they always did.
 const SignalExtend = "extend"
 
-// Extend is the payload of SignalExtend.
+// UpdateExtend is the update that carries the same payload as SignalExtend;
+// its validator refuses a call that does not wait for a decision
+// (ErrNotWaiting) and fewer than one second (CodeBadRequest) before
+// anything is recorded, so the caller learns that nothing moved.
+const UpdateExtend = "extend"
+
+// Extend is the payload of SignalExtend and UpdateExtend.
 type Extend struct {
 	CallID  string `json:"call_id"`
 	Seconds int64  `json:"seconds"`

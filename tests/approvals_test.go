@@ -241,9 +241,19 @@ func TestExtendMovesTheDeadline(t *testing.T) {
 	}, 10*time.Second, 100*time.Millisecond)
 	r := e.starter(context.Background(), "", "extend", wfID, "e1", "0s")
 	require.Equal(t, 2, r.code, r.stderr)
+	// A call that does not wait moves nothing, and says so (exit 1): the
+	// extension is the validated update, not a signal the round ignores.
+	r = e.starter(context.Background(), "", "extend", wfID, "nosuch", "1h")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "does not wait")
 	e.mustStarter("deny", wfID, "e1")
+	r = e.starter(context.Background(), "", "extend", wfID, "e1", "1h")
+	require.Equal(t, 1, r.code, "a decided call no longer waits: %s", r.stderr)
 	res := decodeResult(t, <-done)
 	require.Equal(t, round.StatusSkipped, res.Results[0].Status)
+	for _, ev := range res.Events {
+		require.NotEqual(t, round.EventSignalIgnored, ev.Type, "a refused extension records nothing: %+v", ev)
+	}
 }
 
 // TestMCPReadOnlyHintDoesNotSkipApproval: a tool whose MCP server declares

@@ -413,3 +413,38 @@ func TestRepeatedDecisionIsAlreadyDecided(t *testing.T) {
 	require.Equal(t, round.DecisionDenied, res.Results[1].Approval.Decision)
 	require.Equal(t, "no", res.Results[1].Approval.Reason, "the first decision stands")
 }
+
+// TestExtendUpdateRefusesACallThatDoesNotWait: the extend update (T3) is
+// validated as confirm is: a call that does not wait, an unknown call and
+// fewer than one second are refused before anything is recorded, and an
+// accepted extension moves the deadline as the signal does.
+func TestExtendUpdateRefusesACallThatDoesNotWait(t *testing.T) {
+	h := newHarness(t, 3)
+	in := input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`))
+	in.ConfirmTimeoutSeconds = 60
+	results := map[string]*updateResult{}
+	h.at(30*time.Second, func() {
+		for name, e := range map[string]round.Extend{
+			"waits":   {CallID: "e1", Seconds: 120},
+			"runs":    {CallID: "c1", Seconds: 120},
+			"unknown": {CallID: "nosuch", Seconds: 120},
+			"zero":    {CallID: "e1", Seconds: 0},
+		} {
+			u := &updateResult{}
+			results[name] = u
+			h.env.UpdateWorkflow(round.UpdateExtend, name, &testsuite.TestUpdateCallback{
+				OnReject:   func(err error) { u.rejected = err },
+				OnAccept:   func() { u.accepted = true },
+				OnComplete: func(any, error) {},
+			}, e)
+		}
+	})
+	res := h.run(t, in)
+	require.True(t, results["waits"].accepted, "%v", results["waits"].rejected)
+	for _, name := range []string{"runs", "unknown"} {
+		require.Equal(t, round.ErrNotWaiting, errType(results[name].rejected), name)
+	}
+	require.Equal(t, string(round.CodeBadRequest), errType(results["zero"].rejected))
+	require.Equal(t, 180*time.Second, waited(t, res, "/e1/answered"), "60s + 120s")
+	require.Empty(t, eventsOf(res, round.EventSignalIgnored), "a refused update records nothing")
+}

@@ -384,20 +384,11 @@ func (r *run) refacts(ctx workflow.Context, c *Call) {
 // onExtend adds to a waiting call's deadline (T3), at most 7 days after it
 // started to wait; its reminders move with it.
 func (r *run) onExtend(ctx workflow.Context, e round.Extend) {
-	i, known := r.index[e.CallID]
-	if !known || !r.calls[i].waitsFor(round.KindConfirm) {
-		why := "no call with this id in the round"
-		if known {
-			why = "the call is not waiting for confirmation"
-		}
+	if why := r.checkExtend(e); why != "" {
 		r.ignore(ctx, round.SignalExtend, e.CallID, why)
 		return
 	}
-	if e.Seconds <= 0 {
-		r.ignore(ctx, round.SignalExtend, e.CallID, "seconds must be 1 or more")
-		return
-	}
-	c := &r.calls[i]
+	c := &r.calls[r.index[e.CallID]]
 	limit := c.pending.Since.Add(maxWait)
 	add := time.Duration(min(e.Seconds, int64(maxWait/time.Second))) * time.Second
 	c.deadline = c.deadline.Add(add)
@@ -407,6 +398,25 @@ func (r *run) onExtend(ctx workflow.Context, e round.Extend) {
 	c.pending.Deadline = c.deadline
 	c.reminded = remindersDue(c.pending.Since, c.deadline, workflow.Now(ctx))
 	r.gateTick++
+}
+
+// extendTooShort is checkExtend's answer to less than one second.
+const extendTooShort = "seconds must be 1 or more"
+
+// checkExtend says why e moves no deadline ("" when it does): the call is
+// unknown, does not wait for a decision, or e adds less than a second.
+func (r *run) checkExtend(e round.Extend) string {
+	i, known := r.index[e.CallID]
+	if !known {
+		return "no call with this id in the round"
+	}
+	if !r.calls[i].waitsFor(round.KindConfirm) {
+		return "the call is not waiting for confirmation"
+	}
+	if e.Seconds <= 0 {
+		return extendTooShort
+	}
+	return ""
 }
 
 // recordNotNeeded gives every call without a decision record one: it was

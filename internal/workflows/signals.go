@@ -93,8 +93,13 @@ func (r *run) listen(ctx workflow.Context) {
 // arguments that fail the schema; and a repeat of the decision that already
 // landed as already_decided, so that a client's retry is told it did no
 // harm (a rejection writes nothing to history).
+//
+// It also registers the extend update (T3), validated the same way: a call
+// that does not wait for a decision, or fewer than one second, is refused.
+// A handler writes no command, and no history recorded before it holds an
+// extend update, so it needs no change id: old rounds replay as they ran.
 func (r *run) setUpdateHandlers(ctx workflow.Context) error {
-	return workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateConfirm,
+	err := workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateConfirm,
 		func(ctx workflow.Context, s round.Confirm) error {
 			r.onConfirm(ctx, s, "update")
 			return nil
@@ -105,6 +110,24 @@ func (r *run) setUpdateHandlers(ctx workflow.Context) error {
 			}
 			_, err := r.checkConfirm(s)
 			return err
+		}})
+	if err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateExtend,
+		func(ctx workflow.Context, e round.Extend) error {
+			r.onExtend(ctx, e)
+			return nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, e round.Extend) error {
+			if why := r.checkExtend(e); why != "" {
+				code := round.ErrNotWaiting
+				if why == extendTooShort {
+					code = string(round.CodeBadRequest)
+				}
+				return temporal.NewNonRetryableApplicationError(why, code, nil)
+			}
+			return nil
 		}})
 }
 
