@@ -158,4 +158,31 @@ type CallView struct {
 	Tool   string `json:"tool"`
 	State  string `json:"state,omitempty"`
 	Status string `json:"status,omitempty"`
+	// Decision and By: how the call was decided, while the round runs
+	// (the progress query's; the result's approval record after).
+	Decision string `json:"decision,omitempty"`
+	By       string `json:"by,omitempty"`
+}
+
+// Label is the call's state as a person reads it: its status once done; a
+// decided call that has not started says who decided it and what it waits
+// for, instead of "planned".
+func (c CallView) Label() string {
+	switch {
+	case c.Status != "":
+		return c.Status
+	case c.Decision == "" || c.State != "planned":
+		return c.State
+	}
+	by := ""
+	if c.By != "" {
+		by = " by " + c.By
+	}
+	switch c.Decision {
+	case round.DecisionApproved, round.DecisionRule:
+		return c.Decision + by + ", runs when the round's other calls are decided"
+	case round.DecisionDenied:
+		return "denied" + by + ", skipped"
+	}
+	return c.Decision + by
 }

@@ -60,8 +60,11 @@ func assetHandler() http.Handler {
 // pageData is what every page's layout reads.
 type pageData struct {
 	Title, Who, Role, CSRF, Session, Return, Message string
-	InboxCount                                       int
-	Content                                          any
+	// Rendered is when the page was made (RFC 3339): the session page's
+	// script tells replayed events from new ones by it.
+	Rendered   string
+	InboxCount int
+	Content    any
 }
 
 const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
@@ -144,18 +147,21 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) base(p principal, title, ret string) pageData {
-	return pageData{Title: title, Who: p.Name, Role: p.Role, CSRF: p.CSRF, Return: ret}
+	return pageData{Title: title, Who: p.Name, Role: p.Role, CSRF: p.CSRF, Return: ret, Rendered: s.opts.Now().UTC().Format(time.RFC3339Nano)}
 }
 
 // card is one waiting call as the page shows it.
 type card struct {
 	WorkflowID, SessionID, Anchor, Return, CSRF string
-	P                                           PendingCall
-	CanDecide                                   bool
-	ArgsPretty                                  string
-	Path, DiffNote                              string
-	Diff                                        []DiffLine
-	Waited, Deadline, SinceISO, DeadlineISO     string
+	// RunID and Round name the round the call belongs to.
+	RunID                                   string
+	Round                                   int
+	P                                       PendingCall
+	CanDecide                               bool
+	ArgsPretty                              string
+	Path, DiffNote                          string
+	Diff                                    []DiffLine
+	Waited, Deadline, SinceISO, DeadlineISO string
 }
 
 func (s *Server) newCard(p principal, wfID, session string, pc PendingCall, ret string) card {
@@ -163,6 +169,7 @@ func (s *Server) newCard(p principal, wfID, session string, pc PendingCall, ret 
 	c := card{WorkflowID: wfID, SessionID: session, P: pc, Return: ret, CSRF: p.CSRF, CanDecide: p.Role == RoleApprover,
 		Anchor: anchor(wfID + "|" + pc.CallID), ArgsPretty: prettyJSON(string(pc.Arguments)),
 		Waited: since(now, pc.Since), SinceISO: pc.Since.UTC().Format(time.RFC3339), DeadlineISO: pc.Deadline.UTC().Format(time.RFC3339)}
+	_, c.RunID, c.Round = splitWorkflowID(wfID)
 	if !pc.Deadline.IsZero() {
 		c.Deadline = pc.Deadline.UTC().Format("2006-01-02 15:04:05 UTC")
 		if d := pc.Deadline.Sub(now); d > 0 {

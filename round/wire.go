@@ -197,6 +197,11 @@ type CallProgress struct {
 	// State is "planned", "waiting", "queued", "running" or "done".
 	State  string `json:"state"`
 	Status Status `json:"status,omitempty"`
+	// Decision and By are the call's decision once a person or a rule
+	// made one (approved, denied, rule, expired; T2), so that a call
+	// approved while others still wait reads as such, not just "planned".
+	Decision string `json:"decision,omitempty"`
+	By       string `json:"by,omitempty"`
 }
 
 // ExecuteInput is the input of the ExecuteTool activity.

@@ -223,3 +223,87 @@ func screenshots(t *testing.T, ctx context.Context, c *consoleProc, wfID string)
 	require.NoError(t, os.WriteFile("../docs/console-inbox.png", inbox, 0o644))
 	require.NoError(t, os.WriteFile("../docs/console-call.png", callPage, 0o644))
 }
+
+// TestConsoleBrowserTellsTheTruthAfterADecision: after a decision the page
+// says what became of the call and the counts follow; every card names its
+// round; the session page replays the events from before it was opened,
+// shows a call approved while another still waits as approved (not just
+// "planned"), marks a call decided elsewhere, and drops the cards of a
+// round that finished.
+func TestConsoleBrowserTellsTheTruthAfterADecision(t *testing.T) {
+	e := newEnv(t)
+	ctx := browserCtx(t)
+	e.startWorker()
+	c := e.startConsole()
+
+	first := e.input(1, "claude-code", &round.RunState{Fetched: allTools},
+		call("e1", "edit_file", map[string]any{"path": "a.txt", "new_text": "a\n"}),
+		call("e2", "edit_file", map[string]any{"path": "b.txt", "new_text": "b\n"}))
+	second := e.input(2, "claude-code", &round.RunState{Fetched: allTools},
+		call("f1", "edit_file", map[string]any{"path": "c.txt", "new_text": "c\n"}),
+		call("f2", "edit_file", map[string]any{"path": "d.txt", "new_text": "d\n"}))
+	for _, in := range []round.Input{first, second} {
+		r := c.call(t, "POST", "/api/v1/rounds", c.agent, in)
+		require.Equal(t, http.StatusAccepted, r.code, string(r.body))
+	}
+	wf1, wf2 := first.WorkflowID(), second.WorkflowID()
+	c.pendingOf(t, wf1, "e2")
+	c.pendingOf(t, wf2, "f2")
+	c.waitInbox(t, e.session, 4)
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(c.url+"/?session="+e.session),
+		chromedp.WaitVisible(css("#token")),
+		chromedp.SendKeys(css("#token"), c.approver+kb.Enter),
+		chromedp.WaitVisible(css(cardSel(wf1, "e1"))),
+	))
+	require.Equal(t, "4 calls wait for a person, newest first.", text(t, ctx, "#inbox-count"))
+	require.Equal(t, "round 1 of run run-1", text(t, ctx, cardSel(wf1, "e1")+" .round-of"))
+	require.Equal(t, "round 2 of run run-1", text(t, ctx, cardSel(wf2, "f1")+" .round-of"))
+
+	// Approve e1 from the inbox: the card says what happens next and the
+	// count drops without a reload.
+	a := cardSel(wf1, "e1")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(css(a+` button[value="approve"]`))))
+	poll(t, ctx, `document.querySelector(`+jsString(a+" .status")+`).textContent !== ""`)
+	require.Equal(t, "Approved by alice, running.", text(t, ctx, a+" .status"))
+	require.Equal(t, "3 calls wait for a person, newest first.", text(t, ctx, "#inbox-count"))
+
+	// The session page, opened now: e1 is approved and waits for e2, and
+	// the events from before the page was opened are there.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(c.url+"/sessions/"+e.session),
+		chromedp.WaitVisible(css(`#live[data-live="1"]`)),
+	))
+	require.Equal(t, "approved by alice, runs when the round's other calls are decided",
+		text(t, ctx, `[data-status-for="`+wf1+`|e1"]`))
+	poll(t, ctx, `[...document.querySelectorAll("#events li")].some(li => li.textContent.includes("round 2  confirmation_requested  f1"))`)
+	require.Contains(t, eval[string](t, ctx, `document.getElementById("events").textContent`), "round 1  round_started")
+
+	// f1 decided elsewhere (the API) while the page is open and f2 still
+	// waits: f1's card says so and takes no decision.
+	deny := func(wf, id string) {
+		p := c.pendingOf(t, wf, id)
+		r := c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": wf, "call_id": id, "approval_id": p["approval_id"], "approve": false})
+		require.Equal(t, http.StatusOK, r.code, string(r.body))
+	}
+	f1 := cardSel(wf2, "f1")
+	deny(wf2, "f1")
+	poll(t, ctx, `document.querySelector(`+jsString(f1+" .status")+`).textContent === "Decided elsewhere: denied by alice via api."`)
+	require.True(t, eval[bool](t, ctx, `document.querySelector(`+jsString(f1+` button[value="approve"]`)+`).disabled`))
+
+	// e2 denied too: round 1 finishes, its cards go and its calls show
+	// their results; round 2's f2 still waits.
+	deny(wf1, "e2")
+	poll(t, ctx, `document.querySelector('[data-round-status=`+jsString(wf1)+`]').textContent === "completed"`)
+	poll(t, ctx, `document.querySelectorAll('section.round[data-workflow=`+jsString(wf1)+`] .card').length === 0`)
+	poll(t, ctx, `document.querySelector('[data-status-for=`+jsString(wf1+"|e1")+`]').textContent === "ok"`)
+	poll(t, ctx, `document.querySelector('[data-status-for=`+jsString(wf1+"|e2")+`]').textContent === "skipped"`)
+	require.Equal(t, 2, eval[int](t, ctx, `document.querySelectorAll(".card").length`), "round 2's cards stay")
+	deny(wf2, "f2")
+	poll(t, ctx, `document.querySelectorAll(".card").length === 0`)
+
+	// The inbox, reloaded, has nothing left.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(c.url+"/?session="+e.session), chromedp.WaitVisible(css("#inbox-count"))))
+	require.Equal(t, "Nothing waits for a person.", text(t, ctx, "#inbox-count"))
+}

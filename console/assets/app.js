@@ -43,6 +43,30 @@
     return ok;
   }
 
+  // The inbox count as the page shows it, kept true as calls are decided.
+  var shown = parseInt(document.body.dataset.inboxCount || "0", 10);
+
+  function showCount(n) {
+    var count = document.getElementById("inbox-count");
+    if (!count) return;
+    count.textContent = n === 0 ? "Nothing waits for a person." :
+      n + " call" + (n === 1 ? "" : "s") + " wait" + (n === 1 ? "s" : "") + " for a person, newest first.";
+  }
+
+  // decided marks a card whose call no longer waits; the inbox counts one
+  // call less.
+  function decided(card) {
+    if (card.classList.contains("decided")) return;
+    card.classList.add("decided");
+    if (document.getElementById("inbox-count")) { shown = Math.max(0, shown - 1); showCount(shown); }
+  }
+
+  // cellOf sets the state cell of a call ("workflow|call") on the session page.
+  function cellOf(key, text) {
+    var cell = document.querySelector('[data-status-for="' + CSS.escape(key) + '"]');
+    if (cell) cell.textContent = text;
+  }
+
   function enhance(form) {
     var card = form.closest(".card");
     form.addEventListener("submit", function (ev) {
@@ -72,13 +96,19 @@
           return;
         }
         var b = r.body, text = "Done.";
-        if (b.decision) text = (b.decision === "approved" ? "Approved" : "Denied") + " by " + b.by + ".";
-        else if (b.answered) text = "Answer sent.";
+        if (b.decision) {
+          text = b.decision === "approved" ? "Approved by " + b.by + ", running." : "Denied by " + b.by + ".";
+          if (card) {
+            cellOf(card.dataset.card, b.decision === "approved" ? "approved by " + b.by : "denied by " + b.by + ", skipped");
+            decided(card);
+          }
+        } else if (b.answered && card) decided(card);
+        if (b.answered) text = "Answer sent.";
         else if (b.extended_seconds) { text = "Deadline extended by " + human(b.extended_seconds * 1000) + "."; buttons.forEach(function (x) { x.disabled = false; }); }
         else if (b.cancelled) text = "Round cancelled.";
         if (status) status.textContent = text;
         if (card && !b.extended_seconds) {
-          card.classList.add("decided");
+          decided(card);
           card.querySelectorAll("form button, form input, form textarea, form select").forEach(function (x) { x.disabled = true; });
           if (status) { status.setAttribute("tabindex", "-1"); status.focus(); }
         }
@@ -93,7 +123,10 @@
     var live = document.getElementById("live");
     var list = document.getElementById("events");
     var notice = document.getElementById("notice");
-    var es = new EventSource("/api/v1/sessions/" + encodeURIComponent(session) + "/events");
+    // after=0: the session's past events first, then the live ones; a
+    // reconnection resumes after the last one seen (Last-Event-ID).
+    var es = new EventSource("/api/v1/sessions/" + encodeURIComponent(session) + "/events?after=0");
+    var rendered = Date.parse(document.body.dataset.rendered || "") || 0;
     es.onopen = function () { live.textContent = "Live: new events appear below."; live.dataset.live = "1"; };
     es.onerror = function () { live.textContent = "Event stream interrupted; reconnecting…"; live.dataset.live = "0"; };
     es.onmessage = function (m) {
@@ -106,18 +139,32 @@
       list.insertBefore(li, list.firstChild);
       while (list.children.length > 200) list.removeChild(list.lastChild);
       if (e.call_id && e.workflow_id) {
-        var cell = document.querySelector('[data-status-for="' + CSS.escape(e.workflow_id + "|" + e.call_id) + '"]');
+        var key = e.workflow_id + "|" + e.call_id;
+        var cell = document.querySelector('[data-status-for="' + CSS.escape(key) + '"]');
         if (cell) {
           if ((e.type === "tool_result" || e.type === "call_finished") && e.status) cell.textContent = e.status;
           else if (e.type === "call_started") cell.textContent = "running";
-          else if (e.type === "confirmation_answered") cell.textContent = "answered";
+          else if (e.type === "confirmation_answered" && !cell.textContent.match(/ by /)) cell.textContent = e.detail || "answered";
+        }
+        // A call decided elsewhere (another tab, the CLI, the API) no
+        // longer waits: its card says so and takes no decision.
+        var card = document.querySelector('.card[data-card="' + CSS.escape(key) + '"]');
+        if (card && e.type === "confirmation_answered" && !card.classList.contains("decided")) {
+          var st = card.querySelector(".status");
+          if (st) st.textContent = "Decided elsewhere: " + (e.detail || "answered") + ".";
+          card.querySelectorAll("form button, form input, form textarea, form select").forEach(function (x) { x.disabled = true; });
+          decided(card);
         }
       }
       if (e.type === "round_finished" && e.workflow_id) {
         var badge = document.querySelector('[data-round-status="' + CSS.escape(e.workflow_id) + '"]');
         if (badge) badge.textContent = "completed";
+        // Nothing of a finished round waits: its cards go.
+        var sec = document.querySelector('section.round[data-workflow="' + CSS.escape(e.workflow_id) + '"]');
+        if (sec) sec.querySelectorAll(".card").forEach(function (c) { c.remove(); });
       }
       if ((e.type === "confirmation_requested" || e.type === "round_started") && notice &&
+          Date.parse(e.time || "") >= rendered &&
           !document.querySelector('[data-workflow="' + CSS.escape(e.workflow_id || "") + '"]')) {
         notice.innerHTML = "";
         var a = document.createElement("a");
@@ -131,7 +178,6 @@
   function pollInbox() {
     var summary = document.getElementById("inbox-summary");
     if (!summary) return;
-    var shown = parseInt(document.body.dataset.inboxCount || "0", 10);
     var filter = new URLSearchParams(location.search).get("session");
     setInterval(function () {
       fetch("/api/v1/inbox" + (filter ? "?session=" + encodeURIComponent(filter) : ""), { credentials: "same-origin", headers: { "Accept": "application/json" } })

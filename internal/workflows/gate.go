@@ -112,10 +112,14 @@ func (r *run) gate(ctx workflow.Context) {
 	r.phase = round.PhaseConfirm
 	r.flush(ctx)
 	defer r.flush(ctx) // the answers
+	// Each decision is published as it lands while other calls still wait,
+	// so that a page open on the session shows it; rounds recorded before
+	// published them all when the gate closed.
+	live := version(ctx, changeLiveDecisions, 1) >= 1
 	for {
 		now = workflow.Now(ctx)
 		r.expire(ctx, now)
-		if r.remind(now) {
+		if r.remind(now) || live && r.waiting(round.KindConfirm) > 0 {
 			r.flush(ctx)
 		}
 		next, waiting := r.nextGateTime()

@@ -38,6 +38,9 @@ func (r *run) progress() round.Progress {
 		case c.State == CallDone:
 			cp.Status = c.Status
 		}
+		if a := c.Approval; a != nil && a.Decision != round.DecisionNotNeeded {
+			cp.Decision, cp.By = a.Decision, a.By
+		}
 		pr.Calls[i] = cp
 	}
 	return pr

@@ -250,6 +250,18 @@ func (d *driver) update(t *testing.T, s round.Confirm) error {
 	return h.Get(context.Background(), nil)
 }
 
+// extend sends the extend update and returns the round's answer.
+func (d *driver) extend(t *testing.T, e round.Extend) error {
+	t.Helper()
+	h, err := d.c.UpdateWorkflow(context.Background(), tclient.UpdateWorkflowOptions{
+		WorkflowID: d.wfID, UpdateName: round.UpdateExtend, Args: []any{e}, WaitForStage: tclient.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return err
+	}
+	return h.Get(context.Background(), nil)
+}
+
 // waitPending waits until the round waits for exactly these calls.
 func (d *driver) waitPending(t *testing.T, ids ...string) {
 	t.Helper()
@@ -431,6 +443,9 @@ func scenarios() []scenario {
 	}
 
 	// inbox: the search attributes follow a decision and then an answer (T7).
+	live := scenarioInput("live_decisions",
+		call("e1", "edit_file", `{"path":"a.txt","new_text":"x"}`), call("e2", "edit_file", `{"path":"b.txt","new_text":"y"}`))
+
 	inbox := scenarioInput("inbox",
 		call("e1", "edit_file", `{"path":"a.txt","new_text":"x"}`), call("q1", "ask_user", `{"questions":["Ship it?"]}`))
 
@@ -610,6 +625,16 @@ func scenarios() []scenario {
 				d.confirm(t, round.Confirm{CallID: "e1", Approve: true})
 				d.waitPending(t, "q1")
 				d.signal(t, round.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"yes"}})
+			}},
+		// Decisions published as they land (changeLiveDecisions), and the
+		// extend update, refused for a call that does not wait.
+		{name: "live_decisions", in: live, want: map[string]round.Status{"e1": ok, "e2": skipped},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "e1", "e2")
+				require.NoError(t, d.update(t, round.Confirm{CallID: "e1", Approve: true, ApprovalID: d.approvalID(t, "e1")}))
+				require.Error(t, d.extend(t, round.Extend{CallID: "e1", Seconds: 60}), "e1 no longer waits")
+				require.NoError(t, d.extend(t, round.Extend{CallID: "e2", Seconds: 60}))
+				require.NoError(t, d.update(t, round.Confirm{CallID: "e2", Approve: false, ApprovalID: d.approvalID(t, "e2")}))
 			}},
 	}
 }

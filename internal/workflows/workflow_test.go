@@ -630,3 +630,20 @@ func TestRoundWithLargeResultsStaysUnderThePayloadLimit(t *testing.T) {
 		require.NotEmpty(t, e.ContentRef, "dedupe entries keep the reference")
 	}
 }
+
+// TestEachDecisionIsPublishedWhileOthersWait: a decision reaches the
+// session's stream as it lands, not when the last waiting call is decided,
+// so a page open on the session can show it.
+func TestEachDecisionIsPublishedWhileOthersWait(t *testing.T) {
+	h := newHarness(t, 3)
+	var afterFirst []string
+	h.at(time.Second, func() { h.confirm(round.Confirm{CallID: "e1", Approve: true}) })
+	h.at(2*time.Second, func() {
+		afterFirst = h.events.types()
+		h.confirm(round.Confirm{CallID: "e2", Approve: false})
+	})
+	res := h.run(t, input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`), call("e2", "edit_file", `{"path":"b","new_text":"y"}`)))
+	require.Equal(t, []string{round.EventRoundStarted, round.EventConfirmationRequested, round.EventConfirmationRequested, round.EventConfirmationAnswered}, afterFirst,
+		"e1's decision is on the stream while e2 waits")
+	require.Equal(t, []round.Status{round.StatusOK, round.StatusSkipped}, statuses(res))
+}
