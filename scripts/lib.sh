@@ -67,6 +67,39 @@ ensure_python_tools() {
 	export TOOLROUND_PYTHON="$venv/bin/python"
 }
 
+# ensure_node_tools installs the TypeScript client's dev dependencies
+# (typescript, and the frameworks its adapters are tested with, at the exact
+# versions of clients/typescript/package-lock.json) with `npm ci`, and builds
+# the client into clients/typescript/dist; tests/typescript_test.go builds it
+# again from its sources and runs `node --test` there. Node.js 18 or newer
+# comes from Debian's packages when it is missing. TOOLROUND_NODE is the node
+# the tests run. Under CI=true a failure here fails those tests instead of
+# skipping them.
+ensure_node_tools() {
+	local dir="$ROOT/clients/typescript" stamp sudo=""
+	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+		[ "$(id -u)" -ne 0 ] && sudo="sudo"
+		log "installing nodejs and npm from Debian's packages (the TypeScript client's tests)"
+		{ command -v apt-get >/dev/null 2>&1 && $sudo apt-get update -qq &&
+			DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null; } ||
+			{ log "could not install Node.js: the TypeScript client's tests will skip (fail under CI=true)"; return 0; }
+	fi
+	if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 18 ]; then
+		log "node $(node --version) is older than 18: the TypeScript client's tests will skip (fail under CI=true)"
+		return 0
+	fi
+	stamp="$(node --version) $(cksum <"$dir/package-lock.json")"
+	if [ ! -d "$dir/node_modules" ] || [ "$(cat "$dir/node_modules/.stamp" 2>/dev/null)" != "$stamp" ]; then
+		log "installing the TypeScript client's dev dependencies (npm ci in clients/typescript)"
+		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) &&
+			printf '%s' "$stamp" >"$dir/node_modules/.stamp" ||
+			{ log "npm ci failed: the TypeScript client's tests will skip (fail under CI=true)"; return 0; }
+	fi
+	(cd "$dir" && node node_modules/typescript/bin/tsc -p tsconfig.json) ||
+		{ log "the TypeScript client does not build: its tests will fail"; }
+	export TOOLROUND_NODE="$(command -v node)"
+}
+
 ensure_temporal_cli() {
 	if command -v temporal >/dev/null 2>&1; then
 		return

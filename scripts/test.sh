@@ -11,6 +11,7 @@ ensure_temporal_server
 ensure_temporal_cli
 ensure_chromium
 ensure_python_tools
+ensure_node_tools
 ensure_search_attributes
 ensure_go_tool workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 ensure_lint_tools

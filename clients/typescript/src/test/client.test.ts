@@ -1,0 +1,280 @@
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+
+import { Client, ToolroundError, isFinished, roundWorkflowId, type Event, type PendingCall, type RoundResult } from "../index.js";
+import { ALL_TOOLS, call, live, roundInput, skip } from "./live.js";
+
+async function rejects(p: Promise<unknown>, status: number, code: string | string[]): Promise<ToolroundError> {
+  try {
+    await p;
+  } catch (e) {
+    assert.ok(e instanceof ToolroundError, `a ToolroundError, not ${e}`);
+    assert.equal(e.status, status, e.message);
+    assert.ok(([] as string[]).concat(code).includes(e.code), `code ${e.code}, want ${code}`);
+    return e;
+  }
+  assert.fail(`no error, want ${status} ${code}`);
+}
+
+test("submit and read a round", { skip }, async () => {
+  const { agent, session } = live("submit");
+  const inp = roundInput(session, 1, [call("c1", "calculate", { expression: "6*7" })]);
+  const wid = await agent.submitRound(inp);
+  assert.equal(wid, roundWorkflowId(session, "r1", 1));
+  // Submitting the same round again attaches to it: the same id.
+  assert.equal(await agent.submitRound(inp), wid);
+  const deadline = Date.now() + 60_000;
+  let res = await agent.getRound(wid);
+  while (!isFinished(res)) {
+    assert.equal(res.status, "running");
+    assert.ok(Date.now() < deadline, "the round did not finish");
+    await new Promise((r) => setTimeout(r, 200));
+    res = await agent.getRound(wid);
+  }
+  assert.equal(res.workflow_id, wid);
+  assert.equal(res.results?.[0].status, "ok");
+  assert.match(res.results?.[0].content ?? "", /42/);
+  assert.equal(res.messages?.[0].tool_call_id, "c1");
+});
+
+test("errors are typed with the server's code", { skip }, async () => {
+  const { agent, approver, session, url } = live("errors");
+  const bad = { session_id: session, run_id: "r1", round: 1, asistant: {} } as never;
+  const e = await rejects(agent.submitRound(bad), 400, "invalid_input");
+  assert.match(e.detail, /assistant/, "the closest known name");
+  await rejects(agent.approve(roundWorkflowId(session, "r1", 1), "c1", "x"), 403, "forbidden");
+  await rejects(approver.getRound(roundWorkflowId(session, "none", 9)), 404, "not_found");
+  await rejects(approver.approve(roundWorkflowId(session, "none", 9), "c1", "x"), 404, ["not_waiting", "not_found"]);
+  await rejects(new Client(url, "not-a-token").inbox(), 401, "unauthorized");
+  const auto = { ...roundInput(session, 2, [call("c1", "calculate", { expression: "1" })]), auto_approve: true };
+  await rejects(agent.submitRound(auto), 403, "forbidden");
+  // An event stream refused by the console throws too, instead of retrying.
+  await rejects(new Client(url, "not-a-token").events(session).next(), 401, "unauthorized");
+});
+
+test("bad input is refused before any request", async () => {
+  assert.throws(() => new Client(""), TypeError);
+  assert.throws(() => new Client("127.0.0.1:8780"), /not an http or https URL|not a URL/);
+  const c = new Client("http://127.0.0.1:9", "t", { retries: 0 });
+  await assert.rejects(c.getRound(""), TypeError);
+  await assert.rejects(c.submitRound(null as never), TypeError);
+  assert.throws(() => c.run("", "r"), TypeError);
+});
+
+test("runRound with an approval handler", { skip }, async () => {
+  const { approver, session, workdir } = live("approval");
+  const seen: PendingCall[] = [];
+  const inp = roundInput(session, 1, [call("e1", "edit_file", { path: "ts.txt", new_text: "from typescript\n" })]);
+  const res = await approver.runRound(inp, {
+    onApproval: (p) => {
+      seen.push(p);
+      return { approve: true, reason: "fine" };
+    },
+    timeoutMs: 120_000,
+  });
+  assert.deepEqual(seen.map((p) => p.call_id), ["e1"]);
+  assert.ok(seen[0].approval_id);
+  const r = res.results![0];
+  assert.equal(r.status, "ok", JSON.stringify(r));
+  assert.equal(r.approval?.decision, "approved");
+  assert.equal(r.approval?.by, "alice");
+  assert.equal(r.approval?.via, "api");
+  assert.equal(readFileSync(join(workdir, "ts.txt"), "utf8"), "from typescript\n");
+});
+
+test("deny and edited arguments", { skip }, async () => {
+  const { approver, session, workdir } = live("deny");
+  let res = await approver.runRound(roundInput(session, 1, [call("e1", "edit_file", { path: "denied.txt", new_text: "no" })]), {
+    onApproval: () => ({ approve: false, reason: "not today" }),
+    timeoutMs: 120_000,
+  });
+  assert.equal(res.results![0].status, "skipped");
+  assert.ok(!existsSync(join(workdir, "denied.txt")));
+  const edited = { path: "edited-ts.txt", new_text: "edited\n" };
+  res = await approver.runRound(roundInput(session, 2, [call("e2", "edit_file", { path: "orig-ts.txt", new_text: "orig" })]), {
+    onApproval: () => ({ approve: true, args: edited }),
+    timeoutMs: 120_000,
+  });
+  assert.equal(res.results![0].status, "ok");
+  assert.equal(res.results![0].approval?.edited, true);
+  assert.ok(existsSync(join(workdir, "edited-ts.txt")));
+  assert.ok(!existsSync(join(workdir, "orig-ts.txt")));
+});
+
+test("inbox, stale approval, invalid args and a repeated decision", { skip }, async () => {
+  const { approver, agent, session } = live("inbox");
+  const wid = await agent.submitRound(
+    roundInput(session, 1, [call("e1", "edit_file", { path: "wait.txt", new_text: "x" }), call("e2", "edit_file", { path: "wait2.txt", new_text: "y" })]),
+  );
+  const deadline = Date.now() + 60_000;
+  let entries = await agent.inbox(session);
+  while (!entries.length) {
+    assert.ok(Date.now() < deadline, "the round never waited");
+    await new Promise((r) => setTimeout(r, 200));
+    entries = await agent.inbox(session);
+  }
+  assert.equal(entries[0].workflow_id, wid);
+  const p = entries[0].pending!.find((c) => c.call_id === "e1")!;
+  await rejects(approver.approve(wid, p.call_id, "not-its-approval-id"), 409, "stale_approval");
+  await rejects(approver.approve(wid, p.call_id, p.approval_id, { args: { path: 1 } }), 400, "invalid_args");
+  const first = await approver.deny(wid, p.call_id, p.approval_id, "test");
+  assert.equal(first.decision, "denied");
+  assert.equal(first.status, undefined);
+  // The round still waits for e2: a retry of the same decision is told it
+  // already landed; another decision for the call is refused.
+  const again = await approver.deny(wid, p.call_id, p.approval_id);
+  assert.deepEqual([again.decision, again.status], ["denied", "already_decided"]);
+  await rejects(approver.approve(wid, p.call_id, p.approval_id), 404, "not_waiting");
+  const view = await approver.getRound(wid);
+  if (!isFinished(view)) await approver.cancel(wid);
+});
+
+async function readUntil(it: AsyncIterable<Event>, lastId: string): Promise<string[]> {
+  const got: string[] = [];
+  for await (const ev of it) {
+    got.push(ev.id);
+    if (ev.id === lastId || got.length > 500) break;
+  }
+  return got;
+}
+
+test("events replay from the start and resume after an id", { skip }, async () => {
+  const { agent, session } = live("events");
+  const res = await agent.waitRound(roundInput(session, 1, [call("c1", "calculate", { expression: "2+2" })]));
+  assert.equal(res.results![0].status, "ok");
+  const got: Event[] = [];
+  for await (const ev of agent.events(session, { fromStart: true })) {
+    got.push(ev);
+    if (ev.type === "round_finished" || got.length > 50) break;
+  }
+  const types = got.map((e) => e.type);
+  assert.ok(types.includes("tool_result"), types.join(","));
+  const ids = got.map((e) => e.id);
+  const later = await readUntil(agent.events(session, { after: ids[0] }), ids[ids.length - 1]);
+  assert.deepEqual(later, ids.slice(1));
+});
+
+test("events reconnect with Last-Event-ID after a dropped connection", { skip }, async () => {
+  const { agent, session, url } = live("reconnect");
+  let res: RoundResult | undefined;
+  for (const n of [1, 2]) {
+    res = await agent.waitRound(roundInput(session, n, [call(`c${n}`, "calculate", { expression: `${n}*3` })]));
+  }
+  const lastId = res!.events![res!.events!.length - 1].id;
+  const ref = await readUntil(agent.events(session, { fromStart: true }), lastId);
+  assert.equal(ref[ref.length - 1], lastId);
+  assert.ok(ref.length > 4);
+
+  // The first three connections drop after their first event: the
+  // iterator reconnects with Last-Event-ID and no event is lost or repeated.
+  const connections: (string | null)[] = [];
+  const flaky: typeof fetch = async (input, init) => {
+    connections.push(new Headers(init?.headers).get("Last-Event-ID"));
+    const res = await fetch(input, init);
+    if (connections.length > 3 || !res.body) return res;
+    const reader = res.body.getReader();
+    let buf = "";
+    const body = new ReadableStream<Uint8Array>({
+      async pull(ctl) {
+        const { value, done } = await reader.read();
+        if (done) return ctl.close();
+        buf += new TextDecoder().decode(value);
+        const end = buf.search(/\ndata: .*\n\n/);
+        if (end >= 0) {
+          const cut = buf.indexOf("\n\n", end + 1) + 2;
+          ctl.enqueue(new TextEncoder().encode(buf.slice(0, cut)));
+          await reader.cancel();
+          ctl.error(new TypeError("terminated"));
+          return;
+        }
+      },
+    });
+    return new Response(body, { status: res.status, headers: res.headers });
+  };
+  const c = new Client(url, agent.token, { fetch: flaky });
+  const got = await readUntil(c.events(session, { fromStart: true, reconnectMs: 50 }), lastId);
+  assert.deepEqual(got, ref);
+  assert.deepEqual(connections.slice(0, 4), [null, ref[0], ref[1], ref[2]]);
+});
+
+test("network errors are retried only where repeating is harmless", async () => {
+  let tries = 0;
+  const refuse: typeof fetch = async () => {
+    tries++;
+    throw new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED 127.0.0.1:9") });
+  };
+  const c = new Client("http://127.0.0.1:9", "t", { retries: 2, backoffMs: 1, fetch: refuse });
+  const idempotent = [
+    () => c.getRound("toolround/s/r/1"),
+    () => c.inbox(),
+    () => c.submitRound({ session_id: "s", run_id: "r", assistant: { role: "assistant" } }),
+    () => c.startAgent("s", "r", "t"),
+    () => c.getAgent("agentrun/s/r"),
+  ];
+  for (const op of idempotent) {
+    tries = 0;
+    const e = await rejects(op(), 0, "network");
+    assert.match(e.message, /ECONNREFUSED/);
+    assert.equal(tries, 3);
+  }
+  const once = [
+    () => c.approve("w", "c", "a"),
+    () => c.deny("w", "c", "a"),
+    () => c.answer("w", "c", ["x"]),
+    () => c.cancel("w"),
+    () => c.sendMessage("agentrun/s/r", "hi"),
+    () => c.extend("w", "c", 5),
+  ];
+  for (const op of once) {
+    tries = 0;
+    await rejects(op(), 0, "network");
+    assert.equal(tries, 1);
+  }
+  // An answer of the console is never retried.
+  tries = 0;
+  const busy: typeof fetch = async () => {
+    tries++;
+    return new Response(JSON.stringify({ error: "no_worker", message: "no worker polls" }), { status: 503 });
+  };
+  const e = await rejects(new Client("http://127.0.0.1:9", "t", { fetch: busy }).getRound("toolround/s/r/1"), 503, "no_worker");
+  assert.equal(e.detail, "no worker polls");
+  assert.equal(tries, 1);
+});
+
+test("the run handle keeps the run state and the round number", { skip }, async () => {
+  const { approver, session } = live("handle");
+  const run = approver.run(session, "handle", { provider: "claude-code", state: { fetched: ALL_TOOLS } });
+  assert.equal(run.number, 0);
+  assert.ok(run.nextWorkflowId.endsWith("/handle/1"));
+  let res = await run.round([call("c1", "calculate", { expression: "1+1" })]);
+  assert.equal(run.number, 1);
+  assert.equal(res.results![0].status, "ok");
+  assert.equal(res.workflow_id, roundWorkflowId(session, "handle", 1));
+  res = await run.round([call("r1", "read_files", { paths: ["missing.txt"] })]);
+  assert.equal(run.number, 2);
+  assert.deepEqual(run.state, res.state);
+  // The same read again: deduped from round 2, which only the kept state knows.
+  res = await run.round([call("r2", "read_files", { paths: ["missing.txt"] })]);
+  assert.equal(run.number, 3);
+  assert.ok(["deduped", "error"].includes(res.results![0].status), JSON.stringify(res.results![0]));
+  // Rounds go one at a time.
+  const first = run.round([call("c4", "calculate", { expression: "4" })]);
+  await assert.rejects(run.round([call("c5", "calculate", { expression: "5" })]), /one at a time/);
+  await first;
+  assert.equal(run.number, 4);
+  // A handle reopened after a crash finds the last finished round.
+  const again = await approver.resumeRun(session, "handle");
+  assert.equal(again.number, 4);
+  assert.deepEqual(again.state, run.state);
+  assert.equal(again.nextWorkflowId, roundWorkflowId(session, "handle", 5));
+  assert.equal((await approver.resumeRun(session, "never-ran")).number, 0);
+});
+
+test("the OpenAPI document needs no token", { skip }, async () => {
+  const { url } = live("openapi");
+  const doc = await new Client(url).openapi();
+  assert.match(String(doc.openapi), /^3\.1/);
+  assert.ok("/api/v1/rounds" in (doc.paths as object));
+});

@@ -1,0 +1,40 @@
+// A Vercel AI SDK app whose tool calls run as toolround rounds: each step's
+// calls are one durable round. The model is the SDK's MockLanguageModelV3,
+// so it runs without an LLM.
+//
+//   npm install toolround ai
+//   CONSOLE_URL=http://127.0.0.1:8780 CONSOLE_TOKEN=... node examples/typescript/ai-sdk.mjs
+//
+// The edit_file call waits for approval: on the console's page, or here
+// with APPROVE=yes (an approver token). SESSION and RUN name the run.
+import { generateText, stepCountIs } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { Client } from "toolround";
+import { roundTools } from "toolround/ai";
+
+const usage = { inputTokens: { total: 0 }, outputTokens: { total: 0 } };
+const calls = (...c) => ({ content: c.map(([id, toolName, input]) => ({ type: "tool-call", toolCallId: id, toolName, input: JSON.stringify(input) })), finishReason: { unified: "tool-calls" }, usage, warnings: [] });
+const model = new MockLanguageModelV3({
+  doGenerate: [
+    calls(["c1", "calculate", { expression: "6*7" }], ["e1", "edit_file", { path: "answer.txt", new_text: "42\n" }]),
+    { content: [{ type: "text", text: "I wrote the answer to answer.txt." }], finishReason: { unified: "stop" }, usage, warnings: [] },
+  ],
+});
+const fn = (name, description, properties) => ({ type: "function", function: { name, description, parameters: { type: "object", properties, required: Object.keys(properties) } } });
+const specs = [
+  fn("calculate", "Evaluate an arithmetic expression.", { expression: { type: "string" } }),
+  fn("edit_file", "Create a file, or replace old_text in it.", { path: { type: "string" }, new_text: { type: "string" } }),
+];
+
+const client = new Client(process.env.CONSOLE_URL ?? "http://127.0.0.1:8780", process.env.CONSOLE_TOKEN);
+const rt = roundTools(client, process.env.SESSION ?? "ai-sdk", process.env.RUN ?? `run-${Date.now()}`, specs, {
+  provider: "claude-code",
+  state: { fetched: ["calculate", "edit_file", "read_files"] },
+  onApproval: (p) => {
+    console.log("waits for approval:", p.tool, p.arguments);
+    return process.env.APPROVE === "yes" ? { approve: true } : null; // null: the console decides
+  },
+});
+const res = await generateText({ model: rt.wrap(model), tools: rt.tools, stopWhen: stepCountIs(5), prompt: "What is 6*7? Write it down." });
+for (const step of res.steps) for (const r of step.toolResults) console.log(`tool ${r.toolName}: ${r.output}`);
+console.log(`assistant: ${res.text} (${rt.run.number} round)`);

@@ -1,0 +1,53 @@
+// A LangGraph JS agent whose tool calls run as toolround rounds:
+// RoundToolNode takes ToolNode's place, and each step's calls are one
+// durable round. The model is @langchain/core's fake chat model, so it runs
+// without an LLM.
+//
+//   npm install toolround @langchain/langgraph @langchain/core
+//   CONSOLE_URL=http://127.0.0.1:8780 CONSOLE_TOKEN=... node examples/typescript/langgraph.mjs
+//
+// The edit_file call waits for approval: on the console's page, or here
+// with APPROVE=yes (an approver token). SESSION and RUN name the run.
+import { AIMessage, AIMessageChunk, HumanMessage } from "@langchain/core/messages";
+import { FakeStreamingChatModel } from "@langchain/core/utils/testing";
+import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { toolsCondition } from "@langchain/langgraph/prebuilt";
+import { Client } from "toolround";
+import { RoundToolNode } from "toolround/langgraph";
+
+const turns = [
+  new AIMessageChunk({
+    content: "",
+    tool_calls: [
+      { id: "c1", name: "calculate", args: { expression: "6*7" } },
+      { id: "e1", name: "edit_file", args: { path: "answer.txt", new_text: "42\n" } },
+    ],
+  }),
+  new AIMessageChunk({ content: "I wrote the answer to answer.txt." }),
+];
+// One fake model per turn: it answers with its response's content and its
+// chunk's tool calls.
+const agent = async (s) => {
+  const turn = turns.shift();
+  const model = new FakeStreamingChatModel({ responses: [new AIMessage(turn.content)], chunks: [turn] });
+  return { messages: [await model.invoke(s.messages)] };
+};
+
+const client = new Client(process.env.CONSOLE_URL ?? "http://127.0.0.1:8780", process.env.CONSOLE_TOKEN);
+const tools = new RoundToolNode(client, process.env.SESSION ?? "langgraph", process.env.RUN ?? `run-${Date.now()}`, {
+  provider: "claude-code",
+  state: { fetched: ["calculate", "edit_file", "read_files"] },
+  onApproval: (p) => {
+    console.log("waits for approval:", p.tool, p.arguments);
+    return process.env.APPROVE === "yes" ? { approve: true } : null; // null: the console decides
+  },
+});
+const graph = new StateGraph(MessagesAnnotation)
+  .addNode("agent", agent)
+  .addNode("tools", tools)
+  .addEdge(START, "agent")
+  .addConditionalEdges("agent", toolsCondition, ["tools", END])
+  .addEdge("tools", "agent")
+  .compile();
+const out = await graph.invoke({ messages: [new HumanMessage("What is 6*7? Write it down.")] });
+for (const m of out.messages) console.log(`${m.getType()}: ${m.content}`);

@@ -1,0 +1,95 @@
+package tests
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolround/toolround/internal/testenv"
+)
+
+// typescriptClient is the TypeScript client's folder with its dev
+// dependencies installed (scripts/lib.sh's ensure_node_tools runs `npm ci`
+// there), built anew from its sources so that the tests never run a stale
+// dist/; it returns the node that runs the tests (TOOLROUND_NODE, else node
+// from PATH) and the folder.
+func typescriptClient(t *testing.T, modules ...string) (node, dir string) {
+	t.Helper()
+	node = os.Getenv("TOOLROUND_NODE")
+	if node == "" {
+		var err error
+		if node, err = exec.LookPath("node"); err != nil {
+			testenv.Unavailable(t, "node is not on PATH (scripts/lib.sh's ensure_node_tools checks for Node.js 18 or newer)")
+		}
+	}
+	dir, err := filepath.Abs(filepath.Join("..", "clients", "typescript"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range append([]string{"typescript"}, modules...) {
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", m, "package.json")); err != nil {
+			testenv.Unavailable(t, "clients/typescript/node_modules lacks %s (scripts/lib.sh's ensure_node_tools runs npm ci there)", m)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	build := exec.CommandContext(ctx, node, filepath.Join("node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json")
+	build.Dir = dir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("tsc in clients/typescript: %v\n%s", err, out)
+	}
+	return node, dir
+}
+
+// nodeTest runs `node --test` on the compiled test files given (relative to
+// clients/typescript) against a console and worker, with the variables that
+// clients/typescript/src/test/live.ts reads.
+func nodeTest(t *testing.T, e *env, c *consoleProc, node, dir string, files ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{"--test", "--test-reporter=spec"}, files...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"TOOLROUND_URL="+c.url,
+		"TOOLROUND_APPROVER_TOKEN="+c.approver,
+		"TOOLROUND_AGENT_TOKEN="+c.agent,
+		"TOOLROUND_SESSION="+e.session,
+		"TOOLROUND_WORKDIR="+e.workdir,
+		// Skipped tests fail instead: every variable is set here.
+		"CI=true",
+	)
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test %s:\n%s", strings.Join(files, " "), out)
+	if err != nil {
+		t.Fatalf("node --test failed: %v", err)
+	}
+	if strings.Contains(string(out), "# SKIP") {
+		t.Fatalf("node --test skipped tests although every variable is set")
+	}
+}
+
+// TestTypeScriptClient runs the TypeScript client's tests (X3, U9) against
+// the real console and worker, and the drift test of its generated types.
+func TestTypeScriptClient(t *testing.T) {
+	node, dir := typescriptClient(t)
+	e := newEnv(t)
+	e.startWorker()
+	c := e.startConsole()
+	nodeTest(t, e, c, node, dir, "dist/test/client.test.js", "dist/test/types.test.js", "dist/test/examples.test.js")
+}
+
+// TestTypeScriptAdapters runs the Vercel AI SDK and LangGraph JS adapters
+// (X4) against the real worker, with the AI SDK's MockLanguageModelV3 and
+// @langchain/core's fake chat model, and their examples.
+func TestTypeScriptAdapters(t *testing.T) {
+	node, dir := typescriptClient(t, "ai", "@langchain/langgraph", "@langchain/core")
+	e := newEnv(t)
+	e.startWorker()
+	c := e.startConsole()
+	nodeTest(t, e, c, node, dir, "dist/test/ai.test.js", "dist/test/langgraph.test.js", "dist/test/adapter-examples.test.js")
+}
