@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
 )
 
 // store_secret values are sealed inside each format's own objects (F2):
@@ -104,4 +105,27 @@ func (b blobMap) Get(_ context.Context, ref string) (string, error) {
 		return v, nil
 	}
 	return "", errors.New("no such blob")
+}
+
+// F3 from the Go API: the tools array for a provider in each format.
+func TestToolsInEachFormat(t *testing.T) {
+	base, err := Tools("openai")
+	require.NoError(t, err)
+	for _, f := range round.Formats {
+		ts, err := ToolsIn("openai", f)
+		require.NoError(t, err)
+		require.Equal(t, f, ts.Format)
+		require.Len(t, ts.Tools, len(base.Tools))
+		require.Equal(t, base.Deferred, ts.Deferred)
+		require.Equal(t, base.TurnContext, ts.TurnContext)
+	}
+	a, err := ToolsIn("claude-code", round.FormatAnthropic)
+	require.NoError(t, err)
+	for _, tool := range a.Tools {
+		at, ok := tool.(tools.AnthropicTool)
+		require.True(t, ok)
+		require.NotEmpty(t, at.InputSchema, at.Name)
+	}
+	_, err = ToolsIn("openai", "gemini")
+	require.Error(t, err)
 }
