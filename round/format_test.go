@@ -329,3 +329,18 @@ func jsonString(t *testing.T, s string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+func TestChatAssistantOfEachFormat(t *testing.T) {
+	// The session's history records the turn's text and calls whatever
+	// its format.
+	a, err := ParseInput([]byte(`{` + formatHead + `,"format":"anthropic","assistant":` + anthropicTurn + `}`))
+	require.NoError(t, err)
+	r, err := ParseInput([]byte(`{` + formatHead + `,"format":"responses","output":` + responsesOutput + `}`))
+	require.NoError(t, err)
+	for in, text := range map[*Input]string{a: "Reading the file.", r: "Reading."} {
+		m := in.ChatAssistant()
+		require.Equal(t, "assistant", m.Role)
+		require.Equal(t, text, m.Content)
+		require.Equal(t, in.ToolCalls(), m.ToolCalls)
+	}
+}

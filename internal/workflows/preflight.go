@@ -114,10 +114,14 @@ func (r *run) preflight(ctx workflow.Context, calls []Unwrapped) {
 func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.RunState) []Call {
 	plan := make([]Call, len(calls))
 	firstOf := map[string]int{} // dedupe key -> first call of this round that will run
-	turn := in.ToolCalls()
+	turn := in.ToolCalls()      // nil for a turn Validate refuses, which never gets here
 	for i, u := range calls {
 		p := &plan[i]
-		*p = Call{CallID: turn[i].ID, Tool: u.Name, Via: u.Via, Args: u.Args, DupOf: -1, Facts: snap.Calls[i]}
+		id := ""
+		if i < len(turn) {
+			id = turn[i].ID
+		}
+		*p = Call{CallID: id, Tool: u.Name, Via: u.Via, Args: u.Args, DupOf: -1, Facts: snap.Calls[i]}
 		// P1.1
 		if u.Err != "" {
 			p.done(round.StatusInvalid, u.Err)
