@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -62,4 +63,18 @@ func Tools(provider string, clientTools ...tools.ToolSpec) (tools.Toolset, error
 		return tools.Toolset{}, err
 	}
 	return reg.ToolsFor(provider, clientTools), nil
+}
+
+// ToolsIn is Tools with the tools array in format f (F3): chat completions'
+// {"type": "function", "function": {...}}, Anthropic's {"name",
+// "description", "input_schema"} or Responses' {"type": "function", "name",
+// "description", "parameters", "strict": false}. The deferred names and the
+// turn-context line are the same in every format. An unknown format is an
+// error.
+func ToolsIn(provider string, f round.Format, clientTools ...tools.ToolSpec) (tools.FormattedToolset, error) {
+	ts, err := Tools(provider, clientTools...)
+	if err != nil {
+		return tools.FormattedToolset{}, err
+	}
+	return ts.In(f)
 }

@@ -127,8 +127,7 @@ func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRu
 	}
 	// Seal a copy: the caller's input stays as it was.
 	sealed := *in
-	sealed.Assistant.ToolCalls = slices.Clone(in.Assistant.ToolCalls)
-	if err := SealToolCalls(key, sealed.Assistant.ToolCalls); err != nil {
+	if err := SealInput(key, &sealed); err != nil {
 		return nil, err
 	}
 	given, in := in, &sealed
@@ -148,7 +147,7 @@ func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRu
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		Memo:                                     map[string]any{memoInputDigest: digest},
 		EnableEagerStart:                         c.opts.EagerStart,
-		StaticSummary:                            fmt.Sprintf("round %d of run %s (%d calls)", in.Round, in.RunID, len(in.Assistant.ToolCalls)),
+		StaticSummary:                            fmt.Sprintf("round %d of run %s (%d calls)", in.Round, in.RunID, len(in.ToolCalls())),
 		TypedSearchAttributes:                    temporal.NewSearchAttributes(searchSession.ValueSet(in.SessionID)), // the inbox finds it before its first task
 	}, round.WorkflowName, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
@@ -266,12 +265,13 @@ func (c *Client) Resolve(ctx context.Context, res *round.Result) {
 		}
 	}
 	if changed {
-		assistant := round.Message{Role: "assistant"}
-		if len(res.History) > 0 {
-			assistant = res.History[0]
+		// The history is the turn, then the messages, in the round's format.
+		turn := []round.Message{{Role: "assistant"}}
+		if n := len(res.History) - len(res.Messages); n > 0 {
+			turn = res.History[:n]
 		}
-		res.Messages = round.Messages(res.Results)
-		res.History = round.History(assistant, res.Messages)
+		res.Messages = res.Format.Messages(res.Results)
+		res.History = append(slices.Clone(turn), res.Messages...)
 	}
 }
 

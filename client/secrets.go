@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/toolround/toolround/round"
@@ -34,6 +33,22 @@ func SealToolCalls(key []byte, calls []round.ToolCall) error {
 	return nil
 }
 
+// SealInput seals, in place, every store_secret value of the round's turn
+// inside its format's own objects (Anthropic tool_use.input, Responses
+// arguments, chat-completions arguments, and their run_tool wrappers), so
+// that what the round runs and what its history holds are only the sealed
+// form (F2). The input's slices are replaced, not written to: sealing a
+// copy of an Input leaves the original as it was.
+func SealInput(key []byte, in *round.Input) error {
+	return in.MapArguments(func(c round.TurnCall) (round.Arguments, error) {
+		sealed, err := secrets.SealToolCall(key, c.Function.Name, string(c.Function.Arguments))
+		if err != nil {
+			return "", round.Errorf(round.CodeBadRequest, "call %s: %w (the round was not submitted, so the value went nowhere)", c.ID, err)
+		}
+		return round.Arguments(sealed), nil
+	})
+}
+
 // SealSecrets returns an Options.Prepare that seals store_secret values.
 //
 // Deprecated: Client.Start seals with the key of Options.Secrets whatever
@@ -44,7 +59,7 @@ func SealSecrets(cfg secrets.Config) func(*round.Input) error {
 		if err != nil {
 			return fmt.Errorf("seal store_secret values: %w", err)
 		}
-		return SealToolCalls(key, in.Assistant.ToolCalls)
+		return SealInput(key, in)
 	}
 }
 
@@ -70,12 +85,14 @@ func InputDigest(key []byte, in *round.Input) (string, error) {
 		return "", fmt.Errorf("input digest: key is %d bytes, want %d", len(key), secrets.KeySize)
 	}
 	stable := *in
-	stable.Assistant.ToolCalls = slices.Clone(in.Assistant.ToolCalls)
-	for i := range stable.Assistant.ToolCalls {
-		c := &stable.Assistant.ToolCalls[i]
+	err := stable.MapArguments(func(c round.TurnCall) (round.Arguments, error) {
 		if args, err := secrets.StableToolCall(key, c.Function.Name, string(c.Function.Arguments)); err == nil {
-			c.Function.Arguments = round.Arguments(args)
+			return round.Arguments(args), nil
 		}
+		return c.Function.Arguments, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("input digest: %w", err)
 	}
 	b, err := json.Marshal(&stable)
 	if err != nil {

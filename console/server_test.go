@@ -59,6 +59,19 @@ func (f *fakeBackend) Submit(_ context.Context, in *round.Input) (string, error)
 }
 
 func (f *fakeBackend) Wait(_ context.Context, id string) (*round.Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if n := len(f.submitted); n > 0 && f.submitted[n-1].WorkflowID() == id && f.submitted[n-1].Format.Name() != round.FormatOpenAI {
+		// A round in another format answers in it (F2), as the client's
+		// result does.
+		in := f.submitted[n-1]
+		out := round.Output{WorkflowID: id, Format: in.Format, Turn: in.TurnJSON()}
+		for _, c := range in.ToolCalls() {
+			out.Results = append(out.Results, round.CallResult{CallID: c.ID, Tool: c.Function.Name, Status: round.StatusOK, Content: "done"})
+		}
+		res := out.Result()
+		return &res, nil
+	}
 	return &round.Result{WorkflowID: id, Results: []round.CallResult{{CallID: "call_1", Status: round.StatusOK}}}, nil
 }
 
@@ -274,6 +287,39 @@ func TestSubmitH2(t *testing.T) {
 	code, body = do(t, ts, "POST", "/api/v1/rounds", agentToken, big)
 	require.Equal(t, http.StatusRequestEntityTooLarge, code)
 	require.Equal(t, "too_large", body["error"])
+}
+
+// F1, F2 through the API: rounds in format anthropic and responses are
+// taken, answered in their format (validated against the document like
+// every response), and a mixed shape is 400 invalid_input naming the field.
+func TestSubmitFormatsF1(t *testing.T) {
+	ts, f := newTestServer(t)
+	anthropic := `{"session_id":"s1","run_id":"r1","round":4,"format":"anthropic","assistant":{"role":"assistant","stop_reason":"tool_use",
+		"content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"toolu_1","name":"calculate","input":{"expression":"1+1"}}]}}`
+	code, body := do(t, ts, "POST", "/api/v1/rounds?wait=1", agentToken, anthropic)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, "anthropic", body["format"])
+	msgs := body["messages"].([]any)
+	require.Len(t, msgs, 1)
+	block := msgs[0].(map[string]any)["content"].([]any)[0].(map[string]any)
+	require.Equal(t, "tool_result", block["type"])
+	require.Equal(t, "toolu_1", block["tool_use_id"])
+	require.Equal(t, false, block["is_error"])
+	require.Equal(t, round.FormatAnthropic, f.submitted[len(f.submitted)-1].Format)
+
+	responses := `{"session_id":"s1","run_id":"r1","round":5,"format":"responses","output":[
+		{"type":"function_call","call_id":"call_9","name":"calculate","arguments":"{\"expression\":\"1+1\"}"}]}`
+	code, body = do(t, ts, "POST", "/api/v1/rounds?wait=1", agentToken, responses)
+	require.Equal(t, http.StatusOK, code, body)
+	item := body["messages"].([]any)[0].(map[string]any)
+	require.Equal(t, "function_call_output", item["type"])
+	require.Equal(t, "call_9", item["call_id"])
+
+	mixed := `{"session_id":"s1","run_id":"r1","round":6,"format":"responses","assistant":{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"x"}}]},"output":[]}`
+	code, body = do(t, ts, "POST", "/api/v1/rounds", agentToken, mixed)
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Equal(t, "invalid_input", body["error"])
+	require.Contains(t, body["message"], "format responses takes no assistant")
 }
 
 func TestRoundErrorsMapToStatuses(t *testing.T) {

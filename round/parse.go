@@ -22,7 +22,11 @@ func ParseInput(b []byte) (*Input, error) {
 		case errors.As(err, &se):
 			return nil, fmt.Errorf("round input is not valid JSON at byte %d: %v", se.Offset, err)
 		case errors.As(err, &te):
-			return nil, fmt.Errorf("round input: field %q must be %s, not %s", te.Field, te.Type, te.Value)
+			hint := ""
+			if te.Field == "assistant.content" && te.Value == "array" {
+				hint = ` (an Anthropic assistant message? set "format": "anthropic")`
+			}
+			return nil, fmt.Errorf("round input: field %q must be %s, not %s%s", te.Field, te.Type, te.Value, hint)
 		default:
 			return nil, fmt.Errorf("round input is not valid JSON: %v", err)
 		}
@@ -32,6 +36,9 @@ func ParseInput(b []byte) (*Input, error) {
 		return nil, errors.New("round input has data after its JSON object")
 	}
 	if err := CheckFields(b, &in, "the round input"); err != nil {
+		return nil, err
+	}
+	if err := checkTurnFields(&in, "the round input"); err != nil {
 		return nil, err
 	}
 	if err := in.Validate(); err != nil {

@@ -69,25 +69,52 @@ type ToolCall struct {
 	Function FunctionCall `json:"function"`
 }
 
-// Message is a chat message in the OpenAI shape.
+// Message is a chat message in the OpenAI shape, or a message or item of
+// another wire format (F2) kept as its JSON in Raw.
 type Message struct {
 	Role       string     `json:"role"`
 	Content    string     `json:"content"`
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
+	// Raw, when set, is the message as it goes on the wire: an Anthropic
+	// message or a Responses item (Format.Messages, Format.History). It is
+	// encoded as it is, instead of the fields above; Role names the role
+	// of an Anthropic message.
+	Raw json.RawMessage `json:"-"`
+}
+
+// MarshalJSON writes Raw when it is set, else the OpenAI shape.
+func (m Message) MarshalJSON() ([]byte, error) {
+	if len(m.Raw) > 0 {
+		return m.Raw, nil
+	}
+	type plain Message
+	return json.Marshal(plain(m))
 }
 
 // Input is one round: the assistant message whose tool calls are to run, and
 // the run state that the previous round returned.
 type Input struct {
-	SessionID   string     `json:"session_id"`
-	RunID       string     `json:"run_id"`
-	Round       int        `json:"round"`
-	Provider    string     `json:"provider"`
-	AutoApprove bool       `json:"auto_approve"`
-	Assistant   Message    `json:"assistant"`
-	ClientTools []ToolSpec `json:"client_tools"`
-	State       *RunState  `json:"state"`
+	SessionID   string `json:"session_id"`
+	RunID       string `json:"run_id"`
+	Round       int    `json:"round"`
+	Provider    string `json:"provider"`
+	AutoApprove bool   `json:"auto_approve"`
+	// Format is the wire format of the turn and of the messages the round
+	// gives back (F1, F2); empty is FormatOpenAI.
+	Format Format `json:"format,omitempty"`
+	// Assistant is the chat-completions assistant message whose tool_calls
+	// run (format openai).
+	Assistant Message `json:"assistant"`
+	// Turn is, in format anthropic, the Messages API assistant message as
+	// the caller gave it: it is the JSON field assistant then, and Assistant
+	// stays empty (format.go).
+	Turn json.RawMessage `json:"-"`
+	// Output is, in format responses, the output items of a Responses API
+	// response; its function_call items are the calls.
+	Output      json.RawMessage `json:"output,omitempty"`
+	ClientTools []ToolSpec      `json:"client_tools"`
+	State       *RunState       `json:"state"`
 	// ConfirmTimeoutSeconds overrides the worker's confirm timeout for this round.
 	ConfirmTimeoutSeconds int `json:"confirm_timeout_seconds,omitempty"`
 	// MaxConcurrent overrides the worker's MAX_CONCURRENT_TOOLS for this round.
@@ -122,22 +149,26 @@ func (in *Input) Validate() error {
 	if in.Round < 0 {
 		return fmt.Errorf("round is %d; it must be 0 or more", in.Round)
 	}
-	if n := len(in.Assistant.ToolCalls); n > MaxCallsPerRound {
+	calls, err := in.TurnCalls()
+	if err != nil {
+		return err
+	}
+	if n := len(calls); n > MaxCallsPerRound {
 		return fmt.Errorf("the round has %d tool calls; at most %d are accepted", n, MaxCallsPerRound)
 	}
 	if in.ConfirmTimeoutSeconds < 0 || in.MaxConcurrent < 0 {
 		return fmt.Errorf("confirm_timeout_seconds and max_concurrent must not be negative")
 	}
-	seen := make(map[string]int, len(in.Assistant.ToolCalls))
-	for i, c := range in.Assistant.ToolCalls {
+	seen := make(map[string]int, len(calls))
+	for i, c := range calls {
 		if strings.TrimSpace(c.ID) == "" {
-			return fmt.Errorf("tool_calls[%d] has no id", i)
+			return fmt.Errorf("%s has no id", c.Where)
 		}
 		if len(c.ID) > maxIDLen {
-			return fmt.Errorf("tool_calls[%d].id is longer than %d bytes", i, maxIDLen)
+			return fmt.Errorf("%s.id is longer than %d bytes", c.Where, maxIDLen)
 		}
 		if j, dup := seen[c.ID]; dup {
-			return fmt.Errorf("tool_calls[%d] and tool_calls[%d] share the id %q; every call needs its own id", j, i, c.ID)
+			return fmt.Errorf("%s and %s share the id %q; every call needs its own id", calls[j].Where, c.Where, c.ID)
 		}
 		seen[c.ID] = i
 	}
@@ -264,10 +295,12 @@ type Approval struct {
 
 // Result is a finished round.
 type Result struct {
-	WorkflowID string       `json:"workflow_id"`
-	Results    []CallResult `json:"results"`
-	Messages   []Message    `json:"messages"`
-	History    []Message    `json:"history"`
-	Events     []Event      `json:"events"`
-	State      *RunState    `json:"state"`
+	WorkflowID string `json:"workflow_id"`
+	// Format is the round input's; Messages and History are in it (F2).
+	Format   Format       `json:"format,omitempty"`
+	Results  []CallResult `json:"results"`
+	Messages []Message    `json:"messages"`
+	History  []Message    `json:"history"`
+	Events   []Event      `json:"events"`
+	State    *RunState    `json:"state"`
 }

@@ -32,6 +32,7 @@ type command struct {
 // its own.
 type flags struct {
 	reason, pattern, provider string
+	format                    string // tools
 	as, args                  string
 	remember, allowTurn       bool
 	asJSON, all, quiet        bool
@@ -69,10 +70,11 @@ var commands = map[string]command{
 	"answer":   {args: "WORKFLOW_ID CALL_ID ANSWER...", npos: 3, summary: "Answer an ask_user call."},
 	"cancel":   {args: "WORKFLOW_ID", npos: 1, summary: "Cancel a round; every call still gets a result."},
 	"result":   {args: "WORKFLOW_ID", npos: 1, summary: "Wait for a round's result and print it (JSON)."},
-	"tools": {args: "--provider P", summary: "Print a provider's tools array, deferred names and turn-context line (JSON): the built-in tools, MCP_CONFIG's and TOOLS_CONFIG's.\n" +
+	"tools": {args: "--provider P [--format openai|anthropic|responses]", summary: "Print a provider's tools array, deferred names and turn-context line (JSON): the built-in tools, MCP_CONFIG's and TOOLS_CONFIG's.\n" +
 		"claude-code gets every tool; any other provider gets find_tools, run_tool and the always-loaded tools.",
 		flags: func(fs *flag.FlagSet, f *flags) {
 			fs.StringVar(&f.provider, "provider", "", "the session's provider: claude-code, or any other name (required)")
+			fs.StringVar(&f.format, "format", "", "the tools array's wire format: openai (chat completions, the default), anthropic (Messages API) or responses (Responses API)")
 		}},
 	"watch": {args: "SESSION_ID", npos: 1, summary: "Print the session's events as they happen; needs Redis.",
 		flags: func(fs *flag.FlagSet, f *flags) {
@@ -215,7 +217,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if f.provider == "" {
 			return usageError{errors.New("tools needs --provider P (claude-code or any other name)"), commandUsage(name, cmd, fs)}
 		}
-		return printTools(ctx, stdout, f.provider)
+		return printTools(ctx, stdout, f.provider, f.format)
 	case "watch":
 		return watch(ctx, stdout, pos[0], f.asJSON, f.all)
 	}

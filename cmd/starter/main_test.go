@@ -57,3 +57,48 @@ func TestEventLinesCarryTheApprovalID(t *testing.T) {
 	require.Equal(t, "c1", first["call_id"])
 	require.NotContains(t, lines[1], "approval_id")
 }
+
+// F3: starter tools --format gives the tools array in that format, with the
+// same deferred names and turn-context line; no --format is the array as it
+// always was.
+func TestToolsInEachFormat(t *testing.T) {
+	t.Setenv("MCP_CONFIG", "")
+	t.Setenv("TOOLS_CONFIG", "")
+	read := func(args ...string) map[string]json.RawMessage {
+		var out bytes.Buffer
+		require.NoError(t, run(context.Background(), append([]string{"tools", "--provider", "openai"}, args...), nil, &out, &bytes.Buffer{}))
+		var m map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(out.Bytes(), &m))
+		return m
+	}
+	plain := read()
+	require.NotContains(t, plain, "format")
+	for _, f := range []string{"openai", "anthropic", "responses"} {
+		m := read("--format", f)
+		require.JSONEq(t, `"`+f+`"`, string(m["format"]))
+		require.JSONEq(t, string(plain["deferred"]), string(m["deferred"]))
+		require.JSONEq(t, string(plain["turn_context"]), string(m["turn_context"]))
+		var arr []map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(m["tools"], &arr))
+		require.NotEmpty(t, arr)
+		for _, tool := range arr {
+			switch f {
+			case "openai":
+				require.Contains(t, tool, "function")
+			case "anthropic":
+				require.Contains(t, tool, "input_schema")
+				require.Contains(t, tool, "name")
+				require.NotContains(t, tool, "type")
+			case "responses":
+				require.JSONEq(t, `"function"`, string(tool["type"]))
+				require.JSONEq(t, `false`, string(tool["strict"]))
+				require.Contains(t, tool, "parameters")
+			}
+		}
+	}
+	require.JSONEq(t, string(plain["tools"]), string(read("--format", "openai")["tools"]))
+	var stderr bytes.Buffer
+	code := report(run(context.Background(), []string{"tools", "--provider", "openai", "--format", "gemini"}, nil, &bytes.Buffer{}, &bytes.Buffer{}), &stderr)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, stderr.String(), `format "gemini" is not one of openai, anthropic, responses`)
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/internal/envconf"
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/ext"
 	"github.com/toolround/toolround/tools/mcp"
 )
@@ -19,7 +20,11 @@ import (
 // the built-ins, MCP_CONFIG's servers and TOOLS_CONFIG's tools. Only MCP
 // servers are started (to ask them for their tools); nothing needs Temporal,
 // Redis or the workdir.
-func printTools(ctx context.Context, w io.Writer, provider string) error {
+func printTools(ctx context.Context, w io.Writer, provider, format string) error {
+	f, err := round.ParseFormat(format)
+	if format != "" && err != nil {
+		return usageError{error: fmt.Errorf("tools --format: %w", err)}
+	}
 	reg, err := client.Catalog()
 	if err != nil {
 		return err
@@ -52,5 +57,13 @@ func printTools(ctx context.Context, w io.Writer, provider string) error {
 			return fmt.Errorf("TOOLS_CONFIG: %w", err)
 		}
 	}
-	return printJSON(w, reg.ToolsFor(provider, nil))
+	ts := reg.ToolsFor(provider, nil)
+	if format == "" {
+		return printJSON(w, ts) // as it was before formats: no "format" field
+	}
+	out, err := ts.In(f)
+	if err != nil {
+		return err
+	}
+	return printJSON(w, out)
 }

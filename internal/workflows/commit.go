@@ -88,7 +88,7 @@ func Commit(ci CommitInput) CommitOutput {
 	updateState(st, ci, results)
 
 	messages := round.Messages(results)
-	history := round.History(in.Assistant, messages)
+	history := round.History(in.ChatAssistant(), messages) // the session's history, the same in every format
 
 	scope := round.ScopeOf(in, ci.WorkflowID)
 	events := append([]round.Event(nil), ci.Events...)

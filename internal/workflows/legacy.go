@@ -302,3 +302,10 @@ func pastSubjectArgs(tool, subject string) (string, bool) {
 	}
 	return string(b), true
 }
+
+// legacyFormat is how a round recorded before changeFormats read an input
+// whose format is not openai: it knew no format, so it saw the input's
+// chat-completions assistant message only (none, for such an input).
+func legacyFormat(in *round.Input) {
+	in.Format, in.Turn, in.Output = "", nil, nil
+}

@@ -37,6 +37,19 @@ func UnwrapAll(calls []round.ToolCall) []Unwrapped {
 	return out
 }
 
+// UnwrapTurn applies P1.1 to the calls of a round's turn, in any format; a
+// call of a turn that was cut off is malformed, with why (F1), and never runs.
+func UnwrapTurn(calls []round.TurnCall) []Unwrapped {
+	out := make([]Unwrapped, len(calls))
+	for i, c := range calls {
+		out[i] = Unwrap(c.ToolCall)
+		if c.CutOff != "" {
+			out[i].Err = c.CutOff
+		}
+	}
+	return out
+}
+
 // Unwrap applies P1.1 to one call: run_tool(name, args) becomes a call of name.
 func Unwrap(c round.ToolCall) Unwrapped {
 	name, args := c.Function.Name, string(c.Function.Arguments)
@@ -101,9 +114,14 @@ func (r *run) preflight(ctx workflow.Context, calls []Unwrapped) {
 func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.RunState) []Call {
 	plan := make([]Call, len(calls))
 	firstOf := map[string]int{} // dedupe key -> first call of this round that will run
+	turn := in.ToolCalls()      // nil for a turn Validate refuses, which never gets here
 	for i, u := range calls {
 		p := &plan[i]
-		*p = Call{CallID: in.Assistant.ToolCalls[i].ID, Tool: u.Name, Via: u.Via, Args: u.Args, DupOf: -1, Facts: snap.Calls[i]}
+		id := ""
+		if i < len(turn) {
+			id = turn[i].ID
+		}
+		*p = Call{CallID: id, Tool: u.Name, Via: u.Via, Args: u.Args, DupOf: -1, Facts: snap.Calls[i]}
 		// P1.1
 		if u.Err != "" {
 			p.done(round.StatusInvalid, u.Err)

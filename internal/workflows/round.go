@@ -72,15 +72,19 @@ type run struct {
 
 // Run is the workflow function: the steps of a round, in order.
 func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output, error) {
-	// 0. An input that cannot run at all fails the round; run_tool calls
-	// are unwrapped (P1.1).
+	// 0. An input that cannot run at all fails the round; the turn's calls
+	// are read in its format (F1) and run_tool calls are unwrapped (P1.1).
+	if in.Format.Name() != round.FormatOpenAI && workflow.GetVersion(ctx, changeFormats, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		legacyFormat(&in)
+	}
 	if err := in.Validate(); err != nil {
 		return round.Output{}, temporal.NewNonRetryableApplicationError("invalid round input: "+err.Error(), round.ErrTypeInvalidInput, err)
 	}
 	r := &run{in: &in, cat: w.Catalog, scope: round.ScopeOf(&in, workflow.GetInfo(ctx).WorkflowExecution.ID), phase: round.PhasePreflight}
-	ctx = withBaseline(ctx) // one marker for every change of a baseline (versions.go)
-	r.keepSearch(ctx)       // the inbox's search attributes, kept current from here on
-	unwrapped := UnwrapAll(in.Assistant.ToolCalls)
+	ctx = withBaseline(ctx)   // one marker for every change of a baseline (versions.go)
+	r.keepSearch(ctx)         // the inbox's search attributes, kept current from here on
+	turn, _ := in.TurnCalls() // Validate read them
+	unwrapped := UnwrapTurn(turn)
 
 	// 1. The catalog snapshot.
 	if err := w.snapshot(ctx, &in, unwrapped, &r.snap); err != nil {

@@ -24,6 +24,7 @@ const (
 	changeRuleLockdown     = "rule-command-lockdown"   // T4: round.ExecuteInput.RuleApproved, asked only for calls a rule approved (execute.go)
 	changeAgentRepeatNotes = "agent-repeat-notes"      // U3: an agent run's tool messages name what a repeat repeats (agentrun.go; asked directly, the agent run has no baseline)
 	changeLiveDecisions    = "live-decisions"          // T2: the gate publishes each decision as it lands while other calls wait (gate.go)
+	changeFormats          = "wire-formats"            // F1: a turn in format anthropic or responses is read in it (round.go; asked only by such rounds, so openai rounds pay no marker; without it, legacyFormat)
 	changeBaseline1        = "baseline-2026-11-30"     // one marker for every change of baseline1
 	changeBaseline2        = "baseline-2026-12-01"     // one marker for every change of baseline2
 )

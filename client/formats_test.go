@@ -1,0 +1,131 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+)
+
+// store_secret values are sealed inside each format's own objects (F2):
+// Anthropic tool_use.input, Responses arguments, and their run_tool
+// wrappers, so that what the round runs and its history hold only the
+// sealed form; the caller's input stays as it was.
+func TestSealInputInEveryFormat(t *testing.T) {
+	key := testKey(t)
+	anthropic := &round.Input{SessionID: "s1", RunID: "r1", Round: 1, Format: round.FormatAnthropic,
+		Turn: json.RawMessage(`{"role":"assistant","content":[
+			{"type":"thinking","thinking":"t","signature":"s"},
+			{"type":"tool_use","id":"toolu_1","name":"store_secret","input":{"name":"A","value":"` + plain + `"}},
+			{"type":"tool_use","id":"toolu_2","name":"run_tool","input":{"name":"store\u005fsecret","args":{"name":"B","Value":"` + plain + `"}}},
+			{"type":"tool_use","id":"toolu_3","name":"read_files","input":{"paths":["a.txt"]}}]}`)}
+	responses := &round.Input{SessionID: "s1", RunID: "r1", Round: 1, Format: round.FormatResponses,
+		Output: json.RawMessage(`[{"type":"reasoning","id":"rs","summary":[]},
+			{"type":"function_call","call_id":"call_1","name":"store_secret","arguments":"{\"name\":\"A\",\"value\":\"` + plain + `\"}"},
+			{"type":"function_call","call_id":"call_2","name":"run_tool","arguments":"{\"name\":\"store_secret\",\"args\":\"{\\\"name\\\":\\\"B\\\",\\\"value\\\":\\\"` + plain + `\\\"}\"}"},
+			{"type":"function_call","call_id":"call_3","name":"read_files","arguments":"{\"paths\":[\"a.txt\"]}"}]`)}
+	for _, in := range []*round.Input{anthropic, responses} {
+		t.Run(string(in.Format), func(t *testing.T) {
+			require.NoError(t, in.Validate())
+			given, err := json.Marshal(in)
+			require.NoError(t, err)
+			require.Contains(t, string(given), plain)
+
+			sealed := *in
+			require.NoError(t, SealInput(key, &sealed))
+			b, err := json.Marshal(&sealed)
+			require.NoError(t, err)
+			require.NotContains(t, string(b), plain)
+			again, err := json.Marshal(in)
+			require.NoError(t, err)
+			require.Equal(t, string(given), string(again), "the caller's input is not changed")
+			calls := sealed.ToolCalls()
+			require.Len(t, calls, 3)
+			require.JSONEq(t, `{"paths":["a.txt"]}`, string(calls[2].Function.Arguments))
+
+			// The result's history is rebuilt from the sealed turn.
+			res := round.Output{Format: sealed.Format, Turn: sealed.TurnJSON(),
+				Results: []round.CallResult{{CallID: calls[0].ID, Tool: "store_secret", Status: round.StatusOK, Content: "stored"}}}.Result()
+			h, err := json.Marshal(res.History)
+			require.NoError(t, err)
+			require.NotContains(t, string(h), plain)
+
+			// A resubmission attaches: the digest counts a value by its plaintext.
+			d1, err := InputDigest(key, in)
+			require.NoError(t, err)
+			d2, err := InputDigest(key, &sealed)
+			require.NoError(t, err)
+			require.Equal(t, d1, d2)
+		})
+	}
+}
+
+// Resolve puts a large result's content back into the messages and the
+// history of the round's format.
+func TestResolveInEveryFormat(t *testing.T) {
+	for _, f := range round.Formats {
+		t.Run(string(f), func(t *testing.T) {
+			in := &round.Input{Format: f, Assistant: round.Message{Role: "assistant", ToolCalls: []round.ToolCall{toolCall("c1", "fetch_page", `{}`)}}}
+			switch f {
+			case round.FormatAnthropic:
+				in.Assistant = round.Message{}
+				in.Turn = json.RawMessage(`{"role":"assistant","content":[{"type":"tool_use","id":"c1","name":"fetch_page","input":{}}]}`)
+			case round.FormatResponses:
+				in.Assistant = round.Message{}
+				in.Output = json.RawMessage(`[{"type":"function_call","call_id":"c1","name":"fetch_page","arguments":"{}"}]`)
+			}
+			out := round.Output{Assistant: in.Assistant, Results: []round.CallResult{{CallID: "c1", Tool: "fetch_page", Status: round.StatusOK,
+				Content: round.StoredPreview("the whole page", "blob:1", 3), ContentRef: "blob:1"}}}
+			if f != round.FormatOpenAI {
+				out.Format, out.Turn = f, in.TurnJSON()
+			}
+			res := out.Result()
+			c := New(nil, Options{Blobs: blobMap{"blob:1": "the whole page"}})
+			c.Resolve(t.Context(), &res)
+			m, err := json.Marshal(res.Messages)
+			require.NoError(t, err)
+			require.Contains(t, string(m), "the whole page")
+			h, err := json.Marshal(res.History)
+			require.NoError(t, err)
+			require.Contains(t, string(h), "the whole page")
+			require.Contains(t, string(h), "fetch_page", "the turn stays first in the history")
+		})
+	}
+}
+
+type blobMap map[string]string
+
+func (b blobMap) Get(_ context.Context, ref string) (string, error) {
+	if v, ok := b[ref]; ok {
+		return v, nil
+	}
+	return "", errors.New("no such blob")
+}
+
+// F3 from the Go API: the tools array for a provider in each format.
+func TestToolsInEachFormat(t *testing.T) {
+	base, err := Tools("openai")
+	require.NoError(t, err)
+	for _, f := range round.Formats {
+		ts, err := ToolsIn("openai", f)
+		require.NoError(t, err)
+		require.Equal(t, f, ts.Format)
+		require.Len(t, ts.Tools, len(base.Tools))
+		require.Equal(t, base.Deferred, ts.Deferred)
+		require.Equal(t, base.TurnContext, ts.TurnContext)
+	}
+	a, err := ToolsIn("claude-code", round.FormatAnthropic)
+	require.NoError(t, err)
+	for _, tool := range a.Tools {
+		at, ok := tool.(tools.AnthropicTool)
+		require.True(t, ok)
+		require.NotEmpty(t, at.InputSchema, at.Name)
+	}
+	_, err = ToolsIn("openai", "gemini")
+	require.Error(t, err)
+}
