@@ -70,7 +70,7 @@ export type RunState = {
 } | null;
 
 /**
- * A round: the assistant message with its tool calls. The fields are fixed (SPEC interface contract). An optional field may be null, which counts as absent.
+ * A round: the model's turn with its tool calls, in one of three wire formats (SPEC F1). `format` `openai` (the default): `assistant` is a chat-completions message with `tool_calls`. `anthropic`: `assistant` is a Messages API assistant message whose `tool_use` blocks are the calls. `responses`: no `assistant`; `output` holds a Responses API response's output items, whose `function_call` items are the calls. Mixed or unknown shapes are refused with 400 `invalid_input` naming the field. The other fields are fixed (SPEC interface contract). An optional field may be null, which counts as absent.
  */
 export interface RoundInput {
   session_id: string;
@@ -78,7 +78,18 @@ export interface RoundInput {
   round?: number | null;
   provider?: string | null;
   auto_approve?: boolean | null;
-  assistant: Message;
+  /**
+   * The wire format of the turn and of the result's messages and history (F1, F2); absent or null is `openai`.
+   */
+  format?: "openai" | "anthropic" | "responses" | null;
+  /**
+   * The model's turn: a chat-completions assistant message (format openai) or a Messages API assistant message (format anthropic). Absent in format responses.
+   */
+  assistant?: Message | AnthropicMessage;
+  /**
+   * Format responses: the output items of a Responses API response.
+   */
+  output?: ResponsesItem[] | null;
   client_tools?: ToolSpec[] | null;
   state?: RunState;
   confirm_timeout_seconds?: number | null;
@@ -150,9 +161,19 @@ export interface Event {
  */
 export interface RoundResult {
   workflow_id: string;
+  /**
+   * The round input's format, when it is not openai; `messages` and `history` are in it (F2).
+   */
+  format?: "anthropic" | "responses";
   results: CallResult[] | null;
-  messages: Message[] | null;
-  history?: Message[] | null;
+  /**
+   * What the caller appends to its conversation, in the input's format: tool messages (openai), one user message of tool_result blocks (anthropic), function_call_output items (responses).
+   */
+  messages: Array<Message | AnthropicMessage | ResponsesItem> | null;
+  /**
+   * The turn, then the messages, in the input's format.
+   */
+  history?: Array<Message | AnthropicMessage | ResponsesItem> | null;
   events?: Event[] | null;
   state?: RunState;
   [key: string]: unknown;
@@ -334,6 +355,45 @@ export interface MessageRequest {
 export interface MessageReply {
   workflow_id: string;
   sent: boolean;
+  [key: string]: unknown;
+}
+
+/**
+ * A Messages API message (F1, F2): in a round input the model's turn (`role` assistant; its `tool_use` blocks `{type, id, name, input}` are the calls, text, thinking and server-tool blocks pass through); in a result's messages one `user` message of `tool_result` blocks `{type, tool_use_id, content, is_error}`, one per call in call order.
+ */
+export interface AnthropicMessage {
+  role: "assistant" | "user";
+  content: AnthropicBlock[];
+  [key: string]: unknown;
+}
+
+/**
+ * A content block; the fields besides `type` are the block type's.
+ */
+export interface AnthropicBlock {
+  type: string;
+  id?: string;
+  name?: string;
+  input?: {
+    [key: string]: unknown;
+  };
+  tool_use_id?: string;
+  content?: string | unknown[];
+  is_error?: boolean;
+  [key: string]: unknown;
+}
+
+/**
+ * A Responses API item (F1, F2): in a round input an output item (`function_call` `{type, call_id, name, arguments}` items are the calls; reasoning, message and server-run items pass through); in a result's messages a `function_call_output` `{type, call_id, output}` per call, in call order.
+ */
+export interface ResponsesItem {
+  type: string;
+  id?: string;
+  call_id?: string;
+  name?: string;
+  arguments?: string;
+  output?: string | unknown[];
+  status?: string;
   [key: string]: unknown;
 }
 

@@ -1,5 +1,5 @@
 // What the adapters share: calls to a round, results back.
-import type { CallResult, RoundResult, Status, ToolCall } from "../api-types.js";
+import type { CallResult, Message, RoundResult, Status, ToolCall } from "../api-types.js";
 
 /** The statuses of a call that did not do what it was asked (SPEC F2's
  * is_error list). */
@@ -31,8 +31,9 @@ export interface CallOutcome {
 /** Per call id: its tool message content and its result entry. */
 export function outcomes(res: RoundResult): Map<string, CallOutcome> {
   const msgs = new Map<string, string>();
-  for (const m of res.messages ?? []) {
-    if (m.tool_call_id) msgs.set(m.tool_call_id, typeof m.content === "string" ? m.content : "");
+  // The adapters submit openai rounds, so the messages are tool messages.
+  for (const m of (res.messages ?? []) as Message[]) {
+    if (typeof m.tool_call_id === "string") msgs.set(m.tool_call_id, typeof m.content === "string" ? m.content : "");
   }
   const out = new Map<string, CallOutcome>();
   for (const r of res.results ?? []) {
