@@ -192,6 +192,8 @@ type ModelInput struct {
 type ModelOutput struct {
 	Message      AgentMessage `json:"message"`
 	FinishReason string       `json:"finish_reason,omitempty"`
+	// Tokens are the call's model tokens as the API reports them (B1).
+	Tokens int64 `json:"tokens,omitempty"`
 }
 
 // AgentScope builds an agent run's events; like Scope, it is the one

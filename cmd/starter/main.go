@@ -37,6 +37,7 @@ type flags struct {
 	asJSON, all, quiet        bool
 	events                    bool
 	session                   string // inbox (inbox.go)
+	upTo                      int64
 }
 
 var commands = map[string]command{
@@ -54,6 +55,7 @@ var commands = map[string]command{
 			fs.BoolVar(&f.remember, "remember", false, "remember an allow rule for the rest of the run")
 			fs.StringVar(&f.pattern, "pattern", "", "the allow rule's pattern (with --remember), e.g. 'git *'; default: this call's exact arguments")
 			fs.BoolVar(&f.allowTurn, "allow-turn", false, "approve the round's other waiting calls too (never a read of keys or credentials)")
+			fs.Int64Var(&f.upTo, "up-to", 0, "with --remember: the rule approves at most N matching calls of the run, then the next one asks")
 			fs.StringVar(&f.as, "as", "", "who approves, recorded with the decision; default $USER@hostname")
 			fs.StringVar(&f.args, "args", "", "run the call with these arguments (a JSON object) instead of the model's")
 		}},
@@ -222,6 +224,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	if name == "approve" && f.args != "" && !json.Valid([]byte(f.args)) {
 		return usageError{errors.New("approve --args: not JSON; give the arguments as a JSON object"), ""}
+	}
+	if name == "approve" && f.upTo != 0 {
+		if !f.remember {
+			return usageError{errors.New("approve --up-to bounds a remembered rule: give it with --remember"), ""}
+		}
+		if f.upTo < 1 || f.upTo > round.MaxLimit {
+			return usageError{fmt.Errorf("approve --up-to %d: give 1 to %d", f.upTo, round.MaxLimit), ""}
+		}
 	}
 	var in *round.Input
 	if name == "round" {

@@ -24,6 +24,7 @@ const (
 	changeRuleLockdown     = "rule-command-lockdown"   // T4: round.ExecuteInput.RuleApproved, asked only for calls a rule approved (execute.go)
 	changeAgentRepeatNotes = "agent-repeat-notes"      // U3: an agent run's tool messages name what a repeat repeats (agentrun.go; asked directly, the agent run has no baseline)
 	changeRunLimits        = "run-limits"              // B1, B2: Features.RunLimits, run limits and counted rules (limits.go)
+	changeAgentLimits      = "agent-limits"            // B1: an agent run's limits, its model tokens counted, limit_reached (agentlimits.go; asked directly)
 	changeBaseline1        = "baseline-2026-11-30"     // one marker for every change of baseline1
 	changeBaseline2        = "baseline-2026-12-01"     // one marker for every change of baseline2
 )
