@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -55,7 +56,14 @@ var commands = map[string]command{
 			fs.BoolVar(&f.remember, "remember", false, "remember an allow rule for the rest of the run")
 			fs.StringVar(&f.pattern, "pattern", "", "the allow rule's pattern (with --remember), e.g. 'git *'; default: this call's exact arguments")
 			fs.BoolVar(&f.allowTurn, "allow-turn", false, "approve the round's other waiting calls too (never a read of keys or credentials)")
-			fs.Int64Var(&f.upTo, "up-to", 0, "with --remember: the rule approves at most N matching calls of the run, then the next one asks")
+			fs.Func("up-to", "with --remember: the rule approves at most N matching calls of the run, then the next one asks", func(s string) error {
+				n, err := strconv.ParseInt(s, 10, 64)
+				if err != nil || n < 1 || n > round.MaxLimit {
+					return fmt.Errorf("give a whole number from 1 to %d", round.MaxLimit)
+				}
+				f.upTo = n
+				return nil
+			})
 			fs.StringVar(&f.as, "as", "", "who approves, recorded with the decision; default $USER@hostname")
 			fs.StringVar(&f.args, "args", "", "run the call with these arguments (a JSON object) instead of the model's")
 		}},
@@ -225,13 +233,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if name == "approve" && f.args != "" && !json.Valid([]byte(f.args)) {
 		return usageError{errors.New("approve --args: not JSON; give the arguments as a JSON object"), ""}
 	}
-	if name == "approve" && f.upTo != 0 {
-		if !f.remember {
-			return usageError{errors.New("approve --up-to bounds a remembered rule: give it with --remember"), ""}
-		}
-		if f.upTo < 1 || f.upTo > round.MaxLimit {
-			return usageError{fmt.Errorf("approve --up-to %d: give 1 to %d", f.upTo, round.MaxLimit), ""}
-		}
+	if name == "approve" && f.upTo != 0 && !f.remember {
+		return usageError{errors.New("approve --up-to bounds a remembered rule: give it with --remember"), ""}
 	}
 	var in *round.Input
 	if name == "round" {
