@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"hash"
+	"strconv"
 )
 
 // ID is the approval_id of a call that waits for a person (T1): the hex
@@ -25,4 +26,13 @@ func writeFields(h hash.Hash, fields ...string) {
 		h.Write(n[:])
 		h.Write([]byte(f))
 	}
+}
+
+// WaitID names one wait of a call (B1): the hex SHA-256 of its approval
+// id, the wait's kind and its sequence in the call (1 for the first). A
+// decision that carries another wait's id is refused.
+func WaitID(approvalID, kind string, seq int) string {
+	h := sha256.New()
+	writeFields(h, "toolround wait v1", approvalID, kind, strconv.Itoa(seq))
+	return hex.EncodeToString(h.Sum(nil))
 }

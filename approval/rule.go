@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"strconv"
 )
 
 // Rule is an allow rule remembered from a confirmation (P1.6, T4). A rule
@@ -22,7 +23,11 @@ type Rule struct {
 	Pattern string `json:"pattern,omitempty"`
 	Args    string `json:"args,omitempty"`
 	Secret  string `json:"secret,omitempty"`
-	MAC     string `json:"mac,omitempty"`
+	// UpTo, when set, bounds the rule to that many matching calls of the
+	// run (B2). The MAC covers it: a rule whose bound was removed or raised
+	// fails Verify.
+	UpTo int64  `json:"up_to,omitempty"`
+	MAC  string `json:"mac,omitempty"`
 }
 
 // Sign returns r with the MAC of (session, run, tool, rule) keyed with key.
@@ -60,6 +65,11 @@ func Verified(key []byte, session, run string, rules []Rule) []Rule {
 
 func mac(key []byte, session, run string, r Rule) string {
 	h := hmac.New(sha256.New, key)
-	writeFields(h, "toolround rule v1", session, run, r.Tool, r.Pattern, r.Args, r.Secret)
+	fields := []string{"toolround rule v1", session, run, r.Tool, r.Pattern, r.Args, r.Secret}
+	if r.UpTo != 0 {
+		// Rules without a bound keep the MACs they were signed with.
+		fields = append(fields, "up_to", strconv.FormatInt(r.UpTo, 10))
+	}
+	writeFields(h, fields...)
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }

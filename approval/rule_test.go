@@ -95,3 +95,21 @@ func TestLoadKey(t *testing.T) {
 	t.Setenv(EnvRuleKeyFile, "f")
 	require.Equal(t, KeyConfig{Key: "k", KeyFile: "f"}, KeyConfigFromEnv())
 }
+
+// TestUpToIsCoveredByTheMAC (B2): a counted rule's bound is part of what
+// its MAC signs; removing or raising it makes the rule fail, and a rule
+// without a bound keeps the MAC it had before bounds existed.
+func TestUpToIsCoveredByTheMAC(t *testing.T) {
+	key := testKey(2)
+	r := Sign(key, "s1", "r1", Rule{Tool: "run_command", Pattern: "git *", UpTo: 20})
+	require.True(t, Verify(key, "s1", "r1", r))
+	for _, bad := range []Rule{
+		{Tool: "run_command", Pattern: "git *", MAC: r.MAC},           // bound removed
+		{Tool: "run_command", Pattern: "git *", UpTo: 21, MAC: r.MAC}, // bound raised
+	} {
+		require.False(t, Verify(key, "s1", "r1", bad), "%+v", bad)
+	}
+	plain := Sign(key, "s1", "r1", Rule{Tool: "run_command", Pattern: "git *"})
+	require.NotEqual(t, plain.MAC, r.MAC)
+	require.Equal(t, "sd-TKSl1q-ovWne3jR50aywX0PSvVw3V2C9G66muMgY", plain.MAC, "an unbounded rule's MAC is that of rule v1")
+}

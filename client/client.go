@@ -298,6 +298,12 @@ type ConfirmOptions struct {
 	// model's (approve only); they must pass the tool's schema, else
 	// ErrInvalidArgs.
 	Args json.RawMessage
+	// WaitID is the PendingCall's wait_id (B1): set, the decision applies
+	// only to that wait of the call, else ErrStaleWait.
+	WaitID string
+	// UpTo bounds the remembered rule to that many matching calls of the
+	// run (B2); it needs Remember.
+	UpTo int64
 }
 
 // Errors of Approve and Deny, from the round's answer (T1); match them with
@@ -317,12 +323,18 @@ var (
 	// approval_id; nothing changed and the first decision stands (a retry
 	// of a request whose answer was lost).
 	ErrAlreadyDecided error = &round.Error{Code: round.CodeAlreadyDecided, Message: "the call already got this decision"}
+	// ErrStaleWait: the wait_id is not the call's current wait (B1).
+	ErrStaleWait error = &round.Error{Code: round.CodeStaleWait, Message: "the wait_id is not the call's current wait"}
+	// ErrInvalidDecision: the decision carries what its wait does not
+	// take: remember, pattern, allow_turn, args or up_to on a call past a
+	// run limit, or up_to without remember (B1, B2).
+	ErrInvalidDecision error = &round.Error{Code: round.CodeInvalidDecision, Message: "the decision does not fit the wait"}
 )
 
 // refusals are the sentinels of the codes a round refuses a request with.
 var refusals = map[round.ErrorCode]error{
 	round.CodeNotWaiting: ErrNotWaiting, round.CodeStaleApproval: ErrStaleApproval, round.CodeInvalidArgs: ErrInvalidArgs,
-	round.CodeAlreadyDecided: ErrAlreadyDecided,
+	round.CodeAlreadyDecided: ErrAlreadyDecided, round.CodeStaleWait: ErrStaleWait, round.CodeInvalidDecision: ErrInvalidDecision,
 }
 
 // Approve lets a waiting call run. It returns once the round has applied
@@ -332,7 +344,7 @@ var refusals = map[round.ErrorCode]error{
 func (c *Client) Approve(ctx context.Context, workflowID, callID string, o ConfirmOptions) error {
 	return c.confirm(ctx, workflowID, round.Confirm{
 		CallID: callID, Approve: true, Reason: o.Reason, Remember: o.Remember, AllowTurn: o.AllowTurn, Pattern: o.Pattern,
-		ApprovalID: o.ApprovalID, By: o.By, Via: o.Via, Verified: o.Verified, Args: o.Args,
+		ApprovalID: o.ApprovalID, By: o.By, Via: o.Via, Verified: o.Verified, Args: o.Args, WaitID: o.WaitID, UpTo: o.UpTo,
 	})
 }
 
@@ -340,7 +352,7 @@ func (c *Client) Approve(ctx context.Context, workflowID, callID string, o Confi
 // It returns as Approve does.
 func (c *Client) Deny(ctx context.Context, workflowID, callID string, o ConfirmOptions) error {
 	return c.confirm(ctx, workflowID, round.Confirm{
-		CallID: callID, Approve: false, Reason: o.Reason, ApprovalID: o.ApprovalID, By: o.By, Via: o.Via, Verified: o.Verified,
+		CallID: callID, Approve: false, Reason: o.Reason, ApprovalID: o.ApprovalID, By: o.By, Via: o.Via, Verified: o.Verified, WaitID: o.WaitID,
 	})
 }
 

@@ -25,6 +25,7 @@ type PendingCall = round.Pending
 // Kinds of PendingCall.
 const (
 	KindConfirm    = round.KindConfirm
+	KindLimit      = round.KindLimit
 	KindAnswer     = round.KindAnswer
 	KindToolResult = round.KindToolResult
 )
@@ -47,6 +48,9 @@ type Decision struct {
 	// Args, when set, are what the call runs with instead of the model's
 	// arguments (approve only); they must pass the tool's schema.
 	Args json.RawMessage
+	// UpTo bounds the remembered rule to that many matching calls of the
+	// run (B2).
+	UpTo int64
 }
 
 // ApprovalHandler decides a call that waits for approval. It runs in its own
@@ -266,7 +270,7 @@ func (c *Client) follow(ctx context.Context, workflowID string, o runOptions) {
 		if o.onWaiting != nil {
 			o.onWaiting(p)
 		}
-		if o.approve == nil || p.Kind != KindConfirm {
+		if o.approve == nil || !p.NeedsDecision() {
 			return
 		}
 		go func() {
@@ -280,7 +284,7 @@ func (c *Client) follow(ctx context.Context, workflowID string, o runOptions) {
 // waiting until it arrives.
 func (c *Client) deliver(ctx context.Context, p PendingCall, d Decision) {
 	o := ConfirmOptions{Reason: d.Reason, Remember: d.Remember, AllowTurn: d.AllowTurn, Pattern: d.Pattern, ApprovalID: p.ApprovalID,
-		By: d.By, Via: d.Via, Args: d.Args}
+		By: d.By, Via: d.Via, Args: d.Args, WaitID: p.WaitID, UpTo: d.UpTo}
 	for delay := 100 * time.Millisecond; ctx.Err() == nil; delay = min(2*delay, 2*time.Second) {
 		var err error
 		if d.Approve {
@@ -292,7 +296,8 @@ func (c *Client) deliver(ctx context.Context, p PendingCall, d Decision) {
 		if err == nil || errors.As(err, &nf) {
 			return // delivered, or the round is over
 		}
-		if errors.Is(err, ErrNotWaiting) || errors.Is(err, ErrStaleApproval) || errors.Is(err, ErrInvalidArgs) {
+		if errors.Is(err, ErrNotWaiting) || errors.Is(err, ErrStaleApproval) || errors.Is(err, ErrInvalidArgs) ||
+			errors.Is(err, ErrStaleWait) || errors.Is(err, ErrInvalidDecision) {
 			return // the round refused it: sending it again changes nothing
 		}
 		select {

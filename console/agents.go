@@ -39,6 +39,8 @@ type agentRequest struct {
 	AutoApprove           bool   `json:"auto_approve"`
 	MaxRounds             int    `json:"max_rounds"`
 	ConfirmTimeoutSeconds int    `json:"confirm_timeout_seconds"`
+	// Limits bound the run (B1).
+	Limits *round.Limits `json:"limits"`
 }
 
 // defaultAgentProvider is the provider of a run whose request names none,
@@ -61,7 +63,7 @@ func (s *Server) postAgent(w http.ResponseWriter, r *http.Request, p principal) 
 		req.Provider = defaultAgentProvider
 	}
 	in := round.AgentInput{SessionID: req.SessionID, RunID: req.RunID, Task: req.Task, Provider: req.Provider,
-		AutoApprove: req.AutoApprove, MaxRounds: req.MaxRounds, ConfirmTimeoutSeconds: req.ConfirmTimeoutSeconds}
+		AutoApprove: req.AutoApprove, MaxRounds: req.MaxRounds, ConfirmTimeoutSeconds: req.ConfirmTimeoutSeconds, Limits: req.Limits}
 	if err := in.Validate(); err != nil {
 		s.fail(w, r, fmt.Errorf("%w: %w", ErrBadInput, err))
 		return

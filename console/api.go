@@ -134,6 +134,10 @@ type approvalRequest struct {
 	Pattern    string          `json:"pattern"`
 	AllowTurn  bool            `json:"allow_turn"`
 	Args       json.RawMessage `json:"args"`
+	// WaitID, when set, must be the call's current wait (B1).
+	WaitID string `json:"wait_id"`
+	// UpTo bounds the remembered rule to that many calls of the run (B2).
+	UpTo int64 `json:"up_to"`
 }
 
 // postApproval is H5.
@@ -154,7 +158,16 @@ func (s *Server) postApproval(w http.ResponseWriter, r *http.Request, p principa
 		}
 		approve := decision != "deny"
 		req = approvalRequest{WorkflowID: f.Get("workflow_id"), CallID: f.Get("call_id"), ApprovalID: f.Get("approval_id"),
-			Approve: &approve, Reason: f.Get("reason"), Remember: f.Get("remember") != "", Pattern: f.Get("pattern"), AllowTurn: f.Get("allow_turn") != ""}
+			Approve: &approve, Reason: f.Get("reason"), Remember: f.Get("remember") != "", Pattern: f.Get("pattern"), AllowTurn: f.Get("allow_turn") != "",
+			WaitID: f.Get("wait_id")}
+		if v := strings.TrimSpace(f.Get("up_to")); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				s.fail(w, r, fmt.Errorf("%w: up_to must be a whole number", ErrInvalidDecision))
+				return
+			}
+			req.UpTo = n
+		}
 		if a := strings.TrimSpace(f.Get("args")); decision == "approve_edited" && !sameJSON(a, f.Get("original_args")) {
 			if a == "" {
 				a = `""`
@@ -179,7 +192,11 @@ func (s *Server) postApproval(w http.ResponseWriter, r *http.Request, p principa
 	}
 	d := Decision{WorkflowID: req.WorkflowID, CallID: req.CallID, ApprovalID: req.ApprovalID, Approve: *req.Approve,
 		Reason: req.Reason, Remember: req.Remember, Pattern: req.Pattern, AllowTurn: req.AllowTurn,
-		By: p.Name, Via: p.Via, Verified: true}
+		By: p.Name, Via: p.Via, Verified: true, WaitID: req.WaitID, UpTo: req.UpTo}
+	if d.UpTo != 0 && (!d.Remember || d.UpTo < 1 || d.UpTo > round.MaxLimit) {
+		s.fail(w, r, fmt.Errorf("%w: up_to bounds a remembered rule: give remember, and 1 to %d", ErrInvalidDecision, round.MaxLimit))
+		return
+	}
 	if len(req.Args) > 0 && string(req.Args) != "null" {
 		if !d.Approve {
 			s.fail(w, r, fmt.Errorf("%w: args are for approving with edited arguments, not for denying", ErrInvalidArgs))

@@ -77,6 +77,11 @@ var (
 	ErrStaleApproval error = &round.Error{Code: round.CodeStaleApproval, Message: "the approval_id does not match the waiting call: its arguments changed or it is another call; read the inbox again"}
 	// ErrInvalidArgs: edited arguments refused (400 invalid_args).
 	ErrInvalidArgs error = &round.Error{Code: round.CodeInvalidArgs, Message: "invalid arguments"}
+	// ErrStaleWait: the wait_id is not the call's current wait (409 stale_wait).
+	ErrStaleWait error = &round.Error{Code: round.CodeStaleWait, Message: "the wait_id is not the call's current wait; read the inbox again"}
+	// ErrInvalidDecision: the decision carries what its wait does not take
+	// (400 invalid_decision).
+	ErrInvalidDecision error = &round.Error{Code: round.CodeInvalidDecision, Message: "the decision does not fit the wait"}
 	// ErrBadInput: anything else wrong with a request (400 bad_request;
 	// 400 invalid_input when it wraps round.ErrUnknownField).
 	ErrBadInput error = &round.Error{Code: round.CodeBadRequest, Message: "bad request"}
@@ -103,6 +108,9 @@ type Decision struct {
 	// Args, when set, are the edited arguments the call runs with: the text
 	// of a JSON object, as a call's function.arguments.
 	Args string `json:"args,omitempty"`
+	// WaitID and UpTo are those of round.Confirm (B1, B2).
+	WaitID string `json:"wait_id,omitempty"`
+	UpTo   int64  `json:"up_to,omitempty"`
 }
 
 // PendingCall is a call that waits for a person or a client, as the round's

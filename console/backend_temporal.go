@@ -368,7 +368,7 @@ func (b *TemporalBackend) Decide(ctx context.Context, d Decision) error {
 		return err
 	}
 	o := client.ConfirmOptions{ApprovalID: d.ApprovalID, Reason: d.Reason, Remember: d.Remember, AllowTurn: d.AllowTurn, Pattern: d.Pattern,
-		By: d.By, Via: d.Via, Verified: d.Verified}
+		By: d.By, Via: d.Via, Verified: d.Verified, WaitID: d.WaitID, UpTo: d.UpTo}
 	if d.Args != "" {
 		// The text of the edited object, as a JSON string holding it.
 		args, err := json.Marshal(d.Args)
@@ -401,6 +401,10 @@ func decisionError(d Decision, err error) error {
 		return fmt.Errorf("call %s of %s: %w", d.CallID, d.WorkflowID, ErrStaleApproval)
 	case errors.Is(err, ErrInvalidArgs) && errors.As(err, &app):
 		return fmt.Errorf("%w: %s", ErrInvalidArgs, app.Message())
+	case errors.Is(err, ErrStaleWait):
+		return fmt.Errorf("call %s of %s: %w", d.CallID, d.WorkflowID, ErrStaleWait)
+	case errors.Is(err, ErrInvalidDecision) && errors.As(err, &app):
+		return fmt.Errorf("%w: %s", ErrInvalidDecision, app.Message())
 	case errors.As(err, &nf):
 		return fmt.Errorf("round %s is not running: %w", d.WorkflowID, ErrNotWaiting)
 	}

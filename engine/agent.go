@@ -23,7 +23,7 @@ import (
 func registerAgent(r worker.Registry, wf *workflows.RoundWorkflow, acts *activities.Activities) {
 	aw := &workflows.AgentWorkflow{}
 	if rc, ok := wf.Catalog.(*workflows.RegistryCatalog); ok {
-		aw.HeartbeatTimeout = rc.Options.HeartbeatTimeout
+		aw.HeartbeatTimeout, aw.Limits = rc.Options.HeartbeatTimeout, rc.Options.WorkerLimits
 	}
 	r.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: round.AgentWorkflowName})
 	m := &activities.Model{Registry: acts.Registry, Events: acts.Events, Blobs: acts.Blobs, Logger: acts.Logger,

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/secrets"
 )
 
@@ -62,4 +63,22 @@ func newTestEngine(t *testing.T, cfg Config) *Engine {
 	require.NoError(t, err)
 	t.Cleanup(e.Close)
 	return e
+}
+
+// TestWorkerLimitsSetting: WORKER_LIMITS is read strictly, like a round's
+// limits, and reaches the catalog that records it in every round (B1).
+func TestWorkerLimitsSetting(t *testing.T) {
+	t.Setenv(EnvWorkerLimits, `{"max_calls": 50, "max_seconds": 3600}`)
+	cfg, err := ConfigFromEnv()
+	require.NoError(t, err)
+	require.Equal(t, round.Limits{MaxCalls: 50, MaxSeconds: 3600}, cfg.Limits)
+
+	for _, bad := range []string{`{"max_calls": -1}`, `{"max_calls": 0}`, `{"max_call": 5}`, `max_calls=5`} {
+		t.Setenv(EnvWorkerLimits, bad)
+		_, err = ConfigFromEnv()
+		require.ErrorContains(t, err, "WORKER_LIMITS", bad)
+	}
+
+	e := newTestEngine(t, Config{Limits: round.Limits{MaxWrites: 7}})
+	require.Equal(t, int64(7), e.Catalog.Options.WorkerLimits.MaxWrites)
 }

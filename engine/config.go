@@ -115,6 +115,10 @@ type Config struct {
 	// DenyAutoApprove is AUTO_APPROVE=deny: the worker ignores the
 	// auto_approve of every round (T5). Default allow.
 	DenyAutoApprove bool
+	// Limits is WORKER_LIMITS, the limits of every run whatever its input
+	// says, as JSON with the fields of a round's limits
+	// ({"max_calls": 500, "max_seconds": 7200}; B1). Default none.
+	Limits round.Limits
 	// MetricsAddr is METRICS_ADDR, where the worker serves /metrics in the
 	// Prometheus text format (e.g. 127.0.0.1:9464). Default none.
 	MetricsAddr string
@@ -178,6 +182,9 @@ func ConfigFromEnv() (Config, error) {
 	c.Secrets = secrets.ConfigFromEnv()
 	c.RuleKey = approval.KeyConfigFromEnv()
 	if c.DenyAutoApprove, err = approval.ParseAutoApprove(os.Getenv(approval.EnvAutoApprove)); err != nil {
+		return c, err
+	}
+	if c.Limits, err = round.ParseLimits(os.Getenv(EnvWorkerLimits), EnvWorkerLimits); err != nil {
 		return c, err
 	}
 	c.MCPConfig = envconf.Get(mcp.ConfigEnv, "")
@@ -270,3 +277,6 @@ func NewLogger(w io.Writer, cfg Config) *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
 }
+
+// EnvWorkerLimits names the worker's run limits (B1).
+const EnvWorkerLimits = "WORKER_LIMITS"

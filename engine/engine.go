@@ -110,6 +110,7 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		HeartbeatTimeout: cfg.HeartbeatTimeout,
 		LocalMaxTimeout:  cfg.LocalActivityMax,
 		DenyAutoApprove:  cfg.DenyAutoApprove,
+		WorkerLimits:     cfg.Limits,
 	})
 	e.Workflow = &workflows.RoundWorkflow{Catalog: e.Catalog}
 	return e, nil

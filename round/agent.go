@@ -29,6 +29,9 @@ const (
 	AgentCompleted  = "completed"   // the model answered without tool calls
 	AgentRoundLimit = "round_limit" // the model asked for more than max_rounds rounds
 	AgentCancelled  = "cancelled"
+	// AgentLimitReached: the run passed max_seconds or max_model_tokens,
+	// or a call's wait past a limit expired (B1).
+	AgentLimitReached = "limit_reached"
 )
 
 // Event types of an agent run, on the session's stream beside its rounds'.
@@ -72,6 +75,9 @@ type AgentInput struct {
 	ClientTools []ToolSpec `json:"client_tools,omitempty"`
 	// ConfirmTimeoutSeconds is passed to every round (see Input).
 	ConfirmTimeoutSeconds int `json:"confirm_timeout_seconds,omitempty"`
+	// Limits bound the run (B1): every round takes them, and the run ends
+	// limit_reached past max_seconds or max_model_tokens.
+	Limits *Limits `json:"limits,omitempty"`
 	// HistoryEvents and HistoryBytes override the bounds past which the run
 	// continues as new (workflows.AgentHistoryEvents, AgentHistoryBytes).
 	HistoryEvents int         `json:"history_events,omitempty"`
@@ -123,6 +129,9 @@ func (in *AgentInput) Validate() error {
 			return fmt.Errorf("client_tools[%d] has no name", i)
 		}
 	}
+	if err := in.Limits.Validate(); err != nil {
+		return err
+	}
 	return checkConfirmTimeout(in.ConfirmTimeoutSeconds)
 }
 
@@ -159,6 +168,10 @@ type AgentStatus struct {
 	Executions   int            `json:"executions"`
 	Conversation []AgentMessage `json:"conversation"`
 	Final        string         `json:"final,omitempty"`
+	// Limits are the run's limits with what it did (B1); Reason says why
+	// it ended limit_reached.
+	Limits []LimitCount `json:"limits,omitempty"`
+	Reason string       `json:"reason,omitempty"`
 }
 
 // ModelInput is the input of the ModelCall activity: call n of the run
@@ -179,6 +192,8 @@ type ModelInput struct {
 type ModelOutput struct {
 	Message      AgentMessage `json:"message"`
 	FinishReason string       `json:"finish_reason,omitempty"`
+	// Tokens are the call's model tokens as the API reports them (B1).
+	Tokens int64 `json:"tokens,omitempty"`
 }
 
 // AgentScope builds an agent run's events; like Scope, it is the one

@@ -19,7 +19,9 @@ const (
 	CodeInvalidArgs   ErrorCode = ErrInvalidArgs   // edited arguments fail the tool's schema
 	// CodeAlreadyDecided: the same decision already landed, so the request
 	// changed nothing and did no harm (the API answers it 200).
-	CodeAlreadyDecided ErrorCode = ErrAlreadyDecided
+	CodeAlreadyDecided  ErrorCode = ErrAlreadyDecided
+	CodeStaleWait       ErrorCode = ErrStaleWait       // the wait_id is not the call's current wait (B1)
+	CodeInvalidDecision ErrorCode = ErrInvalidDecision // a decision with fields its wait does not take (B1, B2)
 
 	CodeBadRequest     ErrorCode = "bad_request"     // an input or request that cannot be run at all
 	CodeInvalidInput   ErrorCode = "invalid_input"   // a field the contract does not know (U8)

@@ -123,6 +123,9 @@ type Input struct {
 	// nothing from the run's dedupe map (U3); the map is still updated.
 	// Nil means true.
 	Dedupe *bool `json:"dedupe,omitempty"`
+	// Limits bound the run from this round on (B1); the fields it sets
+	// replace those of the run state's limits.
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // DedupeOn reports whether the round dedupes its calls (P1.3, U3).
@@ -155,6 +158,9 @@ func (in *Input) Validate() error {
 	}
 	if n := len(calls); n > MaxCallsPerRound {
 		return fmt.Errorf("the round has %d tool calls; at most %d are accepted", n, MaxCallsPerRound)
+	}
+	if err := in.Limits.Validate(); err != nil {
+		return err
 	}
 	if in.ConfirmTimeoutSeconds < 0 || in.MaxConcurrent < 0 {
 		return fmt.Errorf("confirm_timeout_seconds and max_concurrent must not be negative")
@@ -291,6 +297,12 @@ type Approval struct {
 	// then holds the model's.
 	Edited       bool   `json:"edited,omitempty"`
 	OriginalArgs string `json:"original_args,omitempty"`
+	// Limits name the run limits the call was past when it waited (B1).
+	Limits []string `json:"limits,omitempty"`
+	// Uses and UpTo are, for a call a counted rule approved (B2), how many
+	// calls of the run the rule has approved with this one, and its bound.
+	Uses int64 `json:"uses,omitempty"`
+	UpTo int64 `json:"up_to,omitempty"`
 }
 
 // Result is a finished round.

@@ -11,6 +11,12 @@ type RunState struct {
 	Allow   []AllowRule            `json:"allow,omitempty"`
 	// Seq numbers dedupe entries in the order they were added, for eviction.
 	Seq int64 `json:"seq,omitempty"`
+	// Limits are the run's limits as its rounds set them (B1): a round's
+	// input sets the fields it names, the others stay. They are a brake the
+	// client carries; the worker's WORKER_LIMITS is the boundary.
+	Limits *Limits `json:"limits,omitempty"`
+	// Usage is what the run did, for its limits and counted rules (B1, B2).
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // AllowRule is an allow rule remembered from a confirmation (P1.6, T4).
@@ -27,7 +33,10 @@ type AllowRule struct {
 	Pattern string `json:"pattern,omitempty"`
 	Args    string `json:"args,omitempty"`
 	Secret  string `json:"secret,omitempty"`
-	MAC     string `json:"mac,omitempty"`
+	// UpTo, when set, is how many matching calls the rule approves in the
+	// run (B2); the MAC covers it, Usage.Rules counts them.
+	UpTo int64  `json:"up_to,omitempty"`
+	MAC  string `json:"mac,omitempty"`
 }
 
 // DedupeEntry is an earlier successful result of a call in the run.
@@ -87,6 +96,11 @@ func (s *RunState) Clone() *RunState {
 	out.Fetched = append([]string(nil), s.Fetched...)
 	sort.Strings(out.Fetched)
 	out.Allow = append([]AllowRule(nil), s.Allow...)
+	if s.Limits != nil {
+		l := *s.Limits
+		out.Limits = &l
+	}
+	out.Usage = s.Usage.Clone()
 	return out
 }
 

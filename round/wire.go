@@ -56,6 +56,12 @@ type Confirm struct {
 	// Args, when set, are the arguments the approver edited: validated
 	// against the tool's schema again, then what the call runs with (T1).
 	Args json.RawMessage `json:"args,omitempty"`
+	// WaitID, when set, must equal the wait's wait_id (B1): a decision for
+	// an earlier wait of the call is refused (stale_wait).
+	WaitID string `json:"wait_id,omitempty"`
+	// UpTo bounds a remembered rule to that many matching calls of the
+	// run (B2); it needs Remember.
+	UpTo int64 `json:"up_to,omitempty"`
 }
 
 // UpdateConfirm is the update that carries the same payload as
@@ -72,6 +78,12 @@ const (
 	// ErrAlreadyDecided: the same decision, with the same approval_id, has
 	// already landed; nothing changes (a retried request is harmless).
 	ErrAlreadyDecided = "already_decided"
+	// ErrStaleWait: the wait_id is not the call's current wait (B1).
+	ErrStaleWait = "stale_wait"
+	// ErrInvalidDecision: the decision has fields its wait does not take:
+	// remember, pattern, allow_turn, args or up_to on a call past a limit,
+	// or up_to without remember (B1, B2).
+	ErrInvalidDecision = "invalid_decision"
 )
 
 // SignalExtend adds to a waiting call's deadline (T3). Clients send
@@ -139,10 +151,17 @@ type Pending struct {
 	ApprovalID string `json:"approval_id,omitempty"`
 	Subject    string `json:"subject,omitempty"`
 	Reason     string `json:"reason,omitempty"`
-	// Reasons says why the call asks, one short line each (T5).
-	Reasons   []string  `json:"reasons,omitempty"`
-	Questions []string  `json:"questions,omitempty"`
-	Since     time.Time `json:"since"`
+	// Reasons says why the call asks, one short line each (T5); a call
+	// past a run limit (Kind KindLimit) has one naming the limit and the
+	// count beside those of its approval (B1).
+	Reasons []string `json:"reasons,omitempty"`
+	// WaitID names this wait of the call (B1): a digest over the approval
+	// id, the wait's kind and its sequence in the call.
+	WaitID string `json:"wait_id,omitempty"`
+	// Limits are the run's limits with what it did, for a call past one.
+	Limits    []LimitCount `json:"limits,omitempty"`
+	Questions []string     `json:"questions,omitempty"`
+	Since     time.Time    `json:"since"`
 	// Deadline is when an unanswered wait expires (T3).
 	Deadline time.Time `json:"deadline"`
 }
@@ -159,7 +178,7 @@ func (p Pending) Why() []string {
 }
 
 // NeedsDecision reports whether approve/deny applies.
-func (p Pending) NeedsDecision() bool { return p.Kind == KindConfirm }
+func (p Pending) NeedsDecision() bool { return p.Kind == KindConfirm || p.Kind == KindLimit }
 
 // Pending kinds: what a waiting call waits for, named after the signal that
 // ends the wait.
@@ -167,6 +186,9 @@ const (
 	KindConfirm    = SignalConfirm
 	KindAnswer     = SignalAnswer
 	KindToolResult = SignalToolResult
+	// KindLimit is a call past a run limit (B1): approve or deny it, with
+	// the confirm signal or update, by an explicit decision on the call.
+	KindLimit = "limit"
 )
 
 // Phase is where a round stands.

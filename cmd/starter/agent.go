@@ -22,6 +22,7 @@ type agentFlags struct {
 	autoApprove, events    bool
 	maxRounds              int
 	confirmTimeout         int
+	limits                 string
 }
 
 var agentCommands = map[string]struct {
@@ -30,9 +31,9 @@ var agentCommands = map[string]struct {
 	flags         func(fs *flag.FlagSet, f *agentFlags)
 	run           func(ctx context.Context, c *client.Client, pos []string, f agentFlags, stdout, stderr io.Writer) error
 }{
-	"agent": {args: "--session S --run R [--provider P] [--auto-approve] [--max-rounds N] [--events] TASK...", npos: 1,
+	"agent": {args: "--session S --run R [--provider P] [--auto-approve] [--max-rounds N] [--limits JSON] [--events] TASK...", npos: 1,
 		summary: "Start (or attach to) a durable agent run and print the model's final answer on stdout.\n" +
-			"Exit 1 with one line when the run stops at --max-rounds or fails. Needs a worker with LLM_BASE_URL set.",
+			"Exit 1 with one line when the run stops at --max-rounds or a limit, or fails. Needs a worker with LLM_BASE_URL set.",
 		flags: func(fs *flag.FlagSet, f *agentFlags) {
 			fs.StringVar(&f.session, "session", "", "the session id (required)")
 			fs.StringVar(&f.run, "run", "", "the run id (required); the same session and run attach to the same run")
@@ -40,6 +41,7 @@ var agentCommands = map[string]struct {
 			fs.BoolVar(&f.autoApprove, "auto-approve", false, "run calls that would ask for approval without asking (except C4's always-ask calls)")
 			fs.IntVar(&f.maxRounds, "max-rounds", 0, fmt.Sprintf("stop with status round_limit after this many rounds (default %d)", round.DefaultMaxRounds))
 			fs.IntVar(&f.confirmTimeout, "confirm-timeout", 0, "seconds a call waits for approval (default: the worker's)")
+			fs.StringVar(&f.limits, "limits", "", `the run's limits as JSON, e.g. '{"max_calls": 200, "max_seconds": 3600, "max_model_tokens": 500000}' (max_commands, max_writes too); past one a call waits for a person, and the run ends limit_reached past max_seconds or max_model_tokens`)
 			fs.BoolVar(&f.events, "events", false, "write the run's events (model tokens, rounds, approvals) to stderr as JSON lines; needs Redis")
 		},
 		run: runAgent},
@@ -108,8 +110,10 @@ func runAgentCommand(ctx context.Context, name string, args []string, stdout, st
 		return true, usageError{fmt.Errorf("%s needs %s", name, cmd.args), use()}
 	}
 	if name == "agent" {
-		in := round.AgentInput{SessionID: f.session, RunID: f.run, Task: strings.Join(pos, " "), Provider: f.provider,
-			AutoApprove: f.autoApprove, MaxRounds: f.maxRounds, ConfirmTimeoutSeconds: f.confirmTimeout}
+		in, err := agentInput(pos, f)
+		if err != nil {
+			return true, usageError{fmt.Errorf("agent: %w", err), use()}
+		}
 		if err := in.Validate(); err != nil {
 			return true, usageError{fmt.Errorf("agent: %w", err), use()}
 		}
@@ -122,9 +126,25 @@ func runAgentCommand(ctx context.Context, name string, args []string, stdout, st
 	return true, cmd.run(ctx, c, pos, f, stdout, stderr)
 }
 
-func runAgent(ctx context.Context, c *client.Client, pos []string, f agentFlags, stdout, stderr io.Writer) error {
+// agentInput is the agent run the flags and the task ask for.
+func agentInput(pos []string, f agentFlags) (round.AgentInput, error) {
 	in := round.AgentInput{SessionID: f.session, RunID: f.run, Task: strings.Join(pos, " "), Provider: f.provider,
 		AutoApprove: f.autoApprove, MaxRounds: f.maxRounds, ConfirmTimeoutSeconds: f.confirmTimeout}
+	if f.limits != "" {
+		l, err := round.ParseLimits(f.limits, "--limits")
+		if err != nil {
+			return in, err
+		}
+		in.Limits = &l
+	}
+	return in, nil
+}
+
+func runAgent(ctx context.Context, c *client.Client, pos []string, f agentFlags, stdout, stderr io.Writer) error {
+	in, err := agentInput(pos, f)
+	if err != nil {
+		return usageError{error: err}
+	}
 	if err := c.RedisError(); err != nil {
 		// The run's events come through Redis.
 		return fmt.Errorf("%w; agent follows the run's events there", err)
@@ -179,6 +199,8 @@ func runAgent(ctx context.Context, c *client.Client, pos []string, f agentFlags,
 		return err
 	case round.AgentRoundLimit:
 		return fmt.Errorf("agent run %s stopped at the round limit after %d rounds without a final answer (status round_limit)%s", st.WorkflowID, st.Round, afresh)
+	case round.AgentLimitReached:
+		return fmt.Errorf("agent run %s stopped at a run limit after %d rounds (status limit_reached): %s; its state is kept (starter agent-status %s)", st.WorkflowID, st.Round, st.Reason, st.WorkflowID)
 	default:
 		return fmt.Errorf("agent run %s ended with status %s after %d rounds%s", st.WorkflowID, st.Status, st.Round, afresh)
 	}
@@ -192,7 +214,7 @@ func stillWaits(ctx context.Context, c *client.Client, workflowID, callID string
 		return false
 	}
 	for _, p := range pending {
-		if p.CallID == callID && p.Kind == client.KindConfirm {
+		if p.CallID == callID && p.NeedsDecision() {
 			return true
 		}
 	}

@@ -26,7 +26,7 @@ func decide(ctx context.Context, c *client.Client, approve bool, workflowID, cal
 	}
 	var p *client.PendingCall
 	for i := range pending {
-		if pending[i].CallID == callID && pending[i].Kind == client.KindConfirm {
+		if pending[i].CallID == callID && pending[i].NeedsDecision() {
 			p = &pending[i]
 		}
 	}
@@ -37,16 +37,19 @@ func decide(ctx context.Context, c *client.Client, approve bool, workflowID, cal
 	if by == "" {
 		by = defaultBy()
 	}
-	o := client.ConfirmOptions{ApprovalID: p.ApprovalID, Reason: f.reason, By: by, Via: "cli"}
+	o := client.ConfirmOptions{ApprovalID: p.ApprovalID, WaitID: p.WaitID, Reason: f.reason, By: by, Via: "cli"}
 	verb := "denying"
 	if approve {
 		verb = "approving"
-		o.Remember, o.AllowTurn, o.Pattern = f.remember, f.allowTurn, f.pattern
+		o.Remember, o.AllowTurn, o.Pattern, o.UpTo = f.remember, f.allowTurn, f.pattern, f.upTo
 		if f.args != "" {
 			o.Args = json.RawMessage(f.args)
 		}
 	}
 	line := fmt.Sprintf("%s %s %s %s", verb, p.CallID, p.Tool, shortArgs(p.Arguments))
+	if p.Kind == client.KindLimit {
+		line += " (past a run limit: " + strings.Join(p.Why(), "; ") + ")"
+	}
 	if o.Args != nil {
 		line += " -> edited: " + shortArgs(f.args)
 	}
@@ -66,6 +69,10 @@ func decide(ctx context.Context, c *client.Client, approve bool, workflowID, cal
 		return fmt.Errorf("call %s of %s changed while you decided; nothing was decided, run the command again: %w", callID, workflowID, err)
 	case errors.Is(err, client.ErrInvalidArgs):
 		return fmt.Errorf("--args for call %s: %w", callID, err)
+	case errors.Is(err, client.ErrStaleWait):
+		return fmt.Errorf("call %s of %s waits anew since you read it; nothing was decided, run the command again: %w", callID, workflowID, err)
+	case errors.Is(err, client.ErrInvalidDecision):
+		return usageError{error: fmt.Errorf("call %s of %s: %w", callID, workflowID, err)}
 	}
 	return err
 }
@@ -89,7 +96,7 @@ func reportAlsoDecided(ctx context.Context, c *client.Client, workflowID, callID
 	}
 	var also, left []string
 	for _, p := range before {
-		if p.CallID == callID || p.Kind != client.KindConfirm {
+		if p.CallID == callID || !p.NeedsDecision() {
 			continue
 		}
 		if still[p.CallID] {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -38,6 +39,7 @@ type flags struct {
 	asJSON, all, quiet        bool
 	events                    bool
 	session                   string // inbox (inbox.go)
+	upTo                      int64
 }
 
 var commands = map[string]command{
@@ -55,6 +57,14 @@ var commands = map[string]command{
 			fs.BoolVar(&f.remember, "remember", false, "remember an allow rule for the rest of the run")
 			fs.StringVar(&f.pattern, "pattern", "", "the allow rule's pattern (with --remember), e.g. 'git *'; default: this call's exact arguments")
 			fs.BoolVar(&f.allowTurn, "allow-turn", false, "approve the round's other waiting calls too (never a read of keys or credentials)")
+			fs.Func("up-to", "with --remember: the rule approves at most N matching calls of the run, then the next one asks", func(s string) error {
+				n, err := strconv.ParseInt(s, 10, 64)
+				if err != nil || n < 1 || n > round.MaxLimit {
+					return fmt.Errorf("give a whole number from 1 to %d", round.MaxLimit)
+				}
+				f.upTo = n
+				return nil
+			})
 			fs.StringVar(&f.as, "as", "", "who approves, recorded with the decision; default $USER@hostname")
 			fs.StringVar(&f.args, "args", "", "run the call with these arguments (a JSON object) instead of the model's")
 		}},
@@ -224,6 +234,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	if name == "approve" && f.args != "" && !json.Valid([]byte(f.args)) {
 		return usageError{errors.New("approve --args: not JSON; give the arguments as a JSON object"), ""}
+	}
+	if name == "approve" && f.upTo != 0 && !f.remember {
+		return usageError{errors.New("approve --up-to bounds a remembered rule: give it with --remember"), ""}
 	}
 	var in *round.Input
 	if name == "round" {

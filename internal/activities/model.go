@@ -200,7 +200,7 @@ func (m *Model) output(ctx context.Context, resp llm.Response) (round.ModelOutpu
 			m.logger().Warn("storing a large model reply failed; it stays in history", "error", err)
 		}
 	}
-	return round.ModelOutput{Message: msg, FinishReason: resp.FinishReason}, nil
+	return round.ModelOutput{Message: msg, FinishReason: resp.FinishReason, Tokens: resp.Tokens}, nil
 }
 
 func replyDetail(msg round.AgentMessage) string {

@@ -138,6 +138,13 @@ type Request struct {
 	Temperature *float64 `json:"temperature,omitempty"`
 	MaxTokens   int      `json:"max_tokens,omitempty"`
 	Stream      bool     `json:"stream,omitempty"`
+	// StreamOptions asks a streamed answer for its usage in the last chunk.
+	StreamOptions *StreamOptions `json:"stream_options,omitempty"`
+}
+
+// StreamOptions of a streamed request.
+type StreamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
 }
 
 // Response is the model's answer: the assistant message's content and tool
@@ -146,6 +153,29 @@ type Response struct {
 	Content      string
 	ToolCalls    []ToolCall
 	FinishReason string
+	// Tokens are the tokens the API reports for the call: input and
+	// output, cache reads and writes included where it reports them apart
+	// (B1's max_model_tokens). Zero when it reports none.
+	Tokens int64
+}
+
+// usage is the usage object of a completion or of a stream's last chunk:
+// OpenAI's fields, and the cache fields of the APIs that report cache
+// reads and writes beside the input tokens.
+type usage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	InputTokens         int64 `json:"input_tokens"`
+	OutputTokens        int64 `json:"output_tokens"`
+	CacheReadTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationTokens int64 `json:"cache_creation_input_tokens"`
+}
+
+func (u *usage) total() int64 {
+	if u == nil {
+		return 0
+	}
+	return max(u.PromptTokens, u.InputTokens) + max(u.CompletionTokens, u.OutputTokens) + u.CacheReadTokens + u.CacheCreationTokens
 }
 
 // maxReplyBytes bounds how much of a reply is read.
@@ -153,7 +183,7 @@ const maxReplyBytes = 16 << 20
 
 // Complete asks the model and waits for its whole answer.
 func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
-	req.Stream = false
+	req.Stream, req.StreamOptions = false, nil
 	return c.do(ctx, req, nil)
 }
 
@@ -163,6 +193,7 @@ func (c *Client) Complete(ctx context.Context, req Request) (Response, error) {
 // read as a whole answer.
 func (c *Client) Stream(ctx context.Context, req Request, onContent func(string)) (Response, error) {
 	req.Stream = true
+	req.StreamOptions = &StreamOptions{IncludeUsage: true}
 	return c.do(ctx, req, onContent)
 }
 
@@ -258,6 +289,7 @@ type completion struct {
 		} `json:"message"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
+	Usage *usage `json:"usage"`
 }
 
 func parseCompletion(raw []byte) (Response, error) {
@@ -272,7 +304,7 @@ func parseCompletion(raw []byte) (Response, error) {
 	if ch.Message.Content == nil && len(ch.Message.ToolCalls) == 0 {
 		return Response{}, errors.New("reply has no choices[0].message.content")
 	}
-	out := Response{ToolCalls: ch.Message.ToolCalls, FinishReason: ch.FinishReason}
+	out := Response{ToolCalls: ch.Message.ToolCalls, FinishReason: ch.FinishReason, Tokens: parsed.Usage.total()}
 	if ch.Message.Content != nil {
 		out.Content = *ch.Message.Content
 	}
@@ -298,6 +330,7 @@ type chunk struct {
 	Error *struct {
 		Message string `json:"message"`
 	} `json:"error"`
+	Usage *usage `json:"usage"`
 }
 
 // readStream assembles a streamed answer from its server-sent events.
@@ -326,6 +359,9 @@ func readStream(r io.Reader, onContent func(string)) (Response, error) {
 		}
 		if ch.Error != nil {
 			return Response{}, fmt.Errorf("the stream reported an error: %s", ch.Error.Message)
+		}
+		if ch.Usage != nil {
+			out.Tokens = ch.Usage.total()
 		}
 		if len(ch.Choices) == 0 {
 			continue

@@ -122,3 +122,21 @@ func TestNewAndConfigFromEnv(t *testing.T) {
 	_, err = ConfigFromEnv(func(k string) string { return env[k] })
 	require.ErrorContains(t, err, EnvTimeout)
 }
+
+// TestUsageIsReportedAsTokens (B1): a completion's usage, and a stream's
+// last chunk's, are the call's tokens, cache reads and writes included
+// where the API reports them apart.
+func TestUsageIsReportedAsTokens(t *testing.T) {
+	r, err := parseCompletion([]byte(`{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}`))
+	require.NoError(t, err)
+	require.Equal(t, int64(120), r.Tokens)
+	r, err = parseCompletion([]byte(`{"choices":[{"message":{"content":"hi"}}],"usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":300,"cache_creation_input_tokens":7}}`))
+	require.NoError(t, err)
+	require.Equal(t, int64(322), r.Tokens)
+	stream := "data: {\"choices\":[{\"delta\":{\"content\":\"h\"}}]}\n\n" +
+		"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n"
+	r, err = readStream(strings.NewReader(stream), nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(42), r.Tokens)
+}

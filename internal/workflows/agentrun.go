@@ -37,6 +37,9 @@ type AgentWorkflow struct {
 	HeartbeatTimeout time.Duration
 	// ModelTimeout bounds one attempt of a model call. Zero: 10 minutes.
 	ModelTimeout time.Duration
+	// Limits are the worker's WORKER_LIMITS (B1): the run's max_seconds and
+	// max_model_tokens are within them whatever its input says.
+	Limits round.Limits
 }
 
 // Bounds of an agent run's history and payloads. A round costs the run
@@ -72,6 +75,13 @@ type agent struct {
 	calls  int // model calls made so far
 	execs  int // executions before this one
 	final  string
+	// limited: the run takes its limits (changeAgentLimits); limits are
+	// its input's within the worker's; now is the time of the loop's last
+	// step, for the status query; reason says why it ended limit_reached.
+	limited bool
+	limits  round.Limits
+	now     time.Time
+	reason  string
 }
 
 // Run is the workflow function.
@@ -98,6 +108,9 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 	if err := workflow.SideEffect(ctx, func(workflow.Context) any { return w.heartbeat() }).Get(&hb); err != nil {
 		return round.AgentStatus{}, err
 	}
+	if err := a.startLimits(ctx, w.Limits); err != nil {
+		return round.AgentStatus{}, err
+	}
 
 	for {
 		// 1. User messages.
@@ -114,6 +127,10 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 			a.takeUserMessages(userMessages)
 			return round.AgentStatus{}, a.continueAsNew(ctx)
 		}
+		// B1: past max_seconds or max_model_tokens, no more model calls.
+		if a.pastLimit(ctx) {
+			break
+		}
 		// 4. The model call.
 		out, err := a.callModel(ctx, hb, w.modelTimeout())
 		if err != nil {
@@ -125,6 +142,7 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 		}
 		a.calls++
 		a.conv = append(a.conv, out.Message)
+		a.countTokens(out.Tokens)
 		// 5. The answer or the next round.
 		if len(out.Message.ToolCalls) == 0 {
 			a.final = out.Message.Content
@@ -138,6 +156,9 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 			a.status = round.AgentRoundLimit
 			break
 		}
+		if a.pastLimit(ctx) {
+			break // the tool calls of a reply past the limit do not run
+		}
 		a.round++
 		res, err := a.runRound(ctx, out.Message)
 		if err != nil {
@@ -150,6 +171,9 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 		a.appendResults(ctx, res)
 		if ctx.Err() != nil {
 			a.status = round.AgentCancelled
+			break
+		}
+		if a.limitWaitExpired(res) {
 			break
 		}
 	}
@@ -191,10 +215,14 @@ func (a *agent) takeUserMessages(ch workflow.ReceiveChannel) bool {
 }
 
 func (a *agent) snapshot() round.AgentStatus {
-	return round.AgentStatus{
+	st := round.AgentStatus{
 		WorkflowID: a.scope.WorkflowID, Status: a.status, Round: a.round, ModelCalls: a.calls,
-		Executions: a.execs + 1, Conversation: append([]round.AgentMessage(nil), a.conv...), Final: a.final,
+		Executions: a.execs + 1, Conversation: append([]round.AgentMessage(nil), a.conv...), Final: a.final, Reason: a.reason,
 	}
+	if a.limited && a.state != nil {
+		st.Limits = round.LimitCounts(&a.limits, a.state.Usage, a.now)
+	}
+	return st
 }
 
 func (a *agent) pastBounds(ctx workflow.Context) bool {
@@ -241,6 +269,9 @@ func (a *agent) runRound(ctx workflow.Context, msg round.AgentMessage) (round.Ou
 		SessionID: a.in.SessionID, RunID: a.in.RunID, Round: a.round, Provider: a.in.Provider, AutoApprove: a.in.AutoApprove,
 		Assistant:   round.Message{Role: "assistant", Content: msg.Content, ToolCalls: msg.ToolCalls},
 		ClientTools: a.in.ClientTools, State: a.state, ConfirmTimeoutSeconds: a.in.ConfirmTimeoutSeconds,
+	}
+	if a.limited {
+		in.Limits = a.in.Limits
 	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID: in.WorkflowID(),

@@ -74,6 +74,11 @@ type Call struct {
 	ApprovalID string   `json:"approval_id,omitempty"`
 	Reasons    []string `json:"reasons,omitempty"`
 	Always     bool     `json:"always,omitempty"`
+	// Limits are the run limits the call is past (B1): it waits as kind
+	// limit, and only an explicit decision on it answers.
+	Limits []string `json:"limits,omitempty"`
+	// Waits counts the call's waits for a person, for their wait_ids.
+	Waits int `json:"waits,omitempty"`
 	// Approval is how the call was allowed or refused (T2); nil in rounds
 	// older than the record.
 	Approval *round.Approval `json:"approval,omitempty"`
@@ -102,6 +107,12 @@ type Call struct {
 // done settles a call without running it.
 func (c *Call) done(status round.Status, content string) {
 	c.State, c.Status, c.Content = CallDone, status, content
+}
+
+// waitsForDecision reports whether the call waits for a person's
+// decision: an approval or a limit (B1).
+func (c *Call) waitsForDecision() bool {
+	return c.pending != nil && (c.pending.Kind == round.KindConfirm || c.pending.Kind == round.KindLimit)
 }
 
 // waitsFor reports whether the call waits for a signal of that kind.

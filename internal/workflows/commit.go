@@ -86,6 +86,9 @@ func Commit(ci CommitInput) CommitOutput {
 
 	st := ci.State.Clone()
 	updateState(st, ci, results)
+	if ci.Snapshot.Features.RunLimits {
+		countUsage(st, ci.Calls) // B1 (limits.go)
+	}
 
 	messages := round.Messages(results)
 	history := round.History(in.ChatAssistant(), messages) // the session's history, the same in every format

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -80,6 +81,17 @@ func (r *run) waiting(kind string) int {
 	return n
 }
 
+// waitingDecisions counts the calls that wait for a person's decision.
+func (r *run) waitingDecisions() int {
+	n := 0
+	for i := range r.calls {
+		if r.calls[i].waitsForDecision() {
+			n++
+		}
+	}
+	return n
+}
+
 // maxWait bounds how long a call may wait for a decision, extensions
 // included (T3).
 const maxWait = 7 * 24 * time.Hour
@@ -101,6 +113,13 @@ func (r *run) gate(ctx workflow.Context) {
 		c.pending = &round.Pending{
 			CallID: c.CallID, Tool: c.Tool, Kind: round.KindConfirm, Arguments: c.Args, Subject: c.Facts.Subject,
 			Reason: c.ConfirmWhy, Reasons: c.Reasons, ApprovalID: c.ApprovalID, Since: now, Deadline: c.deadline,
+		}
+		if r.snap.Features.RunLimits {
+			if len(c.Limits) > 0 {
+				c.pending.Kind, c.pending.Limits = round.KindLimit, r.limitCounts(now)
+			}
+			c.Waits++
+			c.pending.WaitID = approval.WaitID(c.ApprovalID, c.pending.Kind, c.Waits)
 		}
 		r.record(r.scope.ConfirmationRequested(now, c.CallID, c.Tool, c.Facts.Subject+" ("+c.ConfirmWhy+")"))
 		r.metricApprovalRequested(ctx, c)
@@ -127,7 +146,7 @@ func (r *run) gate(ctx workflow.Context) {
 			return
 		}
 		tick := r.gateTick
-		_, err := workflow.AwaitWithTimeout(ctx, next.Sub(now), func() bool { return r.gateTick != tick || r.waiting(round.KindConfirm) == 0 })
+		_, err := workflow.AwaitWithTimeout(ctx, next.Sub(now), func() bool { return r.gateTick != tick || r.waitingDecisions() == 0 })
 		if err != nil {
 			r.cancelWaiting(ctx)
 			return
@@ -140,7 +159,7 @@ func (r *run) gate(ctx workflow.Context) {
 func (r *run) cancelWaiting(ctx workflow.Context) {
 	for i := len(r.calls) - 1; i >= 0; i-- {
 		c := &r.calls[i]
-		if !c.waitsFor(round.KindConfirm) {
+		if !c.waitsForDecision() {
 			continue
 		}
 		r.metricApprovalDecided(ctx, c, gateEnd(true))
@@ -154,13 +173,13 @@ func (r *run) cancelWaiting(ctx workflow.Context) {
 func (r *run) expire(ctx workflow.Context, now time.Time) {
 	for i := range r.calls {
 		c := &r.calls[i]
-		if !c.waitsFor(round.KindConfirm) || now.Before(c.deadline) {
+		if !c.waitsForDecision() || now.Before(c.deadline) {
 			continue
 		}
 		waited := c.deadline.Sub(c.pending.Since)
 		r.metricApprovalDecided(ctx, c, gateEnd(false))
 		c.pending = nil
-		c.Approval = &round.Approval{Decision: round.DecisionExpired, At: now, Reason: "no decision within " + waited.String()}
+		c.Approval = &round.Approval{Decision: round.DecisionExpired, At: now, Reason: "no decision within " + waited.String(), Limits: c.Limits}
 		c.done(round.StatusExpired, ExpiredContent(waited))
 		r.record(r.scope.ConfirmationAnswered(now, c.CallID, c.Tool, "expired: no decision within "+waited.String()))
 	}
@@ -195,7 +214,7 @@ func (r *run) remind(now time.Time) bool {
 	sent := false
 	for i := range r.calls {
 		c := &r.calls[i]
-		if !c.waitsFor(round.KindConfirm) {
+		if !c.waitsForDecision() {
 			continue
 		}
 		due := remindersDue(c.pending.Since, c.deadline, now)
@@ -218,7 +237,7 @@ func (r *run) nextGateTime() (time.Time, bool) {
 	waiting := false
 	for i := range r.calls {
 		c := &r.calls[i]
-		if !c.waitsFor(round.KindConfirm) {
+		if !c.waitsForDecision() {
 			continue
 		}
 		t := c.deadline
@@ -239,7 +258,7 @@ func (r *run) nextGateTime() (time.Time, bool) {
 // error types.
 func (r *run) checkConfirm(s round.Confirm) (*Call, error) {
 	i, known := r.index[s.CallID]
-	if !known || !r.calls[i].waitsFor(round.KindConfirm) {
+	if !known || !r.calls[i].waitsForDecision() {
 		why := "no call with this id in the round"
 		if known {
 			why = "the call is not waiting for confirmation"
@@ -250,6 +269,11 @@ func (r *run) checkConfirm(s round.Confirm) (*Call, error) {
 	if s.ApprovalID != c.ApprovalID {
 		return nil, temporal.NewNonRetryableApplicationError(
 			"stale approval_id: the decision is not for the arguments that wait (read pending again); the call keeps waiting", round.ErrStaleApproval, nil)
+	}
+	if r.snap.Features.RunLimits {
+		if err := checkDecision(c, s); err != nil {
+			return nil, err
+		}
 	}
 	if s.Approve && len(s.Args) > 0 {
 		args, ok := editedArgs(s.Args)
@@ -312,11 +336,19 @@ func (r *run) onConfirm(ctx workflow.Context, s round.Confirm, via string) {
 				detail += " with edited arguments"
 			}
 		}
+		if len(c.Limits) > 0 {
+			r.grow(c)
+			rec.Limits = c.Limits
+			detail += ", past " + strings.Join(c.Limits, ", ")
+		}
 		if s.Remember {
 			rules, err := approval.Remember(r.snap.approvalOf(c).Kind, c.Tool, Canonical(c.Args), s.Pattern)
 			if err != nil {
 				detail += ", not remembered: " + err.Error()
 			} else {
+				for i := range rules {
+					rules[i].UpTo = s.UpTo
+				}
 				r.remembered = append(r.remembered, rules...)
 				detail += ", remembered " + describeRule(rules[0])
 			}
@@ -331,6 +363,9 @@ func (r *run) onConfirm(ctx workflow.Context, s round.Confirm, via string) {
 	if s.By != "" {
 		detail += " by " + s.By
 	}
+	if !s.Approve && len(c.Limits) > 0 {
+		rec.Limits = c.Limits
+	}
 	r.decide(ctx, c, s.Approve, rec, detail+" via "+s.Via)
 	if s.Approve {
 		r.settleOthers(ctx, c.CallID)
@@ -342,12 +377,13 @@ func (r *run) onConfirm(ctx workflow.Context, s round.Confirm, via string) {
 // rule (one remembered just now included) approves; allow_turn never
 // approves a call that always asks (a sensitive read, a secret sent).
 func (r *run) settleOthers(ctx workflow.Context, by string) {
-	pol := approval.Policy{Rules: append(append([]approval.Rule(nil), r.rules...), r.remembered...)}
+	all := append(append([]approval.Rule(nil), r.rules...), r.remembered...)
 	for k := range r.calls {
 		q := &r.calls[k]
-		if !q.waitsFor(round.KindConfirm) {
-			continue
+		if !q.waitsForDecision() || len(q.Limits) > 0 {
+			continue // B1: a limit takes an explicit decision on its call
 		}
+		pol := approval.Policy{Rules: r.usableRules(all)}
 		now := workflow.Now(ctx)
 		if r.allowTurn && !q.Always {
 			rec := *r.allowTurnBy
@@ -356,7 +392,9 @@ func (r *run) settleOthers(ctx workflow.Context, by string) {
 			continue
 		}
 		if v := approval.Needs(r.snap.approvalOf(q), pol); !v.Ask && v.Decision == approval.DecisionRule {
-			r.decide(ctx, q, true, &round.Approval{Decision: round.DecisionRule, At: now, Rule: describeRules(v.Rules)}, "approved by rule "+describeRules(v.Rules))
+			rec := &round.Approval{Decision: round.DecisionRule, At: now, Rule: describeRules(v.Rules)}
+			r.useRules(rec, v.Rules)
+			r.decide(ctx, q, true, rec, "approved by rule "+describeRules(v.Rules))
 		}
 	}
 }
@@ -414,8 +452,8 @@ func (r *run) checkExtend(e round.Extend) string {
 	if !known {
 		return "no call with this id in the round"
 	}
-	if !r.calls[i].waitsFor(round.KindConfirm) {
-		return "the call is not waiting for confirmation"
+	if !r.calls[i].waitsForDecision() {
+		return "the call is not waiting for a decision"
 	}
 	if e.Seconds <= 0 {
 		return extendTooShort
@@ -431,4 +469,41 @@ func (r *run) recordNotNeeded(now time.Time) {
 			r.calls[i].Approval = &round.Approval{Decision: round.DecisionNotNeeded, At: now}
 		}
 	}
+}
+
+// checkDecision refuses what a decision carries that its wait does not
+// take (B1, B2): a wait_id of another wait; remember, pattern, allow_turn,
+// args or up_to on a call past a limit; up_to without remember or outside
+// 1..10^9.
+func checkDecision(c *Call, s round.Confirm) error {
+	if s.WaitID != "" && s.WaitID != c.pending.WaitID {
+		return temporal.NewNonRetryableApplicationError(
+			"stale wait_id: the decision is for another wait of the call (read pending again); the call keeps waiting", round.ErrStaleWait, nil)
+	}
+	invalid := func(why string) error {
+		return temporal.NewNonRetryableApplicationError("invalid decision: "+why, round.ErrInvalidDecision, nil)
+	}
+	if len(c.Limits) > 0 {
+		var extra []string
+		for _, f := range []struct {
+			set  bool
+			name string
+		}{{s.Remember, "remember"}, {s.Pattern != "", "pattern"}, {s.AllowTurn, "allow_turn"}, {len(s.Args) > 0, "args"}, {s.UpTo != 0, "up_to"}} {
+			if f.set {
+				extra = append(extra, f.name)
+			}
+		}
+		if len(extra) > 0 {
+			return invalid("the call is past " + strings.Join(c.Limits, ", ") + " and takes only approve or deny with a reason, not " + strings.Join(extra, ", "))
+		}
+	}
+	if s.UpTo != 0 {
+		if !s.Remember {
+			return invalid("up_to bounds a remembered rule: it needs remember")
+		}
+		if s.UpTo < 1 || s.UpTo > round.MaxLimit {
+			return invalid(fmt.Sprintf("up_to is %d; it must be between 1 and %d", s.UpTo, round.MaxLimit))
+		}
+	}
+	return nil
 }

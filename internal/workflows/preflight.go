@@ -97,7 +97,8 @@ func Unwrap(c round.ToolCall) Unwrapped {
 func (r *run) preflight(ctx workflow.Context, calls []Unwrapped) {
 	r.st = r.in.State.Clone()
 	r.snap.Features = features(ctx)
-	r.checkRepeats(ctx, calls) // repeat.go
+	r.startLimits(workflow.Now(ctx)) // limits.go
+	r.checkRepeats(ctx, calls)       // repeat.go
 	r.calls = Preflight(r.in, calls, &r.snap, r.st)
 	r.index = make(map[string]int, len(r.calls))
 	for i := range r.calls {
@@ -207,6 +208,7 @@ func SkippedContent(reason string) string {
 // verified, decides who asks.
 func (r *run) asks(now time.Time) {
 	pol := approval.Policy{AutoApprove: r.in.AutoApprove, DenyAutoApprove: r.snap.DenyAutoApprove, Rules: r.rules}
+	var proj projection
 	for i := range r.calls {
 		c := &r.calls[i]
 		if c.State != CallReady && c.State != CallWaiting {
@@ -216,7 +218,19 @@ func (r *run) asks(now time.Time) {
 			c.done(round.StatusInvalid, "invalid arguments: "+strings.Join(v, "; "))
 			continue
 		}
+		pol.Rules = r.usableRules(r.rules)
 		v := approval.Needs(r.snap.approvalOf(c), pol)
+		// B1: a call past a run limit waits, whatever approved it.
+		if r.snap.Features.RunLimits {
+			names, why := r.pastLimits(&proj, c, now)
+			if len(names) > 0 {
+				if !v.Ask {
+					v.Reasons = nil // what would have approved it answers nothing now
+				}
+				v.Ask, v.Always, v.Reasons = true, true, append(v.Reasons, why...)
+				c.Limits = names
+			}
+		}
 		c.Reasons, c.Always, c.ConfirmWhy = v.Reasons, v.Always, strings.Join(v.Reasons, "; ")
 		if v.Ask {
 			c.State = CallWaiting
@@ -225,6 +239,7 @@ func (r *run) asks(now time.Time) {
 		}
 		c.State = CallReady
 		c.Approval = &round.Approval{Decision: v.Decision, At: now, Rule: describeRules(v.Rules)}
+		r.useRules(c.Approval, v.Rules)
 	}
 }
 

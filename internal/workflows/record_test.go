@@ -619,6 +619,23 @@ func scenarios() []scenario {
 		{name: "helpful_hints", in: hints, want: map[string]round.Status{"v1": round.StatusInvalid, "r1": round.StatusError}},
 		{name: "call_finished", in: finished, want: map[string]round.Status{"c1": ok, "c2": round.StatusDeduped, "u1": round.StatusUnknown, "e1": ok}},
 		{name: "rule_lockdown", in: lockdown, want: map[string]round.Status{"g1": ok, "c1": ok}},
+		{name: "run_limits", in: runLimits(), want: map[string]round.Status{"c1": ok, "g1": ok, "c2": skipped},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "g1", "c2")
+				id := d.approvalID(t, "g1")
+				require.Error(t, d.update(t, round.Confirm{CallID: "g1", Approve: true, ApprovalID: id, AllowTurn: true}), "invalid_decision")
+				require.Error(t, d.update(t, round.Confirm{CallID: "g1", Approve: true, ApprovalID: id, WaitID: "stale"}), "stale_wait")
+				d.confirm(t, round.Confirm{CallID: "g1", Approve: true, ApprovalID: id, Remember: true}) // ignored: remember on a limit
+				require.NoError(t, d.update(t, round.Confirm{CallID: "g1", Approve: true, ApprovalID: id, By: "ann", Via: "cli"}))
+				d.confirm(t, round.Confirm{CallID: "c2", Approve: false, Reason: "enough", ApprovalID: d.approvalID(t, "c2")})
+			}},
+		{name: "counted_rules", in: countedRules(), want: map[string]round.Status{"g0": ok, "g1": ok, "g2": skipped, "g3": ok},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "g0", "g1", "g2")
+				d.confirm(t, round.Confirm{CallID: "g0", Approve: true, ApprovalID: d.approvalID(t, "g0"), Remember: true, Pattern: "git *", UpTo: 1})
+				d.waitPending(t, "g2")
+				d.confirm(t, round.Confirm{CallID: "g2", Approve: false, ApprovalID: d.approvalID(t, "g2")})
+			}},
 		{name: "inbox", in: inbox, want: map[string]round.Status{"e1": ok, "q1": ok},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "e1")
@@ -721,4 +738,29 @@ func TestRecordHistories(t *testing.T) {
 			t.Logf("%s: %d events", sc.name, len(events))
 		})
 	}
+}
+
+// runLimits is a round of a run that already made one call, with
+// max_calls 2: c1 fits, g1 (which also needs an approval) and c2 wait as
+// kind limit (B1).
+func runLimits() round.Input {
+	in := scenarioInput("run_limits",
+		call("c1", "calculate", `{"expression":"1+1"}`),
+		call("g1", "run_command", `{"command":"git status"}`),
+		call("c2", "calculate", `{"expression":"2+2"}`),
+	)
+	in.Limits = &round.Limits{MaxCalls: 2, MaxCommands: 5}
+	in.State.Usage = &round.Usage{Calls: 1}
+	return in
+}
+
+// countedRules remembers git * with up_to 1 (B2): it approves g1, not g2;
+// g3 is a read that needs nobody.
+func countedRules() round.Input {
+	return scenarioInput("counted_rules",
+		call("g0", "run_command", `{"command":"git status"}`),
+		call("g1", "run_command", `{"command":"git log"}`),
+		call("g2", "run_command", `{"command":"git diff"}`),
+		call("g3", "calculate", `{"expression":"3"}`),
+	)
 }

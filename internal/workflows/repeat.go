@@ -25,12 +25,16 @@ type Features struct {
 	// helps, not for invalid arguments (the model fixes them) nor for a
 	// tool of an MCP server.
 	HelpfulHints bool
+	// RunLimits (B1, B2): the run state counts what the run did; a call
+	// past a limit waits as kind limit; every wait has a wait_id; counted
+	// rules approve at most up_to calls.
+	RunLimits bool
 }
 
 // features reads the versions of this execution's behaviour changes.
 func features(ctx workflow.Context) Features {
 	v := version(ctx, changeHonestRepeats, 1)
-	return Features{HonestRepeats: v >= 1, HelpfulHints: version(ctx, changeHelpfulHints, 1) >= 1}
+	return Features{HonestRepeats: v >= 1, HelpfulHints: version(ctx, changeHelpfulHints, 1) >= 1, RunLimits: version(ctx, changeRunLimits, 1) >= 1}
 }
 
 // checkRepeats is the start of pass 1 (U3): the dedupe entries that this

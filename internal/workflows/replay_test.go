@@ -415,3 +415,44 @@ func TestRuleLockdownHistory(t *testing.T) {
 	}
 	t.Fatal("testdata/rule_lockdown.json is missing")
 }
+
+// TestRunLimitsHistories: the rounds recorded with run-limits (B1, B2)
+// hold its marker and what it did: calls past max_calls waited as kind
+// limit and one approval grew the limit once; a rule remembered with
+// up_to 1 approved one call and the next asked. Their replay is in
+// TestReplayRecordedHistories.
+func TestRunLimitsHistories(t *testing.T) {
+	byName := map[string]recorded{}
+	for _, h := range loadHistories(t) {
+		byName[h.name] = h
+	}
+	dc := converter.GetDefaultDataConverter()
+	for _, name := range []string{"run_limits", "counted_rules"} {
+		h, ok := byName[name]
+		require.True(t, ok, "testdata/%s.json is missing", name)
+		var changes []string
+		for _, e := range h.history.GetEvents() {
+			if a := e.GetMarkerRecordedEventAttributes(); a != nil && a.GetMarkerName() == "Version" {
+				var id string
+				require.NoError(t, dc.FromPayloads(a.GetDetails()["change-id"], &id))
+				changes = append(changes, id)
+			}
+		}
+		require.Contains(t, changes, "run-limits", name)
+	}
+
+	res := byName["run_limits"].result.Result()
+	u := res.State.Usage
+	require.Equal(t, int64(3), u.Calls, "one call before, c1 and g1 in the round")
+	require.Equal(t, map[string]int64{round.LimitCalls: 2}, u.Grown)
+	require.Equal(t, []string{round.LimitCalls}, res.Results[1].Approval.Limits)
+	require.Equal(t, round.StatusSkipped, res.Results[2].Status)
+	require.Empty(t, res.State.Allow, "remember on a call past a limit is refused")
+
+	res = byName["counted_rules"].result.Result()
+	require.Equal(t, round.DecisionRule, res.Results[1].Approval.Decision)
+	require.Equal(t, int64(1), res.Results[1].Approval.Uses)
+	require.Equal(t, int64(1), res.Results[1].Approval.UpTo)
+	require.Equal(t, round.DecisionDenied, res.Results[2].Approval.Decision, "the rule's one call was used: g2 asked")
+	require.Equal(t, int64(1), res.State.Allow[0].UpTo)
+}

@@ -68,6 +68,8 @@ type run struct {
 	// looks at its calls again.
 	gateTick  int
 	reminders int // approval_reminder events so far
+	// grown are the limits an approval grew in this round (B1).
+	grown map[string]bool
 }
 
 // Run is the workflow function: the steps of a round, in order.

@@ -193,7 +193,7 @@ func FormatAnswers(questions, answers []string) string {
 // "approved" or "denied".
 func (r *run) alreadyDecided(s round.Confirm) (how string, ok bool) {
 	i, known := r.index[s.CallID]
-	if !known || r.calls[i].waitsFor(round.KindConfirm) {
+	if !known || r.calls[i].waitsForDecision() {
 		return "", false
 	}
 	c := &r.calls[i]

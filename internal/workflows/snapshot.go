@@ -110,6 +110,8 @@ type Snapshot struct {
 	Features Features `json:"-"`
 	// DenyAutoApprove is the worker's AUTO_APPROVE=deny (T5).
 	DenyAutoApprove bool `json:"deny_auto_approve,omitempty"`
+	// WorkerLimits are the worker's WORKER_LIMITS (B1).
+	WorkerLimits *round.Limits `json:"worker_limits,omitempty"`
 	// ToolFacts: the snapshot carries the facts of the tools' definitions
 	// (ToolInfo.ReadsPaths and TouchesPath; the rule kind, reason and
 	// ReadsPaths of CallFacts.Approval). A snapshot recorded before has
@@ -158,6 +160,9 @@ type CatalogOptions struct {
 	// DenyAutoApprove ignores the auto_approve of every round
 	// (AUTO_APPROVE=deny, T5).
 	DenyAutoApprove bool
+	// WorkerLimits bound every run whatever its input says (WORKER_LIMITS,
+	// B1).
+	WorkerLimits round.Limits
 }
 
 // RegistryCatalog is the Catalog of a tools.Registry.
@@ -189,6 +194,7 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 		HeartbeatTimeout: c.Options.HeartbeatTimeout,
 		DenyAutoApprove:  c.Options.DenyAutoApprove,
 		ToolFacts:        true,
+		WorkerLimits:     workerLimits(c.Options.WorkerLimits),
 		Loaded:           tools.SortedNames(tools.LoadedSet(req.Provider, names, req.ClientTools)),
 		Preloaded:        tools.SortedNames(tools.Preloaded(req.Provider, names, req.ClientTools)),
 		Tools:            map[string]ToolInfo{},
@@ -251,4 +257,11 @@ func (c *RegistryCatalog) info(d *tools.Definition) ToolInfo {
 	}
 	ti.Local = !d.Interactive && d.SideEffect == tools.ReadOnly && c.Options.LocalMaxTimeout > 0 && ti.Timeout <= c.Options.LocalMaxTimeout
 	return ti
+}
+
+func workerLimits(l round.Limits) *round.Limits {
+	if l.Empty() {
+		return nil
+	}
+	return &l
 }

@@ -25,6 +25,8 @@ const (
 	changeAgentRepeatNotes = "agent-repeat-notes"      // U3: an agent run's tool messages name what a repeat repeats (agentrun.go; asked directly, the agent run has no baseline)
 	changeLiveDecisions    = "live-decisions"          // T2: the gate publishes each decision as it lands while other calls wait (gate.go)
 	changeFormats          = "wire-formats"            // F1: a turn in format anthropic or responses is read in it (round.go; asked only by such rounds, so openai rounds pay no marker; without it, legacyFormat)
+	changeRunLimits        = "run-limits"              // B1, B2: Features.RunLimits, run limits and counted rules (limits.go)
+	changeAgentLimits      = "agent-limits"            // B1: an agent run's limits, its model tokens counted, limit_reached (agentlimits.go; asked directly)
 	changeBaseline1        = "baseline-2026-11-30"     // one marker for every change of baseline1
 	changeBaseline2        = "baseline-2026-12-01"     // one marker for every change of baseline2
 )

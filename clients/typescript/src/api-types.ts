@@ -5,7 +5,7 @@
  * Every error answer: a machine-readable code and a sentence for people.
  */
 export interface ErrorBody {
-  error: "bad_request" | "invalid_input" | "invalid_args" | "unauthorized" | "forbidden" | "csrf" | "not_found" | "not_waiting" | "method_not_allowed" | "stale_approval" | "input_mismatch" | "not_running" | "too_large" | "internal" | "not_implemented" | "no_worker" | "timeout";
+  error: "bad_request" | "invalid_input" | "invalid_args" | "unauthorized" | "forbidden" | "csrf" | "not_found" | "not_waiting" | "method_not_allowed" | "stale_approval" | "input_mismatch" | "not_running" | "too_large" | "internal" | "not_implemented" | "no_worker" | "timeout" | "stale_wait" | "invalid_decision";
   message?: string;
 }
 
@@ -95,6 +95,7 @@ export interface RoundInput {
   confirm_timeout_seconds?: number | null;
   max_concurrent?: number | null;
   dedupe?: boolean | null;
+  limits?: Limits;
 }
 
 /**
@@ -112,6 +113,18 @@ export interface Approval {
   rule?: string;
   edited?: boolean;
   original_args?: string;
+  /**
+   * The run limits the call was past when it waited (B1).
+   */
+  limits?: string[] | null;
+  /**
+   * For a call a counted rule approved: the calls of the run the rule approved, this one included (B2).
+   */
+  uses?: number;
+  /**
+   * The counted rule's bound (B2).
+   */
+  up_to?: number;
   [key: string]: unknown;
 }
 
@@ -186,7 +199,7 @@ export interface PendingCall {
   call_id: string;
   tool: string;
   /**
-   * empty or `confirm`: approve/deny; `answer`: ask_user; `tool_result`: a client tool.
+   * empty or `confirm`: approve/deny; `limit`: a call past a run limit, approve/deny only (B1); `answer`: ask_user; `tool_result`: a client tool.
    */
   kind?: string;
   arguments?: Arguments;
@@ -197,6 +210,11 @@ export interface PendingCall {
   questions?: string[] | null;
   since?: string;
   deadline?: string;
+  /**
+   * This wait of the call (B1); a decision may carry it (409 `stale_wait` for another wait).
+   */
+  wait_id?: string;
+  limits?: LimitCount[] | null;
   [key: string]: unknown;
 }
 
@@ -239,6 +257,14 @@ export interface ApprovalRequest {
   args?: {
     [key: string]: unknown;
   } | string | null;
+  /**
+   * The wait's wait_id (B1): a decision for another wait is refused (409 `stale_wait`).
+   */
+  wait_id?: string | null;
+  /**
+   * With remember: the rule approves at most this many matching calls of the run (B2), 1 to 1000000000.
+   */
+  up_to?: number | null;
 }
 
 export interface DecisionReply {
@@ -316,6 +342,7 @@ export interface AgentRequest {
    */
   max_rounds?: number | null;
   confirm_timeout_seconds?: number | null;
+  limits?: Limits;
 }
 
 export interface AgentMessage {
@@ -333,7 +360,7 @@ export interface AgentMessage {
 export interface AgentView {
   workflow_id: string;
   /**
-   * running, completed, round_limit, cancelled, failed, ...
+   * running, completed, round_limit, limit_reached, cancelled, failed, ...
    */
   status: string;
   round?: number;
@@ -342,6 +369,11 @@ export interface AgentView {
   conversation: AgentMessage[];
   final?: string;
   error?: string;
+  limits?: LimitCount[] | null;
+  /**
+   * Why the run ended `limit_reached` (B1).
+   */
+  reason?: string;
   [key: string]: unknown;
 }
 
@@ -394,6 +426,27 @@ export interface ResponsesItem {
   arguments?: string;
   output?: string | unknown[];
   status?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * Run limits (B1): each 1 to 1000000000, absent for none. A call past one waits for a person (`kind: "limit"`).
+ */
+export interface Limits {
+  max_calls?: number;
+  max_commands?: number;
+  max_writes?: number;
+  max_seconds?: number;
+  max_model_tokens?: number;
+}
+
+/**
+ * A run limit with what the run did: `max` includes what approvals added.
+ */
+export interface LimitCount {
+  limit?: string;
+  count?: number;
+  max?: number;
   [key: string]: unknown;
 }
 

@@ -1,0 +1,196 @@
+package workflows
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+)
+
+// Run limits (B1) and counted rules (B2), for rounds that recorded
+// changeRunLimits (Features.RunLimits). The run state carries the run's
+// limits, what it did and what approvals added to each limit; the
+// worker's WORKER_LIMITS, recorded in the snapshot, bounds them whatever
+// the input says. A call past a limit waits for a person (kind limit), and
+// only an explicit decision on that call answers it.
+
+// startLimits is the start of pass 1: the round's limits join the run
+// state's, and a run's first round records when the run started.
+func (r *run) startLimits(now time.Time) {
+	if !r.snap.Features.RunLimits {
+		return
+	}
+	if r.in.Limits != nil && !r.in.Limits.Empty() {
+		l := r.st.Limits.Over(r.in.Limits)
+		r.st.Limits = &l
+	}
+	if r.st.Usage == nil {
+		r.st.Usage = &round.Usage{}
+	}
+	if r.st.Usage.Started == nil {
+		t := now
+		r.st.Usage.Started = &t
+	}
+}
+
+// limits are the run's limits for this round, before approvals grew them:
+// the run state's, within the worker's.
+func (r *run) limits() round.Limits {
+	return r.st.Limits.Within(r.snap.WorkerLimits)
+}
+
+// isCommand: the tool runs commands (max_commands).
+func isCommand(tool string) bool {
+	return tool == "run_command" || tool == "background_command" || strings.HasPrefix(tool, "script_")
+}
+
+// counts is what a call that reaches pass 2 adds to the run's usage.
+func counts(c *Call) (command, write bool) {
+	return isCommand(c.Tool), c.Facts.Effect != tools.ReadOnly
+}
+
+// projection is the usage of the run with the calls of this round so far
+// that will reach pass 2.
+type projection struct{ calls, commands, writes int64 }
+
+// pastLimits adds call c to p and returns the limits it is past, each with
+// its reason.
+func (r *run) pastLimits(p *projection, c *Call, now time.Time) (names, reasons []string) {
+	l := r.limits()
+	u := r.st.Usage
+	command, write := counts(c)
+	p.calls++
+	if command {
+		p.commands++
+	}
+	if write {
+		p.writes++
+	}
+	max := func(name string) int64 { return l.Get(name) + u.Grown[name] }
+	check := func(name string, n int64, what string) {
+		if l.Get(name) == 0 || n <= max(name) {
+			return
+		}
+		names = append(names, name)
+		reasons = append(reasons, fmt.Sprintf("past %s: this would be %s %d of the run (limit %d)", name, what, n, max(name)))
+	}
+	check(round.LimitCalls, u.Calls+p.calls, "call")
+	if command {
+		check(round.LimitCommands, u.Commands+p.commands, "command")
+	}
+	if write {
+		check(round.LimitWrites, u.Writes+p.writes, "call with side effects")
+	}
+	if l.MaxSeconds != 0 {
+		if s := u.Count(round.LimitSeconds, now); s > max(round.LimitSeconds) {
+			names = append(names, round.LimitSeconds)
+			reasons = append(reasons, fmt.Sprintf("past %s: the run has run %d s since its first round (limit %d)", round.LimitSeconds, s, max(round.LimitSeconds)))
+		}
+	}
+	if l.MaxModelTokens != 0 && u.ModelTokens > max(round.LimitModelTokens) {
+		names = append(names, round.LimitModelTokens)
+		reasons = append(reasons, fmt.Sprintf("past %s: the run has used %d model tokens (limit %d)", round.LimitModelTokens, u.ModelTokens, max(round.LimitModelTokens)))
+	}
+	return names, reasons
+}
+
+// grow applies an approval of a call past limits: each limit grows by its
+// first value, once per round however many of its calls are approved.
+func (r *run) grow(c *Call) {
+	l := r.limits()
+	for _, name := range c.Limits {
+		if r.grown[name] {
+			continue
+		}
+		if r.grown == nil {
+			r.grown = map[string]bool{}
+		}
+		r.grown[name] = true
+		if r.st.Usage.Grown == nil {
+			r.st.Usage.Grown = map[string]int64{}
+		}
+		r.st.Usage.Grown[name] += l.Get(name)
+	}
+}
+
+// limitCounts are the run's limits and counts, for pending.
+func (r *run) limitCounts(now time.Time) []round.LimitCount {
+	l := r.limits()
+	return round.LimitCounts(&l, r.st.Usage, now)
+}
+
+// countUsage is pass 3's part of B1: every call that reached pass 2 (ran
+// or was reconciled) counts, by the tool it ran.
+func countUsage(st *round.RunState, calls []Call) {
+	if st.Usage == nil {
+		st.Usage = &round.Usage{}
+	}
+	for i := range calls {
+		c := &calls[i]
+		if c.Outcome == nil {
+			continue
+		}
+		command, write := counts(c)
+		st.Usage.Calls++
+		if command {
+			st.Usage.Commands++
+		}
+		if write {
+			st.Usage.Writes++
+		}
+	}
+}
+
+// ruleCountKey names a counted rule in Usage.Rules: a digest of what the
+// MAC covers but the MAC, so that a rule remembered in this round, not yet
+// signed, is counted under the name it keeps once signed.
+func ruleCountKey(rule approval.Rule) string {
+	h := sha256.New()
+	for _, f := range []string{rule.Tool, rule.Pattern, rule.Args, rule.Secret, strconv.FormatInt(rule.UpTo, 10)} {
+		h.Write([]byte(strconv.Itoa(len(f)) + ":" + f))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// usableRules are rules without those counted rules that approved all the
+// calls they may (B2).
+func (r *run) usableRules(rules []approval.Rule) []approval.Rule {
+	if !r.snap.Features.RunLimits {
+		return rules
+	}
+	var out []approval.Rule
+	for _, rule := range rules {
+		if rule.UpTo > 0 && r.st.Usage.Rules[ruleCountKey(rule)] >= rule.UpTo {
+			continue
+		}
+		out = append(out, rule)
+	}
+	return out
+}
+
+// useRules counts a call that rules approved against their bounds and
+// records the count of the first counted one in the call's record.
+func (r *run) useRules(rec *round.Approval, rules []approval.Rule) {
+	if !r.snap.Features.RunLimits {
+		return
+	}
+	for _, rule := range rules {
+		if rule.UpTo <= 0 {
+			continue
+		}
+		if r.st.Usage.Rules == nil {
+			r.st.Usage.Rules = map[string]int64{}
+		}
+		k := ruleCountKey(rule)
+		r.st.Usage.Rules[k]++
+		if rec.UpTo == 0 {
+			rec.Uses, rec.UpTo = r.st.Usage.Rules[k], rule.UpTo
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package tests
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/round"
+)
+
+// TestRoundPastMaxCallsWaitsAsLimitAndIsApproved (B1): the second call of
+// a round with max_calls 1 waits as kind limit; starter approve with
+// --remember is refused (exit 2, invalid_decision) and a plain approve
+// runs it; the run state counts both calls and the grown limit.
+func TestRoundPastMaxCallsWaitsAsLimitAndIsApproved(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("c1", "calculate", map[string]any{"expression": "1+1"}),
+		call("c2", "calculate", map[string]any{"expression": "2+2"}))
+	in.Limits = &round.Limits{MaxCalls: 1}
+	done := e.startRound(in)
+	wfID := in.WorkflowID()
+	pending := e.waitPending(wfID, "c2")
+	require.Equal(t, round.KindLimit, pending[0].Kind)
+	require.NotEmpty(t, pending[0].WaitID)
+	require.Contains(t, strings.Join(pending[0].Reasons, "|"), "max_calls")
+	require.Equal(t, []round.LimitCount{{Limit: round.LimitCalls, Count: 0, Max: 1}}, pending[0].Limits)
+
+	ctx := context.Background()
+	r := e.starter(ctx, "", "approve", wfID, "c2", "--remember")
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "invalid decision")
+	e.waitPending(wfID, "c2")
+
+	r = e.starter(ctx, "", "approve", wfID, "c2")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stderr, "past a run limit")
+	res := decodeResult(t, <-done)
+	require.Equal(t, round.StatusOK, res.Results[1].Status, res.Results[1].Content)
+	require.Equal(t, []string{round.LimitCalls}, res.Results[1].Approval.Limits)
+	require.Equal(t, int64(2), res.State.Usage.Calls)
+	require.Equal(t, int64(1), res.State.Usage.Grown[round.LimitCalls])
+}
+
+// TestWorkerLimitsBoundALargerInputLimit (B1): WORKER_LIMITS max_calls 1
+// makes the second call wait although the input allows 100.
+func TestWorkerLimitsBoundALargerInputLimit(t *testing.T) {
+	e := newEnv(t, `WORKER_LIMITS={"max_calls": 1}`)
+	e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("c1", "calculate", map[string]any{"expression": "1+1"}),
+		call("c2", "calculate", map[string]any{"expression": "2+2"}))
+	in.Limits = &round.Limits{MaxCalls: 100}
+	done := e.startRound(in)
+	wfID := in.WorkflowID()
+	pending := e.waitPending(wfID, "c2")
+	require.Contains(t, pending[0].Reasons[0], "limit 1")
+	r := e.starter(context.Background(), "", "deny", wfID, "c2", "--reason", "enough")
+	require.Equal(t, 0, r.code, r.stderr)
+	res := decodeResult(t, <-done)
+	require.Equal(t, round.StatusOK, res.Results[0].Status)
+	require.Equal(t, round.StatusSkipped, res.Results[1].Status, "B1: denied, the call is skipped")
+}
+
+// TestUpToIsCountedAcrossRounds (B2): starter approve --remember --pattern
+// 'git *' --up-to 2 lets the rule approve two later git calls of the run,
+// across rounds; the third asks.
+func TestUpToIsCountedAcrossRounds(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	git := func(id, cmd string) round.ToolCall { return call(id, "run_command", map[string]any{"command": cmd}) }
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched}, git("g0", "git status"))
+	done := e.startRound(in)
+	e.waitPending(in.WorkflowID(), "g0")
+	ctx := context.Background()
+	r := e.starter(ctx, "", "approve", in.WorkflowID(), "g0", "--up-to", "2")
+	require.Equal(t, 2, r.code, "--up-to needs --remember: %s", r.stderr)
+	r = e.starter(ctx, "", "approve", in.WorkflowID(), "g0", "--remember", "--pattern", "git *", "--up-to", "2")
+	require.Equal(t, 0, r.code, r.stderr)
+	res := decodeResult(t, <-done)
+	require.Len(t, res.State.Allow, 1)
+	require.Equal(t, int64(2), res.State.Allow[0].UpTo)
+
+	in = e.input(2, "claude-code", res.State, git("g1", "git log"))
+	res = e.round(in)
+	require.Equal(t, round.DecisionRule, res.Results[0].Approval.Decision)
+	require.Equal(t, int64(1), res.Results[0].Approval.Uses)
+
+	in = e.input(3, "claude-code", res.State, git("g2", "git diff"), git("g3", "git show"))
+	done = e.startRound(in)
+	e.waitPending(in.WorkflowID(), "g3")
+	r = e.starter(ctx, "", "deny", in.WorkflowID(), "g3")
+	require.Equal(t, 0, r.code, r.stderr)
+	res = decodeResult(t, <-done)
+	require.Equal(t, round.DecisionRule, res.Results[0].Approval.Decision)
+	require.Equal(t, int64(2), res.Results[0].Approval.Uses)
+	require.Equal(t, int64(2), res.Results[0].Approval.UpTo)
+	require.Equal(t, round.StatusSkipped, res.Results[1].Status)
+}
+
+// TestBadLimitsAreInputErrors (B1): limits outside 1..10^9, a misspelt
+// limit, and bad --limits or --up-to exit 2 and start nothing.
+func TestBadLimitsAreInputErrors(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	in := e.input(1, "claude-code", nil, call("c1", "calculate", map[string]any{"expression": "1"}))
+	for _, limits := range []string{`{"max_calls":-1}`, `{"max_calls":0}`, `{"max_seconds":1000000001}`, `{"max_cals":5}`} {
+		body := strings.Replace(mustJSON(t, in), `"session_id"`, `"limits":`+limits+`,"session_id"`, 1)
+		r := e.starter(ctx, body, "round", "-")
+		require.Equal(t, 2, r.code, "%s: %s", limits, r.stderr)
+		require.Contains(t, r.stderr, "max_")
+	}
+	r := e.starter(ctx, "", "agent", "--session", "s", "--run", "r", "--limits", `{"max_model_tokens": -5}`, "do it")
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "max_model_tokens")
+	r = e.starter(ctx, "", "approve", "toolround/s/r/1", "c1", "--remember", "--up-to", "0")
+	require.Equal(t, 2, r.code, r.stderr)
+}
