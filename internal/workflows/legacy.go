@@ -8,7 +8,7 @@ package workflows
 // decisions, with unsigned rules, one deadline for the round and no
 // approval ids, decision records, extend or confirm update. No round
 // started on newer code reaches it: each records changeApprovals, or a
-// baseline (changeBaseline1, changeBaseline2) that takes it at version 1.
+// baseline (changeBaseline1, changeBaseline2, changeBaseline3) that takes it at version 1.
 //
 // It can be deleted once no execution that recorded none of these three
 // markers can still run or be replayed: no worker from before

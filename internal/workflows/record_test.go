@@ -643,6 +643,14 @@ func scenarios() []scenario {
 				d.waitPending(t, "q1")
 				d.signal(t, round.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"yes"}})
 			}},
+		// The same round under changeBaseline3: one marker for all.
+		{name: "baseline3_live", in: scenarioInput("baseline3_live", live.Assistant.ToolCalls...), want: map[string]round.Status{"e1": ok, "e2": skipped},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "e1", "e2")
+				require.NoError(t, d.update(t, round.Confirm{CallID: "e1", Approve: true, ApprovalID: d.approvalID(t, "e1")}))
+				require.NoError(t, d.extend(t, round.Extend{CallID: "e2", Seconds: 60}))
+				require.NoError(t, d.update(t, round.Confirm{CallID: "e2", Approve: false, ApprovalID: d.approvalID(t, "e2")}))
+			}},
 		// Decisions published as they land (changeLiveDecisions), and the
 		// extend update, refused for a call that does not wait.
 		{name: "live_decisions", in: live, want: map[string]round.Status{"e1": ok, "e2": skipped},

@@ -365,6 +365,31 @@ func TestCallFinishedHistoryHasOneMarker(t *testing.T) {
 	t.Fatal("testdata/call_finished.json is missing")
 }
 
+// TestBaseline3HistoryHasOneMarker: a round recorded with changeBaseline3
+// (testdata/baseline3_live.json) took run-limits and live-decisions with the
+// baseline's one marker and replays with today's code.
+func TestBaseline3HistoryHasOneMarker(t *testing.T) {
+	for _, h := range loadHistories(t) {
+		if h.name != "baseline3_live" {
+			continue
+		}
+		var changes []string
+		for _, e := range h.history.GetEvents() {
+			if a := e.GetMarkerRecordedEventAttributes(); a != nil && a.GetMarkerName() == "Version" {
+				var id string
+				require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(a.GetDetails()["change-id"], &id))
+				changes = append(changes, id)
+			}
+		}
+		require.Equal(t, []string{"baseline-2026-12-02"}, changes)
+		res, err := replay(t, h, (&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run)
+		require.NoError(t, err)
+		require.Equal(t, h.result, res)
+		return
+	}
+	t.Fatal("testdata/baseline3_live.json is missing")
+}
+
 // TestHelpfulHintsHistory: testdata/helpful_hints.json, recorded with
 // helpful-hints (in baseline-2026-12-01), replays to its result: invalid
 // arguments without a next: hint, a tool's failure with the seed's.

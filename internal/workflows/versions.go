@@ -29,6 +29,7 @@ const (
 	changeAgentLimits      = "agent-limits"            // B1: an agent run's limits, its model tokens counted, limit_reached (agentlimits.go; asked directly)
 	changeBaseline1        = "baseline-2026-11-30"     // one marker for every change of baseline1
 	changeBaseline2        = "baseline-2026-12-01"     // one marker for every change of baseline2
+	changeBaseline3        = "baseline-2026-12-02"     // one marker for every change of baseline3
 )
 
 // Each GetVersion that a new execution passes writes a marker event, and the
@@ -38,7 +39,7 @@ const (
 // for nothing but the record that it took the newest code.
 //
 // A baseline folds the changes it lists into one marker. An execution that
-// starts on this code records changeBaseline2 once and takes every listed
+// starts on this code records changeBaseline3 once and takes every listed
 // change at the version given there without asking again; an execution
 // recorded before a baseline has no marker of it, so the baseline is
 // DefaultVersion on replay and each change is asked for as it was when the
@@ -72,13 +73,26 @@ var baseline2 = func() map[string]workflow.Version {
 	return m
 }()
 
+// baseline3 is baseline2 and the changes after it, up to changeBaseline3.
+// wire-formats is not in it: only rounds in another format ask for it.
+var baseline3 = func() map[string]workflow.Version {
+	m := map[string]workflow.Version{changeRunLimits: 1, changeLiveDecisions: 1}
+	for k, v := range baseline2 {
+		m[k] = v
+	}
+	return m
+}()
+
 type baselineKey struct{}
 
 // withBaseline asks for the newest baseline once, at the start of the round,
 // and returns the context whose descendants answer version from it. An
-// execution recorded before changeBaseline2 has no marker of it and asks for
-// changeBaseline1 as it did.
+// execution recorded before changeBaseline3 has no marker of it and asks for
+// changeBaseline2 as it did, and one recorded before that changeBaseline1.
 func withBaseline(ctx workflow.Context) workflow.Context {
+	if workflow.GetVersion(ctx, changeBaseline3, workflow.DefaultVersion, 1) >= 1 {
+		return workflow.WithValue(ctx, baselineKey{}, baseline3)
+	}
 	if workflow.GetVersion(ctx, changeBaseline2, workflow.DefaultVersion, 1) >= 1 {
 		return workflow.WithValue(ctx, baselineKey{}, baseline2)
 	}

@@ -43,6 +43,17 @@ func TestBaseline2IsClosed(t *testing.T) {
 	require.Equal(t, "baseline-2026-12-01", changeBaseline2)
 }
 
+// TestBaseline3IsClosed pins changeBaseline3 the same way: baseline2 and the
+// changes after it.
+func TestBaseline3IsClosed(t *testing.T) {
+	want := map[string]workflow.Version{"run-limits": 1, "live-decisions": 1}
+	for k, v := range baseline2 {
+		want[k] = v
+	}
+	require.Equal(t, want, baseline3)
+	require.Equal(t, "baseline-2026-12-02", changeBaseline3)
+}
+
 // TestChangeIDsAreInOneTable: every change id the workflows ask for
 // (version, workflow.GetVersion) is a name of the table in versions.go, each
 // name there is change<Name>, and no two name the same id.

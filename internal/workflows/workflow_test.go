@@ -305,6 +305,7 @@ func TestLegacyGateWaitsTheConfirmTimeout(t *testing.T) {
 	h := newHarness(t, 3)
 	// A round from before the baseline (which would stand for the
 	// approvals version) and before the approvals version.
+	h.env.OnGetVersion("baseline-2026-12-02", workflow.DefaultVersion, workflow.Version(1)).Return(workflow.DefaultVersion)
 	h.env.OnGetVersion("baseline-2026-12-01", workflow.DefaultVersion, workflow.Version(1)).Return(workflow.DefaultVersion)
 	h.env.OnGetVersion("baseline-2026-11-30", workflow.DefaultVersion, workflow.Version(1)).Return(workflow.DefaultVersion)
 	h.env.OnGetVersion("approvals-t1-t5", workflow.DefaultVersion, workflow.Version(1)).Return(workflow.DefaultVersion)
