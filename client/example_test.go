@@ -107,3 +107,28 @@ func codeLines(s string) []string {
 	}
 	return lines
 }
+
+// ExampleClient_NewRun drives a run's rounds through a handle (U9): each
+// round goes with the state the one before returned, and a process that
+// lost its handle reopens it with ResumeRun.
+func ExampleClient_NewRun() {
+	ctx := context.Background()
+	c, err := client.FromEnv(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	run, err := c.ResumeRun(ctx, "my-session", "run-1", round.Input{Provider: "openai"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The model's calls of its next turn (here, fetch a tool's schema).
+	calls := []round.ToolCall{{ID: "call_1", Type: "function",
+		Function: round.FunctionCall{Name: "find_tools", Arguments: round.Arguments(`{"query":"select:calculate"}`)}}}
+	res, err := run.Calls(ctx, calls)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("round", run.Number(), "messages", len(res.Messages))
+}

@@ -30,6 +30,7 @@ const (
 	CodeNotFound       ErrorCode = "not_found"       // no such round or agent run
 	CodeNotRunning     ErrorCode = "not_running"     // the agent run has ended
 	CodeRoundEnded     ErrorCode = "round_ended"     // the round has ended and takes nothing more
+	CodeRoundFailed    ErrorCode = "round_failed"    // a run's last round failed, so its state is lost (U9)
 	CodeNoWorker       ErrorCode = "no_worker"       // no worker polls the task queue
 	CodeNotImplemented ErrorCode = "not_implemented" // the workers cannot do this
 	CodeTimeout        ErrorCode = "timeout"         // the answer did not come in time

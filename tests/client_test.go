@@ -228,3 +228,58 @@ func TestStarterToolsNeedsNoServices(t *testing.T) {
 		require.Contains(t, listed.stdout, `"find_tools"`)
 	}
 }
+
+// TestRunHandleKeepsStateAndResumes: the Go run handle (U9) submits each
+// round with the state the one before returned, and a handle reopened after
+// the caller lost it finds the run's last round and goes on from its state;
+// a run whose last round failed is refused.
+func TestRunHandleKeepsStateAndResumes(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	c := e.goClient()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	defaults := round.Input{Provider: "openai"}
+	h := c.NewRun(e.session, "run-h", defaults)
+	require.Equal(t, round.WorkflowID(e.session, "run-h", 1), h.NextWorkflowID())
+	res, err := h.Calls(ctx, []round.ToolCall{call("f1", "find_tools", map[string]any{"query": "select:calculate"})})
+	require.NoError(t, err)
+	require.Equal(t, round.StatusOK, res.Results[0].Status, res.Results[0].Content)
+	// calculate runs only because the handle sent round 1's state (its
+	// schema was fetched there).
+	calc := map[string]any{"name": "calculate", "args": map[string]any{"expression": "6*7"}}
+	res, err = h.Calls(ctx, []round.ToolCall{call("c1", "run_tool", calc)})
+	require.NoError(t, err)
+	require.Equal(t, round.StatusOK, res.Results[0].Status, res.Results[0].Content)
+	require.Equal(t, 2, h.Number())
+
+	// The caller crashes; a new handle takes the run from its last round.
+	again, err := c.ResumeRun(ctx, e.session, "run-h", defaults)
+	require.NoError(t, err)
+	require.Equal(t, 2, again.Number())
+	require.Equal(t, h.State(), again.State())
+	res, err = again.Calls(ctx, []round.ToolCall{call("c2", "run_tool", calc)})
+	require.NoError(t, err)
+	require.Equal(t, round.StatusDeduped, res.Results[0].Status, "round 3 has the run's dedupe map: %s", res.Results[0].Content)
+	require.Equal(t, round.WorkflowID(e.session, "run-h", 3), res.WorkflowID)
+
+	fresh, err := c.ResumeRun(ctx, e.session, "run-none", defaults)
+	require.NoError(t, err)
+	require.Zero(t, fresh.Number())
+	require.Nil(t, fresh.State())
+
+	// A run whose last round failed (terminated while it waited) cannot go
+	// on from a state it does not have.
+	failed := c.NewRun(e.session, "run-f", round.Input{Provider: "claude-code"})
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"edit_file"}},
+		call("e1", "edit_file", map[string]any{"path": "x.txt", "new_text": "x\n"}))
+	in.RunID = "run-f"
+	_, err = c.Start(ctx, &in)
+	require.NoError(t, err)
+	e.waitPending(in.WorkflowID(), "e1")
+	require.NoError(t, c.Temporal().TerminateWorkflow(ctx, in.WorkflowID(), "", "test"))
+	_, err = c.ResumeRun(ctx, e.session, "run-f", round.Input{Provider: "claude-code"})
+	require.ErrorIs(t, err, client.ErrRoundFailed)
+	require.Zero(t, failed.Number())
+}
