@@ -33,6 +33,13 @@ log "errcheck"
 errcheck -exclude errcheck.exclude ./...
 log "workflowcheck"
 workflowcheck -config workflowcheck.config.yaml ./...
+# The SDK adapters are modules of their own (adapters/*/go.mod), so that the
+# official SDKs are dependencies of the programs that use them only; ./...
+# does not reach them.
+for mod in adapters/*/; do
+	log "adapter module ${mod%/}: vet, staticcheck, test"
+	(cd "$mod" && go vet ./... && staticcheck ./... && go test -race -count=1 ./...)
+done
 build
 # tests/cluster_test.go runs against scripts/cluster.sh's Temporal server on
 # PostgreSQL, which ensure_postgres installs and starts like the other
