@@ -450,7 +450,8 @@ func TestGrantKeepsToTheWorkdir(t *testing.T) {
 		t.Skip("renameat2's number is not known here")
 	}
 	cmd := exec.Command("perl", "-e", fmt.Sprintf(`my ($a, $b, $n) = ("d", "dl", 0); `+
-		`while (! -e "stop") { syscall(%d, -100, $a, -100, $b, 2) == 0 or die "renameat2: $!"; $n++ } print "$n swaps"`, renameat2))
+		`while (! -e "stop") { syscall(%d, -100, $a, -100, $b, 2) == 0 or die "renameat2: $!"; `+
+		`if (++$n == 1) { open(my $f, ">", "swapping") or die "swapping: $!"; close $f } } print "$n swaps"`, renameat2))
 	cmd.Dir = wd
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	var swaps bytes.Buffer
@@ -463,6 +464,12 @@ func TestGrantKeepsToTheWorkdir(t *testing.T) {
 		_ = cmd.Wait()
 		p.Finish()
 	}
+	// The grants race the swaps only once they have begun (a loaded
+	// machine can start the command after 300 grants are done).
+	require.Eventually(t, func() bool {
+		_, err := os.Lstat(filepath.Join(wd, "swapping"))
+		return err == nil
+	}, 30*time.Second, 5*time.Millisecond, "the command never began to swap")
 	for i := 0; i < 300 && !granted(); i++ {
 		s.user.mu.Lock()
 		s.user.since = time.Time{}
