@@ -454,7 +454,16 @@ func (b *TemporalBackend) Extend(ctx context.Context, workflowID, callID string,
 	if _, err := b.own(ctx, workflowID, kindRound); err != nil {
 		return err
 	}
-	return b.c.Extend(ctx, workflowID, callID, time.Duration(seconds)*time.Second)
+	err := b.c.Extend(ctx, workflowID, callID, time.Duration(seconds)*time.Second)
+	var nf *serviceerror.NotFound
+	switch {
+	case errors.Is(err, ErrNotWaiting):
+		return fmt.Errorf("call %s of %s: %w", callID, workflowID, ErrNotWaiting)
+	case errors.As(err, &nf):
+		// The round has ended: nothing of it waits.
+		return fmt.Errorf("round %s is not running: %w", workflowID, ErrNotWaiting)
+	}
+	return err
 }
 
 // Cancel cancels a round or an agent run, and no other workflow.

@@ -122,6 +122,7 @@ func TestDecideOnAFinishedRound(t *testing.T) {
 	tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(nil, serviceerror.NewNotFound("workflow execution already completed"))
 	b := NewTemporalBackend(tc, TemporalOptions{})
 	require.ErrorIs(t, b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "e1"}), ErrNotWaiting)
+	require.ErrorIs(t, b.Extend(context.Background(), wf, "e1", 60), ErrNotWaiting, "nothing of a finished round waits (404, not 500)")
 }
 
 // TestInboxListsTheQueuesWaitingRounds: the inbox is the client's, of the
