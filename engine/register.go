@@ -37,6 +37,8 @@ func roundActivities(acts *activities.Activities) []swap {
 		{round.ActivityCheckFiles, acts.CheckFiles},
 		{round.ActivityVerifyRules, acts.VerifyRules},
 		{round.ActivitySignRules, acts.SignRules},
+		{round.ActivityVerifyUsage, acts.VerifyUsage},
+		{round.ActivitySignUsage, acts.SignUsage},
 		{round.ActivityReconcile, acts.Reconcile},
 	}
 }

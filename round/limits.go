@@ -18,6 +18,12 @@ const (
 	LimitModelTokens = "max_model_tokens"
 )
 
+// LimitUnverified is named in a call's limits when the run's usage did not
+// verify on a worker with WORKER_LIMITS (B1): the counts the client carried
+// are unknown, so every call of the round asks. It is not a field of
+// Limits and approvals do not grow it.
+const LimitUnverified = "unverified_usage"
+
 // LimitNames are the limits in the order reasons and listings name them.
 var LimitNames = []string{LimitCalls, LimitCommands, LimitWrites, LimitSeconds, LimitModelTokens}
 
@@ -194,6 +200,10 @@ type Usage struct {
 	// Rules counts the calls each counted rule (AllowRule.UpTo) approved,
 	// by RuleCountKey.
 	Rules map[string]int64 `json:"rules,omitempty"`
+	// MAC binds the usage to its session and run, keyed with the workers'
+	// rule key (approval.SignUsage): on a worker with WORKER_LIMITS, a
+	// round whose usage does not verify asks for every call (B1).
+	MAC string `json:"mac,omitempty"`
 }
 
 // Count returns the count a limit is compared with, at now.
@@ -270,4 +280,16 @@ func LimitCounts(l *Limits, u *Usage, now time.Time) []LimitCount {
 		out = append(out, LimitCount{Limit: name, Count: u.Count(name, now), Max: v})
 	}
 	return out
+}
+
+// Canonical is the encoding of u that its MAC covers: every field but the
+// MAC, as JSON (maps in key order, the time in RFC 3339 in UTC).
+func (u Usage) Canonical() []byte {
+	u.MAC = ""
+	if u.Started != nil {
+		t := u.Started.UTC()
+		u.Started = &t
+	}
+	b, _ := json.Marshal(u)
+	return b
 }

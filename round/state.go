@@ -169,3 +169,29 @@ type VerifyRulesOutput struct {
 type SignRulesOutput struct {
 	Rules []AllowRule `json:"rules"`
 }
+
+// Local activities that sign a run's usage with the workers' rule key and
+// check it in the next round (B1), so that WORKER_LIMITS count what the run
+// did whatever the client carries.
+const (
+	ActivityVerifyUsage = "VerifyUsage"
+	ActivitySignUsage   = "SignUsage"
+)
+
+// UsageInput is the input of VerifyUsage and SignUsage.
+type UsageInput struct {
+	SessionID string `json:"session_id"`
+	RunID     string `json:"run_id"`
+	Usage     Usage  `json:"usage"`
+}
+
+// VerifyUsageOutput says whether the usage's MAC is valid for the session
+// and run.
+type VerifyUsageOutput struct {
+	Verified bool `json:"verified"`
+}
+
+// SignUsageOutput holds the usage's MAC.
+type SignUsageOutput struct {
+	MAC string `json:"mac"`
+}

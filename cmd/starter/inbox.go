@@ -57,6 +57,13 @@ func printInbox(w io.Writer, rounds []client.InboxRound, now time.Time) error {
 			if p.Kind == client.KindAnswer {
 				subject = "asks: " + strings.Join(p.Questions, " / ")
 			}
+			if p.Kind == client.KindLimit && len(p.Limits) > 0 {
+				counts := make([]string, len(p.Limits))
+				for i, l := range p.Limits {
+					counts[i] = fmt.Sprintf("%s %d/%d", l.Limit, l.Count, l.Max)
+				}
+				subject = "limit (" + strings.Join(counts, ", ") + "): " + subject
+			}
 			deadline := "-"
 			if !p.Deadline.IsZero() {
 				if left := p.Deadline.Sub(now); left > 0 {

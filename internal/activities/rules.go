@@ -40,3 +40,19 @@ func (a *Activities) SignRules(_ context.Context, in round.RulesInput) (round.Si
 	}
 	return out, nil
 }
+
+// VerifyUsage checks the MAC of a run state's usage with the worker's rule
+// key (B1), once per round, as VerifyRules does for rules. Without a key,
+// no usage verifies.
+func (a *Activities) VerifyUsage(_ context.Context, in round.UsageInput) (round.VerifyUsageOutput, error) {
+	ok := len(a.RuleKey) > 0 && approval.VerifyUsage(a.RuleKey, in.SessionID, in.RunID, in.Usage.Canonical(), in.Usage.MAC)
+	return round.VerifyUsageOutput{Verified: ok}, nil
+}
+
+// SignUsage signs the usage a round hands on with the worker's rule key.
+func (a *Activities) SignUsage(_ context.Context, in round.UsageInput) (round.SignUsageOutput, error) {
+	if len(a.RuleKey) == 0 {
+		return round.SignUsageOutput{}, errNoRuleKey
+	}
+	return round.SignUsageOutput{MAC: approval.UsageMAC(a.RuleKey, in.SessionID, in.RunID, in.Usage.Canonical())}, nil
+}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
@@ -37,6 +39,54 @@ func (r *run) startLimits(now time.Time) {
 		t := now
 		r.st.Usage.Started = &t
 	}
+}
+
+// verifyUsage is the start of pass 1 on a worker with WORKER_LIMITS
+// (changeSignedUsage): the usage the run state carries must carry its MAC
+// for this session and run, and a round after the run's first must carry
+// usage; otherwise the counts are unknown and every call of the round asks
+// (LimitUnverified). An agent run's rounds are its children: their state
+// never left the workers, so they neither check nor sign it.
+func (r *run) verifyUsage(ctx workflow.Context) {
+	if !r.snap.Features.RunLimits || r.snap.WorkerLimits.Empty() || workflow.GetInfo(ctx).ParentWorkflowExecution != nil {
+		return
+	}
+	if version(ctx, changeSignedUsage, 1) < 1 {
+		return
+	}
+	r.signsUsage = true
+	u := r.st.Usage
+	switch {
+	case u == nil:
+		r.unverified = r.in.Round > 1
+		return
+	case u.MAC == "":
+		r.unverified = true
+		return
+	}
+	in := round.UsageInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Usage: *u}
+	var out round.VerifyUsageOutput
+	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "verify the run's usage"), round.ActivityVerifyUsage, in).Get(ctx, &out); err != nil {
+		workflow.GetLogger(ctx).Warn("checking the run's usage failed; every call of this round asks", "error", err)
+	}
+	r.unverified = !out.Verified
+}
+
+// signUsage is the end of pass 3 on a worker with WORKER_LIMITS: the usage
+// the round hands on gets its MAC. Without a rule key it stays unsigned,
+// and the run's next round asks for every call.
+func (r *run) signUsage(ctx workflow.Context, st *round.RunState) {
+	if !r.signsUsage || st == nil || st.Usage == nil {
+		return
+	}
+	in := round.UsageInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Usage: *st.Usage}
+	var out round.SignUsageOutput
+	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "sign the run's usage"), round.ActivitySignUsage, in).Get(ctx, &out); err != nil {
+		workflow.GetLogger(ctx).Warn("signing the run's usage failed; the next round asks for every call", "error", err)
+		st.Usage.MAC = ""
+		return
+	}
+	st.Usage.MAC = out.MAC
 }
 
 // limits are the run's limits for this round, before approvals grew them:
@@ -97,6 +147,10 @@ func (r *run) pastLimits(p *projection, c *Call, now time.Time) (names, reasons 
 		names = append(names, round.LimitModelTokens)
 		reasons = append(reasons, fmt.Sprintf("past %s: the run has used %d model tokens (limit %d)", round.LimitModelTokens, u.ModelTokens, max(round.LimitModelTokens)))
 	}
+	if r.unverified {
+		names = append(names, round.LimitUnverified)
+		reasons = append(reasons, "WORKER_LIMITS: the run's counts could not be verified (the usage in its state is missing, unsigned, changed or another run's), so every call of this round asks")
+	}
 	return names, reasons
 }
 
@@ -105,7 +159,7 @@ func (r *run) pastLimits(p *projection, c *Call, now time.Time) (names, reasons 
 func (r *run) grow(c *Call) {
 	l := r.limits()
 	for _, name := range c.Limits {
-		if r.grown[name] {
+		if name == round.LimitUnverified || r.grown[name] {
 			continue
 		}
 		if r.grown == nil {

@@ -97,6 +97,7 @@ func Unwrap(c round.ToolCall) Unwrapped {
 func (r *run) preflight(ctx workflow.Context, calls []Unwrapped) {
 	r.st = r.in.State.Clone()
 	r.snap.Features = features(ctx)
+	r.verifyUsage(ctx)               // limits.go
 	r.startLimits(workflow.Now(ctx)) // limits.go
 	r.checkRepeats(ctx, calls)       // repeat.go
 	r.calls = Preflight(r.in, calls, &r.snap, r.st)

@@ -70,6 +70,9 @@ type run struct {
 	reminders int // approval_reminder events so far
 	// grown are the limits an approval grew in this round (B1).
 	grown map[string]bool
+	// signsUsage: the round checks and signs the run's usage
+	// (changeSignedUsage); unverified: the usage it got did not verify.
+	signsUsage, unverified bool
 }
 
 // Run is the workflow function: the steps of a round, in order.
@@ -132,6 +135,8 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 		Input: &in, WorkflowID: r.scope.WorkflowID, Calls: r.calls, Snapshot: &r.snap,
 		State: r.st, Events: r.events, Now: workflow.Now(dctx),
 	})
+
+	r.signUsage(dctx, out.Result.State) // limits.go
 
 	// 7. Publication: events, result-cache writes, the session history.
 	pub := round.PublishInput{Events: out.Result.Events[r.published:], CacheWrites: out.CacheWrites, History: out.Result.History}

@@ -237,3 +237,39 @@ def test_openapi_document(agent):
     doc = toolround.Client(agent.base_url, "").openapi()
     assert doc["openapi"].startswith("3.1")
     assert "/api/v1/rounds" in doc["paths"]
+
+
+def test_limit_waits_reach_on_approval_with_their_wait_id(approver, agent, session):
+    # B1, X2: a call past a run limit waits as kind "limit"; on_approval
+    # gets it, and the decision carries the wait's wait_id.
+    seen = []
+
+    def on_approval(p):
+        seen.append(p)
+        return toolround.Decision(True, reason="one more")
+
+    inp = round_input(session, 1, call("c1", "calculate", expression="1+1"), call("c2", "calculate", expression="2+2"))
+    inp["limits"] = {"max_calls": 1}
+    res = approver.run_round(inp, on_approval=on_approval, timeout=120)
+    assert [(p["call_id"], p["kind"]) for p in seen] == [("c2", "limit")]
+    assert len(seen[0]["wait_id"]) == 64
+    assert seen[0]["limits"] == [{"limit": "max_calls", "count": 0, "max": 1}]
+    assert [r["status"] for r in res["results"]] == ["ok", "ok"]
+    assert res["results"][1]["approval"]["limits"] == ["max_calls"]
+
+    # A decision for another wait of the call is refused.
+    inp = round_input(session, 2, call("c3", "calculate", expression="3+3"), state=res["state"])
+    wid = agent.submit_round(inp)
+    deadline = time.time() + 60
+    entries = []
+    while not entries:
+        entries = agent.inbox(session=session)
+        assert time.time() < deadline, "the round never waited"
+        time.sleep(0.2)
+    p = entries[0]["pending"][0]
+    assert p["kind"] == "limit"
+    with pytest.raises(toolround.APIError) as e:
+        approver.approve(wid, p["call_id"], p["approval_id"], wait_id="0" * 64)
+    assert (e.value.status, e.value.code) == (409, "stale_wait")
+    d = approver.deny(wid, p["call_id"], p["approval_id"], reason="enough", wait_id=p["wait_id"])
+    assert d["decision"] == "denied"

@@ -102,6 +102,11 @@ export interface ApproveOptions {
   remember?: boolean;
   pattern?: string;
   allowTurn?: boolean;
+  /** With remember: the rule approves at most this many calls of the run (B2). */
+  upTo?: number;
+  /** The pending entry's wait_id: a decision for another wait of the call
+   * is refused with 409 `stale_wait` (B1). */
+  waitId?: string | null;
 }
 
 export interface AgentOptions {
@@ -310,7 +315,7 @@ export class Client {
           throw new ToolroundError(200, "round_failed", view.error || "the round failed", view);
         }
         for (const p of view.pending ?? []) {
-          const key = JSON.stringify([p.call_id, p.approval_id ?? "", p.kind ?? ""]);
+          const key = JSON.stringify([p.call_id, p.approval_id ?? "", p.kind ?? "", p.wait_id ?? ""]);
           if (handled.has(key)) continue;
           handled.add(key);
           await this.handle(workflowId, p, options);
@@ -335,9 +340,9 @@ export class Client {
         if (d === null || d === undefined) return;
         if (typeof d === "boolean") d = { approve: d };
         if (d.approve) {
-          await this.approve(workflowId, p.call_id, p.approval_id, d);
+          await this.approve(workflowId, p.call_id, p.approval_id, { ...d, waitId: p.wait_id });
         } else {
-          await this.deny(workflowId, p.call_id, p.approval_id, d.reason);
+          await this.deny(workflowId, p.call_id, p.approval_id, d.reason, p.wait_id);
         }
         return;
       }
@@ -374,14 +379,17 @@ export class Client {
     if (options.remember) body.remember = true;
     if (options.pattern) body.pattern = options.pattern;
     if (options.allowTurn) body.allow_turn = true;
+    if (options.upTo !== undefined) body.up_to = options.upTo;
+    if (options.waitId) body.wait_id = options.waitId;
     return this.request("POST", "/api/v1/approvals", { body });
   }
 
-  /** Denies a waiting call (needs an approver token). */
-  async deny(workflowId: string, callId: string, approvalId?: string | null, reason?: string): Promise<DecisionReply> {
+  /** Denies a waiting call (needs an approver token); `waitId` as for approve. */
+  async deny(workflowId: string, callId: string, approvalId?: string | null, reason?: string, waitId?: string | null): Promise<DecisionReply> {
     const body: ApprovalRequest = { workflow_id: workflowId, call_id: callId, approve: false };
     if (approvalId) body.approval_id = approvalId;
     if (reason) body.reason = reason;
+    if (waitId) body.wait_id = waitId;
     return this.request("POST", "/api/v1/approvals", { body });
   }
 

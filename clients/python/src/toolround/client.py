@@ -196,7 +196,7 @@ class Client:
                 if view.get("status") == "failed":
                     raise APIError(200, "round_failed", view.get("error") or "the round failed", view)
                 for p in view.get("pending") or []:
-                    key = (p.get("call_id"), p.get("approval_id"), p.get("kind"))
+                    key = (p.get("call_id"), p.get("approval_id"), p.get("kind"), p.get("wait_id"))
                     if key in handled:
                         continue
                     handled.add(key)
@@ -220,9 +220,10 @@ class Client:
             try:
                 if d.approve:
                     self.approve(workflow_id, p["call_id"], p.get("approval_id"), reason=d.reason, args=d.args,
-                                 remember=d.remember, pattern=d.pattern, allow_turn=d.allow_turn)
+                                 remember=d.remember, pattern=d.pattern, allow_turn=d.allow_turn,
+                                 wait_id=p.get("wait_id"))
                 else:
-                    self.deny(workflow_id, p["call_id"], p.get("approval_id"), reason=d.reason)
+                    self.deny(workflow_id, p["call_id"], p.get("approval_id"), reason=d.reason, wait_id=p.get("wait_id"))
             except APIError as e:
                 # The call stopped waiting meanwhile (decided elsewhere, or
                 # its deadline passed): the round's result tells the rest.
@@ -249,13 +250,17 @@ class Client:
 
     def approve(self, workflow_id: str, call_id: str, approval_id: Optional[str], reason: Optional[str] = None,
                 args: Optional[Union[Dict[str, Any], str]] = None, remember: bool = False, pattern: Optional[str] = None,
-                allow_turn: bool = False, up_to: Optional[int] = None) -> Dict[str, Any]:
+                allow_turn: bool = False, up_to: Optional[int] = None, wait_id: Optional[str] = None) -> Dict[str, Any]:
         """Approves a waiting call (needs an approver token); ``args``
-        approves it with edited arguments. ``up_to`` raises a limit's cap
-        (for a consoles that takes it)."""
+        approves it with edited arguments. ``up_to``, with ``remember``,
+        bounds the remembered rule to that many calls of the run (B2).
+        ``wait_id`` (the pending entry's) makes a decision for another wait
+        of the call fail with 409 ``stale_wait`` (B1)."""
         body: Dict[str, Any] = {"workflow_id": workflow_id, "call_id": call_id, "approve": True}
         if approval_id:
             body["approval_id"] = approval_id
+        if wait_id:
+            body["wait_id"] = wait_id
         if reason:
             body["reason"] = reason
         if args is not None:
@@ -270,11 +275,15 @@ class Client:
             body["up_to"] = up_to
         return self._request("POST", "/api/v1/approvals", body=body)
 
-    def deny(self, workflow_id: str, call_id: str, approval_id: Optional[str], reason: Optional[str] = None) -> Dict[str, Any]:
-        """Denies a waiting call (needs an approver token)."""
+    def deny(self, workflow_id: str, call_id: str, approval_id: Optional[str], reason: Optional[str] = None,
+             wait_id: Optional[str] = None) -> Dict[str, Any]:
+        """Denies a waiting call (needs an approver token); ``wait_id`` as
+        for approve."""
         body: Dict[str, Any] = {"workflow_id": workflow_id, "call_id": call_id, "approve": False}
         if approval_id:
             body["approval_id"] = approval_id
+        if wait_id:
+            body["wait_id"] = wait_id
         if reason:
             body["reason"] = reason
         return self._request("POST", "/api/v1/approvals", body=body)

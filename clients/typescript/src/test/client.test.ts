@@ -131,6 +131,41 @@ test("inbox, stale approval, invalid args and a repeated decision", { skip }, as
   if (!isFinished(view)) await approver.cancel(wid);
 });
 
+test("limit waits reach onApproval and decisions carry their wait_id", { skip }, async () => {
+  // B1, X2: a call past a run limit waits as kind "limit"; onApproval gets
+  // it, and the decision carries the wait's wait_id.
+  const { approver, agent, session } = live("limit");
+  const seen: PendingCall[] = [];
+  const inp = roundInput(session, 1, [call("c1", "calculate", { expression: "1+1" }), call("c2", "calculate", { expression: "2+2" })]);
+  inp.limits = { max_calls: 1 };
+  const res = await approver.runRound(inp, {
+    onApproval: (p) => {
+      seen.push(p);
+      return { approve: true, reason: "one more" };
+    },
+    timeoutMs: 120_000,
+  });
+  assert.deepEqual(seen.map((p) => [p.call_id, p.kind]), [["c2", "limit"]]);
+  assert.equal(seen[0].wait_id?.length, 64);
+  assert.deepEqual(seen[0].limits, [{ limit: "max_calls", count: 0, max: 1 }]);
+  assert.deepEqual(res.results!.map((r) => r.status), ["ok", "ok"]);
+  assert.deepEqual(res.results![1].approval?.limits, ["max_calls"]);
+
+  const wid = await agent.submitRound({ ...roundInput(session, 2, [call("c3", "calculate", { expression: "3+3" })]), state: res.state });
+  const deadline = Date.now() + 60_000;
+  let entries = await agent.inbox(session);
+  while (!entries.length) {
+    assert.ok(Date.now() < deadline, "the round never waited");
+    await new Promise((r) => setTimeout(r, 200));
+    entries = await agent.inbox(session);
+  }
+  const p = entries[0].pending![0];
+  assert.equal(p.kind, "limit");
+  await rejects(approver.approve(wid, p.call_id, p.approval_id, { waitId: "0".repeat(64) }), 409, "stale_wait");
+  const d = await approver.deny(wid, p.call_id, p.approval_id, "enough", p.wait_id);
+  assert.equal(d.decision, "denied");
+});
+
 async function readUntil(it: AsyncIterable<Event>, lastId: string): Promise<string[]> {
   const got: string[] = [];
   for await (const ev of it) {

@@ -1,0 +1,124 @@
+package workflows_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/round"
+)
+
+// bounded is a harness whose worker has WORKER_LIMITS max_calls 5.
+func bounded(t *testing.T) *harness {
+	h := newHarness(t, 3)
+	h.wf.Catalog = workflows.NewCatalog(h.reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: time.Minute,
+		WorkerLimits: round.Limits{MaxCalls: 5}})
+	return h
+}
+
+// firstRound runs round 1 of run on a bounded worker: one call, and
+// returns the state it hands on.
+func firstRound(t *testing.T, run string) *round.RunState {
+	in := input(calc("a1"))
+	in.RunID = run
+	res := bounded(t).run(t, in)
+	require.Equal(t, round.StatusOK, res.Results[0].Status)
+	require.NotNil(t, res.State.Usage)
+	require.Equal(t, int64(1), res.State.Usage.Calls)
+	return res.State
+}
+
+// secondRound runs round 2 of run "r" with state st on a bounded worker:
+// one call, decided no by whoever is asked; it returns what pending showed.
+func secondRound(t *testing.T, st *round.RunState) ([]round.Pending, round.Result) {
+	h := bounded(t)
+	var seen []round.Pending
+	h.at(time.Second, func() {
+		seen = h.pending(t)
+		if len(seen) > 0 {
+			h.confirm(round.Confirm{CallID: "b1", Approve: false, Reason: "no"})
+		}
+	})
+	in := auto(input(calcOf("b1", "2+2")))
+	in.Round, in.State = 2, st
+	return seen, h.run(t, in)
+}
+
+func requireUnverifiedWait(t *testing.T, seen []round.Pending, res round.Result) {
+	t.Helper()
+	require.Len(t, seen, 1, "B1: counts that do not verify make the call ask, auto_approve or not")
+	require.Equal(t, round.KindLimit, seen[0].Kind)
+	require.Contains(t, seen[0].Reasons[len(seen[0].Reasons)-1], "could not be verified")
+	require.Equal(t, round.StatusSkipped, res.Results[0].Status)
+}
+
+// TestSignedUsageCarriesAcrossRounds (B1): a round on a worker with
+// WORKER_LIMITS signs the usage it hands on, and the next round of the run
+// takes it without asking.
+func TestSignedUsageCarriesAcrossRounds(t *testing.T) {
+	st := firstRound(t, "r")
+	require.NotEmpty(t, st.Usage.MAC)
+	seen, res := secondRound(t, st)
+	require.Empty(t, seen)
+	require.Equal(t, round.StatusOK, res.Results[0].Status)
+	require.Equal(t, int64(2), res.State.Usage.Calls)
+	require.NotEmpty(t, res.State.Usage.MAC)
+	require.NotEqual(t, st.Usage.MAC, res.State.Usage.MAC)
+}
+
+// TestResetUsageDoesNotPassWorkerLimits (B1): a client that lowers the
+// counts it carries gets every call asked.
+func TestResetUsageDoesNotPassWorkerLimits(t *testing.T) {
+	st := firstRound(t, "r")
+	st.Usage.Calls = 0
+	seen, res := secondRound(t, st)
+	requireUnverifiedWait(t, seen, res)
+}
+
+// TestRaisedGrownDoesNotPassWorkerLimits (B1): nor one that raises what
+// approvals added to a limit.
+func TestRaisedGrownDoesNotPassWorkerLimits(t *testing.T) {
+	st := firstRound(t, "r")
+	st.Usage.Grown = map[string]int64{round.LimitCalls: 1000}
+	seen, res := secondRound(t, st)
+	requireUnverifiedWait(t, seen, res)
+}
+
+// TestDroppedUsageDoesNotPassWorkerLimits (B1): nor one that drops the
+// usage after the run's first round.
+func TestDroppedUsageDoesNotPassWorkerLimits(t *testing.T) {
+	st := firstRound(t, "r")
+	st.Usage = nil
+	seen, res := secondRound(t, st)
+	requireUnverifiedWait(t, seen, res)
+}
+
+// TestUnsignedUsageDoesNotPassWorkerLimits (B1): nor one that sends
+// counts without a signature.
+func TestUnsignedUsageDoesNotPassWorkerLimits(t *testing.T) {
+	st := firstRound(t, "r")
+	st.Usage.MAC = ""
+	seen, res := secondRound(t, st)
+	requireUnverifiedWait(t, seen, res)
+}
+
+// TestAnotherRunsUsageDoesNotPassWorkerLimits (B1): nor one that sends the
+// signed usage of another run.
+func TestAnotherRunsUsageDoesNotPassWorkerLimits(t *testing.T) {
+	st := firstRound(t, "other")
+	seen, res := secondRound(t, st)
+	requireUnverifiedWait(t, seen, res)
+}
+
+// TestUnsignedUsageIsABrakeWithoutWorkerLimits (B1): without WORKER_LIMITS
+// the carried counts are the client's brake and need no signature.
+func TestUnsignedUsageIsABrakeWithoutWorkerLimits(t *testing.T) {
+	h := newHarness(t, 3)
+	in := auto(withUsage(input(calc("b1")), round.Usage{Calls: 1}))
+	in.Round = 2
+	res := h.run(t, in)
+	require.Equal(t, round.StatusOK, res.Results[0].Status)
+	require.Empty(t, res.State.Usage.MAC)
+}
