@@ -40,6 +40,15 @@ const (
 	AgentRefused   = "refused"
 )
 
+// Stops of a model turn (ModelOutput.Stop), alike for every API (F4).
+const (
+	StopAnswer    = "answer"
+	StopTools     = "tool_use"
+	StopPause     = "pause"
+	StopTruncated = "truncated"
+	StopRefused   = "refused"
+)
+
 // Event types of an agent run, on the session's stream beside its rounds'.
 const (
 	// EventModelToken carries a batch of the model's content tokens as they
