@@ -1,6 +1,7 @@
 package round
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -32,6 +33,20 @@ const (
 	// AgentLimitReached: the run passed max_seconds or max_model_tokens,
 	// or a call's wait past a limit expired (B1).
 	AgentLimitReached = "limit_reached"
+	// AgentTruncated: the model's turn was cut off (max_tokens, length,
+	// an incomplete response); AgentRefused: the model refused (F4).
+	// Neither turn is taken for the final answer.
+	AgentTruncated = "truncated"
+	AgentRefused   = "refused"
+)
+
+// Stops of a model turn (ModelOutput.Stop), alike for every API (F4).
+const (
+	StopAnswer    = "answer"
+	StopTools     = "tool_use"
+	StopPause     = "pause"
+	StopTruncated = "truncated"
+	StopRefused   = "refused"
 )
 
 // Event types of an agent run, on the session's stream beside its rounds'.
@@ -152,6 +167,17 @@ type AgentMessage struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ArgRefs    []string   `json:"arg_refs,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
+	// Format and Raw are, for an assistant turn of the Messages or
+	// Responses API (F4), its format and the turn as the API gave it (the
+	// assistant message; the output items), which goes back unchanged:
+	// thinking blocks with their signatures, reasoning items. Content and
+	// ToolCalls then repeat its text and calls, store_secret values
+	// sealed in both.
+	Format Format          `json:"format,omitempty"`
+	Raw    json.RawMessage `json:"raw,omitempty"`
+	// IsError marks a tool message whose call did not succeed (F2's
+	// is_error).
+	IsError bool `json:"is_error,omitempty"`
 }
 
 // UserMessage is the payload of SignalUserMessage.
@@ -192,6 +218,10 @@ type ModelInput struct {
 type ModelOutput struct {
 	Message      AgentMessage `json:"message"`
 	FinishReason string       `json:"finish_reason,omitempty"`
+	// Stop is why the turn ended, alike for every API (F4): answer,
+	// tool_use, pause, truncated, refused. Empty in outputs recorded
+	// before it existed.
+	Stop string `json:"stop,omitempty"`
 	// Tokens are the call's model tokens as the API reports them (B1).
 	Tokens int64 `json:"tokens,omitempty"`
 }

@@ -76,28 +76,66 @@ func (m *Model) Call(ctx context.Context, in round.ModelInput) (round.ModelOutpu
 	ctx, stop := heartbeat(ctx, info)
 	defer stop()
 
-	req, err := m.request(ctx, in)
-	if err != nil {
-		return round.ModelOutput{}, err
-	}
 	scope := round.AgentScope{SessionID: in.SessionID, RunID: in.RunID, WorkflowID: in.WorkflowID}
 	tok := &tokens{m: m, scope: scope, call: in.Call, round: in.Round, attempt: int(info.Attempt), session: in.SessionID}
-	tok.start(ctx)
-	resp, err := m.LLM.Stream(ctx, req, tok.add)
-	tok.stop(ctx)
-	if err != nil {
-		var se *llm.StatusError
-		if errors.As(err, &se) && !se.Retryable() {
-			return round.ModelOutput{}, temporal.NewNonRetryableApplicationError("model: "+err.Error(), ErrTypeModelRejected, err)
+	var out round.ModelOutput
+	if api := m.LLM.API(); api != llm.APIChat {
+		req, err := m.turnRequest(ctx, in, api)
+		if err != nil {
+			return round.ModelOutput{}, err
 		}
-		return round.ModelOutput{}, fmt.Errorf("model: %w", err)
-	}
-	out, err := m.output(ctx, resp)
-	if err != nil {
-		return round.ModelOutput{}, err
+		tok.start(ctx)
+		turn, err := m.LLM.StreamTurn(ctx, req, tok.add)
+		tok.stop(ctx)
+		if err != nil {
+			return round.ModelOutput{}, modelError(err)
+		}
+		if out, err = m.turnOutput(ctx, api, turn); err != nil {
+			return round.ModelOutput{}, err
+		}
+	} else {
+		req, err := m.request(ctx, in)
+		if err != nil {
+			return round.ModelOutput{}, err
+		}
+		tok.start(ctx)
+		resp, err := m.LLM.Stream(ctx, req, tok.add)
+		tok.stop(ctx)
+		if err != nil {
+			return round.ModelOutput{}, modelError(err)
+		}
+		if out, err = m.output(ctx, resp); err != nil {
+			return round.ModelOutput{}, err
+		}
+		out.Stop = string(llm.ChatStop(resp.FinishReason, len(resp.ToolCalls) > 0))
 	}
 	m.publish(ctx, in.SessionID, scope.ModelReply(in.Call, in.Round, replyDetail(out.Message)))
 	return out, nil
+}
+
+// MaxRetryAfter caps the wait a rate-limited or overloaded model asks for.
+const MaxRetryAfter = 120 * time.Second
+
+// ErrTypeModelBusy is a model that asked to be asked again later (429,
+// 529, 503, an overloaded_error event): the next attempt waits for its
+// retry-after, at most MaxRetryAfter.
+const ErrTypeModelBusy = "ModelBusy"
+
+// modelError is the activity's error for a failed model call: a refusal
+// for good is not retried, a busy model is retried after its retry-after.
+func modelError(err error) error {
+	var se *llm.StatusError
+	if !errors.As(err, &se) {
+		return fmt.Errorf("model: %w", err)
+	}
+	if !se.Retryable() {
+		return temporal.NewNonRetryableApplicationError("model: "+err.Error(), ErrTypeModelRejected, err)
+	}
+	if se.RetryAfter > 0 {
+		return temporal.NewApplicationErrorWithOptions("model: "+err.Error(), ErrTypeModelBusy,
+			temporal.ApplicationErrorOptions{NextRetryDelay: min(se.RetryAfter, MaxRetryAfter), Cause: err})
+	}
+	return fmt.Errorf("model: %w", err)
 }
 
 // request builds the chat request: the system prompt with the provider's

@@ -45,12 +45,26 @@ type Config struct {
 	Timeout time.Duration
 	// HTTPClient makes the calls. Default: a client with no timeout of its own.
 	HTTPClient *http.Client
+	// API is the API spoken (F4): APIChat (empty too), APIAnthropic or
+	// APIResponses; the client posts to BaseURL + /chat/completions,
+	// /messages or /responses.
+	API string
+	// MaxTokens is the Messages API's max_tokens (default DefaultMaxTokens);
+	// ThinkingBudget > 0 turns its extended thinking on.
+	MaxTokens, ThinkingBudget int
 }
 
-// ConfigFromEnv reads LLM_BASE_URL, LLM_MODEL, LLM_API_KEY and LLM_TIMEOUT
-// through getenv.
+// ConfigFromEnv reads LLM_BASE_URL, LLM_MODEL, LLM_API_KEY, LLM_TIMEOUT,
+// LLM_API, LLM_MAX_TOKENS and LLM_THINKING_BUDGET through getenv.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	return Vars{BaseURL: EnvBaseURL, Model: EnvModel, APIKey: EnvAPIKey, Timeout: EnvTimeout, Errors: "llm", TimeoutExample: "2m"}.Read(getenv)
+	c, err := Vars{BaseURL: EnvBaseURL, Model: EnvModel, APIKey: EnvAPIKey, Timeout: EnvTimeout, Errors: "llm", TimeoutExample: "2m"}.Read(getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	if err := readAPIEnv(&c, getenv); err != nil {
+		return Config{}, err
+	}
+	return c, nil
 }
 
 // Vars names the environment variables of one model's connection, for
@@ -98,7 +112,17 @@ func New(cfg Config, modelEnv string) (*Client, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{}
 	}
-	return &Client{cfg: cfg, endpoint: strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions"}, nil
+	path := "/chat/completions"
+	switch cfg.API {
+	case "", APIChat:
+	case APIAnthropic:
+		path = "/messages"
+	case APIResponses:
+		path = "/responses"
+	default:
+		return nil, fmt.Errorf("API %q: want chat, anthropic or responses", cfg.API)
+	}
+	return &Client{cfg: cfg, endpoint: strings.TrimRight(cfg.BaseURL, "/") + path}, nil
 }
 
 // Model is the model the client asks.
@@ -234,7 +258,7 @@ func (c *Client) do(ctx context.Context, req Request, onContent func(string)) (R
 	body := io.LimitReader(resp.Body, maxReplyBytes)
 	if resp.StatusCode != http.StatusOK {
 		raw, _ := io.ReadAll(body)
-		return Response{}, &StatusError{Code: resp.StatusCode, Status: resp.Status, Message: errorMessage(raw)}
+		return Response{}, &StatusError{Code: resp.StatusCode, Status: resp.Status, Message: errorMessage(raw), RetryAfter: retryAfter(resp.Header)}
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); req.Stream && mt == "text/event-stream" {
 		out, err := readStream(body, onContent)
@@ -259,6 +283,9 @@ type StatusError struct {
 	Code    int
 	Status  string
 	Message string
+	// RetryAfter is the reply's retry-after (or retry-after-ms); zero
+	// when it gave none.
+	RetryAfter time.Duration
 }
 
 func (e *StatusError) Error() string { return fmt.Sprintf("status %s: %s", e.Status, e.Message) }
@@ -328,6 +355,7 @@ type chunk struct {
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
 	Error *struct {
+		Type    string `json:"type"`
 		Message string `json:"message"`
 	} `json:"error"`
 	Usage *usage `json:"usage"`
@@ -358,7 +386,7 @@ func readStream(r io.Reader, onContent func(string)) (Response, error) {
 			return Response{}, fmt.Errorf("stream event is not a chat completion chunk: %w", err)
 		}
 		if ch.Error != nil {
-			return Response{}, fmt.Errorf("the stream reported an error: %s", ch.Error.Message)
+			return Response{}, fmt.Errorf("the stream reported an error: %w", streamError(ch.Error.Type, ch.Error.Message))
 		}
 		if ch.Usage != nil {
 			out.Tokens = ch.Usage.total()

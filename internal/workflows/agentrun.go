@@ -82,6 +82,9 @@ type agent struct {
 	limits  round.Limits
 	now     time.Time
 	reason  string
+	// apis: the run reads its turns' stops and runs turns of the Messages
+	// and Responses APIs in their format (changeAgentAPIs).
+	apis bool
 }
 
 // Run is the workflow function.
@@ -111,6 +114,7 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 	if err := a.startLimits(ctx, w.Limits); err != nil {
 		return round.AgentStatus{}, err
 	}
+	a.apis = workflow.GetVersion(ctx, changeAgentAPIs, workflow.DefaultVersion, 1) >= 1
 
 	for {
 		// 1. User messages.
@@ -143,7 +147,15 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 		a.calls++
 		a.conv = append(a.conv, out.Message)
 		a.countTokens(out.Tokens)
-		// 5. The answer or the next round.
+		// 5. The answer or the next round: a turn cut off or refused is
+		// never the answer (F4); a paused turn goes back as it is.
+		if a.apis && a.stopped(out) {
+			break
+		}
+		if a.apis && out.Stop == round.StopPause {
+			a.takeUserMessages(userMessages)
+			continue
+		}
 		if len(out.Message.ToolCalls) == 0 {
 			a.final = out.Message.Content
 			if a.takeUserMessages(userMessages) {
@@ -179,6 +191,21 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 	}
 	a.finish(ctx)
 	return a.snapshot(), nil
+}
+
+// stopped reports whether the turn ends the run truncated or refused.
+func (a *agent) stopped(out round.ModelOutput) bool {
+	switch out.Stop {
+	case round.StopTruncated:
+		a.status = round.AgentTruncated
+		a.reason = fmt.Sprintf("the model's turn was cut off (%s); its tool calls did not run", out.FinishReason)
+	case round.StopRefused:
+		a.status = round.AgentRefused
+		a.reason = fmt.Sprintf("the model refused (%s)", out.FinishReason)
+	default:
+		return false
+	}
+	return true
 }
 
 func (w *AgentWorkflow) heartbeat() time.Duration {
@@ -273,6 +300,16 @@ func (a *agent) runRound(ctx workflow.Context, msg round.AgentMessage) (round.Ou
 	if a.limited {
 		in.Limits = a.in.Limits
 	}
+	if a.apis && len(msg.Raw) > 0 {
+		// The turn as the API gave it, so the round reads its calls in its
+		// format and its messages come back in it (F1, F2).
+		in.Format, in.Assistant = msg.Format.Name(), round.Message{}
+		if in.Format == round.FormatAnthropic {
+			in.Turn = msg.Raw
+		} else {
+			in.Output = msg.Raw
+		}
+	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID: in.WorkflowID(),
 		// A round id names one execution for good: a closed round is never
@@ -309,6 +346,9 @@ func (a *agent) appendResults(ctx workflow.Context, res round.Output) {
 		}
 		if r.ContentRef != "" {
 			m.ContentRef, m.Tool = r.ContentRef, r.Tool
+		}
+		if a.apis {
+			m.IsError = round.IsError(r.Status)
 		}
 		a.conv = append(a.conv, m)
 	}

@@ -1,0 +1,154 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/toolround/toolround/internal/llm"
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools/secrets"
+)
+
+// The model call in the Messages and Responses APIs (F4): the conversation
+// goes in the API's own shape, the assistant turns as the API gave them,
+// the tool messages as one user message of tool_result blocks (anthropic)
+// or function_call_output items (responses), as a round gives them (F2).
+
+func apiFormat(api string) round.Format {
+	if api == llm.APIAnthropic {
+		return round.FormatAnthropic
+	}
+	return round.FormatResponses
+}
+
+// ErrTypeMixedAPIs is a conversation that holds turns of another API than
+// the worker's LLM_API.
+const ErrTypeMixedAPIs = "MixedAPIs"
+
+func (m *Model) turnRequest(ctx context.Context, in round.ModelInput, api string) (llm.TurnRequest, error) {
+	f := apiFormat(api)
+	req := llm.TurnRequest{System: SystemPrompt}
+	if m.Registry != nil {
+		ts, err := m.Registry.ToolsFor(in.Provider, in.ClientTools).In(f)
+		if err != nil {
+			return llm.TurnRequest{}, err
+		}
+		if ts.TurnContext != "" {
+			req.System += "\n\n" + ts.TurnContext
+		}
+		if req.Tools, err = json.Marshal(ts.Tools); err != nil {
+			return llm.TurnRequest{}, fmt.Errorf("encode tools: %w", err)
+		}
+	}
+	type toolResult struct {
+		Type      string `json:"type"`
+		ToolUseID string `json:"tool_use_id"`
+		Content   string `json:"content"`
+		IsError   bool   `json:"is_error"`
+	}
+	var results []toolResult // anthropic tool messages not yet sent
+	add := func(v any) {
+		b, _ := json.Marshal(v)
+		req.Input = append(req.Input, b)
+	}
+	flush := func() {
+		if len(results) > 0 {
+			add(map[string]any{"role": "user", "content": results})
+			results = nil
+		}
+	}
+	for i, am := range in.Messages {
+		switch {
+		case am.Role == "tool":
+			content := m.fullContent(ctx, am)
+			if f == round.FormatAnthropic {
+				results = append(results, toolResult{Type: "tool_result", ToolUseID: am.ToolCallID, Content: content, IsError: am.IsError})
+			} else {
+				add(map[string]any{"type": "function_call_output", "call_id": am.ToolCallID, "output": content})
+			}
+			continue
+		case am.Role == "assistant" && len(am.Raw) > 0:
+			if am.Format.Name() != f {
+				return llm.TurnRequest{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+					"message %d of the conversation is a %s turn, but the worker speaks LLM_API=%s: run it on a worker of its API", i, am.Format.Name(), api), ErrTypeMixedAPIs, nil)
+			}
+			flush()
+			if f == round.FormatAnthropic {
+				req.Input = append(req.Input, am.Raw)
+			} else {
+				var items []json.RawMessage
+				if err := json.Unmarshal(am.Raw, &items); err != nil {
+					return llm.TurnRequest{}, fmt.Errorf("message %d: the stored output items: %w", i, err)
+				}
+				req.Input = append(req.Input, items...)
+			}
+			continue
+		case am.Role == "assistant" && len(am.ToolCalls) > 0:
+			return llm.TurnRequest{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+				"message %d of the conversation is a chat-completions turn, but the worker speaks LLM_API=%s", i, api), ErrTypeMixedAPIs, nil)
+		}
+		flush()
+		add(map[string]any{"role": am.Role, "content": m.fullContent(ctx, am)})
+	}
+	flush()
+	return req, nil
+}
+
+// fullContent is a message's whole content, read back from the blob store
+// when it is kept there.
+func (m *Model) fullContent(ctx context.Context, am round.AgentMessage) string {
+	if am.ContentRef == "" || m.Blobs == nil {
+		return am.Content
+	}
+	full, err := m.Blobs.Get(ctx, am.ContentRef)
+	if err != nil {
+		m.logger().Warn("a stored message content could not be read; the model gets its preview", "ref", am.ContentRef, "error", err)
+		return am.Content
+	}
+	if am.Tool != "" {
+		return round.NotedContent(am.Tool, am.Note, full)
+	}
+	return full
+}
+
+// turnOutput is what enters history of a Messages or Responses turn: the
+// turn with its store_secret values sealed, its text and its calls.
+func (m *Model) turnOutput(ctx context.Context, api string, turn llm.Turn) (round.ModelOutput, error) {
+	f := apiFormat(api)
+	ri := round.Input{Format: f}
+	if f == round.FormatAnthropic {
+		ri.Turn = turn.Raw
+	} else {
+		ri.Output = turn.Raw
+	}
+	if m.SecretKey != nil && len(turn.Calls) > 0 {
+		key, err := m.SecretKey()
+		if err != nil {
+			return round.ModelOutput{}, fmt.Errorf("model: the key that seals secrets: %w", err)
+		}
+		err = ri.MapArguments(func(c round.TurnCall) (round.Arguments, error) {
+			sealed, err := secrets.SealToolCall(key, c.Function.Name, string(c.Function.Arguments))
+			if err != nil {
+				return round.Arguments(`"arguments withheld: they looked like a store_secret value but could not be read as JSON"`), nil
+			}
+			return round.Arguments(sealed), nil
+		})
+		if err != nil {
+			return round.ModelOutput{}, temporal.NewNonRetryableApplicationError("model: the turn's calls: "+err.Error(), ErrTypeModelRejected, err)
+		}
+	}
+	msg := round.AgentMessage{Role: "assistant", Content: turn.Text, Format: f, Raw: ri.TurnJSON()}
+	if len(turn.Calls) > 0 {
+		calls, err := ri.TurnCalls()
+		if err != nil {
+			return round.ModelOutput{}, temporal.NewNonRetryableApplicationError("model: the turn's calls: "+err.Error(), ErrTypeModelRejected, err)
+		}
+		for _, c := range calls {
+			msg.ToolCalls = append(msg.ToolCalls, c.ToolCall)
+		}
+	}
+	return round.ModelOutput{Message: msg, FinishReason: turn.StopReason, Stop: string(turn.Stop), Tokens: turn.Tokens}, nil
+}
