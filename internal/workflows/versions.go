@@ -27,6 +27,7 @@ const (
 	changeFormats          = "wire-formats"            // F1: a turn in format anthropic or responses is read in it (round.go; asked only by such rounds, so openai rounds pay no marker; without it, legacyFormat)
 	changeRunLimits        = "run-limits"              // B1, B2: Features.RunLimits, run limits and counted rules (limits.go)
 	changeAgentLimits      = "agent-limits"            // B1: an agent run's limits, its model tokens counted, limit_reached (agentlimits.go; asked directly)
+	changeNotify           = "notify-webhooks"         // N1, N2: a round whose snapshot has NotifySettings starts notification workflows and records used link nonces (notify.go; asked only by such rounds)
 	changeBaseline1        = "baseline-2026-11-30"     // one marker for every change of baseline1
 	changeBaseline2        = "baseline-2026-12-01"     // one marker for every change of baseline2
 	changeBaseline3        = "baseline-2026-12-02"     // one marker for every change of baseline3
