@@ -110,6 +110,8 @@ type Decision struct {
 	Args string `json:"args,omitempty"`
 	// WaitID and UpTo are those of round.Confirm (B1, B2).
 	WaitID string `json:"wait_id,omitempty"`
+	// Nonce is a signed link's nonce (N2), for a decision via "link".
+	Nonce string `json:"nonce,omitempty"`
 	UpTo   int64  `json:"up_to,omitempty"`
 }
 

@@ -1,10 +1,15 @@
 package tests
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -132,4 +137,67 @@ func TestNotifyWebhooksOfAWaitN1(t *testing.T) {
 		d, ok := h.payload("notify/" + p[0].WaitID + "/decided")
 		return ok && d.Type == "decided" && strings.Contains(d.Reason, "alice")
 	}, 30*time.Second, 50*time.Millisecond, "keys: %v", h.keys())
+}
+
+// The waiting webhook carries approve and deny links to the console; GET
+// changes nothing, POST of the token decides via link as the approver, not
+// verified, once; a forged token is 403 and an expired one 410.
+func TestNotifySignedLinksDecideOnceN2(t *testing.T) {
+	h := newHookReceiver(t, "hook-secret-2")
+	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	workerTokens := filepath.Join(t.TempDir(), "tokens")
+	require.NoError(t, os.WriteFile(workerTokens, []byte("worker-side-token-0001 alice approver\n"), 0o600))
+	e := newEnv(t, "NOTIFY_URL="+h.srv.URL, "NOTIFY_SECRET=hook-secret-2", "NOTIFY_LINK_KEY="+key, "NOTIFY_APPROVER=alice")
+	c := e.startConsole()
+	e.startWorkerBin(workerBin, "CONSOLE_URL="+c.url, "CONSOLE_TOKENS="+workerTokens)
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("r1", "run_command", map[string]any{"command": "echo linked"}),
+		call("r2", "run_command", map[string]any{"command": "echo other"}))
+	done := e.startRound(in)
+	p := e.waitPending(in.WorkflowID(), "r1", "r2")
+	var w notify.Payload
+	require.Eventually(t, func() bool {
+		var ok bool
+		w, ok = h.payload("notify/" + p[0].WaitID + "/waiting")
+		return ok
+	}, 30*time.Second, 50*time.Millisecond)
+	require.True(t, strings.HasPrefix(w.Links.Approve, c.url+"/link#"), w.Links.Approve)
+	require.True(t, strings.HasPrefix(w.Links.Deny, c.url+"/link#"), w.Links.Deny)
+	require.Equal(t, c.url+"/calls/"+in.WorkflowID(), w.Links.Open)
+	token := strings.SplitN(w.Links.Approve, "#", 2)[1]
+
+	get, err := http.Get(w.Links.Approve)
+	require.NoError(t, err)
+	_ = get.Body.Close()
+	require.Equal(t, http.StatusOK, get.StatusCode)
+	require.Equal(t, "no-referrer", get.Header.Get("Referrer-Policy"))
+	require.Equal(t, "no-store", get.Header.Get("Cache-Control"))
+	require.Contains(t, get.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'")
+	require.Len(t, e.waitPending(in.WorkflowID(), "r1", "r2"), 2, "GET decides nothing")
+
+	post := func(tok string) int {
+		resp, err := http.PostForm(c.url+"/link", url.Values{"token": {tok}})
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	forged := token[:len(token)-2] + "AA"
+	require.Equal(t, http.StatusForbidden, post(forged))
+	k, _ := base64.StdEncoding.DecodeString(key)
+	l, err := notify.VerifyLink(k, token, time.Now())
+	require.NoError(t, err)
+	l.Expires, l.Nonce = time.Now().Add(-time.Minute).Unix(), "other"
+	require.Equal(t, http.StatusGone, post(notify.MintLink(k, l)))
+
+	require.Equal(t, http.StatusOK, post(token))
+	require.Equal(t, http.StatusConflict, post(token), "a link decides once (link_used)")
+	e.mustStarter("deny", in.WorkflowID(), "r2")
+	res := decodeResult(t, <-done)
+	a := byID(res)["r1"].Approval
+	require.Equal(t, round.DecisionApproved, a.Decision)
+	require.Equal(t, "link", a.Via)
+	require.Equal(t, "alice", a.By)
+	require.False(t, a.Verified)
+	require.NotContains(t, c.logs.String(), token, "no log holds a token")
+	require.Equal(t, http.StatusNotFound, post(strings.SplitN(w.Links.Deny, "#", 2)[1]), "the round has ended")
 }
