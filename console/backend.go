@@ -112,7 +112,7 @@ type Decision struct {
 	WaitID string `json:"wait_id,omitempty"`
 	// Nonce is a signed link's nonce (N2), for a decision via "link".
 	Nonce string `json:"nonce,omitempty"`
-	UpTo   int64  `json:"up_to,omitempty"`
+	UpTo  int64  `json:"up_to,omitempty"`
 }
 
 // PendingCall is a call that waits for a person or a client, as the round's

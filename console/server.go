@@ -262,8 +262,6 @@ var statuses = []struct {
 	{round.CodeStaleApproval, http.StatusConflict},
 	{round.CodeStaleWait, http.StatusConflict},
 	{round.CodeLinkUsed, http.StatusConflict},
-	{round.CodeLinkExpired, http.StatusGone},
-	{round.CodeBadLink, http.StatusForbidden},
 	{round.CodeInputMismatch, http.StatusConflict},
 	{round.CodeInvalidArgs, http.StatusBadRequest},
 	{round.CodeInvalidDecision, http.StatusBadRequest},

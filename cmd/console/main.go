@@ -16,8 +16,8 @@ import (
 
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/console"
-	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/engine"
+	"github.com/toolround/toolround/notify"
 )
 
 const usage = `usage: console
