@@ -304,6 +304,9 @@ type ConfirmOptions struct {
 	// UpTo bounds the remembered rule to that many matching calls of the
 	// run (B2); it needs Remember.
 	UpTo int64
+	// Nonce is a signed link's nonce (N2): the round refuses one it has
+	// recorded (ErrLinkUsed).
+	Nonce string
 }
 
 // Errors of Approve and Deny, from the round's answer (T1); match them with
@@ -329,12 +332,15 @@ var (
 	// take: remember, pattern, allow_turn, args or up_to on a call past a
 	// run limit, or up_to without remember (B1, B2).
 	ErrInvalidDecision error = &round.Error{Code: round.CodeInvalidDecision, Message: "the decision does not fit the wait"}
+	// ErrLinkUsed: the signed link has decided already (N2).
+	ErrLinkUsed error = &round.Error{Code: round.CodeLinkUsed, Message: "the link has decided already"}
 )
 
 // refusals are the sentinels of the codes a round refuses a request with.
 var refusals = map[round.ErrorCode]error{
 	round.CodeNotWaiting: ErrNotWaiting, round.CodeStaleApproval: ErrStaleApproval, round.CodeInvalidArgs: ErrInvalidArgs,
 	round.CodeAlreadyDecided: ErrAlreadyDecided, round.CodeStaleWait: ErrStaleWait, round.CodeInvalidDecision: ErrInvalidDecision,
+	round.CodeLinkUsed: ErrLinkUsed,
 }
 
 // Approve lets a waiting call run. It returns once the round has applied
@@ -345,6 +351,7 @@ func (c *Client) Approve(ctx context.Context, workflowID, callID string, o Confi
 	return c.confirm(ctx, workflowID, round.Confirm{
 		CallID: callID, Approve: true, Reason: o.Reason, Remember: o.Remember, AllowTurn: o.AllowTurn, Pattern: o.Pattern,
 		ApprovalID: o.ApprovalID, By: o.By, Via: o.Via, Verified: o.Verified, Args: o.Args, WaitID: o.WaitID, UpTo: o.UpTo,
+		Nonce: o.Nonce,
 	})
 }
 
@@ -352,7 +359,7 @@ func (c *Client) Approve(ctx context.Context, workflowID, callID string, o Confi
 // It returns as Approve does.
 func (c *Client) Deny(ctx context.Context, workflowID, callID string, o ConfirmOptions) error {
 	return c.confirm(ctx, workflowID, round.Confirm{
-		CallID: callID, Approve: false, Reason: o.Reason, ApprovalID: o.ApprovalID, By: o.By, Via: o.Via, Verified: o.Verified, WaitID: o.WaitID,
+		CallID: callID, Approve: false, Reason: o.Reason, ApprovalID: o.ApprovalID, By: o.By, Via: o.Via, Verified: o.Verified, WaitID: o.WaitID, Nonce: o.Nonce,
 	})
 }
 

@@ -278,3 +278,9 @@ func isForm(r *http.Request) bool {
 	ct := r.Header.Get("Content-Type")
 	return strings.HasPrefix(ct, "application/x-www-form-urlencoded") || strings.HasPrefix(ct, "multipart/form-data")
 }
+
+// Covers reports whether the token may see and act on the session (H2):
+// every session when it has no scope.
+func (t Token) Covers(session string) bool {
+	return principal{Scope: t.Sessions}.allows(session)
+}

@@ -110,7 +110,9 @@ type Decision struct {
 	Args string `json:"args,omitempty"`
 	// WaitID and UpTo are those of round.Confirm (B1, B2).
 	WaitID string `json:"wait_id,omitempty"`
-	UpTo   int64  `json:"up_to,omitempty"`
+	// Nonce is a signed link's nonce (N2), for a decision via "link".
+	Nonce string `json:"nonce,omitempty"`
+	UpTo  int64  `json:"up_to,omitempty"`
 }
 
 // PendingCall is a call that waits for a person or a client, as the round's

@@ -36,6 +36,9 @@ type Options struct {
 	SessionTTL time.Duration
 	// Now is the clock of the page's "waiting for" times. Default time.Now.
 	Now func() time.Time
+	// LinkKey verifies the signed links of webhooks (NOTIFY_LINK_KEY, N2);
+	// nil: POST /link refuses every link.
+	LinkKey []byte
 }
 
 // Server serves the API and the page.
@@ -117,6 +120,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /login", s.loginPage)
 	m.HandleFunc("POST /login", s.login)
 	m.HandleFunc("POST /logout", s.logout)
+	m.HandleFunc("GET /link", s.getLink)
+	m.HandleFunc("POST /link", s.postLink)
 	m.Handle("GET /assets/", assetHandler())
 }
 
@@ -256,6 +261,7 @@ var statuses = []struct {
 	{round.CodeNotRunning, http.StatusConflict},
 	{round.CodeStaleApproval, http.StatusConflict},
 	{round.CodeStaleWait, http.StatusConflict},
+	{round.CodeLinkUsed, http.StatusConflict},
 	{round.CodeInputMismatch, http.StatusConflict},
 	{round.CodeInvalidArgs, http.StatusBadRequest},
 	{round.CodeInvalidDecision, http.StatusBadRequest},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/envconf"
+	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/command/sandbox"
 	"github.com/toolround/toolround/tools/decision"
@@ -119,6 +120,17 @@ type Config struct {
 	// says, as JSON with the fields of a round's limits
 	// ({"max_calls": 500, "max_seconds": 7200}; B1). Default none.
 	Limits round.Limits
+	// Notify are the webhooks of waits (N1): NOTIFY_URL, NOTIFY_ROUTES,
+	// NOTIFY_SECRET, NOTIFY_FORMAT, NOTIFY_RETRY, and for signed links (N2)
+	// CONSOLE_URL, NOTIFY_APPROVER and CONSOLE_TOKENS (whose scope for the
+	// approver decides which sessions get links). Default none.
+	Notify notify.Config
+	// ConsoleTokens is CONSOLE_TOKENS, read for NOTIFY_APPROVER's scope.
+	ConsoleTokens string
+	// LinkKey locates the key that signs links (N2): NOTIFY_LINK_KEY or
+	// NOTIFY_LINK_KEY_FILE (default ~/.config/toolround/link.key, created on
+	// first use); loaded only when links can be minted.
+	LinkKey notify.LinkKeyConfig
 	// MetricsAddr is METRICS_ADDR, where the worker serves /metrics in the
 	// Prometheus text format (e.g. 127.0.0.1:9464). Default none.
 	MetricsAddr string
@@ -190,6 +202,11 @@ func ConfigFromEnv() (Config, error) {
 	c.MCPConfig = envconf.Get(mcp.ConfigEnv, "")
 	c.ToolsConfig = envconf.Get(ext.ConfigEnv, "")
 	c.MetricsAddr = envconf.Get("METRICS_ADDR", "")
+	if c.Notify, err = notify.ConfigFromEnv(os.Getenv); err != nil {
+		return c, err
+	}
+	c.ConsoleTokens = envconf.Get("CONSOLE_TOKENS", "")
+	c.LinkKey = notify.LinkKeyConfigFromEnv()
 	if c.Sandbox, err = sandbox.ConfigFromEnv(os.Getenv); err != nil {
 		return c, err
 	}

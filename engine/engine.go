@@ -12,6 +12,7 @@ import (
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/builtin"
 	"github.com/toolround/toolround/tools/command/sandbox"
@@ -31,7 +32,9 @@ type Engine struct {
 	Catalog    *workflows.RegistryCatalog
 	Workflow   *workflows.RoundWorkflow
 	Activities *activities.Activities
-	Logger     *slog.Logger
+	// Notifier posts the webhooks of waits (N1); nil without NOTIFY_URL.
+	Notifier *notify.Notifier
+	Logger   *slog.Logger
 	// Telemetry is the worker's metrics and traces (metrics.go).
 	Telemetry *Telemetry
 
@@ -100,6 +103,10 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		return nil, fmt.Errorf("engine: the key that signs allow rules: %w", err)
 	}
 	e.Activities = acts
+	if e.Notifier, err = newNotifier(cfg); err != nil {
+		e.Close()
+		return nil, err
+	}
 	if err := e.registerTools(ctx, resultCache); err != nil {
 		e.Close()
 		return nil, err
@@ -111,6 +118,7 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		LocalMaxTimeout:  cfg.LocalActivityMax,
 		DenyAutoApprove:  cfg.DenyAutoApprove,
 		WorkerLimits:     cfg.Limits,
+		Notify:           notifySettings(cfg.Notify),
 	})
 	e.Workflow = &workflows.RoundWorkflow{Catalog: e.Catalog}
 	return e, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/seam"
 	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 )
 
@@ -64,6 +65,16 @@ func registerAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activitie
 		r.RegisterActivityWithOptions(f.Func, activity.RegisterOptions{Name: f.Name})
 	}
 	registerAgent(r, wf, acts)
+}
+
+// registerNotify registers the notification workflow and its activity
+// (N1); n nil: a notifier with no webhook, which posts nothing.
+func registerNotify(r worker.Registry, n *notify.Notifier) {
+	if n == nil {
+		n = &notify.Notifier{}
+	}
+	r.RegisterWorkflowWithOptions(notify.Workflow, workflow.RegisterOptions{Name: notify.WorkflowName})
+	r.RegisterActivityWithOptions(n.Post, activity.RegisterOptions{Name: notify.ActivityPost})
 }
 
 // seamSwaps are the swaps of seam.WithActivity that ctx carries, made of

@@ -156,6 +156,7 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 		return err
 	}
 	registerAll(wk.w, e.Workflow, e.Activities, swaps...)
+	registerNotify(wk.w, e.Notifier)
 	for _, nw := range o.workflows {
 		wk.w.RegisterWorkflowWithOptions(nw.fn, workflow.RegisterOptions{Name: nw.name})
 	}

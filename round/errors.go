@@ -22,6 +22,7 @@ const (
 	CodeAlreadyDecided  ErrorCode = ErrAlreadyDecided
 	CodeStaleWait       ErrorCode = ErrStaleWait       // the wait_id is not the call's current wait (B1)
 	CodeInvalidDecision ErrorCode = ErrInvalidDecision // a decision with fields its wait does not take (B1, B2)
+	CodeLinkUsed        ErrorCode = ErrLinkUsed        // a signed link that has decided already (N2)
 
 	CodeBadRequest     ErrorCode = "bad_request"     // an input or request that cannot be run at all
 	CodeInvalidInput   ErrorCode = "invalid_input"   // a field the contract does not know (U8)

@@ -62,6 +62,10 @@ type Confirm struct {
 	// UpTo bounds a remembered rule to that many matching calls of the
 	// run (B2); it needs Remember.
 	UpTo int64 `json:"up_to,omitempty"`
+	// Nonce is the signed link's nonce when the decision came from one
+	// (N2, Via "link"): the round refuses a nonce it has recorded
+	// (ErrLinkUsed).
+	Nonce string `json:"nonce,omitempty"`
 }
 
 // UpdateConfirm is the update that carries the same payload as
@@ -84,6 +88,9 @@ const (
 	// remember, pattern, allow_turn, args or up_to on a call past a limit,
 	// or up_to without remember (B1, B2).
 	ErrInvalidDecision = "invalid_decision"
+	// ErrLinkUsed: the decision comes from a signed link whose nonce the
+	// round has recorded: a link decides once (N2).
+	ErrLinkUsed = "link_used"
 )
 
 // SignalExtend adds to a waiting call's deadline (T3). Clients send

@@ -17,6 +17,7 @@ import (
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/console"
 	"github.com/toolround/toolround/engine"
+	"github.com/toolround/toolround/notify"
 )
 
 const usage = `usage: console
@@ -29,7 +30,8 @@ environment:
                     without it, one approver token is generated and printed
   CONSOLE_TLS_CERT, CONSOLE_TLS_KEY   serve HTTPS with this certificate
   TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TASK_QUEUE, REDIS_URL,
-  TOOLROUND_SECRET_KEY[_FILE]         as for the worker and the starter`
+  TOOLROUND_SECRET_KEY[_FILE]         as for the worker and the starter
+  NOTIFY_LINK_KEY[_FILE]              the key of signed links (N2), as for the workers`
 
 func main() {
 	if len(os.Args) > 1 {
@@ -75,7 +77,11 @@ func run(ctx context.Context) error {
 	backend := console.NewTemporalBackend(tc, console.TemporalOptions{
 		Namespace: cfg.Namespace, TaskQueue: cfg.TaskQueue, Redis: rc, Secrets: cfg.Secrets, Logger: logger,
 	})
-	srv, err := console.New(console.Options{Backend: backend, Tokens: tokens, Logger: logger})
+	linkKey, err := notify.LinkKeyConfigFromEnv().LoadKey()
+	if err != nil {
+		return fmt.Errorf("the key that verifies signed links: %w", err)
+	}
+	srv, err := console.New(console.Options{Backend: backend, Tokens: tokens, Logger: logger, LinkKey: linkKey})
 	if err != nil {
 		return err
 	}

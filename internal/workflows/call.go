@@ -94,6 +94,9 @@ type Call struct {
 	// is how many of its reminders (at half and 90% of the wait) are out.
 	deadline time.Time
 	reminded int
+	// notedReminders numbers the wait's reminder notifications (N1); it
+	// never goes back, so an extension's reminders get new ids.
+	notedReminders int
 	// started is when pass 2 started the call.
 	started time.Time
 	// selfPublished: the activity publishes the call's call_started event.

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -254,6 +255,8 @@ func (r *run) startExternal(ctx workflow.Context, c *Call, ti ToolInfo) workflow
 		pend.Questions = Questions(c.Args)
 	}
 	c.pending = pend
+	r.externalWaitID(c, pend)
+	r.notifyWait(c, pend, notify.TypeWaiting, 0, "waits for "+strings.ReplaceAll(pend.Kind, "_", " "))
 	f, settable := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		ok, err := workflow.AwaitWithTimeout(ctx, r.snap.ConfirmTimeout, func() bool { return c.answer != nil })
@@ -264,6 +267,7 @@ func (r *run) startExternal(ctx workflow.Context, c *Call, ti ToolInfo) workflow
 			settable.Set(nil, temporal.NewCanceledError())
 		default:
 			if c.waitsFor(pend.Kind) {
+				r.notifyWait(c, pend, notify.TypeExpired, 0, "no "+strings.ReplaceAll(pend.Kind, "_", " ")+" within "+r.snap.ConfirmTimeout.String())
 				c.pending = nil
 			}
 			settable.Set(round.ExecuteOutput{IsError: true, Content: "no " + strings.ReplaceAll(pend.Kind, "_", " ") + " arrived within " + r.snap.ConfirmTimeout.String()}, nil)

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -121,6 +122,7 @@ func (r *run) gate(ctx workflow.Context) {
 			c.Waits++
 			c.pending.WaitID = approval.WaitID(c.ApprovalID, c.pending.Kind, c.Waits)
 		}
+		r.notifyWait(c, c.pending, notify.TypeWaiting, 0, c.ConfirmWhy)
 		r.record(r.scope.ConfirmationRequested(now, c.CallID, c.Tool, c.Facts.Subject+" ("+c.ConfirmWhy+")"))
 		r.metricApprovalRequested(ctx, c)
 		raised++
@@ -178,6 +180,7 @@ func (r *run) expire(ctx workflow.Context, now time.Time) {
 		}
 		waited := c.deadline.Sub(c.pending.Since)
 		r.metricApprovalDecided(ctx, c, gateEnd(false))
+		r.notifyWait(c, c.pending, notify.TypeExpired, 0, "no decision within "+waited.String())
 		c.pending = nil
 		c.Approval = &round.Approval{Decision: round.DecisionExpired, At: now, Reason: "no decision within " + waited.String(), Limits: c.Limits}
 		c.done(round.StatusExpired, ExpiredContent(waited))
@@ -222,6 +225,8 @@ func (r *run) remind(now time.Time) bool {
 			continue
 		}
 		c.reminded = due
+		c.notedReminders++
+		r.notifyWait(c, c.pending, notify.TypeReminder, c.notedReminders, "still waits for a decision; it expires in "+c.deadline.Sub(now).String())
 		r.reminders++
 		r.record(r.scope.ApprovalReminder(now, c.CallID, c.Tool, r.reminders,
 			"still waits for a decision; it expires in "+c.deadline.Sub(now).String()+" (approval_id "+c.ApprovalID+")"))
@@ -257,6 +262,12 @@ func (r *run) nextGateTime() (time.Time, bool) {
 // edited arguments pass the tool's schema. Its errors carry the update's
 // error types.
 func (r *run) checkConfirm(s round.Confirm) (*Call, error) {
+	if s.Nonce != "" && r.notes.nonces[s.Nonce] {
+		return nil, temporal.NewNonRetryableApplicationError("the link has decided already: a link decides once", round.ErrLinkUsed, nil)
+	}
+	if s.Via == "link" && (s.Remember || s.Pattern != "" || s.AllowTurn || len(s.Args) > 0 || s.UpTo != 0) {
+		return nil, temporal.NewNonRetryableApplicationError("invalid decision: a link approves or denies only; it never remembers, patterns, allows the turn or edits", round.ErrInvalidDecision, nil)
+	}
 	i, known := r.index[s.CallID]
 	if !known || !r.calls[i].waitsForDecision() {
 		why := "no call with this id in the round"
@@ -317,6 +328,12 @@ func (r *run) onConfirm(ctx workflow.Context, s round.Confirm, via string) {
 		return
 	}
 	now := workflow.Now(ctx)
+	if s.Nonce != "" {
+		if r.notes.nonces == nil {
+			r.notes.nonces = map[string]bool{}
+		}
+		r.notes.nonces[s.Nonce] = true
+	}
 	if s.Via == "" {
 		s.Via = via
 	}
@@ -402,6 +419,7 @@ func (r *run) settleOthers(ctx workflow.Context, by string) {
 // decide settles a call that waits at the gate and records the decision.
 func (r *run) decide(ctx workflow.Context, c *Call, approve bool, rec *round.Approval, detail string) {
 	r.metricApprovalDecided(ctx, c, decision(approve))
+	r.notifyWait(c, c.pending, notify.TypeDecided, 0, detail)
 	c.pending = nil
 	c.Approval = rec
 	Decide(c, approve, rec.Reason)

@@ -73,6 +73,8 @@ type run struct {
 	// signsUsage: the round checks and signs the run's usage
 	// (changeSignedUsage); unverified: the usage it got did not verify.
 	signsUsage, unverified bool
+	// notes are the round's notifications (N1, notify.go).
+	notes notifier
 }
 
 // Run is the workflow function: the steps of a round, in order.
@@ -99,6 +101,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	// The approvals of T1-T5, or for a round recorded before them those it
 	// had (legacy.go): the one branch on the round's past in the steps.
 	r.approvals = r.pickApprovals(ctx)
+	r.startNotify(ctx)
 
 	// 2. Pass 1; P1.7 before P1.6 and approval.Needs over the rules that
 	// verified.
@@ -152,6 +155,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	// 8. The result, within its budget.
 	res := round.NewOutput(&in, out.Result)
 	r.fit(dctx, &res)
+	r.drainNotify(dctx)
 	r.endSearch(dctx)
 	r.metricRoundDone(ctx, &res)
 	return res, nil

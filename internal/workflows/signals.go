@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 )
 
@@ -153,6 +154,7 @@ func (r *run) onExternal(ctx workflow.Context, signal, kind, callID string, resu
 	}
 	c := &r.calls[i]
 	c.answer = result(c.pending)
+	r.notifyWait(c, c.pending, notify.TypeDecided, 0, strings.ReplaceAll(kind, "_", " ")+" arrived")
 	c.pending = nil
 }
 

@@ -117,6 +117,9 @@ type Snapshot struct {
 	// ReadsPaths of CallFacts.Approval). A snapshot recorded before has
 	// none, and the round reads them from pastFacts (legacy.go).
 	ToolFacts bool `json:"tool_facts,omitempty"`
+	// Notify is set when the worker has a webhook (NOTIFY_URL or
+	// NOTIFY_ROUTES, N1): the round then starts notification workflows.
+	Notify *NotifySettings `json:"notify,omitempty"`
 }
 
 func (s *Snapshot) loaded(name string) bool    { return contains(s.Loaded, name) }
@@ -163,6 +166,8 @@ type CatalogOptions struct {
 	// WorkerLimits bound every run whatever its input says (WORKER_LIMITS,
 	// B1).
 	WorkerLimits round.Limits
+	// Notify, when set, are the webhook settings every round records (N1).
+	Notify *NotifySettings
 }
 
 // RegistryCatalog is the Catalog of a tools.Registry.
@@ -199,6 +204,7 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 		Preloaded:        tools.SortedNames(tools.Preloaded(req.Provider, names, req.ClientTools)),
 		Tools:            map[string]ToolInfo{},
 		Calls:            make([]CallFacts, len(req.Calls)),
+		Notify:           c.Options.Notify,
 	}
 	client := map[string]tools.ToolSpec{}
 	for _, t := range req.ClientTools {

@@ -1,0 +1,27 @@
+// The signed-link page (N2): the token is in the URL's fragment, which no
+// request carries; the page shows what it decides, as text only, and posts
+// it when the person confirms. Nothing is decided before the click.
+(function () {
+  "use strict";
+  var token = decodeURIComponent((location.hash || "").replace(/^#/, ""));
+  history.replaceState(null, "", location.pathname); // the token leaves the address bar
+  var what = document.getElementById("link-what");
+  var link;
+  try {
+    var body = token.split(".")[0].replace(/-/g, "+").replace(/_/g, "/");
+    link = JSON.parse(atob(body));
+  } catch (e) {
+    what.textContent = "This link is not complete: open it as the message gave it.";
+    return;
+  }
+  var set = function (id, text) { document.getElementById(id).textContent = String(text); };
+  set("link-decision", link.d === "approve" ? "approve" : "deny");
+  set("link-workflow", link.w);
+  set("link-callid", link.c);
+  set("link-by", link.b);
+  set("link-expires", new Date(link.e * 1000).toISOString());
+  what.textContent = "Confirm to " + (link.d === "approve" ? "approve" : "deny") + " the call below.";
+  document.getElementById("link-token").value = token;
+  document.getElementById("link-call").hidden = false;
+  document.getElementById("link-form").hidden = false;
+})();

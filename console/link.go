@@ -1,0 +1,155 @@
+package console
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"net/http"
+	"strings"
+
+	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/notify"
+	"github.com/toolround/toolround/round"
+)
+
+// The signed links of webhooks (N2). GET /link is a page that changes
+// nothing: its script reads the token from the URL's fragment (which no
+// request carries), shows what it decides as text and offers one confirm
+// button, whose form POSTs the token as the field `token`. POST /link
+// verifies the token with the link key and decides as the token's
+// approver, via "link", not verified. No log line holds a token.
+
+// linkHeaders are the headers of both link responses.
+func linkHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+}
+
+var linkPage = template.Must(template.New("link").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Title}}</title>
+<meta name="referrer" content="no-referrer">
+<link rel="stylesheet" href="/assets/style.css"></head>
+<body><main class="link">
+<h1>{{.Title}}</h1>
+{{if .Message}}<p id="link-result">{{.Message}}</p>{{else}}
+<p id="link-what">Reading the link…</p>
+<dl id="link-call" hidden>
+<dt>Decision</dt><dd id="link-decision"></dd>
+<dt>Round</dt><dd id="link-workflow"></dd>
+<dt>Call</dt><dd id="link-callid"></dd>
+<dt>As</dt><dd id="link-by"></dd>
+<dt>Until</dt><dd id="link-expires"></dd>
+</dl>
+<form id="link-form" method="post" action="/link" hidden>
+<input type="hidden" name="token" id="link-token">
+<label>Reason <input type="text" name="reason" maxlength="500"></label>
+<button type="submit" id="link-confirm">Confirm</button>
+</form>
+<script src="/assets/link.js"></script>{{end}}
+</main></body></html>
+`))
+
+type linkView struct{ Title, Message string }
+
+func (s *Server) getLink(w http.ResponseWriter, r *http.Request) {
+	linkHeaders(w)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_ = linkPage.Execute(w, linkView{Title: "Confirm a decision"})
+}
+
+// linkAnswer is the page of a POST's outcome, with its status.
+func linkAnswer(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_ = linkPage.Execute(w, linkView{Title: "Decision", Message: msg})
+}
+
+func (s *Server) postLink(w http.ResponseWriter, r *http.Request) {
+	linkHeaders(w)
+	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
+	if err := r.ParseForm(); err != nil {
+		linkAnswer(w, http.StatusBadRequest, "The form could not be read.")
+		return
+	}
+	if s.opts.LinkKey == nil {
+		linkAnswer(w, http.StatusForbidden, "This console takes no links (no link key).")
+		return
+	}
+	l, err := notify.VerifyLink(s.opts.LinkKey, r.PostForm.Get("token"), s.opts.Now())
+	switch {
+	case errors.Is(err, notify.ErrLinkExpired):
+		linkAnswer(w, http.StatusGone, "The link has expired: the call's deadline has passed.")
+		return
+	case err != nil:
+		linkAnswer(w, http.StatusForbidden, "The link is not valid.")
+		return
+	}
+	session := sessionOf(l.WorkflowID)
+	if !s.approverCovers(l.By, session) {
+		linkAnswer(w, http.StatusForbidden, "The link's approver may not decide in this session.")
+		return
+	}
+	if err := target(principal{Name: l.By, Role: RoleApprover}, l.WorkflowID, kindRound); err != nil {
+		linkAnswer(w, http.StatusNotFound, "No such round.")
+		return
+	}
+	d := Decision{WorkflowID: l.WorkflowID, CallID: l.CallID, WaitID: l.WaitID, Approve: l.Decision == notify.DecisionApprove,
+		Reason: strings.TrimSpace(r.PostForm.Get("reason")), By: l.By, Via: "link", Nonce: l.Nonce}
+	if v, err := s.b.Round(r.Context(), l.WorkflowID); err == nil {
+		for _, p := range v.Pending {
+			if p.CallID == l.CallID {
+				d.ApprovalID = p.ApprovalID
+			}
+		}
+	}
+	err = s.b.Decide(r.Context(), d)
+	if err != nil {
+		status, code := statusOf(err)
+		if status == http.StatusInternalServerError {
+			s.log.Error("link decision failed", "workflow_id", l.WorkflowID, "call_id", l.CallID, "err", err)
+		}
+		msg := map[string]string{
+			string(round.CodeLinkUsed):       "This link has decided already.",
+			string(round.CodeNotWaiting):     "The call does not wait for a decision any more.",
+			string(round.CodeStaleApproval):  "The call waits for another decision now.",
+			string(round.CodeStaleWait):      "The call waits for another decision now.",
+			string(round.CodeAlreadyDecided): "The call was decided already.",
+		}[code]
+		if errors.Is(err, client.ErrAlreadyDecided) {
+			status = http.StatusConflict
+		}
+		if msg == "" {
+			msg = "The decision did not land: " + code
+		}
+		linkAnswer(w, status, msg)
+		return
+	}
+	verb := "approved"
+	if !d.Approve {
+		verb = "denied"
+	}
+	linkAnswer(w, http.StatusOK, fmt.Sprintf("The call %s was %s as %s.", l.CallID, verb, l.By))
+}
+
+// sessionOf is the session of a workflow id <type>/<session>/...
+func sessionOf(workflowID string) string {
+	parts := strings.Split(workflowID, "/")
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[1]
+}
+
+// approverCovers reports whether name is an approver token whose scope
+// covers the session (H2): links decide only as such an approver.
+func (s *Server) approverCovers(name, session string) bool {
+	for _, t := range s.opts.Tokens {
+		if t.Name == name && t.Role == RoleApprover && t.Covers(session) {
+			return true
+		}
+	}
+	return false
+}
