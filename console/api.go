@@ -91,6 +91,33 @@ func (s *Server) getRound(w http.ResponseWriter, r *http.Request, p principal) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// getTools is F3: ?provider=P[&format=F] gives the provider's tools array
+// of the built-in tools in format F (openai by default), its deferred names
+// and the turn-context line, as `starter tools` does without MCP_CONFIG and
+// TOOLS_CONFIG (which the workers read, not the console).
+func (s *Server) getTools(w http.ResponseWriter, r *http.Request, _ principal) {
+	q := r.URL.Query()
+	provider := q.Get("provider")
+	if !round.ValidIdentifier(provider) {
+		s.fail(w, r, fmt.Errorf("%w: provider %q is not a provider name", ErrBadInput, provider))
+		return
+	}
+	f := round.FormatOpenAI
+	if v := q.Get("format"); v != "" {
+		var err error
+		if f, err = round.ParseFormat(v); err != nil {
+			s.fail(w, r, fmt.Errorf("%w: %v", ErrBadInput, err))
+			return
+		}
+	}
+	ts, err := client.ToolsIn(provider, f)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ts)
+}
+
 // getInbox is H4; ?session=S keeps one session.
 func (s *Server) getInbox(w http.ResponseWriter, r *http.Request, p principal) {
 	entries, err := s.inbox(r, p, r.URL.Query().Get("session"))

@@ -106,6 +106,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/agents/{workflow_id...}", s.api(roleAny, s.getAgent))
 	m.HandleFunc("POST /api/v1/agents/{path...}", s.api(roleAny, s.postAgentPath))
 	m.HandleFunc("GET /api/v1/sessions/{session}/events", s.api(roleAny, s.getEvents))
+	m.HandleFunc("GET /api/v1/tools", s.api(roleAny, s.getTools))
 	m.HandleFunc("GET /api/v1/openapi.json", getOpenAPI)
 	m.HandleFunc("/api/", noEndpoint)
 	// Without these the mux would send the other methods of the two paths

@@ -876,3 +876,39 @@ func otherToken(tok string) string {
 	}
 	return "0" + tok[1:]
 }
+
+// TestToolsInEachFormatF3: GET /api/v1/tools gives a provider's built-in
+// tools array in the format asked for, openai by default; an unknown format
+// or a bad provider is 400, no token is 401.
+func TestToolsInEachFormatF3(t *testing.T) {
+	ts, _ := newTestServer(t)
+	code, body := do(t, ts, "GET", "/api/v1/tools?provider=claude-code", agentToken, "")
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "openai", body["format"])
+	require.Equal(t, "claude-code", body["provider"])
+	first := body["tools"].([]any)[0].(map[string]any)
+	require.Equal(t, "function", first["type"])
+	require.Contains(t, first, "function")
+	deferred := body["deferred"]
+
+	code, body = do(t, ts, "GET", "/api/v1/tools?provider=claude-code&format=anthropic", approverToken, "")
+	require.Equal(t, http.StatusOK, code)
+	first = body["tools"].([]any)[0].(map[string]any)
+	require.Contains(t, first, "input_schema")
+	require.NotContains(t, first, "type")
+	require.Equal(t, deferred, body["deferred"], "the deferred names are the same in every format")
+
+	code, body = do(t, ts, "GET", "/api/v1/tools?provider=openai&format=responses", agentToken, "")
+	require.Equal(t, http.StatusOK, code)
+	first = body["tools"].([]any)[0].(map[string]any)
+	require.Equal(t, false, first["strict"])
+	require.Contains(t, first, "parameters")
+
+	for _, q := range []string{"?provider=openai&format=xml", "?provider=", "", "?provider=a%0Ab"} {
+		code, body = do(t, ts, "GET", "/api/v1/tools"+q, agentToken, "")
+		require.Equal(t, http.StatusBadRequest, code, q)
+		require.Equal(t, "bad_request", body["error"], q)
+	}
+	code, _ = do(t, ts, "GET", "/api/v1/tools?provider=openai", "", "")
+	require.Equal(t, http.StatusUnauthorized, code)
+}

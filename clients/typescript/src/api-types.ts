@@ -450,6 +450,26 @@ export interface LimitCount {
   [key: string]: unknown;
 }
 
+export interface Toolset {
+  provider: string;
+  format: "openai" | "anthropic" | "responses";
+  /**
+   * The tools, each in the format's own shape.
+   */
+  tools: Array<{
+    [key: string]: unknown;
+  }>;
+  /**
+   * Tools whose schemas the model fetches with find_tools (S1, S2).
+   */
+  deferred: string[];
+  /**
+   * The line that lists the deferred names for the model.
+   */
+  turn_context?: string;
+  [key: string]: unknown;
+}
+
 /** The API's error codes (`Error.error`). */
 export type ErrorCode = ErrorBody["error"];
 
@@ -467,6 +487,7 @@ export const operations = {
   getAgent: { method: "GET", path: "/api/v1/agents/agentrun/{session}/{run}" },
   sendMessage: { method: "POST", path: "/api/v1/agents/agentrun/{session}/{run}/messages" },
   sessionEvents: { method: "GET", path: "/api/v1/sessions/{session}/events" },
+  getTools: { method: "GET", path: "/api/v1/tools" },
 } as const;
 
 export type OperationId = keyof typeof operations;
