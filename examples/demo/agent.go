@@ -18,27 +18,42 @@ import (
 	"github.com/toolround/toolround/round"
 )
 
-// agentDemo runs a durable agent run (A1): the model call as an activity,
+// agentDemo runs durable agent runs (A1): the model call as an activity,
 // each round of tool calls as a child round, the model's tokens streamed to
 // the session's events. Without LLM_BASE_URL the model is a scripted one
-// that the demo serves on loopback (no network); with it, the same run
-// drives that model. The run gets a worker of its own, in this process, on
-// a task queue of its own, so that it knows the model.
+// that the demo serves on loopback (no network), and one run goes to each
+// model API (F4: chat completions, the Messages API, the Responses API);
+// with it, one run drives that model through LLM_API's API. Each run gets a
+// worker of its own, in this process, on a task queue of its own, so that
+// it knows the model and the API.
 func agentDemo(ctx context.Context, session string) error {
-	task := "How big is notes.md, and what is 6*7? Check with a command too."
-	if os.Getenv(llm.EnvBaseURL) == "" {
-		base, stop, err := serveScriptedModel()
-		if err != nil {
-			return err
-		}
-		defer stop()
-		if err := setenv(llm.EnvBaseURL, base, llm.EnvModel, "scripted"); err != nil {
-			return err
-		}
-		fmt.Printf("\n=== agent run with a scripted model served by this demo at %s (set LLM_BASE_URL, LLM_MODEL, LLM_API_KEY for a real one)\n", base)
-	} else {
+	if os.Getenv(llm.EnvBaseURL) != "" {
 		fmt.Printf("\n=== agent run with the model %s at %s\n", os.Getenv(llm.EnvModel), os.Getenv(llm.EnvBaseURL))
+		return agentRun(ctx, session, "agent-1")
 	}
+	base, stop, err := serveScriptedModel()
+	if err != nil {
+		return err
+	}
+	defer stop()
+	if err := setenv(llm.EnvBaseURL, base, llm.EnvModel, "scripted"); err != nil {
+		return err
+	}
+	for _, api := range []string{"chat", "anthropic", "responses"} {
+		if err := setenv(llm.EnvAPI, api); err != nil {
+			return err
+		}
+		fmt.Printf("\n=== agent run, LLM_API=%s, with a scripted model served by this demo at %s (set LLM_BASE_URL, LLM_MODEL, LLM_API_KEY for a real one)\n", api, base)
+		if err := agentRun(ctx, session, "agent-"+api); err != nil {
+			return fmt.Errorf("LLM_API=%s: %w", api, err)
+		}
+	}
+	return nil
+}
+
+// agentRun runs one agent run with a worker of its own.
+func agentRun(ctx context.Context, session, runID string) error {
+	task := "How big is notes.md, and what is 6*7? Check with a command too."
 	queue := fmt.Sprintf("toolround-demo-agent-%d", time.Now().UnixNano())
 	if err := setenv("TASK_QUEUE", queue); err != nil {
 		return err
@@ -59,7 +74,7 @@ func agentDemo(ctx context.Context, session string) error {
 	}
 	defer c.Close()
 
-	in := round.AgentInput{SessionID: session, RunID: "agent-1", Task: task, Provider: "openai", AutoApprove: true, MaxRounds: 10}
+	in := round.AgentInput{SessionID: session, RunID: runID, Task: task, Provider: "openai", AutoApprove: true, MaxRounds: 10}
 	fmt.Printf("task: %s\n", task)
 	run, err := c.StartAgent(ctx, in)
 	if err != nil {
@@ -82,6 +97,9 @@ func agentDemo(ctx context.Context, session string) error {
 	wg.Wait()
 	if err != nil {
 		return err
+	}
+	if st.Status != round.AgentCompleted {
+		return fmt.Errorf("the run %s ended %s: %s", st.WorkflowID, st.Status, st.Reason)
 	}
 	fmt.Printf("\n  the run %s after %d rounds and %d model calls in %v; final answer:\n    %s\n",
 		st.Status, st.Round, st.ModelCalls, time.Since(start).Round(time.Millisecond), st.Final)
@@ -139,11 +157,13 @@ func printAgentEvent(e round.Event) {
 	}
 }
 
-// serveScriptedModel serves an OpenAI-compatible chat-completions endpoint
-// on loopback that plays a short agent: load the tools, read a file and
-// calculate, run a command, answer. Its step is the number of assistant
-// messages in the request, so the same conversation always gets the same
-// answer.
+// serveScriptedModel serves on loopback a model that plays a short agent:
+// load the tools, read a file and calculate, run a command, answer. It
+// speaks the three APIs an agent run can use (F4), each streamed with its
+// own events: chat completions (POST /v1/chat/completions), the Messages
+// API (POST /v1/messages) and the Responses API (POST /v1/responses). Its
+// step is the number of assistant turns in the request plus one, so the
+// same conversation always gets the same answer.
 func serveScriptedModel() (string, func(), error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -154,41 +174,41 @@ func serveScriptedModel() (string, func(), error) {
 	return "http://" + l.Addr().String() + "/v1", func() { _ = srv.Close() }, nil
 }
 
+// scriptedCall is one tool call of a scripted turn.
+type scriptedCall struct {
+	id, name, args string
+}
+
 func scriptedModel(w http.ResponseWriter, r *http.Request) {
-	var req llm.Request
-	if r.URL.Path != "/v1/chat/completions" || json.NewDecoder(r.Body).Decode(&req) != nil {
-		http.Error(w, `{"error":{"message":"the scripted model answers POST /v1/chat/completions"}}`, http.StatusBadRequest)
+	var req struct {
+		Messages []json.RawMessage `json:"messages"`
+		Input    []json.RawMessage `json:"input"`
+	}
+	api := map[string]string{"/v1/chat/completions": "chat", "/v1/messages": "anthropic", "/v1/responses": "responses"}[r.URL.Path]
+	if api == "" || r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil {
+		http.Error(w, `{"error":{"message":"the scripted model answers POST /v1/chat/completions, /v1/messages and /v1/responses"}}`, http.StatusBadRequest)
 		return
 	}
-	step := 1
-	var last string
-	for _, m := range req.Messages {
-		if m.Role == "assistant" {
-			step++
-		}
-		if m.Role == "tool" {
-			last = m.Content
-		}
-	}
-	rt := func(id, name string, args any) llm.ToolCall {
+	step, last := scriptedStep(append(req.Messages, req.Input...))
+	rt := func(id, name string, args any) scriptedCall {
 		b, _ := json.Marshal(map[string]any{"name": name, "args": args})
-		return llm.ToolCall{ID: id, Type: "function", Function: llm.Function{Name: "run_tool", Arguments: string(b)}}
+		return scriptedCall{id, "run_tool", string(b)}
 	}
 	var content string
-	var calls []llm.ToolCall
+	var calls []scriptedCall
 	switch step {
 	case 1:
 		content = "I will load the tools I need first. "
-		calls = []llm.ToolCall{{ID: "call_1", Type: "function", Function: llm.Function{Name: "find_tools", Arguments: `{"query":"select:read_files,calculate,run_command"}`}}}
+		calls = []scriptedCall{{"call_1", "find_tools", `{"query":"select:read_files,calculate,run_command"}`}}
 	case 2:
 		content = "Now I read the file and calculate, in one round. "
-		calls = []llm.ToolCall{
+		calls = []scriptedCall{
 			rt("call_2", "read_files", map[string]any{"paths": []string{"notes.md"}}),
 			rt("call_3", "calculate", map[string]any{"expression": "6*7"}),
 		}
 	case 3:
 		content = "Let me check the size with a command. "
-		calls = []llm.ToolCall{rt("call_4", "run_command", map[string]any{"command": "wc -c < notes.md"})}
+		calls = []scriptedCall{rt("call_4", "run_command", map[string]any{"command": "wc -c < notes.md"})}
 	default:
 		// The command's result ends with its output: "...combined): 19".
 		size := last
@@ -198,21 +218,124 @@ func scriptedModel(w http.ResponseWriter, r *http.Request) {
 		content = fmt.Sprintf("notes.md is %s bytes (wc -c says so) and holds %q; 6*7 is 42.", strings.TrimSpace(size), "written by round 2")
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
-	flush := func(v any) {
-		b, _ := json.Marshal(map[string]any{"choices": []any{v}})
+	send := func(event string, v any) {
+		b, _ := json.Marshal(v)
+		if event != "" {
+			fmt.Fprintf(w, "event: %s\n", event)
+		}
 		fmt.Fprintf(w, "data: %s\n\n", b)
 		if f, ok := w.(http.Flusher); ok {
 			f.Flush()
 		}
 	}
-	for _, word := range strings.SplitAfter(content, " ") {
-		flush(map[string]any{"index": 0, "delta": map[string]any{"content": word}})
-		time.Sleep(25 * time.Millisecond) // a model types
+	words := strings.SplitAfter(content, " ")
+	typing := func() { time.Sleep(25 * time.Millisecond) } // a model types
+	switch api {
+	case "chat":
+		chunk := func(v any) { send("", map[string]any{"choices": []any{v}}) }
+		for _, word := range words {
+			chunk(map[string]any{"index": 0, "delta": map[string]any{"content": word}})
+			typing()
+		}
+		for i, c := range calls {
+			chunk(map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{map[string]any{
+				"index": i, "id": c.id, "type": "function", "function": map[string]any{"name": c.name, "arguments": c.args}}}}})
+		}
+		finish := "stop"
+		if len(calls) > 0 {
+			finish = "tool_calls"
+		}
+		chunk(map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish})
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	case "anthropic":
+		ev := func(v map[string]any) { send(v["type"].(string), v) }
+		ev(map[string]any{"type": "message_start", "message": map[string]any{"id": fmt.Sprintf("msg_%d", step), "type": "message", "role": "assistant",
+			"model": "scripted", "content": []any{}, "stop_reason": nil, "usage": map[string]any{"input_tokens": 50, "output_tokens": 1}}})
+		ev(map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
+		for _, word := range words {
+			ev(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": word}})
+			typing()
+		}
+		ev(map[string]any{"type": "content_block_stop", "index": 0})
+		for i, c := range calls {
+			ev(map[string]any{"type": "content_block_start", "index": i + 1, "content_block": map[string]any{"type": "tool_use", "id": "toolu_" + c.id, "name": c.name, "input": map[string]any{}}})
+			ev(map[string]any{"type": "content_block_delta", "index": i + 1, "delta": map[string]any{"type": "input_json_delta", "partial_json": c.args}})
+			ev(map[string]any{"type": "content_block_stop", "index": i + 1})
+		}
+		stop := "end_turn"
+		if len(calls) > 0 {
+			stop = "tool_use"
+		}
+		ev(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 20}})
+		ev(map[string]any{"type": "message_stop"})
+	case "responses":
+		seq := 0
+		ev := func(v map[string]any) { v["sequence_number"] = seq; seq++; send(v["type"].(string), v) }
+		msgID := fmt.Sprintf("msg_%d", step)
+		ev(map[string]any{"type": "response.created", "response": map[string]any{"id": fmt.Sprintf("resp_%d", step), "status": "in_progress", "output": []any{}}})
+		ev(map[string]any{"type": "response.output_item.added", "output_index": 0, "item": map[string]any{"id": msgID, "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}})
+		for _, word := range words {
+			ev(map[string]any{"type": "response.output_text.delta", "item_id": msgID, "output_index": 0, "content_index": 0, "delta": word})
+			typing()
+		}
+		message := map[string]any{"id": msgID, "type": "message", "status": "completed", "role": "assistant",
+			"content": []any{map[string]any{"type": "output_text", "text": content, "annotations": []any{}}}}
+		ev(map[string]any{"type": "response.output_item.done", "output_index": 0, "item": message})
+		output := []any{message}
+		for _, c := range calls {
+			id := "fc_" + c.id
+			i := len(output)
+			ev(map[string]any{"type": "response.output_item.added", "output_index": i, "item": map[string]any{"id": id, "type": "function_call", "status": "in_progress", "call_id": c.id, "name": c.name, "arguments": ""}})
+			ev(map[string]any{"type": "response.function_call_arguments.delta", "item_id": id, "output_index": i, "delta": c.args})
+			ev(map[string]any{"type": "response.function_call_arguments.done", "item_id": id, "output_index": i, "arguments": c.args})
+			item := map[string]any{"id": id, "type": "function_call", "status": "completed", "call_id": c.id, "name": c.name, "arguments": c.args}
+			ev(map[string]any{"type": "response.output_item.done", "output_index": i, "item": item})
+			output = append(output, item)
+		}
+		ev(map[string]any{"type": "response.completed", "response": map[string]any{"id": fmt.Sprintf("resp_%d", step), "status": "completed", "output": output,
+			"usage": map[string]any{"input_tokens": 50, "output_tokens": 20, "total_tokens": 70}}})
 	}
-	for i, c := range calls {
-		flush(map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{map[string]any{
-			"index": i, "id": c.ID, "type": "function", "function": map[string]any{"name": c.Function.Name, "arguments": c.Function.Arguments}}}}})
+}
+
+// scriptedStep reads a request's conversation, in any of the three APIs'
+// shapes: the step is the number of assistant turns plus one, and last is
+// the content of the last tool result.
+func scriptedStep(conversation []json.RawMessage) (step int, last string) {
+	step = 1
+	for _, raw := range conversation {
+		var m struct {
+			Role    string          `json:"role"`
+			Type    string          `json:"type"`
+			Content json.RawMessage `json:"content"`
+			Output  json.RawMessage `json:"output"`
+		}
+		if json.Unmarshal(raw, &m) != nil {
+			continue
+		}
+		if m.Role == "assistant" {
+			step++
+		}
+		switch {
+		case m.Role == "tool": // chat
+			_ = json.Unmarshal(m.Content, &last)
+		case m.Type == "function_call_output": // responses
+			_ = json.Unmarshal(m.Output, &last)
+		case m.Role == "user": // anthropic: tool_result blocks
+			var blocks []struct {
+				Type    string          `json:"type"`
+				Content json.RawMessage `json:"content"`
+			}
+			if json.Unmarshal(m.Content, &blocks) == nil {
+				for _, b := range blocks {
+					if b.Type == "tool_result" && json.Unmarshal(b.Content, &last) != nil {
+						var parts []struct{ Text string }
+						if json.Unmarshal(b.Content, &parts) == nil && len(parts) > 0 {
+							last = parts[len(parts)-1].Text
+						}
+					}
+				}
+			}
+		}
 	}
-	flush(map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"})
-	fmt.Fprint(w, "data: [DONE]\n\n")
+	return step, last
 }

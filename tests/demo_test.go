@@ -1,0 +1,38 @@
+package tests
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestDemoRunsAnAgentRunPerAPI: `make run`'s demo (examples/demo) runs its
+// rounds through the worker, then one agent run on each model API (F4:
+// chat completions, the Messages API, the Responses API) against the
+// scripted model it serves, and each ends with the same final answer.
+func TestDemoRunsAnAgentRunPerAPI(t *testing.T) {
+	e := newEnv(t)
+	bin := filepath.Join(binDir, "demo")
+	out, err := exec.Command("go", "build", "-o", bin, "../examples/demo").CombinedOutput()
+	require.NoError(t, err, string(out))
+	e.startWorker()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin)
+	cmd.Env = append(e.environ(), "LLM_BASE_URL=")
+	cmd.Dir = e.workdir
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	s := string(out)
+	for _, api := range []string{"chat", "anthropic", "responses"} {
+		_, after, ok := strings.Cut(s, "=== agent run, LLM_API="+api+",")
+		require.True(t, ok, "no agent run on %s:\n%s", api, s)
+		require.Contains(t, after, "the run completed after 3 rounds and 4 model calls", api)
+		require.Contains(t, after, `notes.md is 19 bytes (wc -c says so) and holds "written by round 2"; 6*7 is 42.`, api)
+	}
+}
