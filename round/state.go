@@ -105,6 +105,7 @@ func (s *RunState) Clone() *RunState {
 		out.Limits = &l
 	}
 	out.Usage = s.Usage.Clone()
+	out.ResultRefs = append([]string(nil), s.ResultRefs...)
 	return out
 }
 

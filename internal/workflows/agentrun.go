@@ -212,11 +212,10 @@ func (a *agent) takeBudget(out round.ModelOutput) bool {
 		}
 		m := &a.conv[b.Msg]
 		m.Content, m.ContentRef, m.Budgeted = b.Content, b.Ref, true
-		if a.state == nil {
-			a.state = &round.RunState{}
-		}
-		if !slices.Contains(a.state.ResultRefs, b.Ref) {
-			a.state.ResultRefs = append(a.state.ResultRefs, b.Ref)
+		if a.state == nil || !slices.Contains(a.state.ResultRefs, b.Ref) {
+			st := a.state.Clone() // a new state: the old one may be a round's input still
+			st.ResultRefs = append(st.ResultRefs, b.Ref)
+			a.state = st
 		}
 	}
 	if !out.ContextExceeded {
