@@ -27,7 +27,7 @@ func TestToolsPerProvider(t *testing.T) {
 	}
 	openai, err := Tools("openai")
 	require.NoError(t, err)
-	require.ElementsMatch(t, []string{"ask_user", "chat_history", "find_tools", "reasoning_guide", "run_tool", "write_result", "write_todo"}, names(openai),
+	require.ElementsMatch(t, []string{"ask_user", "chat_history", "find_tools", "read_result", "reasoning_guide", "run_tool", "write_result", "write_todo"}, names(openai),
 		"S1: the array of other providers holds the always-loaded tools and run_tool")
 	require.Contains(t, openai.Deferred, "read_files")
 	require.Contains(t, openai.TurnContext, "read_files")

@@ -22,12 +22,14 @@ import (
 // that says so, and rounds run as before.
 func registerAgent(r worker.Registry, wf *workflows.RoundWorkflow, acts *activities.Activities) {
 	aw := &workflows.AgentWorkflow{}
+	contextTokens := 0
 	if rc, ok := wf.Catalog.(*workflows.RegistryCatalog); ok {
 		aw.HeartbeatTimeout, aw.Limits = rc.Options.HeartbeatTimeout, rc.Options.WorkerLimits
+		contextTokens = rc.Options.ContextTokens
 	}
 	r.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: round.AgentWorkflowName})
 	m := &activities.Model{Registry: acts.Registry, Events: acts.Events, Blobs: acts.Blobs, Logger: acts.Logger,
-		SecretKey: sync.OnceValues(secrets.ConfigFromEnv().LoadKey)}
+		SecretKey: sync.OnceValues(secrets.ConfigFromEnv().LoadKey), ContextTokens: contextTokens}
 	logger := acts.Logger
 	if logger == nil {
 		logger = slog.Default()

@@ -120,6 +120,10 @@ type Config struct {
 	// says, as JSON with the fields of a round's limits
 	// ({"max_calls": 500, "max_seconds": 7200}; B1). Default none.
 	Limits round.Limits
+	// ContextTokens is LLM_CONTEXT_TOKENS, the context budget of an agent
+	// run's model requests (B3), estimated at 4 bytes a token. Default
+	// 100000; at least 1000.
+	ContextTokens int
 	// Notify are the webhooks of waits (N1): NOTIFY_URL, NOTIFY_ROUTES,
 	// NOTIFY_SECRET, NOTIFY_FORMAT, NOTIFY_RETRY, and for signed links (N2)
 	// CONSOLE_URL, NOTIFY_APPROVER and CONSOLE_TOKENS (whose scope for the
@@ -198,6 +202,12 @@ func ConfigFromEnv() (Config, error) {
 	}
 	if c.Limits, err = round.ParseLimits(os.Getenv(EnvWorkerLimits), EnvWorkerLimits); err != nil {
 		return c, err
+	}
+	if c.ContextTokens, err = envInt(EnvContextTokens, DefaultContextTokens); err != nil {
+		return c, err
+	}
+	if c.ContextTokens < MinContextTokens {
+		return c, fmt.Errorf("%s=%d: want at least %d", EnvContextTokens, c.ContextTokens, MinContextTokens)
 	}
 	c.MCPConfig = envconf.Get(mcp.ConfigEnv, "")
 	c.ToolsConfig = envconf.Get(ext.ConfigEnv, "")
@@ -294,6 +304,15 @@ func NewLogger(w io.Writer, cfg Config) *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
 }
+
+// EnvContextTokens names the context budget of an agent run's model
+// requests (B3); DefaultContextTokens is its default, MinContextTokens the
+// least it takes.
+const (
+	EnvContextTokens     = "LLM_CONTEXT_TOKENS"
+	DefaultContextTokens = 100_000
+	MinContextTokens     = 1000
+)
 
 // EnvWorkerLimits names the worker's run limits (B1).
 const EnvWorkerLimits = "WORKER_LIMITS"

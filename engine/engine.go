@@ -118,6 +118,7 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		LocalMaxTimeout:  cfg.LocalActivityMax,
 		DenyAutoApprove:  cfg.DenyAutoApprove,
 		WorkerLimits:     cfg.Limits,
+		ContextTokens:    cfg.ContextTokens,
 		Notify:           notifySettings(cfg.Notify),
 	})
 	e.Workflow = &workflows.RoundWorkflow{Catalog: e.Catalog}
@@ -140,7 +141,9 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 	if e.Redis != nil {
 		bc.SecretData = e.Redis.SessionData()
 		bc.Agent.Store = e.Redis.SessionData()
+		bc.Agent.Blobs = e.Redis.Blobs()
 	}
+	bc.Agent.ContextTokens = cfg.ContextTokens
 	bc.Web.SearXNGURL = cfg.SearchURL
 	bc.Web.IdempotentHosts = cfg.IdempotentHosts
 	bc.Web.HostConcurrency, bc.Web.HostLimits = cfg.HostConcurrency, cfg.HostLimits

@@ -38,6 +38,9 @@ const (
 	// Neither turn is taken for the final answer.
 	AgentTruncated = "truncated"
 	AgentRefused   = "refused"
+	// AgentContextExceeded: the system message, the user messages and the
+	// last two rounds alone pass LLM_CONTEXT_TOKENS (B3).
+	AgentContextExceeded = "context_exceeded"
 )
 
 // Stops of a model turn (ModelOutput.Stop), alike for every API (F4).
@@ -178,6 +181,10 @@ type AgentMessage struct {
 	// IsError marks a tool message whose call did not succeed (F2's
 	// is_error).
 	IsError bool `json:"is_error,omitempty"`
+	// Budgeted marks a tool result the context budget replaced (B3): the
+	// model gets Content, a preview naming ContentRef, and reads the whole
+	// back with read_result; the model activity never expands it.
+	Budgeted bool `json:"budgeted,omitempty"`
 }
 
 // UserMessage is the payload of SignalUserMessage.
@@ -211,6 +218,18 @@ type ModelInput struct {
 	Provider    string         `json:"provider"`
 	ClientTools []ToolSpec     `json:"client_tools,omitempty"`
 	Messages    []AgentMessage `json:"messages"`
+	// Budget: keep the request under the worker's LLM_CONTEXT_TOKENS
+	// (B3), replacing the oldest tool results by previews; ModelOutput
+	// names them.
+	Budget bool `json:"budget,omitempty"`
+}
+
+// BudgetedResult is a tool message a model call's budget replaced (B3):
+// conversation message Msg now has Content, a preview naming Ref.
+type BudgetedResult struct {
+	Msg     int    `json:"msg"`
+	Ref     string `json:"ref"`
+	Content string `json:"content"`
 }
 
 // ModelOutput is the model's assistant message, with store_secret
@@ -224,6 +243,11 @@ type ModelOutput struct {
 	Stop string `json:"stop,omitempty"`
 	// Tokens are the call's model tokens as the API reports them (B1).
 	Tokens int64 `json:"tokens,omitempty"`
+	// Budgeted are the tool results the budget replaced for this call
+	// (B3); ContextExceeded: what cannot be shortened alone passes the
+	// budget, and the model was not asked (Message is empty).
+	Budgeted        []BudgetedResult `json:"budgeted,omitempty"`
+	ContextExceeded bool             `json:"context_exceeded,omitempty"`
 }
 
 // AgentScope builds an agent run's events; like Scope, it is the one

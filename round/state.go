@@ -17,6 +17,10 @@ type RunState struct {
 	Limits *Limits `json:"limits,omitempty"`
 	// Usage is what the run did, for its limits and counted rules (B1, B2).
 	Usage *Usage `json:"usage,omitempty"`
+	// ResultRefs are the blob references of the tool results an agent
+	// run's context budget replaced (B3): the only ones read_result serves,
+	// and only in rounds the agent run starts.
+	ResultRefs []string `json:"result_refs,omitempty"`
 }
 
 // AllowRule is an allow rule remembered from a confirmation (P1.6, T4).
@@ -101,6 +105,7 @@ func (s *RunState) Clone() *RunState {
 		out.Limits = &l
 	}
 	out.Usage = s.Usage.Clone()
+	out.ResultRefs = append([]string(nil), s.ResultRefs...)
 	return out
 }
 

@@ -248,6 +248,10 @@ type ExecuteInput struct {
 	// RuleApproved: a remembered rule approved the call (decision rule),
 	// no person (tools.Request.RuleApproved).
 	RuleApproved bool `json:"rule_approved,omitempty"`
+	// ResultRefs are the references read_result may read
+	// (tools.Request.ResultRefs): the run state's, in a round an agent run
+	// started; set only for read_result calls (B3).
+	ResultRefs []string `json:"result_refs,omitempty"`
 }
 
 // ExecuteOutput is the result of the ExecuteTool activity. A tool's own

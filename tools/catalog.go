@@ -11,6 +11,7 @@ const (
 	AskUser     = "ask_user"
 	StoreSecret = "store_secret"
 	WriteError  = "write_error"
+	ReadResult  = "read_result"
 
 	// ProviderClaudeCode is the one provider that receives every schema up front (S2).
 	ProviderClaudeCode = "claude-code"
@@ -20,7 +21,7 @@ const (
 // besides the client's own tools.
 var AlwaysLoaded = []string{
 	"find_tools", "run_tool", "reasoning_guide", "write_todo", "chat_history",
-	"ask_user", "write_result",
+	"ask_user", "write_result", "read_result",
 }
 
 // HostTools need the host application (a chatbot directory, media

@@ -105,12 +105,12 @@ func LoadedSet(provider string, registered []string, client []ToolSpec) map[stri
 
 // Preloaded is the set of tools whose schemas the model has from the start of
 // a run, so their first call runs (P1.4): the tools array for most providers;
-// only find_tools and the client's tools for claude-code (S2).
+// only find_tools, read_result and the client's tools for claude-code (S2).
 func Preloaded(provider string, registered []string, client []ToolSpec) map[string]bool {
 	if provider != ProviderClaudeCode {
 		return LoadedSet(provider, registered, client)
 	}
-	set := map[string]bool{FindTools: true}
+	set := map[string]bool{FindTools: true, ReadResult: true}
 	for _, c := range client {
 		set[c.Function.Name] = true
 	}

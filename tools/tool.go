@@ -245,6 +245,10 @@ type Request struct {
 	// RuleApproved: a remembered rule approved the call, no person did
 	// (T4). run_command and background_command then run git locked down.
 	RuleApproved bool
+	// ResultRefs are the blob references this agent run's context budget
+	// replaced, the only ones read_result serves (B3); empty outside an
+	// agent run.
+	ResultRefs []string
 }
 
 // Decode unmarshals the arguments into v.

@@ -114,7 +114,7 @@ func TestToolsFor(t *testing.T) {
 	require.Empty(t, cc.Deferred)
 
 	pre := Preloaded(ProviderClaudeCode, reg.Names(), client)
-	require.Equal(t, map[string]bool{"find_tools": true, "ide_open": true}, pre, "S2: only find_tools and client tools start marked")
+	require.Equal(t, map[string]bool{"find_tools": true, "ide_open": true, "read_result": true}, pre, "S2: only find_tools, read_result (B3) and client tools start marked")
 }
 
 func TestToolSpecAcceptsBothShapes(t *testing.T) {

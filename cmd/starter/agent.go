@@ -199,7 +199,7 @@ func runAgent(ctx context.Context, c *client.Client, pos []string, f agentFlags,
 		return err
 	case round.AgentRoundLimit:
 		return fmt.Errorf("agent run %s stopped at the round limit after %d rounds without a final answer (status round_limit)%s", st.WorkflowID, st.Round, afresh)
-	case round.AgentTruncated, round.AgentRefused:
+	case round.AgentTruncated, round.AgentRefused, round.AgentContextExceeded:
 		return fmt.Errorf("agent run %s ended without a final answer after %d rounds (status %s): %s%s", st.WorkflowID, st.Round, st.Status, st.Reason, afresh)
 	case round.AgentLimitReached:
 		return fmt.Errorf("agent run %s stopped at a run limit after %d rounds (status limit_reached): %s; its state is kept (starter agent-status %s)", st.WorkflowID, st.Round, st.Reason, st.WorkflowID)

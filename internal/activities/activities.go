@@ -104,7 +104,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 	req := tools.Request{
 		Tool: in.Tool, CallID: in.CallID, SessionID: in.SessionID, RunID: in.RunID, Round: in.Round,
 		WorkflowID: in.WorkflowID, Args: json.RawMessage(in.Args),
-		OperationID: operationID(info, in), Generation: in.Generation, RuleApproved: in.RuleApproved,
+		OperationID: operationID(info, in), Generation: in.Generation, RuleApproved: in.RuleApproved, ResultRefs: in.ResultRefs,
 	}
 	res, err := a.call(ctx, def, req, ct.log)
 	if err != nil {

@@ -44,7 +44,10 @@ type Model struct {
 	// MaxInline is the largest reply content kept in history; larger goes
 	// to Blobs. Default 16 KiB.
 	MaxInline int
-	Logger    *slog.Logger
+	// ContextTokens is LLM_CONTEXT_TOKENS, the budget of a request whose
+	// input asks for one (B3). Default 100000.
+	ContextTokens int
+	Logger        *slog.Logger
 }
 
 // Application error types of ModelCall.
@@ -75,6 +78,22 @@ func (m *Model) Call(ctx context.Context, in round.ModelInput) (round.ModelOutpu
 	info := activity.GetInfo(ctx)
 	ctx, stop := heartbeat(ctx, info)
 	defer stop()
+	var budgeted []round.BudgetedResult
+	if in.Budget {
+		mm := *m
+		if m.Blobs != nil {
+			mm.Blobs = &memoBlobs{BlobStore: m.Blobs, seen: map[string]string{}}
+		}
+		m = &mm
+		var exceeded bool
+		var err error
+		if budgeted, exceeded, err = m.fitBudget(ctx, &in, m.LLM.API()); err != nil {
+			return round.ModelOutput{}, err
+		}
+		if exceeded {
+			return round.ModelOutput{Budgeted: budgeted, ContextExceeded: true}, nil
+		}
+	}
 
 	scope := round.AgentScope{SessionID: in.SessionID, RunID: in.RunID, WorkflowID: in.WorkflowID}
 	tok := &tokens{m: m, scope: scope, call: in.Call, round: in.Round, attempt: int(info.Attempt), session: in.SessionID}
@@ -109,6 +128,7 @@ func (m *Model) Call(ctx context.Context, in round.ModelInput) (round.ModelOutpu
 		}
 		out.Stop = string(llm.ChatStop(resp.FinishReason, len(resp.ToolCalls) > 0))
 	}
+	out.Budgeted = budgeted
 	m.publish(ctx, in.SessionID, scope.ModelReply(in.Call, in.Round, replyDetail(out.Message)))
 	return out, nil
 }
@@ -159,7 +179,7 @@ func (m *Model) request(ctx context.Context, in round.ModelInput) (llm.Request, 
 	msgs = append(msgs, llm.Message{Role: "system", Content: system})
 	for _, am := range in.Messages {
 		content := am.Content
-		if am.ContentRef != "" && m.Blobs != nil {
+		if am.ContentRef != "" && m.Blobs != nil && !am.Budgeted {
 			full, err := m.Blobs.Get(ctx, am.ContentRef)
 			if err != nil {
 				m.logger().Warn("a stored message content could not be read; the model gets its preview", "ref", am.ContentRef, "error", err)

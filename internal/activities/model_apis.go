@@ -100,7 +100,7 @@ func (m *Model) turnRequest(ctx context.Context, in round.ModelInput, api string
 // fullContent is a message's whole content, read back from the blob store
 // when it is kept there.
 func (m *Model) fullContent(ctx context.Context, am round.AgentMessage) string {
-	if am.ContentRef == "" || m.Blobs == nil {
+	if am.ContentRef == "" || m.Blobs == nil || am.Budgeted {
 		return am.Content
 	}
 	full, err := m.Blobs.Get(ctx, am.ContentRef)

@@ -3,6 +3,7 @@ package workflows
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -85,6 +86,9 @@ type agent struct {
 	// apis: the run reads its turns' stops and runs turns of the Messages
 	// and Responses APIs in their format (changeAgentAPIs).
 	apis bool
+	// budget: its model requests keep within the context budget (B3,
+	// changeAgentBudget).
+	budget bool
 }
 
 // Run is the workflow function.
@@ -115,6 +119,7 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 		return round.AgentStatus{}, err
 	}
 	a.apis = workflow.GetVersion(ctx, changeAgentAPIs, workflow.DefaultVersion, 1) >= 1
+	a.budget = workflow.GetVersion(ctx, changeAgentBudget, workflow.DefaultVersion, 1) >= 1
 
 	for {
 		// 1. User messages.
@@ -145,6 +150,9 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 			return a.snapshot(), err
 		}
 		a.calls++
+		if a.budget && a.takeBudget(out) {
+			break
+		}
 		a.conv = append(a.conv, out.Message)
 		a.countTokens(out.Tokens)
 		// 5. The answer or the next round: a turn cut off or refused is
@@ -191,6 +199,31 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 	}
 	a.finish(ctx)
 	return a.snapshot(), nil
+}
+
+// takeBudget puts the tool results the call's budget shortened into the
+// conversation, and their references into the run state, the only ones
+// read_result reads (B3). It reports whether the run ends
+// context_exceeded.
+func (a *agent) takeBudget(out round.ModelOutput) bool {
+	for _, b := range out.Budgeted {
+		if b.Msg < 0 || b.Msg >= len(a.conv) || b.Ref == "" {
+			continue
+		}
+		m := &a.conv[b.Msg]
+		m.Content, m.ContentRef, m.Budgeted = b.Content, b.Ref, true
+		if a.state == nil || !slices.Contains(a.state.ResultRefs, b.Ref) {
+			st := a.state.Clone() // a new state: the old one may be a round's input still
+			st.ResultRefs = append(st.ResultRefs, b.Ref)
+			a.state = st
+		}
+	}
+	if !out.ContextExceeded {
+		return false
+	}
+	a.status = round.AgentContextExceeded
+	a.reason = "the system message, the user messages and the last two rounds alone pass the context budget (LLM_CONTEXT_TOKENS)"
+	return true
 }
 
 // stopped reports whether the turn ends the run truncated or refused.
@@ -284,7 +317,7 @@ func (a *agent) callModel(ctx workflow.Context, hb, timeout time.Duration) (roun
 	})
 	in := round.ModelInput{
 		SessionID: a.in.SessionID, RunID: a.in.RunID, WorkflowID: a.scope.WorkflowID, Call: n, Round: a.round + 1,
-		Provider: a.in.Provider, ClientTools: a.in.ClientTools, Messages: a.conv,
+		Provider: a.in.Provider, ClientTools: a.in.ClientTools, Messages: a.conv, Budget: a.budget,
 	}
 	var out round.ModelOutput
 	err := workflow.ExecuteActivity(actx, round.ActivityModelCall, in).Get(actx, &out)

@@ -198,6 +198,9 @@ func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 	if c.Approval != nil && c.Approval.Decision == round.DecisionRule && version(ctx, changeRuleLockdown, 1) == 1 {
 		in.RuleApproved = true
 	}
+	if c.Tool == tools.ReadResult {
+		in.ResultRefs = r.resultRefs(ctx)
+	}
 	if local(ti, c) {
 		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivityOptions(ti, c)), round.ActivityExecuteTool, in)
 	}
@@ -350,4 +353,15 @@ func rootMessage(err error) string {
 		}
 		err = next
 	}
+}
+
+// resultRefs are the references read_result may read (B3): those of the run
+// state, in a round an agent run started. A round started by a client
+// carries a state it wrote itself, so it reads none.
+func (r *run) resultRefs(ctx workflow.Context) []string {
+	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
+	if r.st == nil || parent == nil || !strings.HasPrefix(parent.ID, round.AgentWorkflowIDPrefix+"/") {
+		return nil
+	}
+	return r.st.ResultRefs
 }

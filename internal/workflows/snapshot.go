@@ -166,6 +166,9 @@ type CatalogOptions struct {
 	// WorkerLimits bound every run whatever its input says (WORKER_LIMITS,
 	// B1).
 	WorkerLimits round.Limits
+	// ContextTokens is LLM_CONTEXT_TOKENS, the budget of an agent run's
+	// model requests (B3); the model call reads it, never a round.
+	ContextTokens int
 	// Notify, when set, are the webhook settings every round records (N1).
 	Notify *NotifySettings
 }

@@ -29,6 +29,7 @@ const (
 	changeAgentLimits      = "agent-limits"            // B1: an agent run's limits, its model tokens counted, limit_reached (agentlimits.go; asked directly)
 	changeSignedUsage      = "signed-usage"            // B1: on a worker with WORKER_LIMITS the round signs the usage it hands on and asks for every call when the usage it got does not verify (limits.go; asked only by such rounds, not by an agent run's)
 	changeAgentAPIs        = "agent-apis"              // F4: an agent run's turns of the Messages and Responses APIs run as rounds in their format, and its stops (pause, truncated, refused) are read (agentrun.go; asked directly)
+	changeAgentBudget      = "agent-budget"            // B3: an agent run's model requests keep within LLM_CONTEXT_TOKENS, shortened results listed in the run state, context_exceeded (agentrun.go; asked directly)
 	changeNotify           = "notify-webhooks"         // N1, N2: a round whose snapshot has NotifySettings starts notification workflows and records used link nonces (notify.go; asked only by such rounds)
 	changeBaseline1        = "baseline-2026-11-30"     // one marker for every change of baseline1
 	changeBaseline2        = "baseline-2026-12-01"     // one marker for every change of baseline2

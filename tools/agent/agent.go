@@ -63,6 +63,14 @@ type Config struct {
 	MaxResultChars int
 	// MaxSecretChars bounds a store_secret value (plain or sealed). Default 16384.
 	MaxSecretChars int
+
+	// Blobs is the blob store read_result reads (B3). Nil: read_result
+	// says the worker has none.
+	Blobs Blobs
+	// ContextTokens is the worker's LLM_CONTEXT_TOKENS: read_result gives
+	// at most a quarter of it (as many bytes, at 4 bytes a token). Default
+	// 100000.
+	ContextTokens int
 }
 
 // Defaults.
@@ -81,6 +89,7 @@ const (
 	DefaultTemplateSteps        = 100_000
 	DefaultMaxResultChars       = 200_000
 	DefaultMaxSecretChars       = 16 << 10
+	DefaultContextTokens        = 100_000
 )
 
 func (c Config) withDefaults() Config {
@@ -107,6 +116,7 @@ func (c Config) withDefaults() Config {
 	setInt(&c.TemplateSteps, DefaultTemplateSteps)
 	setInt(&c.MaxResultChars, DefaultMaxResultChars)
 	setInt(&c.MaxSecretChars, DefaultMaxSecretChars)
+	setInt(&c.ContextTokens, DefaultContextTokens)
 	return c
 }
 
@@ -171,6 +181,7 @@ func build(cfg Config) ([]tools.Definition, *toolset, error) {
 		reasoningGuide(),
 		t.writeResult(),
 		askUser(),
+		t.readResult(),
 	}, t, nil
 }
 
