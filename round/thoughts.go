@@ -8,7 +8,7 @@ import (
 
 // ThoughtWithheld is the text that stands in a sealed thinking block or
 // reasoning item in place of the model's own (F2).
-const ThoughtWithheld = "[withheld: it holds a stored secret's value; the sealed form is in \"sealed\"]"
+const ThoughtWithheld = "[withheld: it holds a stored secret's value; the block is kept sealed]"
 
 // SealThoughts replaces every thinking block (format anthropic) and
 // reasoning item (format responses) of the turn whose JSON text holds
