@@ -249,8 +249,12 @@ func (c *Client) Result(ctx context.Context, workflowID string) (*round.Result, 
 
 // Resolve replaces the previews of large results with their full content,
 // in the results, the tool messages and the history. Without a blob store,
-// or when a blob has expired, the preview stays.
+// or when a blob has expired, the preview stays. A thinking block or
+// reasoning item that the round keeps sealed (it holds a store_secret
+// value, F2) is opened in the history, so that the turn goes back to the
+// model as it wrote it; without the key it stays sealed.
 func (c *Client) Resolve(ctx context.Context, res *round.Result) {
+	c.openThoughts(res)
 	if c.opts.Blobs == nil {
 		return
 	}

@@ -129,3 +129,38 @@ func TestToolsInEachFormat(t *testing.T) {
 	_, err = ToolsIn("openai", "gemini")
 	require.Error(t, err)
 }
+
+// A thinking block or reasoning item that holds a store_secret value of
+// the turn is sealed with it (F2): the round's history holds only the
+// sealed form, and Resolve gives the caller the block as the model wrote
+// it, signature and all, to send back.
+func TestSealInputSealsThoughtsHoldingAValue(t *testing.T) {
+	key := testKey(t)
+	anthropic := &round.Input{SessionID: "s1", RunID: "r1", Round: 1, Format: round.FormatAnthropic,
+		Turn: json.RawMessage(`{"role":"assistant","content":[
+			{"type":"thinking","thinking":"the user's key is ` + plain + `, store it","signature":"sig-a"},
+			{"type":"tool_use","id":"toolu_1","name":"store_secret","input":{"name":"A","value":"` + plain + `"}}]}`)}
+	responses := &round.Input{SessionID: "s1", RunID: "r1", Round: 1, Format: round.FormatResponses,
+		Output: json.RawMessage(`[{"type":"reasoning","id":"rs","summary":[{"type":"summary_text","text":"key ` + plain + `"}],"encrypted_content":"enc"},
+			{"type":"function_call","call_id":"call_1","name":"run_tool","arguments":"{\"name\":\"store_secret\",\"args\":{\"name\":\"B\",\"value\":\"` + plain + `\"}}"}]`)}
+	for _, in := range []*round.Input{anthropic, responses} {
+		t.Run(string(in.Format), func(t *testing.T) {
+			sealed := *in
+			require.NoError(t, SealInput(key, &sealed))
+			require.NotContains(t, string(sealed.TurnJSON()), plain)
+			calls := sealed.ToolCalls()
+			res := round.Output{Format: sealed.Format, Turn: sealed.TurnJSON(),
+				Results: []round.CallResult{{CallID: calls[0].ID, Tool: "store_secret", Status: round.StatusOK, Content: "stored"}}}.Result()
+			h, err := json.Marshal(res)
+			require.NoError(t, err)
+			require.NotContains(t, string(h), plain)
+
+			c := &Client{key: key}
+			c.Resolve(context.Background(), &res)
+			h, err = json.Marshal(res.History)
+			require.NoError(t, err)
+			require.Contains(t, string(h), plain, "the caller gets the thought back to send to the model")
+			require.NotContains(t, string(h), round.ThoughtWithheld)
+		})
+	}
+}

@@ -39,14 +39,63 @@ func SealToolCalls(key []byte, calls []round.ToolCall) error {
 // that what the round runs and what its history holds are only the sealed
 // form (F2). The input's slices are replaced, not written to: sealing a
 // copy of an Input leaves the original as it was.
+//
+// A thinking block or reasoning item that holds one of the turn's
+// store_secret values is sealed whole (round.Input.SealThoughts); Resolve
+// opens it for the caller.
 func SealInput(key []byte, in *round.Input) error {
-	return in.MapArguments(func(c round.TurnCall) (round.Arguments, error) {
+	var values []string
+	err := in.MapArguments(func(c round.TurnCall) (round.Arguments, error) {
+		values = append(values, secrets.ToolCallValues(key, c.Function.Name, string(c.Function.Arguments))...)
 		sealed, err := secrets.SealToolCall(key, c.Function.Name, string(c.Function.Arguments))
 		if err != nil {
 			return "", round.Errorf(round.CodeBadRequest, "call %s: %w (the round was not submitted, so the value went nowhere)", c.ID, err)
 		}
 		return round.Arguments(sealed), nil
 	})
+	if err != nil {
+		return err
+	}
+	if holds := secrets.Holds(values); holds != nil {
+		err = in.SealThoughts(holds, func(s string) (string, error) { return secrets.Seal(key, s) })
+		if err != nil {
+			return round.Errorf(round.CodeBadRequest, "seal a thought that holds a store_secret value: %w (the round was not submitted)", err)
+		}
+	}
+	return nil
+}
+
+// openThoughts opens, in the history of res, the thinking blocks and
+// reasoning items that SealInput sealed.
+func (c *Client) openThoughts(res *round.Result) {
+	n := len(res.History) - len(res.Messages)
+	if n <= 0 || res.Format.Name() == round.FormatOpenAI {
+		return
+	}
+	key, err := c.secretKey()
+	if err != nil {
+		return
+	}
+	open := func(s string) (string, error) { return secrets.Open(key, s) }
+	in := round.Input{Format: res.Format}
+	if res.Format.Name() == round.FormatAnthropic {
+		in.Turn = res.History[0].Raw
+		if in.OpenThoughts(open) == nil {
+			res.History[0].Raw = in.Turn
+		}
+		return
+	}
+	items := make([]json.RawMessage, n)
+	for i := range items {
+		items[i] = res.History[i].Raw
+	}
+	in.Output, _ = json.Marshal(items)
+	if in.OpenThoughts(open) != nil || json.Unmarshal(in.Output, &items) != nil || len(items) != n {
+		return
+	}
+	for i := range items {
+		res.History[i].Raw = items[i]
+	}
 }
 
 // SealSecrets returns an Options.Prepare that seals store_secret values.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -76,11 +77,15 @@ func (m *Model) turnRequest(ctx context.Context, in round.ModelInput, api string
 					"message %d of the conversation is a %s turn, but the worker speaks LLM_API=%s: run it on a worker of its API", i, am.Format.Name(), api), ErrTypeMixedAPIs, nil)
 			}
 			flush()
+			raw, err := m.openThoughts(f, am.Raw)
+			if err != nil {
+				return llm.TurnRequest{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("message %d: %v", i, err), ErrTypeModelRejected, err)
+			}
 			if f == round.FormatAnthropic {
-				req.Input = append(req.Input, am.Raw)
+				req.Input = append(req.Input, raw)
 			} else {
 				var items []json.RawMessage
-				if err := json.Unmarshal(am.Raw, &items); err != nil {
+				if err := json.Unmarshal(raw, &items); err != nil {
 					return llm.TurnRequest{}, fmt.Errorf("message %d: the stored output items: %w", i, err)
 				}
 				req.Input = append(req.Input, items...)
@@ -95,6 +100,28 @@ func (m *Model) turnRequest(ctx context.Context, in round.ModelInput, api string
 	}
 	flush()
 	return req, nil
+}
+
+// openThoughts gives back a stored turn with the thoughts that turnOutput
+// sealed opened, as the model wrote them (F2).
+func (m *Model) openThoughts(f round.Format, raw json.RawMessage) (json.RawMessage, error) {
+	if !strings.Contains(string(raw), `"sealed"`) || m.SecretKey == nil {
+		return raw, nil
+	}
+	key, err := m.SecretKey()
+	if err != nil {
+		return nil, fmt.Errorf("model: the key that opens sealed thoughts: %w", err)
+	}
+	ri := round.Input{Format: f}
+	if f == round.FormatAnthropic {
+		ri.Turn = raw
+	} else {
+		ri.Output = raw
+	}
+	if err := ri.OpenThoughts(func(s string) (string, error) { return secrets.Open(key, s) }); err != nil {
+		return nil, err
+	}
+	return ri.TurnJSON(), nil
 }
 
 // fullContent is a message's whole content, read back from the blob store
@@ -129,7 +156,9 @@ func (m *Model) turnOutput(ctx context.Context, api string, turn llm.Turn) (roun
 		if err != nil {
 			return round.ModelOutput{}, fmt.Errorf("model: the key that seals secrets: %w", err)
 		}
+		var values []string
 		err = ri.MapArguments(func(c round.TurnCall) (round.Arguments, error) {
+			values = append(values, secrets.ToolCallValues(key, c.Function.Name, string(c.Function.Arguments))...)
 			sealed, err := secrets.SealToolCall(key, c.Function.Name, string(c.Function.Arguments))
 			if err != nil {
 				return round.Arguments(`"arguments withheld: they looked like a store_secret value but could not be read as JSON"`), nil
@@ -138,6 +167,13 @@ func (m *Model) turnOutput(ctx context.Context, api string, turn llm.Turn) (roun
 		})
 		if err != nil {
 			return round.ModelOutput{}, temporal.NewNonRetryableApplicationError("model: the turn's calls: "+err.Error(), ErrTypeModelRejected, err)
+		}
+		// A thought that holds a value is kept sealed (F2); turnRequest
+		// opens it to send the turn back.
+		if holds := secrets.Holds(values); holds != nil {
+			if err := ri.SealThoughts(holds, func(s string) (string, error) { return secrets.Seal(key, s) }); err != nil {
+				return round.ModelOutput{}, fmt.Errorf("model: seal a thought that holds a store_secret value: %w", err)
+			}
 		}
 	}
 	msg := round.AgentMessage{Role: "assistant", Content: turn.Text, Format: f, Raw: ri.TurnJSON()}

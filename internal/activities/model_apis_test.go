@@ -212,3 +212,70 @@ func TestModelCallMixedAPIs(t *testing.T) {
 		{Role: "user", Content: "hi"}, {Role: "assistant", Format: round.FormatAnthropic, Raw: json.RawMessage(`{"role":"assistant","content":[]}`)}}})
 	require.ErrorContains(t, err, "LLM_API=responses")
 }
+
+// A thinking block or reasoning item that holds the turn's store_secret
+// value is sealed in the turn that enters history (F2), and opened only in
+// the request that sends the turn back to the model.
+func TestModelCallSealsAThoughtHoldingAValue(t *testing.T) {
+	const secret = "hunter2-thought-value"
+	args, _ := json.Marshal(fmt.Sprintf(`{"name":"api","value":"%s"}`, secret))
+	for _, api := range []string{llm.APIAnthropic, llm.APIResponses} {
+		t.Run(api, func(t *testing.T) {
+			var sent []map[string]json.RawMessage
+			m, sink, _ := apiModel(t, api, func(w http.ResponseWriter, r *http.Request) {
+				var body map[string]json.RawMessage
+				require.NoError(t, json.NewDecoder(r.Body).Decode(&body))
+				sent = append(sent, body)
+				if api == llm.APIAnthropic {
+					writeEvents(w,
+						`{"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}}`,
+						`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`,
+						`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"the key is `+secret+`"}}`,
+						`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig1"}}`,
+						`{"type":"content_block_stop","index":0}`,
+						`{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_2","name":"store_secret","input":{}}}`,
+						`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":`+string(args)+`}}`,
+						`{"type":"content_block_stop","index":1}`,
+						`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":5}}`,
+						`{"type":"message_stop"}`)
+					return
+				}
+				reasoning := `{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"the key is ` + secret + `"}],"encrypted_content":"enc1"}`
+				call := `{"type":"function_call","id":"fc_1","call_id":"call_1","name":"store_secret","arguments":` + string(args) + `,"status":"completed"}`
+				writeEvents(w,
+					`{"type":"response.output_item.done","output_index":0,"item":`+reasoning+`}`,
+					`{"type":"response.output_item.done","output_index":1,"item":`+call+`}`,
+					`{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[`+reasoning+`,`+call+`],"usage":{"input_tokens":10,"output_tokens":5,"total_tokens":15}}}`)
+			})
+			out, err := callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 1, Round: 1, Provider: "openai",
+				Messages: []round.AgentMessage{{Role: "user", Content: "store my key"}}})
+			require.NoError(t, err)
+			require.Len(t, out.Message.ToolCalls, 1)
+			outJSON, _ := json.Marshal(out)
+			evJSON, _ := json.Marshal(sink.events)
+			for name, enc := range secretstest.Encodings(secret) {
+				require.NotContains(t, string(outJSON), enc, "the output holds the value (%s)", name)
+				require.NotContains(t, string(evJSON), enc, "an event holds the value (%s)", name)
+			}
+			require.Contains(t, string(out.Message.Raw), round.ThoughtWithheld)
+
+			_, err = callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 2, Round: 2, Provider: "openai",
+				Messages: []round.AgentMessage{{Role: "user", Content: "store my key"}, out.Message,
+					{Role: "tool", ToolCallID: out.Message.ToolCalls[0].ID, Tool: "store_secret", Content: "stored"}}})
+			require.NoError(t, err)
+			require.Len(t, sent, 2)
+			field := "messages"
+			if api == llm.APIResponses {
+				field = "input"
+			}
+			back := string(sent[1][field])
+			require.Contains(t, back, "the key is "+secret, "the model gets its thought back as it wrote it")
+			require.NotContains(t, back, round.ThoughtWithheld)
+			if api == llm.APIAnthropic {
+				require.Contains(t, back, `"signature":"sig1"`)
+			} else {
+				require.Contains(t, back, `"encrypted_content":"enc1"`)
+			}
+		})
+	}
+}

@@ -1,10 +1,13 @@
 package workflows_test
 
 import (
+	"encoding/base64"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,7 +23,9 @@ import (
 // TestAgentRunReplaysRecordedHistories replays recorded agent runs (under
 // testdata/agentrun/, recorded from the integration tests' real runs with
 // `temporal workflow show -o json`): the run of three rounds whose worker
-// was killed during a model call replays without a nondeterminism error.
+// was killed during a model call, and the three rounds on the Messages API
+// (TestAgentRunOnEachAPI/anthropic, change agent-apis), replay without a
+// nondeterminism error.
 func TestAgentRunReplaysRecordedHistories(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("testdata", "agentrun", "*.json"))
 	require.NoError(t, err)
@@ -39,4 +44,27 @@ func TestAgentRunReplaysRecordedHistories(t *testing.T) {
 			require.NoError(t, r.ReplayWorkflowHistory(logger, h))
 		})
 	}
+}
+
+// TestAgentRunRecordedHistoriesCoverTheAPIs: some recorded agent run took
+// the path of change agent-apis on the Messages API (F4), its turns in
+// format anthropic, so that its replay covers that path.
+func TestAgentRunRecordedHistoriesCoverTheAPIs(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("testdata", "agentrun", "*.json"))
+	require.NoError(t, err)
+	data := regexp.MustCompile(`"data": *"([A-Za-z0-9+/=]*)"`)
+	covered := false
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		marker, anthropic := false, false
+		for _, m := range data.FindAllSubmatch(b, -1) {
+			plain, err := base64.StdEncoding.DecodeString(string(m[1]))
+			require.NoError(t, err)
+			marker = marker || strings.Contains(string(plain), `"agent-apis`)
+			anthropic = anthropic || strings.Contains(string(plain), `"format":"anthropic"`)
+		}
+		covered = covered || marker && anthropic
+	}
+	require.True(t, covered, "no recorded agent run took the agent-apis path in format anthropic")
 }

@@ -33,6 +33,7 @@ func SealArguments(key []byte, args string) (string, error) {
 type sealing struct {
 	key    []byte
 	stable bool
+	found  *[]string // when set, collects each value's plaintext
 }
 
 func (s sealing) seal(plain string) (string, error) {
@@ -90,6 +91,9 @@ func (s sealing) raw(raw json.RawMessage) (json.RawMessage, error) {
 			text = plain
 		}
 	}
+	if s.found != nil {
+		*s.found = append(*s.found, text)
+	}
 	sealed, err := s.seal(text)
 	if err != nil {
 		return nil, err
@@ -144,6 +148,31 @@ func SealToolCall(key []byte, tool, args string) (string, error) {
 // digest of a round's input. It is never submitted.
 func StableToolCall(key []byte, tool, args string) (string, error) {
 	return sealing{key: key, stable: true}.toolCall(tool, args)
+}
+
+// ToolCallValues returns the plaintext of each store_secret value of a
+// call, spelled in any of the ways SealToolCall reads (sealed values are
+// opened with key; one that does not open gives none). A
+// thinking block or reasoning item that holds one of them is sealed too
+// (F2). A call that cannot be read gives none.
+func ToolCallValues(key []byte, tool, args string) []string {
+	var found []string
+	_, _ = sealing{key: key, stable: true, found: &found}.toolCall(tool, args)
+	return found
+}
+
+// Holds reports, for text, whether it holds one of values in any of the
+// encodings the Redactor reads; nil when there are no values.
+func Holds(values []string) func(string) bool {
+	m := make(map[string]string, len(values))
+	for i, v := range values {
+		m[fmt.Sprint(i)] = v
+	}
+	r := NewRedactor(m)
+	if r == nil {
+		return nil
+	}
+	return r.Contains
 }
 
 func (s sealing) toolCall(tool, args string) (string, error) {

@@ -235,3 +235,16 @@ func TestStableToolCallIsTheSameSealedOrNot(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEqual(t, stable, changed)
 }
+
+func TestToolCallValuesReadsEverySpelling(t *testing.T) {
+	key := make([]byte, KeySize)
+	sealed, err := Seal(key, "opened-value")
+	require.NoError(t, err)
+	require.Equal(t, []string{"plain-value"}, ToolCallValues(key, "store_secret", `{"name":"a","value":"plain-value"}`))
+	require.Equal(t, []string{"opened-value"}, ToolCallValues(key, "store_secret", `{"name":"a","value":"`+sealed+`"}`))
+	require.Equal(t, []string{"inner-value"}, ToolCallValues(key, "Run_Tool", `{"name":"store_secret","args":"{\"name\":\"a\",\"Value\":\"inner-value\"}"}`))
+	require.Empty(t, ToolCallValues(key, "read_files", `{"value":"x"}`))
+	require.Empty(t, ToolCallValues(key, "store_secret", `not json`))
+	require.True(t, Holds([]string{"plain-value"})(`{"thinking":"the key is plain\u002dvalue"}`))
+	require.Nil(t, Holds(nil))
+}
