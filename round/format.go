@@ -468,9 +468,11 @@ func rewrite(list []json.RawMessage, at map[int]json.RawMessage, field string) (
 	return out, nil
 }
 
+// indexOf reads the index of a TurnCall's Where ("assistant.content[2]"),
+// which TurnCalls wrote, so it always holds one.
 func indexOf(where, prefix string) int {
 	var i int
-	fmt.Sscanf(strings.TrimPrefix(where, prefix), "[%d]", &i)
+	_, _ = fmt.Sscanf(strings.TrimPrefix(where, prefix), "[%d]", &i)
 	return i
 }
 
