@@ -31,6 +31,7 @@ type hookReceiver struct {
 	mu      sync.Mutex
 	bodies  map[string][]byte
 	raw     []string
+	headers []string // each successful POST's headers, as text
 	count   map[string]int
 	failFor int // answer 503 to the first failFor POSTs
 	posts   int
@@ -58,6 +59,9 @@ func newHookReceiver(t *testing.T, secret string) *hookReceiver {
 		}
 		h.count[key]++
 		h.raw = append(h.raw, string(body))
+		var hb strings.Builder
+		_ = r.Header.Write(&hb)
+		h.headers = append(h.headers, hb.String())
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(h.srv.Close)
