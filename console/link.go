@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/toolround/toolround/client"
@@ -34,7 +35,8 @@ var linkPage = template.Must(template.New("link").Parse(`<!doctype html>
 <link rel="stylesheet" href="/assets/style.css"></head>
 <body><main class="link">
 <h1>{{.Title}}</h1>
-{{if .Message}}<p id="link-result">{{.Message}}</p>{{else}}
+{{if .Message}}<p id="link-result">{{.Message}}</p>{{if .Code}}
+<p id="link-code">{{.Code}}</p>{{end}}{{else}}
 <p id="link-what">Reading the link…</p>
 <dl id="link-call" hidden>
 <dt>Decision</dt><dd id="link-decision"></dd>
@@ -52,7 +54,9 @@ var linkPage = template.Must(template.New("link").Parse(`<!doctype html>
 </main></body></html>
 `))
 
-type linkView struct{ Title, Message string }
+// linkView is the page; Code, on a refusal, is its status and error code
+// (such as "409 link_used").
+type linkView struct{ Title, Message, Code string }
 
 func (s *Server) getLink(w http.ResponseWriter, r *http.Request) {
 	linkHeaders(w)
@@ -62,9 +66,18 @@ func (s *Server) getLink(w http.ResponseWriter, r *http.Request) {
 
 // linkAnswer is the page of a POST's outcome, with its status.
 func linkAnswer(w http.ResponseWriter, status int, msg string) {
+	linkAnswerCode(w, status, "", msg)
+}
+
+// linkAnswerCode is linkAnswer of a refusal that shows its error code.
+func linkAnswerCode(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_ = linkPage.Execute(w, linkView{Title: "Decision", Message: msg})
+	v := linkView{Title: "Decision", Message: msg}
+	if code != "" {
+		v.Code = strconv.Itoa(status) + " " + code
+	}
+	_ = linkPage.Execute(w, v)
 }
 
 func (s *Server) postLink(w http.ResponseWriter, r *http.Request) {
@@ -124,7 +137,7 @@ func (s *Server) postLink(w http.ResponseWriter, r *http.Request) {
 		if msg == "" {
 			msg = "The decision did not land: " + code
 		}
-		linkAnswer(w, status, msg)
+		linkAnswerCode(w, status, code, msg)
 		return
 	}
 	verb := "approved"

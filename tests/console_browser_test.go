@@ -1,7 +1,9 @@
 package tests
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"os"
@@ -16,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/internal/testenv"
+	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 )
 
@@ -306,4 +309,67 @@ func TestConsoleBrowserTellsTheTruthAfterADecision(t *testing.T) {
 	// The inbox, reloaded, has nothing left.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(c.url+"/?session="+e.session), chromedp.WaitVisible(css("#inbox-count"))))
 	require.Equal(t, "Nothing waits for a person.", text(t, ctx, "#inbox-count"))
+}
+
+// TestConsoleBrowserSignedLinkN2 opens a webhook's approve link in
+// Chromium: the page shows the call as text and a confirm button and
+// decides nothing; confirm decides via link as the approver, not
+// verified; the same link opened and confirmed again shows link_used.
+func TestConsoleBrowserSignedLinkN2(t *testing.T) {
+	h := newHookReceiver(t, "hook-secret-browser")
+	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32))
+	workerTokens := filepath.Join(t.TempDir(), "tokens")
+	require.NoError(t, os.WriteFile(workerTokens, []byte("worker-side-token-0002 alice approver\n"), 0o600))
+	e := newEnv(t, "NOTIFY_URL="+h.srv.URL, "NOTIFY_SECRET=hook-secret-browser", "NOTIFY_LINK_KEY="+key, "NOTIFY_APPROVER=alice")
+	ctx := browserCtx(t)
+	c := e.startConsole()
+	e.startWorkerBin(workerBin, "CONSOLE_URL="+c.url, "CONSOLE_TOKENS="+workerTokens)
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("r1", "run_command", map[string]any{"command": "echo '<b>linked</b>'"}),
+		call("r2", "run_command", map[string]any{"command": "echo other"}))
+	done := e.startRound(in)
+	p := e.waitPending(in.WorkflowID(), "r1", "r2")
+	var w notify.Payload
+	require.Eventually(t, func() bool {
+		var ok bool
+		w, ok = h.payload("notify/" + p[0].WaitID + "/waiting")
+		return ok
+	}, 30*time.Second, 50*time.Millisecond)
+	require.Equal(t, "r1", w.CallID)
+
+	open := func() {
+		t.Helper()
+		require.NoError(t, chromedp.Do(ctx,
+			chromedp.Navigate("about:blank"),
+			chromedp.Navigate(w.Links.Approve),
+			chromedp.WaitVisible(css("#link-confirm")),
+		))
+	}
+	open()
+	require.Equal(t, "Confirm to approve the call below.", text(t, ctx, "#link-what"))
+	require.Equal(t, "r1", text(t, ctx, "#link-callid"))
+	require.Equal(t, in.WorkflowID(), text(t, ctx, "#link-workflow"))
+	require.Equal(t, "alice", text(t, ctx, "#link-by"))
+	require.Equal(t, 0, eval[int](t, ctx, `document.querySelectorAll("#link-call a, #link-call script, #link-call img").length`),
+		"the call is inert text")
+	require.NotContains(t, eval[string](t, ctx, `location.href`), "#", "the token leaves the address bar")
+	require.Len(t, e.waitPending(in.WorkflowID(), "r1", "r2"), 2, "opening the link decides nothing")
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(css("#link-confirm")), chromedp.WaitVisible(css("#link-result"))))
+	require.Equal(t, "The call r1 was approved as alice.", text(t, ctx, "#link-result"))
+	require.Eventually(t, func() bool { return len(e.waitPending(in.WorkflowID(), "r2")) == 1 }, 30*time.Second, 100*time.Millisecond)
+
+	open()
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(css("#link-confirm")), chromedp.WaitVisible(css("#link-result"))))
+	require.Equal(t, "This link has decided already.", text(t, ctx, "#link-result"))
+	require.Equal(t, "409 link_used", text(t, ctx, "#link-code"))
+
+	e.mustStarter("deny", in.WorkflowID(), "r2")
+	res := decodeResult(t, <-done)
+	a := byID(res)["r1"].Approval
+	require.Equal(t, round.StatusOK, byID(res)["r1"].Status)
+	require.Equal(t, round.DecisionApproved, a.Decision)
+	require.Equal(t, "link", a.Via)
+	require.Equal(t, "alice", a.By)
+	require.False(t, a.Verified)
 }

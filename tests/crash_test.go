@@ -387,3 +387,57 @@ func startDevServer(t *testing.T, cli, addr, db string) *devServer {
 	}, 60*time.Second, 100*time.Millisecond, "the dev server on %s did not come up", addr)
 	return s
 }
+
+// TestWorkerKilledWhileAWebhookRetries kills the worker while the waiting
+// webhook of a call is being retried (the receiver fails): a new worker
+// takes the notification workflow up and delivers it, once per
+// Idempotency-Key (N1), and the round goes on.
+func TestWorkerKilledWhileAWebhookRetries(t *testing.T) {
+	h := newHookReceiver(t, "hook-secret-crash")
+	h.failFor = 1 << 30
+	e := newEnv(t, "NOTIFY_URL="+h.srv.URL, "NOTIFY_SECRET=hook-secret-crash")
+	w := e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allTools},
+		call("s1", "run_command", map[string]any{"command": "echo notified"}))
+	done := e.startRound(in)
+	p := e.waitPending(in.WorkflowID(), "s1")
+	posts := func() int {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.posts
+	}
+	require.Eventually(t, func() bool { return posts() >= 2 }, 30*time.Second, 50*time.Millisecond,
+		"the webhook was not retried")
+
+	w.kill(t)
+	h.mu.Lock()
+	h.failFor = h.posts // the receiver is back
+	h.mu.Unlock()
+	restarted := time.Now()
+	e.startWorker()
+	key := "notify/" + p[0].WaitID + "/waiting"
+	require.Eventually(t, func() bool { _, ok := h.payload(key); return ok }, 60*time.Second, 50*time.Millisecond,
+		"the waiting webhook was not delivered after the restart: keys %v", h.keys())
+	h.mu.Lock()
+	at := h.okAt[key]
+	h.mu.Unlock()
+	require.True(t, at.After(restarted), "delivered at %v, before the restart at %v", at, restarted)
+	t.Logf("recovery: the webhook landed %v after the restart, after %d failed POSTs", at.Sub(restarted).Round(time.Millisecond), h.failFor)
+
+	e.mustStarter("approve", in.WorkflowID(), "s1")
+	res := decodeResult(t, <-done)
+	require.Equal(t, round.StatusOK, byID(res)["s1"].Status)
+	decided := "notify/" + p[0].WaitID + "/decided"
+	require.Eventually(t, func() bool { _, ok := h.payload(decided); return ok }, 30*time.Second, 50*time.Millisecond)
+	// Let a duplicate, if any, arrive before counting.
+	require.Never(t, func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.count[key] > 1 || h.count[decided] > 1
+	}, 3*time.Second, 100*time.Millisecond, "a webhook was delivered twice")
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for k, n := range h.count {
+		require.Equal(t, 1, n, "deliveries of %s", k)
+	}
+}

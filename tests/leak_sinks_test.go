@@ -27,6 +27,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/toolround/toolround/internal/testenv"
+	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/secrets"
 	"github.com/toolround/toolround/tools/secrets/secretstest"
@@ -463,4 +464,75 @@ func withPayloads(t *testing.T, out string) string {
 		b.Write(plain)
 	}
 	return b.String()
+}
+
+// The webhooks of waits (N1) are a sink too: secrets are stored, then
+// calls whose arguments send them (header, query, body) wait, are approved
+// and send waiting and decided webhooks; no body or header a receiver gets
+// holds any encoding of a value (T9).
+func TestSecretsNeverLeaveTheWebhooksT9(t *testing.T) {
+	values := map[string]string{
+		"QUOTE":  `q"uo\te'd-s3cret`,
+		"MARKUP": `<tag a="1">&amp;'x'</tag>`,
+	}
+	h := newHookReceiver(t, "hook-secret-t9")
+	key, err := secrets.GenerateKey()
+	require.NoError(t, err)
+	e := newEnv(t, "TOOLROUND_SECRET_KEY="+secrets.EncodeKey(key), "NOTIFY_URL="+h.srv.URL, "NOTIFY_SECRET=hook-secret-t9")
+	e.startWorker()
+	echo := newEchoServer(t)
+
+	var outputs []string
+	state := &round.RunState{Fetched: []string{"http_request", "store_secret"}}
+	run := func(n int, calls ...round.ToolCall) round.Result {
+		t.Helper()
+		in := e.input(n, "claude-code", state, calls...)
+		r := e.approveAll(in.WorkflowID(), e.startRound(in), &outputs)
+		res := decodeResult(t, r)
+		state = res.State
+		return res
+	}
+	res := run(1,
+		call("s-quote", "store_secret", map[string]any{"name": "QUOTE", "value": values["QUOTE"]}),
+		call("s-markup", "store_secret", map[string]any{"name": "MARKUP", "value": values["MARKUP"]}))
+	for _, id := range []string{"s-quote", "s-markup"} {
+		require.Equal(t, round.StatusOK, byID(res)[id].Status, byID(res)[id].Content)
+	}
+	res = run(2,
+		call("send-quote", "http_request", map[string]any{"url": echo.srv.URL + "/echo?forms=all", "headers": map[string]string{"X-Token": "{{secret:QUOTE}}"}}),
+		call("send-markup", "http_request", map[string]any{"url": echo.srv.URL + "/echo?forms=all&k={{secret:MARKUP}}"}),
+		call("send-body", "http_request", map[string]any{"url": echo.srv.URL + "/echo?forms=all", "method": "POST", "body": "{{secret:QUOTE}} and {{secret:MARKUP}}"}))
+	for _, id := range []string{"send-quote", "send-markup", "send-body"} {
+		require.Equal(t, round.StatusOK, byID(res)[id].Status, byID(res)[id].Content)
+	}
+
+	// The calls of round 2 send secrets, so each waited for a decision and
+	// was approved: every wait has its waiting and decided webhook.
+	require.Eventually(t, func() bool {
+		tools := map[string]bool{}
+		waits, decided := 0, 0
+		for _, k := range h.keys() {
+			p, _ := h.payload(k)
+			switch p.Type {
+			case notify.TypeWaiting:
+				waits++
+				tools[p.Tool] = true
+			case notify.TypeDecided:
+				decided++
+			}
+		}
+		return waits == 3 && decided == 3 && tools["http_request"]
+	}, 30*time.Second, 50*time.Millisecond, "keys: %v", h.keys())
+
+	sinks := map[string]string{}
+	h.mu.Lock()
+	for i, b := range h.raw {
+		sinks[fmt.Sprintf("webhook body %d", i)] = b
+	}
+	for i, hd := range h.headers {
+		sinks[fmt.Sprintf("webhook headers %d", i)] = hd
+	}
+	h.mu.Unlock()
+	t.Logf("read %d webhook bodies and headers", len(sinks))
+	requireNoSecretIn(t, sinks, values)
 }

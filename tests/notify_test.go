@@ -31,13 +31,15 @@ type hookReceiver struct {
 	mu      sync.Mutex
 	bodies  map[string][]byte
 	raw     []string
+	headers []string             // each successful POST's headers, as text
+	okAt    map[string]time.Time // when each key first succeeded
 	count   map[string]int
 	failFor int // answer 503 to the first failFor POSTs
 	posts   int
 }
 
 func newHookReceiver(t *testing.T, secret string) *hookReceiver {
-	h := &hookReceiver{t: t, secret: secret, bodies: map[string][]byte{}, count: map[string]int{}}
+	h := &hookReceiver{t: t, secret: secret, bodies: map[string][]byte{}, count: map[string]int{}, okAt: map[string]time.Time{}}
 	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		if err := notify.Verify(secret, r.Header, body, time.Now()); err != nil {
@@ -55,9 +57,13 @@ func newHookReceiver(t *testing.T, secret string) *hookReceiver {
 		}
 		if _, seen := h.bodies[key]; !seen {
 			h.bodies[key] = body
+			h.okAt[key] = time.Now()
 		}
 		h.count[key]++
 		h.raw = append(h.raw, string(body))
+		var hb strings.Builder
+		_ = r.Header.Write(&hb)
+		h.headers = append(h.headers, hb.String())
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(h.srv.Close)

@@ -33,6 +33,7 @@ import (
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/internal/testtools"
 	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -207,6 +208,9 @@ type scenario struct {
 	in    round.Input
 	drive func(t *testing.T, d *driver)
 	want  map[string]round.Status
+	// notify runs the scenario on a worker with a webhook configured
+	// (NotifySettings in its snapshot, N1).
+	notify bool
 }
 
 // driver steers a running round from the recorder.
@@ -629,6 +633,12 @@ func scenarios() []scenario {
 				require.NoError(t, d.update(t, round.Confirm{CallID: "g1", Approve: true, ApprovalID: id, By: "ann", Via: "cli"}))
 				d.confirm(t, round.Confirm{CallID: "c2", Approve: false, Reason: "enough", ApprovalID: d.approvalID(t, "c2")})
 			}},
+		{name: "notify_webhooks", in: notifyWebhooks(), notify: true, want: map[string]round.Status{"g1": ok, "x1": skipped, "c1": ok},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "g1", "x1")
+				d.confirm(t, round.Confirm{CallID: "g1", Approve: true, ApprovalID: d.approvalID(t, "g1")})
+				d.confirm(t, round.Confirm{CallID: "x1", Approve: false, Reason: "not now", ApprovalID: d.approvalID(t, "x1")})
+			}},
 		{name: "counted_rules", in: countedRules(), want: map[string]round.Status{"g0": ok, "g1": ok, "g2": skipped, "g3": ok},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "g0", "g1", "g2")
@@ -713,12 +723,38 @@ func TestRecordHistories(t *testing.T) {
 	require.NoError(t, w.Start())
 	defer w.Stop()
 
+	// A second worker whose rounds record webhook settings (N1): their
+	// notification workflows post to no URL.
+	notifyQueue := queue + "-notify"
+	ncat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second,
+		Notify: &workflows.NotifySettings{Retry: time.Minute}})
+	nwf := &workflows.RoundWorkflow{Catalog: ncat}
+	nw := worker.New(c, notifyQueue, worker.Options{Identity: "recorder-notify"})
+	nw.RegisterWorkflowWithOptions(nwf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
+	nw.RegisterWorkflowWithOptions(notify.Workflow, workflow.RegisterOptions{Name: notify.WorkflowName})
+	nw.RegisterActivityWithOptions((&notify.Notifier{}).Post, activity.RegisterOptions{Name: notify.ActivityPost})
+	nw.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
+	nw.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
+	nw.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
+	nw.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: round.ActivityCheckFiles})
+	nw.RegisterActivityWithOptions(acts.VerifyRules, activity.RegisterOptions{Name: round.ActivityVerifyRules})
+	nw.RegisterActivityWithOptions(acts.SignRules, activity.RegisterOptions{Name: round.ActivitySignRules})
+	nw.RegisterActivityWithOptions(acts.VerifyUsage, activity.RegisterOptions{Name: round.ActivityVerifyUsage})
+	nw.RegisterActivityWithOptions(acts.SignUsage, activity.RegisterOptions{Name: round.ActivitySignUsage})
+	nw.RegisterActivityWithOptions(acts.Reconcile, activity.RegisterOptions{Name: round.ActivityReconcile})
+	require.NoError(t, nw.Start())
+	defer nw.Stop()
+
 	for _, sc := range scenarios() {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			id := sc.in.WorkflowID()
-			run, err := c.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: id, TaskQueue: queue,
+			q := queue
+			if sc.notify {
+				q = notifyQueue
+			}
+			run, err := c.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: id, TaskQueue: q,
 				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING}, round.WorkflowName, sc.in)
 			require.NoError(t, err)
 			if sc.drive != nil {
@@ -762,6 +798,16 @@ func runLimits() round.Input {
 	in.Limits = &round.Limits{MaxCalls: 2, MaxCommands: 5}
 	in.State.Usage = &round.Usage{Calls: 1}
 	return in
+}
+
+// notifyWebhooks is a round on a worker with a webhook (N1): g1 and x1
+// wait, each sends waiting, then decided when approved (g1) or denied (x1).
+func notifyWebhooks() round.Input {
+	return scenarioInput("notify_webhooks",
+		call("g1", "run_command", `{"command":"git status"}`),
+		call("x1", "run_command", `{"command":"rm -rf build"}`),
+		call("c1", "calculate", `{"expression":"4"}`),
+	)
 }
 
 // countedRules remembers git * with up_to 1 (B2): it approves g1, not g2;
