@@ -111,6 +111,9 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		e.Close()
 		return nil, err
 	}
+	if e.Notifier != nil && e.builtins != nil {
+		e.Notifier.Secrets = e.builtins.Secrets // webhooks carry no stored value (T9)
+	}
 	e.Catalog = workflows.NewCatalog(e.Registry, workflows.CatalogOptions{
 		MaxConcurrent:    cfg.MaxConcurrent,
 		ConfirmTimeout:   cfg.ConfirmTimeout,

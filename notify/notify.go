@@ -24,6 +24,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/toolround/toolround/tools/secrets"
 )
 
 // Event types (N1).
@@ -363,6 +365,43 @@ type Notifier struct {
 	Config Config
 	// Now is the clock of the signature's timestamp; nil: time.Now.
 	Now func() time.Time
+	// Secrets, when set, are the sessions' stored secrets: a value that
+	// the model wrote out in a call's arguments, or that a reason repeats,
+	// is redacted from the body before it is sent (T9).
+	Secrets SecretValues
+}
+
+// SecretValues reads a session's stored secrets (secrets.Store does).
+type SecretValues interface {
+	Names(ctx context.Context, sessionID string) ([]string, error)
+	Get(ctx context.Context, sessionID, name string) (string, error)
+}
+
+// redact replaces the session's stored values in the event's model- and
+// server-supplied text with [secret:NAME]. A store that does not answer
+// fails the attempt, which is retried: nothing goes out unredacted.
+func (n *Notifier) redact(ctx context.Context, e *Event) error {
+	if n.Secrets == nil || e.SessionID == "" {
+		return nil
+	}
+	names, err := n.Secrets.Names(ctx, e.SessionID)
+	if err != nil {
+		return fmt.Errorf("notify: the session's secrets, to redact the body: %w", err)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	values := make(map[string]string, len(names))
+	for _, name := range names {
+		v, err := n.Secrets.Get(ctx, e.SessionID, name)
+		if err != nil {
+			return fmt.Errorf("notify: the session's secrets, to redact the body: %w", err)
+		}
+		values[name] = v
+	}
+	r := secrets.NewRedactor(values)
+	e.Summary, e.Reason, e.Tool = r.Redact(e.Summary), r.Redact(e.Reason), r.Redact(e.Tool)
+	return nil
 }
 
 // Post sends the event to every URL of its session, signed, under the
@@ -370,6 +409,9 @@ type Notifier struct {
 // attempt, and the workflow retries it; a receiver dedupes by the key.
 func (n *Notifier) Post(ctx context.Context, e Event, notifyID string) error {
 	c := n.Config
+	if err := n.redact(ctx, &e); err != nil {
+		return err
+	}
 	body, err := c.Body(e, notifyID)
 	if err != nil {
 		return err

@@ -1,12 +1,16 @@
 package notify
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"html"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -254,5 +258,50 @@ func TestSignatureIsOverTimestampAndBody(t *testing.T) {
 	h.Set(HeaderTimestamp, "soon")
 	if err := Verify("k", h, body, now); err == nil || !strings.Contains(err.Error(), "not a Unix time") {
 		t.Errorf("a bad timestamp: %v", err)
+	}
+}
+
+// fakeSecrets is a session's stored secrets for Notifier.Secrets.
+type fakeSecrets struct {
+	values map[string]string
+	err    error
+}
+
+func (f fakeSecrets) Names(context.Context, string) ([]string, error) {
+	var out []string
+	for k := range f.values {
+		out = append(out, k)
+	}
+	return out, f.err
+}
+
+func (f fakeSecrets) Get(_ context.Context, _, name string) (string, error) {
+	return f.values[name], f.err
+}
+
+// TestPostRedactsStoredValues: a stored value that a summary or a reason
+// holds in plain text is redacted before the body is sent (T9); a secret
+// store that does not answer fails the attempt instead of sending it.
+func TestPostRedactsStoredValues(t *testing.T) {
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(b))
+	}))
+	defer srv.Close()
+	e := Event{Type: TypeWaiting, SessionID: "s1", CallID: "c1", Tool: "run_command", Summary: "curl -H 'token: tok-1234567890'", Reason: "it sends tok-1234567890"}
+	n := &Notifier{Config: Config{URLs: []string{srv.URL}, Secret: "k"}, Secrets: fakeSecrets{values: map[string]string{"TOKEN": "tok-1234567890"}}}
+	if err := n.Post(context.Background(), e, "notify/w/waiting"); err != nil {
+		t.Fatal(err)
+	}
+	if len(bodies) != 1 || strings.Contains(bodies[0], "tok-1234567890") || !strings.Contains(bodies[0], "[secret:TOKEN]") {
+		t.Fatalf("the body holds the stored value or no redaction: %v", bodies)
+	}
+	n.Secrets = fakeSecrets{err: errors.New("redis down")}
+	if err := n.Post(context.Background(), e, "notify/w/waiting"); err == nil || !strings.Contains(err.Error(), "redis down") {
+		t.Fatalf("a store that does not answer: %v", err)
+	}
+	if len(bodies) != 1 {
+		t.Fatal("a body went out without its redaction")
 	}
 }

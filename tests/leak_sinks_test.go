@@ -483,7 +483,7 @@ func TestSecretsNeverLeaveTheWebhooksT9(t *testing.T) {
 	echo := newEchoServer(t)
 
 	var outputs []string
-	state := &round.RunState{Fetched: []string{"http_request", "store_secret"}}
+	state := &round.RunState{Fetched: []string{"http_request", "store_secret", "run_command"}}
 	run := func(n int, calls ...round.ToolCall) round.Result {
 		t.Helper()
 		in := e.input(n, "claude-code", state, calls...)
@@ -505,9 +505,15 @@ func TestSecretsNeverLeaveTheWebhooksT9(t *testing.T) {
 	for _, id := range []string{"send-quote", "send-markup", "send-body"} {
 		require.Equal(t, round.StatusOK, byID(res)[id].Status, byID(res)[id].Content)
 	}
+	// A model that writes a stored value out in plain text in another
+	// call's arguments: the command waits, and its webhooks' summary must
+	// not carry the value either.
+	res = run(3, call("echo-plain", "run_command", map[string]any{"command": "true " + values["QUOTE"]}))
+	require.NotEmpty(t, byID(res)["echo-plain"].Status)
 
-	// The calls of round 2 send secrets, so each waited for a decision and
-	// was approved: every wait has its waiting and decided webhook.
+	// The calls of rounds 2 and 3 send secrets or run a command, so each
+	// waited for a decision and was approved: every wait has its waiting
+	// and decided webhook.
 	require.Eventually(t, func() bool {
 		tools := map[string]bool{}
 		waits, decided := 0, 0
@@ -521,7 +527,7 @@ func TestSecretsNeverLeaveTheWebhooksT9(t *testing.T) {
 				decided++
 			}
 		}
-		return waits == 3 && decided == 3 && tools["http_request"]
+		return waits == 4 && decided == 4 && tools["http_request"] && tools["run_command"]
 	}, 30*time.Second, 50*time.Millisecond, "keys: %v", h.keys())
 
 	sinks := map[string]string{}
