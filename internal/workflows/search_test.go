@@ -179,6 +179,7 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			"rule_lockdown":      {"replay-rule_lockdown false 0"},
 			"live_decisions":     {"replay-live_decisions false 0", "- true 2", "- true 1", "- false 0"},
 			"baseline3_live":     {"replay-baseline3_live false 0", "- true 2", "- true 1", "- false 0"},
+			"notify_webhooks":    {"replay-notify_webhooks false 0", "- true 2", "- true 1", "- false 0"},
 			// Calls past a run limit wait for a person too (B1).
 			"run_limits":    {"replay-run_limits false 0", "- true 2", "- true 1", "- false 0"},
 			"counted_rules": {"replay-counted_rules false 0", "- true 3", "- true 1", "- false 0"},
