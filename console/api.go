@@ -103,9 +103,14 @@ func (s *Server) getTools(w http.ResponseWriter, r *http.Request, _ principal) {
 		return
 	}
 	f := round.FormatOpenAI
-	if v := q.Get("format"); v != "" {
+	if q.Has("format") {
 		var err error
-		if f, err = round.ParseFormat(v); err != nil {
+		if v := q.Get("format"); v == "" {
+			err = errors.New("format is empty: give openai, anthropic or responses, or leave it out")
+		} else {
+			f, err = round.ParseFormat(v)
+		}
+		if err != nil {
 			s.fail(w, r, fmt.Errorf("%w: %v", ErrBadInput, err))
 			return
 		}

@@ -145,7 +145,7 @@ func allowedMethod(path string) string {
 	switch path {
 	case "/api/v1/rounds", "/api/v1/approvals", "/api/v1/answers", "/api/v1/extend", "/api/v1/cancel", "/api/v1/agents":
 		return http.MethodPost
-	case "/api/v1/inbox", "/api/v1/openapi.json":
+	case "/api/v1/inbox", "/api/v1/openapi.json", "/api/v1/tools":
 		return http.MethodGet
 	}
 	if rest, ok := strings.CutPrefix(path, "/api/v1/agents/"); ok && strings.HasSuffix(rest, "/messages") && rest != "/messages" {

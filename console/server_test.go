@@ -904,11 +904,14 @@ func TestToolsInEachFormatF3(t *testing.T) {
 	require.Equal(t, false, first["strict"])
 	require.Contains(t, first, "parameters")
 
-	for _, q := range []string{"?provider=openai&format=xml", "?provider=", "", "?provider=a%0Ab"} {
+	for _, q := range []string{"?provider=openai&format=xml", "?provider=openai&format=", "?provider=", "", "?provider=a%0Ab"} {
 		code, body = do(t, ts, "GET", "/api/v1/tools"+q, agentToken, "")
 		require.Equal(t, http.StatusBadRequest, code, q)
 		require.Equal(t, "bad_request", body["error"], q)
 	}
 	code, _ = do(t, ts, "GET", "/api/v1/tools?provider=openai", "", "")
 	require.Equal(t, http.StatusUnauthorized, code)
+	code, body = do(t, ts, "TRACE", "/api/v1/tools?provider=openai", agentToken, "")
+	require.Equal(t, http.StatusMethodNotAllowed, code)
+	require.Equal(t, "method_not_allowed", body["error"])
 }
