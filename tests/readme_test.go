@@ -106,6 +106,12 @@ func TestREADMEUsingItRunsAsShown(t *testing.T) {
 				t.Fatalf("%s does not wait before: %s\npending: %s %s\nbackground: %v", m[2], line, last.stdout, last.stderr, bgErr)
 			}
 		}
+		if f := strings.Fields(line); len(f) >= 3 && f[1] == "pending" {
+			// The round the README started in the background may not be
+			// submitted yet.
+			require.Eventually(t, func() bool { return e.starter(ctx, "", "pending", f[2]).code == 0 },
+				time.Minute, 50*time.Millisecond, "%s: the round exists", line)
+		}
 		if strings.Contains(line, " cancel ") {
 			wid := strings.Fields(line)[2]
 			require.Eventually(t, func() bool {
