@@ -338,6 +338,20 @@ func TestBaselineRecordsOneVersionMarker(t *testing.T) {
 	require.Equal(t, 2, found, "the baseline recordings are missing")
 }
 
+// versionMarkers are the change ids of a recorded history's version markers.
+func versionMarkers(t *testing.T, h recorded) []string {
+	t.Helper()
+	var changes []string
+	for _, e := range h.history.GetEvents() {
+		if a := e.GetMarkerRecordedEventAttributes(); a != nil && a.GetMarkerName() == "Version" {
+			var id string
+			require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(a.GetDetails()["change-id"], &id))
+			changes = append(changes, id)
+		}
+	}
+	return changes
+}
+
 // TestCallFinishedHistoryHasOneMarker: a round recorded with changeBaseline2
 // (testdata/call_finished.json) took the call_finished change (U7) with the
 // baseline's one marker and replays with today's code.
@@ -346,15 +360,7 @@ func TestCallFinishedHistoryHasOneMarker(t *testing.T) {
 		if h.name != "call_finished" {
 			continue
 		}
-		var changes []string
-		for _, e := range h.history.GetEvents() {
-			if a := e.GetMarkerRecordedEventAttributes(); a != nil && a.GetMarkerName() == "Version" {
-				var id string
-				require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(a.GetDetails()["change-id"], &id))
-				changes = append(changes, id)
-			}
-		}
-		require.Equal(t, []string{"baseline-2026-12-01"}, changes)
+		require.Equal(t, []string{"baseline-2026-12-01"}, versionMarkers(t, h))
 		for _, e := range h.result.Events {
 			require.NotEqual(t, round.EventCallFinished, e.Type, "call_finished is not in the result's events")
 		}
@@ -373,15 +379,7 @@ func TestBaseline3HistoryHasOneMarker(t *testing.T) {
 		if h.name != "baseline3_live" {
 			continue
 		}
-		var changes []string
-		for _, e := range h.history.GetEvents() {
-			if a := e.GetMarkerRecordedEventAttributes(); a != nil && a.GetMarkerName() == "Version" {
-				var id string
-				require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(a.GetDetails()["change-id"], &id))
-				changes = append(changes, id)
-			}
-		}
-		require.Equal(t, []string{"baseline-2026-12-02"}, changes)
+		require.Equal(t, []string{"baseline-2026-12-02"}, versionMarkers(t, h))
 		res, err := replay(t, h, (&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run)
 		require.NoError(t, err)
 		require.Equal(t, h.result, res)
