@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/round"
 )
 
 // SideEffect classifies what running a tool does to the world. It decides
@@ -305,6 +306,9 @@ type Result struct {
 	// before it read them; it stays out of the content the model sees. A
 	// tool that sets it also sets Definition.Changed (U3).
 	Files map[string]FileState `json:"files,omitempty"`
+	// Images are images the call returned beside Content (an MCP server's
+	// image content), with their bytes; Content keeps a line for each (F2).
+	Images []round.Image `json:"images,omitempty"`
 }
 
 // Text is a Result with only content.

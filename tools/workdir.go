@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // ReservedDir is the folder inside the workdir where the tools keep their own
@@ -15,9 +18,27 @@ const ReservedDir = ".toolround"
 // Workdir confines file and command tools to one directory (TOOLS_WORKDIR).
 // File access goes through an os.Root, so neither "..", absolute paths nor
 // symlinks can reach outside it, including symlinks swapped in mid-call.
+//
+// In session mode (OpenWorkspaces, W1) the Workdir opened on TOOLS_WORKDIR
+// holds one Workdir a session, TOOLS_WORKDIR/sessions/<id>/ (Session, For);
+// the tools act only in those.
 type Workdir struct {
 	dir  string
 	root *os.Root
+	// mode is WorkspaceShared or WorkspaceSession; session is set on a
+	// session's own workspace.
+	mode    string
+	session string
+	// maxBytes is WORKSPACE_MAX_BYTES (0: no limit), set on every
+	// session's workspace.
+	maxBytes int64
+	// marked is when markUse last marked the workspace used.
+	marked time.Time
+
+	mu       sync.Mutex
+	sessions map[string]*Workdir
+	// changes counts the workspaces dropped from sessions, for PerSession.
+	changes atomic.Uint64
 }
 
 // OpenWorkdir creates dir if needed and opens it as the tools' root.
@@ -39,7 +60,7 @@ func OpenWorkdir(dir string) (*Workdir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workdir: open %q: %w", abs, err)
 	}
-	return &Workdir{dir: abs, root: root}, nil
+	return &Workdir{dir: abs, root: root, mode: WorkspaceShared}, nil
 }
 
 // Dir is the absolute path of the workdir.
@@ -48,8 +69,16 @@ func (w *Workdir) Dir() string { return w.dir }
 // Root gives confined file access; every path given to it is relative.
 func (w *Workdir) Root() *os.Root { return w.root }
 
-// Close releases the root.
-func (w *Workdir) Close() error { return w.root.Close() }
+// Close releases the root and those of the sessions' workspaces.
+func (w *Workdir) Close() error {
+	w.mu.Lock()
+	for id, s := range w.sessions {
+		_ = s.root.Close()
+		delete(w.sessions, id)
+	}
+	w.mu.Unlock()
+	return w.root.Close()
+}
 
 // Rel turns a path from a tool call into a clean path relative to the
 // workdir ("." for the workdir itself). It refuses paths that leave it and the

@@ -10,6 +10,7 @@ import (
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/agent"
 	"github.com/toolround/toolround/tools/command"
+	"github.com/toolround/toolround/tools/command/sandbox"
 	"github.com/toolround/toolround/tools/decision"
 	"github.com/toolround/toolround/tools/files"
 	"github.com/toolround/toolround/tools/secrets"
@@ -44,14 +45,18 @@ type Config struct {
 // Builtins holds what the built-in tools keep running between calls.
 type Builtins struct {
 	// Secrets is the store of store_secret, which http_request reads.
-	Secrets  *secrets.Store
-	commands *command.Tools
+	Secrets *secrets.Store
+	// stopCommands stops the background commands of every workspace.
+	stopCommands func()
 }
 
 // Register adds every built-in tool to reg.
 func Register(reg *tools.Registry, cfg Config) (*Builtins, error) {
 	if cfg.Workdir == nil {
 		return nil, errors.New("builtin: Config.Workdir is required")
+	}
+	if cfg.Workdir.PerSession() && (cfg.Command.Sandbox == nil || cfg.Command.Sandbox.Mode() != sandbox.ModeBwrap) {
+		return nil, errors.New("builtin: WORKSPACE=session needs the bubblewrap sandbox for commands (W2)")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -75,12 +80,22 @@ func Register(reg *tools.Registry, cfg Config) (*Builtins, error) {
 		return nil, err
 	}
 
-	cmdCfg := cfg.Command
-	cmdCfg.Workdir = cfg.Workdir
-	if b.commands, err = command.New(cmdCfg); err != nil {
+	// In session mode each workspace has its own commands: background ids,
+	// output and limits (W2).
+	cmdDefs, stop, err := tools.PerSession(cfg.Workdir, func(wd *tools.Workdir) ([]tools.Definition, func(), error) {
+		c := cfg.Command
+		c.Workdir = wd
+		ct, err := command.New(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ct.Definitions(), func() { _ = ct.Close() }, nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	if err := reg.RegisterAll(b.commands.Definitions()...); err != nil {
+	b.stopCommands = stop
+	if err := reg.RegisterAll(cmdDefs...); err != nil {
 		b.Close()
 		return nil, err
 	}
@@ -115,7 +130,7 @@ func withLogger(c decision.Config, l *slog.Logger) decision.Config {
 
 // Close stops the background commands the tools started.
 func (b *Builtins) Close() {
-	if b != nil && b.commands != nil {
-		_ = b.commands.Close()
+	if b != nil && b.stopCommands != nil {
+		b.stopCommands()
 	}
 }

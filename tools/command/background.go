@@ -129,7 +129,7 @@ func (t *Tools) backgroundDefinition() tools.Definition {
 		Subject:  backgroundSubject,
 		Rules:    approval.KindCommand,
 		Reason:   "it starts or stops a background command",
-		Handler:  tools.Typed(t.backgroundCommand),
+		Handler:  tools.Typed(t.backgroundCall),
 	}
 }
 
@@ -157,6 +157,20 @@ func backgroundSubject(raw json.RawMessage) string {
 		return *a.ID
 	}
 	return ""
+}
+
+// backgroundCall is backgroundCommand, ending workspace_full when its
+// workspace is over WORKSPACE_MAX_BYTES at the end (W3).
+func (t *Tools) backgroundCall(ctx context.Context, req tools.Request, a bgArgs) (tools.Result, error) {
+	res, err := t.backgroundCommand(ctx, req, a)
+	if full := t.overLimit(); full != nil {
+		text := res.Content
+		if err != nil {
+			text = err.Error()
+		}
+		return tools.Result{}, fmt.Errorf("%w\n%s", full, text)
+	}
+	return res, err
 }
 
 func (t *Tools) backgroundCommand(ctx context.Context, req tools.Request, a bgArgs) (tools.Result, error) {

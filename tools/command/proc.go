@@ -48,9 +48,22 @@ func (t *Tools) start(command string, env []string, out *os.File) (*process, err
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	sp, err := t.sandbox.Wrap(cmd)
+	// In session mode the command sees only its own workspace (W2).
+	ws := ""
+	if t.cfg.Workdir.SessionID() != "" {
+		ws = t.cfg.Workdir.Dir()
+	}
+	sp, err := t.sandbox.WrapIn(cmd, ws)
 	if err != nil {
 		return nil, err
+	}
+	// No file may grow past the room the workspace has left (W3).
+	room, limited, err := t.cfg.Workdir.Room()
+	if err != nil {
+		return nil, err
+	}
+	if limited {
+		sp.LimitFileSize(room)
 	}
 	if err := sp.Start(); err != nil {
 		return nil, fmt.Errorf("start sh: %w", err)

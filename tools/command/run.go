@@ -142,10 +142,29 @@ wait:
 			timeout, int64(t.cfg.MaxTimeout/time.Second), note, output)
 	}
 	how, code, _ := p.outcome()
+	if err := t.overLimit(); err != nil {
+		return tools.Result{}, fmt.Errorf("%w\n%s after %s\n%s\n%s", err, how, elapsed, note, output)
+	}
 	if code != 0 {
 		return tools.Result{}, &ExitError{Code: code, Message: fmt.Sprintf("%s after %s\n%s\n%s", how, elapsed, note, output)}
 	}
 	return tools.Text(fmt.Sprintf("%s after %s\n%s\n%s", how, elapsed, note, output)), nil
+}
+
+// overLimit is the workspace_full failure of a command that left its
+// workspace over WORKSPACE_MAX_BYTES (W3): its files stay, and later
+// writes are refused until the workspace is under the limit again.
+func (t *Tools) overLimit() error {
+	wd := t.cfg.Workdir
+	if wd.MaxBytes() <= 0 {
+		return nil
+	}
+	used, err := wd.Usage()
+	if err != nil || used <= wd.MaxBytes() {
+		return nil
+	}
+	return tools.WithCode(tools.CodeWorkspaceFull, fmt.Errorf("the command left the workspace over its limit: it holds %d bytes and %s is %d; its files stay, and writes are refused until files are removed",
+		used, tools.EnvWorkspaceMaxBytes, wd.MaxBytes()))
 }
 
 // sandboxNote says which sandbox mode ran the command and which of its

@@ -130,7 +130,11 @@ func (t *fileTools) downloadFile(ctx context.Context, req tools.Request, a downl
 	}
 	h := sha256.New()
 	body := &progressReader{ctx: ctx, r: io.LimitReader(resp.Body, t.cfg.MaxDownloadBytes+1), total: resp.ContentLength}
-	tmp, n, err := dir.writeTemp(io.TeeReader(body, h), mode)
+	src, err := t.wd.Capped(io.TeeReader(body, h)) // WORKSPACE_MAX_BYTES (W3)
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("%s: %w", tg.given, err)
+	}
+	tmp, n, err := dir.writeTemp(src, mode)
 	if err != nil {
 		if body.err != nil {
 			return tools.Result{}, t.fetchErr(ctx, shown, body.err, body.n)

@@ -130,7 +130,11 @@ func (t *fileTools) editFile(ctx context.Context, req tools.Request, a editArgs)
 		}
 		defer dir.Close()
 	}
-	tmp, _, err := dir.writeTemp(bytes.NewReader(data), mode)
+	src, err := t.wd.Capped(bytes.NewReader(data)) // WORKSPACE_MAX_BYTES (W3)
+	if err != nil {
+		return tools.Result{}, fmt.Errorf("%s: %w", tg.given, err)
+	}
+	tmp, _, err := dir.writeTemp(src, mode)
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("%s: %w", tg.given, err)
 	}

@@ -145,12 +145,26 @@ func newFileTools(cfg Config) (*fileTools, error) {
 	return t, nil
 }
 
-// Definitions returns the file tools, ready to register.
+// Definitions returns the file tools, ready to register. In session mode
+// (W1) each session's calls act in its own workspace, with its own
+// versions and locks (tools.PerSession).
 func Definitions(cfg Config) ([]tools.Definition, error) {
-	t, err := newFileTools(cfg)
-	if err != nil {
-		return nil, err
+	if cfg.Workdir == nil {
+		return nil, errors.New("files: Config.Workdir is required")
 	}
+	defs, _, err := tools.PerSession(cfg.Workdir, func(wd *tools.Workdir) ([]tools.Definition, func(), error) {
+		c := cfg
+		c.Workdir = wd
+		t, err := newFileTools(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		return t.definitions(), nil, nil
+	})
+	return defs, err
+}
+
+func (t *fileTools) definitions() []tools.Definition {
 	return []tools.Definition{
 		t.readFilesDef(),
 		t.findFilesDef(),
@@ -159,7 +173,7 @@ func Definitions(cfg Config) ([]tools.Definition, error) {
 		t.restoreFileDef(),
 		t.fileHistoryDef(),
 		t.downloadFileDef(),
-	}, nil
+	}
 }
 
 // Register adds the file tools to reg.

@@ -115,7 +115,10 @@ func (t *fileTools) restoreFile(ctx context.Context, req tools.Request, a restor
 		if err != nil {
 			return tools.Result{}, err
 		}
-		tmp, _, err = dir.writeTemp(f, mode)
+		src, err := t.wd.Capped(f) // WORKSPACE_MAX_BYTES (W3)
+		if err == nil {
+			tmp, _, err = dir.writeTemp(src, mode)
+		}
 		f.Close()
 		if err != nil {
 			return tools.Result{}, err

@@ -35,6 +35,8 @@ type Sandbox struct {
 	mode     string
 	reason   string
 	fallback bool
+	// unusable is why bubblewrap could not run commands, on a fallback.
+	unusable error
 	workdir  string
 	shell    string
 	// base are the bubblewrap options every command shares.
@@ -70,7 +72,7 @@ func New(cfg Config, workdir string) (*Sandbox, error) {
 			s.Close()
 			return nil, fmt.Errorf("SANDBOX=bwrap, but bubblewrap cannot run commands here: %v", err)
 		}
-		s.mode, s.fallback = ModeNone, true
+		s.mode, s.fallback, s.unusable = ModeNone, true, err
 		s.reason = fmt.Sprintf("SANDBOX=auto, but bubblewrap cannot run commands here (%v): commands run UNCONFINED, as the worker's user; "+
 			"install bubblewrap (Debian: apt-get install bubblewrap) or set SANDBOX=none to say this is intended", err)
 		s.Close()
@@ -91,6 +93,9 @@ func (s *Sandbox) Reason() string { return s.reason }
 // Fallback reports that SANDBOX=auto found no usable bubblewrap: the worker
 // should warn.
 func (s *Sandbox) Fallback() bool { return s.fallback }
+
+// Unusable is why SANDBOX=auto found bubblewrap unusable; nil otherwise.
+func (s *Sandbox) Unusable() error { return s.unusable }
 
 // Warnings are limits that could not be set up here.
 func (s *Sandbox) Warnings() []string { return s.notes }
@@ -332,6 +337,12 @@ type Proc struct {
 	tmp  string
 	gate *os.File
 
+	// fsize, when above zero, is the command's RLIMIT_FSIZE if it is
+	// lower than COMMAND_FILE_SIZE_MB's: the room left in its workspace
+	// (WORKSPACE_MAX_BYTES, W3).
+	fsize   int64
+	fsizeOn bool
+
 	mu      sync.Mutex // guards cgroups and done against SignalInside
 	cgroups []*cgroup
 	done    bool
@@ -343,12 +354,31 @@ type Proc struct {
 // it is. cmd.SysProcAttr is kept (a process group of its own, say) and the
 // process is killed when the worker dies.
 func (s *Sandbox) Wrap(cmd *exec.Cmd) (*Proc, error) {
+	return s.WrapIn(cmd, "")
+}
+
+// WrapIn is Wrap for a command of one session's workspace (W2), a folder
+// inside the workdir: the command sees the workdir as an empty tmpfs that
+// holds only workspace, bound writable, and its .toolround read-only. ""
+// or the workdir itself is Wrap. readOnly are more paths the command sees
+// read-only (a script's program, found outside the workdir).
+func (s *Sandbox) WrapIn(cmd *exec.Cmd, workspace string, readOnly ...string) (*Proc, error) {
 	p := &Proc{s: s, cmd: cmd}
 	if s.base == nil {
 		return p, nil
 	}
 	if cmd.Err != nil {
 		return nil, cmd.Err
+	}
+	binds, err := s.workspaceArgs(workspace)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range readOnly {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("sandbox: read-only path %q is not absolute", p)
+		}
+		binds = append(binds, "--ro-bind", p, p)
 	}
 	dir := cmd.Dir
 	if dir == "" {
@@ -386,9 +416,7 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) (*Proc, error) {
 		}
 		args = append(args, "--bind", filepath.Join(tmp, ".home"), filepath.Clean(home))
 	}
-	args = append(args,
-		"--bind", s.workdir, s.workdir,
-		"--ro-bind", filepath.Join(s.workdir, reservedDir), filepath.Join(s.workdir, reservedDir))
+	args = append(args, binds...)
 	var hide []string
 	for _, h := range s.cfg.Hide {
 		if h != "" && filepath.IsAbs(h) && s.visible(filepath.Clean(h)) {
@@ -425,6 +453,28 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) (*Proc, error) {
 	return p, nil
 }
 
+// workspaceArgs bind the folder a command may change: the workdir, or only
+// one workspace inside it over an empty tmpfs; the reserved folder
+// read-only in either.
+func (s *Sandbox) workspaceArgs(workspace string) ([]string, error) {
+	if workspace == "" || filepath.Clean(workspace) == s.workdir {
+		return []string{"--bind", s.workdir, s.workdir,
+			"--ro-bind", filepath.Join(s.workdir, reservedDir), filepath.Join(s.workdir, reservedDir)}, nil
+	}
+	ws := filepath.Clean(workspace)
+	if !filepath.IsAbs(ws) || !strings.HasPrefix(ws, s.workdir+"/") {
+		return nil, fmt.Errorf("sandbox: workspace %s is not inside the workdir %s", workspace, s.workdir)
+	}
+	// bubblewrap follows links in what it binds: both must be folders.
+	for _, d := range []string{ws, filepath.Join(ws, reservedDir)} {
+		if fi, err := os.Lstat(d); err != nil || !fi.IsDir() {
+			return nil, fmt.Errorf("sandbox: workspace %s: %s is not a folder", workspace, d)
+		}
+	}
+	return []string{"--tmpfs", s.workdir, "--bind", ws, ws,
+		"--ro-bind", filepath.Join(ws, reservedDir), filepath.Join(ws, reservedDir)}, nil
+}
+
 func envValue(env []string, name string) string {
 	for i := len(env) - 1; i >= 0; i-- {
 		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
@@ -432,6 +482,14 @@ func envValue(env []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// LimitFileSize bounds the size of any file the command writes to n bytes
+// (RLIMIT_FSIZE), below COMMAND_FILE_SIZE_MB when that is larger: a write
+// past it fails (the process gets SIGXFSZ). It takes effect in the
+// bubblewrap mode only; call it before Start.
+func (p *Proc) LimitFileSize(n int64) {
+	p.fsize, p.fsizeOn = max(0, n), true
 }
 
 // Start starts the command, puts it in its cgroups, sets its limits and
@@ -493,8 +551,15 @@ func (p *Proc) confine(pid int) error {
 			return err
 		}
 	}
+	fsizeSet := false
 	for _, r := range s.rlimits {
 		v := r.value
+		if r.resource == rlimitFsize {
+			fsizeSet = true
+			if p.fsizeOn && p.fsize < v {
+				v = p.fsize
+			}
+		}
 		if r.resource == rlimitNproc {
 			uid := os.Geteuid()
 			if s.user != nil {
@@ -504,6 +569,11 @@ func (p *Proc) confine(pid int) error {
 		}
 		if err := prlimit(pid, r.resource, v); err != nil {
 			return fmt.Errorf("limit %s: %w", r.name, err)
+		}
+	}
+	if p.fsizeOn && !fsizeSet {
+		if err := prlimit(pid, rlimitFsize, p.fsize); err != nil {
+			return fmt.Errorf("limit RLIMIT_FSIZE: %w", err)
 		}
 	}
 	return nil
@@ -525,7 +595,7 @@ func (p *Proc) Finish() []string {
 		}
 	}
 	if st := p.cmd.ProcessState; st != nil {
-		p.cut = append(p.cut, p.s.signalCut(st.ExitCode())...)
+		p.cut = append(p.cut, p.signalCut(st.ExitCode())...)
 	}
 	p.cleanup()
 	return p.cut
@@ -574,8 +644,11 @@ func isBwrap(pid int) bool {
 
 // signalCut explains the exit codes bubblewrap gives a command that a
 // resource limit killed: 128 plus the signal.
-func (s *Sandbox) signalCut(code int) []string {
+func (p *Proc) signalCut(code int) []string {
+	s := p.s
 	switch {
+	case code == 128+int(syscall.SIGXFSZ) && p.fsizeOn && (!s.hasRlimit(rlimitFsize) || p.fsize < s.cfg.FileSizeBytes):
+		return []string{fmt.Sprintf("cut by the workspace's limit: a process got SIGXFSZ writing a file past %d bytes, the room its workspace had left (WORKSPACE_MAX_BYTES)", p.fsize)}
 	case code == 128+int(syscall.SIGXCPU) && s.hasRlimit(rlimitCPU):
 		return []string{fmt.Sprintf("cut by the CPU time limit: a process got SIGXCPU after %d s of CPU time (%s)", s.cfg.CPUSeconds, EnvCPU)}
 	case code == 128+int(syscall.SIGXFSZ) && s.hasRlimit(rlimitFsize):

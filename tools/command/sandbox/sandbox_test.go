@@ -48,6 +48,13 @@ const runLimit = time.Minute
 
 func run(t *testing.T, s *Sandbox, wd, script string, env ...string) outcome {
 	t.Helper()
+	return runIn(t, s, wd, "", script, env...)
+}
+
+// runIn runs script in workspace, a folder inside the workdir that is all
+// the command sees of it ("" for the whole workdir), starting in wd.
+func runIn(t *testing.T, s *Sandbox, wd, workspace, script string, env ...string) outcome {
+	t.Helper()
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 	defer cancel()
@@ -58,7 +65,7 @@ func run(t *testing.T, s *Sandbox, wd, script string, env ...string) outcome {
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + os.Getenv("HOME")}, env...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p, err := s.Wrap(cmd)
+	p, err := s.WrapIn(cmd, workspace)
 	require.NoError(t, err)
 	require.NoError(t, p.Start())
 	err = cmd.Wait()

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/internal/envconf"
+	"github.com/toolround/toolround/internal/workspace"
+	"github.com/toolround/toolround/tools"
+)
+
+// workspaceUsage is the usage of `starter workspace` (W3).
+const workspaceUsage = `usage: starter workspace ls [--json] | du SESSION | rm SESSION | move SESSION HOST
+
+The sessions' workspaces of WORKSPACE=session, TOOLS_WORKDIR/sessions/<session>/
+(run it where that folder is; TOOLS_WORKDIR as for the worker, default ./workdir):
+  ls            every workspace with its size, files and last change (--json: JSON)
+  du SESSION    one workspace's size (JSON)
+  rm SESSION    remove a workspace; refused while a round or agent run of the session is open
+  move SESSION HOST
+                rebind a workspace to another host: needs WORKSPACE_PLACEMENT=host (W4), which
+                this version does not offer
+
+environment: TOOLS_WORKDIR, and for rm TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS_*, TEMPORAL_API_KEY`
+
+// runWorkspace runs `starter workspace ...`.
+func runWorkspace(ctx context.Context, args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return usageError{errors.New("workspace needs ls, du, rm or move"), workspaceUsage}
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		_, err := fmt.Fprintln(stdout, workspaceUsage)
+		return err
+	}
+	workdir := envconf.Get("TOOLS_WORKDIR", "./workdir")
+	sub, rest := args[0], args[1:]
+	asJSON := false
+	var pos []string
+	for _, a := range rest {
+		switch a {
+		case "--json", "-json":
+			asJSON = true
+		default:
+			if strings.HasPrefix(a, "-") {
+				return usageError{fmt.Errorf("workspace %s: unknown flag %s", sub, a), workspaceUsage}
+			}
+			pos = append(pos, a)
+		}
+	}
+	need := map[string]int{"ls": 0, "du": 1, "rm": 1, "move": 2}
+	n, ok := need[sub]
+	if !ok {
+		return usageError{fmt.Errorf("workspace: unknown subcommand %q; want ls, du, rm or move", sub), workspaceUsage}
+	}
+	if len(pos) != n {
+		return usageError{fmt.Errorf("workspace %s takes %d argument(s), got %d", sub, n, len(pos)), workspaceUsage}
+	}
+	if n > 0 {
+		if err := tools.CheckSessionID(pos[0]); err != nil {
+			return usageError{error: err}
+		}
+	}
+	switch sub {
+	case "ls":
+		list, err := workspace.List(workdir)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return printJSON(stdout, list)
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SESSION\tBYTES\tFILES\tMODIFIED")
+		for _, w := range list {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", w.Session, w.Bytes, w.Files, w.Modified.UTC().Format("2006-01-02T15:04:05Z"))
+		}
+		return tw.Flush()
+	case "du":
+		info, err := workspace.Usage(workdir, pos[0])
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("session %s has no workspace in %s", pos[0], workdir)
+		}
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, info)
+	case "rm":
+		if _, err := workspace.Usage(workdir, pos[0]); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("session %s has no workspace in %s", pos[0], workdir)
+		}
+		c, err := client.FromEnv(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		open, err := workspace.OpenWorkflows(ctx, workspace.TemporalLister(c.Temporal(), envconf.TemporalFromEnv().Namespace), pos[0])
+		if err != nil {
+			return err
+		}
+		if len(open) > 0 {
+			return fmt.Errorf("workspace_busy: %w; wait for it to end or cancel it", &workspace.BusyError{Session: pos[0], Open: open})
+		}
+		if err := workspace.Remove(workdir, pos[0]); err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "removed the workspace of session %s\n", pos[0])
+		return err
+	default: // move
+		return errors.New("workspace move: rebinding a workspace to a host needs WORKSPACE_PLACEMENT=host (W4), which this version does not offer; with shared storage every host already sees the workspace")
+	}
+}
