@@ -135,6 +135,50 @@ type Ratios struct {
 	MakespanRound  float64 `json:"ratio_makespan_round"`
 	MaxP99MS       float64 `json:"max_p99_ms"`
 	MaxLatencyCase string  `json:"max_p99_case"`
+	// Against the peer pattern (peer.go), in the same run: the 10-no-op
+	// round's p50 over the peer's 10 activities at once and over its 10
+	// local activities; the 10-at-most-once round's over the peer's 10
+	// activities bounded like the round; the throughput case's rounds per
+	// second over the peer's, both with 4 in flight.
+	P50Noop10VsPeer            float64 `json:"ratio_p50_10tools_vs_peer"`
+	P50Noop10VsPeerLocal       float64 `json:"ratio_p50_10tools_vs_peer_local"`
+	P50AtMostOnceVsPeerBounded float64 `json:"ratio_p50_10atmostonce_vs_peer_bounded"`
+	Throughput4VsPeer          float64 `json:"ratio_throughput_4_vs_peer"`
+	// History bytes per call of a 10-call round, and of each peer round.
+	HistoryPerCall10           float64 `json:"history_bytes_per_call_10tools"`
+	HistoryPerCallPeer         float64 `json:"history_bytes_per_call_peer"`
+	HistoryPerCallPeerBounded  float64 `json:"history_bytes_per_call_peer_bounded"`
+	HistoryPerCallPeerLocal    float64 `json:"history_bytes_per_call_peer_local"`
+	HistoryPerCallAtMostOnce10 float64 `json:"history_bytes_per_call_10atmostonce"`
+}
+
+// ratioLine is one name=value line of the printed ratios.
+type ratioLine struct{ name, value string }
+
+// lines are the ratios as Print writes them, in order: the names are the
+// JSON names.
+func (r Ratios) lines() []ratioLine {
+	f3 := func(v float64) string { return fmt.Sprintf("%.3f", v) }
+	bytes := func(v float64) string { return fmt.Sprintf("%.0f", v) }
+	return []ratioLine{
+		{"ratio_p50_10tools", f3(r.P50Noop10)},
+		{"ratio_p99_10tools", f3(r.P99Noop10)},
+		{"ratio_p50_10atmostonce", f3(r.P50AtMostOnce)},
+		{"ratio_p99_10atmostonce", f3(r.P99AtMostOnce)},
+		{"ratio_throughput_4", f3(r.Throughput4)},
+		{"ratio_makespan", f3(r.Makespan)},
+		{"ratio_makespan_round", f3(r.MakespanRound)},
+		{"max_p99_ms", fmt.Sprintf("%.1f (%s)", r.MaxP99MS, r.MaxLatencyCase)},
+		{"ratio_p50_10tools_vs_peer", f3(r.P50Noop10VsPeer)},
+		{"ratio_p50_10tools_vs_peer_local", f3(r.P50Noop10VsPeerLocal)},
+		{"ratio_p50_10atmostonce_vs_peer_bounded", f3(r.P50AtMostOnceVsPeerBounded)},
+		{"ratio_throughput_4_vs_peer", f3(r.Throughput4VsPeer)},
+		{"history_bytes_per_call_10tools", bytes(r.HistoryPerCall10)},
+		{"history_bytes_per_call_10atmostonce", bytes(r.HistoryPerCallAtMostOnce10)},
+		{"history_bytes_per_call_peer", bytes(r.HistoryPerCallPeer)},
+		{"history_bytes_per_call_peer_bounded", bytes(r.HistoryPerCallPeerBounded)},
+		{"history_bytes_per_call_peer_local", bytes(r.HistoryPerCallPeerLocal)},
+	}
 }
 
 func newReport(ctx context.Context, o Options, s *setup) *Report {
@@ -200,17 +244,34 @@ func (sr *SetupReport) finish(bound int, sleep time.Duration) {
 	sr.Ratios.P50AtMostOnce = Ratio(amo.P50, floor.P50)
 	sr.Ratios.P99AtMostOnce = Ratio(amo.P99, floor.P99)
 	sr.Ratios.Makespan = sr.Makespan.Ratio
-	var rounds, empty float64
+	var rounds, empty, peer float64
 	for _, t := range sr.Throughput {
 		switch {
 		case t.InFlight != floorInFlight:
 		case t.Case == latencyCases[0].Name:
 			empty = t.RoundsPerSecond
+		case t.Case == peerThroughputCase:
+			peer = t.RoundsPerSecond
 		default:
 			rounds = t.RoundsPerSecond
 		}
 	}
 	sr.Ratios.Throughput4 = Ratio(rounds, empty)
+	sr.Ratios.Throughput4VsPeer = Ratio(rounds, peer)
+	sr.Ratios.P50Noop10VsPeer = Ratio(n10.P50, sr.latency("peer10").P50)
+	sr.Ratios.P50Noop10VsPeerLocal = Ratio(n10.P50, sr.latency("peerlocal10").P50)
+	sr.Ratios.P50AtMostOnceVsPeerBounded = Ratio(amo.P50, sr.latency("peerbounded10").P50)
+	perCall := func(name string) float64 {
+		if c := sr.caseByName(name); c != nil && c.Calls > 0 {
+			return round2(c.History.Bytes / float64(c.Calls))
+		}
+		return 0
+	}
+	sr.Ratios.HistoryPerCall10 = perCall("noop10")
+	sr.Ratios.HistoryPerCallAtMostOnce10 = perCall("atmostonce10")
+	sr.Ratios.HistoryPerCallPeer = perCall("peer10")
+	sr.Ratios.HistoryPerCallPeerBounded = perCall("peerbounded10")
+	sr.Ratios.HistoryPerCallPeerLocal = perCall("peerlocal10")
 	sr.Ratios.MakespanRound = sr.Makespan.RatioE2E
 }
 
@@ -309,14 +370,9 @@ func (r *Report) Print(w io.Writer) {
 		if i > 0 {
 			suffix = "[" + s.Name + "]"
 		}
-		fmt.Fprintf(w, "ratio_p50_10tools%s=%.3f\n", suffix, s.Ratios.P50Noop10)
-		fmt.Fprintf(w, "ratio_p99_10tools%s=%.3f\n", suffix, s.Ratios.P99Noop10)
-		fmt.Fprintf(w, "ratio_p50_10atmostonce%s=%.3f\n", suffix, s.Ratios.P50AtMostOnce)
-		fmt.Fprintf(w, "ratio_p99_10atmostonce%s=%.3f\n", suffix, s.Ratios.P99AtMostOnce)
-		fmt.Fprintf(w, "ratio_throughput_4%s=%.3f\n", suffix, s.Ratios.Throughput4)
-		fmt.Fprintf(w, "ratio_makespan%s=%.3f\n", suffix, s.Ratios.Makespan)
-		fmt.Fprintf(w, "ratio_makespan_round%s=%.3f\n", suffix, s.Ratios.MakespanRound)
-		fmt.Fprintf(w, "max_p99_ms%s=%.1f (%s)\n", suffix, s.Ratios.MaxP99MS, s.Ratios.MaxLatencyCase)
+		for _, l := range s.Ratios.lines() {
+			fmt.Fprintf(w, "%s%s=%s\n", l.name, suffix, l.value)
+		}
 	}
 	fmt.Fprintln(w)
 	for _, t := range r.Setups[0].Targets() {
@@ -381,6 +437,11 @@ func (sr *SetupReport) Targets() []string {
 		check(sr.Ratios.P50AtMostOnce > 0 && sr.Ratios.P50AtMostOnce <= 2.5, fmt.Sprintf("ratio_p50_10atmostonce %.3f <= 2.5", sr.Ratios.P50AtMostOnce)),
 		check(sr.Ratios.Throughput4 >= 0.8, fmt.Sprintf("ratio_throughput_4 %.3f >= 0.8", sr.Ratios.Throughput4)),
 		check(sr.Ratios.Makespan > 0 && math.Abs(sr.Ratios.Makespan-1) <= 0.1, fmt.Sprintf("makespan %.3f within 10%% of the ideal (the whole round: %.3f)", sr.Ratios.Makespan, sr.Ratios.MakespanRound)),
+		check(sr.Ratios.P50Noop10VsPeer > 0 && sr.Ratios.P50Noop10VsPeer <= 0.5, fmt.Sprintf("ratio_p50_10tools_vs_peer %.3f <= 0.5", sr.Ratios.P50Noop10VsPeer)),
+		check(sr.Ratios.P50Noop10VsPeerLocal > 0 && sr.Ratios.P50Noop10VsPeerLocal <= 1.3, fmt.Sprintf("ratio_p50_10tools_vs_peer_local %.3f <= 1.3", sr.Ratios.P50Noop10VsPeerLocal)),
+		check(sr.Ratios.P50AtMostOnceVsPeerBounded > 0 && sr.Ratios.P50AtMostOnceVsPeerBounded <= 1, fmt.Sprintf("ratio_p50_10atmostonce_vs_peer_bounded %.3f <= 1.0", sr.Ratios.P50AtMostOnceVsPeerBounded)),
+		check(sr.Ratios.Throughput4VsPeer >= 1, fmt.Sprintf("ratio_throughput_4_vs_peer %.3f >= 1.0", sr.Ratios.Throughput4VsPeer)),
+		check(sr.Ratios.HistoryPerCall10 > 0 && sr.Ratios.HistoryPerCall10 <= 1024, fmt.Sprintf("history_bytes_per_call_10tools %.0f <= 1024", sr.Ratios.HistoryPerCall10)),
 		check(sr.Ratios.MaxP99MS < 1000, fmt.Sprintf("no multi-second tails: highest p99 %.1f ms (%s)", sr.Ratios.MaxP99MS, sr.Ratios.MaxLatencyCase)),
 	}
 }

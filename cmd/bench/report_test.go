@@ -22,12 +22,18 @@ func sampleSetup(name string) SetupReport {
 		caseReport("empty", 40, 60),
 		caseReport("noop10", 50, 90),
 		caseReport("atmostonce10", 120, 1500),
+		caseReport("peer10", 100, 150),
+		caseReport("peerbounded10", 150, 200),
+		caseReport("peerlocal10", 40, 50),
 		{Case: sleepCase, Latency: Summary{N: 5, P50: 880, P99: 900}, History: HistoryStats{Phases: Phases{Pass2: 820}}},
 	}, Throughput: []Throughput{
 		{InFlight: 1, Case: "noop10", Rounds: 100, Seconds: 5, RoundsPerSecond: 20},
 		{InFlight: 4, Case: "noop10", Rounds: 180, Seconds: 4, RoundsPerSecond: 45, WorkerCPUMS: 5.5, ServerCPUMS: 12.25},
 		{InFlight: 4, Case: "empty", Rounds: 200, Seconds: 4, RoundsPerSecond: 50},
+		{InFlight: 4, Case: "peer10", Rounds: 120, Seconds: 4, RoundsPerSecond: 30},
 	}}
+	sr.caseByName("noop10").History.Bytes = 16750
+	sr.caseByName("peer10").History.Bytes = 5400
 	sr.finish(3, 200*time.Millisecond)
 	return sr
 }
@@ -45,6 +51,12 @@ func TestFinishDerivesTheRatios(t *testing.T) {
 	require.Equal(t, "atmostonce10", sr.Ratios.MaxLatencyCase)
 	require.Equal(t, 1.25, sr.caseByName("noop10").VsFloorP50)
 	require.Equal(t, 0.9, sr.Ratios.Throughput4, "45 rounds/s over 50 empty workflows/s, both at 4 in flight")
+	require.Equal(t, 0.5, sr.Ratios.P50Noop10VsPeer, "50 ms over the peer's 100 ms")
+	require.Equal(t, 1.25, sr.Ratios.P50Noop10VsPeerLocal, "50 ms over the peer's local 40 ms")
+	require.Equal(t, 0.8, sr.Ratios.P50AtMostOnceVsPeerBounded, "120 ms over the bounded peer's 150 ms")
+	require.Equal(t, 1.5, sr.Ratios.Throughput4VsPeer, "45 rounds/s over the peer's 30, both at 4 in flight")
+	require.Equal(t, 1675.0, sr.Ratios.HistoryPerCall10)
+	require.Equal(t, 540.0, sr.Ratios.HistoryPerCallPeer)
 
 	require.Equal(t, []string{
 		"target not met: ratio_p50_10tools 1.250 <= 1.2",
@@ -52,16 +64,23 @@ func TestFinishDerivesTheRatios(t *testing.T) {
 		"target not met: ratio_p50_10atmostonce 3.000 <= 2.5",
 		"target met:     ratio_throughput_4 0.900 >= 0.8",
 		"target met:     makespan 1.025 within 10% of the ideal (the whole round: 1.100)",
+		"target met:     ratio_p50_10tools_vs_peer 0.500 <= 0.5",
+		"target met:     ratio_p50_10tools_vs_peer_local 1.250 <= 1.3",
+		"target met:     ratio_p50_10atmostonce_vs_peer_bounded 0.800 <= 1.0",
+		"target met:     ratio_throughput_4_vs_peer 1.500 >= 1.0",
+		"target not met: history_bytes_per_call_10tools 1675 <= 1024",
 		"target not met: no multi-second tails: highest p99 1500.0 ms (atmostonce10)",
 	}, sr.Targets())
 }
 
 func TestTargetsAtTheirBounds(t *testing.T) {
-	sr := SetupReport{Ratios: Ratios{P50Noop10: 1.2, P99Noop10: 2, P50AtMostOnce: 2.5, Throughput4: 0.8, Makespan: 1.09, MaxP99MS: 999}}
+	sr := SetupReport{Ratios: Ratios{P50Noop10: 1.2, P99Noop10: 2, P50AtMostOnce: 2.5, Throughput4: 0.8, Makespan: 1.09, MaxP99MS: 999,
+		P50Noop10VsPeer: 0.5, P50Noop10VsPeerLocal: 1.3, P50AtMostOnceVsPeerBounded: 1, Throughput4VsPeer: 1, HistoryPerCall10: 1024}}
 	for _, line := range sr.Targets() {
 		require.True(t, strings.HasPrefix(line, "target met: "), line)
 	}
-	sr.Ratios = Ratios{P50Noop10: 1.201, P99Noop10: 2.001, P50AtMostOnce: 2.501, Throughput4: 0.799, Makespan: 1.2, MaxP99MS: 1000}
+	sr.Ratios = Ratios{P50Noop10: 1.201, P99Noop10: 2.001, P50AtMostOnce: 2.501, Throughput4: 0.799, Makespan: 1.2, MaxP99MS: 1000,
+		P50Noop10VsPeer: 0.501, P50Noop10VsPeerLocal: 1.301, P50AtMostOnceVsPeerBounded: 1.001, Throughput4VsPeer: 0.999, HistoryPerCall10: 1025}
 	for _, line := range sr.Targets() {
 		require.True(t, strings.HasPrefix(line, "target not met: "), line)
 	}
@@ -107,4 +126,35 @@ func TestReportWritesResultsChartsAndRatioLines(t *testing.T) {
 	require.Contains(t, out.String(), "throughput: 4 in flight: 50.0 rounds/s (200 empty rounds in 4.0 s;")
 	require.Contains(t, out.String(), "p99 0.0 ms; CPU per round: worker 5.50 ms, server 12.25 ms)\n")
 	require.Contains(t, out.String(), "\ntarget met:     ratio_throughput_4 0.900 >= 0.8\n")
+	for _, line := range []string{
+		"ratio_p50_10tools_vs_peer=0.500", "ratio_p50_10tools_vs_peer_local=1.250",
+		"ratio_p50_10atmostonce_vs_peer_bounded=0.800", "ratio_throughput_4_vs_peer=1.500",
+		"history_bytes_per_call_10tools=1675", "history_bytes_per_call_peer=540",
+		"ratio_throughput_4_vs_peer[regular]=1.500",
+	} {
+		require.Contains(t, out.String(), "\n"+line+"\n")
+	}
+}
+
+// TestRatioLinesAreTheJSONNames: every printed ratio line is named as the
+// ratio is in results.json, and every ratio is printed.
+func TestRatioLinesAreTheJSONNames(t *testing.T) {
+	b, err := json.Marshal(Ratios{})
+	require.NoError(t, err)
+	var fields map[string]any
+	require.NoError(t, json.Unmarshal(b, &fields))
+	delete(fields, "max_p99_case") // printed beside max_p99_ms
+	var names []string
+	for _, l := range (Ratios{}).lines() {
+		names = append(names, l.name)
+	}
+	require.ElementsMatch(t, names, mapKeys(fields))
+}
+
+func mapKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }

@@ -35,6 +35,10 @@ type Case struct {
 	// Payload, for a case without a tool, is the size of the workflow's
 	// result in bytes.
 	Payload int `json:"payload,omitempty"`
+	// Peer, for a case without a tool, names the peer pattern it runs
+	// (peer.go): Calls calls as activities, all at once (regular), at most
+	// the round's bound at once (bounded), or as local activities (local).
+	Peer string `json:"peer,omitempty"`
 }
 
 // The latency cases run interleaved, one round at a time, so that whatever
@@ -45,7 +49,14 @@ var latencyCases = []Case{
 	{Name: "noop10", Label: "10 no-op", Tool: ToolNoop, Calls: 10},
 	{Name: "noop50", Label: "50 no-op", Tool: ToolNoop, Calls: 50},
 	{Name: "atmostonce10", Label: "10 at-most-once", Tool: ToolWrite, Calls: 10},
+	{Name: "peer10", Label: "peer: 10 activities", Peer: peerRegular, Calls: 10},
+	{Name: "peerbounded10", Label: "peer: 10 activities, bounded", Peer: peerBounded, Calls: 10},
+	{Name: "peerlocal10", Label: "peer: 10 local activities", Peer: peerLocal, Calls: 10},
 }
+
+// peerThroughputCase is the peer round whose throughput at floorInFlight
+// the throughput case is compared with: ratio_throughput_4_vs_peer.
+const peerThroughputCase = "peer10"
 
 func caseNamed(name string) *Case {
 	for _, cs := range [][]Case{latencyCases, extraCases} {
@@ -358,30 +369,35 @@ func (s *setup) record(name string, smp sample) {
 }
 
 // throughput keeps n rounds in flight for the configured duration. At
-// floorInFlight it also keeps n empty workflows in flight for as long, in
-// the order round, empty, empty, round (half the duration each), so that a
-// load that rises or falls during the level weighs on both alike; the
-// second Throughput is then the empty workflow's.
+// floorInFlight it also keeps n empty workflows and n peer rounds
+// (peerThroughputCase) in flight for as long, in the order round, empty,
+// peer, peer, empty, round (half the duration each), so that a load that
+// rises or falls during the level weighs on all three alike; the second
+// Throughput is then the empty workflow's and the third the peer's.
 func (b *bench) throughput(ctx context.Context, s *setup, n int) ([]Throughput, error) {
 	tc := *caseNamed(b.o.ThroughputCase)
 	if n != floorInFlight {
 		tp, err := b.roundThroughput(ctx, s, n)
 		return []Throughput{tp}, err
 	}
-	floor := latencyCases[0]
-	b.logf("throughput %s: %d %s rounds and %d empty workflows in flight, %s each, alternating", s.spec.Name, n, tc.Name, n, b.o.ThroughputDuration)
-	var round, empty inFlightRun
+	floor, peer := latencyCases[0], *caseNamed(peerThroughputCase)
+	b.logf("throughput %s: %d %s rounds, %d empty workflows and %d %s rounds in flight, %s each, alternating",
+		s.spec.Name, n, tc.Name, n, n, peer.Name, b.o.ThroughputDuration)
+	var round, empty, peers inFlightRun
 	half := b.o.ThroughputDuration / 2
-	for i, c := range []Case{tc, floor, floor, tc} {
+	for i, c := range []Case{tc, floor, peer, peer, floor, tc} {
 		acc := &round
-		if c.Name == floor.Name {
+		switch c.Name {
+		case floor.Name:
 			acc = &empty
+		case peer.Name:
+			acc = &peers
 		}
 		if _, err := b.keepInFlight(ctx, s, n, c, fmt.Sprintf("tp%d-%s-%d", n, c.Name, i), half, acc); err != nil {
 			return nil, err
 		}
 	}
-	return []Throughput{round.result(n, tc.Name), empty.result(n, floor.Name)}, nil
+	return []Throughput{round.result(n, tc.Name), empty.result(n, floor.Name), peers.result(n, peer.Name)}, nil
 }
 
 // roundThroughput keeps n rounds of the throughput case in flight for the
@@ -493,12 +509,20 @@ func (b *bench) runOnce(ctx context.Context, s *setup, c Case, run string, i int
 			wr  tclient.WorkflowRun
 			err error
 		)
-		if c.Payload > 0 {
+		switch {
+		case c.Peer != "":
+			wr, err = s.tc.ExecuteWorkflow(ctx, opts, PeerWorkflowName, peerInput(c, s.bound))
+		case c.Payload > 0:
 			wr, err = s.tc.ExecuteWorkflow(ctx, opts, PayloadWorkflowName, c.Payload)
-		} else {
+		default:
 			wr, err = s.tc.ExecuteWorkflow(ctx, opts, EmptyWorkflowName)
 		}
-		if err == nil {
+		if err == nil && c.Peer != "" {
+			var out []string
+			if err = wr.Get(ctx, &out); err == nil && len(out) != c.Calls {
+				err = fmt.Errorf("%d outputs for %d calls", len(out), c.Calls)
+			}
+		} else if err == nil {
 			var out string
 			err = wr.Get(ctx, &out)
 		}

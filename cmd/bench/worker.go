@@ -146,6 +146,8 @@ func startEngineWorker(ctx context.Context, cfg engine.Config, c client.Client, 
 		engine.WithTools(benchTools()...),
 		engine.WithWorkflow(EmptyWorkflowName, emptyWorkflow),
 		engine.WithWorkflow(PayloadWorkflowName, payloadWorkflow),
+		engine.WithWorkflow(PeerWorkflowName, peerWorkflow),
+		engine.WithActivity(PeerActivityName, peerTool),
 	}
 	if c != nil {
 		opts = append(opts, engine.WithClient(c))
