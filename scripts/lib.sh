@@ -97,6 +97,26 @@ ensure_node_tools() {
 	fi
 	(cd "$dir" && node node_modules/typescript/bin/tsc -p tsconfig.json) ||
 		{ log "the TypeScript client does not build: its tests will fail"; }
+	# The MCP reference server whose image tool tests/images_test.go runs
+	# (the version is that test's everythingVersion).
+	local ev="$ROOT/.tools/mcp-everything" evv="2026.8.31"
+	if [ "$(node -p "require('$ev/node_modules/@modelcontextprotocol/server-everything/package.json').version" 2>/dev/null)" != "$evv" ]; then
+		log "installing @modelcontextprotocol/server-everything $evv into .tools/mcp-everything"
+		mkdir -p "$ev" && npm install --no-audit --no-fund --loglevel=error --prefix "$ev" "@modelcontextprotocol/server-everything@$evv" >/dev/null ||
+			log "npm install of the MCP everything server failed: its test will skip (fail under CI=true)"
+	fi
+	# The official MCP conformance suite and the Node.js 22 it needs, both
+	# from npm (node@22 brings its own binary), for
+	# tests/mcp_conformance_test.go (the versions are that test's
+	# conformanceVersion and conformanceNode).
+	local mc="$ROOT/.tools/mcp-conformance" mcv="0.1.16" mcn="22.23.3"
+	if [ "$(node -p "require('$mc/node_modules/@modelcontextprotocol/conformance/package.json').version" 2>/dev/null)" != "$mcv" ] ||
+		[ "$("$mc/node_modules/.bin/node" --version 2>/dev/null)" != "v$mcn" ]; then
+		log "installing @modelcontextprotocol/conformance $mcv and node@$mcn into .tools/mcp-conformance"
+		mkdir -p "$mc" && npm install --no-audit --no-fund --loglevel=error --prefix "$mc" \
+			"@modelcontextprotocol/conformance@$mcv" "node@$mcn" >/dev/null ||
+			log "npm install of the MCP conformance suite failed: its test will skip (fail under CI=true)"
+	fi
 	export TOOLROUND_NODE="$(command -v node)"
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -241,4 +243,60 @@ func (s ServerConfig) headers() (map[string]string, error) {
 		out[k] = ev
 	}
 	return out, nil
+}
+
+// RootedOutside refuses a stdio server that would start in dir or below,
+// or whose program lies there: with WORKSPACE=session, dir is
+// TOOLS_WORKDIR, which holds every session's workspace (W2). A server's
+// root is its cwd, or Config.Dir without one.
+func (c Config) RootedOutside(dir string) error {
+	var errs []error
+	for _, s := range c.Servers {
+		if s.Disabled || !s.stdio() {
+			continue
+		}
+		cwd := s.Cwd
+		if cwd == "" {
+			cwd = c.Dir
+		}
+		cwd, _ = filepath.Abs(cwd)
+		if within(dir, cwd) {
+			errs = append(errs, fmt.Errorf("server %q starts in %s, inside TOOLS_WORKDIR %s, which holds every session's workspace; give it a cwd outside", s.Name, cwd, dir))
+			continue
+		}
+		prog := s.Command
+		if strings.Contains(prog, "/") {
+			if !filepath.IsAbs(prog) {
+				prog = filepath.Join(cwd, prog)
+			}
+		} else if found, err := exec.LookPath(prog); err == nil {
+			prog, _ = filepath.Abs(found)
+		}
+		if within(dir, prog) {
+			errs = append(errs, fmt.Errorf("server %q runs %s, inside TOOLS_WORKDIR %s, which holds every session's workspace", s.Name, prog, dir))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// within reports whether p is dir or lies below it, links resolved where
+// they exist.
+func within(dir, p string) bool {
+	p, dir = resolved(p), resolved(dir)
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// resolved is p with the links of its longest existing part resolved.
+func resolved(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for q := p; ; q = filepath.Dir(q) {
+		if r, err := filepath.EvalSymlinks(q); err == nil {
+			return filepath.Join(r, rest)
+		}
+		if q == filepath.Dir(q) {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(q), rest)
+	}
 }

@@ -90,6 +90,34 @@ func TestHungServerIsEndedAtItsTimeout(t *testing.T) {
 	killAtEnd(t, status(m, "h").PID)
 }
 
+// TestServerThatHangsWhenRestartedNamesItsTimeout: a call whose server must
+// start again (the last one died) and whose restart never answers the
+// handshake ends at the server's timeout_seconds with a result that names
+// the server and that timeout, as a hung call does.
+func TestServerThatHangsWhenRestartedNamesItsTimeout(t *testing.T) {
+	bin := buildHostileServer(t)
+	flag := filepath.Join(t.TempDir(), "hang")
+	m, reg := connect(t, Config{Servers: []ServerConfig{{Name: "h", Command: bin, TimeoutSeconds: 1,
+		Env: map[string]string{"HOSTILE_HANG_IF": flag}}}})
+	server := status(m, "h").PID
+	killAtEnd(t, server)
+	require.NoError(t, os.WriteFile(flag, nil, 0o600))
+	require.NoError(t, syscall.Kill(server, syscall.SIGKILL))
+	require.Eventually(t, func() bool { return !status(m, "h").Connected }, 10*time.Second, 20*time.Millisecond)
+
+	def, ok := reg.Lookup("mcp_h_pid")
+	require.True(t, ok)
+	ctx, cancel := context.WithTimeout(context.Background(), def.Timeout)
+	defer cancel()
+	_, err := def.Handler(ctx, tools.Request{CallID: "c1", Args: json.RawMessage(`{}`)})
+	require.Error(t, err)
+	require.Nil(t, ctx.Err(), "the call ran to the activity's timeout")
+	require.False(t, tools.IsTransient(err), "a server that does not answer within its timeout is not retried at once: %v", err)
+	require.ErrorContains(t, err, `mcp server "h", tool "pid"`)
+	require.ErrorContains(t, err, "within its timeout of 1s")
+	require.ErrorContains(t, err, "timeout_seconds")
+}
+
 // TestServersInheritNoDescriptors: a descriptor the worker holds without
 // close-on-exec does not reach a stdio server.
 func TestServersInheritNoDescriptors(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/mcp/internal/testserver/fixture"
 )
@@ -458,4 +459,16 @@ func TestResultTextCap(t *testing.T) {
 	require.Equal(t, "éé\n[output truncated: 16 more bytes]", got)
 	res = &sdk.CallToolResult{StructuredContent: map[string]any{"n": 1}}
 	require.Equal(t, `{"n":1}`, resultText(res, 100))
+}
+
+func TestResultImagesKeepTheBytes(t *testing.T) {
+	png := []byte{0x89, 'P', 'N', 'G', 0, 0xff}
+	res := &sdk.CallToolResult{Content: []sdk.Content{
+		&sdk.TextContent{Text: "a shot"},
+		&sdk.ImageContent{MIMEType: "image/png", Data: png},
+		&sdk.AudioContent{MIMEType: "audio/wav", Data: []byte{1}},
+	}}
+	require.Equal(t, "a shot\n[image image/png, 6 bytes]\n[audio audio/wav, 1 bytes]", resultText(res, 1000), "the text keeps a line for the image")
+	require.Equal(t, []round.Image{{MIMEType: "image/png", Size: 6, Data: png}}, resultImages(res))
+	require.Nil(t, resultImages(&sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "x"}}}))
 }

@@ -8,7 +8,21 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/round"
 )
+
+// resultImages are the images of a tool result, in order, with their
+// bytes (F2); its text keeps a line for each (resultText), so that a
+// caller that reads only text sees that they were there.
+func resultImages(res *sdk.CallToolResult) []round.Image {
+	var out []round.Image
+	for _, c := range res.Content {
+		if im, ok := c.(*sdk.ImageContent); ok && len(im.Data) > 0 {
+			out = append(out, round.Image{MIMEType: im.MIMEType, Size: len(im.Data), Data: im.Data})
+		}
+	}
+	return out
+}
 
 // resultText joins the text of a tool result. Text parts are kept as they
 // are; other kinds are named with their type and size so the model knows

@@ -409,6 +409,11 @@ func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time
 		callCtx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		res, err := s.callTool(callCtx, tool, readOnly, args, req.OperationID)
+		if err != nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+			// Its own deadline passed, whatever step it was in: the
+			// handshake of a server started again hangs as a call does.
+			err = errTimedOut
+		}
 		if errors.Is(err, errTimedOut) && ctx.Err() != nil {
 			return tools.Result{}, fmt.Errorf("mcp server %q, tool %q: the call ended before the server answered: %w", s.cfg.Name, tool, ctx.Err())
 		}
@@ -435,7 +440,7 @@ func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time
 			}
 			return tools.Result{}, fmt.Errorf("mcp server %q, tool %q: %s", s.cfg.Name, tool, text)
 		}
-		return tools.Text(text), nil
+		return tools.Result{Content: text, Images: resultImages(res)}, nil
 	}
 }
 

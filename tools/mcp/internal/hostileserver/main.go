@@ -5,6 +5,9 @@
 //     group) and returns its pid;
 //   - pid: returns the server's process id;
 //   - fds: lists the server's open descriptors and what they point to.
+//
+// With HOSTILE_HANG_IF=FILE it never answers the handshake when FILE exists
+// as it starts: a server that started once and hangs when started again.
 package main
 
 import (
@@ -19,6 +22,11 @@ import (
 )
 
 func main() {
+	if f := os.Getenv("HOSTILE_HANG_IF"); f != "" {
+		if _, err := os.Stat(f); err == nil {
+			select {}
+		}
+	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "hostile", Version: "1.0.0"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "hang", Description: "Never answer."},
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {

@@ -1,0 +1,106 @@
+// Command mcpconformance is the client under test of the official MCP
+// conformance suite (@modelcontextprotocol/conformance): the suite starts a
+// scenario's server and runs this program with the server's URL as its last
+// argument. It connects through tools/mcp as a worker does (the server is an
+// MCP_CONFIG entry of type http), then calls every tool the server lists,
+// each with arguments made from its input schema, and exits 1 when the
+// server did not connect or a call failed.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/mcp"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: mcpconformance SERVER_URL")
+		os.Exit(2)
+	}
+	if err := run(os.Args[len(os.Args)-1]); err != nil {
+		fmt.Fprintln(os.Stderr, "mcpconformance:", err)
+		os.Exit(1)
+	}
+}
+
+func run(url string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	m, err := mcp.Connect(ctx, mcp.Config{
+		Servers:     []mcp.ServerConfig{{Name: "conf", Type: "http", URL: url}},
+		CallTimeout: 10 * time.Second,
+		Logger:      log,
+	})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	for _, st := range m.Status() {
+		if st.Err != nil {
+			return fmt.Errorf("server %q did not connect: %w", st.Name, st.Err)
+		}
+		fmt.Printf("connected; tools: %v\n", st.Tools)
+	}
+	reg := tools.NewRegistry()
+	if err := m.Register(reg); err != nil {
+		return err
+	}
+	var failed []string
+	for _, name := range reg.Names() {
+		def, _ := reg.Lookup(name)
+		if def.Source != tools.SourceMCP {
+			continue
+		}
+		args := argsFor(def.Parameters)
+		res, err := def.Handler(ctx, tools.Request{Tool: name, CallID: "conformance-" + name, Args: args})
+		if err != nil {
+			failed = append(failed, name)
+			fmt.Printf("%s %s: error: %v\n", name, args, err)
+			continue
+		}
+		fmt.Printf("%s %s: %s\n", name, args, res.Content)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("calls failed: %v", failed)
+	}
+	return nil
+}
+
+// argsFor makes arguments that satisfy a simple object schema: a value of
+// each property's type (numbers count up from 2, so that a sum shows which
+// went where).
+func argsFor(schema json.RawMessage) json.RawMessage {
+	var s struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(schema, &s)
+	args := map[string]any{}
+	n := 2
+	for name, p := range s.Properties {
+		switch p.Type {
+		case "number", "integer":
+			args[name] = n
+			n++
+		case "boolean":
+			args[name] = true
+		case "array":
+			args[name] = []any{}
+		case "object":
+			args[name] = map[string]any{}
+		default:
+			args[name] = "conformance"
+		}
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
