@@ -119,3 +119,23 @@ func TestBadLimitsAreInputErrors(t *testing.T) {
 	r = e.starter(ctx, "", "approve", "toolround/s/r/1", "c1", "--remember", "--up-to", "0")
 	require.Equal(t, 2, r.code, r.stderr)
 }
+
+// TestLimitBelowTheRunsCountAsksAtTheNextCall (B1): a round whose run
+// already made 5 calls, given max_calls 2, does not fail: its call waits
+// as kind limit naming the count, and approved it runs.
+func TestLimitBelowTheRunsCountAsksAtTheNextCall(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	in := e.input(2, "claude-code", &round.RunState{Fetched: allToolsFetched, Usage: &round.Usage{Calls: 5}},
+		call("c1", "calculate", map[string]any{"expression": "1+1"}))
+	in.Limits = &round.Limits{MaxCalls: 2}
+	done := e.startRound(in)
+	pending := e.waitPending(in.WorkflowID(), "c1")
+	require.Equal(t, round.KindLimit, pending[0].Kind)
+	require.Contains(t, strings.Join(pending[0].Reasons, "|"), "call 6 of the run")
+	require.Equal(t, []round.LimitCount{{Limit: round.LimitCalls, Count: 5, Max: 2}}, pending[0].Limits)
+	e.mustStarter("approve", in.WorkflowID(), "c1")
+	res := decodeResult(t, <-done)
+	require.Equal(t, round.StatusOK, res.Results[0].Status, res.Results[0].Content)
+	require.Equal(t, int64(6), res.State.Usage.Calls)
+}

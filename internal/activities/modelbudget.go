@@ -23,30 +23,35 @@ func (m *Model) contextTokens() int {
 	return DefaultContextTokens
 }
 
-// estimate is a request's size in tokens: its JSON bytes / 4 (B3).
-func estimate(req any) (int, error) {
+// requestBytes is the length of a request's JSON encoding.
+func requestBytes(req any) (int, error) {
 	b, err := json.Marshal(req)
 	if err != nil {
 		return 0, fmt.Errorf("encode the request: %w", err)
 	}
-	return len(b) / 4, nil
+	return len(b), nil
 }
 
 // requestSize builds the call's request for the worker's API and
-// estimates it.
+// estimates it in tokens (B3): the run's last reported input tokens plus
+// the bytes it grew by / 4, or its JSON bytes / 4 when no usage was
+// reported (round.RequestSize.Estimate).
 func (m *Model) requestSize(ctx context.Context, in round.ModelInput, api string) (int, error) {
+	var req any
+	var err error
 	if api == llm.APIChat {
-		req, err := m.request(ctx, in)
-		if err != nil {
-			return 0, err
-		}
-		return estimate(req)
+		req, err = m.request(ctx, in)
+	} else {
+		req, err = m.turnRequest(ctx, in, api)
 	}
-	req, err := m.turnRequest(ctx, in, api)
 	if err != nil {
 		return 0, err
 	}
-	return estimate(req)
+	n, err := requestBytes(req)
+	if err != nil {
+		return 0, err
+	}
+	return in.Last.Estimate(n), nil
 }
 
 // fitBudget keeps the call's request under the context budget (B3): while
