@@ -5,6 +5,7 @@ package client
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,6 +52,16 @@ type Options struct {
 	// (TOOLROUND_SECRET_KEY, TOOLROUND_SECRET_KEY_FILE, else the default
 	// key file, created on first use).
 	Secrets secrets.Config
+	// StoredSecrets are the sessions' stored secrets (a secrets.Store over
+	// the workers' Redis; FromEnv sets it): a thinking block or reasoning
+	// item that holds a value an earlier turn stored is sealed before the
+	// round is submitted, as one holding the turn's own values is (F2).
+	// Nil: only the turn's own values are looked for.
+	StoredSecrets SecretValues
+	// SecretData, when StoredSecrets is nil, is where the workers keep the
+	// sessions' secrets (cache.Client.SessionData): StoredSecrets reads them
+	// from it with the key of Secrets.
+	SecretData secrets.Hashes
 	// MaxInputBytes bounds a round's encoded input. Default
 	// DefaultMaxInputBytes.
 	MaxInputBytes int
@@ -98,7 +109,11 @@ func New(tc tclient.Client, opts Options) *Client {
 	if opts.MaxInputBytes <= 0 {
 		opts.MaxInputBytes = DefaultMaxInputBytes
 	}
-	return &Client{tc: tc, opts: opts, pace: defaultPacing}
+	c := &Client{tc: tc, opts: opts, pace: defaultPacing}
+	if c.opts.StoredSecrets == nil && c.opts.SecretData != nil {
+		c.opts.StoredSecrets = &sessionSecrets{c: c, data: c.opts.SecretData}
+	}
+	return c
 }
 
 // Temporal returns the underlying Temporal client.
@@ -114,30 +129,38 @@ var ErrInputMismatch error = &round.Error{Code: round.CodeInputMismatch, Message
 // finished, and never runs it twice. Unlike Run, Start submits a round even
 // when no worker polls the task queue: it starts when one does.
 func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRun, error) {
+	run, _, err := c.start(ctx, in)
+	return run, err
+}
+
+// start is Start, and also returns the input the round started with (sealed
+// and prepared), from which its result's history is rebuilt (H3); nil when
+// the round had already started.
+func (c *Client) start(ctx context.Context, in *round.Input) (tclient.WorkflowRun, *round.Input, error) {
 	if err := in.Validate(); err != nil {
-		return nil, round.Errorf(round.CodeBadRequest, "invalid round input: %w", err)
+		return nil, nil, round.Errorf(round.CodeBadRequest, "invalid round input: %w", err)
 	}
 	key, err := c.secretKey()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	digest, err := InputDigest(key, in)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Seal a copy: the caller's input stays as it was.
 	sealed := *in
-	if err := SealInput(key, &sealed); err != nil {
-		return nil, err
+	if err := c.sealTurn(ctx, key, &sealed); err != nil {
+		return nil, nil, err
 	}
 	given, in := in, &sealed
 	if c.opts.Prepare != nil {
 		if err := c.opts.Prepare(in); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := c.checkSize(in); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	id := in.WorkflowID()
 	run, err := c.tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{
@@ -153,14 +176,14 @@ func (c *Client) Start(ctx context.Context, in *round.Input) (tclient.WorkflowRu
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
 		if err := c.checkSameInput(ctx, id, key, given); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return c.tc.GetWorkflow(ctx, id, ""), nil
+		return c.tc.GetWorkflow(ctx, id, ""), nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("start round %s: %w", id, err)
+		return nil, nil, fmt.Errorf("start round %s: %w", id, err)
 	}
-	return run, nil
+	return run, in, nil
 }
 
 // checkSize measures the input as Temporal will (the data converter's
@@ -227,6 +250,13 @@ func (c *Client) secretKey() ([]byte, error) {
 // Wait blocks until the round of run ends and returns its result, with large
 // results resolved; an error when the round failed or ctx ended.
 func (c *Client) Wait(ctx context.Context, run tclient.WorkflowRun) (*round.Result, error) {
+	return c.wait(ctx, run, nil)
+}
+
+// wait is Wait for the round that started with in, when known: a round
+// of today leaves its turn out of its output (H3), and the history is
+// rebuilt from in, or else from the input in the round's own history.
+func (c *Client) wait(ctx context.Context, run tclient.WorkflowRun, in *round.Input) (*round.Result, error) {
 	var out round.Output
 	if err := run.Get(ctx, &out); err != nil {
 		var nf *serviceerror.NotFound
@@ -236,9 +266,40 @@ func (c *Client) Wait(ctx context.Context, run tclient.WorkflowRun) (*round.Resu
 		}
 		return nil, failure(fmt.Sprintf("round %s failed", run.GetID()), err)
 	}
+	if out.TurnLeftOut() {
+		if in == nil {
+			var err error
+			if in, err = c.roundInput(ctx, run.GetID(), run.GetRunID()); err != nil {
+				return nil, fmt.Errorf("round %s: read its input, from which its history is rebuilt: %w", run.GetID(), err)
+			}
+		}
+		out = out.WithTurn(in)
+	}
 	res := out.Result()
 	c.Resolve(ctx, &res)
 	return &res, nil
+}
+
+// roundInput is the input a round started with: the first event of its
+// history.
+func (c *Client) roundInput(ctx context.Context, workflowID, runID string) (*round.Input, error) {
+	it := c.tc.GetWorkflowHistory(ctx, workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	if !it.HasNext() {
+		return nil, fmt.Errorf("no history")
+	}
+	e, err := it.Next()
+	if err != nil {
+		return nil, err
+	}
+	a := e.GetWorkflowExecutionStartedEventAttributes()
+	if a == nil {
+		return nil, fmt.Errorf("the first event is %s, not the start", e.GetEventType())
+	}
+	var in round.Input
+	if err := converter.GetDefaultDataConverter().FromPayloads(a.GetInput(), &in); err != nil {
+		return nil, fmt.Errorf("decode the input: %w", err)
+	}
+	return &in, nil
 }
 
 // Result blocks until the round with this workflow id ends and returns its
@@ -248,8 +309,10 @@ func (c *Client) Result(ctx context.Context, workflowID string) (*round.Result, 
 }
 
 // Resolve replaces the previews of large results with their full content,
-// in the results, the tool messages and the history. Without a blob store,
-// or when a blob has expired, the preview stays. A thinking block or
+// in the results, the tool messages and the history, and loads the bytes of
+// the results' images (up to round.MaxImageBytes each), which the messages
+// then carry in the round's format (F2). Without a blob store, or when a
+// blob has expired, the preview and the image's reference stay. A thinking block or
 // reasoning item that the round keeps sealed (it holds a store_secret
 // value, F2) is opened in the history, so that the turn goes back to the
 // model as it wrote it; without the key it stays sealed.
@@ -268,6 +331,9 @@ func (c *Client) Resolve(ctx context.Context, res *round.Result) {
 			r.Content, changed = content, true
 		}
 	}
+	for i := range res.Results {
+		changed = c.loadImages(ctx, &res.Results[i]) || changed
+	}
 	if changed {
 		// The history is the turn, then the messages, in the round's format.
 		turn := []round.Message{{Role: "assistant"}}
@@ -277,6 +343,35 @@ func (c *Client) Resolve(ctx context.Context, res *round.Result) {
 		res.Messages = res.Format.Messages(res.Results)
 		res.History = append(slices.Clone(turn), res.Messages...)
 	}
+}
+
+// loadImages loads the bytes of r's images that the worker kept in the
+// blob store, up to round.MaxImageBytes each (F2); it reports whether it
+// loaded any. The results' images are replaced, never written to.
+func (c *Client) loadImages(ctx context.Context, r *round.CallResult) bool {
+	var ims []round.Image
+	for i, im := range r.Images {
+		if im.Ref == "" || len(im.Data) > 0 || im.Size > round.MaxImageBytes {
+			continue
+		}
+		s, err := c.opts.Blobs.Get(ctx, im.Ref)
+		if err != nil {
+			continue
+		}
+		data, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			continue
+		}
+		if ims == nil {
+			ims = slices.Clone(r.Images)
+		}
+		ims[i].Data = data
+	}
+	if ims == nil {
+		return false
+	}
+	r.Images = ims
+	return true
 }
 
 // ConfirmOptions are the optional parts of a decision.

@@ -154,14 +154,14 @@ func (c *Client) Run(ctx context.Context, in *round.Input, opts ...RunOption) (*
 			c.followEvents(wctx, in, o.onEvent, finished)
 		}()
 	}
-	run, err := c.Start(ctx, in)
+	run, sent, err := c.start(ctx, in)
 	if err != nil {
 		return nil, err
 	}
 	if o.approve != nil || o.onWaiting != nil {
 		go c.follow(wctx, run.GetID(), o)
 	}
-	res, err := c.Wait(ctx, run)
+	res, err := c.wait(ctx, run, sent)
 	if events != nil {
 		if err == nil {
 			// The round published round_finished before it ended: let the
