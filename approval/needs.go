@@ -16,25 +16,28 @@ const (
 	DecisionAuto      = "auto"
 )
 
-// Call is what the confirm gate knows of one call.
+// Call is what the confirm gate knows of one call. A round's catalog
+// snapshot records one per call, so its false and empty fields are left
+// out of that record (the names stay, so records from before read the
+// same).
 type Call struct {
-	Tool string
+	Tool string `json:",omitempty"`
 	// Args are the call's canonical arguments (tools.Canonical).
-	Args string
+	Args string `json:",omitempty"`
 	// ReadOnly: the tool's side-effect class for these arguments is
 	// read-only (tools.EffectOf).
-	ReadOnly bool
+	ReadOnly bool `json:",omitempty"`
 	// MCP tools are read-only for approval only when TrustReadOnlyHints:
 	// the operator marked their server "trust_read_only_hints" in
 	// MCP_CONFIG. What a server says of its own tools never skips approval.
-	MCP                bool
-	TrustReadOnlyHints bool
+	MCP                bool `json:",omitempty"`
+	TrustReadOnlyHints bool `json:",omitempty"`
 	// ConfirmNever tools only keep the agent's own books (write_todo,
 	// ask_user); client tools are answered by the client.
-	ConfirmNever bool
+	ConfirmNever bool `json:",omitempty"`
 	// Sensitive: the tool says the call reads keys or credentials
 	// (tools.Definition.Sensitive).
-	Sensitive bool
+	Sensitive bool `json:",omitempty"`
 	// Kind is what the tool's rules match (tools.Definition.Rules). A call
 	// of KindRequest is also checked for its method and the secrets it
 	// sends.

@@ -411,3 +411,27 @@ func TestFailedRedisCoolsDownInsteadOfCostingEveryOperationItsTimeout(t *testing
 	require.Eventually(t, func() bool { return time.Since(failedAt) > cooldown }, 2*cooldown, 10*time.Millisecond)
 	require.GreaterOrEqual(t, get(), opTimeout/2, "after the cooldown Redis is tried again")
 }
+
+// TestBlobsRefresh (B3): a blob that has lived part of its TTL gets the
+// whole BlobTTL again; a reference that is gone, or is no blob
+// reference, is reported missing and is not created.
+func TestBlobsRefresh(t *testing.T) {
+	c := open(t, cache.Options{})
+	rdb := c.Redis()
+	ctx := context.Background()
+	ref, err := c.Blobs().Put(ctx, "a replaced result "+unique(t))
+	require.NoError(t, err)
+	cleanup(t, rdb, ref)
+	require.NoError(t, rdb.Expire(ctx, ref, time.Hour).Err())
+	gone := cache.BlobPrefix + strings.Repeat("0", 64)
+	missing, err := c.Blobs().Refresh(ctx, []string{ref, gone, "toolround:cache:fetch_page:x"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"toolround:cache:fetch_page:x", gone}, missing)
+	requireTTL(t, rdb, ref, cache.BlobTTL)
+	n, err := rdb.Exists(ctx, gone).Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "a missing blob is not created")
+	missing, err = c.Blobs().Refresh(ctx, nil)
+	require.NoError(t, err)
+	require.Empty(t, missing)
+}

@@ -273,6 +273,41 @@ func (b *Blobs) Get(ctx context.Context, ref string) (string, error) {
 	return v, nil
 }
 
+// Refresh gives every blob of refs the whole BlobTTL again, as if it had
+// just been stored, and returns those that are gone (expired, never
+// stored, or no blob reference).
+func (b *Blobs) Refresh(ctx context.Context, refs []string) ([]string, error) {
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, blobTimeout)
+	defer cancel()
+	pipe := b.c.blob.Pipeline()
+	var missing []string
+	var asked []string
+	var cmds []*redis.BoolCmd
+	for _, ref := range refs {
+		if !strings.HasPrefix(ref, BlobPrefix) {
+			missing = append(missing, ref)
+			continue
+		}
+		asked = append(asked, ref)
+		cmds = append(cmds, pipe.Expire(ctx, ref, BlobTTL))
+	}
+	if len(cmds) == 0 {
+		return missing, nil
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, fmt.Errorf("cache: refresh blobs: %w", err)
+	}
+	for i, c := range cmds {
+		if !c.Val() {
+			missing = append(missing, asked[i])
+		}
+	}
+	return missing, nil
+}
+
 // watchMemory is how many event ids a watcher remembers to drop duplicates:
 // duplicates come from retries of the same round, close together.
 const watchMemory = 10000

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"sync"
 
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/envconf"
@@ -16,7 +17,9 @@ import (
 // submits to TASK_QUEUE, resolves large results and follows a round's events
 // through Redis (REDIS_URL; "none" leaves previews in place and has no
 // events), and seals store_secret values with the key the workers use
-// (TOOLROUND_SECRET_KEY or TOOLROUND_SECRET_KEY_FILE). It returns an error
+// (TOOLROUND_SECRET_KEY or TOOLROUND_SECRET_KEY_FILE), also in a thought
+// that holds a value an earlier turn stored (Options.StoredSecrets, read
+// from Redis). It returns an error
 // when the configuration is unusable or Temporal does not answer; a Redis
 // that does not answer yet is retried on use. Close the client when done.
 func FromEnv(ctx context.Context) (*Client, error) {
@@ -35,7 +38,7 @@ func FromEnv(ctx context.Context) (*Client, error) {
 			tc.Close()
 			return nil, redisErr
 		}
-		opts.Blobs, opts.Events = rc.Blobs(), rc.Events()
+		opts.Blobs, opts.Events, opts.SecretData = rc.Blobs(), rc.Events(), rc.SessionData()
 	}
 	c := New(tc, opts)
 	c.redisErr = redisErr
@@ -47,6 +50,47 @@ func FromEnv(ctx context.Context) (*Client, error) {
 		return nil
 	}
 	return c, nil
+}
+
+// sessionSecrets reads the sessions' stored secrets from the workers' Redis,
+// opened with the client's key, which it loads on first use.
+type sessionSecrets struct {
+	c     *Client
+	data  secrets.Hashes
+	mu    sync.Mutex
+	store *secrets.Store
+}
+
+func (s *sessionSecrets) open() (*secrets.Store, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.store != nil {
+		return s.store, nil
+	}
+	key, err := s.c.secretKey()
+	if err != nil {
+		return nil, err
+	}
+	if s.store, err = secrets.NewStore(key, secrets.StoreOptions{Hashes: s.data}); err != nil {
+		return nil, err
+	}
+	return s.store, nil
+}
+
+func (s *sessionSecrets) Names(ctx context.Context, sessionID string) ([]string, error) {
+	st, err := s.open()
+	if err != nil {
+		return nil, err
+	}
+	return st.Names(ctx, sessionID)
+}
+
+func (s *sessionSecrets) Get(ctx context.Context, sessionID, name string) (string, error) {
+	st, err := s.open()
+	if err != nil {
+		return "", err
+	}
+	return st.Get(ctx, sessionID, name)
 }
 
 // RedisError is why Redis (REDIS_URL) did not answer when FromEnv opened

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -161,6 +162,110 @@ func TestSealInputSealsThoughtsHoldingAValue(t *testing.T) {
 			require.NoError(t, err)
 			require.Contains(t, string(h), plain, "the caller gets the thought back to send to the model")
 			require.NotContains(t, string(h), round.ThoughtWithheld)
+		})
+	}
+}
+
+// storedSecrets is a session's secret store for the tests.
+type storedSecrets struct {
+	values map[string]map[string]string
+	err    error
+}
+
+func (s storedSecrets) Names(_ context.Context, session string) ([]string, error) {
+	var out []string
+	for n := range s.values[session] {
+		out = append(out, n)
+	}
+	return out, s.err
+}
+
+func (s storedSecrets) Get(_ context.Context, session, name string) (string, error) {
+	return s.values[session][name], s.err
+}
+
+// TestSealTurnSealsThoughtsHoldingAnEarlierValue: a thinking block or
+// reasoning item that holds a value an earlier turn of the session stored
+// is sealed too, though this turn stores nothing (F2); a store that does
+// not answer refuses the round, and a turn without thoughts never asks.
+func TestSealTurnSealsThoughtsHoldingAnEarlierValue(t *testing.T) {
+	key := testKey(t)
+	const earlier = "earlier-turn-value-4711"
+	anthropic := &round.Input{SessionID: "s1", RunID: "r1", Round: 2, Format: round.FormatAnthropic,
+		Turn: json.RawMessage(`{"role":"assistant","content":[
+			{"type":"thinking","thinking":"I stored ` + earlier + ` before","signature":"sig-a"},
+			{"type":"tool_use","id":"toolu_1","name":"calculate","input":{"expression":"1+1"}}]}`)}
+	responses := &round.Input{SessionID: "s1", RunID: "r1", Round: 2, Format: round.FormatResponses,
+		Output: json.RawMessage(`[{"type":"reasoning","id":"rs","summary":[{"type":"summary_text","text":"the key ` + earlier + `"}],"encrypted_content":"enc"},
+			{"type":"function_call","call_id":"call_1","name":"calculate","arguments":"{\"expression\":\"1+1\"}"}]`)}
+	store := storedSecrets{values: map[string]map[string]string{"s1": {"api": earlier}}}
+	for _, in := range []*round.Input{anthropic, responses} {
+		t.Run(string(in.Format), func(t *testing.T) {
+			c := &Client{key: key, opts: Options{StoredSecrets: store}}
+			sealed := *in
+			require.NoError(t, c.sealTurn(t.Context(), key, &sealed))
+			require.NotContains(t, string(sealed.TurnJSON()), earlier)
+			require.Contains(t, string(sealed.TurnJSON()), round.ThoughtWithheld)
+
+			other := *in
+			other.SessionID = "s2" // a session that stored nothing
+			require.NoError(t, c.sealTurn(t.Context(), key, &other))
+			require.Equal(t, string(in.TurnJSON()), string(other.TurnJSON()))
+
+			down := &Client{key: key, opts: Options{StoredSecrets: storedSecrets{err: errors.New("redis down")}}}
+			again := *in
+			require.ErrorContains(t, down.sealTurn(t.Context(), key, &again), "redis down")
+		})
+	}
+	plainTurn := &round.Input{SessionID: "s1", RunID: "r1", Round: 2, Format: round.FormatAnthropic,
+		Turn: json.RawMessage(`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"calculate","input":{"expression":"1+1"}}]}`)}
+	down := &Client{key: key, opts: Options{StoredSecrets: storedSecrets{err: errors.New("redis down")}}}
+	require.NoError(t, down.sealTurn(t.Context(), key, plainTurn), "a turn without thoughts does not ask the store")
+}
+
+// TestResolveLoadsImages: Resolve loads the bytes of a result's images
+// from the blob store, so that the messages and the history carry them in
+// the format's own objects (in format openai only the result does); an
+// image above round.MaxImageBytes stays a reference (F2).
+func TestResolveLoadsImages(t *testing.T) {
+	img := []byte{0x89, 'P', 'N', 'G', 0, 0xff, 0xfe}
+	b64 := base64.StdEncoding.EncodeToString(img)
+	for _, f := range round.Formats {
+		t.Run(string(f), func(t *testing.T) {
+			out := round.Output{Assistant: round.Message{Role: "assistant", ToolCalls: []round.ToolCall{toolCall("c1", "shot", `{}`), toolCall("c2", "shot", `{}`)}},
+				Results: []round.CallResult{
+					{CallID: "c1", Tool: "shot", Status: round.StatusOK, Content: "[image image/png, 7 bytes]", Images: []round.Image{{MIMEType: "image/png", Size: len(img), Ref: "blob:img"}}},
+					{CallID: "c2", Tool: "shot", Status: round.StatusOK, Content: "[image image/png, big]", Images: []round.Image{{MIMEType: "image/png", Size: round.MaxImageBytes + 1, Ref: "blob:big"}}},
+				}}
+			switch f {
+			case round.FormatAnthropic:
+				out.Format, out.Assistant, out.Turn = f, round.Message{}, json.RawMessage(`[{"type":"tool_use","id":"c1","name":"shot","input":{}},{"type":"tool_use","id":"c2","name":"shot","input":{}}]`)
+			case round.FormatResponses:
+				out.Format, out.Assistant, out.Turn = f, round.Message{}, json.RawMessage(`[{"type":"function_call","call_id":"c1","name":"shot","arguments":"{}"},{"type":"function_call","call_id":"c2","name":"shot","arguments":"{}"}]`)
+			}
+			res := out.Result()
+			before, err := json.Marshal(res.Messages)
+			require.NoError(t, err)
+			require.NotContains(t, string(before), b64, "without Resolve the messages name the reference")
+			c := New(nil, Options{Blobs: blobMap{"blob:img": b64, "blob:big": "not loaded"}})
+			c.Resolve(t.Context(), &res)
+			require.Equal(t, img, res.Results[0].Images[0].Data)
+			require.Empty(t, res.Results[1].Images[0].Data, "an image above MaxImageBytes goes by reference only")
+			m, err := json.Marshal(res.Messages)
+			require.NoError(t, err)
+			require.Contains(t, string(m), "kept by reference only: blob:big")
+			require.NotContains(t, string(m), "not loaded")
+			h, err := json.Marshal(res.History)
+			require.NoError(t, err)
+			if f == round.FormatOpenAI {
+				// A chat tool message holds text only: the image is its
+				// text line there, the bytes are in the result (F2).
+				require.NotContains(t, string(m), b64)
+				require.Len(t, res.Messages, 2, "one tool message per call")
+				return
+			}
+			require.Contains(t, string(m), b64)
+			require.Contains(t, string(h), b64)
 		})
 	}
 }

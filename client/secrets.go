@@ -1,10 +1,12 @@
 package client
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -42,9 +44,47 @@ func SealToolCalls(key []byte, calls []round.ToolCall) error {
 //
 // A thinking block or reasoning item that holds one of the turn's
 // store_secret values is sealed whole (round.Input.SealThoughts); Resolve
-// opens it for the caller.
+// opens it for the caller. Client.Start also seals one that holds a value
+// stored in an earlier turn of the session (Options.StoredSecrets).
 func SealInput(key []byte, in *round.Input) error {
-	var values []string
+	return sealInput(key, in, nil)
+}
+
+// SecretValues are the sessions' stored secrets (secrets.Store).
+type SecretValues interface {
+	Names(ctx context.Context, sessionID string) ([]string, error)
+	Get(ctx context.Context, sessionID, name string) (string, error)
+}
+
+// sealTurn is SealInput that also seals a thinking block or reasoning item
+// holding a value an earlier turn of the session stored (F2), read from
+// Options.StoredSecrets when the turn has one. A store that does not answer
+// then is an error: the round is not submitted with a thought unsealed.
+func (c *Client) sealTurn(ctx context.Context, key []byte, in *round.Input) error {
+	var stored []string
+	if c.opts.StoredSecrets != nil && in.HasThoughts() {
+		names, err := c.opts.StoredSecrets.Names(ctx, in.SessionID)
+		if err != nil {
+			return fmt.Errorf("read the session's stored secrets, to seal a thought that holds one (the round was not submitted): %w", err)
+		}
+		for _, name := range names {
+			v, err := c.opts.StoredSecrets.Get(ctx, in.SessionID, name)
+			if errors.Is(err, secrets.ErrNotFound) {
+				continue // deleted since it was listed
+			}
+			if err != nil {
+				return fmt.Errorf("read the session's stored secrets, to seal a thought that holds one (the round was not submitted): %w", err)
+			}
+			stored = append(stored, v)
+		}
+	}
+	return sealInput(key, in, stored)
+}
+
+// sealInput is SealInput with the values of earlier turns that a thought
+// must not hold either.
+func sealInput(key []byte, in *round.Input, stored []string) error {
+	values := stored
 	err := in.MapArguments(func(c round.TurnCall) (round.Arguments, error) {
 		values = append(values, secrets.ToolCallValues(key, c.Function.Name, string(c.Function.Arguments))...)
 		sealed, err := secrets.SealToolCall(key, c.Function.Name, string(c.Function.Arguments))

@@ -112,6 +112,8 @@ type AgentCarry struct {
 	ModelCalls   int            `json:"model_calls"`
 	// Executions counts the executions before this one.
 	Executions int `json:"executions"`
+	// LastRequest is the size of the run's last model request (B3).
+	LastRequest *RequestSize `json:"last_request,omitempty"`
 }
 
 // WithDefaults returns the input with MaxRounds set.
@@ -178,6 +180,11 @@ type AgentMessage struct {
 	// sealed in both.
 	Format Format          `json:"format,omitempty"`
 	Raw    json.RawMessage `json:"raw,omitempty"`
+	// RawRef, when set, names the whole turn in the blob store: a turn
+	// too large for history (above LARGE_RESULT_BYTES) is kept there, and
+	// Raw is then its ShortTurn, the calls that its round reads; the model
+	// activity sends the whole turn back.
+	RawRef string `json:"raw_ref,omitempty"`
 	// IsError marks a tool message whose call did not succeed (F2's
 	// is_error).
 	IsError bool `json:"is_error,omitempty"`
@@ -222,6 +229,26 @@ type ModelInput struct {
 	// (B3), replacing the oldest tool results by previews; ModelOutput
 	// names them.
 	Budget bool `json:"budget,omitempty"`
+	// Last is the size of the run's previous request, which the budget
+	// estimates this one from (B3); nil: the first, or none reported.
+	Last *RequestSize `json:"last,omitempty"`
+}
+
+// RequestSize is a model request as the budget measures it (B3): its JSON
+// bytes and the input tokens the API reported for it (0: none).
+type RequestSize struct {
+	Bytes       int   `json:"bytes"`
+	InputTokens int64 `json:"input_tokens,omitempty"`
+}
+
+// Estimate is the size in tokens of a request of bytes JSON bytes that
+// follows last (B3): the last reported input tokens plus the new bytes /
+// 4 (fewer bytes, fewer tokens), or bytes / 4 when none were reported.
+func (last *RequestSize) Estimate(bytes int) int {
+	if last == nil || last.InputTokens <= 0 || last.Bytes <= 0 {
+		return bytes / 4
+	}
+	return max(0, int(last.InputTokens)+(bytes-last.Bytes)/4)
 }
 
 // BudgetedResult is a tool message a model call's budget replaced (B3):
@@ -248,6 +275,9 @@ type ModelOutput struct {
 	// budget, and the model was not asked (Message is empty).
 	Budgeted        []BudgetedResult `json:"budgeted,omitempty"`
 	ContextExceeded bool             `json:"context_exceeded,omitempty"`
+	// Request is the size of the request sent, for the next call's
+	// estimate (B3); set only when the input asked for the budget.
+	Request *RequestSize `json:"request,omitempty"`
 }
 
 // AgentScope builds an agent run's events; like Scope, it is the one

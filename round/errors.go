@@ -35,6 +35,8 @@ const (
 	CodeNoWorker       ErrorCode = "no_worker"       // no worker polls the task queue
 	CodeNotImplemented ErrorCode = "not_implemented" // the workers cannot do this
 	CodeTimeout        ErrorCode = "timeout"         // the answer did not come in time
+	CodeWorkspaceBusy  ErrorCode = "workspace_busy"  // a round or agent run of the session is open, so its workspace stays (W3)
+	CodePlacementOff   ErrorCode = "placement_off"   // workspaces are not bound to hosts, so there is nothing to move (W4)
 )
 
 // Error is an error with a code. errors.Is(err, target) holds for a target

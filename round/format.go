@@ -538,6 +538,45 @@ func (in *Input) mapResponses(calls []TurnCall, next []Arguments) error {
 	return nil
 }
 
+// ShortTurn is what stays in history of a turn kept in the blob store: in
+// format anthropic the message's role, stop_reason and tool_use blocks, in
+// format responses its function_call items, so that a round reads the
+// same calls (and a cut-off turn is still cut off); text, thinking and
+// reasoning are left out.
+func ShortTurn(f Format, raw json.RawMessage) (json.RawMessage, error) {
+	keep := func(list []json.RawMessage, typ string) []json.RawMessage {
+		out := []json.RawMessage{}
+		for _, b := range list {
+			var head struct {
+				Type string `json:"type"`
+			}
+			if json.Unmarshal(b, &head) == nil && head.Type == typ {
+				out = append(out, b)
+			}
+		}
+		return out
+	}
+	switch f.Name() {
+	case FormatAnthropic:
+		m, err := readAnthropic(raw)
+		if err != nil {
+			return nil, err
+		}
+		short := map[string]any{"role": "assistant", "content": keep(m.blocks, "tool_use")}
+		if m.StopReason != "" {
+			short["stop_reason"] = m.StopReason
+		}
+		return json.Marshal(short)
+	case FormatResponses:
+		items, err := readResponses(raw)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(keep(items, "function_call"))
+	}
+	return nil, fmt.Errorf("format %s keeps no raw turn", f.Name())
+}
+
 // TurnJSON is the turn as the caller gave it in a format other than
 // openai: Turn in format anthropic, Output in format responses.
 func (in *Input) TurnJSON() json.RawMessage {
@@ -601,27 +640,30 @@ func IsError(s Status) bool {
 type anthropicToolResult struct {
 	Type      string `json:"type"`
 	ToolUseID string `json:"tool_use_id"`
-	Content   string `json:"content"`
+	Content   any    `json:"content"` // a string, or text and image blocks (images.go)
 	IsError   bool   `json:"is_error"`
 }
 
 type responsesOutputItem struct {
 	Type   string `json:"type"`
 	CallID string `json:"call_id"`
-	Output string `json:"output"`
+	Output any    `json:"output"` // a string, or input_text and input_image parts (images.go)
 }
 
 // Messages are what the caller appends to its conversation after the turn,
 // in format f (F2), built from the results in call order: tool messages;
 // one user message of tool_result blocks; function_call_output items. A
 // repeated result's message says first what it repeats (U3), and a large
-// result's preview names its content_ref, in every format.
+// result's preview names its content_ref, in every format. A result's
+// images go in the format's own objects (images.go): in format openai one
+// user message of them follows the tool messages.
 func (f Format) Messages(results []CallResult) []Message {
 	switch f.Name() {
 	case FormatAnthropic:
 		blocks := make([]anthropicToolResult, len(results))
-		for i, r := range results {
-			blocks[i] = anthropicToolResult{Type: "tool_result", ToolUseID: r.CallID, Content: NotedContent(r.Tool, r.Repeat.Note(), r.Content), IsError: IsError(r.Status)}
+		for i := range results {
+			r := &results[i]
+			blocks[i] = anthropicToolResult{Type: "tool_result", ToolUseID: r.CallID, Content: r.anthropicContent(), IsError: IsError(r.Status)}
 		}
 		b, _ := json.Marshal(struct {
 			Role    string                `json:"role"`
@@ -630,13 +672,20 @@ func (f Format) Messages(results []CallResult) []Message {
 		return []Message{{Role: "user", Raw: b}}
 	case FormatResponses:
 		out := make([]Message, len(results))
-		for i, r := range results {
-			b, _ := json.Marshal(responsesOutputItem{Type: "function_call_output", CallID: r.CallID, Output: NotedContent(r.Tool, r.Repeat.Note(), r.Content)})
+		for i := range results {
+			r := &results[i]
+			b, _ := json.Marshal(responsesOutputItem{Type: "function_call_output", CallID: r.CallID, Output: r.responsesOutput()})
 			out[i] = Message{Raw: b}
 		}
 		return out
 	}
-	return Messages(results)
+	out := Messages(results)
+	for i := range results {
+		if len(results[i].Images) > 0 {
+			out[i].Content = results[i].imageText()
+		}
+	}
+	return out
 }
 
 // History is the turn followed by the messages, in format f: for openai
@@ -666,6 +715,20 @@ func (f Format) History(assistant Message, turn json.RawMessage, messages []Mess
 	return History(assistant, messages)
 }
 
+// partsContent reports a chat-completions message whose content is an
+// array of parts (the user message of a round's images), which Message
+// keeps in Raw.
+func partsContent(raw json.RawMessage) bool {
+	var m struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	c := bytes.TrimSpace(m.Content)
+	return len(c) > 0 && c[0] == '['
+}
+
 // resultJSON is Result without its methods.
 type resultJSON Result
 
@@ -686,7 +749,7 @@ func (r *Result) UnmarshalJSON(b []byte) error {
 		}
 		out := make([]Message, len(list))
 		for i, raw := range list {
-			if r.Format.Name() == FormatOpenAI {
+			if r.Format.Name() == FormatOpenAI && !partsContent(raw) {
 				if err := json.Unmarshal(raw, &out[i]); err != nil {
 					return nil, err
 				}

@@ -344,3 +344,29 @@ func TestChatAssistantOfEachFormat(t *testing.T) {
 		require.Equal(t, in.ToolCalls(), m.ToolCalls)
 	}
 }
+
+// TestShortTurnKeepsTheCalls: the short form of a turn kept in the blob
+// store reads as the same calls, and a cut-off turn stays cut off.
+func TestShortTurnKeepsTheCalls(t *testing.T) {
+	a := json.RawMessage(`{"id":"msg_1","role":"assistant","stop_reason":"max_tokens","content":[
+		{"type":"thinking","thinking":"long thoughts","signature":"sig"},{"type":"text","text":"On it."},
+		{"type":"tool_use","id":"toolu_1","name":"calculate","input":{"expression":"1+1"}}]}`)
+	short, err := ShortTurn(FormatAnthropic, a)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"role":"assistant","stop_reason":"max_tokens","content":[{"type":"tool_use","id":"toolu_1","name":"calculate","input":{"expression":"1+1"}}]}`, string(short))
+	calls, err := (&Input{Format: FormatAnthropic, Turn: short}).TurnCalls()
+	require.NoError(t, err)
+	require.Len(t, calls, 1)
+	require.NotEmpty(t, calls[0].CutOff, "a cut-off turn stays cut off")
+
+	r := json.RawMessage(`[{"type":"reasoning","id":"rs","summary":[],"encrypted_content":"enc"},
+		{"type":"function_call","call_id":"call_1","name":"calculate","arguments":"{}","status":"incomplete"}]`)
+	short, err = ShortTurn(FormatResponses, r)
+	require.NoError(t, err)
+	require.JSONEq(t, `[{"type":"function_call","call_id":"call_1","name":"calculate","arguments":"{}","status":"incomplete"}]`, string(short))
+
+	_, err = ShortTurn(FormatOpenAI, a)
+	require.Error(t, err)
+	_, err = ShortTurn(FormatAnthropic, json.RawMessage(`{"role":"assistant","content":"text"}`))
+	require.Error(t, err)
+}

@@ -242,7 +242,32 @@ type CallResult struct {
 	Reconciled bool `json:"reconciled,omitempty"`
 	// Repeat names the earlier result a deduped call repeats (U3).
 	Repeat *Repeat `json:"repeat,omitempty"`
+	// Images are the images the tool returned beside Content (F2), in its
+	// order; Format.Messages gives them in each format's own objects.
+	Images []Image `json:"images,omitempty"`
+	// ErrorCode names what failed when a tool's failure says so:
+	// "workspace_full" (W3).
+	ErrorCode string `json:"error_code,omitempty"`
 }
+
+// Image is an image a tool returned (an MCP server's image content, F2):
+// its MIME type and its bytes. A worker with a blob store keeps the bytes
+// there (their base64 under Ref) instead of in workflow history, and a
+// client's Resolve loads them back into Data when Size is at most
+// MaxImageBytes; a larger image goes by reference only.
+type Image struct {
+	MIMEType string `json:"mime_type"`
+	// Size is the number of bytes of the image.
+	Size int `json:"size"`
+	// Data is the image itself (base64 in JSON); empty when only Ref holds it.
+	Data []byte `json:"data,omitempty"`
+	// Ref names the blob that holds the image's bytes in base64.
+	Ref string `json:"ref,omitempty"`
+}
+
+// MaxImageBytes is the largest image that messages carry (F2); a larger
+// one is named by its reference in the text, never sent.
+const MaxImageBytes = 4 << 20
 
 // Repeat names the earlier result of the run that a deduped result repeats
 // (U3); its tool message says so (Messages).
@@ -315,4 +340,20 @@ type Result struct {
 	History  []Message    `json:"history"`
 	Events   []Event      `json:"events"`
 	State    *RunState    `json:"state"`
+}
+
+// SessionOfWorkflowID is the session of a round's or an agent run's
+// workflow id (WorkflowID, AgentWorkflowID); ok is false for any other id.
+func SessionOfWorkflowID(id string) (session string, ok bool) {
+	parts := strings.Split(id, "/")
+	switch {
+	case len(parts) == 4 && parts[0] == WorkflowIDPrefix:
+	case len(parts) == 3 && parts[0] == AgentWorkflowIDPrefix:
+	default:
+		return "", false
+	}
+	if !ValidIdentifier(parts[1]) || !ValidIdentifier(parts[2]) {
+		return "", false
+	}
+	return parts[1], true
 }

@@ -66,6 +66,19 @@ func (in *Input) OpenThoughts(open func(string) (string, error)) error {
 	})
 }
 
+// HasThoughts reports whether the turn has a thinking block (format
+// anthropic) or a reasoning item (format responses) that is not sealed.
+func (in *Input) HasThoughts() bool {
+	found := false
+	_ = in.mapThoughts(func(_ string, block map[string]json.RawMessage, _ json.RawMessage) (json.RawMessage, error) {
+		if _, sealed := block["sealed"]; !sealed {
+			found = true
+		}
+		return nil, nil
+	})
+	return found
+}
+
 // mapThoughts replaces the thinking blocks or reasoning items of the turn
 // for which fn returns a block; nil keeps the block as it is.
 func (in *Input) mapThoughts(fn func(kind string, block map[string]json.RawMessage, raw json.RawMessage) (json.RawMessage, error)) error {

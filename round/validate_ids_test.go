@@ -80,3 +80,20 @@ func TestBadIdentifierIsQuotedWhole(t *testing.T) {
 	require.Contains(t, err.Error(), `"`+strings.Repeat("a", 63)+`..."`)
 	require.NotContains(t, err.Error(), `\x`)
 }
+
+func TestSessionOfWorkflowID(t *testing.T) {
+	for id, want := range map[string]string{
+		WorkflowID("s1", "r", 2):    "s1",
+		AgentWorkflowID("s-2", "r"): "s-2",
+	} {
+		got, ok := SessionOfWorkflowID(id)
+		if !ok || got != want {
+			t.Fatalf("%q: got %q %v, want %q", id, got, ok, want)
+		}
+	}
+	for _, id := range []string{"", "toolround/../r/1", "toolround/a/b", "other/a/b/1", "agentrun/a", "toolround/a\x00/r/1", "notify/w/t"} {
+		if s, ok := SessionOfWorkflowID(id); ok {
+			t.Fatalf("%q read as session %q", id, s)
+		}
+	}
+}

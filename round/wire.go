@@ -14,9 +14,17 @@ const (
 	// ActivityStoreContents moves results that do not fit a round's result
 	// to the blob store (see workflows.ResultBudget).
 	ActivityStoreContents = "StoreContents"
+	// ActivityRefreshContents gives the blob references an agent run
+	// carries into its next execution the store's whole TTL again (B3).
+	ActivityRefreshContents = "RefreshContents"
 	// ActivityCheckFiles checks, before a round serves a repeat, whether
 	// the files the earlier result read have changed since (U3).
 	ActivityCheckFiles = "CheckFiles"
+	// WorkflowToolCatalog asks a worker of the task queue for its tools
+	// (its built-ins, MCP servers and TOOLS_CONFIG tools), through
+	// ActivityListTools, for `starter tools --worker`.
+	WorkflowToolCatalog = "ToolCatalog"
+	ActivityListTools   = "ListTools"
 
 	// SignalConfirm carries a human decision on a call (P1.6).
 	SignalConfirm = "confirm"
@@ -126,6 +134,10 @@ const (
 // calls wait; ToolroundWaiting says whether they still do.
 const MemoWaitingSince = "ToolroundWaitingSince"
 
+// MemoBuildID is the memo field of the build (WORKER_BUILD_ID) whose
+// worker started the round (V1).
+const MemoBuildID = "ToolroundBuildID"
+
 // Answer is the payload of SignalAnswer.
 type Answer struct {
 	CallID  string   `json:"call_id"`
@@ -217,6 +229,11 @@ type Progress struct {
 	InFlight int            `json:"in_flight"`
 	Peak     int            `json:"peak_in_flight"`
 	Bound    int            `json:"bound"`
+	// BuildID is the build of the worker that answered (WORKER_BUILD_ID,
+	// V1); StartedBuildID the one that started the round, as its memo
+	// MemoBuildID says. They differ once a round moved to a new build.
+	BuildID        string `json:"build_id,omitempty"`
+	StartedBuildID string `json:"started_build_id,omitempty"`
 }
 
 // CallProgress is one call's place in the round.
@@ -257,13 +274,15 @@ type ExecuteInput struct {
 // ExecuteOutput is the result of the ExecuteTool activity. A tool's own
 // failure is IsError with the message in Content, not an activity error.
 type ExecuteOutput struct {
-	Content    string   `json:"content"`
-	ContentRef string   `json:"content_ref,omitempty"`
-	IsError    bool     `json:"is_error,omitempty"`
-	Fetched    []string `json:"fetched,omitempty"`
-	Touched    []string `json:"touched,omitempty"`
-	Read       []string `json:"read,omitempty"`
-	FromCache  bool     `json:"from_cache,omitempty"`
+	Content    string `json:"content"`
+	ContentRef string `json:"content_ref,omitempty"`
+	IsError    bool   `json:"is_error,omitempty"`
+	// ErrorCode is the code of a tool's failure that has one (W3).
+	ErrorCode string   `json:"error_code,omitempty"`
+	Fetched   []string `json:"fetched,omitempty"`
+	Touched   []string `json:"touched,omitempty"`
+	Read      []string `json:"read,omitempty"`
+	FromCache bool     `json:"from_cache,omitempty"`
 	// Files is the state of each file the call read (U3), by workdir path.
 	Files map[string]FileState `json:"files,omitempty"`
 	// Attempt is the attempt that produced the output, from 1.
@@ -271,6 +290,9 @@ type ExecuteOutput struct {
 	// Reconciled is set when a reconciler found the effect of a lost
 	// attempt (SPEC R).
 	Reconciled bool `json:"reconciled,omitempty"`
+	// Images are the images the tool returned (F2): with a blob store on
+	// the worker only their references, never their bytes.
+	Images []Image `json:"images,omitempty"`
 }
 
 // PublishInput is the input of the PublishRound local activity: pass 3's
@@ -314,6 +336,18 @@ type StoreContentsInput struct {
 // StoreContentsOutput holds one StoredContent per input content, in order.
 type StoreContentsOutput struct {
 	Stored []StoredContent `json:"stored"`
+}
+
+// RefreshContentsInput names the blob references to keep (B3).
+type RefreshContentsInput struct {
+	Refs []string `json:"refs"`
+}
+
+// RefreshContentsOutput: Refreshed references got the store's TTL again;
+// Missing ones had expired or never existed.
+type RefreshContentsOutput struct {
+	Refreshed int      `json:"refreshed"`
+	Missing   []string `json:"missing,omitempty"`
 }
 
 // StoredContent replaces one content in the round's result: Ref names the

@@ -143,3 +143,16 @@ func TestBadInputIsAnError(t *testing.T) {
 	_, err = anthropicsdk.ToolResults(nil)
 	require.Error(t, err)
 }
+
+// The image of a result is an image block of its tool_result (F2).
+func TestToolResultsWithAnImage(t *testing.T) {
+	res := &round.Result{Format: round.FormatAnthropic, Results: []round.CallResult{{CallID: "toolu_01", Tool: "shot", Status: round.StatusOK,
+		Content: "[image image/png, 4 bytes]", Images: []round.Image{{MIMEType: "image/png", Size: 4, Data: []byte{0x89, 'P', 'N', 'G'}}}}}}
+	p, err := anthropicsdk.ToolResults(res)
+	require.NoError(t, err)
+	require.NotNil(t, p.OfUser)
+	wire, err := json.Marshal(anthropic.MessageNewParams{Messages: []anthropic.MessageParam{p}})
+	require.NoError(t, err)
+	require.Contains(t, string(wire), `"source":{"data":"iVBORw==","media_type":"image/png","type":"base64"}`)
+	require.Contains(t, string(wire), `"text":"[shot] [image image/png, 4 bytes]"`)
+}

@@ -42,14 +42,16 @@ func ChatTurn(msg *openai.ChatCompletionMessage) (round.Input, error) {
 }
 
 // ToolMessages are the tool messages that follow the assistant message, one
-// per call in call order, as the round gave them back.
+// per call in call order, as the round gave them back. A chat-completions
+// tool message holds text only: an image is its text line there (F2), and
+// its bytes are in res.Results[i].Images for a caller that sends them on.
 func ToolMessages(res *round.Result) ([]openai.ChatCompletionMessageParamUnion, error) {
 	if err := formatOf(res, round.FormatOpenAI); err != nil {
 		return nil, err
 	}
 	msgs := res.Messages
 	if len(msgs) == 0 {
-		msgs = round.Messages(res.Results)
+		msgs = round.FormatOpenAI.Messages(res.Results)
 	}
 	out := make([]openai.ChatCompletionMessageParamUnion, len(msgs))
 	for i, m := range msgs {

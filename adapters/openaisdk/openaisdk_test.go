@@ -142,3 +142,34 @@ func TestWrongFormatsAreErrors(t *testing.T) {
 	_, err = openaisdk.ResponseTurn(nil)
 	require.Error(t, err)
 }
+
+// imageResult is a result with an image whose bytes the result carries.
+var imageResult = round.CallResult{CallID: "call_1", Tool: "shot", Status: round.StatusOK, Content: "[image image/png, 4 bytes]",
+	Images: []round.Image{{MIMEType: "image/png", Size: 4, Data: []byte{0x89, 'P', 'N', 'G'}}}}
+
+// The image of a result is its text line in the tool message (F2): one
+// tool message per call, and no bytes in it.
+func TestToolMessagesWithAnImage(t *testing.T) {
+	res := &round.Result{Results: []round.CallResult{imageResult}}
+	res.Messages = res.Format.Messages(res.Results)
+	msgs, err := openaisdk.ToolMessages(res)
+	require.NoError(t, err)
+	require.Len(t, msgs, 1)
+	require.NotNil(t, msgs[0].OfTool)
+	wire, err := json.Marshal(openai.ChatCompletionNewParams{Messages: msgs})
+	require.NoError(t, err)
+	require.Contains(t, string(wire), `[image image/png, 4 bytes]`)
+	require.NotContains(t, string(wire), `iVBORw==`)
+	require.Contains(t, string(wire), `"tool_call_id":"call_1"`)
+}
+
+// The image of a result is an input_image part of its output.
+func TestFunctionCallOutputsWithAnImage(t *testing.T) {
+	res := &round.Result{Format: round.FormatResponses, Results: []round.CallResult{imageResult}}
+	outs, err := openaisdk.FunctionCallOutputs(res)
+	require.NoError(t, err)
+	wire, err := json.Marshal(responses.ResponseNewParams{Input: responses.ResponseNewParamsInputUnion{OfInputItemList: outs}})
+	require.NoError(t, err)
+	require.Contains(t, string(wire), `{"image_url":"data:image/png;base64,iVBORw==","type":"input_image"}`)
+	require.Contains(t, string(wire), `"type":"input_text"`)
+}

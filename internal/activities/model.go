@@ -36,6 +36,11 @@ type Model struct {
 	Blobs BlobStore
 	// SecretKey returns the key that seals store_secret values.
 	SecretKey func() ([]byte, error)
+	// Secrets are the sessions' stored secrets (the worker's secrets.Store):
+	// a thinking block or reasoning item that holds a value an earlier turn
+	// stored is sealed too (F2). Nil: only the turn's own values are looked
+	// for.
+	Secrets SecretValues
 	// FlushEvery and FlushBytes batch the content tokens into events: a
 	// batch goes out when it is this old or this large. Defaults 100ms and
 	// 512 bytes.
@@ -44,6 +49,11 @@ type Model struct {
 	// MaxInline is the largest reply content kept in history; larger goes
 	// to Blobs. Default 16 KiB.
 	MaxInline int
+	// MaxRaw is the largest raw turn (a Messages or Responses turn sent
+	// back unchanged) kept in history; a larger one goes to Blobs and
+	// history keeps its calls (round.ShortTurn). Default
+	// DefaultLargeResult, the worker's LARGE_RESULT_BYTES.
+	MaxRaw int
 	// ContextTokens is LLM_CONTEXT_TOKENS, the budget of a request whose
 	// input asks for one (B3). Default 100000.
 	ContextTokens int
@@ -103,20 +113,23 @@ func (m *Model) Call(ctx context.Context, in round.ModelInput) (round.ModelOutpu
 		if err != nil {
 			return round.ModelOutput{}, err
 		}
+		sent := sentSize(in, req)
 		tok.start(ctx)
 		turn, err := m.LLM.StreamTurn(ctx, req, tok.add)
 		tok.stop(ctx)
 		if err != nil {
 			return round.ModelOutput{}, modelError(err)
 		}
-		if out, err = m.turnOutput(ctx, api, turn); err != nil {
+		if out, err = m.turnOutput(ctx, in.SessionID, api, turn); err != nil {
 			return round.ModelOutput{}, err
 		}
+		out.Request = sent.reported(turn.InputTokens)
 	} else {
 		req, err := m.request(ctx, in)
 		if err != nil {
 			return round.ModelOutput{}, err
 		}
+		sent := sentSize(in, req)
 		tok.start(ctx)
 		resp, err := m.LLM.Stream(ctx, req, tok.add)
 		tok.stop(ctx)
@@ -127,10 +140,36 @@ func (m *Model) Call(ctx context.Context, in round.ModelInput) (round.ModelOutpu
 			return round.ModelOutput{}, err
 		}
 		out.Stop = string(llm.ChatStop(resp.FinishReason, len(resp.ToolCalls) > 0))
+		out.Request = sent.reported(resp.InputTokens)
 	}
 	out.Budgeted = budgeted
 	m.publish(ctx, in.SessionID, scope.ModelReply(in.Call, in.Round, replyDetail(out.Message)))
 	return out, nil
+}
+
+// sentSize measures the request of a call that asked for the budget, for
+// the next call's estimate (B3); zero for the others.
+func sentSize(in round.ModelInput, req any) sent {
+	if !in.Budget {
+		return 0
+	}
+	n, err := requestBytes(req)
+	if err != nil {
+		return 0
+	}
+	return sent(n)
+}
+
+// sent is the JSON bytes of a request sent; 0: not measured.
+type sent int
+
+// reported is the request's size with the input tokens the API reported
+// for it; nil when it was not measured.
+func (s sent) reported(tokens int64) *round.RequestSize {
+	if s <= 0 {
+		return nil
+	}
+	return &round.RequestSize{Bytes: int(s), InputTokens: max(tokens, 0)}
 }
 
 // MaxRetryAfter caps the wait a rate-limited or overloaded model asks for.

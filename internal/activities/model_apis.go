@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -77,7 +78,7 @@ func (m *Model) turnRequest(ctx context.Context, in round.ModelInput, api string
 					"message %d of the conversation is a %s turn, but the worker speaks LLM_API=%s: run it on a worker of its API", i, am.Format.Name(), api), ErrTypeMixedAPIs, nil)
 			}
 			flush()
-			raw, err := m.openThoughts(f, am.Raw)
+			raw, err := m.openThoughts(f, m.rawTurn(ctx, am))
 			if err != nil {
 				return llm.TurnRequest{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("message %d: %v", i, err), ErrTypeModelRejected, err)
 			}
@@ -100,6 +101,46 @@ func (m *Model) turnRequest(ctx context.Context, in round.ModelInput, api string
 	}
 	flush()
 	return req, nil
+}
+
+// storeRaw keeps a raw turn above MaxRaw in the blob store: msg.RawRef
+// names it and msg.Raw becomes its ShortTurn. Without a blob store, or when
+// it fails, the turn stays in history whole.
+func (m *Model) storeRaw(ctx context.Context, msg *round.AgentMessage) {
+	limit := m.MaxRaw
+	if limit <= 0 {
+		limit = DefaultLargeResult
+	}
+	if len(msg.Raw) <= limit || m.Blobs == nil {
+		return
+	}
+	short, err := round.ShortTurn(msg.Format, msg.Raw)
+	if err != nil {
+		m.logger().Warn("a large turn could not be shortened; it stays in history", "error", err)
+		return
+	}
+	ref, err := m.Blobs.Put(ctx, string(msg.Raw))
+	if err != nil {
+		m.logger().Warn("storing a large turn failed; it stays in history", "error", err)
+		return
+	}
+	msg.Raw, msg.RawRef = short, ref
+}
+
+// rawTurn is the turn that goes back to the model: the whole turn from the
+// blob store when history keeps its short form. When the blob cannot be
+// read, the short form goes (the turn's calls, without its text and
+// thoughts), and a warning says so.
+func (m *Model) rawTurn(ctx context.Context, am round.AgentMessage) json.RawMessage {
+	if am.RawRef == "" || m.Blobs == nil {
+		return am.Raw
+	}
+	full, err := m.Blobs.Get(ctx, am.RawRef)
+	if err != nil || !json.Valid([]byte(full)) {
+		m.logger().Warn("a stored turn could not be read; the model gets its calls only", "ref", am.RawRef, "error", err)
+		return am.Raw
+	}
+	return json.RawMessage(full)
 }
 
 // openThoughts gives back a stored turn with the thoughts that turnOutput
@@ -141,9 +182,42 @@ func (m *Model) fullContent(ctx context.Context, am round.AgentMessage) string {
 	return full
 }
 
+// SecretValues are the sessions' stored secrets (secrets.Store).
+type SecretValues interface {
+	Names(ctx context.Context, sessionID string) ([]string, error)
+	Get(ctx context.Context, sessionID, name string) (string, error)
+}
+
+// storedValues are the values the session has stored (Model.Secrets). A
+// store that does not answer fails the attempt, which is retried: a thought
+// never enters history unsealed.
+func (m *Model) storedValues(ctx context.Context, sessionID string) ([]string, error) {
+	if m.Secrets == nil {
+		return nil, nil
+	}
+	names, err := m.Secrets.Names(ctx, sessionID)
+	if err != nil {
+		return nil, fmt.Errorf("model: the session's stored secrets, to seal a thought that holds one: %w", err)
+	}
+	var out []string
+	for _, name := range names {
+		v, err := m.Secrets.Get(ctx, sessionID, name)
+		if errors.Is(err, secrets.ErrNotFound) {
+			continue // deleted since it was listed
+		}
+		if err != nil {
+			return nil, fmt.Errorf("model: the session's stored secrets, to seal a thought that holds one: %w", err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 // turnOutput is what enters history of a Messages or Responses turn: the
-// turn with its store_secret values sealed, its text and its calls.
-func (m *Model) turnOutput(ctx context.Context, api string, turn llm.Turn) (round.ModelOutput, error) {
+// turn with its store_secret values sealed, its text and its calls. A
+// thought that holds one of the turn's values, or one the session stored
+// in an earlier turn, is sealed whole (F2).
+func (m *Model) turnOutput(ctx context.Context, sessionID, api string, turn llm.Turn) (round.ModelOutput, error) {
 	f := apiFormat(api)
 	ri := round.Input{Format: f}
 	if f == round.FormatAnthropic {
@@ -151,12 +225,18 @@ func (m *Model) turnOutput(ctx context.Context, api string, turn llm.Turn) (roun
 	} else {
 		ri.Output = turn.Raw
 	}
-	if m.SecretKey != nil && len(turn.Calls) > 0 {
+	thoughts := m.SecretKey != nil && m.Secrets != nil && ri.HasThoughts()
+	if m.SecretKey != nil && (len(turn.Calls) > 0 || thoughts) {
 		key, err := m.SecretKey()
 		if err != nil {
 			return round.ModelOutput{}, fmt.Errorf("model: the key that seals secrets: %w", err)
 		}
 		var values []string
+		if thoughts {
+			if values, err = m.storedValues(ctx, sessionID); err != nil {
+				return round.ModelOutput{}, err
+			}
+		}
 		err = ri.MapArguments(func(c round.TurnCall) (round.Arguments, error) {
 			values = append(values, secrets.ToolCallValues(key, c.Function.Name, string(c.Function.Arguments))...)
 			sealed, err := secrets.SealToolCall(key, c.Function.Name, string(c.Function.Arguments))
@@ -177,6 +257,7 @@ func (m *Model) turnOutput(ctx context.Context, api string, turn llm.Turn) (roun
 		}
 	}
 	msg := round.AgentMessage{Role: "assistant", Content: turn.Text, Format: f, Raw: ri.TurnJSON()}
+	m.storeRaw(ctx, &msg)
 	if len(turn.Calls) > 0 {
 		calls, err := ri.TurnCalls()
 		if err != nil {

@@ -279,3 +279,187 @@ func TestModelCallSealsAThoughtHoldingAValue(t *testing.T) {
 		})
 	}
 }
+
+// sessionSecrets is a session's secret store for the model tests.
+type sessionSecrets map[string]map[string]string
+
+func (s sessionSecrets) Names(_ context.Context, session string) ([]string, error) {
+	var out []string
+	for n := range s[session] {
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func (s sessionSecrets) Get(_ context.Context, session, name string) (string, error) {
+	return s[session][name], nil
+}
+
+// TestModelCallSealsAThoughtHoldingAnEarlierValue: a thought that holds a
+// value an earlier turn of the session stored is sealed though the turn
+// stores nothing, in a turn with calls and in a final answer (F2); the
+// next request opens it.
+func TestModelCallSealsAThoughtHoldingAnEarlierValue(t *testing.T) {
+	const secret = "earlier-turn-value-0815"
+	for _, api := range []string{llm.APIAnthropic, llm.APIResponses} {
+		for _, withCall := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/call=%v", api, withCall), func(t *testing.T) {
+				var sent []map[string]json.RawMessage
+				m, sink, _ := apiModel(t, api, func(w http.ResponseWriter, r *http.Request) {
+					var body map[string]json.RawMessage
+					require.NoError(t, json.NewDecoder(r.Body).Decode(&body))
+					sent = append(sent, body)
+					if api == llm.APIAnthropic {
+						ev := []string{
+							`{"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}}`,
+							`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`,
+							`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"it was ` + secret + `"}}`,
+							`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig1"}}`,
+							`{"type":"content_block_stop","index":0}`}
+						stop := "end_turn"
+						if withCall {
+							stop = "tool_use"
+							ev = append(ev, `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_2","name":"read_files","input":{}}}`,
+								`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"paths\":[\"a\"]}"}}`,
+								`{"type":"content_block_stop","index":1}`)
+						} else {
+							ev = append(ev, `{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`,
+								`{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"done"}}`,
+								`{"type":"content_block_stop","index":1}`)
+						}
+						writeEvents(w, append(ev, `{"type":"message_delta","delta":{"stop_reason":"`+stop+`","stop_sequence":null},"usage":{"output_tokens":5}}`, `{"type":"message_stop"}`)...)
+						return
+					}
+					reasoning := `{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"it was ` + secret + `"}],"encrypted_content":"enc1"}`
+					second := `{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"done","annotations":[]}]}`
+					if withCall {
+						second = `{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read_files","arguments":"{\"paths\":[\"a\"]}","status":"completed"}`
+					}
+					writeEvents(w,
+						`{"type":"response.output_item.done","output_index":0,"item":`+reasoning+`}`,
+						`{"type":"response.output_item.done","output_index":1,"item":`+second+`}`,
+						`{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[`+reasoning+`,`+second+`],"usage":{"input_tokens":10,"output_tokens":5,"total_tokens":15}}}`)
+				})
+				m.Secrets = sessionSecrets{"s": {"api": secret}}
+				out, err := callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 2, Round: 2, Provider: "openai",
+					Messages: []round.AgentMessage{{Role: "user", Content: "go on"}}})
+				require.NoError(t, err)
+				outJSON, _ := json.Marshal(out)
+				evJSON, _ := json.Marshal(sink.events)
+				for name, enc := range secretstest.Encodings(secret) {
+					require.NotContains(t, string(outJSON), enc, "the output holds the value (%s)", name)
+					require.NotContains(t, string(evJSON), enc, "an event holds the value (%s)", name)
+				}
+				require.Contains(t, string(out.Message.Raw), round.ThoughtWithheld)
+				if !withCall {
+					return
+				}
+				_, err = callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 3, Round: 3, Provider: "openai",
+					Messages: []round.AgentMessage{{Role: "user", Content: "go on"}, out.Message,
+						{Role: "tool", ToolCallID: out.Message.ToolCalls[0].ID, Tool: "read_files", Content: "a: x"}}})
+				require.NoError(t, err)
+				field := "messages"
+				if api == llm.APIResponses {
+					field = "input"
+				}
+				require.Contains(t, string(sent[1][field]), "it was "+secret, "the model gets its thought back as it wrote it")
+			})
+		}
+	}
+}
+
+// TestModelCallStoresALargeTurn: a turn whose raw form is above MaxRaw
+// goes to the blob store whole; history keeps its reference and the turn's
+// calls (what its round reads), and the next request sends the whole turn
+// back, thinking and signature or encrypted reasoning and all. At the
+// threshold, or without a blob store, the turn stays in history as it is.
+func TestModelCallStoresALargeTurn(t *testing.T) {
+	long := strings.Repeat("think ", 400) // 2400 bytes
+	for _, api := range []string{llm.APIAnthropic, llm.APIResponses} {
+		t.Run(api, func(t *testing.T) {
+			var sent []map[string]json.RawMessage
+			m, _, _ := apiModel(t, api, func(w http.ResponseWriter, r *http.Request) {
+				var body map[string]json.RawMessage
+				require.NoError(t, json.NewDecoder(r.Body).Decode(&body))
+				sent = append(sent, body)
+				if api == llm.APIAnthropic {
+					writeEvents(w,
+						`{"type":"message_start","message":{"id":"msg_2","type":"message","role":"assistant","content":[],"model":"m","stop_reason":null,"usage":{"input_tokens":10,"output_tokens":1}}}`,
+						`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`,
+						`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"`+long+`"}}`,
+						`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig-long"}}`,
+						`{"type":"content_block_stop","index":0}`,
+						`{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_2","name":"read_files","input":{}}}`,
+						`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"paths\":[\"a\"]}"}}`,
+						`{"type":"content_block_stop","index":1}`,
+						`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":5}}`,
+						`{"type":"message_stop"}`)
+					return
+				}
+				reasoning := `{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"enc-` + long + `"}`
+				call := `{"type":"function_call","id":"fc_1","call_id":"call_1","name":"read_files","arguments":"{\"paths\":[\"a\"]}","status":"completed"}`
+				writeEvents(w,
+					`{"type":"response.output_item.done","output_index":0,"item":`+reasoning+`}`,
+					`{"type":"response.output_item.done","output_index":1,"item":`+call+`}`,
+					`{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[`+reasoning+`,`+call+`],"usage":{"input_tokens":10,"output_tokens":5,"total_tokens":15}}}`)
+			})
+			in := round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 1, Round: 1, Provider: "openai",
+				Messages: []round.AgentMessage{{Role: "user", Content: "read a"}}}
+
+			m.MaxRaw = 1 << 20
+			whole, err := callModel(t, m, in)
+			require.NoError(t, err)
+			require.Empty(t, whole.Message.RawRef, "a turn within MaxRaw stays in history")
+			require.Contains(t, string(whole.Message.Raw), long)
+
+			m.MaxRaw = len(whole.Message.Raw)
+			out, err := callModel(t, m, in)
+			require.NoError(t, err)
+			require.Empty(t, out.Message.RawRef, "a turn at MaxRaw stays in history")
+
+			m.MaxRaw = 1000
+			out, err = callModel(t, m, in)
+			require.NoError(t, err)
+			require.NotEmpty(t, out.Message.RawRef)
+			require.NotContains(t, string(out.Message.Raw), long, "history keeps a short turn")
+			require.Less(t, len(out.Message.Raw), 1000)
+			stored, err := m.Blobs.Get(context.Background(), out.Message.RawRef)
+			require.NoError(t, err)
+			require.JSONEq(t, string(whole.Message.Raw), stored, "the blob store holds the whole turn")
+
+			// The short turn is what the turn's round reads: the same calls.
+			f := apiFormat(api)
+			ri := round.Input{Format: f}
+			if f == round.FormatAnthropic {
+				ri.Turn = out.Message.Raw
+			} else {
+				ri.Output = out.Message.Raw
+			}
+			calls, err := ri.TurnCalls()
+			require.NoError(t, err)
+			require.Len(t, calls, 1)
+			require.Equal(t, out.Message.ToolCalls[0].ID, calls[0].ID)
+			require.JSONEq(t, `{"paths":["a"]}`, string(calls[0].Function.Arguments))
+
+			_, err = callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 2, Round: 2, Provider: "openai",
+				Messages: []round.AgentMessage{{Role: "user", Content: "read a"}, out.Message,
+					{Role: "tool", ToolCallID: out.Message.ToolCalls[0].ID, Tool: "read_files", Content: "a: x"}}})
+			require.NoError(t, err)
+			field := "messages"
+			if api == llm.APIResponses {
+				field = "input"
+			}
+			back := string(sent[len(sent)-1][field])
+			require.Contains(t, back, long, "the model gets the whole turn back")
+			if api == llm.APIAnthropic {
+				require.Contains(t, back, `"signature":"sig-long"`)
+			}
+
+			m.Blobs = nil
+			out, err = callModel(t, m, in)
+			require.NoError(t, err)
+			require.Empty(t, out.Message.RawRef, "without a blob store the turn stays in history")
+			require.Contains(t, string(out.Message.Raw), long)
+		})
+	}
+}

@@ -148,8 +148,8 @@ type Turn struct {
 	// its incomplete reason); Stop reads it.
 	StopReason string
 	Stop       Stop
-	// Tokens as in Response.
-	Tokens int64
+	// Tokens and InputTokens as in Response.
+	Tokens, InputTokens int64
 }
 
 // StreamTurn asks the Messages or Responses API for the next turn,
@@ -193,33 +193,22 @@ func (c *Client) StreamTurn(ctx context.Context, req TurnRequest, onText func(st
 	if err != nil {
 		return Turn{}, fmt.Errorf("encode request: %w", err)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(payload))
-	if err != nil {
-		return Turn{}, fmt.Errorf("build request: %w", err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
-	if c.API() == APIAnthropic {
-		hreq.Header.Set("anthropic-version", AnthropicVersion)
-		if c.cfg.APIKey != "" {
-			hreq.Header.Set("x-api-key", c.cfg.APIKey)
+	resp, r, err := c.post(ctx, payload, func(h http.Header) {
+		h.Set("Accept", "text/event-stream")
+		switch {
+		case c.API() == APIAnthropic:
+			h.Set("anthropic-version", AnthropicVersion)
+			if c.cfg.APIKey != "" {
+				h.Set("x-api-key", c.cfg.APIKey)
+			}
+		case c.cfg.APIKey != "":
+			h.Set("Authorization", "Bearer "+c.cfg.APIKey)
 		}
-	} else if c.cfg.APIKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
-	}
-	resp, err := c.cfg.HTTPClient.Do(hreq)
+	})
 	if err != nil {
-		if c.cfg.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return Turn{}, fmt.Errorf("no answer within %s", c.cfg.Timeout)
-		}
 		return Turn{}, err
 	}
 	defer resp.Body.Close()
-	r := io.LimitReader(resp.Body, maxReplyBytes)
-	if resp.StatusCode != http.StatusOK {
-		raw, _ := io.ReadAll(r)
-		return Turn{}, &StatusError{Code: resp.StatusCode, Status: resp.Status, Message: errorMessage(raw), RetryAfter: retryAfter(resp.Header)}
-	}
 	var out Turn
 	if c.API() == APIAnthropic {
 		out, err = readAnthropicStream(r, onText)
@@ -463,7 +452,7 @@ func readAnthropicStream(r io.Reader, onText func(string)) (Turn, error) {
 	out.Raw, _ = json.Marshal(map[string]any{"role": "assistant", "content": content})
 	out.Text = text.String()
 	out.Stop = AnthropicStop(out.StopReason, len(out.Calls) > 0)
-	out.Tokens = u.total()
+	out.Tokens, out.InputTokens = u.total(), u.input()
 	return out, nil
 }
 
@@ -601,6 +590,6 @@ func readResponsesStream(r io.Reader, onText func(string)) (Turn, error) {
 	default:
 		out.Stop = StopAnswer
 	}
-	out.Tokens = u.total()
+	out.Tokens, out.InputTokens = u.total(), u.input()
 	return out, nil
 }

@@ -84,6 +84,7 @@ func TestAnthropicTextOnly(t *testing.T) {
 	require.Equal(t, StopAnswer, turn.Stop)
 	require.Equal(t, "end_turn", turn.StopReason)
 	require.EqualValues(t, 25+15+3+4, turn.Tokens)
+	require.EqualValues(t, 25+3+4, turn.InputTokens, "cache reads and writes are input")
 	require.JSONEq(t, `{"role":"assistant","content":[{"type":"text","text":"Hello!"}]}`, string(turn.Raw))
 }
 
@@ -209,6 +210,7 @@ func TestResponsesTextOnly(t *testing.T) {
 	require.Equal(t, "Hi there", turn.Text)
 	require.Equal(t, StopAnswer, turn.Stop)
 	require.EqualValues(t, 123, turn.Tokens)
+	require.EqualValues(t, 36, turn.InputTokens)
 	require.JSONEq(t, `[`+msg+`]`, string(turn.Raw))
 }
 

@@ -181,6 +181,10 @@ type Response struct {
 	// output, cache reads and writes included where it reports them apart
 	// (B1's max_model_tokens). Zero when it reports none.
 	Tokens int64
+	// InputTokens are the request's input tokens as the API reports them,
+	// cache reads and writes included (B3's estimate). Zero when it
+	// reports none.
+	InputTokens int64
 }
 
 // usage is the usage object of a completion or of a stream's last chunk:
@@ -200,6 +204,16 @@ func (u *usage) total() int64 {
 		return 0
 	}
 	return max(u.PromptTokens, u.InputTokens) + max(u.CompletionTokens, u.OutputTokens) + u.CacheReadTokens + u.CacheCreationTokens
+}
+
+// input is the request's input tokens: cache reads and writes are in
+// prompt_tokens (chat) and input_tokens (Responses), apart on the Messages
+// API, which the others do not report.
+func (u *usage) input() int64 {
+	if u == nil {
+		return 0
+	}
+	return max(u.PromptTokens, u.InputTokens) + u.CacheReadTokens + u.CacheCreationTokens
 }
 
 // maxReplyBytes bounds how much of a reply is read.
@@ -234,32 +248,20 @@ func (c *Client) do(ctx context.Context, req Request, onContent func(string)) (R
 	if err != nil {
 		return Response{}, fmt.Errorf("encode request: %w", err)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(payload))
-	if err != nil {
-		return Response{}, fmt.Errorf("build request: %w", err)
-	}
-	hreq.Header.Set("Content-Type", "application/json")
+	accept := "application/json"
 	if req.Stream {
-		hreq.Header.Set("Accept", "text/event-stream, application/json")
-	} else {
-		hreq.Header.Set("Accept", "application/json")
+		accept = "text/event-stream, application/json"
 	}
-	if c.cfg.APIKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
-	}
-	resp, err := c.cfg.HTTPClient.Do(hreq)
-	if err != nil {
-		if c.cfg.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return Response{}, fmt.Errorf("no answer within %s", c.cfg.Timeout)
+	resp, body, err := c.post(ctx, payload, func(h http.Header) {
+		h.Set("Accept", accept)
+		if c.cfg.APIKey != "" {
+			h.Set("Authorization", "Bearer "+c.cfg.APIKey)
 		}
+	})
+	if err != nil {
 		return Response{}, err
 	}
 	defer resp.Body.Close()
-	body := io.LimitReader(resp.Body, maxReplyBytes)
-	if resp.StatusCode != http.StatusOK {
-		raw, _ := io.ReadAll(body)
-		return Response{}, &StatusError{Code: resp.StatusCode, Status: resp.Status, Message: errorMessage(raw), RetryAfter: retryAfter(resp.Header)}
-	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); req.Stream && mt == "text/event-stream" {
 		out, err := readStream(body, onContent)
 		if err != nil && c.cfg.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -276,6 +278,33 @@ func (c *Client) do(ctx context.Context, req Request, onContent func(string)) (R
 		onContent(out.Content)
 	}
 	return out, err
+}
+
+// post sends payload to the endpoint with the headers that header sets,
+// and returns the reply and its body, read at most maxReplyBytes; the
+// caller closes resp.Body. A reply other than 200 is a *StatusError, with
+// the reply's retry-after; a request that ran out of c's timeout says so.
+func (c *Client) post(ctx context.Context, payload []byte, header func(http.Header)) (*http.Response, io.Reader, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(payload))
+	if err != nil {
+		return nil, nil, fmt.Errorf("build request: %w", err)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	header(hreq.Header)
+	resp, err := c.cfg.HTTPClient.Do(hreq)
+	if err != nil {
+		if c.cfg.Timeout > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, nil, fmt.Errorf("no answer within %s", c.cfg.Timeout)
+		}
+		return nil, nil, err
+	}
+	body := io.LimitReader(resp.Body, maxReplyBytes)
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(body)
+		resp.Body.Close()
+		return nil, nil, &StatusError{Code: resp.StatusCode, Status: resp.Status, Message: errorMessage(raw), RetryAfter: retryAfter(resp.Header)}
+	}
+	return resp, body, nil
 }
 
 // StatusError is a reply with a status other than 200.
@@ -331,7 +360,7 @@ func parseCompletion(raw []byte) (Response, error) {
 	if ch.Message.Content == nil && len(ch.Message.ToolCalls) == 0 {
 		return Response{}, errors.New("reply has no choices[0].message.content")
 	}
-	out := Response{ToolCalls: ch.Message.ToolCalls, FinishReason: ch.FinishReason, Tokens: parsed.Usage.total()}
+	out := Response{ToolCalls: ch.Message.ToolCalls, FinishReason: ch.FinishReason, Tokens: parsed.Usage.total(), InputTokens: parsed.Usage.input()}
 	if ch.Message.Content != nil {
 		out.Content = *ch.Message.Content
 	}
@@ -389,7 +418,7 @@ func readStream(r io.Reader, onContent func(string)) (Response, error) {
 			return Response{}, fmt.Errorf("the stream reported an error: %w", streamError(ch.Error.Type, ch.Error.Message))
 		}
 		if ch.Usage != nil {
-			out.Tokens = ch.Usage.total()
+			out.Tokens, out.InputTokens = ch.Usage.total(), ch.Usage.input()
 		}
 		if len(ch.Choices) == 0 {
 			continue

@@ -125,18 +125,21 @@ func TestNewAndConfigFromEnv(t *testing.T) {
 
 // TestUsageIsReportedAsTokens (B1): a completion's usage, and a stream's
 // last chunk's, are the call's tokens, cache reads and writes included
-// where the API reports them apart.
+// where the API reports them apart; the input tokens apart (B3's estimate).
 func TestUsageIsReportedAsTokens(t *testing.T) {
 	r, err := parseCompletion([]byte(`{"choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":20,"total_tokens":120}}`))
 	require.NoError(t, err)
 	require.Equal(t, int64(120), r.Tokens)
+	require.Equal(t, int64(100), r.InputTokens)
 	r, err = parseCompletion([]byte(`{"choices":[{"message":{"content":"hi"}}],"usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":300,"cache_creation_input_tokens":7}}`))
 	require.NoError(t, err)
 	require.Equal(t, int64(322), r.Tokens)
+	require.Equal(t, int64(317), r.InputTokens)
 	stream := "data: {\"choices\":[{\"delta\":{\"content\":\"h\"}}]}\n\n" +
 		"data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
 		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":40,\"completion_tokens\":2}}\n\ndata: [DONE]\n\n"
 	r, err = readStream(strings.NewReader(stream), nil)
 	require.NoError(t, err)
 	require.Equal(t, int64(42), r.Tokens)
+	require.Equal(t, int64(40), r.InputTokens)
 }
