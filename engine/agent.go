@@ -29,7 +29,10 @@ func registerAgent(r worker.Registry, wf *workflows.RoundWorkflow, acts *activit
 	}
 	r.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: round.AgentWorkflowName})
 	m := &activities.Model{Registry: acts.Registry, Events: acts.Events, Blobs: acts.Blobs, Logger: acts.Logger,
-		SecretKey: sync.OnceValues(secrets.ConfigFromEnv().LoadKey), ContextTokens: contextTokens}
+		SecretKey: sync.OnceValues(secrets.ConfigFromEnv().LoadKey), ContextTokens: contextTokens, MaxRaw: acts.LargeResult}
+	if acts.Secrets != nil {
+		m.Secrets = acts.Secrets // a thought that holds an earlier turn's stored value is sealed (F2)
+	}
 	logger := acts.Logger
 	if logger == nil {
 		logger = slog.Default()

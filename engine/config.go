@@ -16,8 +16,10 @@ import (
 
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/envconf"
+	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/command/sandbox"
 	"github.com/toolround/toolround/tools/decision"
 	"github.com/toolround/toolround/tools/ext"
@@ -42,6 +44,19 @@ type Config struct {
 	// Workdir is TOOLS_WORKDIR, the one folder the file and command tools may
 	// touch. Default "./workdir".
 	Workdir string
+	// Workspace is WORKSPACE (W1): shared, every session's file and command
+	// tools act in Workdir, or session, each session in its own folder
+	// Workdir/sessions/<session_id>/, which needs the bubblewrap sandbox
+	// (W2). Default shared.
+	Workspace string
+	// WorkspaceMaxBytes is WORKSPACE_MAX_BYTES (W3): the most a workspace
+	// (each session's in session mode, TOOLS_WORKDIR in shared mode) may
+	// hold, versions and background output included; a bare number of
+	// bytes or one with K, M or G (powers of 1024). Default none.
+	WorkspaceMaxBytes int64
+	// WorkspaceTTL is WORKSPACE_TTL (W3): in session mode, a workspace idle
+	// this long is removed, never one in use. Default none (kept).
+	WorkspaceTTL time.Duration
 	// MaxConcurrent is MAX_CONCURRENT_TOOLS. Default max(3, cores/2).
 	MaxConcurrent int
 	// ConfirmTimeout is CONFIRM_TIMEOUT. Default 30m.
@@ -129,6 +144,18 @@ type Config struct {
 	// CONSOLE_URL, NOTIFY_APPROVER and CONSOLE_TOKENS (whose scope for the
 	// approver decides which sessions get links). Default none.
 	Notify notify.Config
+	// BuildID is WORKER_BUILD_ID, the build this worker runs (V1): in its
+	// log, each round's memo, a round's progress, the console and the
+	// metrics. Default: the binary's VCS revision (build.go).
+	BuildID string
+	// StopTimeout is WORKER_STOP_TIMEOUT: on SIGTERM the worker stops
+	// polling and waits this long for the calls it runs to end, so that a
+	// rolling upgrade drains it (V1). Default 1m.
+	StopTimeout time.Duration
+	// Deployment is WORKER_DEPLOYMENT, the Temporal worker deployment this
+	// worker is a version of (BuildID): Worker Versioning, with rounds and
+	// agent runs AutoUpgrade (V1). Default none: an unversioned worker.
+	Deployment string
 	// ConsoleTokens is CONSOLE_TOKENS, read for NOTIFY_APPROVER's scope.
 	ConsoleTokens string
 	// LinkKey locates the key that signs links (N2): NOTIFY_LINK_KEY or
@@ -160,8 +187,18 @@ func ConfigFromEnv() (Config, error) {
 		APIKey:          t.APIKey,
 		RedisURL:        envconf.RedisURL(),
 		Workdir:         envconf.Get("TOOLS_WORKDIR", "./workdir"),
+		Workspace:       envconf.Get(tools.EnvWorkspace, tools.WorkspaceShared),
 	}
 	var err error
+	if c.Workspace != tools.WorkspaceShared && c.Workspace != tools.WorkspaceSession {
+		return c, fmt.Errorf("%s=%q: want shared or session", tools.EnvWorkspace, c.Workspace)
+	}
+	if c.WorkspaceMaxBytes, err = parseBytes(tools.EnvWorkspaceMaxBytes); err != nil {
+		return c, err
+	}
+	if c.WorkspaceTTL, err = envDuration(workspace.EnvTTL, 0); err != nil {
+		return c, err
+	}
 	if c.MaxConcurrent, err = envInt("MAX_CONCURRENT_TOOLS", 0); err != nil {
 		return c, err
 	}
@@ -215,6 +252,12 @@ func ConfigFromEnv() (Config, error) {
 	if c.Notify, err = notify.ConfigFromEnv(os.Getenv); err != nil {
 		return c, err
 	}
+	if c.BuildID, c.Deployment, err = buildFromEnv(); err != nil {
+		return c, err
+	}
+	if c.StopTimeout, err = envDuration("WORKER_STOP_TIMEOUT", time.Minute); err != nil {
+		return c, err
+	}
 	c.ConsoleTokens = envconf.Get("CONSOLE_TOKENS", "")
 	c.LinkKey = notify.LinkKeyConfigFromEnv()
 	if c.Sandbox, err = sandbox.ConfigFromEnv(os.Getenv); err != nil {
@@ -231,6 +274,33 @@ func ConfigFromEnv() (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// parseBytes reads a size in bytes, with an optional K, M or G (powers of
+// 1024); unset is 0.
+func parseBytes(name string) (int64, error) {
+	v := strings.TrimSpace(os.Getenv(name))
+	if v == "" {
+		return 0, nil
+	}
+	mult := int64(1)
+	switch strings.ToUpper(v[len(v)-1:]) {
+	case "K":
+		mult = 1 << 10
+	case "M":
+		mult = 1 << 20
+	case "G":
+		mult = 1 << 30
+	}
+	num := v
+	if mult > 1 {
+		num = v[:len(v)-1]
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%s=%q: want a size in bytes above 0, such as 1073741824 or 1G", name, v)
+	}
+	return n * mult, nil
 }
 
 func envInt(name string, def int) (int, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -55,6 +56,9 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 	if logger == nil {
 		logger = slog.Default()
 	}
+	if cfg.BuildID == "" {
+		cfg.BuildID = DefaultBuildID()
+	}
 	if tel == nil {
 		tel = &TelemetryOptions{Metrics: cfg.MetricsAddr != ""}
 	}
@@ -62,10 +66,16 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 	if err != nil {
 		return nil, fmt.Errorf("engine: telemetry: %w", err)
 	}
-	wd, err := tools.OpenWorkdir(cfg.Workdir)
+	wd, err := tools.OpenWorkspaces(cfg.Workdir, cfg.Workspace)
 	if err != nil {
 		_ = t.Shutdown(ctx)
 		return nil, err
+	}
+	wd.SetMaxBytes(cfg.WorkspaceMaxBytes)
+	if cfg.WorkspaceTTL > 0 && !wd.PerSession() {
+		_ = wd.Close()
+		_ = t.Shutdown(ctx)
+		return nil, fmt.Errorf("WORKSPACE_TTL removes the sessions' workspaces of WORKSPACE=session; with WORKSPACE=%s there are none: unset it or use WORKSPACE=session", wd.Mode())
 	}
 	e := &Engine{Config: cfg, Registry: tools.NewRegistry(), Workdir: wd, Logger: logger, Telemetry: t}
 	acts := &activities.Activities{Registry: e.Registry, LargeResult: cfg.LargeResult, Logger: logger, Tracer: t.Tracer}
@@ -114,6 +124,9 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 	if e.Notifier != nil && e.builtins != nil {
 		e.Notifier.Secrets = e.builtins.Secrets // webhooks carry no stored value (T9)
 	}
+	if e.builtins != nil {
+		acts.Secrets = e.builtins.Secrets // nor does an agent run's thought (F2)
+	}
 	e.Catalog = workflows.NewCatalog(e.Registry, workflows.CatalogOptions{
 		MaxConcurrent:    cfg.MaxConcurrent,
 		ConfirmTimeout:   cfg.ConfirmTimeout,
@@ -123,6 +136,7 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		WorkerLimits:     cfg.Limits,
 		ContextTokens:    cfg.ContextTokens,
 		Notify:           notifySettings(cfg.Notify),
+		BuildID:          cfg.BuildID,
 	})
 	e.Workflow = &workflows.RoundWorkflow{Catalog: e.Catalog}
 	return e, nil
@@ -170,6 +184,16 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 			return fmt.Errorf("engine: MCP_CONFIG: %w", err)
 		}
 		mc.Dir, mc.Logger = e.Workdir.Dir(), e.Logger
+		if e.Workdir.PerSession() {
+			// No server may act in the sessions' folder (W2): those without a
+			// cwd start in the folder of MCP_CONFIG.
+			if mc.Dir, err = filepath.Abs(filepath.Dir(cfg.MCPConfig)); err != nil {
+				return fmt.Errorf("engine: MCP_CONFIG: %w", err)
+			}
+			if err := mc.RootedOutside(e.Workdir.Dir()); err != nil {
+				return fmt.Errorf("engine: MCP_CONFIG with WORKSPACE=session: %w", err)
+			}
+		}
 		if e.mcp, err = mcp.Connect(ctx, mc); err != nil {
 			return fmt.Errorf("engine: MCP_CONFIG: %w", err)
 		}
@@ -188,7 +212,7 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 			return fmt.Errorf("engine: TOOLS_CONFIG: %w", err)
 		}
 		tc.Sandbox = e.sandbox
-		if err := ext.Register(e.Registry, tc, e.Workdir.Dir()); err != nil {
+		if err := ext.RegisterIn(e.Registry, tc, e.Workdir); err != nil {
 			return fmt.Errorf("engine: TOOLS_CONFIG: %w", err)
 		}
 	}

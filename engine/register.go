@@ -35,6 +35,7 @@ func roundActivities(acts *activities.Activities) []swap {
 		{round.ActivityExecuteTool, acts.ExecuteTool},
 		{round.ActivityPublishRound, acts.PublishRound},
 		{round.ActivityStoreContents, acts.StoreContents},
+		{round.ActivityRefreshContents, acts.RefreshContents},
 		{round.ActivityCheckFiles, acts.CheckFiles},
 		{round.ActivityVerifyRules, acts.VerifyRules},
 		{round.ActivitySignRules, acts.SignRules},
@@ -65,6 +66,8 @@ func registerAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activitie
 		r.RegisterActivityWithOptions(f.Func, activity.RegisterOptions{Name: f.Name})
 	}
 	registerAgent(r, wf, acts)
+	r.RegisterWorkflowWithOptions(workflows.ToolCatalog, workflow.RegisterOptions{Name: round.WorkflowToolCatalog})
+	r.RegisterActivityWithOptions(acts.ListTools, activity.RegisterOptions{Name: round.ActivityListTools})
 }
 
 // registerNotify registers the notification workflow and its activity

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"github.com/toolround/toolround/tools/command/sandbox"
@@ -26,6 +27,14 @@ func (e *Engine) openSandbox() (*sandbox.Sandbox, error) {
 	sb, err := sandbox.New(cfg, e.Workdir.Dir())
 	if err != nil {
 		return nil, err
+	}
+	if e.Workdir.PerSession() && sb.Mode() != sandbox.ModeBwrap {
+		why := "SANDBOX=none"
+		if sb.Fallback() {
+			why = fmt.Sprintf("SANDBOX=auto found no usable bubblewrap (%v)", sb.Unusable())
+		}
+		sb.Close()
+		return nil, fmt.Errorf("WORKSPACE=session keeps each session's commands in its own workspace only inside the bubblewrap sandbox, and %s; install bubblewrap and set SANDBOX=auto or bwrap, or use WORKSPACE=shared", why)
 	}
 	if sb.Fallback() {
 		e.Logger.Warn("COMMANDS ARE NOT SANDBOXED: "+sb.Reason(), "sandbox", sb.Mode())

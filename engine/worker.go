@@ -9,10 +9,12 @@ import (
 	"os"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -22,14 +24,15 @@ type Option func(*options)
 
 type options struct {
 	tools      []tools.Definition
-	workflows  []namedWorkflow
+	workflows  []namedFunc
+	activities []namedFunc
 	workerOpts *worker.Options
 	client     client.Client
 	logAttrs   []any
 	telemetry  *TelemetryOptions
 }
 
-type namedWorkflow struct {
+type namedFunc struct {
 	name string
 	fn   any
 }
@@ -41,7 +44,12 @@ func WithTools(defs ...tools.Definition) Option {
 
 // WithWorkflow registers another workflow under name on the same worker.
 func WithWorkflow(name string, fn any) Option {
-	return func(o *options) { o.workflows = append(o.workflows, namedWorkflow{name, fn}) }
+	return func(o *options) { o.workflows = append(o.workflows, namedFunc{name, fn}) }
+}
+
+// WithActivity registers another activity under name on the same worker.
+func WithActivity(name string, fn any) Option {
+	return func(o *options) { o.activities = append(o.activities, namedFunc{name, fn}) }
 }
 
 // WithWorkerOptions replaces the engine's worker options (see
@@ -81,6 +89,10 @@ type Worker struct {
 	started   bool
 	ownClient bool
 	metrics   *http.Server
+	// stopJanitor ends the WORKSPACE_TTL sweeps; janitorDone is closed
+	// once they have.
+	stopJanitor context.CancelFunc
+	janitorDone chan struct{}
 }
 
 // DefaultWorkerOptions are the worker options of the engine's workers.
@@ -89,7 +101,9 @@ func (e *Engine) DefaultWorkerOptions() worker.Options {
 	// task; reserve that many slots for eager dispatch (the SDK's default is
 	// 3), so none of them waits for a poll (BENCHMARKS.md).
 	eager := max(3, e.Catalog.Options.MaxConcurrent)
-	return worker.Options{MaxEagerActivityReservationsPerWorkflowTask: &eager}
+	// Stopping waits for the calls that run (WORKER_STOP_TIMEOUT): a
+	// drained worker leaves no attempt to reconcile (V1).
+	return worker.Options{MaxEagerActivityReservationsPerWorkflowTask: &eager, WorkerStopTimeout: e.Config.StopTimeout}
 }
 
 // StartWorker builds the engine, connects to Temporal (waiting up to a
@@ -119,8 +133,11 @@ func StartWorker(ctx context.Context, cfg Config, logger *slog.Logger, opts ...O
 	}
 	attrs := []any{
 		"temporal", cfg.TemporalAddress, "namespace", cfg.Namespace, "task_queue", cfg.TaskQueue,
-		"workdir", e.Workdir.Dir(), "redis", redis, "tools", len(e.Registry.Names()),
-		"max_concurrent_tools", wk.Bound, "pid", os.Getpid(),
+		"workdir", e.Workdir.Dir(), "workspace", e.Workdir.Mode(), "redis", redis, "tools", len(e.Registry.Names()),
+		"max_concurrent_tools", wk.Bound, "build_id", e.Config.BuildID, "pid", os.Getpid(),
+	}
+	if e.Config.Deployment != "" {
+		attrs = append(attrs, "deployment", e.Config.Deployment)
 	}
 	logger.Info("worker started", append(attrs, o.logAttrs...)...)
 	return wk, nil
@@ -150,6 +167,9 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 	if e.Telemetry.WorkerInterceptor != nil {
 		wopts.Interceptors = append(wopts.Interceptors, e.Telemetry.WorkerInterceptor)
 	}
+	if !wopts.DeploymentOptions.UseVersioning {
+		wopts.DeploymentOptions = e.Config.deploymentOptions()
+	}
 	wk.w = worker.New(wk.Client, e.Config.TaskQueue, wopts)
 	swaps, err := seamSwaps(ctx, e.Activities)
 	if err != nil {
@@ -160,11 +180,17 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 	for _, nw := range o.workflows {
 		wk.w.RegisterWorkflowWithOptions(nw.fn, workflow.RegisterOptions{Name: nw.name})
 	}
+	for _, na := range o.activities {
+		wk.w.RegisterActivityWithOptions(na.fn, activity.RegisterOptions{Name: na.name})
+	}
 	if e.Telemetry.Handler != nil {
 		q := waitingQuery(e.Config.TaskQueue)
 		w := &waitingApprovals{list: listWaiting(wk.Client, q), query: q, every: waitingEvery, timeout: waitingTimeout, now: time.Now, logger: e.Logger}
 		if err := observeWaiting(e.Telemetry.Meter, w, e.Config.TaskQueue); err != nil {
 			return fmt.Errorf("waiting-approval gauges: %w", err)
+		}
+		if err := observeBuild(e.Telemetry.Meter, e.Config); err != nil {
+			return fmt.Errorf("build gauge: %w", err)
 		}
 	}
 	if addr := e.Config.MetricsAddr; addr != "" && e.Telemetry.Handler != nil {
@@ -181,13 +207,27 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	wk.started = true
-	return nil
+	if ttl := e.Config.WorkspaceTTL; ttl > 0 {
+		j := &workspace.Janitor{Workdir: e.Workdir.Dir(), TTL: ttl, Logger: e.Logger, Removed: e.Workdir.Forget,
+			Lister: workspace.TemporalLister(wk.Client, e.Config.Namespace)}
+		ctx, cancel := context.WithCancel(context.Background())
+		wk.stopJanitor, wk.janitorDone = cancel, make(chan struct{})
+		go func() {
+			defer close(wk.janitorDone)
+			j.Run(ctx)
+		}()
+	}
+	return becomeCurrentIfNone(ctx, wk.Client, e.Config, e.Logger, 30*time.Second)
 }
 
 // Stop stops polling, waits for running activities as the SDK does, and
 // releases the metrics server, the client (unless it came from WithClient)
 // and the engine.
 func (wk *Worker) Stop() {
+	if wk.stopJanitor != nil {
+		wk.stopJanitor()
+		<-wk.janitorDone
+	}
 	if wk.started {
 		wk.w.Stop()
 	}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -31,7 +32,9 @@ environment:
   CONSOLE_TLS_CERT, CONSOLE_TLS_KEY   serve HTTPS with this certificate
   TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TASK_QUEUE, REDIS_URL,
   TOOLROUND_SECRET_KEY[_FILE]         as for the worker and the starter
-  NOTIFY_LINK_KEY[_FILE]              the key of signed links (N2), as for the workers`
+  NOTIFY_LINK_KEY[_FILE]              the key of signed links (N2), as for the workers
+  TOOLS_WORKDIR     the workers' folder of workspaces (WORKSPACE=session), for
+                    /api/v1/workspaces; unset: those answer 501`
 
 func main() {
 	if len(os.Args) > 1 {
@@ -81,7 +84,8 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("the key that verifies signed links: %w", err)
 	}
-	srv, err := console.New(console.Options{Backend: backend, Tokens: tokens, Logger: logger, LinkKey: linkKey})
+	srv, err := console.New(console.Options{Backend: backend, Tokens: tokens, Logger: logger, LinkKey: linkKey,
+		Workdir: strings.TrimSpace(os.Getenv("TOOLS_WORKDIR"))})
 	if err != nil {
 		return err
 	}

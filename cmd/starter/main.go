@@ -34,6 +34,7 @@ type command struct {
 type flags struct {
 	reason, pattern, provider string
 	format                    string // tools
+	fromWorker                bool   // tools
 	as, args                  string
 	remember, allowTurn       bool
 	asJSON, all, quiet        bool
@@ -80,11 +81,13 @@ var commands = map[string]command{
 	"answer":   {args: "WORKFLOW_ID CALL_ID ANSWER...", npos: 3, summary: "Answer an ask_user call."},
 	"cancel":   {args: "WORKFLOW_ID", npos: 1, summary: "Cancel a round; every call still gets a result."},
 	"result":   {args: "WORKFLOW_ID", npos: 1, summary: "Wait for a round's result and print it (JSON)."},
-	"tools": {args: "--provider P [--format openai|anthropic|responses]", summary: "Print a provider's tools array, deferred names and turn-context line (JSON): the built-in tools, MCP_CONFIG's and TOOLS_CONFIG's.\n" +
-		"claude-code gets every tool; any other provider gets find_tools, run_tool and the always-loaded tools.",
+	"tools": {args: "--provider P [--format openai|anthropic|responses] [--worker]", summary: "Print a provider's tools array, deferred names and turn-context line (JSON): the built-in tools, MCP_CONFIG's and TOOLS_CONFIG's.\n" +
+		"claude-code gets every tool; any other provider gets find_tools, run_tool and the always-loaded tools.\n" +
+		"MCP tools are the worker's: --worker asks a running worker of TASK_QUEUE for its own list instead.",
 		flags: func(fs *flag.FlagSet, f *flags) {
 			fs.StringVar(&f.provider, "provider", "", "the session's provider: claude-code, or any other name (required)")
 			fs.StringVar(&f.format, "format", "", "the tools array's wire format: openai (chat completions, the default), anthropic (Messages API) or responses (Responses API)")
+			fs.BoolVar(&f.fromWorker, "worker", false, "ask a worker of TASK_QUEUE for the tools it offers (its MCP servers' included) instead of reading MCP_CONFIG and TOOLS_CONFIG here; needs Temporal")
 		}},
 	"watch": {args: "SESSION_ID", npos: 1, summary: "Print the session's events as they happen; needs Redis.",
 		flags: func(fs *flag.FlagSet, f *flags) {
@@ -106,7 +109,9 @@ func usage() string {
 		first, _, _ := strings.Cut(cmd.summary, "\n")
 		fmt.Fprintf(&b, "  %-40s %s\n", name+" "+cmd.args, first)
 	}
-	b.WriteString(agentUsage() + "\n" + environment)
+	b.WriteString(agentUsage())
+	fmt.Fprintf(&b, "  %-40s %s\n", "workspace ls|du|rm|move [SESSION [HOST]]", "List, measure or remove the sessions' workspaces (WORKSPACE=session).")
+	b.WriteString("\n" + environment)
 	return b.String()
 }
 
@@ -198,6 +203,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return nil
 	}
 	name, args := args[0], args[1:]
+	if name == "workspace" {
+		return runWorkspace(ctx, args, stdout)
+	}
 	if ok, err := runAgentCommand(ctx, name, args, stdout, stderr); ok {
 		return err
 	}
@@ -227,7 +235,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if f.provider == "" {
 			return usageError{errors.New("tools needs --provider P (claude-code or any other name)"), commandUsage(name, cmd, fs)}
 		}
-		return printTools(ctx, stdout, f.provider, f.format)
+		if f.fromWorker {
+			return printWorkerTools(ctx, stdout, f.provider, f.format)
+		}
+		return printTools(ctx, stdout, stderr, f.provider, f.format)
 	case "watch":
 		return watch(ctx, stdout, pos[0], f.asJSON, f.all)
 	}

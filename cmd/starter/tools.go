@@ -10,6 +10,7 @@ import (
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/internal/envconf"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/ext"
 	"github.com/toolround/toolround/tools/mcp"
 )
@@ -19,17 +20,22 @@ import (
 // printTools lists the tools a worker with the same configuration offers:
 // the built-ins, MCP_CONFIG's servers and TOOLS_CONFIG's tools. Only MCP
 // servers are started (to ask them for their tools); nothing needs Temporal,
-// Redis or the workdir.
-func printTools(ctx context.Context, w io.Writer, provider, format string) error {
-	f, err := round.ParseFormat(format)
-	if format != "" && err != nil {
-		return usageError{error: fmt.Errorf("tools --format: %w", err)}
+// Redis or the workdir. Without MCP_CONFIG it says on stderr that MCP tools
+// are the worker's, and how to ask a worker for them.
+func printTools(ctx context.Context, w, stderr io.Writer, provider, format string) error {
+	f, err := parseToolsFormat(format)
+	if err != nil {
+		return err
 	}
 	reg, err := client.Catalog()
 	if err != nil {
 		return err
 	}
 	dir := envconf.Get("TOOLS_WORKDIR", "./workdir")
+	if envconf.Get(mcp.ConfigEnv, "") == "" {
+		fmt.Fprintln(stderr, "starter tools: no MCP tools listed: MCP tools are the worker's, and MCP_CONFIG is not set here; "+
+			"give MCP_CONFIG the worker's file, or ask a running worker with --worker")
+	}
 	if path := envconf.Get(mcp.ConfigEnv, ""); path != "" {
 		mc, err := mcp.LoadConfig(path)
 		if err != nil {
@@ -57,7 +63,37 @@ func printTools(ctx context.Context, w io.Writer, provider, format string) error
 			return fmt.Errorf("TOOLS_CONFIG: %w", err)
 		}
 	}
-	ts := reg.ToolsFor(provider, nil)
+	return printToolset(w, reg.ToolsFor(provider, nil), format, f)
+}
+
+// printWorkerTools lists the tools a running worker of TASK_QUEUE offers,
+// as it answers (client.WorkerTools).
+func printWorkerTools(ctx context.Context, w io.Writer, provider, format string) error {
+	f, err := parseToolsFormat(format)
+	if err != nil {
+		return err
+	}
+	c, err := client.FromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ts, err := c.WorkerTools(ctx, provider)
+	if err != nil {
+		return err
+	}
+	return printToolset(w, ts, format, f)
+}
+
+func parseToolsFormat(format string) (round.Format, error) {
+	f, err := round.ParseFormat(format)
+	if format != "" && err != nil {
+		return f, usageError{error: fmt.Errorf("tools --format: %w", err)}
+	}
+	return f, nil
+}
+
+func printToolset(w io.Writer, ts tools.Toolset, format string, f round.Format) error {
 	if format == "" {
 		return printJSON(w, ts) // as it was before formats: no "format" field
 	}

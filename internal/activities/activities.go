@@ -5,6 +5,7 @@ package activities
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +59,9 @@ type Activities struct {
 	// approval.KeyConfig). Only workers hold it; it never enters history.
 	// Without it no rule verifies and none is remembered.
 	RuleKey []byte
+	// Secrets are the sessions' stored secrets, for the agent run's model
+	// call (Model.Secrets); nil: none.
+	Secrets SecretValues
 }
 
 // DefaultLargeResult is the default LargeResult threshold.
@@ -100,6 +104,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 
 	ctx, stop := a.keepAlive(ctx, info)
 	defer stop()
+	ctx = tools.WithSession(ctx, in.SessionID) // its workspace (W1)
 
 	req := tools.Request{
 		Tool: in.Tool, CallID: in.CallID, SessionID: in.SessionID, RunID: in.RunID, Round: in.Round,
@@ -119,7 +124,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 			return round.ExecuteOutput{}, temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeTransient, err)
 		}
 		status = "error"
-		out = round.ExecuteOutput{IsError: true, Content: err.Error(), Attempt: attempt}
+		out = round.ExecuteOutput{IsError: true, Content: err.Error(), Attempt: attempt, ErrorCode: tools.ErrorCode(err)}
 		return out, nil
 	}
 	out = round.ExecuteOutput{Content: res.Content, Fetched: res.Fetched, Touched: res.Touched, Read: res.Read, FromCache: res.FromCache, Attempt: attempt}
@@ -128,7 +133,42 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 		ct.span.SetAttributes(attribute.Bool("toolround.from_cache", true))
 	}
 	a.offload(ctx, &out, ct.log)
+	out.Images = a.keepImages(ctx, res.Images, ct.log)
 	return out, nil
+}
+
+// keepImages keeps a result's image bytes out of workflow history (F2):
+// the blob store holds each image's base64 and the output its reference.
+// Without a blob store, or when it fails, an image whose base64 is within
+// LargeResult stays in the output; a larger one keeps only its type and
+// size, and its message says that it was not kept.
+func (a *Activities) keepImages(ctx context.Context, images []round.Image, log *slog.Logger) []round.Image {
+	limit := a.LargeResult
+	if limit <= 0 {
+		limit = DefaultLargeResult
+	}
+	var out []round.Image
+	for _, im := range images {
+		if len(im.Data) == 0 {
+			continue
+		}
+		kept := round.Image{MIMEType: im.MIMEType, Size: len(im.Data)}
+		b64 := base64.StdEncoding.EncodeToString(im.Data)
+		if a.Blobs != nil {
+			ref, err := a.Blobs.Put(ctx, b64)
+			if err == nil {
+				kept.Ref = ref
+				out = append(out, kept)
+				continue
+			}
+			log.Warn("storing an image failed; keeping it in history only when it is small", "error", err)
+		}
+		if len(b64) <= limit {
+			kept.Data = im.Data
+		}
+		out = append(out, kept)
+	}
+	return out
 }
 
 // call runs the handler and turns a panic into a tool failure, so bad input
@@ -215,6 +255,31 @@ func (a *Activities) StoreContents(ctx context.Context, in round.StoreContentsIn
 		out.Stored[i] = round.StoredContent{Ref: ref, Content: round.StoredPreview(c, ref, in.Preview)}
 	}
 	return out, nil
+}
+
+// blobRefresher is a blob store that can give stored blobs their TTL again
+// (cache.Blobs).
+type blobRefresher interface {
+	Refresh(ctx context.Context, refs []string) (missing []string, err error)
+}
+
+// RefreshContents is the RefreshContents local activity (B3): the blob
+// references an agent run carries into its next execution get the store's
+// whole TTL again, so a live run's replaced results stay readable however
+// long it runs. A store that cannot refresh refreshes nothing.
+func (a *Activities) RefreshContents(ctx context.Context, in round.RefreshContentsInput) (round.RefreshContentsOutput, error) {
+	r, ok := a.Blobs.(blobRefresher)
+	if !ok || len(in.Refs) == 0 {
+		return round.RefreshContentsOutput{}, nil
+	}
+	missing, err := r.Refresh(ctx, in.Refs)
+	if err != nil {
+		return round.RefreshContentsOutput{}, err
+	}
+	if len(missing) > 0 {
+		a.logger().Warn("stored contents of a live agent run are gone; their previews are all that remain", "missing", len(missing), "first", missing[0])
+	}
+	return round.RefreshContentsOutput{Refreshed: len(in.Refs) - len(missing), Missing: missing}, nil
 }
 
 // endCall ends an attempt's trace; an attempt that gives the call its

@@ -3,6 +3,8 @@ package activities
 import (
 	"context"
 
+	"go.temporal.io/sdk/activity"
+
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -14,6 +16,14 @@ import (
 // repeating an answer that may be old.
 func (a *Activities) CheckFiles(ctx context.Context, in round.CheckFilesInput) (round.CheckFilesOutput, error) {
 	var out round.CheckFilesOutput
+	// The input names no session; the round's workflow id does (W1). Without
+	// it a tool in session mode has no workspace to look in, and every
+	// entry counts as changed.
+	if activity.IsActivity(ctx) {
+		if session, ok := round.SessionOfWorkflowID(activity.GetInfo(ctx).WorkflowExecution.ID); ok {
+			ctx = tools.WithSession(ctx, session)
+		}
+	}
 	for _, c := range in.Checks {
 		if err := ctx.Err(); err != nil {
 			return round.CheckFilesOutput{}, err

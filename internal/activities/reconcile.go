@@ -26,7 +26,7 @@ func (a *Activities) Reconcile(ctx context.Context, in round.ReconcileInput) (ro
 		WorkflowID: c.WorkflowID, Args: json.RawMessage(c.Args),
 		OperationID: operationID(info, c), Generation: c.Generation,
 	}
-	res, err := def.Reconcile(ctx, req)
+	res, err := def.Reconcile(tools.WithSession(ctx, c.SessionID), req)
 	if err != nil {
 		return round.ReconcileOutput{}, fmt.Errorf("reconcile %s %s: %w", c.Tool, c.CallID, err)
 	}

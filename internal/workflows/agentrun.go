@@ -87,8 +87,13 @@ type agent struct {
 	// and Responses APIs in their format (changeAgentAPIs).
 	apis bool
 	// budget: its model requests keep within the context budget (B3,
-	// changeAgentBudget).
+	// changeAgentBudget); last is the size of its last request, which
+	// the next one is estimated from.
 	budget bool
+	last   *round.RequestSize
+	// refresh: at continue-as-new its blob references get the store's
+	// TTL again (B3, changeAgentBudget version 2).
+	refresh bool
 }
 
 // Run is the workflow function.
@@ -101,6 +106,7 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 		scope: round.AgentScope{SessionID: in.SessionID, RunID: in.RunID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID}}
 	if c := in.Carry; c != nil {
 		a.conv, a.state, a.round, a.calls, a.execs = c.Conversation, c.State, c.Round, c.ModelCalls, c.Executions
+		a.last = c.LastRequest
 		a.in.Carry = nil
 	} else {
 		a.conv = []round.AgentMessage{{Role: "user", Content: in.Task}}
@@ -119,7 +125,8 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 		return round.AgentStatus{}, err
 	}
 	a.apis = workflow.GetVersion(ctx, changeAgentAPIs, workflow.DefaultVersion, 1) >= 1
-	a.budget = workflow.GetVersion(ctx, changeAgentBudget, workflow.DefaultVersion, 1) >= 1
+	budgetVersion := workflow.GetVersion(ctx, changeAgentBudget, workflow.DefaultVersion, 2)
+	a.budget, a.refresh = budgetVersion >= 1, budgetVersion >= 2
 
 	for {
 		// 1. User messages.
@@ -152,6 +159,9 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 		a.calls++
 		if a.budget && a.takeBudget(out) {
 			break
+		}
+		if out.Request != nil {
+			a.last = out.Request
 		}
 		a.conv = append(a.conv, out.Message)
 		a.countTokens(out.Tokens)
@@ -298,9 +308,52 @@ func (a *agent) pastBounds(ctx workflow.Context) bool {
 }
 
 func (a *agent) continueAsNew(ctx workflow.Context) error {
+	if a.refresh {
+		a.refreshRefs(ctx)
+	}
 	next := a.in
-	next.Carry = &round.AgentCarry{Conversation: a.conv, State: a.state, Round: a.round, ModelCalls: a.calls, Executions: a.execs + 1}
+	next.Carry = &round.AgentCarry{Conversation: a.conv, State: a.state, Round: a.round, ModelCalls: a.calls, Executions: a.execs + 1, LastRequest: a.last}
 	return workflow.NewContinueAsNewError(ctx, round.AgentWorkflowName, next)
+}
+
+// refreshRefs gives every blob reference the next execution carries (the
+// results the budget replaced, the contents and arguments fit stored, the
+// run state's) the store's whole TTL again, so that a live run's
+// references outlive it (B3). A store that fails costs only a warning:
+// the run goes on, and the next continue-as-new asks again.
+func (a *agent) refreshRefs(ctx workflow.Context) {
+	refs := carriedRefs(a.conv, a.state)
+	if len(refs) == 0 {
+		return
+	}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 200 * time.Millisecond},
+		Summary:             "refresh stored contents",
+	})
+	var out round.RefreshContentsOutput
+	if err := workflow.ExecuteLocalActivity(lctx, round.ActivityRefreshContents, round.RefreshContentsInput{Refs: refs}).Get(lctx, &out); err != nil {
+		workflow.GetLogger(ctx).Warn("refreshing the run's stored contents failed", "refs", len(refs), "error", err)
+	}
+}
+
+// carriedRefs are the blob references of a conversation and a run state,
+// each once, sorted.
+func carriedRefs(conv []round.AgentMessage, st *round.RunState) []string {
+	var refs []string
+	for _, m := range conv {
+		refs = append(refs, m.ContentRef)
+		refs = append(refs, m.ArgRefs...)
+	}
+	if st != nil {
+		refs = append(refs, st.ResultRefs...)
+		for _, k := range sortedDedupeKeys(st.Dedupe) {
+			refs = append(refs, st.Dedupe[k].ContentRef)
+		}
+	}
+	refs = slices.DeleteFunc(refs, func(r string) bool { return r == "" })
+	slices.Sort(refs)
+	return slices.Compact(refs)
 }
 
 func (a *agent) callModel(ctx workflow.Context, hb, timeout time.Duration) (round.ModelOutput, error) {
@@ -317,7 +370,7 @@ func (a *agent) callModel(ctx workflow.Context, hb, timeout time.Duration) (roun
 	})
 	in := round.ModelInput{
 		SessionID: a.in.SessionID, RunID: a.in.RunID, WorkflowID: a.scope.WorkflowID, Call: n, Round: a.round + 1,
-		Provider: a.in.Provider, ClientTools: a.in.ClientTools, Messages: a.conv, Budget: a.budget,
+		Provider: a.in.Provider, ClientTools: a.in.ClientTools, Messages: a.conv, Budget: a.budget, Last: a.last,
 	}
 	var out round.ModelOutput
 	err := workflow.ExecuteActivity(actx, round.ActivityModelCall, in).Get(actx, &out)

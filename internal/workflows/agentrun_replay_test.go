@@ -24,7 +24,10 @@ import (
 // testdata/agentrun/, recorded from the integration tests' real runs with
 // `temporal workflow show -o json`): the run of three rounds whose worker
 // was killed during a model call, and the three rounds on the Messages API
-// (TestAgentRunOnEachAPI/anthropic, change agent-apis), replay without a
+// (TestAgentRunOnEachAPI/anthropic, change agent-apis); and, recorded with
+// TestRecordAgentHistories, the runs of agent-limits and agent-budget
+// (limit_reached, context_exceeded, the references refreshed at
+// continue-as-new and the execution after it) replay without a
 // nondeterminism error.
 func TestAgentRunReplaysRecordedHistories(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("testdata", "agentrun", "*.json"))

@@ -33,6 +33,8 @@ type agentHarness struct {
 	rounds  []round.Input
 	roundFn func(ctx workflow.Context, in round.Input) (round.Output, error)
 	stored  int
+	// refreshed are the refs of each RefreshContents call.
+	refreshed [][]string
 }
 
 func newAgentHarness(t *testing.T) *agentHarness {
@@ -69,6 +71,12 @@ func newAgentHarness(t *testing.T) *agentHarness {
 		}
 		return out, nil
 	}, activity.RegisterOptions{Name: round.ActivityStoreContents})
+	h.env.RegisterActivityWithOptions(func(_ context.Context, in round.RefreshContentsInput) (round.RefreshContentsOutput, error) {
+		h.mu.Lock()
+		h.refreshed = append(h.refreshed, in.Refs)
+		h.mu.Unlock()
+		return round.RefreshContentsOutput{Refreshed: len(in.Refs)}, nil
+	}, activity.RegisterOptions{Name: round.ActivityRefreshContents})
 	return h
 }
 

@@ -140,4 +140,9 @@ type Outcome struct {
 	OperationID string `json:"operation_id,omitempty"`
 	// Reconciled: a reconciler found the effect of a lost attempt.
 	Reconciled bool `json:"reconciled,omitempty"`
+	// Images are the images of the output (F2), kept only under
+	// changeImages; with a blob store on the worker, their references.
+	Images []round.Image `json:"images,omitempty"`
+	// ErrorCode is the code of a tool's failure that has one (W3).
+	ErrorCode string `json:"error_code,omitempty"`
 }

@@ -52,7 +52,8 @@ func Commit(ci CommitInput) CommitOutput {
 		case c.Outcome != nil:
 			o := c.Outcome
 			r.Status, r.Content, r.ContentRef, r.Attempts, r.DurationMS = o.Status, o.Content, o.ContentRef, o.Attempts, o.DurationMS
-			r.OperationID, r.Reconciled = o.OperationID, o.Reconciled
+			r.OperationID, r.Reconciled, r.Images = o.OperationID, o.Reconciled, o.Images
+			r.OperationID, r.Reconciled, r.ErrorCode = o.OperationID, o.Reconciled, o.ErrorCode
 		case c.State == CallDone:
 			r.Status, r.Content, r.ContentRef, r.Repeat = c.Status, c.Content, c.ContentRef, c.Repeat
 		default:
@@ -74,7 +75,8 @@ func Commit(ci CommitInput) CommitOutput {
 			continue
 		}
 		first := results[c.DupOf]
-		r := round.CallResult{CallID: c.CallID, Tool: c.Tool, ViaRunTool: c.Via, Status: first.Status, Content: first.Content, ContentRef: first.ContentRef, Approval: first.Approval}
+		r := round.CallResult{CallID: c.CallID, Tool: c.Tool, ViaRunTool: c.Via, Status: first.Status, Content: first.Content, ContentRef: first.ContentRef, Approval: first.Approval,
+			Images: first.Images, ErrorCode: first.ErrorCode} // only results under changeImages and changeErrorCode have these
 		if first.Status == round.StatusOK {
 			r.Status = round.StatusDeduped
 			if ci.Snapshot.Features.HonestRepeats {

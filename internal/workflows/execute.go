@@ -295,6 +295,12 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 		o.Files = out.Files
 		if out.IsError {
 			o.Status = round.StatusError
+			if out.ErrorCode != "" && version(ctx, changeErrorCode, 1) >= 1 {
+				o.ErrorCode = out.ErrorCode
+			}
+		}
+		if len(out.Images) > 0 && !out.IsError && version(ctx, changeImages, 1) >= 1 {
+			o.Images = out.Images
 		}
 	case temporal.IsCanceledError(err):
 		o.Status, o.Content = round.StatusCancelled, "the round was cancelled while the call ran; what it did before it stopped is unknown"

@@ -28,7 +28,11 @@ func (r *run) pendingList() []round.Pending {
 
 // progress is where the round and each of its calls stand.
 func (r *run) progress() round.Progress {
-	pr := round.Progress{Phase: r.phase, InFlight: r.inFlight, Peak: r.peak, Bound: r.snap.MaxConcurrent, Calls: make([]round.CallProgress, len(r.calls))}
+	pr := round.Progress{Phase: r.phase, InFlight: r.inFlight, Peak: r.peak, Bound: r.snap.MaxConcurrent, Calls: make([]round.CallProgress, len(r.calls)),
+		StartedBuildID: r.snap.BuildID}
+	if rc, ok := r.cat.(*RegistryCatalog); ok {
+		pr.BuildID = rc.Options.BuildID // the worker that answers
+	}
 	for i := range r.calls {
 		c := &r.calls[i]
 		cp := round.CallProgress{CallID: c.CallID, Tool: c.Tool, State: c.State.String()}

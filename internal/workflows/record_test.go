@@ -29,6 +29,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/internal/testtools"
@@ -85,6 +86,10 @@ func extraTools(attempts *attemptCounter) []tools.Definition {
 			Handler: func(_ context.Context, req tools.Request) (tools.Result, error) {
 				return tools.Text("put " + req.CallID), nil
 			}},
+		{Name: "fill_workspace", Description: "Write past the workspace's limit: fails with workspace_full (W3).", SideEffect: tools.AtMostOnce, Parameters: obj,
+			Handler: func(context.Context, tools.Request) (tools.Result, error) {
+				return tools.Result{}, tools.WithCode(tools.CodeWorkspaceFull, errors.New("the write does not fit: the workspace is full"))
+			}},
 		lostToolDef(),
 	}
 }
@@ -114,6 +119,22 @@ func lostToolDef() tools.Definition {
 			var a args
 			_ = req.Decode(&a)
 			return tools.Reconciliation{Verdict: tools.Verdict(a.Verdict), Content: "reconciler says " + a.Verdict, Touched: []string{"x"}}, nil
+		},
+	}
+}
+
+// shotPNG is the image that the shot tool returns.
+var shotPNG = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 0x0d, 'I', 'H', 'D', 'R', 0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89}
+
+// shotTool is a read-only tool that returns an image beside its text line,
+// as an MCP server's image content does (F2).
+func shotTool() tools.Definition {
+	return tools.Definition{
+		Name: "shot", Description: "Take a picture.", Concurrent: true, SideEffect: tools.ReadOnly, Timeout: time.Minute,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}},"additionalProperties":false}`),
+		Handler: func(context.Context, tools.Request) (tools.Result, error) {
+			return tools.Result{Content: fmt.Sprintf("[image image/png, %d bytes]", len(shotPNG)),
+				Images: []round.Image{{MIMEType: "image/png", Size: len(shotPNG), Data: shotPNG}}}, nil
 		},
 	}
 }
@@ -211,6 +232,8 @@ type scenario struct {
 	// notify runs the scenario on a worker with a webhook configured
 	// (NotifySettings in its snapshot, N1).
 	notify bool
+	// bounded runs it on a worker with WORKER_LIMITS max_calls 5 (B1).
+	bounded bool
 }
 
 // driver steers a running round from the recorder.
@@ -320,7 +343,7 @@ func rtool(id, name, args string) round.ToolCall {
 func scenarioInput(name string, calls ...round.ToolCall) round.Input {
 	in := input(calls...)
 	in.SessionID, in.RunID = "replay-"+name, "run"
-	in.State.Fetched = append(in.State.Fetched, "deploy", "flaky_local", "flaky_remote", "always_down", "slow_read", "hold", "hold_serial", "put_path", "poke")
+	in.State.Fetched = append(in.State.Fetched, "deploy", "flaky_local", "flaky_remote", "always_down", "slow_read", "hold", "hold_serial", "put_path", "poke", "shot", "fill_workspace")
 	return in
 }
 
@@ -449,6 +472,9 @@ func scenarios() []scenario {
 	// inbox: the search attributes follow a decision and then an answer (T7).
 	live := scenarioInput("live_decisions",
 		call("e1", "edit_file", `{"path":"a.txt","new_text":"x"}`), call("e2", "edit_file", `{"path":"b.txt","new_text":"y"}`))
+
+	toolImages := scenarioInput("tool_images",
+		call("s1", "shot", `{"n":1}`), call("s2", "shot", `{"n":1}`), call("c1", "calculate", `{"expression":"1+1"}`))
 
 	inbox := scenarioInput("inbox",
 		call("e1", "edit_file", `{"path":"a.txt","new_text":"x"}`), call("q1", "ask_user", `{"questions":["Ship it?"]}`))
@@ -623,6 +649,8 @@ func scenarios() []scenario {
 		{name: "helpful_hints", in: hints, want: map[string]round.Status{"v1": round.StatusInvalid, "r1": round.StatusError}},
 		{name: "call_finished", in: finished, want: map[string]round.Status{"c1": ok, "c2": round.StatusDeduped, "u1": round.StatusUnknown, "e1": ok}},
 		{name: "rule_lockdown", in: lockdown, want: map[string]round.Status{"g1": ok, "c1": ok}},
+		// A failure with a code (changeErrorCode): error_code in the result.
+		{name: "error_code", in: errorCode(), want: map[string]round.Status{"f1": round.StatusError, "c1": ok}},
 		{name: "run_limits", in: runLimits(), want: map[string]round.Status{"c1": ok, "g1": ok, "c2": skipped},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "g1", "c2")
@@ -653,6 +681,16 @@ func scenarios() []scenario {
 				d.waitPending(t, "q1")
 				d.signal(t, round.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"yes"}})
 			}},
+		// On a worker with WORKER_LIMITS (changeSignedUsage): a round of a
+		// run whose usage verifies runs and signs what it hands on; one
+		// whose usage carries no MAC asks for every call (B1).
+		{name: "signed_usage", in: signedUsage(true), bounded: true, want: map[string]round.Status{"c1": ok, "c2": ok}},
+		{name: "unsigned_usage", in: signedUsage(false), bounded: true, want: map[string]round.Status{"c1": skipped, "c2": ok},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "c1", "c2")
+				d.confirm(t, round.Confirm{CallID: "c1", Approve: false, Reason: "not sure", ApprovalID: d.approvalID(t, "c1")})
+				d.confirm(t, round.Confirm{CallID: "c2", Approve: true, ApprovalID: d.approvalID(t, "c2"), By: "ann", Via: "cli"})
+			}},
 		// The same round under changeBaseline3: one marker for all.
 		{name: "baseline3_live", in: scenarioInput("baseline3_live", live.Assistant.ToolCalls...), want: map[string]round.Status{"e1": ok, "e2": skipped},
 			drive: func(t *testing.T, d *driver) {
@@ -661,6 +699,15 @@ func scenarios() []scenario {
 				require.NoError(t, d.extend(t, round.Extend{CallID: "e2", Seconds: 60}))
 				require.NoError(t, d.update(t, round.Confirm{CallID: "e2", Approve: false, ApprovalID: d.approvalID(t, "e2")}))
 			}},
+		// A round under changeBaseline4: its output leaves out the turn (H3).
+		{name: "lean_output", in: scenarioInput("lean_output", live.Assistant.ToolCalls...), want: map[string]round.Status{"e1": ok, "e2": skipped},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "e1", "e2")
+				require.NoError(t, d.update(t, round.Confirm{CallID: "e1", Approve: true, ApprovalID: d.approvalID(t, "e1")}))
+				require.NoError(t, d.update(t, round.Confirm{CallID: "e2", Approve: false, ApprovalID: d.approvalID(t, "e2")}))
+			}},
+		// A result with an image (changeImages): s2 repeats s1 in the round.
+		{name: "tool_images", in: toolImages, want: map[string]round.Status{"s1": ok, "s2": round.StatusDeduped, "c1": ok}},
 		// Decisions published as they land (changeLiveDecisions), and the
 		// extend update, refused for a call that does not wait.
 		{name: "live_decisions", in: live, want: map[string]round.Status{"e1": ok, "e2": skipped},
@@ -704,22 +751,14 @@ func TestRecordHistories(t *testing.T) {
 	}
 	reg := testtools.Registry(rec)
 	reg.MustRegister(extraTools(&attemptCounter{n: map[string]int{}})...)
-	reg.MustRegister(lookTool())
-	cat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second})
+	reg.MustRegister(lookTool(), shotTool())
+	cat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second,
+		BuildID: "recorder-build"})
 	wf := &workflows.RoundWorkflow{Catalog: cat}
 	acts := &activities.Activities{Registry: reg, Blobs: &memBlobs{m: map[string]string{}}, RuleKey: ruleKey}
 	queue := fmt.Sprintf("replay-record-%d", time.Now().UnixNano())
 	w := worker.New(c, queue, worker.Options{Identity: "recorder"})
-	w.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
-	w.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
-	w.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
-	w.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
-	w.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: round.ActivityCheckFiles})
-	w.RegisterActivityWithOptions(acts.VerifyRules, activity.RegisterOptions{Name: round.ActivityVerifyRules})
-	w.RegisterActivityWithOptions(acts.SignRules, activity.RegisterOptions{Name: round.ActivitySignRules})
-	w.RegisterActivityWithOptions(acts.VerifyUsage, activity.RegisterOptions{Name: round.ActivityVerifyUsage})
-	w.RegisterActivityWithOptions(acts.SignUsage, activity.RegisterOptions{Name: round.ActivitySignUsage})
-	w.RegisterActivityWithOptions(acts.Reconcile, activity.RegisterOptions{Name: round.ActivityReconcile})
+	engine.RegisterAll(w, wf, acts) // the round and its activities, as every worker registers them
 	require.NoError(t, w.Start())
 	defer w.Stop()
 
@@ -730,20 +769,22 @@ func TestRecordHistories(t *testing.T) {
 		Notify: &workflows.NotifySettings{Retry: time.Minute}})
 	nwf := &workflows.RoundWorkflow{Catalog: ncat}
 	nw := worker.New(c, notifyQueue, worker.Options{Identity: "recorder-notify"})
-	nw.RegisterWorkflowWithOptions(nwf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
+	engine.RegisterAll(nw, nwf, acts) // the round and its activities, as every worker registers them
 	nw.RegisterWorkflowWithOptions(notify.Workflow, workflow.RegisterOptions{Name: notify.WorkflowName})
 	nw.RegisterActivityWithOptions((&notify.Notifier{}).Post, activity.RegisterOptions{Name: notify.ActivityPost})
-	nw.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
-	nw.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
-	nw.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
-	nw.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: round.ActivityCheckFiles})
-	nw.RegisterActivityWithOptions(acts.VerifyRules, activity.RegisterOptions{Name: round.ActivityVerifyRules})
-	nw.RegisterActivityWithOptions(acts.SignRules, activity.RegisterOptions{Name: round.ActivitySignRules})
-	nw.RegisterActivityWithOptions(acts.VerifyUsage, activity.RegisterOptions{Name: round.ActivityVerifyUsage})
-	nw.RegisterActivityWithOptions(acts.SignUsage, activity.RegisterOptions{Name: round.ActivitySignUsage})
-	nw.RegisterActivityWithOptions(acts.Reconcile, activity.RegisterOptions{Name: round.ActivityReconcile})
 	require.NoError(t, nw.Start())
 	defer nw.Stop()
+
+	// A third whose worker has WORKER_LIMITS (B1): its rounds verify and
+	// sign the usage they carry.
+	boundedQueue := queue + "-bounded"
+	bcat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second,
+		WorkerLimits: round.Limits{MaxCalls: 5}})
+	bwf := &workflows.RoundWorkflow{Catalog: bcat}
+	bw := worker.New(c, boundedQueue, worker.Options{Identity: "recorder-bounded"})
+	engine.RegisterAll(bw, bwf, acts) // the round and its activities, as every worker registers them
+	require.NoError(t, bw.Start())
+	defer bw.Stop()
 
 	for _, sc := range scenarios() {
 		t.Run(sc.name, func(t *testing.T) {
@@ -754,6 +795,9 @@ func TestRecordHistories(t *testing.T) {
 			if sc.notify {
 				q = notifyQueue
 			}
+			if sc.bounded {
+				q = boundedQueue
+			}
 			run, err := c.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: id, TaskQueue: q,
 				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING}, round.WorkflowName, sc.in)
 			require.NoError(t, err)
@@ -762,7 +806,7 @@ func TestRecordHistories(t *testing.T) {
 			}
 			var out round.Output
 			require.NoError(t, run.Get(ctx, &out))
-			res := out.Result()
+			res := out.WithTurn(&sc.in).Result()
 			requireEveryCallOnce(t, sc.in, res)
 			got := map[string]round.Status{}
 			for _, r := range res.Results {
@@ -786,6 +830,13 @@ func TestRecordHistories(t *testing.T) {
 	}
 }
 
+// errorCode is a round whose write fails with workspace_full (W3).
+func errorCode() round.Input {
+	in := scenarioInput("error_code", call("f1", "fill_workspace", `{"n":1}`), call("c1", "calculate", `{"expression":"1+1"}`))
+	in.AutoApprove = true
+	return in
+}
+
 // runLimits is a round of a run that already made one call, with
 // max_calls 2: c1 fits, g1 (which also needs an approval) and c2 wait as
 // kind limit (B1).
@@ -797,6 +848,26 @@ func runLimits() round.Input {
 	)
 	in.Limits = &round.Limits{MaxCalls: 2, MaxCommands: 5}
 	in.State.Usage = &round.Usage{Calls: 1}
+	return in
+}
+
+// signedUsage is round 2 of a run that made one call, on a worker with
+// WORKER_LIMITS: its usage signed with the worker's rule key (signed) or
+// without a MAC (B1).
+func signedUsage(signed bool) round.Input {
+	name := "unsigned_usage"
+	if signed {
+		name = "signed_usage"
+	}
+	in := scenarioInput(name,
+		call("c1", "calculate", `{"expression":"1+1"}`),
+		call("c2", "calculate", `{"expression":"2+2"}`),
+	)
+	in.Round = 2
+	in.State.Usage = &round.Usage{Calls: 1}
+	if signed {
+		in.State.Usage.MAC = approval.UsageMAC(ruleKey, in.SessionID, in.RunID, in.State.Usage.Canonical())
+	}
 	return in
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
 )
 
 // recorded is one history of testdata/ with the input it started with and
@@ -388,6 +389,51 @@ func TestBaseline3HistoryHasOneMarker(t *testing.T) {
 	t.Fatal("testdata/baseline3_live.json is missing")
 }
 
+// TestBaseline4HistoryLeavesOutTheTurn: a round recorded with
+// changeBaseline4 (testdata/lean_output.json) has the one marker, an output
+// without the turn (H3), and replays with today's code to the same output;
+// the result rebuilt from its input has the history an older output gives.
+func TestBaseline4HistoryLeavesOutTheTurn(t *testing.T) {
+	for _, h := range loadHistories(t) {
+		if h.name != "lean_output" {
+			continue
+		}
+		require.Equal(t, []string{"baseline-2026-12-02b"}, versionMarkers(t, h))
+		require.True(t, h.result.TurnLeftOut())
+		res, err := replay(t, h, (&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run)
+		require.NoError(t, err)
+		require.Equal(t, h.result, res)
+		full := h.result
+		full.Assistant = h.input.Assistant
+		require.Equal(t, full.Result(), h.result.WithTurn(&h.input).Result())
+		rebuilt := h.result.WithTurn(&h.input).Result()
+		require.Equal(t, h.input.Assistant.ToolCalls, rebuilt.History[0].ToolCalls)
+		for i, r := range h.result.Results {
+			if r.OperationID != "" {
+				require.True(t, strings.HasPrefix(r.OperationID, "/"), "the output's operation id leaves out the workflow id: %s", r.OperationID)
+				require.Equal(t, h.result.WorkflowID+r.OperationID, rebuilt.Results[i].OperationID)
+			}
+		}
+		for _, e := range rebuilt.Events {
+			require.True(t, strings.HasPrefix(e.ID, h.result.WorkflowID+"/"), e.ID)
+		}
+		// V1: the memo names the build that started the round.
+		var builds []string
+		for _, e := range h.history.GetEvents() {
+			if a := e.GetWorkflowPropertiesModifiedEventAttributes(); a != nil {
+				if p, ok := a.GetUpsertedMemo().GetFields()[round.MemoBuildID]; ok {
+					var b string
+					require.NoError(t, converter.GetDefaultDataConverter().FromPayload(p, &b))
+					builds = append(builds, b)
+				}
+			}
+		}
+		require.Equal(t, []string{"recorder-build"}, builds)
+		return
+	}
+	t.Fatal("testdata/lean_output.json is missing")
+}
+
 // TestHelpfulHintsHistory: testdata/helpful_hints.json, recorded with
 // helpful-hints (in baseline-2026-12-01), replays to its result: invalid
 // arguments without a next: hint, a tool's failure with the seed's.
@@ -439,6 +485,36 @@ func TestRuleLockdownHistory(t *testing.T) {
 	t.Fatal("testdata/rule_lockdown.json is missing")
 }
 
+// TestErrorCodeHistory: the round recorded with error-code holds its
+// marker, once, and the call's error_code (W3); a round whose failures have
+// no code pays no marker (every other recording). Its replay is in
+// TestReplayRecordedHistories.
+func TestErrorCodeHistory(t *testing.T) {
+	dc := converter.GetDefaultDataConverter()
+	found := false
+	for _, h := range loadHistories(t) {
+		n := 0
+		for _, e := range h.history.GetEvents() {
+			if a := e.GetMarkerRecordedEventAttributes(); a != nil && a.GetMarkerName() == "Version" {
+				var id string
+				require.NoError(t, dc.FromPayloads(a.GetDetails()["change-id"], &id))
+				if id == "error-code" {
+					n++
+				}
+			}
+		}
+		if h.name != "error_code" {
+			require.Zero(t, n, "%s: a round without a coded failure asked for error-code", h.name)
+			continue
+		}
+		found = true
+		require.Equal(t, 1, n)
+		require.Equal(t, tools.CodeWorkspaceFull, h.result.Results[0].ErrorCode)
+		require.Empty(t, h.result.Results[1].ErrorCode)
+	}
+	require.True(t, found, "testdata/error_code.json is missing")
+}
+
 // TestRunLimitsHistories: the rounds recorded with run-limits (B1, B2)
 // hold its marker and what it did: calls past max_calls waited as kind
 // limit and one approval grew the limit once; a rule remembered with
@@ -478,4 +554,38 @@ func TestRunLimitsHistories(t *testing.T) {
 	require.Equal(t, int64(1), res.Results[1].Approval.UpTo)
 	require.Equal(t, round.DecisionDenied, res.Results[2].Approval.Decision, "the rule's one call was used: g2 asked")
 	require.Equal(t, int64(1), res.State.Allow[0].UpTo)
+}
+
+// TestSignedUsageHistories: the rounds recorded on a worker with
+// WORKER_LIMITS hold the signed-usage marker and what it did (B1): usage
+// that verifies lets the round run and the usage it hands on is signed
+// anew; usage without a MAC made every call wait as kind limit, one
+// denied and one approved. Their replay is in TestReplayRecordedHistories.
+func TestSignedUsageHistories(t *testing.T) {
+	byName := map[string]recorded{}
+	for _, h := range loadHistories(t) {
+		byName[h.name] = h
+	}
+	for _, name := range []string{"signed_usage", "unsigned_usage"} {
+		h, ok := byName[name]
+		require.True(t, ok, "testdata/%s.json is missing", name)
+		require.Contains(t, versionMarkers(t, h), "signed-usage", name)
+	}
+
+	res := byName["signed_usage"].result.Result()
+	for _, r := range res.Results {
+		require.Equal(t, round.DecisionNotNeeded, r.Approval.Decision, "verified usage: nobody was asked for %s", r.CallID)
+		require.Empty(t, r.Approval.Limits)
+	}
+	require.Equal(t, int64(3), res.State.Usage.Calls)
+	require.NotEmpty(t, res.State.Usage.MAC, "the usage handed on is signed")
+
+	res = byName["unsigned_usage"].result.Result()
+	for _, r := range res.Results {
+		require.NotNil(t, r.Approval, "call %s asked", r.CallID)
+		require.Equal(t, []string{round.LimitUnverified}, r.Approval.Limits, r.CallID)
+	}
+	require.Equal(t, round.StatusSkipped, res.Results[0].Status)
+	require.Equal(t, round.StatusOK, res.Results[1].Status)
+	require.NotEmpty(t, res.State.Usage.MAC, "the round signs what it hands on, verified or not")
 }

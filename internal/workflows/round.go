@@ -97,6 +97,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	if err := w.snapshot(ctx, &in, unwrapped, &r.snap); err != nil {
 		return round.Output{}, err
 	}
+	r.keepBuild(ctx)
 
 	// The approvals of T1-T5, or for a round recorded before them those it
 	// had (legacy.go): the one branch on the round's past in the steps.
@@ -152,8 +153,13 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 		r.calls[i].State = CallDone
 	}
 
+	probeUpgrade(dctx) // probe_on.go: a change behind a version, in the upgrade test's build only
+
 	// 8. The result, within its budget.
 	res := round.NewOutput(&in, out.Result)
+	if version(dctx, changeLeanOutput, 1) == 1 {
+		res.Lean() // H3: the caller has the input
+	}
 	r.fit(dctx, &res)
 	r.drainNotify(dctx)
 	r.endSearch(dctx)

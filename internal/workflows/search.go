@@ -131,3 +131,16 @@ func (r *run) upsertSearch(ctx workflow.Context, attrs ...temporal.SearchAttribu
 		workflow.GetLogger(ctx).Warn("search attributes not updated", "error", err)
 	}
 }
+
+// keepBuild writes the build that started the round into its memo
+// (round.MemoBuildID, changeBuildMemo), so that a listing tells which build
+// runs which round while builds roll out (V1). A snapshot without a build id
+// (a worker that has none, or one recorded before) writes nothing.
+func (r *run) keepBuild(ctx workflow.Context) {
+	if r.snap.BuildID == "" || version(ctx, changeBuildMemo, 1) < 1 {
+		return
+	}
+	if err := workflow.UpsertMemo(ctx, map[string]any{round.MemoBuildID: r.snap.BuildID}); err != nil {
+		workflow.GetLogger(ctx).Warn("memo of the build not kept", "error", err)
+	}
+}

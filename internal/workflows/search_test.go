@@ -179,10 +179,17 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			"rule_lockdown":      {"replay-rule_lockdown false 0"},
 			"live_decisions":     {"replay-live_decisions false 0", "- true 2", "- true 1", "- false 0"},
 			"baseline3_live":     {"replay-baseline3_live false 0", "- true 2", "- true 1", "- false 0"},
+			"lean_output":        {"replay-lean_output false 0", "- true 2", "- true 1", "- false 0"},
 			"notify_webhooks":    {"replay-notify_webhooks false 0", "- true 2", "- true 1", "- false 0"},
 			// Calls past a run limit wait for a person too (B1).
 			"run_limits":    {"replay-run_limits false 0", "- true 2", "- true 1", "- false 0"},
 			"counted_rules": {"replay-counted_rules false 0", "- true 3", "- true 1", "- false 0"},
+			"tool_images":   {"replay-tool_images false 0"},
+			// On a worker with WORKER_LIMITS: usage that verifies asks
+			// nobody, usage without a MAC makes every call wait.
+			"signed_usage":   {"replay-signed_usage false 0"},
+			"unsigned_usage": {"replay-unsigned_usage false 0", "- true 2", "- true 1", "- false 0"},
+			"error_code":     {"replay-error_code false 0"},
 		}[h.name]
 		if !ok {
 			if !strings.Contains(fmt.Sprint(h.history.GetEvents()), "inbox-search-attributes") {

@@ -120,6 +120,9 @@ type Snapshot struct {
 	// Notify is set when the worker has a webhook (NOTIFY_URL or
 	// NOTIFY_ROUTES, N1): the round then starts notification workflows.
 	Notify *NotifySettings `json:"notify,omitempty"`
+	// BuildID is the build of the worker that took the snapshot
+	// (CatalogOptions.BuildID, V1); the round keeps it in its memo.
+	BuildID string `json:"build_id,omitempty"`
 }
 
 func (s *Snapshot) loaded(name string) bool    { return contains(s.Loaded, name) }
@@ -171,6 +174,9 @@ type CatalogOptions struct {
 	ContextTokens int
 	// Notify, when set, are the webhook settings every round records (N1).
 	Notify *NotifySettings
+	// BuildID is the worker's build (WORKER_BUILD_ID, V1), which a round
+	// records and keeps in its memo.
+	BuildID string
 }
 
 // RegistryCatalog is the Catalog of a tools.Registry.
@@ -193,6 +199,28 @@ func NewCatalog(reg *tools.Registry, opts CatalogOptions) *RegistryCatalog {
 	return &RegistryCatalog{Registry: reg, Options: opts}
 }
 
+// asked is the sorted names of set that pass 1 may ask about for these
+// calls: their tools and run_tool (Snapshot.loaded and preloaded are asked
+// nothing else). The snapshot is in every round's history, and the
+// provider's whole tool list in each was most of it.
+func asked(set map[string]bool, calls []Unwrapped) []string {
+	want := map[string]bool{}
+	for _, name := range append([]string{tools.RunTool}, names(calls)...) {
+		if set[name] {
+			want[name] = true
+		}
+	}
+	return tools.SortedNames(want)
+}
+
+func names(calls []Unwrapped) []string {
+	out := make([]string, len(calls))
+	for i, u := range calls {
+		out[i] = u.Name
+	}
+	return out
+}
+
 // Snapshot implements Catalog.
 func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 	names := c.Registry.Names()
@@ -203,11 +231,12 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 		DenyAutoApprove:  c.Options.DenyAutoApprove,
 		ToolFacts:        true,
 		WorkerLimits:     workerLimits(c.Options.WorkerLimits),
-		Loaded:           tools.SortedNames(tools.LoadedSet(req.Provider, names, req.ClientTools)),
-		Preloaded:        tools.SortedNames(tools.Preloaded(req.Provider, names, req.ClientTools)),
+		Loaded:           asked(tools.LoadedSet(req.Provider, names, req.ClientTools), req.Calls),
+		Preloaded:        asked(tools.Preloaded(req.Provider, names, req.ClientTools), req.Calls),
 		Tools:            map[string]ToolInfo{},
 		Calls:            make([]CallFacts, len(req.Calls)),
 		Notify:           c.Options.Notify,
+		BuildID:          c.Options.BuildID,
 	}
 	client := map[string]tools.ToolSpec{}
 	for _, t := range req.ClientTools {

@@ -29,11 +29,17 @@ const (
 	changeAgentLimits      = "agent-limits"            // B1: an agent run's limits, its model tokens counted, limit_reached (agentlimits.go; asked directly)
 	changeSignedUsage      = "signed-usage"            // B1: on a worker with WORKER_LIMITS the round signs the usage it hands on and asks for every call when the usage it got does not verify (limits.go; asked only by such rounds, not by an agent run's)
 	changeAgentAPIs        = "agent-apis"              // F4: an agent run's turns of the Messages and Responses APIs run as rounds in their format, and its stops (pause, truncated, refused) are read (agentrun.go; asked directly)
-	changeAgentBudget      = "agent-budget"            // B3: an agent run's model requests keep within LLM_CONTEXT_TOKENS, shortened results listed in the run state, context_exceeded (agentrun.go; asked directly)
+	changeAgentBudget      = "agent-budget"            // B3: an agent run's model requests keep within LLM_CONTEXT_TOKENS, shortened results listed in the run state, context_exceeded; version 2: its blob references are refreshed at continue-as-new (agentrun.go; asked directly)
 	changeNotify           = "notify-webhooks"         // N1, N2: a round whose snapshot has NotifySettings starts notification workflows and records used link nonces (notify.go; asked only by such rounds)
+	changeLeanOutput       = "lean-output"             // H3: the round's output leaves out the turn, which the caller rebuilds from the input (round.go)
+	changeBuildMemo        = "build-memo"              // V1: the round keeps the build that started it in its memo, round.MemoBuildID (round.go)
+	changeUpgradeProbe     = "upgrade-probe"           // V1: asked only by a worker built with the tag upgradeprobe, the new build of the rolling-upgrade test (probe_on.go)
+	changeImages           = "tool-images"             // F2: the images of a call's output reach its result, and a repeat of it in the round (execute.go, commit.go; asked only when an output has images, so other rounds pay no marker)
+	changeErrorCode        = "error-code"              // W3: a tool failure's code reaches the call's result as error_code (execute.go; asked only by calls whose failure has one)
 	changeBaseline1        = "baseline-2026-11-30"     // one marker for every change of baseline1
 	changeBaseline2        = "baseline-2026-12-01"     // one marker for every change of baseline2
 	changeBaseline3        = "baseline-2026-12-02"     // one marker for every change of baseline3
+	changeBaseline4        = "baseline-2026-12-02b"    // one marker for every change of baseline4
 )
 
 // Each GetVersion that a new execution passes writes a marker event, and the
@@ -43,7 +49,7 @@ const (
 // for nothing but the record that it took the newest code.
 //
 // A baseline folds the changes it lists into one marker. An execution that
-// starts on this code records changeBaseline3 once and takes every listed
+// starts on this code records changeBaseline4 once and takes every listed
 // change at the version given there without asking again; an execution
 // recorded before a baseline has no marker of it, so the baseline is
 // DefaultVersion on replay and each change is asked for as it was when the
@@ -87,13 +93,26 @@ var baseline3 = func() map[string]workflow.Version {
 	return m
 }()
 
+// baseline4 is baseline3 and the changes after it, up to changeBaseline4.
+var baseline4 = func() map[string]workflow.Version {
+	m := map[string]workflow.Version{changeLeanOutput: 1, changeBuildMemo: 1}
+	for k, v := range baseline3 {
+		m[k] = v
+	}
+	return m
+}()
+
 type baselineKey struct{}
 
 // withBaseline asks for the newest baseline once, at the start of the round,
 // and returns the context whose descendants answer version from it. An
-// execution recorded before changeBaseline3 has no marker of it and asks for
-// changeBaseline2 as it did, and one recorded before that changeBaseline1.
+// execution recorded before changeBaseline4 has no marker of it and asks for
+// changeBaseline3 as it did, one recorded before that changeBaseline2, and
+// so on.
 func withBaseline(ctx workflow.Context) workflow.Context {
+	if workflow.GetVersion(ctx, changeBaseline4, workflow.DefaultVersion, 1) >= 1 {
+		return workflow.WithValue(ctx, baselineKey{}, baseline4)
+	}
 	if workflow.GetVersion(ctx, changeBaseline3, workflow.DefaultVersion, 1) >= 1 {
 		return workflow.WithValue(ctx, baselineKey{}, baseline3)
 	}

@@ -32,26 +32,30 @@ func TestBaselineIsClosed(t *testing.T) {
 	require.Equal(t, "baseline-2026-11-30", changeBaseline1)
 }
 
-// TestBaseline2IsClosed pins changeBaseline2 the same way: baseline1 and the
-// changes after it.
-func TestBaseline2IsClosed(t *testing.T) {
-	want := map[string]workflow.Version{"call-finished": 1, "helpful-hints": 1}
-	for k, v := range baseline1 {
-		want[k] = v
+// TestLaterBaselinesAreClosed pins each later baseline the same way: the
+// one before it and the changes after that.
+func TestLaterBaselinesAreClosed(t *testing.T) {
+	for _, b := range []struct {
+		id          string
+		got, before map[string]workflow.Version
+		added       map[string]workflow.Version
+	}{
+		{changeBaseline2, baseline2, baseline1, map[string]workflow.Version{"call-finished": 1, "helpful-hints": 1}},
+		{changeBaseline3, baseline3, baseline2, map[string]workflow.Version{"run-limits": 1, "live-decisions": 1}},
+		{changeBaseline4, baseline4, baseline3, map[string]workflow.Version{"lean-output": 1, "build-memo": 1}},
+	} {
+		want := map[string]workflow.Version{}
+		for k, v := range b.before {
+			want[k] = v
+		}
+		for k, v := range b.added {
+			want[k] = v
+		}
+		require.Equal(t, want, b.got, b.id)
 	}
-	require.Equal(t, want, baseline2)
 	require.Equal(t, "baseline-2026-12-01", changeBaseline2)
-}
-
-// TestBaseline3IsClosed pins changeBaseline3 the same way: baseline2 and the
-// changes after it.
-func TestBaseline3IsClosed(t *testing.T) {
-	want := map[string]workflow.Version{"run-limits": 1, "live-decisions": 1}
-	for k, v := range baseline2 {
-		want[k] = v
-	}
-	require.Equal(t, want, baseline3)
 	require.Equal(t, "baseline-2026-12-02", changeBaseline3)
+	require.Equal(t, "baseline-2026-12-02b", changeBaseline4)
 }
 
 // TestChangeIDsAreInOneTable: every change id the workflows ask for

@@ -106,7 +106,8 @@ func (h *harness) run(t *testing.T, in round.Input) round.Result {
 	require.NoError(t, h.env.GetWorkflowError())
 	var out round.Output
 	require.NoError(t, h.env.GetWorkflowResult(&out))
-	res := out.Result()
+	require.True(t, out.TurnLeftOut(), "H3: a round of today leaves the turn out of its output")
+	res := out.WithTurn(&in).Result()
 	requireEveryCallOnce(t, in, res)
 	return res
 }
@@ -307,6 +308,7 @@ func TestLegacyGateWaitsTheConfirmTimeout(t *testing.T) {
 	h := newHarness(t, 3)
 	// A round from before the baseline (which would stand for the
 	// approvals version) and before the approvals version.
+	h.env.OnGetVersion("baseline-2026-12-02b", workflow.DefaultVersion, workflow.Version(1)).Return(workflow.DefaultVersion)
 	h.env.OnGetVersion("baseline-2026-12-02", workflow.DefaultVersion, workflow.Version(1)).Return(workflow.DefaultVersion)
 	h.env.OnGetVersion("baseline-2026-12-01", workflow.DefaultVersion, workflow.Version(1)).Return(workflow.DefaultVersion)
 	h.env.OnGetVersion("baseline-2026-11-30", workflow.DefaultVersion, workflow.Version(1)).Return(workflow.DefaultVersion)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -55,6 +56,9 @@ type Config struct {
 	// as command.Config.PassEnv does for run_command; names matching
 	// command.SecretEnv are never passed. Default command.DefaultPassEnv.
 	PassEnv []string
+	// Dir is the folder of the tools file (Load sets it): with
+	// WORKSPACE=session, a script's program is found there (RegisterIn).
+	Dir string
 }
 
 // ToolConfig is one entry of the tools file.
@@ -132,7 +136,11 @@ func (c Config) withDefaults() Config {
 // misplaced fields are errors that name the entry and the field, all of
 // them at once. The other Config fields keep their zero values (defaults).
 func Load(path string) (Config, error) {
-	return jsonconf.Load(path, "ext: tools config", Parse)
+	cfg, err := jsonconf.Load(path, "ext: tools config", Parse)
+	if err == nil {
+		cfg.Dir, err = filepath.Abs(filepath.Dir(path))
+	}
+	return cfg, err
 }
 
 // Parse is Load for the file's content.

@@ -60,6 +60,8 @@ func TestParse(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(goodFile), 0o600))
 	loaded, err := Load(path)
 	require.NoError(t, err)
+	require.Equal(t, filepath.Dir(path), loaded.Dir, "Load keeps the file's folder")
+	loaded.Dir = ""
 	require.Equal(t, cfg, loaded)
 
 	_, err = Load(filepath.Join(t.TempDir(), "missing.json"))

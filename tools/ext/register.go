@@ -3,11 +3,14 @@
 package ext
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/toolround/toolround/tools"
@@ -18,11 +21,24 @@ import (
 // (TOOLS_WORKDIR). A tool that cannot be registered does not stop the others;
 // the returned error lists every one.
 func Register(reg *tools.Registry, cfg Config, workdir string) error {
+	return registerIn(reg, cfg, workdir, nil)
+}
+
+// registerIn is Register; wd, when it is in session mode, gives each
+// script call its session's workspace.
+func registerIn(reg *tools.Registry, cfg Config, workdir string, wd *tools.Workdir) error {
 	cfg = cfg.withDefaults()
 	client := &http.Client{Transport: cfg.Network.Transport()}
 	var errs []error
 	for _, tc := range cfg.Tools {
 		def, err := definition(tc, cfg, workdir, client)
+		if err == nil && wd != nil && wd.PerSession() && def.Source == tools.SourceScript {
+			if cfg.Sandbox == nil {
+				err = errors.New("WORKSPACE=session runs scripts only in the sandbox, and none is given")
+			} else {
+				def.Handler = inWorkspace(wd, def.Handler)
+			}
+		}
 		if err == nil {
 			err = reg.Register(def)
 		}
@@ -31,6 +47,64 @@ func Register(reg *tools.Registry, cfg Config, workdir string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// RegisterIn is Register in wd. With WORKSPACE=session (W2) each call of a
+// script runs in its session's workspace, which is all the sandbox lets it
+// see of TOOLS_WORKDIR; its program is found in the tools file's folder
+// (Config.Dir) when it is a relative path, on PATH when it is a bare name,
+// and refused when it lies inside TOOLS_WORKDIR.
+func RegisterIn(reg *tools.Registry, cfg Config, wd *tools.Workdir) error {
+	if !wd.PerSession() {
+		return Register(reg, cfg, wd.Dir())
+	}
+	var errs []error
+	kept := cfg.Tools[:0:0]
+	for _, tc := range cfg.Tools {
+		if tc.script() && len(tc.Command) > 0 {
+			prog, err := resolveProgram(tc.Command[0], cfg.Dir, wd.Dir())
+			if err != nil {
+				errs = append(errs, fmt.Errorf("ext: tool %q: %w", tc.Name, err))
+				continue
+			}
+			tc.Command = append([]string{prog}, tc.Command[1:]...)
+		}
+		kept = append(kept, tc)
+	}
+	cfg.Tools = kept
+	if err := registerIn(reg, cfg, wd.Dir(), wd); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// resolveProgram finds a script's program as RegisterIn says.
+func resolveProgram(prog, confDir, workdir string) (string, error) {
+	p := prog
+	switch {
+	case filepath.IsAbs(p):
+	case strings.Contains(p, "/"):
+		if confDir == "" {
+			return "", fmt.Errorf("program %q is relative, and the tools file's folder is unknown", prog)
+		}
+		p = filepath.Join(confDir, p)
+	default:
+		found, err := exec.LookPath(p)
+		if err != nil {
+			return "", fmt.Errorf("program %q: %w", prog, err)
+		}
+		if p, err = filepath.Abs(found); err != nil {
+			return "", err
+		}
+	}
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	if p == workdir || strings.HasPrefix(p, workdir+"/") {
+		return "", fmt.Errorf("program %s lies inside TOOLS_WORKDIR %s, which holds every session's workspace (WORKSPACE=session): keep scripts outside it", p, workdir)
+	}
+	return p, nil
 }
 
 func definition(tc ToolConfig, cfg Config, workdir string, client *http.Client) (tools.Definition, error) {
@@ -68,4 +142,24 @@ func definition(tc ToolConfig, cfg Config, workdir string, client *http.Client) 
 	def.Source = tools.SourceExt
 	def.Handler = e.run
 	return def, nil
+}
+
+// inWorkspace runs h with the call's session workspace in ctx, for
+// script.run; a call without a usable session fails.
+func inWorkspace(wd *tools.Workdir, h tools.Handler) tools.Handler {
+	return func(ctx context.Context, req tools.Request) (tools.Result, error) {
+		ws, err := wd.For(ctx)
+		if err != nil {
+			return tools.Result{}, err
+		}
+		return h(context.WithValue(ctx, workspaceKey{}, ws.Dir()), req)
+	}
+}
+
+type workspaceKey struct{}
+
+// workspaceOf is the folder inWorkspace gave the call; "" in shared mode.
+func workspaceOf(ctx context.Context) string {
+	s, _ := ctx.Value(workspaceKey{}).(string)
+	return s
 }

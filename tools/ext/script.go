@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -65,6 +66,10 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 
 	cmd := exec.CommandContext(ctx, s.argv[0], s.argv[1:]...)
 	cmd.Dir = s.dir
+	ws := workspaceOf(ctx)
+	if ws != "" {
+		cmd.Dir = ws // all the sandbox shows it of TOOLS_WORKDIR (W2)
+	}
 	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(args)
 	procgroup.Set(cmd)
@@ -96,7 +101,11 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	var note string
 	if s.sandbox != nil {
 		note = "\n[sandbox: " + s.sandbox.Label() + "]"
-		if sp, startErr = s.sandbox.Wrap(cmd); startErr == nil {
+		var ro []string
+		if ws != "" && filepath.IsAbs(s.argv[0]) {
+			ro = append(ro, s.argv[0]) // found in the tools file's folder (RegisterIn)
+		}
+		if sp, startErr = s.sandbox.WrapIn(cmd, ws, ro...); startErr == nil {
 			startErr = sp.Start()
 		}
 	} else {

@@ -1,0 +1,14 @@
+package activities
+
+import (
+	"context"
+
+	"github.com/toolround/toolround/tools"
+)
+
+// ListTools returns the tools this worker offers provider: its whole
+// registry (built-ins, MCP servers, TOOLS_CONFIG), as `starter tools` prints
+// them.
+func (a *Activities) ListTools(_ context.Context, provider string) (tools.Toolset, error) {
+	return a.Registry.ToolsFor(provider, nil), nil
+}

@@ -1,0 +1,302 @@
+package workflows_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/activity"
+	tclient "go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	tlog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	"github.com/toolround/toolround/internal/activities"
+	"github.com/toolround/toolround/internal/testenv"
+	"github.com/toolround/toolround/internal/testtools"
+	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/round"
+)
+
+// agentScenario is an agent run recorded into testdata/agentrun/<name>.json:
+// its first execution, and when it continued as new its last as
+// <name>_last.json.
+type agentScenario struct {
+	name  string
+	in    round.AgentInput
+	reply func(in round.ModelInput) round.ModelOutput
+	// want is the status the run ends with, over all its executions.
+	want string
+}
+
+// calcTurn is a model turn with one calculate call.
+func calcTurn(in round.ModelInput) round.ModelOutput {
+	return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{
+		ID: fmt.Sprintf("c%d", in.Call), Type: "function",
+		Function: round.FunctionCall{Name: "calculate", Arguments: round.Arguments(fmt.Sprintf(`{"expression":"%d*2"}`, in.Call))}}}}}
+}
+
+// agentScenarios take the paths of agent-limits and agent-budget.
+func agentScenarios() []agentScenario {
+	// A result the budget replaced, as the model call names it.
+	budgeted := func(in round.ModelInput, msg int) []round.BudgetedResult {
+		ref := fmt.Sprintf("toolround:blob:%064d", msg)
+		return []round.BudgetedResult{{Msg: msg, Ref: ref, Content: "[calculate] 2\n[shortened to keep the conversation within its context budget: 13 bytes in all; read_result {\"ref\": \"" + ref + "\"} reads the whole]"}}
+	}
+	return []agentScenario{
+		// B1: max_model_tokens 100 at 40 tokens a call: the third reply is
+		// past it, its calls do not run, the run ends limit_reached.
+		{name: "agent_limits", want: round.AgentLimitReached,
+			in: round.AgentInput{SessionID: "replay-agent_limits", RunID: "run", Task: "count", Provider: "openai",
+				Limits: &round.Limits{MaxModelTokens: 100, MaxCalls: 10}},
+			reply: func(in round.ModelInput) round.ModelOutput {
+				out := calcTurn(in)
+				out.Tokens = 40
+				return out
+			}},
+		// B3: call 3 replaces round 1's result, every call reports its
+		// request's size, call 5 finds the last two rounds alone past the
+		// budget: context_exceeded.
+		{name: "agent_budget", want: round.AgentContextExceeded,
+			in: round.AgentInput{SessionID: "replay-agent_budget", RunID: "run", Task: "count", Provider: "openai"},
+			reply: func(in round.ModelInput) round.ModelOutput {
+				if in.Call == 5 {
+					return round.ModelOutput{ContextExceeded: true}
+				}
+				out := calcTurn(in)
+				out.Request = &round.RequestSize{Bytes: 900 * in.Call, InputTokens: int64(250 * in.Call)}
+				if in.Call == 3 {
+					out.Budgeted = budgeted(in, 2)
+				}
+				return out
+			}},
+		// B3: the same with a history bound that makes the run continue as
+		// new after the budget replaced a result: the first execution
+		// refreshes the references it carries (agent-budget version 2).
+		{name: "agent_budget_refresh", want: round.AgentCompleted,
+			in: round.AgentInput{SessionID: "replay-agent_budget_refresh", RunID: "run", Task: "count", Provider: "openai", HistoryEvents: 50},
+			reply: func(in round.ModelInput) round.ModelOutput {
+				if in.Call >= 6 {
+					return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "done"}}
+				}
+				out := calcTurn(in)
+				out.Request = &round.RequestSize{Bytes: 900 * in.Call, InputTokens: int64(250 * in.Call)}
+				if in.Call == 3 {
+					out.Budgeted = budgeted(in, 2)
+				}
+				return out
+			}},
+	}
+}
+
+// TestRecordAgentHistories runs every agent scenario through a real worker
+// on the Temporal server, with a scripted model call and real rounds, and
+// writes its first execution to testdata/agentrun/<name>.json (and its
+// last to <name>_last.json when it continued as new). It runs
+// only with -record; recorded histories are never re-recorded:
+//
+//	go test ./internal/workflows -run TestRecordAgentHistories/<name> -record
+func TestRecordAgentHistories(t *testing.T) {
+	if !*record {
+		t.Skip("records histories only with -record")
+	}
+	addr := os.Getenv("TEMPORAL_ADDRESS")
+	if addr == "" {
+		addr = "127.0.0.1:7233"
+	}
+	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c, err := tclient.Dial(tclient.Options{HostPort: addr, Logger: logger, Identity: "recorder"})
+	if err != nil {
+		testenv.Unavailable(t, "temporal at %s: %v", addr, err)
+	}
+	defer c.Close()
+
+	reg := testtools.Registry(testtools.NewRecorder())
+	cat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second})
+	wf := &workflows.RoundWorkflow{Catalog: cat}
+	acts := &activities.Activities{Registry: reg, Blobs: &memBlobs{m: map[string]string{}}, RuleKey: ruleKey}
+	aw := &workflows.AgentWorkflow{HeartbeatTimeout: 3 * time.Second, Limits: round.Limits{MaxCalls: 50}}
+	replies := map[string]func(round.ModelInput) round.ModelOutput{}
+	for _, sc := range agentScenarios() {
+		replies[sc.in.SessionID] = sc.reply
+	}
+	queue := fmt.Sprintf("agent-record-%d", time.Now().UnixNano())
+	w := worker.New(c, queue, worker.Options{Identity: "recorder"})
+	w.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: round.AgentWorkflowName})
+	w.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
+	w.RegisterActivityWithOptions(func(_ context.Context, in round.ModelInput) (round.ModelOutput, error) {
+		reply := replies[in.SessionID]
+		if reply == nil {
+			return round.ModelOutput{}, fmt.Errorf("no scenario for session %s", in.SessionID)
+		}
+		return reply(in), nil
+	}, activity.RegisterOptions{Name: round.ActivityModelCall})
+	w.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
+	w.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
+	w.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
+	w.RegisterActivityWithOptions(acts.RefreshContents, activity.RegisterOptions{Name: round.ActivityRefreshContents})
+	w.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: round.ActivityCheckFiles})
+	w.RegisterActivityWithOptions(acts.VerifyRules, activity.RegisterOptions{Name: round.ActivityVerifyRules})
+	w.RegisterActivityWithOptions(acts.SignRules, activity.RegisterOptions{Name: round.ActivitySignRules})
+	w.RegisterActivityWithOptions(acts.VerifyUsage, activity.RegisterOptions{Name: round.ActivityVerifyUsage})
+	w.RegisterActivityWithOptions(acts.SignUsage, activity.RegisterOptions{Name: round.ActivitySignUsage})
+	w.RegisterActivityWithOptions(acts.Reconcile, activity.RegisterOptions{Name: round.ActivityReconcile})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+
+	for _, sc := range agentScenarios() {
+		t.Run(sc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			// A round id is never used twice (R): each recording is a run
+			// of its own.
+			sc.in.RunID = fmt.Sprintf("run-%d", time.Now().UnixNano())
+			id := round.AgentWorkflowID(sc.in.SessionID, sc.in.RunID)
+			run, err := c.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: id, TaskQueue: queue,
+				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING}, round.AgentWorkflowName, sc.in)
+			require.NoError(t, err)
+			first := run.GetRunID() // Get follows continue-as-new
+			var st round.AgentStatus
+			require.NoError(t, run.Get(ctx, &st))
+			require.Equal(t, sc.want, st.Status, st.Reason)
+			writeAgentHistory(t, c, id, first, sc.name)
+			if st.Executions > 1 {
+				writeAgentHistory(t, c, id, "", sc.name+"_last")
+			}
+		})
+	}
+}
+
+// writeAgentHistory writes execution runID of workflow id (the latest for
+// "") to testdata/agentrun/<name>.json.
+func writeAgentHistory(t *testing.T, c tclient.Client, id, runID, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var events []*historypb.HistoryEvent
+	it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		require.NoError(t, err)
+		events = append(events, e)
+	}
+	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(&historypb.History{Events: events})
+	require.NoError(t, err)
+	dir := filepath.Join(historyDir, "agentrun")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".json"), append(b, '\n'), 0o644))
+	t.Logf("%s: %d events", name, len(events))
+}
+
+// agentHistory is one recorded agent run's first execution.
+type agentHistory struct {
+	history *historypb.History
+	// plain are the decoded payloads of its events.
+	plain []string
+}
+
+func loadAgentHistory(t *testing.T, name string) agentHistory {
+	t.Helper()
+	p := filepath.Join(historyDir, "agentrun", name+".json")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err, "%s is missing: record it with go test ./internal/workflows -run TestRecordAgentHistories/%s -record", p, name)
+	h, err := tclient.HistoryFromJSON(strings.NewReader(string(b)), tclient.HistoryJSONOptions{})
+	require.NoError(t, err)
+	out := agentHistory{history: h}
+	for _, m := range regexp.MustCompile(`"data": *"([A-Za-z0-9+/=]*)"`).FindAllSubmatch(b, -1) {
+		plain, err := base64.StdEncoding.DecodeString(string(m[1]))
+		require.NoError(t, err)
+		out.plain = append(out.plain, string(plain))
+	}
+	return out
+}
+
+// versions are the change ids of its version markers, with their versions.
+func (h agentHistory) versions(t *testing.T) map[string]workflow.Version {
+	t.Helper()
+	dc := converter.GetDefaultDataConverter()
+	out := map[string]workflow.Version{}
+	for _, e := range h.history.GetEvents() {
+		a := e.GetMarkerRecordedEventAttributes()
+		if a == nil || a.GetMarkerName() != "Version" {
+			continue
+		}
+		var id string
+		var v workflow.Version
+		require.NoError(t, dc.FromPayloads(a.GetDetails()["change-id"], &id))
+		require.NoError(t, dc.FromPayloads(a.GetDetails()["version"], &v))
+		out[id] = v
+	}
+	return out
+}
+
+// result is the run's result, when the execution completed.
+func (h agentHistory) result(t *testing.T) (round.AgentStatus, bool) {
+	t.Helper()
+	events := h.history.GetEvents()
+	a := events[len(events)-1].GetWorkflowExecutionCompletedEventAttributes()
+	if a == nil {
+		return round.AgentStatus{}, false
+	}
+	var st round.AgentStatus
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(a.GetResult(), &st))
+	return st, true
+}
+
+func (h agentHistory) holds(s string) bool {
+	for _, p := range h.plain {
+		if strings.Contains(p, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestAgentRunRecordedHistoriesCoverTheLimitsAndTheBudget: the recorded
+// agent runs of agent-limits and agent-budget hold their markers and what
+// they did (B1, B3): past max_model_tokens the run ended limit_reached
+// with its counts; the budget's replaced result went into the run state
+// and the run ended context_exceeded; a run that continued as new after
+// the budget replaced a result refreshed the references it carried. Their
+// replay is in TestAgentRunReplaysRecordedHistories.
+func TestAgentRunRecordedHistoriesCoverTheLimitsAndTheBudget(t *testing.T) {
+	h := loadAgentHistory(t, "agent_limits")
+	require.EqualValues(t, 1, h.versions(t)["agent-limits"])
+	st, ok := h.result(t)
+	require.True(t, ok)
+	require.Equal(t, round.AgentLimitReached, st.Status)
+	require.Contains(t, st.Reason, round.LimitModelTokens)
+	require.Equal(t, 2, st.Round, "the third reply's calls did not run")
+	require.NotEmpty(t, st.Limits, "the status carries the limits and counts")
+
+	h = loadAgentHistory(t, "agent_budget")
+	require.EqualValues(t, 2, h.versions(t)["agent-budget"])
+	st, ok = h.result(t)
+	require.True(t, ok)
+	require.Equal(t, round.AgentContextExceeded, st.Status)
+	require.True(t, st.Conversation[2].Budgeted)
+	require.True(t, h.holds(`"result_refs":["toolround:blob:`), "a later round's state lists the replaced result")
+	require.True(t, h.holds(`"last":{"bytes":`), "a later call is estimated from the one before")
+
+	h = loadAgentHistory(t, "agent_budget_refresh")
+	require.EqualValues(t, 2, h.versions(t)["agent-budget"])
+	_, ok = h.result(t)
+	require.False(t, ok, "the first execution continued as new")
+	events := h.history.GetEvents()
+	require.Equal(t, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW, events[len(events)-1].GetEventType())
+	require.True(t, h.holds(round.ActivityRefreshContents), "the references were refreshed at continue-as-new")
+	require.True(t, h.holds(`"last_request":{"bytes":`), "the next execution estimates from the last request")
+}
