@@ -56,6 +56,9 @@ type Backend interface {
 	// replayFromStart ("0", which no event id is) replays every event the
 	// stream keeps.
 	Events(ctx context.Context, session, after string, ready func(), fn func(round.Event) error) error
+	// OpenWorkflows lists the session's open rounds and agent runs, which
+	// keep its workspace in use (W3).
+	OpenWorkflows(ctx context.Context, session string) ([]string, error)
 }
 
 // replayFromStart is the Last-Event-ID (or ?after=) that asks for a
@@ -85,6 +88,13 @@ var (
 	// ErrBadInput: anything else wrong with a request (400 bad_request;
 	// 400 invalid_input when it wraps round.ErrUnknownField).
 	ErrBadInput error = &round.Error{Code: round.CodeBadRequest, Message: "bad request"}
+	// ErrWorkspaceBusy: a round or agent run of the session is open (409
+	// workspace_busy).
+	ErrWorkspaceBusy error = &round.Error{Code: round.CodeWorkspaceBusy, Message: "the session's workspace is in use"}
+	// ErrPlacementOff: the workers keep every workspace in one folder that
+	// each of them sees, so no host binding exists to move (409
+	// placement_off, W4).
+	ErrPlacementOff error = &round.Error{Code: round.CodePlacementOff, Message: "workspaces are not bound to hosts"}
 	// ErrUnsupported: the workers cannot do this (501 not_implemented).
 	ErrUnsupported error = &round.Error{Code: round.CodeNotImplemented, Message: "not supported by the workers"}
 )
@@ -149,10 +159,13 @@ type RoundView struct {
 	Round      int    `json:"round,omitempty"`
 	// Status is running, completed or failed (cancelled, terminated and
 	// timed-out rounds count as failed, with Error saying which).
-	Status    string        `json:"status"`
-	Error     string        `json:"error,omitempty"`
-	StartTime time.Time     `json:"start_time,omitempty"`
-	Pending   []PendingCall `json:"pending,omitempty"`
+	Status    string    `json:"status"`
+	Error     string    `json:"error,omitempty"`
+	StartTime time.Time `json:"start_time,omitempty"`
+	// BuildID is the build whose worker started the round (its memo
+	// round.MemoBuildID, V1); empty for rounds from before.
+	BuildID string        `json:"build_id,omitempty"`
+	Pending []PendingCall `json:"pending,omitempty"`
 	// Progress is the round's progress query answer, as the worker gives it.
 	Progress json.RawMessage `json:"progress,omitempty"`
 	// Calls are the round's calls with their state or final status.

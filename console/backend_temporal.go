@@ -21,10 +21,12 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	tclient "go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/secrets"
 )
@@ -74,7 +76,7 @@ func NewTemporalBackend(tc tclient.Client, opts TemporalOptions) *TemporalBacken
 	}
 	co := client.Options{TaskQueue: opts.TaskQueue, Secrets: opts.Secrets}
 	if opts.Redis != nil {
-		co.Blobs = opts.Redis.Blobs()
+		co.Blobs, co.SecretData = opts.Redis.Blobs(), opts.Redis.SessionData()
 	}
 	return &TemporalBackend{tc: tc, c: client.New(tc, co), opts: opts, log: opts.Logger}
 }
@@ -120,7 +122,11 @@ func (b *TemporalBackend) Round(ctx context.Context, workflowID string) (*RoundV
 	if info.GetType().GetName() != round.WorkflowName {
 		return nil, fmt.Errorf("%s is not a round: %w", workflowID, ErrNotFound)
 	}
-	return b.view(ctx, workflowID, info.GetStatus(), info.GetStartTime().AsTime()), nil
+	v := b.view(ctx, workflowID, info.GetStatus(), info.GetStartTime().AsTime())
+	if p, ok := info.GetMemo().GetFields()[round.MemoBuildID]; ok {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &v.BuildID)
+	}
+	return v, nil
 }
 
 func (b *TemporalBackend) view(ctx context.Context, workflowID string, status enumspb.WorkflowExecutionStatus, start time.Time) *RoundView {
@@ -599,4 +605,9 @@ func (b *TemporalBackend) Events(ctx context.Context, session, after string, rea
 	}
 	ready()
 	return b.opts.Redis.Events().Watch(ctx, session, from, fn)
+}
+
+// OpenWorkflows lists the session's open rounds and agent runs (W3).
+func (b *TemporalBackend) OpenWorkflows(ctx context.Context, session string) ([]string, error) {
+	return workspace.OpenWorkflows(ctx, workspace.TemporalLister(b.tc, b.opts.Namespace), session)
 }

@@ -341,6 +341,7 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, p principal
 type callData struct {
 	pageData
 	WorkflowID, CallID, RoundStatus, CallStatus, Content string
+	BuildID                                              string
 	Card                                                 *card
 }
 
@@ -356,7 +357,7 @@ func (s *Server) callPage(w http.ResponseWriter, r *http.Request, p principal) {
 		s.errorPage(w, r, status, code, err.Error())
 		return
 	}
-	d := callData{pageData: s.base(p, "Call "+callID, r.URL.RequestURI()), WorkflowID: wfID, CallID: callID, RoundStatus: v.Status}
+	d := callData{pageData: s.base(p, "Call "+callID, r.URL.RequestURI()), WorkflowID: wfID, CallID: callID, RoundStatus: v.Status, BuildID: v.BuildID}
 	d.Session = v.SessionID
 	for _, pc := range v.Pending {
 		if pc.CallID == callID {

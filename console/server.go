@@ -39,6 +39,10 @@ type Options struct {
 	// LinkKey verifies the signed links of webhooks (NOTIFY_LINK_KEY, N2);
 	// nil: POST /link refuses every link.
 	LinkKey []byte
+	// Workdir is TOOLS_WORKDIR of workers in WORKSPACE=session whose
+	// folder the console sees (the same host or shared storage): the
+	// workspaces endpoints act there (W3). "": they answer 501.
+	Workdir string
 }
 
 // Server serves the API and the page.
@@ -107,6 +111,10 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/agents/{path...}", s.api(roleAny, s.postAgentPath))
 	m.HandleFunc("GET /api/v1/sessions/{session}/events", s.api(roleAny, s.getEvents))
 	m.HandleFunc("GET /api/v1/tools", s.api(roleAny, s.getTools))
+	m.HandleFunc("GET /api/v1/workspaces", s.api(roleAny, s.getWorkspaces))
+	m.HandleFunc("GET /api/v1/workspaces/{session}", s.api(roleAny, s.getWorkspace))
+	m.HandleFunc("DELETE /api/v1/workspaces/{session}", s.api(RoleApprover, s.deleteWorkspace))
+	m.HandleFunc("POST /api/v1/workspaces/{session}/move", s.api(RoleApprover, s.moveWorkspace))
 	m.HandleFunc("GET /api/v1/openapi.json", getOpenAPI)
 	m.HandleFunc("/api/", noEndpoint)
 	// Without these the mux would send the other methods of the two paths
@@ -145,8 +153,16 @@ func allowedMethod(path string) string {
 	switch path {
 	case "/api/v1/rounds", "/api/v1/approvals", "/api/v1/answers", "/api/v1/extend", "/api/v1/cancel", "/api/v1/agents":
 		return http.MethodPost
-	case "/api/v1/inbox", "/api/v1/openapi.json", "/api/v1/tools":
+	case "/api/v1/inbox", "/api/v1/openapi.json", "/api/v1/tools", "/api/v1/workspaces":
 		return http.MethodGet
+	}
+	if rest, ok := strings.CutPrefix(path, "/api/v1/workspaces/"); ok && rest != "" {
+		if session, ok := strings.CutSuffix(rest, "/move"); ok && session != "" && !strings.Contains(session, "/") {
+			return http.MethodPost
+		}
+		if !strings.Contains(rest, "/") {
+			return "GET, DELETE"
+		}
 	}
 	if rest, ok := strings.CutPrefix(path, "/api/v1/agents/"); ok && strings.HasSuffix(rest, "/messages") && rest != "/messages" {
 		return http.MethodPost
@@ -264,6 +280,8 @@ var statuses = []struct {
 	{round.CodeStaleWait, http.StatusConflict},
 	{round.CodeLinkUsed, http.StatusConflict},
 	{round.CodeInputMismatch, http.StatusConflict},
+	{round.CodeWorkspaceBusy, http.StatusConflict},
+	{round.CodePlacementOff, http.StatusConflict},
 	{round.CodeInvalidArgs, http.StatusBadRequest},
 	{round.CodeInvalidDecision, http.StatusBadRequest},
 	{round.CodeInvalidInput, http.StatusBadRequest},

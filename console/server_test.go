@@ -36,6 +36,8 @@ type fakeBackend struct {
 	inbox     []InboxEntry
 	events    chan round.Event
 	after     string // the last Events call's after
+	// moreAgents are listed after agentrun/s1/done on the session's page.
+	moreAgents []AgentView
 }
 
 func newFake() *fakeBackend {
@@ -158,8 +160,11 @@ func (f *fakeBackend) SessionAgents(ctx context.Context, session string) ([]Agen
 		return nil, nil
 	}
 	done, _ := f.Agent(ctx, "agentrun/s1/done")
-	return []AgentView{*done}, nil
+	return append([]AgentView{*done}, f.moreAgents...), nil
 }
+
+// OpenWorkflows: no session of the fake has a round open.
+func (f *fakeBackend) OpenWorkflows(context.Context, string) ([]string, error) { return nil, nil }
 
 func (f *fakeBackend) SendUserMessage(_ context.Context, id, text string) error {
 	switch id {
@@ -345,7 +350,7 @@ func TestRoundErrorsMapToStatuses(t *testing.T) {
 // the console, the client or round answers its code with its status.
 func TestErrorCodesKeepTheirStatuses(t *testing.T) {
 	want := map[string]int{"too_large": 413, "not_waiting": 404, "not_found": 404, "not_running": 409, "stale_approval": 409, "input_mismatch": 409,
-		"stale_wait": 409, "link_used": 409, "invalid_decision": 400, "invalid_args": 400, "invalid_input": 400, "bad_request": 400, "not_implemented": 501, "no_worker": 503, "timeout": 504,
+		"stale_wait": 409, "link_used": 409, "workspace_busy": 409, "placement_off": 409, "invalid_decision": 400, "invalid_args": 400, "invalid_input": 400, "bad_request": 400, "not_implemented": 501, "no_worker": 503, "timeout": 504,
 		"unauthorized": 401, "forbidden": 403, "csrf": 403, "method_not_allowed": 405, "internal": 500}
 	for code, status := range want {
 		require.Equal(t, status, statusFor(round.ErrorCode(code)), code)
@@ -353,7 +358,7 @@ func TestErrorCodesKeepTheirStatuses(t *testing.T) {
 	require.Len(t, statuses, len(want)-1, "every code of the table is pinned here")
 	for err, code := range map[error]string{
 		ErrNotFound: "not_found", ErrNotRunning: "not_running", ErrNotWaiting: "not_waiting", ErrStaleApproval: "stale_approval",
-		ErrInvalidArgs: "invalid_args", ErrBadInput: "bad_request", ErrUnsupported: "not_implemented",
+		ErrInvalidArgs: "invalid_args", ErrBadInput: "bad_request", ErrUnsupported: "not_implemented", ErrWorkspaceBusy: "workspace_busy", ErrPlacementOff: "placement_off",
 		client.ErrInputTooLarge: "too_large", client.ErrInputMismatch: "input_mismatch", client.ErrNotWaiting: "not_waiting",
 		client.ErrStaleApproval: "stale_approval", client.ErrInvalidArgs: "invalid_args",
 		fmt.Errorf("%w: %w", ErrBadInput, round.ErrUnknownField): "invalid_input",

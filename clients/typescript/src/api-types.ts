@@ -5,7 +5,7 @@
  * Every error answer: a machine-readable code and a sentence for people.
  */
 export interface ErrorBody {
-  error: "bad_request" | "invalid_input" | "invalid_args" | "unauthorized" | "forbidden" | "csrf" | "not_found" | "not_waiting" | "method_not_allowed" | "stale_approval" | "input_mismatch" | "not_running" | "too_large" | "internal" | "not_implemented" | "no_worker" | "timeout" | "stale_wait" | "invalid_decision";
+  error: "bad_request" | "invalid_input" | "invalid_args" | "unauthorized" | "forbidden" | "csrf" | "not_found" | "not_waiting" | "method_not_allowed" | "stale_approval" | "input_mismatch" | "not_running" | "too_large" | "internal" | "not_implemented" | "no_worker" | "timeout" | "stale_wait" | "invalid_decision" | "workspace_busy" | "placement_off";
   message?: string;
 }
 
@@ -143,6 +143,28 @@ export interface CallResult {
   repeat?: {
     [key: string]: unknown;
   };
+  /**
+   * What failed, when the tool's failure names it: `workspace_full` (the call's workspace passed WORKSPACE_MAX_BYTES, W3).
+   */
+  error_code?: string;
+  /**
+   * The images the tool returned beside `content` (F2), whose text keeps a line for each. `data` (base64) is present when the result carries the bytes; else `ref` names the blob that holds them, and an image above 4 MiB goes by reference only.
+   */
+  images?: ToolImage[] | null;
+  [key: string]: unknown;
+}
+
+/**
+ * An image a tool returned (F2).
+ */
+export interface ToolImage {
+  mime_type: string;
+  /**
+   * How many bytes the image has.
+   */
+  size: number;
+  data?: string;
+  ref?: string;
   [key: string]: unknown;
 }
 
@@ -180,7 +202,7 @@ export interface RoundResult {
   format?: "anthropic" | "responses";
   results: CallResult[] | null;
   /**
-   * What the caller appends to its conversation, in the input's format: tool messages (openai), one user message of tool_result blocks (anthropic), function_call_output items (responses).
+   * What the caller appends to its conversation, in the input's format: tool messages (openai), one user message of tool_result blocks (anthropic), function_call_output items (responses). An image is an image block (anthropic), an input_image part (responses) or its text line (openai), its bytes also in the result's images.
    */
   messages: Array<Message | AnthropicMessage | ResponsesItem> | null;
   /**
@@ -224,7 +246,7 @@ export interface RunningRound {
   error?: string;
   pending: PendingCall[];
   /**
-   * The round's progress query answer: which calls are queued, running, waiting or done.
+   * The round's progress query answer: which calls are queued, running, waiting or done, and the builds of the worker that answered (build_id) and of the one that started the round (started_build_id).
    */
   progress?: {
     [key: string]: unknown;
@@ -354,6 +376,18 @@ export interface AgentMessage {
   tool_calls?: ToolCall[] | null;
   arg_refs?: string[] | null;
   tool_call_id?: string;
+  /**
+   * For an assistant turn of the Messages or Responses API (F4): its format.
+   */
+  format?: "anthropic" | "responses";
+  /**
+   * For an assistant turn of the Messages or Responses API (F4): the turn as the API gave it (the assistant message; the output items), thoughts holding a stored secret sealed (F2); with raw_ref, only its calls.
+   */
+  raw?: unknown;
+  /**
+   * A turn too large for history is kept in the blob store under this reference; raw then holds only its calls, and the model gets the whole turn back.
+   */
+  raw_ref?: string;
   [key: string]: unknown;
 }
 
@@ -470,6 +504,43 @@ export interface Toolset {
   [key: string]: unknown;
 }
 
+/**
+ * A session's workspace (W3).
+ */
+export interface Workspace {
+  session: string;
+  /**
+   * Its folder on the console's host.
+   */
+  path: string;
+  /**
+   * The size of its files, versions and background output included.
+   */
+  bytes: number;
+  /**
+   * Its entries other than folders.
+   */
+  files: number;
+  /**
+   * The newest modification time of anything in it.
+   */
+  modified: string;
+  [key: string]: unknown;
+}
+
+export interface WorkspaceRemoved {
+  session: string;
+  removed: boolean;
+  [key: string]: unknown;
+}
+
+export interface WorkspaceMove {
+  /**
+   * The HOST_ID to bind the workspace to.
+   */
+  host: string;
+}
+
 /** The API's error codes (`Error.error`). */
 export type ErrorCode = ErrorBody["error"];
 
@@ -488,6 +559,10 @@ export const operations = {
   sendMessage: { method: "POST", path: "/api/v1/agents/agentrun/{session}/{run}/messages" },
   sessionEvents: { method: "GET", path: "/api/v1/sessions/{session}/events" },
   getTools: { method: "GET", path: "/api/v1/tools" },
+  listWorkspaces: { method: "GET", path: "/api/v1/workspaces" },
+  getWorkspace: { method: "GET", path: "/api/v1/workspaces/{session}" },
+  deleteWorkspace: { method: "DELETE", path: "/api/v1/workspaces/{session}" },
+  moveWorkspace: { method: "POST", path: "/api/v1/workspaces/{session}/move" },
 } as const;
 
 export type OperationId = keyof typeof operations;

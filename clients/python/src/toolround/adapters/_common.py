@@ -18,7 +18,9 @@ def openai_call(call_id: str, name: str, args: Any) -> Dict[str, Any]:
 def contents(result: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
     """Per call id: its tool message content (what the model reads) and its
     result entry."""
-    msgs = {m.get("tool_call_id"): m.get("content", "") for m in result.get("messages") or []}
+    # Tool messages only: in format openai a user message of the results'
+    # images may follow them (SPEC F2).
+    msgs = {m["tool_call_id"]: m.get("content", "") for m in result.get("messages") or [] if m.get("tool_call_id")}
     out = {}
     for r in result.get("results") or []:
         out[r["call_id"]] = {"content": msgs.get(r["call_id"], r.get("content", "")), "result": r}
