@@ -67,13 +67,17 @@ func TestSchemathesis(t *testing.T) {
 	if err := os.WriteFile(config, []byte("[checks.not_a_server_error]\nexpected-statuses = [\"2xx\", \"3xx\", \"4xx\", \"503\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// One worker: with two, schemathesis's threads parse Python source at
+	// once, which CPython 3.11 before 3.11.9 cannot do safely (its ast
+	// module's recursion counter is shared: "SystemError: AST constructor
+	// recursion depth mismatch", a runtime error of the tool, not a finding).
 	cmd := exec.CommandContext(ctx, py, "-m", "schemathesis.cli", "--config-file", config, "run", docPath, "--url", c.url,
 		"--header", "Authorization: Bearer "+c.approver,
 		"--phases", "examples,coverage,fuzzing,stateful", "--mode", "all",
 		"--checks", "all", "--exclude-checks", "positive_data_acceptance",
 		"--exclude-operation-id", "sessionEvents",
 		"--max-time", maxTime, "--max-examples", "60", "--request-timeout", "30",
-		"--seed", "1", "--workers", "2", "--no-color",
+		"--seed", "1", "--workers", "1", "--no-color",
 		"--report", "junit", "--report-dir", report)
 	cmd.Env = append(os.Environ(), "SCHEMATHESIS_HOOKS=", "NO_COLOR=1")
 	cmd.Dir = report
