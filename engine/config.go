@@ -83,8 +83,8 @@ type Config struct {
 	// search_web. Default none: search_web says no backend is configured.
 	SearchURL string
 	// Decision is the model that filters fetch_page and search_web results:
-	// DECISION_BASE_URL, DECISION_MODEL, DECISION_API_KEY, DECISION_TIMEOUT,
-	// DECISION_MAX_CHARS. Default: the extractive filter.
+	// DECISION_BASE_URL, DECISION_MODEL, DECISION_API_KEY, DECISION_API,
+	// DECISION_TIMEOUT, DECISION_MAX_CHARS. Default: the extractive filter.
 	Decision decision.Config
 	// DenyPrivate is HTTP_DENY_PRIVATE=true: the HTTP tools may not reach
 	// loopback and private addresses. Default false (the cloud metadata

@@ -2,6 +2,7 @@ package decision
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,7 +10,8 @@ import (
 	"github.com/toolround/toolround/internal/llm"
 )
 
-// Chat filters through an OpenAI-compatible chat-completions API. It never
+// Chat filters through a model: an OpenAI-compatible chat-completions API,
+// the Anthropic Messages API or the OpenAI Responses API (Config.API). It never
 // fails: when the model cannot answer (down, slow, an error status, a reply
 // that does not parse or is empty) it logs why and uses the extractive filter.
 type Chat struct {
@@ -66,6 +68,33 @@ func (c *Chat) ask(ctx context.Context, query, content string) (string, error) {
 		system = fmt.Sprintf(condensePrompt, replyChars)
 		user = "Document:\n" + content
 	}
+	var out string
+	switch c.model.API() {
+	case llm.APIAnthropic, llm.APIResponses:
+		reply, err := c.askTurn(ctx, system, user)
+		if err != nil {
+			return "", err
+		}
+		out = reply
+	default:
+		reply, err := c.askChat(ctx, system, user)
+		if err != nil {
+			return "", err
+		}
+		out = reply
+	}
+	out = strings.TrimSpace(out)
+	if out == "" {
+		return "", errors.New("reply is empty")
+	}
+	if len(out) > replyChars {
+		out = head(out, replyChars)
+	}
+	return note + out, nil
+}
+
+// askChat asks a chat-completions model.
+func (c *Chat) askChat(ctx context.Context, system, user string) (string, error) {
 	zero := 0.0 // a filter copies; it does not invent
 	body := chatRequest{
 		Messages:    []llm.Message{{Role: "system", Content: system}, {Role: "user", Content: user}},
@@ -81,14 +110,30 @@ func (c *Chat) ask(ctx context.Context, query, content string) (string, error) {
 	if len(reply.ToolCalls) > 0 && reply.Content == "" {
 		return "", errors.New("reply has no choices[0].message.content")
 	}
-	out := strings.TrimSpace(reply.Content)
-	if out == "" {
-		return "", errors.New("reply is empty")
+	return reply.Content, nil
+}
+
+// askTurn asks a Messages or Responses API model, streamed as those APIs
+// answer: one user message, the instructions as the request's system
+// (Messages) or instructions (Responses). A refusal is a failure (the
+// extractive filter answers); a reply cut at max_tokens keeps what came,
+// which the caller bounds anyway.
+func (c *Chat) askTurn(ctx context.Context, system, user string) (string, error) {
+	msg, err := json.Marshal(map[string]string{"role": "user", "content": user})
+	if err != nil {
+		return "", err
 	}
-	if len(out) > replyChars {
-		out = head(out, replyChars)
+	turn, err := c.model.StreamTurn(ctx, llm.TurnRequest{System: system, Input: []json.RawMessage{msg}}, nil)
+	if err != nil {
+		return "", err
 	}
-	return note + out, nil
+	if turn.Stop == llm.StopRefused {
+		return "", fmt.Errorf("the model refused (%s)", turn.StopReason)
+	}
+	if len(turn.Calls) > 0 && turn.Text == "" {
+		return "", errors.New("reply is a tool call, not text")
+	}
+	return turn.Text, nil
 }
 
 func (c *Chat) note(query string) string {

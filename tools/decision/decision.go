@@ -28,6 +28,7 @@ const (
 	EnvAPIKey   = "DECISION_API_KEY"
 	EnvTimeout  = "DECISION_TIMEOUT"   // a Go duration, such as 20s
 	EnvMaxChars = "DECISION_MAX_CHARS" // an integer
+	EnvAPI      = "DECISION_API"       // chat (default), anthropic or responses
 )
 
 // Config configures New. The zero value gives the extractive filter with its
@@ -38,6 +39,12 @@ type Config struct {
 	// client posts to BaseURL + "/chat/completions". Empty: no model, the
 	// extractive filter alone.
 	BaseURL string
+	// API is the API the model speaks, as LLM_API is for agent runs (F4):
+	// llm.APIChat (empty too) posts to BaseURL + "/chat/completions",
+	// llm.APIAnthropic to BaseURL + "/messages" (the Messages API, with
+	// top-level system and max_tokens), llm.APIResponses to BaseURL +
+	// "/responses" (instructions, store false).
+	API string
 	// Model names the chat model. Required when BaseURL is set.
 	Model string
 	// APIKey is sent as a bearer token when set.
@@ -99,7 +106,7 @@ func (c Config) withDefaults() Config {
 }
 
 // ConfigFromEnv reads DECISION_BASE_URL, DECISION_MODEL, DECISION_API_KEY,
-// DECISION_TIMEOUT and DECISION_MAX_CHARS through getenv (os.Getenv in a
+// DECISION_API, DECISION_TIMEOUT and DECISION_MAX_CHARS through getenv (os.Getenv in a
 // worker). Unset variables keep the defaults.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	conn, err := llm.Vars{BaseURL: EnvBaseURL, Model: EnvModel, APIKey: EnvAPIKey, Timeout: EnvTimeout, Errors: "decision", TimeoutExample: "20s"}.Read(getenv)
@@ -107,6 +114,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	c := Config{BaseURL: conn.BaseURL, Model: conn.Model, APIKey: conn.APIKey, Timeout: conn.Timeout}
+	switch api := strings.ToLower(strings.TrimSpace(getenv(EnvAPI))); api {
+	case "", llm.APIChat:
+	case llm.APIAnthropic, llm.APIResponses:
+		c.API = api
+	default:
+		return Config{}, fmt.Errorf("decision: %s=%q: want chat, anthropic or responses", EnvAPI, api)
+	}
 	if s := strings.TrimSpace(getenv(EnvMaxChars)); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n <= 0 {
@@ -125,7 +139,11 @@ func New(cfg Config) (Filter, error) {
 	if cfg.BaseURL == "" {
 		return ext, nil
 	}
-	model, err := llm.New(llm.Config{BaseURL: cfg.BaseURL, Model: cfg.Model, APIKey: cfg.APIKey, Timeout: cfg.Timeout, HTTPClient: cfg.HTTPClient}, EnvModel)
+	lc := llm.Config{BaseURL: cfg.BaseURL, Model: cfg.Model, APIKey: cfg.APIKey, Timeout: cfg.Timeout, HTTPClient: cfg.HTTPClient, API: cfg.API}
+	if cfg.MaxTokens > 0 {
+		lc.MaxTokens = cfg.MaxTokens // the Messages API requires max_tokens; this bound is the filter's
+	}
+	model, err := llm.New(lc, EnvModel)
 	if err != nil {
 		return nil, fmt.Errorf("decision: %w", err)
 	}
