@@ -337,6 +337,9 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 	if again != nil {
 		o.Attempts = 2
 	}
+	if gone != nil {
+		o.Attempts = 0 // it never started (W5)
+	}
 	o.Reconciled = err == nil && out.Reconciled
 	c.selfFinished = c.activity && err == nil && !out.Reconciled
 	c.Outcome = o
