@@ -47,9 +47,6 @@ func Workflow(ctx workflow.Context, st State) error {
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateMove, func(ctx workflow.Context, in MoveInput) (Binding, error) {
 		updates++
-		if in.Host == st.Binding.Host {
-			return st.Binding, nil
-		}
 		lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 			StartToCloseTimeout: 10 * time.Second,
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
@@ -62,8 +59,10 @@ func Workflow(ctx workflow.Context, st State) error {
 			return st.Binding, temporal.NewNonRetryableApplicationError(
 				"host "+in.Host+" has no worker polling "+HostQueue(st.TaskQueue, in.Host)+" within the host timeout", ErrTypeHostUnavailable, nil)
 		}
-		st.Binding.Host = in.Host
-		st.Binding.Generation++
+		if in.Host != st.Binding.Host { // a move to the bound host changes nothing
+			st.Binding.Host = in.Host
+			st.Binding.Generation++
+		}
 		return st.Binding, nil
 	}, workflow.UpdateHandlerOptions{Validator: check}); err != nil {
 		return err
