@@ -186,8 +186,7 @@ func TestHostQueueIsUnversioned(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, resp.GetPollers(), "the host queue has a poller")
 	for _, p := range resp.GetPollers() {
-		require.Empty(t, p.GetDeploymentOptions().GetDeploymentName(), "host queue poller %s is versioned", p.GetIdentity())
-		require.False(t, p.GetWorkerVersionCapabilities().GetUseVersioning(), "host queue poller %s is versioned", p.GetIdentity())
+		require.Nil(t, p.GetDeploymentOptions(), "host queue poller %s is versioned", p.GetIdentity())
 	}
 	main, err := tc.DescribeTaskQueue(ctx, e.taskQueue, enumspb.TASK_QUEUE_TYPE_WORKFLOW)
 	require.NoError(t, err)
