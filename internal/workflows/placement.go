@@ -149,6 +149,11 @@ func onHost[T any](r *run, ctx workflow.Context, opts workflow.ActivityOptions, 
 		opts.HeartbeatTimeout = p.HostTimeout
 	}
 	id := opts.ActivityID
+	// A host that polls but never starts the call (its slots taken for
+	// longer than the call may run) is waited for as long as the call
+	// may run, and no longer: each wait lasts the host timeout.
+	wait := max(opts.StartToCloseTimeout, p.HostTimeout)
+	tries := int(wait/p.HostTimeout) + 1
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for n := 0; ; n++ {
 			if !r.hostAlive(ctx) {
@@ -164,6 +169,11 @@ func onHost[T any](r *run, ctx workflow.Context, opts workflow.ActivityOptions, 
 			var te *temporal.TimeoutError
 			if err != nil && ctx.Err() == nil && errors.As(err, &te) && te.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START {
 				r.aliveAt = time.Time{}
+				if n+1 >= tries {
+					set.SetError(&hostGone{why: fmt.Sprintf("the workspace's host %s polls %s but did not start the call within %s, so it did not run",
+						r.bound.Host, opts.TaskQueue, wait)})
+					return
+				}
 				continue
 			}
 			if err != nil {

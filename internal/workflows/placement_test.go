@@ -209,3 +209,20 @@ func TestPlacedRoundWithoutWorkspaceCalls(t *testing.T) {
 	require.Equal(t, round.StatusOK, res.Results[0].Status)
 	require.Zero(t, p.binds)
 }
+
+// W5: a host that polls but never starts the call is waited for as long
+// as the call may run, then the call ends workspace_unavailable.
+func TestBusyHostIsWaitedForAsLongAsTheCallMayRun(t *testing.T) {
+	p := newPlacedHarness(t)
+	tries := 0
+	p.env.OnActivity(round.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+		func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error) {
+			tries++
+			return round.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+		})
+	res := p.run(t, auto(input(call("e1", "edit_file", `{"path":"b.txt","new_text":"x"}`))))
+	require.Greater(t, tries, 1)
+	require.Equal(t, round.StatusError, res.Results[0].Status)
+	require.Equal(t, round.ErrorCodeWorkspaceUnavailable, res.Results[0].ErrorCode)
+	require.Contains(t, res.Results[0].Content, "did not start the call within")
+}
