@@ -196,3 +196,35 @@ func TestHostQueueIsUnversioned(t *testing.T) {
 	}
 	require.True(t, versioned, "the worker's own queue is polled as a version of %s: %v", deployment, main.GetPollers())
 }
+
+// TestIdleHostStaysAlive is W5's presence: once the long polls of an idle
+// host queue's activity workers are older than WORKSPACE_HOST_TIMEOUT, the
+// host's presence polls still show it alive, and a workspace call runs
+// there rather than ending workspace_unavailable.
+func TestIdleHostStaysAlive(t *testing.T) {
+	e := newEnv(t, "WORKSPACE_PLACEMENT=host", "WORKSPACE_HOST_TIMEOUT=3s")
+	h := &placedHost{dir: t.TempDir(), id: "host-idle"}
+	e.startHost(h)
+	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
+	require.NoError(t, err)
+	defer tc.Close()
+	q := e.taskQueue + "@" + h.id
+	newest := func(typ enumspb.TaskQueueType) time.Time {
+		resp, err := tc.DescribeTaskQueue(context.Background(), q, typ)
+		require.NoError(t, err)
+		var last time.Time
+		for _, p := range resp.GetPollers() {
+			if at := p.GetLastAccessTime().AsTime(); at.After(last) {
+				last = at
+			}
+		}
+		return last
+	}
+	require.Eventually(t, func() bool {
+		last := newest(enumspb.TASK_QUEUE_TYPE_ACTIVITY)
+		return !last.IsZero() && time.Since(last) > 3*time.Second
+	}, 90*time.Second, 200*time.Millisecond, "the activity pollers' long polls go stale")
+	require.Less(t, time.Since(newest(enumspb.TASK_QUEUE_TYPE_WORKFLOW)), 3*time.Second, "the presence polls keep the host alive")
+	e.writeRead(t, 1, &round.RunState{Fetched: allTools})
+	require.FileExists(t, filepath.Join(h.dir, "notes.txt"))
+}
