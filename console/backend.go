@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/round"
 )
 
@@ -59,6 +60,10 @@ type Backend interface {
 	// OpenWorkflows lists the session's open rounds and agent runs, which
 	// keep its workspace in use (W3).
 	OpenWorkflows(ctx context.Context, session string) ([]string, error)
+	// MoveWorkspace rebinds the session's workspace to host through its
+	// workspace/<session> workflow (W4); an error placement.IsHostUnavailable
+	// reports when the host has no live poller (W5).
+	MoveWorkspace(ctx context.Context, session, host string) (placement.Binding, error)
 }
 
 // replayFromStart is the Last-Event-ID (or ?after=) that asks for a
@@ -95,6 +100,9 @@ var (
 	// each of them sees, so no host binding exists to move (409
 	// placement_off, W4).
 	ErrPlacementOff error = &round.Error{Code: round.CodePlacementOff, Message: "workspaces are not bound to hosts"}
+	// ErrHostUnavailable: no worker of the host polls its queue, so a
+	// workspace cannot move there (409 host_unavailable, W5).
+	ErrHostUnavailable error = &round.Error{Code: round.CodeHostUnavailable, Message: "the host has no live worker"}
 	// ErrUnsupported: the workers cannot do this (501 not_implemented).
 	ErrUnsupported error = &round.Error{Code: round.CodeNotImplemented, Message: "not supported by the workers"}
 )

@@ -26,6 +26,7 @@ import (
 
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/secrets"
@@ -605,6 +606,11 @@ func (b *TemporalBackend) Events(ctx context.Context, session, after string, rea
 	}
 	ready()
 	return b.opts.Redis.Events().Watch(ctx, session, from, fn)
+}
+
+// MoveWorkspace rebinds the session's workspace to host (W4).
+func (b *TemporalBackend) MoveWorkspace(ctx context.Context, session, host string) (placement.Binding, error) {
+	return placement.Move(ctx, b.tc, b.opts.TaskQueue, session, host)
 }
 
 // OpenWorkflows lists the session's open rounds and agent runs (W3).

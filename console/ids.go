@@ -18,6 +18,10 @@ type idKind int
 const (
 	kindRound idKind = 1 << iota // toolround/<session>/<run>/<round>
 	kindAgent                    // agentrun/<session>/<run>
+	// kindWorkspace is the workflow holding a session's workspace binding
+	// (W4): workspace/<session>. It is read with its session, so that a
+	// scoped token's checks apply; no round or agent run endpoint takes it.
+	kindWorkspace
 )
 
 func (k idKind) String() string {
@@ -26,6 +30,8 @@ func (k idKind) String() string {
 		return "round"
 	case kindAgent:
 		return "agent run"
+	case kindWorkspace:
+		return "workspace binding"
 	}
 	return "round or agent run"
 }
@@ -38,10 +44,13 @@ func (k idKind) shape() string {
 	if k&kindAgent != 0 {
 		s = append(s, round.AgentWorkflowIDPrefix+"/<session>/<run>")
 	}
+	if k&kindWorkspace != 0 {
+		s = append(s, round.WorkspaceWorkflowIDPrefix+"/<session>")
+	}
 	return strings.Join(s, " or ")
 }
 
-// parseWorkflowID reads a round's or an agent run's id: its kind and its
+// parseWorkflowID reads a round's, an agent run's or a workspace binding's id: its kind and its
 // session. ok is false for any other id, including one that would only
 // read as a round's after cleaning (dot segments, doubled or encoded
 // slashes, a round number with a sign or leading zeros).
@@ -56,6 +65,11 @@ func parseWorkflowID(id string) (kind idKind, session string, ok bool) {
 		kind = kindRound
 	case len(parts) == 3 && parts[0] == round.AgentWorkflowIDPrefix:
 		kind = kindAgent
+	case len(parts) == 2 && parts[0] == round.WorkspaceWorkflowIDPrefix:
+		if !round.ValidIdentifier(parts[1]) {
+			return 0, "", false
+		}
+		return kindWorkspace, parts[1], true
 	default:
 		return 0, "", false
 	}

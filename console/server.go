@@ -43,6 +43,10 @@ type Options struct {
 	// folder the console sees (the same host or shared storage): the
 	// workspaces endpoints act there (W3). "": they answer 501.
 	Workdir string
+	// Placement is the workers' WORKSPACE_PLACEMENT (W4): with host, POST
+	// /api/v1/workspaces/{session}/move rebinds a workspace; otherwise it
+	// answers 409 placement_off.
+	Placement string
 }
 
 // Server serves the API and the page.
@@ -282,6 +286,7 @@ var statuses = []struct {
 	{round.CodeInputMismatch, http.StatusConflict},
 	{round.CodeWorkspaceBusy, http.StatusConflict},
 	{round.CodePlacementOff, http.StatusConflict},
+	{round.CodeHostUnavailable, http.StatusConflict},
 	{round.CodeInvalidArgs, http.StatusBadRequest},
 	{round.CodeInvalidDecision, http.StatusBadRequest},
 	{round.CodeInvalidInput, http.StatusBadRequest},

@@ -17,8 +17,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/round"
 )
 
@@ -165,6 +167,13 @@ func (f *fakeBackend) SessionAgents(ctx context.Context, session string) ([]Agen
 
 // OpenWorkflows: no session of the fake has a round open.
 func (f *fakeBackend) OpenWorkflows(context.Context, string) ([]string, error) { return nil, nil }
+
+func (f *fakeBackend) MoveWorkspace(_ context.Context, _, host string) (placement.Binding, error) {
+	if host == "dead" {
+		return placement.Binding{}, temporal.NewNonRetryableApplicationError("host dead has no worker polling q@dead within the host timeout", placement.ErrTypeHostUnavailable, nil)
+	}
+	return placement.Binding{Host: host, Generation: 2}, nil
+}
 
 func (f *fakeBackend) SendUserMessage(_ context.Context, id, text string) error {
 	switch id {
@@ -350,7 +359,7 @@ func TestRoundErrorsMapToStatuses(t *testing.T) {
 // the console, the client or round answers its code with its status.
 func TestErrorCodesKeepTheirStatuses(t *testing.T) {
 	want := map[string]int{"too_large": 413, "not_waiting": 404, "not_found": 404, "not_running": 409, "stale_approval": 409, "input_mismatch": 409,
-		"stale_wait": 409, "link_used": 409, "workspace_busy": 409, "placement_off": 409, "invalid_decision": 400, "invalid_args": 400, "invalid_input": 400, "bad_request": 400, "not_implemented": 501, "no_worker": 503, "timeout": 504,
+		"stale_wait": 409, "link_used": 409, "workspace_busy": 409, "placement_off": 409, "host_unavailable": 409, "invalid_decision": 400, "invalid_args": 400, "invalid_input": 400, "bad_request": 400, "not_implemented": 501, "no_worker": 503, "timeout": 504,
 		"unauthorized": 401, "forbidden": 403, "csrf": 403, "method_not_allowed": 405, "internal": 500}
 	for code, status := range want {
 		require.Equal(t, status, statusFor(round.ErrorCode(code)), code)
@@ -358,7 +367,7 @@ func TestErrorCodesKeepTheirStatuses(t *testing.T) {
 	require.Len(t, statuses, len(want)-1, "every code of the table is pinned here")
 	for err, code := range map[error]string{
 		ErrNotFound: "not_found", ErrNotRunning: "not_running", ErrNotWaiting: "not_waiting", ErrStaleApproval: "stale_approval",
-		ErrInvalidArgs: "invalid_args", ErrBadInput: "bad_request", ErrUnsupported: "not_implemented", ErrWorkspaceBusy: "workspace_busy", ErrPlacementOff: "placement_off",
+		ErrInvalidArgs: "invalid_args", ErrBadInput: "bad_request", ErrUnsupported: "not_implemented", ErrWorkspaceBusy: "workspace_busy", ErrPlacementOff: "placement_off", ErrHostUnavailable: "host_unavailable",
 		client.ErrInputTooLarge: "too_large", client.ErrInputMismatch: "input_mismatch", client.ErrNotWaiting: "not_waiting",
 		client.ErrStaleApproval: "stale_approval", client.ErrInvalidArgs: "invalid_args",
 		fmt.Errorf("%w: %w", ErrBadInput, round.ErrUnknownField): "invalid_input",

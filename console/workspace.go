@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net/http"
 
+	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/round"
 )
@@ -112,11 +113,64 @@ func (s *Server) removeWorkspace(ctx context.Context, r *http.Request, p princip
 	return notFoundWorkspace(session, workspace.Remove(dir, session))
 }
 
-// moveWorkspace would rebind a workspace to a host (W4, W5).
+// moveBody is POST /api/v1/workspaces/{session}/move's body.
+type moveBody struct {
+	Host string `json:"host"`
+}
+
+// moveWorkspace rebinds a session's workspace to a host (W4, W5), through
+// its workspace/<session> workflow: 409 placement_off when the workers
+// keep every workspace in one folder, workspace_busy while a round or
+// agent run of the session is open, host_unavailable when no worker of
+// the host polls its queue. Files do not follow unless the folder is
+// shared storage.
 func (s *Server) moveWorkspace(w http.ResponseWriter, r *http.Request, p principal) {
-	if _, err := s.workspaceSession(r, p); err != nil {
+	session, err := s.workspaceSession(r, p)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.fail(w, r, fmt.Errorf("%w: the workers keep workspaces in one folder every host sees (WORKSPACE_PLACEMENT=shared), so there is no host to move it from or to", ErrPlacementOff))
+	if s.opts.Placement != placement.Host {
+		s.fail(w, r, fmt.Errorf("%w: the workers keep workspaces in one folder every host sees (WORKSPACE_PLACEMENT=shared), so there is no host to move it from or to", ErrPlacementOff))
+		return
+	}
+	var body moveBody
+	if err := s.decodeJSON(w, r, &body); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := placement.CheckHostID(body.Host); err != nil {
+		s.fail(w, r, fmt.Errorf("%w: host: %v", ErrBadInput, err))
+		return
+	}
+	open, err := s.b.OpenWorkflows(r.Context(), session)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if len(open) > 0 {
+		s.fail(w, r, fmt.Errorf("%w: %v", ErrWorkspaceBusy, &workspace.BusyError{Session: session, Open: open}))
+		return
+	}
+	b, err := s.b.MoveWorkspace(r.Context(), session, body.Host)
+	if placement.IsHostUnavailable(err) {
+		err = fmt.Errorf("%w: %v", ErrHostUnavailable, rootMessage(err))
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.log.Info("workspace moved", "session", session, "host", b.Host, "generation", b.Generation, "by", p.Name)
+	writeJSON(w, http.StatusOK, map[string]any{"session": session, "host": b.Host, "generation": b.Generation})
+}
+
+// rootMessage is the innermost error's message.
+func rootMessage(err error) string {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err.Error()
+		}
+		err = next
+	}
 }

@@ -120,3 +120,55 @@ func doAny(t *testing.T, ts *httptest.Server, method, path, token string) (int, 
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
 	return resp.StatusCode, out
 }
+
+// W4, W5: with WORKSPACE_PLACEMENT=host, POST .../move rebinds the
+// workspace (an approver's, 200 with the binding), answers 409
+// workspace_busy while a round of the session is open, 409
+// host_unavailable for a host with no live worker, and 400 for a host
+// that is not a HOST_ID.
+func TestWorkspaceMoveWithPlacement(t *testing.T) {
+	f := &busyFake{fakeBackend: newFake(), open: map[string][]string{"busy": {"toolround/busy/r/1"}}}
+	s, err := New(Options{Backend: f, Placement: "host", Tokens: []Token{
+		{Secret: approverToken, Name: "alice", Role: RoleApprover},
+		{Secret: agentToken, Name: "bot", Role: RoleAgent},
+	}})
+	require.NoError(t, err)
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+
+	code, one := do(t, ts, "POST", "/api/v1/workspaces/idle/move", approverToken, `{"host":"h2"}`)
+	require.Equal(t, http.StatusOK, code, "%v", one)
+	require.Equal(t, "h2", one["host"])
+	require.EqualValues(t, 2, one["generation"])
+	code, one = do(t, ts, "POST", "/api/v1/workspaces/idle/move", agentToken, `{"host":"h2"}`)
+	require.Equal(t, http.StatusForbidden, code, "%v", one)
+	code, one = do(t, ts, "POST", "/api/v1/workspaces/busy/move", approverToken, `{"host":"h2"}`)
+	require.Equal(t, http.StatusConflict, code)
+	require.Equal(t, "workspace_busy", one["error"])
+	code, one = do(t, ts, "POST", "/api/v1/workspaces/idle/move", approverToken, `{"host":"dead"}`)
+	require.Equal(t, http.StatusConflict, code)
+	require.Equal(t, "host_unavailable", one["error"])
+	require.Contains(t, one["message"], "q@dead")
+	code, one = do(t, ts, "POST", "/api/v1/workspaces/idle/move", approverToken, `{"host":"a/b"}`)
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Equal(t, "bad_request", one["error"])
+	code, one = do(t, ts, "POST", "/api/v1/workspaces/idle/move", approverToken, `{"host":"h2","x":1}`)
+	require.Equal(t, http.StatusBadRequest, code, "%v", one)
+}
+
+// The id checks read workspace/<session> (W4) with its session, and no
+// round or agent run endpoint takes it.
+func TestWorkspaceBindingIDs(t *testing.T) {
+	kind, session, ok := parseWorkflowID("workspace/s-1")
+	require.True(t, ok)
+	require.Equal(t, kindWorkspace, kind)
+	require.Equal(t, "s-1", session)
+	for _, bad := range []string{"workspace/", "workspace/a/b", "workspace/../x", "workspace/-a"} {
+		_, _, ok := parseWorkflowID(bad)
+		require.False(t, ok, bad)
+	}
+	_, _, err := checkID("workspace/s-1", kindRound|kindAgent)
+	require.ErrorIs(t, err, ErrNotFound)
+	_, _, err = checkID("workspace/s-1", kindWorkspace)
+	require.NoError(t, err)
+}

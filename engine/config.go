@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/envconf"
+	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
@@ -57,6 +58,19 @@ type Config struct {
 	// WorkspaceTTL is WORKSPACE_TTL (W3): in session mode, a workspace idle
 	// this long is removed, never one in use. Default none (kept).
 	WorkspaceTTL time.Duration
+	// Placement is WORKSPACE_PLACEMENT (W4): shared, every worker sees
+	// every workspace (one folder or shared storage), or host, each
+	// session's workspace is bound to one host and its workspace calls run
+	// on that host's queue, <TASK_QUEUE>@<HOST_ID>. Default shared.
+	Placement string
+	// HostID is HOST_ID, this worker's host under placement=host. Default:
+	// the id kept in TOOLS_WORKDIR/.toolround/host-id, made on first
+	// start, so it follows the disk.
+	HostID string
+	// HostTimeout is WORKSPACE_HOST_TIMEOUT (W5): a host with no poller
+	// seen this long is gone, and calls bound to it that never started
+	// end workspace_unavailable. Default 60s; at least 3s.
+	HostTimeout time.Duration
 	// MaxConcurrent is MAX_CONCURRENT_TOOLS. Default max(3, cores/2).
 	MaxConcurrent int
 	// ConfirmTimeout is CONFIRM_TIMEOUT. Default 30m.
@@ -198,6 +212,20 @@ func ConfigFromEnv() (Config, error) {
 	}
 	if c.WorkspaceTTL, err = envDuration(workspace.EnvTTL, 0); err != nil {
 		return c, err
+	}
+	if c.Placement, err = placement.ParsePlacement(os.Getenv(placement.EnvPlacement)); err != nil {
+		return c, err
+	}
+	if c.HostID = strings.TrimSpace(os.Getenv(placement.EnvHostID)); c.HostID != "" {
+		if err := placement.CheckHostID(c.HostID); err != nil {
+			return c, err
+		}
+	}
+	if c.HostTimeout, err = envDuration(placement.EnvHostTimeout, placement.DefaultHostTimeout); err != nil {
+		return c, err
+	}
+	if c.HostTimeout < placement.MinHostTimeout {
+		return c, fmt.Errorf("%s=%s: want at least %s", placement.EnvHostTimeout, c.HostTimeout, placement.MinHostTimeout)
 	}
 	if c.MaxConcurrent, err = envInt("MAX_CONCURRENT_TOOLS", 0); err != nil {
 		return c, err

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -50,5 +51,50 @@ func TestConfirmTimeoutBounds(t *testing.T) {
 		require.Contains(t, err.Error(), "CONFIRM_TIMEOUT", v)
 		require.Contains(t, err.Error(), "7 days", v)
 		require.NotContains(t, err.Error(), "\n", v)
+	}
+}
+
+// TestPlacementConfig: WORKSPACE_PLACEMENT, HOST_ID and
+// WORKSPACE_HOST_TIMEOUT (W4, W5): their defaults, and a clear error for
+// a bad value of each.
+func TestPlacementConfig(t *testing.T) {
+	t.Setenv("REDIS_URL", "none")
+	c, err := ConfigFromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Placement != "shared" || c.HostID != "" || c.HostTimeout != time.Minute {
+		t.Fatalf("defaults: %q %q %s", c.Placement, c.HostID, c.HostTimeout)
+	}
+	t.Setenv("WORKSPACE_PLACEMENT", "host")
+	t.Setenv("HOST_ID", "box-1")
+	t.Setenv("WORKSPACE_HOST_TIMEOUT", "5s")
+	if c, err = ConfigFromEnv(); err != nil || c.Placement != "host" || c.HostID != "box-1" || c.HostTimeout != 5*time.Second {
+		t.Fatalf("set: %+v %v", c, err)
+	}
+	for name, bad := range map[string]string{"WORKSPACE_PLACEMENT": "everywhere", "HOST_ID": "a/b", "WORKSPACE_HOST_TIMEOUT": "1s"} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, bad)
+			if _, err := ConfigFromEnv(); err == nil || !strings.Contains(err.Error(), name) {
+				t.Fatalf("%s=%s: %v", name, bad, err)
+			}
+		})
+	}
+}
+
+// TestHostIDFollowsTheDisk: without HOST_ID the id is made once in
+// TOOLS_WORKDIR/.toolround/host-id and read again on the next start.
+func TestHostIDFollowsTheDisk(t *testing.T) {
+	dir := t.TempDir()
+	a, err := hostID(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := hostID(dir)
+	if err != nil || a != b || a == "" {
+		t.Fatalf("%q %q %v", a, b, err)
+	}
+	if other, _ := hostID(t.TempDir()); other == a {
+		t.Fatal("two disks, one id")
 	}
 }

@@ -2,9 +2,15 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -12,6 +18,7 @@ import (
 
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/activities"
+	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/tools"
@@ -72,6 +79,13 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		return nil, err
 	}
 	wd.SetMaxBytes(cfg.WorkspaceMaxBytes)
+	if cfg.Placement == placement.Host && cfg.HostID == "" {
+		if cfg.HostID, err = hostID(wd.Dir()); err != nil {
+			_ = wd.Close()
+			_ = t.Shutdown(ctx)
+			return nil, err
+		}
+	}
 	if cfg.WorkspaceTTL > 0 && !wd.PerSession() {
 		_ = wd.Close()
 		_ = t.Shutdown(ctx)
@@ -137,9 +151,58 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		ContextTokens:    cfg.ContextTokens,
 		Notify:           notifySettings(cfg.Notify),
 		BuildID:          cfg.BuildID,
+		Placement:        placementSettings(cfg),
 	})
 	e.Workflow = &workflows.RoundWorkflow{Catalog: e.Catalog}
 	return e, nil
+}
+
+// placementSettings are what a round records of WORKSPACE_PLACEMENT=host;
+// nil for shared.
+func placementSettings(cfg Config) *workflows.PlacementSettings {
+	if cfg.Placement != placement.Host {
+		return nil
+	}
+	return &workflows.PlacementSettings{TaskQueue: cfg.TaskQueue, HostID: cfg.HostID, HostTimeout: cfg.HostTimeout}
+}
+
+// hostID is the HOST_ID kept in dir/.toolround/host-id, made on first
+// start: a random id, so that it follows the disk, not the host name.
+func hostID(dir string) (string, error) {
+	p := filepath.Join(dir, placement.HostIDFile)
+	for range 2 {
+		b, err := os.ReadFile(p)
+		if err == nil {
+			id := strings.TrimSpace(string(b))
+			if err := placement.CheckHostID(id); err != nil {
+				return "", fmt.Errorf("%s: %w", p, err)
+			}
+			return id, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("HOST_ID: %w", err)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return "", fmt.Errorf("HOST_ID: %w", err)
+		}
+		rb := make([]byte, 6)
+		_, _ = rand.Read(rb)
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue // another worker on this disk made it first
+		}
+		if err != nil {
+			return "", fmt.Errorf("HOST_ID: %w", err)
+		}
+		_, werr := fmt.Fprintf(f, "h-%s\n", hex.EncodeToString(rb))
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			return "", fmt.Errorf("HOST_ID: %w", werr)
+		}
+	}
+	return "", fmt.Errorf("HOST_ID: %s could not be read", p)
 }
 
 // registerTools adds the built-in tools, the MCP servers' tools and the

@@ -50,6 +50,30 @@ func roundActivities(acts *activities.Activities) []swap {
 // programming error.
 func registerAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activities.Activities, swaps ...swap) {
 	r.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
+	for _, f := range swapped(acts, swaps) {
+		r.RegisterActivityWithOptions(f.Func, activity.RegisterOptions{Name: f.Name})
+	}
+	registerAgent(r, wf, acts)
+	r.RegisterWorkflowWithOptions(workflows.ToolCatalog, workflow.RegisterOptions{Name: round.WorkflowToolCatalog})
+	r.RegisterActivityWithOptions(acts.ListTools, activity.RegisterOptions{Name: round.ActivityListTools})
+}
+
+// hostActivities are the round's activities that act in a workspace,
+// which a placed round sends to the host queue (W4), with swaps.
+var hostActivities = map[string]bool{round.ActivityExecuteTool: true, round.ActivityCheckFiles: true, round.ActivityReconcile: true}
+
+// registerHost registers the workspace activities on a host queue's
+// worker.
+func registerHost(r worker.Registry, acts *activities.Activities, swaps ...swap) {
+	for _, f := range swapped(acts, swaps) {
+		if hostActivities[f.Name] {
+			r.RegisterActivityWithOptions(f.Func, activity.RegisterOptions{Name: f.Name})
+		}
+	}
+}
+
+// swapped is roundActivities with swaps.
+func swapped(acts *activities.Activities, swaps []swap) []swap {
 	fns := roundActivities(acts)
 	for _, s := range swaps {
 		found := false
@@ -62,12 +86,7 @@ func registerAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activitie
 			panic(fmt.Sprintf("engine: swap for %q: the round has no activity of that name", s.Name))
 		}
 	}
-	for _, f := range fns {
-		r.RegisterActivityWithOptions(f.Func, activity.RegisterOptions{Name: f.Name})
-	}
-	registerAgent(r, wf, acts)
-	r.RegisterWorkflowWithOptions(workflows.ToolCatalog, workflow.RegisterOptions{Name: round.WorkflowToolCatalog})
-	r.RegisterActivityWithOptions(acts.ListTools, activity.RegisterOptions{Name: round.ActivityListTools})
+	return fns
 }
 
 // registerNotify registers the notification workflow and its activity

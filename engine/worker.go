@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/tools"
 )
@@ -85,10 +86,17 @@ type Worker struct {
 	// or its default).
 	Bound int
 
-	w         worker.Worker
-	started   bool
-	ownClient bool
-	metrics   *http.Server
+	w       worker.Worker
+	started bool
+	// host is the worker of the host queue (WORKSPACE_PLACEMENT=host);
+	// stopPresence ends its presence polls, presenceDone is closed once
+	// they have.
+	host         worker.Worker
+	hostStarted  bool
+	stopPresence context.CancelFunc
+	presenceDone chan struct{}
+	ownClient    bool
+	metrics      *http.Server
 	// stopJanitor ends the WORKSPACE_TTL sweeps; janitorDone is closed
 	// once they have.
 	stopJanitor context.CancelFunc
@@ -139,6 +147,9 @@ func StartWorker(ctx context.Context, cfg Config, logger *slog.Logger, opts ...O
 	if e.Config.Deployment != "" {
 		attrs = append(attrs, "deployment", e.Config.Deployment)
 	}
+	if e.Config.Placement == placement.Host {
+		attrs = append(attrs, "placement", placement.Host, "host_id", e.Config.HostID, "host_queue", placement.HostQueue(cfg.TaskQueue, e.Config.HostID))
+	}
 	logger.Info("worker started", append(attrs, o.logAttrs...)...)
 	return wk, nil
 }
@@ -177,6 +188,7 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 	}
 	registerAll(wk.w, e.Workflow, e.Activities, swaps...)
 	registerNotify(wk.w, e.Notifier)
+	placement.Register(wk.w, &placement.Activities{Client: wk.Client, TaskQueue: e.Config.TaskQueue, Timeout: e.Config.HostTimeout})
 	for _, nw := range o.workflows {
 		wk.w.RegisterWorkflowWithOptions(nw.fn, workflow.RegisterOptions{Name: nw.name})
 	}
@@ -207,8 +219,22 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	wk.started = true
+	if err := wk.startHost(swaps); err != nil {
+		return err
+	}
 	if ttl := e.Config.WorkspaceTTL; ttl > 0 {
-		j := &workspace.Janitor{Workdir: e.Workdir.Dir(), TTL: ttl, Logger: e.Logger, Removed: e.Workdir.Forget,
+		removed := e.Workdir.Forget
+		if e.Config.Placement == placement.Host {
+			removed = func(session string) {
+				e.Workdir.Forget(session)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				if err := placement.Release(ctx, wk.Client, session, e.Config.HostID); err != nil {
+					e.Logger.Warn("the workspace was removed, but its binding to this host was not released", "session", session, "error", err)
+				}
+			}
+		}
+		j := &workspace.Janitor{Workdir: e.Workdir.Dir(), TTL: ttl, Logger: e.Logger, Removed: removed,
 			Lister: workspace.TemporalLister(wk.Client, e.Config.Namespace)}
 		ctx, cancel := context.WithCancel(context.Background())
 		wk.stopJanitor, wk.janitorDone = cancel, make(chan struct{})
@@ -218,6 +244,36 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 		}()
 	}
 	return becomeCurrentIfNone(ctx, wk.Client, e.Config, e.Logger, 30*time.Second)
+}
+
+// startHost starts, under WORKSPACE_PLACEMENT=host, the worker of this
+// host's queue, <TASK_QUEUE>@<HOST_ID>, which serves the workspace
+// activities (W4), and its presence polls. It is unversioned whatever
+// WORKER_DEPLOYMENT says: a host queue is one host's, whichever build
+// runs there (V1).
+func (wk *Worker) startHost(swaps []swap) error {
+	e := wk.Engine
+	if e.Config.Placement != placement.Host {
+		return nil
+	}
+	opts := worker.Options{WorkerStopTimeout: e.Config.StopTimeout}
+	if e.Telemetry.WorkerInterceptor != nil {
+		opts.Interceptors = append(opts.Interceptors, e.Telemetry.WorkerInterceptor)
+	}
+	q := placement.HostQueue(e.Config.TaskQueue, e.Config.HostID)
+	wk.host = worker.New(wk.Client, q, opts)
+	registerHost(wk.host, e.Activities, swaps...)
+	if err := wk.host.Start(); err != nil {
+		return fmt.Errorf("start the worker of host queue %s: %w", q, err)
+	}
+	wk.hostStarted = true
+	ctx, cancel := context.WithCancel(context.Background())
+	wk.stopPresence, wk.presenceDone = cancel, make(chan struct{})
+	go func() {
+		defer close(wk.presenceDone)
+		placement.Presence(ctx, wk.Client, e.Config.Namespace, e.Config.TaskQueue, e.Config.HostID, e.Config.HostTimeout, e.Logger)
+	}()
+	return nil
 }
 
 // Stop stops polling, waits for running activities as the SDK does, and
@@ -230,6 +286,13 @@ func (wk *Worker) Stop() {
 	}
 	if wk.started {
 		wk.w.Stop()
+	}
+	if wk.stopPresence != nil {
+		wk.stopPresence()
+		<-wk.presenceDone
+	}
+	if wk.hostStarted {
+		wk.host.Stop()
 	}
 	if wk.metrics != nil {
 		_ = wk.metrics.Close()

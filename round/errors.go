@@ -24,19 +24,20 @@ const (
 	CodeInvalidDecision ErrorCode = ErrInvalidDecision // a decision with fields its wait does not take (B1, B2)
 	CodeLinkUsed        ErrorCode = ErrLinkUsed        // a signed link that has decided already (N2)
 
-	CodeBadRequest     ErrorCode = "bad_request"     // an input or request that cannot be run at all
-	CodeInvalidInput   ErrorCode = "invalid_input"   // a field the contract does not know (U8)
-	CodeTooLarge       ErrorCode = "too_large"       // an input above the size a round takes
-	CodeInputMismatch  ErrorCode = "input_mismatch"  // a round id reused with another input
-	CodeNotFound       ErrorCode = "not_found"       // no such round or agent run
-	CodeNotRunning     ErrorCode = "not_running"     // the agent run has ended
-	CodeRoundEnded     ErrorCode = "round_ended"     // the round has ended and takes nothing more
-	CodeRoundFailed    ErrorCode = "round_failed"    // a run's last round failed, so its state is lost (U9)
-	CodeNoWorker       ErrorCode = "no_worker"       // no worker polls the task queue
-	CodeNotImplemented ErrorCode = "not_implemented" // the workers cannot do this
-	CodeTimeout        ErrorCode = "timeout"         // the answer did not come in time
-	CodeWorkspaceBusy  ErrorCode = "workspace_busy"  // a round or agent run of the session is open, so its workspace stays (W3)
-	CodePlacementOff   ErrorCode = "placement_off"   // workspaces are not bound to hosts, so there is nothing to move (W4)
+	CodeBadRequest      ErrorCode = "bad_request"      // an input or request that cannot be run at all
+	CodeInvalidInput    ErrorCode = "invalid_input"    // a field the contract does not know (U8)
+	CodeTooLarge        ErrorCode = "too_large"        // an input above the size a round takes
+	CodeInputMismatch   ErrorCode = "input_mismatch"   // a round id reused with another input
+	CodeNotFound        ErrorCode = "not_found"        // no such round or agent run
+	CodeNotRunning      ErrorCode = "not_running"      // the agent run has ended
+	CodeRoundEnded      ErrorCode = "round_ended"      // the round has ended and takes nothing more
+	CodeRoundFailed     ErrorCode = "round_failed"     // a run's last round failed, so its state is lost (U9)
+	CodeNoWorker        ErrorCode = "no_worker"        // no worker polls the task queue
+	CodeNotImplemented  ErrorCode = "not_implemented"  // the workers cannot do this
+	CodeTimeout         ErrorCode = "timeout"          // the answer did not come in time
+	CodeWorkspaceBusy   ErrorCode = "workspace_busy"   // a round or agent run of the session is open, so its workspace stays (W3)
+	CodePlacementOff    ErrorCode = "placement_off"    // workspaces are not bound to hosts, so there is nothing to move (W4)
+	CodeHostUnavailable ErrorCode = "host_unavailable" // no worker of the host polls its queue, so a workspace cannot move there (W5)
 )
 
 // Error is an error with a code. errors.Is(err, target) holds for a target

@@ -211,6 +211,15 @@ func WorkflowID(sessionID, runID string, round int) string {
 	return fmt.Sprintf("%s/%s/%s/%d", WorkflowIDPrefix, sessionID, runID, round)
 }
 
+// WorkspaceWorkflowIDPrefix is the first segment of the id of the workflow
+// that holds a session's workspace binding (W4): workspace/<session>.
+const WorkspaceWorkflowIDPrefix = "workspace"
+
+// WorkspaceWorkflowID is the id of the workflow holding session's binding.
+func WorkspaceWorkflowID(sessionID string) string {
+	return WorkspaceWorkflowIDPrefix + "/" + sessionID
+}
+
 // SessionRoundsPrefix starts the workflow id of every round of a session.
 func SessionRoundsPrefix(sessionID string) string {
 	return WorkflowIDPrefix + "/" + sessionID + "/"
@@ -246,9 +255,15 @@ type CallResult struct {
 	// order; Format.Messages gives them in each format's own objects.
 	Images []Image `json:"images,omitempty"`
 	// ErrorCode names what failed when a tool's failure says so:
-	// "workspace_full" (W3).
+	// "workspace_full" (W3), "workspace_unavailable" (W5).
 	ErrorCode string `json:"error_code,omitempty"`
 }
+
+// ErrorCodeWorkspaceUnavailable is the error_code of a call of a placed
+// workspace (WORKSPACE_PLACEMENT=host) that never started because no
+// worker of the workspace's host polled its queue within
+// WORKSPACE_HOST_TIMEOUT (W5).
+const ErrorCodeWorkspaceUnavailable = "workspace_unavailable"
 
 // Image is an image a tool returned (an MCP server's image content, F2):
 // its MIME type and its bytes. A worker with a blob store keeps the bytes

@@ -62,6 +62,10 @@ type DedupeEntry struct {
 	// its tool records it (read_files): before the entry is served again,
 	// the round checks that none of them changed (U3).
 	Files map[string]FileState `json:"files,omitempty"`
+	// Generation is the workspace binding's generation the entry was made
+	// under, for a workspace call of a placed round (W5): a round bound
+	// under another generation never serves it.
+	Generation int `json:"generation,omitempty"`
 }
 
 // FileState is what a result records of a file it read (U3): its size,

@@ -140,6 +140,29 @@ type Definition struct {
 	// state differs from the recorded one, or that it could not look at.
 	// A round calls it before it serves such a result again (U3).
 	Changed func(ctx context.Context, files map[string]FileState) []string `json:"-"`
+	// Workspace: the tool acts in the session's workspace though none of
+	// the facts InWorkspace reads says so (an application's tool that
+	// writes files there).
+	Workspace bool `json:"-"`
+}
+
+// InWorkspace reports whether the tool's calls act in the session's
+// workspace, so that under WORKSPACE_PLACEMENT=host they run on the host
+// the workspace is bound to (W4). It reads the definition's facts: a
+// tool that reads or changes the paths its arguments name, observes the
+// whole workdir (Volatile: listings, commands, scripts), checks the files
+// a result read (Changed), matches paths, commands or downloads in its
+// rules, is a script, or says so (Workspace).
+func (d *Definition) InWorkspace() bool {
+	switch {
+	case d.Workspace, d.ReadsPaths, d.TouchesPath, d.Volatile, d.Changed != nil, d.Source == SourceScript:
+		return true
+	}
+	switch d.Rules {
+	case approval.KindPath, approval.KindCommand, approval.KindDownload:
+		return true
+	}
+	return false
 }
 
 // DefaultKeyLimit is a concurrency key's limit when the tool sets none.

@@ -85,7 +85,7 @@ func run(ctx context.Context) error {
 		return fmt.Errorf("the key that verifies signed links: %w", err)
 	}
 	srv, err := console.New(console.Options{Backend: backend, Tokens: tokens, Logger: logger, LinkKey: linkKey,
-		Workdir: strings.TrimSpace(os.Getenv("TOOLS_WORKDIR"))})
+		Workdir: strings.TrimSpace(os.Getenv("TOOLS_WORKDIR")), Placement: cfg.Placement})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/internal/envconf"
+	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/tools"
 )
@@ -24,10 +25,13 @@ The sessions' workspaces of WORKSPACE=session, TOOLS_WORKDIR/sessions/<session>/
   du SESSION    one workspace's size (JSON)
   rm SESSION    remove a workspace; refused while a round or agent run of the session is open
   move SESSION HOST
-                rebind a workspace to another host: needs WORKSPACE_PLACEMENT=host (W4), which
-                this version does not offer
+                rebind a workspace to the host HOST (its HOST_ID) with WORKSPACE_PLACEMENT=host
+                (W4): refused while a round or agent run of the session is open and when no
+                worker of HOST polls its queue (W5); the files stay where they were unless
+                the folder is shared storage
 
-environment: TOOLS_WORKDIR, and for rm TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS_*, TEMPORAL_API_KEY`
+environment: TOOLS_WORKDIR, WORKSPACE_PLACEMENT, and for rm and move TEMPORAL_ADDRESS,
+TEMPORAL_NAMESPACE, TASK_QUEUE, TEMPORAL_TLS_*, TEMPORAL_API_KEY`
 
 // runWorkspace runs `starter workspace ...`.
 func runWorkspace(ctx context.Context, args []string, stdout io.Writer) error {
@@ -39,6 +43,10 @@ func runWorkspace(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	workdir := envconf.Get("TOOLS_WORKDIR", "./workdir")
+	mode, err := placement.ParsePlacement(envconf.Get(placement.EnvPlacement, placement.Shared))
+	if err != nil {
+		return usageError{error: err}
+	}
 	sub, rest := args[0], args[1:]
 	asJSON := false
 	var pos []string
@@ -109,9 +117,46 @@ func runWorkspace(ctx context.Context, args []string, stdout io.Writer) error {
 		if err := workspace.Remove(workdir, pos[0]); err != nil {
 			return err
 		}
+		if mode == placement.Host {
+			if err := placement.Release(ctx, c.Temporal(), pos[0], ""); err != nil {
+				return fmt.Errorf("removed the workspace of session %s, but its binding to a host was not released: %w", pos[0], err)
+			}
+		}
 		_, err = fmt.Fprintf(stdout, "removed the workspace of session %s\n", pos[0])
 		return err
 	default: // move
-		return errors.New("workspace move: rebinding a workspace to a host needs WORKSPACE_PLACEMENT=host (W4), which this version does not offer; with shared storage every host already sees the workspace")
+		return moveWorkspace(ctx, mode, pos[0], pos[1], stdout)
 	}
+}
+
+// moveWorkspace is `starter workspace move SESSION HOST` (W4, W5).
+func moveWorkspace(ctx context.Context, mode, session, host string, stdout io.Writer) error {
+	if mode != placement.Host {
+		return errors.New("placement_off: rebinding a workspace to a host needs WORKSPACE_PLACEMENT=host (W4); with shared storage every host already sees the workspace")
+	}
+	if err := placement.CheckHostID(host); err != nil {
+		return usageError{error: err}
+	}
+	c, err := client.FromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	t := envconf.TemporalFromEnv()
+	open, err := workspace.OpenWorkflows(ctx, workspace.TemporalLister(c.Temporal(), t.Namespace), session)
+	if err != nil {
+		return err
+	}
+	if len(open) > 0 {
+		return fmt.Errorf("workspace_busy: %w; wait for it to end or cancel it", &workspace.BusyError{Session: session, Open: open})
+	}
+	b, err := placement.Move(ctx, c.Temporal(), t.TaskQueue, session, host)
+	if placement.IsHostUnavailable(err) {
+		return fmt.Errorf("host_unavailable: %w", err)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "bound the workspace of session %s to host %s (generation %d); its files stay where they were unless the folder is shared storage\n", session, b.Host, b.Generation)
+	return err
 }

@@ -25,6 +25,9 @@ type CommitInput struct {
 	// Events are those the round recorded before pass 3.
 	Events []round.Event
 	Now    time.Time
+	// Generation is the workspace binding's of a placed round (W5), which
+	// its workspace calls' dedupe entries carry; 0 otherwise.
+	Generation int
 }
 
 // CommitOutput is pass 3's result.
@@ -160,6 +163,11 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 			Tool: c.Tool, Content: results[i].Content, ContentRef: results[i].ContentRef,
 			Round: ci.Input.Round, CallID: c.CallID, Seq: st.Seq,
 			Read: readPaths(c, o, ti), Touched: touchedPaths(c, o, ti), Volatile: ti.Volatile, Files: o.Files,
+		}
+		if ti.Workspace && ci.Generation > 0 {
+			e := st.Dedupe[c.Key]
+			e.Generation = ci.Generation
+			st.Dedupe[c.Key] = e
 		}
 	}
 	// Changes are applied after this round's entries are in: a read that ran

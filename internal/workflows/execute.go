@@ -201,14 +201,14 @@ func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 	if c.Tool == tools.ReadResult {
 		in.ResultRefs = r.resultRefs(ctx)
 	}
-	if local(ti, c) {
+	if local(ti, c) && !r.placed(ti) {
 		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivityOptions(ti, c)), round.ActivityExecuteTool, in)
 	}
 	c.selfPublished = true // with the worker's own clock, when it really starts
 	if reconcilable(ti, c) && version(ctx, changeReconcile, 1) == 1 {
 		return r.startReconcilable(ctx, c, ti, in)
 	}
-	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(ti, c, r.snap)), round.ActivityExecuteTool, in)
+	return r.executeTool(ctx, ti, activityOptions(ti, c, r.snap), in)
 }
 
 // local reports whether a call runs as a local activity: short read-only
@@ -288,7 +288,10 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 	err := f.Get(ctx, &out)
 	var timeout *temporal.TimeoutError
 	var again *lostAgain
+	var gone *hostGone
 	switch {
+	case errors.As(err, &gone): // placed, and it never started (W5)
+		o.Status, o.Content, o.ErrorCode = round.StatusError, gone.why, round.ErrorCodeWorkspaceUnavailable
 	case err == nil:
 		o.Status, o.Content, o.ContentRef = round.StatusOK, out.Content, out.ContentRef
 		o.Fetched, o.Touched, o.Read, o.FromCache, o.Attempts = out.Fetched, out.Touched, out.Read, out.FromCache, max(1, out.Attempt)
@@ -333,6 +336,9 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 	}
 	if again != nil {
 		o.Attempts = 2
+	}
+	if gone != nil {
+		o.Attempts = 0 // it never started (W5)
 	}
 	o.Reconciled = err == nil && out.Reconciled
 	c.selfFinished = c.activity && err == nil && !out.Reconciled

@@ -99,6 +99,7 @@ func (r *run) preflight(ctx workflow.Context, calls []Unwrapped) {
 	r.snap.Features = features(ctx)
 	r.verifyUsage(ctx)               // limits.go
 	r.startLimits(workflow.Now(ctx)) // limits.go
+	r.dropOtherGenerations()         // placement.go
 	r.checkRepeats(ctx, calls)       // repeat.go
 	r.calls = Preflight(r.in, calls, &r.snap, r.st)
 	r.index = make(map[string]int, len(r.calls))

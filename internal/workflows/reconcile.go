@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -41,12 +42,13 @@ func (e *lostAgain) Unwrap() error { return e.second }
 // found is the call's result; its effect proven absent with the attempt
 // proven dead runs the call once more; anything else stays a lost attempt.
 func (r *run) startReconcilable(ctx workflow.Context, c *Call, ti ToolInfo, in round.ExecuteInput) workflow.Future {
-	first := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, activityOptions(ti, c, r.snap)), round.ActivityExecuteTool, in)
+	first := r.executeTool(ctx, ti, activityOptions(ti, c, r.snap), in)
 	f, set := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		var out round.ExecuteOutput
 		err := first.Get(ctx, &out)
-		if err == nil || temporal.IsCanceledError(err) || ctx.Err() != nil {
+		var gone *hostGone
+		if err == nil || temporal.IsCanceledError(err) || ctx.Err() != nil || errors.As(err, &gone) {
 			set.Set(out, err)
 			return
 		}
@@ -57,7 +59,13 @@ func (r *run) startReconcilable(ctx workflow.Context, c *Call, ti ToolInfo, in r
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
 			Summary:             "reconcile " + c.Tool + " " + c.CallID,
 		}
-		if rerr := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), round.ActivityReconcile, round.ReconcileInput{Call: in}).Get(ctx, &rec); rerr != nil {
+		var rf workflow.Future
+		if r.placed(ti) { // the reconciler looks at the workspace's host (W4)
+			rf = onHost[round.ReconcileOutput](r, ctx, opts, round.ActivityReconcile, round.ReconcileInput{Call: in})
+		} else {
+			rf = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), round.ActivityReconcile, round.ReconcileInput{Call: in})
+		}
+		if rerr := rf.Get(ctx, &rec); rerr != nil {
 			set.Set(nil, &unreconciled{err: err, why: rootMessage(rerr)})
 			return
 		}
@@ -70,7 +78,7 @@ func (r *run) startReconcilable(ctx workflow.Context, c *Call, ti ToolInfo, in r
 			o := activityOptions(ti, c, r.snap)
 			o.ActivityID = c.CallID + "/again"
 			var out2 round.ExecuteOutput
-			err2 := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, o), round.ActivityExecuteTool, again).Get(ctx, &out2)
+			err2 := r.executeTool(ctx, ti, o, again).Get(ctx, &out2)
 			out2.Attempt = 2
 			if err2 != nil && !temporal.IsCanceledError(err2) && ctx.Err() == nil &&
 				version(ctx, changeLostAgain, 1) == 1 {

@@ -31,6 +31,7 @@ import (
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/internal/activities"
+	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/internal/testtools"
 	"github.com/toolround/toolround/internal/workflows"
@@ -234,6 +235,10 @@ type scenario struct {
 	notify bool
 	// bounded runs it on a worker with WORKER_LIMITS max_calls 5 (B1).
 	bounded bool
+	// placed runs it on a worker with WORKSPACE_PLACEMENT=host (W4)
+	// whose host queue has a worker; gone on one whose HOST_ID no worker
+	// serves (W5).
+	placed, gone bool
 }
 
 // driver steers a running round from the recorder.
@@ -699,6 +704,15 @@ func scenarios() []scenario {
 				require.NoError(t, d.extend(t, round.Extend{CallID: "e2", Seconds: 60}))
 				require.NoError(t, d.update(t, round.Confirm{CallID: "e2", Approve: false, ApprovalID: d.approvalID(t, "e2")}))
 			}},
+		// A round of a worker with WORKSPACE_PLACEMENT=host
+		// (changePlacement): it binds its workspace, its file calls run on
+		// the host's queue and the calculation anywhere (W4).
+		{name: "workspace_placement", placed: true, in: placedRound("workspace_placement"),
+			want: map[string]round.Status{"e1": ok, "r1": ok, "c1": ok}},
+		// The same on a worker whose host has no poller: the file calls
+		// never start and end workspace_unavailable (W5).
+		{name: "workspace_unavailable", gone: true, in: placedRound("workspace_unavailable"),
+			want: map[string]round.Status{"e1": round.StatusError, "r1": round.StatusError, "c1": ok}},
 		// A round under changeBaseline4: its output leaves out the turn (H3).
 		{name: "lean_output", in: scenarioInput("lean_output", live.Assistant.ToolCalls...), want: map[string]round.Status{"e1": ok, "e2": skipped},
 			drive: func(t *testing.T, d *driver) {
@@ -786,6 +800,33 @@ func TestRecordHistories(t *testing.T) {
 	require.NoError(t, bw.Start())
 	defer bw.Stop()
 
+	// Two with WORKSPACE_PLACEMENT=host (W4): one whose host queue a
+	// worker serves, one whose host has none (W5). Both run the binding
+	// workflow and its activities.
+	placedQueue := queue + "-placed"
+	pacts := &placement.Activities{Client: c, TaskQueue: placedQueue, Timeout: time.Minute}
+	pcat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second,
+		Placement: &workflows.PlacementSettings{TaskQueue: placedQueue, HostID: "host-a", HostTimeout: time.Minute}})
+	pw := worker.New(c, placedQueue, worker.Options{Identity: "recorder-placed"})
+	engine.RegisterAll(pw, &workflows.RoundWorkflow{Catalog: pcat}, acts)
+	placement.Register(pw, pacts)
+	require.NoError(t, pw.Start())
+	defer pw.Stop()
+	hw := worker.New(c, placement.HostQueue(placedQueue, "host-a"), worker.Options{Identity: "recorder-host-a"})
+	hw.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
+	hw.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: round.ActivityCheckFiles})
+	hw.RegisterActivityWithOptions(acts.Reconcile, activity.RegisterOptions{Name: round.ActivityReconcile})
+	require.NoError(t, hw.Start())
+	defer hw.Stop()
+	goneQueue := queue + "-gone"
+	gcat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second,
+		Placement: &workflows.PlacementSettings{TaskQueue: goneQueue, HostID: "host-gone", HostTimeout: 5 * time.Second}})
+	gw := worker.New(c, goneQueue, worker.Options{Identity: "recorder-gone"})
+	engine.RegisterAll(gw, &workflows.RoundWorkflow{Catalog: gcat}, acts)
+	placement.Register(gw, &placement.Activities{Client: c, TaskQueue: goneQueue, Timeout: 5 * time.Second})
+	require.NoError(t, gw.Start())
+	defer gw.Stop()
+
 	for _, sc := range scenarios() {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -797,6 +838,15 @@ func TestRecordHistories(t *testing.T) {
 			}
 			if sc.bounded {
 				q = boundedQueue
+			}
+			if sc.placed {
+				q = placedQueue
+			}
+			if sc.gone {
+				q = goneQueue
+			}
+			if sc.placed || sc.gone { // a binding of an earlier recording runs on its queue, served no more
+				_ = c.TerminateWorkflow(ctx, round.WorkspaceWorkflowID(sc.in.SessionID), "", "a new recording")
 			}
 			run, err := c.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: id, TaskQueue: q,
 				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING}, round.WorkflowName, sc.in)
@@ -828,6 +878,16 @@ func TestRecordHistories(t *testing.T) {
 			t.Logf("%s: %d events", sc.name, len(events))
 		})
 	}
+}
+
+// placedRound is a round with two workspace calls and one that is not.
+func placedRound(name string) round.Input {
+	in := scenarioInput(name,
+		call("e1", "edit_file", `{"path":"p.txt","new_text":"placed"}`),
+		call("r1", "read_files", `{"paths":["a.txt"]}`),
+		call("c1", "calculate", `{"expression":"2+3"}`))
+	in.AutoApprove = true
+	return in
 }
 
 // errorCode is a round whose write fails with workspace_full (W3).

@@ -57,7 +57,15 @@ func (r *run) checkRepeats(ctx workflow.Context, calls []Unwrapped) {
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
 		Summary:             "check the files of repeats",
 	})
-	if err := workflow.ExecuteLocalActivity(lctx, round.ActivityCheckFiles, in).Get(ctx, &out); err != nil {
+	var f workflow.Future
+	if r.bound != nil { // on the workspace's host (W4)
+		f = onHost[round.CheckFilesOutput](r, ctx, workflow.ActivityOptions{
+			StartToCloseTimeout: checkTimeout, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 2}, Summary: "check the files of repeats",
+		}, round.ActivityCheckFiles, in)
+	} else {
+		f = workflow.ExecuteLocalActivity(lctx, round.ActivityCheckFiles, in)
+	}
+	if err := f.Get(ctx, &out); err != nil {
 		// Unchecked repeats are not served: the calls run again.
 		out.Changed = out.Changed[:0]
 		for _, c := range in.Checks {

@@ -22,10 +22,13 @@
 package workflows
 
 import (
+	"time"
+
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/round"
 )
 
@@ -75,6 +78,12 @@ type run struct {
 	signsUsage, unverified bool
 	// notes are the round's notifications (N1, notify.go).
 	notes notifier
+	// bound is the session's workspace binding when the round is placed
+	// (W4, placement.go), nil when it is not; bindErr says why binding
+	// failed; aliveAt is when HostAlive last saw the host.
+	bound   *placement.Binding
+	bindErr string
+	aliveAt time.Time
 }
 
 // Run is the workflow function: the steps of a round, in order.
@@ -98,6 +107,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 		return round.Output{}, err
 	}
 	r.keepBuild(ctx)
+	r.place(ctx, unwrapped) // placement.go: the workspace's host, before the first workspace call
 
 	// The approvals of T1-T5, or for a round recorded before them those it
 	// had (legacy.go): the one branch on the round's past in the steps.
@@ -137,7 +147,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	r.approvals.settle(dctx)
 	out := Commit(CommitInput{
 		Input: &in, WorkflowID: r.scope.WorkflowID, Calls: r.calls, Snapshot: &r.snap,
-		State: r.st, Events: r.events, Now: workflow.Now(dctx),
+		State: r.st, Events: r.events, Now: workflow.Now(dctx), Generation: r.generation(),
 	})
 
 	r.signUsage(dctx, out.Result.State) // limits.go

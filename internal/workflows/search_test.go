@@ -190,6 +190,9 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			"signed_usage":   {"replay-signed_usage false 0"},
 			"unsigned_usage": {"replay-unsigned_usage false 0", "- true 2", "- true 1", "- false 0"},
 			"error_code":     {"replay-error_code false 0"},
+			// Placed rounds (W4, W5).
+			"workspace_placement":   {"replay-workspace_placement false 0"},
+			"workspace_unavailable": {"replay-workspace_unavailable false 0"},
 		}[h.name]
 		if !ok {
 			if !strings.Contains(fmt.Sprint(h.history.GetEvents()), "inbox-search-attributes") {

@@ -69,6 +69,10 @@ type ToolInfo struct {
 	// session's result cache (tools.Definition.CacheKey), which pass 3
 	// asks PublishRound to write.
 	Cached bool `json:"cached,omitempty"`
+	// Workspace: the tool acts in the session's workspace
+	// (tools.Definition.InWorkspace); set only under placement, where
+	// such calls run on the workspace's host (W4).
+	Workspace bool `json:"workspace,omitempty"`
 }
 
 // Spec is the tool as a schema result shows it.
@@ -123,6 +127,22 @@ type Snapshot struct {
 	// BuildID is the build of the worker that took the snapshot
 	// (CatalogOptions.BuildID, V1); the round keeps it in its memo.
 	BuildID string `json:"build_id,omitempty"`
+	// Placement is set when the worker runs with WORKSPACE_PLACEMENT=host
+	// (W4): the round binds its session's workspace to a host and runs
+	// its workspace calls there (placement.go).
+	Placement *PlacementSettings `json:"placement,omitempty"`
+}
+
+// PlacementSettings are what a round records of WORKSPACE_PLACEMENT=host.
+type PlacementSettings struct {
+	// TaskQueue is the worker's TASK_QUEUE, whose host queues are
+	// <TaskQueue>@<host>.
+	TaskQueue string `json:"task_queue"`
+	// HostID is the worker's HOST_ID, the host a round offers when it
+	// binds an unbound session.
+	HostID string `json:"host_id"`
+	// HostTimeout is WORKSPACE_HOST_TIMEOUT (W5).
+	HostTimeout time.Duration `json:"host_timeout"`
 }
 
 func (s *Snapshot) loaded(name string) bool    { return contains(s.Loaded, name) }
@@ -177,6 +197,8 @@ type CatalogOptions struct {
 	// BuildID is the worker's build (WORKER_BUILD_ID, V1), which a round
 	// records and keeps in its memo.
 	BuildID string
+	// Placement, when set, is WORKSPACE_PLACEMENT=host's (W4).
+	Placement *PlacementSettings
 }
 
 // RegistryCatalog is the Catalog of a tools.Registry.
@@ -237,6 +259,7 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 		Calls:            make([]CallFacts, len(req.Calls)),
 		Notify:           c.Options.Notify,
 		BuildID:          c.Options.BuildID,
+		Placement:        c.Options.Placement,
 	}
 	client := map[string]tools.ToolSpec{}
 	for _, t := range req.ClientTools {
@@ -293,6 +316,7 @@ func (c *RegistryCatalog) info(d *tools.Definition) ToolInfo {
 	if d.ConcurrencyKey != nil {
 		ti.KeyLimit = max(d.KeyLimit, tools.DefaultKeyLimit)
 	}
+	ti.Workspace = c.Options.Placement != nil && d.InWorkspace()
 	ti.Local = !d.Interactive && d.SideEffect == tools.ReadOnly && c.Options.LocalMaxTimeout > 0 && ti.Timeout <= c.Options.LocalMaxTimeout
 	return ti
 }

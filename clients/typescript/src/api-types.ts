@@ -5,7 +5,7 @@
  * Every error answer: a machine-readable code and a sentence for people.
  */
 export interface ErrorBody {
-  error: "bad_request" | "invalid_input" | "invalid_args" | "unauthorized" | "forbidden" | "csrf" | "not_found" | "not_waiting" | "method_not_allowed" | "stale_approval" | "input_mismatch" | "not_running" | "too_large" | "internal" | "not_implemented" | "no_worker" | "timeout" | "stale_wait" | "invalid_decision" | "workspace_busy" | "placement_off";
+  error: "bad_request" | "invalid_input" | "invalid_args" | "unauthorized" | "forbidden" | "csrf" | "not_found" | "not_waiting" | "method_not_allowed" | "stale_approval" | "input_mismatch" | "not_running" | "too_large" | "internal" | "not_implemented" | "no_worker" | "timeout" | "stale_wait" | "invalid_decision" | "workspace_busy" | "placement_off" | "host_unavailable";
   message?: string;
 }
 
@@ -539,6 +539,21 @@ export interface WorkspaceMove {
    * The HOST_ID to bind the workspace to.
    */
   host: string;
+}
+
+export interface WorkspaceBinding {
+  /**
+   * The session id.
+   */
+  session: string;
+  /**
+   * The HOST_ID the workspace is bound to.
+   */
+  host: string;
+  /**
+   * The binding's generation: 1 for the first bind, one more for each move or release.
+   */
+  generation: number;
 }
 
 /** The API's error codes (`Error.error`). */
