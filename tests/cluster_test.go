@@ -66,8 +66,13 @@ func clusterServer(t *testing.T) string {
 }
 
 // TestClusterRoundsSurviveWorkerAndServerRestarts drives 30 sessions of 3
-// rounds each through 3 workers that share one workdir, against the Temporal
-// server of scripts/cluster.sh on PostgreSQL. While the rounds run, it kills
+// rounds each through 3 workers that stand for 3 hosts, against the Temporal
+// server of scripts/cluster.sh on PostgreSQL. Each worker has its own
+// TOOLS_WORKDIR and HOST_ID, with WORKSPACE=session and
+// WORKSPACE_PLACEMENT=host (W4): each session's workspace lives on the one
+// host that bound it, and from its second round on a round reads back the
+// file its earlier rounds' commands wrote, which must hold every line those
+// commands reported writing. While the rounds run, it kills
 // the workers one at a time with SIGKILL (starting each again a moment
 // later) and kills and restarts the Temporal server once. Every round
 // completes (a client whose connection broke submits the same round again,
@@ -85,9 +90,21 @@ func TestClusterRoundsSurviveWorkerAndServerRestarts(t *testing.T) {
 	const sessions, rounds, parallel = 30, 3, 6
 	pidFile := clusterServer(t)
 	fx := newEffects(t)
-	e := newEnv(t, "TEMPORAL_ADDRESS="+clusterAddress(), "REDIS_URL="+clusterRedisURL(), "HEARTBEAT_TIMEOUT=2s")
-	log := filepath.Join(e.workdir, "effects.log")
-	workers := []*worker{e.startWorker(), e.startWorker(), e.startWorker()}
+	e := newEnv(t, "TEMPORAL_ADDRESS="+clusterAddress(), "REDIS_URL="+clusterRedisURL(), "HEARTBEAT_TIMEOUT=2s",
+		"WORKSPACE=session", "SANDBOX=bwrap", "WORKSPACE_PLACEMENT=host")
+	hosts := []*placedHost{{dir: t.TempDir(), id: "host-1"}, {dir: t.TempDir(), id: "host-2"}, {dir: t.TempDir(), id: "host-3"}}
+	for _, h := range hosts {
+		e.startHost(h)
+	}
+	// effectsLogs are a session's effects.log on each host: one of them at
+	// most may exist, the bound host's.
+	effectsLogs := func(session string) []string {
+		var paths []string
+		for _, h := range hosts {
+			paths = append(paths, filepath.Join(h.dir, "sessions", session, "effects.log"))
+		}
+		return paths
+	}
 
 	var inFlight, resubmits atomic.Int64
 	type outcome struct {
@@ -131,15 +148,21 @@ func TestClusterRoundsSurviveWorkerAndServerRestarts(t *testing.T) {
 		}
 	}
 	session := func(s int) error {
-		state := &round.RunState{Fetched: []string{"calculate", "http_request", "run_command"}}
+		state := &round.RunState{Fetched: []string{"calculate", "http_request", "run_command", "read_files"}}
 		for r := 1; r <= rounds; r++ {
 			tag := fmt.Sprintf("s%dr%d", s, r)
+			calls := []round.ToolCall{
+				call("post", "http_request", map[string]any{"url": fx.url("/" + tag), "method": "POST", "body": tag}),
+				call("cmd", "run_command", map[string]any{"command": "echo " + tag + " >> effects.log; sleep 2"}),
+				call("calc", "calculate", map[string]any{"expression": fmt.Sprintf("%d*%d", s, r)}),
+			}
+			if r > 1 {
+				// What the session's earlier rounds wrote, read on whichever
+				// worker runs this round: the workspace's host answers.
+				calls = append(calls, call("read", "read_files", map[string]any{"paths": []string{"effects.log"}}))
+			}
 			in := round.Input{SessionID: fmt.Sprintf("%s-%d", e.session, s), RunID: "run-1", Round: r, Provider: "claude-code",
-				AutoApprove: true, State: state, Assistant: round.Message{Role: "assistant", ToolCalls: []round.ToolCall{
-					call("post", "http_request", map[string]any{"url": fx.url("/" + tag), "method": "POST", "body": tag}),
-					call("cmd", "run_command", map[string]any{"command": "echo " + tag + " >> effects.log; sleep 2"}),
-					call("calc", "calculate", map[string]any{"expression": fmt.Sprintf("%d*%d", s, r)}),
-				}}}
+				AutoApprove: true, State: state, Assistant: round.Message{Role: "assistant", ToolCalls: calls}}
 			inFlight.Add(1)
 			res, err := runRound(in)
 			inFlight.Add(-1)
@@ -184,9 +207,9 @@ func TestClusterRoundsSurviveWorkerAndServerRestarts(t *testing.T) {
 		pause(3 * time.Second)
 		t.Logf("%5.1fs kill worker %d (%d rounds in flight)", time.Since(started).Seconds(), i+1, inFlight.Load())
 		require.Positive(t, inFlight.Load(), "the rounds ended before the faults; make them longer")
-		workers[i].kill(t)
+		hosts[i].w.kill(t)
 		pause(2 * time.Second)
-		workers[i] = e.startWorker()
+		e.startHost(hosts[i])
 		t.Logf("%5.1fs worker %d started again", time.Since(started).Seconds(), i+1)
 	}
 	killWorker(0)
@@ -217,12 +240,36 @@ func TestClusterRoundsSurviveWorkerAndServerRestarts(t *testing.T) {
 	require.Len(t, outcomes, sessions*rounds, "every round completed")
 
 	unknown := 0
+	cmdOK := map[string]bool{} // the tags whose command reported ok
+	for _, o := range outcomes {
+		if r := byID(o.res); r["cmd"].Status == round.StatusOK {
+			cmdOK[fmt.Sprintf("s%sr%d", strings.TrimPrefix(o.in.SessionID, e.session+"-"), o.in.Round)] = true
+		}
+	}
 	for _, o := range outcomes {
 		requireEveryCallOnce(t, o.in, o.res)
 		r := byID(o.res)
-		tag := fmt.Sprintf("s%sr%d", strings.TrimPrefix(o.in.SessionID, e.session+"-"), o.in.Round)
+		s := strings.TrimPrefix(o.in.SessionID, e.session+"-")
+		tag := fmt.Sprintf("s%sr%d", s, o.in.Round)
 		require.Equal(t, round.StatusOK, r["calc"].Status, "%s calc: %s", tag, r["calc"].Content)
-		posts, lines := fx.count("/"+tag), countLines(t, log, tag)
+		lines, present := 0, 0
+		for _, path := range effectsLogs(o.in.SessionID) {
+			if _, err := os.Stat(path); err == nil {
+				present++
+			}
+			lines += countLines(t, path, tag)
+		}
+		require.LessOrEqual(t, present, 1, "%s: the session's effects.log is on %d hosts", tag, present)
+		// Every write an earlier round reported is in what this round read
+		// (with none reported, the file may not exist: an earlier command
+		// cut off by a kill may not have run).
+		for prev := 1; prev < o.in.Round; prev++ {
+			if p := fmt.Sprintf("s%sr%d", s, prev); cmdOK[p] {
+				require.Equal(t, round.StatusOK, r["read"].Status, "%s read: %s", tag, r["read"].Content)
+				require.Contains(t, r["read"].Content, p, "%s: the read does not see the write of round %d", tag, prev)
+			}
+		}
+		posts := fx.count("/" + tag)
 		require.LessOrEqual(t, posts, 1, "%s: the POST reached the server %d times", tag, posts)
 		require.LessOrEqual(t, lines, 1, "%s: the command ran %d times", tag, lines)
 		for id, effects := range map[string]int{"post": posts, "cmd": lines} {
@@ -254,13 +301,17 @@ func TestClusterRoundsSurviveWorkerAndServerRestarts(t *testing.T) {
 			perRound[rec.Round]++
 		}
 		for r := 1; r <= rounds; r++ {
-			require.Equal(t, 4, perRound[r], "session %s round %d: the assistant message and 3 tool messages, once", id, r)
+			calls := 3
+			if r > 1 {
+				calls = 4 // and the read
+			}
+			require.Equal(t, 1+calls, perRound[r], "session %s round %d: the assistant message and %d tool messages, once", id, r, calls)
 		}
 		keys, _ := rdb.Keys(ctx, "toolround:history-appended:"+id+":*").Result()
 		rdb.Del(ctx, append(keys, tools.HistoryKey(id), "toolround:events:"+id)...)
 	}
-	t.Logf("%d rounds of %d calls in %v through 3 workers with 3 worker kills and 1 server kill: %d calls unknown_outcome, %d resubmissions",
-		len(outcomes), 3, time.Since(started).Round(time.Millisecond), unknown, resubmits.Load())
+	t.Logf("%d rounds of %d or %d calls in %v through 3 workers (3 hosts) with 3 worker kills and 1 server kill: %d calls unknown_outcome, %d resubmissions",
+		len(outcomes), 3, 4, time.Since(started).Round(time.Millisecond), unknown, resubmits.Load())
 }
 
 func lastLine(s string) string {
