@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/secrets"
 )
@@ -668,13 +669,7 @@ func rootCause(err error) string {
 	if errors.As(err, &app) {
 		return app.Message()
 	}
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err.Error()
-		}
-		err = next
-	}
+	return text.RootMessage(err)
 }
 
 // describe returns the server's description of a round (nil with the error

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/toolround/toolround/internal/placement"
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/round"
 )
@@ -154,7 +155,7 @@ func (s *Server) moveWorkspace(w http.ResponseWriter, r *http.Request, p princip
 	}
 	b, err := s.b.MoveWorkspace(r.Context(), session, body.Host)
 	if placement.IsHostUnavailable(err) {
-		err = fmt.Errorf("%w: %v", ErrHostUnavailable, rootMessage(err))
+		err = fmt.Errorf("%w: %v", ErrHostUnavailable, text.RootMessage(err))
 	}
 	if err != nil {
 		s.fail(w, r, err)
@@ -162,15 +163,4 @@ func (s *Server) moveWorkspace(w http.ResponseWriter, r *http.Request, p princip
 	}
 	s.log.Info("workspace moved", "session", session, "host", b.Host, "generation", b.Generation, "by", p.Name)
 	writeJSON(w, http.StatusOK, map[string]any{"session": session, "host": b.Host, "generation": b.Generation})
-}
-
-// rootMessage is the innermost error's message.
-func rootMessage(err error) string {
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err.Error()
-		}
-		err = next
-	}
 }

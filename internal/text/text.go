@@ -1,6 +1,7 @@
 // Package text cuts text to a size without splitting a UTF-8 character:
-// truncation, head and tail capping, previews and capped writers, and the
-// edit distance that suggests the closest known name; one copy each.
+// truncation, head and tail capping, previews and capped writers; the edit
+// distance that suggests the closest known name; what a plain name is
+// (PlainName) and an error's innermost message (RootMessage); one copy each.
 package text
 
 import (

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
@@ -329,7 +330,7 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 			o.Content += " A reconciliation could not decide: " + un.why + "."
 		}
 	default:
-		o.Status, o.Content = round.StatusError, rootMessage(err)
+		o.Status, o.Content = round.StatusError, text.RootMessage(err)
 	}
 	if out.Attempt == 0 && err != nil {
 		o.Attempts = 1
@@ -353,18 +354,7 @@ func lostHow(err error) string {
 	if errors.As(err, &timeout) {
 		return fmt.Sprintf("%s timeout: the worker died or the call hung", strings.ToLower(strings.TrimPrefix(timeout.TimeoutType().String(), "TIMEOUT_TYPE_")))
 	}
-	return "it never reported: " + rootMessage(err)
-}
-
-// rootMessage is the innermost error's message, without Temporal's wrapping.
-func rootMessage(err error) string {
-	for {
-		next := errors.Unwrap(err)
-		if next == nil {
-			return err.Error()
-		}
-		err = next
-	}
+	return "it never reported: " + text.RootMessage(err)
 }
 
 // resultRefs are the references read_result may read (B3): those of the run

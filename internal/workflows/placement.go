@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/placement"
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
 )
 
@@ -57,7 +58,7 @@ func (r *run) place(ctx workflow.Context, calls []Unwrapped) {
 	var b placement.Binding
 	in := placement.BindInput{Session: r.scope.SessionID, Host: p.HostID, TaskQueue: p.TaskQueue}
 	if err := workflow.ExecuteLocalActivity(lctx, placement.ActivityBindWorkspace, in).Get(ctx, &b); err != nil {
-		r.bindErr = "the workspace of session " + r.scope.SessionID + " could not be bound to a host: " + rootMessage(err)
+		r.bindErr = "the workspace of session " + r.scope.SessionID + " could not be bound to a host: " + text.RootMessage(err)
 		b = placement.Binding{}
 	}
 	r.bound = &b

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -66,7 +67,7 @@ func (r *run) startReconcilable(ctx workflow.Context, c *Call, ti ToolInfo, in r
 			rf = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), round.ActivityReconcile, round.ReconcileInput{Call: in})
 		}
 		if rerr := rf.Get(ctx, &rec); rerr != nil {
-			set.Set(nil, &unreconciled{err: err, why: rootMessage(rerr)})
+			set.Set(nil, &unreconciled{err: err, why: text.RootMessage(rerr)})
 			return
 		}
 		switch rec.Verdict {
