@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/toolround/toolround/internal/text"
 )
 
 // Workspace modes (W1): WORKSPACE=shared, the default, acts in
@@ -123,14 +125,8 @@ func CheckSessionID(id string) error {
 	if len(id) > MaxSessionIDLen {
 		return fmt.Errorf("workspace: the session id is %d bytes, more than %d", len(id), MaxSessionIDLen)
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case i > 0 && (c == '.' || c == '_' || c == '-'):
-		default:
-			return fmt.Errorf("workspace: session id %q cannot name a folder: use letters, digits, '.', '_' or '-', starting with a letter or digit", id)
-		}
+	if !text.PlainName(id) {
+		return fmt.Errorf("workspace: session id %q cannot name a folder: use letters, digits, '.', '_' or '-', starting with a letter or digit", id)
 	}
 	return nil
 }

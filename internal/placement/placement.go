@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/toolround/toolround/internal/text"
 )
 
 // Names registered with Temporal; stable strings, as round's are.
@@ -106,14 +108,8 @@ func CheckHostID(id string) error {
 	if len(id) > MaxHostIDLen {
 		return fmt.Errorf("%s=%q is %d bytes, more than %d", EnvHostID, id, len(id), MaxHostIDLen)
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case i > 0 && (c == '.' || c == '_' || c == '-'):
-		default:
-			return fmt.Errorf("%s=%q: use letters, digits, '.', '_' or '-', starting with a letter or digit", EnvHostID, id)
-		}
+	if !text.PlainName(id) {
+		return fmt.Errorf("%s=%q: use letters, digits, '.', '_' or '-', starting with a letter or digit", EnvHostID, id)
 	}
 	return nil
 }
