@@ -61,10 +61,16 @@
     if (document.getElementById("inbox-count")) { shown = Math.max(0, shown - 1); showCount(shown); }
   }
 
-  // cellOf sets the state cell of a call ("workflow|call") on the session page.
-  function cellOf(key, text) {
+  // cellOf sets the state cell of a call ("workflow|call") on the session
+  // page, unless the cell already says something later: rank orders a
+  // call's states (1 decided, 2 running, 3 finished), so that a decision's
+  // answer that arrives after the stream's call_finished leaves "ok" shown.
+  function cellOf(key, text, rank) {
     var cell = document.querySelector('[data-status-for="' + CSS.escape(key) + '"]');
-    if (cell) cell.textContent = text;
+    if (!cell) return;
+    if ((+cell.dataset.rank || 0) > rank) return;
+    cell.dataset.rank = String(rank);
+    cell.textContent = text;
   }
 
   function enhance(form) {
@@ -99,7 +105,7 @@
         if (b.decision) {
           text = b.decision === "approved" ? "Approved by " + b.by + ", running." : "Denied by " + b.by + ".";
           if (card) {
-            cellOf(card.dataset.card, b.decision === "approved" ? "approved by " + b.by : "denied by " + b.by + ", skipped");
+            cellOf(card.dataset.card, b.decision === "approved" ? "approved by " + b.by : "denied by " + b.by + ", skipped", 1);
             decided(card);
           }
         } else if (b.answered && card) decided(card);
@@ -141,11 +147,9 @@
       if (e.call_id && e.workflow_id) {
         var key = e.workflow_id + "|" + e.call_id;
         var cell = document.querySelector('[data-status-for="' + CSS.escape(key) + '"]');
-        if (cell) {
-          if ((e.type === "tool_result" || e.type === "call_finished") && e.status) cell.textContent = e.status;
-          else if (e.type === "call_started") cell.textContent = "running";
-          else if (e.type === "confirmation_answered" && !cell.textContent.match(/ by /)) cell.textContent = e.detail || "answered";
-        }
+        if ((e.type === "tool_result" || e.type === "call_finished") && e.status) cellOf(key, e.status, 3);
+        else if (e.type === "call_started") cellOf(key, "running", 2);
+        else if (e.type === "confirmation_answered" && cell && !cell.textContent.match(/ by /)) cellOf(key, e.detail || "answered", 1);
         // A call decided elsewhere (another tab, the CLI, the API) no
         // longer waits: its card says so and takes no decision.
         var card = document.querySelector('.card[data-card="' + CSS.escape(key) + '"]');
