@@ -153,6 +153,9 @@ type Config struct {
 	// run's model requests (B3), estimated at 4 bytes a token. Default
 	// 100000; at least 1000.
 	ContextTokens int
+	// SubagentDepth is SUBAGENT_DEPTH (G1): how many hops of subagents
+	// from a run; at the last, a subagent starts none. Default 1, 1 to 8.
+	SubagentDepth int
 	// Notify are the webhooks of waits (N1): NOTIFY_URL, NOTIFY_ROUTES,
 	// NOTIFY_SECRET, NOTIFY_FORMAT, NOTIFY_RETRY, and for signed links (N2)
 	// CONSOLE_URL, NOTIFY_APPROVER and CONSOLE_TOKENS (whose scope for the
@@ -273,6 +276,12 @@ func ConfigFromEnv() (Config, error) {
 	}
 	if c.ContextTokens < MinContextTokens {
 		return c, fmt.Errorf("%s=%d: want at least %d", EnvContextTokens, c.ContextTokens, MinContextTokens)
+	}
+	if c.SubagentDepth, err = envInt(EnvSubagentDepth, round.DefaultSubagentDepth); err != nil {
+		return c, err
+	}
+	if c.SubagentDepth < 1 || c.SubagentDepth > MaxSubagentDepth {
+		return c, fmt.Errorf("%s=%d: want 1 to %d", EnvSubagentDepth, c.SubagentDepth, MaxSubagentDepth)
 	}
 	c.MCPConfig = envconf.Get(mcp.ConfigEnv, "")
 	c.ToolsConfig = envconf.Get(ext.ConfigEnv, "")
@@ -402,6 +411,13 @@ func NewLogger(w io.Writer, cfg Config) *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
 }
+
+// EnvSubagentDepth names how many hops of subagents a run may start (G1);
+// MaxSubagentDepth is the most it takes.
+const (
+	EnvSubagentDepth = "SUBAGENT_DEPTH"
+	MaxSubagentDepth = 8
+)
 
 // EnvContextTokens names the context budget of an agent run's model
 // requests (B3); DefaultContextTokens is its default, MinContextTokens the

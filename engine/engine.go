@@ -152,6 +152,7 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		Notify:           notifySettings(cfg.Notify),
 		BuildID:          cfg.BuildID,
 		Placement:        placementSettings(cfg),
+		SubagentDepth:    cfg.SubagentDepth,
 	})
 	e.Workflow = &workflows.RoundWorkflow{Catalog: e.Catalog}
 	return e, nil

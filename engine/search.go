@@ -30,6 +30,7 @@ var SearchAttributes = []SearchAttribute{
 	{round.SearchSession, "Keyword", enumspb.INDEXED_VALUE_TYPE_KEYWORD},
 	{round.SearchWaiting, "Bool", enumspb.INDEXED_VALUE_TYPE_BOOL},
 	{round.SearchWaitingCalls, "Int", enumspb.INDEXED_VALUE_TYPE_INT},
+	{round.SearchParent, "Keyword", enumspb.INDEXED_VALUE_TYPE_KEYWORD},
 }
 
 // ErrSearchAttributes is matched by CheckSearchAttributes's error for a
@@ -49,7 +50,7 @@ func (e *Engine) checkSearchAttributes(ctx context.Context, c client.Client) err
 	var unimpl *serviceerror.Unimplemented
 	if errors.As(err, &denied) || errors.As(err, &unimpl) {
 		e.Logger.Warn("cannot check the namespace's search attributes; without them rounds fail their workflow tasks",
-			"namespace", ns, "need", "ToolroundSession (Keyword), ToolroundWaiting (Bool), ToolroundWaitingCalls (Int)", "error", err)
+			"namespace", ns, "need", "ToolroundSession (Keyword), ToolroundWaiting (Bool), ToolroundWaitingCalls (Int), ToolroundParent (Keyword)", "error", err)
 		return nil
 	}
 	return err
@@ -96,7 +97,7 @@ func CheckSearchAttributes(ctx context.Context, c client.Client, namespace, addr
 		}
 		cmds = append(cmds, cmd+" --type "+typ)
 	}
-	return fmt.Errorf("%w: namespace %s lacks %s, which rounds keep for the inbox; add them with: %s",
+	return fmt.Errorf("%w: namespace %s lacks %s, which rounds and subagents keep for the inbox; add them with: %s",
 		ErrSearchAttributes, namespace, strings.Join(missing, ", "), strings.Join(cmds, " && "))
 }
 

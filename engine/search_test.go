@@ -47,8 +47,8 @@ func TestWorkerRefusesANamespaceWithoutTheSearchAttributes(t *testing.T) {
 	msg := err.Error()
 	require.NotContains(t, msg, "\n")
 	for _, want := range []string{
-		"ToolroundSession (Keyword)", "ToolroundWaiting (Bool)", "ToolroundWaitingCalls (Int)",
-		"temporal operator search-attribute create --address " + addr + " --namespace " + ns + " --name ToolroundSession --type Keyword",
+		"ToolroundSession (Keyword)", "ToolroundWaiting (Bool)", "ToolroundWaitingCalls (Int)", "ToolroundParent (Keyword)",
+		"temporal operator search-attribute create --address " + addr + " --namespace " + ns + " --name ToolroundSession --name ToolroundParent --type Keyword",
 		"--name ToolroundWaiting --type Bool", "--name ToolroundWaitingCalls --type Int",
 	} {
 		require.Contains(t, msg, want)

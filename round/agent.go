@@ -98,9 +98,17 @@ type AgentInput struct {
 	Limits *Limits `json:"limits,omitempty"`
 	// HistoryEvents and HistoryBytes override the bounds past which the run
 	// continues as new (workflows.AgentHistoryEvents, AgentHistoryBytes).
-	HistoryEvents int         `json:"history_events,omitempty"`
-	HistoryBytes  int         `json:"history_bytes,omitempty"`
-	Carry         *AgentCarry `json:"carry,omitempty"`
+	HistoryEvents int `json:"history_events,omitempty"`
+	HistoryBytes  int `json:"history_bytes,omitempty"`
+	// A subagent's (G1), set by the round that starts it: its system
+	// prompt, the tools it does not have, its depth (1 for a run's own
+	// subagents), the workflow that started it and its label.
+	SystemPrompt string      `json:"system_prompt,omitempty"`
+	Exclude      []string    `json:"exclude,omitempty"`
+	Depth        int         `json:"depth,omitempty"`
+	Parent       string      `json:"parent,omitempty"`
+	Name         string      `json:"name,omitempty"`
+	Carry        *AgentCarry `json:"carry,omitempty"`
 }
 
 // AgentCarry is what a run hands to its next execution when it continues
@@ -124,13 +132,29 @@ func (in AgentInput) WithDefaults() AgentInput {
 	return in
 }
 
-// Validate reports an input that cannot start a run.
+// Validate reports an input that cannot start a run, as a client gives
+// it: the run ids of subagents and chatbots are the worker's (T6).
 func (in *AgentInput) Validate() error {
+	if err := in.ValidateStarted(); err != nil {
+		return err
+	}
+	return checkNotReserved(in.RunID)
+}
+
+// ValidateStarted reports an input that cannot run, as the workflow reads
+// it: a subagent's reserved run id is accepted.
+func (in *AgentInput) ValidateStarted() error {
 	if err := checkIdentifier("session_id", in.SessionID); err != nil {
 		return err
 	}
 	if err := checkIdentifier("run_id", in.RunID); err != nil {
 		return err
+	}
+	if err := checkSubagent(in.Depth, in.Exclude); err != nil {
+		return err
+	}
+	if len(in.SystemPrompt) > MaxTaskBytes {
+		return fmt.Errorf("system_prompt is %d bytes; at most %d are accepted", len(in.SystemPrompt), MaxTaskBytes)
 	}
 	if strings.TrimSpace(in.Task) == "" && in.Carry == nil {
 		return fmt.Errorf("task is empty")
@@ -212,6 +236,10 @@ type AgentStatus struct {
 	// it ended limit_reached.
 	Limits []LimitCount `json:"limits,omitempty"`
 	Reason string       `json:"reason,omitempty"`
+	// Usage is what the run did, for the run that started it as a
+	// subagent: the calls, commands, writes and model tokens it adds to
+	// its own counts (G1).
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // ModelInput is the input of the ModelCall activity: call n of the run
@@ -232,6 +260,10 @@ type ModelInput struct {
 	// Last is the size of the run's previous request, which the budget
 	// estimates this one from (B3); nil: the first, or none reported.
 	Last *RequestSize `json:"last,omitempty"`
+	// SystemPrompt joins the worker's system prompt, and Exclude leaves
+	// tools out of the tools array, for a subagent (G1).
+	SystemPrompt string   `json:"system_prompt,omitempty"`
+	Exclude      []string `json:"exclude,omitempty"`
 }
 
 // RequestSize is a model request as the budget measures it (B3): its JSON

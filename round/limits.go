@@ -293,3 +293,44 @@ func (u Usage) Canonical() []byte {
 	b, _ := json.Marshal(u)
 	return b
 }
+
+// Share is the part of l that one of n runs started together gets of what
+// is left of it after u (G1): for every limit set, its rest (grown by
+// approvals) over n, at least 1. Nil when l sets none.
+func (l *Limits) Share(u *Usage, n int, now time.Time) *Limits {
+	if l == nil || l.Empty() || n <= 0 {
+		return nil
+	}
+	var out Limits
+	for _, name := range LimitNames {
+		v := l.Get(name)
+		if v == 0 {
+			continue
+		}
+		if u != nil {
+			v += u.Grown[name] - u.Count(name, now)
+		}
+		out.set(name, min(MaxLimit, max(1, v/int64(n))))
+	}
+	return &out
+}
+
+// Counts is u's counts alone (calls, commands, writes, model tokens), as a
+// subagent's run reports them to the run that started it (G1).
+func (u *Usage) Counts() *Usage {
+	if u == nil {
+		return nil
+	}
+	return &Usage{Calls: u.Calls, Commands: u.Commands, Writes: u.Writes, ModelTokens: u.ModelTokens}
+}
+
+// Add adds o's counts to u.
+func (u *Usage) Add(o *Usage) {
+	if o == nil {
+		return
+	}
+	u.Calls += o.Calls
+	u.Commands += o.Commands
+	u.Writes += o.Writes
+	u.ModelTokens += o.ModelTokens
+}

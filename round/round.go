@@ -126,6 +126,10 @@ type Input struct {
 	// Limits bound the run from this round on (B1); the fields it sets
 	// replace those of the run state's limits.
 	Limits *Limits `json:"limits,omitempty"`
+	// Exclude are tools the round does not have, and Depth its run's depth
+	// (G1): a subagent's rounds, as its run gives them.
+	Exclude []string `json:"exclude,omitempty"`
+	Depth   int      `json:"depth,omitempty"`
 }
 
 // DedupeOn reports whether the round dedupes its calls (P1.3, U3).
@@ -137,9 +141,20 @@ const (
 	maxIDLen         = 256
 )
 
-// Validate reports input that cannot be run at all. Problems of single calls
-// (bad arguments, unknown tools) are not errors: they become results.
+// Validate reports input that cannot be run at all, as a client gives it:
+// the run ids of subagents and chatbots are the worker's (T6). Problems of
+// single calls (bad arguments, unknown tools) are not errors: they become
+// results.
 func (in *Input) Validate() error {
+	if err := in.ValidateStarted(); err != nil {
+		return err
+	}
+	return checkNotReserved(in.RunID)
+}
+
+// ValidateStarted is Validate as the round workflow reads its input: a
+// subagent's rounds carry its reserved run id.
+func (in *Input) ValidateStarted() error {
 	if err := checkID("session_id", in.SessionID); err != nil {
 		return err
 	}
@@ -183,7 +198,7 @@ func (in *Input) Validate() error {
 			return fmt.Errorf("client_tools[%d] has no name", i)
 		}
 	}
-	return nil
+	return checkSubagent(in.Depth, in.Exclude)
 }
 
 func checkID(field, v string) error {

@@ -293,6 +293,9 @@ type ExecuteOutput struct {
 	// Images are the images the tool returned (F2): with a blob store on
 	// the worker only their references, never their bytes.
 	Images []Image `json:"images,omitempty"`
+	// Usage is what a subagents call's child run did (G1), which joins
+	// the round's counts.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // PublishInput is the input of the PublishRound local activity: pass 3's

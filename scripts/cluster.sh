@@ -41,7 +41,7 @@ mkdir -p "$CLUSTER_DIR"
 
 # The search attributes the workflows set (internal/workflows/), registered on the
 # dev server by scripts/lib.sh and in docker/docker-compose.yml too.
-SEARCH_ATTRIBUTES="ToolroundSession=Keyword ToolroundWaiting=Bool ToolroundWaitingCalls=Int"
+SEARCH_ATTRIBUTES="ToolroundSession=Keyword ToolroundWaiting=Bool ToolroundWaitingCalls=Int ToolroundParent=Keyword"
 
 ensure_server_binaries() {
 	if [ -x "$TOOLS_BIN/temporal-server" ] && [ -x "$TOOLS_BIN/temporal-sql-tool" ] &&

@@ -160,7 +160,7 @@ temporal_dev_flags() {
 # SEARCH_ATTRIBUTES are the search attributes that rounds keep current for
 # the inbox (T7, round/wire.go), NAME=TYPE; a worker refuses a namespace
 # without them.
-SEARCH_ATTRIBUTES="ToolroundSession=Keyword ToolroundWaiting=Bool ToolroundWaitingCalls=Int"
+SEARCH_ATTRIBUTES="ToolroundSession=Keyword ToolroundWaiting=Bool ToolroundWaitingCalls=Int ToolroundParent=Keyword"
 
 # temporal_search_attribute_flags registers them on a dev server at start.
 temporal_search_attribute_flags() {

@@ -12,6 +12,7 @@ const (
 	StoreSecret = "store_secret"
 	WriteError  = "write_error"
 	ReadResult  = "read_result"
+	Subagents   = "subagents"
 
 	// ProviderClaudeCode is the one provider that receives every schema up front (S2).
 	ProviderClaudeCode = "claude-code"
@@ -27,7 +28,6 @@ var AlwaysLoaded = []string{
 // HostTools need the host application (a chatbot directory, media
 // generation, sub-agents); the application registers them through the Go API.
 var HostTools = map[string]string{
-	"subagents":            "runs sub-agents for parts of a task",
 	"background_subagents": "runs sub-agents in the background",
 	"list_chatbot":         "lists the chatbots the application offers",
 	"send_to_chatbot":      "sends a message to one of the application's chatbots",

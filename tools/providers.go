@@ -65,10 +65,43 @@ func (r *Registry) ToolsFor(provider string, client []ToolSpec) Toolset {
 			ts.Deferred = append(ts.Deferred, name)
 		}
 	}
+	ts.turnContext()
+	return ts
+}
+
+func (ts *Toolset) turnContext() {
+	ts.TurnContext = ""
 	if len(ts.Deferred) > 0 {
 		ts.TurnContext = "More tools are available by name: " + strings.Join(ts.Deferred, ", ") +
 			". Fetch a tool's schema with find_tools, then call it as run_tool(name, args)."
 	}
+}
+
+// Without is ts less the named tools, in its array and among the deferred
+// ones (a subagent's exclusions, G1).
+func (ts Toolset) Without(exclude []string) Toolset {
+	if len(exclude) == 0 {
+		return ts
+	}
+	out := map[string]bool{}
+	for _, n := range exclude {
+		out[n] = true
+	}
+	var kept []ToolSpec
+	for _, t := range ts.Tools {
+		if !out[t.Function.Name] {
+			kept = append(kept, t)
+		}
+	}
+	ts.Tools = kept
+	deferred := []string{}
+	for _, n := range ts.Deferred {
+		if !out[n] {
+			deferred = append(deferred, n)
+		}
+	}
+	ts.Deferred = deferred
+	ts.turnContext()
 	return ts
 }
 

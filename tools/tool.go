@@ -80,6 +80,11 @@ type Definition struct {
 	// dedupe entries are dropped by any change to it (P3.3).
 	Volatile bool   `json:"volatile,omitempty"`
 	Source   Source `json:"source,omitempty"`
+	// ChildRun: a round runs the call as a child agent run (subagents,
+	// G1), not through Handler, which answers only a call outside a
+	// round. A finished child run counts as a change to everything in the
+	// caller's dedupe map (P3.3).
+	ChildRun bool `json:"child_run,omitempty"`
 	// Subject names what a call is about, in a confirmation, the inbox and
 	// the console (the command of run_command, the path of edit_file). Nil
 	// uses the canonical arguments (SubjectOf).

@@ -72,7 +72,7 @@ func TestMissing(t *testing.T) {
 		"run_command_readonly":   "removed in v1.0.25",
 		"find_note":              "removed in v1.0.23",
 		"api_github":             "api_* tools were removed in v1.3.2",
-		"subagents":              "provided by the host application",
+		"list_chatbot":           "provided by the host application",
 		"generate_image":         "provided by the host application",
 		"zzzzzzzzzzzzzzzz":       `unknown tool "zzzzzzzzzzzzzzzz"`,
 	}

@@ -69,6 +69,15 @@ const (
 	ErrTypeNoModel = "NoModel"
 )
 
+// systemPrompt is the run's system prompt: SystemPrompt, then a
+// subagent's own instructions (G1).
+func systemPrompt(in round.ModelInput) string {
+	if in.SystemPrompt == "" {
+		return SystemPrompt
+	}
+	return SystemPrompt + "\n\n" + in.SystemPrompt
+}
+
 // SystemPrompt opens every conversation of an agent run.
 const SystemPrompt = `You are an agent that completes the user's task by calling tools. Call tools when you need them; several independent calls may go in one message. When the task is done, answer without tool calls: that answer is the run's final answer.`
 
@@ -201,10 +210,10 @@ func modelError(err error) error {
 // turn context, the conversation with stored contents read back, the
 // provider's tools array.
 func (m *Model) request(ctx context.Context, in round.ModelInput) (llm.Request, error) {
-	system := SystemPrompt
+	system := systemPrompt(in)
 	var toolsJSON json.RawMessage
 	if m.Registry != nil {
-		ts := m.Registry.ToolsFor(in.Provider, in.ClientTools)
+		ts := m.Registry.ToolsFor(in.Provider, in.ClientTools).Without(in.Exclude)
 		if ts.TurnContext != "" {
 			system += "\n\n" + ts.TurnContext
 		}

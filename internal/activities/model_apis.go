@@ -32,9 +32,9 @@ const ErrTypeMixedAPIs = "MixedAPIs"
 
 func (m *Model) turnRequest(ctx context.Context, in round.ModelInput, api string) (llm.TurnRequest, error) {
 	f := apiFormat(api)
-	req := llm.TurnRequest{System: SystemPrompt}
+	req := llm.TurnRequest{System: systemPrompt(in)}
 	if m.Registry != nil {
-		ts, err := m.Registry.ToolsFor(in.Provider, in.ClientTools).In(f)
+		ts, err := m.Registry.ToolsFor(in.Provider, in.ClientTools).Without(in.Exclude).In(f)
 		if err != nil {
 			return llm.TurnRequest{}, err
 		}

@@ -98,7 +98,7 @@ type agent struct {
 
 // Run is the workflow function.
 func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.AgentStatus, error) {
-	if err := in.Validate(); err != nil {
+	if err := in.ValidateStarted(); err != nil {
 		return round.AgentStatus{}, temporal.NewNonRetryableApplicationError("invalid agent input: "+err.Error(), round.ErrTypeInvalidInput, err)
 	}
 	in = in.WithDefaults()
@@ -292,6 +292,9 @@ func (a *agent) snapshot() round.AgentStatus {
 	if a.limited && a.state != nil {
 		st.Limits = round.LimitCounts(&a.limits, a.state.Usage, a.now)
 	}
+	if a.in.Parent != "" && a.state != nil {
+		st.Usage = a.state.Usage.Counts() // for the round that started it (G1)
+	}
 	return st
 }
 
@@ -371,6 +374,7 @@ func (a *agent) callModel(ctx workflow.Context, hb, timeout time.Duration) (roun
 	in := round.ModelInput{
 		SessionID: a.in.SessionID, RunID: a.in.RunID, WorkflowID: a.scope.WorkflowID, Call: n, Round: a.round + 1,
 		Provider: a.in.Provider, ClientTools: a.in.ClientTools, Messages: a.conv, Budget: a.budget, Last: a.last,
+		SystemPrompt: a.in.SystemPrompt, Exclude: a.in.Exclude, // a subagent's (G1)
 	}
 	var out round.ModelOutput
 	err := workflow.ExecuteActivity(actx, round.ActivityModelCall, in).Get(actx, &out)
@@ -382,6 +386,7 @@ func (a *agent) runRound(ctx workflow.Context, msg round.AgentMessage) (round.Ou
 		SessionID: a.in.SessionID, RunID: a.in.RunID, Round: a.round, Provider: a.in.Provider, AutoApprove: a.in.AutoApprove,
 		Assistant:   round.Message{Role: "assistant", Content: msg.Content, ToolCalls: msg.ToolCalls},
 		ClientTools: a.in.ClientTools, State: a.state, ConfirmTimeoutSeconds: a.in.ConfirmTimeoutSeconds,
+		Exclude: a.in.Exclude, Depth: a.in.Depth, // a subagent's (G1)
 	}
 	if a.limited {
 		in.Limits = a.in.Limits

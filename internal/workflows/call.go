@@ -145,4 +145,6 @@ type Outcome struct {
 	Images []round.Image `json:"images,omitempty"`
 	// ErrorCode is the code of a tool's failure that has one (W3).
 	ErrorCode string `json:"error_code,omitempty"`
+	// Usage is what a subagents call's child run did (G1).
+	Usage *round.Usage `json:"usage,omitempty"`
 }

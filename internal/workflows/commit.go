@@ -142,7 +142,10 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 		// A call with side effects may have changed the workdir even when it
 		// failed or its outcome is unknown; treat it as a change.
 		ran := o.Status == round.StatusOK || o.Status == round.StatusError || o.Status == round.StatusUnknownOutcome || o.Status == round.StatusCancelled
-		if ran && c.Facts.Effect != tools.ReadOnly {
+		if ran && ti.Subagent {
+			// A subagent may have changed anything (G1, P3.3).
+			changes = append(changes, change{c.CallID, []string{"."}})
+		} else if ran && c.Facts.Effect != tools.ReadOnly {
 			if touched := touchedPaths(c, o, ti); len(touched) > 0 {
 				changes = append(changes, change{c.CallID, touched})
 			}

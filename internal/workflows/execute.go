@@ -52,6 +52,7 @@ func (r *run) execute(ctx workflow.Context) {
 		}
 	}
 	opIDs := len(conc)+len(serial) > 0 && version(ctx, changeOperationIDs, 1) == 1
+	r.subagents = r.subagentShare(conc, serial)
 	keys := r.keyLimits(ctx, conc, serial)
 	sel := workflow.NewSelector(ctx)
 	outstanding, nextS := 0, 0
@@ -191,6 +192,9 @@ func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 	if ti.Interactive || ti.Client {
 		return r.startExternal(ctx, c, ti)
 	}
+	if ti.Subagent && version(ctx, changeSubagents, 1) >= 1 {
+		return r.startSubagent(ctx, c, r.subagents) // subagent.go
+	}
 	c.activity = true
 	in := round.ExecuteInput{
 		CallID: c.CallID, Tool: c.Tool, Args: c.Args, SessionID: r.scope.SessionID, RunID: r.scope.RunID,
@@ -296,7 +300,7 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 	case err == nil:
 		o.Status, o.Content, o.ContentRef = round.StatusOK, out.Content, out.ContentRef
 		o.Fetched, o.Touched, o.Read, o.FromCache, o.Attempts = out.Fetched, out.Touched, out.Read, out.FromCache, max(1, out.Attempt)
-		o.Files = out.Files
+		o.Files, o.Usage = out.Files, out.Usage
 		if out.IsError {
 			o.Status = round.StatusError
 			if out.ErrorCode != "" && version(ctx, changeErrorCode, 1) >= 1 {

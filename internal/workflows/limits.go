@@ -191,6 +191,7 @@ func countUsage(st *round.RunState, calls []Call) {
 			continue
 		}
 		command, write := counts(c)
+		st.Usage.Add(c.Outcome.Usage) // what a subagent did (G1)
 		st.Usage.Calls++
 		if command {
 			st.Usage.Commands++

@@ -73,6 +73,8 @@ type run struct {
 	reminders int // approval_reminder events so far
 	// grown are the limits an approval grew in this round (B1).
 	grown map[string]bool
+	// subagents is how many subagents calls the round runs (G1).
+	subagents int
 	// signsUsage: the round checks and signs the run's usage
 	// (changeSignedUsage); unverified: the usage it got did not verify.
 	signsUsage, unverified bool
@@ -93,7 +95,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	if in.Format.Name() != round.FormatOpenAI && workflow.GetVersion(ctx, changeFormats, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		legacyFormat(&in)
 	}
-	if err := in.Validate(); err != nil {
+	if err := in.ValidateStarted(); err != nil {
 		return round.Output{}, temporal.NewNonRetryableApplicationError("invalid round input: "+err.Error(), round.ErrTypeInvalidInput, err)
 	}
 	r := &run{in: &in, cat: w.Catalog, scope: round.ScopeOf(&in, workflow.GetInfo(ctx).WorkflowExecution.ID), phase: round.PhasePreflight}

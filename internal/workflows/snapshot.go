@@ -30,7 +30,21 @@ func (w *RoundWorkflow) snapshot(ctx workflow.Context, in *round.Input, calls []
 	if in.ConfirmTimeoutSeconds > 0 {
 		snap.ConfirmTimeout = time.Duration(in.ConfirmTimeoutSeconds) * time.Second
 	}
+	excludeTools(in.Exclude, snap)
 	return nil
+}
+
+// excludeTools takes the tools a subagent's rounds do not have out of the
+// snapshot (G1): a call of one, directly or through run_tool, is answered
+// as a tool this worker lacks (P1.5).
+func excludeTools(exclude []string, snap *Snapshot) {
+	for _, name := range exclude {
+		delete(snap.Tools, name)
+		if snap.Missing == nil {
+			snap.Missing = map[string]string{}
+		}
+		snap.Missing[name] = fmt.Sprintf("tool %s is not available to this subagent: the run that started it left it out", name)
+	}
 }
 
 // ToolInfo is what a round needs to know of one tool. It is recorded in the
@@ -73,6 +87,9 @@ type ToolInfo struct {
 	// (tools.Definition.InWorkspace); set only under placement, where
 	// such calls run on the workspace's host (W4).
 	Workspace bool `json:"workspace,omitempty"`
+	// Subagent: the round runs the call as a child agent run
+	// (tools.Definition.ChildRun, G1; subagent.go).
+	Subagent bool `json:"subagent,omitempty"`
 }
 
 // Spec is the tool as a schema result shows it.
@@ -131,6 +148,9 @@ type Snapshot struct {
 	// (W4): the round binds its session's workspace to a host and runs
 	// its workspace calls there (placement.go).
 	Placement *PlacementSettings `json:"placement,omitempty"`
+	// SubagentDepth is SUBAGENT_DEPTH (G1): how many hops of subagents
+	// from a run the worker allows. Zero: round.DefaultSubagentDepth.
+	SubagentDepth int `json:"subagent_depth,omitempty"`
 }
 
 // PlacementSettings are what a round records of WORKSPACE_PLACEMENT=host.
@@ -199,6 +219,8 @@ type CatalogOptions struct {
 	BuildID string
 	// Placement, when set, is WORKSPACE_PLACEMENT=host's (W4).
 	Placement *PlacementSettings
+	// SubagentDepth is SUBAGENT_DEPTH (G1); zero: the default.
+	SubagentDepth int
 }
 
 // RegistryCatalog is the Catalog of a tools.Registry.
@@ -260,6 +282,7 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 		Notify:           c.Options.Notify,
 		BuildID:          c.Options.BuildID,
 		Placement:        c.Options.Placement,
+		SubagentDepth:    c.Options.SubagentDepth,
 	}
 	client := map[string]tools.ToolSpec{}
 	for _, t := range req.ClientTools {
@@ -317,6 +340,7 @@ func (c *RegistryCatalog) info(d *tools.Definition) ToolInfo {
 		ti.KeyLimit = max(d.KeyLimit, tools.DefaultKeyLimit)
 	}
 	ti.Workspace = c.Options.Placement != nil && d.InWorkspace()
+	ti.Subagent = d.ChildRun
 	ti.Local = !d.Interactive && d.SideEffect == tools.ReadOnly && c.Options.LocalMaxTimeout > 0 && ti.Timeout <= c.Options.LocalMaxTimeout
 	return ti
 }

@@ -182,6 +182,7 @@ func build(cfg Config) ([]tools.Definition, *toolset, error) {
 		t.writeResult(),
 		askUser(),
 		t.readResult(),
+		Subagents(),
 	}, t, nil
 }
 

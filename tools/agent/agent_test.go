@@ -13,7 +13,7 @@ import (
 
 var agentTools = []string{
 	"ask_user", "calculate", "chat_history", "error_history", "html_template", "public_api_list",
-	"read_result", "reasoning_guide", "store_secret", "write_error", "write_result", "write_todo",
+	"read_result", "reasoning_guide", "store_secret", "subagents", "write_error", "write_result", "write_todo",
 }
 
 func TestRegisterDefinitions(t *testing.T) {
@@ -39,6 +39,7 @@ func TestRegisterDefinitions(t *testing.T) {
 		"write_result":    {false, tools.Idempotent, tools.ConfirmNever, false},
 		"ask_user":        {false, tools.ReadOnly, tools.ConfirmNever, true},
 		"read_result":     {false, tools.ReadOnly, tools.ConfirmNever, false},
+		"subagents":       {true, tools.ReadOnly, tools.ConfirmNever, false},
 	}
 	for _, name := range agentTools {
 		t.Run(name, func(t *testing.T) {

@@ -1,0 +1,141 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/round"
+)
+
+// Subagents (G1). A subagents call runs its task as a child agent run,
+// agentrun/<session>/sub-<hash of the call's operation id>, in the round's
+// session and workspace: the child's model calls and rounds are in its own
+// history, so a worker that dies while it runs repeats none of them, and
+// its rounds wait for people in the inbox as any round does. A child never
+// has more than the run that starts it:
+//
+//   - auto_approve only when the round has it and the worker allows it;
+//   - the round's tools less exclude_tools and the round's own exclusions,
+//     and no client tools; no tool that starts runs (round.RecursiveTools)
+//     at the deepest depth SUBAGENT_DEPTH allows;
+//   - none of the round's remembered rules (it starts with no run state);
+//   - of each limit of the run, 1/n of what is left, for the n subagents
+//     the round starts; what the child did joins the round's counts when it
+//     returns (countUsage).
+//
+// The call's result is the child's final answer, or an error naming the
+// child's status and id.
+
+// subagentShare counts the round's subagents calls that are about to run:
+// each gets that share of the run's limits.
+func (r *run) subagentShare(queued ...[]int) int {
+	n := 0
+	for _, q := range queued {
+		for _, i := range q {
+			if r.snap.Tools[r.calls[i].Tool].Subagent {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// subagentInput is the child run of call c, one of n subagents of the
+// round.
+func (r *run) subagentInput(ctx workflow.Context, c *Call, n int) (round.AgentInput, error) {
+	var a round.SubagentArgs
+	if err := json.Unmarshal([]byte(c.Args), &a); err != nil {
+		return round.AgentInput{}, fmt.Errorf("subagents: %v", err)
+	}
+	depth := r.in.Depth + 1
+	most := r.snap.SubagentDepth
+	if most <= 0 {
+		most = round.DefaultSubagentDepth
+	}
+	exclude := append(slices.Clone(r.in.Exclude), a.ExcludeTools...)
+	if depth >= most {
+		exclude = append(exclude, round.RecursiveTools...)
+	}
+	slices.Sort(exclude)
+	exclude = slices.Compact(exclude)
+	opID := round.OperationID(r.scope.WorkflowID, workflow.GetInfo(ctx).WorkflowExecution.RunID, c.CallID)
+	in := round.AgentInput{
+		SessionID: r.in.SessionID, RunID: round.SubagentRunID(opID), Task: a.Task, Provider: r.in.Provider,
+		AutoApprove:           r.in.AutoApprove && !r.snap.DenyAutoApprove,
+		ConfirmTimeoutSeconds: r.in.ConfirmTimeoutSeconds,
+		SystemPrompt:          a.SystemPrompt, Exclude: exclude, Depth: depth, Parent: r.scope.WorkflowID, Name: a.Name,
+	}
+	if r.snap.Features.RunLimits && r.st.Limits != nil {
+		l := r.limits()
+		in.Limits = l.Share(r.st.Usage, n, workflow.Now(ctx))
+	}
+	if err := in.ValidateStarted(); err != nil {
+		return round.AgentInput{}, err
+	}
+	return in, nil
+}
+
+// startSubagent runs call c as its child agent run; the future holds the
+// call's round.ExecuteOutput.
+func (r *run) startSubagent(ctx workflow.Context, c *Call, n int) workflow.Future {
+	f, settable := workflow.NewFuture(ctx)
+	in, err := r.subagentInput(ctx, c, n)
+	if err != nil {
+		settable.Set(round.ExecuteOutput{IsError: true, Content: err.Error()}, nil)
+		return f
+	}
+	id := round.AgentWorkflowID(in.SessionID, in.RunID)
+	label := in.RunID
+	if in.Name != "" {
+		label = in.Name + " (" + in.RunID + ")"
+	}
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID: id,
+		// The id names the call's one child for good (R).
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		// Cancelling the round cancels the child, whose rounds still give
+		// every call a result; the call waits for that.
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
+		WaitForCancellation:   true,
+		TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(round.SearchParent).ValueSet(r.scope.WorkflowID)),
+		Memo:                  map[string]any{round.MemoParent: r.scope.WorkflowID},
+		StaticSummary:         fmt.Sprintf("subagent %s of call %s in %s", label, c.CallID, r.scope.WorkflowID),
+	})
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		var st round.AgentStatus
+		err := workflow.ExecuteChildWorkflow(cctx, round.AgentWorkflowName, in).Get(ctx, &st)
+		switch {
+		case err == nil:
+			settable.Set(subagentOutput(id, st), nil)
+		case temporal.IsCanceledError(err):
+			settable.Set(nil, err)
+		case temporal.IsWorkflowExecutionAlreadyStartedError(err):
+			settable.Set(round.ExecuteOutput{IsError: true, Content: "subagent " + id + " was started before and is not this call's to run again"}, nil)
+		default:
+			settable.Set(round.ExecuteOutput{IsError: true, Content: "subagent " + id + " failed: " + text.RootMessage(err)}, nil)
+		}
+	})
+	return f
+}
+
+// subagentOutput is the call's result of the child's end: its final
+// answer when it completed, else an error naming its status and id.
+func subagentOutput(id string, st round.AgentStatus) round.ExecuteOutput {
+	if st.Status == round.AgentCompleted {
+		return round.ExecuteOutput{Content: st.Final, Usage: st.Usage}
+	}
+	msg := fmt.Sprintf("subagent %s ended %s", id, st.Status)
+	if st.Reason != "" {
+		msg += ": " + st.Reason
+	}
+	if st.Final != "" {
+		msg += "; its last answer: " + st.Final
+	}
+	return round.ExecuteOutput{IsError: true, Content: msg, Usage: st.Usage}
+}

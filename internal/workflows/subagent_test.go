@@ -1,0 +1,198 @@
+package workflows_test
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools/agent"
+)
+
+// subagentHarness is the round harness with the real agent run beside it
+// and a scripted model: a subagents call of a round runs the real AgentRun
+// as its child, whose rounds are real rounds.
+type subagentHarness struct {
+	*harness
+	mu     sync.Mutex
+	models []round.ModelInput
+	// reply answers a child's model call.
+	reply func(in round.ModelInput) (round.ModelOutput, error)
+}
+
+// newSubagentHarness runs child, or the real agent run when it is nil.
+func newSubagentHarness(t *testing.T, bound int, child func(workflow.Context, round.AgentInput) (round.AgentStatus, error)) *subagentHarness {
+	h := &subagentHarness{harness: newHarness(t, bound)}
+	h.reg.MustRegister(agent.Subagents())
+	if child == nil {
+		aw := &workflows.AgentWorkflow{HeartbeatTimeout: time.Minute}
+		child = aw.Run
+	}
+	h.env.RegisterWorkflowWithOptions(child, workflow.RegisterOptions{Name: round.AgentWorkflowName})
+	h.env.RegisterActivityWithOptions(func(_ context.Context, in round.ModelInput) (round.ModelOutput, error) {
+		h.mu.Lock()
+		h.models = append(h.models, in)
+		h.mu.Unlock()
+		return h.reply(in)
+	}, activity.RegisterOptions{Name: round.ActivityModelCall})
+	return h
+}
+
+// childScript: a child's first model call asks for one calculate call
+// (and the calls its task names after "then call "), as does a call after
+// a round that only fetched schemas (P1.4); then it answers with its task
+// and the results.
+func childScript(in round.ModelInput) (round.ModelOutput, error) {
+	task := in.Messages[0].Content
+	var results []string
+	for i := len(in.Messages) - 1; i >= 0 && in.Messages[i].Role == "tool"; i-- {
+		results = append([]string{in.Messages[i].Content}, results...)
+	}
+	if in.Call == 1 || strings.Contains(strings.Join(results, " "), "was not loaded yet") {
+		calls := []round.ToolCall{{ID: "k1", Type: "function", Function: round.FunctionCall{Name: "calculate", Arguments: `{"expression":"6*7"}`}}}
+		if _, tool, ok := strings.Cut(task, "then call "); ok {
+			calls = append(calls, round.ToolCall{ID: "k2", Type: "function", Function: round.FunctionCall{Name: tool, Arguments: `{"task":"deeper"}`}})
+		}
+		return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: calls}}, nil
+	}
+	return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "done: " + task + " | " + strings.Join(results, " | ")}}, nil
+}
+
+func (h *subagentHarness) modelCalls() []round.ModelInput {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]round.ModelInput(nil), h.models...)
+}
+
+var subRunID = regexp.MustCompile(`^sub-[0-9a-f]{24}$`)
+
+func TestSubagentsRunAsChildAgentRuns(t *testing.T) {
+	h := newSubagentHarness(t, 3, nil)
+	h.reply = childScript
+	in := input(
+		call("s1", "subagents", `{"task":"part one","name":"first","system_prompt":"Be brief.","exclude_tools":["run_command"]}`),
+		call("s2", "subagents", `{"task":"part two then call subagents"}`),
+	)
+	in.State.Fetched = append(in.State.Fetched, "subagents")
+	in.Limits = &round.Limits{MaxCalls: 41}
+	res := h.run(t, in)
+	require.Equal(t, []round.Status{round.StatusOK, round.StatusOK}, statuses(res), res.Results)
+	require.Equal(t, "done: part one | [calculate] = 6*7", res.Results[0].Content)
+	// The second child's own subagents call is not a tool it has: at the
+	// default SUBAGENT_DEPTH a subagent starts none (G1).
+	require.Contains(t, res.Results[1].Content, "done: part two then call subagents | [calculate] = 6*7 | ")
+	require.Contains(t, res.Results[1].Content, "tool subagents is not available to this subagent")
+
+	byRun := map[string][]round.ModelInput{}
+	for _, m := range h.modelCalls() {
+		byRun[m.RunID] = append(byRun[m.RunID], m)
+	}
+	require.Len(t, byRun, 2, "one child run per call")
+	for id, calls := range byRun {
+		require.Regexp(t, subRunID, id)
+		require.GreaterOrEqual(t, len(calls), 2, "each child called its model once per step")
+		require.Equal(t, round.AgentWorkflowID("s", id), calls[0].WorkflowID, "in the caller's session")
+		require.Subset(t, calls[0].Exclude, round.RecursiveTools, "at the deepest depth no tool that starts runs")
+		if calls[0].Messages[0].Content == "part one" {
+			require.Equal(t, "Be brief.", calls[0].SystemPrompt)
+			require.Contains(t, calls[0].Exclude, "run_command", "exclude_tools")
+		}
+	}
+	require.NotEqual(t, res.Results[0].OperationID, res.Results[1].OperationID)
+	for _, r := range res.Results {
+		require.Contains(t, byRun, round.SubagentRunID(r.OperationID), "the child's id derives from the call's operation id")
+	}
+
+	// What the children did joins the round's counts: the 2 subagents
+	// calls, and the one calculate call that ran in each child (a schema
+	// result and a tool the child lacks never reach pass 2).
+	require.Equal(t, int64(4), res.State.Usage.Calls)
+	// A subagent's answer never enters the dedupe map.
+	for _, e := range res.State.Dedupe {
+		require.NotEqual(t, "subagents", e.Tool)
+	}
+}
+
+func TestSubagentsCarryNoMoreThanTheCaller(t *testing.T) {
+	var limits []*round.Limits
+	var autos []bool
+	var mu sync.Mutex
+	h := newSubagentHarness(t, 3, func(ctx workflow.Context, in round.AgentInput) (round.AgentStatus, error) {
+		mu.Lock()
+		limits, autos = append(limits, in.Limits), append(autos, in.AutoApprove)
+		mu.Unlock()
+		return round.AgentStatus{Status: round.AgentCompleted, Final: "ok " + in.Task, Usage: &round.Usage{Calls: 3, Writes: 1}}, nil
+	})
+	in := input(
+		call("s1", "subagents", `{"task":"a"}`),
+		call("s2", "subagents", `{"task":"b"}`),
+		call("s3", "subagents", `{"task":"c"}`),
+	)
+	in.State.Fetched = append(in.State.Fetched, "subagents")
+	in.Limits = &round.Limits{MaxCalls: 31, MaxWrites: 2}
+	res := h.run(t, in)
+	require.Equal(t, []round.Status{round.StatusOK, round.StatusOK, round.StatusOK}, statuses(res))
+	require.Len(t, limits, 3)
+	for i, l := range limits {
+		require.NotNil(t, l, "child %d has the caller's limits", i)
+		require.Equal(t, int64(10), l.MaxCalls, "a third of the 31 calls left")
+		require.Equal(t, int64(1), l.MaxWrites, "never 0, which would be no limit")
+		require.False(t, autos[i], "no auto_approve the caller does not have")
+	}
+	require.Equal(t, int64(3+9), res.State.Usage.Calls, "the three calls and what the children did")
+	require.Equal(t, int64(3), res.State.Usage.Writes)
+}
+
+func TestSubagentEndsMapToResults(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		child func(round.AgentInput) (round.AgentStatus, error)
+		want  round.Status
+		has   string
+	}{
+		{"round_limit", func(round.AgentInput) (round.AgentStatus, error) {
+			return round.AgentStatus{Status: round.AgentRoundLimit, Final: "half"}, nil
+		}, round.StatusError, "ended round_limit; its last answer: half"},
+		{"limit_reached", func(round.AgentInput) (round.AgentStatus, error) {
+			return round.AgentStatus{Status: round.AgentLimitReached, Reason: "past max_seconds"}, nil
+		}, round.StatusError, "ended limit_reached: past max_seconds"},
+		{"failed", func(round.AgentInput) (round.AgentStatus, error) {
+			return round.AgentStatus{}, temporal.NewNonRetryableApplicationError("the model is gone", "NoModel", nil)
+		}, round.StatusError, "failed: the model is gone"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newSubagentHarness(t, 3, func(ctx workflow.Context, in round.AgentInput) (round.AgentStatus, error) {
+				return tc.child(in)
+			})
+			in := input(call("s1", "subagents", `{"task":"x"}`))
+			in.State.Fetched = append(in.State.Fetched, "subagents")
+			res := h.run(t, in)
+			require.Equal(t, tc.want, res.Results[0].Status)
+			require.Contains(t, res.Results[0].Content, tc.has)
+			require.Contains(t, res.Results[0].Content, "agentrun/s/sub-", "the result names the child")
+		})
+	}
+}
+
+func TestClientInputsCannotTakeSubagentIDs(t *testing.T) {
+	for _, id := range []string{"sub-0123456789abcdef01234567", "sub-x", "chat-helper"} {
+		a := round.AgentInput{SessionID: "s", RunID: id, Task: "t"}
+		require.ErrorContains(t, a.Validate(), "reserved", id)
+		require.NoError(t, a.ValidateStarted(), "the workflow runs its children")
+		r := input(call("c1", "calculate", `{"expression":"1"}`))
+		r.RunID = id
+		require.ErrorContains(t, r.Validate(), "reserved", id)
+		require.NoError(t, r.ValidateStarted())
+	}
+	a := round.AgentInput{SessionID: "s", RunID: "r", Task: "t", Depth: -1}
+	require.ErrorContains(t, a.Validate(), "depth")
+}

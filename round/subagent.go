@@ -1,0 +1,93 @@
+package round
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// Subagents (G1): a subagents call runs its task as a child agent run, in
+// the caller's session and workspace, whose run id derives from the call's
+// operation id, so that a retried or replayed call finds the same child.
+const (
+	// SubagentPrefix starts every subagent's run id.
+	SubagentPrefix = "sub-"
+	// ChatbotPrefix starts every chatbot's run id (G3).
+	ChatbotPrefix = "chat-"
+	// DefaultSubagentDepth is SUBAGENT_DEPTH's default: a run's subagents
+	// start no subagents of their own.
+	DefaultSubagentDepth = 1
+	// MaxExcludedTools bounds an input's exclude list.
+	MaxExcludedTools = 256
+	// SearchParent is the search attribute that names a subagent's parent
+	// workflow; MemoParent the memo field that does.
+	SearchParent = "ToolroundParent" // Keyword
+	MemoParent   = "ToolroundParent"
+)
+
+// RecursiveTools start runs of their own: a run at the deepest depth
+// SUBAGENT_DEPTH allows has none of them.
+var RecursiveTools = []string{"subagents", "background_subagents", "send_to_chatbot"}
+
+// SubagentArgs are the arguments of a subagents call (G1).
+type SubagentArgs struct {
+	Task         string   `json:"task"`
+	Name         string   `json:"name,omitempty"`
+	SystemPrompt string   `json:"system_prompt,omitempty"`
+	ExcludeTools []string `json:"exclude_tools,omitempty"`
+}
+
+// SubagentRunID is the run id of the subagent that the call of operation
+// id opID starts: "sub-" and the first 24 hex digits of its SHA-256.
+func SubagentRunID(opID string) string {
+	sum := sha256.Sum256([]byte(opID))
+	return SubagentPrefix + hex.EncodeToString(sum[:])[:24]
+}
+
+// ReservedRunID reports whether a run id is of the shapes the worker gives
+// its own children (subagents and chatbots), which no client input may
+// take (T6).
+func ReservedRunID(runID string) bool {
+	return strings.HasPrefix(runID, SubagentPrefix) || strings.HasPrefix(runID, ChatbotPrefix)
+}
+
+// checkNotReserved refuses a reserved run id on a client's input.
+func checkNotReserved(runID string) error {
+	if ReservedRunID(runID) {
+		return fmt.Errorf("run_id %q is reserved: ids starting with %q or %q name the worker's subagents and chatbots", truncateID(runID), SubagentPrefix, ChatbotPrefix)
+	}
+	return nil
+}
+
+// checkSubagent refuses a depth below 0 and an exclude list the worker
+// could not honour.
+func checkSubagent(depth int, names []string) error {
+	if depth < 0 || depth > 64 {
+		return fmt.Errorf("depth is %d; it must be between 0 and 64", depth)
+	}
+	return checkExclude(names)
+}
+
+// checkExclude refuses an exclude list the worker could not honour.
+func checkExclude(names []string) error {
+	if len(names) > MaxExcludedTools {
+		return fmt.Errorf("exclude names %d tools; at most %d are accepted", len(names), MaxExcludedTools)
+	}
+	for i, n := range names {
+		if n == "" || len(n) > 200 {
+			return fmt.Errorf("exclude[%d] is not a tool name", i)
+		}
+	}
+	return nil
+}
+
+// Excluded reports whether name is in an exclude list.
+func Excluded(exclude []string, name string) bool {
+	for _, n := range exclude {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
