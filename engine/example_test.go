@@ -32,30 +32,30 @@ func runWorker(ctx context.Context, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	subagents := tools.Definition{
-		Name:        "subagents",
-		Description: "Runs one sub-agent per task and returns their answers.",
-		Parameters:  tools.Schema(`{"type":"object","properties":{"tasks":{"type":"array","items":{"type":"string"}}},"required":["tasks"]}`),
+	orderStatus := tools.Definition{
+		Name:        "order_status",
+		Description: "Tells where each of the orders is.",
+		Parameters:  tools.Schema(`{"type":"object","properties":{"orders":{"type":"array","items":{"type":"string"}}},"required":["orders"]}`),
 		Concurrent:  true,
-		SideEffect:  tools.AtMostOnce,
-		Handler:     runSubagents,
+		SideEffect:  tools.ReadOnly,
+		Handler:     orderStatusOf,
 	}
 	// the built-in tools plus the application's; runs until ctx is done
-	return engine.RunWorker(ctx, cfg, logger, engine.WithTools(subagents))
+	return engine.RunWorker(ctx, cfg, logger, engine.WithTools(orderStatus))
 }
 
-// runSubagents is the subagents tool's handler: a plain function of the
-// call's arguments.
-func runSubagents(ctx context.Context, req tools.Request) (tools.Result, error) {
+// orderStatusOf is the order_status tool's handler: a plain function of
+// the call's arguments.
+func orderStatusOf(ctx context.Context, req tools.Request) (tools.Result, error) {
 	var args struct {
-		Tasks []string `json:"tasks"`
+		Orders []string `json:"orders"`
 	}
 	if err := req.Decode(&args); err != nil {
 		return tools.Result{}, err
 	}
-	answers := make([]string, len(args.Tasks))
-	for i, task := range args.Tasks {
-		answers[i] = fmt.Sprintf("%d. %s: done", i+1, task)
+	answers := make([]string, len(args.Orders))
+	for i, order := range args.Orders {
+		answers[i] = fmt.Sprintf("%d. %s: shipped", i+1, order)
 	}
 	return tools.Text(strings.Join(answers, "\n")), nil
 }
