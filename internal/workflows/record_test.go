@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -38,6 +40,7 @@ import (
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/agent"
 )
 
 var record = flag.Bool("record", false, "run the replay scenarios against the Temporal server at TEMPORAL_ADDRESS and rewrite testdata/*.json")
@@ -656,6 +659,8 @@ func scenarios() []scenario {
 		{name: "rule_lockdown", in: lockdown, want: map[string]round.Status{"g1": ok, "c1": ok}},
 		// A failure with a code (changeErrorCode): error_code in the result.
 		{name: "error_code", in: errorCode(), want: map[string]round.Status{"f1": round.StatusError, "c1": ok}},
+		// Two subagents beside a calculate call (changeSubagents, G1).
+		{name: "subagents", in: subagentsRound(), want: map[string]round.Status{"a1": ok, "a2": ok, "c1": ok}},
 		{name: "run_limits", in: runLimits(), want: map[string]round.Status{"c1": ok, "g1": ok, "c2": skipped},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "g1", "c2")
@@ -765,13 +770,18 @@ func TestRecordHistories(t *testing.T) {
 	}
 	reg := testtools.Registry(rec)
 	reg.MustRegister(extraTools(&attemptCounter{n: map[string]int{}})...)
-	reg.MustRegister(lookTool(), shotTool())
+	reg.MustRegister(lookTool(), shotTool(), agent.Subagents())
 	cat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second,
 		BuildID: "recorder-build"})
 	wf := &workflows.RoundWorkflow{Catalog: cat}
 	acts := &activities.Activities{Registry: reg, Blobs: &memBlobs{m: map[string]string{}}, RuleKey: ruleKey}
 	queue := fmt.Sprintf("replay-record-%d", time.Now().UnixNano())
 	w := worker.New(c, queue, worker.Options{Identity: "recorder"})
+	// Subagents' runs (G1) call a model that answers at once.
+	model := httptest.NewServer(http.HandlerFunc(answeringModel))
+	defer model.Close()
+	t.Setenv("LLM_BASE_URL", model.URL+"/v1")
+	t.Setenv("LLM_MODEL", "scripted")
 	engine.RegisterAll(w, wf, acts) // the round and its activities, as every worker registers them
 	require.NoError(t, w.Start())
 	defer w.Stop()
@@ -887,6 +897,36 @@ func placedRound(name string) round.Input {
 		call("r1", "read_files", `{"paths":["a.txt"]}`),
 		call("c1", "calculate", `{"expression":"2+3"}`))
 	in.AutoApprove = true
+	return in
+}
+
+// answeringModel is a chat-completions server whose every answer is
+// "answered", streamed or not.
+func answeringModel(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Stream bool `json:"stream"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	msg := map[string]any{"role": "assistant", "content": "answered"}
+	if !req.Stream {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}}})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	for _, c := range []any{map[string]any{"index": 0, "delta": msg}, map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}} {
+		b, _ := json.Marshal(map[string]any{"choices": []any{c}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// subagentsRound runs two subagents with a limit to share (G1).
+func subagentsRound() round.Input {
+	in := scenarioInput("subagents", call("a1", "subagents", `{"task":"sum 1 and 2","name":"adder"}`),
+		call("a2", "subagents", `{"task":"say hello","exclude_tools":["run_command"]}`), call("c1", "calculate", `{"expression":"1+1"}`))
+	in.State.Fetched = append(in.State.Fetched, "subagents")
+	in.Limits = &round.Limits{MaxCalls: 20}
 	return in
 }
 

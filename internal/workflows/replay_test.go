@@ -589,3 +589,56 @@ func TestSignedUsageHistories(t *testing.T) {
 	require.Equal(t, round.StatusOK, res.Results[1].Status)
 	require.NotEmpty(t, res.State.Usage.MAC, "the round signs what it hands on, verified or not")
 }
+
+// TestSubagentsHistory: the round recorded with subagents holds its
+// marker, once, and started each subagent as a child agent run whose id
+// derives from the call's operation id, with a share of the round's
+// limit (G1); a round without a subagents call pays no marker. Its replay
+// is in TestReplayRecordedHistories.
+func TestSubagentsHistory(t *testing.T) {
+	dc := converter.GetDefaultDataConverter()
+	found := false
+	for _, h := range loadHistories(t) {
+		markers := 0
+		var children []round.AgentInput
+		for _, e := range h.history.GetEvents() {
+			if a := e.GetMarkerRecordedEventAttributes(); a != nil && a.GetMarkerName() == "Version" {
+				var id string
+				require.NoError(t, dc.FromPayloads(a.GetDetails()["change-id"], &id))
+				if id == "subagents" {
+					markers++
+				}
+			}
+			if a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetWorkflowType().GetName() == round.AgentWorkflowName {
+				var in round.AgentInput
+				require.NoError(t, dc.FromPayloads(a.GetInput(), &in))
+				require.Equal(t, round.AgentWorkflowID(in.SessionID, in.RunID), a.GetWorkflowId())
+				children = append(children, in)
+			}
+		}
+		if h.name != "subagents" {
+			require.Zero(t, markers, "%s: a round without a subagents call asked for subagents", h.name)
+			continue
+		}
+		found = true
+		require.Equal(t, 1, markers)
+		require.Len(t, children, 2)
+		var want, got []string
+		for _, r := range h.result.Results[:2] {
+			require.Equal(t, round.StatusOK, r.Status)
+			require.Equal(t, "answered", r.Content)
+			want = append(want, round.SubagentRunID(h.result.WorkflowID+r.OperationID)) // the lean output leaves the workflow id out
+		}
+		for _, c := range children {
+			got = append(got, c.RunID)
+			require.Equal(t, int64(10), c.Limits.MaxCalls, "half of the 20 calls left")
+			require.Subset(t, c.Exclude, round.RecursiveTools)
+			if c.Task == "say hello" {
+				require.Contains(t, c.Exclude, "run_command")
+			}
+		}
+		require.ElementsMatch(t, want, got, "each child's id derives from its call's operation id")
+		require.Equal(t, int64(3), h.result.State.Usage.Calls, "two subagents and calculate; the children made no call")
+	}
+	require.True(t, found, "testdata/subagents.json is missing")
+}

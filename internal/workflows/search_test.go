@@ -193,6 +193,8 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			// Placed rounds (W4, W5).
 			"workspace_placement":   {"replay-workspace_placement false 0"},
 			"workspace_unavailable": {"replay-workspace_unavailable false 0"},
+			// Subagents (G1): the round itself asks nobody.
+			"subagents": {"replay-subagents false 0"},
 		}[h.name]
 		if !ok {
 			if !strings.Contains(fmt.Sprint(h.history.GetEvents()), "inbox-search-attributes") {
