@@ -157,8 +157,8 @@ func TestWorkerRefusesANamespaceWithoutTheSearchAttributes(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, last, stderr.String())
-	require.Contains(t, last, "namespace "+ns+" lacks ToolroundSession (Keyword), ToolroundWaiting (Bool), ToolroundWaitingCalls (Int)")
-	require.Contains(t, last, "temporal operator search-attribute create --address "+temporalAddress()+" --namespace "+ns+" --name ToolroundSession --type Keyword")
+	require.Contains(t, last, "namespace "+ns+" lacks ToolroundSession (Keyword), ToolroundWaiting (Bool), ToolroundWaitingCalls (Int), ToolroundParent (Keyword)")
+	require.Contains(t, last, "temporal operator search-attribute create --address "+temporalAddress()+" --namespace "+ns+" --name ToolroundSession --name ToolroundParent --type Keyword")
 	require.NotContains(t, stderr.String(), "worker started")
 }
 

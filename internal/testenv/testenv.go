@@ -77,6 +77,7 @@ func SearchAttributeFlags() []string {
 		"--search-attribute", round.SearchSession + "=Keyword",
 		"--search-attribute", round.SearchWaiting + "=Bool",
 		"--search-attribute", round.SearchWaitingCalls + "=Int",
+		"--search-attribute", round.SearchParent + "=Keyword",
 	}
 }
 
