@@ -56,20 +56,25 @@ fi
 log "go test -race"
 go test -race -count=1 -timeout 30m ${GOTEST_FLAGS:-} ./...
 
-# Each fuzz target runs on its own for a short while (FUZZTIME, default
-# 10s); Go fuzzes one target per invocation. FUZZTIME=0 skips them.
-FUZZTIME="${FUZZTIME:-10s}"
+# Each fuzz target runs on its own (Go fuzzes one target per invocation)
+# for a fixed number of inputs, about ten seconds' worth on a loaded
+# two-core machine. A count, not a duration: with -fuzztime as a duration
+# the fuzzer can end a clean run with a bare "context deadline exceeded"
+# (golang/go#75804). FUZZTIME=0 skips them; FUZZTIME=<duration> (30s, 5m)
+# fuzzes every target for that long instead, for a longer local hunt.
+FUZZTIME="${FUZZTIME:-}"
 if [ "$FUZZTIME" != "0" ]; then
 	for target in \
-		./round:FuzzParseInput \
-		./round:FuzzArguments \
-		./internal/workflows:FuzzUnwrap \
-		./internal/workflows:FuzzPassesGiveEveryCallOneResult \
-		./tools:FuzzCanonical \
-		./tools:FuzzValidate \
-		./approval:FuzzRuleNeverOverMatches; do
-		pkg=${target%%:*} name=${target##*:}
-		log "fuzz $name ($FUZZTIME)"
-		go test -run '^$' -fuzz "^$name\$" -fuzztime "$FUZZTIME" "$pkg"
+		./round:FuzzParseInput:100000x \
+		./round:FuzzArguments:100000x \
+		./internal/workflows:FuzzUnwrap:30000x \
+		./internal/workflows:FuzzPassesGiveEveryCallOneResult:5000x \
+		./tools:FuzzCanonical:25000x \
+		./tools:FuzzValidate:60000x \
+		./approval:FuzzRuleNeverOverMatches:50000x; do
+		IFS=: read -r pkg name budget <<<"$target"
+		budget="${FUZZTIME:-$budget}"
+		log "fuzz $name ($budget)"
+		go test -run '^$' -fuzz "^$name\$" -fuzztime "$budget" "$pkg"
 	done
 fi
