@@ -14,8 +14,10 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/workspace"
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -189,6 +191,7 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 	registerAll(wk.w, e.Workflow, e.Activities, swaps...)
 	registerNotify(wk.w, e.Notifier)
 	placement.Register(wk.w, &placement.Activities{Client: wk.Client, TaskQueue: e.Config.TaskQueue, Timeout: e.Config.HostTimeout})
+	wk.w.RegisterActivityWithOptions((&activities.Subagents{Client: wk.Client}).Status, activity.RegisterOptions{Name: round.ActivitySubagentStatus})
 	for _, nw := range o.workflows {
 		wk.w.RegisterWorkflowWithOptions(nw.fn, workflow.RegisterOptions{Name: nw.name})
 	}

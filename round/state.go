@@ -21,6 +21,12 @@ type RunState struct {
 	// run's context budget replaced (B3): the only ones read_result serves,
 	// and only in rounds the agent run starts.
 	ResultRefs []string `json:"result_refs,omitempty"`
+	// Children are the workflow ids of the run's background subagents
+	// (G2), which cancelling the run cancels.
+	Children []string `json:"children,omitempty"`
+	// Counted are the background subagents whose counts have joined the
+	// run's (B1), once each, when a look first found them ended.
+	Counted []string `json:"counted,omitempty"`
 }
 
 // AllowRule is an allow rule remembered from a confirmation (P1.6, T4).
@@ -110,6 +116,8 @@ func (s *RunState) Clone() *RunState {
 	}
 	out.Usage = s.Usage.Clone()
 	out.ResultRefs = append([]string(nil), s.ResultRefs...)
+	out.Children = append([]string(nil), s.Children...)
+	out.Counted = append([]string(nil), s.Counted...)
 	return out
 }
 

@@ -26,12 +26,43 @@ const (
 	MemoParent   = "ToolroundParent"
 )
 
+// BackgroundSubagents is G2's tool.
+const BackgroundSubagents = "background_subagents"
+
+// ActivitySubagentStatus reads a background subagent's status (G2).
+const ActivitySubagentStatus = "SubagentStatus"
+
+// SubagentStatusInput asks for the status of the subagent WorkflowID on
+// behalf of a round of SessionID and RunID.
+type SubagentStatusInput struct {
+	WorkflowID string `json:"workflow_id"`
+	SessionID  string `json:"session_id"`
+	RunID      string `json:"run_id"`
+}
+
+// NotThisRun starts the answer for a subagent id that is not one of the
+// run's (G2), whether or not it exists.
+const NotThisRun = "not_this_run"
+
+// RunOfWorkflowID is the session and run of a round's or an agent run's
+// workflow id; ok is false for any other id.
+func RunOfWorkflowID(id string) (session, run string, ok bool) {
+	session, ok = SessionOfWorkflowID(id)
+	if !ok {
+		return "", "", false
+	}
+	return session, strings.Split(id, "/")[2], true
+}
+
 // RecursiveTools start runs of their own: a run at the deepest depth
 // SUBAGENT_DEPTH allows has none of them.
 var RecursiveTools = []string{"subagents", "background_subagents", "send_to_chatbot"}
 
-// SubagentArgs are the arguments of a subagents call (G1).
+// SubagentArgs are the arguments of a subagents or background_subagents
+// call (G1, G2): a task to start, or the id of one of the run's
+// background subagents to look at.
 type SubagentArgs struct {
+	ID           string   `json:"id,omitempty"`
 	Task         string   `json:"task"`
 	Name         string   `json:"name,omitempty"`
 	SystemPrompt string   `json:"system_prompt,omitempty"`

@@ -296,6 +296,9 @@ type ExecuteOutput struct {
 	// Usage is what a subagents call's child run did (G1), which joins
 	// the round's counts.
 	Usage *Usage `json:"usage,omitempty"`
+	// Child is the workflow id of a background subagent the call started
+	// (G2), which joins the run state's children.
+	Child string `json:"child,omitempty"`
 }
 
 // PublishInput is the input of the PublishRound local activity: pass 3's

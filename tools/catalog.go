@@ -28,12 +28,11 @@ var AlwaysLoaded = []string{
 // HostTools need the host application (a chatbot directory, media
 // generation, sub-agents); the application registers them through the Go API.
 var HostTools = map[string]string{
-	"background_subagents": "runs sub-agents in the background",
-	"list_chatbot":         "lists the chatbots the application offers",
-	"send_to_chatbot":      "sends a message to one of the application's chatbots",
-	"generate_audio":       "generates audio",
-	"generate_image":       "generates an image",
-	"test_tool":            "the application's test tool",
+	"list_chatbot":    "lists the chatbots the application offers",
+	"send_to_chatbot": "sends a message to one of the application's chatbots",
+	"generate_audio":  "generates audio",
+	"generate_image":  "generates an image",
+	"test_tool":       "the application's test tool",
 }
 
 // retired maps removed and renamed tools to the message a call of them gets (C3).

@@ -207,8 +207,30 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 			break
 		}
 	}
+	if a.status == round.AgentCancelled {
+		a.cancelChildren(ctx)
+	}
 	a.finish(ctx)
 	return a.snapshot(), nil
+}
+
+// cancelChildren asks the run's background subagents to stop (G2); each
+// still gives its own calls a result. A run without any asks nothing, so
+// runs recorded before background subagents replay as they ran.
+func (a *agent) cancelChildren(ctx workflow.Context) {
+	if a.state == nil || len(a.state.Children) == 0 {
+		return
+	}
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	var fs []workflow.Future
+	for _, id := range a.state.Children {
+		fs = append(fs, workflow.RequestCancelExternalWorkflow(dctx, id, ""))
+	}
+	for i, f := range fs {
+		if err := f.Get(dctx, nil); err != nil {
+			workflow.GetLogger(ctx).Info("a background subagent was not cancelled (it may have ended)", "subagent", a.state.Children[i], "error", err)
+		}
+	}
 }
 
 // takeBudget puts the tool results the call's budget shortened into the

@@ -147,4 +147,6 @@ type Outcome struct {
 	ErrorCode string `json:"error_code,omitempty"`
 	// Usage is what a subagents call's child run did (G1).
 	Usage *round.Usage `json:"usage,omitempty"`
+	// Child is the background subagent the call started (G2).
+	Child string `json:"child,omitempty"`
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -142,6 +143,13 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 		// A call with side effects may have changed the workdir even when it
 		// failed or its outcome is unknown; treat it as a change.
 		ran := o.Status == round.StatusOK || o.Status == round.StatusError || o.Status == round.StatusUnknownOutcome || o.Status == round.StatusCancelled
+		switch {
+		case o.Child == "":
+		case !slices.Contains(st.Children, o.Child):
+			st.Children = append(st.Children, o.Child) // started (G2)
+		case !slices.Contains(st.Counted, o.Child):
+			st.Counted = append(st.Counted, o.Child) // ended, its counts added (G2, B1)
+		}
 		if ran && ti.Subagent {
 			// A subagent may have changed anything (G1, P3.3).
 			changes = append(changes, change{c.CallID, []string{"."}})

@@ -300,7 +300,7 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 	case err == nil:
 		o.Status, o.Content, o.ContentRef = round.StatusOK, out.Content, out.ContentRef
 		o.Fetched, o.Touched, o.Read, o.FromCache, o.Attempts = out.Fetched, out.Touched, out.Read, out.FromCache, max(1, out.Attempt)
-		o.Files, o.Usage = out.Files, out.Usage
+		o.Files, o.Usage, o.Child = out.Files, out.Usage, out.Child
 		if out.IsError {
 			o.Status = round.StatusError
 			if out.ErrorCode != "" && version(ctx, changeErrorCode, 1) >= 1 {

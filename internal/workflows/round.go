@@ -75,6 +75,9 @@ type run struct {
 	grown map[string]bool
 	// subagents is how many subagents calls the round runs (G1).
 	subagents int
+	// counting are the background subagents whose counts this round adds
+	// (G2), so that two looks in one round add them once.
+	counting map[string]bool
 	// signsUsage: the round checks and signs the run's usage
 	// (changeSignedUsage); unverified: the usage it got did not verify.
 	signsUsage, unverified bool

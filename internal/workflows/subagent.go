@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -48,11 +50,7 @@ func (r *run) subagentShare(queued ...[]int) int {
 
 // subagentInput is the child run of call c, one of n subagents of the
 // round.
-func (r *run) subagentInput(ctx workflow.Context, c *Call, n int) (round.AgentInput, error) {
-	var a round.SubagentArgs
-	if err := json.Unmarshal([]byte(c.Args), &a); err != nil {
-		return round.AgentInput{}, fmt.Errorf("subagents: %v", err)
-	}
+func (r *run) subagentInput(ctx workflow.Context, c *Call, a round.SubagentArgs, n int) (round.AgentInput, error) {
 	depth := r.in.Depth + 1
 	most := r.snap.SubagentDepth
 	if most <= 0 {
@@ -81,15 +79,30 @@ func (r *run) subagentInput(ctx workflow.Context, c *Call, n int) (round.AgentIn
 	return in, nil
 }
 
-// startSubagent runs call c as its child agent run; the future holds the
-// call's round.ExecuteOutput.
+// startSubagent runs call c as its child agent run, starts it in the
+// background (G2), or looks at a background one (an "id" argument); the
+// future holds the call's round.ExecuteOutput.
 func (r *run) startSubagent(ctx workflow.Context, c *Call, n int) workflow.Future {
 	f, settable := workflow.NewFuture(ctx)
-	in, err := r.subagentInput(ctx, c, n)
-	if err != nil {
-		settable.Set(round.ExecuteOutput{IsError: true, Content: err.Error()}, nil)
+	fail := func(msg string) workflow.Future {
+		settable.Set(round.ExecuteOutput{IsError: true, Content: msg}, nil)
 		return f
 	}
+	var a round.SubagentArgs
+	if err := json.Unmarshal([]byte(c.Args), &a); err != nil {
+		return fail(c.Tool + ": " + err.Error())
+	}
+	if a.ID != "" {
+		return r.pollSubagent(ctx, a.ID)
+	}
+	if strings.TrimSpace(a.Task) == "" {
+		return fail(c.Tool + ": give a task to start a subagent, or the id of one of this run's background subagents")
+	}
+	in, err := r.subagentInput(ctx, c, a, n)
+	if err != nil {
+		return fail(err.Error())
+	}
+	background := c.Tool == round.BackgroundSubagents
 	id := round.AgentWorkflowID(in.SessionID, in.RunID)
 	label := in.RunID
 	if in.Name != "" {
@@ -100,16 +113,28 @@ func (r *run) startSubagent(ctx workflow.Context, c *Call, n int) workflow.Futur
 		// The id names the call's one child for good (R).
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		// Cancelling the round cancels the child, whose rounds still give
-		// every call a result; the call waits for that.
-		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL,
-		WaitForCancellation:   true,
+		// every call a result; the call waits for that. A background child
+		// outlives the round: cancelling its run cancels it (G2).
+		ParentClosePolicy:     closePolicy(background),
+		WaitForCancellation:   !background,
 		TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(round.SearchParent).ValueSet(r.scope.WorkflowID)),
 		Memo:                  map[string]any{round.MemoParent: r.scope.WorkflowID},
 		StaticSummary:         fmt.Sprintf("subagent %s of call %s in %s", label, c.CallID, r.scope.WorkflowID),
 	})
 	workflow.Go(ctx, func(ctx workflow.Context) {
+		child := workflow.ExecuteChildWorkflow(cctx, round.AgentWorkflowName, in)
+		if background {
+			var ex workflow.Execution
+			if err := child.GetChildWorkflowExecution().Get(ctx, &ex); err != nil {
+				settable.Set(round.ExecuteOutput{IsError: true, Content: "subagent " + id + " did not start: " + text.RootMessage(err)}, nil)
+				return
+			}
+			settable.Set(round.ExecuteOutput{Child: id, Content: fmt.Sprintf(
+				"started subagent %s in the background; call %s with {\"id\": %q} for its status or answer", id, round.BackgroundSubagents, id)}, nil)
+			return
+		}
 		var st round.AgentStatus
-		err := workflow.ExecuteChildWorkflow(cctx, round.AgentWorkflowName, in).Get(ctx, &st)
+		err := child.Get(ctx, &st)
 		switch {
 		case err == nil:
 			settable.Set(subagentOutput(id, st), nil)
@@ -119,6 +144,57 @@ func (r *run) startSubagent(ctx workflow.Context, c *Call, n int) workflow.Futur
 			settable.Set(round.ExecuteOutput{IsError: true, Content: "subagent " + id + " was started before and is not this call's to run again"}, nil)
 		default:
 			settable.Set(round.ExecuteOutput{IsError: true, Content: "subagent " + id + " failed: " + text.RootMessage(err)}, nil)
+		}
+	})
+	return f
+}
+
+func closePolicy(background bool) enumspb.ParentClosePolicy {
+	if background {
+		return enumspb.PARENT_CLOSE_POLICY_ABANDON
+	}
+	return enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL
+}
+
+// pollSubagent answers with the status or the answer of a background
+// subagent of this run (G2): only ids the run state lists, and the
+// activity checks the child's parent too.
+func (r *run) pollSubagent(ctx workflow.Context, id string) workflow.Future {
+	f, settable := workflow.NewFuture(ctx)
+	if !slices.Contains(r.st.Children, id) {
+		settable.Set(round.ExecuteOutput{IsError: true, Content: round.NotThisRun + ": " + id + " is not a subagent of this run"}, nil)
+		return f
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, InitialInterval: time.Second, NonRetryableErrorTypes: []string{round.NotThisRun}},
+		Summary:             "status of " + id,
+	})
+	in := round.SubagentStatusInput{WorkflowID: id, SessionID: r.in.SessionID, RunID: r.in.RunID}
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		var st round.AgentStatus
+		err := workflow.ExecuteActivity(actx, round.ActivitySubagentStatus, in).Get(ctx, &st)
+		switch {
+		case temporal.IsCanceledError(err):
+			settable.Set(nil, err)
+		case err != nil:
+			settable.Set(round.ExecuteOutput{IsError: true, Content: text.RootMessage(err)}, nil)
+		case st.Status == round.AgentRunning:
+			settable.Set(round.ExecuteOutput{Content: fmt.Sprintf("subagent %s is running: %d rounds and %d model calls so far", id, st.Round, st.ModelCalls)}, nil)
+		default:
+			// What it did joins the run's counts once, at the first look
+			// that finds it ended (B1).
+			out := subagentOutput(id, st)
+			if slices.Contains(r.st.Counted, id) || r.counting[id] {
+				out.Usage = nil
+			} else {
+				if r.counting == nil {
+					r.counting = map[string]bool{}
+				}
+				r.counting[id] = true
+				out.Child = id
+			}
+			settable.Set(out, nil)
 		}
 	})
 	return f

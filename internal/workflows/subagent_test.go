@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -32,7 +33,7 @@ type subagentHarness struct {
 // newSubagentHarness runs child, or the real agent run when it is nil.
 func newSubagentHarness(t *testing.T, bound int, child func(workflow.Context, round.AgentInput) (round.AgentStatus, error)) *subagentHarness {
 	h := &subagentHarness{harness: newHarness(t, bound)}
-	h.reg.MustRegister(agent.Subagents())
+	h.reg.MustRegister(agent.Subagents(), agent.BackgroundSubagents())
 	if child == nil {
 		aw := &workflows.AgentWorkflow{HeartbeatTimeout: time.Minute}
 		child = aw.Run
@@ -195,4 +196,82 @@ func TestClientInputsCannotTakeSubagentIDs(t *testing.T) {
 	}
 	a := round.AgentInput{SessionID: "s", RunID: "r", Task: "t", Depth: -1}
 	require.ErrorContains(t, a.Validate(), "depth")
+}
+
+func TestBackgroundSubagentsStartAndAreLookedAt(t *testing.T) {
+	h := newSubagentHarness(t, 3, func(ctx workflow.Context, in round.AgentInput) (round.AgentStatus, error) {
+		return round.AgentStatus{Status: round.AgentCompleted, Final: "bg " + in.Task}, nil
+	})
+	var asked []round.SubagentStatusInput
+	h.env.RegisterActivityWithOptions(func(_ context.Context, in round.SubagentStatusInput) (round.AgentStatus, error) {
+		asked = append(asked, in)
+		return round.AgentStatus{WorkflowID: in.WorkflowID, Status: round.AgentCompleted, Final: "the answer", Usage: &round.Usage{Calls: 7}}, nil
+	}, activity.RegisterOptions{Name: round.ActivitySubagentStatus})
+	in := input(call("b1", "background_subagents", `{"task":"watch the build"}`))
+	in.State.Fetched = append(in.State.Fetched, "background_subagents", "subagents")
+	res := h.run(t, in)
+	require.Equal(t, round.StatusOK, res.Results[0].Status, res.Results[0].Content)
+	require.Len(t, res.State.Children, 1, "the run state lists its background subagents")
+	id := res.State.Children[0]
+	require.Equal(t, round.AgentWorkflowID("s", round.SubagentRunID(res.Results[0].OperationID)), id)
+	require.Contains(t, res.Results[0].Content, id)
+
+	// The next round looks at it by id; another id is not this run's.
+	h2 := newSubagentHarness(t, 3, nil)
+	h2.env.RegisterActivityWithOptions(func(_ context.Context, in round.SubagentStatusInput) (round.AgentStatus, error) {
+		asked = append(asked, in)
+		return round.AgentStatus{WorkflowID: in.WorkflowID, Status: round.AgentCompleted, Final: "the answer", Usage: &round.Usage{Calls: 7}}, nil
+	}, activity.RegisterOptions{Name: round.ActivitySubagentStatus})
+	next := input(call("p1", "subagents", `{"id":"`+id+`"}`), call("p2", "background_subagents", `{"id":"agentrun/s/sub-000000000000000000000000"}`),
+		call("p3", "subagents", `{}`))
+	next.Round, next.State = 2, res.State
+	out := h2.run(t, next)
+	require.Equal(t, []round.Status{round.StatusOK, round.StatusError, round.StatusError}, statuses(out))
+	require.Equal(t, "the answer", out.Results[0].Content)
+	require.Contains(t, out.Results[1].Content, "not_this_run")
+	require.Contains(t, out.Results[2].Content, "give a task")
+	require.Equal(t, []round.SubagentStatusInput{{WorkflowID: id, SessionID: "s", RunID: "r"}}, asked, "only this run's child is looked up")
+	require.Equal(t, res.State.Usage.Calls+3+7, out.State.Usage.Calls, "each look counts as a call, and the ended child's own counts join once")
+	require.Equal(t, []string{id}, out.State.Counted)
+
+	// A later look answers again but adds nothing more.
+	h3 := newSubagentHarness(t, 3, nil)
+	h3.env.RegisterActivityWithOptions(func(_ context.Context, in round.SubagentStatusInput) (round.AgentStatus, error) {
+		return round.AgentStatus{WorkflowID: in.WorkflowID, Status: round.AgentCompleted, Final: "the answer", Usage: &round.Usage{Calls: 7}}, nil
+	}, activity.RegisterOptions{Name: round.ActivitySubagentStatus})
+	again := input(call("q1", "subagents", `{"id":"`+id+`"}`), call("q2", "background_subagents", `{"id":"`+id+`"}`))
+	again.Round, again.State = 3, out.State
+	last := h3.run(t, again)
+	require.Equal(t, []round.Status{round.StatusOK, round.StatusOK}, statuses(last))
+	require.Equal(t, out.State.Usage.Calls+2, last.State.Usage.Calls, "two looks in one round add the child's counts no more")
+	require.Equal(t, []string{id}, last.State.Counted)
+	require.Equal(t, []string{id}, last.State.Children)
+}
+
+func TestCancellingAnAgentRunCancelsItsBackgroundSubagents(t *testing.T) {
+	h := newAgentHarness(t)
+	var cancelled []string
+	h.env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, mock.Anything).Return(func(_, id, _ string) error {
+		cancelled = append(cancelled, id)
+		return nil
+	})
+	h.env.RegisterDelayedCallback(func() { h.env.CancelWorkflow() }, time.Hour)
+	h.reply = func(in round.ModelInput) round.ModelOutput {
+		if in.Call == 1 {
+			return toolsUntil(2)(in)
+		}
+		return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{ID: "w", Type: "function",
+			Function: round.FunctionCall{Name: "calculate", Arguments: `{"expression":"1"}`}}}}}
+	}
+	h.roundFn = func(ctx workflow.Context, in round.Input) (round.Output, error) {
+		out := fakeRound(in, round.StatusOK)
+		out.State.Children = []string{"agentrun/s1/sub-aaaaaaaaaaaaaaaaaaaaaaaa"}
+		if in.Round >= 2 {
+			_ = workflow.Sleep(ctx, 2*time.Hour) // the run is cancelled meanwhile
+		}
+		return out, nil
+	}
+	st := h.run(t, agentInput())
+	require.Equal(t, round.AgentCancelled, st.Status)
+	require.Equal(t, []string{"agentrun/s1/sub-aaaaaaaaaaaaaaaaaaaaaaaa"}, cancelled)
 }

@@ -183,6 +183,7 @@ func build(cfg Config) ([]tools.Definition, *toolset, error) {
 		askUser(),
 		t.readResult(),
 		Subagents(),
+		BackgroundSubagents(),
 	}, t, nil
 }
 

@@ -12,7 +12,7 @@ import (
 )
 
 var agentTools = []string{
-	"ask_user", "calculate", "chat_history", "error_history", "html_template", "public_api_list",
+	"ask_user", "background_subagents", "calculate", "chat_history", "error_history", "html_template", "public_api_list",
 	"read_result", "reasoning_guide", "store_secret", "subagents", "write_error", "write_result", "write_todo",
 }
 
@@ -27,19 +27,20 @@ func TestRegisterDefinitions(t *testing.T) {
 		interactive bool
 	}
 	wants := map[string]want{
-		"calculate":       {true, tools.ReadOnly, tools.ConfirmByClass, false},
-		"write_todo":      {true, tools.Idempotent, tools.ConfirmNever, false},
-		"chat_history":    {true, tools.ReadOnly, tools.ConfirmByClass, false},
-		"write_error":     {true, tools.Idempotent, tools.ConfirmNever, false},
-		"error_history":   {true, tools.ReadOnly, tools.ConfirmByClass, false},
-		"store_secret":    {false, tools.AtMostOnce, tools.ConfirmNever, false},
-		"public_api_list": {true, tools.ReadOnly, tools.ConfirmByClass, false},
-		"html_template":   {true, tools.ReadOnly, tools.ConfirmByClass, false},
-		"reasoning_guide": {true, tools.ReadOnly, tools.ConfirmNever, false},
-		"write_result":    {false, tools.Idempotent, tools.ConfirmNever, false},
-		"ask_user":        {false, tools.ReadOnly, tools.ConfirmNever, true},
-		"read_result":     {false, tools.ReadOnly, tools.ConfirmNever, false},
-		"subagents":       {true, tools.ReadOnly, tools.ConfirmNever, false},
+		"calculate":            {true, tools.ReadOnly, tools.ConfirmByClass, false},
+		"write_todo":           {true, tools.Idempotent, tools.ConfirmNever, false},
+		"chat_history":         {true, tools.ReadOnly, tools.ConfirmByClass, false},
+		"write_error":          {true, tools.Idempotent, tools.ConfirmNever, false},
+		"error_history":        {true, tools.ReadOnly, tools.ConfirmByClass, false},
+		"store_secret":         {false, tools.AtMostOnce, tools.ConfirmNever, false},
+		"public_api_list":      {true, tools.ReadOnly, tools.ConfirmByClass, false},
+		"html_template":        {true, tools.ReadOnly, tools.ConfirmByClass, false},
+		"reasoning_guide":      {true, tools.ReadOnly, tools.ConfirmNever, false},
+		"write_result":         {false, tools.Idempotent, tools.ConfirmNever, false},
+		"ask_user":             {false, tools.ReadOnly, tools.ConfirmNever, true},
+		"read_result":          {false, tools.ReadOnly, tools.ConfirmNever, false},
+		"subagents":            {true, tools.ReadOnly, tools.ConfirmNever, false},
+		"background_subagents": {true, tools.ReadOnly, tools.ConfirmNever, false},
 	}
 	for _, name := range agentTools {
 		t.Run(name, func(t *testing.T) {
