@@ -1,0 +1,143 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/round"
+)
+
+// backgroundModel is a loopback chat-completions server: the parent starts
+// a background subagent, looks at it by id until it ended, tries an id that
+// is not its own, and answers with the child's answer; the child runs one
+// command and answers. The parent's first look waits until the child's
+// answer has been served, so that the looks stay few.
+type backgroundModel struct {
+	srv       *httptest.Server
+	mu        sync.Mutex
+	looks     int
+	childDone chan struct{}
+	once      sync.Once
+}
+
+var subagentID = regexp.MustCompile(`agentrun/[^ "]+/sub-[0-9a-f]{24}`)
+
+func (m *backgroundModel) serve(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+		return
+	}
+	child, id, last, n, foreign := false, "", "", 0, false
+	for i, msg := range req.Messages {
+		switch {
+		case msg.Role == "user" && i <= 1:
+			child = msg.Content == childTask
+		case msg.Role == "tool":
+			n++
+			if strings.Contains(msg.Content, "was not loaded yet") {
+				continue
+			}
+			if id == "" && strings.Contains(msg.Content, "started subagent") {
+				id = subagentID.FindString(msg.Content)
+			}
+			if strings.Contains(msg.Content, round.NotThisRun) {
+				foreign = true
+			}
+			last = msg.Content
+		}
+	}
+	var content string
+	var call map[string]any
+	switch {
+	case child && last == "":
+		call = toolCall(fmt.Sprintf("call_c%d", n), "run_command", map[string]any{"command": "echo child >> log.txt"})
+	case child:
+		content = "child done"
+		defer m.once.Do(func() { close(m.childDone) })
+	case id == "":
+		call = toolCall(fmt.Sprintf("call_p%d", n), "background_subagents", map[string]any{"task": childTask, "name": "logger"})
+	case !foreign:
+		call = toolCall(fmt.Sprintf("call_p%d", n), "subagents", map[string]any{"id": "agentrun/other/sub-0123456789abcdef01234567"})
+	case strings.Contains(last, "started subagent") || strings.Contains(last, "is running") || strings.Contains(last, round.NotThisRun):
+		select {
+		case <-m.childDone:
+		case <-r.Context().Done():
+			return
+		}
+		m.mu.Lock()
+		m.looks++
+		m.mu.Unlock()
+		call = toolCall(fmt.Sprintf("call_p%d", n), "subagents", map[string]any{"id": id})
+	default:
+		content = "parent done; the subagent said: " + last
+	}
+	msg := map[string]any{"role": "assistant", "content": content}
+	if call != nil {
+		msg["tool_calls"] = []any{call}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	delta := map[string]any{"content": content}
+	if call != nil {
+		delta["tool_calls"] = []any{map[string]any{"index": 0, "id": call["id"], "type": "function", "function": call["function"]}}
+	}
+	for _, v := range []any{map[string]any{"index": 0, "delta": delta}, map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}} {
+		b, _ := json.Marshal(map[string]any{"choices": []any{v}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// TestBackgroundSubagentThroughTheWorker (G2): through the real worker, an
+// agent run starts a background subagent, whose id comes back at once;
+// an id that is not the run's is not_this_run; looking by id gives the
+// child's final answer once it ended, and the child's command ran once.
+func TestBackgroundSubagentThroughTheWorker(t *testing.T) {
+	m := &backgroundModel{childDone: make(chan struct{})}
+	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
+	t.Cleanup(func() { m.once.Do(func() { close(m.childDone) }); m.srv.Close() })
+	e := newEnv(t, "LLM_BASE_URL="+m.srv.URL+"/v1", "LLM_MODEL=scripted")
+	e.startWorker()
+	done := e.startAgent("--session", e.session, "--run", "run-1", "--provider", "claude-code", "--auto-approve", parentTask)
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the agent run did not end")
+	}
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Equal(t, "parent done; the subagent said: [subagents] child done\n", r.stdout)
+	require.Equal(t, 1, countLines(t, filepath.Join(e.workdir, "log.txt"), "child"), "the subagent's command ran once")
+	m.mu.Lock()
+	looks := m.looks
+	m.mu.Unlock()
+	require.GreaterOrEqual(t, looks, 1)
+
+	st := e.agentStatus(round.AgentWorkflowID(e.session, "run-1"))
+	require.Equal(t, round.AgentCompleted, st.Status)
+	var id string
+	for _, msg := range st.Conversation {
+		if msg.Role == "tool" && strings.Contains(msg.Content, "started subagent") {
+			id = subagentID.FindString(msg.Content)
+		}
+	}
+	require.NotEmpty(t, id, "the start's result names the child")
+	child := e.agentStatus(id)
+	require.Equal(t, round.AgentCompleted, child.Status)
+	require.Equal(t, "child done", child.Final)
+}
