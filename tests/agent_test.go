@@ -153,6 +153,35 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
+// writeChatAnswer answers a chat-completions request with content and
+// calls: one JSON completion, or when stream is set one delta chunk, the
+// finish chunk and [DONE].
+func writeChatAnswer(w http.ResponseWriter, stream bool, content string, calls []map[string]any) {
+	msg := map[string]any{"role": "assistant", "content": content}
+	if len(calls) > 0 {
+		msg["tool_calls"] = calls
+	}
+	if !stream {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}}})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	delta := map[string]any{"content": content}
+	if len(calls) > 0 {
+		var tc []any
+		for i, c := range calls {
+			tc = append(tc, map[string]any{"index": i, "id": c["id"], "type": "function", "function": c["function"]})
+		}
+		delta["tool_calls"] = tc
+	}
+	for _, v := range []any{map[string]any{"index": 0, "delta": delta}, map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}} {
+		b, _ := json.Marshal(map[string]any{"choices": []any{v}})
+		fmt.Fprintf(w, "data: %s\n\n", b)
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
 func toolCall(id, name string, args any) map[string]any {
 	b, _ := json.Marshal(args)
 	return map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": string(b)}}

@@ -34,6 +34,7 @@ var subagentID = regexp.MustCompile(`agentrun/[^ "]+/sub-[0-9a-f]{24}`)
 
 func (m *backgroundModel) serve(w http.ResponseWriter, r *http.Request) {
 	var req struct {
+		Stream   bool `json:"stream"`
 		Messages []struct {
 			Role    string `json:"role"`
 			Content string `json:"content"`
@@ -87,20 +88,11 @@ func (m *backgroundModel) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		content = "parent done; the subagent said: " + last
 	}
-	msg := map[string]any{"role": "assistant", "content": content}
+	var calls []map[string]any
 	if call != nil {
-		msg["tool_calls"] = []any{call}
+		calls = []map[string]any{call}
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	delta := map[string]any{"content": content}
-	if call != nil {
-		delta["tool_calls"] = []any{map[string]any{"index": 0, "id": call["id"], "type": "function", "function": call["function"]}}
-	}
-	for _, v := range []any{map[string]any{"index": 0, "delta": delta}, map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}} {
-		b, _ := json.Marshal(map[string]any{"choices": []any{v}})
-		fmt.Fprintf(w, "data: %s\n\n", b)
-	}
-	fmt.Fprint(w, "data: [DONE]\n\n")
+	writeChatAnswer(w, req.Stream, content, calls)
 }
 
 // TestBackgroundSubagentThroughTheWorker (G2): through the real worker, an

@@ -118,29 +118,7 @@ func (m *subagentModel) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		content = "child done"
 	}
-	msg := map[string]any{"role": "assistant", "content": content}
-	if len(calls) > 0 {
-		msg["tool_calls"] = calls
-	}
-	if !req.Stream {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}}})
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	delta := map[string]any{"content": content}
-	if len(calls) > 0 {
-		var tc []any
-		for i, c := range calls {
-			tc = append(tc, map[string]any{"index": i, "id": c["id"], "type": "function", "function": c["function"]})
-		}
-		delta["tool_calls"] = tc
-	}
-	for _, v := range []any{map[string]any{"index": 0, "delta": delta}, map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}} {
-		b, _ := json.Marshal(map[string]any{"choices": []any{v}})
-		fmt.Fprintf(w, "data: %s\n\n", b)
-	}
-	fmt.Fprint(w, "data: [DONE]\n\n")
+	writeChatAnswer(w, req.Stream, content, calls)
 }
 
 // TestSubagentSurvivesAWorkerKill: an agent run's subagents call runs a
