@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/toolround/toolround/tools/command/sandbox"
 	"github.com/toolround/toolround/tools/decision"
 	"github.com/toolround/toolround/tools/ext"
+	"github.com/toolround/toolround/tools/files"
 	"github.com/toolround/toolround/tools/mcp"
 	"github.com/toolround/toolround/tools/secrets"
 	"github.com/toolround/toolround/tools/web"
@@ -96,6 +98,11 @@ type Config struct {
 	// SearchURL is SEARCH_URL, the base URL of a SearXNG instance for
 	// search_web. Default none: search_web says no backend is configured.
 	SearchURL string
+	// Media is the OpenAI-compatible endpoint of generate_image and
+	// generate_audio (G5): MEDIA_BASE_URL, MEDIA_API_KEY, MEDIA_MODEL, and
+	// MEDIA_IMAGE_MODEL / MEDIA_AUDIO_MODEL for one of the two. Default
+	// none: both tools answer that the worker has no media endpoint.
+	Media files.MediaConfig
 	// Decision is the model that filters fetch_page and search_web results:
 	// DECISION_BASE_URL, DECISION_MODEL, DECISION_API_KEY, DECISION_API,
 	// DECISION_TIMEOUT, DECISION_MAX_CHARS. Default: the extractive filter.
@@ -246,6 +253,9 @@ func ConfigFromEnv() (Config, error) {
 		return c, err
 	}
 	c.SearchURL = envconf.Get(web.EnvSearchURL, "")
+	if c.Media, err = mediaFromEnv(); err != nil {
+		return c, err
+	}
 	if c.Decision, err = decision.ConfigFromEnv(os.Getenv); err != nil {
 		return c, err
 	}
@@ -430,3 +440,20 @@ const (
 
 // EnvWorkerLimits names the worker's run limits (B1).
 const EnvWorkerLimits = "WORKER_LIMITS"
+
+// mediaFromEnv reads G5's endpoint; a base URL that is not http or https
+// stops the worker at start.
+func mediaFromEnv() (files.MediaConfig, error) {
+	m := files.MediaConfig{
+		BaseURL: envconf.Get("MEDIA_BASE_URL", ""), APIKey: os.Getenv("MEDIA_API_KEY"),
+		Model: envconf.Get("MEDIA_MODEL", ""), ImageModel: envconf.Get("MEDIA_IMAGE_MODEL", ""), AudioModel: envconf.Get("MEDIA_AUDIO_MODEL", ""),
+	}
+	if m.BaseURL == "" {
+		return m, nil
+	}
+	u, err := url.Parse(m.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return m, fmt.Errorf("MEDIA_BASE_URL=%q: want an http or https URL such as https://api.openai.com/v1", m.BaseURL)
+	}
+	return m, nil
+}

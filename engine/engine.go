@@ -226,6 +226,7 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 	}
 	bc.Agent.ContextTokens = cfg.ContextTokens
 	bc.Web.SearXNGURL = cfg.SearchURL
+	bc.Files.Media = cfg.Media
 	bc.Web.IdempotentHosts = cfg.IdempotentHosts
 	bc.Web.HostConcurrency, bc.Web.HostLimits = cfg.HostConcurrency, cfg.HostLimits
 	if bc.Web.HostConcurrency <= 0 {

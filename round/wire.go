@@ -269,6 +269,9 @@ type ExecuteInput struct {
 	// (tools.Request.ResultRefs): the run state's, in a round an agent run
 	// started; set only for read_result calls (B3).
 	ResultRefs []string `json:"result_refs,omitempty"`
+	// Test: the call is a test_tool call of this script_* tool
+	// (tools.Request.Test, G4).
+	Test bool `json:"test,omitempty"`
 }
 
 // ExecuteOutput is the result of the ExecuteTool activity. A tool's own

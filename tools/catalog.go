@@ -13,6 +13,9 @@ const (
 	WriteError  = "write_error"
 	ReadResult  = "read_result"
 	Subagents   = "subagents"
+	TestTool    = "test_tool"
+	// ScriptPrefix starts the names of the configured script tools.
+	ScriptPrefix = "script_"
 
 	// ProviderClaudeCode is the one provider that receives every schema up front (S2).
 	ProviderClaudeCode = "claude-code"
@@ -30,9 +33,6 @@ var AlwaysLoaded = []string{
 var HostTools = map[string]string{
 	"list_chatbot":    "lists the chatbots the application offers",
 	"send_to_chatbot": "sends a message to one of the application's chatbots",
-	"generate_audio":  "generates audio",
-	"generate_image":  "generates an image",
-	"test_tool":       "the application's test tool",
 }
 
 // retired maps removed and renamed tools to the message a call of them gets (C3).

@@ -278,6 +278,9 @@ type Request struct {
 	// replaced, the only ones read_result serves (B3); empty outside an
 	// agent run.
 	ResultRefs []string
+	// Test: a test_tool call runs this script_* tool (G4); the script then
+	// reports its exit code, stdout and stderr, also when it fails.
+	Test bool
 }
 
 // Decode unmarshals the arguments into v.

@@ -73,7 +73,7 @@ func TestMissing(t *testing.T) {
 		"find_note":              "removed in v1.0.23",
 		"api_github":             "api_* tools were removed in v1.3.2",
 		"list_chatbot":           "provided by the host application",
-		"generate_image":         "provided by the host application",
+		"send_to_chatbot":        "provided by the host application",
 		"zzzzzzzzzzzzzzzz":       `unknown tool "zzzzzzzzzzzzzzzz"`,
 	}
 	for name, want := range tests {

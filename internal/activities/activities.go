@@ -110,6 +110,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 		Tool: in.Tool, CallID: in.CallID, SessionID: in.SessionID, RunID: in.RunID, Round: in.Round,
 		WorkflowID: in.WorkflowID, Args: json.RawMessage(in.Args),
 		OperationID: operationID(info, in), Generation: in.Generation, RuleApproved: in.RuleApproved, ResultRefs: in.ResultRefs,
+		Test: in.Test,
 	}
 	res, err := a.call(ctx, def, req, ct.log)
 	if err != nil {

@@ -50,14 +50,16 @@ func (s CallState) String() string {
 // Call is the one record of a call for its whole round: what pass 1 made
 // of it, where it stands, what it waits for, and what pass 2 reported.
 type Call struct {
-	CallID string    `json:"call_id"`
-	Tool   string    `json:"tool"`
-	Via    bool      `json:"via,omitempty"`
-	Args   string    `json:"args"`
-	Key    string    `json:"key"`
-	State  CallState `json:"state"`
-	DupOf  int       `json:"dup_of"`
-	Facts  CallFacts `json:"facts"`
+	CallID string `json:"call_id"`
+	Tool   string `json:"tool"`
+	Via    bool   `json:"via,omitempty"`
+	// Test: the model called test_tool, which runs this script_* tool (G4).
+	Test  bool      `json:"test,omitempty"`
+	Args  string    `json:"args"`
+	Key   string    `json:"key"`
+	State CallState `json:"state"`
+	DupOf int       `json:"dup_of"`
+	Facts CallFacts `json:"facts"`
 	// Status and Content are the result of a call settled without running.
 	// For failures, Content is the bare error; pass 3 adds
 	// "tool=<name> failed:" and the hint.

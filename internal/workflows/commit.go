@@ -50,6 +50,9 @@ func Commit(ci CommitInput) CommitOutput {
 	for i := range ci.Calls {
 		c := &ci.Calls[i]
 		r := round.CallResult{CallID: c.CallID, Tool: c.Tool, ViaRunTool: c.Via, Approval: c.Approval}
+		if c.Test {
+			r.Tool = tools.TestTool // what the model called (G4)
+		}
 		switch {
 		case c.State == CallDup:
 			continue
@@ -105,7 +108,7 @@ func Commit(ci CommitInput) CommitOutput {
 	for i, r := range results {
 		events = append(events, scope.ToolResult(ci.Now, r))
 		c := &ci.Calls[i]
-		if r.Status == round.StatusOK && ci.Snapshot.tool(r.Tool).Cached && c.Facts.Effect == tools.ReadOnly && c.Outcome != nil && !c.Outcome.FromCache {
+		if r.Status == round.StatusOK && !c.Test && ci.Snapshot.tool(r.Tool).Cached && c.Facts.Effect == tools.ReadOnly && c.Outcome != nil && !c.Outcome.FromCache {
 			cache = append(cache, round.CacheWrite{Tool: r.Tool, Args: c.Args, Content: r.Content, ContentRef: r.ContentRef})
 		}
 	}
@@ -166,7 +169,7 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 			continue
 		}
 		ti := ci.Snapshot.tool(c.Tool)
-		if ti.NoDedupe || ti.Client || ti.Interactive {
+		if ti.NoDedupe || ti.Client || ti.Interactive || c.Test {
 			continue
 		}
 		st.Seq++

@@ -198,7 +198,7 @@ func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 	c.activity = true
 	in := round.ExecuteInput{
 		CallID: c.CallID, Tool: c.Tool, Args: c.Args, SessionID: r.scope.SessionID, RunID: r.scope.RunID,
-		Round: r.scope.Round, WorkflowID: r.scope.WorkflowID,
+		Round: r.scope.Round, WorkflowID: r.scope.WorkflowID, Test: c.Test,
 	}
 	if c.Approval != nil && c.Approval.Decision == round.DecisionRule && version(ctx, changeRuleLockdown, 1) == 1 {
 		in.RuleApproved = true

@@ -22,8 +22,11 @@ type Unwrapped struct {
 	Args string `json:"args"`
 	// Via is set when the call came through run_tool.
 	Via bool `json:"via,omitempty"`
-	// Err explains a malformed run_tool call.
+	// Err explains a malformed run_tool or test_tool call.
 	Err string `json:"err,omitempty"`
+	// Test is set when the call came through test_tool (G4): Name is the
+	// script_* tool it runs, Args its input.
+	Test bool `json:"test,omitempty"`
 }
 
 const runToolShape = `run_tool expects {"name": "<tool>", "args": {...}} where args is an object or a JSON string holding one`
@@ -92,6 +95,65 @@ func Unwrap(c round.ToolCall) Unwrapped {
 	}
 }
 
+const testToolShape = `test_tool expects {"name": "script_<name>", "input": {...}} where input is an object or a JSON string holding one`
+
+// UnwrapTests applies G4 to the calls of a round that asked for it: a
+// test_tool call becomes a call of the script_* tool it names, with its
+// input, marked Test.
+func UnwrapTests(ctx workflow.Context, calls []Unwrapped) {
+	for i, u := range calls {
+		if u.Name != tools.TestTool || u.Err != "" {
+			continue
+		}
+		if version(ctx, changeTestTool, 1) < 1 {
+			return
+		}
+		calls[i] = UnwrapTest(u)
+	}
+}
+
+// UnwrapTest reads one test_tool call (G4).
+func UnwrapTest(u Unwrapped) Unwrapped {
+	bad := func(why string) Unwrapped {
+		u.Err = why + "; " + testToolShape
+		return u
+	}
+	var m map[string]json.RawMessage
+	dec := json.NewDecoder(strings.NewReader(u.Args))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return bad("malformed test_tool call: its arguments are not a JSON object")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return bad("malformed test_tool call: there is data after its JSON object")
+	}
+	if len(m) > 2 || len(m) == 2 && m["input"] == nil {
+		return bad("malformed test_tool call: it takes only \"name\" and \"input\"")
+	}
+	var name string
+	if err := json.Unmarshal(m["name"], &name); err != nil || strings.TrimSpace(name) == "" {
+		return bad("malformed test_tool call: \"name\" must be a non-empty string")
+	}
+	if !strings.HasPrefix(name, tools.ScriptPrefix) {
+		return bad(fmt.Sprintf("test_tool runs script_* tools only, not %q", name))
+	}
+	raw := bytes.TrimSpace(m["input"])
+	args := ""
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		args = "{}"
+	case raw[0] == '{':
+		args = string(raw)
+	case raw[0] == '"':
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return bad("malformed test_tool call: \"input\" is not a valid JSON string")
+		}
+	default:
+		return bad("malformed test_tool call: \"input\" must be an object or a JSON string")
+	}
+	return Unwrapped{Name: name, Args: args, Via: u.Via, Test: true}
+}
+
 // preflight is step 2 of a round: pass 1 over a copy of the run state the
 // round was given, and one record per call.
 func (r *run) preflight(ctx workflow.Context, calls []Unwrapped) {
@@ -124,7 +186,13 @@ func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.Run
 		if i < len(turn) {
 			id = turn[i].ID
 		}
-		*p = Call{CallID: id, Tool: u.Name, Via: u.Via, Args: u.Args, DupOf: -1, Facts: snap.Calls[i]}
+		*p = Call{CallID: id, Tool: u.Name, Via: u.Via, Test: u.Test, Args: u.Args, DupOf: -1, Facts: snap.Calls[i]}
+		// called is the tool the model called: test_tool for a test of a
+		// script (G4), whose loading and schema P1.2 and P1.4 are about.
+		called := u.Name
+		if u.Test {
+			called = tools.TestTool
+		}
 		// P1.1
 		if u.Err != "" {
 			p.done(round.StatusInvalid, u.Err)
@@ -138,8 +206,8 @@ func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.Run
 			p.done(round.StatusRefused, fmt.Sprintf("run_tool is not available to this provider: call %s directly", u.Name))
 			continue
 		}
-		if !u.Via && !missing && !snap.loaded(u.Name) {
-			p.done(round.StatusRefused, refusedHint(u.Name, snap.Features.HonestRepeats && st.HasFetched(u.Name)))
+		if !u.Via && (!missing || u.Test) && !snap.loaded(called) {
+			p.done(round.StatusRefused, refusedHint(called, snap.Features.HonestRepeats && st.HasFetched(called)))
 			continue
 		}
 		// P1.5 (see above): nothing without a handler runs.
@@ -158,6 +226,7 @@ func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.Run
 		// P1.3; a round may turn it off (U3).
 		p.Key = tools.DedupeKey(u.Name, []byte(u.Args))
 		dedupe := !snap.Features.HonestRepeats || in.DedupeOn()
+		dedupe = dedupe && !u.Test // a test runs each time (G4)
 		if e, hit := st.Dedupe[p.Key]; dedupe && hit && !ti.NoDedupe {
 			p.done(round.StatusDeduped, e.Content)
 			p.ContentRef = e.ContentRef
@@ -171,9 +240,9 @@ func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.Run
 			continue
 		}
 		// P1.4
-		if !ti.Client && !snap.preloaded(u.Name) && !st.HasFetched(u.Name) {
-			p.done(round.StatusSchema, tools.SchemaResult(ti.Spec()))
-			st.MarkFetched(u.Name)
+		if !ti.Client && !snap.preloaded(called) && !st.HasFetched(called) {
+			p.done(round.StatusSchema, tools.SchemaResult(snap.tool(called).Spec()))
+			st.MarkFetched(called)
 			continue
 		}
 		// P1.6: whether to ask; the asking happens in the workflow.
@@ -182,7 +251,9 @@ func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.Run
 		} else {
 			p.State = CallReady
 		}
-		firstOf[p.Key] = i
+		if !u.Test {
+			firstOf[p.Key] = i
+		}
 	}
 	return plan
 }

@@ -95,6 +95,10 @@ func extraTools(attempts *attemptCounter) []tools.Definition {
 				return tools.Result{}, tools.WithCode(tools.CodeWorkspaceFull, errors.New("the write does not fit: the workspace is full"))
 			}},
 		lostToolDef(),
+		{Name: "script_probe", Description: "A script with a side effect, for test_tool (G4).", SideEffect: tools.AtMostOnce, Source: tools.SourceScript, Parameters: obj,
+			Handler: func(_ context.Context, req tools.Request) (tools.Result, error) {
+				return tools.Text(fmt.Sprintf("exit code: 3\n[stdout]\nprobe %s test=%v\n[stderr]\n", req.CallID, req.Test)), nil
+			}},
 	}
 }
 
@@ -661,6 +665,9 @@ func scenarios() []scenario {
 		{name: "error_code", in: errorCode(), want: map[string]round.Status{"f1": round.StatusError, "c1": ok}},
 		// Two subagents beside a calculate call (changeSubagents, G1).
 		{name: "subagents", in: subagentsRound(), want: map[string]round.Status{"a1": ok, "a2": ok, "c1": ok}},
+		// Two identical tests of a script beside a calculate call
+		// (changeTestTool, G4): both run, as calls of script_probe.
+		{name: "test_tool", in: testToolRound(), want: map[string]round.Status{"t1": ok, "t2": ok, "c1": ok}},
 		{name: "run_limits", in: runLimits(), want: map[string]round.Status{"c1": ok, "g1": ok, "c2": skipped},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "g1", "c2")
@@ -770,7 +777,7 @@ func TestRecordHistories(t *testing.T) {
 	}
 	reg := testtools.Registry(rec)
 	reg.MustRegister(extraTools(&attemptCounter{n: map[string]int{}})...)
-	reg.MustRegister(lookTool(), shotTool(), agent.Subagents())
+	reg.MustRegister(lookTool(), shotTool(), agent.Subagents(), agent.TestTool())
 	cat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second,
 		BuildID: "recorder-build"})
 	wf := &workflows.RoundWorkflow{Catalog: cat}
@@ -927,6 +934,15 @@ func subagentsRound() round.Input {
 		call("a2", "subagents", `{"task":"say hello","exclude_tools":["run_command"]}`), call("c1", "calculate", `{"expression":"1+1"}`))
 	in.State.Fetched = append(in.State.Fetched, "subagents")
 	in.Limits = &round.Limits{MaxCalls: 20}
+	return in
+}
+
+// testToolRound tests script_probe twice with one input (G4).
+func testToolRound() round.Input {
+	in := scenarioInput("test_tool", call("t1", "test_tool", `{"name":"script_probe","input":{"n":1}}`),
+		call("t2", "test_tool", `{"name":"script_probe","input":{"n":1}}`), call("c1", "calculate", `{"expression":"1+1"}`))
+	in.State.Fetched = append(in.State.Fetched, "test_tool")
+	in.AutoApprove = true
 	return in
 }
 

@@ -106,6 +106,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	r.keepSearch(ctx)         // the inbox's search attributes, kept current from here on
 	turn, _ := in.TurnCalls() // Validate read them
 	unwrapped := UnwrapTurn(turn)
+	UnwrapTests(ctx, unwrapped) // G4
 
 	// 1. The catalog snapshot.
 	if err := w.snapshot(ctx, &in, unwrapped, &r.snap); err != nil {

@@ -195,6 +195,8 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			"workspace_unavailable": {"replay-workspace_unavailable false 0"},
 			// Subagents (G1): the round itself asks nobody.
 			"subagents": {"replay-subagents false 0"},
+			// Tests of a script with auto_approve (G4).
+			"test_tool": {"replay-test_tool false 0"},
 		}[h.name]
 		if !ok {
 			if !strings.Contains(fmt.Sprint(h.history.GetEvents()), "inbox-search-attributes") {

@@ -261,6 +261,9 @@ func names(calls []Unwrapped) []string {
 	out := make([]string, len(calls))
 	for i, u := range calls {
 		out[i] = u.Name
+		if u.Test {
+			out = append(out, tools.TestTool) // the tool called, for P1.2 and P1.4 (G4)
+		}
 	}
 	return out
 }
@@ -291,6 +294,9 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 	for i, u := range req.Calls {
 		if u.Err != "" {
 			continue
+		}
+		if d, ok := c.Registry.Lookup(tools.TestTool); ok && u.Test {
+			s.Tools[tools.TestTool] = c.info(d) // the tool called, whose schema P1.4 gives (G4)
 		}
 		if d, ok := c.Registry.Lookup(u.Name); ok {
 			if _, have := s.Tools[u.Name]; !have {

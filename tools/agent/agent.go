@@ -184,6 +184,7 @@ func build(cfg Config) ([]tools.Definition, *toolset, error) {
 		t.readResult(),
 		Subagents(),
 		BackgroundSubagents(),
+		TestTool(),
 	}, t, nil
 }
 

@@ -13,7 +13,7 @@ import (
 
 var agentTools = []string{
 	"ask_user", "background_subagents", "calculate", "chat_history", "error_history", "html_template", "public_api_list",
-	"read_result", "reasoning_guide", "store_secret", "subagents", "write_error", "write_result", "write_todo",
+	"read_result", "reasoning_guide", "store_secret", "subagents", "test_tool", "write_error", "write_result", "write_todo",
 }
 
 func TestRegisterDefinitions(t *testing.T) {
@@ -41,6 +41,7 @@ func TestRegisterDefinitions(t *testing.T) {
 		"read_result":          {false, tools.ReadOnly, tools.ConfirmNever, false},
 		"subagents":            {true, tools.ReadOnly, tools.ConfirmNever, false},
 		"background_subagents": {true, tools.ReadOnly, tools.ConfirmNever, false},
+		"test_tool":            {true, tools.ReadOnly, tools.ConfirmByClass, false},
 	}
 	for _, name := range agentTools {
 		t.Run(name, func(t *testing.T) {

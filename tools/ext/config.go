@@ -31,7 +31,7 @@ const (
 
 // Name prefixes of the two kinds of tool.
 const (
-	ScriptPrefix = "script_"
+	ScriptPrefix = tools.ScriptPrefix
 	ExtPrefix    = "ext_"
 )
 

@@ -441,3 +441,32 @@ func TestCappedOutput(t *testing.T) {
 	_, _ = c.Write([]byte("\xffabcdefgh"))
 	require.Equal(t, "\xffabcdefg\n[output truncated: 1 more bytes]", c.String())
 }
+
+// TestScriptReportsForTestTool (G4): run for a test_tool call, a script
+// reports its exit code, stdout and stderr, also when it fails; a timeout
+// stays a failure.
+func TestScriptReportsForTestTool(t *testing.T) {
+	dir := t.TempDir()
+	reg := register(t, Config{Tools: []ToolConfig{
+		scriptTool("script_fail", `echo partial; echo "bad input: $(cat)" >&2; exit 3`, nil),
+		scriptTool("script_ok", `printf 'fine'`, func(tc *ToolConfig) { tc.ReadOnly = true }),
+		scriptTool("script_slow", `sleep 30`, func(tc *ToolConfig) { tc.TimeoutSeconds = 1 }),
+	}}, dir)
+	test := func(name, args string) (tools.Result, error) {
+		def, ok := reg.Lookup(name)
+		require.True(t, ok)
+		return def.Handler(context.Background(), tools.Request{Tool: name, CallID: "c", OperationID: "wf/run/c", Args: json.RawMessage(args), Test: true})
+	}
+	res, err := test("script_fail", `{"n":1}`)
+	require.NoError(t, err, "a failing script is a report, not a failure")
+	require.Equal(t, "exit code: 3\n[stdout]\npartial\n[stderr]\nbad input: {\"n\":1}\n", res.Content)
+	require.Equal(t, []string{"."}, res.Touched, "it ran as the script runs: it may have changed files")
+
+	res, err = test("script_ok", `{}`)
+	require.NoError(t, err)
+	require.Equal(t, "exit code: 0\n[stdout]\nfine\n[stderr]\n", res.Content)
+	require.Empty(t, res.Touched)
+
+	_, err = test("script_slow", `{}`)
+	require.ErrorContains(t, err, "timed out after 1s")
+}

@@ -142,6 +142,11 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	outR.Close()
 	errR.Close()
 
+	// A test_tool call (G4) reports how the script ended, whichever way it
+	// exited; a timeout or a cancellation stays a failure.
+	if req.Test && cmd.ProcessState != nil && (cmd.ProcessState.Success() || ctx.Err() == nil) {
+		return s.report(cmd.ProcessState, stdout, stderr, note), nil
+	}
 	// The exit status decides first: a script that finished just as its
 	// deadline passed has still succeeded.
 	if cmd.ProcessState == nil || !cmd.ProcessState.Success() {
@@ -167,6 +172,28 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 		res.Touched = []string{"."}
 	}
 	return res, nil
+}
+
+// report is a test_tool call's result: the exit code, then stdout and
+// stderr in full up to the output limit.
+func (s *script) report(ps *os.ProcessState, stdout, stderr *text.Writer, note string) tools.Result {
+	var b strings.Builder
+	if code := ps.ExitCode(); code >= 0 {
+		fmt.Fprintf(&b, "exit code: %d\n", code)
+	} else {
+		fmt.Fprintf(&b, "exit code: none (%s)\n", ps)
+	}
+	fmt.Fprintf(&b, "[stdout]\n%s", stdout.String())
+	if !strings.HasSuffix(b.String(), "\n") {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "[stderr]\n%s", stderr.String())
+	b.WriteString(note)
+	res := tools.Result{Content: b.String()}
+	if !s.readOnly {
+		res.Touched = []string{"."}
+	}
+	return res
 }
 
 // environ is the allowed part of the worker's environment (never its

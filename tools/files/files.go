@@ -72,6 +72,9 @@ type Config struct {
 	// then owns the address policy. Default nil.
 	Transport http.RoundTripper
 
+	// Media is the endpoint of generate_image and generate_audio (G5).
+	Media MediaConfig
+
 	// Now is the clock of version records. Default time.Now.
 	Now func() time.Time
 }
@@ -110,6 +113,7 @@ func (c Config) withDefaults() Config {
 	if c.MaxRedirects <= 0 {
 		c.MaxRedirects = 10
 	}
+	c.Media = c.Media.withDefaults(c.MaxDownloadBytes)
 	if c.NetPolicy == nil {
 		p := netguard.DefaultPolicy()
 		c.NetPolicy = &p
@@ -173,6 +177,8 @@ func (t *fileTools) definitions() []tools.Definition {
 		t.restoreFileDef(),
 		t.fileHistoryDef(),
 		t.downloadFileDef(),
+		t.generateImageDef(),
+		t.generateAudioDef(),
 	}
 }
 

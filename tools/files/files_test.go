@@ -10,7 +10,7 @@ import (
 	"github.com/toolround/toolround/tools"
 )
 
-var allTools = []string{"read_files", "find_files", "edit_file", "remove_file", "restore_file", "file_history", "download_file"}
+var allTools = []string{"read_files", "find_files", "edit_file", "remove_file", "restore_file", "file_history", "download_file", "generate_image", "generate_audio"}
 
 func TestRegister(t *testing.T) {
 	e := newEnv(t, nil)
