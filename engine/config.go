@@ -17,11 +17,13 @@ import (
 
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/envconf"
+	"github.com/toolround/toolround/internal/llm"
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/agent"
 	"github.com/toolround/toolround/tools/command/sandbox"
 	"github.com/toolround/toolround/tools/decision"
 	"github.com/toolround/toolround/tools/ext"
@@ -103,6 +105,13 @@ type Config struct {
 	// MEDIA_IMAGE_MODEL / MEDIA_AUDIO_MODEL for one of the two. Default
 	// none: both tools answer that the worker has no media endpoint.
 	Media files.MediaConfig
+	// Chatbots are the named agents of AGENTS_CONFIG (G3), which
+	// list_chatbot lists and send_to_chatbot talks to. A file that does not
+	// read, or an entry that is wrong, stops the worker at start.
+	Chatbots []round.Chatbot
+	// LLMAPI is LLM_API (chat, anthropic or responses), which a chatbot's
+	// llm_api must match.
+	LLMAPI string
 	// Decision is the model that filters fetch_page and search_web results:
 	// DECISION_BASE_URL, DECISION_MODEL, DECISION_API_KEY, DECISION_API,
 	// DECISION_TIMEOUT, DECISION_MAX_CHARS. Default: the extractive filter.
@@ -255,6 +264,14 @@ func ConfigFromEnv() (Config, error) {
 	c.SearchURL = envconf.Get(web.EnvSearchURL, "")
 	if c.Media, err = mediaFromEnv(); err != nil {
 		return c, err
+	}
+	if path := envconf.Get(agent.EnvAgentsConfig, ""); path != "" {
+		if c.Chatbots, err = agent.LoadChatbots(path); err != nil {
+			return c, fmt.Errorf("%s: %w", agent.EnvAgentsConfig, err)
+		}
+	}
+	if lc, err := llm.ConfigFromEnv(os.Getenv); err == nil {
+		c.LLMAPI = lc.API
 	}
 	if c.Decision, err = decision.ConfigFromEnv(os.Getenv); err != nil {
 		return c, err

@@ -22,6 +22,7 @@ import (
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/agent"
 	"github.com/toolround/toolround/tools/builtin"
 	"github.com/toolround/toolround/tools/command/sandbox"
 	"github.com/toolround/toolround/tools/ext"
@@ -153,6 +154,7 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		BuildID:          cfg.BuildID,
 		Placement:        placementSettings(cfg),
 		SubagentDepth:    cfg.SubagentDepth,
+		Chatbots:         cfg.Chatbots,
 	})
 	e.Workflow = &workflows.RoundWorkflow{Catalog: e.Catalog}
 	return e, nil
@@ -227,6 +229,7 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 	bc.Agent.ContextTokens = cfg.ContextTokens
 	bc.Web.SearXNGURL = cfg.SearchURL
 	bc.Files.Media = cfg.Media
+	bc.Agent.Chatbots = cfg.Chatbots
 	bc.Web.IdempotentHosts = cfg.IdempotentHosts
 	bc.Web.HostConcurrency, bc.Web.HostLimits = cfg.HostConcurrency, cfg.HostLimits
 	if bc.Web.HostConcurrency <= 0 {
@@ -280,6 +283,9 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 		if err := ext.RegisterIn(e.Registry, tc, e.Workdir); err != nil {
 			return fmt.Errorf("engine: TOOLS_CONFIG: %w", err)
 		}
+	}
+	if err := agent.CheckChatbotTools(cfg.Chatbots, e.Registry, cfg.LLMAPI); err != nil {
+		return fmt.Errorf("engine: %s: %w", agent.EnvAgentsConfig, err)
 	}
 	return nil
 }

@@ -192,6 +192,7 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 	registerNotify(wk.w, e.Notifier)
 	placement.Register(wk.w, &placement.Activities{Client: wk.Client, TaskQueue: e.Config.TaskQueue, Timeout: e.Config.HostTimeout})
 	wk.w.RegisterActivityWithOptions((&activities.Subagents{Client: wk.Client}).Status, activity.RegisterOptions{Name: round.ActivitySubagentStatus})
+	wk.w.RegisterActivityWithOptions((&activities.Chatbots{Client: wk.Client, TaskQueue: e.Config.TaskQueue}).Send, activity.RegisterOptions{Name: round.ActivitySendToChatbot})
 	for _, nw := range o.workflows {
 		wk.w.RegisterWorkflowWithOptions(nw.fn, workflow.RegisterOptions{Name: nw.name})
 	}

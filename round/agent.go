@@ -103,12 +103,18 @@ type AgentInput struct {
 	// A subagent's (G1), set by the round that starts it: its system
 	// prompt, the tools it does not have, its depth (1 for a run's own
 	// subagents), the workflow that started it and its label.
-	SystemPrompt string      `json:"system_prompt,omitempty"`
-	Exclude      []string    `json:"exclude,omitempty"`
-	Depth        int         `json:"depth,omitempty"`
-	Parent       string      `json:"parent,omitempty"`
-	Name         string      `json:"name,omitempty"`
-	Carry        *AgentCarry `json:"carry,omitempty"`
+	SystemPrompt string   `json:"system_prompt,omitempty"`
+	Exclude      []string `json:"exclude,omitempty"`
+	Depth        int      `json:"depth,omitempty"`
+	Parent       string   `json:"parent,omitempty"`
+	Name         string   `json:"name,omitempty"`
+	// A chatbot's (G3): Persistent runs wait for the next message (update
+	// chat) after each answer; Chain names the chatbots the run is part
+	// of, its own last; Model replaces LLM_MODEL for its model calls.
+	Persistent bool        `json:"persistent,omitempty"`
+	Chain      []string    `json:"chain,omitempty"`
+	Model      string      `json:"model,omitempty"`
+	Carry      *AgentCarry `json:"carry,omitempty"`
 }
 
 // AgentCarry is what a run hands to its next execution when it continues
@@ -122,6 +128,8 @@ type AgentCarry struct {
 	Executions int `json:"executions"`
 	// LastRequest is the size of the run's last model request (B3).
 	LastRequest *RequestSize `json:"last_request,omitempty"`
+	// Replies are a persistent run's last replies (G3), by message id.
+	Replies []ChatReply `json:"replies,omitempty"`
 }
 
 // WithDefaults returns the input with MaxRounds set.
@@ -153,10 +161,13 @@ func (in *AgentInput) ValidateStarted() error {
 	if err := checkSubagent(in.Depth, in.Exclude); err != nil {
 		return err
 	}
+	if err := checkChain(in.Chain); err != nil {
+		return err
+	}
 	if len(in.SystemPrompt) > MaxTaskBytes {
 		return fmt.Errorf("system_prompt is %d bytes; at most %d are accepted", len(in.SystemPrompt), MaxTaskBytes)
 	}
-	if strings.TrimSpace(in.Task) == "" && in.Carry == nil {
+	if strings.TrimSpace(in.Task) == "" && in.Carry == nil && !in.Persistent {
 		return fmt.Errorf("task is empty")
 	}
 	if len(in.Task) > MaxTaskBytes {
@@ -264,6 +275,8 @@ type ModelInput struct {
 	// tools out of the tools array, for a subagent (G1).
 	SystemPrompt string   `json:"system_prompt,omitempty"`
 	Exclude      []string `json:"exclude,omitempty"`
+	// Model replaces the worker's LLM_MODEL, for a chatbot (G3).
+	Model string `json:"model,omitempty"`
 }
 
 // RequestSize is a model request as the budget measures it (B3): its JSON

@@ -130,6 +130,9 @@ type Input struct {
 	// (G1): a subagent's rounds, as its run gives them.
 	Exclude []string `json:"exclude,omitempty"`
 	Depth   int      `json:"depth,omitempty"`
+	// Chain names the chatbots its run is part of (G3), the nearest
+	// last: a message to one of them is a cycle.
+	Chain []string `json:"chain,omitempty"`
 }
 
 // DedupeOn reports whether the round dedupes its calls (P1.3, U3).
@@ -197,6 +200,9 @@ func (in *Input) ValidateStarted() error {
 		if t.Function.Name == "" {
 			return fmt.Errorf("client_tools[%d] has no name", i)
 		}
+	}
+	if err := checkChain(in.Chain); err != nil {
+		return err
 	}
 	return checkSubagent(in.Depth, in.Exclude)
 }

@@ -19,7 +19,7 @@ const (
 	// start no subagents of their own.
 	DefaultSubagentDepth = 1
 	// MaxExcludedTools bounds an input's exclude list.
-	MaxExcludedTools = 256
+	MaxExcludedTools = 1024
 	// SearchParent is the search attribute that names a subagent's parent
 	// workflow; MemoParent the memo field that does.
 	SearchParent = "ToolroundParent" // Keyword

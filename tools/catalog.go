@@ -28,13 +28,6 @@ var AlwaysLoaded = []string{
 	"ask_user", "write_result", "read_result",
 }
 
-// HostTools need the host application (a chatbot directory, media
-// generation, sub-agents); the application registers them through the Go API.
-var HostTools = map[string]string{
-	"list_chatbot":    "lists the chatbots the application offers",
-	"send_to_chatbot": "sends a message to one of the application's chatbots",
-}
-
 // retired maps removed and renamed tools to the message a call of them gets (C3).
 var retired = map[string]string{
 	"run_command_background": "tool run_command_background was renamed: call background_command instead",

@@ -130,9 +130,6 @@ func (r *Registry) Missing(name string) (msg string, ok bool) {
 	if m, retiredName := Retired(name); retiredName {
 		return m, true
 	}
-	if desc, host := HostTools[name]; host {
-		return fmt.Sprintf("tool %s (%s) is provided by the host application, which has not registered it on this worker", name, desc), true
-	}
 	if name == RunTool {
 		return "run_tool must name another tool: run_tool(name, args)", true
 	}

@@ -85,6 +85,10 @@ type Definition struct {
 	// round. A finished child run counts as a change to everything in the
 	// caller's dedupe map (P3.3).
 	ChildRun bool `json:"child_run,omitempty"`
+	// Chatbot: a round sends the call's message to a chatbot's persistent
+	// run (send_to_chatbot, G3), not through Handler; a reply counts as a
+	// change to everything in the caller's dedupe map (P3.3).
+	Chatbot bool `json:"chatbot,omitempty"`
 	// Subject names what a call is about, in a confirmation, the inbox and
 	// the console (the command of run_command, the path of edit_file). Nil
 	// uses the canonical arguments (SubjectOf).

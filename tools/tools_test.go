@@ -72,8 +72,6 @@ func TestMissing(t *testing.T) {
 		"run_command_readonly":   "removed in v1.0.25",
 		"find_note":              "removed in v1.0.23",
 		"api_github":             "api_* tools were removed in v1.3.2",
-		"list_chatbot":           "provided by the host application",
-		"send_to_chatbot":        "provided by the host application",
 		"zzzzzzzzzzzzzzzz":       `unknown tool "zzzzzzzzzzzzzzzz"`,
 	}
 	for name, want := range tests {

@@ -29,7 +29,7 @@ import (
 func agentDemo(ctx context.Context, session string) error {
 	if os.Getenv(llm.EnvBaseURL) != "" {
 		fmt.Printf("\n=== agent run with the model %s at %s\n", os.Getenv(llm.EnvModel), os.Getenv(llm.EnvBaseURL))
-		return agentRun(ctx, session, "agent-1")
+		return agentRun(ctx, session, "agent-1", agentTask)
 	}
 	base, stop, err := serveScriptedModel()
 	if err != nil {
@@ -44,16 +44,26 @@ func agentDemo(ctx context.Context, session string) error {
 			return err
 		}
 		fmt.Printf("\n=== agent run, LLM_API=%s, with a scripted model served by this demo at %s (set LLM_BASE_URL, LLM_MODEL, LLM_API_KEY for a real one)\n", api, base)
-		if err := agentRun(ctx, session, "agent-"+api); err != nil {
+		if err := agentRun(ctx, session, "agent-"+api, agentTask); err != nil {
 			return fmt.Errorf("LLM_API=%s: %w", api, err)
 		}
 	}
-	return nil
+	if err := setenv(llm.EnvAPI, "chat"); err != nil {
+		return err
+	}
+	fmt.Printf("\n=== agent run with a subagent (G1): the agent hands a part of its task to a child agent run of its own\n")
+	return agentRun(ctx, session, "agent-subagent", parentTask)
 }
 
+// The tasks of the demo's runs: the scripted model plays each.
+const (
+	agentTask  = "How big is notes.md, and what is 6*7? Check with a command too."
+	parentTask = "Have a subagent count the lines of notes.md, then report."
+	childTask  = "Count the lines of notes.md with a command and answer with the number."
+)
+
 // agentRun runs one agent run with a worker of its own.
-func agentRun(ctx context.Context, session, runID string) error {
-	task := "How big is notes.md, and what is 6*7? Check with a command too."
+func agentRun(ctx context.Context, session, runID, task string) error {
 	queue := fmt.Sprintf("toolround-demo-agent-%d", time.Now().UnixNano())
 	if err := setenv("TASK_QUEUE", queue); err != nil {
 		return err
@@ -104,6 +114,12 @@ func agentRun(ctx context.Context, session, runID string) error {
 	fmt.Printf("\n  the run %s after %d rounds and %d model calls in %v; final answer:\n    %s\n",
 		st.Status, st.Round, st.ModelCalls, time.Since(start).Round(time.Millisecond), st.Final)
 	fmt.Printf("  its conversation: bin/starter agent-status %s (kill the worker mid-run and it goes on where it stopped)\n", st.WorkflowID)
+	for _, m := range st.Conversation {
+		if m.Role == "tool" && strings.HasPrefix(m.Content, "[subagents]") {
+			fmt.Printf("  its subagent answered: %s\n  the subagent is an agent run of its own: in the Temporal UI, search ToolroundParent = \"%s\"\n",
+				strings.TrimPrefix(m.Content, "[subagents] "), round.WorkflowID(session, runID, st.Round))
+		}
+	}
 	return nil
 }
 
@@ -190,23 +206,28 @@ func scriptedModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	step, last := scriptedStep(append(req.Messages, req.Input...))
+	task := firstUser(req.Messages)
 	rt := func(id, name string, args any) scriptedCall {
 		b, _ := json.Marshal(map[string]any{"name": name, "args": args})
 		return scriptedCall{id, "run_tool", string(b)}
 	}
 	var content string
 	var calls []scriptedCall
-	switch step {
-	case 1:
+	switch {
+	case task == parentTask:
+		content, calls = parentScript(step, last, rt)
+	case task == childTask:
+		content, calls = childScript(step, last, rt)
+	case step == 1:
 		content = "I will load the tools I need first. "
 		calls = []scriptedCall{{"call_1", "find_tools", `{"query":"select:read_files,calculate,run_command"}`}}
-	case 2:
+	case step == 2:
 		content = "Now I read the file and calculate, in one round. "
 		calls = []scriptedCall{
 			rt("call_2", "read_files", map[string]any{"paths": []string{"notes.md"}}),
 			rt("call_3", "calculate", map[string]any{"expression": "6*7"}),
 		}
-	case 3:
+	case step == 3:
 		content = "Let me check the size with a command. "
 		calls = []scriptedCall{rt("call_4", "run_command", map[string]any{"command": "wc -c < notes.md"})}
 	default:
@@ -338,4 +359,49 @@ func scriptedStep(conversation []json.RawMessage) (step int, last string) {
 		}
 	}
 	return step, last
+}
+
+// firstUser is the first user message of a chat-completions conversation:
+// the run's task.
+func firstUser(conversation []json.RawMessage) string {
+	for _, raw := range conversation {
+		var m struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		}
+		if json.Unmarshal(raw, &m) == nil && m.Role == "user" {
+			s, _ := m.Content.(string)
+			return s
+		}
+	}
+	return ""
+}
+
+// parentScript plays the agent that starts a subagent: load subagents,
+// hand it the count, report its answer.
+func parentScript(step int, last string, rt func(id, name string, args any) scriptedCall) (string, []scriptedCall) {
+	switch step {
+	case 1:
+		return "I will load the subagents tool. ", []scriptedCall{{"call_p1", "find_tools", `{"query":"select:subagents"}`}}
+	case 2:
+		return "A subagent counts the lines while I wait. ", []scriptedCall{rt("call_p2", "subagents", map[string]any{"task": childTask, "name": "counter"})}
+	default:
+		return "The subagent says: " + strings.TrimPrefix(strings.TrimSpace(last), "[subagents] "), nil
+	}
+}
+
+// childScript plays the subagent: load run_command, count, answer.
+func childScript(step int, last string, rt func(id, name string, args any) scriptedCall) (string, []scriptedCall) {
+	switch step {
+	case 1:
+		return "", []scriptedCall{{"call_c1", "find_tools", `{"query":"select:run_command"}`}}
+	case 2:
+		return "", []scriptedCall{rt("call_c2", "run_command", map[string]any{"command": "wc -l < notes.md"})}
+	default:
+		n := last
+		if i := strings.LastIndex(n, "):"); i >= 0 {
+			n = n[i+2:]
+		}
+		return "notes.md has " + strings.TrimSpace(n) + " lines.", nil
+	}
 }

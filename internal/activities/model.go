@@ -253,7 +253,7 @@ func (m *Model) request(ctx context.Context, in round.ModelInput) (llm.Request, 
 		}
 		msgs = append(msgs, lm)
 	}
-	return llm.Request{Messages: msgs, Tools: toolsJSON}, nil
+	return llm.Request{Model: in.Model, Messages: msgs, Tools: toolsJSON}, nil
 }
 
 // output turns the model's answer into what enters history: tool calls

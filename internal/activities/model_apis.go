@@ -32,7 +32,7 @@ const ErrTypeMixedAPIs = "MixedAPIs"
 
 func (m *Model) turnRequest(ctx context.Context, in round.ModelInput, api string) (llm.TurnRequest, error) {
 	f := apiFormat(api)
-	req := llm.TurnRequest{System: systemPrompt(in)}
+	req := llm.TurnRequest{System: systemPrompt(in), Model: in.Model}
 	if m.Registry != nil {
 		ts, err := m.Registry.ToolsFor(in.Provider, in.ClientTools).Without(in.Exclude).In(f)
 		if err != nil {

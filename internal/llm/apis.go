@@ -129,6 +129,8 @@ func (c *Client) API() string {
 // API: Input holds the messages (anthropic) or items (responses) in the
 // API's own shape, Tools the tools array in it.
 type TurnRequest struct {
+	// Model replaces the configured model when set (a chatbot's, G3).
+	Model  string
 	System string
 	Input  []json.RawMessage
 	Tools  json.RawMessage
@@ -165,7 +167,11 @@ func (c *Client) StreamTurn(ctx context.Context, req TurnRequest, onText func(st
 	if input == nil {
 		input = []json.RawMessage{}
 	}
-	body := map[string]any{"model": c.cfg.Model, "stream": true}
+	model := c.cfg.Model
+	if req.Model != "" {
+		model = req.Model
+	}
+	body := map[string]any{"model": model, "stream": true}
 	switch c.API() {
 	case APIAnthropic:
 		body["messages"] = input

@@ -94,6 +94,8 @@ type agent struct {
 	// refresh: at continue-as-new its blob references get the store's
 	// TTL again (B3, changeAgentBudget version 2).
 	refresh bool
+	// chat: a persistent run's messages (G3, chatbot.go).
+	chat chat
 }
 
 // Run is the workflow function.
@@ -107,14 +109,23 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 	if c := in.Carry; c != nil {
 		a.conv, a.state, a.round, a.calls, a.execs = c.Conversation, c.State, c.Round, c.ModelCalls, c.Executions
 		a.last = c.LastRequest
+		a.chat.replies = c.Replies
 		a.in.Carry = nil
-	} else {
+	} else if in.Task != "" || !in.Persistent {
 		a.conv = []round.AgentMessage{{Role: "user", Content: in.Task}}
 	}
 	if err := workflow.SetQueryHandler(ctx, round.QueryAgentStatus, func() (round.AgentStatus, error) {
 		return a.snapshot(), nil
 	}); err != nil {
 		return round.AgentStatus{}, err
+	}
+	if in.Persistent {
+		if err := a.startChat(ctx); err != nil {
+			return round.AgentStatus{}, err
+		}
+		if len(a.conv) > 0 && in.Carry == nil {
+			a.chat.current = "task" // the task is answered first, as a message
+		}
 	}
 	userMessages := workflow.GetSignalChannel(ctx, round.SignalUserMessage)
 	var hb time.Duration
@@ -129,6 +140,17 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 	a.budget, a.refresh = budgetVersion >= 1, budgetVersion >= 2
 
 	for {
+		// 0. A persistent run between messages waits for the next (G3).
+		if a.chat.on && a.chat.current == "" {
+			again, err := a.nextMessage(ctx)
+			if err != nil || ctx.Err() != nil {
+				a.status = round.AgentCancelled
+				break
+			}
+			if again {
+				return round.AgentStatus{}, a.continueAsNew(ctx)
+			}
+		}
 		// 1. User messages.
 		a.takeUserMessages(userMessages)
 		if ctx.Err() != nil {
@@ -138,7 +160,7 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 		// 2. Large contents out of the conversation.
 		a.fit(ctx)
 		// 3. Continue as new past the bounds.
-		if a.pastBounds(ctx) {
+		if !a.chat.on && a.pastBounds(ctx) { // a persistent run continues as new between messages only
 			// Messages that arrived while fit stored contents go along.
 			a.takeUserMessages(userMessages)
 			return round.AgentStatus{}, a.continueAsNew(ctx)
@@ -179,10 +201,22 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 			if a.takeUserMessages(userMessages) {
 				continue // the person said more while the model answered
 			}
+			if a.chat.on {
+				a.reply(round.AgentCompleted, a.final, "") // and wait for the next message
+				continue
+			}
 			a.status = round.AgentCompleted
 			break
 		}
-		if a.round >= a.in.MaxRounds {
+		if a.roundsOfMessage() >= a.in.MaxRounds {
+			if a.chat.on {
+				// The turn's calls do not run: the conversation keeps its
+				// text only, so that the next message follows an answer.
+				last := &a.conv[len(a.conv)-1]
+				last.ToolCalls, last.ArgRefs, last.Raw, last.RawRef, last.Format = nil, nil, nil, "", ""
+				a.reply(round.AgentRoundLimit, out.Message.Content, fmt.Sprintf("the message took more than max_rounds (%d) rounds", a.in.MaxRounds))
+				continue
+			}
 			a.status = round.AgentRoundLimit
 			break
 		}
@@ -210,6 +244,7 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 	if a.status == round.AgentCancelled {
 		a.cancelChildren(ctx)
 	}
+	a.closeChat(ctx)
 	a.finish(ctx)
 	return a.snapshot(), nil
 }
@@ -337,7 +372,8 @@ func (a *agent) continueAsNew(ctx workflow.Context) error {
 		a.refreshRefs(ctx)
 	}
 	next := a.in
-	next.Carry = &round.AgentCarry{Conversation: a.conv, State: a.state, Round: a.round, ModelCalls: a.calls, Executions: a.execs + 1, LastRequest: a.last}
+	next.Carry = &round.AgentCarry{Conversation: a.conv, State: a.state, Round: a.round, ModelCalls: a.calls, Executions: a.execs + 1, LastRequest: a.last,
+		Replies: a.chat.replies}
 	return workflow.NewContinueAsNewError(ctx, round.AgentWorkflowName, next)
 }
 
@@ -397,6 +433,7 @@ func (a *agent) callModel(ctx workflow.Context, hb, timeout time.Duration) (roun
 		SessionID: a.in.SessionID, RunID: a.in.RunID, WorkflowID: a.scope.WorkflowID, Call: n, Round: a.round + 1,
 		Provider: a.in.Provider, ClientTools: a.in.ClientTools, Messages: a.conv, Budget: a.budget, Last: a.last,
 		SystemPrompt: a.in.SystemPrompt, Exclude: a.in.Exclude, // a subagent's (G1)
+		Model: a.in.Model, // a chatbot's (G3)
 	}
 	var out round.ModelOutput
 	err := workflow.ExecuteActivity(actx, round.ActivityModelCall, in).Get(actx, &out)
@@ -409,6 +446,7 @@ func (a *agent) runRound(ctx workflow.Context, msg round.AgentMessage) (round.Ou
 		Assistant:   round.Message{Role: "assistant", Content: msg.Content, ToolCalls: msg.ToolCalls},
 		ClientTools: a.in.ClientTools, State: a.state, ConfirmTimeoutSeconds: a.in.ConfirmTimeoutSeconds,
 		Exclude: a.in.Exclude, Depth: a.in.Depth, // a subagent's (G1)
+		Chain: a.in.Chain, // a chatbot's, or a run started under one (G3)
 	}
 	if a.limited {
 		in.Limits = a.in.Limits

@@ -195,6 +195,9 @@ func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 	if ti.Subagent && version(ctx, changeSubagents, 1) >= 1 {
 		return r.startSubagent(ctx, c, r.subagents) // subagent.go
 	}
+	if ti.Chatbot && version(ctx, changeChatbots, 1) >= 1 {
+		return r.sendToChatbot(ctx, c) // chatbot_round.go
+	}
 	c.activity = true
 	in := round.ExecuteInput{
 		CallID: c.CallID, Tool: c.Tool, Args: c.Args, SessionID: r.scope.SessionID, RunID: r.scope.RunID,

@@ -206,8 +206,6 @@ var pastFacts = map[string]pastFact{
 	"edit_file":          {kind: approval.KindPath, reason: "it changes {path}", touchesPath: true},
 	"remove_file":        {kind: approval.KindPath, reason: "it removes {path}", touchesPath: true},
 	"restore_file":       {kind: approval.KindPath, reason: "it restores an earlier version of {path}", touchesPath: true},
-	"generate_image":     {kind: approval.KindPath, reason: "it generates an image into {path}", touchesPath: true}, // G5, newer than every snapshot without facts
-	"generate_audio":     {kind: approval.KindPath, reason: "it generates audio into {path}", touchesPath: true},
 	"read_files":         {kind: approval.KindPath, readsPaths: true},
 	"file_history":       {kind: approval.KindPath},
 	"http_request":       {kind: approval.KindRequest, cached: true},

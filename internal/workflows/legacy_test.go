@@ -57,7 +57,10 @@ func TestPastFactsAreTheDefinitions(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(b.Close)
 	for _, d := range reg.Definitions() {
-		want := pastFacts[d.Name]
+		want, known := pastFacts[d.Name]
+		if !known {
+			continue // newer than every round recorded without facts
+		}
 		got := pastFact{kind: d.Rules, reason: d.Reason, readsPaths: d.ReadsPaths, touchesPath: d.TouchesPath, cached: d.CacheKey != nil}
 		require.Equal(t, want, got, d.Name)
 	}

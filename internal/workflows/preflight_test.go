@@ -161,9 +161,6 @@ func TestPreflight(t *testing.T) {
 			states:   []CallState{CallDone, CallDone, CallDone, CallDone},
 			statuses: []round.Status{round.StatusUnknown, round.StatusUnknown, round.StatusUnknown, round.StatusUnknown},
 			contains: []string{"no replacement", "removed in v1.0.25", "removed in v1.0.23", "public_api_list"}},
-		{name: "P1.5 host tools the application did not register", provider: "openai",
-			calls: []round.ToolCall{runTool("1", "list_chatbot", `{}`)}, states: []CallState{CallDone},
-			statuses: []round.Status{round.StatusUnknown}, contains: []string{"host application"}},
 		// P1.6 and C4
 		{name: "C4 side effects ask, read-only and GET do not", provider: tools.ProviderClaudeCode, state: fetched("edit_file", "read_files", "http_request", "calculate"),
 			calls: []round.ToolCall{

@@ -668,6 +668,9 @@ func scenarios() []scenario {
 		// Two identical tests of a script beside a calculate call
 		// (changeTestTool, G4): both run, as calls of script_probe.
 		{name: "test_tool", in: testToolRound(), want: map[string]round.Status{"t1": ok, "t2": ok, "c1": ok}},
+		// A message to a chatbot beside a calculate call (changeChatbots,
+		// G3): update-with-start of chat-helper, whose reply is the result.
+		{name: "chatbots", in: chatbotsRound(), want: map[string]round.Status{"k1": ok, "c1": ok}},
 		{name: "run_limits", in: runLimits(), want: map[string]round.Status{"c1": ok, "g1": ok, "c2": skipped},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "g1", "c2")
@@ -777,9 +780,9 @@ func TestRecordHistories(t *testing.T) {
 	}
 	reg := testtools.Registry(rec)
 	reg.MustRegister(extraTools(&attemptCounter{n: map[string]int{}})...)
-	reg.MustRegister(lookTool(), shotTool(), agent.Subagents(), agent.TestTool())
+	reg.MustRegister(lookTool(), shotTool(), agent.Subagents(), agent.TestTool(), agent.SendToChatbot())
 	cat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second,
-		BuildID: "recorder-build"})
+		BuildID: "recorder-build", Chatbots: []round.Chatbot{{Name: "helper", Description: "Answers.", Tools: []string{"calculate"}}}})
 	wf := &workflows.RoundWorkflow{Catalog: cat}
 	acts := &activities.Activities{Registry: reg, Blobs: &memBlobs{m: map[string]string{}}, RuleKey: ruleKey}
 	queue := fmt.Sprintf("replay-record-%d", time.Now().UnixNano())
@@ -790,6 +793,7 @@ func TestRecordHistories(t *testing.T) {
 	t.Setenv("LLM_BASE_URL", model.URL+"/v1")
 	t.Setenv("LLM_MODEL", "scripted")
 	engine.RegisterAll(w, wf, acts) // the round and its activities, as every worker registers them
+	w.RegisterActivityWithOptions((&activities.Chatbots{Client: c, TaskQueue: queue}).Send, activity.RegisterOptions{Name: round.ActivitySendToChatbot})
 	require.NoError(t, w.Start())
 	defer w.Stop()
 
@@ -934,6 +938,13 @@ func subagentsRound() round.Input {
 		call("a2", "subagents", `{"task":"say hello","exclude_tools":["run_command"]}`), call("c1", "calculate", `{"expression":"1+1"}`))
 	in.State.Fetched = append(in.State.Fetched, "subagents")
 	in.Limits = &round.Limits{MaxCalls: 20}
+	return in
+}
+
+// chatbotsRound sends the helper chatbot one message (G3).
+func chatbotsRound() round.Input {
+	in := scenarioInput("chatbots", call("k1", "send_to_chatbot", `{"name":"helper","message":"hi"}`), call("c1", "calculate", `{"expression":"1+1"}`))
+	in.State.Fetched = append(in.State.Fetched, "send_to_chatbot")
 	return in
 }
 

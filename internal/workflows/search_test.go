@@ -197,6 +197,8 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			"subagents": {"replay-subagents false 0"},
 			// Tests of a script with auto_approve (G4).
 			"test_tool": {"replay-test_tool false 0"},
+			// A message to a chatbot (G3): the round itself asks nobody.
+			"chatbots": {"replay-chatbots false 0"},
 		}[h.name]
 		if !ok {
 			if !strings.Contains(fmt.Sprint(h.history.GetEvents()), "inbox-search-attributes") {

@@ -3,6 +3,7 @@ package workflows
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -90,6 +91,8 @@ type ToolInfo struct {
 	// Subagent: the round runs the call as a child agent run
 	// (tools.Definition.ChildRun, G1; subagent.go).
 	Subagent bool `json:"subagent,omitempty"`
+	// Chatbot: the round sends the call to a chatbot (G3; chatbot_round.go).
+	Chatbot bool `json:"chatbot,omitempty"`
 }
 
 // Spec is the tool as a schema result shows it.
@@ -151,6 +154,16 @@ type Snapshot struct {
 	// SubagentDepth is SUBAGENT_DEPTH (G1): how many hops of subagents
 	// from a run the worker allows. Zero: round.DefaultSubagentDepth.
 	SubagentDepth int `json:"subagent_depth,omitempty"`
+	// Chatbots are the AGENTS_CONFIG entries this round's send_to_chatbot
+	// calls name (G3), with the tools each does not have.
+	Chatbots map[string]ChatbotInfo `json:"chatbots,omitempty"`
+}
+
+// ChatbotInfo is what a round records of one chatbot: its entry, and the
+// worker's tools that are not among its tools.
+type ChatbotInfo struct {
+	round.Chatbot
+	Exclude []string `json:"exclude,omitempty"`
 }
 
 // PlacementSettings are what a round records of WORKSPACE_PLACEMENT=host.
@@ -221,6 +234,8 @@ type CatalogOptions struct {
 	Placement *PlacementSettings
 	// SubagentDepth is SUBAGENT_DEPTH (G1); zero: the default.
 	SubagentDepth int
+	// Chatbots are AGENTS_CONFIG's named agents (G3).
+	Chatbots []round.Chatbot
 }
 
 // RegistryCatalog is the Catalog of a tools.Registry.
@@ -302,6 +317,9 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 			if _, have := s.Tools[u.Name]; !have {
 				s.Tools[u.Name] = c.info(d)
 			}
+			if d.Chatbot {
+				c.addChatbot(&s, names, u.Args)
+			}
 			args := json.RawMessage(u.Args)
 			ac := tools.ApprovalCall(d, "", args)
 			s.Calls[i] = CallFacts{
@@ -347,6 +365,7 @@ func (c *RegistryCatalog) info(d *tools.Definition) ToolInfo {
 	}
 	ti.Workspace = c.Options.Placement != nil && d.InWorkspace()
 	ti.Subagent = d.ChildRun
+	ti.Chatbot = d.Chatbot
 	ti.Local = !d.Interactive && d.SideEffect == tools.ReadOnly && c.Options.LocalMaxTimeout > 0 && ti.Timeout <= c.Options.LocalMaxTimeout
 	return ti
 }
@@ -356,4 +375,32 @@ func workerLimits(l round.Limits) *round.Limits {
 		return nil
 	}
 	return &l
+}
+
+// addChatbot records the chatbot a send_to_chatbot call names, when the
+// worker has it (G3): its entry and the registered tools it lacks.
+func (c *RegistryCatalog) addChatbot(s *Snapshot, registered []string, args string) {
+	var a round.ChatbotArgs
+	if json.Unmarshal([]byte(args), &a) != nil {
+		return
+	}
+	for _, cb := range c.Options.Chatbots {
+		if cb.Name != a.Name {
+			continue
+		}
+		if _, have := s.Chatbots[cb.Name]; have {
+			return
+		}
+		info := ChatbotInfo{Chatbot: cb}
+		for _, n := range registered {
+			if !slices.Contains(cb.Tools, n) {
+				info.Exclude = append(info.Exclude, n)
+			}
+		}
+		if s.Chatbots == nil {
+			s.Chatbots = map[string]ChatbotInfo{}
+		}
+		s.Chatbots[cb.Name] = info
+		return
+	}
 }

@@ -68,6 +68,7 @@ func (r *run) subagentInput(ctx workflow.Context, c *Call, a round.SubagentArgs,
 		AutoApprove:           r.in.AutoApprove && !r.snap.DenyAutoApprove,
 		ConfirmTimeoutSeconds: r.in.ConfirmTimeoutSeconds,
 		SystemPrompt:          a.SystemPrompt, Exclude: exclude, Depth: depth, Parent: r.scope.WorkflowID, Name: a.Name,
+		Chain: r.in.Chain, // a subagent of a chatbot is part of its chain (G3)
 	}
 	if r.snap.Features.RunLimits && r.st.Limits != nil {
 		l := r.limits()

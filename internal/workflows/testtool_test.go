@@ -124,4 +124,3 @@ func sortedTests(p *probeScript) []bool {
 	}
 	return append(direct, tests...)
 }
-

@@ -37,6 +37,7 @@ const (
 	changeImages           = "tool-images"             // F2: the images of a call's output reach its result, and a repeat of it in the round (execute.go, commit.go; asked only when an output has images, so other rounds pay no marker)
 	changeErrorCode        = "error-code"              // W3: a tool failure's code reaches the call's result as error_code (execute.go; asked only by calls whose failure has one)
 	changeSubagents        = "subagents"               // G1: a subagents call runs as a child agent run, which adds what it did to the round's counts (subagent.go; asked only by rounds with such a call)
+	changeChatbots         = "chatbots"                // G3: a send_to_chatbot call sends its message to the chatbot's persistent run (chatbot_round.go; asked only by rounds with such a call)
 	changeTestTool         = "test-tool"               // G4: a test_tool call runs the script_* tool it names, checked, asked and counted as that tool's call (preflight.go; asked only by rounds with such a call)
 	changePlacement        = "workspace-placement"     // W4, W5: the round binds its workspace and runs its workspace calls on the bound host's queue, workspace_unavailable (placement.go; asked only by rounds of a worker with WORKSPACE_PLACEMENT=host that have a workspace call)
 	changeBaseline1        = "baseline-2026-11-30"     // one marker for every change of baseline1

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/secrets"
 )
@@ -13,6 +14,8 @@ import (
 // Config configures the agent tools. Zero fields take the defaults named in
 // their comments, set in one place (withDefaults).
 type Config struct {
+	// Chatbots are AGENTS_CONFIG's agents, which list_chatbot lists (G3).
+	Chatbots []round.Chatbot
 	// Store keeps the per-session data (see the package comment); the worker
 	// passes cache.SessionData, over Redis. Nil: an in-process store, not
 	// shared between workers; chat_history then has no history to read.
@@ -121,7 +124,7 @@ func (c Config) withDefaults() Config {
 }
 
 // Register adds the agent tools to reg. It does not add find_tools (the
-// engine's) nor the host application's tools.
+// engine's).
 func Register(reg *tools.Registry, cfg Config) error {
 	defs, err := Definitions(cfg)
 	if err != nil {
@@ -185,6 +188,8 @@ func build(cfg Config) ([]tools.Definition, *toolset, error) {
 		Subagents(),
 		BackgroundSubagents(),
 		TestTool(),
+		ListChatbot(cfg.Chatbots),
+		SendToChatbot(),
 	}, t, nil
 }
 

@@ -12,8 +12,8 @@ import (
 )
 
 var agentTools = []string{
-	"ask_user", "background_subagents", "calculate", "chat_history", "error_history", "html_template", "public_api_list",
-	"read_result", "reasoning_guide", "store_secret", "subagents", "test_tool", "write_error", "write_result", "write_todo",
+	"ask_user", "background_subagents", "calculate", "chat_history", "error_history", "html_template", "list_chatbot", "public_api_list",
+	"read_result", "reasoning_guide", "send_to_chatbot", "store_secret", "subagents", "test_tool", "write_error", "write_result", "write_todo",
 }
 
 func TestRegisterDefinitions(t *testing.T) {
@@ -42,6 +42,8 @@ func TestRegisterDefinitions(t *testing.T) {
 		"subagents":            {true, tools.ReadOnly, tools.ConfirmNever, false},
 		"background_subagents": {true, tools.ReadOnly, tools.ConfirmNever, false},
 		"test_tool":            {true, tools.ReadOnly, tools.ConfirmByClass, false},
+		"list_chatbot":         {true, tools.ReadOnly, tools.ConfirmNever, false},
+		"send_to_chatbot":      {true, tools.Idempotent, tools.ConfirmNever, false},
 	}
 	for _, name := range agentTools {
 		t.Run(name, func(t *testing.T) {
@@ -68,10 +70,6 @@ func TestRegisterDefinitions(t *testing.T) {
 			_, err := tools.CompileSchema(d.Parameters)
 			require.NoError(t, err)
 		})
-	}
-	for host := range tools.HostTools {
-		_, ok := e.reg.Lookup(host)
-		require.False(t, ok, "host tool %s is not registered here", host)
 	}
 	_, ok := e.reg.Lookup(tools.FindTools)
 	require.False(t, ok, "find_tools belongs to the engine")

@@ -49,23 +49,12 @@ var (
 func TestCatalog(t *testing.T) {
 	reg := registry(t)
 	for _, name := range concurrentBuiltins {
-		if _, host := tools.HostTools[name]; host {
-			_, ok := reg.Lookup(name)
-			require.False(t, ok, "%s needs the host application", name)
-			msg, missing := reg.Missing(name)
-			require.True(t, missing)
-			require.Contains(t, msg, "host application")
-			continue
-		}
 		d, ok := reg.Lookup(name)
 		require.True(t, ok, "C1 tool %s is registered", name)
 		require.True(t, d.Concurrent, "C1: %s is concurrent", name)
 	}
 	for _, name := range neverConcurrent {
 		require.False(t, slices.Contains(concurrentBuiltins, name), name)
-		if _, host := tools.HostTools[name]; host {
-			continue
-		}
 		d, ok := reg.Lookup(name)
 		require.True(t, ok, "C2 tool %s is registered", name)
 		require.False(t, d.Concurrent, "C2: %s is serial", name)
@@ -146,4 +135,29 @@ func TestEveryBuiltinSchemaCompiles(t *testing.T) {
 		require.NoError(t, json.Compact(&b, d.Parameters), d.Name)
 		require.Equal(t, b.String(), string(d.Parameters), "%s: compact", d.Name)
 	}
+}
+
+// seedTools are the tools the seeds name, run_tool aside.
+var seedTools = []string{
+	"ask_user", "background_command", "background_subagents", "calculate", "chat_history", "download_file",
+	"edit_file", "error_history", "fetch_page", "file_history", "find_files", "find_tools", "generate_audio",
+	"generate_image", "html_template", "http_request", "list_chatbot", "public_api_list", "read_files",
+	"reasoning_guide", "remove_file", "restore_file", "run_command", "search_web", "send_to_chatbot",
+	"store_secret", "subagents", "test_tool", "write_error", "write_result", "write_todo",
+}
+
+// TestClaudeCodeListsEverySeedTool: claude-code's tools array holds every
+// tool the seeds name but run_tool (S2), all of them shipping with the
+// worker: no host application needs to register one.
+func TestClaudeCodeListsEverySeedTool(t *testing.T) {
+	require.Len(t, seedTools, 31)
+	reg := registry(t)
+	var names []string
+	for _, s := range reg.ToolsFor(tools.ProviderClaudeCode, nil).Tools {
+		names = append(names, s.Function.Name)
+	}
+	for _, n := range seedTools {
+		require.Contains(t, names, n)
+	}
+	require.NotContains(t, names, tools.RunTool)
 }

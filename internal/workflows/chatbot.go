@@ -1,0 +1,149 @@
+package workflows
+
+import (
+	"fmt"
+	"slices"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/round"
+)
+
+// Chatbots (G3). A chatbot is an agent run in persistent mode,
+// agentrun/<session>/chat-<name>: after each answer it waits for the next
+// message, which the update chat brings. Messages are answered one at a
+// time, in the order they came; the update's result is that message's
+// reply. The update id is the sending call's operation id, so a send
+// retried after a lost attempt is answered by Temporal from the same
+// update, and after a continue-as-new from the replies the run carries.
+// The run continues as new only between messages, once every update
+// handler has returned.
+
+// chat is the persistent run's state of its messages.
+type chat struct {
+	on      bool
+	inbox   []round.ChatMessage // waiting to be answered
+	current string              // the message being answered
+	since   int                 // the run's rounds before the current message
+	replies []round.ChatReply   // the last MaxChatReplies, oldest first
+	closed  bool                // the run ended: no more answers
+	// answered counts this execution's replies: one that answered none
+	// does not continue as new, so that a small bound cannot loop.
+	answered int
+}
+
+// startChat registers the chat update of a persistent run.
+func (a *agent) startChat(ctx workflow.Context) error {
+	a.chat.on = true
+	return workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateChat,
+		func(ctx workflow.Context, m round.ChatMessage) (round.ChatReply, error) {
+			if r, ok := a.replyTo(m.MessageID); ok {
+				return r, nil // sent again after a continue-as-new
+			}
+			if !a.chat.closed && a.chat.current != m.MessageID && !slices.ContainsFunc(a.chat.inbox, func(q round.ChatMessage) bool { return q.MessageID == m.MessageID }) {
+				a.chat.inbox = append(a.chat.inbox, m)
+			}
+			if err := workflow.Await(ctx, func() bool {
+				_, ok := a.replyTo(m.MessageID)
+				return ok || a.chat.closed
+			}); err != nil {
+				return round.ChatReply{}, err
+			}
+			if r, ok := a.replyTo(m.MessageID); ok {
+				return r, nil
+			}
+			return round.ChatReply{MessageID: m.MessageID, Status: a.status, Reason: a.endReason()}, nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, m round.ChatMessage) error {
+			if err := m.Validate(); err != nil {
+				return err
+			}
+			if a.chat.closed {
+				return fmt.Errorf("the chatbot's run ended %s", a.status)
+			}
+			return nil
+		}})
+}
+
+func (a *agent) endReason() string {
+	if a.reason != "" {
+		return a.reason
+	}
+	return "the chatbot's run ended " + a.status
+}
+
+func (a *agent) replyTo(id string) (round.ChatReply, bool) {
+	for _, r := range a.chat.replies {
+		if r.MessageID == id {
+			return r, true
+		}
+	}
+	return round.ChatReply{}, false
+}
+
+// reply answers the current message and keeps the run waiting for the next.
+func (a *agent) reply(status, text, reason string) {
+	a.chat.replies = append(a.chat.replies, round.ChatReply{MessageID: a.chat.current, Status: status, Text: text, Reason: reason})
+	if n := len(a.chat.replies) - round.MaxChatReplies; n > 0 {
+		a.chat.replies = slices.Delete(a.chat.replies, 0, n)
+	}
+	a.chat.current = ""
+	a.chat.answered++
+}
+
+// nextMessage waits, between messages, for the next one and puts it into
+// the conversation. It reports whether the run is to continue as new
+// instead (past its history bounds, nothing waiting) and an error when
+// the run was cancelled while it waited.
+func (a *agent) nextMessage(ctx workflow.Context) (continueAsNew bool, err error) {
+	for {
+		if len(a.chat.inbox) > 0 {
+			m := a.chat.inbox[0]
+			a.chat.inbox = a.chat.inbox[1:]
+			a.chat.current, a.chat.since, a.final = m.MessageID, a.round, ""
+			a.conv = append(a.conv, round.AgentMessage{Role: "user", Content: m.Text})
+			return false, nil
+		}
+		if a.chat.answered > 0 && a.pastBounds(ctx) {
+			// Every handler has its reply; one that came meanwhile waits
+			// in the inbox and is answered first.
+			if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) || len(a.chat.inbox) > 0 }); err != nil {
+				return false, err
+			}
+			if len(a.chat.inbox) == 0 {
+				return true, nil
+			}
+			continue
+		}
+		if err := workflow.Await(ctx, func() bool { return len(a.chat.inbox) > 0 }); err != nil {
+			return false, err
+		}
+	}
+}
+
+// closeChat ends a persistent run: every message still waiting is answered
+// with the run's status, and the run waits until each handler returned.
+func (a *agent) closeChat(ctx workflow.Context) {
+	if !a.chat.on {
+		return
+	}
+	if a.chat.current != "" {
+		reason := a.reason
+		if reason == "" {
+			reason = "the chatbot's run ended " + a.status
+		}
+		a.reply(a.status, a.final, reason)
+	}
+	a.chat.closed = true
+	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	_ = workflow.Await(dctx, func() bool { return workflow.AllHandlersFinished(dctx) })
+}
+
+// roundsOfMessage is how many rounds the current message took: a
+// persistent run's max_rounds bounds each message.
+func (a *agent) roundsOfMessage() int {
+	if a.chat.on {
+		return a.round - a.chat.since
+	}
+	return a.round
+}

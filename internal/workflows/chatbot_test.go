@@ -1,0 +1,136 @@
+package workflows_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/round"
+)
+
+// chatModel answers the last user message with "reply to: <it>", after
+// one calculate round when the message asks for a tool.
+func chatModel(in round.ModelInput) round.ModelOutput {
+	last := in.Messages[len(in.Messages)-1]
+	if last.Role == "user" && strings.Contains(last.Content, "tool") {
+		return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{
+			ID: fmt.Sprintf("c%d", in.Call), Type: "function", Function: round.FunctionCall{Name: "calculate", Arguments: `{"expression":"1+1"}`}}}}}
+	}
+	var user string
+	for _, m := range in.Messages {
+		if m.Role == "user" {
+			user = m.Content
+		}
+	}
+	return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "reply to: " + user}}
+}
+
+// chatLog collects the replies of chat updates.
+type chatLog struct {
+	mu      sync.Mutex
+	replies map[string]round.ChatReply
+	errs    map[string]error
+}
+
+func (l *chatLog) send(h *agentHarness, updateID string, m round.ChatMessage) {
+	h.env.UpdateWorkflow(round.UpdateChat, updateID, &testsuite.TestUpdateCallback{
+		OnAccept: func() {},
+		OnReject: func(err error) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			l.errs[updateID] = err
+		},
+		OnComplete: func(v any, err error) {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			if err != nil {
+				l.errs[updateID] = err
+				return
+			}
+			l.replies[updateID] = v.(round.ChatReply)
+		},
+	}, m)
+}
+
+// TestPersistentRunAnswersChatMessagesOneAtATime (G3): a persistent run
+// waits for messages, answers each through its update in order, keeps the
+// conversation between them, answers a message sent again with the same
+// reply, refuses an empty one, and waits until it is cancelled.
+func TestPersistentRunAnswersChatMessagesOneAtATime(t *testing.T) {
+	h := newAgentHarness(t)
+	h.reply = chatModel
+	log := &chatLog{replies: map[string]round.ChatReply{}, errs: map[string]error{}}
+	h.env.RegisterDelayedCallback(func() {
+		log.send(h, "op-1", round.ChatMessage{MessageID: "op-1", Text: "hello"})
+		log.send(h, "op-2", round.ChatMessage{MessageID: "op-2", Text: "use a tool, then answer"})
+		log.send(h, "bad", round.ChatMessage{MessageID: "bad", Text: ""})
+	}, time.Second)
+	h.env.RegisterDelayedCallback(func() {
+		log.send(h, "op-1-again", round.ChatMessage{MessageID: "op-1", Text: "hello"})
+	}, 2*time.Second)
+	h.env.RegisterDelayedCallback(func() { h.env.CancelWorkflow() }, time.Hour)
+
+	in := round.AgentInput{SessionID: "s1", RunID: round.ChatbotRunID("helper"), Provider: "openai", Persistent: true, Name: "helper", Chain: []string{"helper"}}
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: round.AgentWorkflowID(in.SessionID, in.RunID)})
+	h.env.ExecuteWorkflow(round.AgentWorkflowName, in)
+	require.True(t, h.env.IsWorkflowCompleted())
+	var st round.AgentStatus
+	require.NoError(t, h.env.GetWorkflowResult(&st))
+
+	require.Equal(t, round.AgentCancelled, st.Status, "a persistent run waits for messages until it is stopped")
+	require.Equal(t, round.ChatReply{MessageID: "op-1", Status: round.AgentCompleted, Text: "reply to: hello"}, log.replies["op-1"])
+	require.Equal(t, round.ChatReply{MessageID: "op-2", Status: round.AgentCompleted, Text: "reply to: use a tool, then answer"}, log.replies["op-2"])
+	require.Equal(t, log.replies["op-1"], log.replies["op-1-again"], "a message sent again gets its reply, not a second answer")
+	require.ErrorContains(t, log.errs["bad"], "text is empty")
+	require.Equal(t, "user,assistant,user,assistant,tool,assistant", roles(st.Conversation), "one conversation across messages, answered in order")
+	require.Equal(t, 3, st.ModelCalls, "the message sent again cost no model call")
+	require.Len(t, h.rounds, 1)
+	require.Equal(t, []string{"helper"}, h.rounds[0].Chain, "the chatbot's rounds carry its chain")
+}
+
+// A persistent run continues as new between messages, and the replies it
+// carries answer a message sent again to the next execution, which asks
+// the model nothing for it.
+func TestPersistentRunCarriesItsRepliesAcrossContinueAsNew(t *testing.T) {
+	h := newAgentHarness(t)
+	h.reply = func(in round.ModelInput) round.ModelOutput {
+		h.env.SetCurrentHistoryLength(5000) // past the bound once it answered
+		return chatModel(in)
+	}
+	log := &chatLog{replies: map[string]round.ChatReply{}, errs: map[string]error{}}
+	h.env.RegisterDelayedCallback(func() {
+		log.send(h, "op-1", round.ChatMessage{MessageID: "op-1", Text: "hello"})
+	}, time.Second)
+	in := round.AgentInput{SessionID: "s1", RunID: round.ChatbotRunID("helper"), Provider: "openai", Persistent: true}
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: round.AgentWorkflowID(in.SessionID, in.RunID)})
+	h.env.ExecuteWorkflow(round.AgentWorkflowName, in)
+	require.True(t, h.env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, h.env.GetWorkflowError(), &can, "past its history bound, between messages, it continues as new")
+	require.Equal(t, "reply to: hello", log.replies["op-1"].Text, "the message was answered first")
+	var next round.AgentInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.True(t, next.Persistent)
+	require.Equal(t, []round.ChatReply{log.replies["op-1"]}, next.Carry.Replies)
+
+	h2 := newAgentHarness(t)
+	h2.reply = chatModel
+	log2 := &chatLog{replies: map[string]round.ChatReply{}, errs: map[string]error{}}
+	h2.env.RegisterDelayedCallback(func() {
+		log2.send(h2, "op-1", round.ChatMessage{MessageID: "op-1", Text: "hello"})
+	}, time.Second)
+	h2.env.RegisterDelayedCallback(func() { h2.env.CancelWorkflow() }, time.Minute)
+	h2.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: round.AgentWorkflowID(in.SessionID, in.RunID)})
+	h2.env.ExecuteWorkflow(round.AgentWorkflowName, next)
+	require.True(t, h2.env.IsWorkflowCompleted())
+	require.Equal(t, log.replies["op-1"], log2.replies["op-1"], "the send again is answered from the carried replies")
+	require.Empty(t, h2.inputs, "and costs no model call")
+}

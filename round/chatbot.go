@@ -1,0 +1,120 @@
+package round
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+)
+
+// Chatbots (G3): the named agents of AGENTS_CONFIG. A chatbot runs as a
+// persistent agent run, agentrun/<session>/chat-<name>, in the caller's
+// session and workspace: it answers one message at a time through the
+// update UpdateChat and then waits for the next.
+const (
+	// ListChatbot and SendToChatbot are G3's tools.
+	ListChatbot   = "list_chatbot"
+	SendToChatbot = "send_to_chatbot"
+	// UpdateChat carries a ChatMessage to a persistent agent run; its
+	// result is the ChatReply to that message.
+	UpdateChat = "chat"
+	// ActivitySendToChatbot starts the chatbot's run if it is not running
+	// and sends it the message (update-with-start), waiting for the reply.
+	ActivitySendToChatbot = "SendToChatbot"
+	// Cycle starts the answer for a message to a chatbot already in the
+	// caller's chain.
+	Cycle = "cycle"
+	// ChatbotKeyPrefix starts the concurrency key of the calls to one
+	// chatbot, whose limit is 1 (R).
+	ChatbotKeyPrefix = "chatbot:"
+	// MaxChatReplies is how many replies a chatbot run keeps by message
+	// id, to answer a send retried after a continue-as-new once.
+	MaxChatReplies = 64
+)
+
+// chatbotName is the shape of a chatbot's name: it becomes part of a run id.
+var chatbotName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// CheckChatbotName reports a name that cannot name a chatbot.
+func CheckChatbotName(name string) error {
+	if !chatbotName.MatchString(name) {
+		return fmt.Errorf("name %q: want 1 to 63 of a-z, 0-9, _ and -, starting with a letter or digit", truncateID(name))
+	}
+	return nil
+}
+
+// ChatbotRunID is the run id of the chatbot name: "chat-<name>".
+func ChatbotRunID(name string) string { return ChatbotPrefix + name }
+
+// Chatbot is one named agent of AGENTS_CONFIG.
+type Chatbot struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// API is the LLM_API it speaks (the worker's when empty); Model the
+	// model it asks (LLM_MODEL when empty).
+	API          string   `json:"llm_api,omitempty"`
+	Model        string   `json:"model,omitempty"`
+	SystemPrompt string   `json:"system_prompt,omitempty"`
+	Tools        []string `json:"tools"`
+}
+
+// ChatbotArgs are the arguments of a send_to_chatbot call.
+type ChatbotArgs struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
+// ChatMessage is the payload of UpdateChat. MessageID is the sending
+// call's operation id, which is also the update's id: a retried send is
+// answered once.
+type ChatMessage struct {
+	MessageID string `json:"message_id"`
+	Text      string `json:"text"`
+}
+
+// Validate reports a message a chatbot does not take.
+func (m ChatMessage) Validate() error {
+	if m.MessageID == "" || len(m.MessageID) > 600 {
+		return fmt.Errorf("message_id must be 1 to 600 bytes")
+	}
+	if m.Text == "" {
+		return fmt.Errorf("text is empty")
+	}
+	if len(m.Text) > MaxTaskBytes {
+		return fmt.Errorf("text is %d bytes; at most %d are accepted", len(m.Text), MaxTaskBytes)
+	}
+	return nil
+}
+
+// ChatReply is the result of UpdateChat: the chatbot's answer to the
+// message, or, when Status is not completed, why there is none.
+type ChatReply struct {
+	MessageID string `json:"message_id"`
+	Status    string `json:"status"`
+	Text      string `json:"text,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+// SendToChatbotInput is the input of ActivitySendToChatbot: the chatbot's
+// run as it starts when it is not running, and the message.
+type SendToChatbotInput struct {
+	Start   AgentInput  `json:"start"`
+	Message ChatMessage `json:"message"`
+	// Parent is the round that sends, for the run's memo when it starts.
+	Parent string `json:"parent"`
+}
+
+// InChain reports whether a chatbot name is in a caller's chain.
+func InChain(chain []string, name string) bool { return slices.Contains(chain, name) }
+
+// checkChain refuses a chain of chatbots that is not one.
+func checkChain(chain []string) error {
+	if len(chain) > 64 {
+		return fmt.Errorf("chain names %d chatbots; at most 64 are accepted", len(chain))
+	}
+	for _, n := range chain {
+		if err := CheckChatbotName(n); err != nil {
+			return fmt.Errorf("chain: %w", err)
+		}
+	}
+	return nil
+}
