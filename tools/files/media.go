@@ -142,7 +142,13 @@ func (t *fileTools) generateAudioDef() tools.Definition {
 }
 
 func (t *fileTools) generateImage(ctx context.Context, _ tools.Request, a imageArgs) (tools.Result, error) {
-	body := map[string]any{"model": t.cfg.Media.ImageModel, "prompt": a.Prompt, "n": 1, "response_format": "b64_json"}
+	body := map[string]any{"model": t.cfg.Media.ImageModel, "prompt": a.Prompt, "n": 1}
+	// The GPT image models answer in b64_json always and refuse the
+	// parameter; the others (dall-e-2, dall-e-3 and compatible servers)
+	// give a URL unless asked.
+	if !strings.HasPrefix(t.cfg.Media.ImageModel, "gpt-image") {
+		body["response_format"] = "b64_json"
+	}
 	if a.Size != "" {
 		body["size"] = a.Size
 	}

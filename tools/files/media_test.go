@@ -132,6 +132,12 @@ func TestGenerateImage(t *testing.T) {
 	require.Equal(t, map[string]any{"model": "m-1", "prompt": "a cat", "n": float64(1), "response_format": "b64_json", "size": "1024x1024"}, api.requests[0])
 	require.Equal(t, "Bearer sk-test", api.auth[0])
 
+	// A GPT image model always answers in b64_json and is not asked to.
+	g := mediaEnv(t, api, func(c *Config) { c.Media.Model = "gpt-image-1" })
+	g.ok("generate_image", map[string]any{"prompt": "a cat", "path": "cat.png"})
+	require.NotContains(t, api.requests[len(api.requests)-1], "response_format")
+	require.Equal(t, "gpt-image-1", api.requests[len(api.requests)-1]["model"])
+
 	// The URL form: the image is fetched from where the answer says, and the
 	// earlier file is kept as a version.
 	api.set("url")
