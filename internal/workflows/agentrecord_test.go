@@ -40,6 +40,8 @@ type agentScenario struct {
 	reply func(in round.ModelInput) round.ModelOutput
 	// want is the status the run ends with, over all its executions.
 	want string
+	// drive, when set, acts on the running run (updates, a cancel).
+	drive func(t *testing.T, c tclient.Client, id string)
 }
 
 // calcTurn is a model turn with one calculate call.
@@ -57,6 +59,31 @@ func agentScenarios() []agentScenario {
 		return []round.BudgetedResult{{Msg: msg, Ref: ref, Content: "[calculate] 2\n[shortened to keep the conversation within its context budget: 13 bytes in all; read_result {\"ref\": \"" + ref + "\"} reads the whole]"}}
 	}
 	return []agentScenario{
+		// G3: a chatbot's persistent run answers two chat updates, the
+		// second after a round, then waits until it is cancelled.
+		{name: "chatbot_persistent", want: round.AgentCancelled,
+			in: round.AgentInput{SessionID: "replay-chatbot_persistent", RunID: "run", Provider: "openai", Persistent: true, Name: "helper", Chain: []string{"helper"}},
+			reply: func(in round.ModelInput) round.ModelOutput {
+				last := in.Messages[len(in.Messages)-1]
+				if last.Role == "user" && strings.Contains(last.Content, "tool") {
+					return calcTurn(in)
+				}
+				return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: fmt.Sprintf("answer %d", in.Call)}}
+			},
+			drive: func(t *testing.T, c tclient.Client, id string) {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				for i, text := range []string{"hello", "use a tool"} {
+					opID := fmt.Sprintf("op-%d", i+1)
+					h, err := c.UpdateWorkflow(ctx, tclient.UpdateWorkflowOptions{WorkflowID: id, UpdateID: opID, UpdateName: round.UpdateChat,
+						Args: []any{round.ChatMessage{MessageID: opID, Text: text}}, WaitForStage: tclient.WorkflowUpdateStageCompleted})
+					require.NoError(t, err)
+					var reply round.ChatReply
+					require.NoError(t, h.Get(ctx, &reply))
+					require.Equal(t, round.AgentCompleted, reply.Status)
+				}
+				require.NoError(t, c.CancelWorkflow(ctx, id, ""))
+			}},
 		// B1: max_model_tokens 100 at 40 tokens a call: the third reply is
 		// past it, its calls do not run, the run ends limit_reached.
 		{name: "agent_limits", want: round.AgentLimitReached,
@@ -168,6 +195,9 @@ func TestRecordAgentHistories(t *testing.T) {
 			run, err := c.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: id, TaskQueue: queue,
 				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING}, round.AgentWorkflowName, sc.in)
 			require.NoError(t, err)
+			if sc.drive != nil {
+				sc.drive(t, c, id)
+			}
 			first := run.GetRunID() // Get follows continue-as-new
 			var st round.AgentStatus
 			require.NoError(t, run.Get(ctx, &st))
