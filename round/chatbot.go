@@ -69,6 +69,11 @@ type ChatbotArgs struct {
 type ChatMessage struct {
 	MessageID string `json:"message_id"`
 	Text      string `json:"text"`
+	// AutoApprove and Exclude are the sender's: the rounds that answer the
+	// message auto-approve only when the sender does, and have none of the
+	// tools the sender lacks, whoever started the chatbot.
+	AutoApprove bool     `json:"auto_approve,omitempty"`
+	Exclude     []string `json:"exclude,omitempty"`
 }
 
 // Validate reports a message a chatbot does not take.
@@ -82,7 +87,7 @@ func (m ChatMessage) Validate() error {
 	if len(m.Text) > MaxTaskBytes {
 		return fmt.Errorf("text is %d bytes; at most %d are accepted", len(m.Text), MaxTaskBytes)
 	}
-	return nil
+	return checkExclude(m.Exclude)
 }
 
 // ChatReply is the result of UpdateChat: the chatbot's answer to the

@@ -432,7 +432,7 @@ func (a *agent) callModel(ctx workflow.Context, hb, timeout time.Duration) (roun
 	in := round.ModelInput{
 		SessionID: a.in.SessionID, RunID: a.in.RunID, WorkflowID: a.scope.WorkflowID, Call: n, Round: a.round + 1,
 		Provider: a.in.Provider, ClientTools: a.in.ClientTools, Messages: a.conv, Budget: a.budget, Last: a.last,
-		SystemPrompt: a.in.SystemPrompt, Exclude: a.in.Exclude, // a subagent's (G1)
+		SystemPrompt: a.in.SystemPrompt, Exclude: a.exclude(), // a subagent's (G1), a chatbot's and its sender's (G3)
 		Model: a.in.Model, // a chatbot's (G3)
 	}
 	var out round.ModelOutput
@@ -442,10 +442,10 @@ func (a *agent) callModel(ctx workflow.Context, hb, timeout time.Duration) (roun
 
 func (a *agent) runRound(ctx workflow.Context, msg round.AgentMessage) (round.Output, error) {
 	in := round.Input{
-		SessionID: a.in.SessionID, RunID: a.in.RunID, Round: a.round, Provider: a.in.Provider, AutoApprove: a.in.AutoApprove,
+		SessionID: a.in.SessionID, RunID: a.in.RunID, Round: a.round, Provider: a.in.Provider, AutoApprove: a.autoApprove(),
 		Assistant:   round.Message{Role: "assistant", Content: msg.Content, ToolCalls: msg.ToolCalls},
 		ClientTools: a.in.ClientTools, State: a.state, ConfirmTimeoutSeconds: a.in.ConfirmTimeoutSeconds,
-		Exclude: a.in.Exclude, Depth: a.in.Depth, // a subagent's (G1)
+		Exclude: a.exclude(), Depth: a.in.Depth, // a subagent's (G1), a chatbot's and its sender's (G3)
 		Chain: a.in.Chain, // a chatbot's, or a run started under one (G3)
 	}
 	if a.limited {

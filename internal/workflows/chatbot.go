@@ -24,9 +24,12 @@ type chat struct {
 	on      bool
 	inbox   []round.ChatMessage // waiting to be answered
 	current string              // the message being answered
-	since   int                 // the run's rounds before the current message
-	replies []round.ChatReply   // the last MaxChatReplies, oldest first
-	closed  bool                // the run ended: no more answers
+	// auto and exclude are the current message's sender's (ChatMessage).
+	auto    bool
+	exclude []string
+	since   int               // the run's rounds before the current message
+	replies []round.ChatReply // the last MaxChatReplies, oldest first
+	closed  bool              // the run ended: no more answers
 	// answered counts this execution's replies: one that answered none
 	// does not continue as new, so that a small bound cannot loop.
 	answered int
@@ -101,6 +104,7 @@ func (a *agent) nextMessage(ctx workflow.Context) (continueAsNew bool, err error
 			m := a.chat.inbox[0]
 			a.chat.inbox = a.chat.inbox[1:]
 			a.chat.current, a.chat.since, a.final = m.MessageID, a.round, ""
+			a.chat.auto, a.chat.exclude = m.AutoApprove, m.Exclude
 			a.conv = append(a.conv, round.AgentMessage{Role: "user", Content: m.Text})
 			return false, nil
 		}
@@ -146,4 +150,24 @@ func (a *agent) roundsOfMessage() int {
 		return a.round - a.chat.since
 	}
 	return a.round
+}
+
+// autoApprove is whether the run's rounds auto-approve: a persistent run's
+// only when the current message's sender does too.
+func (a *agent) autoApprove() bool {
+	if a.chat.on && a.chat.current != "task" {
+		return a.in.AutoApprove && a.chat.auto
+	}
+	return a.in.AutoApprove
+}
+
+// exclude is the run's tools to leave out: a persistent run's and the
+// current message's sender's.
+func (a *agent) exclude() []string {
+	if !a.chat.on || len(a.chat.exclude) == 0 {
+		return a.in.Exclude
+	}
+	out := append(slices.Clone(a.in.Exclude), a.chat.exclude...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

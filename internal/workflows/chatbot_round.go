@@ -44,7 +44,8 @@ func (r *run) sendToChatbot(ctx workflow.Context, c *Call) workflow.Future {
 			round.Cycle, a.Name, strings.Join(append(slices.Clone(r.in.Chain), a.Name), " -> ")))
 	}
 	opID := round.OperationID(r.scope.WorkflowID, workflow.GetInfo(ctx).WorkflowExecution.RunID, c.CallID)
-	in := round.SendToChatbotInput{Start: r.chatbotInput(cb), Message: round.ChatMessage{MessageID: opID, Text: a.Message}, Parent: r.scope.WorkflowID}
+	msg := round.ChatMessage{MessageID: opID, Text: a.Message, AutoApprove: r.in.AutoApprove && !r.snap.DenyAutoApprove, Exclude: r.in.Exclude}
+	in := round.SendToChatbotInput{Start: r.chatbotInput(cb), Message: msg, Parent: r.scope.WorkflowID}
 	if err := in.Start.ValidateStarted(); err != nil {
 		return fail(err.Error())
 	}
@@ -93,7 +94,8 @@ func (r *run) chatbotInput(cb ChatbotInfo) round.AgentInput {
 	if most <= 0 {
 		most = round.DefaultSubagentDepth
 	}
-	exclude := append(slices.Clone(r.in.Exclude), cb.Exclude...)
+	exclude := slices.Clone(cb.Exclude) // the sender's own travel with each message
+
 	if depth >= most {
 		exclude = append(exclude, round.RecursiveTools...)
 	}
@@ -101,7 +103,9 @@ func (r *run) chatbotInput(cb ChatbotInfo) round.AgentInput {
 	exclude = slices.Compact(exclude)
 	return round.AgentInput{
 		SessionID: r.in.SessionID, RunID: round.ChatbotRunID(cb.Name), Provider: r.in.Provider,
-		AutoApprove:           r.in.AutoApprove && !r.snap.DenyAutoApprove,
+		// The ceiling: each message's rounds auto-approve only when its
+		// sender does too (ChatMessage.AutoApprove).
+		AutoApprove:           !r.snap.DenyAutoApprove,
 		ConfirmTimeoutSeconds: r.in.ConfirmTimeoutSeconds,
 		SystemPrompt:          cb.SystemPrompt, Exclude: exclude, Depth: depth, Parent: r.scope.WorkflowID, Name: cb.Name,
 		Persistent: true, Chain: append(slices.Clone(r.in.Chain), cb.Name), Model: cb.Model,

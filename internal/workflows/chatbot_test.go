@@ -70,7 +70,7 @@ func TestPersistentRunAnswersChatMessagesOneAtATime(t *testing.T) {
 	log := &chatLog{replies: map[string]round.ChatReply{}, errs: map[string]error{}}
 	h.env.RegisterDelayedCallback(func() {
 		log.send(h, "op-1", round.ChatMessage{MessageID: "op-1", Text: "hello"})
-		log.send(h, "op-2", round.ChatMessage{MessageID: "op-2", Text: "use a tool, then answer"})
+		log.send(h, "op-2", round.ChatMessage{MessageID: "op-2", Text: "use a tool, then answer", Exclude: []string{"run_command"}})
 		log.send(h, "bad", round.ChatMessage{MessageID: "bad", Text: ""})
 	}, time.Second)
 	h.env.RegisterDelayedCallback(func() {
@@ -78,7 +78,8 @@ func TestPersistentRunAnswersChatMessagesOneAtATime(t *testing.T) {
 	}, 2*time.Second)
 	h.env.RegisterDelayedCallback(func() { h.env.CancelWorkflow() }, time.Hour)
 
-	in := round.AgentInput{SessionID: "s1", RunID: round.ChatbotRunID("helper"), Provider: "openai", Persistent: true, Name: "helper", Chain: []string{"helper"}}
+	in := round.AgentInput{SessionID: "s1", RunID: round.ChatbotRunID("helper"), Provider: "openai", Persistent: true, Name: "helper", Chain: []string{"helper"},
+		AutoApprove: true, Exclude: []string{"edit_file"}}
 	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: round.AgentWorkflowID(in.SessionID, in.RunID)})
 	h.env.ExecuteWorkflow(round.AgentWorkflowName, in)
 	require.True(t, h.env.IsWorkflowCompleted())
@@ -94,6 +95,9 @@ func TestPersistentRunAnswersChatMessagesOneAtATime(t *testing.T) {
 	require.Equal(t, 3, st.ModelCalls, "the message sent again cost no model call")
 	require.Len(t, h.rounds, 1)
 	require.Equal(t, []string{"helper"}, h.rounds[0].Chain, "the chatbot's rounds carry its chain")
+	require.False(t, h.rounds[0].AutoApprove, "a message whose sender does not auto-approve is answered by rounds that ask")
+	require.Equal(t, []string{"edit_file", "run_command"}, h.rounds[0].Exclude, "without the tools its sender lacks")
+	require.Equal(t, []string{"edit_file", "run_command"}, h.inputs[1].Exclude, "nor in the model's tools array")
 }
 
 // A persistent run continues as new between messages, and the replies it
