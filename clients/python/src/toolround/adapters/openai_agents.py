@@ -27,7 +27,8 @@ from ._common import contents, openai_call
 __all__ = ["round_tools", "RoundBatch", "GATED"]
 
 # The built-ins that change the workdir or reach out.
-GATED = ("edit_file", "remove_file", "restore_file", "run_command", "background_command", "download_file", "http_request")
+GATED = ("edit_file", "remove_file", "restore_file", "run_command", "background_command", "download_file", "http_request",
+         "generate_image", "generate_audio", "test_tool")
 
 
 class RoundBatch:
