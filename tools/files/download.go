@@ -146,10 +146,11 @@ func (t *fileTools) downloadFile(ctx context.Context, req tools.Request, a downl
 		return tools.Result{}, fmt.Errorf("%s is more than the %d-byte download limit; nothing was saved", shown, t.cfg.MaxDownloadBytes)
 	}
 
-	unlock := t.versions.lock()
 	op := "download_file from " + text.Cut(shown, 300)
-	v, err := t.record(ctx, dir, tg.real, change{Op: op, SHA256: hex.EncodeToString(h.Sum(nil))}, dir.replaceStep(tmp, name))
-	unlock()
+	v, err := func() (Version, error) {
+		defer t.versions.lock()() // released even if record panics (the activity recovers)
+		return t.record(ctx, dir, tg.real, change{Op: op, SHA256: hex.EncodeToString(h.Sum(nil))}, dir.replaceStep(tmp, name))
+	}()
 	if err != nil && v.N == 0 {
 		_ = dir.remove(tmp)
 		return tools.Result{}, err
