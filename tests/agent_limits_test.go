@@ -36,14 +36,8 @@ func newLimitsModel(t *testing.T, rounds, tokens int) *limitsModel {
 }
 
 func (m *limitsModel) serve(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Messages []struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+	req, ok := readChatRequest(w, r)
+	if !ok {
 		return
 	}
 	m.mu.Lock()

@@ -73,15 +73,8 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	var req struct {
-		Stream   bool `json:"stream"`
-		Messages []struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+	req, ok := readChatRequest(w, r)
+	if !ok {
 		return
 	}
 	step := 1
@@ -151,6 +144,31 @@ func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	send(map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"})
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// chatRequest is what the scripted models read of a chat-completions
+// request.
+type chatRequest struct {
+	Stream   bool `json:"stream"`
+	Messages []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+	Tools []struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tools"`
+}
+
+// readChatRequest decodes a scripted model's request; a body that is not
+// one is answered 400, and ok is false.
+func readChatRequest(w http.ResponseWriter, r *http.Request) (req chatRequest, ok bool) {
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+		return req, false
+	}
+	return req, true
 }
 
 // writeChatAnswer answers a chat-completions request with content and

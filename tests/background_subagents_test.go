@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -33,15 +32,8 @@ type backgroundModel struct {
 var subagentID = regexp.MustCompile(`agentrun/[^ "]+/sub-[0-9a-f]{24}`)
 
 func (m *backgroundModel) serve(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Stream   bool `json:"stream"`
-		Messages []struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+	req, ok := readChatRequest(w, r)
+	if !ok {
 		return
 	}
 	child, id, last, n, foreign := false, "", "", 0, false

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -38,15 +37,8 @@ type chatbotsModel struct {
 }
 
 func (cm *chatbotsModel) serve(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Stream   bool `json:"stream"`
-		Messages []struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+	req, ok := readChatRequest(w, r)
+	if !ok {
 		return
 	}
 	system, users, n := "", 0, len(req.Messages)

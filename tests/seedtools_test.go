@@ -2,7 +2,6 @@ package tests
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -55,15 +54,8 @@ func newMediaServer(t *testing.T) *mediaServer {
 // back instead, then answers with every tool message that was a run's,
 // joined.
 func seedToolsModel(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Stream   bool `json:"stream"`
-		Messages []struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		} `json:"messages"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+	req, ok := readChatRequest(w, r)
+	if !ok {
 		return
 	}
 	var results, ran []string

@@ -55,20 +55,8 @@ func (m *subagentModel) count(key string) int {
 }
 
 func (m *subagentModel) serve(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Stream   bool `json:"stream"`
-		Messages []struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
-		} `json:"messages"`
-		Tools []struct {
-			Function struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		} `json:"tools"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
+	req, ok := readChatRequest(w, r)
+	if !ok {
 		return
 	}
 	// A schema result (P1.4) is not a step: the call goes again.
