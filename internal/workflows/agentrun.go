@@ -176,7 +176,7 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 				a.status = round.AgentCancelled
 				break
 			}
-			return a.snapshot(), err
+			return a.snapshot(), a.failChat(ctx, err)
 		}
 		a.calls++
 		if a.budget && a.takeBudget(out) {
@@ -230,7 +230,7 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 				a.status = round.AgentCancelled
 				break
 			}
-			return a.snapshot(), err
+			return a.snapshot(), a.failChat(ctx, err)
 		}
 		a.appendResults(ctx, res)
 		if ctx.Err() != nil {

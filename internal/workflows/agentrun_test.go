@@ -27,6 +27,8 @@ type agentHarness struct {
 	env *testsuite.TestWorkflowEnvironment
 	// reply gives the model's answer to call n.
 	reply func(in round.ModelInput) round.ModelOutput
+	// fail, when set, is the model call's error for call n (nil: none).
+	fail func(in round.ModelInput) error
 
 	mu      sync.Mutex
 	inputs  []round.ModelInput
@@ -56,6 +58,11 @@ func newAgentHarness(t *testing.T) *agentHarness {
 		h.mu.Lock()
 		h.inputs = append(h.inputs, in)
 		h.mu.Unlock()
+		if h.fail != nil {
+			if err := h.fail(in); err != nil {
+				return round.ModelOutput{}, err
+			}
+		}
 		return h.reply(in), nil
 	}, activity.RegisterOptions{Name: round.ActivityModelCall})
 	h.env.RegisterActivityWithOptions(func(context.Context, round.PublishInput) error { return nil },

@@ -6,6 +6,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
 )
 
@@ -171,3 +172,19 @@ func (a *agent) exclude() []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// failChat answers every message of a persistent run that fails (a model
+// that refuses for good, a round that cannot start) with the failure, so
+// that its senders get a reply instead of a send that starts the chatbot
+// afresh. It returns err.
+func (a *agent) failChat(ctx workflow.Context, err error) error {
+	if a.chat.on {
+		a.status, a.reason = ChatFailed, text.RootMessage(err)
+		a.closeChat(ctx)
+	}
+	return err
+}
+
+// ChatFailed is the reply status of the messages of a persistent run that
+// failed.
+const ChatFailed = "failed"

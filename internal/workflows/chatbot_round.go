@@ -58,7 +58,7 @@ func (r *run) sendToChatbot(ctx workflow.Context, c *Call) workflow.Future {
 		StartToCloseTimeout: ChatbotTimeout,
 		HeartbeatTimeout:    r.snap.HeartbeatTimeout,
 		// A send again is answered from the same update: retrying is safe.
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second, MaximumAttempts: 10,
 			NonRetryableErrorTypes: []string{round.ErrTypeInvalidInput, "NoClient"}},
 		Summary: "message to chatbot " + a.Name,
 	})

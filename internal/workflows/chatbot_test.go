@@ -10,9 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 )
 
@@ -137,4 +139,30 @@ func TestPersistentRunCarriesItsRepliesAcrossContinueAsNew(t *testing.T) {
 	require.True(t, h2.env.IsWorkflowCompleted())
 	require.Equal(t, log.replies["op-1"], log2.replies["op-1"], "the send again is answered from the carried replies")
 	require.Empty(t, h2.inputs, "and costs no model call")
+}
+
+// A persistent run whose model refuses for good answers the message, and
+// those waiting behind it, with the failure: the senders get a reply, not
+// a send that would start the chatbot afresh.
+func TestPersistentRunThatFailsAnswersItsMessages(t *testing.T) {
+	h := newAgentHarness(t)
+	h.reply = chatModel
+	h.fail = func(in round.ModelInput) error {
+		return temporal.NewNonRetryableApplicationError("model: 401 unauthorized", "ModelRejected", nil)
+	}
+	log := &chatLog{replies: map[string]round.ChatReply{}, errs: map[string]error{}}
+	h.env.RegisterDelayedCallback(func() {
+		log.send(h, "op-1", round.ChatMessage{MessageID: "op-1", Text: "hello"})
+		log.send(h, "op-2", round.ChatMessage{MessageID: "op-2", Text: "and this"})
+	}, time.Second)
+	in := round.AgentInput{SessionID: "s1", RunID: round.ChatbotRunID("helper"), Provider: "openai", Persistent: true}
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: round.AgentWorkflowID(in.SessionID, in.RunID)})
+	h.env.ExecuteWorkflow(round.AgentWorkflowName, in)
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.ErrorContains(t, h.env.GetWorkflowError(), "401 unauthorized")
+	for _, id := range []string{"op-1", "op-2"} {
+		r := log.replies[id]
+		require.Equal(t, workflows.ChatFailed, r.Status, id)
+		require.Contains(t, r.Reason, "401 unauthorized", id)
+	}
 }
