@@ -188,6 +188,7 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	e.Activities.Client = wk.Client // MCP elicitation reaches the round through it (E1)
 	registerAll(wk.w, e.Workflow, e.Activities, swaps...)
 	registerNotify(wk.w, e.Notifier)
 	placement.Register(wk.w, &placement.Activities{Client: wk.Client, TaskQueue: e.Config.TaskQueue, Timeout: e.Config.HostTimeout})

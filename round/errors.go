@@ -21,6 +21,7 @@ const (
 	// changed nothing and did no harm (the API answers it 200).
 	CodeAlreadyDecided  ErrorCode = ErrAlreadyDecided
 	CodeStaleWait       ErrorCode = ErrStaleWait       // the wait_id is not the call's current wait (B1)
+	CodeInvalidAnswer   ErrorCode = ErrInvalidAnswer   // an elicitation answer that fails its schema (E1)
 	CodeInvalidDecision ErrorCode = ErrInvalidDecision // a decision with fields its wait does not take (B1, B2)
 	CodeLinkUsed        ErrorCode = ErrLinkUsed        // a signed link that has decided already (N2)
 

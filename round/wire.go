@@ -180,7 +180,9 @@ type Pending struct {
 	// Limits are the run's limits with what it did, for a call past one.
 	Limits    []LimitCount `json:"limits,omitempty"`
 	Questions []string     `json:"questions,omitempty"`
-	Since     time.Time    `json:"since"`
+	// Elicitation is what an MCP server asks for (KindElicitation, E1).
+	Elicitation *Elicitation `json:"elicitation,omitempty"`
+	Since       time.Time    `json:"since"`
 	// Deadline is when an unanswered wait expires (T3).
 	Deadline time.Time `json:"deadline"`
 }

@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolround/toolround/round"
@@ -62,6 +63,10 @@ type Activities struct {
 	// Secrets are the sessions' stored secrets, for the agent run's model
 	// call (Model.Secrets); nil: none.
 	Secrets SecretValues
+	// Client is the worker's Temporal client, through which a call whose
+	// MCP server asks for input reaches its round (elicit.go); nil: such
+	// a request is refused.
+	Client client.Client
 }
 
 // DefaultLargeResult is the default LargeResult threshold.
@@ -105,6 +110,9 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 	ctx, stop := a.keepAlive(ctx, info)
 	defer stop()
 	ctx = tools.WithSession(ctx, in.SessionID) // its workspace (W1)
+	if !info.IsLocalActivity {
+		ctx = tools.WithElicitor(ctx, a.elicitor(info, in)) // E1
+	}
 
 	req := tools.Request{
 		Tool: in.Tool, CallID: in.CallID, SessionID: in.SessionID, RunID: in.RunID, Round: in.Round,

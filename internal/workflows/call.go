@@ -92,6 +92,8 @@ type Call struct {
 	pending *round.Pending
 	// answer is the signal that answered an ask_user or client call.
 	answer *round.ExecuteOutput
+	// elicit is the MCP elicitation the call waits for (E1, elicit.go).
+	elicit *elicitState
 	// deadline is when an unanswered confirmation expires (T3); reminded
 	// is how many of its reminders (at half and 90% of the wait) are out.
 	deadline time.Time
@@ -118,6 +120,12 @@ func (c *Call) done(status round.Status, content string) {
 // decision: an approval or a limit (B1).
 func (c *Call) waitsForDecision() bool {
 	return c.pending != nil && (c.pending.Kind == round.KindConfirm || c.pending.Kind == round.KindLimit)
+}
+
+// waitsForPerson reports whether the call waits for a person: a
+// decision, an ask_user answer or an answer to an MCP elicitation.
+func (c *Call) waitsForPerson() bool {
+	return c.waitsForDecision() || c.waitsFor(round.KindAnswer) || c.waitsFor(round.KindElicitation)
 }
 
 // waitsFor reports whether the call waits for a signal of that kind.

@@ -246,10 +246,17 @@ func localActivityOptions(ti ToolInfo, c *Call) workflow.LocalActivityOptions {
 
 // activityOptions are a regular activity's: it heartbeats, so that a lost
 // worker is noticed within the heartbeat timeout.
+//
+// An MCP tool's server may ask the user for input during the call (E1): its
+// attempt may then also wait for the answer, up to the confirm timeout.
 func activityOptions(ti ToolInfo, c *Call, snap Snapshot) workflow.ActivityOptions {
+	timeout := ti.Timeout
+	if ti.MCP {
+		timeout += snap.ConfirmTimeout
+	}
 	return workflow.ActivityOptions{
 		ActivityID:          c.CallID,
-		StartToCloseTimeout: ti.Timeout,
+		StartToCloseTimeout: timeout,
 		HeartbeatTimeout:    snap.HeartbeatTimeout,
 		RetryPolicy:         retryPolicy(ti, c),
 		Summary:             c.Tool + " " + c.CallID,
@@ -294,6 +301,9 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 	o := &Outcome{DurationMS: workflow.Now(ctx).Sub(c.started).Milliseconds()}
 	var out round.ExecuteOutput
 	err := f.Get(ctx, &out)
+	if c.elicit != nil { // the server stopped asking (E1)
+		c.pending, c.elicit = nil, nil
+	}
 	var timeout *temporal.TimeoutError
 	var again *lostAgain
 	var gone *hostGone

@@ -89,6 +89,9 @@ type run struct {
 	bound   *placement.Binding
 	bindErr string
 	aliveAt time.Time
+	// elicits are the MCP elicitations the round's calls made (E1,
+	// elicit.go), by elicitKey.
+	elicits map[string]*elicitState
 }
 
 // Run is the workflow function: the steps of a round, in order.
@@ -131,6 +134,9 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	}
 	r.listen(ctx)
 	if err := r.approvals.setUpdateHandlers(ctx); err != nil {
+		return round.Output{}, err
+	}
+	if err := r.setElicitHandlers(ctx); err != nil {
 		return round.Output{}, err
 	}
 

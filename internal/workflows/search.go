@@ -80,7 +80,7 @@ func (r *run) oldestWait() time.Time {
 	var oldest time.Time
 	for i := range r.calls {
 		c := &r.calls[i]
-		if !c.waitsForDecision() && !c.waitsFor(round.KindAnswer) {
+		if !c.waitsForPerson() {
 			continue
 		}
 		if oldest.IsZero() || c.pending.Since.Before(oldest) {
@@ -115,7 +115,7 @@ func (r *run) endSearch(ctx workflow.Context) {
 func (r *run) waitingForPerson() int {
 	n := 0
 	for i := range r.calls {
-		if c := &r.calls[i]; c.waitsForDecision() || c.waitsFor(round.KindAnswer) {
+		if c := &r.calls[i]; c.waitsForPerson() {
 			n++
 		}
 	}

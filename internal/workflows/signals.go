@@ -30,6 +30,7 @@ func (r *run) listen(ctx workflow.Context) {
 	confirmCh := workflow.GetSignalChannel(ctx, round.SignalConfirm)
 	answerCh := workflow.GetSignalChannel(ctx, round.SignalAnswer)
 	resultCh := workflow.GetSignalChannel(ctx, round.SignalToolResult)
+	elicitCh := workflow.GetSignalChannel(ctx, round.SignalElicit)
 	var extendCh workflow.ReceiveChannel
 	if r.approvals.extends() {
 		extendCh = workflow.GetSignalChannel(ctx, round.SignalExtend)
@@ -82,6 +83,11 @@ func (r *run) listen(ctx workflow.Context) {
 				r.onExternal(ctx, round.SignalToolResult, round.KindToolResult, t.CallID, func(*round.Pending) *round.ExecuteOutput {
 					return &round.ExecuteOutput{Content: t.Content, IsError: t.IsError}
 				})
+			})
+			sel.AddReceive(elicitCh, func(c workflow.ReceiveChannel, _ bool) {
+				var raw json.RawMessage
+				c.Receive(ctx, &raw)
+				r.onElicit(ctx, raw)
 			})
 			sel.Select(ctx)
 		}

@@ -39,6 +39,7 @@ const (
 	changeSubagents        = "subagents"               // G1: a subagents call runs as a child agent run, which adds what it did to the round's counts (subagent.go; asked only by rounds with such a call)
 	changeChatbots         = "chatbots"                // G3: a send_to_chatbot call sends its message to the chatbot's persistent run (chatbot_round.go; asked only by rounds with such a call)
 	changeTestTool         = "test-tool"               // G4: a test_tool call runs the script_* tool it names, checked, asked and counted as that tool's call (preflight.go; asked only by rounds with such a call)
+	changeElicitation      = "mcp-elicitation"         // E1: a call whose MCP server asks for input waits as kind elicitation (elicit.go; asked only when a call's activity sends such a request)
 	changePlacement        = "workspace-placement"     // W4, W5: the round binds its workspace and runs its workspace calls on the bound host's queue, workspace_unavailable (placement.go; asked only by rounds of a worker with WORKSPACE_PLACEMENT=host that have a workspace call)
 	changeBaseline1        = "baseline-2026-11-30"     // one marker for every change of baseline1
 	changeBaseline2        = "baseline-2026-12-01"     // one marker for every change of baseline2

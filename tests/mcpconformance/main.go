@@ -3,7 +3,8 @@
 // scenario's server and runs this program with the server's URL as its last
 // argument. It connects through tools/mcp as a worker does (the server is an
 // MCP_CONFIG entry of type http), then calls every tool the server lists,
-// each with arguments made from its input schema, and exits 1 when the
+// each with arguments made from its input schema (a server that asks for
+// input during a call gets an accepted form with its defaults), and exits 1 when the
 // server did not connect or a call failed.
 package main
 
@@ -60,7 +61,7 @@ func run(url string) error {
 			continue
 		}
 		args := argsFor(def.Parameters)
-		res, err := def.Handler(ctx, tools.Request{Tool: name, CallID: "conformance-" + name, Args: args})
+		res, err := def.Handler(tools.WithElicitor(ctx, accept), tools.Request{Tool: name, CallID: "conformance-" + name, Args: args})
 		if err != nil {
 			failed = append(failed, name)
 			fmt.Printf("%s %s: error: %v\n", name, args, err)
@@ -72,6 +73,17 @@ func run(url string) error {
 		return fmt.Errorf("calls failed: %v", failed)
 	}
 	return nil
+}
+
+// accept answers a server's elicitation as a person who submits the form
+// as it stands: accept, with no value of their own, so that the schema's
+// defaults fill it (SEP-1034); a url request is accepted too.
+func accept(_ context.Context, e tools.Elicitation) (tools.ElicitResult, error) {
+	fmt.Printf("elicitation from %s (%s): %s\n", e.Server, e.Mode, e.Message)
+	if e.Mode == "url" {
+		return tools.ElicitResult{Action: "accept"}, nil
+	}
+	return tools.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
 }
 
 // argsFor makes arguments that satisfy a simple object schema: a value of

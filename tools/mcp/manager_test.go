@@ -335,6 +335,9 @@ func TestStreamableHTTP(t *testing.T) {
 	require.Equal(t, connects+1, status(m, "web").Connects)
 
 	// A server that is gone: a clear, transient failure for a read-only tool.
+	// (The client holds its standalone event stream open, so the server's
+	// connections are cut first, as a server that dies cuts them.)
+	ts.CloseClientConnections()
 	ts.Close()
 	_, err = call(t, reg, "mcp_web_echo", `{"text":"x"}`)
 	require.ErrorContains(t, err, `mcp server "web", tool "echo"`)

@@ -47,6 +47,8 @@ type server struct {
 	closed   bool
 	startErr error
 	tools    []*sdk.Tool
+	// calls are the calls in flight, for elicitation (elicit.go).
+	calls map[*inflight]struct{}
 }
 
 func newServer(sc ServerConfig, cfg Config) *server {
@@ -55,6 +57,9 @@ func newServer(sc ServerConfig, cfg Config) *server {
 	s.client = sdk.NewClient(clientInfo, &sdk.ClientOptions{
 		Logger:                      log,
 		ProgressNotificationHandler: s.onProgress,
+		ElicitationHandler:          s.onElicit,
+		Capabilities: &sdk.ClientCapabilities{RootsV2: &sdk.RootCapabilities{ListChanged: true}, Elicitation: &sdk.ElicitationCapabilities{
+			Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}},
 	})
 	if !sc.stdio() {
 		base := http.DefaultTransport.(*http.Transport).Clone()
@@ -159,7 +164,7 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		if _, err := s.cfg.headers(); err != nil {
 			return nil, err
 		}
-		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.http, DisableStandaloneSSE: true}
+		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.http}
 	}
 	sess, err := s.client.Connect(ctx, transport, nil)
 	var proc serverProc
@@ -406,8 +411,9 @@ func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time
 		if len(bytes.TrimSpace(args)) == 0 {
 			args = json.RawMessage("{}")
 		}
-		callCtx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
+		callCtx := newCallClock(ctx, timeout)
+		defer callCtx.release()
+		defer s.begin(ctx, callCtx)()
 		res, err := s.callTool(callCtx, tool, readOnly, args, req.OperationID)
 		if err != nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) {
 			// Its own deadline passed, whatever step it was in: the

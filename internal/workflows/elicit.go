@@ -1,0 +1,183 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/notify"
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+)
+
+// MCP elicitation (E1), for servers that send elicitation/create during a
+// call: the call's activity signals the round (SignalElicit), the call
+// waits as kind elicitation with a wait_id until a person answers by the
+// answer update or the wait's deadline passes (then the server gets
+// cancel), and the activity, which heartbeats all the while, reads the
+// answer with QueryElicitation. A crash of the worker while it waits loses
+// the attempt as any other does (P2.4): the server died with it or forgot
+// the call, so the outcome is unknown for a call with side effects.
+
+// elicitKey names one request: a call, the activity attempt that made it
+// and its sequence in the attempt.
+func elicitKey(callID string, attempt, seq int) string {
+	return fmt.Sprintf("%s/%d/%d", callID, attempt, seq)
+}
+
+// elicitState is one request and, once it has it, its answer.
+type elicitState struct {
+	req      round.ElicitRequest
+	answered bool
+	expired  bool
+	action   string
+	content  map[string]any
+}
+
+// onElicit makes the call wait for the request. A request for a call that
+// does not run, or a repeat of one the round has, changes nothing.
+func (r *run) onElicit(ctx workflow.Context, raw json.RawMessage) {
+	var e round.ElicitRequest
+	if err := json.Unmarshal(raw, &e); err != nil {
+		r.ignore(ctx, round.SignalElicit, "", "malformed payload: "+err.Error())
+		return
+	}
+	if err := e.Validate(); err != nil {
+		r.ignore(ctx, round.SignalElicit, e.CallID, err.Error())
+		return
+	}
+	i, known := r.index[e.CallID]
+	key := elicitKey(e.CallID, e.Attempt, e.Seq)
+	switch {
+	case !known:
+		r.ignore(ctx, round.SignalElicit, e.CallID, "no call with this id in the round")
+		return
+	case r.calls[i].State != CallRunning:
+		r.ignore(ctx, round.SignalElicit, e.CallID, "the call is not running")
+		return
+	case r.elicits[key] != nil:
+		return // a repeated signal of a request the round has
+	}
+	version(ctx, changeElicitation, 1)
+	c := &r.calls[i]
+	if r.elicits == nil {
+		r.elicits = map[string]*elicitState{}
+	}
+	st := &elicitState{req: e}
+	r.elicits[key] = st
+	now := workflow.Now(ctx)
+	if c.ApprovalID == "" {
+		c.ApprovalID = approval.ID(r.scope.WorkflowID, c.CallID, c.Tool, Canonical(c.Args))
+	}
+	c.Waits++
+	p := &round.Pending{CallID: c.CallID, Tool: c.Tool, Kind: round.KindElicitation, Arguments: c.Args,
+		ApprovalID: c.ApprovalID, WaitID: approval.WaitID(c.ApprovalID, round.KindElicitation, c.Waits),
+		Subject: c.Facts.Subject, Elicitation: round.ElicitationOf(e), Since: now, Deadline: now.Add(r.snap.ConfirmTimeout)}
+	c.pending, c.elicit = p, st
+	r.gateTick++
+	r.notifyWait(c, p, notify.TypeWaiting, 0, "mcp server "+e.Server+" asks for input")
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		ok, err := workflow.AwaitWithTimeout(ctx, r.snap.ConfirmTimeout, func() bool { return st.answered })
+		if ok || err != nil || st.answered {
+			return
+		}
+		// The deadline: the server gets cancel, and the call ends with
+		// what the server then returns.
+		st.answered, st.expired, st.action = true, true, round.ElicitCancel
+		if c.elicit == st {
+			r.notifyWait(c, p, notify.TypeExpired, 0, "no answer within "+r.snap.ConfirmTimeout.String())
+			c.pending, c.elicit = nil, nil
+			r.gateTick++
+		}
+	})
+}
+
+// checkAnswer is the answer update's validator: the call must wait for an
+// elicitation, the wait_id (when given) must be its wait's, the action one
+// of the three, and accepted content must validate against the requested
+// schema.
+func (r *run) checkAnswer(a round.ElicitAnswer) error {
+	i, known := r.index[a.CallID]
+	if !known || !r.calls[i].waitsFor(round.KindElicitation) || r.calls[i].elicit == nil {
+		why := "no call with this id in the round"
+		if known {
+			why = "the call does not wait for an answer to an elicitation"
+		}
+		return temporal.NewNonRetryableApplicationError(why, round.ErrNotWaiting, nil)
+	}
+	c := &r.calls[i]
+	if a.WaitID != "" && a.WaitID != c.pending.WaitID {
+		return temporal.NewNonRetryableApplicationError("the wait_id is not the call's current wait", round.ErrStaleWait, nil)
+	}
+	switch a.Action {
+	case round.ElicitAccept:
+	case round.ElicitDecline, round.ElicitCancel:
+		if len(a.Content) > 0 {
+			return temporal.NewNonRetryableApplicationError("content goes only with action accept", round.ErrInvalidAnswer, nil)
+		}
+		return nil
+	default:
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("action must be accept, decline or cancel, not %q", a.Action), round.ErrInvalidAnswer, nil)
+	}
+	if c.elicit.req.Mode != "form" {
+		if len(a.Content) > 0 {
+			return temporal.NewNonRetryableApplicationError("a url request takes no content", round.ErrInvalidAnswer, nil)
+		}
+		return nil
+	}
+	content := a.Content
+	if content == nil {
+		content = map[string]any{}
+	}
+	b, err := json.Marshal(content)
+	if err != nil {
+		return temporal.NewNonRetryableApplicationError("content: "+err.Error(), round.ErrInvalidAnswer, nil)
+	}
+	if bad := tools.Validate(c.elicit.req.RequestedSchema, b); len(bad) > 0 {
+		return temporal.NewNonRetryableApplicationError("content fails the requested schema: "+strings.Join(bad, "; "), round.ErrInvalidAnswer, nil)
+	}
+	return nil
+}
+
+// onAnswer records a validated answer; the activity reads it next.
+func (r *run) onAnswer(ctx workflow.Context, a round.ElicitAnswer) {
+	i := r.index[a.CallID]
+	c := &r.calls[i]
+	st := c.elicit
+	st.answered, st.action, st.content = true, a.Action, a.Content
+	r.notifyWait(c, c.pending, notify.TypeDecided, 0, "answered: "+a.Action)
+	workflow.GetLogger(ctx).Info("elicitation answered", "call_id", a.CallID, "action", a.Action, "by", a.By, "via", a.Via)
+	c.pending, c.elicit = nil, nil
+	r.gateTick++
+}
+
+// elicitReply answers QueryElicitation.
+func (r *run) elicitReply(q round.ElicitQuery) round.ElicitReply {
+	st := r.elicits[elicitKey(q.CallID, q.Attempt, q.Seq)]
+	if st == nil {
+		return round.ElicitReply{}
+	}
+	return round.ElicitReply{Known: true, Answered: st.answered, Action: st.action, Content: st.content, Expired: st.expired}
+}
+
+// setElicitHandlers registers the answer update and the elicitation
+// query. Neither writes a command, and only rounds whose calls asked hold
+// an answer update, so old rounds replay as they ran.
+func (r *run) setElicitHandlers(ctx workflow.Context) error {
+	err := workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateAnswer,
+		func(ctx workflow.Context, a round.ElicitAnswer) error {
+			r.onAnswer(ctx, a)
+			return nil
+		},
+		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, a round.ElicitAnswer) error { return r.checkAnswer(a) }})
+	if err != nil {
+		return err
+	}
+	return workflow.SetQueryHandler(ctx, round.QueryElicitation, func(q round.ElicitQuery) (round.ElicitReply, error) {
+		return r.elicitReply(q), nil
+	})
+}

@@ -1,0 +1,157 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolround/toolround/tools"
+)
+
+// Elicitation (SPEC E1): a server that asks the user for input during a
+// call (elicitation/create) is answered through the call's Elicitor, which
+// the engine sets so that the request waits in the call's round. The call's
+// own timeout stops while a person is asked.
+
+// inflight is a call in progress on a server: its context (with the
+// call's Elicitor) and its clock.
+type inflight struct {
+	ctx   context.Context
+	clock *callClock
+	// mu makes one request of the call wait for a person at a time.
+	mu sync.Mutex
+}
+
+// begin records a call in flight; the returned func forgets it.
+func (s *server) begin(ctx context.Context, clock *callClock) func() {
+	c := &inflight{ctx: ctx, clock: clock}
+	s.mu.Lock()
+	if s.calls == nil {
+		s.calls = map[*inflight]struct{}{}
+	}
+	s.calls[c] = struct{}{}
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.calls, c)
+		s.mu.Unlock()
+	}
+}
+
+// onElicit answers a server's elicitation/create. MCP does not say which
+// call a request belongs to; it is the server's only call in flight, and
+// with several in flight the request is refused (the server then reports
+// whatever it does without an answer).
+func (s *server) onElicit(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+	p := req.Params
+	s.mu.Lock()
+	var only *inflight
+	n := len(s.calls)
+	for c := range s.calls {
+		only = c
+	}
+	s.mu.Unlock()
+	if n != 1 {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: fmt.Sprintf("the client cannot tell which call this request is for: %d calls of this server are in flight", n)}
+	}
+	e := tools.Elicitation{Server: s.cfg.Name, Mode: p.Mode, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID}
+	if e.Mode == "" {
+		e.Mode = "form"
+		if p.URL != "" {
+			e.Mode = "url"
+		}
+	}
+	if p.RequestedSchema != nil {
+		b, err := json.Marshal(p.RequestedSchema)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestedSchema: " + err.Error()}
+		}
+		e.Schema = b
+	}
+	only.mu.Lock()
+	defer only.mu.Unlock()
+	only.clock.pause()
+	defer only.clock.resume()
+	s.log.Info("mcp: the server asks for input; the call waits for a person", "mode", e.Mode)
+	res, err := tools.Elicit(only.ctx, e)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no answer: " + err.Error()}
+	}
+	return &sdk.ElicitResult{Action: res.Action, Content: res.Content}, nil
+}
+
+// callClock is a call's context with a timeout that stops while the call
+// waits for a person: Err is context.DeadlineExceeded once the call has
+// run for its timeout outside those waits.
+type callClock struct {
+	context.Context
+	done chan struct{}
+
+	mu     sync.Mutex
+	err    error
+	timer  *time.Timer
+	left   time.Duration
+	since  time.Time
+	paused int
+	stop   func() bool
+}
+
+func newCallClock(parent context.Context, timeout time.Duration) *callClock {
+	c := &callClock{Context: parent, done: make(chan struct{}), left: timeout, since: time.Now()}
+	c.timer = time.AfterFunc(timeout, func() { c.end(context.DeadlineExceeded) })
+	c.stop = context.AfterFunc(parent, func() { c.end(parent.Err()) })
+	return c
+}
+
+func (c *callClock) end(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil || (err == context.DeadlineExceeded && c.paused > 0) {
+		return
+	}
+	c.err = err
+	close(c.done)
+}
+
+// Deadline is none: the call's end moves while it waits for a person.
+func (c *callClock) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c *callClock) Done() <-chan struct{}       { return c.done }
+func (c *callClock) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// pause stops the clock.
+func (c *callClock) pause() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.paused == 0 && c.timer.Stop() {
+		c.left -= time.Since(c.since)
+	}
+	c.paused++
+}
+
+// resume starts it again with the time that was left.
+func (c *callClock) resume() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.paused--
+	if c.paused == 0 && c.err == nil {
+		c.since = time.Now()
+		c.timer.Reset(max(c.left, 0))
+	}
+}
+
+// release stops the clock's timer and its watch on the parent.
+func (c *callClock) release() {
+	c.timer.Stop()
+	c.stop()
+	c.end(context.Canceled)
+}
