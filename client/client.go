@@ -432,6 +432,10 @@ var (
 	// take: remember, pattern, allow_turn, args or up_to on a call past a
 	// run limit, or up_to without remember (B1, B2).
 	ErrInvalidDecision error = &round.Error{Code: round.CodeInvalidDecision, Message: "the decision does not fit the wait"}
+	// ErrInvalidAnswer: an elicitation answer whose content fails the
+	// requested schema, or whose action is not accept, decline or cancel
+	// (E1).
+	ErrInvalidAnswer error = &round.Error{Code: round.CodeInvalidAnswer, Message: "the answer does not fit the request"}
 	// ErrLinkUsed: the signed link has decided already (N2).
 	ErrLinkUsed error = &round.Error{Code: round.CodeLinkUsed, Message: "the link has decided already"}
 )
@@ -440,7 +444,7 @@ var (
 var refusals = map[round.ErrorCode]error{
 	round.CodeNotWaiting: ErrNotWaiting, round.CodeStaleApproval: ErrStaleApproval, round.CodeInvalidArgs: ErrInvalidArgs,
 	round.CodeAlreadyDecided: ErrAlreadyDecided, round.CodeStaleWait: ErrStaleWait, round.CodeInvalidDecision: ErrInvalidDecision,
-	round.CodeLinkUsed: ErrLinkUsed,
+	round.CodeLinkUsed: ErrLinkUsed, round.CodeInvalidAnswer: ErrInvalidAnswer,
 }
 
 // Approve lets a waiting call run. It returns once the round has applied
@@ -534,6 +538,32 @@ func (c *Client) Answer(ctx context.Context, workflowID, callID string, answers 
 			return err
 		}
 		return fmt.Errorf("answer %s of %s: %w", callID, workflowID, err)
+	}
+	return nil
+}
+
+// AnswerElicitation answers a call whose MCP server asks for input (a
+// PendingCall of KindElicitation, E1) by the answer update: a.Action
+// accept with a.Content (the requested schema's values), decline or
+// cancel. It returns once the round has the answer; the round refuses a
+// call that does not wait for one (ErrNotWaiting), another wait's wait_id
+// (ErrStaleWait) and content that fails the schema (ErrInvalidAnswer).
+func (c *Client) AnswerElicitation(ctx context.Context, workflowID string, a round.ElicitAnswer) error {
+	if a.Via == "" {
+		a.Via = "api"
+	}
+	h, err := c.tc.UpdateWorkflow(ctx, tclient.UpdateWorkflowOptions{
+		WorkflowID: workflowID, UpdateName: round.UpdateAnswer, Args: []any{a},
+		WaitForStage: tclient.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
+		if err := c.missingRound(ctx, workflowID, err); err != nil {
+			return err
+		}
+		return fmt.Errorf("answer %s of %s: %w", a.CallID, workflowID, confirmError(err))
 	}
 	return nil
 }

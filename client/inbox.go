@@ -138,7 +138,7 @@ func (c *Client) InboxOf(ctx context.Context, o InboxOptions) ([]InboxRound, err
 			}
 			r.Pending = []PendingCall{}
 			for _, p := range pending {
-				if p.NeedsDecision() || p.Kind == KindAnswer {
+				if p.NeedsDecision() || p.Kind == KindAnswer || p.Kind == KindElicitation {
 					r.Pending = append(r.Pending, p)
 				}
 			}

@@ -28,6 +28,9 @@ const (
 	KindLimit      = round.KindLimit
 	KindAnswer     = round.KindAnswer
 	KindToolResult = round.KindToolResult
+	// KindElicitation: an MCP server asks for input during the call (E1):
+	// its Elicitation says what; AnswerElicitation answers it.
+	KindElicitation = round.KindElicitation
 )
 
 // Decision is an approval handler's answer to a waiting call.

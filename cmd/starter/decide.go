@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/round"
 )
 
 // approve, deny and extend: the answers of a person to a waiting call.
@@ -176,4 +177,56 @@ func parseWait(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("extend: %q: give a duration from 1s to 168h, e.g. 30m or 2h", s)
 	}
 	return d, nil
+}
+
+// elicitAnswer reports whether answer's flags answer an MCP server's
+// request (E1) rather than an ask_user call.
+func elicitAnswer(f flags) bool {
+	return f.answerJSON != "" || f.declineAnswer || f.cancelAns
+}
+
+// checkAnswerFlags refuses what answer cannot mean: two of --json,
+// --decline and --cancel, answers beside them, --json that is not an
+// object, or an ask_user answer without any answer.
+func checkAnswerFlags(f flags, pos []string) error {
+	n := 0
+	for _, on := range []bool{f.answerJSON != "", f.declineAnswer, f.cancelAns} {
+		if on {
+			n++
+		}
+	}
+	switch {
+	case n > 1:
+		return errors.New("answer: give one of --json, --decline and --cancel")
+	case n == 1 && len(pos) > 2:
+		return errors.New("answer: --json, --decline and --cancel answer an MCP server's request and take no ANSWER arguments")
+	case n == 0 && len(pos) < 3:
+		return errors.New("answer needs WORKFLOW_ID CALL_ID ANSWER... (an ask_user call) or --json, --decline or --cancel (an MCP server's request)")
+	}
+	if f.answerJSON != "" {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(f.answerJSON), &v); err != nil || v == nil {
+			return errors.New("answer --json: give the form's values as a JSON object")
+		}
+	}
+	return nil
+}
+
+// answerElicitation sends the answer update for an MCP server's request.
+func answerElicitation(ctx context.Context, c *client.Client, workflowID, callID string, f flags) error {
+	a := round.ElicitAnswer{CallID: callID, Action: round.ElicitAccept, By: f.as, Via: "cli"}
+	if a.By == "" {
+		a.By = defaultBy()
+	}
+	switch {
+	case f.declineAnswer:
+		a.Action = round.ElicitDecline
+	case f.cancelAns:
+		a.Action = round.ElicitCancel
+	default:
+		if err := json.Unmarshal([]byte(f.answerJSON), &a.Content); err != nil {
+			return err
+		}
+	}
+	return c.AnswerElicitation(ctx, workflowID, a)
 }

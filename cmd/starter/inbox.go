@@ -57,6 +57,9 @@ func printInbox(w io.Writer, rounds []client.InboxRound, now time.Time) error {
 			if p.Kind == client.KindAnswer {
 				subject = "asks: " + strings.Join(p.Questions, " / ")
 			}
+			if p.Kind == client.KindElicitation {
+				subject = elicitSummary(p.Elicitation)
+			}
 			if p.Kind == client.KindLimit && len(p.Limits) > 0 {
 				counts := make([]string, len(p.Limits))
 				for i, l := range p.Limits {

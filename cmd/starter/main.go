@@ -41,6 +41,10 @@ type flags struct {
 	events                    bool
 	session                   string // inbox (inbox.go)
 	upTo                      int64
+	// answer: an MCP server's request (E1), answered with --json,
+	// --decline or --cancel.
+	answerJSON               string
+	declineAnswer, cancelAns bool
 }
 
 var commands = map[string]command{
@@ -78,9 +82,17 @@ var commands = map[string]command{
 		summary: "Add DURATION (e.g. 30m, 2h, or seconds) to a waiting call's deadline; at most 7 days after it started to wait."},
 	"pending":  {args: "WORKFLOW_ID", npos: 1, summary: "Print what a round waits for (JSON): calls to approve, questions, client tools."},
 	"progress": {args: "WORKFLOW_ID", npos: 1, summary: "Print which calls of a round are queued, running, waiting or done (JSON)."},
-	"answer":   {args: "WORKFLOW_ID CALL_ID ANSWER...", npos: 3, summary: "Answer an ask_user call."},
-	"cancel":   {args: "WORKFLOW_ID", npos: 1, summary: "Cancel a round; every call still gets a result."},
-	"result":   {args: "WORKFLOW_ID", npos: 1, summary: "Wait for a round's result and print it (JSON)."},
+	"answer": {args: "WORKFLOW_ID CALL_ID ANSWER... | WORKFLOW_ID CALL_ID --json J | --decline | --cancel", npos: 2,
+		summary: "Answer an ask_user call (its answers, in order), or a call whose MCP server asks for input:\n" +
+			"--json gives the requested form's values (checked against its schema), --decline or --cancel refuses.",
+		flags: func(fs *flag.FlagSet, f *flags) {
+			fs.StringVar(&f.answerJSON, "json", "", "accept an MCP server's request with these values (a JSON object)")
+			fs.BoolVar(&f.declineAnswer, "decline", false, "decline an MCP server's request")
+			fs.BoolVar(&f.cancelAns, "cancel", false, "cancel an MCP server's request (dismiss it without a choice)")
+			fs.StringVar(&f.as, "as", "", "who answers, recorded with the answer; default $USER@hostname")
+		}},
+	"cancel": {args: "WORKFLOW_ID", npos: 1, summary: "Cancel a round; every call still gets a result."},
+	"result": {args: "WORKFLOW_ID", npos: 1, summary: "Wait for a round's result and print it (JSON)."},
 	"tools": {args: "--provider P [--format openai|anthropic|responses] [--worker]", summary: "Print a provider's tools array, deferred names and turn-context line (JSON): the built-in tools, MCP_CONFIG's and TOOLS_CONFIG's.\n" +
 		"claude-code gets every tool; any other provider gets find_tools, run_tool and the always-loaded tools.\n" +
 		"MCP tools are the worker's: --worker asks a running worker of TASK_QUEUE for its own list instead.",
@@ -246,6 +258,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if name == "approve" && f.args != "" && !json.Valid([]byte(f.args)) {
 		return usageError{errors.New("approve --args: not JSON; give the arguments as a JSON object"), ""}
 	}
+	if name == "answer" {
+		if err := checkAnswerFlags(f, pos); err != nil {
+			return usageError{err, commandUsage(name, cmd, fs)}
+		}
+	}
 	if name == "approve" && f.upTo != 0 && !f.remember {
 		return usageError{errors.New("approve --up-to bounds a remembered rule: give it with --remember"), ""}
 	}
@@ -276,6 +293,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		return c.Extend(ctx, pos[0], pos[1], d)
 	case "answer":
+		if elicitAnswer(f) {
+			return answerElicitation(ctx, c, pos[0], pos[1], f)
+		}
 		return c.Answer(ctx, pos[0], pos[1], pos[2:])
 	case "pending":
 		p, err := c.Pending(ctx, pos[0])

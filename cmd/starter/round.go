@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -106,9 +107,38 @@ func hint(stderr io.Writer, p client.PendingCall) {
 			p.Tool, p.Subject, p.Reason, p.WorkflowID, p.CallID, p.WorkflowID, p.CallID)
 	case client.KindAnswer:
 		fmt.Fprintf(stderr, "waiting for an answer: %s\n  starter answer %s %s ANSWER...\n", strings.Join(p.Questions, " | "), p.WorkflowID, p.CallID)
+	case client.KindElicitation:
+		fmt.Fprintf(stderr, "waiting for input: %s\n  starter answer %s %s --json '{...}'   |   --decline   |   --cancel\n",
+			elicitSummary(p.Elicitation), p.WorkflowID, p.CallID)
 	default:
 		fmt.Fprintf(stderr, "waiting for client tool %s (call %s)\n", p.Tool, p.CallID)
 	}
+}
+
+// elicitSummary is one line of an MCP server's request (E1): the server,
+// its message as text, and the form's fields or the URL to open (shown,
+// never opened).
+func elicitSummary(e *round.Elicitation) string {
+	if e == nil {
+		return "an MCP server asks for input"
+	}
+	s := fmt.Sprintf("mcp server %s asks: %s", e.Server, strings.Join(strings.Fields(e.Message), " "))
+	if e.Mode == "url" {
+		return s + fmt.Sprintf(" (open %s yourself; host %s)", e.URL, e.Host)
+	}
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if json.Unmarshal(e.RequestedSchema, &schema) == nil && len(schema.Properties) > 0 {
+		names := make([]string, 0, len(schema.Properties))
+		for n := range schema.Properties {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		s += " (fields: " + strings.Join(names, ", ") + ")"
+	}
+	return s
 }
 
 // eventWriter writes a round's events as JSON lines. A

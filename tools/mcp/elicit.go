@@ -30,6 +30,7 @@ type inflight struct {
 // begin records a call in flight; the returned func forgets it.
 func (s *server) begin(ctx context.Context, clock *callClock) func() {
 	c := &inflight{ctx: ctx, clock: clock}
+	clock.call = c
 	s.mu.Lock()
 	if s.calls == nil {
 		s.calls = map[*inflight]struct{}{}
@@ -43,22 +44,35 @@ func (s *server) begin(ctx context.Context, clock *callClock) func() {
 	}
 }
 
-// onElicit answers a server's elicitation/create. MCP does not say which
-// call a request belongs to; it is the server's only call in flight, and
+// callOf is the call a request belongs to. A request of a 2026-07-28
+// server comes back in the call's result (input_required), so its context
+// is the call's own; an older server's elicitation/create does not say
+// which call it is for, so it is the server's only call in flight, and
 // with several in flight the request is refused (the server then reports
 // whatever it does without an answer).
-func (s *server) onElicit(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-	p := req.Params
+func (s *server) callOf(ctx context.Context) (*inflight, error) {
+	if clock, ok := ctx.Value(clockKey{}).(*callClock); ok && clock.call != nil {
+		return clock.call, nil
+	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := len(s.calls); n != 1 {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: fmt.Sprintf("the client cannot tell which call this request is for: %d calls of this server are in flight", n)}
+	}
 	var only *inflight
-	n := len(s.calls)
 	for c := range s.calls {
 		only = c
 	}
-	s.mu.Unlock()
-	if n != 1 {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-			Message: fmt.Sprintf("the client cannot tell which call this request is for: %d calls of this server are in flight", n)}
+	return only, nil
+}
+
+// onElicit answers a server's elicitation request (E1).
+func (s *server) onElicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+	p := req.Params
+	only, err := s.callOf(ctx)
+	if err != nil {
+		return nil, err
 	}
 	e := tools.Elicitation{Server: s.cfg.Name, Mode: p.Mode, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID}
 	if e.Mode == "" {
@@ -100,6 +114,20 @@ type callClock struct {
 	since  time.Time
 	paused int
 	stop   func() bool
+	// call is the call in flight this clock times (begin).
+	call *inflight
+}
+
+// clockKey finds a call's clock in a context derived from it.
+type clockKey struct{}
+
+// Value makes the clock findable from the contexts the SDK derives from
+// it while it serves the call.
+func (c *callClock) Value(key any) any {
+	if key == (clockKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
 }
 
 func newCallClock(parent context.Context, timeout time.Duration) *callClock {

@@ -1,0 +1,140 @@
+package tests
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/round"
+)
+
+// elicitEnv is a worker whose MCP server "desk" (tools/mcp/internal/
+// elicitserver) asks the user for input during its calls; bookings is the
+// file its book tool appends to.
+func elicitEnv(t *testing.T, extra ...string) (e *env, bookings string) {
+	t.Helper()
+	dir := t.TempDir()
+	server := filepath.Join(dir, "elicitserver")
+	out, err := exec.Command("go", "build", "-o", server, "../tools/mcp/internal/elicitserver").CombinedOutput()
+	require.NoError(t, err, string(out))
+	bookings = filepath.Join(dir, "bookings")
+	mcpConfig := filepath.Join(dir, "mcp.json")
+	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"desk":{"command":"`+server+`","env":{"BOOK_LOG":"`+bookings+`"}}}}`), 0o600))
+	return newEnv(t, append([]string{"MCP_CONFIG=" + mcpConfig}, extra...)...), bookings
+}
+
+// bookingsOf reads the lines the book tool wrote.
+func bookingsOf(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+// TestMCPElicitationThroughTheWorker: a call whose MCP server asks for
+// input waits as kind elicitation with a wait_id, listed by pending and
+// the inbox with the server, its message and the requested schema (a url
+// request with its URL and host); an answer for a call that does not wait
+// is refused; `starter answer --json` with content
+// that fails the schema is refused and changes nothing, a valid answer
+// reaches the server (the schema's default fills what it leaves out), a
+// second answer finds nothing waiting, and --cancel answers a url request
+// (SPEC E1).
+func TestMCPElicitationThroughTheWorker(t *testing.T) {
+	e, bookings := elicitEnv(t)
+	e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"mcp_desk_book", "mcp_desk_visit"}},
+		call("b1", "mcp_desk_book", map[string]any{"what": "dinner"}),
+		call("v1", "mcp_desk_visit", map[string]any{}))
+	in.AutoApprove = true
+	done := e.startRound(in)
+	wfID := in.WorkflowID()
+
+	// The server's calls change things, so they run one after the other.
+	book := e.waitPending(wfID, "b1")[0]
+	require.Equal(t, round.KindElicitation, book.Kind)
+	require.NotEmpty(t, book.WaitID)
+	require.NotNil(t, book.Elicitation)
+	require.Equal(t, "desk", book.Elicitation.Server)
+	require.Equal(t, "form", book.Elicitation.Mode)
+	require.Equal(t, "When should dinner be booked, and for how many?", book.Elicitation.Message)
+	require.Contains(t, string(book.Elicitation.RequestedSchema), `"date"`)
+
+	inbox := e.starter(context.Background(), "", "inbox", "--session", e.session, "--json")
+	require.Equal(t, 0, inbox.code, inbox.stderr)
+	require.Contains(t, inbox.stdout, `"kind": "elicitation"`)
+
+	bad := e.starter(context.Background(), "", "answer", wfID, "b1", "--json", `{"seats":0}`)
+	require.NotEqual(t, 0, bad.code, "content without the required date is refused")
+	require.Contains(t, bad.stderr, "content fails the requested schema: (root): date is required; seats: Must be greater than or equal to 1")
+	require.Empty(t, bookingsOf(t, bookings), "a refused answer reaches nobody")
+
+	stale := e.starter(context.Background(), "", "answer", wfID, "v1", "--cancel")
+	require.NotEqual(t, 0, stale.code, "v1 does not wait yet")
+	e.mustStarter("answer", wfID, "b1", "--json", `{"date":"2026-12-24"}`)
+
+	visit := e.waitPending(wfID, "v1")[0]
+	require.Equal(t, round.KindElicitation, visit.Kind)
+	require.NotNil(t, visit.Elicitation)
+	require.Equal(t, "url", visit.Elicitation.Mode)
+	require.Equal(t, "https://forms.example.com/sign?id=42", visit.Elicitation.URL)
+	require.Equal(t, "forms.example.com", visit.Elicitation.Host)
+	e.mustStarter("answer", wfID, "v1", "--cancel")
+	res := decodeResult(t, <-done)
+	r := byID(res)
+	require.Equal(t, round.StatusOK, r["b1"].Status, r["b1"].Content)
+	require.Equal(t, "booked dinner on 2026-12-24 for 2", r["b1"].Content)
+	require.Equal(t, round.StatusOK, r["v1"].Status, r["v1"].Content)
+	require.Equal(t, "visit: cancel", r["v1"].Content)
+	require.Equal(t, []string{"dinner 2026-12-24 2"}, bookingsOf(t, bookings))
+
+	again := e.starter(context.Background(), "", "answer", wfID, "b1", "--decline")
+	require.NotEqual(t, 0, again.code, "an answered call waits for nothing: %s", again.stdout)
+}
+
+// TestMCPElicitationDeadlineCancels: an unanswered request is cancelled at
+// the round's confirm timeout, and the call ends with what the server then
+// says; nothing is booked (SPEC E1).
+func TestMCPElicitationDeadlineCancels(t *testing.T) {
+	e, bookings := elicitEnv(t)
+	e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"mcp_desk_book"}},
+		call("b1", "mcp_desk_book", map[string]any{"what": "lunch"}))
+	in.AutoApprove = true
+	in.ConfirmTimeoutSeconds = 2
+	r := byID(e.round(in))
+	require.Equal(t, round.StatusOK, r["b1"].Status, r["b1"].Content)
+	require.Equal(t, "not booked: the user chose cancel", r["b1"].Content)
+	require.Empty(t, bookingsOf(t, bookings))
+}
+
+// TestMCPElicitationWorkerKilledWhileWaiting: the worker dies while the
+// call waits for a person; the call's stdio server dies with it, so the
+// call ends unknown_outcome (it has side effects) once the heartbeat
+// timeout notices, and an answer after that finds nothing waiting; the
+// server never booked (SPEC E1, older protocols).
+func TestMCPElicitationWorkerKilledWhileWaiting(t *testing.T) {
+	e, bookings := elicitEnv(t)
+	w := e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"mcp_desk_book"}},
+		call("b1", "mcp_desk_book", map[string]any{"what": "a flight"}))
+	in.AutoApprove = true
+	done := e.startRound(in)
+	wfID := in.WorkflowID()
+	p := e.waitPending(wfID, "b1")[0]
+	require.Equal(t, round.KindElicitation, p.Kind)
+	w.kill(t)
+	e.startWorker()
+	res := decodeResult(t, <-done)
+	r := byID(res)
+	require.Equal(t, round.StatusUnknownOutcome, r["b1"].Status, r["b1"].Content)
+	require.Empty(t, bookingsOf(t, bookings))
+}
