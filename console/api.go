@@ -298,6 +298,11 @@ type answerRequest struct {
 	WorkflowID string   `json:"workflow_id"`
 	CallID     string   `json:"call_id"`
 	Answers    []string `json:"answers"`
+	// An MCP server's request (E1) is answered with action (accept,
+	// decline or cancel), content for accept, and its wait_id.
+	WaitID  string         `json:"wait_id"`
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content"`
 }
 
 // postAnswer is H6: answer an ask_user call.
@@ -308,9 +313,31 @@ func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request, p principal)
 			s.fail(w, r, err)
 			return
 		}
-		req = answerRequest{WorkflowID: r.PostForm.Get("workflow_id"), CallID: r.PostForm.Get("call_id"), Answers: r.PostForm["answers"]}
+		req = answerRequest{WorkflowID: r.PostForm.Get("workflow_id"), CallID: r.PostForm.Get("call_id"), Answers: r.PostForm["answers"],
+			WaitID: r.PostForm.Get("wait_id"), Action: r.PostForm.Get("action")}
+		if c := r.PostForm.Get("content"); c != "" {
+			if err := json.Unmarshal([]byte(c), &req.Content); err != nil {
+				s.fail(w, r, fmt.Errorf("%w: content must be a JSON object: %v", ErrBadInput, err))
+				return
+			}
+		} else if req.Action == round.ElicitAccept && req.WorkflowID != "" && req.CallID != "" {
+			// The page's form: its field.<name> inputs, typed by the
+			// request's schema.
+			schema, err := s.pendingSchema(r.Context(), req.WorkflowID, req.CallID)
+			if err == nil {
+				req.Content, err = formContent(schema, r.PostForm)
+			}
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+		}
 	} else if err := s.decodeJSON(w, r, &req); err != nil {
 		s.fail(w, r, err)
+		return
+	}
+	if req.Action != "" {
+		s.answerElicitation(w, r, p, req)
 		return
 	}
 	if req.WorkflowID == "" || req.CallID == "" || len(req.Answers) == 0 {
@@ -326,6 +353,24 @@ func (s *Server) postAnswer(w http.ResponseWriter, r *http.Request, p principal)
 		return
 	}
 	s.done(w, r, map[string]any{"workflow_id": req.WorkflowID, "call_id": req.CallID, "answered": true})
+}
+
+// answerElicitation is postAnswer for an MCP server's request (E1).
+func (s *Server) answerElicitation(w http.ResponseWriter, r *http.Request, p principal, req answerRequest) {
+	if req.WorkflowID == "" || req.CallID == "" || len(req.Answers) > 0 {
+		s.fail(w, r, fmt.Errorf("%w: an answer to an MCP server's request takes workflow_id, call_id, action, content and wait_id, not answers", ErrBadInput))
+		return
+	}
+	if err := target(p, req.WorkflowID, kindRound); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	a := round.ElicitAnswer{CallID: req.CallID, WaitID: req.WaitID, Action: req.Action, Content: req.Content, By: p.Name, Via: p.Via}
+	if err := s.b.AnswerElicitation(r.Context(), req.WorkflowID, a); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.done(w, r, map[string]any{"workflow_id": req.WorkflowID, "call_id": req.CallID, "answered": true, "action": req.Action})
 }
 
 type extendRequest struct {

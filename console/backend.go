@@ -32,6 +32,10 @@ type Backend interface {
 	Decide(ctx context.Context, d Decision) error
 	// Answer answers an ask_user call.
 	Answer(ctx context.Context, workflowID, callID string, answers []string) error
+	// AnswerElicitation answers a call whose MCP server asks for input
+	// (E1): ErrNotWaiting, ErrStaleWait or an error of
+	// round.CodeInvalidAnswer when the round refuses it.
+	AnswerElicitation(ctx context.Context, workflowID string, a round.ElicitAnswer) error
 	// Extend pushes a waiting call's deadline by seconds.
 	Extend(ctx context.Context, workflowID, callID string, seconds int) error
 	// Cancel cancels a round or an agent run. ErrNotFound when there is

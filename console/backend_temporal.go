@@ -454,6 +454,15 @@ func (b *TemporalBackend) Answer(ctx context.Context, workflowID, callID string,
 	return b.c.Answer(ctx, workflowID, callID, answers)
 }
 
+// AnswerElicitation answers an MCP server's request through the round's
+// answer update, whose validator checks the wait and the content (E1).
+func (b *TemporalBackend) AnswerElicitation(ctx context.Context, workflowID string, a round.ElicitAnswer) error {
+	if _, err := b.own(ctx, workflowID, kindRound); err != nil {
+		return err
+	}
+	return b.c.AnswerElicitation(ctx, workflowID, a)
+}
+
 // Extend adds seconds to the deadline of a call that waits (T3), through
 // the client's extend update, which the round refuses for a call that does
 // not wait (ErrNotWaiting).

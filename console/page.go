@@ -162,6 +162,8 @@ type card struct {
 	Path, DiffNote                          string
 	Diff                                    []DiffLine
 	Waited, Deadline, SinceISO, DeadlineISO string
+	// Fields are the form of an MCP server's request (E1).
+	Fields []elicitField
 }
 
 func (s *Server) newCard(p principal, wfID, session string, pc PendingCall, ret string) card {
@@ -170,6 +172,9 @@ func (s *Server) newCard(p principal, wfID, session string, pc PendingCall, ret 
 		Anchor: anchor(wfID + "|" + pc.CallID), ArgsPretty: prettyJSON(string(pc.Arguments)),
 		Waited: since(now, pc.Since), SinceISO: pc.Since.UTC().Format(time.RFC3339), DeadlineISO: pc.Deadline.UTC().Format(time.RFC3339)}
 	_, c.RunID, c.Round = splitWorkflowID(wfID)
+	if e := pc.Elicitation; e != nil && e.Mode == "form" {
+		c.Fields = elicitFields(e.RequestedSchema)
+	}
 	if !pc.Deadline.IsZero() {
 		c.Deadline = pc.Deadline.UTC().Format("2006-01-02 15:04:05 UTC")
 		if d := pc.Deadline.Sub(now); d > 0 {

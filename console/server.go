@@ -288,6 +288,7 @@ var statuses = []struct {
 	{round.CodePlacementOff, http.StatusConflict},
 	{round.CodeHostUnavailable, http.StatusConflict},
 	{round.CodeInvalidArgs, http.StatusBadRequest},
+	{round.CodeInvalidAnswer, http.StatusBadRequest},
 	{round.CodeInvalidDecision, http.StatusBadRequest},
 	{round.CodeInvalidInput, http.StatusBadRequest},
 	{round.CodeBadRequest, http.StatusBadRequest},

@@ -30,6 +30,7 @@ type fakeBackend struct {
 	submitted []*round.Input
 	decisions []Decision
 	answers   map[string][]string
+	elicited  map[string]round.ElicitAnswer
 	extended  map[string]int
 	cancelled []string
 	agents    []round.AgentInput
@@ -116,6 +117,16 @@ func (f *fakeBackend) Answer(_ context.Context, wf, call string, answers []strin
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.answers[wf+"|"+call] = answers
+	return nil
+}
+
+func (f *fakeBackend) AnswerElicitation(_ context.Context, wf string, a round.ElicitAnswer) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.elicited == nil {
+		f.elicited = map[string]round.ElicitAnswer{}
+	}
+	f.elicited[wf+"|"+a.CallID] = a
 	return nil
 }
 
@@ -345,6 +356,7 @@ func TestRoundErrorsMapToStatuses(t *testing.T) {
 		fmt.Errorf("x: %w", ErrInvalidArgs):          400,
 		fmt.Errorf("x: %w", ErrStaleWait):            409,
 		fmt.Errorf("x: %w", ErrInvalidDecision):      400,
+		fmt.Errorf("x: %w", client.ErrInvalidAnswer): 400,
 		fmt.Errorf("x: %w", client.ErrLinkUsed):      409,
 		fmt.Errorf("x: %w", ErrUnsupported):          501,
 		fmt.Errorf("x: %w", client.ErrNoWorker):      503,
@@ -359,7 +371,7 @@ func TestRoundErrorsMapToStatuses(t *testing.T) {
 // the console, the client or round answers its code with its status.
 func TestErrorCodesKeepTheirStatuses(t *testing.T) {
 	want := map[string]int{"too_large": 413, "not_waiting": 404, "not_found": 404, "not_running": 409, "stale_approval": 409, "input_mismatch": 409,
-		"stale_wait": 409, "link_used": 409, "workspace_busy": 409, "placement_off": 409, "host_unavailable": 409, "invalid_decision": 400, "invalid_args": 400, "invalid_input": 400, "bad_request": 400, "not_implemented": 501, "no_worker": 503, "timeout": 504,
+		"stale_wait": 409, "link_used": 409, "workspace_busy": 409, "placement_off": 409, "host_unavailable": 409, "invalid_decision": 400, "invalid_args": 400, "invalid_answer": 400, "invalid_input": 400, "bad_request": 400, "not_implemented": 501, "no_worker": 503, "timeout": 504,
 		"unauthorized": 401, "forbidden": 403, "csrf": 403, "method_not_allowed": 405, "internal": 500}
 	for code, status := range want {
 		require.Equal(t, status, statusFor(round.ErrorCode(code)), code)
