@@ -62,9 +62,10 @@ func pytest(t *testing.T, e *env, c *consoleProc, py string, args ...string) {
 }
 
 // TestPythonClient runs the Python client's tests (X2, U9) against the
-// real console and worker.
+// real console and worker, whose MCP server desk asks for input.
 func TestPythonClient(t *testing.T) {
-	e := newEnv(t)
+	e, bookings := elicitEnv(t) // an MCP server that asks for input (E1)
+	t.Setenv("TOOLROUND_BOOKINGS", bookings)
 	e.startWorker()
 	c := e.startConsole()
 	pytest(t, e, c, python(t, "pytest"), "clients/python/tests/test_client.py", "clients/python/tests/test_examples.py::test_quickstart_is_the_readme_snippet_and_runs")

@@ -273,3 +273,36 @@ def test_limit_waits_reach_on_approval_with_their_wait_id(approver, agent, sessi
     assert (e.value.status, e.value.code) == (409, "stale_wait")
     d = approver.deny(wid, p["call_id"], p["approval_id"], reason="enough", wait_id=p["wait_id"])
     assert d["decision"] == "denied"
+
+
+def test_mcp_elicitation_answered_by_on_wait(approver, session):
+    """A call whose MCP server asks for input reaches on_wait with the
+    server's request; content that fails the schema is refused with 400
+    invalid_answer, and the dict on_wait returns is the accepted form."""
+    from conftest import _need
+    bookings = _need("TOOLROUND_BOOKINGS")
+    seen = []
+
+    def on_wait(p):
+        seen.append(p)
+        if p["kind"] != "elicitation":
+            return None
+        with pytest.raises(toolround.APIError) as e:
+            approver.answer_elicitation(wid, p["call_id"], "accept",
+                                        content={"seats": 0}, wait_id=p["wait_id"])
+        assert (e.value.status, e.value.code) == (400, "invalid_answer")
+        assert "date is required" in e.value.message
+        return {"date": "2027-03-01", "seats": 4}
+
+    inp = round_input(session, 1, call("b1", "mcp_desk_book", what="a table"), state={"fetched": ["mcp_desk_book"]})
+    inp["auto_approve"] = True
+    wid = toolround.round_workflow_id(inp["session_id"], inp["run_id"], 1)
+    res = approver.run_round(inp, on_wait=on_wait, timeout=120)
+    assert [p["kind"] for p in seen] == ["elicitation"]
+    assert seen[0]["elicitation"]["server"] == "desk"
+    assert "date" in seen[0]["elicitation"]["requested_schema"]["properties"]
+    r = res["results"][0]
+    assert r["status"] == "ok", r
+    assert r["content"] == "booked a table on 2027-03-01 for 4"
+    with open(bookings) as f:
+        assert f.read() == "a table 2027-03-01 4\n"

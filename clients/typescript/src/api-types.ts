@@ -5,7 +5,7 @@
  * Every error answer: a machine-readable code and a sentence for people.
  */
 export interface ErrorBody {
-  error: "bad_request" | "invalid_input" | "invalid_args" | "unauthorized" | "forbidden" | "csrf" | "not_found" | "not_waiting" | "method_not_allowed" | "stale_approval" | "input_mismatch" | "not_running" | "too_large" | "internal" | "not_implemented" | "no_worker" | "timeout" | "stale_wait" | "invalid_decision" | "workspace_busy" | "placement_off" | "host_unavailable";
+  error: "bad_request" | "invalid_input" | "invalid_args" | "unauthorized" | "forbidden" | "csrf" | "not_found" | "not_waiting" | "method_not_allowed" | "stale_approval" | "input_mismatch" | "not_running" | "too_large" | "internal" | "not_implemented" | "no_worker" | "timeout" | "stale_wait" | "invalid_decision" | "workspace_busy" | "placement_off" | "host_unavailable" | "invalid_answer";
   message?: string;
 }
 
@@ -221,7 +221,7 @@ export interface PendingCall {
   call_id: string;
   tool: string;
   /**
-   * empty or `confirm`: approve/deny; `limit`: a call past a run limit, approve/deny only (B1); `answer`: ask_user; `tool_result`: a client tool.
+   * empty or `confirm`: approve/deny; `limit`: a call past a run limit, approve/deny only (B1); `answer`: ask_user; `tool_result`: a client tool. `elicitation`: an MCP server asks for input (E1), see `elicitation`.
    */
   kind?: string;
   arguments?: Arguments;
@@ -237,6 +237,20 @@ export interface PendingCall {
    */
   wait_id?: string;
   limits?: LimitCount[] | null;
+  /**
+   * What an MCP server asks for (kind `elicitation`, E1): a form from `requested_schema`, or a URL for the person to open (shown, never opened by the system).
+   */
+  elicitation?: {
+    server: string;
+    mode: "form" | "url";
+    message: string;
+    requested_schema?: {
+      [key: string]: unknown;
+    };
+    url?: string;
+    host?: string;
+    [key: string]: unknown;
+  } | null;
   [key: string]: unknown;
 }
 
@@ -303,18 +317,36 @@ export interface DecisionReply {
 }
 
 /**
- * An optional field may be null, which counts as absent.
+ * An ask_user call's answers, or (with action) the answer to an MCP server's request: give answers, or action with content and wait_id. An optional field may be null, which counts as absent.
  */
 export interface AnswerRequest {
   workflow_id: string;
   call_id: string;
-  answers: string[];
+  /**
+   * An ask_user call's answers, in order.
+   */
+  answers?: string[];
+  /**
+   * Answers a call whose MCP server asks for input (kind `elicitation`, E1) instead of an ask_user call.
+   */
+  action?: "accept" | "decline" | "cancel";
+  /**
+   * With action `accept`: the requested form's values, checked against its schema (400 `invalid_answer`).
+   */
+  content?: {
+    [key: string]: unknown;
+  } | null;
+  /**
+   * The wait's wait_id (409 `stale_wait` for another wait).
+   */
+  wait_id?: string;
 }
 
 export interface AnswerReply {
   workflow_id: string;
   call_id: string;
   answered: boolean;
+  action?: string;
   [key: string]: unknown;
 }
 

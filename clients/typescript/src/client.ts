@@ -4,6 +4,7 @@ import type {
   AgentRequest,
   AgentView,
   AnswerReply,
+  AnswerRequest,
   ApprovalRequest,
   CancelReply,
   DecisionReply,
@@ -352,6 +353,14 @@ export class Client {
         const answers = typeof out === "string" ? [out] : Array.from(out as Iterable<unknown>, String);
         await this.answer(workflowId, p.call_id, answers);
       }
+      if (kind === "elicitation" && out !== null && out !== undefined) {
+        // "decline" or "cancel", or the form's values to accept.
+        if (out === "decline" || out === "cancel") {
+          await this.answerElicitation(workflowId, p.call_id, out, { waitId: p.wait_id });
+        } else if (typeof out === "object") {
+          await this.answerElicitation(workflowId, p.call_id, "accept", { content: out as Record<string, unknown>, waitId: p.wait_id });
+        }
+      }
     } catch (e) {
       // The call stopped waiting meanwhile (decided elsewhere, or its
       // deadline passed): the round's result tells the rest.
@@ -396,6 +405,19 @@ export class Client {
   /** Answers an `ask_user` call. */
   async answer(workflowId: string, callId: string, answers: string[]): Promise<AnswerReply> {
     return this.request("POST", "/api/v1/answers", { body: { workflow_id: workflowId, call_id: callId, answers: [...answers] } });
+  }
+
+  /** Answers a call whose MCP server asks for input (pending kind
+   * `elicitation`): `accept` with the requested form's `content` (checked
+   * against its schema: 400 `invalid_answer`), `decline` or `cancel`.
+   * `waitId` (the pending entry's) refuses an answer for another wait
+   * with 409 `stale_wait`. */
+  async answerElicitation(workflowId: string, callId: string, action: "accept" | "decline" | "cancel",
+    options: { content?: Record<string, unknown>; waitId?: string | null } = {}): Promise<AnswerReply> {
+    const body: AnswerRequest = { workflow_id: workflowId, call_id: callId, action };
+    if (options.content !== undefined) body.content = options.content;
+    if (options.waitId) body.wait_id = options.waitId;
+    return this.request("POST", "/api/v1/answers", { body });
   }
 
   /** Pushes a waiting call's deadline by `seconds`. */

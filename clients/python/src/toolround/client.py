@@ -163,7 +163,9 @@ class Client:
         console). Each call that waits for something else (``ask_user``,
         elicitation, a client tool) is given once to ``on_wait(pending)``;
         for ``ask_user`` a list of strings it returns is sent as the
-        answers. ``timeout`` (seconds, default none) bounds the whole wait.
+        answers; for an MCP server's request (kind ``elicitation``) a dict
+        is accepted as the form's content, and ``"decline"`` or
+        ``"cancel"`` refuses it. ``timeout`` (seconds, default none) bounds the whole wait.
         """
         wid = self.submit_round(input)
         return self.follow_round(wid, input.get("session_id", ""), on_approval, on_wait, timeout, poll)
@@ -240,6 +242,16 @@ class Client:
             except APIError as e:
                 if e.code != "not_waiting":
                     raise
+        if kind == "elicitation" and out is not None:
+            # "decline" or "cancel", or the form's values to accept.
+            try:
+                if out in ("decline", "cancel"):
+                    self.answer_elicitation(workflow_id, p["call_id"], out, wait_id=p.get("wait_id"))
+                elif isinstance(out, dict):
+                    self.answer_elicitation(workflow_id, p["call_id"], "accept", content=out, wait_id=p.get("wait_id"))
+            except APIError as e:
+                if e.code != "not_waiting":
+                    raise
 
     # -- people ------------------------------------------------------------
 
@@ -291,6 +303,20 @@ class Client:
     def answer(self, workflow_id: str, call_id: str, answers: List[str]) -> Dict[str, Any]:
         """Answers an ``ask_user`` call."""
         return self._request("POST", "/api/v1/answers", body={"workflow_id": workflow_id, "call_id": call_id, "answers": list(answers)})
+
+    def answer_elicitation(self, workflow_id: str, call_id: str, action: str,
+                           content: Optional[Dict[str, Any]] = None, wait_id: Optional[str] = None) -> Dict[str, Any]:
+        """Answers a call whose MCP server asks for input (pending kind
+        ``elicitation``): ``"accept"`` with the requested form's ``content``
+        (checked against its schema: 400 ``invalid_answer``), ``"decline"``
+        or ``"cancel"``. ``wait_id`` (the pending entry's) refuses an answer
+        for another wait with 409 ``stale_wait``."""
+        body: Dict[str, Any] = {"workflow_id": workflow_id, "call_id": call_id, "action": action}
+        if content is not None:
+            body["content"] = content
+        if wait_id:
+            body["wait_id"] = wait_id
+        return self._request("POST", "/api/v1/answers", body=body)
 
     def extend(self, workflow_id: str, call_id: str, seconds: int) -> Dict[str, Any]:
         """Pushes a waiting call's deadline by ``seconds``."""
