@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,4 +138,52 @@ func TestMCPElicitationWorkerKilledWhileWaiting(t *testing.T) {
 	r := byID(res)
 	require.Equal(t, round.StatusUnknownOutcome, r["b1"].Status, r["b1"].Content)
 	require.Empty(t, bookingsOf(t, bookings))
+}
+
+// TestMCPElicitationFromTheEverythingServer: the MCP reference server's
+// trigger-elicitation-request (an elicitation/create during the call, on
+// its protocol) waits in the round with its whole schema, and a person's
+// answer, checked against that schema, reaches the server, whose result
+// quotes it; trigger-url-elicitation's URL is shown with its host (E1).
+func TestMCPElicitationFromTheEverythingServer(t *testing.T) {
+	node, entry, _ := everythingServer(t)
+	dir := t.TempDir()
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"ev": map[string]any{"command": node, "args": []string{entry, "stdio"}}}})
+	require.NoError(t, err)
+	mcpConfig := filepath.Join(dir, "mcp.json")
+	require.NoError(t, os.WriteFile(mcpConfig, cfg, 0o600))
+	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
+	e.startWorker()
+	form, link := "mcp_ev_trigger-elicitation-request", "mcp_ev_trigger-url-elicitation"
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{form, link}},
+		call("f1", form, map[string]any{}),
+		call("u1", link, map[string]any{"url": "https://auth.example.org/consent?x=1", "message": "Please consent"}))
+	in.AutoApprove = true
+	done := e.startRound(in)
+	wfID := in.WorkflowID()
+
+	p := e.waitPending(wfID, "f1")[0]
+	require.Equal(t, round.KindElicitation, p.Kind)
+	require.Equal(t, "ev", p.Elicitation.Server)
+	require.Equal(t, "Please provide inputs for the following fields:", p.Elicitation.Message)
+	for _, field := range []string{`"name"`, `"email"`, `"untitledMultipleSelectEnum"`, `"titledSingleSelectEnum"`} {
+		require.Contains(t, string(p.Elicitation.RequestedSchema), field)
+	}
+	bad := e.starter(context.Background(), "", "answer", wfID, "f1", "--json", `{"name":"Ada","integer":500}`)
+	require.NotEqual(t, 0, bad.code, "500 is above the schema's maximum")
+	require.Contains(t, bad.stderr, "integer")
+	e.mustStarter("answer", wfID, "f1", "--json", `{"name":"Ada Lovelace","check":true,"email":"ada@example.org","integer":7}`)
+
+	u := e.waitPending(wfID, "u1")[0]
+	require.Equal(t, "url", u.Elicitation.Mode)
+	require.Equal(t, "https://auth.example.org/consent?x=1", u.Elicitation.URL)
+	require.Equal(t, "auth.example.org", u.Elicitation.Host)
+	e.mustStarter("answer", wfID, "u1", "--decline")
+
+	r := byID(decodeResult(t, <-done))
+	require.Equal(t, round.StatusOK, r["f1"].Status, r["f1"].Content)
+	require.Contains(t, r["f1"].Content, "User provided the requested information")
+	require.Contains(t, r["f1"].Content, "Ada Lovelace")
+	require.Contains(t, r["f1"].Content, "ada@example.org")
+	require.Contains(t, r["u1"].Content, "decline", r["u1"].Content)
 }
