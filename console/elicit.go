@@ -25,17 +25,72 @@ type elicitField struct {
 	Required bool
 	Default  string
 	Checked  bool
-	Options  []string
+	// Options are a select's choices; Multiple: several may be chosen
+	// (an array of an enum).
+	Options  []elicitOption
+	Multiple bool
+}
+
+// elicitOption is one choice: the value sent and the label shown.
+type elicitOption struct {
+	Value, Label string
+	Selected     bool
+}
+
+// choice is a titled value of oneOf or anyOf.
+type choice struct {
+	Const any    `json:"const"`
+	Title string `json:"title"`
 }
 
 // propSchema is what the form reads of one property.
 type propSchema struct {
-	Type        any    `json:"type"`
-	Title       string `json:"title"`
-	Description string `json:"description"`
-	Default     any    `json:"default"`
-	Enum        []any  `json:"enum"`
-	Format      string `json:"format"`
+	Type        any      `json:"type"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	Default     any      `json:"default"`
+	Enum        []any    `json:"enum"`
+	OneOf       []choice `json:"oneOf"`
+	Format      string   `json:"format"`
+	Items       *struct {
+		Enum  []any    `json:"enum"`
+		AnyOf []choice `json:"anyOf"`
+	} `json:"items"`
+}
+
+// options are the property's choices: enum, oneOf, or an array's items.
+func (p propSchema) options() []elicitOption {
+	var out []elicitOption
+	add := func(enum []any, titled []choice) {
+		for _, v := range enum {
+			out = append(out, elicitOption{Value: fmt.Sprint(v), Label: fmt.Sprint(v)})
+		}
+		for _, c := range titled {
+			o := elicitOption{Value: fmt.Sprint(c.Const), Label: c.Title}
+			if o.Label == "" {
+				o.Label = o.Value
+			}
+			out = append(out, o)
+		}
+	}
+	add(p.Enum, p.OneOf)
+	if p.Items != nil {
+		add(p.Items.Enum, p.Items.AnyOf)
+	}
+	chosen := map[string]bool{}
+	switch d := p.Default.(type) {
+	case nil:
+	case []any:
+		for _, v := range d {
+			chosen[fmt.Sprint(v)] = true
+		}
+	default:
+		chosen[fmt.Sprint(d)] = true
+	}
+	for i := range out {
+		out[i].Selected = chosen[out[i].Value]
+	}
+	return out
 }
 
 type formSchema struct {
@@ -84,11 +139,10 @@ func elicitFields(schema json.RawMessage) []elicitField {
 			f.Default = fmt.Sprint(p.Default)
 		}
 		switch t := p.typeOf(); {
-		case len(p.Enum) > 0:
-			f.Input = "select"
-			for _, v := range p.Enum {
-				f.Options = append(f.Options, fmt.Sprint(v))
-			}
+		case t == "array":
+			f.Input, f.Multiple, f.Options = "select", true, p.options()
+		case len(p.Enum) > 0 || len(p.OneOf) > 0:
+			f.Input, f.Options = "select", p.options()
 		case t == "boolean":
 			f.Input, f.Checked = "checkbox", p.Default == true
 		case t == "integer":
@@ -124,6 +178,10 @@ func formContent(schema json.RawMessage, form url.Values) (map[string]any, error
 			}
 		}
 		if !given || len(v) == 0 || strings.TrimSpace(v[0]) == "" {
+			continue
+		}
+		if t == "array" {
+			out[name] = append([]string(nil), v...)
 			continue
 		}
 		text := strings.TrimSpace(v[0])

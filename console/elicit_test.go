@@ -17,7 +17,9 @@ const deskSchema = `{"type":"object","required":["date"],"properties":{
 	"date":{"type":"string","description":"the day"},
 	"seats":{"type":"integer","minimum":1,"default":2},
 	"window":{"type":"boolean"},
-	"meal":{"type":"string","enum":["veg","fish"]}}}`
+	"meal":{"type":"string","enum":["veg","fish"]},
+	"hero":{"type":"string","oneOf":[{"const":"h1","title":"Superman"},{"const":"h2","title":"Wonder Woman"}],"default":"h2"},
+	"sides":{"type":"array","items":{"anyOf":[{"const":"s1","title":"Salad"},{"const":"s2","title":"Fries"}]},"default":["s1"]}}}`
 
 // TestElicitationOnThePage: a call whose MCP server asks for input shows
 // the server's text as text and a form from the requested schema (a url
@@ -45,18 +47,20 @@ func TestElicitationOnThePage(t *testing.T) {
 	require.Regexp(t, `<input type="number" id="[^"]+-f-seats" name="field.seats" value="2" step="1"`, page)
 	require.Regexp(t, `<input type="checkbox" id="[^"]+-f-window" name="field.window"`, page)
 	require.Regexp(t, `<select id="[^"]+-f-meal" name="field.meal"><option value=""></option><option value="veg">`, page)
+	require.Regexp(t, `<select id="[^"]+-f-hero" name="field.hero"><option value=""></option><option value="h1">Superman</option><option value="h2" selected>Wonder Woman</option></select>`, page)
+	require.Regexp(t, `<select id="[^"]+-f-sides" name="field.sides" multiple><option value="s1" selected>Salad</option><option value="s2">Fries</option></select>`, page)
 	require.Contains(t, page, "<code>https://forms.example.com/sign?id=42</code>")
 	require.Contains(t, page, "<strong><code>forms.example.com</code></strong>")
 	require.NotContains(t, page, `href="https://forms.example.com`, "a url request is never a link")
 
 	form := url.Values{"csrf": {csrf}, "workflow_id": {"toolround/s1/r1/1"}, "call_id": {"e1"}, "wait_id": {"w1"}, "return": {"/"},
-		"action": {"accept"}, "field.date": {"2026-12-24"}, "field.seats": {"3"}, "field.window": {"on"}, "field.meal": {""}}
+		"action": {"accept"}, "field.date": {"2026-12-24"}, "field.seats": {"3"}, "field.window": {"on"}, "field.meal": {""}, "field.sides": {"s1", "s2"}}
 	resp, err = c.PostForm(ts.URL+"/api/v1/answers", form)
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
 	require.Equal(t, round.ElicitAnswer{CallID: "e1", WaitID: "w1", Action: "accept", By: "alice", Via: "console",
-		Content: map[string]any{"date": "2026-12-24", "seats": int64(3), "window": true}}, f.elicited["toolround/s1/r1/1|e1"])
+		Content: map[string]any{"date": "2026-12-24", "seats": int64(3), "window": true, "sides": []string{"s1", "s2"}}}, f.elicited["toolround/s1/r1/1|e1"])
 
 	form.Set("field.seats", "three")
 	resp, err = c.PostForm(ts.URL+"/api/v1/answers", form)
