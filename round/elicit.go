@@ -46,7 +46,9 @@ type ElicitRequest struct {
 	CallID  string `json:"call_id"`
 	Attempt int    `json:"attempt"`
 	Seq     int    `json:"seq"`
-	Server  string `json:"server"`
+	// Key names a 2026-07-28 server's input request (InputRequired).
+	Key    string `json:"key,omitempty"`
+	Server string `json:"server"`
 	// Mode is "form" (RequestedSchema) or "url" (URL, to be opened by the
 	// person, never by the system).
 	Mode            string          `json:"mode"`
@@ -123,4 +125,56 @@ type ElicitReply struct {
 	Action   string         `json:"action,omitempty"`
 	Content  map[string]any `json:"content,omitempty"`
 	Expired  bool           `json:"expired,omitempty"`
+}
+
+// InputRequired is a 2026-07-28 MCP server's input_required result, as a
+// call's activity hands it to its round (E1): the requests a person must
+// answer, those the worker answered itself (roots), and the server's
+// opaque state. The round waits for each request in turn, then runs the
+// call again with the answers (ExecuteInput.InputResponses) and the state.
+// It sits in history, so a worker that dies while a person thinks loses
+// nothing: the next worker runs the call again with the answers.
+type InputRequired struct {
+	// Asks are the requests for a person, in key order; each one's Key
+	// names it among the server's input requests.
+	Asks []ElicitRequest `json:"asks"`
+	// Answered are the responses the worker gave itself, by key.
+	Answered map[string]json.RawMessage `json:"answered,omitempty"`
+	// State is the server's requestState, echoed back as it is.
+	State string `json:"state,omitempty"`
+}
+
+// MaxInputTrips bounds a call's input_required round trips: after this
+// many the call ends with an error (E1).
+const MaxInputTrips = 10
+
+// WithDefaults fills what an accepted form leaves out with the requested
+// schema's defaults (its top-level properties, as MCP's forms are flat;
+// SEP-1034), as the client must before it answers the server.
+func WithDefaults(schema json.RawMessage, content map[string]any) map[string]any {
+	var s struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return content
+	}
+	for name, p := range s.Properties {
+		if len(p.Default) == 0 {
+			continue
+		}
+		if _, ok := content[name]; ok {
+			continue
+		}
+		var v any
+		if json.Unmarshal(p.Default, &v) != nil {
+			continue
+		}
+		if content == nil {
+			content = map[string]any{}
+		}
+		content[name] = v
+	}
+	return content
 }

@@ -274,14 +274,23 @@ type ExecuteInput struct {
 	// Test: the call is a test_tool call of this script_* tool
 	// (tools.Request.Test, G4).
 	Test bool `json:"test,omitempty"`
+	// InputResponses and RequestState run an MCP call again after its
+	// server asked for input (InputRequired, E1); InputTrips counts the
+	// round trips so far.
+	InputResponses map[string]json.RawMessage `json:"input_responses,omitempty"`
+	RequestState   string                     `json:"request_state,omitempty"`
+	InputTrips     int                        `json:"input_trips,omitempty"`
 }
 
 // ExecuteOutput is the result of the ExecuteTool activity. A tool's own
 // failure is IsError with the message in Content, not an activity error.
 type ExecuteOutput struct {
-	Content    string `json:"content"`
-	ContentRef string `json:"content_ref,omitempty"`
-	IsError    bool   `json:"is_error,omitempty"`
+	// Input: the call's MCP server asks for input first (E1); the other
+	// fields are empty.
+	Input      *InputRequired `json:"input,omitempty"`
+	Content    string         `json:"content"`
+	ContentRef string         `json:"content_ref,omitempty"`
+	IsError    bool           `json:"is_error,omitempty"`
 	// ErrorCode is the code of a tool's failure that has one (W3).
 	ErrorCode string   `json:"error_code,omitempty"`
 	Fetched   []string `json:"fetched,omitempty"`

@@ -117,12 +117,12 @@ func TestMCPElicitationDeadlineCancels(t *testing.T) {
 	require.Empty(t, bookingsOf(t, bookings))
 }
 
-// TestMCPElicitationWorkerKilledWhileWaiting: the worker dies while the
-// call waits for a person; the call's stdio server dies with it, so the
-// call ends unknown_outcome (it has side effects) once the heartbeat
-// timeout notices, and an answer after that finds nothing waiting; the
-// server never booked (SPEC E1, older protocols).
-func TestMCPElicitationWorkerKilledWhileWaiting(t *testing.T) {
+// TestMCPElicitationSurvivesAWorkerKill: a 2026-07-28 server asks for
+// input with an input_required result, which sits in history; the worker
+// dies while the call waits (its stdio server with it), and once a new
+// worker runs, the person's answer runs the call again with the answer and
+// the server's requestState, which completes it: booked once (SPEC E1).
+func TestMCPElicitationSurvivesAWorkerKill(t *testing.T) {
 	e, bookings := elicitEnv(t)
 	w := e.startWorker()
 	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"mcp_desk_book"}},
@@ -134,10 +134,36 @@ func TestMCPElicitationWorkerKilledWhileWaiting(t *testing.T) {
 	require.Equal(t, round.KindElicitation, p.Kind)
 	w.kill(t)
 	e.startWorker()
-	res := decodeResult(t, <-done)
-	r := byID(res)
-	require.Equal(t, round.StatusUnknownOutcome, r["b1"].Status, r["b1"].Content)
-	require.Empty(t, bookingsOf(t, bookings))
+	e.mustStarter("answer", wfID, "b1", "--json", `{"date":"2027-05-01","seats":1}`)
+	r := byID(decodeResult(t, <-done))
+	require.Equal(t, round.StatusOK, r["b1"].Status, r["b1"].Content)
+	require.Equal(t, "booked a flight on 2027-05-01 for 1", r["b1"].Content)
+	require.Equal(t, []string{"a flight 2027-05-01 1"}, bookingsOf(t, bookings))
+}
+
+// TestMCPElicitationOlderProtocolLostWithTheWorker: an older server's
+// elicitation/create waits inside the call's activity, which heartbeats;
+// the worker dies while it waits (the server with it), so the call, which
+// has side effects, ends unknown_outcome once the heartbeat timeout
+// notices, and is not run again (SPEC E1, P2.4).
+func TestMCPElicitationOlderProtocolLostWithTheWorker(t *testing.T) {
+	node, entry, _ := everythingServer(t)
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"ev": map[string]any{"command": node, "args": []string{entry, "stdio"}}}})
+	require.NoError(t, err)
+	mcpConfig := filepath.Join(t.TempDir(), "mcp.json")
+	require.NoError(t, os.WriteFile(mcpConfig, cfg, 0o600))
+	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
+	w := e.startWorker()
+	tool := "mcp_ev_trigger-elicitation-request"
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{tool}}, call("f1", tool, map[string]any{}))
+	in.AutoApprove = true
+	done := e.startRound(in)
+	p := e.waitPending(in.WorkflowID(), "f1")[0]
+	require.Equal(t, round.KindElicitation, p.Kind)
+	w.kill(t)
+	e.startWorker()
+	r := byID(decodeResult(t, <-done))
+	require.Equal(t, round.StatusUnknownOutcome, r["f1"].Status, r["f1"].Content)
 }
 
 // TestMCPElicitationFromTheEverythingServer: the MCP reference server's

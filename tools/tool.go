@@ -285,6 +285,11 @@ type Request struct {
 	// Test: a test_tool call runs this script_* tool (G4); the script then
 	// reports its exit code, stdout and stderr, also when it fails.
 	Test bool
+	// InputResponses, RequestState and InputTrips run an MCP call again
+	// with the answers to what its server asked (round.InputRequired).
+	InputResponses map[string]json.RawMessage
+	RequestState   string
+	InputTrips     int
 }
 
 // Decode unmarshals the arguments into v.
@@ -344,6 +349,24 @@ type Result struct {
 	// Images are images the call returned beside Content (an MCP server's
 	// image content), with their bytes; Content keeps a line for each (F2).
 	Images []round.Image `json:"images,omitempty"`
+	// Input: the call's MCP server asks for input before it answers; the
+	// engine has the call wait for a person and runs it again with the
+	// answers (E1). Only where InputRounds holds.
+	Input *round.InputRequired `json:"input,omitempty"`
+}
+
+type inputRoundsKey struct{}
+
+// WithInputRounds marks a context whose call may hand a server's input
+// requests to its round (Result.Input) instead of asking in place.
+func WithInputRounds(ctx context.Context) context.Context {
+	return context.WithValue(ctx, inputRoundsKey{}, true)
+}
+
+// InputRounds reports whether the call may return Result.Input.
+func InputRounds(ctx context.Context) bool {
+	on, _ := ctx.Value(inputRoundsKey{}).(bool)
+	return on
 }
 
 // Text is a Result with only content.

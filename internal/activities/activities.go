@@ -112,15 +112,22 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 	ctx = tools.WithSession(ctx, in.SessionID) // its workspace (W1)
 	if !info.IsLocalActivity {
 		ctx = tools.WithElicitor(ctx, a.elicitor(info, in)) // E1
+		ctx = tools.WithInputRounds(ctx)
 	}
 
 	req := tools.Request{
 		Tool: in.Tool, CallID: in.CallID, SessionID: in.SessionID, RunID: in.RunID, Round: in.Round,
 		WorkflowID: in.WorkflowID, Args: json.RawMessage(in.Args),
 		OperationID: operationID(info, in), Generation: in.Generation, RuleApproved: in.RuleApproved, ResultRefs: in.ResultRefs,
-		Test: in.Test,
+		Test: in.Test, InputResponses: in.InputResponses, RequestState: in.RequestState, InputTrips: in.InputTrips,
 	}
 	res, err := a.call(ctx, def, req, ct.log)
+	if err == nil && res.Input != nil {
+		status = "input_required"
+		ct.log.Info("the call's MCP server asks for input; the round asks a person and runs the call again", "requests", len(res.Input.Asks))
+		out = round.ExecuteOutput{Input: res.Input, Attempt: attempt}
+		return out, nil
+	}
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			status = "cancelled"

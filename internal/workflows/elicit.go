@@ -63,7 +63,12 @@ func (r *run) onElicit(ctx workflow.Context, raw json.RawMessage) {
 		return // a repeated signal of a request the round has
 	}
 	version(ctx, changeElicitation, 1)
-	c := &r.calls[i]
+	r.ask(ctx, &r.calls[i], key, e)
+}
+
+// ask makes the call wait for the request under key, until a person
+// answers or the deadline passes (then the answer is cancel).
+func (r *run) ask(ctx workflow.Context, c *Call, key string, e round.ElicitRequest) *elicitState {
 	if r.elicits == nil {
 		r.elicits = map[string]*elicitState{}
 	}
@@ -94,6 +99,58 @@ func (r *run) onElicit(ctx workflow.Context, raw json.RawMessage) {
 			r.gateTick++
 		}
 	})
+	return st
+}
+
+// startMCP runs an MCP call, and when its 2026-07-28 server answers
+// input_required (the output's Input), has the call wait for a person for
+// each request in turn and runs it again with the answers and the
+// server's state, up to round.MaxInputTrips times. Everything the next run
+// needs is in history, so a worker that dies while the call waits loses
+// nothing.
+func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in round.ExecuteInput) workflow.Future {
+	first := r.executeTool(ctx, ti, activityOptions(ti, c, r.snap), in)
+	f, settable := workflow.NewFuture(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		next := first
+		for {
+			var out round.ExecuteOutput
+			err := next.Get(ctx, &out)
+			if err != nil || out.Input == nil {
+				settable.Set(out, err)
+				return
+			}
+			if in.InputTrips >= round.MaxInputTrips {
+				settable.Set(round.ExecuteOutput{IsError: true, Attempt: out.Attempt,
+					Content: fmt.Sprintf("the mcp server still asks for input after %d round trips", in.InputTrips)}, nil)
+				return
+			}
+			version(ctx, changeElicitation, 1)
+			answers := map[string]json.RawMessage{}
+			for k, v := range out.Input.Answered {
+				answers[k] = v
+			}
+			for _, e := range out.Input.Asks {
+				e.CallID, e.Attempt = c.CallID, -(in.InputTrips + 1) // keys apart from an attempt's own requests
+				st := r.ask(ctx, c, elicitKey(c.CallID, e.Attempt, e.Seq), e)
+				if err := workflow.Await(ctx, func() bool { return st.answered }); err != nil {
+					settable.Set(nil, temporal.NewCanceledError())
+					return
+				}
+				res := map[string]any{"action": st.action}
+				if st.action == round.ElicitAccept && e.Mode == "form" {
+					res["content"] = round.WithDefaults(e.RequestedSchema, st.content)
+				}
+				b, _ := json.Marshal(res)
+				answers[e.Key] = b
+			}
+			in.InputResponses, in.RequestState, in.InputTrips = answers, out.Input.State, in.InputTrips+1
+			opts := activityOptions(ti, c, r.snap)
+			opts.ActivityID = fmt.Sprintf("%s/input-%d", c.CallID, in.InputTrips)
+			next = r.executeTool(ctx, ti, opts, in)
+		}
+	})
+	return f
 }
 
 // checkAnswer is the answer update's validator: the call must wait for an

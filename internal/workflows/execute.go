@@ -216,6 +216,9 @@ func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 	if reconcilable(ti, c) && version(ctx, changeReconcile, 1) == 1 {
 		return r.startReconcilable(ctx, c, ti, in)
 	}
+	if ti.MCP && version(ctx, changeInputRounds, 1) >= 1 {
+		return r.startMCP(ctx, c, ti, in) // elicit.go
+	}
 	return r.executeTool(ctx, ti, activityOptions(ti, c, r.snap), in)
 }
 

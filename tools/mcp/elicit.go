@@ -3,13 +3,17 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/url"
+	"sort"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -67,14 +71,19 @@ func (s *server) callOf(ctx context.Context) (*inflight, error) {
 	return only, nil
 }
 
-// onElicit answers a server's elicitation request (E1).
+// onElicit answers an older server's elicitation/create during a call
+// (E1): the call's activity waits for a person, heartbeating.
 func (s *server) onElicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
-	p := req.Params
 	only, err := s.callOf(ctx)
 	if err != nil {
 		return nil, err
 	}
-	e := tools.Elicitation{Server: s.cfg.Name, Mode: p.Mode, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID}
+	return s.askInPlace(only, req.Params)
+}
+
+// elicitationOf is a request as the engine shows it.
+func elicitationOf(server string, p *sdk.ElicitParams) (tools.Elicitation, error) {
+	e := tools.Elicitation{Server: server, Mode: p.Mode, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID}
 	if e.Mode == "" {
 		e.Mode = "form"
 		if p.URL != "" {
@@ -84,9 +93,19 @@ func (s *server) onElicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Eli
 	if p.RequestedSchema != nil {
 		b, err := json.Marshal(p.RequestedSchema)
 		if err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestedSchema: " + err.Error()}
+			return e, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "requestedSchema: " + err.Error()}
 		}
 		e.Schema = b
+	}
+	return e, nil
+}
+
+// askInPlace asks through the call's Elicitor while the call waits, its
+// clock stopped.
+func (s *server) askInPlace(only *inflight, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	e, err := elicitationOf(s.cfg.Name, p)
+	if err != nil {
+		return nil, err
 	}
 	only.mu.Lock()
 	defer only.mu.Unlock()
@@ -96,6 +115,9 @@ func (s *server) onElicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.Eli
 	res, err := tools.Elicit(only.ctx, e)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no answer: " + err.Error()}
+	}
+	if res.Action == round.ElicitAccept && e.Mode == "form" {
+		res.Content = round.WithDefaults(e.Schema, res.Content)
 	}
 	return &sdk.ElicitResult{Action: res.Action, Content: res.Content}, nil
 }
@@ -182,4 +204,107 @@ func (c *callClock) release() {
 	c.timer.Stop()
 	c.stop()
 	c.end(context.Canceled)
+}
+
+// A 2026-07-28 server asks for input by answering a call with
+// input_required: its input requests and an opaque requestState, to be sent
+// back with the responses. The worker answers roots/list itself (the
+// workdir), refuses sampling (it offers no model to servers), and hands the
+// elicitations to the call's round (round.InputRequired), which waits for a
+// person and runs the call again with the answers; where no round waits
+// (tools.InputRounds is false), it asks through the call's Elicitor in place.
+
+// resume is what a call sends again: the responses and the server's state.
+type resume struct {
+	responses sdk.InputResponseMap
+	state     string
+}
+
+// resumeOf reads a request's responses (round.ExecuteInput.InputResponses).
+func resumeOf(req tools.Request) (*resume, error) {
+	if len(req.InputResponses) == 0 && req.RequestState == "" {
+		return nil, nil
+	}
+	b, err := json.Marshal(req.InputResponses)
+	if err != nil {
+		return nil, err
+	}
+	var m sdk.InputResponseMap
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("the answers to the server's input requests: %w", err)
+	}
+	return &resume{responses: m, state: req.RequestState}, nil
+}
+
+// inputFor answers an input_required result: the responses to send again,
+// or the requests to hand to the round (handOff).
+func (s *server) inputFor(ctx context.Context, res *sdk.CallToolResult, trips int) (*resume, *round.InputRequired, error) {
+	if trips >= round.MaxInputTrips {
+		return nil, nil, fmt.Errorf("the server still asks for input after %d round trips", trips)
+	}
+	if len(res.InputRequests) == 0 {
+		return nil, nil, errors.New("the server asks for input but names no request (it may be shedding load); try again later")
+	}
+	keys := make([]string, 0, len(res.InputRequests))
+	for k := range res.InputRequests {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := &resume{responses: sdk.InputResponseMap{}, state: res.RequestState}
+	var asks []round.ElicitRequest
+	for _, k := range keys {
+		switch p := res.InputRequests[k].(type) {
+		case *sdk.ListRootsParams:
+			out.responses[k] = &sdk.ListRootsResult{Roots: s.roots()}
+		case *sdk.ElicitParams:
+			e, err := elicitationOf(s.cfg.Name, p)
+			if err != nil {
+				return nil, nil, err
+			}
+			asks = append(asks, round.ElicitRequest{Key: k, Seq: len(asks) + 1, Server: e.Server, Mode: e.Mode, Message: e.Message,
+				RequestedSchema: e.Schema, URL: e.URL, ElicitationID: e.ElicitationID})
+		case *sdk.CreateMessageParams, *sdk.CreateMessageWithToolsParams:
+			return nil, nil, errors.New("the server asks to sample a model (sampling/createMessage), which this client does not offer to servers")
+		default:
+			return nil, nil, fmt.Errorf("the server asks for input of a kind this client does not know (%T)", p)
+		}
+	}
+	if len(asks) == 0 {
+		return out, nil, nil
+	}
+	if tools.InputRounds(ctx) {
+		hand := &round.InputRequired{Asks: asks, State: res.RequestState}
+		if len(out.responses) > 0 {
+			hand.Answered = map[string]json.RawMessage{}
+			for k, v := range out.responses {
+				b, err := json.Marshal(v)
+				if err != nil {
+					return nil, nil, err
+				}
+				hand.Answered[k] = b
+			}
+		}
+		return nil, hand, nil
+	}
+	call, err := s.callOf(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, a := range asks {
+		p := res.InputRequests[a.Key].(*sdk.ElicitParams)
+		r, err := s.askInPlace(call, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		out.responses[a.Key] = r
+	}
+	return out, nil, nil
+}
+
+// roots is the workdir, the one root the worker gives servers.
+func (s *server) roots() []*sdk.Root {
+	if s.opts.Dir == "" {
+		return []*sdk.Root{}
+	}
+	return []*sdk.Root{{URI: (&url.URL{Scheme: "file", Path: s.opts.Dir}).String(), Name: "workdir"}}
 }

@@ -58,6 +58,9 @@ func newServer(sc ServerConfig, cfg Config) *server {
 		Logger:                      log,
 		ProgressNotificationHandler: s.onProgress,
 		ElicitationHandler:          s.onElicit,
+		// A 2026-07-28 server's input requests go to the call's round,
+		// which answers them durably (E1), not to the SDK's own loop.
+		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
 		Capabilities: &sdk.ClientCapabilities{RootsV2: &sdk.RootCapabilities{ListChanged: true}, Elicitation: &sdk.ElicitationCapabilities{
 			Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}},
 	})
@@ -285,8 +288,11 @@ var errUnreachable = errors.New("mcp server unreachable")
 // (the connection was already closed, the HTTP session was gone, the
 // connection was refused) or the tool is read-only. Otherwise its outcome is
 // unknown and it is not repeated (P2.4).
-func (s *server) callTool(ctx context.Context, tool string, readOnly bool, args json.RawMessage, operationID string) (*sdk.CallToolResult, error) {
+func (s *server) callTool(ctx context.Context, tool string, readOnly bool, args json.RawMessage, operationID string, input *resume) (*sdk.CallToolResult, error) {
 	params := &sdk.CallToolParams{Name: tool, Arguments: args}
+	if input != nil {
+		params.InputResponses, params.RequestState = input.responses, input.state
+	}
 	if operationID != "" {
 		// The server may use it to recognise a repeated call (SPEC R).
 		params.Meta = sdk.Meta{round.OperationMetaKey: operationID}
@@ -414,7 +420,22 @@ func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time
 		callCtx := newCallClock(ctx, timeout)
 		defer callCtx.release()
 		defer s.begin(ctx, callCtx)()
-		res, err := s.callTool(callCtx, tool, readOnly, args, req.OperationID)
+		input, err := resumeOf(req)
+		if err != nil {
+			return tools.Result{}, fmt.Errorf("mcp server %q, tool %q: %w", s.cfg.Name, tool, err)
+		}
+		res, err := s.callTool(callCtx, tool, readOnly, args, req.OperationID, input)
+		for trips := req.InputTrips; err == nil && res.NeedsInput(); trips++ {
+			// A 2026-07-28 server asks for input first (E1).
+			var handOff *round.InputRequired
+			if input, handOff, err = s.inputFor(callCtx, res, trips); err != nil || handOff != nil {
+				if handOff != nil {
+					return tools.Result{Input: handOff}, nil
+				}
+				break
+			}
+			res, err = s.callTool(callCtx, tool, readOnly, args, req.OperationID, input)
+		}
 		if err != nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) {
 			// Its own deadline passed, whatever step it was in: the
 			// handshake of a server started again hangs as a call does.
