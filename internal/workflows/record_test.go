@@ -147,6 +147,58 @@ func shotTool() tools.Definition {
 	}
 }
 
+// deskSchema is the form the ask tools' server asks for.
+const deskSchema = `{"type":"object","required":["date"],"properties":{"date":{"type":"string"},"seats":{"type":"integer","default":2}}}`
+
+// askTools stand for an MCP server's tools that ask for input (E1): ask_old
+// as an older server does (an elicitation/create during the call, which
+// the call's activity sends to its round and waits for), ask_new as a
+// 2026-07-28 server does (input_required, which the round answers by
+// running the call again with the answer and the server's state).
+func askTools() []tools.Definition {
+	params := json.RawMessage(`{"type":"object","properties":{"what":{"type":"string"}},"additionalProperties":false}`)
+	booked := func(what string, content map[string]any) string {
+		return fmt.Sprintf("booked %s on %v for %v", what, content["date"], content["seats"])
+	}
+	return []tools.Definition{{
+		Name: "mcp_desk_ask_old", Description: "Book; asks during the call.", Source: tools.SourceMCP, SideEffect: tools.AtMostOnce, Timeout: time.Minute,
+		Parameters: params,
+		Handler: func(ctx context.Context, req tools.Request) (tools.Result, error) {
+			var a struct{ What string }
+			_ = req.Decode(&a)
+			res, err := tools.Elicit(ctx, tools.Elicitation{Server: "desk", Mode: "form", Message: "When?", Schema: json.RawMessage(deskSchema)})
+			if err != nil {
+				return tools.Result{}, err
+			}
+			if res.Action != round.ElicitAccept {
+				return tools.Text("not booked: " + res.Action), nil
+			}
+			return tools.Text(booked(a.What, round.WithDefaults(json.RawMessage(deskSchema), res.Content))), nil
+		},
+	}, {
+		Name: "mcp_desk_ask_new", Description: "Book; answers input_required.", Source: tools.SourceMCP, SideEffect: tools.AtMostOnce, Timeout: time.Minute,
+		Parameters: params,
+		Handler: func(_ context.Context, req tools.Request) (tools.Result, error) {
+			var a struct{ What string }
+			_ = req.Decode(&a)
+			raw, ok := req.InputResponses["booking"]
+			if !ok {
+				return tools.Result{Input: &round.InputRequired{State: "book:" + a.What,
+					Asks:     []round.ElicitRequest{{Key: "booking", Seq: 1, Server: "desk", Mode: "form", Message: "When?", RequestedSchema: json.RawMessage(deskSchema)}},
+					Answered: map[string]json.RawMessage{"roots": json.RawMessage(`{"roots":[]}`)}}}, nil
+			}
+			var r struct {
+				Action  string
+				Content map[string]any
+			}
+			if err := json.Unmarshal(raw, &r); err != nil || req.RequestState != "book:"+a.What {
+				return tools.Result{}, fmt.Errorf("bad resume: %s %q", raw, req.RequestState)
+			}
+			return tools.Text(booked(a.What, r.Content)), nil
+		},
+	}}
+}
+
 // lookFiles are the files the look tool reads; they never change, so a
 // recording is the same each time. A recorded state that differs stands
 // for a change outside the agent.
@@ -282,6 +334,18 @@ func (d *driver) update(t *testing.T, s round.Confirm) error {
 	t.Helper()
 	h, err := d.c.UpdateWorkflow(context.Background(), tclient.UpdateWorkflowOptions{
 		WorkflowID: d.wfID, UpdateName: round.UpdateConfirm, Args: []any{s}, WaitForStage: tclient.WorkflowUpdateStageCompleted,
+	})
+	if err != nil {
+		return err
+	}
+	return h.Get(context.Background(), nil)
+}
+
+// answer sends the answer update (E1) and returns the round's answer.
+func (d *driver) answer(t *testing.T, a round.ElicitAnswer) error {
+	t.Helper()
+	h, err := d.c.UpdateWorkflow(context.Background(), tclient.UpdateWorkflowOptions{
+		WorkflowID: d.wfID, UpdateName: round.UpdateAnswer, Args: []any{a}, WaitForStage: tclient.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
 		return err
@@ -579,7 +643,23 @@ func scenarios() []scenario {
 		"h1": ok, "c1": ok, "h2": ok, "s1": ok, "h3": ok, "c2": ok, "h4": ok, "e1": ok, "c3": round.StatusDeduped, "t1": ok, "h5": ok, "r1": ok}
 	approvalsWant := map[string]round.Status{
 		"e1": ok, "g1": ok, "g2": ok, "x1": round.StatusExpired, "v1": round.StatusInvalid, "h1": ok}
+	// MCP servers that ask for input (E1): an older one during the call, a
+	// 2026-07-28 one with input_required; a refused answer, then accepted
+	// ones (the second relies on the schema's default).
+	elicitation := scenarioInput("mcp_elicitation",
+		call("o1", "mcp_desk_ask_old", `{"what":"dinner"}`), call("n1", "mcp_desk_ask_new", `{"what":"lunch"}`))
+	elicitation.AutoApprove = true
+	elicitation.State.Fetched = append(elicitation.State.Fetched, "mcp_desk_ask_old", "mcp_desk_ask_new")
+
 	return []scenario{
+		{name: "mcp_elicitation", in: elicitation, want: map[string]round.Status{"o1": ok, "n1": ok},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "o1")
+				require.Error(t, d.answer(t, round.ElicitAnswer{CallID: "o1", Action: "accept", Content: map[string]any{"seats": 3}}))
+				require.NoError(t, d.answer(t, round.ElicitAnswer{CallID: "o1", Action: "accept", Content: map[string]any{"date": "2027-01-01", "seats": 3}}))
+				d.waitPending(t, "n1")
+				require.NoError(t, d.answer(t, round.ElicitAnswer{CallID: "n1", Action: "accept", Content: map[string]any{"date": "2027-01-02"}}))
+			}},
 		{name: "baseline_fanout", in: baselineFanout, want: fanoutWant},
 		{name: "baseline_approvals", in: baselineApprovals, want: approvalsWant, drive: approvalsDrive},
 		{name: "repeats", in: repeats, want: map[string]round.Status{
@@ -781,10 +861,11 @@ func TestRecordHistories(t *testing.T) {
 	reg := testtools.Registry(rec)
 	reg.MustRegister(extraTools(&attemptCounter{n: map[string]int{}})...)
 	reg.MustRegister(lookTool(), shotTool(), agent.Subagents(), agent.TestTool(), agent.SendToChatbot())
+	reg.MustRegister(askTools()...)
 	cat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second,
 		BuildID: "recorder-build", Chatbots: []round.Chatbot{{Name: "helper", Description: "Answers.", Tools: []string{"calculate"}}}})
 	wf := &workflows.RoundWorkflow{Catalog: cat}
-	acts := &activities.Activities{Registry: reg, Blobs: &memBlobs{m: map[string]string{}}, RuleKey: ruleKey}
+	acts := &activities.Activities{Registry: reg, Blobs: &memBlobs{m: map[string]string{}}, RuleKey: ruleKey, Client: c}
 	queue := fmt.Sprintf("replay-record-%d", time.Now().UnixNano())
 	w := worker.New(c, queue, worker.Options{Identity: "recorder"})
 	// Subagents' runs (G1) call a model that answers at once.
