@@ -64,12 +64,19 @@ func (s *sink) types() []string {
 
 func newHarness(t *testing.T, bound int) *harness {
 	t.Helper()
+	return newHarnessWith(t, bound)
+}
+
+// newHarnessWith is newHarness with more tools in the registry.
+func newHarnessWith(t *testing.T, bound int, defs ...tools.Definition) *harness {
+	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(30 * time.Second)
 	rec := testtools.NewRecorder()
 	reg := testtools.Registry(rec)
+	reg.MustRegister(defs...)
 	wf := &workflows.RoundWorkflow{Catalog: workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: bound, HeartbeatTimeout: time.Minute, LocalMaxTimeout: time.Minute})}
 	events := &sink{}
 	acts := &activities.Activities{Registry: reg, Events: events, Blobs: &blobs{m: map[string]string{}}, RuleKey: ruleKey}

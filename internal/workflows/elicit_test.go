@@ -1,0 +1,126 @@
+package workflows_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+)
+
+// formSchema is the form the input_required tool asks for.
+const formSchema = `{"type":"object","required":["date"],"properties":{"date":{"type":"string","format":"date"},"seats":{"type":"integer","minimum":1,"default":2}}}`
+
+// inputTool is an MCP tool of a 2026-07-28 server that answers
+// input_required until it has an answer to "when", and records every
+// answer and state it was given.
+type inputTool struct {
+	mu     sync.Mutex
+	seen   []string
+	always bool
+}
+
+func (it *inputTool) def() tools.Definition {
+	return tools.Definition{
+		Name: "mcp_desk_book", Description: "Books a desk.", Source: tools.SourceMCP, SideEffect: tools.AtMostOnce, Timeout: time.Minute,
+		Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
+		Handler: func(_ context.Context, req tools.Request) (tools.Result, error) {
+			it.mu.Lock()
+			it.seen = append(it.seen, fmt.Sprintf("%s|%s", req.RequestState, req.InputResponses["when"]))
+			it.mu.Unlock()
+			raw, ok := req.InputResponses["when"]
+			if !ok || it.always {
+				return tools.Result{Input: &round.InputRequired{State: fmt.Sprintf("trip-%d", len(it.seen)),
+					Asks: []round.ElicitRequest{{Key: "when", Seq: 1, Server: "desk", Mode: "form", Message: "Which day?", RequestedSchema: json.RawMessage(formSchema)}}}}, nil
+			}
+			return tools.Text("booked " + string(raw)), nil
+		},
+	}
+}
+
+func (it *inputTool) calls() []string {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	return append([]string(nil), it.seen...)
+}
+
+func bookingInput() round.Input {
+	in := input(call("b1", "mcp_desk_book", `{}`))
+	in.State.Fetched = append(in.State.Fetched, "mcp_desk_book")
+	in.AutoApprove = true
+	return in
+}
+
+// answer sends the answer update (E1); its result is known after the
+// round ran.
+func (h *harness) answer(id string, a round.ElicitAnswer) *updateResult {
+	u := &updateResult{}
+	h.env.UpdateWorkflow(round.UpdateAnswer, id, &testsuite.TestUpdateCallback{
+		OnReject:   func(err error) { u.rejected = err },
+		OnAccept:   func() { u.accepted = true },
+		OnComplete: func(any, error) {},
+	}, a)
+	return u
+}
+
+func TestAnswerIsCheckedAgainstTheRequestedSchema(t *testing.T) {
+	tool := &inputTool{}
+	h := newHarnessWith(t, 3, tool.def())
+	var seen []round.Pending
+	var stale, noContent, badType, badAction, declineWithContent, ok *updateResult
+	h.at(time.Second, func() {
+		seen = h.pending(t)
+		wait := seen[0].WaitID
+		stale = h.answer("s1", round.ElicitAnswer{CallID: "b1", WaitID: "not-" + wait, Action: round.ElicitAccept, Content: map[string]any{"date": "2027-01-01"}})
+		noContent = h.answer("s2", round.ElicitAnswer{CallID: "b1", WaitID: wait, Action: round.ElicitAccept})
+		badType = h.answer("s3", round.ElicitAnswer{CallID: "b1", WaitID: wait, Action: round.ElicitAccept, Content: map[string]any{"date": "2027-01-01", "seats": "three"}})
+		badAction = h.answer("s5", round.ElicitAnswer{CallID: "b1", WaitID: wait, Action: "maybe"})
+		declineWithContent = h.answer("s6", round.ElicitAnswer{CallID: "b1", WaitID: wait, Action: round.ElicitDecline, Content: map[string]any{"date": "2027-01-01"}})
+		ok = h.answer("s7", round.ElicitAnswer{CallID: "b1", WaitID: wait, Action: round.ElicitAccept, Content: map[string]any{"date": "2027-01-01"}})
+	})
+	res := h.run(t, bookingInput())
+
+	require.Len(t, seen, 1)
+	p := seen[0]
+	require.Equal(t, round.KindElicitation, p.Kind)
+	require.NotEmpty(t, p.WaitID)
+	require.NotNil(t, p.Elicitation)
+	require.Equal(t, "desk", p.Elicitation.Server)
+	require.Equal(t, "Which day?", p.Elicitation.Message)
+
+	require.Equal(t, round.ErrStaleWait, errType(stale.rejected))
+	require.Equal(t, round.ErrInvalidAnswer, errType(noContent.rejected), "the date is required")
+	require.Equal(t, round.ErrInvalidAnswer, errType(badType.rejected))
+	require.Equal(t, round.ErrInvalidAnswer, errType(badAction.rejected))
+	require.Equal(t, round.ErrInvalidAnswer, errType(declineWithContent.rejected))
+	require.NoError(t, ok.rejected)
+	require.True(t, ok.accepted)
+
+	require.Equal(t, round.StatusOK, res.Results[0].Status)
+	calls := tool.calls()
+	require.Len(t, calls, 2, "asked once, then run again with the answer")
+	require.Equal(t, "|", calls[0])
+	require.Equal(t, `trip-1|{"action":"accept","content":{"date":"2027-01-01","seats":2}}`, calls[1], "the server's state back, the schema's default filled in")
+	require.Contains(t, res.Messages[0].Content, `"seats":2`)
+}
+
+func TestUnansweredRequestsAreCancelledAndTheTripsEnd(t *testing.T) {
+	tool := &inputTool{always: true}
+	h := newHarnessWith(t, 3, tool.def())
+	res := h.run(t, bookingInput())
+
+	require.Equal(t, round.StatusError, res.Results[0].Status)
+	require.Contains(t, res.Messages[0].Content, fmt.Sprintf("after %d round trips", round.MaxInputTrips))
+	calls := tool.calls()
+	require.Len(t, calls, round.MaxInputTrips+1, "the first run and one per round trip")
+	for i, c := range calls[1:] {
+		require.Equal(t, fmt.Sprintf(`trip-%d|{"action":"cancel"}`, i+1), c, "no answer by the deadline is cancel")
+	}
+}
