@@ -160,6 +160,8 @@ func WithDefaults(schema json.RawMessage, content map[string]any) map[string]any
 	if json.Unmarshal(schema, &s) != nil {
 		return content
 	}
+	// Each property is filled in on its own, so the order does not matter.
+	//workflowcheck:ignore
 	for name, p := range s.Properties {
 		if len(p.Default) == 0 {
 			continue

@@ -127,6 +127,8 @@ func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in round.Exec
 			}
 			version(ctx, changeElicitation, 1)
 			answers := map[string]json.RawMessage{}
+			// Copying a map does not depend on its order.
+			//workflowcheck:ignore
 			for k, v := range out.Input.Answered {
 				answers[k] = v
 			}

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots and sampling are deprecated in 2026-07-28, but servers still ask for them during the deprecation window: roots get the workdir, sampling a clear refusal
+
 package mcp
 
 import (

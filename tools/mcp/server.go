@@ -61,6 +61,7 @@ func newServer(sc ServerConfig, cfg Config) *server {
 		// A 2026-07-28 server's input requests go to the call's round,
 		// which answers them durably (E1), not to the SDK's own loop.
 		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
+		//lint:ignore SA1019 roots are still asked for during their deprecation window
 		Capabilities: &sdk.ClientCapabilities{RootsV2: &sdk.RootCapabilities{ListChanged: true}, Elicitation: &sdk.ElicitationCapabilities{
 			Form: &sdk.FormElicitationCapabilities{}, URL: &sdk.URLElicitationCapabilities{}}},
 	})
