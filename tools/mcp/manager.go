@@ -108,13 +108,14 @@ func (m *Manager) Status() []ServerStatus {
 
 // Register adds the tools of every started server to reg. MCP tools are
 // always serial (C2); a tool is read-only when the server annotates it
-// readOnlyHint, and at-most-once otherwise. A tool that cannot be registered
+// readOnlyHint, and at-most-once otherwise. A server that offers resources
+// also gets its read_resource tool (resources.go). A tool that cannot be registered
 // does not stop the others; the returned error lists every one.
 func (m *Manager) Register(reg *tools.Registry) error {
 	var errs []error
 	for _, s := range m.servers {
 		s.mu.Lock()
-		list, failed := s.tools, s.startErr != nil
+		list, failed, resources := s.tools, s.startErr != nil, s.resources
 		s.mu.Unlock()
 		if failed {
 			continue
@@ -126,6 +127,11 @@ func (m *Manager) Register(reg *tools.Registry) error {
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("mcp: server %q, tool %q: %w", s.cfg.Name, t.Name, err))
+			}
+		}
+		if resources {
+			if err := m.registerReader(s, reg); err != nil {
+				errs = append(errs, fmt.Errorf("mcp: server %q, tool %q: %w", s.cfg.Name, readResourceTool, err))
 			}
 		}
 	}
@@ -232,4 +238,23 @@ func inputSchema(v any) (json.RawMessage, string) {
 		delete(m, "$schema")
 	}
 	return json.RawMessage(plain), err.Error()
+}
+
+// registerReader registers s's read_resource tool, after its own tools, so
+// that a tool of the server with that name keeps it.
+func (m *Manager) registerReader(s *server, reg *tools.Registry) error {
+	name, ok := toolName(s.cfg.Name, readResourceTool, func(n string) bool {
+		_, found := reg.Lookup(n)
+		return found
+	})
+	if !ok {
+		return errors.New("no free registry name")
+	}
+	if err := reg.Register(m.readDefinition(s, name)); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.readTool = name
+	s.mu.Unlock()
+	return nil
 }

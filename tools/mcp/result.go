@@ -17,8 +17,15 @@ import (
 func resultImages(res *sdk.CallToolResult) []round.Image {
 	var out []round.Image
 	for _, c := range res.Content {
-		if im, ok := c.(*sdk.ImageContent); ok && len(im.Data) > 0 {
-			out = append(out, round.Image{MIMEType: im.MIMEType, Size: len(im.Data), Data: im.Data})
+		switch c := c.(type) {
+		case *sdk.ImageContent:
+			if len(c.Data) > 0 {
+				out = append(out, round.Image{MIMEType: c.MIMEType, Size: len(c.Data), Data: c.Data})
+			}
+		case *sdk.EmbeddedResource:
+			if r := c.Resource; r != nil && len(r.Blob) > 0 && strings.HasPrefix(r.MIMEType, "image/") {
+				out = append(out, round.Image{MIMEType: r.MIMEType, Size: len(r.Blob), Data: r.Blob})
+			}
 		}
 	}
 	return out
@@ -26,8 +33,10 @@ func resultImages(res *sdk.CallToolResult) []round.Image {
 
 // resultText joins the text of a tool result. Text parts are kept as they
 // are; other kinds are named with their type and size so the model knows
-// they were there. Structured content stands in when there is no content.
-func resultText(res *sdk.CallToolResult, limit int) string {
+// they were there, and a resource link names the tool that reads it
+// (readTool, when the server offers resources). Structured content stands
+// in when there is no content.
+func resultText(res *sdk.CallToolResult, limit int, readTool string) string {
 	var parts []string
 	for _, c := range res.Content {
 		switch c := c.(type) {
@@ -38,13 +47,19 @@ func resultText(res *sdk.CallToolResult, limit int) string {
 		case *sdk.AudioContent:
 			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data)))
 		case *sdk.ResourceLink:
-			parts = append(parts, fmt.Sprintf("[resource link %s %s]", c.URI, c.Name))
+			line := fmt.Sprintf("[resource link %s %s]", c.URI, c.Name)
+			if readTool != "" {
+				line = fmt.Sprintf("[resource link %s %s; read it with %s]", c.URI, c.Name, readTool)
+			}
+			parts = append(parts, line)
 		case *sdk.EmbeddedResource:
 			r := c.Resource
 			switch {
 			case r == nil:
 			case r.Text != "":
 				parts = append(parts, r.Text)
+			case strings.HasPrefix(r.MIMEType, "image/") && len(r.Blob) > 0:
+				parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", r.MIMEType, len(r.Blob)))
 			default:
 				parts = append(parts, fmt.Sprintf("[resource %s %s, %d bytes]", r.URI, r.MIMEType, len(r.Blob)))
 			}

@@ -47,6 +47,10 @@ type server struct {
 	closed   bool
 	startErr error
 	tools    []*sdk.Tool
+	// resources: the server declared resources when it started, and
+	// readTool is the name of the tool that reads them (resources.go).
+	resources bool
+	readTool  string
 	// calls are the calls in flight, for elicitation (elicit.go).
 	calls map[*inflight]struct{}
 }
@@ -91,7 +95,7 @@ func (s *server) start(ctx context.Context) error {
 			list = append(list, t)
 		}
 		sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
-		s.tools = list
+		s.tools, s.resources = list, offersResources(sess)
 		return nil
 	}()
 	if err != nil {
@@ -461,7 +465,10 @@ func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time
 			}
 			return tools.Result{}, err
 		}
-		text := resultText(res, maxOutput)
+		s.mu.Lock()
+		readTool := s.readTool
+		s.mu.Unlock()
+		text := resultText(res, maxOutput, readTool)
 		if res.IsError {
 			if text == "" {
 				text = "the tool reported an error without a message"

@@ -1,0 +1,77 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/round"
+)
+
+// TestMCPResourceLinksAreReadable runs the MCP everything server's
+// get-resource-links tool through the real worker and starter, then reads
+// the links it returned with the server's read_resource tool: a text
+// resource and a blob resource, each through the server's resources/read,
+// and a URI the server does not know is an error that names the server.
+func TestMCPResourceLinksAreReadable(t *testing.T) {
+	node, entry, _ := everythingServer(t)
+	dir := t.TempDir()
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"ev": map[string]any{"command": node, "args": []string{entry, "stdio"}}}})
+	require.NoError(t, err)
+	mcpConfig := filepath.Join(dir, "mcp.json")
+	require.NoError(t, os.WriteFile(mcpConfig, cfg, 0o600))
+	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
+	e.startWorker()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	const links, reader = "mcp_ev_get-resource-links", "mcp_ev_read_resource"
+	listed := e.starter(ctx, "", "tools", "--provider", "openai")
+	require.Equal(t, 0, listed.code, listed.stderr)
+	require.Contains(t, listed.stdout, `"`+reader+`"`, "a server with resources gets its read tool")
+
+	roundOf := func(n int, calls ...[3]string) round.Result {
+		t.Helper()
+		var tc []map[string]any
+		for _, c := range calls {
+			tc = append(tc, map[string]any{"id": c[0], "type": "function", "function": map[string]any{"name": c[1], "arguments": c[2]}})
+		}
+		in, err := json.Marshal(map[string]any{"session_id": e.session, "run_id": "links", "round": n, "provider": "claude-code", "auto_approve": true,
+			"state": map[string]any{"fetched": []string{links, reader}}, "assistant": map[string]any{"role": "assistant", "tool_calls": tc}})
+		require.NoError(t, err)
+		r := e.starter(ctx, string(in), "round", "-")
+		require.Equal(t, 0, r.code, r.stderr)
+		var res round.Result
+		require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
+		require.Len(t, res.Results, len(calls))
+		return res
+	}
+
+	first := roundOf(1, [3]string{"l1", links, `{"count":2}`})
+	got := first.Results[0]
+	require.Equal(t, round.StatusOK, got.Status, got.Content)
+	line := regexp.MustCompile(`\[resource link (\S+) Text Resource 2; read it with ` + reader + `\]`).FindStringSubmatch(got.Content)
+	require.NotNil(t, line, "the link names the tool that reads it: %s", got.Content)
+	textURI := line[1]
+	line = regexp.MustCompile(`\[resource link (\S+) Blob Resource 1; read it with ` + reader + `\]`).FindStringSubmatch(got.Content)
+	require.NotNil(t, line, got.Content)
+	blobURI := line[1]
+
+	second := roundOf(2,
+		[3]string{"r1", reader, fmt.Sprintf(`{"uri":%q}`, textURI)},
+		[3]string{"r2", reader, fmt.Sprintf(`{"uri":%q}`, blobURI)},
+		[3]string{"r3", reader, `{"uri":"https://example.com/not-this-servers"}`})
+	require.Equal(t, round.StatusOK, second.Results[0].Status, second.Results[0].Content)
+	require.Contains(t, second.Results[0].Content, "Resource 2: This is a plaintext resource")
+	require.Equal(t, round.StatusOK, second.Results[1].Status, second.Results[1].Content)
+	require.Contains(t, second.Results[1].Content, "Resource 1:", "the blob is text/plain and reads as text")
+	require.Equal(t, round.StatusError, second.Results[2].Status)
+	require.Contains(t, second.Results[2].Content, `mcp server "ev", read_resource https://example.com/not-this-servers`)
+}
