@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	tclient "go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/toolround/toolround/round"
 )
@@ -74,4 +76,52 @@ func TestMCPResourceLinksAreReadable(t *testing.T) {
 	require.Contains(t, second.Results[1].Content, "Resource 1:", "the blob is text/plain and reads as text")
 	require.Equal(t, round.StatusError, second.Results[2].Status)
 	require.Contains(t, second.Results[2].Content, `mcp server "ev", read_resource https://example.com/not-this-servers`)
+}
+
+// TestMCPLongRunningToolReportsProgress runs the MCP everything server's
+// trigger-long-running-operation through the real worker: while it runs,
+// the server's progress notifications are the call's activity heartbeats
+// (so Temporal shows how far it is), and the call completes.
+func TestMCPLongRunningToolReportsProgress(t *testing.T) {
+	node, entry, _ := everythingServer(t)
+	dir := t.TempDir()
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"ev": map[string]any{"command": node, "args": []string{entry, "stdio"}}}})
+	require.NoError(t, err)
+	mcpConfig := filepath.Join(dir, "mcp.json")
+	require.NoError(t, os.WriteFile(mcpConfig, cfg, 0o600))
+	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
+	e.startWorker()
+
+	const long = "mcp_ev_trigger-long-running-operation"
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{long}}, call("l1", long, map[string]any{"duration": 6, "steps": 6}))
+	in.AutoApprove = true
+	done := e.startRound(in)
+
+	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
+	require.NoError(t, err)
+	defer tc.Close()
+	var seen string
+	require.Eventually(t, func() bool {
+		d, err := tc.DescribeWorkflowExecution(context.Background(), in.WorkflowID(), "")
+		if err != nil {
+			return false
+		}
+		for _, pa := range d.GetPendingActivities() {
+			var details string
+			if pa.GetHeartbeatDetails() == nil || converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &details) != nil {
+				continue
+			}
+			if regexp.MustCompile(`^progress [1-5]/6$`).MatchString(details) {
+				seen = details
+				return true
+			}
+		}
+		return false
+	}, time.Minute, 100*time.Millisecond, "the server's progress reaches the activity's heartbeat")
+	t.Logf("heartbeat while it ran: %q", seen)
+
+	res := decodeResult(t, <-done)
+	got := byID(res)["l1"]
+	require.Equal(t, round.StatusOK, got.Status, got.Content)
+	require.Contains(t, got.Content, "Long running operation completed. Duration: 6 seconds, Steps: 6.")
 }
