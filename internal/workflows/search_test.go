@@ -199,6 +199,8 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			"test_tool": {"replay-test_tool false 0"},
 			// A message to a chatbot (G3): the round itself asks nobody.
 			"chatbots": {"replay-chatbots false 0"},
+			// Each MCP server's request waits for a person in turn (E1).
+			"mcp_elicitation": {"replay-mcp_elicitation false 0", "- true 1", "- false 0", "- true 1", "- false 0"},
 		}[h.name]
 		if !ok {
 			if !strings.Contains(fmt.Sprint(h.history.GetEvents()), "inbox-search-attributes") {
