@@ -77,7 +77,8 @@ func nodeTest(t *testing.T, e *env, c *consoleProc, node, dir string, files ...s
 // the real console and worker, and the drift test of its generated types.
 func TestTypeScriptClient(t *testing.T) {
 	node, dir := typescriptClient(t)
-	e := newEnv(t)
+	e, bookings := elicitEnv(t) // an MCP server that asks for input (E1)
+	t.Setenv("TOOLROUND_BOOKINGS", bookings)
 	e.startWorker()
 	c := e.startConsole()
 	nodeTest(t, e, c, node, dir, "dist/test/client.test.js", "dist/test/types.test.js", "dist/test/examples.test.js")

@@ -313,3 +313,38 @@ test("the OpenAPI document needs no token", { skip }, async () => {
   assert.match(String(doc.openapi), /^3\.1/);
   assert.ok("/api/v1/rounds" in (doc.paths as object));
 });
+
+test("an MCP server's request reaches onWait, and the form it returns is the answer", { skip }, async () => {
+  // E1, X3: the call waits as kind "elicitation"; content that fails the
+  // server's schema is 400 invalid_answer, and the object onWait returns
+  // is the accepted form.
+  const bookings = process.env.TOOLROUND_BOOKINGS;
+  assert.ok(bookings, "TOOLROUND_BOOKINGS is set by tests/typescript_test.go");
+  const { approver, session } = live("elicitation");
+  const seen: PendingCall[] = [];
+  const inp = roundInput(session, 1, [call("b1", "mcp_desk_book", { what: "a desk" })]);
+  inp.state = { fetched: ["mcp_desk_book"] };
+  inp.auto_approve = true;
+  const wid = roundWorkflowId(session, "r1", 1);
+  const res = await approver.runRound(inp, {
+    onWait: async (p) => {
+      seen.push(p);
+      if (p.kind !== "elicitation") return null;
+      const e = await rejects(
+        approver.answerElicitation(wid, p.call_id, "accept", { content: { seats: 0 }, waitId: p.wait_id }),
+        400,
+        "invalid_answer",
+      );
+      assert.match(e.message, /date is required/);
+      return { date: "2027-04-01", seats: 2 };
+    },
+    timeoutMs: 120_000,
+  });
+  assert.deepEqual(seen.map((p) => p.kind), ["elicitation"]);
+  assert.equal(seen[0].elicitation?.server, "desk");
+  assert.ok("date" in ((seen[0].elicitation?.requested_schema as { properties: Record<string, unknown> }).properties));
+  const r = res.results![0];
+  assert.equal(r.status, "ok", r.content);
+  assert.equal(r.content, "booked a desk on 2027-04-01 for 2");
+  assert.equal(readFileSync(bookings, "utf8"), "a desk 2027-04-01 2\n");
+});
