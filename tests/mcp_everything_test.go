@@ -102,11 +102,11 @@ func TestMCPLongRunningToolReportsProgress(t *testing.T) {
 	defer tc.Close()
 	var seen string
 	require.Eventually(t, func() bool {
-		d, err := tc.DescribeWorkflowExecution(context.Background(), in.WorkflowID(), "")
+		d, err := tc.DescribeWorkflow(context.Background(), in.WorkflowID(), "")
 		if err != nil {
 			return false
 		}
-		for _, pa := range d.GetPendingActivities() {
+		for _, pa := range d.RawResponse.GetPendingActivities() {
 			var details string
 			if pa.GetHeartbeatDetails() == nil || converter.GetDefaultDataConverter().FromPayloads(pa.GetHeartbeatDetails(), &details) != nil {
 				continue
