@@ -252,6 +252,14 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 			return fmt.Errorf("engine: MCP_CONFIG: %w", err)
 		}
 		mc.Dir, mc.Logger = e.Workdir.Dir(), e.Logger
+		// A server that asks for roots gets the call's own workspace.
+		mc.Workspace = func(ctx context.Context) (string, error) {
+			w, err := e.Workdir.For(ctx)
+			if err != nil {
+				return "", err
+			}
+			return w.Dir(), nil
+		}
 		if e.Workdir.PerSession() {
 			// No server may act in the sessions' folder (W2): those without a
 			// cwd start in the folder of MCP_CONFIG.

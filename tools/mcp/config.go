@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,6 +54,11 @@ type Config struct {
 	// Dir is where stdio servers start when their entry has no "cwd".
 	// Default: the worker's working directory.
 	Dir string
+	// Workspace is the folder a call acts in, which a server that asks for
+	// roots (roots/list) is given as its one root. Default: Dir. With
+	// WORKSPACE=session it is the call's session's folder, never the one
+	// that holds every session's (W2); an error gives no root at all.
+	Workspace func(ctx context.Context) (string, error)
 	// Logger receives connection events, and the stderr lines of stdio
 	// servers at debug level. Default slog.Default().
 	Logger *slog.Logger

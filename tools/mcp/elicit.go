@@ -257,7 +257,7 @@ func (s *server) inputFor(ctx context.Context, res *sdk.CallToolResult, trips in
 	for _, k := range keys {
 		switch p := res.InputRequests[k].(type) {
 		case *sdk.ListRootsParams:
-			out.responses[k] = &sdk.ListRootsResult{Roots: s.roots()}
+			out.responses[k] = &sdk.ListRootsResult{Roots: s.roots(ctx)}
 		case *sdk.ElicitParams:
 			e, err := elicitationOf(s.cfg.Name, p)
 			if err != nil {
@@ -303,10 +303,20 @@ func (s *server) inputFor(ctx context.Context, res *sdk.CallToolResult, trips in
 	return out, nil, nil
 }
 
-// roots is the workdir, the one root the worker gives servers.
-func (s *server) roots() []*sdk.Root {
-	if s.opts.Dir == "" {
+// roots is the call's workspace, the one root the worker gives servers:
+// Config.Workspace's folder for the call, else Config.Dir. A call whose
+// workspace is not known gets no root.
+func (s *server) roots(ctx context.Context) []*sdk.Root {
+	dir := s.opts.Dir
+	if s.opts.Workspace != nil {
+		var err error
+		if dir, err = s.opts.Workspace(ctx); err != nil {
+			s.log.Warn("mcp: the server asks for roots, and the call's workspace is not known; it gets none", "err", err)
+			return []*sdk.Root{}
+		}
+	}
+	if dir == "" {
 		return []*sdk.Root{}
 	}
-	return []*sdk.Root{{URI: (&url.URL{Scheme: "file", Path: s.opts.Dir}).String(), Name: "workdir"}}
+	return []*sdk.Root{{URI: (&url.URL{Scheme: "file", Path: dir}).String(), Name: "workspace"}}
 }
