@@ -4,8 +4,9 @@
 // argument. It connects through tools/mcp as a worker does (the server is an
 // MCP_CONFIG entry of type http), then calls every tool the server lists,
 // each with arguments made from its input schema (a server that asks for
-// input during a call gets an accepted form with its defaults), and exits 1 when the
-// server did not connect or a call failed.
+// input during a call gets an accepted form with its defaults; one behind
+// OAuth is signed in to by signIn, which stands for the person), and exits
+// 1 when the server did not connect or a call failed.
 package main
 
 import (
@@ -13,6 +14,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	neturl "net/url"
 	"os"
 	"time"
 
@@ -36,9 +39,11 @@ func run(url string) error {
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	m, err := mcp.Connect(ctx, mcp.Config{
-		Servers:     []mcp.ServerConfig{{Name: "conf", Type: "http", URL: url}},
+		Servers:     []mcp.ServerConfig{{Name: "conf", Type: "http", URL: url, OAuth: oauthFromContext()}},
 		CallTimeout: 10 * time.Second,
 		Logger:      log,
+		SignIn:      signIn,
+		RedirectURL: "http://localhost:3000/callback",
 	})
 	if err != nil {
 		return err
@@ -73,6 +78,44 @@ func run(url string) error {
 		return fmt.Errorf("calls failed: %v", failed)
 	}
 	return nil
+}
+
+// signIn is the person of the auth scenarios: the suite's authorization
+// server signs them in at once and redirects to the callback with the
+// code and state, which are read from the redirect without following it.
+func signIn(ctx context.Context, req mcp.SignInRequest) (mcp.SignInResult, error) {
+	fmt.Printf("sign-in for %s at %s\n", req.Server, req.URL)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	r, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL, nil)
+	if err != nil {
+		return mcp.SignInResult{}, err
+	}
+	resp, err := client.Do(r)
+	if err != nil {
+		return mcp.SignInResult{}, err
+	}
+	_ = resp.Body.Close()
+	loc, err := neturl.Parse(resp.Header.Get("Location"))
+	if err != nil || loc.Query().Get("code") == "" {
+		return mcp.SignInResult{}, fmt.Errorf("the authorization server answered %s without a code in its redirect (%q)", resp.Status, resp.Header.Get("Location"))
+	}
+	q := loc.Query()
+	return mcp.SignInResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+}
+
+// oauthFromContext is the entry's "oauth": the client metadata document
+// the suite serves, and a pre-registered client where the scenario's
+// context (MCP_CONFORMANCE_CONTEXT) gives one.
+func oauthFromContext() *mcp.OAuthConfig {
+	o := &mcp.OAuthConfig{ClientMetadataURL: "https://conformance-test.local/client-metadata.json"}
+	var c struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	if json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &c) == nil && c.ClientID != "" {
+		o.ClientID, o.ClientSecret = c.ClientID, c.ClientSecret
+	}
+	return o
 }
 
 // accept answers a server's elicitation as a person who submits the form

@@ -59,6 +59,12 @@ type Config struct {
 	// WORKSPACE=session it is the call's session's folder, never the one
 	// that holds every session's (W2); an error gives no root at all.
 	Workspace func(ctx context.Context) (string, error)
+	// SignIn has a person sign in for a streamable HTTP server that asks
+	// for OAuth (E3, oauth.go), with RedirectURL as the redirect URI the
+	// client registers. Nil: such a server does not connect, and its
+	// status says it needs a sign-in (ErrNeedsSignIn).
+	SignIn      SignInFunc
+	RedirectURL string
 	// Logger receives connection events, and the stderr lines of stdio
 	// servers at debug level. Default slog.Default().
 	Logger *slog.Logger
@@ -93,6 +99,11 @@ type ServerConfig struct {
 	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
 	// Disabled servers are skipped.
 	Disabled bool `json:"disabled,omitempty"`
+	// OAuth registers the worker with the server's authorization server
+	// beforehand (a client id and secret, or a client metadata document);
+	// without it a server that asks for OAuth is registered with
+	// dynamically. Streamable HTTP servers only.
+	OAuth *OAuthConfig `json:"oauth,omitempty"`
 	// TrustReadOnlyHints lets the readOnlyHint this server declares on a
 	// tool skip confirmation (T5). Default false: the operator, not the
 	// server, decides that a server tells the truth about its tools.
@@ -207,6 +218,17 @@ func (s ServerConfig) validate() error {
 	}
 	if s.Command != "" && len(s.Headers) > 0 {
 		return fail(`"headers" only apply to a URL (streamable HTTP) server`)
+	}
+	if s.OAuth != nil {
+		if s.Command != "" {
+			return fail(`"oauth" only applies to a URL (streamable HTTP) server`)
+		}
+		if s.OAuth.ClientSecret != "" && s.OAuth.ClientID == "" {
+			return fail(`"oauth" has a client_secret without its client_id`)
+		}
+		if u := s.OAuth.ClientMetadataURL; u != "" && !strings.HasPrefix(u, "https://") {
+			return fail("oauth client_metadata_url %q is not an https URL", u)
+		}
 	}
 	if s.TimeoutSeconds < 0 {
 		return fail("timeout_seconds is negative")

@@ -11,11 +11,13 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -34,6 +36,11 @@ type server struct {
 	log    *slog.Logger
 	client *sdk.Client
 	http   *http.Client // streamable HTTP servers only
+	// oauth signs the worker in to a server behind OAuth and keeps its
+	// tokens (oauth.go); nil without Config.SignIn. oauthErr is why it
+	// could not be made.
+	oauth    *auth.AuthorizationCodeHandler
+	oauthErr error
 
 	// progress maps the progress token of each call in flight to the
 	// call's ReportProgress.
@@ -72,6 +79,7 @@ func newServer(sc ServerConfig, cfg Config) *server {
 	if !sc.stdio() {
 		base := http.DefaultTransport.(*http.Transport).Clone()
 		s.http = &http.Client{Transport: &headerTransport{base: base, cfg: sc}}
+		s.oauth, s.oauthErr = s.oauthHandler()
 	}
 	return s
 }
@@ -172,7 +180,14 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		if _, err := s.cfg.headers(); err != nil {
 			return nil, err
 		}
-		transport = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.http}
+		if s.oauthErr != nil {
+			return nil, s.oauthErr
+		}
+		t := &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: s.http}
+		if s.oauth != nil {
+			t.OAuthHandler = s.oauth
+		}
+		transport = t
 	}
 	sess, err := s.client.Connect(ctx, transport, nil)
 	var proc serverProc
@@ -194,6 +209,9 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 			if tail := stderr.Tail(); tail != "" {
 				return nil, fmt.Errorf("handshake: %w; the server's stderr ends with: %s", err, tail)
 			}
+		}
+		if ht, ok := s.httpTransport(); ok && s.oauth == nil && ht.challenged.Load() {
+			return nil, fmt.Errorf("%w: it answers 401 with a Bearer challenge, and this worker has no way to sign in (handshake: %v)", ErrNeedsSignIn, err)
 		}
 		return nil, fmt.Errorf("handshake: %w", err)
 	}
@@ -479,23 +497,50 @@ func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time
 	}
 }
 
-// headerTransport adds a server's configured headers to every request.
+// httpTransport is s's HTTP transport, for a streamable HTTP server.
+func (s *server) httpTransport() (*headerTransport, bool) {
+	if s.http == nil {
+		return nil, false
+	}
+	ht, ok := s.http.Transport.(*headerTransport)
+	return ht, ok
+}
+
+// headerTransport adds a server's configured headers to every request and
+// notices a server that asks for OAuth.
 type headerTransport struct {
 	base http.RoundTripper
 	cfg  ServerConfig
+	// challenged is set when the server answers 401 with a Bearer
+	// challenge: it asks for OAuth (E3).
+	challenged atomic.Bool
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.cfg.Headers) == 0 {
-		return t.base.RoundTrip(req)
+	if len(t.cfg.Headers) > 0 {
+		h, err := t.cfg.headers()
+		if err != nil {
+			return nil, fmt.Errorf("mcp: server %q: %w", t.cfg.Name, err)
+		}
+		req = req.Clone(req.Context())
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
 	}
-	h, err := t.cfg.headers()
-	if err != nil {
-		return nil, fmt.Errorf("mcp: server %q: %w", t.cfg.Name, err)
+	resp, err := t.base.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized && bearerChallenge(resp.Header.Values("WWW-Authenticate")) {
+		t.challenged.Store(true)
 	}
-	req = req.Clone(req.Context())
-	for k, v := range h {
-		req.Header.Set(k, v)
+	return resp, err
+}
+
+// bearerChallenge reports whether a WWW-Authenticate header asks for a
+// Bearer token.
+func bearerChallenge(values []string) bool {
+	for _, v := range values {
+		if len(v) >= 6 && strings.EqualFold(v[:6], "bearer") {
+			return true
+		}
 	}
-	return t.base.RoundTrip(req)
+	return false
 }
