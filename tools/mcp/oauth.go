@@ -85,6 +85,9 @@ func (s *server) oauthHandler() (*auth.AuthorizationCodeHandler, error) {
 			Metadata: &oauthex.ClientRegistrationMetadata{
 				ClientName:   "toolround worker",
 				RedirectURIs: []string{redirect},
+				// The worker keeps its tokens and refreshes them.
+				GrantTypes:    []string{"authorization_code", "refresh_token"},
+				ResponseTypes: []string{"code"},
 			},
 		},
 		RequestRefreshToken: true,
