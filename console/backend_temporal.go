@@ -460,7 +460,12 @@ func (b *TemporalBackend) AnswerElicitation(ctx context.Context, workflowID stri
 	if _, err := b.own(ctx, workflowID, kindRound); err != nil {
 		return err
 	}
-	return b.c.AnswerElicitation(ctx, workflowID, a)
+	err := b.c.AnswerElicitation(ctx, workflowID, a)
+	if errors.Is(err, client.ErrRoundEnded) {
+		// The round has ended: nothing of it waits.
+		return fmt.Errorf("round %s is not running: %w", workflowID, ErrNotWaiting)
+	}
+	return err
 }
 
 // Extend adds seconds to the deadline of a call that waits (T3), through

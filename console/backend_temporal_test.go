@@ -123,6 +123,8 @@ func TestDecideOnAFinishedRound(t *testing.T) {
 	b := NewTemporalBackend(tc, TemporalOptions{})
 	require.ErrorIs(t, b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "e1"}), ErrNotWaiting)
 	require.ErrorIs(t, b.Extend(context.Background(), wf, "e1", 60), ErrNotWaiting, "nothing of a finished round waits (404, not 500)")
+	require.ErrorIs(t, b.AnswerElicitation(context.Background(), wf, round.ElicitAnswer{CallID: "e1", Action: round.ElicitCancel}), ErrNotWaiting,
+		"an answer to a finished round's request: 404, not 500")
 }
 
 // TestInboxListsTheQueuesWaitingRounds: the inbox is the client's, of the

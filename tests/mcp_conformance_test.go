@@ -63,7 +63,7 @@ func conformanceSuite(t *testing.T) (node, cli string) {
 }
 
 // baselineScenarios are the client scenarios tests/mcpconformance/baseline.yml
-// lists as unsupported.
+// lists as unsupported (none today: "client: []").
 func baselineScenarios(t *testing.T) map[string]bool {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("mcpconformance", "baseline.yml"))
@@ -74,7 +74,6 @@ func baselineScenarios(t *testing.T) map[string]bool {
 			out[strings.TrimSpace(s)] = true
 		}
 	}
-	require.NotEmpty(t, out)
 	return out
 }
 
