@@ -473,8 +473,15 @@ func (c *Client) confirm(ctx context.Context, workflowID string, s round.Confirm
 	if s.Via == "" {
 		s.Via = "api"
 	}
+	return c.update(ctx, workflowID, round.UpdateConfirm, "confirm", s.CallID, s)
+}
+
+// update sends one of the round's validated updates (confirm, extend,
+// answer) and waits for its answer: a round that has ended gives
+// ErrRoundEnded or ErrRoundNotFound, a refusal its sentinel (confirmError).
+func (c *Client) update(ctx context.Context, workflowID, name, verb, callID string, arg any) error {
 	h, err := c.tc.UpdateWorkflow(ctx, tclient.UpdateWorkflowOptions{
-		WorkflowID: workflowID, UpdateName: round.UpdateConfirm, Args: []any{s},
+		WorkflowID: workflowID, UpdateName: name, Args: []any{arg},
 		WaitForStage: tclient.WorkflowUpdateStageCompleted,
 	})
 	if err == nil {
@@ -484,7 +491,7 @@ func (c *Client) confirm(ctx context.Context, workflowID string, s round.Confirm
 		if err := c.missingRound(ctx, workflowID, err); err != nil {
 			return err
 		}
-		return fmt.Errorf("confirm %s of %s: %w", s.CallID, workflowID, confirmError(err))
+		return fmt.Errorf("%s %s of %s: %w", verb, callID, workflowID, confirmError(err))
 	}
 	return nil
 }
@@ -515,20 +522,7 @@ func (c *Client) Extend(ctx context.Context, workflowID, callID string, d time.D
 	if secs < 1 {
 		return &round.Error{Code: round.CodeBadRequest, Message: fmt.Sprintf("extend %s of %s: %v is less than a second", callID, workflowID, d)}
 	}
-	h, err := c.tc.UpdateWorkflow(ctx, tclient.UpdateWorkflowOptions{
-		WorkflowID: workflowID, UpdateName: round.UpdateExtend, Args: []any{round.Extend{CallID: callID, Seconds: secs}},
-		WaitForStage: tclient.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		err = h.Get(ctx, nil)
-	}
-	if err != nil {
-		if err := c.missingRound(ctx, workflowID, err); err != nil {
-			return err
-		}
-		return fmt.Errorf("extend %s of %s: %w", callID, workflowID, confirmError(err))
-	}
-	return nil
+	return c.update(ctx, workflowID, round.UpdateExtend, "extend", callID, round.Extend{CallID: callID, Seconds: secs})
 }
 
 // Answer answers an ask_user call; it returns once the answer is sent.
@@ -552,20 +546,7 @@ func (c *Client) AnswerElicitation(ctx context.Context, workflowID string, a rou
 	if a.Via == "" {
 		a.Via = "api"
 	}
-	h, err := c.tc.UpdateWorkflow(ctx, tclient.UpdateWorkflowOptions{
-		WorkflowID: workflowID, UpdateName: round.UpdateAnswer, Args: []any{a},
-		WaitForStage: tclient.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		err = h.Get(ctx, nil)
-	}
-	if err != nil {
-		if err := c.missingRound(ctx, workflowID, err); err != nil {
-			return err
-		}
-		return fmt.Errorf("answer %s of %s: %w", a.CallID, workflowID, confirmError(err))
-	}
-	return nil
+	return c.update(ctx, workflowID, round.UpdateAnswer, "answer", a.CallID, a)
 }
 
 // SubmitToolResult delivers the result of a client tool that the client ran;
