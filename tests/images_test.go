@@ -63,19 +63,26 @@ func everythingServer(t *testing.T) (node, entry string, png []byte) {
 	return node, filepath.Join(pkg, "dist", "index.js"), png
 }
 
+// everythingEnv is a test environment whose worker's MCP_CONFIG has the
+// everything server as "ev" (its tools are mcp_ev_*), and the PNG of its
+// get-tiny-image tool; the worker is not started yet.
+func everythingEnv(t *testing.T) (e *env, png []byte) {
+	t.Helper()
+	node, entry, png := everythingServer(t)
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"ev": map[string]any{"command": node, "args": []string{entry, "stdio"}}}})
+	require.NoError(t, err)
+	mcpConfig := filepath.Join(t.TempDir(), "mcp.json")
+	require.NoError(t, os.WriteFile(mcpConfig, cfg, 0o600))
+	return newEnv(t, "MCP_CONFIG="+mcpConfig), png
+}
+
 // TestMCPImagesReachEachFormat runs the MCP everything server's
 // get-tiny-image tool in a round of each format through the real worker
 // and starter: the PNG arrives unchanged in the call's result and in the
 // format's own objects of the messages and the history (F2), and the
 // text line stays for a reader of text.
 func TestMCPImagesReachEachFormat(t *testing.T) {
-	node, entry, png := everythingServer(t)
-	dir := t.TempDir()
-	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"ev": map[string]any{"command": node, "args": []string{entry, "stdio"}}}})
-	require.NoError(t, err)
-	mcpConfig := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, cfg, 0o600))
-	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
+	e, png := everythingEnv(t)
 	e.startWorker()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

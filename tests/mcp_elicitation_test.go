@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,12 +146,7 @@ func TestMCPElicitationSurvivesAWorkerKill(t *testing.T) {
 // has side effects, ends unknown_outcome once the heartbeat timeout
 // notices, and is not run again (SPEC E1, P2.4).
 func TestMCPElicitationOlderProtocolLostWithTheWorker(t *testing.T) {
-	node, entry, _ := everythingServer(t)
-	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"ev": map[string]any{"command": node, "args": []string{entry, "stdio"}}}})
-	require.NoError(t, err)
-	mcpConfig := filepath.Join(t.TempDir(), "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, cfg, 0o600))
-	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
+	e, _ := everythingEnv(t)
 	w := e.startWorker()
 	tool := "mcp_ev_trigger-elicitation-request"
 	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{tool}}, call("f1", tool, map[string]any{}))
@@ -172,13 +166,7 @@ func TestMCPElicitationOlderProtocolLostWithTheWorker(t *testing.T) {
 // answer, checked against that schema, reaches the server, whose result
 // quotes it; trigger-url-elicitation's URL is shown with its host (E1).
 func TestMCPElicitationFromTheEverythingServer(t *testing.T) {
-	node, entry, _ := everythingServer(t)
-	dir := t.TempDir()
-	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"ev": map[string]any{"command": node, "args": []string{entry, "stdio"}}}})
-	require.NoError(t, err)
-	mcpConfig := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, cfg, 0o600))
-	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
+	e, _ := everythingEnv(t)
 	e.startWorker()
 	form, link := "mcp_ev_trigger-elicitation-request", "mcp_ev_trigger-url-elicitation"
 	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{form, link}},

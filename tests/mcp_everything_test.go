@@ -2,10 +2,6 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -23,13 +19,7 @@ import (
 // resource and a blob resource, each through the server's resources/read,
 // and a URI the server does not know is an error that names the server.
 func TestMCPResourceLinksAreReadable(t *testing.T) {
-	node, entry, _ := everythingServer(t)
-	dir := t.TempDir()
-	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"ev": map[string]any{"command": node, "args": []string{entry, "stdio"}}}})
-	require.NoError(t, err)
-	mcpConfig := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, cfg, 0o600))
-	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
+	e, _ := everythingEnv(t)
 	e.startWorker()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -39,24 +29,16 @@ func TestMCPResourceLinksAreReadable(t *testing.T) {
 	require.Equal(t, 0, listed.code, listed.stderr)
 	require.Contains(t, listed.stdout, `"`+reader+`"`, "a server with resources gets its read tool")
 
-	roundOf := func(n int, calls ...[3]string) round.Result {
+	roundOf := func(n int, calls ...round.ToolCall) round.Result {
 		t.Helper()
-		var tc []map[string]any
-		for _, c := range calls {
-			tc = append(tc, map[string]any{"id": c[0], "type": "function", "function": map[string]any{"name": c[1], "arguments": c[2]}})
-		}
-		in, err := json.Marshal(map[string]any{"session_id": e.session, "run_id": "links", "round": n, "provider": "claude-code", "auto_approve": true,
-			"state": map[string]any{"fetched": []string{links, reader}}, "assistant": map[string]any{"role": "assistant", "tool_calls": tc}})
-		require.NoError(t, err)
-		r := e.starter(ctx, string(in), "round", "-")
-		require.Equal(t, 0, r.code, r.stderr)
-		var res round.Result
-		require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
+		in := e.input(n, "claude-code", &round.RunState{Fetched: []string{links, reader}}, calls...)
+		in.AutoApprove = true
+		res := decodeResult(t, <-e.startRound(in))
 		require.Len(t, res.Results, len(calls))
 		return res
 	}
 
-	first := roundOf(1, [3]string{"l1", links, `{"count":2}`})
+	first := roundOf(1, call("l1", links, map[string]any{"count": 2}))
 	got := first.Results[0]
 	require.Equal(t, round.StatusOK, got.Status, got.Content)
 	line := regexp.MustCompile(`\[resource link (\S+) Text Resource 2; read it with ` + reader + `\]`).FindStringSubmatch(got.Content)
@@ -67,9 +49,9 @@ func TestMCPResourceLinksAreReadable(t *testing.T) {
 	blobURI := line[1]
 
 	second := roundOf(2,
-		[3]string{"r1", reader, fmt.Sprintf(`{"uri":%q}`, textURI)},
-		[3]string{"r2", reader, fmt.Sprintf(`{"uri":%q}`, blobURI)},
-		[3]string{"r3", reader, `{"uri":"https://example.com/not-this-servers"}`})
+		call("r1", reader, map[string]any{"uri": textURI}),
+		call("r2", reader, map[string]any{"uri": blobURI}),
+		call("r3", reader, map[string]any{"uri": "https://example.com/not-this-servers"}))
 	require.Equal(t, round.StatusOK, second.Results[0].Status, second.Results[0].Content)
 	require.Contains(t, second.Results[0].Content, "Resource 2: This is a plaintext resource")
 	require.Equal(t, round.StatusOK, second.Results[1].Status, second.Results[1].Content)
@@ -83,13 +65,7 @@ func TestMCPResourceLinksAreReadable(t *testing.T) {
 // the server's progress notifications are the call's activity heartbeats
 // (so Temporal shows how far it is), and the call completes.
 func TestMCPLongRunningToolReportsProgress(t *testing.T) {
-	node, entry, _ := everythingServer(t)
-	dir := t.TempDir()
-	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"ev": map[string]any{"command": node, "args": []string{entry, "stdio"}}}})
-	require.NoError(t, err)
-	mcpConfig := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, cfg, 0o600))
-	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
+	e, _ := everythingEnv(t)
 	e.startWorker()
 
 	const long = "mcp_ev_trigger-long-running-operation"
