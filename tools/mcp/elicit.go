@@ -1,4 +1,4 @@
-//lint:file-ignore SA1019 roots and sampling are deprecated in 2026-07-28, but servers still ask for them during the deprecation window: roots get the workdir, sampling a clear refusal
+//lint:file-ignore SA1019 roots and sampling are deprecated in 2026-07-28, but servers still ask for them during the deprecation window: roots get the call's workspace, sampling a clear refusal
 
 package mcp
 
@@ -210,8 +210,8 @@ func (c *callClock) release() {
 
 // A 2026-07-28 server asks for input by answering a call with
 // input_required: its input requests and an opaque requestState, to be sent
-// back with the responses. The worker answers roots/list itself (the
-// workdir), refuses sampling (it offers no model to servers), and hands the
+// back with the responses. The worker answers roots/list itself (the call's
+// workspace), refuses sampling (it offers no model to servers), and hands the
 // elicitations to the call's round (round.InputRequired), which waits for a
 // person and runs the call again with the answers; where no round waits
 // (tools.InputRounds is false), it asks through the call's Elicitor in place.

@@ -184,10 +184,7 @@ func (m *Manager) definition(s *server, t *sdk.Tool, reg *tools.Registry) (tools
 	if t.Annotations != nil && t.Annotations.ReadOnlyHint {
 		effect = tools.ReadOnly
 	}
-	timeout := m.cfg.CallTimeout
-	if s.cfg.TimeoutSeconds > 0 {
-		timeout = time.Duration(s.cfg.TimeoutSeconds * float64(time.Second))
-	}
+	timeout := m.timeoutOf(s)
 	return tools.Definition{
 		Name:        name,
 		Description: desc,
@@ -257,4 +254,13 @@ func (m *Manager) registerReader(s *server, reg *tools.Registry) error {
 	s.readTool = name
 	s.mu.Unlock()
 	return nil
+}
+
+// timeoutOf bounds one call of s's tools: its timeout_seconds, else the
+// worker's CallTimeout.
+func (m *Manager) timeoutOf(s *server) time.Duration {
+	if s.cfg.TimeoutSeconds > 0 {
+		return time.Duration(s.cfg.TimeoutSeconds * float64(time.Second))
+	}
+	return m.cfg.CallTimeout
 }

@@ -33,10 +33,7 @@ var readSchema = json.RawMessage(`{"type":"object","required":["uri"],"propertie
 
 // readDefinition is the read tool of s, named name.
 func (m *Manager) readDefinition(s *server, name string) tools.Definition {
-	timeout := m.cfg.CallTimeout
-	if s.cfg.TimeoutSeconds > 0 {
-		timeout = time.Duration(s.cfg.TimeoutSeconds * float64(time.Second))
-	}
+	timeout := m.timeoutOf(s)
 	return tools.Definition{
 		Name: name,
 		Description: fmt.Sprintf("Read a resource of the MCP server %q by its URI (resources/read), such as a resource link one of its tools returned. "+
@@ -103,9 +100,9 @@ func resourceContents(contents []*sdk.ResourceContents, limit int) (string, []ro
 	for _, c := range contents {
 		switch {
 		case c == nil:
-		case len(c.Blob) > 0 && strings.HasPrefix(c.MIMEType, "image/"):
+		case isImageBlob(c):
 			images = append(images, round.Image{MIMEType: c.MIMEType, Size: len(c.Blob), Data: c.Blob})
-			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Blob)))
+			parts = append(parts, imageLine(c.MIMEType, len(c.Blob)))
 		case len(c.Blob) > 0 && strings.HasPrefix(c.MIMEType, "text/") && utf8.Valid(c.Blob):
 			parts = append(parts, string(c.Blob))
 		case len(c.Blob) > 0:

@@ -23,12 +23,22 @@ func resultImages(res *sdk.CallToolResult) []round.Image {
 				out = append(out, round.Image{MIMEType: c.MIMEType, Size: len(c.Data), Data: c.Data})
 			}
 		case *sdk.EmbeddedResource:
-			if r := c.Resource; r != nil && len(r.Blob) > 0 && strings.HasPrefix(r.MIMEType, "image/") {
+			if r := c.Resource; isImageBlob(r) {
 				out = append(out, round.Image{MIMEType: r.MIMEType, Size: len(r.Blob), Data: r.Blob})
 			}
 		}
 	}
 	return out
+}
+
+// isImageBlob reports whether a resource's contents are an image's bytes.
+func isImageBlob(r *sdk.ResourceContents) bool {
+	return r != nil && len(r.Blob) > 0 && strings.HasPrefix(r.MIMEType, "image/")
+}
+
+// imageLine is the text that stands for an image (F2).
+func imageLine(mime string, size int) string {
+	return fmt.Sprintf("[image %s, %d bytes]", mime, size)
 }
 
 // resultText joins the text of a tool result. Text parts are kept as they
@@ -43,7 +53,7 @@ func resultText(res *sdk.CallToolResult, limit int, readTool string) string {
 		case *sdk.TextContent:
 			parts = append(parts, c.Text)
 		case *sdk.ImageContent:
-			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", c.MIMEType, len(c.Data)))
+			parts = append(parts, imageLine(c.MIMEType, len(c.Data)))
 		case *sdk.AudioContent:
 			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data)))
 		case *sdk.ResourceLink:
@@ -58,8 +68,8 @@ func resultText(res *sdk.CallToolResult, limit int, readTool string) string {
 			case r == nil:
 			case r.Text != "":
 				parts = append(parts, r.Text)
-			case strings.HasPrefix(r.MIMEType, "image/") && len(r.Blob) > 0:
-				parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", r.MIMEType, len(r.Blob)))
+			case isImageBlob(r):
+				parts = append(parts, imageLine(r.MIMEType, len(r.Blob)))
 			default:
 				parts = append(parts, fmt.Sprintf("[resource %s %s, %d bytes]", r.URI, r.MIMEType, len(r.Blob)))
 			}
