@@ -128,7 +128,6 @@ func elicitSummary(e *round.Elicitation) string {
 	}
 	var schema struct {
 		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
 	}
 	if json.Unmarshal(e.RequestedSchema, &schema) == nil && len(schema.Properties) > 0 {
 		names := make([]string, 0, len(schema.Properties))
