@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	tclient "go.temporal.io/sdk/client"
 
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
@@ -408,6 +410,26 @@ func TestWorkerKilledWhileAWebhookRetries(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return posts() >= 2 }, 30*time.Second, 50*time.Millisecond,
 		"the webhook was not retried")
+	// Kill between attempts, as the name says: once the server has recorded
+	// the second failure and scheduled the third attempt. A kill while a
+	// failure is still on its way to the server leaves that attempt running
+	// until its start-to-close timeout, which is another scenario.
+	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
+	require.NoError(t, err)
+	defer tc.Close()
+	key := "notify/" + p[0].WaitID + "/waiting"
+	require.Eventually(t, func() bool {
+		d, err := tc.DescribeWorkflow(context.Background(), key, "")
+		if err != nil {
+			return false
+		}
+		for _, pa := range d.RawResponse.GetPendingActivities() {
+			if pa.GetAttempt() >= 3 && pa.GetState() == enumspb.PENDING_ACTIVITY_STATE_SCHEDULED {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 20*time.Millisecond, "the server did not schedule the webhook's third attempt")
 
 	w.kill(t)
 	h.mu.Lock()
@@ -415,7 +437,6 @@ func TestWorkerKilledWhileAWebhookRetries(t *testing.T) {
 	h.mu.Unlock()
 	restarted := time.Now()
 	e.startWorker()
-	key := "notify/" + p[0].WaitID + "/waiting"
 	require.Eventually(t, func() bool { _, ok := h.payload(key); return ok }, 60*time.Second, 50*time.Millisecond,
 		"the waiting webhook was not delivered after the restart: keys %v", h.keys())
 	h.mu.Lock()
