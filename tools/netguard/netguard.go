@@ -217,7 +217,15 @@ func (p Policy) Dialer() *net.Dialer {
 
 // Transport returns an HTTP transport that dials through Dialer.
 func (p Policy) Transport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if ok {
+		t = t.Clone()
+	} else {
+		// A program that wrapped http.DefaultTransport still gets a
+		// guarded transport with the standard settings.
+		t = &http.Transport{ForceAttemptHTTP2: true, MaxIdleConns: 100, IdleConnTimeout: 90 * time.Second,
+			TLSHandshakeTimeout: 10 * time.Second, ExpectContinueTimeout: time.Second}
+	}
 	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		// The host as written, before a resolver reads it its own way.
 		host, _, err := net.SplitHostPort(addr)
