@@ -121,3 +121,18 @@ func TestTransportRefusesBeforeAnyConnection(t *testing.T) {
 	require.ErrorContains(t, err, "denied by the network policy")
 	require.Error(t, DefaultPolicy().Check(netip.MustParseAddr("fd00:ec2::254%eth0")))
 }
+
+type wrapped struct{ http.RoundTripper }
+
+// A program that wrapped http.DefaultTransport still gets a guarded
+// transport, not a panic.
+func TestTransportWhenTheDefaultIsWrapped(t *testing.T) {
+	saved := http.DefaultTransport
+	http.DefaultTransport = wrapped{saved}
+	t.Cleanup(func() { http.DefaultTransport = saved })
+	tr := DefaultPolicy().Transport()
+	c := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+	_, err := c.Get("http://169.254.169.254/latest/meta-data/")
+	require.ErrorContains(t, err, "netguard")
+	require.Nil(t, tr.Proxy)
+}
