@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolround/toolround/internal/jsonconf"
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/netguard"
 )
 
 // ConfigEnv is the environment variable that names the MCP configuration
@@ -25,6 +26,7 @@ const ConfigEnv = "MCP_CONFIG"
 const (
 	DefaultConnectTimeout = 30 * time.Second
 	DefaultMaxOutputBytes = 256 << 10
+	DefaultSignInPoll     = 5 * time.Second
 	// terminateWait is how long closing a stdio server waits for it to exit
 	// after its stdin closes, and again after SIGTERM, before SIGKILL.
 	terminateWait = 3 * time.Second
@@ -65,6 +67,20 @@ type Config struct {
 	// status says it needs a sign-in (ErrNeedsSignIn).
 	SignIn      SignInFunc
 	RedirectURL string
+	// Grants, without SignIn, are the sign-ins people made through the
+	// console (grants.go): a server that asks for OAuth sends its grant's
+	// token, refreshes it, and without one is recorded as needing a
+	// sign-in and connected once a grant appears (checked every
+	// SignInPoll, default DefaultSignInPoll).
+	Grants     *Grants
+	SignInPoll time.Duration
+	// SignInLink is where a person signs in: the console's MCP page
+	// (CONSOLE_URL + /mcp), named in the errors and the log.
+	SignInLink string
+	// NetPolicy guards every URL a server names that the worker or the
+	// console fetches itself: OAuth metadata, registration and token
+	// endpoints. Default netguard.DefaultPolicy().
+	NetPolicy *netguard.Policy
 	// Logger receives connection events, and the stderr lines of stdio
 	// servers at debug level. Default slog.Default().
 	Logger *slog.Logger
@@ -125,6 +141,13 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.SignInPoll <= 0 {
+		c.SignInPoll = DefaultSignInPoll
+	}
+	if c.NetPolicy == nil {
+		p := netguard.DefaultPolicy()
+		c.NetPolicy = &p
 	}
 	return c
 }

@@ -23,6 +23,14 @@ var clientInfo = &sdk.Implementation{Name: "toolround", Version: "1"}
 type Manager struct {
 	cfg     Config
 	servers []*server
+	// ctx ends with Close: it bounds the wait for sign-ins (awaitGrant).
+	ctx    context.Context
+	cancel context.CancelFunc
+	// mu guards reg, the registry of the last Register, and registered,
+	// the servers whose tools are in it.
+	mu         sync.Mutex
+	reg        *tools.Registry
+	registered map[*server]bool
 }
 
 // ServerStatus says how one configured server is doing.
@@ -41,6 +49,22 @@ type ServerStatus struct {
 	Connects int
 	// Tools are the server's own tool names, as listed when it started.
 	Tools []string
+	// NeedsSignIn marks a server that waits for a person's OAuth sign-in
+	// (Err is then ErrNeedsSignIn); SignIn is where, when known.
+	NeedsSignIn bool
+	SignIn      string
+}
+
+// Unavailable lists the servers whose tools are missing, and why.
+func (m *Manager) Unavailable() []tools.Unavailable {
+	var out []tools.Unavailable
+	for _, st := range m.Status() {
+		if st.Err == nil {
+			continue
+		}
+		out = append(out, tools.Unavailable{Server: st.Name, Reason: st.Err.Error(), NeedsSignIn: st.NeedsSignIn, SignIn: st.SignIn})
+	}
+	return out
 }
 
 // Connect starts every configured server and lists its tools, all servers at
@@ -58,7 +82,8 @@ func Connect(ctx context.Context, cfg Config) (*Manager, error) {
 		}
 		seen[sc.Name] = true
 	}
-	m := &Manager{cfg: cfg}
+	m := &Manager{cfg: cfg, registered: map[*server]bool{}}
+	m.ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	for _, sc := range cfg.Servers {
 		if sc.Disabled {
 			continue
@@ -78,7 +103,51 @@ func Connect(ctx context.Context, cfg Config) (*Manager, error) {
 		})
 	}
 	wg.Wait()
+	for _, s := range m.servers {
+		s.mu.Lock()
+		needs := errors.Is(s.startErr, ErrNeedsSignIn)
+		s.mu.Unlock()
+		if needs && cfg.Grants != nil {
+			go m.awaitGrant(s)
+		}
+	}
 	return m, nil
+}
+
+// awaitGrant connects s, which needs a sign-in, once a person has signed
+// it in through the console, and registers its tools in the registry of
+// the last Register.
+func (m *Manager) awaitGrant(s *server) {
+	s.log.Warn("mcp: the server waits for a sign-in; its tools come once a person signs it in", "where", s.signInHint())
+	tick := time.NewTicker(m.cfg.SignInPoll)
+	defer tick.Stop()
+	var tried string
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		gr, err := m.cfg.Grants.Grant(m.ctx, s.cfg.Name, s.cfg.URL)
+		if err != nil || gr == nil || gr.Token.AccessToken == tried {
+			continue
+		}
+		tried = gr.Token.AccessToken
+		if err := s.start(m.ctx); err != nil {
+			s.log.Warn("mcp: the server still does not connect after a sign-in", "err", err)
+			continue
+		}
+		s.log.Info("mcp: server connected after a sign-in", "tools", len(s.tools))
+		m.mu.Lock()
+		reg := m.reg
+		m.mu.Unlock()
+		if reg != nil {
+			if err := m.registerServer(s, reg); err != nil {
+				s.log.Warn("mcp: some of the server's tools were not registered", "err", err)
+			}
+		}
+		return
+	}
 }
 
 // Status reports every configured server, sorted by name.
@@ -98,6 +167,9 @@ func (m *Manager) Status() []ServerStatus {
 			st.Tools = append(st.Tools, t.Name)
 		}
 		s.mu.Unlock()
+		if st.NeedsSignIn = errors.Is(st.Err, ErrNeedsSignIn); st.NeedsSignIn {
+			st.SignIn = m.cfg.SignInLink
+		}
 		if s.cfg.stdio() {
 			st.Transport = "stdio"
 		}
@@ -112,27 +184,42 @@ func (m *Manager) Status() []ServerStatus {
 // also gets its read_resource tool (resources.go). A tool that cannot be registered
 // does not stop the others; the returned error lists every one.
 func (m *Manager) Register(reg *tools.Registry) error {
+	m.mu.Lock()
+	if m.reg != reg {
+		m.reg, m.registered = reg, map[*server]bool{}
+	}
+	m.mu.Unlock()
 	var errs []error
 	for _, s := range m.servers {
-		s.mu.Lock()
-		list, failed, resources := s.tools, s.startErr != nil, s.resources
-		s.mu.Unlock()
-		if failed {
-			continue
+		errs = append(errs, m.registerServer(s, reg))
+	}
+	return errors.Join(errs...)
+}
+
+// registerServer adds s's tools to reg, once, if s has started.
+func (m *Manager) registerServer(s *server, reg *tools.Registry) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s.mu.Lock()
+	list, failed, resources := s.tools, s.startErr != nil, s.resources
+	s.mu.Unlock()
+	if failed || m.registered[s] {
+		return nil
+	}
+	m.registered[s] = true
+	var errs []error
+	for _, t := range list {
+		def, err := m.definition(s, t, reg)
+		if err == nil {
+			err = reg.Register(def)
 		}
-		for _, t := range list {
-			def, err := m.definition(s, t, reg)
-			if err == nil {
-				err = reg.Register(def)
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("mcp: server %q, tool %q: %w", s.cfg.Name, t.Name, err))
-			}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("mcp: server %q, tool %q: %w", s.cfg.Name, t.Name, err))
 		}
-		if resources {
-			if err := m.registerReader(s, reg); err != nil {
-				errs = append(errs, fmt.Errorf("mcp: server %q, tool %q: %w", s.cfg.Name, readResourceTool, err))
-			}
+	}
+	if resources {
+		if err := m.registerReader(s, reg); err != nil {
+			errs = append(errs, fmt.Errorf("mcp: server %q, tool %q: %w", s.cfg.Name, readResourceTool, err))
 		}
 	}
 	return errors.Join(errs...)
@@ -140,6 +227,7 @@ func (m *Manager) Register(reg *tools.Registry) error {
 
 // Close ends every session and stops the stdio servers.
 func (m *Manager) Close() error {
+	m.cancel()
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
 
 	"github.com/toolround/toolround/internal/jsonconf"
 )
@@ -62,19 +64,50 @@ type SignInFunc func(ctx context.Context, req SignInRequest) (SignInResult, erro
 var ErrNeedsSignIn = errors.New("the server needs an OAuth sign-in")
 
 // oauthHandler is s's OAuth handler, or nil when s takes none: a stdio
-// server, or a worker without SignIn.
-func (s *server) oauthHandler() (*auth.AuthorizationCodeHandler, error) {
-	if s.cfg.stdio() || s.opts.SignIn == nil {
+// server, or a worker with neither SignIn nor Grants. With SignIn the
+// worker signs in itself; with Grants it uses the console's sign-ins.
+func (s *server) oauthHandler() (auth.OAuthHandler, error) {
+	switch {
+	case s.cfg.stdio():
 		return nil, nil
+	case s.opts.SignIn != nil:
+		if s.opts.RedirectURL == "" {
+			return nil, errors.New("oauth: Config.RedirectURL is empty")
+		}
+		sc := s.cfg
+		if o := sc.OAuth; o != nil {
+			oc := *o
+			var err error
+			if oc.ClientSecret, err = jsonconf.ExpandEnv(o.ClientSecret); err != nil {
+				return nil, fmt.Errorf("oauth client_secret: %w", err)
+			}
+			sc.OAuth = &oc
+		}
+		return codeHandler(sc, s.opts.SignIn, s.opts.RedirectURL, s.oauthClient(), nil, nil)
+	case s.opts.Grants != nil:
+		return &grantAuth{s: s, src: &grantSource{s: s}}, nil
 	}
-	if s.opts.RedirectURL == "" {
-		return nil, errors.New("oauth: Config.RedirectURL is empty")
-	}
-	name, signIn, redirect := s.cfg.Name, s.opts.SignIn, s.opts.RedirectURL
+	return nil, nil
+}
+
+// oauthClient makes the requests to the URLs a server names: its
+// metadata, its authorization server's registration and token endpoints.
+// They go through the network guard, without the entry's headers.
+func (s *server) oauthClient() *http.Client {
+	return &http.Client{Transport: s.opts.NetPolicy.Transport(), Timeout: s.opts.ConnectTimeout}
+}
+
+// codeHandler is the SDK's authorization code handler for sc (whose
+// client secret is expanded already), with signIn
+// as the person and redirect as the redirect URI. keep, if set, receives
+// the client and token the sign-in produced; extra scopes are asked for
+// on top of those the server names.
+func codeHandler(sc ServerConfig, signIn SignInFunc, redirect string, client *http.Client,
+	keep func(*oauth2.Config, *oauth2.Token), extra []string) (*auth.AuthorizationCodeHandler, error) {
+	name := sc.Name
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL: redirect,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-			s.log.Info("mcp: the server needs a sign-in", "redirect_url", redirect)
 			r, err := signIn(ctx, SignInRequest{Server: name, URL: args.URL, RedirectURL: redirect})
 			if err != nil {
 				return nil, fmt.Errorf("sign-in for server %q: %w", name, err)
@@ -91,22 +124,33 @@ func (s *server) oauthHandler() (*auth.AuthorizationCodeHandler, error) {
 			},
 		},
 		RequestRefreshToken: true,
-		// Metadata, registration and token requests go out as the
-		// server's own requests do, without its configured headers.
-		Client: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()},
+		Client:              client,
 	}
-	if o := s.cfg.OAuth; o != nil {
+	if len(extra) > 0 {
+		cfg.ScopeFilter = func(found []string) []string {
+			out := slices.Clone(found)
+			for _, sc := range extra {
+				if !slices.Contains(out, sc) {
+					out = append(out, sc)
+				}
+			}
+			return out
+		}
+	}
+	if keep != nil {
+		cfg.NewTokenSource = func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
+			keep(c, tok)
+			return c.TokenSource(ctx, tok), nil
+		}
+	}
+	if o := sc.OAuth; o != nil {
 		if o.ClientMetadataURL != "" {
 			cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: o.ClientMetadataURL}
 		}
 		if o.ClientID != "" {
-			secret, err := jsonconf.ExpandEnv(o.ClientSecret)
-			if err != nil {
-				return nil, fmt.Errorf("oauth client_secret: %w", err)
-			}
 			pre := &oauthex.ClientCredentials{ClientID: o.ClientID}
-			if secret != "" {
-				pre.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: secret}
+			if o.ClientSecret != "" {
+				pre.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}
 			}
 			cfg.PreregisteredClient = pre
 		}

@@ -37,9 +37,10 @@ type server struct {
 	client *sdk.Client
 	http   *http.Client // streamable HTTP servers only
 	// oauth signs the worker in to a server behind OAuth and keeps its
-	// tokens (oauth.go); nil without Config.SignIn. oauthErr is why it
+	// tokens (oauth.go), or sends the console's grant (grants.go); nil
+	// without Config.SignIn or Config.Grants. oauthErr is why it
 	// could not be made.
-	oauth    *auth.AuthorizationCodeHandler
+	oauth    auth.OAuthHandler
 	oauthErr error
 
 	// progress maps the progress token of each call in flight to the
@@ -106,8 +107,8 @@ func (s *server) start(ctx context.Context) error {
 		s.tools, s.resources = list, offersResources(sess)
 		return nil
 	}()
+	s.startErr = err
 	if err != nil {
-		s.startErr = err
 		if s.sess != nil {
 			sess, proc := s.sess, s.proc
 			s.sess, s.proc = nil, serverProc{}
