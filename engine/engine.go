@@ -252,6 +252,17 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 			return fmt.Errorf("engine: MCP_CONFIG: %w", err)
 		}
 		mc.Dir, mc.Logger = e.Workdir.Dir(), e.Logger
+		// Servers behind OAuth use the sign-ins people make through the
+		// console, sealed in Redis (E3).
+		if e.Redis != nil {
+			if mc.Grants, err = mcp.NewGrants(e.Redis.SessionData(), key); err != nil {
+				return fmt.Errorf("engine: MCP_CONFIG: %w", err)
+			}
+		}
+		if u := strings.TrimRight(cfg.Notify.ConsoleURL, "/"); u != "" {
+			mc.SignInLink = u + "/mcp"
+		}
+		mc.NetPolicy = bc.Web.Policy
 		// A server that asks for roots gets the call's own workspace.
 		mc.Workspace = func(ctx context.Context) (string, error) {
 			w, err := e.Workdir.For(ctx)
@@ -281,6 +292,7 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 		if err := e.mcp.Register(e.Registry); err != nil {
 			e.Logger.Warn("some MCP tools were not registered", "error", err)
 		}
+		e.Activities.Unavailable = e.mcp.Unavailable
 	}
 	if cfg.ToolsConfig != "" {
 		tc, err := ext.Load(cfg.ToolsConfig)

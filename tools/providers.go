@@ -37,6 +37,21 @@ type Toolset struct {
 	Deferred []string   `json:"deferred"`
 	// TurnContext is the line that lists the deferred names for the model.
 	TurnContext string `json:"turn_context,omitempty"`
+	// Unavailable are the worker's MCP servers whose tools are missing
+	// from Tools, and why (`starter tools --worker`).
+	Unavailable []Unavailable `json:"unavailable,omitempty"`
+}
+
+// Unavailable is a configured MCP server whose tools a worker does not
+// offer.
+type Unavailable struct {
+	Server string `json:"server"`
+	// Reason is why: the error of its start.
+	Reason string `json:"reason"`
+	// NeedsSignIn marks a server waiting for a person's OAuth sign-in,
+	// SignIn where to do it (the console's MCP page) when known.
+	NeedsSignIn bool   `json:"needs_sign_in,omitempty"`
+	SignIn      string `json:"sign_in,omitempty"`
 }
 
 // ToolsFor returns the provider's tools array and deferred names.

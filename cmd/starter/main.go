@@ -248,7 +248,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return usageError{errors.New("tools needs --provider P (claude-code or any other name)"), commandUsage(name, cmd, fs)}
 		}
 		if f.fromWorker {
-			return printWorkerTools(ctx, stdout, f.provider, f.format)
+			return printWorkerTools(ctx, stdout, stderr, f.provider, f.format)
 		}
 		return printTools(ctx, stdout, stderr, f.provider, f.format)
 	case "watch":

@@ -53,6 +53,7 @@ func printTools(ctx context.Context, w, stderr io.Writer, provider, format strin
 		if err := m.Register(reg); err != nil {
 			return fmt.Errorf("MCP_CONFIG: %w", err)
 		}
+		sayUnavailable(stderr, m.Unavailable())
 	}
 	if path := envconf.Get(ext.ConfigEnv, ""); path != "" {
 		tc, err := ext.Load(path)
@@ -68,7 +69,7 @@ func printTools(ctx context.Context, w, stderr io.Writer, provider, format strin
 
 // printWorkerTools lists the tools a running worker of TASK_QUEUE offers,
 // as it answers (client.WorkerTools).
-func printWorkerTools(ctx context.Context, w io.Writer, provider, format string) error {
+func printWorkerTools(ctx context.Context, w, stderr io.Writer, provider, format string) error {
 	f, err := parseToolsFormat(format)
 	if err != nil {
 		return err
@@ -82,7 +83,23 @@ func printWorkerTools(ctx context.Context, w io.Writer, provider, format string)
 	if err != nil {
 		return err
 	}
+	sayUnavailable(stderr, ts.Unavailable)
 	return printToolset(w, ts, format, f)
+}
+
+// sayUnavailable names on stderr the MCP servers whose tools are missing:
+// a server that waits for a sign-in, with where to do it.
+func sayUnavailable(stderr io.Writer, list []tools.Unavailable) {
+	for _, u := range list {
+		switch {
+		case u.NeedsSignIn && u.SignIn != "":
+			fmt.Fprintf(stderr, "starter tools: MCP server %q needs sign-in: a person signs it in at %s\n", u.Server, u.SignIn)
+		case u.NeedsSignIn:
+			fmt.Fprintf(stderr, "starter tools: MCP server %q needs sign-in: a person signs it in on the console's MCP page (/mcp)\n", u.Server)
+		default:
+			fmt.Fprintf(stderr, "starter tools: MCP server %q is unavailable: %s\n", u.Server, u.Reason)
+		}
+	}
 }
 
 func parseToolsFormat(format string) (round.Format, error) {

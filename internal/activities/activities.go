@@ -43,6 +43,9 @@ type BlobStore interface {
 // Activities holds the dependencies of the round's activities.
 type Activities struct {
 	Registry *tools.Registry
+	// Unavailable lists the MCP servers whose tools are missing, for
+	// ListTools; nil: none.
+	Unavailable func() []tools.Unavailable
 	// Events, Cache, History and Blobs may be nil: the round then goes on
 	// without them.
 	Events  EventSink

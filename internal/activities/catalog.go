@@ -10,5 +10,9 @@ import (
 // registry (built-ins, MCP servers, TOOLS_CONFIG), as `starter tools` prints
 // them.
 func (a *Activities) ListTools(_ context.Context, provider string) (tools.Toolset, error) {
-	return a.Registry.ToolsFor(provider, nil), nil
+	ts := a.Registry.ToolsFor(provider, nil)
+	if a.Unavailable != nil {
+		ts.Unavailable = a.Unavailable()
+	}
+	return ts, nil
 }
