@@ -31,7 +31,7 @@ func loadPages() (*pages, error) {
 		return nil, fmt.Errorf("console: templates: %w", err)
 	}
 	p := &pages{byName: map[string]*template.Template{}}
-	for _, name := range []string{"login", "inbox", "session", "call", "error"} {
+	for _, name := range []string{"login", "inbox", "session", "call", "error", "mcp"} {
 		t, err := template.Must(base.Clone()).ParseFS(assets, "assets/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("console: template %s: %w", name, err)

@@ -15,6 +15,8 @@ import (
 
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools/mcp"
+	"github.com/toolround/toolround/tools/netguard"
 )
 
 // Options configure a Server.
@@ -47,6 +49,11 @@ type Options struct {
 	// /api/v1/workspaces/{session}/move rebinds a workspace; otherwise it
 	// answers 409 placement_off.
 	Placement string
+	// MCP are the workers' MCP sign-ins (E3, mcp.go), nil without Redis
+	// or the secret key: /mcp then says so. MCPNetPolicy guards the
+	// URLs a server names during a sign-in (default netguard's).
+	MCP          *mcp.Grants
+	MCPNetPolicy *netguard.Policy
 }
 
 // Server serves the API and the page.
@@ -58,6 +65,7 @@ type Server struct {
 	log      *slog.Logger
 	mux      *http.ServeMux
 	pages    *pages
+	flows    signIns
 }
 
 // New builds a Server.
@@ -135,6 +143,9 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /logout", s.logout)
 	m.HandleFunc("GET /link", s.getLink)
 	m.HandleFunc("POST /link", s.postLink)
+	m.HandleFunc("GET /mcp", s.page(s.mcpPage))
+	m.HandleFunc("POST /mcp/signin/{server}", s.page(s.mcpSignIn))
+	m.HandleFunc("GET /mcp/callback", s.mcpCallback)
 	m.Handle("GET /assets/", assetHandler())
 }
 

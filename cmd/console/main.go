@@ -19,6 +19,8 @@ import (
 	"github.com/toolround/toolround/console"
 	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/notify"
+	"github.com/toolround/toolround/tools/mcp"
+	"github.com/toolround/toolround/tools/netguard"
 )
 
 const usage = `usage: console
@@ -33,6 +35,7 @@ environment:
   TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TASK_QUEUE, REDIS_URL,
   TOOLROUND_SECRET_KEY[_FILE]         as for the worker and the starter
   NOTIFY_LINK_KEY[_FILE]              the key of signed links (N2), as for the workers
+  HTTP_DENY_PRIVATE as for the worker: MCP sign-ins reach no private address
   TOOLS_WORKDIR     the workers' folder of workspaces (WORKSPACE=session), for
                     /api/v1/workspaces; unset: those answer 501`
 
@@ -84,8 +87,17 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("the key that verifies signed links: %w", err)
 	}
-	srv, err := console.New(console.Options{Backend: backend, Tokens: tokens, Logger: logger, LinkKey: linkKey,
-		Workdir: strings.TrimSpace(os.Getenv("TOOLS_WORKDIR")), Placement: cfg.Placement})
+	opts := console.Options{Backend: backend, Tokens: tokens, Logger: logger, LinkKey: linkKey,
+		Workdir: strings.TrimSpace(os.Getenv("TOOLS_WORKDIR")), Placement: cfg.Placement}
+	if opts.MCP, err = mcpGrants(cfg, rc); err != nil {
+		logger.Warn("console: the MCP page cannot sign servers in", "err", err)
+	}
+	if cfg.DenyPrivate {
+		p := netguard.DefaultPolicy()
+		p.DenyPrivate = true
+		opts.MCPNetPolicy = &p
+	}
+	srv, err := console.New(opts)
 	if err != nil {
 		return err
 	}
@@ -129,6 +141,19 @@ func run(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// mcpGrants are the workers' MCP sign-ins (E3), sealed in Redis with the
+// secret key: nil without Redis.
+func mcpGrants(cfg engine.Config, rc *cache.Client) (*mcp.Grants, error) {
+	if rc == nil {
+		return nil, errors.New("no Redis")
+	}
+	key, err := cfg.Secrets.LoadKey()
+	if err != nil {
+		return nil, fmt.Errorf("the secret key: %w", err)
+	}
+	return mcp.NewGrants(rc.SessionData(), key)
 }
 
 // loadTokens reads CONSOLE_TOKENS, or makes one approver token.

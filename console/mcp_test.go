@@ -1,0 +1,220 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"html"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/internal/testtools/oauthmcp"
+	"github.com/toolround/toolround/tools/mcp"
+	"github.com/toolround/toolround/tools/secrets"
+)
+
+// lockedLog is a log the console writes while the test reads it.
+type lockedLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type mcpConsole struct {
+	ts     *httptest.Server
+	grants *mcp.Grants
+	hashes *oauthmcp.MemHashes
+	oauth  *oauthmcp.Server
+	log    *lockedLog
+}
+
+const scopedApprover = "scoped-approver-token-000000000001"
+
+func newMCPConsole(t *testing.T) *mcpConsole {
+	t.Helper()
+	srv := sdk.NewServer(&sdk.Implementation{Name: "locked", Version: "1"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "echo"}, func(_ context.Context, _ *sdk.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: in.Text}}}, nil, nil
+	})
+	key, err := secrets.GenerateKey()
+	require.NoError(t, err)
+	h := oauthmcp.NewMemHashes()
+	g, err := mcp.NewGrants(h, key)
+	require.NoError(t, err)
+	log := &lockedLog{}
+	s, err := New(Options{Backend: newFake(), MCP: g, Logger: slog.New(slog.NewTextHandler(log, nil)), Tokens: []Token{
+		{Secret: approverToken, Name: "alice", Role: RoleApprover},
+		{Secret: agentToken, Name: "bot", Role: RoleAgent},
+		{Secret: scopedApprover, Name: "carol", Role: RoleApprover, Sessions: []string{"team-*"}},
+	}})
+	require.NoError(t, err)
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	return &mcpConsole{ts: ts, grants: g, hashes: h, oauth: oauthmcp.New(t, srv), log: log}
+}
+
+// need records what a worker records when the server answers 401.
+func (c *mcpConsole) need(t *testing.T) {
+	t.Helper()
+	require.NoError(t, c.grants.NeedSignIn(context.Background(), mcp.SignInNeed{Server: "locked", URL: c.oauth.URL, Why: "the server answered 401"}))
+}
+
+func (c *mcpConsole) get(t *testing.T, b *http.Client, path string) (int, string) {
+	t.Helper()
+	resp, err := b.Get(c.ts.URL + path)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func (c *mcpConsole) startSignIn(t *testing.T, b *http.Client, csrf string) (int, string) {
+	t.Helper()
+	resp, err := b.PostForm(c.ts.URL+"/mcp/signin/locked", url.Values{"csrf": {csrf}})
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+var continueLink = regexp.MustCompile(`<a class="button" href="([^"]+)"`)
+
+func TestMCPServerIsSignedInThroughThePage(t *testing.T) {
+	c := newMCPConsole(t)
+	c.need(t)
+	b := browser(t)
+	csrf := signIn(t, c.ts, b, approverToken)
+
+	code, page := c.get(t, b, "/mcp")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, page, "<strong>locked</strong>")
+	require.Contains(t, page, "needs sign-in: the server answered 401")
+	require.Contains(t, page, `action="/mcp/signin/locked"`)
+
+	code, page = c.startSignIn(t, b, csrf)
+	require.Equal(t, http.StatusOK, code, page)
+	m := continueLink.FindStringSubmatch(page)
+	require.NotNil(t, m, page)
+	authURL := html.UnescapeString(m[1])
+	au, err := url.Parse(authURL)
+	require.NoError(t, err)
+	require.Contains(t, page, "signs in at <strong>"+au.Host+"</strong>", "the page names the host the person goes to")
+	require.Equal(t, "S256", au.Query().Get("code_challenge_method"))
+	require.Equal(t, c.ts.URL+"/mcp/callback", au.Query().Get("redirect_uri"))
+
+	// The person signs in; the authorization server sends the browser back.
+	back, err := oauthmcp.Follow(context.Background(), authURL, c.ts.URL+"/mcp/callback")
+	require.NoError(t, err)
+	stranger := browser(t) // the redirect carries no console cookie
+	resp, err := stranger.Get(back.String())
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, "/mcp?signed=locked", resp.Header.Get("Location"))
+
+	gr, err := c.grants.Grant(context.Background(), "locked", c.oauth.URL)
+	require.NoError(t, err)
+	require.NotNil(t, gr, "the grant is kept for the workers")
+	require.Equal(t, "alice", gr.By)
+	require.NotEmpty(t, gr.Token.RefreshToken)
+	needs, err := c.grants.Needs(context.Background())
+	require.NoError(t, err)
+	require.Empty(t, needs)
+	_, page = c.get(t, b, "/mcp?signed=locked")
+	require.Contains(t, page, "locked is signed in")
+
+	for where, text := range map[string]string{"the console's log": c.log.String(), "Redis": c.hashes.Raw(), "the page": page} {
+		require.NotContains(t, text, gr.Token.AccessToken, "the access token is not in %s", where)
+		require.NotContains(t, text, gr.Token.RefreshToken, "the refresh token is not in %s", where)
+	}
+
+	// The redirect is used once.
+	resp, err = stranger.Get(back.String())
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+}
+
+func TestMCPSignInIsForApproversOfEverySession(t *testing.T) {
+	c := newMCPConsole(t)
+	c.need(t)
+	for name, token := range map[string]string{"agent": agentToken, "scoped approver": scopedApprover} {
+		b := browser(t)
+		csrf := signIn(t, c.ts, b, token)
+		_, page := c.get(t, b, "/mcp")
+		require.NotContains(t, page, `action="/mcp/signin/locked"`, name)
+		code, _ := c.startSignIn(t, b, csrf)
+		require.Equal(t, http.StatusForbidden, code, name)
+	}
+	b := browser(t)
+	signIn(t, c.ts, b, approverToken)
+	code, _ := c.startSignIn(t, b, "not-the-csrf-token")
+	require.Equal(t, http.StatusForbidden, code, "a cross-site form is refused")
+	require.Equal(t, int64(0), c.oauth.Authorized.Load()+c.oauth.Registered.Load(), "nothing reached the authorization server")
+}
+
+func TestMCPCallbackTakesOnlyItsOwnState(t *testing.T) {
+	c := newMCPConsole(t)
+	c.need(t)
+	b := browser(t)
+	code, _ := c.get(t, b, "/mcp/callback?code=stolen&state=made-up")
+	require.Equal(t, http.StatusBadRequest, code)
+	code, _ = c.get(t, b, "/mcp/callback?code=stolen")
+	require.Equal(t, http.StatusBadRequest, code)
+
+	// A refused sign-in keeps nothing and leaves the need listed.
+	csrf := signIn(t, c.ts, b, approverToken)
+	_, page := c.startSignIn(t, b, csrf)
+	m := continueLink.FindStringSubmatch(page)
+	require.NotNil(t, m, page)
+	au, err := url.Parse(html.UnescapeString(m[1]))
+	require.NoError(t, err)
+	code, page = c.get(t, browser(t), "/mcp/callback?error=access_denied&state="+url.QueryEscape(au.Query().Get("state")))
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, page, "access_denied")
+	gr, err := c.grants.Grant(context.Background(), "locked", c.oauth.URL)
+	require.NoError(t, err)
+	require.Nil(t, gr)
+	n, ok, err := c.grants.Need(context.Background(), "locked")
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, "locked", n.Server)
+}
+
+func TestMCPPageWithoutGrants(t *testing.T) {
+	ts, _ := newTestServer(t)
+	b := browser(t)
+	csrf := signIn(t, ts, b, approverToken)
+	resp, err := b.Get(ts.URL + "/mcp")
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.True(t, strings.Contains(string(body), "cannot see the workers"), string(body))
+	resp, err = b.PostForm(ts.URL+"/mcp/signin/locked", url.Values{"csrf": {csrf}})
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNotImplemented, resp.StatusCode)
+}
