@@ -1,0 +1,152 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/enums/v1"
+	tclient "go.temporal.io/sdk/client"
+
+	"github.com/toolround/toolround/internal/testenv"
+	"github.com/toolround/toolround/internal/testtools/oauthmcp"
+	"github.com/toolround/toolround/round"
+)
+
+var (
+	csrfInPage   = regexp.MustCompile(`name="csrf-token" content="([0-9a-f]+)"`)
+	continueHref = regexp.MustCompile(`<a class="button" href="([^"]+)"`)
+)
+
+// TestMCPServerBehindOAuthIsSignedInThroughTheConsole (E3): a worker whose
+// MCP server answers 401 lists it as needing a sign-in, with the console's
+// link; a person signs it in on the console's page (the authorization
+// server's page is passed through as a browser would); the worker then
+// connects it without a restart and its tool runs in a round. A new
+// worker uses the sealed grant with no second sign-in. The token is in
+// neither log, nor the round's history, nor Redis in clear.
+func TestMCPServerBehindOAuthIsSignedInThroughTheConsole(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "locked", Version: "1"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "echo", Description: "Echo the text back."}, func(_ context.Context, _ *sdk.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+	})
+	o := oauthmcp.New(t, srv)
+	name := fmt.Sprintf("oauth%d", time.Now().UnixNano()%1e9)
+	ctx := context.Background()
+	opts, err := redis.ParseURL(testenv.RedisURL())
+	require.NoError(t, err)
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	t.Cleanup(func() {
+		rdb.HDel(ctx, "toolround:mcp:grants", name)
+		rdb.HDel(ctx, "toolround:mcp:signins", name)
+	})
+
+	dir := t.TempDir()
+	mcpConfig := filepath.Join(dir, "mcp.json")
+	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"`+name+`":{"url":"`+o.URL+`"}}}`), 0o600))
+	e := newEnv(t, "TOOLROUND_SECRET_KEY="+testKey)
+	c := e.startConsole()
+	w := e.startWorkerBin(workerBin, "MCP_CONFIG="+mcpConfig, "CONSOLE_URL="+c.url)
+
+	asked := e.starter(ctx, "", "tools", "--provider", "claude-code", "--worker")
+	require.Equal(t, 0, asked.code, asked.stderr)
+	require.Contains(t, asked.stderr, fmt.Sprintf("MCP server %q needs sign-in: a person signs it in at %s/mcp", name, c.url))
+	require.Contains(t, asked.stdout, `"needs_sign_in": true`)
+	require.NotContains(t, asked.stdout, "mcp_"+name+"_echo")
+
+	// The person: signs in to the console, opens the MCP page, starts the
+	// sign-in, follows the link to the authorization server, comes back.
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	b := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	page := func(resp *http.Response, err error) string {
+		t.Helper()
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
+		return string(body)
+	}
+	list := page(b.PostForm(c.url+"/login", url.Values{"token": {c.approver}, "return": {"/mcp"}}))
+	require.Contains(t, list, "<strong>"+name+"</strong>")
+	require.Contains(t, list, "needs sign-in")
+	csrf := csrfInPage.FindStringSubmatch(list)
+	require.NotNil(t, csrf, list)
+	next := page(b.PostForm(c.url+"/mcp/signin/"+name, url.Values{"csrf": {csrf[1]}}))
+	m := continueHref.FindStringSubmatch(next)
+	require.NotNil(t, m, next)
+	back, err := oauthmcp.Follow(ctx, html.UnescapeString(m[1]), c.url+"/mcp/callback")
+	require.NoError(t, err)
+	done := page(b.Get(back.String()))
+	require.Contains(t, done, name+" is signed in")
+	require.Equal(t, int64(1), o.Authorized.Load())
+
+	// The worker connects the server by itself (it checks every 5 s).
+	require.Eventually(t, func() bool {
+		return strings.Contains(w.logs.String(), "server connected after a sign-in")
+	}, 30*time.Second, 100*time.Millisecond, "the worker did not connect the signed-in server")
+	tool := "mcp_" + name + "_echo"
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{tool}}, call("o1", tool, map[string]any{"text": "through oauth"}))
+	in.AutoApprove = true
+	res := e.round(in)
+	got := byID(res)["o1"]
+	require.Equal(t, round.StatusOK, got.Status, got.Content)
+	require.Equal(t, "echo: through oauth", got.Content)
+	first := in.WorkflowID()
+
+	// A restarted worker uses the sealed grant: no second sign-in.
+	w.kill(t)
+	w2 := e.startWorkerBin(workerBin, "MCP_CONFIG="+mcpConfig, "CONSOLE_URL="+c.url)
+	require.Contains(t, w2.logs.String(), "mcp: server connected")
+	in = e.input(2, "claude-code", &round.RunState{Fetched: []string{tool}}, call("o2", tool, map[string]any{"text": "again"}))
+	in.AutoApprove = true
+	res = e.round(in)
+	require.Equal(t, round.StatusOK, byID(res)["o2"].Status, byID(res)["o2"].Content)
+	require.Equal(t, int64(1), o.Authorized.Load(), "one sign-in for both workers")
+
+	// The token appears nowhere it should not.
+	tokens := []string{}
+	for i := int64(1); i <= o.Tokens.Load(); i++ {
+		tokens = append(tokens, fmt.Sprintf("tok-%d", i), fmt.Sprintf("ref-%d", i))
+	}
+	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
+	require.NoError(t, err)
+	defer tc.Close()
+	var history strings.Builder
+	for _, wid := range []string{first, in.WorkflowID()} {
+		it := tc.GetWorkflowHistory(ctx, wid, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			require.NoError(t, err)
+			history.WriteString(ev.String())
+		}
+	}
+	require.Contains(t, history.String(), "echo: ", "the history was read")
+	stored, err := rdb.HGet(ctx, "toolround:mcp:grants", name).Result()
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(stored, "sealed:v1:"), "the grant is sealed")
+	for where, text := range map[string]string{"the first worker's log": w.logs.String(), "the second worker's log": w2.logs.String(),
+		"the console's log": c.logs.String(), "the rounds' history": history.String(), "Redis": stored} {
+		for _, tok := range tokens {
+			require.NotContains(t, text, `"`+tok+`"`, "%s holds a token", where)
+			require.NotContains(t, text, "Bearer "+tok, "%s holds a token", where)
+		}
+	}
+}
