@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolround/toolround/tools/mcp"
@@ -147,10 +148,16 @@ func (s *Server) mcpSignIn(w http.ResponseWriter, r *http.Request, p principal) 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), signInWindow)
 	fl := &signInFlow{server: name, cancel: cancel, reply: make(chan signInReply, 1), done: make(chan error, 1)}
 	authURL := make(chan string, 1)
+	var asked atomic.Bool
 	go func() {
 		defer cancel()
 		gr, err := mcp.SignIn(ctx, need, mcp.SignInOptions{RedirectURL: redirect, NetPolicy: s.opts.MCPNetPolicy, By: p.Name,
 			Person: func(ctx context.Context, req mcp.SignInRequest) (mcp.SignInResult, error) {
+				// One person, one redirect: the client may ask again
+				// for another request after a refusal.
+				if asked.Swap(true) {
+					return mcp.SignInResult{}, errors.New("the sign-in was asked for once already")
+				}
 				authURL <- req.URL
 				select {
 				case rep := <-fl.reply:
@@ -161,6 +168,9 @@ func (s *Server) mcpSignIn(w http.ResponseWriter, r *http.Request, p principal) 
 			}})
 		if err == nil {
 			err = s.opts.MCP.PutGrant(ctx, gr)
+		}
+		if err != nil {
+			s.log.Warn("console: MCP sign-in failed", "server", name, "err", err)
 		}
 		s.flows.drop(fl)
 		fl.done <- err
@@ -208,7 +218,6 @@ func (s *Server) mcpCallback(w http.ResponseWriter, r *http.Request) {
 	select {
 	case err := <-fl.done:
 		if err != nil {
-			s.log.Warn("console: MCP sign-in failed", "server", fl.server, "err", err)
 			s.errorPage(w, r, http.StatusBadGateway, "sign_in_failed", err.Error())
 			return
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
@@ -194,6 +195,8 @@ func TestMCPCallbackTakesOnlyItsOwnState(t *testing.T) {
 	code, page = c.get(t, browser(t), "/mcp/callback?error=access_denied&state="+url.QueryEscape(au.Query().Get("state")))
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Contains(t, page, "access_denied")
+	require.Eventually(t, func() bool { return strings.Contains(c.log.String(), "MCP sign-in failed") }, 5*time.Second, 10*time.Millisecond,
+		"the refused sign-in's client ends at once, not at the end of its window")
 	gr, err := c.grants.Grant(context.Background(), "locked", c.oauth.URL)
 	require.NoError(t, err)
 	require.Nil(t, gr)
