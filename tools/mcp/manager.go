@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -27,10 +28,11 @@ type Manager struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	// mu guards reg, the registry of the last Register, and registered,
-	// the servers whose tools are in it.
+	// the tools of each server that are in it (readerKey for its read
+	// tool).
 	mu         sync.Mutex
 	reg        *tools.Registry
-	registered map[*server]bool
+	registered map[*server]map[string]bool
 }
 
 // ServerStatus says how one configured server is doing.
@@ -82,13 +84,15 @@ func Connect(ctx context.Context, cfg Config) (*Manager, error) {
 		}
 		seen[sc.Name] = true
 	}
-	m := &Manager{cfg: cfg, registered: map[*server]bool{}}
+	m := &Manager{cfg: cfg, registered: map[*server]map[string]bool{}}
 	m.ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	for _, sc := range cfg.Servers {
 		if sc.Disabled {
 			continue
 		}
-		m.servers = append(m.servers, newServer(sc, cfg))
+		s := newServer(sc, cfg)
+		s.listed = m.registerLater
+		m.servers = append(m.servers, s)
 	}
 	sort.Slice(m.servers, func(i, j int) bool { return m.servers[i].cfg.Name < m.servers[j].cfg.Name })
 
@@ -138,14 +142,7 @@ func (m *Manager) awaitGrant(s *server) {
 			continue
 		}
 		s.log.Info("mcp: server connected after a sign-in", "tools", len(s.tools))
-		m.mu.Lock()
-		reg := m.reg
-		m.mu.Unlock()
-		if reg != nil {
-			if err := m.registerServer(s, reg); err != nil {
-				s.log.Warn("mcp: some of the server's tools were not registered", "err", err)
-			}
-		}
+		m.registerLater(s)
 		return
 	}
 }
@@ -186,7 +183,7 @@ func (m *Manager) Status() []ServerStatus {
 func (m *Manager) Register(reg *tools.Registry) error {
 	m.mu.Lock()
 	if m.reg != reg {
-		m.reg, m.registered = reg, map[*server]bool{}
+		m.reg, m.registered = reg, map[*server]map[string]bool{}
 	}
 	m.mu.Unlock()
 	var errs []error
@@ -196,19 +193,46 @@ func (m *Manager) Register(reg *tools.Registry) error {
 	return errors.Join(errs...)
 }
 
-// registerServer adds s's tools to reg, once, if s has started.
+// readerKey stands for a server's read tool among its own tools' names,
+// which it cannot be one of.
+const readerKey = "\x00read_resource"
+
+// registerLater registers what s has that the registry of the last
+// Register lacks: the tools of a server connected after a sign-in, or
+// added since it was listed.
+func (m *Manager) registerLater(s *server) {
+	m.mu.Lock()
+	reg := m.reg
+	m.mu.Unlock()
+	if reg == nil {
+		return // Register, when it comes, takes them
+	}
+	if err := m.registerServer(s, reg); err != nil {
+		s.log.Warn("mcp: some of the server's tools were not registered", "err", err)
+	}
+}
+
+// registerServer adds the tools of s not yet in reg, if s has started.
 func (m *Manager) registerServer(s *server, reg *tools.Registry) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s.mu.Lock()
-	list, failed, resources := s.tools, s.startErr != nil, s.resources
+	list, failed, resources := slices.Clone(s.tools), s.startErr != nil, s.resources
 	s.mu.Unlock()
-	if failed || m.registered[s] {
+	if failed {
 		return nil
 	}
-	m.registered[s] = true
+	done := m.registered[s]
+	if done == nil {
+		done = map[string]bool{}
+		m.registered[s] = done
+	}
 	var errs []error
 	for _, t := range list {
+		if done[t.Name] {
+			continue
+		}
+		done[t.Name] = true
 		def, err := m.definition(s, t, reg)
 		if err == nil {
 			err = reg.Register(def)
@@ -217,7 +241,8 @@ func (m *Manager) registerServer(s *server, reg *tools.Registry) error {
 			errs = append(errs, fmt.Errorf("mcp: server %q, tool %q: %w", s.cfg.Name, t.Name, err))
 		}
 	}
-	if resources {
+	if resources && !done[readerKey] {
+		done[readerKey] = true
 		if err := m.registerReader(s, reg); err != nil {
 			errs = append(errs, fmt.Errorf("mcp: server %q, tool %q: %w", s.cfg.Name, readResourceTool, err))
 		}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -59,6 +58,9 @@ type server struct {
 	// readTool is the name of the tool that reads them (resources.go).
 	resources bool
 	readTool  string
+	// listed is called after a re-list found the tools changed; the
+	// manager sets it to register the new ones.
+	listed func(*server)
 	// calls are the calls in flight, for elicitation (elicit.go).
 	calls map[*inflight]struct{}
 }
@@ -70,6 +72,9 @@ func newServer(sc ServerConfig, cfg Config) *server {
 		Logger:                      log,
 		ProgressNotificationHandler: s.onProgress,
 		ElicitationHandler:          s.onElicit,
+		// A server that adds tools says so; the worker lists them again
+		// and registers the new ones (lists.go).
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { go s.relist() },
 		// A 2026-07-28 server's input requests go to the call's round,
 		// which answers them durably (E1), not to the SDK's own loop.
 		MultiRoundTrip: &sdk.MultiRoundTripOptions{Disabled: true},
@@ -94,16 +99,10 @@ func (s *server) start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		lctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
-		defer cancel()
-		var list []*sdk.Tool
-		for t, err := range sess.Tools(lctx, nil) {
-			if err != nil {
-				return fmt.Errorf("list tools: %w", err)
-			}
-			list = append(list, t)
+		list, err := s.list(ctx, sess)
+		if err != nil {
+			return err
 		}
-		sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 		s.tools, s.resources = list, offersResources(sess)
 		return nil
 	}()
