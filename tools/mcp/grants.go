@@ -157,8 +157,12 @@ func (g *Grants) Forget(ctx context.Context, server string) error {
 	return g.h.HDel(ctx, grantsKey, server)
 }
 
-// NeedSignIn records that n.Server needs a sign-in.
+// NeedSignIn records that n.Server needs a sign-in, since the first time
+// it was recorded.
 func (g *Grants) NeedSignIn(ctx context.Context, n SignInNeed) error {
+	if old, ok, err := g.Need(ctx, n.Server); err == nil && ok && !old.Since.IsZero() {
+		n.Since = old.Since
+	}
 	if n.Since.IsZero() {
 		n.Since = time.Now().UTC()
 	}

@@ -40,6 +40,11 @@ func TestServerSignedInThroughTheConsoleConnectsItsWorker(t *testing.T) {
 	require.Equal(t, "locked", needs[0].Server)
 	require.Equal(t, o.URL, needs[0].URL)
 	require.Equal(t, []string{"tools"}, needs[0].Scopes, "the scope of the server's challenge")
+	since := needs[0].Since
+	require.NoError(t, g.NeedSignIn(context.Background(), SignInNeed{Server: "locked", URL: o.URL, Why: "again"}))
+	again, _, err := g.Need(context.Background(), "locked")
+	require.NoError(t, err)
+	require.Equal(t, since, again.Since, "a need is dated from its first time")
 
 	// The console's part: a person signs in, the grant is kept.
 	var signIns atomic.Int64
