@@ -145,10 +145,6 @@ func (c Config) withDefaults() Config {
 	if c.SignInPoll <= 0 {
 		c.SignInPoll = DefaultSignInPoll
 	}
-	if c.NetPolicy == nil {
-		p := netguard.DefaultPolicy()
-		c.NetPolicy = &p
-	}
 	return c
 }
 

@@ -15,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
-	"github.com/toolround/toolround/internal/jsonconf"
 	"github.com/toolround/toolround/tools/secrets"
 )
 
@@ -73,30 +72,22 @@ type SignInNeed struct {
 	Why string `json:"why,omitempty"`
 }
 
-// Hashes is the shared storage of grants: Redis hashes (cache.SessionData
-// implements it); a ttl <= 0 never expires.
-type Hashes interface {
-	HSet(ctx context.Context, key, field, value string, ttl time.Duration) error
-	HGet(ctx context.Context, key, field string) (value string, ok bool, err error)
-	HKeys(ctx context.Context, key string) ([]string, error)
-	HDel(ctx context.Context, key, field string) error
-}
-
 // The Redis hashes of grants and needs, one field per server.
 const (
 	grantsKey = "toolround:mcp:grants"
 	needsKey  = "toolround:mcp:signins"
 )
 
-// Grants keeps grants and sign-in needs sealed in Hashes.
+// Grants keeps grants and sign-in needs sealed in Redis hashes (the
+// storage of store_secret's values; cache.SessionData implements it).
 type Grants struct {
-	h   Hashes
+	h   secrets.Hashes
 	key []byte
 }
 
 // NewGrants keeps grants in h, sealed with key (the secret key, as
 // store_secret's values are).
-func NewGrants(h Hashes, key []byte) (*Grants, error) {
+func NewGrants(h secrets.Hashes, key []byte) (*Grants, error) {
 	if h == nil {
 		return nil, errors.New("mcp: grants need shared storage")
 	}
@@ -150,11 +141,6 @@ func (g *Grants) PutGrant(ctx context.Context, gr *Grant) error {
 		return fmt.Errorf("mcp: keep the grant of server %q: %w", gr.Server, err)
 	}
 	return g.h.HDel(ctx, needsKey, gr.Server)
-}
-
-// Forget removes the grant of server: its workers need a new sign-in.
-func (g *Grants) Forget(ctx context.Context, server string) error {
-	return g.h.HDel(ctx, grantsKey, server)
 }
 
 // NeedSignIn records that n.Server needs a sign-in, since the first time
@@ -332,15 +318,11 @@ func (s *server) needSignIn(ctx context.Context, scopes []string, why string) er
 	if err != nil {
 		return err
 	}
-	n := SignInNeed{Server: s.cfg.Name, URL: s.cfg.URL, Headers: h, Scopes: scopes, Why: why}
-	if o := s.cfg.OAuth; o != nil {
-		oc := *o
-		if oc.ClientSecret, err = jsonconf.ExpandEnv(o.ClientSecret); err != nil {
-			return err
-		}
-		n.OAuth = &oc
+	oc, err := s.cfg.OAuth.expanded()
+	if err != nil {
+		return err
 	}
-	return s.opts.Grants.NeedSignIn(ctx, n)
+	return s.opts.Grants.NeedSignIn(ctx, SignInNeed{Server: s.cfg.Name, URL: s.cfg.URL, Headers: h, OAuth: oc, Scopes: scopes, Why: why})
 }
 
 // signInHint says where a person signs the server in.

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
 	"github.com/toolround/toolround/internal/jsonconf"
+	"github.com/toolround/toolround/tools/netguard"
 )
 
 // Servers behind OAuth (E3). A streamable HTTP server that answers 401 is
@@ -75,13 +77,9 @@ func (s *server) oauthHandler() (auth.OAuthHandler, error) {
 			return nil, errors.New("oauth: Config.RedirectURL is empty")
 		}
 		sc := s.cfg
-		if o := sc.OAuth; o != nil {
-			oc := *o
-			var err error
-			if oc.ClientSecret, err = jsonconf.ExpandEnv(o.ClientSecret); err != nil {
-				return nil, fmt.Errorf("oauth client_secret: %w", err)
-			}
-			sc.OAuth = &oc
+		var err error
+		if sc.OAuth, err = sc.OAuth.expanded(); err != nil {
+			return nil, err
 		}
 		return codeHandler(sc, s.opts.SignIn, s.opts.RedirectURL, s.oauthClient(), nil, nil)
 	case s.opts.Grants != nil:
@@ -90,11 +88,34 @@ func (s *server) oauthHandler() (auth.OAuthHandler, error) {
 	return nil, nil
 }
 
+// expanded is o with its client secret's "${NAME}" expanded; nil for nil.
+func (o *OAuthConfig) expanded() (*OAuthConfig, error) {
+	if o == nil {
+		return nil, nil
+	}
+	oc := *o
+	var err error
+	if oc.ClientSecret, err = jsonconf.ExpandEnv(o.ClientSecret); err != nil {
+		return nil, fmt.Errorf("oauth client_secret: %w", err)
+	}
+	return &oc, nil
+}
+
 // oauthClient makes the requests to the URLs a server names: its
 // metadata, its authorization server's registration and token endpoints.
 // They go through the network guard, without the entry's headers.
 func (s *server) oauthClient() *http.Client {
-	return &http.Client{Transport: s.opts.NetPolicy.Transport(), Timeout: s.opts.ConnectTimeout}
+	return guardedClient(s.opts.NetPolicy, s.opts.ConnectTimeout)
+}
+
+// guardedClient is an HTTP client through p (netguard.DefaultPolicy()
+// when nil).
+func guardedClient(p *netguard.Policy, timeout time.Duration) *http.Client {
+	if p == nil {
+		d := netguard.DefaultPolicy()
+		p = &d
+	}
+	return &http.Client{Transport: p.Transport(), Timeout: timeout}
 }
 
 // codeHandler is the SDK's authorization code handler for sc (whose

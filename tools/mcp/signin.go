@@ -37,11 +37,7 @@ func SignIn(ctx context.Context, need SignInNeed, o SignInOptions) (*Grant, erro
 	if o.RedirectURL == "" || o.Person == nil {
 		return nil, errors.New("mcp: sign-in needs a redirect URL and a person")
 	}
-	if o.NetPolicy == nil {
-		p := netguard.DefaultPolicy()
-		o.NetPolicy = &p
-	}
-	client := &http.Client{Transport: o.NetPolicy.Transport(), Timeout: DefaultConnectTimeout}
+	client := guardedClient(o.NetPolicy, DefaultConnectTimeout)
 	var grant *Grant
 	keep := func(c *oauth2.Config, tok *oauth2.Token) {
 		grant = &Grant{Server: need.Server, URL: need.URL, ClientID: c.ClientID, ClientSecret: c.ClientSecret,
@@ -56,7 +52,7 @@ func SignIn(ctx context.Context, need SignInNeed, o SignInOptions) (*Grant, erro
 	}
 	c := sdk.NewClient(clientInfo, nil)
 	t := &sdk.StreamableClientTransport{Endpoint: need.URL, OAuthHandler: h,
-		HTTPClient: &http.Client{Transport: fixedHeaders{base: o.NetPolicy.Transport(), h: need.Headers}}}
+		HTTPClient: &http.Client{Transport: fixedHeaders{base: client.Transport, h: need.Headers}}}
 	sess, err := c.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: sign-in for server %q: %w", need.Server, err)
