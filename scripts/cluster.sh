@@ -23,8 +23,8 @@
 # files are in .run/cluster/.
 source "$(dirname "$0")/lib.sh"
 
-# The server inside `temporal` v1.5.1 (TEMPORAL_CLI_VERSION): its go.mod
-# requires go.temporal.io/server v1.29.1. docker/docker-compose.yml runs the
+# The server inside `temporal` v1.5.1 (TEMPORAL_CLI_VERSION, built from
+# scripts/temporal-cli): its go.mod requires go.temporal.io/server v1.29.1. docker/docker-compose.yml runs the
 # same version.
 TEMPORAL_SERVER_VERSION="v1.29.1"
 SERVER_BUILD_DIR="$ROOT/.tools/temporal-server"

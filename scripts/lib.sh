@@ -7,7 +7,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUN_DIR="$ROOT/.run"
 TOOLS_BIN="$ROOT/.tools/bin"
-TEMPORAL_CLI_VERSION="v1.5.1"
+TEMPORAL_CLI_VERSION="v1.5.1" # pinned, with its SQLite driver, in scripts/temporal-cli/go.mod
 export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-127.0.0.1:7233}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 # The dev server's Web UI listens on TEMPORAL_UI_PORT (default the server's
@@ -120,12 +120,20 @@ ensure_node_tools() {
 	export TOOLROUND_NODE="$(command -v node)"
 }
 
+# ensure_temporal_cli builds the Temporal CLI into .tools/bin from the small
+# module in scripts/temporal-cli: the CLI's own release, with a newer
+# modernc.org/sqlite than it names. Its older driver keeps answering
+# "interrupted (9)" on a connection after one cancelled query, and from then on
+# the dev server fails every request that touches that connection. The stamp
+# beside the binary is that module's go.sum, so a change there rebuilds it.
 ensure_temporal_cli() {
-	if command -v temporal >/dev/null 2>&1; then
+	local src="$ROOT/scripts/temporal-cli" stamp="$TOOLS_BIN/temporal.go.sum"
+	if [ -x "$TOOLS_BIN/temporal" ] && cmp -s "$src/go.sum" "$stamp"; then
 		return
 	fi
-	log "installing the Temporal CLI $TEMPORAL_CLI_VERSION from the Go module proxy (a few minutes, once)"
-	GOBIN="$TOOLS_BIN" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
+	log "building the Temporal CLI $TEMPORAL_CLI_VERSION from the Go module proxy (a few minutes, once)"
+	(cd "$src" && GOFLAGS=-mod=readonly go build -o "$TOOLS_BIN/temporal" github.com/temporalio/cli/cmd/temporal)
+	cp "$src/go.sum" "$stamp"
 }
 
 # temporal_base_flags are the dev server's settings for low round latency
