@@ -180,3 +180,33 @@ func WithDefaults(schema json.RawMessage, content map[string]any) map[string]any
 	}
 	return content
 }
+
+// MCPTask is a long MCP tool call that its server runs as a task (E2): the
+// tools/call that created it returned this handle instead of a result. It
+// sits in history (ExecuteOutput.Task), and the call's next activity polls
+// the task with it (ExecuteInput.Task) until it ends; that activity may be
+// retried, since polling changes nothing on the server.
+type MCPTask struct {
+	// Server is the MCP server's name in MCP_CONFIG; ID its task id.
+	Server string `json:"server"`
+	ID     string `json:"id"`
+	// Protocol is the session's protocol version: 2025-11-25 tasks are
+	// read with tasks/result, 2026-07-28 ones from tasks/get, and answered
+	// with tasks/update.
+	Protocol string `json:"protocol"`
+	// Conn names the connection to a stdio server that created the task:
+	// such a task lives in the server's process, which ends with the
+	// worker's, so a poll over any other connection finds it lost (T8).
+	// Empty for a streamable HTTP server, whose tasks outlive a worker.
+	Conn string `json:"conn,omitempty"`
+	// PollMS is the server's suggested polling interval, TTLMS how long it
+	// keeps the task (0: it did not say).
+	PollMS int64 `json:"poll_ms,omitempty"`
+	TTLMS  int64 `json:"ttl_ms,omitempty"`
+}
+
+// ErrTypeOutcomeLost is the application error type of an activity that
+// found the work it was to finish gone: a stdio MCP server's task whose
+// server died with the worker that started it (E2). The call's outcome is
+// unknown.
+const ErrTypeOutcomeLost = "OutcomeLost"

@@ -280,6 +280,10 @@ type ExecuteInput struct {
 	InputResponses map[string]json.RawMessage `json:"input_responses,omitempty"`
 	RequestState   string                     `json:"request_state,omitempty"`
 	InputTrips     int                        `json:"input_trips,omitempty"`
+	// Task: the call's MCP server runs it as this task (E2); the activity
+	// polls it (and first answers its input requests, InputResponses)
+	// instead of calling the tool.
+	Task *MCPTask `json:"task,omitempty"`
 }
 
 // ExecuteOutput is the result of the ExecuteTool activity. A tool's own
@@ -287,10 +291,13 @@ type ExecuteInput struct {
 type ExecuteOutput struct {
 	// Input: the call's MCP server asks for input first (E1); the other
 	// fields are empty.
-	Input      *InputRequired `json:"input,omitempty"`
-	Content    string         `json:"content"`
-	ContentRef string         `json:"content_ref,omitempty"`
-	IsError    bool           `json:"is_error,omitempty"`
+	Input *InputRequired `json:"input,omitempty"`
+	// Task: the call's MCP server runs it as a task (E2), which the next
+	// activity polls; the other fields are empty.
+	Task       *MCPTask `json:"task,omitempty"`
+	Content    string   `json:"content"`
+	ContentRef string   `json:"content_ref,omitempty"`
+	IsError    bool     `json:"is_error,omitempty"`
 	// ErrorCode is the code of a tool's failure that has one (W3).
 	ErrorCode string   `json:"error_code,omitempty"`
 	Fetched   []string `json:"fetched,omitempty"`

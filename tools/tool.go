@@ -290,6 +290,10 @@ type Request struct {
 	InputResponses map[string]json.RawMessage
 	RequestState   string
 	InputTrips     int
+	// Task is an MCP task the call's server runs (round.MCPTask): the
+	// handler polls it, after it sends InputResponses to it, instead of
+	// calling the tool.
+	Task *round.MCPTask
 }
 
 // Decode unmarshals the arguments into v.
@@ -353,6 +357,10 @@ type Result struct {
 	// engine has the call wait for a person and runs it again with the
 	// answers (E1). Only where InputRounds holds.
 	Input *round.InputRequired `json:"input,omitempty"`
+	// Task: the call's MCP server runs it as this task (E2); the engine
+	// polls it in a call of its own (Request.Task). Only where InputRounds
+	// holds.
+	Task *round.MCPTask `json:"task,omitempty"`
 }
 
 type inputRoundsKey struct{}
@@ -396,3 +404,8 @@ func IsTransient(err error) bool {
 	var t *transientError
 	return errors.As(err, &t)
 }
+
+// ErrOutcomeLost marks a failure after which nobody can know what the call
+// did: the work it started is gone (an MCP server's task that died with the
+// worker that started it, E2). Its call ends unknown_outcome.
+var ErrOutcomeLost = errors.New("the outcome is lost")

@@ -122,7 +122,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 		Tool: in.Tool, CallID: in.CallID, SessionID: in.SessionID, RunID: in.RunID, Round: in.Round,
 		WorkflowID: in.WorkflowID, Args: json.RawMessage(in.Args),
 		OperationID: operationID(info, in), Generation: in.Generation, RuleApproved: in.RuleApproved, ResultRefs: in.ResultRefs,
-		Test: in.Test, InputResponses: in.InputResponses, RequestState: in.RequestState, InputTrips: in.InputTrips,
+		Test: in.Test, InputResponses: in.InputResponses, RequestState: in.RequestState, InputTrips: in.InputTrips, Task: in.Task,
 	}
 	res, err := a.call(ctx, def, req, ct.log)
 	if err == nil && res.Input != nil {
@@ -131,13 +131,25 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 		out = round.ExecuteOutput{Input: res.Input, Attempt: attempt}
 		return out, nil
 	}
+	if err == nil && res.Task != nil {
+		status = "task"
+		ct.log.Info("the call's MCP server runs it as a task; the round polls it", "task", res.Task.ID)
+		out = round.ExecuteOutput{Task: res.Task, Attempt: attempt}
+		return out, nil
+	}
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			status = "cancelled"
 			return round.ExecuteOutput{}, err // cancelled or timed out: Temporal reports it
 		}
+		if errors.Is(err, tools.ErrOutcomeLost) {
+			status = "lost"
+			return round.ExecuteOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), round.ErrTypeOutcomeLost, err)
+		}
 		effect := tools.EffectOf(def, req.Args)
-		if tools.IsTransient(err) && (effect == tools.ReadOnly || effect == tools.Idempotent) {
+		// Polling an MCP task changes nothing on the server (E2): a poll
+		// that failed in passing is tried again, whatever the tool does.
+		if tools.IsTransient(err) && (effect == tools.ReadOnly || effect == tools.Idempotent || in.Task != nil) {
 			status = "retry"
 			ct.log.Info("transient tool failure; Temporal retries the call", "error", err)
 			return round.ExecuteOutput{}, temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeTransient, err)

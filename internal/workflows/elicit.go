@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -112,10 +113,19 @@ func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in round.Exec
 	first := r.executeTool(ctx, ti, activityOptions(ti, c, r.snap), in)
 	f, settable := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		next := first
+		next, polls := first, 0
 		for {
 			var out round.ExecuteOutput
 			err := next.Get(ctx, &out)
+			if err == nil && out.Task != nil {
+				// The server runs the call as a task (E2): its id is in
+				// history now, and an activity that may be retried polls it.
+				version(ctx, changeMCPTasks, 1)
+				in.Task, in.InputResponses, in.RequestState = out.Task, nil, ""
+				polls++
+				next = r.executeTool(ctx, ti, taskPollOptions(ti, c, r.snap, out.Task, fmt.Sprintf("%s/task-%d", c.CallID, polls)), in)
+				continue
+			}
 			if err != nil || out.Input == nil {
 				settable.Set(out, err)
 				return
@@ -149,10 +159,38 @@ func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in round.Exec
 			in.InputResponses, in.RequestState, in.InputTrips = answers, out.Input.State, in.InputTrips+1
 			opts := activityOptions(ti, c, r.snap)
 			opts.ActivityID = fmt.Sprintf("%s/input-%d", c.CallID, in.InputTrips)
+			if in.Task != nil {
+				// The task's answers go with its next poll.
+				opts = taskPollOptions(ti, c, r.snap, in.Task, fmt.Sprintf("%s/task-input-%d", c.CallID, in.InputTrips))
+			}
 			next = r.executeTool(ctx, ti, opts, in)
 		}
 	})
 	return f
+}
+
+// taskPollOptions are those of the activity that polls an MCP call's task
+// (E2). It may be retried, on any worker, since polling changes nothing on
+// the server, except when it finds the task lost (a stdio server's, gone
+// with the worker that started it). An attempt may run as long as the
+// server keeps the task (else the tool's timeout), plus the confirm
+// timeout, since a 2025-11-25 server's requests are answered while it
+// polls; it heartbeats all the while.
+func taskPollOptions(ti ToolInfo, c *Call, snap Snapshot, t *round.MCPTask, id string) workflow.ActivityOptions {
+	run := ti.Timeout
+	if ttl := time.Duration(t.TTLMS) * time.Millisecond; ttl > run {
+		run = ttl
+	}
+	run += snap.ConfirmTimeout
+	return workflow.ActivityOptions{
+		ActivityID:             id,
+		StartToCloseTimeout:    run,
+		ScheduleToCloseTimeout: 2 * run,
+		HeartbeatTimeout:       snap.HeartbeatTimeout,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
+			NonRetryableErrorTypes: []string{round.ErrTypeOutcomeLost}},
+		Summary: c.Tool + " " + c.CallID + " task " + t.ID,
+	}
 }
 
 // checkAnswer is the answer update's validator: the call must wait for an

@@ -124,3 +124,82 @@ func TestUnansweredRequestsAreCancelledAndTheTripsEnd(t *testing.T) {
 		require.Equal(t, fmt.Sprintf(`trip-%d|{"action":"cancel"}`, i+1), c, "no answer by the deadline is cancel")
 	}
 }
+
+// taskTool is an MCP tool whose server runs each call as a task (E2): the
+// call returns the task, a poll asks which day, the poll with the answer
+// fails once in passing and then gives the result.
+type taskTool struct {
+	mu      sync.Mutex
+	creates int
+	polls   []string
+	lost    bool
+}
+
+func (tt *taskTool) def() tools.Definition {
+	return tools.Definition{
+		Name: "mcp_desk_book", Description: "Books a desk.", Source: tools.SourceMCP, SideEffect: tools.AtMostOnce, Timeout: time.Minute,
+		Parameters: json.RawMessage(`{"type":"object","properties":{}}`),
+		Handler: func(_ context.Context, req tools.Request) (tools.Result, error) {
+			tt.mu.Lock()
+			defer tt.mu.Unlock()
+			if req.Task == nil {
+				tt.creates++
+				return tools.Result{Task: &round.MCPTask{Server: "desk", ID: "task-1", Protocol: "2026-07-28", PollMS: 10}}, nil
+			}
+			tt.polls = append(tt.polls, fmt.Sprintf("%s|%s", req.Task.ID, req.InputResponses["when"]))
+			if tt.lost {
+				return tools.Result{}, fmt.Errorf("%w: the stdio server that ran it is gone", tools.ErrOutcomeLost)
+			}
+			raw, ok := req.InputResponses["when"]
+			switch {
+			case !ok:
+				return tools.Result{Input: &round.InputRequired{Asks: []round.ElicitRequest{{Key: "when", Seq: 1, Server: "desk", Mode: "form",
+					Message: "Which day?", RequestedSchema: json.RawMessage(formSchema)}}}}, nil
+			case len(tt.polls) == 2:
+				return tools.Result{}, tools.Transient(fmt.Errorf("the server did not answer"))
+			}
+			return tools.Text("booked " + string(raw)), nil
+		},
+	}
+}
+
+// TestTaskIsCreatedOnceAndPolledWithRetries: the call that creates the task
+// runs once; its input request waits as an elicitation, and the poll that
+// carries the answer is retried after a passing failure, though the tool
+// has side effects, since polling has none.
+func TestTaskIsCreatedOnceAndPolledWithRetries(t *testing.T) {
+	tool := &taskTool{}
+	h := newHarnessWith(t, 3, tool.def())
+	var seen []round.Pending
+	h.at(time.Second, func() {
+		seen = h.pending(t)
+		h.answer("a1", round.ElicitAnswer{CallID: "b1", WaitID: seen[0].WaitID, Action: round.ElicitAccept, Content: map[string]any{"date": "2027-03-04"}})
+	})
+	res := h.run(t, bookingInput())
+
+	require.Len(t, seen, 1)
+	require.Equal(t, round.KindElicitation, seen[0].Kind)
+	require.Equal(t, "Which day?", seen[0].Elicitation.Message)
+	require.Equal(t, round.StatusOK, res.Results[0].Status, res.Messages[0].Content)
+	require.Contains(t, res.Messages[0].Content, `booked {"action":"accept","content":{"date":"2027-03-04","seats":2}}`)
+	tool.mu.Lock()
+	defer tool.mu.Unlock()
+	require.Equal(t, 1, tool.creates, "the task is created once")
+	want := `task-1|{"action":"accept","content":{"date":"2027-03-04","seats":2}}`
+	require.Equal(t, []string{"task-1|", want, want}, tool.polls, "asked, failed in passing, retried")
+}
+
+// TestLostTaskIsUnknownOutcome: a poll that finds the task lost ends the
+// call unknown_outcome, saying why, and is not retried.
+func TestLostTaskIsUnknownOutcome(t *testing.T) {
+	tool := &taskTool{lost: true}
+	h := newHarnessWith(t, 3, tool.def())
+	res := h.run(t, bookingInput())
+
+	require.Equal(t, round.StatusUnknownOutcome, res.Results[0].Status)
+	require.Contains(t, res.Messages[0].Content, "the stdio server that ran it is gone")
+	tool.mu.Lock()
+	defer tool.mu.Unlock()
+	require.Equal(t, 1, tool.creates)
+	require.Len(t, tool.polls, 1, "a lost task is not polled again")
+}

@@ -338,6 +338,11 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 		}
 		o.Content += ", so the call ran once more; that run was lost too (" + lostHow(again.second) + "). " +
 			"It was not run a third time, because it has side effects; check whether it took effect before calling it again."
+	case lostTask(err) != "":
+		// The work the call started is gone (E2): a stdio server's task
+		// that died with the worker that started it.
+		o.Status = round.StatusUnknownOutcome
+		o.Content = "the outcome is unknown: " + lostTask(err) + ". It was not run again; check whether it took effect before calling it again."
 	case c.Facts.Effect == tools.AtMostOnce:
 		why := "the attempt was lost before it reported"
 		if errors.As(err, &timeout) {
@@ -365,6 +370,16 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 	c.selfFinished = c.activity && err == nil && !out.Reconciled
 	c.Outcome = o
 	c.State = CallDone
+}
+
+// lostTask is why the work a call started is gone, when its activity
+// found it so (round.ErrTypeOutcomeLost), else "".
+func lostTask(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.Type() == round.ErrTypeOutcomeLost {
+		return app.Message()
+	}
+	return ""
 }
 
 // lostHow says how an attempt was lost: which timeout, or that it never

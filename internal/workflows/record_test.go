@@ -150,6 +150,27 @@ func shotTool() tools.Definition {
 // deskSchema is the form the ask tools' server asks for.
 const deskSchema = `{"type":"object","required":["date"],"properties":{"date":{"type":"string"},"seats":{"type":"integer","default":2}}}`
 
+// taskTools stand for an MCP server that runs a call as a task (E2): the
+// call returns the task, the first poll finds it asking when, and the poll
+// that carries the answer gives the result.
+func taskTools() []tools.Definition {
+	return []tools.Definition{{
+		Name: "mcp_desk_long", Description: "Book; runs as a task.", Source: tools.SourceMCP, SideEffect: tools.AtMostOnce, Timeout: time.Minute,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"what":{"type":"string"}},"additionalProperties":false}`),
+		Handler: func(_ context.Context, req tools.Request) (tools.Result, error) {
+			if req.Task == nil {
+				return tools.Result{Task: &round.MCPTask{Server: "desk", ID: "task-7", Protocol: "2026-07-28", PollMS: 10, TTLMS: 60000}}, nil
+			}
+			raw, ok := req.InputResponses["when"]
+			if !ok {
+				return tools.Result{Input: &round.InputRequired{
+					Asks: []round.ElicitRequest{{Key: "when", Seq: 1, Server: "desk", Mode: "form", Message: "When?", RequestedSchema: json.RawMessage(deskSchema)}}}}, nil
+			}
+			return tools.Text("booked " + string(raw)), nil
+		},
+	}}
+}
+
 // askTools stand for an MCP server's tools that ask for input (E1): ask_old
 // as an older server does (an elicitation/create during the call, which
 // the call's activity sends to its round and waits for), ask_new as a
@@ -651,7 +672,17 @@ func scenarios() []scenario {
 	elicitation.AutoApprove = true
 	elicitation.State.Fetched = append(elicitation.State.Fetched, "mcp_desk_ask_old", "mcp_desk_ask_new")
 
+	// An MCP call its server runs as a task (E2), which asks for input.
+	tasks := scenarioInput("mcp_tasks", call("t1", "mcp_desk_long", `{"what":"brunch"}`))
+	tasks.AutoApprove = true
+	tasks.State.Fetched = append(tasks.State.Fetched, "mcp_desk_long")
+
 	return []scenario{
+		{name: "mcp_tasks", in: tasks, want: map[string]round.Status{"t1": ok},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "t1")
+				require.NoError(t, d.answer(t, round.ElicitAnswer{CallID: "t1", Action: "accept", Content: map[string]any{"date": "2027-02-03"}}))
+			}},
 		{name: "mcp_elicitation", in: elicitation, want: map[string]round.Status{"o1": ok, "n1": ok},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "o1")
@@ -862,6 +893,7 @@ func TestRecordHistories(t *testing.T) {
 	reg.MustRegister(extraTools(&attemptCounter{n: map[string]int{}})...)
 	reg.MustRegister(lookTool(), shotTool(), agent.Subagents(), agent.TestTool(), agent.SendToChatbot())
 	reg.MustRegister(askTools()...)
+	reg.MustRegister(taskTools()...)
 	cat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second,
 		BuildID: "recorder-build", Chatbots: []round.Chatbot{{Name: "helper", Description: "Answers.", Tools: []string{"calculate"}}}})
 	wf := &workflows.RoundWorkflow{Catalog: cat}

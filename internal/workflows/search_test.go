@@ -201,6 +201,8 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			"chatbots": {"replay-chatbots false 0"},
 			// Each MCP server's request waits for a person in turn (E1).
 			"mcp_elicitation": {"replay-mcp_elicitation false 0", "- true 1", "- false 0", "- true 1", "- false 0"},
+			// A task's request waits for a person as E1's do (E2).
+			"mcp_tasks": {"replay-mcp_tasks false 0", "- true 1", "- false 0"},
 		}[h.name]
 		if !ok {
 			if !strings.Contains(fmt.Sprint(h.history.GetEvents()), "inbox-search-attributes") {

@@ -41,6 +41,7 @@ const (
 	changeTestTool         = "test-tool"               // G4: a test_tool call runs the script_* tool it names, checked, asked and counted as that tool's call (preflight.go; asked only by rounds with such a call)
 	changeElicitation      = "mcp-elicitation"         // E1: a call whose MCP server asks for input waits as kind elicitation (elicit.go; asked only when a call's activity sends such a request)
 	changeInputRounds      = "mcp-input-rounds"        // E1: an MCP call whose 2026-07-28 server answers input_required waits for a person and runs again with the answers (elicit.go; asked only by rounds with an MCP call)
+	changeMCPTasks         = "mcp-tasks"               // E2: an MCP call whose server answers with a task polls it in activities that may be retried (elicit.go; asked only when a call's activity returns a task)
 	changePlacement        = "workspace-placement"     // W4, W5: the round binds its workspace and runs its workspace calls on the bound host's queue, workspace_unavailable (placement.go; asked only by rounds of a worker with WORKSPACE_PLACEMENT=host that have a workspace call)
 	changeBaseline1        = "baseline-2026-11-30"     // one marker for every change of baseline1
 	changeBaseline2        = "baseline-2026-12-01"     // one marker for every change of baseline2

@@ -2,13 +2,17 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/tools"
 )
 
 func addTextTool(srv *sdk.Server, name, reply string) {
@@ -48,4 +52,29 @@ func TestToolAddedByTheServerIsRegistered(t *testing.T) {
 	// The same list again registers nothing twice.
 	m.servers[0].relist()
 	require.Len(t, reg.Names(), 2)
+}
+
+// TestToolListIsKeptForItsTTL: a list that says how long it holds (ttlMs)
+// is not asked for again within that time, and is at the first call after
+// it (E2).
+func TestToolListIsKeptForItsTTL(t *testing.T) {
+	bin, err := taskServer()
+	require.NoError(t, err)
+	lists := filepath.Join(t.TempDir(), "lists")
+	_, reg := connect(t, Config{CallTimeout: 20 * time.Second, Servers: []ServerConfig{
+		{Name: "jobs", Command: bin, Env: map[string]string{"LIST_TTL_MS": "1500", "LIST_LOG": lists}},
+	}})
+	listed := func() int { return len(lines(t, lists)) }
+	require.Equal(t, 1, listed())
+	start := time.Now()
+	_, err = run(t, reg, "mcp_jobs_research", tools.Request{Args: json.RawMessage(`{"topic":"a"}`)}, false, nil)
+	require.NoError(t, err)
+	if time.Since(start) < time.Second {
+		require.Equal(t, 1, listed(), "within its ttlMs the list is not asked for again")
+	}
+	require.Eventually(t, func() bool {
+		_, err := run(t, reg, "mcp_jobs_research", tools.Request{Args: json.RawMessage(`{"topic":"b"}`)}, false, nil)
+		require.NoError(t, err)
+		return listed() == 2
+	}, 20*time.Second, 100*time.Millisecond, "a call after the ttlMs lists the tools again")
 }

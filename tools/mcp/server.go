@@ -63,6 +63,15 @@ type server struct {
 	listed func(*server)
 	// calls are the calls in flight, for elicitation (elicit.go).
 	calls map[*inflight]struct{}
+	// conn is the live stdio connection, through the wire tap; taskSupport
+	// each tool's execution.taskSupport, by name (wiretap.go).
+	conn        *tapConn
+	taskSupport sync.Map
+	// listTTL is the last tool list's ttlMs, listedAt when it came
+	// (unix nanoseconds); relisting is set while a re-list runs (lists.go).
+	listTTL   atomic.Int64
+	listedAt  atomic.Int64
+	relisting atomic.Bool
 }
 
 func newServer(sc ServerConfig, cfg Config) *server {
@@ -84,7 +93,7 @@ func newServer(sc ServerConfig, cfg Config) *server {
 	})
 	if !sc.stdio() {
 		base := http.DefaultTransport.(*http.Transport).Clone()
-		s.http = &http.Client{Transport: &headerTransport{base: base, cfg: sc}}
+		s.http = &http.Client{Transport: &headerTransport{base: base, cfg: sc, tap: &tap{s: s}}}
 		s.oauth, s.oauthErr = s.oauthHandler()
 	}
 	return s
@@ -137,8 +146,11 @@ func (p serverProc) end() {
 
 // startTransport starts a stdio server on procgroup's starter thread, so
 // that it gets none of the worker's descriptors and its parent-death signal
-// fires when the worker dies.
-type startTransport struct{ sdk.Transport }
+// fires when the worker dies. Its connection goes through the wire tap.
+type startTransport struct {
+	sdk.Transport
+	tap *tapConn
+}
 
 func (t startTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 	var conn sdk.Connection
@@ -146,7 +158,11 @@ func (t startTransport) Connect(ctx context.Context) (sdk.Connection, error) {
 		conn, err = t.Transport.Connect(ctx)
 		return err
 	})
-	return conn, err
+	if err != nil {
+		return nil, err
+	}
+	t.tap.Connection = conn
+	return t.tap, nil
 }
 
 // connectLocked opens a session; s.mu is held.
@@ -160,6 +176,7 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		transport sdk.Transport
 		cmd       *exec.Cmd
 		stderr    *stderrLog
+		tc        *tapConn
 	)
 	if s.cfg.stdio() {
 		env, err := s.cfg.environ()
@@ -175,7 +192,8 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		stderr = &stderrLog{log: s.log}
 		cmd.Stderr = stderr
 		procgroup.Set(cmd)
-		transport = startTransport{&sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}}
+		tc = newTapConn(s, connID())
+		transport = startTransport{Transport: &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}, tap: tc}
 	} else {
 		if _, err := s.cfg.headers(); err != nil {
 			return nil, err
@@ -216,6 +234,9 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		return nil, fmt.Errorf("handshake: %w", err)
 	}
 	s.sess, s.proc = sess, proc
+	if tc != nil {
+		s.conn = tc
+	}
 	s.connects++
 	go s.watch(sess, proc)
 	return sess, nil
@@ -440,6 +461,11 @@ func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time
 		if len(bytes.TrimSpace(args)) == 0 {
 			args = json.RawMessage("{}")
 		}
+		s.relistIfStale()
+		if req.Task != nil {
+			// The server runs the call as a task (E2): poll it.
+			return s.continueTask(ctx, req, tool, maxOutput)
+		}
 		callCtx := newCallClock(ctx, timeout)
 		defer callCtx.release()
 		defer s.begin(ctx, callCtx)()
@@ -447,7 +473,9 @@ func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time
 		if err != nil {
 			return tools.Result{}, fmt.Errorf("mcp server %q, tool %q: %w", s.cfg.Name, tool, err)
 		}
-		res, err := s.callTool(callCtx, tool, readOnly, args, req.OperationID, input)
+		slot := &taskSlot{}
+		sent := withTaskSlot(callCtx, slot)
+		res, err := s.callTool(sent, tool, readOnly, args, req.OperationID, input)
 		for trips := req.InputTrips; err == nil && res.NeedsInput(); trips++ {
 			// A 2026-07-28 server asks for input first (E1).
 			var handOff *round.InputRequired
@@ -457,7 +485,27 @@ func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time
 				}
 				break
 			}
-			res, err = s.callTool(callCtx, tool, readOnly, args, req.OperationID, input)
+			res, err = s.callTool(sent, tool, readOnly, args, req.OperationID, input)
+		}
+		if t, conn := slot.get(); err == nil && t != nil {
+			// The server made a task (E2). A round keeps it in history
+			// and polls it in an activity of its own; elsewhere the call
+			// polls it now.
+			s.mu.Lock()
+			sess := s.sess
+			s.mu.Unlock()
+			h := s.handleOf(t, conn, sess)
+			s.log.Info("mcp: the server runs the call as a task", "tool", tool, "task", h.ID)
+			if tools.InputRounds(ctx) {
+				return tools.Result{Task: h}, nil
+			}
+			var hand *round.InputRequired
+			if res, hand, err = s.pollTask(callCtx, h, map[string]bool{}, req.InputTrips); err == nil && hand != nil {
+				err = errors.New("the task asks for input that only a round can give")
+			}
+			if err != nil {
+				return tools.Result{}, s.taskError(h, tool, err)
+			}
 		}
 		if err != nil && errors.Is(callCtx.Err(), context.DeadlineExceeded) {
 			// Its own deadline passed, whatever step it was in: the
@@ -483,18 +531,23 @@ func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time
 			}
 			return tools.Result{}, err
 		}
-		s.mu.Lock()
-		readTool := s.readTool
-		s.mu.Unlock()
-		text := resultText(res, maxOutput, readTool)
-		if res.IsError {
-			if text == "" {
-				text = "the tool reported an error without a message"
-			}
-			return tools.Result{}, fmt.Errorf("mcp server %q, tool %q: %s", s.cfg.Name, tool, text)
-		}
-		return tools.Result{Content: text, Images: resultImages(res)}, nil
+		return s.resultOf(res, maxOutput, tool)
 	}
+}
+
+// resultOf is a tool's result as the engine takes it.
+func (s *server) resultOf(res *sdk.CallToolResult, maxOutput int, tool string) (tools.Result, error) {
+	s.mu.Lock()
+	readTool := s.readTool
+	s.mu.Unlock()
+	text := resultText(res, maxOutput, readTool)
+	if res.IsError {
+		if text == "" {
+			text = "the tool reported an error without a message"
+		}
+		return tools.Result{}, fmt.Errorf("mcp server %q, tool %q: %s", s.cfg.Name, tool, text)
+	}
+	return tools.Result{Content: text, Images: resultImages(res)}, nil
 }
 
 // httpTransport is s's HTTP transport, for a streamable HTTP server.
@@ -511,12 +564,21 @@ func (s *server) httpTransport() (*headerTransport, bool) {
 type headerTransport struct {
 	base http.RoundTripper
 	cfg  ServerConfig
+	// tap reads and adds what MCP tasks need (wiretap.go).
+	tap *tap
 	// challenged is set when the server answers 401 with a Bearer
 	// challenge: it asks for OAuth (E3).
 	challenged atomic.Bool
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.tap != nil {
+		return t.tap.tapHTTP(req, t.send)
+	}
+	return t.send(req)
+}
+
+func (t *headerTransport) send(req *http.Request) (*http.Response, error) {
 	if len(t.cfg.Headers) > 0 {
 		h, err := t.cfg.headers()
 		if err != nil {
