@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -163,4 +164,44 @@ func TestMCPTaskFromTheEverythingServer(t *testing.T) {
 	r := byID(decodeResult(t, <-done))
 	require.Equal(t, round.StatusOK, r["q1"].Status, r["q1"].Content)
 	require.Contains(t, r["q1"].Content, "# Research Report: tides (historical)")
+}
+
+// TestMCPHTTPTaskFromTheEverythingServer: the same task over streamable
+// HTTP, where the server's question comes in the event stream of the
+// worker's own tasks/result request, and the answer goes back as an HTTP
+// request of its own (SPEC E2).
+func TestMCPHTTPTaskFromTheEverythingServer(t *testing.T) {
+	node, entry, _ := everythingServer(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	srv := exec.Command(node, entry, "streamableHttp")
+	srv.Env = append(os.Environ(), "PORT="+addr[strings.LastIndex(addr, ":")+1:])
+	require.NoError(t, srv.Start())
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			_ = c.Close()
+		}
+		return err == nil
+	}, 30*time.Second, 50*time.Millisecond, "the everything server listens")
+	mcpConfig := filepath.Join(t.TempDir(), "mcp.json")
+	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"ev":{"url":"http://`+addr+`/mcp"}}}`), 0o600))
+	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
+	e.startWorker()
+	tool := "mcp_ev_simulate-research-query"
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{tool}},
+		call("q1", tool, map[string]any{"topic": "tides", "ambiguous": true}))
+	in.AutoApprove = true
+	done := e.startRound(in)
+	wfID := in.WorkflowID()
+	p := e.waitPending(wfID, "q1")[0]
+	require.Equal(t, round.KindElicitation, p.Kind)
+	require.Contains(t, p.Elicitation.Message, `"tides" could have multiple interpretations`)
+	e.mustStarter("answer", wfID, "q1", "--json", `{"interpretation":"current"}`)
+	r := byID(decodeResult(t, <-done))
+	require.Equal(t, round.StatusOK, r["q1"].Status, r["q1"].Content)
+	require.Contains(t, r["q1"].Content, "# Research Report: tides (current)")
 }
