@@ -263,6 +263,9 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 			mc.SignInLink = u + "/mcp"
 		}
 		mc.NetPolicy = bc.Web.Policy
+		if e.Redis != nil {
+			mc.Blobs = e.Redis.Blobs() // audio and binary resources of results
+		}
 		// A server that asks for roots gets the call's own workspace.
 		mc.Workspace = func(ctx context.Context) (string, error) {
 			w, err := e.Workdir.For(ctx)

@@ -1,8 +1,13 @@
 package tests
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/base64"
+	"io"
 	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -10,6 +15,8 @@ import (
 	tclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
+	"github.com/toolround/toolround/cache"
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
 )
 
@@ -100,4 +107,35 @@ func TestMCPLongRunningToolReportsProgress(t *testing.T) {
 	got := byID(res)["l1"]
 	require.Equal(t, round.StatusOK, got.Status, got.Content)
 	require.Contains(t, got.Content, "Long running operation completed. Duration: 6 seconds, Steps: 6.")
+}
+
+// TestMCPBinaryContentIsKept: the everything server's gzip-file-as-resource
+// returns a gzip file as an embedded blob, which no format passes to a
+// model: its line names the reference under which the worker kept its
+// bytes in Redis, and those bytes are the file (item 4 of E).
+func TestMCPBinaryContentIsKept(t *testing.T) {
+	e, _ := everythingEnv(t)
+	e.startWorker()
+	const gz = "mcp_ev_gzip-file-as-resource"
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{gz}},
+		call("g1", gz, map[string]any{"name": "hello.txt.gz", "data": "data:text/plain;base64,aGVsbG8sIHdvcmxk", "outputType": "resource"}))
+	in.AutoApprove = true
+	r := byID(decodeResult(t, <-e.startRound(in)))
+	require.Equal(t, round.StatusOK, r["g1"].Status, r["g1"].Content)
+	m := regexp.MustCompile(`\[resource \S+ application/gzip, (\d+) bytes; kept as (\S+)\]`).FindStringSubmatch(r["g1"].Content)
+	require.NotNil(t, m, r["g1"].Content)
+
+	rc, err := cache.Open(context.Background(), cache.Options{URL: testenv.RedisURL()})
+	require.NoError(t, err)
+	defer rc.Close()
+	b64, err := rc.Blobs().Get(context.Background(), m[2])
+	require.NoError(t, err)
+	raw, err := base64.StdEncoding.DecodeString(b64)
+	require.NoError(t, err)
+	require.Equal(t, m[1], strconv.Itoa(len(raw)))
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	require.NoError(t, err)
+	plain, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	require.Equal(t, "hello, world", string(plain))
 }

@@ -40,6 +40,11 @@ const (
 // so the worker's own credentials do not leak into third-party servers.
 var DefaultInheritedEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "TMPDIR", "TZ"}
 
+// BlobStore is where the worker keeps large contents (cache.Blobs).
+type BlobStore interface {
+	Put(ctx context.Context, content string) (string, error)
+}
+
 // Config says which MCP servers a worker connects to.
 type Config struct {
 	// Servers are the MCP servers, sorted by name; names are unique.
@@ -56,6 +61,11 @@ type Config struct {
 	// Dir is where stdio servers start when their entry has no "cwd".
 	// Default: the worker's working directory.
 	Dir string
+	// Blobs keeps the bytes a result carries that no format passes to a
+	// model, audio and binary resources: base64, as images are, under a
+	// reference that the result's line for them names ("; kept as REF").
+	// Nil keeps none: the line gives only their type and size.
+	Blobs BlobStore
 	// Workspace is the folder a call acts in, which a server that asks for
 	// roots (roots/list) is given as its one root. Default: Dir. With
 	// WORKSPACE=session it is the call's session's folder, never the one

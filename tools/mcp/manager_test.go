@@ -458,10 +458,10 @@ func TestParseConfig(t *testing.T) {
 
 func TestResultTextCap(t *testing.T) {
 	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("é", 10)}}}
-	got := resultText(res, 5, "")
+	got := resultText(res, 5, "", nil)
 	require.Equal(t, "éé\n[output truncated: 16 more bytes]", got)
 	res = &sdk.CallToolResult{StructuredContent: map[string]any{"n": 1}}
-	require.Equal(t, `{"n":1}`, resultText(res, 100, ""))
+	require.Equal(t, `{"n":1}`, resultText(res, 100, "", nil))
 }
 
 func TestResultImagesKeepTheBytes(t *testing.T) {
@@ -471,7 +471,7 @@ func TestResultImagesKeepTheBytes(t *testing.T) {
 		&sdk.ImageContent{MIMEType: "image/png", Data: png},
 		&sdk.AudioContent{MIMEType: "audio/wav", Data: []byte{1}},
 	}}
-	require.Equal(t, "a shot\n[image image/png, 6 bytes]\n[audio audio/wav, 1 bytes]", resultText(res, 1000, ""), "the text keeps a line for the image")
+	require.Equal(t, "a shot\n[image image/png, 6 bytes]\n[audio audio/wav, 1 bytes]", resultText(res, 1000, "", nil), "the text keeps a line for the image")
 	require.Equal(t, []round.Image{{MIMEType: "image/png", Size: 6, Data: png}}, resultImages(res))
 	require.Nil(t, resultImages(&sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "x"}}}))
 }

@@ -68,7 +68,7 @@ func (s *server) readHandler(maxOutput int, timeout time.Duration) tools.Handler
 		case err != nil:
 			return tools.Result{}, fmt.Errorf("mcp server %q, %s %s: %w", s.cfg.Name, readResourceTool, a.URI, err)
 		}
-		content, images := resourceContents(res.Contents, maxOutput)
+		content, images := resourceContents(res.Contents, maxOutput, s.keeper(ctx))
 		return tools.Result{Content: content, Images: images}, nil
 	}
 }
@@ -93,8 +93,8 @@ func (s *server) readResource(ctx context.Context, uri string) (*sdk.ReadResourc
 // resourceContents is the text of a resource's contents and its images:
 // text as it is, an image blob as an image (with a line in the text, as a
 // tool result's images have), a text blob in UTF-8 as text, any other blob
-// as its type and size.
-func resourceContents(contents []*sdk.ResourceContents, limit int) (string, []round.Image) {
+// as its type and size, its bytes kept where keep keeps them.
+func resourceContents(contents []*sdk.ResourceContents, limit int, keep keeper) (string, []round.Image) {
 	var parts []string
 	var images []round.Image
 	for _, c := range contents {
@@ -106,7 +106,7 @@ func resourceContents(contents []*sdk.ResourceContents, limit int) (string, []ro
 		case len(c.Blob) > 0 && strings.HasPrefix(c.MIMEType, "text/") && utf8.Valid(c.Blob):
 			parts = append(parts, string(c.Blob))
 		case len(c.Blob) > 0:
-			parts = append(parts, fmt.Sprintf("[resource %s %s, %d bytes]", c.URI, c.MIMEType, len(c.Blob)))
+			parts = append(parts, fmt.Sprintf("[resource %s %s, %d bytes%s]", c.URI, c.MIMEType, len(c.Blob), keep.kept(c.Blob)))
 		default:
 			parts = append(parts, c.Text)
 		}

@@ -2,10 +2,14 @@ package mcp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -152,4 +156,60 @@ func fixtureURL(t *testing.T) string {
 		ts.Close()
 	})
 	return ts.URL
+}
+
+// memBlobs is a blob store in memory.
+type memBlobs struct {
+	mu   sync.Mutex
+	kept map[string]string
+	fail bool
+}
+
+func (b *memBlobs) Put(_ context.Context, content string) (string, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fail {
+		return "", errors.New("the store is down")
+	}
+	if b.kept == nil {
+		b.kept = map[string]string{}
+	}
+	ref := fmt.Sprintf("blob:%d", len(b.kept)+1)
+	b.kept[ref] = content
+	return ref, nil
+}
+
+// TestBytesNoFormatCarriesAreKept: a binary resource's bytes, which no
+// format passes to a model, are kept in the worker's blob store (base64)
+// under the reference its line names; when the store fails the line gives
+// their type and size alone, and the call still answers (item 4 of E).
+func TestBytesNoFormatCarriesAreKept(t *testing.T) {
+	var reads atomic.Int64
+	blobs := &memBlobs{}
+	_, reg := connect(t, Config{Blobs: blobs, Servers: []ServerConfig{{Name: "docs", URL: docsServer(t, false, &reads)}}})
+	got, err := read(t, reg, "mcp_docs_read_resource", "docs://data")
+	require.NoError(t, err)
+	require.Equal(t, "[resource docs://data application/octet-stream, 3 bytes; kept as blob:1]", got.Content)
+	raw, err := base64.StdEncoding.DecodeString(blobs.kept["blob:1"])
+	require.NoError(t, err)
+	require.Len(t, raw, 3)
+
+	blobs.fail = true
+	got, err = read(t, reg, "mcp_docs_read_resource", "docs://data")
+	require.NoError(t, err)
+	require.Equal(t, "[resource docs://data application/octet-stream, 3 bytes]", got.Content)
+}
+
+// TestAudioIsKept: a result's audio is kept as a binary resource is, and
+// an image is not: it travels as an image.
+func TestAudioIsKept(t *testing.T) {
+	blobs := &memBlobs{}
+	s := &server{opts: Config{Blobs: blobs}, log: quiet}
+	res := &sdk.CallToolResult{Content: []sdk.Content{
+		&sdk.ImageContent{MIMEType: "image/png", Data: []byte{1, 2}},
+		&sdk.AudioContent{MIMEType: "audio/wav", Data: []byte("RIFF")},
+	}}
+	require.Equal(t, "[image image/png, 2 bytes]\n[audio audio/wav, 4 bytes; kept as blob:1]", resultText(res, 1000, "", s.keeper(context.Background())))
+	require.Equal(t, base64.StdEncoding.EncodeToString([]byte("RIFF")), blobs.kept["blob:1"])
+	require.Len(t, blobs.kept, 1)
 }

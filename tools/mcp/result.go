@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -41,12 +43,38 @@ func imageLine(mime string, size int) string {
 	return fmt.Sprintf("[image %s, %d bytes]", mime, size)
 }
 
+// keeper keeps bytes that no format passes on (Config.Blobs) and says
+// where; nil keeps nothing.
+type keeper func([]byte) string
+
+func (k keeper) kept(b []byte) string {
+	if k == nil || len(b) == 0 {
+		return ""
+	}
+	return k(b)
+}
+
+// keeper keeps bytes in the worker's blob store for ctx's call.
+func (s *server) keeper(ctx context.Context) keeper {
+	if s.opts.Blobs == nil {
+		return nil
+	}
+	return func(b []byte) string {
+		ref, err := s.opts.Blobs.Put(ctx, base64.StdEncoding.EncodeToString(b))
+		if err != nil {
+			s.log.Warn("mcp: keeping a result's bytes failed; its line gives only their type and size", "err", err)
+			return ""
+		}
+		return "; kept as " + ref
+	}
+}
+
 // resultText joins the text of a tool result. Text parts are kept as they
 // are; other kinds are named with their type and size so the model knows
 // they were there, and a resource link names the tool that reads it
 // (readTool, when the server offers resources). Structured content stands
 // in when there is no content.
-func resultText(res *sdk.CallToolResult, limit int, readTool string) string {
+func resultText(res *sdk.CallToolResult, limit int, readTool string, keep keeper) string {
 	var parts []string
 	for _, c := range res.Content {
 		switch c := c.(type) {
@@ -55,7 +83,7 @@ func resultText(res *sdk.CallToolResult, limit int, readTool string) string {
 		case *sdk.ImageContent:
 			parts = append(parts, imageLine(c.MIMEType, len(c.Data)))
 		case *sdk.AudioContent:
-			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes]", c.MIMEType, len(c.Data)))
+			parts = append(parts, fmt.Sprintf("[audio %s, %d bytes%s]", c.MIMEType, len(c.Data), keep.kept(c.Data)))
 		case *sdk.ResourceLink:
 			line := fmt.Sprintf("[resource link %s %s]", c.URI, c.Name)
 			if readTool != "" {
@@ -71,7 +99,7 @@ func resultText(res *sdk.CallToolResult, limit int, readTool string) string {
 			case isImageBlob(r):
 				parts = append(parts, imageLine(r.MIMEType, len(r.Blob)))
 			default:
-				parts = append(parts, fmt.Sprintf("[resource %s %s, %d bytes]", r.URI, r.MIMEType, len(r.Blob)))
+				parts = append(parts, fmt.Sprintf("[resource %s %s, %d bytes%s]", r.URI, r.MIMEType, len(r.Blob), keep.kept(r.Blob)))
 			}
 		default:
 			if b, err := json.Marshal(c); err == nil {

@@ -531,16 +531,16 @@ func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time
 			}
 			return tools.Result{}, err
 		}
-		return s.resultOf(res, maxOutput, tool)
+		return s.resultOf(ctx, res, maxOutput, tool)
 	}
 }
 
 // resultOf is a tool's result as the engine takes it.
-func (s *server) resultOf(res *sdk.CallToolResult, maxOutput int, tool string) (tools.Result, error) {
+func (s *server) resultOf(ctx context.Context, res *sdk.CallToolResult, maxOutput int, tool string) (tools.Result, error) {
 	s.mu.Lock()
 	readTool := s.readTool
 	s.mu.Unlock()
-	text := resultText(res, maxOutput, readTool)
+	text := resultText(res, maxOutput, readTool, s.keeper(ctx))
 	if res.IsError {
 		if text == "" {
 			text = "the tool reported an error without a message"

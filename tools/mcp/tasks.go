@@ -105,7 +105,7 @@ func (s *server) continueTask(ctx context.Context, req tools.Request, tool strin
 	if hand != nil {
 		return tools.Result{Input: hand}, nil
 	}
-	return s.resultOf(res, maxOutput, tool)
+	return s.resultOf(ctx, res, maxOutput, tool)
 }
 
 // taskError names the server, the tool and the task in a poll's failure;
