@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"time"
 )
 
 // MCP elicitation (SPEC E1): an MCP server asks the user for input during a
@@ -204,6 +205,10 @@ type MCPTask struct {
 	PollMS int64 `json:"poll_ms,omitempty"`
 	TTLMS  int64 `json:"ttl_ms,omitempty"`
 }
+
+// MaxTaskPoll bounds how long the round polls an MCP task in one
+// activity, whatever time to live its server gives it.
+const MaxTaskPoll = 24 * time.Hour
 
 // ErrTypeOutcomeLost is the application error type of an activity that
 // found the work it was to finish gone: a stdio MCP server's task whose

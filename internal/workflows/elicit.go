@@ -173,12 +173,12 @@ func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in round.Exec
 // (E2). It may be retried, on any worker, since polling changes nothing on
 // the server, except when it finds the task lost (a stdio server's, gone
 // with the worker that started it). An attempt may run as long as the
-// server keeps the task (else the tool's timeout), plus the confirm
+// server keeps the task (at most a day; else the tool's timeout), plus the confirm
 // timeout, since a 2025-11-25 server's requests are answered while it
 // polls; it heartbeats all the while.
 func taskPollOptions(ti ToolInfo, c *Call, snap Snapshot, t *round.MCPTask, id string) workflow.ActivityOptions {
 	run := ti.Timeout
-	if ttl := time.Duration(t.TTLMS) * time.Millisecond; ttl > run {
+	if ttl := min(time.Duration(t.TTLMS)*time.Millisecond, round.MaxTaskPoll); ttl > run {
 		run = ttl
 	}
 	run += snap.ConfirmTimeout

@@ -494,6 +494,9 @@ func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time
 			s.mu.Lock()
 			sess := s.sess
 			s.mu.Unlock()
+			if len(t.TaskID) > maxTaskID {
+				return tools.Result{}, fmt.Errorf("mcp server %q, tool %q: the server made a task whose id is %d bytes, more than %d", s.cfg.Name, tool, len(t.TaskID), maxTaskID)
+			}
 			h := s.handleOf(t, conn, sess)
 			s.log.Info("mcp: the server runs the call as a task", "tool", tool, "task", h.ID)
 			if tools.InputRounds(ctx) {

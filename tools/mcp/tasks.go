@@ -38,7 +38,7 @@ import (
 const (
 	// requestedTaskTTL is how long the worker asks a 2025-11-25 server
 	// to keep a task: long enough for a person to answer what it asks.
-	requestedTaskTTL = 24 * time.Hour
+	requestedTaskTTL = round.MaxTaskPoll
 	// Polls follow the server's pollInterval, within these bounds.
 	defaultPoll = time.Second
 	minPoll     = 20 * time.Millisecond
@@ -69,13 +69,17 @@ func (s *server) handleOf(t *wireTask, conn string, sess *sdk.ClientSession) *ro
 // extension reports whether h is a task of the 2026-07-28 extension.
 func extension(h *round.MCPTask) bool { return h.Protocol >= protocolTaskExtension }
 
-// taskBudget bounds one poll of h: the time the server keeps it, else a day.
+// taskBudget bounds one poll of h: the time the server keeps it, at most
+// a day (round.MaxTaskPoll).
 func taskBudget(h *round.MCPTask) time.Duration {
-	if h.TTLMS > 0 {
-		return time.Duration(h.TTLMS) * time.Millisecond
+	if ttl := time.Duration(h.TTLMS) * time.Millisecond; ttl > 0 && ttl < round.MaxTaskPoll {
+		return ttl
 	}
-	return requestedTaskTTL
+	return round.MaxTaskPoll
 }
+
+// maxTaskID bounds a task id, which goes into history.
+const maxTaskID = 512
 
 // continueTask is a call's activity after its server made a task: it sends
 // the answers of the round (req.InputResponses) with tasks/update, then
