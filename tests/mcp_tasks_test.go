@@ -60,6 +60,22 @@ func madeTasks(t *testing.T, path string) []string {
 	return strings.Fields(string(b))
 }
 
+// researchThroughAKill runs a round with one research call (r1) on topic,
+// kills the worker once the server made the task, starts another, and
+// returns the round's results.
+func researchThroughAKill(t *testing.T, e *env, created, topic string) map[string]round.CallResult {
+	t.Helper()
+	w := e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"mcp_jobs_research"}},
+		call("r1", "mcp_jobs_research", map[string]any{"topic": topic}))
+	in.AutoApprove = true
+	done := e.startRound(in)
+	require.Eventually(t, func() bool { return len(madeTasks(t, created)) == 1 }, 30*time.Second, 50*time.Millisecond)
+	w.kill(t)
+	e.startWorker()
+	return byID(decodeResult(t, <-done))
+}
+
 // TestMCPTaskWithInputThroughTheWorker: a 2026-07-28 server runs the call
 // as a task, whose id lands in history; the task asks for input, which
 // waits as kind elicitation and is answered with `starter answer`; the
@@ -106,15 +122,7 @@ func TestMCPTaskWithInputThroughTheWorker(t *testing.T) {
 // result, and the server made it once (SPEC E2).
 func TestMCPHTTPTaskSurvivesAWorkerKill(t *testing.T) {
 	e, created := taskEnv(t, true, "6000")
-	w := e.startWorker()
-	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"mcp_jobs_research"}},
-		call("r1", "mcp_jobs_research", map[string]any{"topic": "comets"}))
-	in.AutoApprove = true
-	done := e.startRound(in)
-	require.Eventually(t, func() bool { return len(madeTasks(t, created)) == 1 }, 30*time.Second, 50*time.Millisecond)
-	w.kill(t)
-	e.startWorker()
-	r := byID(decodeResult(t, <-done))
+	r := researchThroughAKill(t, e, created, "comets")
 	require.Equal(t, round.StatusOK, r["r1"].Status, r["r1"].Content)
 	require.Equal(t, "report on comets", r["r1"].Content)
 	require.Equal(t, []string{"comets"}, madeTasks(t, created), "made once, though two workers ran the call")
@@ -125,15 +133,7 @@ func TestMCPHTTPTaskSurvivesAWorkerKill(t *testing.T) {
 // the call, made once, ends unknown_outcome saying why (SPEC E2).
 func TestMCPStdioTaskLostWithTheWorker(t *testing.T) {
 	e, created := taskEnv(t, false, "60000")
-	w := e.startWorker()
-	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"mcp_jobs_research"}},
-		call("r1", "mcp_jobs_research", map[string]any{"topic": "eels"}))
-	in.AutoApprove = true
-	done := e.startRound(in)
-	require.Eventually(t, func() bool { return len(madeTasks(t, created)) == 1 }, 30*time.Second, 50*time.Millisecond)
-	w.kill(t)
-	e.startWorker()
-	r := byID(decodeResult(t, <-done))
+	r := researchThroughAKill(t, e, created, "eels")
 	require.Equal(t, round.StatusUnknownOutcome, r["r1"].Status, r["r1"].Content)
 	require.Contains(t, r["r1"].Content, "the task ran in the process of the stdio server that made it")
 	require.Equal(t, []string{"eels"}, madeTasks(t, created))

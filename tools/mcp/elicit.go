@@ -222,6 +222,19 @@ type resume struct {
 	state     string
 }
 
+// raw is r's responses as JSON, by key.
+func (r *resume) raw() (map[string]json.RawMessage, error) {
+	out := make(map[string]json.RawMessage, len(r.responses))
+	for k, v := range r.responses {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = b
+	}
+	return out, nil
+}
+
 // resumeOf reads a request's responses (round.ExecuteInput.InputResponses).
 func resumeOf(req tools.Request) (*resume, error) {
 	if len(req.InputResponses) == 0 && req.RequestState == "" {
@@ -277,13 +290,9 @@ func (s *server) inputFor(ctx context.Context, res *sdk.CallToolResult, trips in
 	if tools.InputRounds(ctx) {
 		hand := &round.InputRequired{Asks: asks, State: res.RequestState}
 		if len(out.responses) > 0 {
-			hand.Answered = map[string]json.RawMessage{}
-			for k, v := range out.responses {
-				b, err := json.Marshal(v)
-				if err != nil {
-					return nil, nil, err
-				}
-				hand.Answered[k] = b
+			var err error
+			if hand.Answered, err = out.raw(); err != nil {
+				return nil, nil, err
 			}
 		}
 		return nil, hand, nil

@@ -193,13 +193,9 @@ func (s *server) pollTask(ctx context.Context, h *round.MCPTask, answered map[st
 			if err != nil || hand != nil {
 				return nil, hand, err
 			}
-			raw := map[string]json.RawMessage{}
-			for k, v := range resume.responses {
-				b, err := json.Marshal(v)
-				if err != nil {
-					return nil, nil, err
-				}
-				raw[k] = b
+			raw, err := resume.raw()
+			if err != nil {
+				return nil, nil, err
 			}
 			if err := s.updateTask(ctx, sess, h, raw); err != nil {
 				return nil, nil, err
@@ -504,23 +500,14 @@ func (s *server) answerInStream(ctx context.Context, sess *sdk.ClientSession, re
 // it is done or the stream ends.
 func readEvents(r io.Reader, handle func(jsonrpc.Message) bool) error {
 	br := bufio.NewReaderSize(r, 64<<10)
-	var data []string
+	var ev eventStream
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil && line == "" {
 			return err
 		}
-		line = strings.TrimRight(line, "\r\n")
-		switch {
-		case line == "":
-			if len(data) > 0 {
-				if m, derr := jsonrpc.DecodeMessage([]byte(strings.Join(data, "\n"))); derr == nil && handle(m) {
-					return nil
-				}
-			}
-			data = nil
-		case strings.HasPrefix(line, "data:"):
-			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		if m, ok := ev.line(strings.TrimRight(line, "\r\n")); ok && handle(m) {
+			return nil
 		}
 		if err != nil {
 			return err

@@ -397,7 +397,7 @@ type tapBody struct {
 	sse   bool
 	onMsg func(jsonrpc.Message)
 	buf   []byte
-	data  []string
+	ev    eventStream
 	off   bool
 }
 
@@ -416,13 +416,12 @@ func (b *tapBody) Read(p []byte) (int, error) {
 		b.buf = nil
 	}
 	if len(b.buf) > maxTapped {
-		b.off, b.buf, b.data = true, nil, nil
+		b.off, b.buf, b.ev = true, nil, eventStream{}
 	}
 	return n, err
 }
 
-// events reads the complete lines of an event stream: each event's data
-// lines, joined, are one message.
+// events reads the complete lines of an event stream.
 func (b *tapBody) events() {
 	for {
 		i := bytes.IndexByte(b.buf, '\n')
@@ -431,16 +430,30 @@ func (b *tapBody) events() {
 		}
 		line := strings.TrimSuffix(string(b.buf[:i]), "\r")
 		b.buf = b.buf[i+1:]
-		switch {
-		case line == "":
-			if len(b.data) > 0 {
-				if msg, err := jsonrpc.DecodeMessage([]byte(strings.Join(b.data, "\n"))); err == nil {
-					b.onMsg(msg)
-				}
-			}
-			b.data = nil
-		case strings.HasPrefix(line, "data:"):
-			b.data = append(b.data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+		if m, ok := b.ev.line(line); ok {
+			b.onMsg(m)
 		}
 	}
+}
+
+// eventStream puts an event stream's messages together line by line: each
+// event's data lines, joined, are one JSON-RPC message.
+type eventStream struct{ data []string }
+
+// line takes one line, without its end; at the end of an event it returns
+// the event's message, when it is one.
+func (e *eventStream) line(line string) (jsonrpc.Message, bool) {
+	switch {
+	case line == "":
+		data := e.data
+		e.data = nil
+		if len(data) == 0 {
+			return nil, false
+		}
+		m, err := jsonrpc.DecodeMessage([]byte(strings.Join(data, "\n")))
+		return m, err == nil
+	case strings.HasPrefix(line, "data:"):
+		e.data = append(e.data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
+	}
+	return nil, false
 }

@@ -133,12 +133,7 @@ func (st *store) start(params json.RawMessage) *task {
 	st.tasks[t.id] = t
 	st.mu.Unlock()
 	if p.Name == "research" {
-		if f := os.Getenv("TASK_LOG"); f != "" {
-			if fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-				_, _ = fh.WriteString(arg + "\n")
-				_ = fh.Close()
-			}
-		}
+		appendLine("TASK_LOG", arg)
 	}
 	go st.run(t)
 	return t
@@ -185,6 +180,19 @@ func (st *store) run(t *task) {
 		} else {
 			t.set("completed", "done", text("not confirmed: "+got.Action))
 		}
+	}
+}
+
+// appendLine appends line to the file that the environment variable env
+// names, if it names one.
+func appendLine(env, line string) {
+	f := os.Getenv(env)
+	if f == "" {
+		return
+	}
+	if fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+		_, _ = fh.WriteString(line + "\n")
+		_ = fh.Close()
 	}
 }
 
@@ -410,12 +418,7 @@ func (c *wireConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 				if ms, _ := strconv.Atoi(os.Getenv("LIST_TTL_MS")); ms > 0 {
 					res["ttlMs"] = ms
 				}
-				if f := os.Getenv("LIST_LOG"); f != "" {
-					if fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-						_, _ = fh.WriteString("listed\n")
-						_ = fh.Close()
-					}
-				}
+				appendLine("LIST_LOG", "listed")
 				tools, _ := res["tools"].([]any)
 				for _, t := range tools {
 					if m, ok := t.(map[string]any); ok {
