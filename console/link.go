@@ -25,7 +25,7 @@ func linkHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 }
 
@@ -40,6 +40,9 @@ var linkPage = template.Must(template.New("link").Parse(`<!doctype html>
 <p id="link-what">Reading the link…</p>
 <dl id="link-call" hidden>
 <dt>Decision</dt><dd id="link-decision"></dd>
+<dt>Tool</dt><dd id="link-tool"></dd>
+<dt>Why it asks</dt><dd id="link-reasons"></dd>
+<dt>Arguments</dt><dd><pre id="link-args"></pre></dd>
 <dt>Round</dt><dd id="link-workflow"></dd>
 <dt>Call</dt><dd id="link-callid"></dd>
 <dt>As</dt><dd id="link-by"></dd>
@@ -80,33 +83,94 @@ func linkAnswerCode(w http.ResponseWriter, status int, code, msg string) {
 	_ = linkPage.Execute(w, v)
 }
 
-func (s *Server) postLink(w http.ResponseWriter, r *http.Request) {
-	linkHeaders(w)
+// linkOf reads and checks the link a POST carries in its form field
+// token: signed with the link key, not expired, its approver's scope
+// covering its session, its workflow a round. On a refusal it has
+// answered with fail and returns false.
+func (s *Server) linkOf(w http.ResponseWriter, r *http.Request, fail func(w http.ResponseWriter, status int, msg string)) (notify.Link, bool) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	if err := r.ParseForm(); err != nil {
-		linkAnswer(w, http.StatusBadRequest, "The form could not be read.")
-		return
+		fail(w, http.StatusBadRequest, "The form could not be read.")
+		return notify.Link{}, false
 	}
 	if s.opts.LinkKey == nil {
-		linkAnswer(w, http.StatusForbidden, "This console takes no links (no link key).")
-		return
+		fail(w, http.StatusForbidden, "This console takes no links (no link key).")
+		return notify.Link{}, false
 	}
 	l, err := notify.VerifyLink(s.opts.LinkKey, r.PostForm.Get("token"), s.opts.Now())
 	switch {
 	case errors.Is(err, notify.ErrLinkExpired):
-		linkAnswer(w, http.StatusGone, "The link has expired: the call's deadline has passed.")
-		return
+		fail(w, http.StatusGone, "The link has expired: the call's deadline has passed.")
+		return notify.Link{}, false
 	case err != nil:
-		linkAnswer(w, http.StatusForbidden, "The link is not valid.")
-		return
+		fail(w, http.StatusForbidden, "The link is not valid.")
+		return notify.Link{}, false
 	}
-	session := sessionOf(l.WorkflowID)
-	if !s.approverCovers(l.By, session) {
-		linkAnswer(w, http.StatusForbidden, "The link's approver may not decide in this session.")
-		return
+	if !s.approverCovers(l.By, sessionOf(l.WorkflowID)) {
+		fail(w, http.StatusForbidden, "The link's approver may not decide in this session.")
+		return notify.Link{}, false
 	}
 	if err := target(principal{Name: l.By, Role: RoleApprover}, l.WorkflowID, kindRound); err != nil {
-		linkAnswer(w, http.StatusNotFound, "No such round.")
+		fail(w, http.StatusNotFound, "No such round.")
+		return notify.Link{}, false
+	}
+	return l, true
+}
+
+// linkArgsMax bounds the arguments the link page shows (T14): past it they
+// are cut, and the page says how much was left out.
+const linkArgsMax = 8 << 10
+
+// linkCallView is what POST /link/call answers: the call a link decides,
+// as the console's card shows it (T14), for the page to show as text.
+type linkCallView struct {
+	Waiting   bool     `json:"waiting"`
+	Tool      string   `json:"tool,omitempty"`
+	Kind      string   `json:"kind,omitempty"`
+	Reasons   []string `json:"reasons,omitempty"`
+	Arguments string   `json:"arguments,omitempty"`
+	// Cut is how many characters of the arguments were left out.
+	Cut int `json:"cut,omitempty"`
+}
+
+// linkCall answers the link page with the call its token decides: the
+// tool, why it asks and its arguments, so a person never decides blind.
+// It changes nothing.
+func (s *Server) linkCall(w http.ResponseWriter, r *http.Request) {
+	linkHeaders(w)
+	fail := func(w http.ResponseWriter, status int, msg string) {
+		writeJSON(w, status, map[string]string{"error": msg})
+	}
+	l, ok := s.linkOf(w, r, fail)
+	if !ok {
+		return
+	}
+	v, err := s.b.Round(r.Context(), l.WorkflowID)
+	if err != nil {
+		status, _ := statusOf(err)
+		fail(w, status, "The round could not be read.")
+		return
+	}
+	out := linkCallView{}
+	for _, p := range v.Pending {
+		if p.CallID != l.CallID {
+			continue
+		}
+		out = linkCallView{Waiting: p.WaitID == l.WaitID, Tool: p.Tool, Kind: p.Kind, Reasons: p.Why()}
+		args := []rune(prettyJSON(string(p.Arguments)))
+		if len(args) > linkArgsMax {
+			out.Cut = len(args) - linkArgsMax
+			args = args[:linkArgsMax]
+		}
+		out.Arguments = string(args)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) postLink(w http.ResponseWriter, r *http.Request) {
+	linkHeaders(w)
+	l, ok := s.linkOf(w, r, linkAnswer)
+	if !ok {
 		return
 	}
 	d := Decision{WorkflowID: l.WorkflowID, CallID: l.CallID, WaitID: l.WaitID, Approve: l.Decision == notify.DecisionApprove,
@@ -118,8 +182,7 @@ func (s *Server) postLink(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	err = s.b.Decide(r.Context(), d)
-	if err != nil {
+	if err := s.b.Decide(r.Context(), d); err != nil {
 		status, code := statusOf(err)
 		if status == http.StatusInternalServerError {
 			s.log.Error("link decision failed", "workflow_id", l.WorkflowID, "call_id", l.CallID, "err", err)

@@ -143,6 +143,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /logout", s.logout)
 	m.HandleFunc("GET /link", s.getLink)
 	m.HandleFunc("POST /link", s.postLink)
+	m.HandleFunc("POST /link/call", s.linkCall)
 	m.HandleFunc("GET /mcp", s.page(s.mcpPage))
 	m.HandleFunc("POST /mcp/signin/{server}", s.page(s.mcpSignIn))
 	m.HandleFunc("GET /mcp/callback", s.mcpCallback)

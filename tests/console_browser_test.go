@@ -322,7 +322,8 @@ func TestConsoleBrowserTellsTheTruthAfterADecision(t *testing.T) {
 }
 
 // TestConsoleBrowserSignedLinkN2 opens a webhook's approve link in
-// Chromium: the page shows the call as text and a confirm button and
+// Chromium: the page shows the call (its tool and arguments, T14) as text
+// and a confirm button and
 // decides nothing; confirm decides via link as the approver, not
 // verified; the same link opened and confirmed again shows link_used.
 func TestConsoleBrowserSignedLinkN2(t *testing.T) {
@@ -360,7 +361,11 @@ func TestConsoleBrowserSignedLinkN2(t *testing.T) {
 	require.Equal(t, "r1", text(t, ctx, "#link-callid"))
 	require.Equal(t, in.WorkflowID(), text(t, ctx, "#link-workflow"))
 	require.Equal(t, "alice", text(t, ctx, "#link-by"))
-	require.Equal(t, 0, eval[int](t, ctx, `document.querySelectorAll("#link-call a, #link-call script, #link-call img").length`),
+	// T14: the page shows the tool and its arguments, as text.
+	poll(t, ctx, `document.querySelector("#link-tool").textContent === "run_command"`)
+	require.Contains(t, text(t, ctx, "#link-args"), `"command": "echo '<b>linked</b>'"`)
+	require.NotEmpty(t, text(t, ctx, "#link-reasons"))
+	require.Equal(t, 0, eval[int](t, ctx, `document.querySelectorAll("#link-call a, #link-call script, #link-call img, #link-call b").length`),
 		"the call is inert text")
 	require.NotContains(t, eval[string](t, ctx, `location.href`), "#", "the token leaves the address bar")
 	require.Len(t, e.waitPending(in.WorkflowID(), "r1", "r2"), 2, "opening the link decides nothing")

@@ -24,4 +24,17 @@
   document.getElementById("link-token").value = token;
   document.getElementById("link-call").hidden = false;
   document.getElementById("link-form").hidden = false;
+  // What the call does (T14): read with the token, shown as text only.
+  set("link-tool", "…");
+  fetch("/link/call", {method: "POST", body: new URLSearchParams({token: token}), credentials: "omit", referrerPolicy: "no-referrer"})
+    .then(function (r) { return r.json().then(function (v) { return {ok: r.ok, v: v}; }); })
+    .then(function (a) {
+      if (!a.ok) { set("link-tool", a.v.error || "The call could not be read."); return; }
+      var c = a.v;
+      if (!c.tool) { set("link-tool", "The call does not wait any more."); return; }
+      set("link-tool", c.tool + (c.waiting ? "" : " (it waits for another decision now)"));
+      set("link-reasons", (c.reasons || []).join("; "));
+      set("link-args", c.arguments + (c.cut ? "\n… " + c.cut + " more characters" : ""));
+    })
+    .catch(function () { set("link-tool", "The call could not be read."); });
 })();
