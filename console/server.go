@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/internal/health"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/mcp"
 	"github.com/toolround/toolround/tools/netguard"
@@ -54,6 +55,9 @@ type Options struct {
 	// URLs a server names during a sign-in (default netguard's).
 	MCP          *mcp.Grants
 	MCPNetPolicy *netguard.Policy
+	// Health are the checks of /readyz (O2): Temporal decides, Redis is
+	// reported. Unset checks answer ok.
+	Health health.Checks
 }
 
 // Server serves the API and the page.
@@ -141,6 +145,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /login", s.loginPage)
 	m.HandleFunc("POST /login", s.login)
 	m.HandleFunc("POST /logout", s.logout)
+	// Liveness and readiness (O2): no token, nothing but the state.
+	health.New(s.opts.Health).Register(m)
 	m.HandleFunc("GET /link", s.getLink)
 	m.HandleFunc("POST /link", s.postLink)
 	m.HandleFunc("POST /link/call", s.linkCall)

@@ -198,6 +198,10 @@ type Config struct {
 	// MetricsAddr is METRICS_ADDR, where the worker serves /metrics in the
 	// Prometheus text format (e.g. 127.0.0.1:9464). Default none.
 	MetricsAddr string
+	// HealthAddr is HEALTH_ADDR, where the worker serves /healthz and
+	// /readyz (O2). Default METRICS_ADDR when that is set (one server for
+	// both), else 127.0.0.1:8781; "off" serves neither.
+	HealthAddr string
 }
 
 // TLSConfig locates the files of an mTLS connection to Temporal.
@@ -313,6 +317,13 @@ func ConfigFromEnv() (Config, error) {
 	c.MCPConfig = envconf.Get(mcp.ConfigEnv, "")
 	c.ToolsConfig = envconf.Get(ext.ConfigEnv, "")
 	c.MetricsAddr = envconf.Get("METRICS_ADDR", "")
+	c.HealthAddr = envconf.Get("HEALTH_ADDR", "")
+	if c.HealthAddr == "" {
+		c.HealthAddr = c.MetricsAddr
+	}
+	if c.HealthAddr == "" {
+		c.HealthAddr = DefaultHealthAddr
+	}
 	if c.Notify, err = notify.ConfigFromEnv(os.Getenv); err != nil {
 		return c, err
 	}

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/activities"
+	"github.com/toolround/toolround/internal/health"
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/round"
@@ -99,6 +100,10 @@ type Worker struct {
 	presenceDone chan struct{}
 	ownClient    bool
 	metrics      *http.Server
+	// health answers /healthz and /readyz (O2); healthSrv serves it when
+	// it has an address of its own.
+	health    *health.Handler
+	healthSrv *http.Server
 	// stopJanitor ends the WORKSPACE_TTL sweeps; janitorDone is closed
 	// once they have.
 	stopJanitor context.CancelFunc
@@ -144,7 +149,7 @@ func StartWorker(ctx context.Context, cfg Config, logger *slog.Logger, opts ...O
 	attrs := []any{
 		"temporal", cfg.TemporalAddress, "namespace", cfg.Namespace, "task_queue", cfg.TaskQueue,
 		"workdir", e.Workdir.Dir(), "workspace", e.Workdir.Mode(), "redis", redis, "tools", len(e.Registry.Names()),
-		"max_concurrent_tools", wk.Bound, "build_id", e.Config.BuildID, "pid", os.Getpid(),
+		"max_concurrent_tools", wk.Bound, "build_id", e.Config.BuildID, "pid", os.Getpid(), "health", cfg.HealthAddr,
 	}
 	if e.Config.Deployment != "" {
 		attrs = append(attrs, "deployment", e.Config.Deployment)
@@ -210,15 +215,22 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 			return fmt.Errorf("build gauge: %w", err)
 		}
 	}
+	wk.health = health.New(wk.healthChecks())
 	if addr := e.Config.MetricsAddr; addr != "" && e.Telemetry.Handler != nil {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", e.Telemetry.Handler)
+		if e.Config.HealthAddr == addr {
+			wk.health.Register(mux)
+		}
 		wk.metrics = &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 		go func(srv *http.Server) {
 			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				e.Logger.Error("metrics server stopped", "addr", addr, "error", err)
 			}
 		}(wk.metrics)
+	}
+	if addr := e.Config.HealthAddr; addr != "off" && (wk.metrics == nil || addr != e.Config.MetricsAddr) {
+		wk.healthSrv = serveHealth(addr, wk.health, e.Logger)
 	}
 	if err := wk.w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
@@ -285,6 +297,9 @@ func (wk *Worker) startHost(swaps []swap) error {
 // releases the metrics server, the client (unless it came from WithClient)
 // and the engine.
 func (wk *Worker) Stop() {
+	if wk.health != nil {
+		wk.health.Drain()
+	}
 	if wk.stopJanitor != nil {
 		wk.stopJanitor()
 		<-wk.janitorDone
@@ -301,6 +316,9 @@ func (wk *Worker) Stop() {
 	}
 	if wk.metrics != nil {
 		_ = wk.metrics.Close()
+	}
+	if wk.healthSrv != nil {
+		_ = wk.healthSrv.Close()
 	}
 	if wk.ownClient {
 		wk.Client.Close()

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	tclient "go.temporal.io/sdk/client"
+
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/console"
 	"github.com/toolround/toolround/engine"
@@ -89,6 +91,13 @@ func run(ctx context.Context) error {
 	}
 	opts := console.Options{Backend: backend, Tokens: tokens, Logger: logger, LinkKey: linkKey,
 		Workdir: strings.TrimSpace(os.Getenv("TOOLS_WORKDIR")), Placement: cfg.Placement}
+	opts.Health.Temporal = func(ctx context.Context) error {
+		_, err := tc.CheckHealth(ctx, &tclient.CheckHealthRequest{})
+		return err
+	}
+	if rc != nil {
+		opts.Health.Redis = func(ctx context.Context) error { return rc.Redis().Ping(ctx).Err() }
+	}
 	if opts.MCP, err = mcpGrants(cfg, rc); err != nil {
 		logger.Warn("console: the MCP page cannot sign servers in", "err", err)
 	}
