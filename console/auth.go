@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"path"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/toolround/toolround/round"
@@ -172,7 +171,11 @@ func newTokenSet(ts []Token) *tokenSet {
 }
 
 func (s *tokenSet) lookup(secret string) (tokenEntry, bool) {
-	d := sha256.Sum256([]byte(secret))
+	return s.lookupDigest(sha256.Sum256([]byte(secret)))
+}
+
+// lookupDigest finds the token whose secret has digest d.
+func (s *tokenSet) lookupDigest(d [32]byte) (tokenEntry, bool) {
 	var found tokenEntry
 	ok := 0
 	for _, e := range s.entries {
@@ -183,56 +186,16 @@ func (s *tokenSet) lookup(secret string) (tokenEntry, bool) {
 	return found, ok == 1
 }
 
-// sessions are the page's signed-in people, by cookie value.
-type sessions struct {
-	mu  sync.Mutex
-	m   map[string]pageSession
-	ttl time.Duration
-}
-
+// pageSession is a signed-in person of the page, read from its cookie.
 type pageSession struct {
 	name, role, csrf string
 	scope            []string
-	expires          time.Time
+	// nonce names the sign-in; a sign-out revokes it.
+	nonce   string
+	expires time.Time
 }
 
 const cookieName = "toolround_console"
-
-func newSessions(ttl time.Duration) *sessions {
-	return &sessions{m: map[string]pageSession{}, ttl: ttl}
-}
-
-func (s *sessions) create(e tokenEntry) (id string, ps pageSession) {
-	id = randomHex(32)
-	ps = pageSession{name: e.name, role: e.role, csrf: randomHex(32), scope: e.scope, expires: time.Now().Add(s.ttl)}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := time.Now()
-	for k, v := range s.m {
-		if now.After(v.expires) {
-			delete(s.m, k)
-		}
-	}
-	s.m[id] = ps
-	return id, ps
-}
-
-func (s *sessions) get(id string) (pageSession, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ps, ok := s.m[id]
-	if !ok || time.Now().After(ps.expires) {
-		delete(s.m, id)
-		return pageSession{}, false
-	}
-	return ps, true
-}
-
-func (s *sessions) drop(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.m, id)
-}
 
 // authenticate finds who a request acts as: a bearer token first, else the
 // page's cookie. ok is false for neither. The scheme is compared without
@@ -253,7 +216,7 @@ func (s *Server) authenticate(r *http.Request) (principal, bool) {
 	if err != nil {
 		return principal{}, false
 	}
-	ps, ok := s.sessions.get(c.Value)
+	ps, ok := s.cookies.open(r.Context(), c.Value, s.tokens, time.Now())
 	if !ok {
 		return principal{}, false
 	}

@@ -125,7 +125,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusUnauthorized, "login", loginData{pageData{Title: "Sign in", Return: ret, Message: "That token is not known to this console."}})
 		return
 	}
-	id, _ := s.sessions.create(e)
+	id, _ := s.cookies.create(e, time.Now())
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: "/", HttpOnly: true, Secure: r.TLS != nil,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(s.opts.SessionTTL / time.Second)})
 	http.Redirect(w, r, ret, http.StatusSeeOther)
@@ -139,7 +139,11 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if c, err := r.Cookie(cookieName); err == nil {
-			s.sessions.drop(c.Value)
+			if err := s.cookies.drop(r.Context(), c.Value); err != nil {
+				s.log.Error("sign-out not recorded", "err", err)
+				http.Error(w, "the sign-out could not be recorded: try again", http.StatusServiceUnavailable)
+				return
+			}
 		}
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode, MaxAge: -1})

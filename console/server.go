@@ -4,6 +4,7 @@ package console
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,6 +56,14 @@ type Options struct {
 	// URLs a server names during a sign-in (default netguard's).
 	MCP          *mcp.Grants
 	MCPNetPolicy *netguard.Policy
+	// SessionKey seals the page's sign-ins into their cookies
+	// (CONSOLE_SESSION_KEY, 32 bytes, O3): consoles that share it share
+	// sign-ins. Default: a key of this console's own, so its sign-ins end
+	// with it.
+	SessionKey []byte
+	// Revocations keep sign-outs for every console that shares them
+	// (Redis in cmd/console). Default: this console's memory.
+	Revocations Revocations
 	// Health are the checks of /readyz (O2): Temporal decides, Redis is
 	// reported. Unset checks answer ok.
 	Health health.Checks
@@ -62,14 +71,14 @@ type Options struct {
 
 // Server serves the API and the page.
 type Server struct {
-	opts     Options
-	b        Backend
-	tokens   *tokenSet
-	sessions *sessions
-	log      *slog.Logger
-	mux      *http.ServeMux
-	pages    *pages
-	flows    signIns
+	opts    Options
+	b       Backend
+	tokens  *tokenSet
+	cookies *pageCookies
+	log     *slog.Logger
+	mux     *http.ServeMux
+	pages   *pages
+	flows   signIns
 }
 
 // New builds a Server.
@@ -99,7 +108,17 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, b: opts.Backend, tokens: newTokenSet(opts.Tokens), sessions: newSessions(opts.SessionTTL),
+	if opts.SessionKey == nil {
+		opts.SessionKey = make([]byte, SessionKeySize)
+		if _, err := rand.Read(opts.SessionKey); err != nil {
+			return nil, err
+		}
+	}
+	cookies, err := newPageCookies(opts.SessionKey, opts.SessionTTL, opts.Revocations)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{opts: opts, b: opts.Backend, tokens: newTokenSet(opts.Tokens), cookies: cookies,
 		log: opts.Logger, mux: http.NewServeMux(), pages: p}
 	s.routes()
 	return s, nil

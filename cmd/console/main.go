@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/console"
 	"github.com/toolround/toolround/engine"
+	"github.com/toolround/toolround/internal/keyfile"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/tools/mcp"
 	"github.com/toolround/toolround/tools/netguard"
@@ -37,6 +39,12 @@ environment:
   TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TASK_QUEUE, REDIS_URL,
   TOOLROUND_SECRET_KEY[_FILE]         as for the worker and the starter
   NOTIFY_LINK_KEY[_FILE]              the key of signed links (N2), as for the workers
+  CONSOLE_SESSION_KEY base64 of 32 bytes sealing the page's sign-ins into their
+                    cookies; consoles that share it share sign-ins (default:
+                    a key of this console's own, sign-ins end with it)
+  CONSOLE_REPLICAS  how many consoles serve one address; above 1 the console
+                    refuses to start without CONSOLE_TOKENS,
+                    CONSOLE_SESSION_KEY, NOTIFY_LINK_KEY and Redis
   HTTP_DENY_PRIVATE as for the worker: MCP sign-ins reach no private address
   TOOLS_WORKDIR     the workers' folder of workspaces (WORKSPACE=session), for
                     /api/v1/workspaces; unset: those answer 501`
@@ -97,6 +105,13 @@ func run(ctx context.Context) error {
 	}
 	if rc != nil {
 		opts.Health.Redis = func(ctx context.Context) error { return rc.Redis().Ping(ctx).Err() }
+		opts.Revocations = console.RedisRevocations{RDB: rc.Redis()}
+	}
+	if opts.SessionKey, err = sessionKey(); err != nil {
+		return err
+	}
+	if err := replicasReady(tokens, generated, opts.SessionKey, rc); err != nil {
+		return err
 	}
 	if opts.MCP, err = mcpGrants(cfg, rc); err != nil {
 		logger.Warn("console: the MCP page cannot sign servers in", "err", err)
@@ -182,4 +197,52 @@ func loadTokens() ([]console.Token, string, error) {
 		return nil, "", fmt.Errorf("CONSOLE_TOKENS %s: %w", path, err)
 	}
 	return ts, "", nil
+}
+
+// sessionKey is CONSOLE_SESSION_KEY (base64 of 32 bytes, O3), nil when
+// unset: the console then seals sign-ins with a key of its own.
+func sessionKey() ([]byte, error) {
+	v := strings.TrimSpace(os.Getenv("CONSOLE_SESSION_KEY"))
+	if v == "" {
+		return nil, nil
+	}
+	k, err := keyfile.Decode(v)
+	if err != nil || len(k) != console.SessionKeySize {
+		return nil, fmt.Errorf("CONSOLE_SESSION_KEY: want base64 of %d bytes (openssl rand -base64 32)", console.SessionKeySize)
+	}
+	return k, nil
+}
+
+// replicasReady refuses to start one of several consoles (CONSOLE_REPLICAS
+// > 1, O3) that would keep something of its own: generated tokens, a
+// session key, a link key from a key file, or sign-outs without Redis.
+func replicasReady(tokens []console.Token, generated string, key []byte, rc *cache.Client) error {
+	v := strings.TrimSpace(os.Getenv("CONSOLE_REPLICAS"))
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return fmt.Errorf("CONSOLE_REPLICAS=%q: want a number of consoles, 1 or more", v)
+	}
+	if n == 1 {
+		return nil
+	}
+	var missing []string
+	if generated != "" || len(tokens) == 0 {
+		missing = append(missing, "CONSOLE_TOKENS")
+	}
+	if key == nil {
+		missing = append(missing, "CONSOLE_SESSION_KEY")
+	}
+	if strings.TrimSpace(os.Getenv("NOTIFY_LINK_KEY")) == "" {
+		missing = append(missing, "NOTIFY_LINK_KEY")
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("CONSOLE_REPLICAS=%d: every console must share %s from the environment; none is generated", n, strings.Join(missing, ", "))
+	}
+	if rc == nil {
+		return fmt.Errorf("CONSOLE_REPLICAS=%d: the consoles need Redis (REDIS_URL) to share sign-outs", n)
+	}
+	return nil
 }

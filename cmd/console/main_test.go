@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/console"
 )
 
 // TestMalformedSessionsStopTheConsole: a malformed sessions= value is one
@@ -29,4 +31,25 @@ func TestMalformedSessionsStopTheConsole(t *testing.T) {
 	ts, _, err := loadTokens()
 	require.NoError(t, err)
 	require.Equal(t, []string{"team-a-*", "shared"}, ts[0].Sessions)
+}
+
+// O3: one of several consoles refuses to start with anything of its own
+// (generated tokens, no session key, a link key from a file), naming each.
+func TestReplicasNeedSharedKeysO3(t *testing.T) {
+	key := make([]byte, 32)
+	tokens := []console.Token{{Secret: "abcdefghijklmnop", Name: "alice", Role: console.RoleApprover}}
+	t.Setenv("CONSOLE_REPLICAS", "2")
+	t.Setenv("NOTIFY_LINK_KEY", "")
+	err := replicasReady(nil, "generated-token", nil, nil)
+	require.EqualError(t, err, "CONSOLE_REPLICAS=2: every console must share CONSOLE_TOKENS, CONSOLE_SESSION_KEY, NOTIFY_LINK_KEY from the environment; none is generated")
+	t.Setenv("NOTIFY_LINK_KEY", "AAAA")
+	require.ErrorContains(t, replicasReady(tokens, "", key, nil), "need Redis")
+	t.Setenv("CONSOLE_REPLICAS", "1")
+	require.NoError(t, replicasReady(nil, "generated-token", nil, nil))
+	t.Setenv("CONSOLE_REPLICAS", "two")
+	require.ErrorContains(t, replicasReady(tokens, "", key, nil), "want a number")
+
+	t.Setenv("CONSOLE_SESSION_KEY", "c2hvcnQ=")
+	_, err = sessionKey()
+	require.ErrorContains(t, err, "32 bytes")
 }
