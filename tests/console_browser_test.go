@@ -388,3 +388,73 @@ func TestConsoleBrowserSignedLinkN2(t *testing.T) {
 	require.Equal(t, "alice", a.By)
 	require.False(t, a.Verified)
 }
+
+// TestConsoleBrowserTwoConsolesO3: two consoles with one tokens file,
+// CONSOLE_SESSION_KEY and link key, as replicas behind one address. In
+// Chromium a person signs in on the first and decides on the second, whose
+// page follows the session's events as the first's does; a webhook's link
+// minted for the first console decides on the second.
+func TestConsoleBrowserTwoConsolesO3(t *testing.T) {
+	h := newHookReceiver(t, "hook-secret-o3")
+	linkKey := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{4}, 32))
+	sessionKey := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{8}, 32))
+	workerTokens := filepath.Join(t.TempDir(), "tokens")
+	require.NoError(t, os.WriteFile(workerTokens, []byte("worker-side-token-0003 alice approver\n"), 0o600))
+	e := newEnv(t, "NOTIFY_URL="+h.srv.URL, "NOTIFY_SECRET=hook-secret-o3", "NOTIFY_LINK_KEY="+linkKey, "NOTIFY_APPROVER=alice")
+	cs := e.startConsoles(2, "CONSOLE_SESSION_KEY="+sessionKey, "CONSOLE_REPLICAS=2")
+	a, b := cs[0], cs[1]
+	require.NotEqual(t, a.url, b.url)
+	e.startWorkerBin(workerBin, "CONSOLE_URL="+a.url, "CONSOLE_TOKENS="+workerTokens)
+	ctx := browserCtx(t)
+
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("r1", "run_command", map[string]any{"command": "echo by link"}),
+		call("r2", "run_command", map[string]any{"command": "echo on the second console"}))
+	done := e.startRound(in)
+	p := e.waitPending(in.WorkflowID(), "r1", "r2")
+
+	// Sign in on the first console.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(a.url+"/?session="+e.session),
+		chromedp.WaitVisible(css("#token")),
+		chromedp.SendKeys(css("#token"), a.approver+kb.Enter),
+		chromedp.WaitVisible(css("#inbox-summary")),
+		chromedp.Navigate(a.url+"/sessions/"+e.session),
+		chromedp.WaitVisible(css(`#live[data-live="1"]`)),
+	))
+	// The second console knows the person and follows the events too.
+	r2 := cardSel(in.WorkflowID(), "r2")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(b.url+"/sessions/"+e.session),
+		chromedp.WaitVisible(css(`#live[data-live="1"]`)),
+		chromedp.WaitVisible(css(r2)),
+	))
+	require.Equal(t, "alice", text(t, ctx, ".who strong"), "signed in on the first console, known to the second")
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(css(r2+` button[value="approve"]`))))
+	poll(t, ctx, `(document.querySelector(`+jsString(r2+" .status")+`) || {textContent: ""}).textContent.startsWith("Approved")`)
+
+	// The first console's link, opened on the second.
+	var w notify.Payload
+	require.Eventually(t, func() bool {
+		var ok bool
+		w, ok = h.payload("notify/" + p[0].WaitID + "/waiting")
+		return ok
+	}, 30*time.Second, 50*time.Millisecond)
+	require.True(t, strings.HasPrefix(w.Links.Approve, a.url+"/link#"), w.Links.Approve)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate("about:blank"),
+		chromedp.Navigate(b.url+strings.TrimPrefix(w.Links.Approve, a.url)),
+		chromedp.WaitVisible(css("#link-confirm")),
+	))
+	poll(t, ctx, `document.querySelector("#link-tool").textContent === "run_command"`)
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(css("#link-confirm")), chromedp.WaitVisible(css("#link-result"))))
+	require.Equal(t, "The call r1 was approved as alice.", text(t, ctx, "#link-result"))
+
+	res := decodeResult(t, <-done)
+	require.Equal(t, round.StatusOK, byID(res)["r1"].Status)
+	require.Equal(t, "link", byID(res)["r1"].Approval.Via)
+	require.Equal(t, round.StatusOK, byID(res)["r2"].Status)
+	require.Equal(t, "console", byID(res)["r2"].Approval.Via)
+	require.Equal(t, "alice", byID(res)["r2"].Approval.By)
+	require.True(t, byID(res)["r2"].Approval.Verified)
+}

@@ -56,12 +56,32 @@ var listening = regexp.MustCompile(`console listening on (http://\S+)`)
 
 func (e *env) startConsole() *consoleProc {
 	e.t.Helper()
-	bin := buildConsole(e.t)
-	c := &consoleProc{approver: "approver-" + fmt.Sprint(time.Now().UnixNano()), agent: "agent-" + fmt.Sprint(time.Now().UnixNano()), logs: &syncBuffer{}}
+	return e.startConsoles(1)[0]
+}
+
+// startConsoles starts n consoles that share one tokens file (alice the
+// approver, bot the agent) and the extra environment, as replicas behind
+// one address run (O3).
+func (e *env) startConsoles(n int, extra ...string) []*consoleProc {
+	e.t.Helper()
+	approver, agent := "approver-"+fmt.Sprint(time.Now().UnixNano()), "agent-"+fmt.Sprint(time.Now().UnixNano())
 	tokens := filepath.Join(e.t.TempDir(), "tokens")
-	require.NoError(e.t, os.WriteFile(tokens, []byte(c.approver+" alice approver\n"+c.agent+" bot agent\n"), 0o600))
+	require.NoError(e.t, os.WriteFile(tokens, []byte(approver+" alice approver\n"+agent+" bot agent\n"), 0o600))
+	var out []*consoleProc
+	for range n {
+		c := &consoleProc{approver: approver, agent: agent, logs: &syncBuffer{}}
+		e.runConsole(c, append([]string{"CONSOLE_TOKENS=" + tokens}, extra...))
+		out = append(out, c)
+	}
+	return out
+}
+
+// runConsole starts the console binary for c and waits until it listens.
+func (e *env) runConsole(c *consoleProc, extra []string) {
+	e.t.Helper()
+	bin := buildConsole(e.t)
 	cmd := exec.Command(bin)
-	cmd.Env = append(e.environ(), "CONSOLE_ADDR=127.0.0.1:0", "CONSOLE_TOKENS="+tokens)
+	cmd.Env = append(append(e.environ(), "CONSOLE_ADDR=127.0.0.1:0"), extra...)
 	cmd.Stdout, cmd.Stderr = c.logs, c.logs
 	require.NoError(e.t, cmd.Start())
 	done := make(chan struct{})
@@ -82,7 +102,6 @@ func (e *env) startConsole() *consoleProc {
 		consoleHosts.Add(c.url)
 		return true
 	}, 30*time.Second, 20*time.Millisecond, "console did not start:\n%s", c.logs.String())
-	return c
 }
 
 type apiReply struct {
