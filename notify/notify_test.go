@@ -250,6 +250,12 @@ func TestSignatureIsOverTimestampAndBody(t *testing.T) {
 	if err := Verify("k", signed("k", body, now), body, now.Add(MaxAge+time.Second)); err == nil {
 		t.Error("Verify accepts a timestamp older than 5 minutes")
 	}
+	if err := Verify("k", signed("k", body, now), body, now.Add(-MaxAge-time.Second)); err == nil {
+		t.Error("Verify accepts a timestamp more than 5 minutes in the future")
+	}
+	if err := Verify("k", signed("k", body, now.Add(24*time.Hour)), body, now); err == nil {
+		t.Error("Verify accepts a well-signed timestamp a day in the future")
+	}
 	h := signed("k", body, now)
 	h.Set(HeaderTimestamp, strconv.FormatInt(now.Unix()+1, 10))
 	if err := Verify("k", h, body, now); err == nil {
