@@ -64,6 +64,13 @@ func TestSessionWorkspaceRefusesALinkedFolder(t *testing.T) {
 	require.NoError(t, os.Symlink(a.Dir(), filepath.Join(w.Dir(), SessionsDir, "b")))
 	_, err = w.Session("b")
 	require.ErrorContains(t, err, "not a folder")
+	// A relative link, which os.Root would follow inside the workdir, is
+	// refused the same way: b never gets a's files.
+	require.NoError(t, a.Root().WriteFile("secret", []byte("a's"), 0o644))
+	require.NoError(t, os.Symlink("a", filepath.Join(w.Dir(), SessionsDir, "c")))
+	c, err := w.Session("c")
+	require.ErrorContains(t, err, "not a folder")
+	require.Nil(t, c)
 }
 
 // A workspace removed from outside (starter workspace rm) is made anew on
