@@ -81,6 +81,18 @@ func TestLostAttemptsAreReconciled(t *testing.T) {
 	for _, id := range []string{"a", "b", "u"} {
 		require.Regexp(t, `^[^/]+/[^/]+/`+id+`$`, r[id].OperationID)
 	}
+	// U7: a reconciled call's end is known to the workflow only (its
+	// attempt was lost): it too gets exactly one call_finished, with its
+	// final status.
+	finished := map[string][]round.Status{}
+	h.events.mu.Lock()
+	for _, e := range h.events.events {
+		if e.Type == round.EventCallFinished {
+			finished[e.CallID] = append(finished[e.CallID], e.Status)
+		}
+	}
+	h.events.mu.Unlock()
+	require.Equal(t, map[string][]round.Status{"a": {round.StatusOK}, "b": {round.StatusOK}, "u": {round.StatusUnknownOutcome}}, finished)
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
 	require.Equal(t, map[string][]int{"a": {0}, "b": {0, 1}, "u": {0}}, lt.runs, "only an absent effect runs once more")
