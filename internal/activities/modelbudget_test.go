@@ -291,3 +291,24 @@ func TestModelCallEstimatesFromTheReportedTokens(t *testing.T) {
 	require.Equal(t, 2, out.Budgeted[0].Msg)
 	require.Equal(t, 2, requests)
 }
+
+// B3: the last two rounds are never shortened: the protected part starts
+// at the second to last assistant turn with tool calls, so the results of
+// the round before the last one stay whole too.
+func TestTheLastTwoRoundsAreProtected(t *testing.T) {
+	tc := []round.ToolCall{{ID: "c", Type: "function", Function: round.FunctionCall{Name: "calculate", Arguments: "{}"}}}
+	turn := func() []round.AgentMessage {
+		return []round.AgentMessage{{Role: "assistant", ToolCalls: tc}, {Role: "tool", Content: "result"}}
+	}
+	conv := []round.AgentMessage{{Role: "system", Content: "s"}, {Role: "user", Content: "u"}}
+	require.Equal(t, 0, protectedFrom(conv), "no round yet")
+	conv = append(conv, turn()...) // round 1 at 2
+	require.Equal(t, 0, protectedFrom(conv), "one round: all of it is protected")
+	conv = append(conv, turn()...) // round 2 at 4
+	require.Equal(t, 2, protectedFrom(conv))
+	conv = append(conv, round.AgentMessage{Role: "user", Content: "more"})
+	conv = append(conv, turn()...) // round 3 at 7
+	require.Equal(t, 4, protectedFrom(conv), "the second to last round starts the protected part")
+	conv = append(conv, round.AgentMessage{Role: "assistant", Content: "a final answer"})
+	require.Equal(t, 4, protectedFrom(conv), "a turn without tool calls is no round")
+}
