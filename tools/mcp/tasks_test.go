@@ -35,13 +35,55 @@ var taskServer = sync.OnceValues(func() (string, error) {
 // is the file where it notes each research task it creates.
 func connectTasks(t *testing.T, args ...string) (*Manager, *tools.Registry, string) {
 	t.Helper()
+	return connectTasksEnv(t, nil, args...)
+}
+
+// connectTasksEnv is connectTasks with more environment for the server.
+func connectTasksEnv(t *testing.T, env map[string]string, args ...string) (*Manager, *tools.Registry, string) {
+	t.Helper()
 	bin, err := taskServer()
 	require.NoError(t, err)
 	log := filepath.Join(t.TempDir(), "tasks")
+	vars := map[string]string{"TASK_LOG": log, "TASK_MS": "200"}
+	for k, v := range env {
+		vars[k] = v
+	}
 	m, reg := connect(t, Config{CallTimeout: 20 * time.Second, Servers: []ServerConfig{
-		{Name: "jobs", Command: bin, Args: args, Env: map[string]string{"TASK_LOG": log, "TASK_MS": "200"}},
+		{Name: "jobs", Command: bin, Args: args, Env: vars},
 	}})
 	return m, reg, log
+}
+
+// A task id goes into the round's history: one of 512 bytes is kept, a
+// longer one is refused with a line that names its size (E2).
+func TestTaskIDsAreBounded(t *testing.T) {
+	_, reg, _ := connectTasksEnv(t, map[string]string{"TASK_ID_LEN": "512"})
+	res, err := run(t, reg, "mcp_jobs_research", tools.Request{Args: json.RawMessage(`{"topic":"tides"}`)}, true, nil)
+	require.NoError(t, err)
+	require.Len(t, res.Task.ID, 512)
+
+	_, reg, _ = connectTasksEnv(t, map[string]string{"TASK_ID_LEN": "513"})
+	res, err = run(t, reg, "mcp_jobs_research", tools.Request{Args: json.RawMessage(`{"topic":"tides"}`)}, true, nil)
+	require.ErrorContains(t, err, "the server made a task whose id is 513 bytes, more than 512")
+	require.Nil(t, res.Task)
+}
+
+// One poll of a task lasts as long as its server keeps it, and at most a
+// day, whatever time to live the server gives (E2).
+func TestTaskPollIsCappedAtADay(t *testing.T) {
+	for _, c := range []struct {
+		ttl  time.Duration
+		want time.Duration
+	}{
+		{0, 24 * time.Hour},
+		{10 * time.Minute, 10 * time.Minute},
+		{24 * time.Hour, 24 * time.Hour},
+		{30 * 24 * time.Hour, 24 * time.Hour},
+		{-time.Second, 24 * time.Hour},
+	} {
+		require.Equal(t, c.want, taskBudget(&round.MCPTask{TTLMS: c.ttl.Milliseconds()}), "ttl %v", c.ttl)
+	}
+	require.Equal(t, 24*time.Hour, round.MaxTaskPoll)
 }
 
 // httpTaskServer starts the taskserver over streamable HTTP in a process

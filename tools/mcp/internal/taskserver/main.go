@@ -32,6 +32,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -127,7 +128,12 @@ func (st *store) start(params json.RawMessage) *task {
 	if p.Name == "confirm" {
 		arg, _ = p.Arguments["what"].(string)
 	}
-	t := &task{id: fmt.Sprintf("task-%d-%d", os.Getpid(), st.next.Add(1)), tool: p.Name, arg: arg, extension: extension,
+	id := fmt.Sprintf("task-%d-%d", os.Getpid(), st.next.Add(1))
+	// TASK_ID_LEN pads ids to that many bytes, for the client's bound on them.
+	if n, _ := strconv.Atoi(os.Getenv("TASK_ID_LEN")); n > len(id) {
+		id += "-" + strings.Repeat("x", n-len(id)-1)
+	}
+	t := &task{id: id, tool: p.Name, arg: arg, extension: extension,
 		created: time.Now(), status: "working", answer: make(chan *sdk.ElicitResult, 1), done: make(chan struct{}), waited: make(chan struct{})}
 	st.mu.Lock()
 	st.tasks[t.id] = t
