@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -35,17 +36,26 @@ type Server struct {
 	Tokens     atomic.Int64
 	Refreshed  atomic.Int64
 	// expiresIn is the lifetime of the access tokens, in seconds.
-	ExpiresIn  atomic.Int64
-	mu         sync.Mutex
+	ExpiresIn atomic.Int64
+	mu        sync.Mutex
+	// mark makes this server's tokens unlike any other text, so a test
+	// finds one in any form (AccessToken, RefreshToken).
+	mark       string
 	challenges map[string]string // code -> S256 challenge
 	valid      map[string]bool   // access tokens
 	refresh    map[string]bool   // refresh tokens
 }
 
+// AccessToken is the n-th access token the server issued (from 1).
+func (o *Server) AccessToken(n int64) string { return fmt.Sprintf("tok-%s-%d", o.mark, n) }
+
+// RefreshToken is the n-th refresh token the server issued (from 1).
+func (o *Server) RefreshToken(n int64) string { return fmt.Sprintf("ref-%s-%d", o.mark, n) }
+
 // New serves srv behind OAuth until the test ends.
 func New(t testing.TB, srv *sdk.Server) *Server {
 	t.Helper()
-	o := &Server{challenges: map[string]string{}, valid: map[string]bool{}, refresh: map[string]bool{}}
+	o := &Server{challenges: map[string]string{}, valid: map[string]bool{}, refresh: map[string]bool{}, mark: fmt.Sprintf("%x", rand.Uint64())}
 	o.ExpiresIn.Store(3600)
 	mcpHandler := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil)
 	mux := http.NewServeMux()
@@ -93,7 +103,7 @@ func New(t testing.TB, srv *sdk.Server) *Server {
 		defer o.mu.Unlock()
 		issue := func() {
 			o.Tokens.Add(1)
-			tok, ref := fmt.Sprintf("tok-%d", o.Tokens.Load()), fmt.Sprintf("ref-%d", o.Tokens.Load())
+			tok, ref := o.AccessToken(o.Tokens.Load()), o.RefreshToken(o.Tokens.Load())
 			o.valid[tok], o.refresh[ref] = true, true
 			writeJSON(w, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": o.ExpiresIn.Load(), "refresh_token": ref})
 		}
