@@ -147,7 +147,8 @@ func TestNotifyWebhooksOfAWaitN1(t *testing.T) {
 
 // The waiting webhook carries approve and deny links to the console; GET
 // changes nothing, POST of the token decides via link as the approver, not
-// verified, once; a forged token is 403 and an expired one 410.
+// verified, once (also after the worker restarts); a forged token is 403
+// and an expired one 410.
 func TestNotifySignedLinksDecideOnceN2(t *testing.T) {
 	h := newHookReceiver(t, "hook-secret-2")
 	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
@@ -155,7 +156,7 @@ func TestNotifySignedLinksDecideOnceN2(t *testing.T) {
 	require.NoError(t, os.WriteFile(workerTokens, []byte("worker-side-token-0001 alice approver\n"), 0o600))
 	e := newEnv(t, "NOTIFY_URL="+h.srv.URL, "NOTIFY_SECRET=hook-secret-2", "NOTIFY_LINK_KEY="+key, "NOTIFY_APPROVER=alice")
 	c := e.startConsole()
-	e.startWorkerBin(workerBin, "CONSOLE_URL="+c.url, "CONSOLE_TOKENS="+workerTokens)
+	wk := e.startWorkerBin(workerBin, "CONSOLE_URL="+c.url, "CONSOLE_TOKENS="+workerTokens)
 	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
 		call("r1", "run_command", map[string]any{"command": "echo linked"}),
 		call("r2", "run_command", map[string]any{"command": "echo other"}))
@@ -197,6 +198,11 @@ func TestNotifySignedLinksDecideOnceN2(t *testing.T) {
 
 	require.Equal(t, http.StatusOK, post(token))
 	require.Equal(t, http.StatusConflict, post(token), "a link decides once (link_used)")
+	// The used nonce is in the round's history: a new worker, replaying
+	// it, refuses the link too.
+	wk.kill(t)
+	e.startWorkerBin(workerBin, "CONSOLE_URL="+c.url, "CONSOLE_TOKENS="+workerTokens)
+	require.Equal(t, http.StatusConflict, post(token), "a link decides once, across a worker restart")
 	e.mustStarter("deny", in.WorkflowID(), "r2")
 	res := decodeResult(t, <-done)
 	a := byID(res)["r1"].Approval
