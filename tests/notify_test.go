@@ -124,6 +124,8 @@ func TestNotifyWebhooksOfAWaitN1(t *testing.T) {
 		require.Equal(t, waitID, p.WaitID)
 		require.NotEmpty(t, p.ApprovalID)
 		require.NotContains(t, p.Summary, "<", "summary is escaped")
+		require.Contains(t, p.Summary, "command", "summary previews the arguments (T14)")
+		require.Contains(t, p.Summary, "hi")
 		require.False(t, p.WaitingSince.IsZero())
 		require.Equal(t, 4*time.Second, p.Deadline.Sub(p.WaitingSince))
 	}

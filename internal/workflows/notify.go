@@ -78,11 +78,25 @@ func (r *run) notifyWait(c *Call, p *round.Pending, typ string, n int, reason st
 	}
 	e := notify.Event{
 		Type: typ, WorkflowID: r.scope.WorkflowID, SessionID: r.scope.SessionID, CallID: c.CallID,
-		ApprovalID: p.ApprovalID, WaitID: p.WaitID, Kind: p.Kind, Tool: c.Tool, Summary: c.Facts.Subject,
+		ApprovalID: p.ApprovalID, WaitID: p.WaitID, Kind: p.Kind, Tool: c.Tool, Summary: argsPreview(c),
 		Reason: reason, WaitingSince: p.Since, Deadline: p.Deadline, Retry: r.snap.Notify.Retry,
 	}
 	r.notes.queue = append(r.notes.queue, e)
 	r.notes.ids = append(r.notes.ids, notify.WorkflowID(p.WaitID, typ, n))
+}
+
+// previewRunes bounds the arguments a notification carries in history;
+// the webhook cuts its summary shorter, after escaping (N1).
+const previewRunes = 1000
+
+// argsPreview is what a notification shows of the call (T14): its
+// arguments, canonical, cut (the notifier redacts and escapes them).
+func argsPreview(c *Call) string {
+	s := Canonical(c.Args)
+	if r := []rune(s); len(r) > previewRunes {
+		s = string(r[:previewRunes]) + "…"
+	}
+	return s
 }
 
 // externalWaitID gives an ask_user or client tool's wait its approval_id
