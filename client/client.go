@@ -496,6 +496,12 @@ func (c *Client) update(ctx context.Context, workflowID, name, verb, callID stri
 	return nil
 }
 
+// unknownUpdate reports whether the round has no handler of the update: a
+// round that a build before it runs.
+func unknownUpdate(err error) bool {
+	return strings.Contains(err.Error(), "unknown update")
+}
+
 // confirmError turns the confirm and extend updates' rejections into
 // ErrNotWaiting, ErrStaleApproval, ErrInvalidArgs and ErrAlreadyDecided,
 // or an error of CodeBadRequest, with the round's explanation.
@@ -549,9 +555,16 @@ func (c *Client) AnswerElicitation(ctx context.Context, workflowID string, a rou
 	return c.update(ctx, workflowID, round.UpdateAnswer, "answer", a.CallID, a)
 }
 
-// SubmitToolResult delivers the result of a client tool that the client ran;
-// it returns once the result is sent.
+// SubmitToolResult delivers the result of a client tool that the client
+// ran, by the tool_result update (Y5): it returns once the round has it,
+// and the round refuses a call that does not wait for a result
+// (ErrNotWaiting) and another wait's r.WaitID (ErrStaleWait). A round of a
+// build without the update gets the signal, as before.
 func (c *Client) SubmitToolResult(ctx context.Context, workflowID string, r round.ToolResult) error {
+	err := c.update(ctx, workflowID, round.UpdateToolResult, "tool result", r.CallID, r)
+	if err == nil || !unknownUpdate(err) {
+		return err
+	}
 	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalToolResult, r); err != nil {
 		if err := c.missingRound(ctx, workflowID, err); err != nil {
 			return err

@@ -373,6 +373,40 @@ func (s *Server) answerElicitation(w http.ResponseWriter, r *http.Request, p pri
 	s.done(w, r, map[string]any{"workflow_id": req.WorkflowID, "call_id": req.CallID, "answered": true, "action": req.Action})
 }
 
+// toolResultRequest is the body of POST /api/v1/tool-results (Y5).
+type toolResultRequest struct {
+	WorkflowID string `json:"workflow_id"`
+	CallID     string `json:"call_id"`
+	WaitID     string `json:"wait_id"`
+	Content    string `json:"content"`
+	IsError    bool   `json:"is_error"`
+}
+
+// postToolResult answers a client tool's wait with the result the client
+// got (Y5), through the round's validated tool_result update. The wait is
+// the agent's: any token whose scope covers the session may answer it.
+func (s *Server) postToolResult(w http.ResponseWriter, r *http.Request, p principal) {
+	var req toolResultRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.WorkflowID == "" || req.CallID == "" {
+		s.fail(w, r, fmt.Errorf("%w: workflow_id and call_id are required", ErrBadInput))
+		return
+	}
+	if err := target(p, req.WorkflowID, kindRound); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	res := round.ToolResult{CallID: req.CallID, WaitID: req.WaitID, Content: req.Content, IsError: req.IsError}
+	if err := s.b.SubmitToolResult(r.Context(), req.WorkflowID, res); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.done(w, r, map[string]any{"workflow_id": req.WorkflowID, "call_id": req.CallID, "accepted": true})
+}
+
 type extendRequest struct {
 	WorkflowID string `json:"workflow_id"`
 	CallID     string `json:"call_id"`

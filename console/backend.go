@@ -36,6 +36,9 @@ type Backend interface {
 	// (E1): ErrNotWaiting, ErrStaleWait or an error of
 	// round.CodeInvalidAnswer when the round refuses it.
 	AnswerElicitation(ctx context.Context, workflowID string, a round.ElicitAnswer) error
+	// SubmitToolResult answers a client tool's wait with its result (Y5):
+	// ErrNotWaiting or ErrStaleWait when the round refuses it.
+	SubmitToolResult(ctx context.Context, workflowID string, r round.ToolResult) error
 	// Extend pushes a waiting call's deadline by seconds.
 	Extend(ctx context.Context, workflowID, callID string, seconds int) error
 	// Cancel cancels a round or an agent run. ErrNotFound when there is

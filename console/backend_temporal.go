@@ -454,6 +454,19 @@ func (b *TemporalBackend) Answer(ctx context.Context, workflowID, callID string,
 	return b.c.Answer(ctx, workflowID, callID, answers)
 }
 
+// SubmitToolResult answers a client tool's wait through the round's
+// tool_result update, whose validator checks the call and its wait (Y5).
+func (b *TemporalBackend) SubmitToolResult(ctx context.Context, workflowID string, r round.ToolResult) error {
+	if _, err := b.own(ctx, workflowID, kindRound); err != nil {
+		return err
+	}
+	err := b.c.SubmitToolResult(ctx, workflowID, r)
+	if errors.Is(err, client.ErrRoundEnded) {
+		return fmt.Errorf("round %s is not running: %w", workflowID, ErrNotWaiting)
+	}
+	return err
+}
+
 // AnswerElicitation answers an MCP server's request through the round's
 // answer update, whose validator checks the wait and the content (E1).
 func (b *TemporalBackend) AnswerElicitation(ctx context.Context, workflowID string, a round.ElicitAnswer) error {

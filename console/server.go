@@ -139,6 +139,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/inbox", s.api(roleAny, s.getInbox))
 	m.HandleFunc("POST /api/v1/approvals", s.api(RoleApprover, s.postApproval))
 	m.HandleFunc("POST /api/v1/answers", s.api(RoleApprover, s.postAnswer))
+	m.HandleFunc("POST /api/v1/tool-results", s.api(roleAny, s.postToolResult))
 	m.HandleFunc("POST /api/v1/extend", s.api(RoleApprover, s.postExtend))
 	m.HandleFunc("POST /api/v1/cancel", s.api(RoleApprover, s.postCancel))
 	m.HandleFunc("POST /api/v1/agents", s.api(roleAny, s.postAgent))

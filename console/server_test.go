@@ -31,14 +31,16 @@ type fakeBackend struct {
 	decisions []Decision
 	answers   map[string][]string
 	elicited  map[string]round.ElicitAnswer
-	extended  map[string]int
-	cancelled []string
-	agents    []round.AgentInput
-	messages  map[string][]string // by workflow id
-	decideErr map[string]error    // by call id
-	inbox     []InboxEntry
-	events    chan round.Event
-	after     string // the last Events call's after
+	// toolResults are the client tools' results sent (Y5), by wf|call.
+	toolResults map[string]round.ToolResult
+	extended    map[string]int
+	cancelled   []string
+	agents      []round.AgentInput
+	messages    map[string][]string // by workflow id
+	decideErr   map[string]error    // by call id
+	inbox       []InboxEntry
+	events      chan round.Event
+	after       string // the last Events call's after
 	// moreAgents are listed after agentrun/s1/done on the session's page.
 	moreAgents []AgentView
 }
@@ -127,6 +129,19 @@ func (f *fakeBackend) AnswerElicitation(_ context.Context, wf string, a round.El
 		f.elicited = map[string]round.ElicitAnswer{}
 	}
 	f.elicited[wf+"|"+a.CallID] = a
+	return nil
+}
+
+func (f *fakeBackend) SubmitToolResult(_ context.Context, wf string, r round.ToolResult) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if r.WaitID == "stale" {
+		return ErrStaleWait
+	}
+	if f.toolResults == nil {
+		f.toolResults = map[string]round.ToolResult{}
+	}
+	f.toolResults[wf+"|"+r.CallID] = r
 	return nil
 }
 

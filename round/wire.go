@@ -146,10 +146,20 @@ type Answer struct {
 
 // ToolResult is the payload of SignalToolResult.
 type ToolResult struct {
-	CallID  string `json:"call_id"`
+	CallID string `json:"call_id"`
+	// WaitID, when set, must name the call's current wait (B1): the
+	// update refuses another as stale_wait.
+	WaitID  string `json:"wait_id,omitempty"`
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
 }
+
+// UpdateToolResult is the validated update that carries a client tool's
+// result (Y5), with the payload of SignalToolResult: its validator refuses,
+// before anything is recorded, a call that does not wait for a tool result
+// (ErrNotWaiting) and another wait's wait_id (ErrStaleWait). The signal
+// stays for older clients.
+const UpdateToolResult = "tool_result"
 
 // Pending is a call that waits for a human decision or an outside result:
 // one entry of the answer to QueryPending. It is the one shape of a waiting

@@ -100,11 +100,10 @@ func argsPreview(c *Call) string {
 }
 
 // externalWaitID gives an ask_user or client tool's wait its approval_id
-// and wait_id (B1), for its notifications.
+// and wait_id (B1), for its notifications and for the tool_result update
+// (Y5). The ids enter no command of their own: rounds recorded when only
+// notifying rounds had them replay the same.
 func (r *run) externalWaitID(c *Call, p *round.Pending) {
-	if !r.notes.on {
-		return
-	}
 	if c.ApprovalID == "" {
 		c.ApprovalID = approval.ID(r.scope.WorkflowID, c.CallID, c.Tool, Canonical(c.Args))
 	}

@@ -139,6 +139,9 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	if err := r.setElicitHandlers(ctx); err != nil {
 		return round.Output{}, err
 	}
+	if err := r.setToolResultHandler(ctx); err != nil {
+		return round.Output{}, err
+	}
 
 	// 3. The confirm gate.
 	r.approvals.gate(ctx)
