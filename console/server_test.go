@@ -872,6 +872,14 @@ func TestUnknownFieldsRefusedU8(t *testing.T) {
 		{"/api/v1/agents", `{"session_id":"s1","run_id":"r9","tsak":"x"}`, `unknown field "tsak" in the request; did you mean "task"?`},
 		{"/api/v1/agents", `{"session_id":"s1","run_id":"r9","task":"x","carry":{"round":3}}`, `unknown field "carry" in the request`},
 		{"/api/v1/agents/agentrun/s1/live/messages", `{"txt":"hi"}`, `unknown field "txt" in the request; did you mean "text"?`},
+		// Names match exactly and once (encoding/json folds case and keeps the last).
+		{"/api/v1/rounds", `{"session_id":"s1","run_id":"r1","round":3,"Session_ID":"s2","assistant":{}}`,
+			`unknown field "Session_ID" in the round input; did you mean "session_id"?`},
+		{"/api/v1/rounds", `{"session_id":"s1","session_id":"s2","run_id":"r1","round":3,"assistant":{}}`,
+			`duplicate field "session_id" in the round input`},
+		{"/api/v1/approvals", `{` + wf + `,"Approve":true}`, `unknown field "Approve" in the request; did you mean "approve"?`},
+		{"/api/v1/approvals", `{` + wf + `,"approve":false,"approve":true}`, `duplicate field "approve" in the request`},
+		{"/api/v1/agents", `{"session_id":"s1","run_id":"r9","task":"x","Run_ID":"r8"}`, `unknown field "Run_ID" in the request; did you mean "run_id"?`},
 	}
 	for _, c := range cases {
 		code, body := do(t, ts, "POST", c.path, approverToken, c.body)

@@ -377,6 +377,9 @@ func checkTurnFields(in *Input, what string) error {
 				return &UnknownFieldError{Field: k, In: where, What: what, Suggest: closest(k, fields)}
 			}
 		}
+		if k := duplicateKey(raw); k != "" {
+			return &DuplicateFieldError{Field: k, In: where, What: what}
+		}
 		return nil
 	}
 	switch in.Format.Name() {
