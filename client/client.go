@@ -432,6 +432,9 @@ var (
 	// take: remember, pattern, allow_turn, args or up_to on a call past a
 	// run limit, or up_to without remember (B1, B2).
 	ErrInvalidDecision error = &round.Error{Code: round.CodeInvalidDecision, Message: "the decision does not fit the wait"}
+	// ErrInvalidPattern: the pattern to remember cannot be a rule for the
+	// call's tool (T4); nothing was decided.
+	ErrInvalidPattern error = &round.Error{Code: round.CodeInvalidPattern, Message: "the pattern cannot be a rule for the tool"}
 	// ErrInvalidAnswer: an elicitation answer whose content fails the
 	// requested schema, or whose action is not accept, decline or cancel
 	// (E1).
@@ -444,7 +447,7 @@ var (
 var refusals = map[round.ErrorCode]error{
 	round.CodeNotWaiting: ErrNotWaiting, round.CodeStaleApproval: ErrStaleApproval, round.CodeInvalidArgs: ErrInvalidArgs,
 	round.CodeAlreadyDecided: ErrAlreadyDecided, round.CodeStaleWait: ErrStaleWait, round.CodeInvalidDecision: ErrInvalidDecision,
-	round.CodeLinkUsed: ErrLinkUsed, round.CodeInvalidAnswer: ErrInvalidAnswer,
+	round.CodeLinkUsed: ErrLinkUsed, round.CodeInvalidAnswer: ErrInvalidAnswer, round.CodeInvalidPattern: ErrInvalidPattern,
 }
 
 // Approve lets a waiting call run. It returns once the round has applied

@@ -94,6 +94,9 @@ var (
 	// ErrInvalidDecision: the decision carries what its wait does not take
 	// (400 invalid_decision).
 	ErrInvalidDecision error = &round.Error{Code: round.CodeInvalidDecision, Message: "the decision does not fit the wait"}
+	// ErrInvalidPattern: the pattern to remember cannot be a rule for the
+	// call's tool (400 invalid_pattern, T4).
+	ErrInvalidPattern error = &round.Error{Code: round.CodeInvalidPattern, Message: "invalid pattern"}
 	// ErrBadInput: anything else wrong with a request (400 bad_request;
 	// 400 invalid_input when it wraps round.ErrUnknownField).
 	ErrBadInput error = &round.Error{Code: round.CodeBadRequest, Message: "bad request"}

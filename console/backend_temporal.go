@@ -412,6 +412,8 @@ func decisionError(d Decision, err error) error {
 		return fmt.Errorf("call %s of %s: %w", d.CallID, d.WorkflowID, ErrStaleWait)
 	case errors.Is(err, ErrInvalidDecision) && errors.As(err, &app):
 		return fmt.Errorf("%w: %s", ErrInvalidDecision, app.Message())
+	case errors.Is(err, ErrInvalidPattern) && errors.As(err, &app):
+		return fmt.Errorf("%w: %s", ErrInvalidPattern, app.Message())
 	case errors.As(err, &nf):
 		return fmt.Errorf("round %s is not running: %w", d.WorkflowID, ErrNotWaiting)
 	}

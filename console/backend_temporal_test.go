@@ -41,7 +41,8 @@ func pendingAnswer(approvalID string) jsonValue {
 }
 
 func TestDecideUsesTheUpdateAndMapsItsRefusals(t *testing.T) {
-	for typ, want := range map[string]error{"not_waiting": ErrNotWaiting, "stale_approval": ErrStaleApproval, "invalid_args": ErrInvalidArgs} {
+	for typ, want := range map[string]error{"not_waiting": ErrNotWaiting, "stale_approval": ErrStaleApproval, "invalid_args": ErrInvalidArgs,
+		"invalid_pattern": ErrInvalidPattern} {
 		tc := &mocks.Client{}
 		tc.On("DescribeWorkflow", mock.Anything, wf, "").Return(describing("ToolRound", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING), nil)
 		h := &mocks.WorkflowUpdateHandle{}

@@ -301,6 +301,7 @@ var statuses = []struct {
 	{round.CodeInvalidArgs, http.StatusBadRequest},
 	{round.CodeInvalidAnswer, http.StatusBadRequest},
 	{round.CodeInvalidDecision, http.StatusBadRequest},
+	{round.CodeInvalidPattern, http.StatusBadRequest},
 	{round.CodeInvalidInput, http.StatusBadRequest},
 	{round.CodeBadRequest, http.StatusBadRequest},
 	{round.CodeNotImplemented, http.StatusNotImplemented},

@@ -356,6 +356,7 @@ func TestRoundErrorsMapToStatuses(t *testing.T) {
 		fmt.Errorf("x: %w", ErrInvalidArgs):          400,
 		fmt.Errorf("x: %w", ErrStaleWait):            409,
 		fmt.Errorf("x: %w", ErrInvalidDecision):      400,
+		fmt.Errorf("x: %w", ErrInvalidPattern):       400,
 		fmt.Errorf("x: %w", client.ErrInvalidAnswer): 400,
 		fmt.Errorf("x: %w", client.ErrLinkUsed):      409,
 		fmt.Errorf("x: %w", ErrUnsupported):          501,
@@ -371,7 +372,7 @@ func TestRoundErrorsMapToStatuses(t *testing.T) {
 // the console, the client or round answers its code with its status.
 func TestErrorCodesKeepTheirStatuses(t *testing.T) {
 	want := map[string]int{"too_large": 413, "not_waiting": 404, "not_found": 404, "not_running": 409, "stale_approval": 409, "input_mismatch": 409,
-		"stale_wait": 409, "link_used": 409, "workspace_busy": 409, "placement_off": 409, "host_unavailable": 409, "invalid_decision": 400, "invalid_args": 400, "invalid_answer": 400, "invalid_input": 400, "bad_request": 400, "not_implemented": 501, "no_worker": 503, "timeout": 504,
+		"stale_wait": 409, "link_used": 409, "workspace_busy": 409, "placement_off": 409, "host_unavailable": 409, "invalid_decision": 400, "invalid_pattern": 400, "invalid_args": 400, "invalid_answer": 400, "invalid_input": 400, "bad_request": 400, "not_implemented": 501, "no_worker": 503, "timeout": 504,
 		"unauthorized": 401, "forbidden": 403, "csrf": 403, "method_not_allowed": 405, "internal": 500}
 	for code, status := range want {
 		require.Equal(t, status, statusFor(round.ErrorCode(code)), code)
@@ -382,6 +383,7 @@ func TestErrorCodesKeepTheirStatuses(t *testing.T) {
 		ErrInvalidArgs: "invalid_args", ErrBadInput: "bad_request", ErrUnsupported: "not_implemented", ErrWorkspaceBusy: "workspace_busy", ErrPlacementOff: "placement_off", ErrHostUnavailable: "host_unavailable",
 		client.ErrInputTooLarge: "too_large", client.ErrInputMismatch: "input_mismatch", client.ErrNotWaiting: "not_waiting",
 		client.ErrStaleApproval: "stale_approval", client.ErrInvalidArgs: "invalid_args",
+		ErrInvalidPattern: "invalid_pattern", client.ErrInvalidPattern: "invalid_pattern",
 		fmt.Errorf("%w: %w", ErrBadInput, round.ErrUnknownField): "invalid_input",
 		&http.MaxBytesError{Limit: 1}:                            "too_large",
 		fmt.Errorf("x: %w", context.DeadlineExceeded):            "timeout",

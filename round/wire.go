@@ -96,6 +96,9 @@ const (
 	// remember, pattern, allow_turn, args or up_to on a call past a limit,
 	// or up_to without remember (B1, B2).
 	ErrInvalidDecision = "invalid_decision"
+	// ErrInvalidPattern: the decision asks to remember a pattern that
+	// cannot be a rule for the call's tool (T4, approval.ValidatePattern).
+	ErrInvalidPattern = "invalid_pattern"
 	// ErrLinkUsed: the decision comes from a signed link whose nonce the
 	// round has recorded: a link decides once (N2).
 	ErrLinkUsed = "link_used"

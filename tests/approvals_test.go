@@ -62,6 +62,12 @@ func TestApprovalRulesDoNotOverMatch(t *testing.T) {
 	done := e.startRound(in1)
 	wf1 := in1.WorkflowID()
 	e.waitPending(wf1, "g1", "l1")
+	// A pattern that cannot be a rule is refused, and nothing is decided.
+	bad := e.starter(context.Background(), "", "approve", wf1, "g1", "--remember", "--pattern", "bash")
+	require.Equal(t, 1, bad.code, bad.stderr)
+	lines := strings.Split(strings.TrimSpace(bad.stderr), "\n")
+	require.True(t, strings.HasPrefix(lines[len(lines)-1], "starter: --pattern for call g1"), bad.stderr)
+	require.Contains(t, bad.stderr, `invalid pattern "bash" for run_command`)
 	e.mustStarter("approve", wf1, "g1", "--remember", "--pattern", "git *")
 	e.mustStarter("approve", wf1, "l1", "--remember")
 	res1 := decodeResult(t, <-done)

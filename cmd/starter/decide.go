@@ -70,6 +70,8 @@ func decide(ctx context.Context, c *client.Client, approve bool, workflowID, cal
 		return fmt.Errorf("call %s of %s changed while you decided; nothing was decided, run the command again: %w", callID, workflowID, err)
 	case errors.Is(err, client.ErrInvalidArgs):
 		return fmt.Errorf("--args for call %s: %w", callID, err)
+	case errors.Is(err, client.ErrInvalidPattern):
+		return fmt.Errorf("--pattern for call %s: %w", callID, err)
 	case errors.Is(err, client.ErrStaleWait):
 		return fmt.Errorf("call %s of %s waits anew since you read it; nothing was decided, run the command again: %w", callID, workflowID, err)
 	case errors.Is(err, client.ErrInvalidDecision):

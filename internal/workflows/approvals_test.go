@@ -141,6 +141,40 @@ func TestConfirmUpdateValidatorRejectsBeforeAnythingIsRecorded(t *testing.T) {
 	require.Equal(t, "update", res.Results[0].Approval.Via)
 }
 
+// TestConfirmUpdateRefusesAnInvalidPattern: a pattern that cannot be a rule
+// for the call's tool is refused before anything is recorded (T4), instead
+// of the call being approved with the rule silently dropped.
+func TestConfirmUpdateRefusesAnInvalidPattern(t *testing.T) {
+	h := newHarness(t, 3)
+	var bad []*updateResult
+	var still []round.Pending
+	var ok *updateResult
+	h.at(time.Second, func() {
+		id := h.approvalID("e1")
+		bad = append(bad,
+			h.update("u1", round.Confirm{CallID: "e1", Approve: true, ApprovalID: id, Remember: true, Pattern: "bash"}),
+			h.update("u2", round.Confirm{CallID: "e1", Approve: true, ApprovalID: id, Remember: true, Pattern: "*"}),
+		)
+	})
+	h.at(2*time.Second, func() {
+		still = h.pending(t)
+		ok = h.update("u3", round.Confirm{CallID: "e1", Approve: true, ApprovalID: h.approvalID("e1"), Remember: true, Pattern: "make *"})
+	})
+	res := h.run(t, input(call("e1", "run_command", `{"command":"make"}`)))
+	for _, u := range bad {
+		require.False(t, u.accepted)
+		require.Equal(t, round.ErrInvalidPattern, errType(u.rejected), "%v", u.rejected)
+	}
+	require.Contains(t, bad[0].rejected.Error(), `invalid pattern "bash" for run_command`)
+	require.Contains(t, bad[0].rejected.Error(), "must name a script file")
+	require.Len(t, still, 1, "the call still waits after the refused patterns")
+	require.Empty(t, eventsOf(res, round.EventSignalIgnored), "a rejected update leaves no trace in the round")
+	require.NoError(t, ok.rejected)
+	require.Equal(t, round.StatusOK, res.Results[0].Status)
+	require.Len(t, res.State.Allow, 1)
+	require.Equal(t, "make *", res.State.Allow[0].Pattern)
+}
+
 func TestEditedArgumentsAreValidatedAndRun(t *testing.T) {
 	h := newHarness(t, 3)
 	var u *updateResult

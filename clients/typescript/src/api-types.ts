@@ -5,7 +5,7 @@
  * Every error answer: a machine-readable code and a sentence for people.
  */
 export interface ErrorBody {
-  error: "bad_request" | "invalid_input" | "invalid_args" | "unauthorized" | "forbidden" | "csrf" | "not_found" | "not_waiting" | "method_not_allowed" | "stale_approval" | "input_mismatch" | "not_running" | "too_large" | "internal" | "not_implemented" | "no_worker" | "timeout" | "stale_wait" | "invalid_decision" | "workspace_busy" | "placement_off" | "host_unavailable" | "invalid_answer";
+  error: "bad_request" | "invalid_input" | "invalid_args" | "unauthorized" | "forbidden" | "csrf" | "not_found" | "not_waiting" | "method_not_allowed" | "stale_approval" | "input_mismatch" | "not_running" | "too_large" | "internal" | "not_implemented" | "no_worker" | "timeout" | "stale_wait" | "invalid_decision" | "invalid_pattern" | "workspace_busy" | "placement_off" | "host_unavailable" | "invalid_answer";
   message?: string;
 }
 
