@@ -363,3 +363,20 @@ func TestMissingRoundReadsTheSame(t *testing.T) {
 		require.Contains(t, err.Error(), "connection refused", name)
 	}
 }
+
+// TestExtendDeadlineAnswersWhatTheRoundAdded: the extend update's answer,
+// what the round added under its 7-day cap, is given back (T3).
+func TestExtendDeadlineAnswersWhatTheRoundAdded(t *testing.T) {
+	deadline := time.Date(2026, 1, 8, 0, 0, 0, 0, time.UTC)
+	tc := mocks.NewClient(t)
+	h := &mocks.WorkflowUpdateHandle{}
+	h.On("Get", mock.Anything, mock.Anything).Run(func(args mock.Arguments) {
+		*args.Get(1).(*round.Extended) = round.Extended{CallID: "c1", AddedSeconds: 90, Deadline: deadline}
+	}).Return(nil).Once()
+	tc.On("UpdateWorkflow", mock.Anything, mock.MatchedBy(func(o tclient.UpdateWorkflowOptions) bool {
+		return o.UpdateName == round.UpdateExtend && o.Args[0] == round.Extend{CallID: "c1", Seconds: 7 * 24 * 3600}
+	})).Return(h, nil).Once()
+	got, err := New(tc, Options{}).ExtendDeadline(context.Background(), "wf", "c1", 7*24*time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, round.Extended{CallID: "c1", AddedSeconds: 90, Deadline: deadline}, got)
+}

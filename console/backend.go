@@ -36,8 +36,9 @@ type Backend interface {
 	// (E1): ErrNotWaiting, ErrStaleWait or an error of
 	// round.CodeInvalidAnswer when the round refuses it.
 	AnswerElicitation(ctx context.Context, workflowID string, a round.ElicitAnswer) error
-	// Extend pushes a waiting call's deadline by seconds.
-	Extend(ctx context.Context, workflowID, callID string, seconds int) error
+	// Extend pushes a waiting call's deadline by seconds, and answers what
+	// the round added under its 7-day cap and the deadline it set (T3).
+	Extend(ctx context.Context, workflowID, callID string, seconds int) (round.Extended, error)
 	// Cancel cancels a round or an agent run. ErrNotFound when there is
 	// no such workflow.
 	Cancel(ctx context.Context, workflowID string) error

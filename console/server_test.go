@@ -32,13 +32,16 @@ type fakeBackend struct {
 	answers   map[string][]string
 	elicited  map[string]round.ElicitAnswer
 	extended  map[string]int
-	cancelled []string
-	agents    []round.AgentInput
-	messages  map[string][]string // by workflow id
-	decideErr map[string]error    // by call id
-	inbox     []InboxEntry
-	events    chan round.Event
-	after     string // the last Events call's after
+	// extendRoom, when set, is what the 7-day cap leaves a call: an
+	// extension adds no more (T3).
+	extendRoom int
+	cancelled  []string
+	agents     []round.AgentInput
+	messages   map[string][]string // by workflow id
+	decideErr  map[string]error    // by call id
+	inbox      []InboxEntry
+	events     chan round.Event
+	after      string // the last Events call's after
 	// moreAgents are listed after agentrun/s1/done on the session's page.
 	moreAgents []AgentView
 }
@@ -130,12 +133,18 @@ func (f *fakeBackend) AnswerElicitation(_ context.Context, wf string, a round.El
 	return nil
 }
 
-func (f *fakeBackend) Extend(_ context.Context, wf, call string, seconds int) error {
+func (f *fakeBackend) Extend(_ context.Context, wf, call string, seconds int) (round.Extended, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.extended[wf+"|"+call] = seconds
-	return nil
+	added := seconds
+	if f.extendRoom > 0 {
+		added = min(seconds, f.extendRoom)
+	}
+	return round.Extended{CallID: call, AddedSeconds: int64(added), Deadline: fakeDeadline}, nil
 }
+
+var fakeDeadline = time.Date(2026, 1, 8, 10, 0, 0, 0, time.UTC)
 
 func (f *fakeBackend) Cancel(_ context.Context, wf string) error {
 	f.mu.Lock()
@@ -474,9 +483,18 @@ func TestAnswersExtendCancelH6(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Equal(t, "bad_request", body["error"])
 
-	code, _ = do(t, ts, "POST", "/api/v1/extend", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"c","seconds":600}`)
+	code, body = do(t, ts, "POST", "/api/v1/extend", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"c","seconds":600}`)
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, 600, f.extended["toolround/s1/r1/9|c"])
+	require.Equal(t, float64(600), body["extended_seconds"])
+	require.Equal(t, "2026-01-08T10:00:00Z", body["deadline"])
+	// The 7-day cap leaves 100 seconds: the answer says 100, not 600 (T3).
+	f.mu.Lock()
+	f.extendRoom = 100
+	f.mu.Unlock()
+	code, body = do(t, ts, "POST", "/api/v1/extend", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"c","seconds":600}`)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, float64(100), body["extended_seconds"])
 	for _, s := range []string{"0", "-5", "604801", `"x"`} {
 		code, _ = do(t, ts, "POST", "/api/v1/extend", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"c","seconds":`+s+`}`)
 		require.Equal(t, http.StatusBadRequest, code, s)

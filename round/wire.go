@@ -120,6 +120,16 @@ type Extend struct {
 	Seconds int64  `json:"seconds"`
 }
 
+// Extended is the extend update's answer: the seconds it added to the
+// call's deadline, which the 7-day cap may make fewer than it asked for
+// (none when the deadline is at the cap already), and the deadline now
+// (T3). A round of an older build answers nothing: a zero Extended.
+type Extended struct {
+	CallID       string    `json:"call_id"`
+	AddedSeconds int64     `json:"added_seconds"`
+	Deadline     time.Time `json:"deadline"`
+}
+
 // Search attributes that the round keeps current, so that an inbox lists the
 // rounds that wait for a person from Temporal visibility (T7).
 const (

@@ -239,13 +239,19 @@ func TestExtendMovesTheDeadline(t *testing.T) {
 	done := e.startRound(in)
 	wfID := in.WorkflowID()
 	before := e.waitPending(wfID, "e1")[0]
-	e.mustStarter("extend", wfID, "e1", "1h")
+	r := e.mustStarter("extend", wfID, "e1", "1h")
+	require.Contains(t, r.stderr, "call e1: added 1h0m0s; it waits until ")
 	require.Eventually(t, func() bool {
 		r := e.starter(context.Background(), "", "pending", wfID)
 		var p []round.Pending
 		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &p) == nil && len(p) == 1 && p[0].Deadline.Sub(before.Deadline) == time.Hour
 	}, 10*time.Second, 100*time.Millisecond)
-	r := e.starter(context.Background(), "", "extend", wfID, "e1", "0s")
+	// The 7-day cap: extend says what it added, not what was asked (T3).
+	r = e.mustStarter("extend", wfID, "e1", "168h")
+	require.Contains(t, r.stderr, "not the 168h0m0s asked (a call waits at most 7 days)")
+	r = e.mustStarter("extend", wfID, "e1", "1h")
+	require.Contains(t, r.stderr, "call e1: nothing added")
+	r = e.starter(context.Background(), "", "extend", wfID, "e1", "0s")
 	require.Equal(t, 2, r.code, r.stderr)
 	// A call that does not wait moves nothing, and says so (exit 1): the
 	// extension is the validated update, not a signal the round ignores.

@@ -226,6 +226,40 @@ func TestExtendMovesTheDeadlineAndCapsAtSevenDays(t *testing.T) {
 	require.Len(t, eventsOf(res, round.EventSignalIgnored), 2, "an unknown call and a negative extension are recorded")
 }
 
+// TestExtendUpdateAnswersWhatItAdded: the extend update answers the seconds
+// it added and the new deadline, which the 7-day cap may make less than
+// what was asked, down to nothing (T3).
+func TestExtendUpdateAnswersWhatItAdded(t *testing.T) {
+	h := newHarness(t, 3)
+	in := input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`))
+	in.ConfirmTimeoutSeconds = 60
+	var got []round.Extended
+	var since time.Time
+	extend := func(name string, secs int64) {
+		h.env.UpdateWorkflow(round.UpdateExtend, name, &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("%s refused: %v", name, err) },
+			OnAccept: func() {},
+			OnComplete: func(v any, err error) {
+				require.NoError(t, err)
+				e, ok := v.(round.Extended)
+				require.True(t, ok, "%T", v)
+				got = append(got, e)
+			},
+		}, round.Extend{CallID: "e1", Seconds: secs})
+	}
+	h.at(30*time.Second, func() {
+		since = h.pending(t)[0].Since
+		extend("some", 120)
+		extend("past the cap", 30*24*3600)
+		extend("at the cap", 600)
+	})
+	h.run(t, in)
+	require.Len(t, got, 3)
+	require.Equal(t, round.Extended{CallID: "e1", AddedSeconds: 120, Deadline: since.Add(180 * time.Second)}, got[0])
+	require.Equal(t, round.Extended{CallID: "e1", AddedSeconds: 7*24*3600 - 180, Deadline: since.Add(7 * 24 * time.Hour)}, got[1], "T3: what the cap let in")
+	require.Equal(t, round.Extended{CallID: "e1", AddedSeconds: 0, Deadline: since.Add(7 * 24 * time.Hour)}, got[2])
+}
+
 func TestRemindersAtHalfAndNinetyPercentOfTheWait(t *testing.T) {
 	h := newHarness(t, 3)
 	in := input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`))

@@ -127,9 +127,8 @@ func (r *run) setUpdateHandlers(ctx workflow.Context) error {
 		return err
 	}
 	return workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateExtend,
-		func(ctx workflow.Context, e round.Extend) error {
-			r.onExtend(ctx, e)
-			return nil
+		func(ctx workflow.Context, e round.Extend) (round.Extended, error) {
+			return r.onExtend(ctx, e), nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, e round.Extend) error {
 			if why := r.checkExtend(e); why != "" {

@@ -362,7 +362,14 @@ export interface ExtendRequest {
 export interface ExtendReply {
   workflow_id: string;
   call_id: string;
+  /**
+   * The seconds the round added: fewer than asked when a call would wait more than 7 days after it began to wait, 0 when its deadline is there already (SPEC T3).
+   */
   extended_seconds: number;
+  /**
+   * The call's deadline now; absent when the round's build does not say.
+   */
+  deadline?: string;
   [key: string]: unknown;
 }
 
