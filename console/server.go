@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -54,6 +55,11 @@ type Options struct {
 	// URLs a server names during a sign-in (default netguard's).
 	MCP          *mcp.Grants
 	MCPNetPolicy *netguard.Policy
+	// BaseURL is the console's own URL as people and authorization
+	// servers reach it: CONSOLE_URL, or without it the address it listens
+	// on. The MCP sign-in's redirect_uri is built from it, never from a
+	// request's Host header; "": /mcp cannot sign servers in.
+	BaseURL string
 }
 
 // Server serves the API and the page.
@@ -90,6 +96,13 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.BaseURL != "" {
+		base, err := checkBaseURL(opts.BaseURL)
+		if err != nil {
+			return nil, err
+		}
+		opts.BaseURL = base
 	}
 	p, err := loadPages()
 	if err != nil {
@@ -343,4 +356,15 @@ func statusOf(err error) (int, string) {
 // redirect rather than JSON.
 func wantsHTML(r *http.Request) bool {
 	return r.Method == http.MethodPost && isForm(r) && !strings.Contains(r.Header.Get("Accept"), "application/json")
+}
+
+// checkBaseURL reads the console's own URL: http or https, with a host, no
+// query or fragment; without its trailing slash.
+func checkBaseURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", fmt.Errorf("console: the console's URL %q must be http:// or https:// and a host, with no query, fragment or user", s)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
 }
