@@ -432,6 +432,9 @@ var (
 	// take: remember, pattern, allow_turn, args or up_to on a call past a
 	// run limit, or up_to without remember (B1, B2).
 	ErrInvalidDecision error = &round.Error{Code: round.CodeInvalidDecision, Message: "the decision does not fit the wait"}
+	// ErrInvalidPattern: the pattern to remember cannot be a rule for the
+	// call's tool (T4); nothing was decided.
+	ErrInvalidPattern error = &round.Error{Code: round.CodeInvalidPattern, Message: "the pattern cannot be a rule for the tool"}
 	// ErrInvalidAnswer: an elicitation answer whose content fails the
 	// requested schema, or whose action is not accept, decline or cancel
 	// (E1).
@@ -444,7 +447,7 @@ var (
 var refusals = map[round.ErrorCode]error{
 	round.CodeNotWaiting: ErrNotWaiting, round.CodeStaleApproval: ErrStaleApproval, round.CodeInvalidArgs: ErrInvalidArgs,
 	round.CodeAlreadyDecided: ErrAlreadyDecided, round.CodeStaleWait: ErrStaleWait, round.CodeInvalidDecision: ErrInvalidDecision,
-	round.CodeLinkUsed: ErrLinkUsed, round.CodeInvalidAnswer: ErrInvalidAnswer,
+	round.CodeLinkUsed: ErrLinkUsed, round.CodeInvalidAnswer: ErrInvalidAnswer, round.CodeInvalidPattern: ErrInvalidPattern,
 }
 
 // Approve lets a waiting call run. It returns once the round has applied
@@ -473,19 +476,19 @@ func (c *Client) confirm(ctx context.Context, workflowID string, s round.Confirm
 	if s.Via == "" {
 		s.Via = "api"
 	}
-	return c.update(ctx, workflowID, round.UpdateConfirm, "confirm", s.CallID, s)
+	return c.update(ctx, workflowID, round.UpdateConfirm, "confirm", s.CallID, s, nil)
 }
 
 // update sends one of the round's validated updates (confirm, extend,
 // answer) and waits for its answer: a round that has ended gives
 // ErrRoundEnded or ErrRoundNotFound, a refusal its sentinel (confirmError).
-func (c *Client) update(ctx context.Context, workflowID, name, verb, callID string, arg any) error {
+func (c *Client) update(ctx context.Context, workflowID, name, verb, callID string, arg, out any) error {
 	h, err := c.tc.UpdateWorkflow(ctx, tclient.UpdateWorkflowOptions{
 		WorkflowID: workflowID, UpdateName: name, Args: []any{arg},
 		WaitForStage: tclient.WorkflowUpdateStageCompleted,
 	})
 	if err == nil {
-		err = h.Get(ctx, nil)
+		err = h.Get(ctx, out)
 	}
 	if err != nil {
 		if err := c.missingRound(ctx, workflowID, err); err != nil {
@@ -524,11 +527,21 @@ func confirmError(err error) error {
 // has moved the deadline; a call that does not wait for a decision gives
 // ErrNotWaiting, a round that is not running serviceerror.NotFound.
 func (c *Client) Extend(ctx context.Context, workflowID, callID string, d time.Duration) error {
+	_, err := c.ExtendDeadline(ctx, workflowID, callID, d)
+	return err
+}
+
+// ExtendDeadline is Extend, and answers what the round added and the
+// deadline it set: the 7-day cap may let in less than d, down to nothing.
+// A round of an older build does not say: its answer is a zero Extended.
+func (c *Client) ExtendDeadline(ctx context.Context, workflowID, callID string, d time.Duration) (round.Extended, error) {
 	secs := int64(d / time.Second)
 	if secs < 1 {
-		return &round.Error{Code: round.CodeBadRequest, Message: fmt.Sprintf("extend %s of %s: %v is less than a second", callID, workflowID, d)}
+		return round.Extended{}, &round.Error{Code: round.CodeBadRequest, Message: fmt.Sprintf("extend %s of %s: %v is less than a second", callID, workflowID, d)}
 	}
-	return c.update(ctx, workflowID, round.UpdateExtend, "extend", callID, round.Extend{CallID: callID, Seconds: secs})
+	var res round.Extended
+	err := c.update(ctx, workflowID, round.UpdateExtend, "extend", callID, round.Extend{CallID: callID, Seconds: secs}, &res)
+	return res, err
 }
 
 // Answer answers an ask_user call; it returns once the answer is sent.
@@ -552,7 +565,7 @@ func (c *Client) AnswerElicitation(ctx context.Context, workflowID string, a rou
 	if a.Via == "" {
 		a.Via = "api"
 	}
-	return c.update(ctx, workflowID, round.UpdateAnswer, "answer", a.CallID, a)
+	return c.update(ctx, workflowID, round.UpdateAnswer, "answer", a.CallID, a, nil)
 }
 
 // SubmitToolResult delivers the result of a client tool that the client
@@ -561,7 +574,7 @@ func (c *Client) AnswerElicitation(ctx context.Context, workflowID string, a rou
 // (ErrNotWaiting) and another wait's r.WaitID (ErrStaleWait). A round of a
 // build without the update gets the signal, as before.
 func (c *Client) SubmitToolResult(ctx context.Context, workflowID string, r round.ToolResult) error {
-	err := c.update(ctx, workflowID, round.UpdateToolResult, "tool result", r.CallID, r)
+	err := c.update(ctx, workflowID, round.UpdateToolResult, "tool result", r.CallID, r, nil)
 	if err == nil || !unknownUpdate(err) {
 		return err
 	}

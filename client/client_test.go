@@ -207,7 +207,8 @@ func TestDeliverRetriesUntilTheRoundHasTheDecision(t *testing.T) {
 }
 
 func TestConfirmErrorsAreTyped(t *testing.T) {
-	for typ, want := range map[string]error{round.ErrNotWaiting: ErrNotWaiting, round.ErrStaleApproval: ErrStaleApproval, round.ErrInvalidArgs: ErrInvalidArgs} {
+	for typ, want := range map[string]error{round.ErrNotWaiting: ErrNotWaiting, round.ErrStaleApproval: ErrStaleApproval, round.ErrInvalidArgs: ErrInvalidArgs,
+		round.ErrInvalidPattern: ErrInvalidPattern} {
 		tc := mocks.NewClient(t)
 		tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(doneUpdate(temporal.NewApplicationError("because", typ)), nil).Once()
 		err := New(tc, Options{}).Approve(context.Background(), "wf", "c", ConfirmOptions{ApprovalID: "x"})
@@ -361,4 +362,21 @@ func TestMissingRoundReadsTheSame(t *testing.T) {
 		require.NotErrorIs(t, err, ErrRoundNotFound, name)
 		require.Contains(t, err.Error(), "connection refused", name)
 	}
+}
+
+// TestExtendDeadlineAnswersWhatTheRoundAdded: the extend update's answer,
+// what the round added under its 7-day cap, is given back (T3).
+func TestExtendDeadlineAnswersWhatTheRoundAdded(t *testing.T) {
+	deadline := time.Date(2026, 1, 8, 0, 0, 0, 0, time.UTC)
+	tc := mocks.NewClient(t)
+	h := &mocks.WorkflowUpdateHandle{}
+	h.On("Get", mock.Anything, mock.Anything).Run(func(args mock.Arguments) {
+		*args.Get(1).(*round.Extended) = round.Extended{CallID: "c1", AddedSeconds: 90, Deadline: deadline}
+	}).Return(nil).Once()
+	tc.On("UpdateWorkflow", mock.Anything, mock.MatchedBy(func(o tclient.UpdateWorkflowOptions) bool {
+		return o.UpdateName == round.UpdateExtend && o.Args[0] == round.Extend{CallID: "c1", Seconds: 7 * 24 * 3600}
+	})).Return(h, nil).Once()
+	got, err := New(tc, Options{}).ExtendDeadline(context.Background(), "wf", "c1", 7*24*time.Hour)
+	require.NoError(t, err)
+	require.Equal(t, round.Extended{CallID: "c1", AddedSeconds: 90, Deadline: deadline}, got)
 }

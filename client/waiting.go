@@ -300,7 +300,7 @@ func (c *Client) deliver(ctx context.Context, p PendingCall, d Decision) {
 			return // delivered, or the round is over
 		}
 		if errors.Is(err, ErrNotWaiting) || errors.Is(err, ErrStaleApproval) || errors.Is(err, ErrInvalidArgs) ||
-			errors.Is(err, ErrStaleWait) || errors.Is(err, ErrInvalidDecision) {
+			errors.Is(err, ErrStaleWait) || errors.Is(err, ErrInvalidDecision) || errors.Is(err, ErrInvalidPattern) {
 			return // the round refused it: sending it again changes nothing
 		}
 		select {

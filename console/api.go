@@ -446,11 +446,19 @@ func (s *Server) postExtend(w http.ResponseWriter, r *http.Request, p principal)
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.b.Extend(r.Context(), req.WorkflowID, req.CallID, req.Seconds); err != nil {
+	res, err := s.b.Extend(r.Context(), req.WorkflowID, req.CallID, req.Seconds)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	s.done(w, r, map[string]any{"workflow_id": req.WorkflowID, "call_id": req.CallID, "extended_seconds": req.Seconds})
+	reply := map[string]any{"workflow_id": req.WorkflowID, "call_id": req.CallID, "extended_seconds": res.AddedSeconds}
+	if res.Deadline.IsZero() {
+		// A round of an older build does not say what its cap let in.
+		reply["extended_seconds"] = req.Seconds
+	} else {
+		reply["deadline"] = res.Deadline.UTC()
+	}
+	s.done(w, r, reply)
 }
 
 // postCancel is H6: cancel a round, or an agent run (agentrun/...), whose

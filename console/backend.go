@@ -39,8 +39,9 @@ type Backend interface {
 	// SubmitToolResult answers a client tool's wait with its result (Y5):
 	// ErrNotWaiting or ErrStaleWait when the round refuses it.
 	SubmitToolResult(ctx context.Context, workflowID string, r round.ToolResult) error
-	// Extend pushes a waiting call's deadline by seconds.
-	Extend(ctx context.Context, workflowID, callID string, seconds int) error
+	// Extend pushes a waiting call's deadline by seconds, and answers what
+	// the round added under its 7-day cap and the deadline it set (T3).
+	Extend(ctx context.Context, workflowID, callID string, seconds int) (round.Extended, error)
 	// Cancel cancels a round or an agent run. ErrNotFound when there is
 	// no such workflow.
 	Cancel(ctx context.Context, workflowID string) error
@@ -97,6 +98,9 @@ var (
 	// ErrInvalidDecision: the decision carries what its wait does not take
 	// (400 invalid_decision).
 	ErrInvalidDecision error = &round.Error{Code: round.CodeInvalidDecision, Message: "the decision does not fit the wait"}
+	// ErrInvalidPattern: the pattern to remember cannot be a rule for the
+	// call's tool (400 invalid_pattern, T4).
+	ErrInvalidPattern error = &round.Error{Code: round.CodeInvalidPattern, Message: "invalid pattern"}
 	// ErrBadInput: anything else wrong with a request (400 bad_request;
 	// 400 invalid_input when it wraps round.ErrUnknownField).
 	ErrBadInput error = &round.Error{Code: round.CodeBadRequest, Message: "bad request"}

@@ -412,6 +412,8 @@ func decisionError(d Decision, err error) error {
 		return fmt.Errorf("call %s of %s: %w", d.CallID, d.WorkflowID, ErrStaleWait)
 	case errors.Is(err, ErrInvalidDecision) && errors.As(err, &app):
 		return fmt.Errorf("%w: %s", ErrInvalidDecision, app.Message())
+	case errors.Is(err, ErrInvalidPattern) && errors.As(err, &app):
+		return fmt.Errorf("%w: %s", ErrInvalidPattern, app.Message())
 	case errors.As(err, &nf):
 		return fmt.Errorf("round %s is not running: %w", d.WorkflowID, ErrNotWaiting)
 	}
@@ -483,21 +485,21 @@ func (b *TemporalBackend) AnswerElicitation(ctx context.Context, workflowID stri
 
 // Extend adds seconds to the deadline of a call that waits (T3), through
 // the client's extend update, which the round refuses for a call that does
-// not wait (ErrNotWaiting).
-func (b *TemporalBackend) Extend(ctx context.Context, workflowID, callID string, seconds int) error {
+// not wait (ErrNotWaiting), and answers what the round added.
+func (b *TemporalBackend) Extend(ctx context.Context, workflowID, callID string, seconds int) (round.Extended, error) {
 	if _, err := b.own(ctx, workflowID, kindRound); err != nil {
-		return err
+		return round.Extended{}, err
 	}
-	err := b.c.Extend(ctx, workflowID, callID, time.Duration(seconds)*time.Second)
+	res, err := b.c.ExtendDeadline(ctx, workflowID, callID, time.Duration(seconds)*time.Second)
 	var nf *serviceerror.NotFound
 	switch {
 	case errors.Is(err, ErrNotWaiting):
-		return fmt.Errorf("call %s of %s: %w", callID, workflowID, ErrNotWaiting)
+		return round.Extended{}, fmt.Errorf("call %s of %s: %w", callID, workflowID, ErrNotWaiting)
 	case errors.As(err, &nf):
 		// The round has ended: nothing of it waits.
-		return fmt.Errorf("round %s is not running: %w", workflowID, ErrNotWaiting)
+		return round.Extended{}, fmt.Errorf("round %s is not running: %w", workflowID, ErrNotWaiting)
 	}
-	return err
+	return res, err
 }
 
 // Cancel cancels a round or an agent run, and no other workflow.

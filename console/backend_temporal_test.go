@@ -41,7 +41,8 @@ func pendingAnswer(approvalID string) jsonValue {
 }
 
 func TestDecideUsesTheUpdateAndMapsItsRefusals(t *testing.T) {
-	for typ, want := range map[string]error{"not_waiting": ErrNotWaiting, "stale_approval": ErrStaleApproval, "invalid_args": ErrInvalidArgs} {
+	for typ, want := range map[string]error{"not_waiting": ErrNotWaiting, "stale_approval": ErrStaleApproval, "invalid_args": ErrInvalidArgs,
+		"invalid_pattern": ErrInvalidPattern} {
 		tc := &mocks.Client{}
 		tc.On("DescribeWorkflow", mock.Anything, wf, "").Return(describing("ToolRound", enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING), nil)
 		h := &mocks.WorkflowUpdateHandle{}
@@ -109,8 +110,10 @@ func TestExtendAndAnswerAskTheRound(t *testing.T) {
 	extend("ghost", temporal.NewNonRetryableApplicationError("no call with this id in the round", round.ErrNotWaiting, nil))
 	b := NewTemporalBackend(tc, TemporalOptions{})
 
-	require.NoError(t, b.Extend(ctx, wf, "e1", 600))
-	require.ErrorIs(t, b.Extend(ctx, wf, "ghost", 600), ErrNotWaiting, "the round's extend update refuses it")
+	_, err := b.Extend(ctx, wf, "e1", 600)
+	require.NoError(t, err)
+	_, err = b.Extend(ctx, wf, "ghost", 600)
+	require.ErrorIs(t, err, ErrNotWaiting, "the round's extend update refuses it")
 	require.Equal(t, []round.Extend{{CallID: "e1", Seconds: 600}, {CallID: "ghost", Seconds: 600}}, extended)
 	require.ErrorIs(t, b.Answer(ctx, wf, "e1", []string{"yes"}), ErrNotWaiting, "e1 waits for a decision, not an answer")
 	tc.AssertNotCalled(t, "SignalWorkflow", mock.Anything, mock.Anything, mock.Anything, mock.Anything, mock.Anything)
@@ -122,7 +125,8 @@ func TestDecideOnAFinishedRound(t *testing.T) {
 	tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(nil, serviceerror.NewNotFound("workflow execution already completed"))
 	b := NewTemporalBackend(tc, TemporalOptions{})
 	require.ErrorIs(t, b.Decide(context.Background(), Decision{WorkflowID: wf, CallID: "e1"}), ErrNotWaiting)
-	require.ErrorIs(t, b.Extend(context.Background(), wf, "e1", 60), ErrNotWaiting, "nothing of a finished round waits (404, not 500)")
+	_, err := b.Extend(context.Background(), wf, "e1", 60)
+	require.ErrorIs(t, err, ErrNotWaiting, "nothing of a finished round waits (404, not 500)")
 	require.ErrorIs(t, b.AnswerElicitation(context.Background(), wf, round.ElicitAnswer{CallID: "e1", Action: round.ElicitCancel}), ErrNotWaiting,
 		"an answer to a finished round's request: 404, not 500")
 }
@@ -168,10 +172,11 @@ func TestBackendSendsNothingToOtherWorkflows(t *testing.T) {
 	for _, id := range []string{wf, "agentrun/s1/r1", "payroll/1", "toolround/s1/r1/2/x", "agentrun/s1/r1/2"} {
 		require.ErrorIs(t, b.Decide(ctx, Decision{WorkflowID: id, CallID: "e1", Approve: true}), ErrNotFound, id)
 		require.ErrorIs(t, b.Answer(ctx, id, "e1", []string{"yes"}), ErrNotFound, id)
-		require.ErrorIs(t, b.Extend(ctx, id, "e1", 60), ErrNotFound, id)
+		_, err := b.Extend(ctx, id, "e1", 60)
+		require.ErrorIs(t, err, ErrNotFound, id)
 		require.ErrorIs(t, b.Cancel(ctx, id), ErrNotFound, id)
 		require.ErrorIs(t, b.SendUserMessage(ctx, id, "hi"), ErrNotFound, id)
-		_, err := b.Round(ctx, id)
+		_, err = b.Round(ctx, id)
 		require.ErrorIs(t, err, ErrNotFound, id)
 		_, err = b.Agent(ctx, id)
 		require.ErrorIs(t, err, ErrNotFound, id)

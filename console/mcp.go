@@ -140,11 +140,13 @@ func (s *Server) mcpSignIn(w http.ResponseWriter, r *http.Request, p principal) 
 		s.errorPage(w, r, http.StatusNotFound, "not_found", fmt.Sprintf("No worker asks for a sign-in to MCP server %q.", name))
 		return
 	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
+	if s.opts.BaseURL == "" {
+		s.errorPage(w, r, http.StatusNotImplemented, "unavailable", "This console does not know its own URL, which the sign-in sends people back to: set CONSOLE_URL.")
+		return
 	}
-	redirect := scheme + "://" + r.Host + "/mcp/callback"
+	// The console's own URL, never the request's Host header: whoever
+	// sends the request chooses that, and with it where the code goes.
+	redirect := s.opts.BaseURL + "/mcp/callback"
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), signInWindow)
 	fl := &signInFlow{server: name, cancel: cancel, reply: make(chan signInReply, 1), done: make(chan error, 1)}
 	authURL := make(chan string, 1)

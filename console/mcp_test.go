@@ -6,6 +6,7 @@ import (
 	"html"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -53,6 +54,13 @@ const scopedApprover = "scoped-approver-token-000000000001"
 
 func newMCPConsole(t *testing.T) *mcpConsole {
 	t.Helper()
+	return newMCPConsoleAt(t, "")
+}
+
+// newMCPConsoleAt is a console whose own URL (CONSOLE_URL) is base; ""
+// stands for the address it listens on.
+func newMCPConsoleAt(t *testing.T, base string) *mcpConsole {
+	t.Helper()
 	srv := sdk.NewServer(&sdk.Implementation{Name: "locked", Version: "1"}, nil)
 	sdk.AddTool(srv, &sdk.Tool{Name: "echo"}, func(_ context.Context, _ *sdk.CallToolRequest, in struct {
 		Text string `json:"text"`
@@ -65,13 +73,21 @@ func newMCPConsole(t *testing.T) *mcpConsole {
 	g, err := mcp.NewGrants(h, key)
 	require.NoError(t, err)
 	log := &lockedLog{}
-	s, err := New(Options{Backend: newFake(), MCP: g, Logger: slog.New(slog.NewTextHandler(log, nil)), Tokens: []Token{
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	if base == "" {
+		base = "http://" + ln.Addr().String()
+	}
+	s, err := New(Options{Backend: newFake(), MCP: g, BaseURL: base, Logger: slog.New(slog.NewTextHandler(log, nil)), Tokens: []Token{
 		{Secret: approverToken, Name: "alice", Role: RoleApprover},
 		{Secret: agentToken, Name: "bot", Role: RoleAgent},
 		{Secret: scopedApprover, Name: "carol", Role: RoleApprover, Sessions: []string{"team-*"}},
 	}})
 	require.NoError(t, err)
-	ts := httptest.NewServer(s)
+	ts := httptest.NewUnstartedServer(s)
+	ts.Listener.Close()
+	ts.Listener = ln
+	ts.Start()
 	t.Cleanup(ts.Close)
 	return &mcpConsole{ts: ts, grants: g, hashes: h, oauth: oauthmcp.New(t, srv), log: log}
 }
@@ -156,6 +172,40 @@ func TestMCPServerIsSignedInThroughThePage(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+}
+
+// TestMCPSignInRedirectIsTheConsolesOwnURL: the redirect_uri that the
+// authorization server sends the code to is built from the console's own
+// URL (CONSOLE_URL), never from the request's Host header, which whoever
+// sends the request chooses.
+func TestMCPSignInRedirectIsTheConsolesOwnURL(t *testing.T) {
+	for _, base := range []string{"", "https://console.example/", "https://console.example/tools"} {
+		c := newMCPConsoleAt(t, base)
+		c.need(t)
+		b := browser(t)
+		csrf := signIn(t, c.ts, b, approverToken)
+		req, err := http.NewRequest("POST", c.ts.URL+"/mcp/signin/locked", strings.NewReader(url.Values{"csrf": {csrf}}.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Host = "evil.example"
+		for _, ck := range b.Jar.Cookies(req.URL) { // the jar keeps them for the real host
+			req.AddCookie(ck)
+		}
+		resp, err := (&http.Client{CheckRedirect: b.CheckRedirect}).Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s %s %s", base, resp.Header.Get("Location"), string(body))
+		m := continueLink.FindStringSubmatch(string(body))
+		require.NotNil(t, m, string(body))
+		au, err := url.Parse(html.UnescapeString(m[1]))
+		require.NoError(t, err)
+		want := strings.TrimSuffix(base, "/") + "/mcp/callback"
+		if base == "" {
+			want = c.ts.URL + "/mcp/callback"
+		}
+		require.Equal(t, want, au.Query().Get("redirect_uri"), "a forged Host does not reach the redirect_uri")
+	}
 }
 
 func TestMCPSignInIsForApproversOfEverySession(t *testing.T) {

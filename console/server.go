@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -67,6 +68,11 @@ type Options struct {
 	// Health are the checks of /readyz (O2): Temporal decides, Redis is
 	// reported. Unset checks answer ok.
 	Health health.Checks
+	// BaseURL is the console's own URL as people and authorization
+	// servers reach it: CONSOLE_URL, or without it the address it listens
+	// on. The MCP sign-in's redirect_uri is built from it, never from a
+	// request's Host header; "": /mcp cannot sign servers in.
+	BaseURL string
 }
 
 // Server serves the API and the page.
@@ -103,6 +109,13 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.BaseURL != "" {
+		base, err := checkBaseURL(opts.BaseURL)
+		if err != nil {
+			return nil, fmt.Errorf("console: CONSOLE_URL: %w", err)
+		}
+		opts.BaseURL = base
 	}
 	p, err := loadPages()
 	if err != nil {
@@ -328,6 +341,7 @@ var statuses = []struct {
 	{round.CodeInvalidArgs, http.StatusBadRequest},
 	{round.CodeInvalidAnswer, http.StatusBadRequest},
 	{round.CodeInvalidDecision, http.StatusBadRequest},
+	{round.CodeInvalidPattern, http.StatusBadRequest},
 	{round.CodeInvalidInput, http.StatusBadRequest},
 	{round.CodeBadRequest, http.StatusBadRequest},
 	{round.CodeNotImplemented, http.StatusNotImplemented},
@@ -369,4 +383,15 @@ func statusOf(err error) (int, string) {
 // redirect rather than JSON.
 func wantsHTML(r *http.Request) bool {
 	return r.Method == http.MethodPost && isForm(r) && !strings.Contains(r.Header.Get("Accept"), "application/json")
+}
+
+// checkBaseURL reads the console's own URL: http or https, with a host, no
+// query or fragment; without its trailing slash.
+func checkBaseURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", fmt.Errorf("console: the console's URL %q must be http:// or https:// and a host, with no query, fragment or user", s)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
 }

@@ -34,13 +34,16 @@ type fakeBackend struct {
 	// toolResults are the client tools' results sent (Y5), by wf|call.
 	toolResults map[string]round.ToolResult
 	extended    map[string]int
-	cancelled   []string
-	agents      []round.AgentInput
-	messages    map[string][]string // by workflow id
-	decideErr   map[string]error    // by call id
-	inbox       []InboxEntry
-	events      chan round.Event
-	after       string // the last Events call's after
+	// extendRoom, when set, is what the 7-day cap leaves a call: an
+	// extension adds no more (T3).
+	extendRoom int
+	cancelled  []string
+	agents     []round.AgentInput
+	messages   map[string][]string // by workflow id
+	decideErr  map[string]error    // by call id
+	inbox      []InboxEntry
+	events     chan round.Event
+	after      string // the last Events call's after
 	// moreAgents are listed after agentrun/s1/done on the session's page.
 	moreAgents []AgentView
 }
@@ -145,12 +148,18 @@ func (f *fakeBackend) SubmitToolResult(_ context.Context, wf string, r round.Too
 	return nil
 }
 
-func (f *fakeBackend) Extend(_ context.Context, wf, call string, seconds int) error {
+func (f *fakeBackend) Extend(_ context.Context, wf, call string, seconds int) (round.Extended, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.extended[wf+"|"+call] = seconds
-	return nil
+	added := seconds
+	if f.extendRoom > 0 {
+		added = min(seconds, f.extendRoom)
+	}
+	return round.Extended{CallID: call, AddedSeconds: int64(added), Deadline: fakeDeadline}, nil
 }
+
+var fakeDeadline = time.Date(2026, 1, 8, 10, 0, 0, 0, time.UTC)
 
 func (f *fakeBackend) Cancel(_ context.Context, wf string) error {
 	f.mu.Lock()
@@ -371,6 +380,7 @@ func TestRoundErrorsMapToStatuses(t *testing.T) {
 		fmt.Errorf("x: %w", ErrInvalidArgs):          400,
 		fmt.Errorf("x: %w", ErrStaleWait):            409,
 		fmt.Errorf("x: %w", ErrInvalidDecision):      400,
+		fmt.Errorf("x: %w", ErrInvalidPattern):       400,
 		fmt.Errorf("x: %w", client.ErrInvalidAnswer): 400,
 		fmt.Errorf("x: %w", client.ErrLinkUsed):      409,
 		fmt.Errorf("x: %w", ErrUnsupported):          501,
@@ -386,7 +396,7 @@ func TestRoundErrorsMapToStatuses(t *testing.T) {
 // the console, the client or round answers its code with its status.
 func TestErrorCodesKeepTheirStatuses(t *testing.T) {
 	want := map[string]int{"too_large": 413, "not_waiting": 404, "not_found": 404, "not_running": 409, "stale_approval": 409, "input_mismatch": 409,
-		"stale_wait": 409, "link_used": 409, "workspace_busy": 409, "placement_off": 409, "host_unavailable": 409, "invalid_decision": 400, "invalid_args": 400, "invalid_answer": 400, "invalid_input": 400, "bad_request": 400, "not_implemented": 501, "no_worker": 503, "timeout": 504,
+		"stale_wait": 409, "link_used": 409, "workspace_busy": 409, "placement_off": 409, "host_unavailable": 409, "invalid_decision": 400, "invalid_pattern": 400, "invalid_args": 400, "invalid_answer": 400, "invalid_input": 400, "bad_request": 400, "not_implemented": 501, "no_worker": 503, "timeout": 504,
 		"unauthorized": 401, "forbidden": 403, "csrf": 403, "method_not_allowed": 405, "internal": 500}
 	for code, status := range want {
 		require.Equal(t, status, statusFor(round.ErrorCode(code)), code)
@@ -397,6 +407,7 @@ func TestErrorCodesKeepTheirStatuses(t *testing.T) {
 		ErrInvalidArgs: "invalid_args", ErrBadInput: "bad_request", ErrUnsupported: "not_implemented", ErrWorkspaceBusy: "workspace_busy", ErrPlacementOff: "placement_off", ErrHostUnavailable: "host_unavailable",
 		client.ErrInputTooLarge: "too_large", client.ErrInputMismatch: "input_mismatch", client.ErrNotWaiting: "not_waiting",
 		client.ErrStaleApproval: "stale_approval", client.ErrInvalidArgs: "invalid_args",
+		ErrInvalidPattern: "invalid_pattern", client.ErrInvalidPattern: "invalid_pattern",
 		fmt.Errorf("%w: %w", ErrBadInput, round.ErrUnknownField): "invalid_input",
 		&http.MaxBytesError{Limit: 1}:                            "too_large",
 		fmt.Errorf("x: %w", context.DeadlineExceeded):            "timeout",
@@ -487,9 +498,18 @@ func TestAnswersExtendCancelH6(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Equal(t, "bad_request", body["error"])
 
-	code, _ = do(t, ts, "POST", "/api/v1/extend", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"c","seconds":600}`)
+	code, body = do(t, ts, "POST", "/api/v1/extend", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"c","seconds":600}`)
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, 600, f.extended["toolround/s1/r1/9|c"])
+	require.Equal(t, float64(600), body["extended_seconds"])
+	require.Equal(t, "2026-01-08T10:00:00Z", body["deadline"])
+	// The 7-day cap leaves 100 seconds: the answer says 100, not 600 (T3).
+	f.mu.Lock()
+	f.extendRoom = 100
+	f.mu.Unlock()
+	code, body = do(t, ts, "POST", "/api/v1/extend", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"c","seconds":600}`)
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, float64(100), body["extended_seconds"])
 	for _, s := range []string{"0", "-5", "604801", `"x"`} {
 		code, _ = do(t, ts, "POST", "/api/v1/extend", approverToken, `{"workflow_id":"toolround/s1/r1/9","call_id":"c","seconds":`+s+`}`)
 		require.Equal(t, http.StatusBadRequest, code, s)
@@ -887,6 +907,14 @@ func TestUnknownFieldsRefusedU8(t *testing.T) {
 		{"/api/v1/agents", `{"session_id":"s1","run_id":"r9","tsak":"x"}`, `unknown field "tsak" in the request; did you mean "task"?`},
 		{"/api/v1/agents", `{"session_id":"s1","run_id":"r9","task":"x","carry":{"round":3}}`, `unknown field "carry" in the request`},
 		{"/api/v1/agents/agentrun/s1/live/messages", `{"txt":"hi"}`, `unknown field "txt" in the request; did you mean "text"?`},
+		// Names match exactly and once (encoding/json folds case and keeps the last).
+		{"/api/v1/rounds", `{"session_id":"s1","run_id":"r1","round":3,"Session_ID":"s2","assistant":{}}`,
+			`unknown field "Session_ID" in the round input; did you mean "session_id"?`},
+		{"/api/v1/rounds", `{"session_id":"s1","session_id":"s2","run_id":"r1","round":3,"assistant":{}}`,
+			`duplicate field "session_id" in the round input`},
+		{"/api/v1/approvals", `{` + wf + `,"Approve":true}`, `unknown field "Approve" in the request; did you mean "approve"?`},
+		{"/api/v1/approvals", `{` + wf + `,"approve":false,"approve":true}`, `duplicate field "approve" in the request`},
+		{"/api/v1/agents", `{"session_id":"s1","run_id":"r9","task":"x","Run_ID":"r8"}`, `unknown field "Run_ID" in the request; did you mean "run_id"?`},
 	}
 	for _, c := range cases {
 		code, body := do(t, ts, "POST", c.path, approverToken, c.body)

@@ -104,9 +104,10 @@ type Payload struct {
 const MaxText = 300
 
 // Clean is model- or server-supplied text made safe for a receiver that
-// renders it: control characters become spaces, the text is cut to MaxText
-// characters, then &, < and > are escaped (as HTML and Slack's mrkdwn
-// expect).
+// renders it: control characters become spaces, &, < and > are escaped (as
+// HTML and Slack's mrkdwn expect), then the text is cut so that what is
+// sent, its escapes included, is at most MaxText characters; an escape is
+// never cut in half.
 func Clean(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.Map(func(r rune) rune {
@@ -115,12 +116,25 @@ func Clean(s string) string {
 		}
 		return r
 	}, s)
-	if utf8.RuneCountInString(s) > MaxText {
-		rs := []rune(s)
-		s = string(rs[:MaxText-1]) + "…"
+	escaped := textEscaper.Replace(s)
+	if utf8.RuneCountInString(escaped) <= MaxText {
+		return escaped
 	}
-	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	var b strings.Builder
+	n := 0
+	for _, r := range s {
+		e := textEscaper.Replace(string(r))
+		k := utf8.RuneCountInString(e)
+		if n+k > MaxText-1 { // room for the ellipsis
+			break
+		}
+		b.WriteString(e)
+		n += k
+	}
+	return b.String() + "…"
 }
+
+var textEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
 // Sign is the webhook's signature over "<timestamp>.<body>":
 // "sha256=" and the hex HMAC-SHA256 keyed with NOTIFY_SECRET.

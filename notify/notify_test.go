@@ -37,14 +37,20 @@ func TestCleanEscapesAndCutsModelText(t *testing.T) {
 	if !strings.HasSuffix(got, "…") {
 		t.Errorf("a cut text does not end with an ellipsis: %q", got[len(got)-8:])
 	}
-	// Escaping comes after the cut: the text a receiver shows, unescaped,
-	// is at most MaxText characters, and no escape is cut in half.
+	// The cut comes after escaping: the value sent is at most MaxText
+	// characters, its escapes included, and no escape is cut in half (N1).
 	got = Clean(strings.Repeat("<", 1000))
-	if n := utf8.RuneCountInString(html.UnescapeString(got)); n != MaxText {
-		t.Errorf("unescaped text has %d characters, want %d", n, MaxText)
+	if want := strings.Repeat("&lt;", (MaxText-1)/4) + "…"; got != want {
+		t.Errorf("Clean of 1000 '<' is %d characters %q..., want %d", utf8.RuneCountInString(got), got[:12], utf8.RuneCountInString(want))
 	}
-	if strings.Count(got, "&lt;") != MaxText-1 {
-		t.Errorf("escapes were cut: %d whole escapes", strings.Count(got, "&lt;"))
+	for _, s := range []string{strings.Repeat("a", MaxText-1) + "&", strings.Repeat("a&<>", 200), strings.Repeat("é>", 400)} {
+		got := Clean(s)
+		if n := utf8.RuneCountInString(got); n > MaxText {
+			t.Errorf("Clean gives %d characters, at most %d are sent", n, MaxText)
+		}
+		if u := html.UnescapeString(strings.TrimSuffix(got, "…")); !strings.HasPrefix(s, u) {
+			t.Errorf("the cut text is not the start of the text: an escape was cut in half: %q", got[len(got)-12:])
+		}
 	}
 	if s := strings.Repeat("a", MaxText); Clean(s) != s {
 		t.Errorf("a text of exactly %d characters was changed", MaxText)

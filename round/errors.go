@@ -24,6 +24,7 @@ const (
 	CodeInvalidAnswer   ErrorCode = ErrInvalidAnswer   // an elicitation answer that fails its schema (E1)
 	CodeInvalidDecision ErrorCode = ErrInvalidDecision // a decision with fields its wait does not take (B1, B2)
 	CodeLinkUsed        ErrorCode = ErrLinkUsed        // a signed link that has decided already (N2)
+	CodeInvalidPattern  ErrorCode = ErrInvalidPattern  // a pattern to remember that cannot be a rule for the tool (T4)
 
 	CodeBadRequest      ErrorCode = "bad_request"      // an input or request that cannot be run at all
 	CodeInvalidInput    ErrorCode = "invalid_input"    // a field the contract does not know (U8)

@@ -243,7 +243,7 @@ func anthropicCalls(raw json.RawMessage) ([]TurnCall, error) {
 		switch t := *b.Type; {
 		case t == "tool_use":
 			if strings.TrimSpace(b.ID) == "" {
-				return nil, fmt.Errorf("%s (tool_use) has no id", where)
+				return nil, shapeErrorf("%s (tool_use) has no id", where)
 			}
 			if strings.TrimSpace(b.Name) == "" {
 				return nil, shapeErrorf("%s (tool_use %s) has no name", where, b.ID)
@@ -376,6 +376,9 @@ func checkTurnFields(in *Input, what string) error {
 			if !slices.Contains(fields, k) {
 				return &UnknownFieldError{Field: k, In: where, What: what, Suggest: closest(k, fields)}
 			}
+		}
+		if k := duplicateKey(raw); k != "" {
+			return &DuplicateFieldError{Field: k, In: where, What: what}
 		}
 		return nil
 	}

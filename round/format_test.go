@@ -115,6 +115,8 @@ func TestParseInputRefusesMixedAndUnknownShapes(t *testing.T) {
 			`assistant.content[0] (tool_use t): input must be a JSON object`},
 		{"anthropic no id", `{` + formatHead + `,"format":"anthropic","assistant":{"role":"assistant","content":[{"type":"tool_use","name":"x","input":{}}]}}`,
 			`assistant.content[0] (tool_use) has no id`},
+		{"openai no id", `{` + formatHead + `,"assistant":{"role":"assistant","tool_calls":[{"type":"function","function":{"name":"x","arguments":"{}"}}]}}`,
+			`assistant.tool_calls[0] has no id`},
 		{"anthropic no name", `{` + formatHead + `,"format":"anthropic","assistant":{"role":"assistant","content":[{"type":"tool_use","id":"t","input":{}}]}}`,
 			`assistant.content[0] (tool_use t) has no name`},
 		{"anthropic misspelt call field", `{` + formatHead + `,"format":"anthropic","assistant":{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"x","inputs":{}}]}}`,
@@ -144,9 +146,10 @@ func TestParseInputRefusesMixedAndUnknownShapes(t *testing.T) {
 			require.Nil(t, in)
 			require.Error(t, err)
 			require.Contains(t, err.Error(), c.want)
-			// Ids are checked as in every format (bad_request); shapes are
-			// invalid_input, as unknown fields are.
-			if !strings.HasPrefix(c.want, "round input: field") && !strings.Contains(c.want, " id") {
+			// Shared ids are checked as in every format (bad_request);
+			// shapes, a call without an id among them, are invalid_input,
+			// as unknown fields are.
+			if !strings.HasPrefix(c.want, "round input: field") && !strings.Contains(c.want, "share the id") {
 				require.True(t, errors.Is(err, ErrUnknownField), "an input error of code invalid_input: %v", err)
 			}
 		})

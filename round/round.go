@@ -186,7 +186,7 @@ func (in *Input) ValidateStarted() error {
 	seen := make(map[string]int, len(calls))
 	for i, c := range calls {
 		if strings.TrimSpace(c.ID) == "" {
-			return fmt.Errorf("%s has no id", c.Where)
+			return Errorf(CodeInvalidInput, "%s has no id", c.Where)
 		}
 		if len(c.ID) > maxIDLen {
 			return fmt.Errorf("%s.id is longer than %d bytes", c.Where, maxIDLen)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -45,10 +46,36 @@ func (e *UnknownFieldError) Is(target error) bool {
 	return ok && t.Code == CodeInvalidInput
 }
 
+// DuplicateFieldError is a field written twice in one object (U8):
+// encoding/json would keep the last one silently, while another reader
+// of the same document may take the first.
+type DuplicateFieldError struct {
+	// Field, In and What are as in UnknownFieldError.
+	Field, In, What string
+}
+
+func (e *DuplicateFieldError) Error() string {
+	s := fmt.Sprintf("duplicate field %q in ", e.Field)
+	if e.In != "" {
+		s += e.In + " of "
+	}
+	return s + e.What
+}
+
+// Is makes errors.Is(err, ErrUnknownField) true, as for any *Error of
+// CodeInvalidInput.
+func (e *DuplicateFieldError) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == CodeInvalidInput
+}
+
 // CheckFields reports the first field of the JSON document b that the
 // contract of v's type does not know, at every level of its documented
 // objects (U8). The known names are v's json tags, so they follow the
-// struct; only the provider shapes below add names of their own. What a
+// struct; only the provider shapes below add names of their own. Names
+// match exactly: encoding/json would read "Session_ID" as session_id,
+// which is refused here with the right name as the suggestion; a field
+// written twice in a documented object is refused too. What a
 // provider puts in an assistant message beyond its tool calls, a run's
 // state and the raw JSON fields (arguments, parameters) pass as they are.
 // b must already decode into v; CheckFields does not report syntax or
@@ -57,8 +84,8 @@ func (e *UnknownFieldError) Is(target error) bool {
 func CheckFields(b []byte, v any, what string) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
+	doc, err := decodeDoc(dec)
+	if err != nil {
 		return nil // the caller's decoding reports it
 	}
 	t := reflect.TypeOf(v)
@@ -88,6 +115,74 @@ var functionSpecExtra = []string{"strict"}
 // in a message that otherwise passes as it is, a near miss of one of them
 // ("tool_call") is refused, as it would silently give a round no calls.
 var callFields = []string{"tool_calls"}
+
+// duplicate stands, in a document decodeDoc read, for the value of a key
+// that its object has more than once.
+type duplicate struct{}
+
+// decodeDoc reads one JSON value as Decode into an any would, but marks a
+// key that an object has twice: its value is duplicate{}.
+func decodeDoc(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch tok {
+	case json.Delim('{'):
+		obj := map[string]any{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, err
+			}
+			k, _ := kt.(string)
+			v, err := decodeDoc(dec)
+			if err != nil {
+				return nil, err
+			}
+			if _, seen := obj[k]; seen {
+				v = duplicate{}
+			}
+			obj[k] = v
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, err
+		}
+		return obj, nil
+	case json.Delim('['):
+		list := []any{}
+		for dec.More() {
+			v, err := decodeDoc(dec)
+			if err != nil {
+				return nil, err
+			}
+			list = append(list, v)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, err
+		}
+		return list, nil
+	}
+	return tok, nil
+}
+
+// duplicateKey is the first key (in sorted order) that the JSON object raw
+// has twice, "" when none or when raw is not an object.
+func duplicateKey(raw []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	doc, err := decodeDoc(dec)
+	if err != nil {
+		return ""
+	}
+	obj, _ := doc.(map[string]any)
+	for _, k := range sortedKeys(obj) {
+		if _, dup := obj[k].(duplicate); dup {
+			return k
+		}
+	}
+	return ""
+}
 
 func checkValue(doc any, t reflect.Type, path, what string) error {
 	for t.Kind() == reflect.Pointer {
@@ -126,7 +221,8 @@ func checkValue(doc any, t reflect.Type, path, what string) error {
 }
 
 // checkMessage lets every field of an assistant message pass but near
-// misses of its call fields, and checks its tool_calls.
+// misses of its call fields, the message's own fields in another case or
+// twice, and checks its tool_calls.
 func checkMessage(doc any, path, what string) error {
 	obj, ok := doc.(map[string]any)
 	if !ok {
@@ -134,19 +230,21 @@ func checkMessage(doc any, path, what string) error {
 	}
 	fields := jsonFields(messageType)
 	for _, k := range sortedKeys(obj) {
-		if _, known := lookup(fields, k); known {
+		if _, known := fields[k]; known {
+			if _, dup := obj[k].(duplicate); dup {
+				return &DuplicateFieldError{Field: k, In: path, What: what}
+			}
 			continue
+		}
+		if name, folded := lookupFold(fields, k); folded {
+			return &UnknownFieldError{Field: k, In: path, What: what, Suggest: name}
 		}
 		if s := closest(k, callFields); s != "" {
 			return &UnknownFieldError{Field: k, In: path, What: what, Suggest: s}
 		}
 	}
-	if name, ok := lookup(fields, "tool_calls"); ok {
-		for _, k := range sortedKeys(obj) {
-			if strings.EqualFold(k, name) {
-				return checkValue(obj[k], fields[name].Type, join(path, k), what)
-			}
-		}
+	if v, ok := obj["tool_calls"]; ok {
+		return checkValue(v, fields["tool_calls"].Type, join(path, "tool_calls"), what)
 	}
 	return nil
 }
@@ -179,19 +277,21 @@ func checkFunctionSpec(doc any, path, what string, extra []string) error {
 }
 
 // checkObject refuses a key of obj that is neither in fields nor in extra
-// (matched without regard to case, as encoding/json does), and calls deeper
-// for each key of fields.
+// (matched exactly: a name in another case is unknown, its suggestion the
+// right one) or that obj has twice, and calls deeper for each key of
+// fields.
 func checkObject(obj map[string]any, fields map[string]reflect.StructField, extra []string, path, what string,
 	deeper func(name string, v any, path string) error) error {
 	for _, k := range sortedKeys(obj) {
-		name, known := lookup(fields, k)
+		if _, dup := obj[k].(duplicate); dup {
+			return &DuplicateFieldError{Field: k, In: path, What: what}
+		}
+		name, known := k, false
+		if _, ok := fields[k]; ok {
+			known = true
+		}
 		if !known {
-			for _, x := range extra {
-				if strings.EqualFold(k, x) {
-					known = true
-				}
-			}
-			if known {
+			if slices.Contains(extra, k) {
 				continue
 			}
 			names := append(keys(fields), extra...)
@@ -242,11 +342,10 @@ func jsonFields(t reflect.Type) map[string]reflect.StructField {
 	return out
 }
 
-func lookup(fields map[string]reflect.StructField, k string) (string, bool) {
-	if _, ok := fields[k]; ok {
-		return k, true
-	}
-	for n := range fields {
+// lookupFold is the field whose name is k in another case, as
+// encoding/json would match it.
+func lookupFold(fields map[string]reflect.StructField, k string) (string, bool) {
+	for _, n := range keys(fields) {
 		if strings.EqualFold(n, k) {
 			return n, true
 		}

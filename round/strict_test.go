@@ -47,9 +47,8 @@ func TestParseInputRefusesUnknownFields(t *testing.T) {
 
 func TestParseInputPassesProviderFields(t *testing.T) {
 	// What providers put in an assistant message, the run state's own
-	// fields, OpenAI's strict, object arguments and field names in another
-	// case (encoding/json reads them) all pass.
-	in, err := ParseInput([]byte(`{"session_id":"s","run_id":"r","Round":1,"dedupe":false,
+	// fields, OpenAI's strict and object arguments all pass.
+	in, err := ParseInput([]byte(`{"session_id":"s","run_id":"r","round":1,"dedupe":false,
 		"assistant":{"role":"assistant","content":null,"refusal":null,"annotations":[],"audio":null,
 			"reasoning_content":"...","name":"bot","function_call":null,"tool_call_id":"",
 			"tool_calls":[{"id":"a","type":"function","function":{"name":"x","arguments":{"deep":{"any":1}}}}]},
@@ -89,4 +88,81 @@ func TestClosest(t *testing.T) {
 	for in, want := range cases {
 		require.Equal(t, want, closest(in, known), in)
 	}
+}
+
+func TestParseInputRefusesFieldsInAnotherCase(t *testing.T) {
+	// encoding/json folds case; the contract does not (U8).
+	const head = `"session_id":"s","run_id":"r","round":1`
+	cases := []struct {
+		name, in, want string
+	}{
+		{"beside the right one", `{` + head + `,"Session_ID":"t"}`,
+			`unknown field "Session_ID" in the round input; did you mean "session_id"?`},
+		{"top level", `{"session_id":"s","run_id":"r","Round":1}`,
+			`unknown field "Round" in the round input; did you mean "round"?`},
+		{"assistant call field", `{` + head + `,"assistant":{"Tool_Calls":[{"id":"a","function":{"name":"x"}}]}}`,
+			`unknown field "Tool_Calls" in assistant of the round input; did you mean "tool_calls"?`},
+		{"assistant own field", `{` + head + `,"assistant":{"ROLE":"assistant"}}`,
+			`unknown field "ROLE" in assistant of the round input; did you mean "role"?`},
+		{"tool call entry", `{` + head + `,"assistant":{"tool_calls":[{"ID":"a","function":{"name":"x"}}]}}`,
+			`unknown field "ID" in assistant.tool_calls[0] of the round input; did you mean "id"?`},
+		{"client tool strict", `{` + head + `,"client_tools":[{"name":"ide","Strict":true}]}`,
+			`unknown field "Strict" in client_tools[0] of the round input; did you mean "strict"?`},
+		{"limits", `{` + head + `,"limits":{"Max_Calls":3}}`,
+			`unknown field "Max_Calls" in limits of the round input; did you mean "max_calls"?`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in, err := ParseInput([]byte(c.in))
+			require.Nil(t, in)
+			require.EqualError(t, err, c.want)
+			require.True(t, errors.Is(err, ErrUnknownField))
+		})
+	}
+}
+
+func TestParseInputRefusesDuplicateFields(t *testing.T) {
+	const head = `"session_id":"s","run_id":"r","round":1`
+	cases := []struct {
+		name, in, want string
+	}{
+		{"top level", `{` + head + `,"session_id":"t"}`,
+			`duplicate field "session_id" in the round input`},
+		{"assistant tool_calls", `{` + head + `,"assistant":{"tool_calls":[],"tool_calls":[{"id":"a","function":{"name":"x"}}]}}`,
+			`duplicate field "tool_calls" in assistant of the round input`},
+		{"tool call entry", `{` + head + `,"assistant":{"tool_calls":[{"id":"a","id":"b","function":{"name":"x"}}]}}`,
+			`duplicate field "id" in assistant.tool_calls[0] of the round input`},
+		{"function object", `{` + head + `,"assistant":{"tool_calls":[{"id":"a","function":{"name":"x","name":"y"}}]}}`,
+			`duplicate field "name" in assistant.tool_calls[0].function of the round input`},
+		{"client tool", `{` + head + `,"client_tools":[{"name":"ide","name":"other"}]}`,
+			`duplicate field "name" in client_tools[0] of the round input`},
+		{"limits", `{` + head + `,"limits":{"max_calls":3,"max_calls":30}}`,
+			`duplicate field "max_calls" in limits of the round input`},
+		{"anthropic tool_use", `{` + head + `,"format":"anthropic","assistant":{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"x","name":"y","input":{}}]}}`,
+			`duplicate field "name" in assistant.content[0] of the round input`},
+		{"responses function_call", `{` + head + `,"format":"responses","output":[{"type":"function_call","call_id":"c","name":"x","arguments":"{}","arguments":"{}"}]}`,
+			`duplicate field "arguments" in output[0] of the round input`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in, err := ParseInput([]byte(c.in))
+			require.Nil(t, in)
+			require.EqualError(t, err, c.want)
+			require.True(t, errors.Is(err, ErrUnknownField))
+		})
+	}
+	// What passes as it is may repeat a key.
+	_, err := ParseInput([]byte(`{` + head + `,"assistant":{"refusal":null,"refusal":null},"state":{"x":1,"x":2}}`))
+	require.NoError(t, err)
+}
+
+func TestCheckFieldsIsCaseSensitive(t *testing.T) {
+	type req struct {
+		WorkflowID string `json:"workflow_id"`
+	}
+	err := CheckFields([]byte(`{"workflow_id":"w","Workflow_ID":"v"}`), &req{}, "the request")
+	require.EqualError(t, err, `unknown field "Workflow_ID" in the request; did you mean "workflow_id"?`)
+	err = CheckFields([]byte(`{"workflow_id":"w","workflow_id":"v"}`), &req{}, "the request")
+	require.EqualError(t, err, `duplicate field "workflow_id" in the request`)
+	require.True(t, errors.Is(err, ErrUnknownField))
 }

@@ -15,6 +15,9 @@ const (
 	SubagentPrefix = "sub-"
 	// ChatbotPrefix starts every chatbot's run id (G3).
 	ChatbotPrefix = "chat-"
+	// GatewayPrefix starts the run id of every run of the MCP gateway
+	// (Z2): mcp-<R>, R the run its client names.
+	GatewayPrefix = "mcp-"
 	// DefaultSubagentDepth is SUBAGENT_DEPTH's default: a run's subagents
 	// start no subagents of their own.
 	DefaultSubagentDepth = 1
@@ -76,17 +79,27 @@ func SubagentRunID(opID string) string {
 	return SubagentPrefix + hex.EncodeToString(sum[:])[:24]
 }
 
+// reservedPrefixes start the run ids the worker and the gateway give their
+// own runs.
+var reservedPrefixes = []string{SubagentPrefix, ChatbotPrefix, GatewayPrefix}
+
 // ReservedRunID reports whether a run id is of the shapes the worker gives
-// its own children (subagents and chatbots), which no client input may
-// take (T6).
+// its own children (subagents and chatbots) or the MCP gateway its runs,
+// in any letter case, which no client input may take (T6, G1, Z2).
 func ReservedRunID(runID string) bool {
-	return strings.HasPrefix(runID, SubagentPrefix) || strings.HasPrefix(runID, ChatbotPrefix)
+	for _, p := range reservedPrefixes {
+		if len(runID) >= len(p) && strings.EqualFold(runID[:len(p)], p) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkNotReserved refuses a reserved run id on a client's input.
 func checkNotReserved(runID string) error {
 	if ReservedRunID(runID) {
-		return fmt.Errorf("run_id %q is reserved: ids starting with %q or %q name the worker's subagents and chatbots", truncateID(runID), SubagentPrefix, ChatbotPrefix)
+		return fmt.Errorf("run_id %q is reserved: ids starting with %q, %q or %q (in any letter case) name the worker's subagents and chatbots and the MCP gateway's runs",
+			truncateID(runID), SubagentPrefix, ChatbotPrefix, GatewayPrefix)
 	}
 	return nil
 }

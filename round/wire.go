@@ -96,6 +96,9 @@ const (
 	// remember, pattern, allow_turn, args or up_to on a call past a limit,
 	// or up_to without remember (B1, B2).
 	ErrInvalidDecision = "invalid_decision"
+	// ErrInvalidPattern: the decision asks to remember a pattern that
+	// cannot be a rule for the call's tool (T4, approval.ValidatePattern).
+	ErrInvalidPattern = "invalid_pattern"
 	// ErrLinkUsed: the decision comes from a signed link whose nonce the
 	// round has recorded: a link decides once (N2).
 	ErrLinkUsed = "link_used"
@@ -115,6 +118,16 @@ const UpdateExtend = "extend"
 type Extend struct {
 	CallID  string `json:"call_id"`
 	Seconds int64  `json:"seconds"`
+}
+
+// Extended is the extend update's answer: the seconds it added to the
+// call's deadline, which the 7-day cap may make fewer than it asked for
+// (none when the deadline is at the cap already), and the deadline now
+// (T3). A round of an older build answers nothing: a zero Extended.
+type Extended struct {
+	CallID       string    `json:"call_id"`
+	AddedSeconds int64     `json:"added_seconds"`
+	Deadline     time.Time `json:"deadline"`
 }
 
 // Search attributes that the round keeps current, so that an inbox lists the

@@ -62,6 +62,12 @@ func TestApprovalRulesDoNotOverMatch(t *testing.T) {
 	done := e.startRound(in1)
 	wf1 := in1.WorkflowID()
 	e.waitPending(wf1, "g1", "l1")
+	// A pattern that cannot be a rule is refused, and nothing is decided.
+	bad := e.starter(context.Background(), "", "approve", wf1, "g1", "--remember", "--pattern", "bash")
+	require.Equal(t, 1, bad.code, bad.stderr)
+	lines := strings.Split(strings.TrimSpace(bad.stderr), "\n")
+	require.True(t, strings.HasPrefix(lines[len(lines)-1], "starter: --pattern for call g1"), bad.stderr)
+	require.Contains(t, bad.stderr, `invalid pattern "bash" for run_command`)
 	e.mustStarter("approve", wf1, "g1", "--remember", "--pattern", "git *")
 	e.mustStarter("approve", wf1, "l1", "--remember")
 	res1 := decodeResult(t, <-done)
@@ -233,13 +239,19 @@ func TestExtendMovesTheDeadline(t *testing.T) {
 	done := e.startRound(in)
 	wfID := in.WorkflowID()
 	before := e.waitPending(wfID, "e1")[0]
-	e.mustStarter("extend", wfID, "e1", "1h")
+	r := e.mustStarter("extend", wfID, "e1", "1h")
+	require.Contains(t, r.stderr, "call e1: added 1h0m0s; it waits until ")
 	require.Eventually(t, func() bool {
 		r := e.starter(context.Background(), "", "pending", wfID)
 		var p []round.Pending
 		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &p) == nil && len(p) == 1 && p[0].Deadline.Sub(before.Deadline) == time.Hour
 	}, 10*time.Second, 100*time.Millisecond)
-	r := e.starter(context.Background(), "", "extend", wfID, "e1", "0s")
+	// The 7-day cap: extend says what it added, not what was asked (T3).
+	r = e.mustStarter("extend", wfID, "e1", "168h")
+	require.Contains(t, r.stderr, "not the 168h0m0s asked (a call waits at most 7 days)")
+	r = e.mustStarter("extend", wfID, "e1", "1h")
+	require.Contains(t, r.stderr, "call e1: nothing added")
+	r = e.starter(context.Background(), "", "extend", wfID, "e1", "0s")
 	require.Equal(t, 2, r.code, r.stderr)
 	// A call that does not wait moves nothing, and says so (exit 1): the
 	// extension is the validated update, not a signal the round ignores.

@@ -25,6 +25,9 @@ func TestStarterRefusesUnknownFieldsU8(t *testing.T) {
 		{`"assistant":`, `"asistant":`, `starter: unknown field "asistant" in the round input; did you mean "assistant"?`},
 		{`"tool_calls":`, `"tool_call":`, `starter: unknown field "tool_call" in assistant of the round input; did you mean "tool_calls"?`},
 		{`"arguments":`, `"args":`, `starter: unknown field "args" in assistant.tool_calls[0].function of the round input`},
+		// Names match exactly and once, though encoding/json folds case and keeps the last.
+		{`"assistant":`, `"Session_ID":"other","assistant":`, `starter: unknown field "Session_ID" in the round input; did you mean "session_id"?`},
+		{`"assistant":`, `"round":2,"assistant":`, `starter: duplicate field "round" in the round input`},
 	} {
 		bad := strings.Replace(good, c.from, c.to, 1)
 		require.NotEqual(t, good, bad)

@@ -36,6 +36,8 @@ environment:
                     session ids the token may use (default every session);
                     without it, one approver token is generated and printed
   CONSOLE_TLS_CERT, CONSOLE_TLS_KEY   serve HTTPS with this certificate
+  CONSOLE_URL       the console's URL as people reach it (default the listen
+                    address): MCP sign-ins send the browser back to it
   TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TASK_QUEUE, REDIS_URL,
   TOOLROUND_SECRET_KEY[_FILE]         as for the worker and the starter
   NOTIFY_LINK_KEY[_FILE]              the key of signed links (N2), as for the workers
@@ -121,10 +123,6 @@ func run(ctx context.Context) error {
 		p.DenyPrivate = true
 		opts.MCPNetPolicy = &p
 	}
-	srv, err := console.New(opts)
-	if err != nil {
-		return err
-	}
 	addr := os.Getenv("CONSOLE_ADDR")
 	if addr == "" {
 		addr = "127.0.0.1:8780"
@@ -133,12 +131,23 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen on CONSOLE_ADDR %s: %w", addr, err)
 	}
+	defer ln.Close()
 	certFile, keyFile := os.Getenv("CONSOLE_TLS_CERT"), os.Getenv("CONSOLE_TLS_KEY")
 	scheme := "http"
 	if certFile != "" || keyFile != "" {
 		scheme = "https"
 	}
 	url := fmt.Sprintf("%s://%s/", scheme, ln.Addr())
+	// The console's own URL, for the MCP sign-in's redirect_uri: never a
+	// request's Host header.
+	opts.BaseURL = strings.TrimSpace(os.Getenv("CONSOLE_URL"))
+	if opts.BaseURL == "" {
+		opts.BaseURL = url
+	}
+	srv, err := console.New(opts)
+	if err != nil {
+		return err
+	}
 	if generated != "" {
 		fmt.Printf("console listening on %s token %s (approver \"console\"; set CONSOLE_TOKENS to choose tokens)\n", url, generated)
 	} else {

@@ -70,6 +70,8 @@ func decide(ctx context.Context, c *client.Client, approve bool, workflowID, cal
 		return fmt.Errorf("call %s of %s changed while you decided; nothing was decided, run the command again: %w", callID, workflowID, err)
 	case errors.Is(err, client.ErrInvalidArgs):
 		return fmt.Errorf("--args for call %s: %w", callID, err)
+	case errors.Is(err, client.ErrInvalidPattern):
+		return fmt.Errorf("--pattern for call %s: %w", callID, err)
 	case errors.Is(err, client.ErrStaleWait):
 		return fmt.Errorf("call %s of %s waits anew since you read it; nothing was decided, run the command again: %w", callID, workflowID, err)
 	case errors.Is(err, client.ErrInvalidDecision):
@@ -162,6 +164,23 @@ func shortArgs(args string) string {
 		s = s[:2000] + "..."
 	}
 	return s
+}
+
+// extendedLine says what an extension added: the 7-day cap may let in
+// less than was asked, down to nothing.
+func extendedLine(callID string, asked time.Duration, e round.Extended) string {
+	if e.Deadline.IsZero() {
+		return fmt.Sprintf("call %s: asked to add %v; this round's build does not say what it added", callID, asked)
+	}
+	until := e.Deadline.UTC().Format(time.RFC3339)
+	added := time.Duration(e.AddedSeconds) * time.Second
+	switch {
+	case added <= 0:
+		return fmt.Sprintf("call %s: nothing added: it waits until %s, 7 days after it began to wait, the most a call waits", callID, until)
+	case added < asked:
+		return fmt.Sprintf("call %s: added %v, not the %v asked (a call waits at most 7 days); it waits until %s", callID, added, asked, until)
+	}
+	return fmt.Sprintf("call %s: added %v; it waits until %s", callID, added, until)
 }
 
 // parseWait reads extend's DURATION: a Go duration (30m, 2h) or seconds.

@@ -291,7 +291,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err != nil {
 			return usageError{error: err}
 		}
-		return c.Extend(ctx, pos[0], pos[1], d)
+		res, err := c.ExtendDeadline(ctx, pos[0], pos[1], d)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stderr, extendedLine(pos[1], d, res))
+		return nil
 	case "answer":
 		if elicitAnswer(f) {
 			return answerElicitation(ctx, c, pos[0], pos[1], f)

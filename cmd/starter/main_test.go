@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -101,4 +102,18 @@ func TestToolsInEachFormat(t *testing.T) {
 	code := report(run(context.Background(), []string{"tools", "--provider", "openai", "--format", "gemini"}, nil, &bytes.Buffer{}, &bytes.Buffer{}), &stderr)
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, stderr.String(), `format "gemini" is not one of openai, anthropic, responses`)
+}
+
+// TestExtendedLineSaysWhatWasAdded: extend reports what the round added,
+// not what was asked, when the 7-day cap clips it (T3).
+func TestExtendedLineSaysWhatWasAdded(t *testing.T) {
+	until := time.Date(2026, 1, 8, 10, 0, 0, 0, time.UTC)
+	require.Equal(t, "call e1: added 1h0m0s; it waits until 2026-01-08T10:00:00Z",
+		extendedLine("e1", time.Hour, round.Extended{CallID: "e1", AddedSeconds: 3600, Deadline: until}))
+	require.Equal(t, "call e1: added 2h0m0s, not the 48h0m0s asked (a call waits at most 7 days); it waits until 2026-01-08T10:00:00Z",
+		extendedLine("e1", 48*time.Hour, round.Extended{CallID: "e1", AddedSeconds: 7200, Deadline: until}))
+	require.Equal(t, "call e1: nothing added: it waits until 2026-01-08T10:00:00Z, 7 days after it began to wait, the most a call waits",
+		extendedLine("e1", time.Hour, round.Extended{CallID: "e1", Deadline: until}))
+	require.Equal(t, "call e1: asked to add 1h0m0s; this round's build does not say what it added",
+		extendedLine("e1", time.Hour, round.Extended{}))
 }

@@ -101,7 +101,7 @@
           if (alert) alert.textContent = (r.body.error || ("HTTP " + r.status)) + (r.body.message ? ": " + r.body.message : "");
           return;
         }
-        var b = r.body, text = "Done.";
+        var b = r.body, text = "Done.", extended = typeof b.extended_seconds === "number";
         if (b.decision) {
           text = b.decision === "approved" ? "Approved by " + b.by + ", running." : "Denied by " + b.by + ".";
           if (card) {
@@ -110,10 +110,14 @@
           }
         } else if (b.answered && card) decided(card);
         if (b.answered) text = "Answer sent.";
-        else if (b.extended_seconds) { text = "Deadline extended by " + human(b.extended_seconds * 1000) + "."; buttons.forEach(function (x) { x.disabled = false; }); }
+        else if (extended) {
+          text = b.extended_seconds > 0 ? "Deadline extended by " + human(b.extended_seconds * 1000) + "." :
+            "Nothing added: the call already waits until 7 days after it began to wait, the most a call waits.";
+          buttons.forEach(function (x) { x.disabled = false; });
+        }
         else if (b.cancelled) text = "Round cancelled.";
         if (status) status.textContent = text;
-        if (card && !b.extended_seconds) {
+        if (card && !extended) {
           decided(card);
           card.querySelectorAll("form button, form input, form textarea, form select").forEach(function (x) { x.disabled = true; });
           if (status) { status.setAttribute("tabindex", "-1"); status.focus(); }

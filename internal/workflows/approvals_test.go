@@ -141,6 +141,40 @@ func TestConfirmUpdateValidatorRejectsBeforeAnythingIsRecorded(t *testing.T) {
 	require.Equal(t, "update", res.Results[0].Approval.Via)
 }
 
+// TestConfirmUpdateRefusesAnInvalidPattern: a pattern that cannot be a rule
+// for the call's tool is refused before anything is recorded (T4), instead
+// of the call being approved with the rule silently dropped.
+func TestConfirmUpdateRefusesAnInvalidPattern(t *testing.T) {
+	h := newHarness(t, 3)
+	var bad []*updateResult
+	var still []round.Pending
+	var ok *updateResult
+	h.at(time.Second, func() {
+		id := h.approvalID("e1")
+		bad = append(bad,
+			h.update("u1", round.Confirm{CallID: "e1", Approve: true, ApprovalID: id, Remember: true, Pattern: "bash"}),
+			h.update("u2", round.Confirm{CallID: "e1", Approve: true, ApprovalID: id, Remember: true, Pattern: "*"}),
+		)
+	})
+	h.at(2*time.Second, func() {
+		still = h.pending(t)
+		ok = h.update("u3", round.Confirm{CallID: "e1", Approve: true, ApprovalID: h.approvalID("e1"), Remember: true, Pattern: "make *"})
+	})
+	res := h.run(t, input(call("e1", "run_command", `{"command":"make"}`)))
+	for _, u := range bad {
+		require.False(t, u.accepted)
+		require.Equal(t, round.ErrInvalidPattern, errType(u.rejected), "%v", u.rejected)
+	}
+	require.Contains(t, bad[0].rejected.Error(), `invalid pattern "bash" for run_command`)
+	require.Contains(t, bad[0].rejected.Error(), "must name a script file")
+	require.Len(t, still, 1, "the call still waits after the refused patterns")
+	require.Empty(t, eventsOf(res, round.EventSignalIgnored), "a rejected update leaves no trace in the round")
+	require.NoError(t, ok.rejected)
+	require.Equal(t, round.StatusOK, res.Results[0].Status)
+	require.Len(t, res.State.Allow, 1)
+	require.Equal(t, "make *", res.State.Allow[0].Pattern)
+}
+
 func TestEditedArgumentsAreValidatedAndRun(t *testing.T) {
 	h := newHarness(t, 3)
 	var u *updateResult
@@ -190,6 +224,40 @@ func TestExtendMovesTheDeadlineAndCapsAtSevenDays(t *testing.T) {
 	require.Equal(t, 7*24*time.Hour, waited(t, res, "/e2/answered"), "T3: at most 7 days after the wait began")
 	require.Equal(t, 180*time.Second, after[0].Deadline.Sub(after[0].Since), "pending shows the new deadline")
 	require.Len(t, eventsOf(res, round.EventSignalIgnored), 2, "an unknown call and a negative extension are recorded")
+}
+
+// TestExtendUpdateAnswersWhatItAdded: the extend update answers the seconds
+// it added and the new deadline, which the 7-day cap may make less than
+// what was asked, down to nothing (T3).
+func TestExtendUpdateAnswersWhatItAdded(t *testing.T) {
+	h := newHarness(t, 3)
+	in := input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`))
+	in.ConfirmTimeoutSeconds = 60
+	var got []round.Extended
+	var since time.Time
+	extend := func(name string, secs int64) {
+		h.env.UpdateWorkflow(round.UpdateExtend, name, &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("%s refused: %v", name, err) },
+			OnAccept: func() {},
+			OnComplete: func(v any, err error) {
+				require.NoError(t, err)
+				e, ok := v.(round.Extended)
+				require.True(t, ok, "%T", v)
+				got = append(got, e)
+			},
+		}, round.Extend{CallID: "e1", Seconds: secs})
+	}
+	h.at(30*time.Second, func() {
+		since = h.pending(t)[0].Since
+		extend("some", 120)
+		extend("past the cap", 30*24*3600)
+		extend("at the cap", 600)
+	})
+	h.run(t, in)
+	require.Len(t, got, 3)
+	require.Equal(t, round.Extended{CallID: "e1", AddedSeconds: 120, Deadline: since.Add(180 * time.Second)}, got[0])
+	require.Equal(t, round.Extended{CallID: "e1", AddedSeconds: 7*24*3600 - 180, Deadline: since.Add(7 * 24 * time.Hour)}, got[1], "T3: what the cap let in")
+	require.Equal(t, round.Extended{CallID: "e1", AddedSeconds: 0, Deadline: since.Add(7 * 24 * time.Hour)}, got[2])
 }
 
 func TestRemindersAtHalfAndNinetyPercentOfTheWait(t *testing.T) {

@@ -442,13 +442,15 @@ func (r *run) refacts(ctx workflow.Context, c *Call) {
 }
 
 // onExtend adds to a waiting call's deadline (T3), at most 7 days after it
-// started to wait; its reminders move with it.
-func (r *run) onExtend(ctx workflow.Context, e round.Extend) {
+// started to wait; its reminders move with it. It answers what it added,
+// which the cap may make less than e asks for.
+func (r *run) onExtend(ctx workflow.Context, e round.Extend) round.Extended {
 	if why := r.checkExtend(e); why != "" {
 		r.ignore(ctx, round.SignalExtend, e.CallID, why)
-		return
+		return round.Extended{CallID: e.CallID}
 	}
 	c := &r.calls[r.index[e.CallID]]
+	before := c.deadline
 	limit := c.pending.Since.Add(maxWait)
 	add := time.Duration(min(e.Seconds, int64(maxWait/time.Second))) * time.Second
 	c.deadline = c.deadline.Add(add)
@@ -458,6 +460,8 @@ func (r *run) onExtend(ctx workflow.Context, e round.Extend) {
 	c.pending.Deadline = c.deadline
 	c.reminded = remindersDue(c.pending.Since, c.deadline, workflow.Now(ctx))
 	r.gateTick++
+	added := max(c.deadline.Sub(before), 0)
+	return round.Extended{CallID: e.CallID, AddedSeconds: int64(added / time.Second), Deadline: c.deadline}
 }
 
 // extendTooShort is checkExtend's answer to less than one second.

@@ -2,11 +2,13 @@ package workflows
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 )
@@ -115,16 +117,18 @@ func (r *run) setUpdateHandlers(ctx workflow.Context) error {
 			if how, ok := r.alreadyDecided(s); ok {
 				return temporal.NewNonRetryableApplicationError("the call was already "+how+" with this approval_id; nothing changes", round.ErrAlreadyDecided, nil)
 			}
-			_, err := r.checkConfirm(s)
-			return err
+			c, err := r.checkConfirm(s)
+			if err != nil {
+				return err
+			}
+			return r.checkPattern(c, s)
 		}})
 	if err != nil {
 		return err
 	}
 	return workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateExtend,
-		func(ctx workflow.Context, e round.Extend) error {
-			r.onExtend(ctx, e)
-			return nil
+		func(ctx workflow.Context, e round.Extend) (round.Extended, error) {
+			return r.onExtend(ctx, e), nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, e round.Extend) error {
 			if why := r.checkExtend(e); why != "" {
@@ -136,6 +140,21 @@ func (r *run) setUpdateHandlers(ctx workflow.Context) error {
 			}
 			return nil
 		}})
+}
+
+// checkPattern refuses, in the confirm update's validator, a pattern to
+// remember that cannot be a rule for the call's tool (T4): the person is
+// told why and nothing is decided, where onConfirm would approve the call
+// and drop the rule. The signal keeps doing that, as it always did.
+func (r *run) checkPattern(c *Call, s round.Confirm) error {
+	if !s.Approve || !s.Remember || s.Pattern == "" {
+		return nil
+	}
+	if err := approval.ValidatePattern(r.snap.approvalOf(c).Kind, c.Tool, s.Pattern); err != nil {
+		return temporal.NewNonRetryableApplicationError(
+			fmt.Sprintf("invalid pattern %q for %s: %v; nothing was decided", s.Pattern, c.Tool, err), round.ErrInvalidPattern, nil)
+	}
+	return nil
 }
 
 // ignore records a signal that changed nothing (P1.6): unknown call ids,

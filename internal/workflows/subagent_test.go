@@ -185,7 +185,9 @@ func TestSubagentEndsMapToResults(t *testing.T) {
 }
 
 func TestClientInputsCannotTakeSubagentIDs(t *testing.T) {
-	for _, id := range []string{"sub-0123456789abcdef01234567", "sub-x", "chat-helper"} {
+	// Any letter case of the prefixes, and the MCP gateway's mcp- (Z2).
+	for _, id := range []string{"sub-0123456789abcdef01234567", "sub-x", "chat-helper",
+		"SUB-x", "Sub-0123456789abcdef01234567", "CHAT-helper", "cHaT-x", "mcp-r", "MCP-r", "Mcp-agent"} {
 		a := round.AgentInput{SessionID: "s", RunID: id, Task: "t"}
 		require.ErrorContains(t, a.Validate(), "reserved", id)
 		require.NoError(t, a.ValidateStarted(), "the workflow runs its children")

@@ -5,7 +5,7 @@
  * Every error answer: a machine-readable code and a sentence for people.
  */
 export interface ErrorBody {
-  error: "bad_request" | "invalid_input" | "invalid_args" | "unauthorized" | "forbidden" | "csrf" | "not_found" | "not_waiting" | "method_not_allowed" | "stale_approval" | "input_mismatch" | "not_running" | "too_large" | "internal" | "not_implemented" | "no_worker" | "timeout" | "stale_wait" | "invalid_decision" | "workspace_busy" | "placement_off" | "host_unavailable" | "invalid_answer";
+  error: "bad_request" | "invalid_input" | "invalid_args" | "unauthorized" | "forbidden" | "csrf" | "not_found" | "not_waiting" | "method_not_allowed" | "stale_approval" | "input_mismatch" | "not_running" | "too_large" | "internal" | "not_implemented" | "no_worker" | "timeout" | "stale_wait" | "invalid_decision" | "invalid_pattern" | "workspace_busy" | "placement_off" | "host_unavailable" | "invalid_answer";
   message?: string;
 }
 
@@ -351,6 +351,33 @@ export interface AnswerReply {
 }
 
 /**
+ * A client tool's result (Y5). An optional field may be null, which counts as absent.
+ */
+export interface ToolResultRequest {
+  workflow_id: string;
+  call_id: string;
+  /**
+   * The wait's wait_id, from pending (409 `stale_wait` for another wait); optional.
+   */
+  wait_id?: string;
+  /**
+   * The tool's result, as the model will read it.
+   */
+  content?: string;
+  /**
+   * The tool failed: the call's status is `error`.
+   */
+  is_error?: boolean;
+}
+
+export interface ToolResultReply {
+  workflow_id: string;
+  call_id: string;
+  accepted: boolean;
+  [key: string]: unknown;
+}
+
+/**
  * An optional field may be null, which counts as absent.
  */
 export interface ExtendRequest {
@@ -362,7 +389,14 @@ export interface ExtendRequest {
 export interface ExtendReply {
   workflow_id: string;
   call_id: string;
+  /**
+   * The seconds the round added: fewer than asked when a call would wait more than 7 days after it began to wait, 0 when its deadline is there already (SPEC T3).
+   */
   extended_seconds: number;
+  /**
+   * The call's deadline now; absent when the round's build does not say.
+   */
+  deadline?: string;
   [key: string]: unknown;
 }
 
@@ -599,6 +633,7 @@ export const operations = {
   getInbox: { method: "GET", path: "/api/v1/inbox" },
   decide: { method: "POST", path: "/api/v1/approvals" },
   answer: { method: "POST", path: "/api/v1/answers" },
+  submitToolResult: { method: "POST", path: "/api/v1/tool-results" },
   extend: { method: "POST", path: "/api/v1/extend" },
   cancel: { method: "POST", path: "/api/v1/cancel" },
   startAgent: { method: "POST", path: "/api/v1/agents" },
