@@ -153,7 +153,7 @@ func runAgent(ctx context.Context, c *client.Client, pos []string, f agentFlags,
 	if err != nil {
 		return err
 	}
-	stop := tellNoWorker(ctx, c, stderr, f.events)
+	stop := tellNoWorker(ctx, c, run.GetID(), stderr, f.events)
 	defer stop()
 	ectx, cancel := context.WithCancel(ctx)
 	ev := &eventWriter{c: c, w: stderr, approvalIDs: map[string]string{}}
