@@ -104,7 +104,7 @@ func runAgentCommand(ctx context.Context, name string, args []string, stdout, st
 		return true, err
 	}
 	if err != nil {
-		return true, usageError{fmt.Errorf("%s: %w", name, err), use()}
+		return true, usageError{fmt.Errorf("%s: %w", name, flagError(fs, err)), use()}
 	}
 	if len(pos) < cmd.npos {
 		return true, usageError{fmt.Errorf("%s needs %s", name, cmd.args), use()}
