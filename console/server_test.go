@@ -345,6 +345,12 @@ func TestSubmitFormatsF1(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Equal(t, "invalid_input", body["error"])
 	require.Contains(t, body["message"], "format responses takes no assistant")
+
+	typo := strings.Replace(anthropic, `"format":"anthropic"`, `"format":"antropic"`, 1)
+	code, body = do(t, ts, "POST", "/api/v1/rounds", agentToken, typo)
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Equal(t, "invalid_input", body["error"])
+	require.Contains(t, body["message"], `format "antropic" is not one of openai, anthropic, responses; did you mean "anthropic"?`)
 }
 
 func TestRoundErrorsMapToStatuses(t *testing.T) {
