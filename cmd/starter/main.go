@@ -72,13 +72,13 @@ var commands = map[string]command{
 				f.upTo = n
 				return nil
 			})
-			fs.StringVar(&f.as, "as", "", "who approves, recorded with the decision; default $USER@hostname")
+			fs.StringVar(&f.as, "as", "", "who approves, recorded with the decision; default: your OS user at the host name, user@host")
 			fs.StringVar(&f.args, "args", "", "run the call with these arguments (a JSON object) instead of the model's")
 		}},
 	"deny": {args: "WORKFLOW_ID CALL_ID", npos: 2, summary: "Skip a waiting call; its result says it was skipped by the user.",
 		flags: func(fs *flag.FlagSet, f *flags) {
 			fs.StringVar(&f.reason, "reason", "", "why, shown to the model in the call's result")
-			fs.StringVar(&f.as, "as", "", "who denies, recorded with the decision; default $USER@hostname")
+			fs.StringVar(&f.as, "as", "", "who denies, recorded with the decision; default: your OS user at the host name, user@host")
 		}},
 	"extend": {args: "WORKFLOW_ID CALL_ID DURATION", npos: 3,
 		summary: "Add DURATION (e.g. 30m, 2h, or seconds) to a waiting call's deadline; at most 7 days after it started to wait."},
@@ -91,7 +91,7 @@ var commands = map[string]command{
 			fs.StringVar(&f.answerJSON, "json", "", "accept an MCP server's request with these values (a JSON object)")
 			fs.BoolVar(&f.declineAnswer, "decline", false, "decline an MCP server's request")
 			fs.BoolVar(&f.cancelAns, "cancel", false, "cancel an MCP server's request (dismiss it without a choice)")
-			fs.StringVar(&f.as, "as", "", "who answers, recorded with the answer; default $USER@hostname")
+			fs.StringVar(&f.as, "as", "", "who answers, recorded with the answer; default: your OS user at the host name, user@host")
 		}},
 	"cancel": {args: "WORKFLOW_ID", npos: 1, summary: "Cancel a round; every call still gets a result."},
 	"result": {args: "WORKFLOW_ID", npos: 1, summary: "Wait for a round's result and print it (JSON)."},
