@@ -265,6 +265,12 @@ func (c *Client) wait(ctx context.Context, run tclient.WorkflowRun, in *round.In
 			return nil, &roundGoneError{msg: fmt.Sprintf("round %s %v (or its history is past retention)", run.GetID(), ErrRoundNotFound),
 				errs: []error{ErrRoundNotFound, err}}
 		}
+		var term *temporal.TerminatedError
+		if errors.As(err, &term) {
+			if reason := c.terminatedReason(ctx, run.GetID(), run.GetRunID()); reason != "" {
+				return nil, fmt.Errorf("round %s was ended: %s", run.GetID(), reason)
+			}
+		}
 		return nil, failure(fmt.Sprintf("round %s failed", run.GetID()), err)
 	}
 	if out.TurnLeftOut() {
@@ -650,7 +656,9 @@ func (c *Client) Progress(ctx context.Context, workflowID string) (round.Progres
 
 // Cancel asks a round to stop and returns once the request is recorded:
 // running calls are cancelled, queued ones never start, and every call still
-// gets a result (Wait returns it).
+// gets a result (Wait returns it). A round that no worker has taken, on a
+// task queue no worker polls, is ended at once instead: nothing of it ran,
+// and Wait says so.
 func (c *Client) Cancel(ctx context.Context, workflowID string) error {
 	if err := c.tc.CancelWorkflow(ctx, workflowID, ""); err != nil {
 		if err := c.missingRound(ctx, workflowID, err); err != nil {
@@ -658,7 +666,7 @@ func (c *Client) Cancel(ctx context.Context, workflowID string) error {
 		}
 		return fmt.Errorf("cancel %s: %w", workflowID, err)
 	}
-	return nil
+	return c.endUntaken(ctx, workflowID)
 }
 
 // missingRound reads a NotFound answer to a signal, an update or a cancel:

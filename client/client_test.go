@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/mocks"
 	"go.temporal.io/sdk/temporal"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/toolround/toolround/round"
 )
@@ -379,4 +380,71 @@ func TestExtendDeadlineAnswersWhatTheRoundAdded(t *testing.T) {
 	got, err := New(tc, Options{}).ExtendDeadline(context.Background(), "wf", "c1", 7*24*time.Hour)
 	require.NoError(t, err)
 	require.Equal(t, round.Extended{CallID: "c1", AddedSeconds: 90, Deadline: deadline}, got)
+}
+
+// TestRunSaysTheRoundWaitsOnAnotherQueue: a round first submitted with
+// another TASK_QUEUE, which no worker polls, is not attached to silently:
+// Run names its queue, since when, and the ways out (U2).
+func TestRunSaysTheRoundWaitsOnAnotherQueue(t *testing.T) {
+	tc := mocks.NewClient(t) // ExecuteWorkflow is not expected: nothing is submitted
+	tc.On("DescribeTaskQueue", mock.Anything, "q", enumspb.TASK_QUEUE_TYPE_WORKFLOW).Return(pollers(1), nil)
+	tc.On("DescribeTaskQueue", mock.Anything, "tq", enumspb.TASK_QUEUE_TYPE_WORKFLOW).Return(pollers(0), nil)
+	desc := describe(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING)
+	since := time.Date(2026, 12, 5, 8, 30, 0, 0, time.UTC)
+	desc.WorkflowExecutionInfo.HistoryLength = 2
+	desc.PendingWorkflowTask = &workflowpb.PendingWorkflowTaskInfo{State: enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED, ScheduledTime: timestamppb.New(since)}
+	tc.On("DescribeWorkflow", mock.Anything, "toolround/s/r/1", "").Return(&tclient.WorkflowExecutionDescription{RawResponse: desc}, nil)
+	in := &round.Input{SessionID: "s", RunID: "r", Round: 1, Provider: "openai", Assistant: round.Message{Role: "assistant"}}
+	_, err := New(tc, Options{TaskQueue: "q"}).Run(context.Background(), in)
+	require.ErrorIs(t, err, ErrNoWorker)
+	for _, part := range []string{`round toolround/s/r/1: no worker polls task queue "tq"`, "waits since 2026-12-05 08:30:00 UTC", `not yours ("q")`,
+		"start a worker with TASK_QUEUE=tq", "starter cancel toolround/s/r/1"} {
+		require.Contains(t, err.Error(), part)
+	}
+}
+
+// TestCancelEndsARoundNoWorkerTook: a cancel alone would wait for a worker
+// of the round's queue; a round that no worker took, on a queue no worker
+// polls, is ended at once. A round a worker runs is only cancelled.
+func TestCancelEndsARoundNoWorkerTook(t *testing.T) {
+	ctx := context.Background()
+	untaken := describe(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING)
+	untaken.WorkflowExecutionInfo.HistoryLength = 3 // started, task scheduled, cancel requested
+	untaken.PendingWorkflowTask = &workflowpb.PendingWorkflowTaskInfo{State: enumspb.PENDING_WORKFLOW_TASK_STATE_SCHEDULED}
+
+	tc := mocks.NewClient(t)
+	tc.On("CancelWorkflow", mock.Anything, "wf", "").Return(nil)
+	tc.On("DescribeWorkflow", mock.Anything, "wf", "").Return(&tclient.WorkflowExecutionDescription{RawResponse: untaken}, nil)
+	tc.On("DescribeTaskQueue", mock.Anything, "tq", enumspb.TASK_QUEUE_TYPE_WORKFLOW).Return(pollers(0), nil)
+	tc.On("TerminateWorkflow", mock.Anything, "wf", "", mock.MatchedBy(func(reason string) bool {
+		return strings.HasPrefix(reason, "cancelled before any worker took it") && strings.Contains(reason, `"tq"`)
+	})).Return(nil)
+	require.NoError(t, New(tc, Options{TaskQueue: "q"}).Cancel(ctx, "wf"))
+
+	for name, d := range map[string]struct {
+		desc    *workflowservice.DescribeWorkflowExecutionResponse
+		pollers int
+	}{
+		"a worker polls its queue": {untaken, 1},
+		"a worker took it":         {describe(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING), 0},
+	} {
+		tc := mocks.NewClient(t) // TerminateWorkflow is not expected
+		tc.On("CancelWorkflow", mock.Anything, "wf", "").Return(nil)
+		tc.On("DescribeWorkflow", mock.Anything, "wf", "").Return(&tclient.WorkflowExecutionDescription{RawResponse: d.desc}, nil)
+		tc.On("DescribeTaskQueue", mock.Anything, "tq", enumspb.TASK_QUEUE_TYPE_WORKFLOW).Return(pollers(d.pollers), nil)
+		require.NoError(t, New(tc, Options{TaskQueue: "tq"}).Cancel(ctx, "wf"), name)
+	}
+}
+
+// TestStalledOnAnotherPolledQueue: a round that runs on another queue, which
+// a worker polls, is said so, with the way to run it on the client's queue.
+func TestStalledOnAnotherPolledQueue(t *testing.T) {
+	tc := mocks.NewClient(t)
+	tc.On("DescribeWorkflow", mock.Anything, "agentrun/s/r", "").Return(&tclient.WorkflowExecutionDescription{RawResponse: describe(enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING)}, nil)
+	tc.On("DescribeTaskQueue", mock.Anything, "tq", enumspb.TASK_QUEUE_TYPE_WORKFLOW).Return(pollers(1), nil)
+	s, err := New(tc, Options{TaskQueue: "q"}).Stalled(context.Background(), "agentrun/s/r")
+	require.NoError(t, err)
+	require.True(t, s.Polled)
+	require.Contains(t, s.String(), `agent run agentrun/s/r runs on task queue "tq" (TASK_QUEUE when it was first submitted), not yours ("q")`)
+	require.Contains(t, s.String(), "starter cancel agentrun/s/r and start it again under a new run id")
 }

@@ -202,14 +202,24 @@ func (c *Client) followEvents(ctx context.Context, in *round.Input, fn func(roun
 }
 
 // requireWorker returns NoWorkerError when no worker polls the task queue
-// within workerGrace, unless the round already finished.
+// within workerGrace, unless the round already finished, and an error that
+// matches ErrNoWorker when the round runs already on a queue no worker
+// polls.
 func (c *Client) requireWorker(ctx context.Context, workflowID string) error {
 	deadline := time.Now().Add(workerGrace)
 	for {
 		ok, err := c.HasWorkers(ctx)
-		if err != nil || ok {
+		if err != nil {
 			// A server that cannot say (permissions, an old version) is no
 			// reason to refuse: the check only saves a hang.
+			return nil
+		}
+		if ok {
+			// The round may exist already, on a queue no worker polls:
+			// submitting it again would attach to it and hang.
+			if s, err := c.Stalled(ctx, workflowID); err == nil && s != nil && !s.Polled {
+				return &round.Error{Code: round.CodeNoWorker, Message: s.String()}
+			}
 			return nil
 		}
 		if time.Now().After(deadline) {

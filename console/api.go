@@ -102,6 +102,10 @@ func (s *Server) getTools(w http.ResponseWriter, r *http.Request, _ principal) {
 		s.fail(w, r, fmt.Errorf("%w: provider %q is not a provider name", ErrBadInput, provider))
 		return
 	}
+	if err := round.CheckProvider(provider); err != nil {
+		s.fail(w, r, fmt.Errorf("%w: %v", ErrBadInput, err))
+		return
+	}
 	f := round.FormatOpenAI
 	if q.Has("format") {
 		var err error

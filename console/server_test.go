@@ -369,6 +369,12 @@ func TestSubmitFormatsF1(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Equal(t, "invalid_input", body["error"])
 	require.Contains(t, body["message"], "format responses takes no assistant")
+
+	typo := strings.Replace(anthropic, `"format":"anthropic"`, `"format":"antropic"`, 1)
+	code, body = do(t, ts, "POST", "/api/v1/rounds", agentToken, typo)
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Equal(t, "invalid_input", body["error"])
+	require.Contains(t, body["message"], `format "antropic" is not one of openai, anthropic, responses; did you mean "anthropic"?`)
 }
 
 func TestRoundErrorsMapToStatuses(t *testing.T) {
@@ -978,6 +984,16 @@ func TestToolsInEachFormatF3(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, code, q)
 		require.Equal(t, "bad_request", body["error"], q)
 	}
+	code, body = do(t, ts, "GET", "/api/v1/tools?provider=claude_code", agentToken, "")
+	require.Equal(t, http.StatusBadRequest, code, "a near miss of a known provider")
+	require.Contains(t, body["message"], `did you mean "claude-code"?`)
+	code, body = do(t, ts, "POST", "/api/v1/rounds", agentToken, `{"session_id":"s1","run_id":"r1","round":1,"provider":"claude_code","assistant":{"role":"assistant","content":""}}`)
+	require.Equal(t, http.StatusBadRequest, code, "a round input too")
+	require.Equal(t, "invalid_input", body["error"])
+	require.Contains(t, body["message"], `did you mean "claude-code"?`)
+	code, body = do(t, ts, "GET", "/api/v1/tools?provider=openai&format=anthropc", agentToken, "")
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, body["message"], `did you mean "anthropic"?`)
 	code, _ = do(t, ts, "GET", "/api/v1/tools?provider=openai", "", "")
 	require.Equal(t, http.StatusUnauthorized, code)
 	code, body = do(t, ts, "TRACE", "/api/v1/tools?provider=openai", agentToken, "")

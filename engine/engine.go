@@ -128,9 +128,13 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		return nil, fmt.Errorf("engine: the key that signs allow rules: %w", err)
 	}
 	e.Activities = acts
-	if e.Notifier, err = newNotifier(cfg); err != nil {
+	var missing string
+	if e.Notifier, missing, err = newNotifier(cfg); err != nil {
 		e.Close()
 		return nil, err
+	}
+	if missing != "" {
+		logger.Warn(missing)
 	}
 	if err := e.registerTools(ctx, resultCache); err != nil {
 		e.Close()

@@ -12,34 +12,49 @@ import (
 // newNotifier is the worker's webhook sender (N1), nil when no webhook is
 // configured. Links (N2) are minted when CONSOLE_URL and NOTIFY_APPROVER
 // are set and NOTIFY_APPROVER is an approver token of CONSOLE_TOKENS: then
-// for the sessions its scope covers, signed with the link key.
-func newNotifier(cfg Config) (*notify.Notifier, error) {
+// for the sessions its scope covers, signed with the link key. missing is,
+// when webhooks go out without approve and deny links, one line that says
+// which piece is missing, for the worker to log at start.
+func newNotifier(cfg Config) (n *notify.Notifier, missing string, err error) {
 	nc := cfg.Notify
 	if !nc.Enabled() {
-		return nil, nil
+		return nil, "", nil
 	}
-	if nc.ConsoleURL != "" && nc.Approver != "" {
-		covers, err := approverScope(cfg.ConsoleTokens, nc.Approver)
+	why := ""
+	switch {
+	case nc.ConsoleURL == "":
+		why = "CONSOLE_URL is not set (not even an open link)"
+	case nc.Approver == "":
+		why = "NOTIFY_APPROVER is not set (the console token name links decide as)"
+	case cfg.ConsoleTokens == "":
+		why = fmt.Sprintf("CONSOLE_TOKENS is not set for this worker, which reads the scope of NOTIFY_APPROVER=%s there", nc.Approver)
+	default:
+		tok, err := approverToken(cfg.ConsoleTokens, nc.Approver)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		if covers != nil {
+		switch {
+		case tok == nil:
+			why = fmt.Sprintf("CONSOLE_TOKENS %s has no approver token named %q (NOTIFY_APPROVER)", cfg.ConsoleTokens, nc.Approver)
+		case tok.Role != console.RoleApprover:
+			why = fmt.Sprintf("%q is an %s token in CONSOLE_TOKENS %s, not an approver (NOTIFY_APPROVER)", nc.Approver, tok.Role, cfg.ConsoleTokens)
+		default:
 			if nc.LinkKey, err = cfg.LinkKey.LoadKey(); err != nil {
-				return nil, fmt.Errorf("engine: the key that signs links: %w", err)
+				return nil, "", fmt.Errorf("engine: the key that signs links: %w", err)
 			}
-			nc.Covers = covers
+			nc.Covers = tok.Covers
 		}
 	}
-	return &notify.Notifier{Config: nc}, nil
+	// Slack bodies carry the console's link only, by design.
+	if why != "" && (nc.Format != "slack" || nc.ConsoleURL == "") {
+		missing = "webhooks go out without approve and deny links: " + why
+	}
+	return &notify.Notifier{Config: nc}, missing, nil
 }
 
-// approverScope reads which sessions the console token named approver
-// covers: nil when the tokens file is not set or has no approver token of
-// that name.
-func approverScope(path, approver string) (func(string) bool, error) {
-	if path == "" {
-		return nil, nil
-	}
+// approverToken is the console token named approver, an approver's if
+// there is one; nil when the tokens file has no token of that name.
+func approverToken(path, approver string) (*console.Token, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("engine: CONSOLE_TOKENS, read for %s: %w", notify.EnvApprover, err)
@@ -49,12 +64,17 @@ func approverScope(path, approver string) (func(string) bool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: CONSOLE_TOKENS %s: %w", path, err)
 	}
-	for _, t := range ts {
-		if t.Name == approver && t.Role == console.RoleApprover {
-			return t.Covers, nil
+	var found *console.Token
+	for i, t := range ts {
+		if t.Name != approver {
+			continue
 		}
+		if t.Role == console.RoleApprover {
+			return &ts[i], nil
+		}
+		found = &ts[i]
 	}
-	return nil, nil
+	return found, nil
 }
 
 // notifySettings are what each round records of the webhooks: whether

@@ -146,6 +146,10 @@ func (in *AgentInput) Validate() error {
 	if err := in.ValidateStarted(); err != nil {
 		return err
 	}
+	// Only at the edge: a workflow reads a started input as it is.
+	if err := CheckProvider(in.Provider); err != nil {
+		return err
+	}
 	return checkNotReserved(in.RunID)
 }
 

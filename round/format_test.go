@@ -87,6 +87,10 @@ func TestParseInputRefusesMixedAndUnknownShapes(t *testing.T) {
 	cases := []struct{ name, in, want string }{
 		{"unknown format", `{` + formatHead + `,"format":"antropic","assistant":{}}`,
 			`format "antropic" is not one of openai, anthropic, responses; did you mean "anthropic"?`},
+		{"unknown format with an anthropic turn", `{` + formatHead + `,"format":"antropic","assistant":` + anthropicTurn + `}`,
+			`format "antropic" is not one of openai, anthropic, responses; did you mean "anthropic"?`},
+		{"format in capitals with an anthropic turn", `{` + formatHead + `,"format":"Anthropic","assistant":` + anthropicTurn + `}`,
+			`format "Anthropic" is not one of openai, anthropic, responses; did you mean "anthropic"?`},
 		{"output without format", `{` + formatHead + `,"output":[]}`,
 			`output holds the items of a Responses API response: set "format": "responses"`},
 		{"responses with assistant", `{` + formatHead + `,"format":"responses","assistant":{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"x"}}]},"output":[]}`,

@@ -16,6 +16,16 @@ func ParseInput(b []byte) (*Input, error) {
 	var in Input
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&in); err != nil {
+		// A mistyped format reads the turn in the default format, and the
+		// decoder's complaint would hide the value that caused it.
+		var head struct {
+			Format string `json:"format"`
+		}
+		if json.Unmarshal(b, &head) == nil && head.Format != "" {
+			if _, ferr := ParseFormat(head.Format); ferr != nil {
+				return nil, ferr
+			}
+		}
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		switch {

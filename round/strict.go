@@ -383,19 +383,5 @@ func join(path, k string) string {
 // 3, by edit distance (a swap of two neighbours counts one). Ties go to the
 // first in known.
 func closest(name string, known []string) string {
-	best, bestD := "", -1
-	for _, k := range known {
-		d := text.EditDistance(strings.ToLower(name), strings.ToLower(k))
-		limit := max(len(name), len(k)) / 3
-		if limit > 3 {
-			limit = 3
-		}
-		if limit < 1 {
-			limit = 1
-		}
-		if d <= limit && (bestD < 0 || d < bestD) {
-			best, bestD = k, d
-		}
-	}
-	return best
+	return text.Closest(name, known)
 }

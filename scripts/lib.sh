@@ -377,7 +377,7 @@ start_worker() {
 		wait_gone "$(cat "$RUN_DIR/worker.pid")"
 	fi
 	export TOOLS_WORKDIR="${TOOLS_WORKDIR:-$RUN_DIR/workdir}"
-	log "starting a worker (task queue ${TASK_QUEUE:-toolround}, workdir $TOOLS_WORKDIR, log .run/worker.log)"
+	log "starting a worker (task queue ${TASK_QUEUE:-toolround}, workdir $TOOLS_WORKDIR, WORKSPACE=${WORKSPACE:-shared}, log .run/worker.log)"
 	nohup "$ROOT/bin/worker" >"$RUN_DIR/worker.log" 2>&1 &
 	echo $! >"$RUN_DIR/worker.pid"
 	for _ in $(seq 1 60); do

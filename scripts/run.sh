@@ -9,11 +9,27 @@ ensure_bubblewrap
 ensure_temporal_server
 ensure_search_attributes
 build
-start_worker
+# Each session's file and command tools act in a folder of its own,
+# TOOLS_WORKDIR/sessions/<session_id>, as for agents that share a worker.
+# It needs the bubblewrap sandbox: where that does not work, the worker
+# refuses it, and the example runs in the shared workdir instead.
+given=${WORKSPACE:+yes}
+export WORKSPACE="${WORKSPACE:=session}"
+if ! start_worker; then
+	if [ -n "$given" ] || [ "$WORKSPACE" != session ] || ! grep -q "WORKSPACE=session keeps" "$RUN_DIR/worker.log"; then
+		exit 1
+	fi
+	log "no working bubblewrap sandbox here, so no workspace per session: the worker starts with WORKSPACE=shared"
+	export WORKSPACE=shared
+	start_worker
+fi
 start_console
 log "running the example rounds (examples/demo)"
 cd "$ROOT" && go run ./examples/demo
 log "the worker keeps running (pid $(cat "$RUN_DIR/worker.pid")); try: bin/starter round examples/round.json"
+if [ "$WORKSPACE" = session ]; then
+	log "each session's files are in $TOOLS_WORKDIR/sessions/<session_id>; TOOLS_WORKDIR=$TOOLS_WORKDIR bin/starter workspace ls lists them"
+fi
 log "$(grep -m1 "console listening" "$RUN_DIR/console.log") (pid $(cat "$RUN_DIR/console.pid"))"
 if port_open "${TEMPORAL_ADDRESS%:*}:$TEMPORAL_UI_PORT"; then
 	log "Temporal Web UI: $(temporal_ui_url)/namespaces/${TEMPORAL_NAMESPACE:-default}/workflows"

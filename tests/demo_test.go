@@ -2,8 +2,10 @@ package tests
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +14,17 @@ import (
 )
 
 // TestDemoRunsAnAgentRunPerAPI: `make run`'s demo (examples/demo) runs its
-// rounds through the worker, then one agent run on each model API (F4:
-// chat completions, the Messages API, the Responses API) against the
-// scripted model it serves, and each ends with the same final answer.
+// rounds through a worker set up as `make run` sets it up (each session in
+// its own workspace, WORKSPACE=session), then one agent run on each model
+// API (F4: chat completions, the Messages API, the Responses API) against
+// the scripted model it serves, and each ends with the same final answer.
 func TestDemoRunsAnAgentRunPerAPI(t *testing.T) {
-	e := newEnv(t)
+	script, err := os.ReadFile("../scripts/run.sh")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`\$\{WORKSPACE:=(\w+)\}`).FindSubmatch(script)
+	require.NotNil(t, m, "scripts/run.sh sets the worker's WORKSPACE")
+	require.Equal(t, "session", string(m[1]), "make run's worker keeps each session in its own workspace")
+	e := newEnv(t, "WORKSPACE="+string(m[1]))
 	bin := filepath.Join(binDir, "demo")
 	out, err := exec.Command("go", "build", "-o", bin, "../examples/demo").CombinedOutput()
 	require.NoError(t, err, string(out))
@@ -35,4 +43,9 @@ func TestDemoRunsAnAgentRunPerAPI(t *testing.T) {
 		require.Contains(t, after, "the run completed after 3 rounds and 4 model calls", api)
 		require.Contains(t, after, `notes.md is 19 bytes (wc -c says so) and holds "written by round 2"; 6*7 is 42.`, api)
 	}
+	notes, err := filepath.Glob(filepath.Join(e.workdir, "sessions", "demo-*", "notes.md"))
+	require.NoError(t, err)
+	require.Len(t, notes, 1, "the demo's files are in its session's workspace")
+	_, err = os.Stat(filepath.Join(e.workdir, "notes.md"))
+	require.ErrorIs(t, err, os.ErrNotExist, "and not in the shared workdir")
 }

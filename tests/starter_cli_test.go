@@ -187,3 +187,66 @@ func TestExampleRounds(t *testing.T) {
 		require.Equal(t, statuses, got, "examples/%s: %s", name, mustJSON(t, res.Results))
 	}
 }
+
+// TestStarterRoundOnAnotherTaskQueue: a round submitted with a TASK_QUEUE
+// that no worker polls says so within seconds (the queue, since when, and
+// the two ways out); submitted again with the right TASK_QUEUE, it says that
+// its execution waits on the other queue instead of hanging silently; and
+// starter cancel then ends it at once, since no worker ever took it (U2,
+// U5).
+func TestStarterRoundOnAnotherTaskQueue(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	wrong := e.taskQueue + "-typo"
+	in := e.input(1, "openai", nil, call("t1", "write_todo", map[string]any{"items": []any{}}))
+	wfID := in.WorkflowID()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	// roundUntil runs starter round with TASK_QUEUE=queue until its stderr
+	// has a line with every part, then interrupts it as Ctrl-C does.
+	roundUntil := func(queue string, parts ...string) string {
+		t.Helper()
+		cmd := exec.CommandContext(ctx, starterBin, "round", "-")
+		cmd.Env = append(e.environ(), "TASK_QUEUE="+queue)
+		cmd.Stdin = strings.NewReader(mustJSON(t, in))
+		stderr := &syncBuffer{}
+		cmd.Stdout, cmd.Stderr = &syncBuffer{}, stderr
+		require.NoError(t, cmd.Start())
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		started := time.Now()
+		var line string
+		require.Eventually(t, func() bool {
+			for _, l := range strings.Split(stderr.String(), "\n") {
+				found := true
+				for _, p := range parts {
+					found = found && strings.Contains(l, p)
+				}
+				if found {
+					line = l
+					return true
+				}
+			}
+			return false
+		}, 15*time.Second, 50*time.Millisecond, "TASK_QUEUE=%s: no line with %q:\n%s", queue, parts, stderr.String())
+		require.Less(t, time.Since(started), 10*time.Second, "said within seconds")
+		require.NoError(t, cmd.Process.Signal(os.Interrupt))
+		<-exited
+		return line
+	}
+
+	first := roundUntil(wrong, `no worker polls task queue "`+wrong+`"`, "waits since ", "starter cancel "+wfID, "TASK_QUEUE="+wrong)
+	t.Log(first)
+
+	second := roundUntil(e.taskQueue, wfID, `no worker polls task queue "`+wrong+`"`, `not yours ("`+e.taskQueue+`")`, "starter cancel "+wfID, "TASK_QUEUE="+wrong)
+	t.Log(second)
+
+	r := e.starter(ctx, "", "cancel", wfID)
+	require.Equal(t, 0, r.code, r.stderr)
+	started := time.Now()
+	r = e.starter(ctx, "", "result", wfID)
+	require.Less(t, time.Since(started), 5*time.Second, "the cancel ended the round at once")
+	require.Equal(t, 1, r.code, r.stdout)
+	require.Contains(t, r.stderr, "before any worker took it")
+}

@@ -104,7 +104,7 @@ func runAgentCommand(ctx context.Context, name string, args []string, stdout, st
 		return true, err
 	}
 	if err != nil {
-		return true, usageError{fmt.Errorf("%s: %w", name, err), use()}
+		return true, usageError{fmt.Errorf("%s: %w", name, flagError(fs, err)), use()}
 	}
 	if len(pos) < cmd.npos {
 		return true, usageError{fmt.Errorf("%s needs %s", name, cmd.args), use()}
@@ -153,7 +153,7 @@ func runAgent(ctx context.Context, c *client.Client, pos []string, f agentFlags,
 	if err != nil {
 		return err
 	}
-	stop := tellNoWorker(ctx, c, stderr, f.events)
+	stop := tellNoWorker(ctx, c, run.GetID(), stderr, f.events)
 	defer stop()
 	ectx, cancel := context.WithCancel(ctx)
 	ev := &eventWriter{c: c, w: stderr, approvalIDs: map[string]string{}}

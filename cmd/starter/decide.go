@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"strconv"
 	"strings"
 	"time"
@@ -144,17 +145,32 @@ func pendingOnceAWorkerRuns(ctx context.Context, c *client.Client, workflowID st
 	}
 }
 
-// defaultBy is who decides when --as is not given: $USER@hostname.
+// defaultBy is who decides when --as is not given: the OS user at the
+// host name.
 func defaultBy() string {
-	user := os.Getenv("USER")
-	if user == "" {
-		user = "unknown"
+	return decider(user.Current, os.Getenv, os.Hostname, os.Getuid())
+}
+
+// decider is user@host: the user from the user database, else $USER or
+// $LOGNAME, else the uid; the host name when there is one.
+func decider(current func() (*user.User, error), getenv func(string) string, hostname func() (string, error), uid int) string {
+	name := ""
+	if u, err := current(); err == nil {
+		name = u.Username
 	}
-	host, err := os.Hostname()
+	for _, v := range []string{"USER", "LOGNAME"} {
+		if name == "" {
+			name = getenv(v)
+		}
+	}
+	if name == "" {
+		name = fmt.Sprintf("uid %d", uid)
+	}
+	host, err := hostname()
 	if err != nil || host == "" {
-		return user
+		return name
 	}
-	return user + "@" + host
+	return name + "@" + host
 }
 
 // shortArgs is a call's arguments on one line, cut at 2000 bytes.

@@ -11,12 +11,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
 )
 
@@ -70,13 +72,13 @@ var commands = map[string]command{
 				f.upTo = n
 				return nil
 			})
-			fs.StringVar(&f.as, "as", "", "who approves, recorded with the decision; default $USER@hostname")
+			fs.StringVar(&f.as, "as", "", "who approves, recorded with the decision; default: your OS user at the host name, user@host")
 			fs.StringVar(&f.args, "args", "", "run the call with these arguments (a JSON object) instead of the model's")
 		}},
 	"deny": {args: "WORKFLOW_ID CALL_ID", npos: 2, summary: "Skip a waiting call; its result says it was skipped by the user.",
 		flags: func(fs *flag.FlagSet, f *flags) {
 			fs.StringVar(&f.reason, "reason", "", "why, shown to the model in the call's result")
-			fs.StringVar(&f.as, "as", "", "who denies, recorded with the decision; default $USER@hostname")
+			fs.StringVar(&f.as, "as", "", "who denies, recorded with the decision; default: your OS user at the host name, user@host")
 		}},
 	"extend": {args: "WORKFLOW_ID CALL_ID DURATION", npos: 3,
 		summary: "Add DURATION (e.g. 30m, 2h, or seconds) to a waiting call's deadline; at most 7 days after it started to wait."},
@@ -89,7 +91,7 @@ var commands = map[string]command{
 			fs.StringVar(&f.answerJSON, "json", "", "accept an MCP server's request with these values (a JSON object)")
 			fs.BoolVar(&f.declineAnswer, "decline", false, "decline an MCP server's request")
 			fs.BoolVar(&f.cancelAns, "cancel", false, "cancel an MCP server's request (dismiss it without a choice)")
-			fs.StringVar(&f.as, "as", "", "who answers, recorded with the answer; default $USER@hostname")
+			fs.StringVar(&f.as, "as", "", "who answers, recorded with the answer; default: your OS user at the host name, user@host")
 		}},
 	"cancel": {args: "WORKFLOW_ID", npos: 1, summary: "Cancel a round; every call still gets a result."},
 	"result": {args: "WORKFLOW_ID", npos: 1, summary: "Wait for a round's result and print it (JSON)."},
@@ -223,7 +225,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		return usageError{fmt.Errorf("unknown command %q", name), usage()}
+		return usageError{unknownCommand(name), usage()}
 	}
 	var f flags
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -236,7 +238,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return printUsage(stdout, name, cmd)
 	}
 	if err != nil {
-		return usageError{fmt.Errorf("%s: %w", name, err), commandUsage(name, cmd, fs)}
+		return usageError{fmt.Errorf("%s: %w", name, flagError(fs, err)), commandUsage(name, cmd, fs)}
 	}
 	if len(pos) < cmd.npos {
 		return usageError{fmt.Errorf("%s needs %s", name, cmd.args), commandUsage(name, cmd, fs)}
@@ -246,6 +248,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "tools":
 		if f.provider == "" {
 			return usageError{errors.New("tools needs --provider P (claude-code or any other name)"), commandUsage(name, cmd, fs)}
+		}
+		if err := round.CheckProvider(f.provider); err != nil {
+			return usageError{error: err}
 		}
 		if f.fromWorker {
 			return printWorkerTools(ctx, stdout, stderr, f.provider, f.format)
@@ -333,6 +338,39 @@ func printUsage(w io.Writer, name string, cmd command) error {
 		cmd.flags(fs, &flags{})
 	}
 	_, err := fmt.Fprintln(w, commandUsage(name, cmd, fs))
+	return err
+}
+
+// unknownCommand names the closest command to a mistyped one.
+func unknownCommand(name string) error {
+	known := []string{"workspace", "help"}
+	for n := range commands {
+		known = append(known, n)
+	}
+	for n := range agentCommands {
+		known = append(known, n)
+	}
+	sort.Strings(known)
+	if c := text.Closest(name, known); c != "" {
+		return fmt.Errorf("unknown command %q; did you mean %q?", name, c)
+	}
+	return fmt.Errorf("unknown command %q", name)
+}
+
+// flagError adds the closest flag of fs to the flag package's error for a
+// flag it does not define.
+func flagError(fs *flag.FlagSet, err error) error {
+	const undefined = "flag provided but not defined: "
+	given, ok := strings.CutPrefix(err.Error(), undefined)
+	if !ok {
+		return err
+	}
+	given = strings.TrimLeft(given, "-")
+	var known []string
+	fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
+	if c := text.Closest(given, known); c != "" {
+		return fmt.Errorf("%w; did you mean --%s?", err, c)
+	}
 	return err
 }
 

@@ -117,3 +117,28 @@ func TestExtendedLineSaysWhatWasAdded(t *testing.T) {
 	require.Equal(t, "call e1: asked to add 1h0m0s; this round's build does not say what it added",
 		extendedLine("e1", time.Hour, round.Extended{}))
 }
+
+// TestNearMissesGetTheClosestName: a mistyped command, subcommand, flag or
+// enumerated value exits 2 and names the closest known one (U8).
+func TestNearMissesGetTheClosestName(t *testing.T) {
+	for args, want := range map[string]string{
+		"aprove wf c":                               `unknown command "aprove"; did you mean "approve"?`,
+		"pendng wf":                                 `did you mean "pending"?`,
+		"agnet-cancel x":                            `unknown command "agnet-cancel"`,
+		"approve wf c --rember":                     `did you mean --remember?`,
+		"deny wf c --reson x":                       `did you mean --reason?`,
+		"round --quite -":                           `did you mean --quiet?`,
+		"tools --provider openai --formt x":         `did you mean --format?`,
+		"tools --provider claude_code":              `did you mean "claude-code"?`,
+		"tools --provider antropic":                 `did you mean "anthropic"?`,
+		"tools --provider openai --format anthropc": `did you mean "anthropic"?`,
+		"workspace lss":                             `did you mean "ls"?`,
+		"workspace ls --jsn":                        `did you mean --json?`,
+	} {
+		var stderr bytes.Buffer
+		code := report(run(context.Background(), strings.Fields(args), nil, &bytes.Buffer{}, &bytes.Buffer{}), &stderr)
+		require.Equal(t, exitUsage, code, "%s: %s", args, stderr.String())
+		first, _, _ := strings.Cut(stderr.String(), "\n")
+		require.Contains(t, first, want, args)
+	}
+}

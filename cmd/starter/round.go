@@ -45,7 +45,7 @@ func runRound(ctx context.Context, c *client.Client, in *round.Input, stdout, st
 		opts = append(opts, client.WithWaitingHandler(func(p client.PendingCall) { hint(stderr, p) }))
 	}
 	if f.events || !f.quiet {
-		stop := tellNoWorker(ctx, c, stderr, f.events)
+		stop := tellNoWorker(ctx, c, in.WorkflowID(), stderr, f.events)
 		defer stop()
 	}
 	res, err := c.Run(ctx, in, opts...)
@@ -72,9 +72,12 @@ func redisDown(c *client.Client, stderr io.Writer, needed bool) error {
 	return nil
 }
 
-// tellNoWorker says on stderr, once, when no worker polls the task queue two
-// seconds after the round was submitted: the round starts when one does.
-func tellNoWorker(ctx context.Context, c *client.Client, stderr io.Writer, asJSON bool) func() {
+// tellNoWorker says on stderr, once, two seconds after the round (or agent
+// run) was submitted, when no worker of the client's task queue runs it: it
+// waits on a queue no worker polls, or on another queue (TASK_QUEUE
+// differed when it was first submitted); the line names the queue, since
+// when, and the ways out.
+func tellNoWorker(ctx context.Context, c *client.Client, workflowID string, stderr io.Writer, asJSON bool) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -84,16 +87,28 @@ func tellNoWorker(ctx context.Context, c *client.Client, stderr io.Writer, asJSO
 			return
 		case <-time.After(2 * time.Second):
 		}
-		if ok, err := c.HasWorkers(ctx); err != nil || ok {
+		line := map[string]string{"type": "waiting_for_worker", "workflow_id": workflowID, "task_queue": c.TaskQueue()}
+		s, err := c.Stalled(ctx, workflowID)
+		switch {
+		case err == nil && s == nil:
+			return
+		case err == nil:
+			line["task_queue"], line["since"], line["detail"] = s.TaskQueue, s.Since.UTC().Format(time.RFC3339), s.String()
+		default:
+			if ok, err := c.HasWorkers(ctx); err != nil || ok {
+				return
+			}
+			line["detail"] = client.NoWorkerError(c.TaskQueue()).Error() + "; the round starts when one does"
+		}
+		if ctx.Err() != nil {
 			return
 		}
-		msg := client.NoWorkerError(c.TaskQueue()).Error() + "; the round starts when one does"
 		if asJSON {
-			b, _ := json.Marshal(map[string]string{"type": "waiting_for_worker", "task_queue": c.TaskQueue(), "detail": msg})
+			b, _ := json.Marshal(line)
 			fmt.Fprintln(stderr, string(b))
 			return
 		}
-		fmt.Fprintln(stderr, msg)
+		fmt.Fprintln(stderr, line["detail"])
 	}()
 	return func() { cancel(); <-done }
 }

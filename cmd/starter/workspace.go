@@ -12,6 +12,7 @@ import (
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/internal/envconf"
 	"github.com/toolround/toolround/internal/placement"
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/tools"
 )
@@ -56,7 +57,11 @@ func runWorkspace(ctx context.Context, args []string, stdout io.Writer) error {
 			asJSON = true
 		default:
 			if strings.HasPrefix(a, "-") {
-				return usageError{fmt.Errorf("workspace %s: unknown flag %s", sub, a), workspaceUsage}
+				err := fmt.Errorf("workspace %s: unknown flag %s", sub, a)
+				if c := text.Closest(strings.TrimLeft(a, "-"), []string{"json"}); c != "" {
+					err = fmt.Errorf("%w; did you mean --%s?", err, c)
+				}
+				return usageError{err, workspaceUsage}
 			}
 			pos = append(pos, a)
 		}
@@ -64,7 +69,11 @@ func runWorkspace(ctx context.Context, args []string, stdout io.Writer) error {
 	need := map[string]int{"ls": 0, "du": 1, "rm": 1, "move": 2}
 	n, ok := need[sub]
 	if !ok {
-		return usageError{fmt.Errorf("workspace: unknown subcommand %q; want ls, du, rm or move", sub), workspaceUsage}
+		err := fmt.Errorf("workspace: unknown subcommand %q; want ls, du, rm or move", sub)
+		if c := text.Closest(sub, []string{"ls", "du", "rm", "move"}); c != "" {
+			err = fmt.Errorf("workspace: unknown subcommand %q; did you mean %q? (ls, du, rm or move)", sub, c)
+		}
+		return usageError{err, workspaceUsage}
 	}
 	if len(pos) != n {
 		return usageError{fmt.Errorf("workspace %s takes %d argument(s), got %d", sub, n, len(pos)), workspaceUsage}

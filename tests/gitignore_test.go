@@ -1,0 +1,27 @@
+package tests
+
+import (
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestGitIgnoresWhatRunsLeave: what `make run`, the examples and the
+// clients' setups leave in the checkout (builds, virtual environments,
+// node_modules, the scripts' state, the default workdir) is ignored, so that
+// `git status` shows only one's own changes.
+func TestGitIgnoresWhatRunsLeave(t *testing.T) {
+	if err := exec.Command("git", "-C", "..", "rev-parse", "--is-inside-work-tree").Run(); err != nil {
+		t.Skip("not a git checkout")
+	}
+	for _, p := range []string{
+		"bin/worker", ".run/worker.log", ".tools/python/bin/python", "workdir/notes.md",
+		".venv/bin/python", "examples/python/.venv/bin/python", "clients/python/.venv/bin/python",
+		"node_modules/x/index.js", "examples/typescript/node_modules/x/index.js", "clients/typescript/dist/index.js",
+		"examples/python/__pycache__/quickstart.cpython-312.pyc", "clients/python/src/toolround.egg-info/PKG-INFO",
+	} {
+		out, err := exec.Command("git", "-C", "..", "check-ignore", "--no-index", "-v", p).CombinedOutput()
+		require.NoError(t, err, "%s is not ignored: %s", p, out)
+	}
+}
