@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/toolround/toolround/console"
+	"github.com/toolround/toolround/internal/tokens"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/notify"
 )
@@ -36,7 +36,7 @@ func newNotifier(cfg Config) (n *notify.Notifier, missing string, err error) {
 		switch {
 		case tok == nil:
 			why = fmt.Sprintf("CONSOLE_TOKENS %s has no approver token named %q (NOTIFY_APPROVER)", cfg.ConsoleTokens, nc.Approver)
-		case tok.Role != console.RoleApprover:
+		case tok.Role != tokens.RoleApprover:
 			why = fmt.Sprintf("%q is an %s token in CONSOLE_TOKENS %s, not an approver (NOTIFY_APPROVER)", nc.Approver, tok.Role, cfg.ConsoleTokens)
 		default:
 			if nc.LinkKey, err = cfg.LinkKey.LoadKey(); err != nil {
@@ -54,22 +54,22 @@ func newNotifier(cfg Config) (n *notify.Notifier, missing string, err error) {
 
 // approverToken is the console token named approver, an approver's if
 // there is one; nil when the tokens file has no token of that name.
-func approverToken(path, approver string) (*console.Token, error) {
+func approverToken(path, approver string) (*tokens.Token, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("engine: CONSOLE_TOKENS, read for %s: %w", notify.EnvApprover, err)
 	}
 	defer f.Close()
-	ts, err := console.ParseTokens(f)
+	ts, err := tokens.Parse(f)
 	if err != nil {
 		return nil, fmt.Errorf("engine: CONSOLE_TOKENS %s: %w", path, err)
 	}
-	var found *console.Token
+	var found *tokens.Token
 	for i, t := range ts {
 		if t.Name != approver {
 			continue
 		}
-		if t.Role == console.RoleApprover {
+		if t.Role == tokens.RoleApprover {
 			return &ts[i], nil
 		}
 		found = &ts[i]
