@@ -197,14 +197,15 @@ def test_retries_only_idempotent_calls(monkeypatch):
 
     monkeypatch.setattr(tc.Client, "_once", fail)
     for op in (lambda: c.round("toolround/s/r/1"), lambda: c.inbox(), lambda: c.submit_round({}),
-               lambda: c.start_agent("s", "r", "t"), lambda: c.agent("agentrun/s/r")):
+               lambda: c.start_agent("s", "r", "t"), lambda: c.agent("agentrun/s/r"), lambda: c.tools("openai")):
         tries.clear()
         with pytest.raises(toolround.APIError) as e:
             op()
         assert (e.value.status, e.value.code) == (0, "network")
         assert len(tries) == 3
     for op in (lambda: c.approve("w", "c", "a"), lambda: c.deny("w", "c", "a"), lambda: c.answer("w", "c", ["x"]),
-               lambda: c.cancel("w"), lambda: c.send_message("agentrun/s/r", "hi"), lambda: c.extend("w", "c", 5)):
+               lambda: c.cancel("w"), lambda: c.send_message("agentrun/s/r", "hi"), lambda: c.extend("w", "c", 5),
+               lambda: c.submit_tool_result("w", "c", "x")):
         tries.clear()
         with pytest.raises(toolround.APIError):
             op()
@@ -306,3 +307,133 @@ def test_mcp_elicitation_answered_by_on_wait(approver, session):
     assert r["content"] == "booked a table on 2027-03-01 for 4"
     with open(bookings) as f:
         assert f.read() == "a table 2027-03-01 4\n"
+
+
+def _scripted(monkeypatch, pending):
+    """A console that answers the round with ``pending`` once, then with a
+    finished result, and records every request but the reads of the round."""
+    import toolround.client as tc
+
+    sent = []
+    reads = []
+
+    def once(self, method, path, body, query, timeout):
+        if method == "POST" and path == "/api/v1/rounds":
+            return {"workflow_id": "toolround/s/r/1"}
+        if method == "GET" and path.startswith("/api/v1/rounds/"):
+            reads.append(path)
+            if len(reads) == 1:
+                return {"workflow_id": "toolround/s/r/1", "status": "running", "pending": pending}
+            return {"workflow_id": "toolround/s/r/1", "results": [], "state": None}
+        sent.append((method, path, body, query))
+        if body and body.get("call_id") == "gone":
+            raise toolround.APIError(404, "not_waiting", "no call gone waits")
+        return {"accepted": True}
+
+    monkeypatch.setattr(tc.Client, "_once", once)
+    # No event stream: the loop polls.
+    monkeypatch.setattr(tc.Client, "events", lambda self, *a, **k: iter(()))
+    return toolround.Client("http://127.0.0.1:9", "t", retries=0), sent
+
+
+def test_on_wait_sends_a_client_tools_result_with_its_wait_id(monkeypatch):
+    # Y5, X2: a ToolResult or a string on_wait returns for a tool_result
+    # wait is sent to /api/v1/tool-results with the pending entry's wait_id;
+    # None leaves the call waiting; a call that stopped waiting meanwhile
+    # (not_waiting) does not stop the round; ask_user keeps its answers.
+    pending = [
+        {"call_id": "k1", "tool": "ide_open", "kind": "tool_result", "wait_id": "w1"},
+        {"call_id": "k2", "tool": "ide_open", "kind": "tool_result", "wait_id": "w2"},
+        {"call_id": "k3", "tool": "ide_open", "kind": "tool_result", "wait_id": "w3"},
+        {"call_id": "gone", "tool": "ide_open", "kind": "tool_result", "wait_id": "w4"},
+        {"call_id": "q1", "tool": "ask_user", "kind": "answer", "questions": ["which?"]},
+    ]
+    c, sent = _scripted(monkeypatch, pending)
+    out = {"k1": toolround.ToolResult("opened a.go"), "k2": toolround.ToolResult("no such file", is_error=True),
+           "k3": None, "gone": "late", "q1": ["this one"]}
+    res = c.run_round({"session_id": "s", "run_id": "r", "round": 1}, on_wait=lambda p: out[p["call_id"]], poll=0.01)
+    assert res["results"] == []
+    assert sent == [
+        ("POST", "/api/v1/tool-results", {"workflow_id": "toolround/s/r/1", "call_id": "k1", "content": "opened a.go",
+                                          "wait_id": "w1"}, None),
+        ("POST", "/api/v1/tool-results", {"workflow_id": "toolround/s/r/1", "call_id": "k2", "content": "no such file",
+                                          "is_error": True, "wait_id": "w2"}, None),
+        ("POST", "/api/v1/tool-results", {"workflow_id": "toolround/s/r/1", "call_id": "gone", "content": "late",
+                                          "wait_id": "w4"}, None),
+        ("POST", "/api/v1/answers", {"workflow_id": "toolround/s/r/1", "call_id": "q1", "answers": ["this one"]}, None),
+    ]
+
+
+def test_on_wait_refuses_what_is_no_tool_result(monkeypatch):
+    pending = [{"call_id": "k1", "tool": "ide_open", "kind": "tool_result", "wait_id": "w1"}]
+    c, sent = _scripted(monkeypatch, pending)
+    with pytest.raises(TypeError) as e:
+        c.run_round({"session_id": "s", "run_id": "r", "round": 1}, on_wait=lambda p: {"content": "x"}, poll=0.01)
+    assert "toolround.ToolResult" in str(e.value) and "k1" in str(e.value)
+    assert sent == []
+
+
+def test_tools_asks_for_the_provider_and_format(monkeypatch):
+    import toolround.client as tc
+
+    seen = []
+
+    def once(self, method, path, body, query, timeout):
+        seen.append((method, path, query))
+        return {"provider": query["provider"], "format": query.get("format", "openai"), "tools": [], "deferred": []}
+
+    monkeypatch.setattr(tc.Client, "_once", once)
+    c = toolround.Client("http://127.0.0.1:9", "t")
+    assert c.tools("claude-code")["format"] == "openai"
+    assert c.tools("openai", format="responses")["format"] == "responses"
+    assert seen == [("GET", "/api/v1/tools", {"provider": "claude-code"}),
+                    ("GET", "/api/v1/tools", {"provider": "openai", "format": "responses"})]
+
+
+def test_client_tool_answered_by_on_wait(agent, approver, session):
+    """Y5: a client tool's call reaches on_wait as kind tool_result with a
+    wait_id; the ToolResult on_wait returns becomes the call's result, sent
+    with an agent token; a result for another wait is 409 stale_wait, and
+    one for a call that no longer waits 404 not_waiting."""
+    seen = []
+    wid = toolround.round_workflow_id(session, "r1", 1)
+
+    def on_wait(p):
+        seen.append(p)
+        if p["call_id"] == "k1":
+            with pytest.raises(toolround.APIError) as e:
+                agent.submit_tool_result(wid, "k1", "too early", wait_id="0" * 64)
+            assert (e.value.status, e.value.code) == (409, "stale_wait")
+            return toolround.ToolResult("opened a.go at line 3")
+        return toolround.ToolResult("b.go is not open", is_error=True)
+
+    inp = round_input(session, 1, call("k1", "ide_open", file="a.go"), call("k2", "ide_open", file="b.go"),
+                      call("c1", "calculate", expression="6*7"))
+    inp["client_tools"] = [{"type": "function", "function": {
+        "name": "ide_open", "description": "Opens a file in the editor",
+        "parameters": {"type": "object", "properties": {"file": {"type": "string"}}, "required": ["file"]}}}]
+    res = agent.run_round(inp, on_wait=on_wait, timeout=120)
+    assert sorted((p["call_id"], p["kind"]) for p in seen) == [("k1", "tool_result"), ("k2", "tool_result")]
+    assert all(len(p["wait_id"]) == 64 for p in seen), seen
+    r = {x["call_id"]: x for x in res["results"]}
+    assert (r["k1"]["status"], r["k1"]["content"]) == ("ok", "opened a.go at line 3")
+    assert r["k2"]["status"] == "error"
+    assert "b.go is not open" in r["k2"]["content"], r["k2"]
+    assert r["c1"]["status"] == "ok"
+    with pytest.raises(toolround.APIError) as e:
+        approver.submit_tool_result(wid, "k1", "again")
+    assert (e.value.status, e.value.code) == (404, "not_waiting")
+
+
+def test_tools_in_each_format(agent):
+    ts = agent.tools("claude-code")
+    assert (ts["provider"], ts["format"]) == ("claude-code", "openai")
+    assert ts["tools"][0]["type"] == "function" and "function" in ts["tools"][0]
+    an = agent.tools("claude-code", format="anthropic")
+    assert "input_schema" in an["tools"][0]
+    assert an["deferred"] == ts["deferred"]
+    rs = agent.tools("openai", format="responses")
+    assert rs["tools"][0]["strict"] is False
+    with pytest.raises(toolround.APIError) as e:
+        agent.tools("openai", format="xml")
+    assert (e.value.status, e.value.code) == (400, "bad_request")

@@ -20,6 +20,9 @@ import type {
   RunningRound,
   RunState,
   ToolCall,
+  ToolResultReply,
+  ToolResultRequest,
+  Toolset,
 } from "./api-types.js";
 
 /** The kinds of pending calls that wait for a decision (`onApproval`); the
@@ -70,7 +73,19 @@ export interface Decision {
 export type DecisionLike = Decision | boolean | null | undefined;
 
 export type OnApproval = (pending: PendingCall) => DecisionLike | Promise<DecisionLike>;
-/** For `ask_user` a string or strings returned are sent as the answers. */
+/** What `onWait` returns for a client tool's call (pending kind
+ * `tool_result`): the tool's result as the model will read it, and whether
+ * the tool failed (the call's status is then `error`). */
+export interface ClientToolResult {
+  content: string;
+  isError?: boolean;
+}
+
+/** For `ask_user` a string or strings returned are sent as the answers; for
+ * an elicitation an object is the accepted form, `"decline"` or `"cancel"`
+ * refuses it; for a client tool a ClientToolResult (or a string, the content
+ * of a success) is sent as its result. null/undefined leaves the call
+ * waiting. */
 export type OnWait = (pending: PendingCall) => unknown;
 
 export interface FollowOptions {
@@ -160,8 +175,8 @@ class NetworkError extends Error {}
  * timeout) are retried `retries` times, with a growing pause, for the
  * requests that are safe to repeat: every GET, and the submissions keyed by
  * their workflow id (`submitRound`, `waitRound`, `startAgent`), which attach
- * to the same workflow when they land twice. Decisions, answers, messages,
- * extensions and cancellations are sent once: a network error there throws
+ * to the same workflow when they land twice. Decisions, answers, tool
+ * results, messages, extensions and cancellations are sent once: a network error there throws
  * ToolroundError with status 0 and code `network`. An answer of the console
  * is never retried.
  */
@@ -248,6 +263,18 @@ export class Client {
     return this.request("GET", "/api/v1/openapi.json", { idempotent: true });
   }
 
+  /** The provider's tools array (F3), as `starter tools --provider P
+   * --format F` prints it for the built-in tools: `{provider, format, tools,
+   * deferred, turn_context}`, `tools` in the format `openai` (the default),
+   * `anthropic` or `responses`. */
+  async tools(options: { provider: string; format?: Toolset["format"] }): Promise<Toolset> {
+    requireObject(options, "the tools options");
+    if (typeof options.provider !== "string" || !options.provider) throw new TypeError("provider is required");
+    const q = new URLSearchParams({ provider: options.provider });
+    if (options.format !== undefined) q.set("format", options.format);
+    return this.request("GET", "/api/v1/tools?" + q.toString(), { idempotent: true });
+  }
+
   /** Submits a round and returns its workflow id. A round submitted twice
    * attaches to the same workflow, so this is retried on network errors. */
   async submitRound(input: RoundInput): Promise<string> {
@@ -280,7 +307,12 @@ export class Client {
    * or null to leave it waiting for a person on the console. Each call that
    * waits for something else (`ask_user`, elicitation, a client tool) is
    * given once to `onWait(pending)`; for `ask_user` the string or strings it
-   * returns are sent as the answers.
+   * returns are sent as the answers; for an MCP server's request (kind
+   * `elicitation`) an object is the accepted form, `"decline"` or `"cancel"`
+   * refuses it; for a client tool (kind `tool_result`) a ClientToolResult
+   * `{content, isError}` or a string (the content of a success) is sent as
+   * the tool's result, with the pending entry's wait_id. null or undefined
+   * leaves the call waiting.
    */
   async runRound(input: RoundInput, options: FollowOptions = {}): Promise<RoundResult> {
     const wid = await this.submitRound(input);
@@ -361,6 +393,15 @@ export class Client {
           await this.answerElicitation(workflowId, p.call_id, "accept", { content: out as Record<string, unknown>, waitId: p.wait_id });
         }
       }
+      if (kind === "tool_result" && out !== null && out !== undefined) {
+        const r = toolResultOf(out);
+        if (!r) {
+          throw new TypeError(
+            `onWait returned ${describeValue(out)} for the client tool call ${p.call_id} (${p.tool}): return {content, isError}, a string or null`,
+          );
+        }
+        await this.submitToolResult(workflowId, p.call_id, r.content, { isError: r.isError, waitId: p.wait_id });
+      }
     } catch (e) {
       // The call stopped waiting meanwhile (decided elsewhere, or its
       // deadline passed): the round's result tells the rest.
@@ -418,6 +459,19 @@ export class Client {
     if (options.content !== undefined) body.content = options.content;
     if (options.waitId) body.wait_id = options.waitId;
     return this.request("POST", "/api/v1/answers", { body });
+  }
+
+  /** Sends a client tool's result (pending kind `tool_result`, Y5):
+   * `content` as the model will read it, `isError` when the tool failed. An
+   * `agent` token in the session's scope may send it. `waitId` (the pending
+   * entry's) refuses a result for another wait with 409 `stale_wait`; a call
+   * that does not wait for a result is 404 `not_waiting`. */
+  async submitToolResult(workflowId: string, callId: string, content: string,
+    options: { isError?: boolean; waitId?: string | null } = {}): Promise<ToolResultReply> {
+    const body: ToolResultRequest = { workflow_id: workflowId, call_id: callId, content };
+    if (options.isError) body.is_error = true;
+    if (options.waitId) body.wait_id = options.waitId;
+    return this.request("POST", "/api/v1/tool-results", { body });
   }
 
   /** Pushes a waiting call's deadline by `seconds`. */
@@ -623,6 +677,23 @@ export class Run {
 }
 
 // -- helpers ------------------------------------------------------------
+
+// A client tool's result as onWait returned it: a string is a success's
+// content; an object needs a string content and, if given, a boolean isError.
+function toolResultOf(out: unknown): { content: string; isError: boolean } | undefined {
+  if (typeof out === "string") return { content: out, isError: false };
+  if (typeof out !== "object" || out === null || Array.isArray(out)) return undefined;
+  const r = out as Partial<ClientToolResult>;
+  if (typeof r.content !== "string") return undefined;
+  if (r.isError !== undefined && typeof r.isError !== "boolean") return undefined;
+  return { content: r.content, isError: r.isError === true };
+}
+
+function describeValue(v: unknown): string {
+  if (Array.isArray(v)) return "an array";
+  if (v !== null && typeof v === "object") return `an object with ${Object.keys(v).map((k) => JSON.stringify(k)).join(", ") || "no keys"}`;
+  return typeof v;
+}
 
 function requireObject(v: unknown, what: string): void {
   if (v === null || typeof v !== "object" || Array.isArray(v)) throw new TypeError(`${what} must be an object`);

@@ -5,7 +5,7 @@
     result = c.run_round(round_input, on_approval=lambda p: toolround.Decision(True))
 """
 
-from .client import APIError, Client, Decision, Run, agent_workflow_id, round_workflow_id
+from .client import APIError, Client, Decision, Run, ToolResult, agent_workflow_id, round_workflow_id
 
-__all__ = ["APIError", "Client", "Decision", "Run", "agent_workflow_id", "round_workflow_id"]
+__all__ = ["APIError", "Client", "Decision", "Run", "ToolResult", "agent_workflow_id", "round_workflow_id"]
 __version__ = "0.1.0"

@@ -11,7 +11,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Union
 
-__all__ = ["Client", "APIError", "Decision", "Run", "round_workflow_id", "agent_workflow_id"]
+__all__ = ["Client", "APIError", "Decision", "ToolResult", "Run", "round_workflow_id", "agent_workflow_id"]
 
 # The kinds of pending calls (SPEC interface additions): these wait for a
 # decision (on_approval); the others (answer, tool_result, elicitation)
@@ -50,6 +50,16 @@ class Decision:
     allow_turn: bool = False
 
 
+@dataclass
+class ToolResult:
+    """What ``on_wait`` returns for a client tool's call (pending kind
+    ``tool_result``): the tool's result as the model will read it, and
+    whether the tool failed (the call's status is then ``error``)."""
+
+    content: str
+    is_error: bool = False
+
+
 def round_workflow_id(session_id: str, run_id: str, round_no: int) -> str:
     """The workflow id of a round: ``toolround/<session>/<run>/<round>``."""
     return "toolround/%s/%s/%d" % (session_id, run_id, round_no)
@@ -72,9 +82,9 @@ class Client:
     seconds, for the requests that are safe to repeat: every GET, and
     submissions keyed by their workflow id (``submit_round``,
     ``start_agent``), which attach to the same workflow when they land
-    twice. Decisions, answers, messages and cancellations are sent once: a
-    network error raises ``APIError`` with status 0 and code ``network``.
-    An answer of the console is never retried.
+    twice. Decisions, answers, tool results, messages and cancellations are
+    sent once: a network error raises ``APIError`` with status 0 and code
+    ``network``. An answer of the console is never retried.
     """
 
     def __init__(self, base_url: str, token: str, timeout: float = 60.0, retries: int = 3, backoff: float = 0.25):
@@ -135,6 +145,16 @@ class Client:
         """The API's OpenAPI 3.1 document."""
         return self._request("GET", "/api/v1/openapi.json", idempotent=True)
 
+    def tools(self, provider: str, format: Optional[str] = None) -> Dict[str, Any]:
+        """The provider's tools array (F3), as ``starter tools --provider P
+        --format F`` prints it for the built-in tools: ``{"provider",
+        "format", "tools", "deferred", "turn_context"}``, ``tools`` in the
+        format ``openai`` (the default), ``anthropic`` or ``responses``."""
+        query = {"provider": provider}
+        if format is not None:
+            query["format"] = format
+        return self._request("GET", "/api/v1/tools", query=query, idempotent=True)
+
     def submit_round(self, input: Dict[str, Any]) -> str:
         """Submits a round (a round input) and returns its workflow id. A
         round submitted twice attaches to the same workflow, so this is
@@ -165,7 +185,11 @@ class Client:
         for ``ask_user`` a list of strings it returns is sent as the
         answers; for an MCP server's request (kind ``elicitation``) a dict
         is accepted as the form's content, and ``"decline"`` or
-        ``"cancel"`` refuses it. ``timeout`` (seconds, default none) bounds the whole wait.
+        ``"cancel"`` refuses it; for a client tool (kind ``tool_result``)
+        a ``ToolResult`` or a string (the content of a success) is sent as
+        the tool's result, with the pending entry's ``wait_id``. ``None``
+        leaves the call waiting. ``timeout`` (seconds, default none) bounds
+        the whole wait.
         """
         wid = self.submit_round(input)
         return self.follow_round(wid, input.get("session_id", ""), on_approval, on_wait, timeout, poll)
@@ -252,6 +276,18 @@ class Client:
             except APIError as e:
                 if e.code != "not_waiting":
                     raise
+        if kind == "tool_result" and out is not None:
+            if isinstance(out, str):
+                out = ToolResult(out)
+            if not isinstance(out, ToolResult):
+                raise TypeError("on_wait returned %s for the client tool call %s (%s): return a toolround.ToolResult, "
+                                "a string or None" % (type(out).__name__, p.get("call_id"), p.get("tool")))
+            try:
+                self.submit_tool_result(workflow_id, p["call_id"], out.content, is_error=out.is_error,
+                                        wait_id=p.get("wait_id"))
+            except APIError as e:
+                if e.code != "not_waiting":
+                    raise
 
     # -- people ------------------------------------------------------------
 
@@ -317,6 +353,21 @@ class Client:
         if wait_id:
             body["wait_id"] = wait_id
         return self._request("POST", "/api/v1/answers", body=body)
+
+    def submit_tool_result(self, workflow_id: str, call_id: str, content: str, is_error: bool = False,
+                           wait_id: Optional[str] = None) -> Dict[str, Any]:
+        """Sends a client tool's result (pending kind ``tool_result``, Y5):
+        ``content`` as the model will read it, ``is_error`` when the tool
+        failed. An ``agent`` token in the session's scope may send it.
+        ``wait_id`` (the pending entry's) refuses a result for another wait
+        with 409 ``stale_wait``; a call that does not wait for a result is
+        404 ``not_waiting``."""
+        body: Dict[str, Any] = {"workflow_id": workflow_id, "call_id": call_id, "content": content}
+        if is_error:
+            body["is_error"] = True
+        if wait_id:
+            body["wait_id"] = wait_id
+        return self._request("POST", "/api/v1/tool-results", body=body)
 
     def extend(self, workflow_id: str, call_id: str, seconds: int) -> Dict[str, Any]:
         """Pushes a waiting call's deadline by ``seconds``."""

@@ -247,6 +247,7 @@ test("network errors are retried only where repeating is harmless", async () => 
     () => c.submitRound({ session_id: "s", run_id: "r", assistant: { role: "assistant" } }),
     () => c.startAgent("s", "r", "t"),
     () => c.getAgent("agentrun/s/r"),
+    () => c.tools({ provider: "openai" }),
   ];
   for (const op of idempotent) {
     tries = 0;
@@ -261,6 +262,7 @@ test("network errors are retried only where repeating is harmless", async () => 
     () => c.cancel("w"),
     () => c.sendMessage("agentrun/s/r", "hi"),
     () => c.extend("w", "c", 5),
+    () => c.submitToolResult("w", "c", "x"),
   ];
   for (const op of once) {
     tries = 0;
@@ -347,4 +349,148 @@ test("an MCP server's request reaches onWait, and the form it returns is the ans
   assert.equal(r.status, "ok", r.content);
   assert.equal(r.content, "booked a desk on 2027-04-01 for 2");
   assert.equal(readFileSync(bookings, "utf8"), "a desk 2027-04-01 2\n");
+});
+
+// A console that answers the round with `pending` once, then with a
+// finished result, and records every request but the reads of the round
+// (and answers no event stream: the loop polls).
+function scripted(pending: PendingCall[]): { client: Client; sent: Array<[string, string, unknown]> } {
+  const sent: Array<[string, string, unknown]> = [];
+  let reads = 0;
+  const f: typeof fetch = async (input, init) => {
+    const url = new URL(String(input));
+    const method = init?.method ?? "GET";
+    const body = init?.body ? JSON.parse(String(init.body)) : undefined;
+    const json = (v: unknown, status = 200) => new Response(JSON.stringify(v), { status });
+    if (url.pathname.endsWith("/events")) return json({ error: "forbidden", message: "no stream here" }, 403);
+    if (method === "POST" && url.pathname === "/api/v1/rounds") return json({ workflow_id: "toolround/s/r/1" });
+    if (method === "GET" && url.pathname.startsWith("/api/v1/rounds/")) {
+      reads++;
+      if (reads === 1) return json({ workflow_id: "toolround/s/r/1", status: "running", pending });
+      return json({ workflow_id: "toolround/s/r/1", results: [], state: null });
+    }
+    sent.push([method, url.pathname + url.search, body]);
+    if (body?.call_id === "gone") return json({ error: "not_waiting", message: "no call gone waits" }, 404);
+    return json({ accepted: true });
+  };
+  return { client: new Client("http://127.0.0.1:9", "t", { retries: 0, fetch: f }), sent };
+}
+
+const input = { session_id: "s", run_id: "r", round: 1, assistant: { role: "assistant" } } as const;
+
+test("onWait sends a client tool's result with its wait_id", async () => {
+  // Y5, X3: {content, isError} or a string onWait returns for a
+  // tool_result wait goes to /api/v1/tool-results with the pending entry's
+  // wait_id; null leaves the call waiting; a call that stopped waiting
+  // meanwhile (not_waiting) does not stop the round; ask_user keeps its
+  // answers.
+  const pending: PendingCall[] = [
+    { call_id: "k1", tool: "ide_open", kind: "tool_result", wait_id: "w1" },
+    { call_id: "k2", tool: "ide_open", kind: "tool_result", wait_id: "w2" },
+    { call_id: "k3", tool: "ide_open", kind: "tool_result", wait_id: "w3" },
+    { call_id: "gone", tool: "ide_open", kind: "tool_result", wait_id: "w4" },
+    { call_id: "q1", tool: "ask_user", kind: "answer", questions: ["which?"] },
+  ];
+  const out: Record<string, unknown> = {
+    k1: { content: "opened a.go" },
+    k2: { content: "no such file", isError: true },
+    k3: null,
+    gone: "late",
+    q1: ["this one"],
+  };
+  const { client, sent } = scripted(pending);
+  const res = await client.runRound({ ...input }, { onWait: async (p) => out[p.call_id], pollMs: 10 });
+  assert.deepEqual(res.results, []);
+  const wid = "toolround/s/r/1";
+  assert.deepEqual(sent, [
+    ["POST", "/api/v1/tool-results", { workflow_id: wid, call_id: "k1", content: "opened a.go", wait_id: "w1" }],
+    ["POST", "/api/v1/tool-results", { workflow_id: wid, call_id: "k2", content: "no such file", is_error: true, wait_id: "w2" }],
+    ["POST", "/api/v1/tool-results", { workflow_id: wid, call_id: "gone", content: "late", wait_id: "w4" }],
+    ["POST", "/api/v1/answers", { workflow_id: wid, call_id: "q1", answers: ["this one"] }],
+  ]);
+});
+
+test("onWait's answer for a client tool must be a result", async () => {
+  for (const bad of [{ text: "x" }, { content: 5 }, { content: "x", isError: "yes" }, ["x"], 7]) {
+    const { client, sent } = scripted([{ call_id: "k1", tool: "ide_open", kind: "tool_result", wait_id: "w1" }]);
+    await assert.rejects(client.runRound({ ...input }, { onWait: () => bad, pollMs: 10 }), (e: unknown) => {
+      assert.ok(e instanceof TypeError, String(e));
+      assert.match(e.message, /client tool call k1 \(ide_open\): return \{content, isError\}/);
+      return true;
+    });
+    assert.deepEqual(sent, []);
+  }
+});
+
+test("tools asks for the provider and the format", async () => {
+  const seen: string[] = [];
+  const f: typeof fetch = async (input) => {
+    const url = new URL(String(input));
+    seen.push(url.pathname + url.search);
+    const format = url.searchParams.get("format") ?? "openai";
+    return new Response(JSON.stringify({ provider: url.searchParams.get("provider"), format, tools: [], deferred: [] }));
+  };
+  const c = new Client("http://127.0.0.1:9", "t", { fetch: f });
+  assert.equal((await c.tools({ provider: "claude-code" })).format, "openai");
+  assert.equal((await c.tools({ provider: "openai", format: "responses" })).format, "responses");
+  assert.deepEqual(seen, ["/api/v1/tools?provider=claude-code", "/api/v1/tools?provider=openai&format=responses"]);
+  await assert.rejects(c.tools({ provider: "" }), TypeError);
+  await assert.rejects(c.tools(undefined as never), TypeError);
+});
+
+test("a client tool's call is answered by onWait", { skip }, async () => {
+  // Y5: the call reaches onWait as kind tool_result with a wait_id; the
+  // result onWait returns becomes the call's result, sent with an agent
+  // token; a result for another wait is 409 stale_wait, one for a call
+  // that no longer waits 404 not_waiting.
+  const { agent, approver, session } = live("client-tool");
+  const seen: PendingCall[] = [];
+  const wid = roundWorkflowId(session, "r1", 1);
+  const inp = roundInput(session, 1, [
+    call("k1", "ide_open", { file: "a.go" }),
+    call("k2", "ide_open", { file: "b.go" }),
+    call("c1", "calculate", { expression: "6*7" }),
+  ]);
+  inp.client_tools = [{
+    type: "function",
+    function: {
+      name: "ide_open",
+      description: "Opens a file in the editor",
+      parameters: { type: "object", properties: { file: { type: "string" } }, required: ["file"] },
+    },
+  }];
+  const res = await agent.runRound(inp, {
+    onWait: async (p) => {
+      seen.push(p);
+      if (p.call_id === "k1") {
+        await rejects(agent.submitToolResult(wid, "k1", "too early", { waitId: "0".repeat(64) }), 409, "stale_wait");
+        return { content: "opened a.go at line 3" };
+      }
+      return { content: "b.go is not open", isError: true };
+    },
+    timeoutMs: 120_000,
+  });
+  assert.deepEqual(seen.map((p) => [p.call_id, p.kind]).sort(), [["k1", "tool_result"], ["k2", "tool_result"]]);
+  for (const p of seen) assert.equal(p.wait_id?.length, 64, JSON.stringify(p));
+  const r = Object.fromEntries((res.results ?? []).map((x) => [x.call_id, x]));
+  assert.equal(r.k1.status, "ok");
+  assert.equal(r.k1.content, "opened a.go at line 3");
+  assert.equal(r.k2.status, "error");
+  assert.match(r.k2.content ?? "", /b\.go is not open/);
+  assert.equal(r.c1.status, "ok");
+  await rejects(approver.submitToolResult(wid, "k1", "again"), 404, "not_waiting");
+});
+
+test("tools gives the provider's tools array in each format", { skip }, async () => {
+  const { agent } = live("tools");
+  const ts = await agent.tools({ provider: "claude-code" });
+  assert.deepEqual([ts.provider, ts.format], ["claude-code", "openai"]);
+  assert.equal(ts.tools[0].type, "function");
+  assert.ok("function" in ts.tools[0]);
+  const an = await agent.tools({ provider: "claude-code", format: "anthropic" });
+  assert.ok("input_schema" in an.tools[0]);
+  assert.deepEqual(an.deferred, ts.deferred);
+  const rs = await agent.tools({ provider: "openai", format: "responses" });
+  assert.equal(rs.tools[0].strict, false);
+  await rejects(agent.tools({ provider: "openai", format: "xml" as never }), 400, "bad_request");
 });
