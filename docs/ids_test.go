@@ -25,14 +25,14 @@ import (
 // digits (D for the decisions after the first version). Only comments and
 // string literals are searched, so an identifier or a number in code (a
 // variable named like an id, 0xA1) is never taken for one.
-var idPattern = regexp.MustCompile(`\b(P[123]\.[0-9]+|[ABCDEFGHKMNRSTUVWX][0-9]{1,2})\b`)
+var idPattern = regexp.MustCompile(`\b(P[123]\.[0-9]+|[ABCDEFGHKLMNORSTUVWXYZ][0-9]{1,2})\b`)
 
 // A page defines an id with a Markdown heading whose first word is the id
 // ("### P1.1 Unwrap", "## T3: deadlines"), or with the id alone in bold
 // ("**K2**"). A mention in running text ("see K2") defines nothing.
 var (
-	headingDef = regexp.MustCompile(`^#{1,6}\s+(P[123]\.[0-9]+|[ABCDEFGHKMNRSTUVWX][0-9]{1,2})(?:[\s:]|$)`)
-	boldDef    = regexp.MustCompile(`\*\*(P[123]\.[0-9]+|[ABCDEFGHKMNRSTUVWX][0-9]{1,2})\*\*`)
+	headingDef = regexp.MustCompile(`^#{1,6}\s+(P[123]\.[0-9]+|[ABCDEFGHKLMNORSTUVWXYZ][0-9]{1,2})(?:[\s:]|$)`)
+	boldDef    = regexp.MustCompile(`\*\*(P[123]\.[0-9]+|[ABCDEFGHKLMNORSTUVWXYZ][0-9]{1,2})\*\*`)
 )
 
 // citation is one id found in a Go file.

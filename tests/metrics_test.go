@@ -333,7 +333,7 @@ func requireDashboardMetricsExported(t *testing.T, fams map[string]*dto.MetricFa
 		} `json:"panels"`
 	}
 	require.NoError(t, json.Unmarshal(b, &dash))
-	names := regexp.MustCompile(`\b(?:toolround|temporal)_[a-zA-Z0-9_]+`)
+	names := regexp.MustCompile(`\b(?:toolround|temporal)_[0-9A-Za-z_]+`)
 	checked := 0
 	for _, p := range dash.Panels {
 		require.NotEmpty(t, p.Targets, p.Title)
