@@ -60,8 +60,10 @@ func FuzzRuleNeverOverMatches(f *testing.F) {
 			good += sanitizeWords(allowed)
 		}
 		script := fmt.Sprintf(overMatchForms[int(form)%len(overMatchForms)], strings.TrimSpace(good), forbiddenForms[int(variant)%len(forbiddenForms)])
-		if _, ok := which(fuzzRules, KindCommand, "run_command", cmdArgs(script)); ok {
-			t.Fatalf("approved %q", script)
+		for _, tables := range []int{TablesLegacy, TablesV2} {
+			if _, ok := which(tables, fuzzRules, KindCommand, "run_command", cmdArgs(script)); ok {
+				t.Fatalf("approved %q (tables %d)", script, tables)
+			}
 		}
 
 		// Arbitrary input: no panic anywhere, and an approval is consistent
@@ -71,10 +73,14 @@ func FuzzRuleNeverOverMatches(f *testing.F) {
 		_ = validateTool("edit_file", raw)
 		_ = validateTool("download_file", raw)
 		for _, tool := range []string{"edit_file", "http_request", "download_file", "read_files"} {
-			_, _ = which([]Rule{{Tool: tool, Pattern: "**"}, {Tool: tool, Pattern: "GET https://x.com/*"}}, kindOf(tool), tool, raw)
+			_, _ = which(TablesV2, []Rule{{Tool: tool, Pattern: "**"}, {Tool: tool, Pattern: "GET https://x.com/*"}}, kindOf(tool), tool, raw)
 		}
-		_, _ = which([]Rule{{Tool: "run_command", Pattern: raw}}, KindCommand, "run_command", cmdArgs("git status"))
-		if _, ok := which(fuzzRules, KindCommand, "run_command", cmdArgs(raw)); ok {
+		_, _ = which(TablesV2, []Rule{{Tool: "run_command", Pattern: raw}}, KindCommand, "run_command", cmdArgs("git status"))
+		_ = ReadOnlyCommand(raw)
+		for _, tables := range []int{TablesLegacy, TablesV2} {
+			if _, ok := which(tables, fuzzRules, KindCommand, "run_command", cmdArgs(raw)); !ok {
+				continue
+			}
 			// The tool sees the command as JSON decodes it (invalid UTF-8
 			// becomes U+FFFD), and so does the matcher.
 			var seen struct{ Command string }
