@@ -121,7 +121,7 @@ type Program struct {
 	// Writes: every run changes files.
 	Writes bool
 	// Runs are the other programs it starts on its own (tar's
-	// compressors), for the program set of a rule (T13).
+	// compressors), for the program set of a rule (RulePrograms).
 	Runs []string
 	// Check is a last look at the whole command.
 	Check func(*parsed) bool
@@ -571,7 +571,8 @@ func tabledPatternOK(p cmdPattern) bool {
 // ReadOnlyCommand reports whether the tables classify every command of
 // script as one that changes no file: programs of class pure or scripted
 // without a write form, and no redirection to a file. A script the tables
-// do not classify is not read-only. (T12 reads it for a rule's scope.)
+// do not classify is not read-only. It is what a rule's scope (read-only or
+// write) is to be read from.
 func ReadOnlyCommand(script string) (readOnly bool) {
 	defer func() {
 		if recover() != nil {
@@ -585,8 +586,8 @@ func ReadOnlyCommand(script string) (readOnly bool) {
 // RulePrograms are the programs a command pattern lets run: the program
 // it names and the ones that program starts on its own, with its class;
 // ok is false when the pattern is not a command pattern over a tabled
-// program. (T13's oracle checks a matched command's execve calls against
-// them.)
+// program. An oracle that traces a matched command's execve calls checks
+// them against this set.
 func RulePrograms(pattern string) (progs []string, class Class, ok bool) {
 	cp, err := parseCommandPattern(pattern)
 	if err != nil {

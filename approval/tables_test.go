@@ -242,7 +242,7 @@ func TestTablesExpandingWords(t *testing.T) {
 	require.Len(t, tablesApproved(TablesV2, rules, []string{"cat docs/a?.md", "cat -- ?.txt", "grep x ./b*.txt"}), 3)
 }
 
-// TestReadOnlyCommand: the classification T12 scopes read: a command of
+// TestReadOnlyCommand: the classification rule scopes are to read: a command of
 // pure programs without write forms is read-only.
 func TestReadOnlyCommand(t *testing.T) {
 	for _, s := range []string{"git status", "git log -p", "cat a | grep x", "sed -n 1p a", "find . -name x", "tar tf a.tar",
@@ -256,7 +256,7 @@ func TestReadOnlyCommand(t *testing.T) {
 	}
 }
 
-// TestRulePrograms: the programs a rule may start (T13's oracle checks a
+// TestRulePrograms: the programs a rule may start (an execve oracle checks a
 // command's execve calls against them).
 func TestRulePrograms(t *testing.T) {
 	progs, class, ok := RulePrograms("tar *")
