@@ -55,6 +55,7 @@ const (
 	argArchive         // tar's archive: a path; with ':' only under --force-local
 	argSed             // a sed script (sedScriptOK)
 	argPkg             // a Go package: no version (@), inside the workdir
+	argRev             // a git revision or pathspec; REV:PATH names a file as a path does
 	argTarget          // a make target: no '=' (a variable that could run $(shell))
 	argRest            // the program's own arguments, read by the workspace's code
 	argNever           // a program text that always asks (awk)
@@ -62,7 +63,7 @@ const (
 
 var argTypeNames = map[string]argType{
 	"LIT": argLit, "NUM": argNum, "PATH": argPath, "SCRIPT": argScript, "OUT": argOut, "DIR": argDir,
-	"ARCH": argArchive, "SED": argSed, "PKG": argPkg, "TARGET": argTarget, "REST": argRest, "NEVER": argNever,
+	"ARCH": argArchive, "REV": argRev, "SED": argSed, "PKG": argPkg, "TARGET": argTarget, "REST": argRest, "NEVER": argNever,
 }
 
 // option is one option of a table, under each of its names.
@@ -95,7 +96,7 @@ type Program struct {
 	// First is the first operand when no @ option gave the script (sed's
 	// script, grep's pattern, python3's program); Operands the others.
 	First, Operands argType
-	// MaxOps bounds the operands after First; zero: any number.
+	// MaxOps bounds the operands, First included; zero: any number.
 	MaxOps int
 	// NoOps: no operand at all.
 	NoOps bool
@@ -412,7 +413,7 @@ func (p *Program) read(args []word, pr *parsed) bool {
 // operands types the operands and runs the table's last check.
 func (p *Program) operands(pr *parsed) bool {
 	ops := pr.ops
-	if p.NoOps && len(ops) > 0 {
+	if (p.NoOps && len(ops) > 0) || (p.MaxOps > 0 && len(ops) > p.MaxOps) {
 		return false
 	}
 	if p.First != argNone && !pr.script {
@@ -420,9 +421,6 @@ func (p *Program) operands(pr *parsed) bool {
 			return false
 		}
 		ops = ops[1:]
-	}
-	if p.MaxOps > 0 && len(ops) > p.MaxOps {
-		return false
 	}
 	for _, w := range ops {
 		if !pr.operand(p.Operands, w) {
@@ -480,6 +478,10 @@ func (pr *parsed) operand(t argType, w word) bool {
 		return !w.expands && v != "" && (v == "-" || readPathOK(strings.ReplaceAll(v, ":", "_")))
 	case argSed:
 		return !w.expands && sedScriptOK(v)
+	case argRev:
+		// HEAD:.npmrc and :.env read a file of the repository.
+		_, file, named := strings.Cut(v, ":")
+		return !named || (!SensitivePath(file) && !inGitDir(file))
 	case argPkg:
 		return !strings.Contains(v, "@") && !strings.HasPrefix(v, "-") && insideWorkdir(v)
 	case argTarget:

@@ -40,7 +40,7 @@ const (
 // gitSub is a git subcommand's table: options and pathspec or revision
 // operands.
 func gitSub(class Class, opts string, check func(*parsed) bool) *Program {
-	return &Program{Class: class, Cite: gitCite, Opts: opts, Operands: argLit, Check: check}
+	return &Program{Class: class, Cite: gitCite, Opts: opts, Operands: argRev, Check: check}
 }
 
 const gitCite = "git 2.39 (2.39.5), git(1) and git-<command>(1)"
@@ -58,7 +58,9 @@ var programTables = map[string]*Program{
 				"--ahead-behind | --no-ahead-behind | --renames | --no-renames | --find-renames[=LIT]", nil),
 			"log":  gitLog(),
 			"show": gitLog(),
-			"diff": gitSub(ClassPure, gitDiffOpts+" | --cached | --staged | --merge-base | --no-index", nil),
+			// --no-index compares two folders recursively, key files
+			// included.
+			"diff": gitSub(ClassPure, gitDiffOpts+" | --cached | --staged | --merge-base | !--no-index", nil),
 			"rev-parse": gitSub(ClassPure, "--abbrev-ref[=LIT] | --short[=NUM] | --verify | -q --quiet | --show-toplevel | "+
 				"--show-prefix | --show-cdup | --git-dir | --git-common-dir | --absolute-git-dir | --is-inside-work-tree | "+
 				"--is-inside-git-dir | --is-bare-repository | --is-shallow-repository | --symbolic | --symbolic-full-name | "+
@@ -92,11 +94,11 @@ var programTables = map[string]*Program{
 			// add and commit write the index and history; commit runs the
 			// repository's hooks, the workspace's code. A commit without a
 			// message would run an editor.
-			"add": {Class: ClassPure, Cite: gitCite, Writes: true, Operands: argLit,
+			"add": {Class: ClassPure, Cite: gitCite, Writes: true, Operands: argRev,
 				Opts: "-n --dry-run | -v --verbose | -u --update | -A --all --no-ignore-removal | --no-all --ignore-removal | " +
 					"-N --intent-to-add | --refresh | --ignore-errors | --ignore-missing | --renormalize | --sparse | --chmod=LIT | " +
 					"--pathspec-from-file=PATH | --pathspec-file-nul | !-f --force | !-p --patch | !-i --interactive | !-e --edit"},
-			"commit": {Class: ClassRunsWorkspaceCode, Cite: gitCite, Writes: true, Operands: argLit, Check: gitCommitMessage,
+			"commit": {Class: ClassRunsWorkspaceCode, Cite: gitCite, Writes: true, Operands: argRev, Check: gitCommitMessage,
 				Opts: "-m=LIT --message=LIT | -F=PATH --file=PATH | -a --all | -q --quiet | -v --verbose | --amend | --no-edit | " +
 					"--allow-empty | --allow-empty-message | -s --signoff | --no-signoff | --author=LIT | --date=LIT | -n --no-verify | " +
 					"--no-post-rewrite | -o --only | -i --include | --dry-run | --short | --branch | --porcelain | --long | -z | " +

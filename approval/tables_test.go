@@ -59,6 +59,9 @@ var tableProbes = []struct {
 		"git add -p", "git add -i", "git add -e", "git add -f .env.local", "git add --force x",
 		"git rebase -i HEAD~1", "git submodule foreach id", "git bisect run id", "git fetch", "git pull",
 		"git push", "git clone ext::sh a", "git -C /tmp status", "git status --exec=id", "git log --ext",
+		// files of the repository that hold keys, read through a revision
+		"git show HEAD:.npmrc", "git show HEAD:secrets.yml", "git show :.env", "git log -p HEAD:id_ed25519",
+		"git show HEAD:.git/config", "git diff --no-index dir1 dir2",
 	}},
 	{"tar *", []string{
 		// the probe: the first word is an option cluster, dash or not
@@ -124,6 +127,7 @@ var tableProbes = []struct {
 		"go test -overlay x ./...", "go tool x", "go vet -vettool=id ./..."}},
 	{"ls *", []string{"ls --hyperlink=x /", "ls /", "ls ../", "ls --bogus"}},
 	{"cat *", []string{"cat .env", "cat /etc/passwd", "cat --bogus a"}},
+	{"cd *", []string{"cd a b", "cd", "cd /", "cd ..", "cd .git", "cd -"}},
 	{"diff *", []string{"diff -r a b", "diff --recursive a b", "diff -N a b", "diff --from-file=a -r b", "diff --to-file=/tmp a"}},
 }
 
@@ -153,7 +157,7 @@ func TestTablesMatch(t *testing.T) {
 			"git config --get-regexp '^remote'", "git config --get-all remote.origin.url", "git config --get core.pager x",
 			"git rev-parse --abbrev-ref HEAD", "git rev-parse --show-toplevel", "git branch -a", "git branch --show-current",
 			"git ls-files -m", "git add -u", "git add -A", "git add src/a.go", "git commit -m 'a message'", "git commit -am x",
-			"git blame -L 1,5 a.go", "git describe --tags --always", "git log --format=%H -1", "git log --pretty=oneline"}},
+			"git blame -L 1,5 a.go", "git show HEAD:src/a.go", "git diff HEAD:a.go b.go", "git describe --tags --always", "git log --format=%H -1", "git log --pretty=oneline"}},
 		{"tar *", []string{"tar xzf a.tgz", "tar -xzf a.tgz", "tar tf a.tar", "tar tvf a.tar", "tar xf h:a.tar --force-local",
 			"tar --extract --file a.tar", "tar --ext --file=a.tar", "tar --extr --verbo --gunz --file=a.tar", "tar xf a.tar -C out", "tar -x -f a.tar -C out --strip-components=1",
 			"tar xjf a.tbz", "tar -tzf a.tgz", "tar xf a.tar --exclude='*.md'", "tar -xvf a.tar"}},
@@ -181,6 +185,7 @@ func TestTablesMatch(t *testing.T) {
 		{"go *", []string{"go test ./...", "go test -run TestX -count=1 ./approval/", "go build ./...", "go vet ./...",
 			"go test -race -v .", "go build -o bin/x ./cmd/x", "go version", "go env GOPATH"}},
 		{"echo *", []string{"echo hi", "echo -n x"}},
+		{"cd *", []string{"cd sub", "cd src/x"}},
 	}
 	for _, c := range cases {
 		var refused []string
