@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -299,4 +300,22 @@ func TestLegacyRefusalsHoldWithTables(t *testing.T) {
 	TestExactRules(t)
 	TestWhichReportsEveryRuleUsed(t)
 	requireNoneMatch(t, gitWriteRules, gitDirWrites)
+}
+
+// TestTablesAgreeWithTheirHelp: every long option a table lists is one of
+// its program's --help of the cited version, so an abbreviation is read
+// against the program's whole list.
+func TestTablesAgreeWithTheirHelp(t *testing.T) {
+	for name, p := range programTables {
+		p.init()
+		if p.Longs == "" {
+			continue
+		}
+		help := setOf(strings.Fields(p.Longs)...)
+		for n := range p.byName {
+			if l, ok := strings.CutPrefix(n, "--"); ok {
+				require.True(t, help[l], "%s --%s is not in its --help", name, l)
+			}
+		}
+	}
 }
