@@ -91,6 +91,11 @@ import (
 //     name a program or a config file (argDanger); pagers and editors.
 //   - `true`, `false`, `:`, and `set` with -e -u -x -v or -o pipefail,
 //     errexit, nounset, xtrace need no rule: they run nothing.
+//   - With TablesV2 (T11, classify.go) the checks per program above
+//     (shellprog.go's programRules) are replaced by the option tables: a
+//     command matches only when its program's table classifies every word
+//     of it, and a program without a table (a name with a `/` outside the
+//     system folders included) matches no pattern.
 //
 // What a matched program does with its literal arguments is the pattern's
 // scope: `python *` approves any Python program, `sed *` and `awk *` any
