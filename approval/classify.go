@@ -45,25 +45,26 @@ const (
 type argType uint8
 
 const (
-	argNone    argType = iota
-	argLit             // any literal word
-	argNum             // a number: digits, an optional sign and unit suffix
-	argPath            // a file read: a path inside the workdir, or - (stdin)
-	argScript          // a file the program runs: a path inside the workdir
-	argOut             // a file written: a path inside the workdir (a write form)
-	argDir             // a folder worked in: a path inside the workdir
-	argArchive         // tar's archive: a path; with ':' only under --force-local
-	argSed             // a sed script (sedScriptOK)
-	argPkg             // a Go package: no version (@), inside the workdir
-	argRev             // a git revision or pathspec; REV:PATH names a file as a path does
-	argTarget          // a make target: no '=' (a variable that could run $(shell))
-	argRest            // the program's own arguments, read by the workspace's code
-	argNever           // a program text that always asks (awk)
+	argNone      argType = iota
+	argLit               // any literal word
+	argNum               // a number: digits, an optional sign and unit suffix
+	argPath              // a file read: a path inside the workdir, or - (stdin)
+	argScript            // a file the program runs: a path inside the workdir
+	argOut               // a file written: a path inside the workdir (a write form)
+	argDir               // a folder worked in: a path inside the workdir
+	argArchive           // tar's archive: a path; with ':' only under --force-local
+	argSed               // a sed script (sedScriptOK)
+	argPkg               // a Go package: no version (@), inside the workdir
+	argRev               // a git revision or pathspec; REV:PATH names a file as a path does
+	argLineRange         // git log -L: START,END:FILE or :FUNC:FILE, whose FILE is a path
+	argTarget            // a make target: no '=' (a variable that could run $(shell))
+	argRest              // the program's own arguments, read by the workspace's code
+	argNever             // a program text that always asks (awk)
 )
 
 var argTypeNames = map[string]argType{
 	"LIT": argLit, "NUM": argNum, "PATH": argPath, "SCRIPT": argScript, "OUT": argOut, "DIR": argDir,
-	"ARCH": argArchive, "REV": argRev, "SED": argSed, "PKG": argPkg, "TARGET": argTarget, "REST": argRest, "NEVER": argNever,
+	"ARCH": argArchive, "REV": argRev, "RANGE": argLineRange, "SED": argSed, "PKG": argPkg, "TARGET": argTarget, "REST": argRest, "NEVER": argNever,
 }
 
 // option is one option of a table, under each of its names.
@@ -482,6 +483,9 @@ func (pr *parsed) operand(t argType, w word) bool {
 		// HEAD:.npmrc and :.env read a file of the repository.
 		_, file, named := strings.Cut(v, ":")
 		return !named || (!SensitivePath(file) && !inGitDir(file))
+	case argLineRange:
+		i := strings.LastIndexByte(v, ':')
+		return i >= 0 && readPathOK(v[i+1:])
 	case argPkg:
 		return !strings.Contains(v, "@") && !strings.HasPrefix(v, "-") && insideWorkdir(v)
 	case argTarget:

@@ -32,7 +32,7 @@ const (
 		"--decorate[=LIT] | --no-decorate | --pretty[=LIT] | --format=LIT | --abbrev-commit | --no-abbrev-commit | --date=LIT | " +
 		"--relative-date | --reverse | --topo-order | --date-order | --author-date-order | --parents | --children | --left-right | " +
 		"--cherry-pick | --cherry-mark | --cherry | --boundary | --full-history | --simplify-by-decoration | --simplify-merges | " +
-		"--ancestry-path | --source | --log-size | --no-walk[=LIT] | -L=LIT | --mailmap | --use-mailmap | --no-mailmap | " +
+		"--ancestry-path | --source | --log-size | --no-walk[=LIT] | -L=RANGE | --mailmap | --use-mailmap | --no-mailmap | " +
 		"--encoding=LIT | --expand-tabs[=NUM] | --no-expand-tabs | -m | -c | --cc | --dd | --diff-merges=LIT | --no-diff-merges | " +
 		"--remerge-diff | --notes[=LIT] | --no-notes | --show-notes[=LIT] | --date-order | !--show-signature | !--stdin"
 )

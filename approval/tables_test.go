@@ -62,7 +62,8 @@ var tableProbes = []struct {
 		"git push", "git clone ext::sh a", "git -C /tmp status", "git status --exec=id", "git log --ext",
 		// files of the repository that hold keys, read through a revision
 		"git show HEAD:.npmrc", "git show HEAD:secrets.yml", "git show :.env", "git log -p HEAD:id_ed25519",
-		"git show HEAD:.git/config", "git diff --no-index dir1 dir2",
+		"git show HEAD:.git/config", "git diff --no-index dir1 dir2", "git log -L1,5:.npmrc",
+		"git log -L :main:secrets.yml", "git log -L1,2:/etc/passwd",
 	}},
 	{"tar *", []string{
 		// the probe: the first word is an option cluster, dash or not
@@ -158,7 +159,7 @@ func TestTablesMatch(t *testing.T) {
 			"git config --get-regexp '^remote'", "git config --get-all remote.origin.url", "git config --get core.pager x",
 			"git rev-parse --abbrev-ref HEAD", "git rev-parse --show-toplevel", "git branch -a", "git branch --show-current",
 			"git ls-files -m", "git add -u", "git add -A", "git add src/a.go", "git commit -m 'a message'", "git commit -am x",
-			"git blame -L 1,5 a.go", "git show HEAD:src/a.go", "git diff HEAD:a.go b.go", "git describe --tags --always", "git log --format=%H -1", "git log --pretty=oneline"}},
+			"git blame -L 1,5 a.go", "git show HEAD:src/a.go", "git diff HEAD:a.go b.go", "git describe --tags --always", "git log --format=%H -1", "git log -L1,5:a.go", "git log -L :main:src/a.go", "git log --pretty=oneline"}},
 		{"tar *", []string{"tar xzf a.tgz", "tar -xzf a.tgz", "tar tf a.tar", "tar tvf a.tar", "tar xf h:a.tar --force-local",
 			"tar --extract --file a.tar", "tar --ext --file=a.tar", "tar --extr --verbo --gunz --file=a.tar", "tar xf a.tar -C out", "tar -x -f a.tar -C out --strip-components=1",
 			"tar xjf a.tbz", "tar -tzf a.tgz", "tar xf a.tar --exclude='*.md'", "tar -xvf a.tar"}},
