@@ -265,11 +265,11 @@ var programTables = map[string]*Program{
 		Class: ClassRunsWorkspaceCode, Cite: "Go 1.22, `go help build`, `go help test`, `go help testflag`, `go help env`",
 		Runs: []string{"go", "compile", "link", "asm", "cgo", "vet", "cover", "gcc", "gofmt"},
 		Subs: map[string]*Program{
-			"build":   goSub(">-o=OUT", argPkg, argPkg),
-			"test":    goSub(">-o=OUT | -c | -json | "+goTestFlags, argPkg, argPkg),
-			"vet":     goSub("-json | !-vettool=LIT", argPkg, argPkg),
+			"build":   goSub(">-o=OUT", argPkg),
+			"test":    goSub(">-o=OUT | -c | -json | "+goTestFlags, argPkg),
+			"vet":     goSub("-json | !-vettool=LIT", argPkg),
 			"run":     {Class: ClassRunsWorkspaceCode, Cite: "Go 1.22, `go help run`", GoFlags: true, Opts: goBuildFlags, First: argPkg, Operands: argRest, StopAtFirst: true},
-			"list":    goSub("-m | -json[=LIT] | -f=LIT | -e | -deps | -test | -find | -export | -compiled | -versions", argPkg, argPkg),
+			"list":    goSub("-m | -json[=LIT] | -f=LIT | -e | -deps | -test | -find | -export | -compiled | -versions", argPkg),
 			"fmt":     {Class: ClassPure, Cite: "Go 1.22, `go help fmt`", GoFlags: true, Writes: true, Opts: "-n | -x | -mod=LIT", Operands: argPkg},
 			"version": {Class: ClassPure, Cite: "Go 1.22, `go help version`", NoOps: true},
 			"env":     {Class: ClassPure, Cite: "Go 1.22, `go help env`", GoFlags: true, Opts: "-json | -changed | !-w | !-u", Operands: argLit},
@@ -300,8 +300,7 @@ const (
 		">-cpuprofile=OUT | >-memprofile=OUT | >-blockprofile=OUT | >-mutexprofile=OUT | >-trace=OUT | !-args"
 )
 
-func goSub(opts string, first, operands argType) *Program {
-	_ = first
+func goSub(opts string, operands argType) *Program {
 	return &Program{Class: ClassRunsWorkspaceCode, Cite: "Go 1.22, `go help build` and `go help testflag`", GoFlags: true,
 		Opts: goBuildFlags + " | " + opts, Operands: operands}
 }
