@@ -181,9 +181,16 @@ func (p *sedParser) script() bool {
 			p.toEOL()
 			continue
 		case ':', 'b', 't', 'T', 'v':
+			// A label of plain characters, then the end of the command:
+			// sed ends a label at a blank or ';' and reads what follows
+			// as a command, so nothing after one is skipped.
 			p.spaces()
-			for !p.eof() && p.s[p.i] != '\n' && p.s[p.i] != ';' {
+			for !p.eof() && labelChar(p.s[p.i]) {
 				p.i++
+			}
+			p.spaces()
+			if !p.eof() && strings.IndexByte(";\n}", p.s[p.i]) < 0 {
+				return false
 			}
 			continue
 		case 'a', 'i', 'c':
@@ -213,6 +220,10 @@ func (p *sedParser) script() bool {
 			return false
 		}
 	}
+}
+
+func labelChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
 }
 
 func (p *sedParser) toEOL() {
