@@ -210,18 +210,9 @@ var programTables = map[string]*Program{
 			"-q --hide-control-chars | --show-control-chars | -Q --quote-name | --quoting-style=LIT | -r --reverse | " +
 			"-R --recursive | -s --size | -S | --sort=LIT | --time=LIT | --time-style=LIT | -t | -T=NUM --tabsize=NUM | -u | " +
 			"-U | -v | -w=NUM --width=NUM | -x | -X | -Z --context | --zero | -1"},
-	"diff": {Class: ClassPure, Cite: "GNU diffutils 3.8, diff(1)", Operands: argPath, Longs: longsDiff,
-		// Never recursive (-r, -N and the options that go with them), never
-		// through pr (-l).
-		Opts: "--normal | -q --brief | -s --report-identical-files | -c | -C=NUM --context[=NUM] | -u | -U=NUM --unified[=NUM] | " +
-			"-e --ed | -n --rcs | -y --side-by-side | -W=NUM --width=NUM | --left-column | --suppress-common-lines | " +
-			"-p --show-c-function | -F=LIT --show-function-line=LIT | --label=LIT | -t --expand-tabs | -T --initial-tab | " +
-			"--tabsize=NUM | --suppress-blank-empty | -i --ignore-case | -E --ignore-tab-expansion | -Z --ignore-trailing-space | " +
-			"-b --ignore-space-change | -w --ignore-all-space | -B --ignore-blank-lines | -I=LIT --ignore-matching-lines=LIT | " +
-			"-a --text | --strip-trailing-cr | -D=LIT --ifdef=LIT | --line-format=LIT | -d --minimal | --horizon-lines=NUM | " +
-			"--speed-large-files | --color[=LIT] | --palette=LIT | !-l --paginate | !-r --recursive | !-N --new-file | " +
-			"!--unidirectional-new-file | !-x=LIT --exclude=LIT | !-X=LIT --exclude-from=LIT | !-S=LIT --starting-file=LIT | " +
-			"!--from-file=LIT | !--to-file=LIT | !--no-dereference"},
+	// No table for diff (GNU diffutils 3.8, diff(1)): given two folders
+	// it compares the files of the same name in both, key files included,
+	// and no option turns that off; its commands ask.
 	// Shell builtins (bash 5.2, bash(1) "SHELL BUILTIN COMMANDS"; dash(1)).
 	"echo":   {Class: ClassPure, Cite: bashCite, Text: true},
 	"test":   {Class: ClassPure, Cite: bashCite, Text: true, Check: testCheck},
@@ -325,6 +316,5 @@ const (
 	longsCut   = "bytes characters complement delimiter fields only-delimited output-delimiter zero-terminated"
 	longsUniq  = "all-repeated check-chars count group ignore-case repeated skip-chars skip-fields unique zero-terminated"
 	longsLs    = "all almost-all author block-size classify color context dereference dereference-command-line dereference-command-line-symlink-to-dir directory dired escape file-type format full-time group-directories-first hide hide-control-chars human-readable hyperlink ignore ignore-backups indicator-style inode kibibytes literal no-group numeric-uid-gid quote-name quoting-style recursive reverse show-control-chars si size sort tabsize time time-style width zero"
-	longsDiff  = "GTYPE-group-format LTYPE-line-format brief color context ed exclude exclude-from expand-tabs from-file horizon-lines ifdef ignore-all-space ignore-blank-lines ignore-case ignore-file-name-case ignore-matching-lines ignore-space-change ignore-tab-expansion ignore-trailing-space initial-tab label left-column line-format minimal new-file no-dereference no-ignore-file-name-case normal paginate palette rcs recursive report-identical-files show-c-function show-function-line side-by-side speed-large-files starting-file strip-trailing-cr suppress-blank-empty suppress-common-lines tabsize text to-file unidirectional-new-file unified width"
 	longsMake  = "always-make assume-new assume-old check-symlink-times debug directory dry-run environment-overrides eval file ignore-errors include-dir jobs just-print keep-going load-average makefile max-load new-file no-builtin-rules no-builtin-variables no-keep-going no-print-directory no-silent old-file output-sync print-data-base print-directory question quiet recon silent stop touch trace warn-undefined-variables what-if"
 )
