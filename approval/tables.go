@@ -85,12 +85,14 @@ var programTables = map[string]*Program{
 				"-w[=LIT] | --all | --since=LIT --after=LIT | --until=LIT --before=LIT | --no-merges | --author=LIT", nil),
 			// git-config(1) of 2.39 has no subcommand words: `git config
 			// NAME VALUE [VALUE-PATTERN]` writes. Only the read forms match:
-			// one action option of these, with its operands.
+			// one action option of these, with its operands. Its options end
+			// at the first operand (`git config alias.x --get-regexp` sets
+			// alias.x).
 			"config": gitSub(ClassPure, "--get | --get-all | --get-regexp | --get-urlmatch | -l --list | --show-origin | "+
 				"--show-scope | -z --null | --name-only | --includes | --no-includes | --local | --global | --system | --worktree | "+
 				"-f=PATH --file=PATH | --blob=LIT | --type=LIT | --bool | --int | --bool-or-int | --path | --expiry-date | "+
 				"--default=LIT | --fixed-value | !--add | !--replace-all | !--unset | !--unset-all | !--rename-section | "+
-				"!--remove-section | !-e --edit | !--get-color | !--get-colorbool", gitConfigRead),
+				"!--remove-section | !-e --edit | !--get-color | !--get-colorbool", gitConfigRead).stopAtFirst(),
 			// add and commit write the index and history; commit runs the
 			// repository's hooks, the workspace's code. A commit without a
 			// message would run an editor.
@@ -294,6 +296,11 @@ const (
 func goSub(opts string, operands argType) *Program {
 	return &Program{Class: ClassRunsWorkspaceCode, Cite: "Go 1.22, `go help build` and `go help testflag`", GoFlags: true,
 		Opts: goBuildFlags + " | " + opts, Operands: operands}
+}
+
+func (p *Program) stopAtFirst() *Program {
+	p.StopAtFirst = true
+	return p
 }
 
 func gitLog() *Program {

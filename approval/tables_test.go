@@ -52,6 +52,7 @@ var tableProbes = []struct {
 		"git config --get --unset core.pager", "git config --get --replace-all core.pager id x",
 		"git config --get --edit", "git config --get --rename-section a b", "git config --blob HEAD core.pager id",
 		"git config", "git config --get", "git config --list --edit", "git config --get=core.pager",
+		"git config alias.x --get-regexp", "git config core.pager --get", "git config diff.external id --get",
 		// the diff and log forms that run configured programs, the global forms
 		"git diff --ext-diff", "git diff --textconv a b", "git log -p --ext-diff", "git show --textconv HEAD",
 		"git -c diff.external=id diff", "git --config-env=core.pager=X log", "git diff --output=../x",
