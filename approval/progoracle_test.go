@@ -80,3 +80,43 @@ func TestFindAndSplitRulesNeverRunAProgram(t *testing.T) {
 	runIn(dir, "split -l 1 --fil="+run+" a.txt")
 	require.FileExists(t, filepath.Join(dir, "RAN"))
 }
+
+// TestMakeRuleRunsOnlyTheMakefile: GNU make itself is the oracle. A rule
+// over make is consent to run the Makefile, never code the command's own
+// words bring: every generated make command that `make *` matches is run
+// beside a Makefile that runs nothing; none runs `touch RAN`.
+func TestMakeRuleRunsOnlyTheMakefile(t *testing.T) {
+	if v, err := exec.Command("make", "--version").Output(); err != nil || !strings.Contains(string(v), "GNU Make") {
+		t.Skip("no GNU make on PATH")
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	mk := "build:\n\t@echo ok\nall: build\n"
+	for _, f := range []string{"Makefile", "sub/Makefile", "other.mk"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte(mk), 0o644))
+	}
+	shell := "'$(shell touch RAN)'"
+	words := []string{"--eval=x:=" + shell, "--eval", "x:=" + shell, "-E", "--ev=x:=" + shell, "--e=x:=" + shell,
+		"X=" + shell, "SHELL=/bin/sh", "'.SHELLFLAGS=-c touch RAN;'", "build", "all", "-n", "-j2", "-j", "-C", "sub", "-k",
+		"-s", "--debug", "-p", "-f", "other.mk", "--file=other.mk", "/dev/stdin", "-I", ".", "--include-dir=.", "-B",
+		"-W", "build", "--what-if=build", "-e", "-r", "-R", "--trace", "-q", "-i", "-o", "build"}
+	rules := cmdRules("make *")
+	r := rand.New(rand.NewSource(17))
+	matched := 0
+	for k := 0; k < 700; k++ {
+		cmd := "make"
+		for j := 0; j < r.Intn(5); j++ {
+			cmd += " " + words[r.Intn(len(words))]
+		}
+		if !matchAt(TablesV2, rules, cmd) {
+			continue
+		}
+		matched++
+		runIn(dir, cmd)
+		require.NoFileExists(t, filepath.Join(dir, "RAN"), "%q ran code of its own words", cmd)
+		require.NoFileExists(t, filepath.Join(dir, "sub", "RAN"), "%q ran code of its own words", cmd)
+	}
+	require.Greater(t, matched, 50)
+	runIn(dir, "make --ev=x:="+shell+" build")
+	require.FileExists(t, filepath.Join(dir, "RAN"), "the oracle sees --eval")
+}
