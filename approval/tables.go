@@ -277,8 +277,8 @@ var shellTable = &Program{Class: ClassRunsWorkspaceCode, Cite: "bash 5.2, bash(1
 	First: argScript, Operands: argRest, StopAtFirst: true}
 
 var pythonTable = &Program{Class: ClassRunsWorkspaceCode, Cite: "CPython 3.11, python3(1)", First: argScript, Operands: argRest,
-	StopAtFirst: true, Opts: "-b | -B | -d | -E | -I | -O | -P | -q | -s | -S | -u | -v | -x | -W=LIT | -X=LIT | " +
-		"!-c=LIT | !-m=LIT | !-i"}
+	StopAtFirst: true, Opts: "-b | -B | -d | -E | -I | -O | -P | -q | -s | -S | -u | -v | -x | -X=LIT | " +
+		"!-c=LIT | !-m=LIT | !-i | !-W=LIT"} // -W imports the module of a warning category it names
 
 var npmRun = &Program{Class: ClassRunsWorkspaceCode, Cite: "npm 10, npm-run-script(1)", First: argLit, Operands: argRest,
 	Opts: "--if-present | -s --silent"}
