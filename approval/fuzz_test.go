@@ -31,6 +31,9 @@ var forbiddenForms = []string{
 
 var fuzzRules = cmdRules("git *", "ls *", "go test ./...")
 
+// tabledRules reach every kind of table, for panics.
+var tabledRules = cmdRules("tar *", "sed *", "git *", "grep *", "find *", "go *", "make *", "npm *", "python3 *", "sort *", "split *", "printf *", "test *", "cd *")
+
 // FuzzRuleNeverOverMatches: a script that joins an allowed command with
 // `touch PWNED` through any form is never approved by rules that do not
 // name touch (T4); and no input makes the matcher panic. An approved
@@ -51,6 +54,9 @@ func FuzzRuleNeverOverMatches(f *testing.F) {
 		"git log --output=x", "git archive --remote=ext::sh HEAD", "git clone ext::sh", "ls .en?", "ls .e{nv,x}",
 		"ls ~/.ss?/id_rsa", "ls gd/confi?", "ls gd/hoo[k]s/pre-commit", "ls | sh", "ls | bash -s", "bash < x",
 		"sh <<EOF\nls\nEOF", "ls | env sh", "env -i git status", "git --bare log", "ls x > gd/HEAD",
+		// the option tables (T11)
+		"tar xIf 'sh -c id' a.tar", "sed 's/a/b/e' x", "git config a.b c get", "find . -fprintf x '%p' -name y",
+		"go test -run=X -count=1 ./...", "make -j4 -C sub build", "npm run x -- --y", "sed -e '1{' -e 'p;}' x",
 	} {
 		f.Add("status", uint8(0), uint8(0), s)
 	}
@@ -60,8 +66,10 @@ func FuzzRuleNeverOverMatches(f *testing.F) {
 			good += sanitizeWords(allowed)
 		}
 		script := fmt.Sprintf(overMatchForms[int(form)%len(overMatchForms)], strings.TrimSpace(good), forbiddenForms[int(variant)%len(forbiddenForms)])
-		if _, ok := which(fuzzRules, KindCommand, "run_command", cmdArgs(script)); ok {
-			t.Fatalf("approved %q", script)
+		for _, tables := range []int{TablesLegacy, TablesV2} {
+			if _, ok := which(tables, fuzzRules, KindCommand, "run_command", cmdArgs(script)); ok {
+				t.Fatalf("approved %q (tables %d)", script, tables)
+			}
 		}
 
 		// Arbitrary input: no panic anywhere, and an approval is consistent
@@ -71,10 +79,15 @@ func FuzzRuleNeverOverMatches(f *testing.F) {
 		_ = validateTool("edit_file", raw)
 		_ = validateTool("download_file", raw)
 		for _, tool := range []string{"edit_file", "http_request", "download_file", "read_files"} {
-			_, _ = which([]Rule{{Tool: tool, Pattern: "**"}, {Tool: tool, Pattern: "GET https://x.com/*"}}, kindOf(tool), tool, raw)
+			_, _ = which(TablesV2, []Rule{{Tool: tool, Pattern: "**"}, {Tool: tool, Pattern: "GET https://x.com/*"}}, kindOf(tool), tool, raw)
 		}
-		_, _ = which([]Rule{{Tool: "run_command", Pattern: raw}}, KindCommand, "run_command", cmdArgs("git status"))
-		if _, ok := which(fuzzRules, KindCommand, "run_command", cmdArgs(raw)); ok {
+		_, _ = which(TablesV2, []Rule{{Tool: "run_command", Pattern: raw}}, KindCommand, "run_command", cmdArgs("git status"))
+		_ = ReadOnlyCommand(raw)
+		_, _ = which(TablesV2, tabledRules, KindCommand, "run_command", cmdArgs(raw))
+		for _, tables := range []int{TablesLegacy, TablesV2} {
+			if _, ok := which(tables, fuzzRules, KindCommand, "run_command", cmdArgs(raw)); !ok {
+				continue
+			}
 			// The tool sees the command as JSON decodes it (invalid UTF-8
 			// becomes U+FFFD), and so does the matcher.
 			var seen struct{ Command string }

@@ -11,36 +11,39 @@ import (
 // files; none of them names a program that could run another.
 var gitWriteRules = cmdRules("git *", "cp *", "mv *", "tee *", "cat *", "echo *", "mkdir *", "ln *", "touch *", "ls *", "rm *", "install *")
 
+// gitDirWrites never match under gitWriteRules.
+var gitDirWrites = []string{
+	// the finding: a bare repository whose config the script writes
+	"git init --bare gd; git hash-object -w evil; git cat-file -p 1234 > gd/config; git -C gd fetch",
+	"git cat-file -p 1234 > gd/config", "git show HEAD:evil >> gd/config", "echo '[core]' > x/config",
+	"git show HEAD:evil > gd/config.worktree", "echo ../x > gd/commondir", "echo x > gd/HEAD", "echo x > gd/gitdir",
+	"cp evil gd/config", "cp evil gd/CONFIG", "mv evil gd/config", "ln -s ../evil gd/config", "install evil gd/config",
+	"tee gd/config < evil", "tee -a gd/config", "cat evil > gd/config", "cp -r evil gd/hooks", "mkdir gd/hooks",
+	"mkdir -p gd/hooks", "cp evil gd/hooks/pre-commit", "tee gd/hooks/post-checkout", "tee .git/hooks/pre-commit",
+	"mv x gd/hooks/", "cp evil gd/config/", "cp evil gd/./config", "mv evil gd/HEAD", "ln -s x gd/HEAD",
+	"echo x | tee gd/hooks/fsmonitor-watchman", "cp evil sub/gd/hooks/pre-push", "touch gd/hooks/pre-commit",
+	// separate and explicit git directories
+	"git init --separate-git-dir=gd w", "git init --separate-git-dir gd w", "git init --sep=gd w",
+	"git clone --separate-git-dir=gd a b", "git --git-dir=gd status", "git --git-dir gd status", "git --bare log",
+	"git -C gd --bare fetch", "git --work-tree=. status", "GIT_DIR=gd git status", "env GIT_DIR=gd git status",
+	"GIT_WORK_TREE=. git status", "env -i git status", "env -i GOOS=linux git status", "env -u GIT_CONFIG_COUNT git status",
+	"env --unset=GIT_CONFIG_GLOBAL git status", "env -uGIT_CONFIG_NOSYSTEM git status", "env --ignore-environment git status",
+	// settings and options that name a program
+	"git -c core.sshCommand='touch X' fetch", "git -c core.fsmonitor='touch X' status", "git config core.fsmonitor 'touch X'",
+	"git config --local core.fsmonitor 'touch X'", "git config --global core.hooksPath .", "git -c alias.x='!sh' x",
+	"git difftool -x sh", "git log --output=gd/config", "git archive --remote=ext::sh HEAD", "git archive --remote 'ext::sh -c x' HEAD",
+	"git clone ext::sh", "git clone 'ext::sh -c touch% X' d", "git fetch 'ext::sh -c x'", "git remote add o ext::sh",
+	"git remote add o 'fd::3'", "git submodule foreach touch X", "git submodule update", "git pull --upload-pack=x",
+	"git fetch --upload-pac=x", "git config --file gd/config core.fsmonitor x", "git config -f gd/config --get x",
+	"git mergetool", "git -c core.hooksPath=. commit", "git --exec-path=. status",
+}
+
 // TestRulesNeverWriteAGitDirectory: under rules, no command writes the
 // config, HEAD or hooks of any git directory (not only one named .git), nor
 // uses a git directory that git did not discover as the workdir's own, nor
 // passes git an option or setting that names a program (T4).
 func TestRulesNeverWriteAGitDirectory(t *testing.T) {
-	requireNoneMatch(t, gitWriteRules, []string{
-		// the finding: a bare repository whose config the script writes
-		"git init --bare gd; git hash-object -w evil; git cat-file -p 1234 > gd/config; git -C gd fetch",
-		"git cat-file -p 1234 > gd/config", "git show HEAD:evil >> gd/config", "echo '[core]' > x/config",
-		"git show HEAD:evil > gd/config.worktree", "echo ../x > gd/commondir", "echo x > gd/HEAD", "echo x > gd/gitdir",
-		"cp evil gd/config", "cp evil gd/CONFIG", "mv evil gd/config", "ln -s ../evil gd/config", "install evil gd/config",
-		"tee gd/config < evil", "tee -a gd/config", "cat evil > gd/config", "cp -r evil gd/hooks", "mkdir gd/hooks",
-		"mkdir -p gd/hooks", "cp evil gd/hooks/pre-commit", "tee gd/hooks/post-checkout", "tee .git/hooks/pre-commit",
-		"mv x gd/hooks/", "cp evil gd/config/", "cp evil gd/./config", "mv evil gd/HEAD", "ln -s x gd/HEAD",
-		"echo x | tee gd/hooks/fsmonitor-watchman", "cp evil sub/gd/hooks/pre-push", "touch gd/hooks/pre-commit",
-		// separate and explicit git directories
-		"git init --separate-git-dir=gd w", "git init --separate-git-dir gd w", "git init --sep=gd w",
-		"git clone --separate-git-dir=gd a b", "git --git-dir=gd status", "git --git-dir gd status", "git --bare log",
-		"git -C gd --bare fetch", "git --work-tree=. status", "GIT_DIR=gd git status", "env GIT_DIR=gd git status",
-		"GIT_WORK_TREE=. git status", "env -i git status", "env -i GOOS=linux git status", "env -u GIT_CONFIG_COUNT git status",
-		"env --unset=GIT_CONFIG_GLOBAL git status", "env -uGIT_CONFIG_NOSYSTEM git status", "env --ignore-environment git status",
-		// settings and options that name a program
-		"git -c core.sshCommand='touch X' fetch", "git -c core.fsmonitor='touch X' status", "git config core.fsmonitor 'touch X'",
-		"git config --local core.fsmonitor 'touch X'", "git config --global core.hooksPath .", "git -c alias.x='!sh' x",
-		"git difftool -x sh", "git log --output=x", "git archive --remote=ext::sh HEAD", "git archive --remote 'ext::sh -c x' HEAD",
-		"git clone ext::sh", "git clone 'ext::sh -c touch% X' d", "git fetch 'ext::sh -c x'", "git remote add o ext::sh",
-		"git remote add o 'fd::3'", "git submodule foreach touch X", "git submodule update", "git pull --upload-pack=x",
-		"git fetch --upload-pac=x", "git config --file gd/config core.fsmonitor x", "git config -f gd/config --get x",
-		"git mergetool", "git -c core.hooksPath=. commit", "git --exec-path=. status",
-	})
+	requireNoneMatch(t, gitWriteRules, gitDirWrites)
 	// What these rules are for still matches.
 	requireAllMatch(t, gitWriteRules, []string{
 		"git status", "git diff HEAD", "git log HEAD~1", "git reset HEAD a.go", "git diff HEAD~1", "git log main~2..HEAD", "git config --get user.name",

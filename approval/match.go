@@ -62,13 +62,25 @@ const (
 //   - KindDownload (download_file): `[GET ]URL PATHGLOB`: the URL as for
 //     http_request and the path as for the file tools.
 //   - KindExact (any other tool): `*` only, meaning every call of the tool.
-func ValidatePattern(kind Kind, tool, pattern string) (err error) {
+//
+// A command pattern over a program without an option table (T11) is
+// refused: it would never match.
+func ValidatePattern(kind Kind, tool, pattern string) error {
+	return ValidatePatternAt(TablesCurrent, kind, tool, pattern)
+}
+
+// ValidatePatternAt is ValidatePattern for one version of the matcher
+// (TablesLegacy, TablesV2; zero is TablesLegacy).
+func ValidatePatternAt(tables int, kind Kind, tool, pattern string) (err error) {
 	defer func() {
 		if recover() != nil {
 			err = errors.New("the pattern could not be read")
 		}
 	}()
-	_, err = compile(kind, tool, pattern)
+	c, err := compile(kind, tool, pattern)
+	if err == nil && kind == KindCommand && tables >= TablesV2 && !tabledPatternOK(c.cmd) {
+		return fmt.Errorf("%s has no option table, so a pattern over it would never match (T11): remember the exact command instead", c.cmd.words[0])
+	}
 	return err
 }
 
@@ -116,23 +128,37 @@ func compile(kind Kind, tool, pattern string) (compiled, error) {
 // kind, with canonicalArgs (T4). Rules must have been checked with Verified
 // first; rules that only allow a secret (Secret set) approve nothing on
 // their own.
+//
+// Match is the current version of the matcher (TablesCurrent); MatchAt
+// names one.
 func Match(rules []Rule, kind Kind, tool, canonicalArgs string) bool {
-	_, ok := Which(rules, kind, tool, canonicalArgs)
+	return MatchAt(TablesCurrent, rules, kind, tool, canonicalArgs)
+}
+
+// MatchAt is Match with one version of the matcher: TablesLegacy (or zero)
+// as rounds recorded before T11 decided, TablesV2 with the option tables.
+func MatchAt(tables int, rules []Rule, kind Kind, tool, canonicalArgs string) bool {
+	_, ok := WhichAt(tables, rules, kind, tool, canonicalArgs)
 	return ok
 }
 
 // Which is Match that also returns the rules that approved the call (more
 // than one when the commands of one script match different rules).
 func Which(rules []Rule, kind Kind, tool, canonicalArgs string) (used []Rule, ok bool) {
+	return WhichAt(TablesCurrent, rules, kind, tool, canonicalArgs)
+}
+
+// WhichAt is Which with one version of the matcher (MatchAt).
+func WhichAt(tables int, rules []Rule, kind Kind, tool, canonicalArgs string) (used []Rule, ok bool) {
 	defer func() {
 		if recover() != nil {
 			used, ok = nil, false
 		}
 	}()
-	return which(rules, kind, tool, canonicalArgs)
+	return which(tables, rules, kind, tool, canonicalArgs)
 }
 
-func which(rules []Rule, kind Kind, tool, canonicalArgs string) ([]Rule, bool) {
+func which(tables int, rules []Rule, kind Kind, tool, canonicalArgs string) ([]Rule, bool) {
 	var patterned []int
 	for i, r := range rules {
 		if r.Tool != tool || r.Secret != "" {
@@ -155,7 +181,7 @@ func which(rules []Rule, kind Kind, tool, canonicalArgs string) ([]Rule, bool) {
 	}
 	switch kind {
 	case KindCommand:
-		return matchCommand(rules, patterned, args)
+		return matchCommand(tables, rules, patterned, args)
 	case KindPath, KindRequest, KindURL, KindDownload:
 	default:
 		for _, i := range patterned {
@@ -205,7 +231,7 @@ func matchPathsAcross(rules []Rule, patterned []int, tool string, args map[strin
 	return used, true
 }
 
-func matchCommand(rules []Rule, patterned []int, args map[string]json.RawMessage) ([]Rule, bool) {
+func matchCommand(tables int, rules []Rule, patterned []int, args map[string]json.RawMessage) ([]Rule, bool) {
 	script, ok := stringField(args, "command")
 	if !ok || strings.TrimSpace(script) == "" {
 		return nil, false
@@ -222,7 +248,7 @@ func matchCommand(rules []Rule, patterned []int, args map[string]json.RawMessage
 	if len(pats) == 0 {
 		return nil, false
 	}
-	usedIdx, ok := commandAllowed(script, pats)
+	usedIdx, ok := commandAllowed(script, pats, tables)
 	if !ok {
 		return nil, false
 	}

@@ -61,6 +61,10 @@ type Policy struct {
 	DenyAutoApprove bool
 	// Rules are the run's remembered rules, already Verified.
 	Rules []Rule
+	// Tables is the version of the matcher that reads command patterns
+	// (TablesLegacy, TablesV2, T11); zero is TablesLegacy, as rounds
+	// recorded before the version was recorded decided.
+	Tables int
 }
 
 // Verdict says whether a call waits for a person, and why.
@@ -168,7 +172,7 @@ func Needs(c Call, p Policy) (v Verdict) {
 	var used []Rule
 	approved := readOnly
 	if !approved {
-		used, approved = Which(p.Rules, c.Kind, c.Tool, c.Args)
+		used, approved = WhichAt(p.Tables, p.Rules, c.Kind, c.Tool, c.Args)
 	}
 	if approved && len(secrets) > 0 {
 		granted, ok := secretsAllowed(p.Rules, c, args, secrets)

@@ -11,7 +11,16 @@ import "fmt"
 // when the call sends secrets ({{secret:NAME}} in a KindRequest call), each secret
 // gets a rule that allows it for the same pattern, since the person saw
 // and approved that.
+//
+// Remember validates with the current version of the matcher
+// (TablesCurrent); RememberAt names one.
 func Remember(kind Kind, tool, canonicalArgs, pattern string) ([]Rule, error) {
+	return RememberAt(TablesCurrent, kind, tool, canonicalArgs, pattern)
+}
+
+// RememberAt is Remember with the patterns of one version of the matcher
+// (ValidatePatternAt): a round decides with the version it recorded.
+func RememberAt(tables int, kind Kind, tool, canonicalArgs, pattern string) ([]Rule, error) {
 	if tool == "" {
 		return nil, fmt.Errorf("approval: a rule needs a tool")
 	}
@@ -21,7 +30,7 @@ func Remember(kind Kind, tool, canonicalArgs, pattern string) ([]Rule, error) {
 		}
 		return []Rule{{Tool: tool, Args: canonicalArgs}}, nil
 	}
-	if err := ValidatePattern(kind, tool, pattern); err != nil {
+	if err := ValidatePatternAt(tables, kind, tool, pattern); err != nil {
 		return nil, fmt.Errorf("approval: pattern %q for %s: %w", pattern, tool, err)
 	}
 	rules := []Rule{{Tool: tool, Pattern: pattern}}

@@ -91,6 +91,11 @@ import (
 //     name a program or a config file (argDanger); pagers and editors.
 //   - `true`, `false`, `:`, and `set` with -e -u -x -v or -o pipefail,
 //     errexit, nounset, xtrace need no rule: they run nothing.
+//   - With TablesV2 (T11, classify.go) the checks per program above
+//     (shellprog.go's programRules) are replaced by the option tables: a
+//     command matches only when its program's table classifies every word
+//     of it, and a program without a table (a name with a `/` outside the
+//     system folders included) matches no pattern.
 //
 // What a matched program does with its literal arguments is the pattern's
 // scope: `python *` approves any Python program, `sed *` and `awk *` any
@@ -121,12 +126,20 @@ type shellCheck struct {
 	// pipe, a here-document, an input redirection), not the empty stdin
 	// of the tool.
 	stdin bool
+	// tables is the matcher's version (TablesLegacy, TablesV2).
+	tables int
+	// anyTabled: every command a table classifies matches, as if a rule
+	// named its program (ReadOnlyCommand).
+	anyTabled bool
+	// writes: a matched command has a write form, runs the workspace's
+	// code, or a redirection writes a file.
+	writes bool
 }
 
 // commandAllowed reports whether every simple command of script is matched
 // by a pattern, and returns the indexes of the rules it used.
-func commandAllowed(script string, pats []cmdPattern) (map[int]bool, bool) {
-	c := &shellCheck{pats: pats, used: map[int]bool{}}
+func commandAllowed(script string, pats []cmdPattern, tables int) (map[int]bool, bool) {
+	c := &shellCheck{pats: pats, used: map[int]bool{}, tables: tables}
 	if !c.script(script, 0) {
 		return nil, false
 	}
@@ -213,6 +226,9 @@ func (c *shellCheck) stmt(s *syntax.Stmt, depth int) bool {
 		if !redirectOK(r) {
 			return false
 		}
+		if writesFile(r) {
+			c.writes = true
+		}
 	}
 	defer func(fed bool) { c.stdin = fed }(c.stdin)
 	if feedsStdin(s.Redirs) {
@@ -298,6 +314,9 @@ func (c *shellCheck) simple(ws []word, depth int) bool {
 	if c.stdin && programFromStdin(prog, args) {
 		return false
 	}
+	if c.tables >= TablesV2 && !systemProgram(name.val) {
+		return false // no table names ./build.sh or /tmp/x/sh
+	}
 	if !systemProgram(name.val) {
 		// ./env or /tmp/x/sh is whatever file is there: it is matched as
 		// itself, never unwrapped or taken for a builtin.
@@ -320,10 +339,16 @@ func (c *shellCheck) simple(ws []word, depth int) bool {
 		if len(args) == 0 || strings.HasPrefix(args[0].val, "-") || strings.HasPrefix(args[0].val, "+") || args[0].expands {
 			return false
 		}
+		if c.tables >= TablesV2 {
+			return c.matchTabled(ws)
+		}
 		return c.matchPatterns(ws)
 	}
 	if w, ok := wrappers[prog]; ok {
 		return c.unwrap(w, ws, depth)
+	}
+	if c.tables >= TablesV2 {
+		return c.matchTabled(ws)
 	}
 	if rule, ok := programRules[prog]; ok && !rule(args) {
 		return false
@@ -416,6 +441,16 @@ func redirectOK(r *syntax.Redirect) bool {
 	// &> and &>> are bash's: sh reads `cmd &> f more` as `cmd &` and a
 	// second command `> f more`, which the parser does not show (found by
 	// running dash).
+	return false
+}
+
+// writesFile reports whether a redirection writes a file (not a device).
+func writesFile(r *syntax.Redirect) bool {
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.RdrClob:
+		t, ok := evalWord(r.Word)
+		return !ok || !deviceTargets[t.val]
+	}
 	return false
 }
 

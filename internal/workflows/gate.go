@@ -359,7 +359,7 @@ func (r *run) onConfirm(ctx workflow.Context, s round.Confirm, via string) {
 			detail += ", past " + strings.Join(c.Limits, ", ")
 		}
 		if s.Remember {
-			rules, err := approval.Remember(r.snap.approvalOf(c).Kind, c.Tool, Canonical(c.Args), s.Pattern)
+			rules, err := approval.RememberAt(r.snap.Tables, r.snap.approvalOf(c).Kind, c.Tool, Canonical(c.Args), s.Pattern)
 			if err != nil {
 				detail += ", not remembered: " + err.Error()
 			} else {
@@ -400,7 +400,7 @@ func (r *run) settleOthers(ctx workflow.Context, by string) {
 		if !q.waitsForDecision() || len(q.Limits) > 0 {
 			continue // B1: a limit takes an explicit decision on its call
 		}
-		pol := approval.Policy{Rules: r.usableRules(all)}
+		pol := approval.Policy{Rules: r.usableRules(all), Tables: r.snap.Tables}
 		now := workflow.Now(ctx)
 		if r.allowTurn && !q.Always {
 			rec := *r.allowTurnBy

@@ -266,7 +266,7 @@ func pastRuleMatches(ruleTool, pattern, tool, subject string) bool {
 		return true
 	}
 	args, ok := pastSubjectArgs(tool, subject)
-	return ok && approval.Match([]approval.Rule{{Tool: ruleTool, Pattern: pattern}}, pastFacts[tool].kind, tool, args)
+	return ok && approval.MatchAt(approval.TablesLegacy, []approval.Rule{{Tool: ruleTool, Pattern: pattern}}, pastFacts[tool].kind, tool, args)
 }
 
 // pastSubjectArgs rebuilds the arguments a subject stands for

@@ -150,7 +150,7 @@ func (r *run) checkPattern(c *Call, s round.Confirm) error {
 	if !s.Approve || !s.Remember || s.Pattern == "" {
 		return nil
 	}
-	if err := approval.ValidatePattern(r.snap.approvalOf(c).Kind, c.Tool, s.Pattern); err != nil {
+	if err := approval.ValidatePatternAt(r.snap.Tables, r.snap.approvalOf(c).Kind, c.Tool, s.Pattern); err != nil {
 		return temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("invalid pattern %q for %s: %v; nothing was decided", s.Pattern, c.Tool, err), round.ErrInvalidPattern, nil)
 	}

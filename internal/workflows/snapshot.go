@@ -134,6 +134,11 @@ type Snapshot struct {
 	Features Features `json:"-"`
 	// DenyAutoApprove is the worker's AUTO_APPROVE=deny (T5).
 	DenyAutoApprove bool `json:"deny_auto_approve,omitempty"`
+	// Tables is the version of the matcher that reads the round's command
+	// patterns (approval.TablesCurrent when the worker took the snapshot,
+	// T11). A snapshot recorded before has none: zero, the legacy matcher
+	// those rounds decided with, so they replay the same.
+	Tables int `json:"tables,omitempty"`
 	// WorkerLimits are the worker's WORKER_LIMITS (B1).
 	WorkerLimits *round.Limits `json:"worker_limits,omitempty"`
 	// ToolFacts: the snapshot carries the facts of the tools' definitions
@@ -291,6 +296,7 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 		ConfirmTimeout:   c.Options.ConfirmTimeout,
 		HeartbeatTimeout: c.Options.HeartbeatTimeout,
 		DenyAutoApprove:  c.Options.DenyAutoApprove,
+		Tables:           approval.TablesCurrent,
 		ToolFacts:        true,
 		WorkerLimits:     workerLimits(c.Options.WorkerLimits),
 		Loaded:           asked(tools.LoadedSet(req.Provider, names, req.ClientTools), req.Calls),
