@@ -143,9 +143,11 @@ func TestUsageOfALaterRoundIsRefused(t *testing.T) {
 	st1 := firstRound(t, "r")
 	in := auto(input(calcOf("c3", "3")))
 	in.Round, in.State = 1, st1.Clone()
-	roundError(t, bounded(t), in)
+	app := roundError(t, bounded(t), in)
+	require.Contains(t, app.Message(), "signed by round 1 of this run: a run's first round takes no signed usage")
 	in.Round = 5
-	roundError(t, bounded(t), in)
+	app = roundError(t, bounded(t), in)
+	require.Contains(t, app.Message(), "signed by round 1 of this run: round 5 of a run takes the state its round 4 returned")
 }
 
 // TestAnotherRunsUsageIsRefused (T15): nor a usage another run signed,

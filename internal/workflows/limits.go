@@ -93,6 +93,9 @@ func (r *run) verifyBoundUsage(ctx workflow.Context) {
 	r.signsUsage, r.boundUsage = true, true
 	u := r.st.Usage
 	next := fmt.Sprintf("round %d of a run takes the state its round %d returned (T15)", r.in.Round, r.in.Round-1)
+	if r.in.Round <= 1 {
+		next = "a run's first round takes no signed usage (T15)"
+	}
 	switch {
 	case (u == nil || u.MAC == "") && !r.snap.WorkerLimits.Empty():
 		if u != nil || r.in.Round > 1 {
