@@ -20,9 +20,10 @@ const (
 )
 
 // LimitUnverified is named in a call's limits when the run's usage did not
-// verify on a worker with WORKER_LIMITS (B1): the counts the client carried
-// are unknown, so every call of the round asks. It is not a field of
-// Limits and approvals do not grow it.
+// verify on a worker with WORKER_LIMITS (B1), in rounds recorded before
+// T15 (which refuses such a usage as an input error): the counts the
+// client carried are unknown, so every call of the round asks. It is not a
+// field of Limits and approvals do not grow it.
 const LimitUnverified = "unverified_usage"
 
 // LimitNames are the limits in the order reasons and listings name them.
@@ -315,7 +316,8 @@ func (u Usage) Canonical() []byte {
 
 // Share is the part of l that one of n runs started together gets of what
 // is left of it after u (G1): for every limit set, its rest (grown by
-// approvals) over n, at least 1. Nil when l sets none.
+// approvals) over n, at least 1. Nil when l sets none. Rounds recorded
+// before T15 gave it; since, FloorShare.
 func (l *Limits) Share(u *Usage, n int, now time.Time) *Limits {
 	if l == nil || l.Empty() || n <= 0 {
 		return nil
