@@ -209,6 +209,9 @@ type UsageInput struct {
 // and run (and, Bound, for the round the usage names).
 type VerifyUsageOutput struct {
 	Verified bool `json:"verified"`
+	// Unbound (asked Bound only): the MAC is not the round's but verifies
+	// as a worker from before T15 signed it, for the session and run alone.
+	Unbound bool `json:"unbound,omitempty"`
 }
 
 // SignUsageOutput holds the usage's MAC.

@@ -47,7 +47,8 @@ func (a *Activities) SignRules(_ context.Context, in round.RulesInput) (round.Si
 func (a *Activities) VerifyUsage(_ context.Context, in round.UsageInput) (round.VerifyUsageOutput, error) {
 	if in.Bound {
 		ok := len(a.RuleKey) > 0 && approval.VerifyRoundUsage(a.RuleKey, in.SessionID, in.RunID, in.Usage.Round, in.Usage.Canonical(), in.Usage.MAC)
-		return round.VerifyUsageOutput{Verified: ok}, nil
+		unbound := !ok && len(a.RuleKey) > 0 && approval.VerifyUsage(a.RuleKey, in.SessionID, in.RunID, in.Usage.Canonical(), in.Usage.MAC)
+		return round.VerifyUsageOutput{Verified: ok, Unbound: unbound}, nil
 	}
 	ok := len(a.RuleKey) > 0 && approval.VerifyUsage(a.RuleKey, in.SessionID, in.RunID, in.Usage.Canonical(), in.Usage.MAC)
 	return round.VerifyUsageOutput{Verified: ok}, nil

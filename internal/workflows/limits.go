@@ -82,7 +82,10 @@ func (r *run) verifyUsage(ctx workflow.Context) {
 // verifyBoundUsage is T15: the usage in the run state is taken only when
 // it carries its MAC for this session and run and was signed by the run's
 // previous round; a usage that does not verify, or another round's, fails
-// the round as an input error that says why. A usage without a MAC (none
+// the round as an input error that says why. A usage a worker from before
+// T15 signed for the session and run alone has its counts taken as
+// reached (exhaust), so that runs in flight across the upgrade go on
+// asking. A usage without a MAC (none
 // at all, or one from a round recorded before T15) resets no count: on a
 // worker with WORKER_LIMITS it is an input error after the run's first
 // round; without, its counts are the client's brake, but not the counts
@@ -113,6 +116,8 @@ func (r *run) verifyBoundUsage(ctx workflow.Context) {
 			return
 		}
 		switch {
+		case out.Unbound:
+			r.exhaust() // a round from before T15 signed it: any earlier round's
 		case !out.Verified:
 			r.badInput = invalidInput("the run state's usage does not verify: its counts were changed, or it is another run's: " + next)
 			return
@@ -134,6 +139,28 @@ func (r *run) verifyBoundUsage(ctx workflow.Context) {
 			u.Rules[k] = rule.UpTo
 		}
 	}
+}
+
+// exhaust takes the counts of a usage that a worker from before T15 signed
+// for the session and run but for no round as reached (T15, V1): it is
+// the run's, so its start and what approvals grew hold, but it may be any
+// earlier round's, so each counted limit is at least reached and every
+// counted rule used up. The run goes on across the upgrade, and each call
+// past a limit asks.
+func (r *run) exhaust() {
+	u := r.st.Usage
+	l := r.st.Limits.Over(r.in.Limits)
+	l = l.Within(r.snap.WorkerLimits)
+	at := func(n *int64, name string) {
+		if v := l.Get(name); v != 0 {
+			*n = max(*n, v+u.Grown[name])
+		}
+	}
+	at(&u.Calls, round.LimitCalls)
+	at(&u.Commands, round.LimitCommands)
+	at(&u.Writes, round.LimitWrites)
+	at(&u.ModelTokens, round.LimitModelTokens)
+	u.Rules, u.Reserved = nil, nil
 }
 
 // invalidInput fails the round as an input error (T15).

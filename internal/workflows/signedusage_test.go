@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 )
@@ -122,4 +123,21 @@ func TestUnsignedUsageIsABrakeWithoutWorkerLimits(t *testing.T) {
 	require.Equal(t, round.StatusOK, res.Results[0].Status)
 	require.Equal(t, int64(2), res.State.Usage.Calls)
 	require.NotEmpty(t, res.State.Usage.MAC)
+}
+
+// TestUsageSignedBeforeT15CountsAsExhausted (B1, T15, V1): a usage that a
+// worker from before T15 signed for the run but for no round may be any
+// earlier round's, so its counts are taken as reached: the round runs (a
+// run in flight across the upgrade goes on) but every call past a limit
+// of WORKER_LIMITS asks, and no count is lowered.
+func TestUsageSignedBeforeT15CountsAsExhausted(t *testing.T) {
+	st := &round.RunState{Fetched: input().State.Fetched, Usage: &round.Usage{Calls: 1}}
+	st.Usage.MAC = approval.UsageMAC(ruleKey, "s", "r", st.Usage.Canonical())
+	seen, res := secondRound(t, st)
+	require.Len(t, seen, 1, "the call asks: the counts may be stale")
+	require.Equal(t, round.KindLimit, seen[0].Kind)
+	require.Contains(t, seen[0].Reasons[0], "past max_calls")
+	require.Equal(t, round.StatusSkipped, res.Results[0].Status)
+	require.Equal(t, int64(5), res.State.Usage.Calls, "counted as reached: WORKER_LIMITS max_calls 5")
+	require.Equal(t, 2, res.State.Usage.Round)
 }
