@@ -249,3 +249,24 @@ func TestZeroShareWaitsOnTheFirstCountedCall(t *testing.T) {
 	}
 	require.Equal(t, int64(2), res.State.Usage.Calls, "the two subagents calls, and nothing their children did")
 }
+
+// TestLooksDoNotShrinkShares (G1, T15): a look at a background subagent
+// ({"id"}) starts none, so it takes no share: the one subagent started
+// beside it gets what the round's two calls leave.
+func TestLooksDoNotShrinkShares(t *testing.T) {
+	var ins []round.AgentInput
+	var mu sync.Mutex
+	h := newSubagentHarness(t, 3, func(ctx workflow.Context, in round.AgentInput) (round.AgentStatus, error) {
+		mu.Lock()
+		ins = append(ins, in)
+		mu.Unlock()
+		return round.AgentStatus{Status: round.AgentCompleted, Final: "ok"}, nil
+	})
+	in := auto(input(call("s1", "subagents", `{"task":"a"}`), call("p1", "subagents", `{"id":"agentrun/s/sub-000000000000000000000000"}`)))
+	in.State.Fetched = append(in.State.Fetched, "subagents")
+	in.Limits = &round.Limits{MaxCalls: 10}
+	res := h.run(t, in)
+	require.Equal(t, []round.Status{round.StatusOK, round.StatusError}, statuses(res))
+	require.Len(t, ins, 1)
+	require.Equal(t, int64(8), ins[0].Limits.MaxCalls, "10 less the round's 2 calls, for 1 subagent")
+}

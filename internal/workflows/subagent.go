@@ -40,8 +40,9 @@ import (
 
 // subagentShare counts the round's subagents calls that are about to run:
 // each gets that share of the run's limits. A round with such calls asks
-// for changeFloorShares, and then counts what all its calls about to run
-// will add to the run's usage (queued).
+// for changeFloorShares, and then counts only the calls that start a
+// subagent, and what all its calls about to run will add to the run's
+// usage (queued).
 func (r *run) subagentShare(ctx workflow.Context, queued ...[]int) int {
 	n := 0
 	for _, q := range queued {
@@ -55,9 +56,15 @@ func (r *run) subagentShare(ctx workflow.Context, queued ...[]int) int {
 		return n
 	}
 	r.floorShares = true
+	n = 0
 	for _, q := range queued {
 		for _, i := range q {
-			command, write := counts(&r.calls[i])
+			c := &r.calls[i]
+			var a round.SubagentArgs
+			if r.snap.Tools[c.Tool].Subagent && (json.Unmarshal([]byte(c.Args), &a) != nil || a.ID == "") {
+				n++ // a look at a background subagent ({"id"}) starts none
+			}
+			command, write := counts(c)
 			r.queued.Calls++
 			if command {
 				r.queued.Commands++
