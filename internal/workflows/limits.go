@@ -83,15 +83,15 @@ func (r *run) verifyUsage(ctx workflow.Context) {
 // it carries its MAC for this session and run and was signed by the run's
 // previous round; a usage that does not verify, or another round's, fails
 // the round as an input error that says why. A usage a worker from before
-// T15 signed for the session and run alone has its counts taken as
-// reached (exhaust), so that runs in flight across the upgrade go on
-// asking. A usage without a MAC (none
-// at all, or one from a round recorded before T15) resets no count: on a
-// worker with WORKER_LIMITS it is an input error after the run's first
-// round; without, its counts are the client's brake, but not the counts
-// of its counted rules. Then every counted rule of the state that the
-// usage does not count is used up, so that neither deleting the usage nor
-// dropping a rule and adding it back later re-enables it.
+// T15 signed for the session and run alone has its counts taken as reached
+// (exhaust), so that runs in flight across the upgrade go on asking. A
+// usage without a MAC (none at all, or one from a round recorded before
+// T15) resets no count: on a worker with WORKER_LIMITS it is an input
+// error after the run's first round; without, its counts are the client's
+// brake, but not the counts of its counted rules. Then every counted rule
+// of the state that the usage does not count is used up, so that neither
+// deleting the usage nor dropping a rule and adding it back later
+// re-enables it.
 func (r *run) verifyBoundUsage(ctx workflow.Context) {
 	r.signsUsage, r.boundUsage = true, true
 	u := r.st.Usage
