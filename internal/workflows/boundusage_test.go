@@ -101,6 +101,15 @@ func TestDeletedUsageLeavesCountedRulesUsedUp(t *testing.T) {
 	unsigned.Usage.MAC, unsigned.Usage.Rules = "", nil
 	seen, _ = gitRound(t, 2, unsigned)
 	require.Len(t, seen, 1, "nor with counts that nobody signed")
+
+	// A round of a build from before T15, on a worker without
+	// WORKER_LIMITS, hands on the MAC it was given with counts it changed,
+	// and no round: taken as unsigned, its rules used up.
+	stale := usedUpRule(t)
+	stale.Usage.Round, stale.Usage.Calls, stale.Usage.Rules = 0, 7, nil
+	seen, res = gitRound(t, 2, stale)
+	require.Len(t, seen, 1, "nor with counts a build before T15 handed on")
+	require.Equal(t, int64(7), res.State.Usage.Calls, "the calls counted: the client's brake")
 }
 
 // TestStrippedRuleAddedBackIsUsedUp (T15): a rule dropped from the state

@@ -86,8 +86,9 @@ func (r *run) verifyUsage(ctx workflow.Context) {
 // T15 signed for the session and run alone has its counts taken as reached
 // (exhaust), so that runs in flight across the upgrade go on asking. A
 // usage without a MAC (none at all, or one from a round recorded before
-// T15) resets no count: on a worker with WORKER_LIMITS it is an input
-// error after the run's first round; without, its counts are the client's
+// T15, which without WORKER_LIMITS handed on the MAC it got and no round)
+// resets no count: on a worker with WORKER_LIMITS it is an input error
+// after the run's first round; without, its counts are the client's
 // brake, but not the counts of its counted rules. Then every counted rule
 // of the state that the usage does not count is used up, so that neither
 // deleting the usage nor dropping a rule and adding it back later
@@ -99,32 +100,33 @@ func (r *run) verifyBoundUsage(ctx workflow.Context) {
 	if r.in.Round <= 1 {
 		next = "a run's first round takes no signed usage (T15)"
 	}
-	switch {
-	case (u == nil || u.MAC == "") && !r.snap.WorkerLimits.Empty():
-		if u != nil || r.in.Round > 1 {
-			r.badInput = invalidInput("the run state's usage is missing or unsigned, and this worker's WORKER_LIMITS count every run: " + next)
-			return
-		}
-	case u == nil:
-	case u.MAC == "":
-		u.Rules, u.Reserved = nil, nil
-	default:
+	bounded, signed := !r.snap.WorkerLimits.Empty(), u != nil && u.MAC != ""
+	var out round.VerifyUsageOutput
+	if signed {
 		in := round.UsageInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Usage: *u, Bound: true}
-		var out round.VerifyUsageOutput
 		if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "verify the run's usage"), round.ActivityVerifyUsage, in).Get(ctx, &out); err != nil {
 			r.badInput = temporal.NewApplicationError("checking the run's usage failed: "+err.Error(), "UsageUnchecked", err)
 			return
 		}
-		switch {
-		case out.Unbound:
-			r.exhaust() // a round from before T15 signed it: any earlier round's
-		case !out.Verified:
-			r.badInput = invalidInput("the run state's usage does not verify: its counts were changed, or it is another run's: " + next)
-			return
-		case u.Round != r.in.Round-1:
-			r.badInput = invalidInput(fmt.Sprintf("the run state's usage was signed by round %d of this run: %s", u.Round, next))
-			return
-		}
+	}
+	switch {
+	case signed && out.Verified && u.Round != r.in.Round-1:
+		r.badInput = invalidInput(fmt.Sprintf("the run state's usage was signed by round %d of this run: %s", u.Round, next))
+		return
+	case signed && out.Verified:
+	case signed && out.Unbound:
+		r.exhaust() // a round from before T15 signed it: any earlier round's
+	case signed && (bounded || u.Round != 0):
+		r.badInput = invalidInput("the run state's usage does not verify: its counts were changed, or it is another run's: " + next)
+		return
+	case bounded && (u != nil || r.in.Round > 1):
+		r.badInput = invalidInput("the run state's usage is missing or unsigned, and this worker's WORKER_LIMITS count every run: " + next)
+		return
+	case u != nil:
+		// Unsigned, or handed on by a round from before T15 without
+		// WORKER_LIMITS, which kept the MAC it was given and no round:
+		// the client's brake, but no rule's count.
+		u.Rules, u.Reserved, u.MAC = nil, nil, ""
 	}
 	if r.st.Usage == nil {
 		r.st.Usage = &round.Usage{}
