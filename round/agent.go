@@ -108,6 +108,10 @@ type AgentInput struct {
 	Depth        int      `json:"depth,omitempty"`
 	Parent       string   `json:"parent,omitempty"`
 	Name         string   `json:"name,omitempty"`
+	// ZeroShare names the limits of which a subagent's share is 0 (G1,
+	// T15): Limits has them at 1 and the run starts 1 below, so that its
+	// first counted call waits. Set only by the round that starts it.
+	ZeroShare []string `json:"zero_share,omitempty"`
 	// A chatbot's (G3): Persistent runs wait for the next message (update
 	// chat) after each answer; Chain names the chatbots the run is part
 	// of, its own last; Model replaces LLM_MODEL for its model calls.
@@ -190,6 +194,11 @@ func (in *AgentInput) ValidateStarted() error {
 	}
 	if err := in.Limits.Validate(); err != nil {
 		return err
+	}
+	for _, name := range in.ZeroShare {
+		if in.Parent == "" || in.Limits.Get(name) != 1 {
+			return fmt.Errorf("zero_share names %q, which only a subagent's limit of 1 may be", name)
+		}
 	}
 	return checkConfirmTimeout(in.ConfirmTimeoutSeconds)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -19,9 +20,10 @@ const (
 )
 
 // LimitUnverified is named in a call's limits when the run's usage did not
-// verify on a worker with WORKER_LIMITS (B1): the counts the client carried
-// are unknown, so every call of the round asks. It is not a field of
-// Limits and approvals do not grow it.
+// verify on a worker with WORKER_LIMITS (B1), in rounds recorded before
+// T15 (which refuses such a usage as an input error): the counts the
+// client carried are unknown, so every call of the round asks. It is not a
+// field of Limits and approvals do not grow it.
 const LimitUnverified = "unverified_usage"
 
 // LimitNames are the limits in the order reasons and listings name them.
@@ -200,9 +202,19 @@ type Usage struct {
 	// Rules counts the calls each counted rule (AllowRule.UpTo) approved,
 	// by RuleCountKey.
 	Rules map[string]int64 `json:"rules,omitempty"`
-	// MAC binds the usage to its session and run, keyed with the workers'
-	// rule key (approval.SignUsage): on a worker with WORKER_LIMITS, a
-	// round whose usage does not verify asks for every call (B1).
+	// Reserved are the shares of the run's limits its background
+	// subagents were given when they started (G2, T15), by workflow id:
+	// counted at once, and when a child ends only what it did past its
+	// share is added.
+	Reserved map[string]*Usage `json:"reserved,omitempty"`
+	// Round is the round of the run that signed the usage (T15): only the
+	// run's next round takes it.
+	Round int `json:"round,omitempty"`
+	// MAC binds the usage to its session, run and Round, keyed with the
+	// workers' rule key (approval.RoundUsageMAC): a usage that does not
+	// verify, or another round's, is an input error (T15). Rounds
+	// recorded before T15 signed it for session and run only, and only on
+	// a worker with WORKER_LIMITS.
 	MAC string `json:"mac,omitempty"`
 }
 
@@ -241,6 +253,14 @@ func (u *Usage) Clone() *Usage {
 	}
 	out.Grown = cloneCounts(u.Grown)
 	out.Rules = cloneCounts(u.Rules)
+	if u.Reserved != nil {
+		out.Reserved = make(map[string]*Usage, len(u.Reserved))
+		// Copying a map does not depend on its order.
+		//workflowcheck:ignore
+		for k, v := range u.Reserved {
+			out.Reserved[k] = v.Clone()
+		}
+	}
 	return &out
 }
 
@@ -296,7 +316,8 @@ func (u Usage) Canonical() []byte {
 
 // Share is the part of l that one of n runs started together gets of what
 // is left of it after u (G1): for every limit set, its rest (grown by
-// approvals) over n, at least 1. Nil when l sets none.
+// approvals) over n, at least 1. Nil when l sets none. Rounds recorded
+// before T15 gave it; since, FloorShare.
 func (l *Limits) Share(u *Usage, n int, now time.Time) *Limits {
 	if l == nil || l.Empty() || n <= 0 {
 		return nil
@@ -313,6 +334,63 @@ func (l *Limits) Share(u *Usage, n int, now time.Time) *Limits {
 		out.set(name, min(MaxLimit, max(1, v/int64(n))))
 	}
 	return &out
+}
+
+// FloorShare is the part of l that each of n runs started together gets
+// of what is left of it after u (G1, T15): for every limit set, its rest
+// (grown by approvals) over n, rounded down. A share of 0 cannot be a
+// limit (0 is none): such a limit is 1 in the share and named in zero, and
+// the run that takes it starts 1 below it (AgentInput.ZeroShare). Nil
+// when l sets none.
+func (l *Limits) FloorShare(u *Usage, n int, now time.Time) (share *Limits, zero []string) {
+	if l == nil || l.Empty() || n <= 0 {
+		return nil, nil
+	}
+	var out Limits
+	for _, name := range LimitNames {
+		v := l.Get(name)
+		if v == 0 {
+			continue
+		}
+		if u != nil {
+			v += u.Grown[name] - u.Count(name, now)
+		}
+		v = min(MaxLimit, max(0, v/int64(n)))
+		if v == 0 {
+			zero = append(zero, name)
+			v = 1
+		}
+		out.set(name, v)
+	}
+	return &out, zero
+}
+
+// Reservation is what a share reserves of the run that gives it (G2,
+// T15): the counts of its limits, 0 for those named in zero.
+func (l *Limits) Reservation(zero []string) *Usage {
+	if l == nil {
+		return nil
+	}
+	var z Limits
+	for _, name := range LimitNames {
+		if !slices.Contains(zero, name) {
+			z.set(name, l.Get(name))
+		}
+	}
+	return &Usage{Calls: z.MaxCalls, Commands: z.MaxCommands, Writes: z.MaxWrites, ModelTokens: z.MaxModelTokens}
+}
+
+// Past is what u did beyond r, count by count, never below 0: what a
+// background subagent did past the share it reserved.
+func (u *Usage) Past(r *Usage) *Usage {
+	if u == nil {
+		return nil
+	}
+	if r == nil {
+		return u.Counts()
+	}
+	return &Usage{Calls: max(0, u.Calls-r.Calls), Commands: max(0, u.Commands-r.Commands),
+		Writes: max(0, u.Writes-r.Writes), ModelTokens: max(0, u.ModelTokens-r.ModelTokens)}
 }
 
 // Counts is u's counts alone (calls, commands, writes, model tokens), as a

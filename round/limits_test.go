@@ -77,3 +77,24 @@ func TestLimitCountsShowGrownLimits(t *testing.T) {
 	c.Grown[round.LimitCalls] = 99
 	require.Equal(t, int64(5), u.Grown[round.LimitCalls], "Clone copies the maps")
 }
+
+// TestFloorShareMayBeZero (G1, T15): a share is the rest over n rounded
+// down; 0 is named apart, since 0 as a limit is none.
+func TestFloorShareMayBeZero(t *testing.T) {
+	l := round.Limits{MaxCalls: 10, MaxCommands: 1, MaxWrites: 3}
+	now := time.Unix(1000, 0)
+	u := &round.Usage{Calls: 3, Writes: 4, Grown: map[string]int64{round.LimitWrites: 3}}
+	share, zero := l.FloorShare(u, 3, now)
+	require.Equal(t, int64(2), share.MaxCalls, "floor((10-3)/3)")
+	require.Equal(t, int64(1), share.MaxCommands)
+	require.Equal(t, int64(1), share.MaxWrites, "floor((3+3-4)/3) is 0")
+	require.Equal(t, []string{round.LimitCommands, round.LimitWrites}, zero)
+	require.Equal(t, &round.Usage{Calls: 2}, share.Reservation(zero))
+
+	past, zero := l.FloorShare(&round.Usage{Calls: 12}, 1, now)
+	require.Equal(t, int64(1), past.MaxCalls)
+	require.Contains(t, zero, round.LimitCalls, "a run past its limit gives 0, never 1")
+
+	got := (&round.Usage{Calls: 5, Commands: 1}).Past(&round.Usage{Calls: 2, Commands: 3})
+	require.Equal(t, &round.Usage{Calls: 3}, got)
+}

@@ -195,17 +195,23 @@ const (
 	ActivitySignUsage   = "SignUsage"
 )
 
-// UsageInput is the input of VerifyUsage and SignUsage.
+// UsageInput is the input of VerifyUsage and SignUsage. Bound: the MAC
+// covers Usage.Round too (T15, approval.RoundUsageMAC); rounds recorded
+// before T15 asked without it.
 type UsageInput struct {
 	SessionID string `json:"session_id"`
 	RunID     string `json:"run_id"`
 	Usage     Usage  `json:"usage"`
+	Bound     bool   `json:"bound,omitempty"`
 }
 
 // VerifyUsageOutput says whether the usage's MAC is valid for the session
-// and run.
+// and run (and, Bound, for the round the usage names).
 type VerifyUsageOutput struct {
 	Verified bool `json:"verified"`
+	// Unbound (asked Bound only): the MAC is not the round's but verifies
+	// as a worker from before T15 signed it, for the session and run alone.
+	Unbound bool `json:"unbound,omitempty"`
 }
 
 // SignUsageOutput holds the usage's MAC.

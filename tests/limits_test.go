@@ -139,3 +139,36 @@ func TestLimitBelowTheRunsCountAsksAtTheNextCall(t *testing.T) {
 	require.Equal(t, round.StatusOK, res.Results[0].Status, res.Results[0].Content)
 	require.Equal(t, int64(6), res.State.Usage.Calls)
 }
+
+// TestCarriedCountsCannotBeReplayed (T15): through the real worker with
+// WORKER_LIMITS max_calls 4, rounds 1 to 3 of a run each take the state
+// the round before returned; round 4 sent with round 1's state, or round 5
+// with round 3's whose count was lowered, fails as an input error (the
+// round failed: exit 1) that says why, and runs none of its calls.
+func TestCarriedCountsCannotBeReplayed(t *testing.T) {
+	e := newEnv(t, `WORKER_LIMITS={"max_calls": 4}`)
+	w := e.startWorker()
+	calc := func(id string) round.ToolCall {
+		return call(id, "calculate", map[string]any{"expression": "1+" + id[1:]})
+	}
+	res1 := e.round(e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched}, calc("c1")))
+	require.Equal(t, 1, res1.State.Usage.Round)
+	require.NotEmpty(t, res1.State.Usage.MAC)
+	res2 := e.round(e.input(2, "claude-code", res1.State.Clone(), calc("c2")))
+	res3 := e.round(e.input(3, "claude-code", res2.State, calc("c3")))
+	require.Equal(t, round.StatusOK, res3.Results[0].Status, res3.Results[0].Content)
+	require.Equal(t, int64(3), res3.State.Usage.Calls)
+
+	ctx := context.Background()
+	r := e.starter(ctx, mustJSON(t, e.input(4, "claude-code", res1.State, calc("c4"), calc("c5"))), "round", "-")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "invalid round input: the run state's usage was signed by round 1 of this run: round 4 of a run takes the state its round 3 returned")
+
+	require.NotContains(t, w.logs.String(), "call_id=c4", "the refused round ran nothing")
+
+	lowered := res3.State.Clone()
+	lowered.Usage.Calls = 0
+	r = e.starter(ctx, mustJSON(t, e.input(5, "claude-code", lowered, calc("c6"))), "round", "-")
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "invalid round input: the run state's usage does not verify")
+}

@@ -45,14 +45,23 @@ func (a *Activities) SignRules(_ context.Context, in round.RulesInput) (round.Si
 // key (B1), once per round, as VerifyRules does for rules. Without a key,
 // no usage verifies.
 func (a *Activities) VerifyUsage(_ context.Context, in round.UsageInput) (round.VerifyUsageOutput, error) {
+	if in.Bound {
+		ok := len(a.RuleKey) > 0 && approval.VerifyRoundUsage(a.RuleKey, in.SessionID, in.RunID, in.Usage.Round, in.Usage.Canonical(), in.Usage.MAC)
+		unbound := !ok && len(a.RuleKey) > 0 && approval.VerifyUsage(a.RuleKey, in.SessionID, in.RunID, in.Usage.Canonical(), in.Usage.MAC)
+		return round.VerifyUsageOutput{Verified: ok, Unbound: unbound}, nil
+	}
 	ok := len(a.RuleKey) > 0 && approval.VerifyUsage(a.RuleKey, in.SessionID, in.RunID, in.Usage.Canonical(), in.Usage.MAC)
 	return round.VerifyUsageOutput{Verified: ok}, nil
 }
 
-// SignUsage signs the usage a round hands on with the worker's rule key.
+// SignUsage signs the usage a round hands on with the worker's rule key;
+// Bound, for the round Usage.Round names (T15).
 func (a *Activities) SignUsage(_ context.Context, in round.UsageInput) (round.SignUsageOutput, error) {
 	if len(a.RuleKey) == 0 {
 		return round.SignUsageOutput{}, errNoRuleKey
+	}
+	if in.Bound {
+		return round.SignUsageOutput{MAC: approval.RoundUsageMAC(a.RuleKey, in.SessionID, in.RunID, in.Usage.Round, in.Usage.Canonical())}, nil
 	}
 	return round.SignUsageOutput{MAC: approval.UsageMAC(a.RuleKey, in.SessionID, in.RunID, in.Usage.Canonical())}, nil
 }

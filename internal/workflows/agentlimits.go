@@ -35,6 +35,14 @@ func (a *agent) startLimits(ctx workflow.Context, worker round.Limits) error {
 	if a.state.Usage.Started == nil {
 		t := a.now
 		a.state.Usage.Started = &t
+		// A subagent whose share of a limit is 0 has it at 1 and starts 1
+		// below it, so its first counted call waits (G1, T15).
+		for _, name := range a.in.ZeroShare {
+			if a.state.Usage.Grown == nil {
+				a.state.Usage.Grown = map[string]int64{}
+			}
+			a.state.Usage.Grown[name]--
+		}
 	}
 	return nil
 }

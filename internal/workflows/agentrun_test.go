@@ -40,10 +40,14 @@ type agentHarness struct {
 }
 
 func newAgentHarness(t *testing.T) *agentHarness {
+	return newAgentHarnessOf(t, &workflows.AgentWorkflow{HeartbeatTimeout: time.Second})
+}
+
+// newAgentHarnessOf is newAgentHarness with the agent workflow aw.
+func newAgentHarnessOf(t *testing.T, aw *workflows.AgentWorkflow) *agentHarness {
 	h := &agentHarness{}
 	var ts testsuite.WorkflowTestSuite
 	h.env = ts.NewTestWorkflowEnvironment()
-	aw := &workflows.AgentWorkflow{HeartbeatTimeout: time.Second}
 	h.env.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: round.AgentWorkflowName})
 	h.env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in round.Input) (round.Output, error) {
 		h.mu.Lock()

@@ -166,3 +166,32 @@ func TestPersistentRunThatFailsAnswersItsMessages(t *testing.T) {
 		require.Contains(t, r.Reason, "401 unauthorized", id)
 	}
 }
+
+// TestWorkerLimitsBoundAChatbot (B1, T15): WORKER_LIMITS bound a chatbot's
+// persistent run as every run: past the worker's max_model_tokens it ends
+// limit_reached, and the message that took it there says so.
+func TestWorkerLimitsBoundAChatbot(t *testing.T) {
+	h := newAgentHarnessOf(t, &workflows.AgentWorkflow{HeartbeatTimeout: time.Second, Limits: round.Limits{MaxModelTokens: 500}})
+	h.reply = func(in round.ModelInput) round.ModelOutput {
+		out := chatModel(in)
+		out.Tokens = 400
+		return out
+	}
+	log := &chatLog{replies: map[string]round.ChatReply{}, errs: map[string]error{}}
+	h.env.RegisterDelayedCallback(func() {
+		log.send(h, "op-1", round.ChatMessage{MessageID: "op-1", Text: "hello"})
+		log.send(h, "op-2", round.ChatMessage{MessageID: "op-2", Text: "use a tool, then answer"})
+	}, time.Second)
+	h.env.RegisterDelayedCallback(func() { h.env.CancelWorkflow() }, time.Hour)
+
+	in := round.AgentInput{SessionID: "s1", RunID: round.ChatbotRunID("helper"), Provider: "openai", Persistent: true, Name: "helper", Chain: []string{"helper"}}
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: round.AgentWorkflowID(in.SessionID, in.RunID)})
+	h.env.ExecuteWorkflow(round.AgentWorkflowName, in)
+	require.True(t, h.env.IsWorkflowCompleted())
+	var st round.AgentStatus
+	require.NoError(t, h.env.GetWorkflowResult(&st))
+
+	require.Equal(t, round.AgentCompleted, log.replies["op-1"].Status, "400 tokens: within the worker's 500")
+	require.Equal(t, round.AgentLimitReached, st.Status, "800 tokens: past the worker's limit, whatever the input says")
+	require.Contains(t, st.Reason, "max_model_tokens")
+}

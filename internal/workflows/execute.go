@@ -52,7 +52,7 @@ func (r *run) execute(ctx workflow.Context) {
 		}
 	}
 	opIDs := len(conc)+len(serial) > 0 && version(ctx, changeOperationIDs, 1) == 1
-	r.subagents = r.subagentShare(conc, serial)
+	r.subagents = r.subagentShare(ctx, conc, serial)
 	keys := r.keyLimits(ctx, conc, serial)
 	sel := workflow.NewSelector(ctx)
 	outstanding, nextS := 0, 0

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/approval"
@@ -41,17 +42,23 @@ func (r *run) startLimits(now time.Time) {
 	}
 }
 
-// verifyUsage is the start of pass 1 on a worker with WORKER_LIMITS
-// (changeSignedUsage): the usage the run state carries must carry its MAC
-// for this session and run, and a round after the run's first must carry
-// usage; otherwise the counts are unknown and every call of the round asks
-// (LimitUnverified). An agent run's rounds are its children: their state
-// never left the workers, so they neither check nor sign it.
+// verifyUsage is the start of pass 1 for a round not started by an agent
+// run (whose rounds are its children: their state never left the
+// workers). Since changeBoundUsage the usage is checked with or without
+// WORKER_LIMITS (verifyBoundUsage); before it only on a worker with
+// WORKER_LIMITS (changeSignedUsage): the usage the run state carries must
+// carry its MAC for this session and run, and a round after the run's
+// first must carry usage; otherwise the counts are unknown and every call
+// of the round asks (LimitUnverified).
 func (r *run) verifyUsage(ctx workflow.Context) {
-	if !r.snap.Features.RunLimits || r.snap.WorkerLimits.Empty() || workflow.GetInfo(ctx).ParentWorkflowExecution != nil {
+	if !r.snap.Features.RunLimits || workflow.GetInfo(ctx).ParentWorkflowExecution != nil {
 		return
 	}
-	if version(ctx, changeSignedUsage, 1) < 1 {
+	if version(ctx, changeBoundUsage, 1) >= 1 {
+		r.verifyBoundUsage(ctx)
+		return
+	}
+	if r.snap.WorkerLimits.Empty() || version(ctx, changeSignedUsage, 1) < 1 {
 		return
 	}
 	r.signsUsage = true
@@ -72,17 +79,122 @@ func (r *run) verifyUsage(ctx workflow.Context) {
 	r.unverified = !out.Verified
 }
 
-// signUsage is the end of pass 3 on a worker with WORKER_LIMITS: the usage
-// the round hands on gets its MAC. Without a rule key it stays unsigned,
-// and the run's next round asks for every call.
+// verifyBoundUsage is T15: the usage in the run state is taken only when
+// it carries its MAC for this session and run and was signed by the run's
+// previous round; a usage that does not verify, or another round's, fails
+// the round as an input error that says why. A usage a worker from before
+// T15 signed for the session and run alone has its counts taken as reached
+// (exhaust), so that runs in flight across the upgrade go on asking. A
+// usage without a MAC (none at all, or one from a round recorded before
+// T15, which without WORKER_LIMITS handed on the MAC it got and no round)
+// resets no count: on a worker with WORKER_LIMITS it is an input error
+// after the run's first round; without, its counts are the client's
+// brake, but not the counts of its counted rules. Then every counted rule
+// of the state that the usage does not count is used up, so that neither
+// deleting the usage nor dropping a rule and adding it back later
+// re-enables it.
+func (r *run) verifyBoundUsage(ctx workflow.Context) {
+	r.signsUsage, r.boundUsage = true, true
+	u := r.st.Usage
+	next := fmt.Sprintf("round %d of a run takes the state its round %d returned (T15)", r.in.Round, r.in.Round-1)
+	if r.in.Round <= 1 {
+		next = "a run's first round takes no signed usage (T15)"
+	}
+	bounded, signed := !r.snap.WorkerLimits.Empty(), u != nil && u.MAC != ""
+	var out round.VerifyUsageOutput
+	if signed {
+		in := round.UsageInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Usage: *u, Bound: true}
+		if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "verify the run's usage"), round.ActivityVerifyUsage, in).Get(ctx, &out); err != nil {
+			r.badInput = temporal.NewApplicationError("checking the run's usage failed: "+err.Error(), "UsageUnchecked", err)
+			return
+		}
+	}
+	switch {
+	case signed && out.Verified && u.Round != r.in.Round-1:
+		r.badInput = invalidInput(fmt.Sprintf("the run state's usage was signed by round %d of this run: %s", u.Round, next))
+		return
+	case signed && out.Verified:
+	case signed && out.Unbound:
+		r.exhaust() // a round from before T15 signed it: any earlier round's
+	case signed && (bounded || u.Round != 0):
+		r.badInput = invalidInput("the run state's usage does not verify: its counts were changed, or it is another run's: " + next)
+		return
+	case bounded && (u != nil || r.in.Round > 1):
+		r.badInput = invalidInput("the run state's usage is missing or unsigned, and this worker's WORKER_LIMITS count every run: " + next)
+		return
+	case u != nil:
+		// Unsigned, or handed on by a round from before T15 without
+		// WORKER_LIMITS, which kept the MAC it was given and no round:
+		// the client's brake, but no rule's count.
+		u.Rules, u.Reserved, u.MAC = nil, nil, ""
+	}
+	if r.st.Usage == nil {
+		r.st.Usage = &round.Usage{}
+	}
+	u = r.st.Usage
+	for _, rule := range r.st.Allow {
+		k := ruleCountKey(approval.Rule(rule))
+		if _, counted := u.Rules[k]; rule.UpTo > 0 && !counted {
+			if u.Rules == nil {
+				u.Rules = map[string]int64{}
+			}
+			u.Rules[k] = rule.UpTo
+		}
+	}
+}
+
+// exhaust takes the counts of a usage that a worker from before T15 signed
+// for the session and run but for no round as reached (T15, V1): it is
+// the run's, so its start and what approvals grew hold, but it may be any
+// earlier round's, so each counted limit is at least reached and every
+// counted rule used up. The run goes on across the upgrade, and each call
+// past a limit asks.
+func (r *run) exhaust() {
+	u := r.st.Usage
+	l := r.st.Limits.Over(r.in.Limits)
+	l = l.Within(r.snap.WorkerLimits)
+	at := func(n *int64, name string) {
+		if v := l.Get(name); v != 0 {
+			*n = max(*n, v+u.Grown[name])
+		}
+	}
+	at(&u.Calls, round.LimitCalls)
+	at(&u.Commands, round.LimitCommands)
+	at(&u.Writes, round.LimitWrites)
+	at(&u.ModelTokens, round.LimitModelTokens)
+	u.Rules, u.Reserved = nil, nil
+}
+
+// invalidInput fails the round as an input error (T15).
+func invalidInput(why string) error {
+	return temporal.NewNonRetryableApplicationError("invalid round input: "+why, round.ErrTypeInvalidInput, nil)
+}
+
+// signUsage is the end of pass 3 of a round that checked its usage: the
+// usage the round hands on gets its MAC, since changeBoundUsage for this
+// round, with a count of 0 for each counted rule the round remembered.
+// Without a rule key it stays unsigned, and the run's next round refuses
+// it (on a worker with WORKER_LIMITS) or uses up its counted rules.
 func (r *run) signUsage(ctx workflow.Context, st *round.RunState) {
 	if !r.signsUsage || st == nil || st.Usage == nil {
 		return
 	}
-	in := round.UsageInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Usage: *st.Usage}
+	if r.boundUsage {
+		for _, rule := range r.remembered {
+			k := ruleCountKey(rule)
+			if _, counted := st.Usage.Rules[k]; rule.UpTo > 0 && !counted {
+				if st.Usage.Rules == nil {
+					st.Usage.Rules = map[string]int64{}
+				}
+				st.Usage.Rules[k] = 0
+			}
+		}
+		st.Usage.Round = r.in.Round
+	}
+	in := round.UsageInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Usage: *st.Usage, Bound: r.boundUsage}
 	var out round.SignUsageOutput
 	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "sign the run's usage"), round.ActivitySignUsage, in).Get(ctx, &out); err != nil {
-		workflow.GetLogger(ctx).Warn("signing the run's usage failed; the next round asks for every call", "error", err)
+		workflow.GetLogger(ctx).Warn("signing the run's usage failed; the next round refuses it or asks for every call", "error", err)
 		st.Usage.MAC = ""
 		return
 	}
@@ -191,7 +303,7 @@ func countUsage(st *round.RunState, calls []Call) {
 			continue
 		}
 		command, write := counts(c)
-		st.Usage.Add(c.Outcome.Usage) // what a subagent did (G1)
+		st.Usage.Add(c.Outcome.Usage) // what a subagent did (G1), or a background one's share (G2, T15)
 		st.Usage.Calls++
 		if command {
 			st.Usage.Commands++

@@ -159,7 +159,10 @@ func UnwrapTest(u Unwrapped) Unwrapped {
 func (r *run) preflight(ctx workflow.Context, calls []Unwrapped) {
 	r.st = r.in.State.Clone()
 	r.snap.Features = features(ctx)
-	r.verifyUsage(ctx)               // limits.go
+	r.verifyUsage(ctx) // limits.go
+	if r.badInput != nil {
+		return
+	}
 	r.startLimits(workflow.Now(ctx)) // limits.go
 	r.dropOtherGenerations()         // placement.go
 	r.checkRepeats(ctx, calls)       // repeat.go

@@ -822,6 +822,18 @@ func scenarios() []scenario {
 				d.confirm(t, round.Confirm{CallID: "c1", Approve: false, Reason: "not sure", ApprovalID: d.approvalID(t, "c1")})
 				d.confirm(t, round.Confirm{CallID: "c2", Approve: true, ApprovalID: d.approvalID(t, "c2"), By: "ann", Via: "cli"})
 			}},
+		// T15 (changeBoundUsage): round 2 takes the usage round 1 signed
+		// for its round, which counts the rule git * up_to 2 once: g1 is
+		// its second call, g2 asks and is denied; the usage handed on is
+		// signed for round 2.
+		{name: "bound_usage", in: boundUsage(), want: map[string]round.Status{"g1": ok, "g2": skipped, "c1": ok},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "g2")
+				d.confirm(t, round.Confirm{CallID: "g2", Approve: false, Reason: "enough", ApprovalID: d.approvalID(t, "g2")})
+			}},
+		// T15 (changeFloorShares): two subagents of a run with max_calls 20
+		// beside a calculate call get floor((20-3)/2) calls each.
+		{name: "floor_shares", in: floorShares(), want: map[string]round.Status{"a1": ok, "a2": ok, "c1": ok}},
 		// The same round under changeBaseline3: one marker for all.
 		{name: "baseline3_live", in: scenarioInput("baseline3_live", live.Assistant.ToolCalls...), want: map[string]round.Status{"e1": ok, "e2": skipped},
 			drive: func(t *testing.T, d *driver) {
@@ -1108,6 +1120,32 @@ func signedUsage(signed bool) round.Input {
 	if signed {
 		in.State.Usage.MAC = approval.UsageMAC(ruleKey, in.SessionID, in.RunID, in.State.Usage.Canonical())
 	}
+	return in
+}
+
+// boundUsage is round 2 of a run whose round 1 remembered git * with
+// up_to 2 and used it once (T15): the rule and the usage signed for round
+// 1 with the worker's rule key.
+func boundUsage() round.Input {
+	in := scenarioInput("bound_usage",
+		call("g1", "run_command", `{"command":"git log"}`),
+		call("g2", "run_command", `{"command":"git diff"}`),
+		call("c1", "calculate", `{"expression":"5"}`),
+	)
+	in.Round = 2
+	rule := approval.Sign(ruleKey, in.SessionID, in.RunID, approval.Rule{Tool: "run_command", Pattern: "git *", UpTo: 2})
+	in.State.Allow = []round.AllowRule{round.AllowRule(rule)}
+	in.State.Usage = &round.Usage{Calls: 1, Commands: 1, Writes: 1, Rules: map[string]int64{workflows.RuleCountKey(rule): 1}, Round: 1}
+	in.State.Usage.MAC = approval.RoundUsageMAC(ruleKey, in.SessionID, in.RunID, 1, in.State.Usage.Canonical())
+	return in
+}
+
+// floorShares is the subagents round with max_calls 20 (T15).
+func floorShares() round.Input {
+	in := scenarioInput("floor_shares", call("a1", "subagents", `{"task":"sum 1 and 2","name":"adder"}`),
+		call("a2", "subagents", `{"task":"say hello"}`), call("c1", "calculate", `{"expression":"1+1"}`))
+	in.State.Fetched = append(in.State.Fetched, "subagents")
+	in.Limits = &round.Limits{MaxCalls: 20}
 	return in
 }
 

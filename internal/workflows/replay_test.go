@@ -590,6 +590,43 @@ func TestSignedUsageHistories(t *testing.T) {
 	require.NotEmpty(t, res.State.Usage.MAC, "the round signs what it hands on, verified or not")
 }
 
+// TestBoundUsageHistories: the rounds recorded with T15 hold its markers
+// and what they did: round 2 took the usage round 1 signed for its round,
+// whose count of git * (up_to 2) let g1 run and made g2 ask, and signed
+// the usage it handed on for round 2; two subagents of a run with
+// max_calls 20, beside a calculate call, got floor((20-3)/2) calls each.
+// Their replay is in TestReplayRecordedHistories.
+func TestBoundUsageHistories(t *testing.T) {
+	byName := map[string]recorded{}
+	for _, h := range loadHistories(t) {
+		byName[h.name] = h
+	}
+	h, ok := byName["bound_usage"]
+	require.True(t, ok, "testdata/bound_usage.json is missing")
+	require.Contains(t, versionMarkers(t, h), "round-bound-usage")
+	res := h.result.Result()
+	require.Equal(t, round.DecisionRule, res.Results[0].Approval.Decision)
+	require.Equal(t, int64(2), res.Results[0].Approval.Uses, "round 1's count carried over")
+	require.Equal(t, round.DecisionDenied, res.Results[1].Approval.Decision, "the rule's two calls were used: g2 asked")
+	require.Equal(t, 2, res.State.Usage.Round)
+	require.NotEmpty(t, res.State.Usage.MAC)
+
+	h, ok = byName["floor_shares"]
+	require.True(t, ok, "testdata/floor_shares.json is missing")
+	require.Contains(t, versionMarkers(t, h), "floor-shares")
+	dc := converter.GetDefaultDataConverter()
+	children := 0
+	for _, e := range h.history.GetEvents() {
+		if a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetWorkflowType().GetName() == round.AgentWorkflowName {
+			var in round.AgentInput
+			require.NoError(t, dc.FromPayloads(a.GetInput(), &in))
+			require.Equal(t, int64(8), in.Limits.MaxCalls, "floor((20-3)/2)")
+			children++
+		}
+	}
+	require.Equal(t, 2, children)
+}
+
 // TestSubagentsHistory: the round recorded with subagents holds its
 // marker, once, and started each subagent as a child agent run whose id
 // derives from the call's operation id, with a share of the round's
@@ -615,6 +652,9 @@ func TestSubagentsHistory(t *testing.T) {
 				require.Equal(t, round.AgentWorkflowID(in.SessionID, in.RunID), a.GetWorkflowId())
 				children = append(children, in)
 			}
+		}
+		if h.name == "floor_shares" { // TestBoundUsageHistories
+			continue
 		}
 		if h.name != "subagents" {
 			require.Zero(t, markers, "%s: a round without a subagents call asked for subagents", h.name)

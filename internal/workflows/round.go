@@ -80,7 +80,15 @@ type run struct {
 	counting map[string]bool
 	// signsUsage: the round checks and signs the run's usage
 	// (changeSignedUsage); unverified: the usage it got did not verify.
-	signsUsage, unverified bool
+	// boundUsage: it does so for its round (changeBoundUsage, T15);
+	// badInput is the input error the check found.
+	signsUsage, unverified, boundUsage bool
+	badInput                           error
+	// floorShares: subagents get floor shares (changeFloorShares, T15);
+	// queued are the counts of the round's calls that run, which the
+	// shares leave to the round.
+	floorShares bool
+	queued      round.Usage
 	// notes are the round's notifications (N1, notify.go).
 	notes notifier
 	// bound is the session's workspace binding when the round is placed
@@ -126,6 +134,9 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	// 2. Pass 1; P1.7 before P1.6 and approval.Needs over the rules that
 	// verified.
 	r.preflight(ctx, unwrapped)
+	if r.badInput != nil {
+		return round.Output{}, r.badInput // T15: counts that are not the previous round's
+	}
 	r.approvals.ask(ctx)
 	r.record(r.scope.RoundStarted(workflow.Now(ctx), len(r.calls)))
 	// From here on clients may ask (queries.go) and signal (signals.go).

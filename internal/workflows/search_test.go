@@ -203,6 +203,9 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			"mcp_elicitation": {"replay-mcp_elicitation false 0", "- true 1", "- false 0", "- true 1", "- false 0"},
 			// A task's request waits for a person as E1's do (E2).
 			"mcp_tasks": {"replay-mcp_tasks false 0", "- true 1", "- false 0"},
+			// A counted rule used up by the count round 1 signed (T15).
+			"bound_usage":  {"replay-bound_usage false 0", "- true 1", "- false 0"},
+			"floor_shares": {"replay-floor_shares false 0"},
 		}[h.name]
 		if !ok {
 			if !strings.Contains(fmt.Sprint(h.history.GetEvents()), "inbox-search-attributes") {

@@ -29,19 +29,48 @@ import (
 //   - none of the round's remembered rules (it starts with no run state);
 //   - of each limit of the run, 1/n of what is left, for the n subagents
 //     the round starts; what the child did joins the round's counts when it
-//     returns (countUsage).
+//     returns (countUsage). Since changeFloorShares (T15) that is
+//     floor((left - the round's own calls)/n) of each limit the round has,
+//     its own or WORKER_LIMITS, and may be 0 (AgentInput.ZeroShare); a
+//     background subagent's share joins the round's counts when it starts,
+//     and when it ends only what it did past its share.
 //
 // The call's result is the child's final answer, or an error naming the
 // child's status and id.
 
 // subagentShare counts the round's subagents calls that are about to run:
-// each gets that share of the run's limits.
-func (r *run) subagentShare(queued ...[]int) int {
+// each gets that share of the run's limits. A round with such calls asks
+// for changeFloorShares, and then counts only the calls that start a
+// subagent, and what all its calls about to run will add to the run's
+// usage (queued).
+func (r *run) subagentShare(ctx workflow.Context, queued ...[]int) int {
 	n := 0
 	for _, q := range queued {
 		for _, i := range q {
 			if r.snap.Tools[r.calls[i].Tool].Subagent {
 				n++
+			}
+		}
+	}
+	if n == 0 || !r.snap.Features.RunLimits || version(ctx, changeFloorShares, 1) < 1 {
+		return n
+	}
+	r.floorShares = true
+	n = 0
+	for _, q := range queued {
+		for _, i := range q {
+			c := &r.calls[i]
+			var a round.SubagentArgs
+			if r.snap.Tools[c.Tool].Subagent && (json.Unmarshal([]byte(c.Args), &a) != nil || a.ID == "") {
+				n++ // a look at a background subagent ({"id"}) starts none
+			}
+			command, write := counts(c)
+			r.queued.Calls++
+			if command {
+				r.queued.Commands++
+			}
+			if write {
+				r.queued.Writes++
 			}
 		}
 	}
@@ -70,8 +99,15 @@ func (r *run) subagentInput(ctx workflow.Context, c *Call, a round.SubagentArgs,
 		SystemPrompt:          a.SystemPrompt, Exclude: exclude, Depth: depth, Parent: r.scope.WorkflowID, Name: a.Name,
 		Chain: r.in.Chain, // a subagent of a chatbot is part of its chain (G3)
 	}
-	if r.snap.Features.RunLimits && r.st.Limits != nil {
-		l := r.limits()
+	switch l := r.limits(); {
+	case r.floorShares:
+		u := r.st.Usage.Clone()
+		if u == nil {
+			u = &round.Usage{}
+		}
+		u.Add(&r.queued)
+		in.Limits, in.ZeroShare = l.FloorShare(u, n, workflow.Now(ctx))
+	case r.snap.Features.RunLimits && r.st.Limits != nil:
 		in.Limits = l.Share(r.st.Usage, n, workflow.Now(ctx))
 	}
 	if err := in.ValidateStarted(); err != nil {
@@ -130,8 +166,18 @@ func (r *run) startSubagent(ctx workflow.Context, c *Call, n int) workflow.Futur
 				settable.Set(round.ExecuteOutput{IsError: true, Content: "subagent " + id + " did not start: " + text.RootMessage(err)}, nil)
 				return
 			}
-			settable.Set(round.ExecuteOutput{Child: id, Content: fmt.Sprintf(
-				"started subagent %s in the background; call %s with {\"id\": %q} for its status or answer", id, round.BackgroundSubagents, id)}, nil)
+			out := round.ExecuteOutput{Child: id, Content: fmt.Sprintf(
+				"started subagent %s in the background; call %s with {\"id\": %q} for its status or answer", id, round.BackgroundSubagents, id)}
+			if res := in.Limits.Reservation(in.ZeroShare); r.floorShares && res != nil && r.st.Usage != nil {
+				// Its share counts as the run's from now on (T15): the
+				// run state keeps it until the child's own counts join.
+				out.Usage = res
+				if r.st.Usage.Reserved == nil {
+					r.st.Usage.Reserved = map[string]*round.Usage{}
+				}
+				r.st.Usage.Reserved[id] = res.Counts()
+			}
+			settable.Set(out, nil)
 			return
 		}
 		var st round.AgentStatus
@@ -194,6 +240,10 @@ func (r *run) pollSubagent(ctx workflow.Context, id string) workflow.Future {
 				}
 				r.counting[id] = true
 				out.Child = id
+				if u := r.st.Usage; u != nil && u.Reserved[id] != nil {
+					out.Usage = out.Usage.Past(u.Reserved[id]) // its share was counted when it started (T15)
+					delete(u.Reserved, id)
+				}
 			}
 			settable.Set(out, nil)
 		}

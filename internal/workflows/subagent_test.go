@@ -126,10 +126,11 @@ func TestSubagentsRunAsChildAgentRuns(t *testing.T) {
 func TestSubagentsCarryNoMoreThanTheCaller(t *testing.T) {
 	var limits []*round.Limits
 	var autos []bool
+	var zeros [][]string
 	var mu sync.Mutex
 	h := newSubagentHarness(t, 3, func(ctx workflow.Context, in round.AgentInput) (round.AgentStatus, error) {
 		mu.Lock()
-		limits, autos = append(limits, in.Limits), append(autos, in.AutoApprove)
+		limits, autos, zeros = append(limits, in.Limits), append(autos, in.AutoApprove), append(zeros, in.ZeroShare)
 		mu.Unlock()
 		return round.AgentStatus{Status: round.AgentCompleted, Final: "ok " + in.Task, Usage: &round.Usage{Calls: 3, Writes: 1}}, nil
 	})
@@ -145,8 +146,9 @@ func TestSubagentsCarryNoMoreThanTheCaller(t *testing.T) {
 	require.Len(t, limits, 3)
 	for i, l := range limits {
 		require.NotNil(t, l, "child %d has the caller's limits", i)
-		require.Equal(t, int64(10), l.MaxCalls, "a third of the 31 calls left")
+		require.Equal(t, int64(9), l.MaxCalls, "a third of the 31 calls the round's own three leave (T15)")
 		require.Equal(t, int64(1), l.MaxWrites, "never 0, which would be no limit")
+		require.Equal(t, []string{round.LimitWrites}, zeros[i], "floor(2/3) of max_writes is 0: the child starts 1 below its 1 (T15)")
 		require.False(t, autos[i], "no auto_approve the caller does not have")
 	}
 	require.Equal(t, int64(3+9), res.State.Usage.Calls, "the three calls and what the children did")

@@ -368,7 +368,7 @@ func TestRememberAddsAnAllowRuleToTheRunState(t *testing.T) {
 	// The next round of the run does not ask for git commands.
 	h2 := newHarness(t, 3)
 	in := input(call("g3", "run_command", `{"command":"git diff"}`))
-	in.State = res.State
+	in.Round, in.State = 2, res.State
 	res2 := h2.run(t, in)
 	require.Equal(t, []round.Status{"ok"}, statuses(res2))
 	require.Equal(t, round.DecisionRule, res2.Results[0].Approval.Decision)
