@@ -17,7 +17,7 @@ import (
 // startLimits asks for changeAgentLimits and records the worker's limits.
 func (a *agent) startLimits(ctx workflow.Context, worker round.Limits) error {
 	a.now = workflow.Now(ctx)
-	if workflow.GetVersion(ctx, changeAgentLimits, workflow.DefaultVersion, 1) < 1 {
+	if version(ctx, changeAgentLimits, 1) < 1 {
 		return nil
 	}
 	a.limited = true

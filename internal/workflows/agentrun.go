@@ -135,8 +135,8 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 	if err := a.startLimits(ctx, w.Limits); err != nil {
 		return round.AgentStatus{}, err
 	}
-	a.apis = workflow.GetVersion(ctx, changeAgentAPIs, workflow.DefaultVersion, 1) >= 1
-	budgetVersion := workflow.GetVersion(ctx, changeAgentBudget, workflow.DefaultVersion, 2)
+	a.apis = version(ctx, changeAgentAPIs, 1) >= 1
+	budgetVersion := version(ctx, changeAgentBudget, 2)
 	a.budget, a.refresh = budgetVersion >= 1, budgetVersion >= 2
 
 	for {
@@ -488,7 +488,7 @@ func (a *agent) runRound(ctx workflow.Context, msg round.AgentMessage) (round.Ou
 // appendResults adds a round's tool messages, in call order, and takes its
 // run state.
 func (a *agent) appendResults(ctx workflow.Context, res round.Output) {
-	notes := workflow.GetVersion(ctx, changeAgentRepeatNotes, workflow.DefaultVersion, 1) >= 1
+	notes := version(ctx, changeAgentRepeatNotes, 1) >= 1
 	for _, r := range res.Results {
 		m := round.AgentMessage{Role: "tool", ToolCallID: r.CallID, Content: round.MessageContent(r.Tool, r.Content)}
 		if notes {

@@ -47,7 +47,7 @@ func (r *run) place(ctx workflow.Context, calls []Unwrapped) {
 			break
 		}
 	}
-	if !need || workflow.GetVersion(ctx, changePlacement, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if !need || version(ctx, changePlacement, 1) == workflow.DefaultVersion {
 		return
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{

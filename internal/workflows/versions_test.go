@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -122,4 +123,24 @@ func TestChangeIDsAreInOneTable(t *testing.T) {
 		})
 	}
 	require.NotZero(t, asked)
+}
+
+// TestEveryVersionGoesThroughTheTable: workflow code asks for a change's
+// version only through version (versions.go), so every change id is one
+// line of the table and a baseline can fold it.
+func TestEveryVersionGoesThroughTheTable(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	for _, f := range files {
+		if f == "versions.go" || strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for i, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "workflow.GetVersion(") {
+				t.Errorf("%s:%d asks workflow.GetVersion directly: use version (versions.go)", f, i+1)
+			}
+		}
+	}
 }
