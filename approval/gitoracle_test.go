@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/internal/testenv"
 )
 
 // gitConfigCorpus generates git config commands: the forms of
@@ -33,7 +35,7 @@ func gitConfigCorpus(r *rand.Rand) string {
 // changes a configuration file.
 func TestGitConfigRuleNeverWrites(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git on PATH")
+		testenv.Unavailable(t, "no git on PATH")
 	}
 	dir := t.TempDir()
 	env := append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME="+dir)

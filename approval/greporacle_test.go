@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/internal/testenv"
 )
 
 // TestGrepRuleNeverReadsAKeyFile: GNU grep itself is the oracle. In a
@@ -20,7 +22,7 @@ import (
 // spelling or abbreviation).
 func TestGrepRuleNeverReadsAKeyFile(t *testing.T) {
 	if v, err := exec.Command("grep", "--version").Output(); err != nil || !strings.Contains(string(v), "GNU grep") {
-		t.Skip("no GNU grep on PATH")
+		testenv.Unavailable(t, "no GNU grep on PATH")
 	}
 	dir := t.TempDir()
 	for name, text := range map[string]string{".env": "SECRETKEY=1\n", "sub/.env": "SECRETKEY=2\n", "sub/id_rsa": "SECRETKEY=3\n",

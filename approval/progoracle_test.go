@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/internal/testenv"
 )
 
 // runIn runs a command with sh in dir, stdin empty, for at most 10s.
@@ -41,7 +43,7 @@ func entries(t *testing.T, dir string) []string {
 func TestFindAndSplitRulesNeverRunAProgram(t *testing.T) {
 	for _, p := range []string{"find", "split"} {
 		if _, err := exec.LookPath(p); err != nil {
-			t.Skip("no " + p + " on PATH")
+			testenv.Unavailable(t, "no %s on PATH", p)
 		}
 	}
 	outer := t.TempDir()
@@ -87,7 +89,7 @@ func TestFindAndSplitRulesNeverRunAProgram(t *testing.T) {
 // beside a Makefile that runs nothing; none runs `touch RAN`.
 func TestMakeRuleRunsOnlyTheMakefile(t *testing.T) {
 	if v, err := exec.Command("make", "--version").Output(); err != nil || !strings.Contains(string(v), "GNU Make") {
-		t.Skip("no GNU make on PATH")
+		testenv.Unavailable(t, "no GNU make on PATH")
 	}
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))

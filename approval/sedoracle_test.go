@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/internal/testenv"
 )
 
 // sedSandboxRefuses runs GNU sed --sandbox on script: it refuses, at parse
@@ -22,10 +24,10 @@ func sedSandboxRefuses(t *testing.T, script string) bool {
 // accepts too (no e, r, R, w, W the reader missed).
 func TestSedScriptsAgreeWithSedSandbox(t *testing.T) {
 	if _, err := exec.LookPath("sed"); err != nil {
-		t.Skip("no sed on PATH")
+		testenv.Unavailable(t, "no sed on PATH")
 	}
 	if v, _ := exec.Command("sed", "--version").Output(); !strings.Contains(string(v), "GNU sed") {
-		t.Skip("sed is not GNU sed")
+		testenv.Unavailable(t, "sed is not GNU sed")
 	}
 	parts := []string{"p", "d", "s/a/b/", "s/a/b/g", "s|a|b|2", "s/a\\/e/w/", "y/ab/cd/", "1,5p", "/x/d", "$!N", "a x", "i\\\ny",
 		"c z", "{p}", ":l", "b l", "t", "T l", "=", "l 5", "q", "Q 3", "#c", "s/[/]/x/", "0,/a/p", "1~2p", "/a/I,+3p", "\\,a,p",

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/internal/testenv"
 )
 
 // TestTarRuleNeverRunsAProgram: GNU tar itself is the oracle. Every
@@ -20,7 +22,7 @@ import (
 // `touch PWNED`.
 func TestTarRuleNeverRunsAProgram(t *testing.T) {
 	if v, err := exec.Command("tar", "--version").Output(); err != nil || !strings.Contains(string(v), "GNU tar") {
-		t.Skip("no GNU tar on PATH")
+		testenv.Unavailable(t, "no GNU tar on PATH")
 	}
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644))
