@@ -277,3 +277,31 @@ func TestUpToNeedsRemember(t *testing.T) {
 		require.Equal(t, round.ErrInvalidDecision, errType(u.rejected), "%v", u.rejected)
 	}
 }
+
+// TestARuleRememberedOnAnotherCallAnswersNoLimit (B1): a rule that a
+// person remembers while approving one call settles the round's other
+// calls it matches, but never one past a limit: that call keeps waiting
+// for a decision of its own.
+func TestARuleRememberedOnAnotherCallAnswersNoLimit(t *testing.T) {
+	h := newHarness(t, 3)
+	var before, after []round.Pending
+	h.at(time.Second, func() {
+		before = h.pending(t)
+		h.confirm(round.Confirm{CallID: "r1", Approve: true, Remember: true, Pattern: "ls *"})
+	})
+	h.at(2*time.Second, func() {
+		after = h.pending(t)
+		if p := pendingOf(after, "r2"); p != nil {
+			h.confirm(round.Confirm{CallID: "r2", Approve: false, Reason: "no more", WaitID: p.WaitID})
+		}
+	})
+	in := limited(input(call("r1", "run_command", `{"command":"ls"}`), call("r2", "run_command", `{"command":"ls -a"}`)),
+		round.Limits{MaxCommands: 1})
+	res := h.run(t, in)
+
+	require.Equal(t, round.KindLimit, pendingOf(before, "r2").Kind)
+	require.NotNil(t, pendingOf(after, "r2"), "the rule remembered on r1 did not answer r2's limit")
+	require.Equal(t, round.StatusOK, res.Results[0].Status)
+	require.Equal(t, round.StatusSkipped, res.Results[1].Status)
+	require.Equal(t, 0, h.rec.RunsOf("r2"))
+}
