@@ -279,3 +279,20 @@ func TestCancellingAnAgentRunCancelsItsBackgroundSubagents(t *testing.T) {
 	require.Equal(t, round.AgentCancelled, st.Status)
 	require.Equal(t, []string{"agentrun/s1/sub-aaaaaaaaaaaaaaaaaaaaaaaa"}, cancelled)
 }
+
+// TestASubagentKeepsItsCallersExclusions (G1): a child has the caller's
+// tools minus exclude_tools, so what the caller itself lacks (a subagent's
+// round excludes tools too) stays out of the child as well.
+func TestASubagentKeepsItsCallersExclusions(t *testing.T) {
+	h := newSubagentHarness(t, 3, nil)
+	h.reply = childScript
+	in := input(call("s1", "subagents", `{"task":"part one","exclude_tools":["run_command"]}`))
+	in.State.Fetched = append(in.State.Fetched, "subagents")
+	in.Exclude = []string{"http_request"} // the caller's own exclusion
+	res := h.run(t, in)
+	require.Equal(t, round.StatusOK, res.Results[0].Status, res.Results[0].Content)
+	calls := h.modelCalls()
+	require.NotEmpty(t, calls)
+	require.Contains(t, calls[0].Exclude, "run_command", "exclude_tools")
+	require.Contains(t, calls[0].Exclude, "http_request", "the caller's own exclusion")
+}
