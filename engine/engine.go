@@ -247,6 +247,9 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 		p.DenyPrivate = true
 		bc.Web.Policy = &p
 	}
+	if bc.Web.Tenant, err = tenants(cfg.ConsoleTokens); err != nil {
+		return err
+	}
 	if e.builtins, err = builtin.Register(e.Registry, bc); err != nil {
 		return err
 	}

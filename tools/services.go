@@ -24,6 +24,12 @@ func FetchPageCacheKey(url string) string {
 	return "toolround:cache:fetch_page:" + hashKey(url)
 }
 
+// FetchPageCacheKeyOf is the key of a fetch_page page in a tenant's own
+// cache: the sessions of one tenant share it, no other's do.
+func FetchPageCacheKeyOf(tenant, url string) string {
+	return "toolround:cache:fetch_page:" + hashKey(tenant) + ":" + hashKey(url)
+}
+
 // SearchWebCacheKey is the per-session key of a search_web query.
 func SearchWebCacheKey(sessionID, query string) string {
 	return "toolround:cache:search_web:" + sessionID + ":" + hashKey(query)

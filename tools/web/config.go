@@ -57,6 +57,11 @@ type Config struct {
 	MaxLinks int
 	// MaxRedirects is how many redirects a request follows. Default 5.
 	MaxRedirects int
+	// Tenant names the tenant of a session (H10: the scope of the console
+	// token that covers it), which the fetch_page cache is kept per, so no
+	// page fetched in one tenant's session is served to another's. Nil, or
+	// "": every session shares the cache (K4).
+	Tenant func(session string) string
 	// UserAgent is sent unless a call sets its own. Default "toolround-web/1".
 	UserAgent string
 	// Cache is the result cache (K1). Nil: nothing is cached.

@@ -60,6 +60,11 @@ func (w *web) fetchPage(ctx context.Context, req tools.Request, a fetchPageArgs)
 	}
 	u.Fragment = ""
 	key := tools.FetchPageCacheKey(u.String())
+	if w.cfg.Tenant != nil {
+		if t := w.cfg.Tenant(tools.SessionFrom(ctx)); t != "" {
+			key = tools.FetchPageCacheKeyOf(t, u.String())
+		}
+	}
 
 	text, cached := "", false
 	if w.cfg.Cache != nil {
@@ -70,7 +75,8 @@ func (w *web) fetchPage(ctx context.Context, req tools.Request, a fetchPageArgs)
 		if err != nil {
 			return tools.Result{}, fmt.Errorf("%s: %w", origin, err)
 		}
-		// K3: the unfiltered text is cached, shared by every session (K4).
+		// K3: the unfiltered text is cached, shared by every session of
+		// the tenant (K4).
 		if w.cfg.Cache != nil {
 			w.cacheSet(ctx, key, text)
 		}
