@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -14,120 +13,42 @@ import (
 	"github.com/toolround/toolround/round"
 )
 
-// The agent subcommands (A4): start or attach to a durable agent run and
-// print its final answer, show a run's conversation, add a user message.
+// agent (A4): start or attach to a durable agent run and print its final
+// answer. agent-status and agent-message (agent_status.go,
+// agent_message.go) show a run's conversation and add a user message.
 
-type agentFlags struct {
-	session, run, provider string
-	autoApprove, events    bool
-	maxRounds              int
-	confirmTimeout         int
-	limits                 string
-}
-
-var agentCommands = map[string]struct {
-	args, summary string
-	npos          int
-	flags         func(fs *flag.FlagSet, f *agentFlags)
-	run           func(ctx context.Context, c *client.Client, pos []string, f agentFlags, stdout, stderr io.Writer) error
-}{
-	"agent": {args: "--session S --run R [--provider P] [--auto-approve] [--max-rounds N] [--limits JSON] [--events] TASK...", npos: 1,
-		summary: "Start (or attach to) a durable agent run and print the model's final answer on stdout.\n" +
-			"Exit 1 with one line when the run stops at --max-rounds or a limit, or fails. Needs a worker with LLM_BASE_URL set.",
-		flags: func(fs *flag.FlagSet, f *agentFlags) {
-			fs.StringVar(&f.session, "session", "", "the session id (required)")
-			fs.StringVar(&f.run, "run", "", "the run id (required); the same session and run attach to the same run")
-			fs.StringVar(&f.provider, "provider", "openai", "the session's provider: claude-code, or any other name")
-			fs.BoolVar(&f.autoApprove, "auto-approve", false, "run calls that would ask for approval without asking (except C4's always-ask calls)")
-			fs.IntVar(&f.maxRounds, "max-rounds", 0, fmt.Sprintf("stop with status round_limit after this many rounds (default %d)", round.DefaultMaxRounds))
-			fs.IntVar(&f.confirmTimeout, "confirm-timeout", 0, "seconds a call waits for approval (default: the worker's)")
-			fs.StringVar(&f.limits, "limits", "", `the run's limits as JSON, e.g. '{"max_calls": 200, "max_seconds": 3600, "max_model_tokens": 500000}' (max_commands, max_writes too); past one a call waits for a person, and the run ends limit_reached past max_seconds or max_model_tokens`)
-			fs.BoolVar(&f.events, "events", false, "write the run's events (model tokens, rounds, approvals) to stderr as JSON lines; needs Redis")
-		},
-		run: runAgent},
-	"agent-status": {args: "WORKFLOW_ID", npos: 1, summary: "Print an agent run's status and conversation so far (JSON).",
-		run: func(ctx context.Context, c *client.Client, pos []string, _ agentFlags, stdout, _ io.Writer) error {
-			st, err := c.AgentStatus(ctx, pos[0])
-			if err != nil {
-				return err
-			}
-			return printJSON(stdout, st)
-		}},
-	"agent-message": {args: "WORKFLOW_ID TEXT...", npos: 2, summary: "Add a user message to a running agent run; it joins the conversation before the next model call.",
-		run: func(ctx context.Context, c *client.Client, pos []string, _ agentFlags, _, _ io.Writer) error {
-			return c.SendUserMessage(ctx, pos[0], strings.Join(pos[1:], " "))
-		}},
-}
-
-// agentUsage lists the agent subcommands for usage().
-func agentUsage() string {
-	var b strings.Builder
-	for _, name := range []string{"agent", "agent-status", "agent-message"} {
-		cmd := agentCommands[name]
-		first, _, _ := strings.Cut(cmd.summary, "\n")
-		args := cmd.args
-		if name == "agent" {
-			args = "--session S --run R TASK"
-		}
-		fmt.Fprintf(&b, "  %-40s %s\n", name+" "+args, first)
-	}
-	return b.String()
-}
-
-// runAgentCommand parses an agent subcommand's arguments and runs it; ok is
-// false when name is not one.
-func runAgentCommand(ctx context.Context, name string, args []string, stdout, stderr io.Writer) (bool, error) {
-	cmd, ok := agentCommands[name]
-	if !ok {
-		return false, nil
-	}
-	var f agentFlags
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	if cmd.flags != nil {
-		cmd.flags(fs, &f)
-	}
-	use := func() string {
-		var d strings.Builder
-		fs.SetOutput(&d)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-		u := fmt.Sprintf("usage: starter %s %s\n\n%s\n", name, cmd.args, cmd.summary)
-		if d.Len() > 0 {
-			u += "\nflags:\n" + strings.ReplaceAll("\n"+d.String(), "\n  -", "\n  --")[1:]
-		}
-		return u + "\n" + environment
-	}
-	pos, err := parseInterspersed(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		_, err := fmt.Fprintln(stdout, use())
-		return true, err
-	}
-	if err != nil {
-		return true, usageError{fmt.Errorf("%s: %w", name, flagError(fs, err)), use()}
-	}
-	if len(pos) < cmd.npos {
-		return true, usageError{fmt.Errorf("%s needs %s", name, cmd.args), use()}
-	}
-	if name == "agent" {
-		in, err := agentInput(pos, f)
+var agentCommand = &command{name: "agent", args: "--session S --run R [--provider P] [--auto-approve] [--max-rounds N] [--limits JSON] [--events] TASK...",
+	brief: "--session S --run R TASK", npos: 1, flagsInArgs: true,
+	summary: "Start (or attach to) a durable agent run and print the model's final answer on stdout.\n" +
+		"Exit 1 with one line when the run stops at --max-rounds or a limit, or fails. Needs a worker with LLM_BASE_URL set.",
+	flags: func(fs *flag.FlagSet, f *flags) {
+		fs.StringVar(&f.session, "session", "", "the session id (required)")
+		fs.StringVar(&f.run, "run", "", "the run id (required); the same session and run attach to the same run")
+		fs.StringVar(&f.provider, "provider", "openai", "the session's provider: claude-code, or any other name")
+		fs.BoolVar(&f.autoApprove, "auto-approve", false, "run calls that would ask for approval without asking (except C4's always-ask calls)")
+		fs.IntVar(&f.maxRounds, "max-rounds", 0, fmt.Sprintf("stop with status round_limit after this many rounds (default %d)", round.DefaultMaxRounds))
+		fs.IntVar(&f.confirmTimeout, "confirm-timeout", 0, "seconds a call waits for approval (default: the worker's)")
+		fs.StringVar(&f.limits, "limits", "", `the run's limits as JSON, e.g. '{"max_calls": 200, "max_seconds": 3600, "max_model_tokens": 500000}' (max_commands, max_writes too); past one a call waits for a person, and the run ends limit_reached past max_seconds or max_model_tokens`)
+		fs.BoolVar(&f.events, "events", false, "write the run's events (model tokens, rounds, approvals) to stderr as JSON lines; needs Redis")
+	},
+	run: func(ctx context.Context, x *call) error {
+		in, err := agentInput(x.pos, x.f)
 		if err != nil {
-			return true, usageError{fmt.Errorf("agent: %w", err), use()}
+			return usageError{fmt.Errorf("agent: %w", err), x.usage}
 		}
 		if err := in.Validate(); err != nil {
-			return true, usageError{fmt.Errorf("agent: %w", err), use()}
+			return usageError{fmt.Errorf("agent: %w", err), x.usage}
 		}
-	}
-	c, err := client.FromEnv(ctx)
-	if err != nil {
-		return true, err
-	}
-	defer c.Close()
-	return true, cmd.run(ctx, c, pos, f, stdout, stderr)
-}
+		c, err := client.FromEnv(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		return runAgent(ctx, c, x.pos, x.f, x.stdout, x.stderr)
+	}}
 
 // agentInput is the agent run the flags and the task ask for.
-func agentInput(pos []string, f agentFlags) (round.AgentInput, error) {
+func agentInput(pos []string, f flags) (round.AgentInput, error) {
 	in := round.AgentInput{SessionID: f.session, RunID: f.run, Task: strings.Join(pos, " "), Provider: f.provider,
 		AutoApprove: f.autoApprove, MaxRounds: f.maxRounds, ConfirmTimeoutSeconds: f.confirmTimeout}
 	if f.limits != "" {
@@ -140,7 +61,7 @@ func agentInput(pos []string, f agentFlags) (round.AgentInput, error) {
 	return in, nil
 }
 
-func runAgent(ctx context.Context, c *client.Client, pos []string, f agentFlags, stdout, stderr io.Writer) error {
+func runAgent(ctx context.Context, c *client.Client, pos []string, f flags, stdout, stderr io.Writer) error {
 	in, err := agentInput(pos, f)
 	if err != nil {
 		return usageError{error: err}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +17,53 @@ import (
 	"github.com/toolround/toolround/round"
 )
 
-// approve, deny and extend: the answers of a person to a waiting call.
+// approve and deny: the decisions of a person on a waiting call.
+
+var approveCommand = &command{name: "approve", args: "WORKFLOW_ID CALL_ID", npos: 2,
+	summary: "Let a waiting call run: the arguments it runs with are shown on stderr.\n" +
+		"Exits non-zero when the call does not wait, its arguments changed meanwhile, or --args fail the tool's schema.",
+	flags: func(fs *flag.FlagSet, f *flags) {
+		fs.StringVar(&f.reason, "reason", "", "why, recorded with the decision")
+		fs.BoolVar(&f.remember, "remember", false, "remember an allow rule for the rest of the run")
+		fs.StringVar(&f.pattern, "pattern", "", "the allow rule's pattern (with --remember), e.g. 'git *'; default: this call's exact arguments")
+		fs.BoolVar(&f.allowTurn, "allow-turn", false, "approve the round's other waiting calls too (never a read of keys or credentials)")
+		fs.Func("up-to", "with --remember: the rule approves at most N matching calls of the run, then the next one asks", func(s string) error {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || n < 1 || n > round.MaxLimit {
+				return fmt.Errorf("give a whole number from 1 to %d", round.MaxLimit)
+			}
+			f.upTo = n
+			return nil
+		})
+		fs.StringVar(&f.as, "as", "", "who approves, recorded with the decision; default: your OS user at the host name, user@host")
+		fs.StringVar(&f.args, "args", "", "run the call with these arguments (a JSON object) instead of the model's")
+	},
+	run: func(ctx context.Context, x *call) error {
+		if x.f.args != "" && !json.Valid([]byte(x.f.args)) {
+			return usageError{errors.New("approve --args: not JSON; give the arguments as a JSON object"), ""}
+		}
+		if x.f.upTo != 0 && !x.f.remember {
+			return usageError{errors.New("approve --up-to bounds a remembered rule: give it with --remember"), ""}
+		}
+		return runDecide(ctx, x, true)
+	}}
+
+var denyCommand = &command{name: "deny", args: "WORKFLOW_ID CALL_ID", npos: 2,
+	summary: "Skip a waiting call; its result says it was skipped by the user.",
+	flags: func(fs *flag.FlagSet, f *flags) {
+		fs.StringVar(&f.reason, "reason", "", "why, shown to the model in the call's result")
+		fs.StringVar(&f.as, "as", "", "who denies, recorded with the decision; default: your OS user at the host name, user@host")
+	},
+	run: func(ctx context.Context, x *call) error { return runDecide(ctx, x, false) }}
+
+func runDecide(ctx context.Context, x *call, approve bool) error {
+	c, err := client.FromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return decide(ctx, c, approve, x.pos[0], x.pos[1], x.f, x.stderr)
+}
 
 // decide approves or denies a waiting call through the confirm update. It
 // reads the call's approval_id from the round, so the decision is for the
@@ -180,88 +227,4 @@ func shortArgs(args string) string {
 		s = s[:2000] + "..."
 	}
 	return s
-}
-
-// extendedLine says what an extension added: the 7-day cap may let in
-// less than was asked, down to nothing.
-func extendedLine(callID string, asked time.Duration, e round.Extended) string {
-	if e.Deadline.IsZero() {
-		return fmt.Sprintf("call %s: asked to add %v; this round's build does not say what it added", callID, asked)
-	}
-	until := e.Deadline.UTC().Format(time.RFC3339)
-	added := time.Duration(e.AddedSeconds) * time.Second
-	switch {
-	case added <= 0:
-		return fmt.Sprintf("call %s: nothing added: it waits until %s, 7 days after it began to wait, the most a call waits", callID, until)
-	case added < asked:
-		return fmt.Sprintf("call %s: added %v, not the %v asked (a call waits at most 7 days); it waits until %s", callID, added, asked, until)
-	}
-	return fmt.Sprintf("call %s: added %v; it waits until %s", callID, added, until)
-}
-
-// parseWait reads extend's DURATION: a Go duration (30m, 2h) or seconds.
-func parseWait(s string) (time.Duration, error) {
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if n < 1 || n > 7*24*3600 {
-			return 0, fmt.Errorf("extend: %s seconds: give 1 second to 7 days", s)
-		}
-		return time.Duration(n) * time.Second, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < time.Second || d > 7*24*time.Hour {
-		return 0, fmt.Errorf("extend: %q: give a duration from 1s to 168h, e.g. 30m or 2h", s)
-	}
-	return d, nil
-}
-
-// elicitAnswer reports whether answer's flags answer an MCP server's
-// request (E1) rather than an ask_user call.
-func elicitAnswer(f flags) bool {
-	return f.answerJSON != "" || f.declineAnswer || f.cancelAns
-}
-
-// checkAnswerFlags refuses what answer cannot mean: two of --json,
-// --decline and --cancel, answers beside them, --json that is not an
-// object, or an ask_user answer without any answer.
-func checkAnswerFlags(f flags, pos []string) error {
-	n := 0
-	for _, on := range []bool{f.answerJSON != "", f.declineAnswer, f.cancelAns} {
-		if on {
-			n++
-		}
-	}
-	switch {
-	case n > 1:
-		return errors.New("answer: give one of --json, --decline and --cancel")
-	case n == 1 && len(pos) > 2:
-		return errors.New("answer: --json, --decline and --cancel answer an MCP server's request and take no ANSWER arguments")
-	case n == 0 && len(pos) < 3:
-		return errors.New("answer needs WORKFLOW_ID CALL_ID ANSWER... (an ask_user call) or --json, --decline or --cancel (an MCP server's request)")
-	}
-	if f.answerJSON != "" {
-		var v map[string]any
-		if err := json.Unmarshal([]byte(f.answerJSON), &v); err != nil || v == nil {
-			return errors.New("answer --json: give the form's values as a JSON object")
-		}
-	}
-	return nil
-}
-
-// answerElicitation sends the answer update for an MCP server's request.
-func answerElicitation(ctx context.Context, c *client.Client, workflowID, callID string, f flags) error {
-	a := round.ElicitAnswer{CallID: callID, Action: round.ElicitAccept, By: f.as, Via: "cli"}
-	if a.By == "" {
-		a.By = defaultBy()
-	}
-	switch {
-	case f.declineAnswer:
-		a.Action = round.ElicitDecline
-	case f.cancelAns:
-		a.Action = round.ElicitCancel
-	default:
-		if err := json.Unmarshal([]byte(f.answerJSON), &a.Content); err != nil {
-			return err
-		}
-	}
-	return c.AnswerElicitation(ctx, workflowID, a)
 }

@@ -13,16 +13,23 @@ import (
 	"github.com/toolround/toolround/client"
 )
 
-func init() {
-	commands["inbox"] = command{args: "[--session S] [--json]",
-		summary: "List every round that waits for a person, newest first, with its waiting calls (from Temporal visibility).\n" +
-			"A round shows up a moment after it starts to wait, and leaves a moment after it is answered.",
-		flags: func(fs *flag.FlagSet, f *flags) {
-			fs.StringVar(&f.session, "session", "", "only this session's rounds")
-			fs.BoolVar(&f.asJSON, "json", false, `print [{"workflow_id","session_id","pending":[...]}] instead of a table`)
-		}}
-	order = append(order, "inbox")
-}
+// inbox: the rounds that wait for a person.
+
+var inboxCommand = &command{name: "inbox", args: "[--session S] [--json]",
+	summary: "List every round that waits for a person, newest first, with its waiting calls (from Temporal visibility).\n" +
+		"A round shows up a moment after it starts to wait, and leaves a moment after it is answered.",
+	flags: func(fs *flag.FlagSet, f *flags) {
+		fs.StringVar(&f.session, "session", "", "only this session's rounds")
+		fs.BoolVar(&f.asJSON, "json", false, `print [{"workflow_id","session_id","pending":[...]}] instead of a table`)
+	},
+	run: func(ctx context.Context, x *call) error {
+		c, err := client.FromEnv(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		return inbox(ctx, c, x.stdout, x.stderr, x.f)
+	}}
 
 // inbox prints the rounds that wait for a person. Rounds that could not be
 // asked what they wait for are named on stderr; the others are still listed.

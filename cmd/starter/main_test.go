@@ -15,20 +15,54 @@ import (
 )
 
 func TestHelpOnEverySubcommand(t *testing.T) {
-	for _, name := range order {
-		for _, help := range []string{"--help", "-h"} {
+	for _, cmd := range commands {
+		for _, help := range [][]string{{cmd.name, "--help"}, {cmd.name, "-h"}, {"help", cmd.name}} {
 			var out bytes.Buffer
-			err := run(context.Background(), []string{name, help}, nil, &out, &bytes.Buffer{})
-			require.NoError(t, err, "%s %s", name, help)
+			err := run(context.Background(), help, nil, &out, &bytes.Buffer{})
+			require.NoError(t, err, "%v", help)
 			require.Equal(t, 0, report(err, &bytes.Buffer{}))
-			require.True(t, strings.HasPrefix(out.String(), "usage: starter "+name+" "), out.String())
-			require.Contains(t, out.String(), commands[name].summary)
+			require.True(t, strings.HasPrefix(out.String(), "usage: starter "+cmd.name+" "), out.String())
+			if !cmd.ownArgs {
+				require.Contains(t, out.String(), cmd.summary)
+			}
 		}
+	}
+	for _, sub := range workspaceCommands {
+		var out bytes.Buffer
+		require.NoError(t, run(context.Background(), []string{"workspace", sub.name, "--help"}, nil, &out, &bytes.Buffer{}))
+		require.Contains(t, out.String(), "usage: starter workspace")
 	}
 	var out bytes.Buffer
 	require.NoError(t, run(context.Background(), []string{"approve", "--help"}, nil, &out, &bytes.Buffer{}))
 	require.Contains(t, out.String(), "--remember")
 	require.Contains(t, out.String(), "--allow-turn")
+}
+
+// TestEveryCommandIsComplete walks the table of commands, workspace's
+// subcommands included: each has a name of its own, a summary and a run
+// function, and the list of commands names it.
+func TestEveryCommandIsComplete(t *testing.T) {
+	check := func(table []*command, within string) {
+		seen := map[string]bool{}
+		for i, cmd := range table {
+			require.NotEmpty(t, cmd.name, "%s command %d has no name", within, i)
+			require.False(t, seen[cmd.name], "%s command %q twice", within, cmd.name)
+			seen[cmd.name] = true
+			require.NotEmpty(t, strings.TrimSpace(cmd.summary), "%s command %q has no summary", within, cmd.name)
+			require.NotNil(t, cmd.run, "%s command %q has no run function", within, cmd.name)
+			require.False(t, cmd.ownArgs && cmd.flags != nil, "%s command %q parses its own arguments: flags would never be defined", within, cmd.name)
+		}
+	}
+	check(commands, "starter")
+	check(workspaceCommands, "workspace")
+	list := usage()
+	for _, cmd := range commands {
+		require.Contains(t, list, "\n  "+cmd.name+" ", "the list of commands names %q", cmd.name)
+	}
+	require.Contains(t, workspaceUsage, "ls [--json] | du SESSION | rm SESSION | move SESSION HOST")
+	for _, sub := range workspaceCommands {
+		require.Contains(t, workspaceUsage, "\n  "+sub.name+" ", "workspace's usage names %q", sub.name)
+	}
 }
 
 func TestUsageErrorsAreReadable(t *testing.T) {

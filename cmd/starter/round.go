@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,29 @@ import (
 
 // round: submit a round, tell the person at the terminal what it waits for,
 // and print its result.
+
+var roundCommand = &command{name: "round", args: "FILE|-", npos: 1,
+	summary: "Run a round (a JSON file, or - for stdin) and print its result as JSON on stdout.\n" +
+		"Calls that wait for approval are listed on stderr with the commands that answer them.",
+	flags: func(fs *flag.FlagSet, f *flags) {
+		fs.BoolVar(&f.quiet, "quiet", false, "no hints on stderr")
+		fs.BoolVar(&f.events, "events", false, "write the round's events to stderr as JSON lines while it runs (confirmation_requested carries workflow_id, call_id and approval_id); needs Redis")
+	},
+	run: func(ctx context.Context, x *call) error {
+		in, err := readInput(x.pos[0], x.stdin)
+		if err != nil {
+			return usageError{error: err}
+		}
+		c, err := client.FromEnv(ctx)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if err := redisDown(c, x.stderr, x.f.events); err != nil {
+			return err
+		}
+		return runRound(ctx, c, in, x.stdout, x.stderr, x.f)
+	}}
 
 func readInput(name string, stdin io.Reader) (*round.Input, error) {
 	var r io.Reader = stdin

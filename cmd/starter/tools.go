@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +18,28 @@ import (
 )
 
 // tools: the tools array a worker offers a provider.
+
+var toolsCommand = &command{name: "tools", args: "--provider P [--format openai|anthropic|responses] [--worker]", flagsInArgs: true,
+	summary: "Print a provider's tools array, deferred names and turn-context line (JSON): the built-in tools, MCP_CONFIG's and TOOLS_CONFIG's.\n" +
+		"claude-code gets every tool; any other provider gets find_tools, run_tool and the always-loaded tools.\n" +
+		"MCP tools are the worker's: --worker asks a running worker of TASK_QUEUE for its own list instead.",
+	flags: func(fs *flag.FlagSet, f *flags) {
+		fs.StringVar(&f.provider, "provider", "", "the session's provider: claude-code, or any other name (required)")
+		fs.StringVar(&f.format, "format", "", "the tools array's wire format: openai (chat completions, the default), anthropic (Messages API) or responses (Responses API)")
+		fs.BoolVar(&f.fromWorker, "worker", false, "ask a worker of TASK_QUEUE for the tools it offers (its MCP servers' included) instead of reading MCP_CONFIG and TOOLS_CONFIG here; needs Temporal")
+	},
+	run: func(ctx context.Context, x *call) error {
+		if x.f.provider == "" {
+			return usageError{errors.New("tools needs --provider P (claude-code or any other name)"), x.usage}
+		}
+		if err := round.CheckProvider(x.f.provider); err != nil {
+			return usageError{error: err}
+		}
+		if x.f.fromWorker {
+			return printWorkerTools(ctx, x.stdout, x.stderr, x.f.provider, x.f.format)
+		}
+		return printTools(ctx, x.stdout, x.stderr, x.f.provider, x.f.format)
+	}}
 
 // printTools lists the tools a worker with the same configuration offers:
 // the built-ins, MCP_CONFIG's servers and TOOLS_CONFIG's tools. Only MCP

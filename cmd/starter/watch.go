@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -15,6 +16,16 @@ import (
 )
 
 // watch: a session's events as they happen.
+
+var watchCommand = &command{name: "watch", args: "SESSION_ID", npos: 1,
+	summary: "Print the session's events as they happen; needs Redis.",
+	flags: func(fs *flag.FlagSet, f *flags) {
+		fs.BoolVar(&f.asJSON, "json", false, "one JSON object per line")
+		fs.BoolVar(&f.all, "all", false, "from the start of the stream, not only new events")
+	},
+	run: func(ctx context.Context, x *call) error {
+		return watch(ctx, x.stdout, x.pos[0], x.f.asJSON, x.f.all)
+	}}
 
 func watch(ctx context.Context, w io.Writer, sessionID string, asJSON, all bool) error {
 	url := envconf.RedisURL()

@@ -34,108 +34,162 @@ The sessions' workspaces of WORKSPACE=session, TOOLS_WORKDIR/sessions/<session>/
 environment: TOOLS_WORKDIR, WORKSPACE_PLACEMENT, and for rm and move TEMPORAL_ADDRESS,
 TEMPORAL_NAMESPACE, TASK_QUEUE, TEMPORAL_TLS_*, TEMPORAL_API_KEY`
 
-// runWorkspace runs `starter workspace ...`.
-func runWorkspace(ctx context.Context, args []string, stdout io.Writer) error {
+var workspaceCommand = &command{name: "workspace", args: "ls|du|rm|move [SESSION [HOST]]",
+	summary: "List, measure or remove the sessions' workspaces (WORKSPACE=session).",
+	ownArgs: true, run: runWorkspace}
+
+// workspaceCommands are workspace's subcommands; each takes exactly npos
+// arguments, and --json.
+var workspaceCommands = []*command{
+	{name: "ls", args: "[--json]", summary: "every workspace with its size, files and last change (--json: JSON)",
+		run: func(_ context.Context, x *call) error {
+			workdir, _, err := workspaceEnv()
+			if err != nil {
+				return err
+			}
+			list, err := workspace.List(workdir)
+			if err != nil {
+				return err
+			}
+			if x.f.asJSON {
+				return printJSON(x.stdout, list)
+			}
+			tw := tabwriter.NewWriter(x.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "SESSION\tBYTES\tFILES\tMODIFIED")
+			for _, w := range list {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", w.Session, w.Bytes, w.Files, w.Modified.UTC().Format("2006-01-02T15:04:05Z"))
+			}
+			return tw.Flush()
+		}},
+	{name: "du", args: "SESSION", npos: 1, summary: "one workspace's size (JSON)",
+		run: func(_ context.Context, x *call) error {
+			workdir, _, err := workspaceEnv()
+			if err != nil {
+				return err
+			}
+			info, err := workspace.Usage(workdir, x.pos[0])
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("session %s has no workspace in %s", x.pos[0], workdir)
+			}
+			if err != nil {
+				return err
+			}
+			return printJSON(x.stdout, info)
+		}},
+	{name: "rm", args: "SESSION", npos: 1, summary: "remove a workspace; refused while a round or agent run of the session is open",
+		run: removeWorkspace},
+	{name: "move", args: "SESSION HOST", npos: 2, summary: "rebind a workspace to the host HOST (its HOST_ID) with WORKSPACE_PLACEMENT=host (W4)",
+		run: func(ctx context.Context, x *call) error {
+			_, mode, err := workspaceEnv()
+			if err != nil {
+				return err
+			}
+			return moveWorkspace(ctx, mode, x.pos[0], x.pos[1], x.stdout)
+		}},
+}
+
+// workspaceEnv is the workdir and the placement mode the environment
+// gives; a placement it does not know is a usage error.
+func workspaceEnv() (workdir, mode string, err error) {
+	mode, err = placement.ParsePlacement(envconf.Get(placement.EnvPlacement, placement.Shared))
+	if err != nil {
+		return "", "", usageError{error: err}
+	}
+	return envconf.Get("TOOLS_WORKDIR", "./workdir"), mode, nil
+}
+
+// runWorkspace runs `starter workspace SUBCOMMAND [ARGS] [--json]`: the
+// subcommand comes first, --json anywhere after it.
+func runWorkspace(ctx context.Context, x *call) error {
+	args := x.pos
 	if len(args) == 0 {
 		return usageError{errors.New("workspace needs ls, du, rm or move"), workspaceUsage}
 	}
-	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		_, err := fmt.Fprintln(stdout, workspaceUsage)
+	for i, a := range args {
+		if (i == 0 && a == "help") || a == "-h" || a == "--help" || a == "-help" || a == "--h" {
+			_, err := fmt.Fprintln(x.stdout, workspaceUsage)
+			return err
+		}
+	}
+	if _, _, err := workspaceEnv(); err != nil {
 		return err
 	}
-	workdir := envconf.Get("TOOLS_WORKDIR", "./workdir")
-	mode, err := placement.ParsePlacement(envconf.Get(placement.EnvPlacement, placement.Shared))
-	if err != nil {
-		return usageError{error: err}
-	}
-	sub, rest := args[0], args[1:]
-	asJSON := false
-	var pos []string
+	name, rest := args[0], args[1:]
+	sub := &call{stdin: x.stdin, stdout: x.stdout, stderr: x.stderr, usage: workspaceUsage}
 	for _, a := range rest {
 		switch a {
 		case "--json", "-json":
-			asJSON = true
+			sub.f.asJSON = true
 		default:
 			if strings.HasPrefix(a, "-") {
-				err := fmt.Errorf("workspace %s: unknown flag %s", sub, a)
+				err := fmt.Errorf("workspace %s: unknown flag %s", name, a)
 				if c := text.Closest(strings.TrimLeft(a, "-"), []string{"json"}); c != "" {
 					err = fmt.Errorf("%w; did you mean --%s?", err, c)
 				}
 				return usageError{err, workspaceUsage}
 			}
-			pos = append(pos, a)
+			sub.pos = append(sub.pos, a)
 		}
 	}
-	need := map[string]int{"ls": 0, "du": 1, "rm": 1, "move": 2}
-	n, ok := need[sub]
-	if !ok {
-		err := fmt.Errorf("workspace: unknown subcommand %q; want ls, du, rm or move", sub)
-		if c := text.Closest(sub, []string{"ls", "du", "rm", "move"}); c != "" {
-			err = fmt.Errorf("workspace: unknown subcommand %q; did you mean %q? (ls, du, rm or move)", sub, c)
+	var cmd *command
+	var names []string
+	for _, c := range workspaceCommands {
+		names = append(names, c.name)
+		if c.name == name {
+			cmd = c
+		}
+	}
+	if cmd == nil {
+		err := fmt.Errorf("workspace: unknown subcommand %q; want ls, du, rm or move", name)
+		if c := text.Closest(name, names); c != "" {
+			err = fmt.Errorf("workspace: unknown subcommand %q; did you mean %q? (ls, du, rm or move)", name, c)
 		}
 		return usageError{err, workspaceUsage}
 	}
-	if len(pos) != n {
-		return usageError{fmt.Errorf("workspace %s takes %d argument(s), got %d", sub, n, len(pos)), workspaceUsage}
+	if len(sub.pos) != cmd.npos {
+		return usageError{fmt.Errorf("workspace %s takes %d argument(s), got %d", name, cmd.npos, len(sub.pos)), workspaceUsage}
 	}
-	if n > 0 {
-		if err := tools.CheckSessionID(pos[0]); err != nil {
+	if cmd.npos > 0 {
+		if err := tools.CheckSessionID(sub.pos[0]); err != nil {
 			return usageError{error: err}
 		}
 	}
-	switch sub {
-	case "ls":
-		list, err := workspace.List(workdir)
-		if err != nil {
-			return err
-		}
-		if asJSON {
-			return printJSON(stdout, list)
-		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SESSION\tBYTES\tFILES\tMODIFIED")
-		for _, w := range list {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", w.Session, w.Bytes, w.Files, w.Modified.UTC().Format("2006-01-02T15:04:05Z"))
-		}
-		return tw.Flush()
-	case "du":
-		info, err := workspace.Usage(workdir, pos[0])
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("session %s has no workspace in %s", pos[0], workdir)
-		}
-		if err != nil {
-			return err
-		}
-		return printJSON(stdout, info)
-	case "rm":
-		if _, err := workspace.Usage(workdir, pos[0]); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("session %s has no workspace in %s", pos[0], workdir)
-		}
-		c, err := client.FromEnv(ctx)
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		open, err := workspace.OpenWorkflows(ctx, workspace.TemporalLister(c.Temporal(), envconf.TemporalFromEnv().Namespace), pos[0])
-		if err != nil {
-			return err
-		}
-		if len(open) > 0 {
-			return fmt.Errorf("workspace_busy: %w; wait for it to end or cancel it", &workspace.BusyError{Session: pos[0], Open: open})
-		}
-		if err := workspace.Remove(workdir, pos[0]); err != nil {
-			return err
-		}
-		if mode == placement.Host {
-			if err := placement.Release(ctx, c.Temporal(), pos[0], ""); err != nil {
-				return fmt.Errorf("removed the workspace of session %s, but its binding to a host was not released: %w", pos[0], err)
-			}
-		}
-		_, err = fmt.Fprintf(stdout, "removed the workspace of session %s\n", pos[0])
+	return cmd.run(ctx, sub)
+}
+
+// removeWorkspace is `starter workspace rm SESSION` (W3): refused while a
+// round or agent run of the session is open.
+func removeWorkspace(ctx context.Context, x *call) error {
+	workdir, mode, err := workspaceEnv()
+	if err != nil {
 		return err
-	default: // move
-		return moveWorkspace(ctx, mode, pos[0], pos[1], stdout)
 	}
+	session := x.pos[0]
+	if _, err := workspace.Usage(workdir, session); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("session %s has no workspace in %s", session, workdir)
+	}
+	c, err := client.FromEnv(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	open, err := workspace.OpenWorkflows(ctx, workspace.TemporalLister(c.Temporal(), envconf.TemporalFromEnv().Namespace), session)
+	if err != nil {
+		return err
+	}
+	if len(open) > 0 {
+		return fmt.Errorf("workspace_busy: %w; wait for it to end or cancel it", &workspace.BusyError{Session: session, Open: open})
+	}
+	if err := workspace.Remove(workdir, session); err != nil {
+		return err
+	}
+	if mode == placement.Host {
+		if err := placement.Release(ctx, c.Temporal(), session, ""); err != nil {
+			return fmt.Errorf("removed the workspace of session %s, but its binding to a host was not released: %w", session, err)
+		}
+	}
+	_, err = fmt.Fprintf(x.stdout, "removed the workspace of session %s\n", session)
+	return err
 }
 
 // moveWorkspace is `starter workspace move SESSION HOST` (W4, W5).
