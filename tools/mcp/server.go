@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -129,19 +128,22 @@ func (s *server) start(ctx context.Context) error {
 	return err
 }
 
-// serverProc is a stdio server's process: its pid, which leads its process
-// group, and the watchdog that kills that group if the worker dies.
+// serverProc is a stdio server's process tree: the server's pid, and the
+// tree (a reaper runs the server in a process group of its own), which ends
+// with the server, with end, and with the worker, every process the server
+// started included, setsid or not (T8).
 type serverProc struct {
-	pid   int
-	guard *os.File
+	pid  int
+	tree *procgroup.Tree
 }
 
-// end kills the server's process group, the watchdog with it.
+// end kills the server and every process it started.
 func (p serverProc) end() {
-	procgroup.Kill(p.pid)
-	if p.guard != nil {
-		_ = p.guard.Close()
+	if p.tree != nil {
+		p.tree.End()
+		return
 	}
+	procgroup.Kill(p.pid)
 }
 
 // startTransport starts a stdio server on procgroup's starter thread, so
@@ -177,6 +179,7 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		cmd       *exec.Cmd
 		stderr    *stderrLog
 		tc        *tapConn
+		tree      *procgroup.Tree
 	)
 	if s.cfg.stdio() {
 		env, err := s.cfg.environ()
@@ -191,7 +194,9 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		}
 		stderr = &stderrLog{log: s.log}
 		cmd.Stderr = stderr
-		procgroup.Set(cmd)
+		if tree, err = procgroup.Contain(cmd, procgroup.TreeOptions{}); err != nil {
+			return nil, fmt.Errorf("start %q: %w", s.cfg.Command, err)
+		}
 		tc = newTapConn(s, connID())
 		transport = startTransport{Transport: &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}, tap: tc}
 	} else {
@@ -208,15 +213,10 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		transport = t
 	}
 	sess, err := s.client.Connect(ctx, transport, nil)
-	var proc serverProc
+	proc := serverProc{tree: tree}
 	if cmd != nil && cmd.Process != nil {
-		proc.pid = cmd.Process.Pid
-		if err == nil {
-			var gerr error
-			if proc.guard, gerr = procgroup.Guard(proc.pid); gerr != nil {
-				s.log.Warn("mcp: no watchdog for the server's process group: what it starts may outlive a killed worker", "err", gerr)
-			}
-		}
+		tree.Started(cmd.Process.Pid)
+		proc.pid = tree.Pid()
 	}
 	if err != nil {
 		proc.end()
