@@ -50,8 +50,10 @@ type Tree struct {
 // TreeOptions are limits the reaper sets on itself before it starts the
 // command, which inherits them.
 type TreeOptions struct {
-	// FileSize, above zero, is RLIMIT_FSIZE: no file grows past it.
-	FileSize int64
+	// FileSize, with LimitFileSize, is RLIMIT_FSIZE: no file grows past
+	// it (0: the command can write no file).
+	FileSize      int64
+	LimitFileSize bool
 }
 
 // Contain rewrites cmd, already given its program, arguments, folder,
@@ -76,8 +78,8 @@ func Contain(cmd *exec.Cmd, opts TreeOptions) (*Tree, error) {
 		return nil, fmt.Errorf("reaper: %w", err)
 	}
 	fsize := "-"
-	if opts.FileSize > 0 {
-		fsize = strconv.FormatInt(opts.FileSize, 10)
+	if opts.LimitFileSize {
+		fsize = strconv.FormatInt(max(0, opts.FileSize), 10)
 	}
 	argv0 := cmd.Path
 	if len(cmd.Args) > 0 {

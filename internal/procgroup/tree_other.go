@@ -17,7 +17,8 @@ type Tree struct {
 
 // TreeOptions are limits the command runs with; only Linux sets them.
 type TreeOptions struct {
-	FileSize int64
+	FileSize      int64
+	LimitFileSize bool
 }
 
 // Contain makes cmd start in a process group of its own; start it with

@@ -261,3 +261,35 @@ func TestHelperWorker(t *testing.T) {
 	fmt.Printf("server %d child %s escaped %s\n", status(m, "h").PID, out, escaped)
 	select {}
 }
+
+// TestServersRootedInTheWorkspaceKeepToItsLimit (W3): a stdio server that
+// starts in a workspace under WORKSPACE_MAX_BYTES writes no file past the
+// room it had left, and a call that leaves the workspace over the limit
+// ends workspace_full, the files kept.
+func TestServersRootedInTheWorkspaceKeepToItsLimit(t *testing.T) {
+	bin := buildHostileServer(t)
+	dir := t.TempDir()
+	wd, err := tools.OpenWorkdir(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = wd.Close() })
+	wd.SetMaxBytes(1 << 20)
+	m, reg := connect(t, Config{Dir: dir, Quota: wd, Servers: []ServerConfig{{Name: "h", Command: bin}}})
+	killAtEnd(t, status(m, "h").PID)
+
+	_, err = call(t, reg, "mcp_h_write", `{"name": "big", "bytes": 2000000}`)
+	require.Error(t, err, "a file past the room was written")
+	if fi, err := os.Stat(filepath.Join(dir, "big")); err == nil {
+		require.LessOrEqual(t, fi.Size(), int64(1<<20), "RLIMIT_FSIZE stopped the file at the room left")
+		require.NoError(t, os.Remove(filepath.Join(dir, "big")))
+	}
+
+	for _, f := range []string{"f1", "f2"} {
+		out, err := call(t, reg, "mcp_h_write", `{"name": "`+f+`", "bytes": 400000}`)
+		require.NoError(t, err)
+		require.Equal(t, "written", out)
+	}
+	_, err = call(t, reg, "mcp_h_write", `{"name": "f3", "bytes": 400000}`)
+	require.Equal(t, tools.CodeWorkspaceFull, tools.ErrorCode(err), "%v", err)
+	require.ErrorContains(t, err, `mcp server "h", tool "write"`)
+	require.FileExists(t, filepath.Join(dir, "f3"), "its files stay")
+}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,9 +30,12 @@ import (
 
 // server is one configured MCP server and its current session.
 type server struct {
-	cfg    ServerConfig
-	opts   Config
-	log    *slog.Logger
+	cfg  ServerConfig
+	opts Config
+	log  *slog.Logger
+	// quota is the workspace the server is rooted in, whose
+	// WORKSPACE_MAX_BYTES it keeps to (Config.Quota); nil: none.
+	quota  *tools.Workdir
 	client *sdk.Client
 	http   *http.Client // streamable HTTP servers only
 	// oauth signs the worker in to a server behind OAuth and keeps its
@@ -76,6 +80,15 @@ type server struct {
 func newServer(sc ServerConfig, cfg Config) *server {
 	log := cfg.Logger.With("mcp_server", sc.Name)
 	s := &server{cfg: sc, opts: cfg, log: log}
+	if cfg.Quota != nil && sc.stdio() {
+		root := sc.Cwd
+		if root == "" {
+			root = cfg.Dir
+		}
+		if root, err := filepath.Abs(root); err == nil && within(cfg.Quota.Dir(), root) {
+			s.quota = cfg.Quota
+		}
+	}
 	s.client = sdk.NewClient(clientInfo, &sdk.ClientOptions{
 		Logger:                      log,
 		ProgressNotificationHandler: s.onProgress,
@@ -194,7 +207,17 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		}
 		stderr = &stderrLog{log: s.log}
 		cmd.Stderr = stderr
-		if tree, err = procgroup.Contain(cmd, procgroup.TreeOptions{}); err != nil {
+		// A server rooted in a workspace under WORKSPACE_MAX_BYTES writes
+		// no file past the room it had left when it started (W3).
+		var opts procgroup.TreeOptions
+		if s.quota != nil {
+			room, limited, err := s.quota.Room()
+			if err != nil {
+				return nil, err
+			}
+			opts.FileSize, opts.LimitFileSize = room, limited
+		}
+		if tree, err = procgroup.Contain(cmd, opts); err != nil {
 			return nil, fmt.Errorf("start %q: %w", s.cfg.Command, err)
 		}
 		tc = newTapConn(s, connID())
@@ -456,6 +479,38 @@ func connectionFailed(err error) bool {
 // not answer gets a result naming it, not an activity timeout that blames
 // the worker.
 func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time.Duration) tools.Handler {
+	h := s.call(tool, readOnly, maxOutput, timeout)
+	if s.quota == nil {
+		return h
+	}
+	return func(ctx context.Context, req tools.Request) (tools.Result, error) {
+		res, err := h(ctx, req)
+		return s.keepToQuota(tool, res, err)
+	}
+}
+
+// keepToQuota turns the outcome of a call that left the server's workspace
+// over WORKSPACE_MAX_BYTES into workspace_full (W3), as for run_command: the
+// files stay, and later writes are refused until the workspace is under
+// the limit. A call that waits for input or runs as a task has not ended.
+func (s *server) keepToQuota(tool string, res tools.Result, err error) (tools.Result, error) {
+	if res.Input != nil || res.Task != nil || s.quota.MaxBytes() <= 0 {
+		return res, err
+	}
+	used, uerr := s.quota.Usage()
+	if uerr != nil || used <= s.quota.MaxBytes() {
+		return res, err
+	}
+	what := res.Content
+	if err != nil {
+		what = err.Error()
+	}
+	return tools.Result{}, tools.WithCode(tools.CodeWorkspaceFull, fmt.Errorf("mcp server %q, tool %q: the call left the workspace over its limit: it holds %d bytes and %s is %d; its files stay, and writes are refused until files are removed; the call's outcome: %s",
+		s.cfg.Name, tool, used, tools.EnvWorkspaceMaxBytes, s.quota.MaxBytes(), what))
+}
+
+// call is the handler of tool, before the workspace's limit.
+func (s *server) call(tool string, readOnly bool, maxOutput int, timeout time.Duration) tools.Handler {
 	return func(ctx context.Context, req tools.Request) (tools.Result, error) {
 		args := req.Args
 		if len(bytes.TrimSpace(args)) == 0 {

@@ -6,6 +6,7 @@
 //   - escape: starts a process that leaves the server's session and
 //     process group (setsid) through a shell that exits at once, so that it
 //     is nobody's child, and returns its pid;
+//   - write: writes a file of the given size in its folder;
 //   - pid: returns the server's process id;
 //   - fds: lists the server's open descriptors and what they point to.
 //
@@ -50,6 +51,17 @@ func main() {
 				return nil, nil, err
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.TrimSpace(string(out))}}}, nil, nil
+		})
+	type writeArgs struct {
+		Name  string `json:"name"`
+		Bytes int    `json:"bytes"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "write", Description: "Write a file of the given size in the server's folder."},
+		func(_ context.Context, _ *sdk.CallToolRequest, a writeArgs) (*sdk.CallToolResult, any, error) {
+			if err := os.WriteFile(a.Name, make([]byte, a.Bytes), 0o644); err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "written"}}}, nil, nil
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "pid", Description: "Return the server's process id."},
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
