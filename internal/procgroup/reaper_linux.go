@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -63,6 +64,14 @@ type TreeOptions struct {
 func Contain(cmd *exec.Cmd, opts TreeOptions) (*Tree, error) {
 	if cmd.Err != nil {
 		return nil, cmd.Err
+	}
+	// What the reaper could not start, the caller hears of here.
+	prog := cmd.Path
+	if !filepath.IsAbs(prog) && cmd.Dir != "" {
+		prog = filepath.Join(cmd.Dir, prog)
+	}
+	if _, err := exec.LookPath(prog); err != nil {
+		return nil, err
 	}
 	if len(cmd.ExtraFiles) > 0 {
 		return nil, errors.New("procgroup: a contained command cannot be given more descriptors")

@@ -88,8 +88,20 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	}
 	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(args)
-	procgroup.Set(cmd)
+	// Under bubblewrap the script's PID namespace ends with it; without,
+	// a reaper ends every process the script started, setsid or not (T8),
+	// and sets its RLIMIT_FSIZE at the room left (W3).
+	var tree *procgroup.Tree
+	if s.sandbox == nil || s.sandbox.Mode() != sandbox.ModeBwrap {
+		opts := procgroup.TreeOptions{FileSize: room, LimitFileSize: room >= 0}
+		if tree, err = procgroup.Contain(cmd, opts); err != nil {
+			return tools.Result{}, fmt.Errorf("start %q: %w", s.argv[0], err)
+		}
+	} else {
+		procgroup.Set(cmd)
+	}
 	cmd.Cancel = func() error {
+		tree.End()
 		procgroup.Kill(cmd.Process.Pid)
 		_ = cmd.Process.Kill()
 		return nil
@@ -130,15 +142,20 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	outW.Close()
 	errW.Close()
 	if startErr != nil {
+		tree.End()
 		outR.Close()
 		errR.Close()
 		return tools.Result{}, fmt.Errorf("start %q: %w", s.argv[0], startErr)
+	}
+	if tree != nil {
+		tree.Started(cmd.Process.Pid)
 	}
 	var readers sync.WaitGroup
 	readers.Go(func() { _, _ = io.Copy(stdout, outR) })
 	readers.Go(func() { _, _ = io.Copy(stderr, errR) })
 
 	waitErr := cmd.Wait()
+	tree.End()
 	procgroup.Kill(cmd.Process.Pid)
 	if sp != nil {
 		// What is left in the command's cgroups ends here too.
