@@ -281,6 +281,11 @@ func (e *Engine) registerTools(ctx context.Context, cache tools.ResultCache) err
 			}
 			return w.Dir(), nil
 		}
+		if !e.Workdir.PerSession() {
+			// A server rooted in the workspace keeps to its
+			// WORKSPACE_MAX_BYTES (W3).
+			mc.Quota = e.Workdir
+		}
 		if e.Workdir.PerSession() {
 			// No server may act in the sessions' folder (W2): those without a
 			// cwd start in the folder of MCP_CONFIG.

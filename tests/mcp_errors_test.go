@@ -6,9 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/toolround/toolround/round"
 )
@@ -88,4 +93,44 @@ func TestStarterToolsAsksTheWorker(t *testing.T) {
 	formatted := e.starter(ctx, "", "tools", "--provider", "other", "--format", "anthropic", "--worker")
 	require.Equal(t, 0, formatted.code, formatted.stderr)
 	require.Contains(t, formatted.stdout, `"input_schema"`)
+}
+
+// TestMCPServerTreeDiesWithTheWorker (T8): a process that a stdio MCP
+// server started in a session of its own (setsid), through a shell that
+// exited at once, ends when the worker is killed with SIGKILL.
+func TestMCPServerTreeDiesWithTheWorker(t *testing.T) {
+	dir := t.TempDir()
+	server := filepath.Join(dir, "mcp-hostile")
+	out, err := exec.Command("go", "build", "-o", server, "../tools/mcp/internal/hostileserver").CombinedOutput()
+	require.NoError(t, err, string(out))
+	mcpConfig := filepath.Join(dir, "mcp.json")
+	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"h":{"command":"`+server+`"}}}`), 0o600))
+	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
+	w := e.startWorker()
+
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"mcp_h_escape"}},
+		call("e1", "mcp_h_escape", map[string]any{}))
+	in.AutoApprove = true
+	r := byID(e.round(in))["e1"]
+	require.Equal(t, round.StatusOK, r.Status, r.Content)
+	pid, err := strconv.Atoi(strings.TrimSpace(r.Content))
+	require.NoError(t, err, r.Content)
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	running := func() bool {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		return i > 0 && len(s) > i+2 && s[i+2] != 'Z'
+	}
+	require.Eventually(t, func() bool {
+		sid, err := unix.Getsid(pid)
+		return err == nil && sid == pid
+	}, 10*time.Second, 5*time.Millisecond, "the process did not leave the server's session")
+
+	w.kill(t)
+	require.Eventually(t, func() bool { return !running() }, 10*time.Second, 20*time.Millisecond,
+		"the process the server started in a session of its own outlived the killed worker")
 }

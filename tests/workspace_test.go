@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -151,4 +152,44 @@ func TestWorkspaceLimitsThroughTheWorker(t *testing.T) {
 	}, 2500*time.Millisecond, 100*time.Millisecond, "a workspace whose session has a round open was removed")
 	e.mustStarter("deny", waiting.WorkflowID(), "w")
 	decodeResult(t, <-done)
+}
+
+// TestEveryWriterKeepsToTheWorkspaceLimit is W3's WORKSPACE_MAX_BYTES
+// through the real worker for what writes besides the file tools: a
+// command's /tmp cannot take more than the room left, and a script_* tool
+// and an MCP stdio server rooted in the workspace that leave it over the
+// limit end error with error_code workspace_full.
+func TestEveryWriterKeepsToTheWorkspaceLimit(t *testing.T) {
+	requireBwrap(t)
+	dir := t.TempDir()
+	server := filepath.Join(dir, "mcp-hostile")
+	out, err := exec.Command("go", "build", "-o", server, "../tools/mcp/internal/hostileserver").CombinedOutput()
+	require.NoError(t, err, string(out))
+	mcpConfig := filepath.Join(dir, "mcp.json")
+	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"h":{"command":"`+server+`"}}}`), 0o600))
+	toolsConfig := filepath.Join(dir, "tools.json")
+	require.NoError(t, os.WriteFile(toolsConfig, []byte(`{"tools":[{"name":"script_fill","description":"Write three files.",
+		"parameters":{"type":"object"},"command":["sh","-c","for i in 1 2 3; do head -c 150000 /dev/zero > s$i; done"]}]}`), 0o600))
+	e := newEnv(t, "SANDBOX=bwrap", "WORKSPACE_MAX_BYTES=1M", "MCP_CONFIG="+mcpConfig, "TOOLS_CONFIG="+toolsConfig)
+	e.startWorker()
+	fetched := append(append([]string{}, allTools...), "script_fill", "mcp_h_write")
+
+	in := e.input(1, "claude-code", &round.RunState{Fetched: fetched},
+		call("tmp", "run_command", map[string]any{"command": "for i in 1 2 3 4 5 6 7 8; do head -c 400000 /dev/zero > /tmp/f$i || exit 7; done"}))
+	in.AutoApprove = true
+	res := e.round(in)
+	r := byID(res)["tmp"]
+	require.Equal(t, round.StatusError, r.Status, "3.2 MB went to /tmp under a 1 MB limit: %s", r.Content)
+	require.Contains(t, r.Content, "exit code 7")
+
+	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "pad"), make([]byte, 800_000), 0o644))
+	in2 := e.input(2, "claude-code", res.State,
+		call("s", "script_fill", map[string]any{}),
+		call("m", "mcp_h_write", map[string]any{"name": "m1", "bytes": 400_000}))
+	in2.AutoApprove = true
+	res2 := byID(e.round(in2))
+	for _, id := range []string{"s", "m"} {
+		require.Equal(t, round.StatusError, res2[id].Status, "%s: %s", id, res2[id].Content)
+		require.Equal(t, "workspace_full", res2[id].ErrorCode, "%s: %s", id, res2[id].Content)
+	}
 }

@@ -2,6 +2,7 @@ package procgroup
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -97,4 +98,47 @@ func TestStartClosesInheritedDescriptors(t *testing.T) {
 	require.NoError(t, cmd.Wait())
 	require.NotContains(t, out.String(), path, "the child inherited a descriptor: %s", out.String())
 	require.Contains(t, out.String(), " 3 -> /dev/null", "the child lost the descriptor it was given: %s", out.String())
+}
+
+// startEscaping starts, under a reaper, a shell that starts a process in a
+// session of its own (setsid), prints its pid and then runs script; it
+// returns the command, its stdin, its tree and that process's pid.
+func startEscaping(t *testing.T, script string) (*exec.Cmd, io.WriteCloser, *Tree, int) {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!; "+script)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	tree, err := Contain(cmd, TreeOptions{})
+	require.NoError(t, err)
+	require.NoError(t, Start(cmd.Start))
+	tree.Started(cmd.Process.Pid)
+	t.Cleanup(func() { tree.End(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var pid int
+	_, err = fmt.Fscan(out, &pid)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unix.Kill(pid, unix.SIGKILL) })
+	require.Eventually(t, func() bool {
+		sid, err := unix.Getsid(pid)
+		return err == nil && sid == pid
+	}, 10*time.Second, 5*time.Millisecond, "the process did not leave the shell's session")
+	return cmd, in, tree, pid
+}
+
+// TestTreeEndsWhatLeftIt (T8): a process that left the command's session
+// and process group (setsid), and whose parent has exited, still ends with
+// the command's tree: when End is called, and when the command exits.
+func TestTreeEndsWhatLeftIt(t *testing.T) {
+	_, _, tree, escaped := startEscaping(t, "exec sleep 1000")
+	tree.End()
+	require.Eventually(t, func() bool { return !alive(escaped) }, 10*time.Second, 5*time.Millisecond, "End left the process running")
+
+	cmd, in, _, escaped := startEscaping(t, "read _ || exit 3")
+	// The shell exits once its stdin closes; its tree ends with it.
+	require.NoError(t, in.Close())
+	var exit *exec.ExitError
+	require.ErrorAs(t, cmd.Wait(), &exit)
+	require.Equal(t, 3, exit.ExitCode(), "the reaper passes on the command's status")
+	require.Eventually(t, func() bool { return !alive(escaped) }, 10*time.Second, 5*time.Millisecond, "the command's exit left the process running")
 }

@@ -53,17 +53,18 @@ func (t *Tools) start(command string, env []string, out *os.File) (*process, err
 	if t.cfg.Workdir.SessionID() != "" {
 		ws = t.cfg.Workdir.Dir()
 	}
-	sp, err := t.sandbox.WrapIn(cmd, ws)
-	if err != nil {
-		return nil, err
-	}
-	// No file may grow past the room the workspace has left (W3).
+	// No file may grow past the room the workspace has left, nor may
+	// what the command writes to its /tmp and home add up past it (W3).
 	room, limited, err := t.cfg.Workdir.Room()
 	if err != nil {
 		return nil, err
 	}
-	if limited {
-		sp.LimitFileSize(room)
+	if !limited {
+		room = -1
+	}
+	sp, err := t.sandbox.WrapInRoom(cmd, ws, room)
+	if err != nil {
+		return nil, err
 	}
 	if err := sp.Start(); err != nil {
 		return nil, fmt.Errorf("start sh: %w", err)

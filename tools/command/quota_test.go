@@ -49,3 +49,21 @@ func TestCommandsKeepToTheWorkspaceLimit(t *testing.T) {
 	require.NoError(t, err, "under the limit again")
 	require.Contains(t, res.Content, "exit code 0")
 }
+
+// W3: a command's private /tmp and home count towards the room its
+// workspace has left: files there, each under that room, cannot add up
+// past it, so the worker's disk is not filled through them either.
+func TestCommandsTmpKeepsToTheWorkspaceLimit(t *testing.T) {
+	tl, wd := newSandboxed(t, sandbox.Config{})
+	wd.SetMaxBytes(1 << 20)
+	ctx := context.Background()
+
+	for _, dir := range []string{"/tmp", "~"} {
+		_, err := call(ctx, tools.Typed(tl.runCommand), `{"command": "for i in 1 2 3 4 5 6 7 8; do head -c 400000 /dev/zero > `+dir+`/f$i || exit 7; done"}`)
+		require.Error(t, err, "%s took 3.2 MB under a 1 MB limit", dir)
+		require.Contains(t, err.Error(), "exit code 7", "the write past the room failed: %v", err)
+	}
+	res, err := call(ctx, tools.Typed(tl.runCommand), `{"command": "head -c 400000 /dev/zero > /tmp/f && head -c 400000 /dev/zero > ~/g && echo fits"}`)
+	require.NoError(t, err, "what fits in the room is written")
+	require.Contains(t, res.Content, "fits")
+}

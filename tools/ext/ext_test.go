@@ -345,6 +345,32 @@ func TestScriptLeavesNoHelperBehind(t *testing.T) {
 	require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 10*time.Millisecond, "child %d survived", pid)
 }
 
+// TestScriptLeavesNoSetsidHelperBehind (T8): without a sandbox too, a
+// process a script starts in a session of its own (setsid), which leaves
+// the script's process group, ends with the call: when the script exits,
+// and at its timeout.
+func TestScriptLeavesNoSetsidHelperBehind(t *testing.T) {
+	dir := t.TempDir()
+	const leave = `setsid sleep 60 </dev/null >/dev/null 2>&1 & echo $! > child.pid; `
+	reg := register(t, Config{Tools: []ToolConfig{
+		scriptTool("script_bg", leave+`while [ "$(cut -d' ' -f6 /proc/$(cat child.pid)/stat)" != "$(cat child.pid)" ]; do :; done; echo started`, nil),
+		scriptTool("script_hang", leave+`sleep 60`, func(tc *ToolConfig) { tc.TimeoutSeconds = 1 }),
+	}}, dir)
+	res, err := run(t, reg, "script_bg", `{}`)
+	require.NoError(t, err)
+	require.Equal(t, "started\n", res.Content)
+	pid := readPid(t, filepath.Join(dir, "child.pid"))
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 10*time.Millisecond, "a setsid helper %d survived the call", pid)
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "child.pid")))
+	_, err = run(t, reg, "script_hang", `{}`)
+	require.ErrorContains(t, err, "timed out")
+	pid = readPid(t, filepath.Join(dir, "child.pid"))
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	require.Eventually(t, func() bool { return !alive(pid) }, 5*time.Second, 10*time.Millisecond, "a setsid helper %d survived the timeout", pid)
+}
+
 func TestExtTool(t *testing.T) {
 	t.Setenv("EXT_TEST_TOKEN", "tok")
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

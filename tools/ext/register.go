@@ -31,7 +31,7 @@ func registerIn(reg *tools.Registry, cfg Config, workdir string, wd *tools.Workd
 	client := &http.Client{Transport: cfg.Network.Transport()}
 	var errs []error
 	for _, tc := range cfg.Tools {
-		def, err := definition(tc, cfg, workdir, client)
+		def, err := definition(tc, cfg, workdir, wd, client)
 		if err == nil && wd != nil && wd.PerSession() && def.Source == tools.SourceScript {
 			if cfg.Sandbox == nil {
 				err = errors.New("WORKSPACE=session runs scripts only in the sandbox, and none is given")
@@ -56,7 +56,8 @@ func registerIn(reg *tools.Registry, cfg Config, workdir string, wd *tools.Workd
 // and refused when it lies inside TOOLS_WORKDIR.
 func RegisterIn(reg *tools.Registry, cfg Config, wd *tools.Workdir) error {
 	if !wd.PerSession() {
-		return Register(reg, cfg, wd.Dir())
+		// Scripts keep to wd's WORKSPACE_MAX_BYTES (W3).
+		return registerIn(reg, cfg, wd.Dir(), wd)
 	}
 	var errs []error
 	kept := cfg.Tools[:0:0]
@@ -107,7 +108,9 @@ func resolveProgram(prog, confDir, workdir string) (string, error) {
 	return p, nil
 }
 
-func definition(tc ToolConfig, cfg Config, workdir string, client *http.Client) (tools.Definition, error) {
+// definition is tc's tool; a script keeps to wd's WORKSPACE_MAX_BYTES, or
+// in session mode to that of the call's workspace (nil: no limit).
+func definition(tc ToolConfig, cfg Config, workdir string, wd *tools.Workdir, client *http.Client) (tools.Definition, error) {
 	if err := tc.validate(); err != nil {
 		return tools.Definition{}, err
 	}
@@ -131,7 +134,7 @@ func definition(tc ToolConfig, cfg Config, workdir string, client *http.Client) 
 		if err != nil {
 			return tools.Definition{}, fmt.Errorf("workdir %q: %w", workdir, err)
 		}
-		s := &script{name: tc.Name, argv: tc.Command, base: command.BuildEnv(os.Environ(), cfg.PassEnv, nil), env: tc.Env, dir: dir, timeout: timeout, limit: cfg.MaxOutputBytes, readOnly: def.SideEffect == tools.ReadOnly, sandbox: cfg.Sandbox}
+		s := &script{name: tc.Name, argv: tc.Command, base: command.BuildEnv(os.Environ(), cfg.PassEnv, nil), env: tc.Env, dir: dir, timeout: timeout, limit: cfg.MaxOutputBytes, readOnly: def.SideEffect == tools.ReadOnly, sandbox: cfg.Sandbox, wd: wd}
 		def.Source = tools.SourceScript
 		// A script sees the whole workdir, like a shell command.
 		def.Volatile = true
@@ -152,14 +155,15 @@ func inWorkspace(wd *tools.Workdir, h tools.Handler) tools.Handler {
 		if err != nil {
 			return tools.Result{}, err
 		}
-		return h(context.WithValue(ctx, workspaceKey{}, ws.Dir()), req)
+		return h(context.WithValue(ctx, workspaceKey{}, ws), req)
 	}
 }
 
 type workspaceKey struct{}
 
-// workspaceOf is the folder inWorkspace gave the call; "" in shared mode.
-func workspaceOf(ctx context.Context) string {
-	s, _ := ctx.Value(workspaceKey{}).(string)
-	return s
+// workspaceOf is the workspace inWorkspace gave the call; nil in shared
+// mode.
+func workspaceOf(ctx context.Context) *tools.Workdir {
+	w, _ := ctx.Value(workspaceKey{}).(*tools.Workdir)
+	return w
 }

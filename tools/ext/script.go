@@ -47,6 +47,9 @@ type script struct {
 	readOnly bool
 	// sandbox confines the process; nil runs it unconfined.
 	sandbox *sandbox.Sandbox
+	// wd is the workdir whose WORKSPACE_MAX_BYTES the script keeps to in
+	// shared mode (W3); in session mode, the call's workspace's. nil: none.
+	wd *tools.Workdir
 }
 
 // run runs the command in its own process group. The group is killed when
@@ -66,14 +69,39 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 
 	cmd := exec.CommandContext(ctx, s.argv[0], s.argv[1:]...)
 	cmd.Dir = s.dir
-	ws := workspaceOf(ctx)
-	if ws != "" {
+	quota, ws := s.wd, ""
+	if w := workspaceOf(ctx); w != nil {
+		quota, ws = w, w.Dir()
 		cmd.Dir = ws // all the sandbox shows it of TOOLS_WORKDIR (W2)
+	}
+	// No file may grow past the room the workspace has left, nor may its
+	// /tmp add up past it, as for run_command (W3).
+	room := int64(-1)
+	if quota != nil {
+		r, limited, err := quota.Room()
+		if err != nil {
+			return tools.Result{}, err
+		}
+		if limited {
+			room = r
+		}
 	}
 	cmd.Env = env
 	cmd.Stdin = bytes.NewReader(args)
-	procgroup.Set(cmd)
+	// Under bubblewrap the script's PID namespace ends with it; without,
+	// a reaper ends every process the script started, setsid or not (T8),
+	// and sets its RLIMIT_FSIZE at the room left (W3).
+	var tree *procgroup.Tree
+	if s.sandbox == nil || s.sandbox.Mode() != sandbox.ModeBwrap {
+		opts := procgroup.TreeOptions{FileSize: room, LimitFileSize: room >= 0}
+		if tree, err = procgroup.Contain(cmd, opts); err != nil {
+			return tools.Result{}, fmt.Errorf("start %q: %w", s.argv[0], err)
+		}
+	} else {
+		procgroup.Set(cmd)
+	}
 	cmd.Cancel = func() error {
+		tree.End()
 		procgroup.Kill(cmd.Process.Pid)
 		_ = cmd.Process.Kill()
 		return nil
@@ -105,7 +133,7 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 		if ws != "" && filepath.IsAbs(s.argv[0]) {
 			ro = append(ro, s.argv[0]) // found in the tools file's folder (RegisterIn)
 		}
-		if sp, startErr = s.sandbox.WrapIn(cmd, ws, ro...); startErr == nil {
+		if sp, startErr = s.sandbox.WrapInRoom(cmd, ws, room, ro...); startErr == nil {
 			startErr = sp.Start()
 		}
 	} else {
@@ -114,15 +142,20 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	outW.Close()
 	errW.Close()
 	if startErr != nil {
+		tree.End()
 		outR.Close()
 		errR.Close()
 		return tools.Result{}, fmt.Errorf("start %q: %w", s.argv[0], startErr)
+	}
+	if tree != nil {
+		tree.Started(cmd.Process.Pid)
 	}
 	var readers sync.WaitGroup
 	readers.Go(func() { _, _ = io.Copy(stdout, outR) })
 	readers.Go(func() { _, _ = io.Copy(stderr, errR) })
 
 	waitErr := cmd.Wait()
+	tree.End()
 	procgroup.Kill(cmd.Process.Pid)
 	if sp != nil {
 		// What is left in the command's cgroups ends here too.
@@ -142,6 +175,13 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	outR.Close()
 	errR.Close()
 
+	// A script that left its workspace over the limit ends workspace_full,
+	// whichever way it exited, a test_tool run's included.
+	if cmd.ProcessState != nil && ctx.Err() == nil {
+		if err := overLimit(quota); err != nil {
+			return tools.Result{}, fmt.Errorf("%w\n%s%s%s", err, cmd.ProcessState, quote(stderr, stdout), note)
+		}
+	}
 	// A test_tool call (G4) reports how the script ended, whichever way it
 	// exited; a timeout or a cancellation stays a failure.
 	if req.Test && cmd.ProcessState != nil && (cmd.ProcessState.Success() || ctx.Err() == nil) {
@@ -172,6 +212,21 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 		res.Touched = []string{"."}
 	}
 	return res, nil
+}
+
+// overLimit is the workspace_full failure of a script that left wd over
+// WORKSPACE_MAX_BYTES (W3): its files stay, and later writes are refused
+// until the workspace is under the limit again.
+func overLimit(wd *tools.Workdir) error {
+	if wd == nil || wd.MaxBytes() <= 0 {
+		return nil
+	}
+	used, err := wd.Usage()
+	if err != nil || used <= wd.MaxBytes() {
+		return nil
+	}
+	return tools.WithCode(tools.CodeWorkspaceFull, fmt.Errorf("the script left the workspace over its limit: it holds %d bytes and %s is %d; its files stay, and writes are refused until files are removed",
+		used, tools.EnvWorkspaceMaxBytes, wd.MaxBytes()))
 }
 
 // report is a test_tool call's result: the exit code, then stdout and

@@ -71,6 +71,12 @@ type Config struct {
 	// WORKSPACE=session it is the call's session's folder, never the one
 	// that holds every session's (W2); an error gives no root at all.
 	Workspace func(ctx context.Context) (string, error)
+	// Quota, with WORKSPACE=shared, is the workspace whose
+	// WORKSPACE_MAX_BYTES (W3) a stdio server rooted in it keeps to (its
+	// cwd, or Dir without one, lies in Quota.Dir()): it starts with
+	// RLIMIT_FSIZE at the room left, and a call that leaves the workspace
+	// over the limit ends workspace_full. Nil: no limit.
+	Quota *tools.Workdir
 	// SignIn has a person sign in for a streamable HTTP server that asks
 	// for OAuth (E3, oauth.go), with RedirectURL as the redirect URI the
 	// client registers. Nil: such a server does not connect, and its

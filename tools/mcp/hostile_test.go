@@ -90,6 +90,57 @@ func TestHungServerIsEndedAtItsTimeout(t *testing.T) {
 	killAtEnd(t, status(m, "h").PID)
 }
 
+// sessionOf is the session id of pid, from /proc.
+func sessionOf(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(t, err)
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	sid, err := strconv.Atoi(f[3]) // state ppid pgrp session
+	require.NoError(t, err)
+	return sid
+}
+
+// escape has the server start a process that leaves its session and
+// process group (setsid), and returns that process's pid.
+func escape(t *testing.T, reg *tools.Registry, server int) int {
+	t.Helper()
+	out, err := call(t, reg, "mcp_h_escape", `{}`)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(out)
+	require.NoError(t, err)
+	killAtEnd(t, pid)
+	// The shell returns once it has forked; setsid follows.
+	require.Eventually(t, func() bool { return alive(pid) && sessionOf(t, pid) != sessionOf(t, server) }, 10*time.Second, 5*time.Millisecond,
+		"the process did not leave the server's session")
+	return pid
+}
+
+// TestEscapedProcessesEndWithTheServer (T8): what a stdio server starts
+// ends with the server, setsid or not: at a call's timeout, which ends the
+// server (the next call starts it again), and when the worker closes it.
+func TestEscapedProcessesEndWithTheServer(t *testing.T) {
+	bin := buildHostileServer(t)
+	m, reg := connect(t, Config{Servers: []ServerConfig{{Name: "h", Command: bin, TimeoutSeconds: 1}}})
+	server := status(m, "h").PID
+	killAtEnd(t, server)
+	escaped := escape(t, reg, server)
+
+	_, err := call(t, reg, "mcp_h_hang", `{}`)
+	require.ErrorContains(t, err, "within its timeout")
+	requireGone(t, "a process the timed-out server started in a session of its own", escaped)
+
+	out, err := call(t, reg, "mcp_h_pid", `{}`)
+	require.NoError(t, err, "the next call starts the server again")
+	require.NotEqual(t, strconv.Itoa(server), out)
+	server = status(m, "h").PID
+	killAtEnd(t, server)
+	escaped = escape(t, reg, server)
+	require.NoError(t, m.Close())
+	requireGone(t, "a process the closed server started in a session of its own", escaped)
+}
+
 // TestServerThatHangsWhenRestartedNamesItsTimeout: a call whose server must
 // start again (the last one died) and whose restart never answers the
 // handshake ends at the server's timeout_seconds with a result that names
@@ -132,24 +183,28 @@ func TestServersInheritNoDescriptors(t *testing.T) {
 }
 
 // TestServersDieWithTheWorker: a SIGKILL of the worker takes its stdio
-// servers along, and the processes they started.
+// servers along, and the processes they started, one that left the
+// server's session (setsid) included (T8).
 func TestServersDieWithTheWorker(t *testing.T) {
 	if os.Getenv("TOOLROUND_MCP_TEST_WORKER") != "" {
 		return // this is the worker, run by workerWithServer
 	}
 	bin := buildHostileServer(t)
-	server, child, worker := workerWithServer(t, bin)
+	server, child, escaped, worker := workerWithServer(t, bin)
 	require.True(t, alive(server) && alive(child))
+	require.Eventually(t, func() bool { return alive(escaped) && sessionOf(t, escaped) != sessionOf(t, server) }, 10*time.Second, 5*time.Millisecond,
+		"the process did not leave the server's session")
 	require.NoError(t, worker.Process.Signal(syscall.SIGKILL))
 	_ = worker.Wait()
 	requireGone(t, "the server of a killed worker", server)
 	requireGone(t, "the child of the server of a killed worker", child)
+	requireGone(t, "a process in a session of its own that the server of a killed worker started", escaped)
 }
 
 // workerWithServer runs this test binary as a worker (TestHelperWorker)
-// connected to the server bin, whose child it has started, and returns the
-// server's and the child's pids.
-func workerWithServer(t *testing.T, bin string) (server, child int, worker *exec.Cmd) {
+// connected to the server bin, whose child and escaped process (setsid) it
+// has started, and returns the server's, the child's and that process's pids.
+func workerWithServer(t *testing.T, bin string) (server, child, escaped int, worker *exec.Cmd) {
 	t.Helper()
 	worker = exec.Command(os.Args[0], "-test.run=^TestHelperWorker$", "-test.count=1")
 	worker.Env = append(os.Environ(), "TOOLROUND_MCP_TEST_WORKER="+bin)
@@ -168,18 +223,19 @@ func workerWithServer(t *testing.T, bin string) (server, child int, worker *exec
 	}()
 	select {
 	case line := <-lines:
-		_, err := fmt.Sscanf(line, "server %d child %d", &server, &child)
+		_, err := fmt.Sscanf(line, "server %d child %d escaped %d", &server, &child, &escaped)
 		require.NoError(t, err, "the worker said %q", line)
 	case <-time.After(60 * time.Second):
 		t.Fatal("the worker did not start its server")
 	}
 	killAtEnd(t, server)
 	killAtEnd(t, child)
+	killAtEnd(t, escaped)
 	go func() {
 		for range lines {
 		}
 	}()
-	return server, child, worker
+	return server, child, escaped, worker
 }
 
 // TestHelperWorker is the worker of TestServersDieWithTheWorker: it connects
@@ -200,6 +256,40 @@ func TestHelperWorker(t *testing.T) {
 	<-done
 	out, err := call(t, reg, "mcp_h_child", `{}`)
 	require.NoError(t, err)
-	fmt.Printf("server %d child %s\n", status(m, "h").PID, out)
+	escaped, err := call(t, reg, "mcp_h_escape", `{}`)
+	require.NoError(t, err)
+	fmt.Printf("server %d child %s escaped %s\n", status(m, "h").PID, out, escaped)
 	select {}
+}
+
+// TestServersRootedInTheWorkspaceKeepToItsLimit (W3): a stdio server that
+// starts in a workspace under WORKSPACE_MAX_BYTES writes no file past the
+// room it had left, and a call that leaves the workspace over the limit
+// ends workspace_full, the files kept.
+func TestServersRootedInTheWorkspaceKeepToItsLimit(t *testing.T) {
+	bin := buildHostileServer(t)
+	dir := t.TempDir()
+	wd, err := tools.OpenWorkdir(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = wd.Close() })
+	wd.SetMaxBytes(1 << 20)
+	m, reg := connect(t, Config{Dir: dir, Quota: wd, Servers: []ServerConfig{{Name: "h", Command: bin}}})
+	killAtEnd(t, status(m, "h").PID)
+
+	_, err = call(t, reg, "mcp_h_write", `{"name": "big", "bytes": 2000000}`)
+	require.Error(t, err, "a file past the room was written")
+	if fi, err := os.Stat(filepath.Join(dir, "big")); err == nil {
+		require.LessOrEqual(t, fi.Size(), int64(1<<20), "RLIMIT_FSIZE stopped the file at the room left")
+		require.NoError(t, os.Remove(filepath.Join(dir, "big")))
+	}
+
+	for _, f := range []string{"f1", "f2"} {
+		out, err := call(t, reg, "mcp_h_write", `{"name": "`+f+`", "bytes": 400000}`)
+		require.NoError(t, err)
+		require.Equal(t, "written", out)
+	}
+	_, err = call(t, reg, "mcp_h_write", `{"name": "f3", "bytes": 400000}`)
+	require.Equal(t, tools.CodeWorkspaceFull, tools.ErrorCode(err), "%v", err)
+	require.ErrorContains(t, err, `mcp server "h", tool "write"`)
+	require.FileExists(t, filepath.Join(dir, "f3"), "its files stay")
 }

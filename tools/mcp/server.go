@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,9 +30,12 @@ import (
 
 // server is one configured MCP server and its current session.
 type server struct {
-	cfg    ServerConfig
-	opts   Config
-	log    *slog.Logger
+	cfg  ServerConfig
+	opts Config
+	log  *slog.Logger
+	// quota is the workspace the server is rooted in, whose
+	// WORKSPACE_MAX_BYTES it keeps to (Config.Quota); nil: none.
+	quota  *tools.Workdir
 	client *sdk.Client
 	http   *http.Client // streamable HTTP servers only
 	// oauth signs the worker in to a server behind OAuth and keeps its
@@ -77,6 +80,15 @@ type server struct {
 func newServer(sc ServerConfig, cfg Config) *server {
 	log := cfg.Logger.With("mcp_server", sc.Name)
 	s := &server{cfg: sc, opts: cfg, log: log}
+	if cfg.Quota != nil && sc.stdio() {
+		root := sc.Cwd
+		if root == "" {
+			root = cfg.Dir
+		}
+		if root, err := filepath.Abs(root); err == nil && within(cfg.Quota.Dir(), root) {
+			s.quota = cfg.Quota
+		}
+	}
 	s.client = sdk.NewClient(clientInfo, &sdk.ClientOptions{
 		Logger:                      log,
 		ProgressNotificationHandler: s.onProgress,
@@ -129,19 +141,22 @@ func (s *server) start(ctx context.Context) error {
 	return err
 }
 
-// serverProc is a stdio server's process: its pid, which leads its process
-// group, and the watchdog that kills that group if the worker dies.
+// serverProc is a stdio server's process tree: the server's pid, and the
+// tree (a reaper runs the server in a process group of its own), which ends
+// with the server, with end, and with the worker, every process the server
+// started included, setsid or not (T8).
 type serverProc struct {
-	pid   int
-	guard *os.File
+	pid  int
+	tree *procgroup.Tree
 }
 
-// end kills the server's process group, the watchdog with it.
+// end kills the server and every process it started.
 func (p serverProc) end() {
-	procgroup.Kill(p.pid)
-	if p.guard != nil {
-		_ = p.guard.Close()
+	if p.tree != nil {
+		p.tree.End()
+		return
 	}
+	procgroup.Kill(p.pid)
 }
 
 // startTransport starts a stdio server on procgroup's starter thread, so
@@ -177,6 +192,7 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		cmd       *exec.Cmd
 		stderr    *stderrLog
 		tc        *tapConn
+		tree      *procgroup.Tree
 	)
 	if s.cfg.stdio() {
 		env, err := s.cfg.environ()
@@ -191,7 +207,19 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		}
 		stderr = &stderrLog{log: s.log}
 		cmd.Stderr = stderr
-		procgroup.Set(cmd)
+		// A server rooted in a workspace under WORKSPACE_MAX_BYTES writes
+		// no file past the room it had left when it started (W3).
+		var opts procgroup.TreeOptions
+		if s.quota != nil {
+			room, limited, err := s.quota.Room()
+			if err != nil {
+				return nil, err
+			}
+			opts.FileSize, opts.LimitFileSize = room, limited
+		}
+		if tree, err = procgroup.Contain(cmd, opts); err != nil {
+			return nil, fmt.Errorf("start %q: %w", s.cfg.Command, err)
+		}
 		tc = newTapConn(s, connID())
 		transport = startTransport{Transport: &sdk.CommandTransport{Command: cmd, TerminateDuration: terminateWait}, tap: tc}
 	} else {
@@ -208,15 +236,10 @@ func (s *server) connectLocked(ctx context.Context) (*sdk.ClientSession, error) 
 		transport = t
 	}
 	sess, err := s.client.Connect(ctx, transport, nil)
-	var proc serverProc
+	proc := serverProc{tree: tree}
 	if cmd != nil && cmd.Process != nil {
-		proc.pid = cmd.Process.Pid
-		if err == nil {
-			var gerr error
-			if proc.guard, gerr = procgroup.Guard(proc.pid); gerr != nil {
-				s.log.Warn("mcp: no watchdog for the server's process group: what it starts may outlive a killed worker", "err", gerr)
-			}
-		}
+		tree.Started(cmd.Process.Pid)
+		proc.pid = tree.Pid()
 	}
 	if err != nil {
 		proc.end()
@@ -456,6 +479,38 @@ func connectionFailed(err error) bool {
 // not answer gets a result naming it, not an activity timeout that blames
 // the worker.
 func (s *server) handler(tool string, readOnly bool, maxOutput int, timeout time.Duration) tools.Handler {
+	h := s.call(tool, readOnly, maxOutput, timeout)
+	if s.quota == nil {
+		return h
+	}
+	return func(ctx context.Context, req tools.Request) (tools.Result, error) {
+		res, err := h(ctx, req)
+		return s.keepToQuota(tool, res, err)
+	}
+}
+
+// keepToQuota turns the outcome of a call that left the server's workspace
+// over WORKSPACE_MAX_BYTES into workspace_full (W3), as for run_command: the
+// files stay, and later writes are refused until the workspace is under
+// the limit. A call that waits for input or runs as a task has not ended.
+func (s *server) keepToQuota(tool string, res tools.Result, err error) (tools.Result, error) {
+	if res.Input != nil || res.Task != nil || s.quota.MaxBytes() <= 0 {
+		return res, err
+	}
+	used, uerr := s.quota.Usage()
+	if uerr != nil || used <= s.quota.MaxBytes() {
+		return res, err
+	}
+	what := res.Content
+	if err != nil {
+		what = err.Error()
+	}
+	return tools.Result{}, tools.WithCode(tools.CodeWorkspaceFull, fmt.Errorf("mcp server %q, tool %q: the call left the workspace over its limit: it holds %d bytes and %s is %d; its files stay, and writes are refused until files are removed; the call's outcome: %s",
+		s.cfg.Name, tool, used, tools.EnvWorkspaceMaxBytes, s.quota.MaxBytes(), what))
+}
+
+// call is the handler of tool, before the workspace's limit.
+func (s *server) call(tool string, readOnly bool, maxOutput int, timeout time.Duration) tools.Handler {
 	return func(ctx context.Context, req tools.Request) (tools.Result, error) {
 		args := req.Args
 		if len(bytes.TrimSpace(args)) == 0 {

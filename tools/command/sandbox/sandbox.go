@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +51,9 @@ type Sandbox struct {
 	noPids error
 	user   *commandUser
 	notes  []string
+	// sizedTmp is set when bubblewrap can size a tmpfs (--size): a
+	// command with a room (WrapInRoom) gets its /tmp and home there.
+	sizedTmp bool
 	// removing counts the cgroups still being removed; Close waits for them.
 	removing sync.WaitGroup
 }
@@ -174,7 +178,19 @@ func (s *Sandbox) setup() error {
 	}
 	s.base = append([]string{bwrap}, s.baseArgs()...)
 	s.setupLimits()
+	if help, herr := exec.Command(bwrap, "--help").CombinedOutput(); herr == nil && bytes.Contains(help, []byte("--size")) {
+		s.sizedTmp = true
+	}
 	err = s.probe()
+	if err != nil && s.sizedTmp {
+		// An older kernel or bubblewrap may refuse the sized tmpfs.
+		s.sizedTmp = false
+		if err = s.probe(); err == nil {
+			s.notes = append(s.notes, noSizedTmp)
+		}
+	} else if err == nil && !s.sizedTmp {
+		s.notes = append(s.notes, noSizedTmp)
+	}
 	if err != nil && s.user != nil {
 		// The user may lack search access to a folder above the workdir, or
 		// user namespaces may be off: commands then run as the worker.
@@ -187,6 +203,10 @@ func (s *Sandbox) setup() error {
 	}
 	return err
 }
+
+// noSizedTmp is the worker log's note when a command's /tmp cannot be a
+// tmpfs of the room its workspace has left.
+const noSizedTmp = "bubblewrap cannot size a tmpfs here (--size, bubblewrap 0.7 or later): a command's /tmp and home are folders on disk that WORKSPACE_MAX_BYTES does not count (RLIMIT_FSIZE still bounds each file)"
 
 func (s *Sandbox) dropRlimit(res int) {
 	kept := s.rlimits[:0]
@@ -216,7 +236,13 @@ func (s *Sandbox) probe() error {
 	cmd.Dir = s.workdir
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
-	p, err := s.Wrap(cmd)
+	// With a room, as a command of a workspace under WORKSPACE_MAX_BYTES
+	// runs: its /tmp is then a sized tmpfs.
+	room := int64(-1)
+	if s.sizedTmp {
+		room = 1 << 20
+	}
+	p, err := s.WrapInRoom(cmd, "", room)
 	if err != nil {
 		return err
 	}
@@ -337,7 +363,7 @@ type Proc struct {
 	tmp  string
 	gate *os.File
 
-	// fsize, when above zero, is the command's RLIMIT_FSIZE if it is
+	// fsize, when fsizeOn, is the command's RLIMIT_FSIZE if it is
 	// lower than COMMAND_FILE_SIZE_MB's: the room left in its workspace
 	// (WORKSPACE_MAX_BYTES, W3).
 	fsize   int64
@@ -363,7 +389,25 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) (*Proc, error) {
 // or the workdir itself is Wrap. readOnly are more paths the command sees
 // read-only (a script's program, found outside the workdir).
 func (s *Sandbox) WrapIn(cmd *exec.Cmd, workspace string, readOnly ...string) (*Proc, error) {
+	return s.WrapInRoom(cmd, workspace, -1, readOnly...)
+}
+
+// minTmp is the size of the /tmp of a command whose workspace has no room
+// left: a tmpfs of size 0 would have no limit.
+const minTmp = 4096
+
+// WrapInRoom is WrapIn for a command whose workspace has room bytes left
+// under WORKSPACE_MAX_BYTES (W3); a negative room is no limit. No file the
+// command writes grows past room (RLIMIT_FSIZE, below COMMAND_FILE_SIZE_MB
+// when that is larger: a write past it fails, the process gets SIGXFSZ),
+// and its private /tmp and home are one tmpfs of that size (at least a
+// page), so that what it writes there counts towards the same room. In mode
+// none none of this applies.
+func (s *Sandbox) WrapInRoom(cmd *exec.Cmd, workspace string, room int64, readOnly ...string) (*Proc, error) {
 	p := &Proc{s: s, cmd: cmd}
+	if room >= 0 {
+		p.fsize, p.fsizeOn = room, true
+	}
 	if s.base == nil {
 		return p, nil
 	}
@@ -384,26 +428,50 @@ func (s *Sandbox) WrapIn(cmd *exec.Cmd, workspace string, readOnly ...string) (*
 	if dir == "" {
 		dir = s.workdir
 	}
+	args := append([]string(nil), s.base...)
+	home := envValue(cmd.Env, "HOME")
+	if home == "/" || !filepath.IsAbs(home) {
+		home = ""
+	}
+	if home != "" {
+		home = filepath.Clean(home)
+	}
+	if s.user != nil {
+		// Files the worker's tools wrote since the last command become
+		// writable for the command's user; its /tmp and home are its own.
+		if err := s.user.grant(); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	if p.fsizeOn && s.sizedTmp {
+		args = append(args, "--perms", "01777", "--size", strconv.FormatInt(max(p.fsize, minTmp), 10), "--tmpfs", "/tmp")
+		switch {
+		case home == "":
+		case home == "/tmp" || strings.HasPrefix(home, "/tmp/"):
+			args = append(args, "--perms", "0700", "--dir", home)
+		case !s.visible(home):
+			// The home lies in the same tmpfs, so that both share the room.
+			args = append(args, "--perms", "0700", "--dir", "/tmp/.home", "--symlink", "/tmp/.home", home)
+		default:
+			// A link cannot replace a folder the command sees: a tmpfs
+			// of its own, of the same size.
+			args = append(args, "--perms", "0700", "--size", strconv.FormatInt(max(p.fsize, minTmp), 10), "--tmpfs", home)
+		}
+		return p.finishWrap(cmd, args, binds, dir)
+	}
 	tmp, err := os.MkdirTemp("", "toolround-sandbox-")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: private /tmp: %w", err)
 	}
 	p.tmp = tmp
 	if s.user != nil {
-		// Files the worker's tools wrote since the last command become
-		// writable for the command's user; its /tmp and home are its own.
-		err := s.user.grant()
-		if err == nil {
-			err = os.Lchown(tmp, int(s.user.uid), int(s.user.gid))
-		}
-		if err != nil {
+		if err := os.Lchown(tmp, int(s.user.uid), int(s.user.gid)); err != nil {
 			p.cleanup()
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
-	args := append([]string(nil), s.base...)
 	args = append(args, "--bind", tmp, "/tmp")
-	if home := envValue(cmd.Env, "HOME"); home != "" && home != "/" && filepath.IsAbs(home) {
+	if home != "" {
 		if err := os.Mkdir(filepath.Join(tmp, ".home"), 0o700); err != nil {
 			p.cleanup()
 			return nil, fmt.Errorf("sandbox: empty home: %w", err)
@@ -414,8 +482,15 @@ func (s *Sandbox) WrapIn(cmd *exec.Cmd, workspace string, readOnly ...string) (*
 				return nil, fmt.Errorf("sandbox: empty home: %w", err)
 			}
 		}
-		args = append(args, "--bind", filepath.Join(tmp, ".home"), filepath.Clean(home))
+		args = append(args, "--bind", filepath.Join(tmp, ".home"), home)
 	}
+	return p.finishWrap(cmd, args, binds, dir)
+}
+
+// finishWrap adds the workspace's binds, the hidden paths and the command
+// to bubblewrap's args, and puts the gate shell in front.
+func (p *Proc) finishWrap(cmd *exec.Cmd, args, binds []string, dir string) (*Proc, error) {
+	s := p.s
 	args = append(args, binds...)
 	var hide []string
 	for _, h := range s.cfg.Hide {
@@ -482,14 +557,6 @@ func envValue(env []string, name string) string {
 		}
 	}
 	return ""
-}
-
-// LimitFileSize bounds the size of any file the command writes to n bytes
-// (RLIMIT_FSIZE), below COMMAND_FILE_SIZE_MB when that is larger: a write
-// past it fails (the process gets SIGXFSZ). It takes effect in the
-// bubblewrap mode only; call it before Start.
-func (p *Proc) LimitFileSize(n int64) {
-	p.fsize, p.fsizeOn = max(0, n), true
 }
 
 // Start starts the command, puts it in its cgroups, sets its limits and

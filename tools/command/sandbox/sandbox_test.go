@@ -55,6 +55,12 @@ func run(t *testing.T, s *Sandbox, wd, script string, env ...string) outcome {
 // the command sees of it ("" for the whole workdir), starting in wd.
 func runIn(t *testing.T, s *Sandbox, wd, workspace, script string, env ...string) outcome {
 	t.Helper()
+	return runRoom(t, s, wd, workspace, -1, script, env...)
+}
+
+// runRoom is runIn for a workspace with room bytes left (WrapInRoom).
+func runRoom(t *testing.T, s *Sandbox, wd, workspace string, room int64, script string, env ...string) outcome {
+	t.Helper()
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), runLimit)
 	defer cancel()
@@ -65,7 +71,7 @@ func runIn(t *testing.T, s *Sandbox, wd, workspace, script string, env ...string
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + os.Getenv("HOME")}, env...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p, err := s.WrapIn(cmd, workspace)
+	p, err := s.WrapInRoom(cmd, workspace, room)
 	require.NoError(t, err)
 	require.NoError(t, p.Start())
 	err = cmd.Wait()
@@ -502,4 +508,34 @@ func TestGrantKeepsToTheWorkdir(t *testing.T) {
 	stop()
 	require.Regexp(t, `^[1-9][0-9]* swaps$`, swaps.String(), "the command did not swap")
 	require.False(t, granted(), "the grant followed a symbolic link out of the workdir")
+}
+
+// W3: with a room, a command's /tmp and home are one tmpfs of that size:
+// files there, each under the room, cannot add up past it; what fits is
+// written. The same holds when commands run as SANDBOX_USER.
+func TestRoomBoundsTmpAndHome(t *testing.T) {
+	check := func(t *testing.T, s *Sandbox, wd string) {
+		if !s.sizedTmp {
+			t.Skip("bubblewrap cannot size a tmpfs here")
+		}
+		const fill = "for i in 1 2 3 4 5 6; do head -c 300000 /dev/zero > %s/f$i || exit 7; done"
+		for _, dir := range []string{"/tmp", "~"} {
+			o := runRoom(t, s, wd, "", 1<<20, fmt.Sprintf(fill, dir))
+			require.Equal(t, 7, o.code, "%s took 1.8 MB with 1 MB of room: %s", dir, o.out)
+		}
+		o := runRoom(t, s, wd, "", 1<<20, "head -c 300000 /dev/zero > /tmp/a && head -c 300000 /dev/zero > ~/b && ls -ld /tmp && echo fits")
+		require.Equal(t, 0, o.code, o.out)
+		require.Contains(t, o.out, "drwxrwxrwt")
+		require.Contains(t, o.out, "fits")
+		o = runRoom(t, s, wd, "", 0, "echo x > /tmp/a")
+		require.NotEqual(t, 0, o.code, "a workspace without room leaves no room in /tmp: %s", o.out)
+	}
+	t.Run("worker's user", func(t *testing.T) {
+		s, wd := newBwrap(t, Config{})
+		check(t, s, wd)
+	})
+	t.Run("SANDBOX_USER", func(t *testing.T) {
+		s, wd := newBwrapAsUser(t, Config{MaxProcs: 20})
+		check(t, s, wd)
+	})
 }

@@ -3,6 +3,10 @@
 //   - hang: never answers, and ignores the client's cancellation;
 //   - child: starts a child process that runs on (in the server's process
 //     group) and returns its pid;
+//   - escape: starts a process that leaves the server's session and
+//     process group (setsid) through a shell that exits at once, so that it
+//     is nobody's child, and returns its pid;
+//   - write: writes a file of the given size in its folder;
 //   - pid: returns the server's process id;
 //   - fds: lists the server's open descriptors and what they point to.
 //
@@ -39,6 +43,25 @@ func main() {
 				return nil, nil, err
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprint(cmd.Process.Pid)}}}, nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "escape", Description: "Start a process that leaves the server's session and return its pid."},
+		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+			out, err := exec.Command("sh", "-c", "setsid sleep 100000 </dev/null >/dev/null 2>&1 & echo $!").Output()
+			if err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.TrimSpace(string(out))}}}, nil, nil
+		})
+	type writeArgs struct {
+		Name  string `json:"name"`
+		Bytes int    `json:"bytes"`
+	}
+	sdk.AddTool(s, &sdk.Tool{Name: "write", Description: "Write a file of the given size in the server's folder."},
+		func(_ context.Context, _ *sdk.CallToolRequest, a writeArgs) (*sdk.CallToolResult, any, error) {
+			if err := os.WriteFile(a.Name, make([]byte, a.Bytes), 0o644); err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "written"}}}, nil, nil
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "pid", Description: "Return the server's process id."},
 		func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
