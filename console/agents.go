@@ -83,6 +83,11 @@ func (s *Server) postAgent(w http.ResponseWriter, r *http.Request, p principal) 
 // getAgent is the run's status and conversation; 404 for no such run.
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request, p principal) {
 	id := r.PathValue("workflow_id")
+	if strings.HasSuffix(id, "/messages") {
+		// POST .../messages sends a message; an agent run's id never ends so.
+		noEndpoint(w, r)
+		return
+	}
 	if err := target(p, id, kindAgent); err != nil {
 		s.fail(w, r, err)
 		return
@@ -106,6 +111,10 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request, p principal) {
 func (s *Server) postAgentPath(w http.ResponseWriter, r *http.Request, p principal) {
 	id, ok := strings.CutSuffix(r.PathValue("path"), "/messages")
 	if !ok {
+		if allowedMethod(r.URL.Path) != "" {
+			noEndpoint(w, r) // an agent run's own path: 405, it takes GET
+			return
+		}
 		writeError(w, round.CodeNotFound, "no such endpoint: POST "+r.URL.Path+" (POST /api/v1/agents/agentrun/<session>/<run>/messages sends a user message)")
 		return
 	}

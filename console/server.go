@@ -206,10 +206,18 @@ func noEndpoint(w http.ResponseWriter, r *http.Request) {
 // mux answers the right method, this names it for the others.
 func allowedMethod(path string) string {
 	switch path {
-	case "/api/v1/rounds", "/api/v1/approvals", "/api/v1/answers", "/api/v1/extend", "/api/v1/cancel", "/api/v1/agents":
+	case "/api/v1/rounds", "/api/v1/approvals", "/api/v1/answers", "/api/v1/tool-results", "/api/v1/extend", "/api/v1/cancel", "/api/v1/agents":
 		return http.MethodPost
 	case "/api/v1/inbox", "/api/v1/openapi.json", "/api/v1/tools", "/api/v1/workspaces":
 		return http.MethodGet
+	}
+	if rest, ok := strings.CutPrefix(path, "/api/v1/agents/"); ok {
+		switch parts := strings.Split(rest, "/"); {
+		case len(parts) == 4 && parts[0] == "agentrun" && parts[3] == "messages":
+			return http.MethodPost
+		case len(parts) == 3 && parts[0] == "agentrun":
+			return http.MethodGet
+		}
 	}
 	if rest, ok := strings.CutPrefix(path, "/api/v1/workspaces/"); ok && rest != "" {
 		if session, ok := strings.CutSuffix(rest, "/move"); ok && session != "" && !strings.Contains(session, "/") {

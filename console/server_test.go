@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/console/openapi"
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/round"
 )
@@ -874,11 +875,16 @@ func TestAgentMessagesAndCancel(t *testing.T) {
 	code, body = do(t, ts, "POST", "/api/v1/agents/agentrun/s1/nothing/messages", agentToken, `{"text":"x"}`)
 	require.Equal(t, http.StatusNotFound, code)
 	require.Equal(t, "not_found", body["error"])
-	for _, path := range []string{"/api/v1/agents/agentrun/s1/live", "/api/v1/agents/toolround/s1/r1/1/messages"} {
-		code, body = do(t, ts, "POST", path, agentToken, `{"text":"x"}`)
-		require.Equal(t, http.StatusNotFound, code, path)
-		require.Equal(t, "not_found", body["error"])
-	}
+	code, body = do(t, ts, "POST", "/api/v1/toolround/s1/r1/1/messages", agentToken, `{"text":"x"}`)
+	require.Equal(t, http.StatusNotFound, code)
+	require.Equal(t, "not_found", body["error"])
+	code, body = do(t, ts, "POST", "/api/v1/agents/toolround/s1/r1/1/messages", agentToken, `{"text":"x"}`)
+	require.Equal(t, http.StatusNotFound, code)
+	require.Equal(t, "not_found", body["error"])
+	// An agent run's own path takes GET, as the OpenAPI document says.
+	code, body = do(t, ts, "POST", "/api/v1/agents/agentrun/s1/live", agentToken, `{"text":"x"}`)
+	require.Equal(t, http.StatusMethodNotAllowed, code)
+	require.Equal(t, "method_not_allowed", body["error"])
 	code, _ = do(t, ts, "POST", "/api/v1/agents/agentrun/s1/live/messages", "", `{"text":"x"}`)
 	require.Equal(t, http.StatusUnauthorized, code)
 	require.Len(t, f.messages["agentrun/s1/live"], 2)
@@ -999,4 +1005,32 @@ func TestToolsInEachFormatF3(t *testing.T) {
 	code, body = do(t, ts, "TRACE", "/api/v1/tools?provider=openai", agentToken, "")
 	require.Equal(t, http.StatusMethodNotAllowed, code)
 	require.Equal(t, "method_not_allowed", body["error"])
+}
+
+// TestEveryDocumentedPathRefusesOtherMethods: each path of the OpenAPI
+// document answers 405 method_not_allowed, with an Allow header, to every
+// method it does not list, so no route can be added without it (X1).
+func TestEveryDocumentedPathRefusesOtherMethods(t *testing.T) {
+	ts, _ := newTestServer(t)
+	var doc struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal(openapi.JSON, &doc))
+	fill := strings.NewReplacer("{session}", "s1", "{run}", "r1", "{round}", "1")
+	require.Greater(t, len(doc.Paths), 10)
+	for p, item := range doc.Paths {
+		for _, m := range []string{"GET", "POST", "PUT", "DELETE", "PATCH"} {
+			if _, listed := item[strings.ToLower(m)]; listed {
+				continue
+			}
+			req, err := http.NewRequest(m, ts.URL+fill.Replace(p), nil)
+			require.NoError(t, err)
+			req.Header.Set("Authorization", "Bearer "+approverToken)
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			_ = resp.Body.Close()
+			require.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode, "%s %s", m, p)
+			require.NotEmpty(t, resp.Header.Get("Allow"), "%s %s", m, p)
+		}
+	}
 }
