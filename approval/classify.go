@@ -312,9 +312,7 @@ func (p *Program) read(args []word, pr *parsed) bool {
 			}
 			pr.ops = append(pr.ops, w)
 			if p.StopAtFirst {
-				for _, r := range args[i+1:] {
-					pr.ops = append(pr.ops, r)
-				}
+				pr.ops = append(pr.ops, args[i+1:]...)
 				break
 			}
 			continue

@@ -85,7 +85,7 @@ func newMCPConsoleAt(t *testing.T, base string) *mcpConsole {
 	}})
 	require.NoError(t, err)
 	ts := httptest.NewUnstartedServer(s)
-	ts.Listener.Close()
+	_ = ts.Listener.Close()
 	ts.Listener = ln
 	ts.Start()
 	t.Cleanup(ts.Close)

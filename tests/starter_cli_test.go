@@ -232,7 +232,7 @@ func TestStarterRoundOnAnotherTaskQueue(t *testing.T) {
 		}, 15*time.Second, 50*time.Millisecond, "TASK_QUEUE=%s: no line with %q:\n%s", queue, parts, stderr.String())
 		require.Less(t, time.Since(started), 10*time.Second, "said within seconds")
 		require.NoError(t, cmd.Process.Signal(os.Interrupt))
-		<-exited
+		require.Error(t, <-exited, "interrupted, the starter exits non-zero")
 		return line
 	}
 

@@ -131,7 +131,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen on CONSOLE_ADDR %s: %w", addr, err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	certFile, keyFile := os.Getenv("CONSOLE_TLS_CERT"), os.Getenv("CONSOLE_TLS_KEY")
 	scheme := "http"
 	if certFile != "" || keyFile != "" {

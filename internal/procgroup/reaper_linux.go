@@ -214,7 +214,9 @@ func reap(fsize, path string, argv []string) int {
 		return 127
 	}
 	child := cmd.Process.Pid
-	fmt.Fprintln(pidOut, child)
+	if _, err := fmt.Fprintln(pidOut, child); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: tell the server's pid: %v\n", reaperName, err)
+	}
 	_ = pidOut.Close()
 
 	var once sync.Mutex
