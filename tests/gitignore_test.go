@@ -1,7 +1,10 @@
 package tests
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -21,7 +24,22 @@ func TestGitIgnoresWhatRunsLeave(t *testing.T) {
 		"node_modules/x/index.js", "examples/typescript/node_modules/x/index.js", "clients/typescript/dist/index.js",
 		"examples/python/__pycache__/quickstart.cpython-312.pyc", "clients/python/src/toolround.egg-info/PKG-INFO",
 	} {
+		p = notBeyondALink(p)
 		out, err := exec.Command("git", "-C", "..", "check-ignore", "--no-index", "-v", p).CombinedOutput()
 		require.NoError(t, err, "%s is not ignored: %s", p, out)
 	}
+}
+
+// notBeyondALink is p, or its first folder that is a symbolic link in the
+// checkout (the examples link node_modules to the client's once they ran),
+// which git checks as a file of its own.
+func notBeyondALink(p string) string {
+	parts := strings.Split(p, "/")
+	for i := 1; i < len(parts); i++ {
+		prefix := strings.Join(parts[:i], "/")
+		if fi, err := os.Lstat(filepath.Join("..", prefix)); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return prefix
+		}
+	}
+	return p
 }
