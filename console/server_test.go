@@ -1000,3 +1000,24 @@ func TestToolsInEachFormatF3(t *testing.T) {
 	require.Equal(t, http.StatusMethodNotAllowed, code)
 	require.Equal(t, "method_not_allowed", body["error"])
 }
+
+// TestApprovalsCarryTheScope (T12): POST /api/v1/approvals passes a
+// remembered rule's scope to the round, and refuses a scope that is not one
+// or comes without remember.
+func TestApprovalsCarryTheScope(t *testing.T) {
+	ts, f := newTestServer(t)
+	code, body := do(t, ts, "POST", "/api/v1/approvals", approverToken,
+		`{"workflow_id":"toolround/s1/r1/1","call_id":"call_1","approval_id":"abc","approve":true,"remember":true,"pattern":"git status *","scope":"read-only"}`)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Len(t, f.decisions, 1)
+	require.Equal(t, "read-only", f.decisions[0].Scope)
+	for _, bad := range []string{
+		`{"workflow_id":"toolround/s1/r1/1","call_id":"call_1","approve":true,"remember":true,"scope":"everything"}`,
+		`{"workflow_id":"toolround/s1/r1/1","call_id":"call_1","approve":true,"scope":"write"}`,
+	} {
+		code, body = do(t, ts, "POST", "/api/v1/approvals", approverToken, bad)
+		require.Equal(t, http.StatusBadRequest, code, bad)
+		require.Equal(t, "invalid_decision", body["error"], bad)
+	}
+	require.Len(t, f.decisions, 1, "a refused scope decides nothing")
+}

@@ -43,7 +43,7 @@ func decide(ctx context.Context, c *client.Client, approve bool, workflowID, cal
 	verb := "denying"
 	if approve {
 		verb = "approving"
-		o.Remember, o.AllowTurn, o.Pattern, o.UpTo = f.remember, f.allowTurn, f.pattern, f.upTo
+		o.Remember, o.AllowTurn, o.Pattern, o.UpTo, o.Scope = f.remember, f.allowTurn, f.pattern, f.upTo, f.scope
 		if f.args != "" {
 			o.Args = json.RawMessage(f.args)
 		}

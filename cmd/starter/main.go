@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/internal/text"
@@ -43,6 +44,7 @@ type flags struct {
 	events                    bool
 	session                   string // inbox (inbox.go)
 	upTo                      int64
+	scope                     string // approve --scope (T12)
 	// answer: an MCP server's request (E1), answered with --json,
 	// --decline or --cancel.
 	answerJSON               string
@@ -70,6 +72,18 @@ var commands = map[string]command{
 					return fmt.Errorf("give a whole number from 1 to %d", round.MaxLimit)
 				}
 				f.upTo = n
+				return nil
+			})
+			fs.Func("scope", "with --remember: what a command the rule approves may change, read-only (the workspace is read-only to it) or write; "+
+				"default: read-only when this call is a read-only form, else write; the protected set (.git, .env*, keys, ...) is read-only under both", func(s string) error {
+				scopes := []string{approval.ScopeReadOnly, approval.ScopeWrite}
+				if !approval.ValidScope(s) || s == "" {
+					if c := text.Closest(s, scopes); c != "" {
+						return fmt.Errorf("unknown scope %q; did you mean %q?", s, c)
+					}
+					return fmt.Errorf("unknown scope %q: give %s or %s", s, scopes[0], scopes[1])
+				}
+				f.scope = s
 				return nil
 			})
 			fs.StringVar(&f.as, "as", "", "who approves, recorded with the decision; default: your OS user at the host name, user@host")
@@ -267,6 +281,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		if err := checkAnswerFlags(f, pos); err != nil {
 			return usageError{err, commandUsage(name, cmd, fs)}
 		}
+	}
+	if name == "approve" && f.scope != "" && !f.remember {
+		return usageError{errors.New("approve --scope is a remembered rule's: give it with --remember"), ""}
 	}
 	if name == "approve" && f.upTo != 0 && !f.remember {
 		return usageError{errors.New("approve --up-to bounds a remembered rule: give it with --remember"), ""}

@@ -315,6 +315,9 @@ func (r *run) asks(now time.Time) {
 		}
 		c.State = CallReady
 		c.Approval = &round.Approval{Decision: v.Decision, At: now, Rule: describeRules(v.Rules)}
+		if v.Decision == approval.DecisionRule {
+			c.ruleScope = ruleScope(v.Rules)
+		}
 		r.useRules(c.Approval, v.Rules)
 	}
 }

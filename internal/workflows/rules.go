@@ -89,3 +89,23 @@ func describeRule(rule approval.Rule) string {
 	}
 	return d
 }
+
+// ruleScope is the scope a call the rules approved runs with (T12): the
+// widest EffectiveScope of the pattern rules among them, since each of them
+// approves the call; empty when an exact rule approved it, which is a
+// person's approval of these very arguments.
+func ruleScope(rules []approval.Rule) string {
+	scope := ""
+	for _, rule := range rules {
+		if rule.Secret != "" {
+			continue
+		}
+		if rule.Pattern == "" {
+			return ""
+		}
+		if s := rule.EffectiveScope(); scope == "" || s == approval.ScopeWrite {
+			scope = s
+		}
+	}
+	return scope
+}
