@@ -363,16 +363,43 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) (*Proc, error) {
 // or the workdir itself is Wrap. readOnly are more paths the command sees
 // read-only (a script's program, found outside the workdir).
 func (s *Sandbox) WrapIn(cmd *exec.Cmd, workspace string, readOnly ...string) (*Proc, error) {
+	return s.WrapScoped(cmd, workspace, "", readOnly...)
+}
+
+// Scopes of a command a remembered rule approved (T12): ScopeReadOnly sees
+// its workspace read-only, ScopeWrite writable; under both the protected set
+// (ProtectedArgs) is read-only.
+const (
+	ScopeReadOnly = "read-only"
+	ScopeWrite    = "write"
+)
+
+// WrapScoped is WrapIn for a command a remembered rule approved, run with
+// the rule's scope (T12): "" is WrapIn; ScopeReadOnly binds the workspace
+// read-only; ScopeReadOnly and ScopeWrite both bind the protected set the
+// workspace holds when the command starts read-only. Any other scope is
+// refused. In mode none it is left as it is, as Wrap leaves it.
+func (s *Sandbox) WrapScoped(cmd *exec.Cmd, workspace, scope string, readOnly ...string) (*Proc, error) {
 	p := &Proc{s: s, cmd: cmd}
+	if scope != "" && scope != ScopeReadOnly && scope != ScopeWrite {
+		return nil, fmt.Errorf("sandbox: unknown scope %q", scope)
+	}
 	if s.base == nil {
 		return p, nil
 	}
 	if cmd.Err != nil {
 		return nil, cmd.Err
 	}
-	binds, err := s.workspaceArgs(workspace)
+	binds, err := s.workspaceArgs(workspace, scope == ScopeReadOnly)
 	if err != nil {
 		return nil, err
+	}
+	if scope != "" {
+		root := s.workdir
+		if workspace != "" {
+			root = filepath.Clean(workspace)
+		}
+		binds = append(binds, ProtectedArgs(root)...)
 	}
 	for _, p := range readOnly {
 		if !filepath.IsAbs(p) {
@@ -456,9 +483,13 @@ func (s *Sandbox) WrapIn(cmd *exec.Cmd, workspace string, readOnly ...string) (*
 // workspaceArgs bind the folder a command may change: the workdir, or only
 // one workspace inside it over an empty tmpfs; the reserved folder
 // read-only in either.
-func (s *Sandbox) workspaceArgs(workspace string) ([]string, error) {
+func (s *Sandbox) workspaceArgs(workspace string, readOnly bool) ([]string, error) {
+	bind := "--bind"
+	if readOnly {
+		bind = "--ro-bind"
+	}
 	if workspace == "" || filepath.Clean(workspace) == s.workdir {
-		return []string{"--bind", s.workdir, s.workdir,
+		return []string{bind, s.workdir, s.workdir,
 			"--ro-bind", filepath.Join(s.workdir, reservedDir), filepath.Join(s.workdir, reservedDir)}, nil
 	}
 	ws := filepath.Clean(workspace)
@@ -471,7 +502,7 @@ func (s *Sandbox) workspaceArgs(workspace string) ([]string, error) {
 			return nil, fmt.Errorf("sandbox: workspace %s: %s is not a folder", workspace, d)
 		}
 	}
-	return []string{"--tmpfs", s.workdir, "--bind", ws, ws,
+	return []string{"--tmpfs", s.workdir, bind, ws, ws,
 		"--ro-bind", filepath.Join(ws, reservedDir), filepath.Join(ws, reservedDir)}, nil
 }
 
