@@ -424,6 +424,9 @@ func (r *run) settleOthers(ctx workflow.Context, by string) {
 			r.decide(ctx, q, true, &rec, "approved by "+by+" (allow_turn)")
 			continue
 		}
+		if r.commandRulesOff(q) {
+			continue // T12: no rule approves a command without a sandbox
+		}
 		if v := approval.Needs(r.snap.approvalOf(q), pol); !v.Ask && v.Decision == approval.DecisionRule {
 			rec := &round.Approval{Decision: round.DecisionRule, At: now, Rule: describeRules(v.Rules)}
 			q.ruleScope = ruleScope(v.Rules)

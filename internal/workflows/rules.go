@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -108,4 +109,19 @@ func ruleScope(rules []approval.Rule) string {
 		}
 	}
 	return scope
+}
+
+// ReasonNoSandbox is why a command call asks on a worker without a sandbox,
+// whatever rules the run remembered (T12).
+const ReasonNoSandbox = "no sandbox: rules for commands are off"
+
+// commandRulesOff reports whether no rule may approve c: the worker that
+// took the round's snapshot runs commands without a sandbox, and c runs a
+// command (run_command, background_command, a script_* tool), which only
+// the sandbox contains to its rule's scope (T12).
+func (r *run) commandRulesOff(c *Call) bool {
+	if !r.snap.NoSandbox {
+		return false
+	}
+	return r.snap.approvalOf(c).Kind == approval.KindCommand || strings.HasPrefix(c.Tool, "script_")
 }

@@ -122,3 +122,40 @@ func TestRuleScopeHistory(t *testing.T) {
 	}
 	t.Fatal("testdata/rule_scope.json is missing")
 }
+
+// TestNoRulesForCommandsWithoutASandbox (T12): on a worker without a
+// sandbox no rule approves a command call, exact or pattern: it asks, with
+// the reason that says so; rules for other tools still approve.
+func TestNoRulesForCommandsWithoutASandbox(t *testing.T) {
+	h := newHarness(t, 3)
+	h.wf.Catalog.(*workflows.RegistryCatalog).Options.NoSandbox = true
+	var pending []round.Pending
+	h.at(time.Second, func() {
+		pending = h.pending(t)
+		h.confirm(round.Confirm{CallID: "g1", Approve: true, ApprovalID: h.approvalID("g1")})
+		h.confirm(round.Confirm{CallID: "l1", Approve: true, ApprovalID: h.approvalID("l1")})
+	})
+	in := input(
+		call("g1", "run_command", `{"command":"git status"}`),
+		call("l1", "run_command", `{"command":"ls"}`),
+		call("e1", "edit_file", `{"path":"a.txt","new_text":"x"}`),
+	)
+	in.State.Allow = []round.AllowRule{
+		signed("s", "r", approval.Rule{Tool: "run_command", Pattern: "git *", Scope: approval.ScopeReadOnly}),
+		signed("s", "r", approval.Rule{Tool: "run_command", Args: `{"command":"ls"}`}),
+		signed("s", "r", approval.Rule{Tool: "edit_file", Pattern: "*.txt"}),
+	}
+	res := h.run(t, in)
+	require.Len(t, pending, 2)
+	for _, p := range pending {
+		require.Contains(t, p.Reasons, workflows.ReasonNoSandbox, p.CallID)
+	}
+	byID := map[string]*round.Approval{}
+	for _, r := range res.Results {
+		require.Equal(t, round.StatusOK, r.Status, r.CallID)
+		byID[r.CallID] = r.Approval
+	}
+	require.Equal(t, round.DecisionApproved, byID["g1"].Decision)
+	require.Equal(t, round.DecisionApproved, byID["l1"].Decision)
+	require.Equal(t, round.DecisionRule, byID["e1"].Decision)
+}
