@@ -198,7 +198,10 @@ func (s *Server) postApproval(w http.ResponseWriter, r *http.Request, p principa
 		approve := decision != "deny"
 		req = approvalRequest{WorkflowID: f.Get("workflow_id"), CallID: f.Get("call_id"), ApprovalID: f.Get("approval_id"),
 			Approve: &approve, Reason: f.Get("reason"), Remember: f.Get("remember") != "", Pattern: f.Get("pattern"), AllowTurn: f.Get("allow_turn") != "",
-			WaitID: f.Get("wait_id"), Scope: strings.TrimSpace(f.Get("scope"))}
+			WaitID: f.Get("wait_id")}
+		if req.Remember {
+			req.Scope = strings.TrimSpace(f.Get("scope")) // the card's choice counts only with remember (T12)
+		}
 		if v := strings.TrimSpace(f.Get("up_to")); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {

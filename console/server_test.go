@@ -1021,3 +1021,29 @@ func TestApprovalsCarryTheScope(t *testing.T) {
 	}
 	require.Len(t, f.decisions, 1, "a refused scope decides nothing")
 }
+
+// TestCardChoosesTheScope (T12): the card offers a scope beside remember,
+// and its form sends the choice with remember only.
+func TestCardChoosesTheScope(t *testing.T) {
+	ts, f := newTestServer(t)
+	c := browser(t)
+	csrf := signIn(t, ts, c, approverToken)
+	resp, err := c.Get(ts.URL + "/")
+	require.NoError(t, err)
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Contains(t, string(page), `<select name="scope">`)
+	require.Contains(t, string(page), `<option value="read-only">`)
+	for _, remember := range []string{"1", ""} {
+		form := url.Values{"csrf": {csrf}, "workflow_id": {"toolround/s1/r1/1"}, "call_id": {"call_1"}, "approval_id": {"abc"}, "decision": {"approve"},
+			"remember": {remember}, "scope": {"read-only"}, "return": {"/"}}
+		resp, err = c.PostForm(ts.URL+"/api/v1/approvals", form)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	}
+	require.Len(t, f.decisions, 2)
+	require.Equal(t, "read-only", f.decisions[0].Scope)
+	require.True(t, f.decisions[0].Remember)
+	require.Empty(t, f.decisions[1].Scope, "without remember the card's scope is not sent")
+}
