@@ -393,3 +393,28 @@ func TestRuleScopesContainCommands(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "original\n", string(got))
 }
+
+// TestNoSandboxNoCommandRules (T12): on a worker with SANDBOX=none a
+// remembered command rule approves nothing: the next matching command asks
+// with the reason that says why, and the worker's start line says so too.
+func TestNoSandboxNoCommandRules(t *testing.T) {
+	e := newEnv(t)
+	w := e.startWorkerBin(workerBin, "SANDBOX=none")
+	require.Contains(t, w.logs.String(), "no sandbox: rules for commands are off")
+	in1 := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("g1", "run_command", map[string]any{"command": "git --version"}))
+	done := e.startRound(in1)
+	e.waitPending(in1.WorkflowID(), "g1")
+	e.mustStarter("approve", in1.WorkflowID(), "g1", "--remember", "--pattern", "git *")
+	res1 := decodeResult(t, <-done)
+	require.Len(t, res1.State.Allow, 1)
+
+	in2 := e.input(2, "claude-code", res1.State,
+		call("g2", "run_command", map[string]any{"command": "git status"}))
+	done = e.startRound(in2)
+	p := e.waitPending(in2.WorkflowID(), "g2")
+	require.Contains(t, p[0].Reasons, "no sandbox: rules for commands are off")
+	e.mustStarter("deny", in2.WorkflowID(), "g2", "--reason", "no")
+	r := byID(decodeResult(t, <-done))
+	require.Equal(t, round.DecisionDenied, r["g2"].Approval.Decision)
+}
