@@ -375,9 +375,9 @@ const (
 )
 
 // WrapScoped is WrapIn for a command a remembered rule approved, run with
-// the rule's scope (T12): "" is WrapIn; ScopeReadOnly binds the workspace
-// read-only; ScopeReadOnly and ScopeWrite both bind the protected set the
-// workspace holds when the command starts read-only. Any other scope is
+// the rule's scope (T12): "" is WrapIn; ScopeReadOnly binds the workspace,
+// and so its protected set, read-only; ScopeWrite binds the protected set
+// the workspace holds when the command starts read-only. Any other scope is
 // refused. In mode none it is left as it is, as Wrap leaves it.
 func (s *Sandbox) WrapScoped(cmd *exec.Cmd, workspace, scope string, readOnly ...string) (*Proc, error) {
 	p := &Proc{s: s, cmd: cmd}
@@ -394,7 +394,9 @@ func (s *Sandbox) WrapScoped(cmd *exec.Cmd, workspace, scope string, readOnly ..
 	if err != nil {
 		return nil, err
 	}
-	if scope != "" {
+	if scope == ScopeWrite {
+		// Under ScopeReadOnly the whole workspace, the set included, is
+		// read-only already.
 		root := s.workdir
 		if workspace != "" {
 			root = filepath.Clean(workspace)

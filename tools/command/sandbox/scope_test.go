@@ -56,7 +56,11 @@ func protectedTree(t *testing.T, wd string) []string {
 // workspace; its private /tmp stays its own to write.
 func TestBwrapReadOnlyScopeCannotWriteTheWorkspace(t *testing.T) {
 	s, wd := newBwrap(t, Config{})
-	protectedTree(t, wd)
+	files := protectedTree(t, wd)
+	for _, f := range files {
+		o := runScoped(t, s, wd, ScopeReadOnly, "echo planted > '"+f+"'")
+		require.NotEqual(t, 0, o.code, "wrote %s: %s", f, o.out)
+	}
 	o := runScoped(t, s, wd, ScopeReadOnly, "cat plain.txt && echo scratch > /tmp/x && cat /tmp/x")
 	require.Equal(t, 0, o.code, o.out)
 	require.Equal(t, "original\nscratch\n", o.out)
