@@ -41,3 +41,53 @@ func RememberAt(tables int, kind Kind, tool, canonicalArgs, pattern string) ([]R
 	}
 	return rules, nil
 }
+
+// RememberScoped is RememberAt for a decision that may name the rules'
+// scope (T12): scope is ScopeReadOnly, ScopeWrite or empty. Empty is
+// ScopeReadOnly when the approved call is a read-only form (a command
+// ReadOnlyCommand accepts; for other kinds, readOnly, the call's effect),
+// else ScopeWrite. A pattern over a program that runs the workspace's code
+// is ScopeWrite whatever was asked: such a rule is consent to run that code.
+func RememberScoped(tables int, kind Kind, tool, canonicalArgs, pattern, scope string, readOnly bool) ([]Rule, error) {
+	if !ValidScope(scope) {
+		return nil, fmt.Errorf("approval: scope %q: it is %q or %q", scope, ScopeReadOnly, ScopeWrite)
+	}
+	rules, err := RememberAt(tables, kind, tool, canonicalArgs, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if scope == "" {
+		scope = DefaultScope(kind, canonicalArgs, readOnly)
+	}
+	if kind == KindCommand && pattern != "" {
+		if _, class, ok := RulePrograms(pattern); ok && class == ClassRunsWorkspaceCode {
+			scope = ScopeWrite
+		}
+	}
+	for i := range rules {
+		rules[i].Scope = scope
+	}
+	return rules, nil
+}
+
+// DefaultScope is the scope of a rule remembered without one (T12):
+// ScopeReadOnly when the approved call is a read-only form, else
+// ScopeWrite. For a command that is a script ReadOnlyCommand accepts; for
+// the other kinds, readOnly (the call's effect).
+func DefaultScope(kind Kind, canonicalArgs string, readOnly bool) string {
+	if kind == KindCommand {
+		args, ok := decodeArgs(canonicalArgs)
+		if !ok {
+			return ScopeWrite
+		}
+		script, ok := stringField(args, "command")
+		if ok && ReadOnlyCommand(script) {
+			return ScopeReadOnly
+		}
+		return ScopeWrite
+	}
+	if readOnly {
+		return ScopeReadOnly
+	}
+	return ScopeWrite
+}

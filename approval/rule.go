@@ -26,8 +26,36 @@ type Rule struct {
 	// UpTo, when set, bounds the rule to that many matching calls of the
 	// run (B2). The MAC covers it: a rule whose bound was removed or raised
 	// fails Verify.
-	UpTo int64  `json:"up_to,omitempty"`
-	MAC  string `json:"mac,omitempty"`
+	UpTo int64 `json:"up_to,omitempty"`
+	// Scope is what a command the rule approves may change (T12):
+	// ScopeReadOnly or ScopeWrite. The MAC covers it when set; a rule
+	// without one was stored before T11 and runs with ScopeWrite
+	// (EffectiveScope).
+	Scope string `json:"scope,omitempty"`
+	MAC   string `json:"mac,omitempty"`
+}
+
+// Scopes of a rule (T12): a command a rule approves runs in the sandbox
+// seeing the workspace read-only (ScopeReadOnly) or writable (ScopeWrite);
+// the protected set is read-only under both.
+const (
+	ScopeReadOnly = "read-only"
+	ScopeWrite    = "write"
+)
+
+// EffectiveScope is the scope a command the rule approves runs with: its
+// Scope, or ScopeWrite for a rule stored before scopes existed.
+func (r Rule) EffectiveScope() string {
+	if r.Scope == ScopeReadOnly {
+		return ScopeReadOnly
+	}
+	return ScopeWrite
+}
+
+// ValidScope reports whether s is a scope a decision may ask for: empty
+// (the default) or one of the scopes.
+func ValidScope(s string) bool {
+	return s == "" || s == ScopeReadOnly || s == ScopeWrite
 }
 
 // Sign returns r with the MAC of (session, run, tool, rule) keyed with key.
@@ -69,6 +97,10 @@ func mac(key []byte, session, run string, r Rule) string {
 	if r.UpTo != 0 {
 		// Rules without a bound keep the MACs they were signed with.
 		fields = append(fields, "up_to", strconv.FormatInt(r.UpTo, 10))
+	}
+	if r.Scope != "" {
+		// Rules without a scope keep the MACs they were signed with (T12).
+		fields = append(fields, "scope", r.Scope)
 	}
 	writeFields(h, fields...)
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))

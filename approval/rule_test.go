@@ -113,3 +113,57 @@ func TestUpToIsCoveredByTheMAC(t *testing.T) {
 	require.NotEqual(t, plain.MAC, r.MAC)
 	require.Equal(t, "sd-TKSl1q-ovWne3jR50aywX0PSvVw3V2C9G66muMgY", plain.MAC, "an unbounded rule's MAC is that of rule v1")
 }
+
+// TestScopeIsCoveredByTheMAC (T12): a rule's scope is part of what its MAC
+// signs; widening read-only to write, or dropping the scope, fails Verify,
+// and a rule without a scope keeps the MAC of rule v1.
+func TestScopeIsCoveredByTheMAC(t *testing.T) {
+	key := testKey(2)
+	r := Sign(key, "s1", "r1", Rule{Tool: "run_command", Pattern: "git status *", Scope: ScopeReadOnly})
+	require.True(t, Verify(key, "s1", "r1", r))
+	for _, bad := range []Rule{
+		{Tool: "run_command", Pattern: "git status *", MAC: r.MAC},                    // scope dropped
+		{Tool: "run_command", Pattern: "git status *", Scope: ScopeWrite, MAC: r.MAC}, // scope widened
+	} {
+		require.False(t, Verify(key, "s1", "r1", bad), "%+v", bad)
+	}
+	both := Sign(key, "s1", "r1", Rule{Tool: "run_command", Pattern: "git status *", Scope: ScopeWrite, UpTo: 3})
+	require.False(t, Verify(key, "s1", "r1", Rule{Tool: "run_command", Pattern: "git status *", Scope: ScopeWrite, MAC: both.MAC}))
+	plain := Sign(key, "s1", "r1", Rule{Tool: "run_command", Pattern: "git *"})
+	require.Equal(t, "sd-TKSl1q-ovWne3jR50aywX0PSvVw3V2C9G66muMgY", plain.MAC, "a rule without a scope keeps the MAC of rule v1")
+}
+
+// TestRuleScopeDefaults (T12): a rule without a scope (stored before T11)
+// runs with write; a rule remembered without one is read-only when the
+// approved call is a read-only form, else write; a rule over a program that
+// runs the workspace's code is write whatever was asked.
+func TestRuleScopeDefaults(t *testing.T) {
+	require.Equal(t, ScopeWrite, Rule{Tool: "run_command", Pattern: "ls *"}.EffectiveScope())
+	require.Equal(t, ScopeReadOnly, Rule{Tool: "run_command", Pattern: "ls *", Scope: ScopeReadOnly}.EffectiveScope())
+
+	cmd := func(c string) string { return `{"command":"` + c + `"}` }
+	for _, tc := range []struct {
+		kind          Kind
+		tool, args    string
+		pattern, want string
+		asked         string
+	}{
+		{KindCommand, "run_command", cmd("ls -la"), "ls *", ScopeReadOnly, ""},
+		{KindCommand, "run_command", cmd("git status"), "git status *", ScopeReadOnly, ""},
+		{KindCommand, "run_command", cmd("sed -i s/a/b/ x.txt"), "sed *", ScopeWrite, ""},
+		{KindCommand, "run_command", cmd("ls > out.txt"), "", ScopeWrite, ""},
+		{KindCommand, "run_command", cmd("sed -i s/a/b/ x.txt"), "sed *", ScopeReadOnly, ScopeReadOnly},
+		{KindCommand, "run_command", cmd("ls"), "ls *", ScopeWrite, ScopeWrite},
+		{KindCommand, "run_command", cmd("python3 x.py"), "python3 *", ScopeWrite, ScopeReadOnly},
+		{KindPath, "read_file", `{"path":"a.txt"}`, "", ScopeReadOnly, ""},
+		{KindPath, "write_file", `{"path":"a.txt","content":"x"}`, "", ScopeWrite, ""},
+	} {
+		rules, err := RememberScoped(TablesCurrent, tc.kind, tc.tool, tc.args, tc.pattern, tc.asked, tc.tool == "read_file")
+		require.NoError(t, err, "%+v", tc)
+		for _, r := range rules {
+			require.Equal(t, tc.want, r.Scope, "%+v", tc)
+		}
+	}
+	_, err := RememberScoped(TablesCurrent, KindCommand, "run_command", cmd("ls"), "ls *", "everything", false)
+	require.ErrorContains(t, err, "scope")
+}

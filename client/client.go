@@ -410,6 +410,10 @@ type ConfirmOptions struct {
 	// UpTo bounds the remembered rule to that many matching calls of the
 	// run (B2); it needs Remember.
 	UpTo int64
+	// Scope is the remembered rule's scope (T12): "read-only" (a command
+	// it approves sees the workspace read-only) or "write"; empty, the
+	// round's default for the approved call. It needs Remember.
+	Scope string
 	// Nonce is a signed link's nonce (N2): the round refuses one it has
 	// recorded (ErrLinkUsed).
 	Nonce string
@@ -464,7 +468,7 @@ func (c *Client) Approve(ctx context.Context, workflowID, callID string, o Confi
 	return c.confirm(ctx, workflowID, round.Confirm{
 		CallID: callID, Approve: true, Reason: o.Reason, Remember: o.Remember, AllowTurn: o.AllowTurn, Pattern: o.Pattern,
 		ApprovalID: o.ApprovalID, By: o.By, Via: o.Via, Verified: o.Verified, Args: o.Args, WaitID: o.WaitID, UpTo: o.UpTo,
-		Nonce: o.Nonce,
+		Scope: o.Scope, Nonce: o.Nonce,
 	})
 }
 

@@ -54,6 +54,8 @@ type Decision struct {
 	// UpTo bounds the remembered rule to that many matching calls of the
 	// run (B2).
 	UpTo int64
+	// Scope is the remembered rule's scope (T12, ConfirmOptions.Scope).
+	Scope string
 }
 
 // ApprovalHandler decides a call that waits for approval. It runs in its own
@@ -297,7 +299,7 @@ func (c *Client) follow(ctx context.Context, workflowID string, o runOptions) {
 // waiting until it arrives.
 func (c *Client) deliver(ctx context.Context, p PendingCall, d Decision) {
 	o := ConfirmOptions{Reason: d.Reason, Remember: d.Remember, AllowTurn: d.AllowTurn, Pattern: d.Pattern, ApprovalID: p.ApprovalID,
-		By: d.By, Via: d.Via, Args: d.Args, WaitID: p.WaitID, UpTo: d.UpTo}
+		By: d.By, Via: d.Via, Args: d.Args, WaitID: p.WaitID, UpTo: d.UpTo, Scope: d.Scope}
 	for delay := 100 * time.Millisecond; ctx.Err() == nil; delay = min(2*delay, 2*time.Second) {
 		var err error
 		if d.Approve {

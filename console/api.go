@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/round"
 )
@@ -174,6 +175,8 @@ type approvalRequest struct {
 	WaitID string `json:"wait_id"`
 	// UpTo bounds the remembered rule to that many calls of the run (B2).
 	UpTo int64 `json:"up_to"`
+	// Scope is the remembered rule's scope, "read-only" or "write" (T12).
+	Scope string `json:"scope"`
 }
 
 // postApproval is H5.
@@ -196,6 +199,9 @@ func (s *Server) postApproval(w http.ResponseWriter, r *http.Request, p principa
 		req = approvalRequest{WorkflowID: f.Get("workflow_id"), CallID: f.Get("call_id"), ApprovalID: f.Get("approval_id"),
 			Approve: &approve, Reason: f.Get("reason"), Remember: f.Get("remember") != "", Pattern: f.Get("pattern"), AllowTurn: f.Get("allow_turn") != "",
 			WaitID: f.Get("wait_id")}
+		if req.Remember {
+			req.Scope = strings.TrimSpace(f.Get("scope")) // the card's choice counts only with remember (T12)
+		}
 		if v := strings.TrimSpace(f.Get("up_to")); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
@@ -228,7 +234,11 @@ func (s *Server) postApproval(w http.ResponseWriter, r *http.Request, p principa
 	}
 	d := Decision{WorkflowID: req.WorkflowID, CallID: req.CallID, ApprovalID: req.ApprovalID, Approve: *req.Approve,
 		Reason: req.Reason, Remember: req.Remember, Pattern: req.Pattern, AllowTurn: req.AllowTurn,
-		By: p.Name, Via: p.Via, Verified: true, WaitID: req.WaitID, UpTo: req.UpTo}
+		By: p.Name, Via: p.Via, Verified: true, WaitID: req.WaitID, UpTo: req.UpTo, Scope: req.Scope}
+	if d.Scope != "" && (!d.Remember || !approval.ValidScope(d.Scope)) {
+		s.fail(w, r, fmt.Errorf("%w: scope is a remembered rule's: give remember, and %q or %q", ErrInvalidDecision, approval.ScopeReadOnly, approval.ScopeWrite))
+		return
+	}
 	if d.UpTo != 0 && (!d.Remember || d.UpTo < 1 || d.UpTo > round.MaxLimit) {
 		s.fail(w, r, fmt.Errorf("%w: up_to bounds a remembered rule: give remember, and 1 to %d", ErrInvalidDecision, round.MaxLimit))
 		return

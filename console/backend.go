@@ -142,6 +142,8 @@ type Decision struct {
 	// Nonce is a signed link's nonce (N2), for a decision via "link".
 	Nonce string `json:"nonce,omitempty"`
 	UpTo  int64  `json:"up_to,omitempty"`
+	// Scope is round.Confirm's (T12).
+	Scope string `json:"scope,omitempty"`
 }
 
 // PendingCall is a call that waits for a person or a client, as the round's

@@ -375,7 +375,7 @@ func (b *TemporalBackend) Decide(ctx context.Context, d Decision) error {
 		return err
 	}
 	o := client.ConfirmOptions{ApprovalID: d.ApprovalID, Reason: d.Reason, Remember: d.Remember, AllowTurn: d.AllowTurn, Pattern: d.Pattern,
-		By: d.By, Via: d.Via, Verified: d.Verified, WaitID: d.WaitID, UpTo: d.UpTo, Nonce: d.Nonce}
+		By: d.By, Via: d.Via, Verified: d.Verified, WaitID: d.WaitID, UpTo: d.UpTo, Scope: d.Scope, Nonce: d.Nonce}
 	if d.Args != "" {
 		// The text of the edited object, as a JSON string holding it.
 		args, err := json.Marshal(d.Args)

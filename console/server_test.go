@@ -1034,3 +1034,50 @@ func TestEveryDocumentedPathRefusesOtherMethods(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalsCarryTheScope (T12): POST /api/v1/approvals passes a
+// remembered rule's scope to the round, and refuses a scope that is not one
+// or comes without remember.
+func TestApprovalsCarryTheScope(t *testing.T) {
+	ts, f := newTestServer(t)
+	code, body := do(t, ts, "POST", "/api/v1/approvals", approverToken,
+		`{"workflow_id":"toolround/s1/r1/1","call_id":"call_1","approval_id":"abc","approve":true,"remember":true,"pattern":"git status *","scope":"read-only"}`)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Len(t, f.decisions, 1)
+	require.Equal(t, "read-only", f.decisions[0].Scope)
+	for _, bad := range []string{
+		`{"workflow_id":"toolround/s1/r1/1","call_id":"call_1","approve":true,"remember":true,"scope":"everything"}`,
+		`{"workflow_id":"toolround/s1/r1/1","call_id":"call_1","approve":true,"scope":"write"}`,
+	} {
+		code, body = do(t, ts, "POST", "/api/v1/approvals", approverToken, bad)
+		require.Equal(t, http.StatusBadRequest, code, bad)
+		require.Equal(t, "invalid_decision", body["error"], bad)
+	}
+	require.Len(t, f.decisions, 1, "a refused scope decides nothing")
+}
+
+// TestCardChoosesTheScope (T12): the card offers a scope beside remember,
+// and its form sends the choice with remember only.
+func TestCardChoosesTheScope(t *testing.T) {
+	ts, f := newTestServer(t)
+	c := browser(t)
+	csrf := signIn(t, ts, c, approverToken)
+	resp, err := c.Get(ts.URL + "/")
+	require.NoError(t, err)
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Contains(t, string(page), `<select name="scope">`)
+	require.Contains(t, string(page), `<option value="read-only">`)
+	for _, remember := range []string{"1", ""} {
+		form := url.Values{"csrf": {csrf}, "workflow_id": {"toolround/s1/r1/1"}, "call_id": {"call_1"}, "approval_id": {"abc"}, "decision": {"approve"},
+			"remember": {remember}, "scope": {"read-only"}, "return": {"/"}}
+		resp, err = c.PostForm(ts.URL+"/api/v1/approvals", form)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	}
+	require.Len(t, f.decisions, 2)
+	require.Equal(t, "read-only", f.decisions[0].Scope)
+	require.True(t, f.decisions[0].Remember)
+	require.Empty(t, f.decisions[1].Scope, "without remember the card's scope is not sent")
+}

@@ -152,6 +152,7 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		HeartbeatTimeout: cfg.HeartbeatTimeout,
 		LocalMaxTimeout:  cfg.LocalActivityMax,
 		DenyAutoApprove:  cfg.DenyAutoApprove,
+		NoSandbox:        e.sandbox == nil || e.sandbox.Mode() != sandbox.ModeBwrap,
 		WorkerLimits:     cfg.Limits,
 		ContextTokens:    cfg.ContextTokens,
 		Notify:           notifySettings(cfg.Notify),

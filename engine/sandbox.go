@@ -8,6 +8,10 @@ import (
 	"github.com/toolround/toolround/tools/secrets"
 )
 
+// RulesOffNote is what the start line of a worker without a sandbox says of
+// remembered rules (T12): none approves a command call.
+const RulesOffNote = "no sandbox: rules for commands are off (run_command, background_command and script_* calls ask, whatever rules the run remembered)"
+
 // openSandbox chooses the commands' sandbox mode and says in the log which
 // one and why: loudly when SANDBOX=auto found no usable bubblewrap. The
 // worker's key files are hidden from commands.
@@ -37,7 +41,9 @@ func (e *Engine) openSandbox() (*sandbox.Sandbox, error) {
 		return nil, fmt.Errorf("WORKSPACE=session keeps each session's commands in its own workspace only inside the bubblewrap sandbox, and %s; install bubblewrap and set SANDBOX=auto or bwrap, or use WORKSPACE=shared", why)
 	}
 	if sb.Fallback() {
-		e.Logger.Warn("COMMANDS ARE NOT SANDBOXED: "+sb.Reason(), "sandbox", sb.Mode())
+		e.Logger.Warn("COMMANDS ARE NOT SANDBOXED: "+sb.Reason()+"; "+RulesOffNote, "sandbox", sb.Mode())
+	} else if sb.Mode() != sandbox.ModeBwrap {
+		e.Logger.Info("command sandbox: "+RulesOffNote, "sandbox", sb.Mode(), "why", sb.Reason())
 	} else {
 		e.Logger.Info("command sandbox", "sandbox", sb.Mode(), "why", sb.Reason())
 	}

@@ -157,6 +157,9 @@ func StartWorker(ctx context.Context, cfg Config, logger *slog.Logger, opts ...O
 	if e.Config.Placement == placement.Host {
 		attrs = append(attrs, "placement", placement.Host, "host_id", e.Config.HostID, "host_queue", placement.HostQueue(cfg.TaskQueue, e.Config.HostID))
 	}
+	if e.Catalog.Options.NoSandbox {
+		attrs = append(attrs, "rules", RulesOffNote) // T12
+	}
 	logger.Info("worker started", append(attrs, o.logAttrs...)...)
 	return wk, nil
 }

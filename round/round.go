@@ -368,6 +368,9 @@ type Approval struct {
 	// calls of the run the rule has approved with this one, and its bound.
 	Uses int64 `json:"uses,omitempty"`
 	UpTo int64 `json:"up_to,omitempty"`
+	// Scope is, for a call a pattern rule approved, the scope it runs
+	// with (T12): "read-only" or "write".
+	Scope string `json:"scope,omitempty"`
 }
 
 // Result is a finished round.

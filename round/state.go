@@ -45,8 +45,12 @@ type AllowRule struct {
 	Secret  string `json:"secret,omitempty"`
 	// UpTo, when set, is how many matching calls the rule approves in the
 	// run (B2); the MAC covers it, Usage.Rules counts them.
-	UpTo int64  `json:"up_to,omitempty"`
-	MAC  string `json:"mac,omitempty"`
+	UpTo int64 `json:"up_to,omitempty"`
+	// Scope is what a command the rule approves may change (T12,
+	// approval.ScopeReadOnly or approval.ScopeWrite); the MAC covers it
+	// when set. A rule without one runs with write.
+	Scope string `json:"scope,omitempty"`
+	MAC   string `json:"mac,omitempty"`
 }
 
 // DedupeEntry is an earlier successful result of a call in the run.

@@ -70,6 +70,10 @@ type Confirm struct {
 	// UpTo bounds a remembered rule to that many matching calls of the
 	// run (B2); it needs Remember.
 	UpTo int64 `json:"up_to,omitempty"`
+	// Scope is the remembered rule's scope (T12): "read-only" or "write";
+	// empty: read-only when the approved call is a read-only form, else
+	// write. It needs Remember.
+	Scope string `json:"scope,omitempty"`
 	// Nonce is the signed link's nonce when the decision came from one
 	// (N2, Via "link"): the round refuses a nonce it has recorded
 	// (ErrLinkUsed).
@@ -290,6 +294,9 @@ type ExecuteInput struct {
 	// RuleApproved: a remembered rule approved the call (decision rule),
 	// no person (tools.Request.RuleApproved).
 	RuleApproved bool `json:"rule_approved,omitempty"`
+	// RuleScope is the scope of the pattern rule that approved the call
+	// (T12, tools.Request.RuleScope); empty for other calls.
+	RuleScope string `json:"rule_scope,omitempty"`
 	// ResultRefs are the references read_result may read
 	// (tools.Request.ResultRefs): the run state's, in a round an agent run
 	// started; set only for read_result calls (B3).

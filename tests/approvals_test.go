@@ -343,3 +343,78 @@ git config core.fsmonitor 'touch `+marker+`; false'`)
 	require.NoFileExists(t, marker, "the rule-approved git status ran the repository's fsmonitor")
 	require.Equal(t, round.DecisionDenied, r["c"].Approval.Decision)
 }
+
+// TestRuleScopesContainCommands (T12): through the real worker and the
+// starter, a rule remembered for a read-only form is read-only and its
+// commands say so; a write rule's sed changes a file of the workspace but
+// not a .gitattributes of the protected set, which the sandbox binds
+// read-only.
+func TestRuleScopesContainCommands(t *testing.T) {
+	e := newEnv(t)
+	w := e.startWorker()
+	if strings.Contains(w.logs.String(), "no sandbox: rules for commands are off") {
+		t.Skip("the worker has no sandbox here; TestSandboxModeAtStart checks what it says")
+	}
+	for _, f := range []string{"a.txt", "sub/.gitattributes"} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(e.workdir, f)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(e.workdir, f), []byte("original\n"), 0o644))
+	}
+	in1 := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("c1", "run_command", map[string]any{"command": "cat a.txt"}),
+		call("s1", "run_command", map[string]any{"command": "sed -i s/original/first/ a.txt"}))
+	done := e.startRound(in1)
+	e.waitPending(in1.WorkflowID(), "c1", "s1")
+	e.mustStarter("approve", in1.WorkflowID(), "c1", "--remember", "--pattern", "cat *")
+	e.mustStarter("approve", in1.WorkflowID(), "s1", "--remember", "--pattern", "sed *", "--scope", "write")
+	res1 := decodeResult(t, <-done)
+	scopes := map[string]string{}
+	for _, r := range res1.State.Allow {
+		scopes[r.Pattern] = r.Scope
+	}
+	require.Equal(t, map[string]string{"cat *": "read-only", "sed *": "write"}, scopes)
+
+	in2 := e.input(2, "claude-code", res1.State,
+		call("c2", "run_command", map[string]any{"command": "cat a.txt"}),
+		call("s2", "run_command", map[string]any{"command": "sed -i s/first/second/ a.txt"}),
+		call("p2", "run_command", map[string]any{"command": "sed -i s/original/planted/ sub/.gitattributes"}))
+	r := byID(decodeResult(t, <-e.startRound(in2)))
+	for _, id := range []string{"c2", "s2", "p2"} {
+		require.Equal(t, round.DecisionRule, r[id].Approval.Decision, "%s: %s", id, r[id].Content)
+	}
+	require.Equal(t, "read-only", r["c2"].Approval.Scope)
+	require.Contains(t, r["c2"].Content, "scope read-only")
+	require.Equal(t, round.StatusOK, r["s2"].Status, r["s2"].Content)
+	require.Contains(t, r["s2"].Content, "scope write")
+	require.NotEqual(t, round.StatusOK, r["p2"].Status, "a write rule's sed changed .gitattributes: %s", r["p2"].Content)
+	got, err := os.ReadFile(filepath.Join(e.workdir, "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "second\n", string(got))
+	got, err = os.ReadFile(filepath.Join(e.workdir, "sub", ".gitattributes"))
+	require.NoError(t, err)
+	require.Equal(t, "original\n", string(got))
+}
+
+// TestNoSandboxNoCommandRules (T12): on a worker with SANDBOX=none a
+// remembered command rule approves nothing: the next matching command asks
+// with the reason that says why, and the worker's start line says so too.
+func TestNoSandboxNoCommandRules(t *testing.T) {
+	e := newEnv(t)
+	w := e.startWorkerBin(workerBin, "SANDBOX=none")
+	require.Contains(t, w.logs.String(), "no sandbox: rules for commands are off")
+	in1 := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("g1", "run_command", map[string]any{"command": "git --version"}))
+	done := e.startRound(in1)
+	e.waitPending(in1.WorkflowID(), "g1")
+	e.mustStarter("approve", in1.WorkflowID(), "g1", "--remember", "--pattern", "git *")
+	res1 := decodeResult(t, <-done)
+	require.Len(t, res1.State.Allow, 1)
+
+	in2 := e.input(2, "claude-code", res1.State,
+		call("g2", "run_command", map[string]any{"command": "git status"}))
+	done = e.startRound(in2)
+	p := e.waitPending(in2.WorkflowID(), "g2")
+	require.Contains(t, p[0].Reasons, "no sandbox: rules for commands are off")
+	e.mustStarter("deny", in2.WorkflowID(), "g2", "--reason", "no")
+	r := byID(decodeResult(t, <-done))
+	require.Equal(t, round.DecisionDenied, r["g2"].Approval.Decision)
+}

@@ -442,4 +442,5 @@ func TestSandboxModeAtStart(t *testing.T) {
 	w := e.startWorkerBin(workerBin, "SANDBOX=auto", noBwrap)
 	require.Contains(t, w.logs.String(), "COMMANDS ARE NOT SANDBOXED")
 	require.Contains(t, w.logs.String(), "sandbox=none")
+	require.Contains(t, w.logs.String(), "no sandbox: rules for commands are off", "T12")
 }

@@ -278,6 +278,11 @@ type Request struct {
 	// RuleApproved: a remembered rule approved the call, no person did
 	// (T4). run_command and background_command then run git locked down.
 	RuleApproved bool
+	// RuleScope is, for a call a pattern rule approved, the rule's scope
+	// (T12, approval.ScopeReadOnly or approval.ScopeWrite): a command then
+	// runs in the sandbox with the workspace read-only (read-only) and the
+	// protected set read-only (either). Empty for every other call.
+	RuleScope string
 	// ResultRefs are the blob references this agent run's context budget
 	// replaced, the only ones read_result serves (B3); empty outside an
 	// agent run.

@@ -13,7 +13,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
 )
 
@@ -35,12 +37,27 @@ var approveCommand = &command{name: "approve", args: "WORKFLOW_ID CALL_ID", npos
 			f.upTo = n
 			return nil
 		})
+		fs.Func("scope", "with --remember: what a command the rule approves may change, read-only (the workspace is read-only to it) or write; "+
+			"default: read-only when this call is a read-only form, else write; the protected set (.git, .env*, keys, ...) is read-only under both", func(s string) error {
+			scopes := []string{approval.ScopeReadOnly, approval.ScopeWrite}
+			if !approval.ValidScope(s) || s == "" {
+				if c := text.Closest(s, scopes); c != "" {
+					return fmt.Errorf("unknown scope %q; did you mean %q?", s, c)
+				}
+				return fmt.Errorf("unknown scope %q: give %s or %s", s, scopes[0], scopes[1])
+			}
+			f.scope = s
+			return nil
+		})
 		fs.StringVar(&f.as, "as", "", "who approves, recorded with the decision; default: your OS user at the host name, user@host")
 		fs.StringVar(&f.args, "args", "", "run the call with these arguments (a JSON object) instead of the model's")
 	},
 	run: func(ctx context.Context, x *call) error {
 		if x.f.args != "" && !json.Valid([]byte(x.f.args)) {
 			return usageError{errors.New("approve --args: not JSON; give the arguments as a JSON object"), ""}
+		}
+		if x.f.scope != "" && !x.f.remember {
+			return usageError{errors.New("approve --scope is a remembered rule's: give it with --remember"), ""}
 		}
 		if x.f.upTo != 0 && !x.f.remember {
 			return usageError{errors.New("approve --up-to bounds a remembered rule: give it with --remember"), ""}
@@ -90,7 +107,7 @@ func decide(ctx context.Context, c *client.Client, approve bool, workflowID, cal
 	verb := "denying"
 	if approve {
 		verb = "approving"
-		o.Remember, o.AllowTurn, o.Pattern, o.UpTo = f.remember, f.allowTurn, f.pattern, f.upTo
+		o.Remember, o.AllowTurn, o.Pattern, o.UpTo, o.Scope = f.remember, f.allowTurn, f.pattern, f.upTo, f.scope
 		if f.args != "" {
 			o.Args = json.RawMessage(f.args)
 		}

@@ -69,6 +69,7 @@ type flags struct {
 	events                    bool
 	session                   string // inbox, agent
 	upTo                      int64
+	scope                     string // approve --scope (T12)
 	// answer: an MCP server's request (E1), answered with --json,
 	// --decline or --cancel.
 	answerJSON               string

@@ -168,6 +168,9 @@ func TestNearMissesGetTheClosestName(t *testing.T) {
 		"tools --provider openai --format anthropc": `did you mean "anthropic"?`,
 		"workspace lss":                             `did you mean "ls"?`,
 		"workspace ls --jsn":                        `did you mean --json?`,
+		"approve wf c --remember --scope readonly":  `did you mean "read-only"?`,
+		"approve wf c --remember --scope wirte":     `did you mean "write"?`,
+		"approve wf c --scope write":                `give it with --remember`,
 	} {
 		var stderr bytes.Buffer
 		code := report(run(context.Background(), strings.Fields(args), nil, &bytes.Buffer{}, &bytes.Buffer{}), &stderr)

@@ -121,7 +121,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 	req := tools.Request{
 		Tool: in.Tool, CallID: in.CallID, SessionID: in.SessionID, RunID: in.RunID, Round: in.Round,
 		WorkflowID: in.WorkflowID, Args: json.RawMessage(in.Args),
-		OperationID: operationID(info, in), Generation: in.Generation, RuleApproved: in.RuleApproved, ResultRefs: in.ResultRefs,
+		OperationID: operationID(info, in), Generation: in.Generation, RuleApproved: in.RuleApproved, RuleScope: in.RuleScope, ResultRefs: in.ResultRefs,
 		Test: in.Test, InputResponses: in.InputResponses, RequestState: in.RequestState, InputTrips: in.InputTrips, Task: in.Task,
 	}
 	res, err := a.call(ctx, def, req, ct.log)

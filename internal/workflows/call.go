@@ -109,6 +109,10 @@ type Call struct {
 	// selfFinished: its result came from an attempt of it, which published
 	// the call's call_finished event (U7).
 	activity, selfFinished bool
+	// ruleScope is the scope of the pattern rules that approved the call
+	// (T12, ruleScope); execute.go hands it to the tool and names it in
+	// the call's Approval under changeRuleScope.
+	ruleScope string
 }
 
 // done settles a call without running it.

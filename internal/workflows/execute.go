@@ -205,6 +205,9 @@ func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 	}
 	if c.Approval != nil && c.Approval.Decision == round.DecisionRule && version(ctx, changeRuleLockdown, 1) == 1 {
 		in.RuleApproved = true
+		if c.ruleScope != "" && version(ctx, changeRuleScope, 1) == 1 {
+			in.RuleScope, c.Approval.Scope = c.ruleScope, c.ruleScope
+		}
 	}
 	if c.Tool == tools.ReadResult {
 		in.ResultRefs = r.resultRefs(ctx)

@@ -265,7 +265,7 @@ func (r *run) checkConfirm(s round.Confirm) (*Call, error) {
 	if s.Nonce != "" && r.notes.nonces[s.Nonce] {
 		return nil, temporal.NewNonRetryableApplicationError("the link has decided already: a link decides once", round.ErrLinkUsed, nil)
 	}
-	if s.Via == "link" && (s.Remember || s.Pattern != "" || s.AllowTurn || len(s.Args) > 0 || s.UpTo != 0) {
+	if s.Via == "link" && (s.Remember || s.Pattern != "" || s.AllowTurn || len(s.Args) > 0 || s.UpTo != 0 || s.Scope != "") {
 		return nil, temporal.NewNonRetryableApplicationError("invalid decision: a link approves or denies only; it never remembers, patterns, allows the turn or edits", round.ErrInvalidDecision, nil)
 	}
 	i, known := r.index[s.CallID]
@@ -280,6 +280,13 @@ func (r *run) checkConfirm(s round.Confirm) (*Call, error) {
 	if s.ApprovalID != c.ApprovalID {
 		return nil, temporal.NewNonRetryableApplicationError(
 			"stale approval_id: the decision is not for the arguments that wait (read pending again); the call keeps waiting", round.ErrStaleApproval, nil)
+	}
+	if s.Scope != "" && (!s.Remember || !approval.ValidScope(s.Scope)) {
+		why := "scope is a remembered rule's: it needs remember"
+		if !approval.ValidScope(s.Scope) {
+			why = fmt.Sprintf("scope %q: it is %q or %q", s.Scope, approval.ScopeReadOnly, approval.ScopeWrite)
+		}
+		return nil, temporal.NewNonRetryableApplicationError("invalid decision: "+why, round.ErrInvalidDecision, nil)
 	}
 	if r.snap.Features.RunLimits {
 		if err := checkDecision(c, s); err != nil {
@@ -359,7 +366,13 @@ func (r *run) onConfirm(ctx workflow.Context, s round.Confirm, via string) {
 			detail += ", past " + strings.Join(c.Limits, ", ")
 		}
 		if s.Remember {
-			rules, err := approval.RememberAt(r.snap.Tables, r.snap.approvalOf(c).Kind, c.Tool, Canonical(c.Args), s.Pattern)
+			var rules []approval.Rule
+			var err error
+			if a := r.snap.approvalOf(c); version(ctx, changeRuleScope, 1) == 1 {
+				rules, err = approval.RememberScoped(r.snap.Tables, a.Kind, c.Tool, Canonical(c.Args), s.Pattern, s.Scope, a.ReadOnly)
+			} else {
+				rules, err = approval.RememberAt(r.snap.Tables, a.Kind, c.Tool, Canonical(c.Args), s.Pattern)
+			}
 			if err != nil {
 				detail += ", not remembered: " + err.Error()
 			} else {
@@ -368,6 +381,9 @@ func (r *run) onConfirm(ctx workflow.Context, s round.Confirm, via string) {
 				}
 				r.remembered = append(r.remembered, rules...)
 				detail += ", remembered " + describeRule(rules[0])
+				if rules[0].Scope != "" {
+					detail += ", scope " + rules[0].Scope
+				}
 			}
 		}
 		if s.AllowTurn {
@@ -408,8 +424,12 @@ func (r *run) settleOthers(ctx workflow.Context, by string) {
 			r.decide(ctx, q, true, &rec, "approved by "+by+" (allow_turn)")
 			continue
 		}
+		if r.commandRulesOff(q) {
+			continue // T12: no rule approves a command without a sandbox
+		}
 		if v := approval.Needs(r.snap.approvalOf(q), pol); !v.Ask && v.Decision == approval.DecisionRule {
 			rec := &round.Approval{Decision: round.DecisionRule, At: now, Rule: describeRules(v.Rules)}
+			q.ruleScope = ruleScope(v.Rules)
 			r.useRules(rec, v.Rules)
 			r.decide(ctx, q, true, rec, "approved by rule "+describeRules(v.Rules))
 		}

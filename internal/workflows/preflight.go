@@ -295,7 +295,13 @@ func (r *run) asks(now time.Time) {
 			continue
 		}
 		pol.Rules = r.usableRules(r.rules)
+		if r.commandRulesOff(c) {
+			pol.Rules = nil
+		}
 		v := approval.Needs(r.snap.approvalOf(c), pol)
+		if v.Ask && r.commandRulesOff(c) {
+			v.Reasons = append(v.Reasons, ReasonNoSandbox)
+		}
 		// B1: a call past a run limit waits, whatever approved it.
 		if r.snap.Features.RunLimits {
 			names, why := r.pastLimits(&proj, c, now)
@@ -315,6 +321,9 @@ func (r *run) asks(now time.Time) {
 		}
 		c.State = CallReady
 		c.Approval = &round.Approval{Decision: v.Decision, At: now, Rule: describeRules(v.Rules)}
+		if v.Decision == approval.DecisionRule {
+			c.ruleScope = ruleScope(v.Rules)
+		}
 		r.useRules(c.Approval, v.Rules)
 	}
 }

@@ -606,6 +606,19 @@ func scenarios() []scenario {
 	)
 	lockdown.State.Allow = []round.AllowRule{round.AllowRule(approval.Sign(ruleKey, lockdown.SessionID, lockdown.RunID, git))}
 
+	// T12 (changeRuleScope): a read-only rule and one stored without a
+	// scope approve g1 and m1, which run with read-only and write; w1 waits
+	// and is approved with a rule remembered without a scope, read-only.
+	scoped := scenarioInput("rule_scope",
+		call("g1", "run_command", `{"command":"git status"}`),
+		call("m1", "run_command", `{"command":"make test"}`),
+		call("w1", "run_command", `{"command":"wc -l a.txt"}`),
+	)
+	scoped.State.Allow = []round.AllowRule{
+		round.AllowRule(approval.Sign(ruleKey, scoped.SessionID, scoped.RunID, approval.Rule{Tool: "run_command", Pattern: "git *", Scope: approval.ScopeReadOnly})),
+		round.AllowRule(approval.Sign(ruleKey, scoped.SessionID, scoped.RunID, approval.Rule{Tool: "run_command", Pattern: "make *"})),
+	}
+
 	// The same rounds again, recorded after changeBaseline1: one version
 	// marker for every change instead of one per change.
 	baselineFanout := fanout
@@ -772,6 +785,11 @@ func scenarios() []scenario {
 		{name: "helpful_hints", in: hints, want: map[string]round.Status{"v1": round.StatusInvalid, "r1": round.StatusError}},
 		{name: "call_finished", in: finished, want: map[string]round.Status{"c1": ok, "c2": round.StatusDeduped, "u1": round.StatusUnknown, "e1": ok}},
 		{name: "rule_lockdown", in: lockdown, want: map[string]round.Status{"g1": ok, "c1": ok}},
+		{name: "rule_scope", in: scoped, want: map[string]round.Status{"g1": ok, "m1": ok, "w1": ok},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "w1")
+				require.NoError(t, d.update(t, round.Confirm{CallID: "w1", Approve: true, ApprovalID: d.approvalID(t, "w1"), Remember: true, Pattern: "wc *", By: "ann", Via: "cli"}))
+			}},
 		// A failure with a code (changeErrorCode): error_code in the result.
 		{name: "error_code", in: errorCode(), want: map[string]round.Status{"f1": round.StatusError, "c1": ok}},
 		// Two subagents beside a calculate call (changeSubagents, G1).

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -88,4 +89,39 @@ func describeRule(rule approval.Rule) string {
 		d += " (secret " + rule.Secret + ")"
 	}
 	return d
+}
+
+// ruleScope is the scope a call the rules approved runs with (T12): the
+// widest EffectiveScope of the pattern rules among them, since each of them
+// approves the call; empty when an exact rule approved it, which is a
+// person's approval of these very arguments.
+func ruleScope(rules []approval.Rule) string {
+	scope := ""
+	for _, rule := range rules {
+		if rule.Secret != "" {
+			continue
+		}
+		if rule.Pattern == "" {
+			return ""
+		}
+		if s := rule.EffectiveScope(); scope == "" || s == approval.ScopeWrite {
+			scope = s
+		}
+	}
+	return scope
+}
+
+// ReasonNoSandbox is why a command call asks on a worker without a sandbox,
+// whatever rules the run remembered (T12).
+const ReasonNoSandbox = "no sandbox: rules for commands are off"
+
+// commandRulesOff reports whether no rule may approve c: the worker that
+// took the round's snapshot runs commands without a sandbox, and c runs a
+// command (run_command, background_command, a script_* tool), which only
+// the sandbox contains to its rule's scope (T12).
+func (r *run) commandRulesOff(c *Call) bool {
+	if !r.snap.NoSandbox {
+		return false
+	}
+	return r.snap.approvalOf(c).Kind == approval.KindCommand || strings.HasPrefix(c.Tool, "script_")
 }

@@ -206,6 +206,8 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			// A counted rule used up by the count round 1 signed (T15).
 			"bound_usage":  {"replay-bound_usage false 0", "- true 1", "- false 0"},
 			"floor_shares": {"replay-floor_shares false 0"},
+			// A call waits for a rule to be remembered (T12).
+			"rule_scope": {"replay-rule_scope false 0", "- true 1", "- false 0"},
 		}[h.name]
 		if !ok {
 			if !strings.Contains(fmt.Sprint(h.history.GetEvents()), "inbox-search-attributes") {

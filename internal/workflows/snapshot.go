@@ -134,6 +134,11 @@ type Snapshot struct {
 	Features Features `json:"-"`
 	// DenyAutoApprove is the worker's AUTO_APPROVE=deny (T5).
 	DenyAutoApprove bool `json:"deny_auto_approve,omitempty"`
+	// NoSandbox: the worker runs commands without a sandbox (SANDBOX=none,
+	// or auto without bubblewrap), so no rule approves a command call
+	// (T12, commandRulesOff). A snapshot recorded before has it false, as
+	// those rounds decided.
+	NoSandbox bool `json:"no_sandbox,omitempty"`
 	// Tables is the version of the matcher that reads the round's command
 	// patterns (approval.TablesCurrent when the worker took the snapshot,
 	// T11). A snapshot recorded before has none: zero, the legacy matcher
@@ -224,6 +229,9 @@ type CatalogOptions struct {
 	// DenyAutoApprove ignores the auto_approve of every round
 	// (AUTO_APPROVE=deny, T5).
 	DenyAutoApprove bool
+	// NoSandbox: the worker's commands run without a sandbox; rules do
+	// not approve command calls (T12).
+	NoSandbox bool
 	// WorkerLimits bound every run whatever its input says (WORKER_LIMITS,
 	// B1).
 	WorkerLimits round.Limits
@@ -296,6 +304,7 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 		ConfirmTimeout:   c.Options.ConfirmTimeout,
 		HeartbeatTimeout: c.Options.HeartbeatTimeout,
 		DenyAutoApprove:  c.Options.DenyAutoApprove,
+		NoSandbox:        c.Options.NoSandbox,
 		Tables:           approval.TablesCurrent,
 		ToolFacts:        true,
 		WorkerLimits:     workerLimits(c.Options.WorkerLimits),

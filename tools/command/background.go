@@ -188,7 +188,7 @@ func (t *Tools) backgroundCommand(ctx context.Context, req tools.Request, a bgAr
 		if a.Stop || a.Offset != nil {
 			return tools.Result{}, errors.New("stop and offset go with id, not with command")
 		}
-		return t.startBackground(ctx, *a.Command, t.envFor(req.RuleApproved), wait)
+		return t.startBackground(ctx, *a.Command, t.envFor(req.RuleApproved), req.RuleScope, wait)
 	case a.ID != nil:
 		if !validID.MatchString(*a.ID) {
 			return tools.Result{}, fmt.Errorf("unknown id %q; ids come from starting a command, like bg-1a2b3c4d", *a.ID)
@@ -211,7 +211,7 @@ func (t *Tools) backgroundCommand(ctx context.Context, req tools.Request, a bgAr
 func logPath(id string) string    { return path.Join(backgroundDir, id+".log") }
 func statusPath(id string) string { return path.Join(backgroundDir, id+".json") }
 
-func (t *Tools) startBackground(ctx context.Context, command string, env []string, wait time.Duration) (tools.Result, error) {
+func (t *Tools) startBackground(ctx context.Context, command string, env []string, scope string, wait time.Duration) (tools.Result, error) {
 	root := t.cfg.Workdir.Root()
 	t.mu.Lock()
 	if t.closed {
@@ -223,7 +223,7 @@ func (t *Tools) startBackground(ctx context.Context, command string, env []strin
 		return tools.Result{}, fmt.Errorf("%d background processes are running, the limit; stop one first with {\"id\": ..., \"stop\": true}: %s",
 			len(running), strings.Join(running, ", "))
 	}
-	b, err := t.launch(root, command, env)
+	b, err := t.launch(root, command, env, scope)
 	if err != nil {
 		t.mu.Unlock()
 		return tools.Result{}, err
@@ -247,7 +247,7 @@ func (t *Tools) startBackground(ctx context.Context, command string, env []strin
 }
 
 // launch starts a process with its log and status files; t.mu is held.
-func (t *Tools) launch(root *os.Root, command string, env []string) (*bgProc, error) {
+func (t *Tools) launch(root *os.Root, command string, env []string, scope string) (*bgProc, error) {
 	if err := root.MkdirAll(backgroundDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", backgroundDir, err)
 	}
@@ -265,14 +265,14 @@ func (t *Tools) launch(root *os.Root, command string, env []string) (*bgProc, er
 		log = f
 		break
 	}
-	p, err := t.start(command, env, log)
+	p, err := t.start(command, env, scope, log)
 	if err != nil {
 		log.Close()
 		_ = root.Remove(logPath(id))
 		return nil, err
 	}
 	st := bgStatus{ID: id, Command: command, PID: p.pgid, Started: p.started, Worker: t.worker, Instance: t.instance,
-		Sandbox: t.sandbox.Label()}
+		Sandbox: t.label(scope)}
 	if ps, ok := readStat(p.pgid); ok {
 		st.StartTicks = ps.startTime
 	}

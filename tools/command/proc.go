@@ -32,11 +32,15 @@ type process struct {
 	// shell was reaped: inside the sandbox, only that tells a shell killed
 	// by a signal from one that exited with 128 + n.
 	sent atomic.Uint64
+	// scope is the scope of the rule that approved the command (T12), ""
+	// for a command a person or an exact rule approved.
+	scope string
 }
 
 // start runs command with both output streams on out and stdin on the null
-// device.
-func (t *Tools) start(command string, env []string, out *os.File) (*process, error) {
+// device; scope, when set, is the scope of the rule that approved it (T12),
+// which the sandbox enforces.
+func (t *Tools) start(command string, env []string, scope string, out *os.File) (*process, error) {
 	if strings.ContainsRune(command, 0) {
 		return nil, errors.New("the command contains a NUL byte")
 	}
@@ -62,7 +66,7 @@ func (t *Tools) start(command string, env []string, out *os.File) (*process, err
 	if !limited {
 		room = -1
 	}
-	sp, err := t.sandbox.WrapInRoom(cmd, ws, room)
+	sp, err := t.sandbox.WrapInRoom(cmd, ws, room, scope)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +74,7 @@ func (t *Tools) start(command string, env []string, out *os.File) (*process, err
 		return nil, fmt.Errorf("start sh: %w", err)
 	}
 	p := &process{cmd: cmd, pgid: cmd.Process.Pid, started: time.Now(), exited: make(chan struct{}),
-		sandboxed: t.sandbox.Mode() == sandbox.ModeBwrap, sp: sp}
+		sandboxed: t.sandbox.Mode() == sandbox.ModeBwrap, sp: sp, scope: scope}
 	go func() {
 		_ = cmd.Wait() // the outcome is read from ProcessState
 		p.state = cmd.ProcessState

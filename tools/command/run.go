@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/command/sandbox"
 )
 
 func (t *Tools) runDefinition() tools.Definition {
@@ -64,7 +65,7 @@ func (t *Tools) runCommand(ctx context.Context, req tools.Request, args runArgs)
 	if err != nil {
 		return tools.Result{}, fmt.Errorf("output pipe: %w", err)
 	}
-	p, err := t.start(args.Command, t.envFor(req.RuleApproved), pw)
+	p, err := t.start(args.Command, t.envFor(req.RuleApproved), req.RuleScope, pw)
 	pw.Close() // the command holds its own copy; EOF comes when every holder is gone
 	if err != nil {
 		pr.Close()
@@ -167,10 +168,20 @@ func (t *Tools) overLimit() error {
 		used, tools.EnvWorkspaceMaxBytes, wd.MaxBytes()))
 }
 
+// label names the sandbox mode a command ran in and, for a command a rule
+// approved, the rule's scope (T12): "bwrap, network none, scope read-only".
+func (t *Tools) label(scope string) string {
+	l := t.sandbox.Label()
+	if scope != "" && t.sandbox.Mode() == sandbox.ModeBwrap {
+		l += ", scope " + scope
+	}
+	return l
+}
+
 // sandboxNote says which sandbox mode ran the command and which of its
 // limits cut it, one per line.
 func (t *Tools) sandboxNote(p *process) string {
-	note := "sandbox: " + t.sandbox.Label()
+	note := "sandbox: " + t.label(p.scope)
 	for _, c := range p.cut {
 		note += "\n" + c
 	}

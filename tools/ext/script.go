@@ -128,12 +128,17 @@ func (s *script) run(ctx context.Context, req tools.Request) (tools.Result, erro
 	var sp *sandbox.Proc
 	var note string
 	if s.sandbox != nil {
-		note = "\n[sandbox: " + s.sandbox.Label() + "]"
+		label := s.sandbox.Label()
+		if req.RuleScope != "" && s.sandbox.Mode() == sandbox.ModeBwrap {
+			label += ", scope " + req.RuleScope // T12
+		}
+		note = "\n[sandbox: " + label + "]"
 		var ro []string
 		if ws != "" && filepath.IsAbs(s.argv[0]) {
 			ro = append(ro, s.argv[0]) // found in the tools file's folder (RegisterIn)
 		}
-		if sp, startErr = s.sandbox.WrapInRoom(cmd, ws, room, ro...); startErr == nil {
+		// A script a rule approved runs with the rule's scope (T12).
+		if sp, startErr = s.sandbox.WrapInRoom(cmd, ws, room, req.RuleScope, ro...); startErr == nil {
 			startErr = sp.Start()
 		}
 	} else {

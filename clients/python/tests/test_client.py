@@ -106,6 +106,9 @@ def test_inbox_and_stale_approval(approver, agent, session):
     with pytest.raises(toolround.APIError) as e:
         approver.approve(wid, p["call_id"], p["approval_id"], args={"path": 1})
     assert (e.value.status, e.value.code) == (400, "invalid_args")
+    with pytest.raises(toolround.APIError) as e:  # T12: a scope is a remembered rule's
+        approver.approve(wid, p["call_id"], p["approval_id"], scope="write")
+    assert (e.value.status, e.value.code) == (400, "invalid_decision")
     first = approver.deny(wid, p["call_id"], p["approval_id"], reason="test")
     assert first["decision"] == "denied" and "status" not in first
     # The round still waits for e2, so a retry of the same decision is told

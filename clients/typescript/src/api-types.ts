@@ -125,6 +125,10 @@ export interface Approval {
    * The counted rule's bound (B2).
    */
   up_to?: number;
+  /**
+   * For a call a pattern rule approved: the scope it ran with (T12); read-only: the workspace was read-only to the command.
+   */
+  scope?: "read-only" | "write";
   [key: string]: unknown;
 }
 
@@ -301,6 +305,10 @@ export interface ApprovalRequest {
    * With remember: the rule approves at most this many matching calls of the run (B2), 1 to 1000000000.
    */
   up_to?: number | null;
+  /**
+   * With remember: what a command the rule approves may change (T12): read-only (the workspace is read-only to it) or write; the protected set (.git, .env*, keys, ...) is read-only under both. Default: read-only when the approved call is a read-only form, else write; a rule over a program that runs the workspace's code is always write.
+   */
+  scope?: "read-only" | "write" | null;
 }
 
 export interface DecisionReply {

@@ -120,6 +120,10 @@ export interface ApproveOptions {
   allowTurn?: boolean;
   /** With remember: the rule approves at most this many calls of the run (B2). */
   upTo?: number;
+  /** With remember: what a command the rule approves may change (T12):
+   * "read-only" (the workspace is read-only to it) or "write"; default
+   * read-only for a read-only form of the call, else write. */
+  scope?: "read-only" | "write";
   /** The pending entry's wait_id: a decision for another wait of the call
    * is refused with 409 `stale_wait` (B1). */
   waitId?: string | null;
@@ -430,6 +434,7 @@ export class Client {
     if (options.pattern) body.pattern = options.pattern;
     if (options.allowTurn) body.allow_turn = true;
     if (options.upTo !== undefined) body.up_to = options.upTo;
+    if (options.scope) body.scope = options.scope;
     if (options.waitId) body.wait_id = options.waitId;
     return this.request("POST", "/api/v1/approvals", { body });
   }

@@ -242,7 +242,7 @@ func (s *Sandbox) probe() error {
 	if s.sizedTmp {
 		room = 1 << 20
 	}
-	p, err := s.WrapInRoom(cmd, "", room)
+	p, err := s.WrapInRoom(cmd, "", room, "")
 	if err != nil {
 		return err
 	}
@@ -389,22 +389,42 @@ func (s *Sandbox) Wrap(cmd *exec.Cmd) (*Proc, error) {
 // or the workdir itself is Wrap. readOnly are more paths the command sees
 // read-only (a script's program, found outside the workdir).
 func (s *Sandbox) WrapIn(cmd *exec.Cmd, workspace string, readOnly ...string) (*Proc, error) {
-	return s.WrapInRoom(cmd, workspace, -1, readOnly...)
+	return s.WrapInRoom(cmd, workspace, -1, "", readOnly...)
 }
 
 // minTmp is the size of the /tmp of a command whose workspace has no room
 // left: a tmpfs of size 0 would have no limit.
 const minTmp = 4096
 
-// WrapInRoom is WrapIn for a command whose workspace has room bytes left
-// under WORKSPACE_MAX_BYTES (W3); a negative room is no limit. No file the
-// command writes grows past room (RLIMIT_FSIZE, below COMMAND_FILE_SIZE_MB
-// when that is larger: a write past it fails, the process gets SIGXFSZ),
-// and its private /tmp and home are one tmpfs of that size (at least a
-// page), so that what it writes there counts towards the same room. In mode
-// none none of this applies.
-func (s *Sandbox) WrapInRoom(cmd *exec.Cmd, workspace string, room int64, readOnly ...string) (*Proc, error) {
+// Scopes of a command a remembered rule approved (T12): ScopeReadOnly sees
+// its workspace read-only, ScopeWrite writable; under both the protected set
+// (ProtectedArgs) is read-only.
+const (
+	ScopeReadOnly = "read-only"
+	ScopeWrite    = "write"
+)
+
+// WrapScoped is WrapIn for a command a remembered rule approved, run with
+// the rule's scope (T12): "" is WrapIn; ScopeReadOnly binds the workspace,
+// and so its protected set, read-only; ScopeWrite binds the protected set
+// the workspace holds when the command starts read-only. Any other scope is
+// refused. In mode none it is left as it is, as Wrap leaves it.
+func (s *Sandbox) WrapScoped(cmd *exec.Cmd, workspace, scope string, readOnly ...string) (*Proc, error) {
+	return s.WrapInRoom(cmd, workspace, -1, scope, readOnly...)
+}
+
+// WrapInRoom is WrapScoped for a command whose workspace has room bytes
+// left under WORKSPACE_MAX_BYTES (W3); a negative room is no limit. No file
+// the command writes grows past room (RLIMIT_FSIZE, below
+// COMMAND_FILE_SIZE_MB when that is larger: a write past it fails, the
+// process gets SIGXFSZ), and its private /tmp and home are one tmpfs of
+// that size (at least a page), so that what it writes there counts towards
+// the same room. In mode none none of this applies.
+func (s *Sandbox) WrapInRoom(cmd *exec.Cmd, workspace string, room int64, scope string, readOnly ...string) (*Proc, error) {
 	p := &Proc{s: s, cmd: cmd}
+	if scope != "" && scope != ScopeReadOnly && scope != ScopeWrite {
+		return nil, fmt.Errorf("sandbox: unknown scope %q", scope)
+	}
 	if room >= 0 {
 		p.fsize, p.fsizeOn = room, true
 	}
@@ -414,9 +434,18 @@ func (s *Sandbox) WrapInRoom(cmd *exec.Cmd, workspace string, room int64, readOn
 	if cmd.Err != nil {
 		return nil, cmd.Err
 	}
-	binds, err := s.workspaceArgs(workspace)
+	binds, err := s.workspaceArgs(workspace, scope == ScopeReadOnly)
 	if err != nil {
 		return nil, err
+	}
+	if scope == ScopeWrite {
+		// Under ScopeReadOnly the whole workspace, the set included, is
+		// read-only already.
+		root := s.workdir
+		if workspace != "" {
+			root = filepath.Clean(workspace)
+		}
+		binds = append(binds, ProtectedArgs(root)...)
 	}
 	for _, p := range readOnly {
 		if !filepath.IsAbs(p) {
@@ -531,9 +560,13 @@ func (p *Proc) finishWrap(cmd *exec.Cmd, args, binds []string, dir string) (*Pro
 // workspaceArgs bind the folder a command may change: the workdir, or only
 // one workspace inside it over an empty tmpfs; the reserved folder
 // read-only in either.
-func (s *Sandbox) workspaceArgs(workspace string) ([]string, error) {
+func (s *Sandbox) workspaceArgs(workspace string, readOnly bool) ([]string, error) {
+	bind := "--bind"
+	if readOnly {
+		bind = "--ro-bind"
+	}
 	if workspace == "" || filepath.Clean(workspace) == s.workdir {
-		return []string{"--bind", s.workdir, s.workdir,
+		return []string{bind, s.workdir, s.workdir,
 			"--ro-bind", filepath.Join(s.workdir, reservedDir), filepath.Join(s.workdir, reservedDir)}, nil
 	}
 	ws := filepath.Clean(workspace)
@@ -546,7 +579,7 @@ func (s *Sandbox) workspaceArgs(workspace string) ([]string, error) {
 			return nil, fmt.Errorf("sandbox: workspace %s: %s is not a folder", workspace, d)
 		}
 	}
-	return []string{"--tmpfs", s.workdir, "--bind", ws, ws,
+	return []string{"--tmpfs", s.workdir, bind, ws, ws,
 		"--ro-bind", filepath.Join(ws, reservedDir), filepath.Join(ws, reservedDir)}, nil
 }
 

@@ -71,7 +71,7 @@ func runRoom(t *testing.T, s *Sandbox, wd, workspace string, room int64, script 
 	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + os.Getenv("HOME")}, env...)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p, err := s.WrapInRoom(cmd, workspace, room)
+	p, err := s.WrapInRoom(cmd, workspace, room, "")
 	require.NoError(t, err)
 	require.NoError(t, p.Start())
 	err = cmd.Wait()

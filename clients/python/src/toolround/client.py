@@ -298,10 +298,15 @@ class Client:
 
     def approve(self, workflow_id: str, call_id: str, approval_id: Optional[str], reason: Optional[str] = None,
                 args: Optional[Union[Dict[str, Any], str]] = None, remember: bool = False, pattern: Optional[str] = None,
-                allow_turn: bool = False, up_to: Optional[int] = None, wait_id: Optional[str] = None) -> Dict[str, Any]:
+                allow_turn: bool = False, up_to: Optional[int] = None, wait_id: Optional[str] = None,
+                scope: Optional[str] = None) -> Dict[str, Any]:
         """Approves a waiting call (needs an approver token); ``args``
         approves it with edited arguments. ``up_to``, with ``remember``,
         bounds the remembered rule to that many calls of the run (B2).
+        ``scope``, with ``remember``, is what a command the rule approves
+        may change (T12): ``"read-only"`` (the workspace is read-only to
+        it) or ``"write"``; default read-only for a read-only form of the
+        call, else write.
         ``wait_id`` (the pending entry's) makes a decision for another wait
         of the call fail with 409 ``stale_wait`` (B1)."""
         body: Dict[str, Any] = {"workflow_id": workflow_id, "call_id": call_id, "approve": True}
@@ -321,6 +326,8 @@ class Client:
             body["allow_turn"] = True
         if up_to is not None:
             body["up_to"] = up_to
+        if scope:
+            body["scope"] = scope
         return self._request("POST", "/api/v1/approvals", body=body)
 
     def deny(self, workflow_id: str, call_id: str, approval_id: Optional[str], reason: Optional[str] = None,

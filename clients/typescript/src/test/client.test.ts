@@ -119,6 +119,8 @@ test("inbox, stale approval, invalid args and a repeated decision", { skip }, as
   const p = entries[0].pending!.find((c) => c.call_id === "e1")!;
   await rejects(approver.approve(wid, p.call_id, "not-its-approval-id"), 409, "stale_approval");
   await rejects(approver.approve(wid, p.call_id, p.approval_id, { args: { path: 1 } }), 400, "invalid_args");
+  // T12: a scope is a remembered rule's.
+  await rejects(approver.approve(wid, p.call_id, p.approval_id, { scope: "write" }), 400, "invalid_decision");
   const first = await approver.deny(wid, p.call_id, p.approval_id, "test");
   assert.equal(first.decision, "denied");
   assert.equal(first.status, undefined);
