@@ -331,52 +331,16 @@ func (p *Program) read(args []word, pr *parsed) bool {
 		if p.GoFlags {
 			name, val, has := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
 			o := p.byName["-"+name]
-			if o == nil || o.deny {
+			if o == nil || o.deny || !pr.option(o, val, has, true, args, &i) {
 				return false
-			}
-			switch {
-			case o.arg == argNone && has:
-				if val != "true" && val != "false" {
-					return false
-				}
-				pr.flag(o)
-			case o.arg == argNone || (o.optional && !has):
-				pr.flag(o)
-			case has:
-				if !pr.value(o, word{val: val}) {
-					return false
-				}
-			default:
-				i++
-				if i >= len(args) || !pr.value(o, args[i]) {
-					return false
-				}
 			}
 			continue
 		}
 		if strings.HasPrefix(a, "--") {
 			name, val, has := strings.Cut(a[2:], "=")
 			o := p.long(name)
-			if o == nil || o.deny {
+			if o == nil || o.deny || !pr.option(o, val, has, false, args, &i) {
 				return false
-			}
-			switch {
-			case o.arg == argNone:
-				if has {
-					return false
-				}
-				pr.flag(o)
-			case o.optional && !has:
-				pr.flag(o)
-			case has:
-				if !pr.value(o, word{val: val}) {
-					return false
-				}
-			default:
-				i++
-				if i >= len(args) || !pr.value(o, args[i]) {
-					return false
-				}
 			}
 			continue
 		}
@@ -433,6 +397,28 @@ func (p *Program) operands(pr *parsed) bool {
 // become words that do not start with '-'.
 func expandsToOperandOnly(w word) bool {
 	return w.pat != "" && !strings.ContainsAny(w.pat[:1], "*?[{-\\~")
+}
+
+// option takes the named option o: its value from "=val" when has, else
+// from the next word (*i moves to it), none for an option that takes none
+// or an optional value not given. An option without a value refuses
+// "=val", but a Go flag's "=true" or "=false" (goFlag).
+func (pr *parsed) option(o *option, val string, has, goFlag bool, args []word, i *int) bool {
+	switch {
+	case o.arg == argNone && has:
+		if !goFlag || (val != "true" && val != "false") {
+			return false
+		}
+		pr.flag(o)
+	case o.arg == argNone || (o.optional && !has):
+		pr.flag(o)
+	case has:
+		return pr.value(o, word{val: val})
+	default:
+		*i++
+		return *i < len(args) && pr.value(o, args[*i])
+	}
+	return true
 }
 
 func (pr *parsed) flag(o *option) {
