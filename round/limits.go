@@ -324,16 +324,21 @@ func (l *Limits) Share(u *Usage, n int, now time.Time) *Limits {
 	}
 	var out Limits
 	for _, name := range LimitNames {
-		v := l.Get(name)
-		if v == 0 {
-			continue
+		if v := l.Get(name); v != 0 {
+			out.set(name, min(MaxLimit, max(1, l.rest(u, name, now)/int64(n))))
 		}
-		if u != nil {
-			v += u.Grown[name] - u.Count(name, now)
-		}
-		out.set(name, min(MaxLimit, max(1, v/int64(n))))
 	}
 	return &out
+}
+
+// rest is what is left of the limit name after u: the limit, grown by
+// approvals, less what the run did.
+func (l *Limits) rest(u *Usage, name string, now time.Time) int64 {
+	v := l.Get(name)
+	if u != nil {
+		v += u.Grown[name] - u.Count(name, now)
+	}
+	return v
 }
 
 // FloorShare is the part of l that each of n runs started together gets
@@ -348,14 +353,10 @@ func (l *Limits) FloorShare(u *Usage, n int, now time.Time) (share *Limits, zero
 	}
 	var out Limits
 	for _, name := range LimitNames {
-		v := l.Get(name)
-		if v == 0 {
+		if l.Get(name) == 0 {
 			continue
 		}
-		if u != nil {
-			v += u.Grown[name] - u.Count(name, now)
-		}
-		v = min(MaxLimit, max(0, v/int64(n)))
+		v := min(MaxLimit, max(0, l.rest(u, name, now)/int64(n)))
 		if v == 0 {
 			zero = append(zero, name)
 			v = 1
