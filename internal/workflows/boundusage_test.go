@@ -176,14 +176,7 @@ func TestAnotherRunsUsageIsRefused(t *testing.T) {
 // subagents of a round gets floor(remaining/n) of a limit, after the
 // round's own calls; a share of 0 is carried as such.
 func TestSubagentSharesAreFloorsAndMayBeZero(t *testing.T) {
-	var ins []round.AgentInput
-	var mu sync.Mutex
-	h := newSubagentHarness(t, 3, func(ctx workflow.Context, in round.AgentInput) (round.AgentStatus, error) {
-		mu.Lock()
-		ins = append(ins, in)
-		mu.Unlock()
-		return round.AgentStatus{Status: round.AgentCompleted, Final: "ok"}, nil
-	})
+	h, started := childInputs(t)
 	in := auto(input(
 		call("s1", "subagents", `{"task":"a"}`),
 		call("s2", "subagents", `{"task":"b"}`),
@@ -192,6 +185,7 @@ func TestSubagentSharesAreFloorsAndMayBeZero(t *testing.T) {
 	in.State.Fetched = append(in.State.Fetched, "subagents", "background_subagents")
 	in.Limits = &round.Limits{MaxCommands: 1, MaxCalls: 10}
 	res := h.run(t, in)
+	ins := started()
 	require.Len(t, ins, 3)
 	for _, c := range ins {
 		require.Equal(t, []string{round.LimitCommands}, c.ZeroShare, "floor(1/3) of max_commands is 0")
@@ -219,19 +213,13 @@ func TestSubagentSharesAreFloorsAndMayBeZero(t *testing.T) {
 // TestWorkerLimitsBoundSubagents (G1, T15): a round without limits of its
 // own on a worker with WORKER_LIMITS gives its subagents a share of them.
 func TestWorkerLimitsBoundSubagents(t *testing.T) {
-	var ins []round.AgentInput
-	var mu sync.Mutex
-	h := newSubagentHarness(t, 3, func(ctx workflow.Context, in round.AgentInput) (round.AgentStatus, error) {
-		mu.Lock()
-		ins = append(ins, in)
-		mu.Unlock()
-		return round.AgentStatus{Status: round.AgentCompleted, Final: "ok"}, nil
-	})
+	h, started := childInputs(t)
 	h.wf.Catalog = workflows.NewCatalog(h.reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: time.Minute,
 		WorkerLimits: round.Limits{MaxCommands: 2}})
 	in := auto(input(call("s1", "subagents", `{"task":"a"}`), call("s2", "subagents", `{"task":"b"}`)))
 	in.State.Fetched = append(in.State.Fetched, "subagents")
 	h.run(t, in)
+	ins := started()
 	require.Len(t, ins, 2)
 	for _, c := range ins {
 		require.NotNil(t, c.Limits)
@@ -263,6 +251,20 @@ func TestZeroShareWaitsOnTheFirstCountedCall(t *testing.T) {
 // ({"id"}) starts none, so it takes no share: the one subagent started
 // beside it gets what the round's two calls leave.
 func TestLooksDoNotShrinkShares(t *testing.T) {
+	h, started := childInputs(t)
+	in := auto(input(call("s1", "subagents", `{"task":"a"}`), call("p1", "subagents", `{"id":"agentrun/s/sub-000000000000000000000000"}`)))
+	in.State.Fetched = append(in.State.Fetched, "subagents")
+	in.Limits = &round.Limits{MaxCalls: 10}
+	res := h.run(t, in)
+	require.Equal(t, []round.Status{round.StatusOK, round.StatusError}, statuses(res))
+	ins := started()
+	require.Len(t, ins, 1)
+	require.Equal(t, int64(8), ins[0].Limits.MaxCalls, "10 less the round's 2 calls, for 1 subagent")
+}
+
+// childInputs is a subagent harness whose children end at once with "ok",
+// and what gives the inputs they were started with.
+func childInputs(t *testing.T) (*subagentHarness, func() []round.AgentInput) {
 	var ins []round.AgentInput
 	var mu sync.Mutex
 	h := newSubagentHarness(t, 3, func(ctx workflow.Context, in round.AgentInput) (round.AgentStatus, error) {
@@ -271,11 +273,9 @@ func TestLooksDoNotShrinkShares(t *testing.T) {
 		mu.Unlock()
 		return round.AgentStatus{Status: round.AgentCompleted, Final: "ok"}, nil
 	})
-	in := auto(input(call("s1", "subagents", `{"task":"a"}`), call("p1", "subagents", `{"id":"agentrun/s/sub-000000000000000000000000"}`)))
-	in.State.Fetched = append(in.State.Fetched, "subagents")
-	in.Limits = &round.Limits{MaxCalls: 10}
-	res := h.run(t, in)
-	require.Equal(t, []round.Status{round.StatusOK, round.StatusError}, statuses(res))
-	require.Len(t, ins, 1)
-	require.Equal(t, int64(8), ins[0].Limits.MaxCalls, "10 less the round's 2 calls, for 1 subagent")
+	return h, func() []round.AgentInput {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]round.AgentInput(nil), ins...)
+	}
 }

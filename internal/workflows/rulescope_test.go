@@ -92,14 +92,9 @@ func TestRuleScopeHistory(t *testing.T) {
 		if h.name != "rule_scope" {
 			continue
 		}
-		var changes []string
+		changes := versionMarkers(t, h)
 		scopes := map[string]string{}
 		for _, e := range h.history.GetEvents() {
-			if a := e.GetMarkerRecordedEventAttributes(); a != nil && a.GetMarkerName() == "Version" {
-				var id string
-				require.NoError(t, dc.FromPayloads(a.GetDetails()["change-id"], &id))
-				changes = append(changes, id)
-			}
 			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == round.ActivityExecuteTool {
 				var in round.ExecuteInput
 				require.NoError(t, dc.FromPayloads(a.GetInput(), &in))
