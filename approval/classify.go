@@ -22,9 +22,12 @@ import (
 // before there was a choice. A table edit that changes what matches is a
 // new version: the old one stays, as TablesLegacy did.
 const (
-	TablesLegacy  = 1
-	TablesV2      = 2
-	TablesCurrent = TablesV2
+	TablesLegacy = 1
+	TablesV2     = 2
+	// TablesV3 is TablesV2 where no file-tool rule matches a path of the
+	// protected set (ProtectedPath, T12).
+	TablesV3      = 3
+	TablesCurrent = TablesV3
 )
 
 // Class says what a tabled program can run (T11).

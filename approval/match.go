@@ -192,12 +192,12 @@ func which(tables int, rules []Rule, kind Kind, tool, canonicalArgs string) ([]R
 		return nil, false
 	}
 	if kind == KindPath {
-		return matchPathsAcross(rules, patterned, tool, args)
+		return matchPathsAcross(tables, rules, patterned, tool, args)
 	}
 	// HTTP and download calls: one rule matches the URL (and the path).
 	for _, i := range patterned {
 		c, err := compile(kind, tool, rules[i].Pattern)
-		if err == nil && matchOne(kind, c, args) {
+		if err == nil && matchOne(tables, kind, c, args) {
 			return []Rule{rules[i]}, true
 		}
 	}
@@ -205,7 +205,7 @@ func which(tables int, rules []Rule, kind Kind, tool, canonicalArgs string) ([]R
 }
 
 // matchPathsAcross lets each path of a read_files call match its own rule.
-func matchPathsAcross(rules []Rule, patterned []int, tool string, args map[string]json.RawMessage) ([]Rule, bool) {
+func matchPathsAcross(tables int, rules []Rule, patterned []int, tool string, args map[string]json.RawMessage) ([]Rule, bool) {
 	paths, ok := callPaths(args)
 	if !ok {
 		return nil, false
@@ -215,7 +215,7 @@ func matchPathsAcross(rules []Rule, patterned []int, tool string, args map[strin
 	for _, p := range paths {
 		found := false
 		for _, i := range patterned {
-			if c, err := compile(KindPath, tool, rules[i].Pattern); err == nil && fileMatch(c.file, p) {
+			if c, err := compile(KindPath, tool, rules[i].Pattern); err == nil && fileMatch(tables, c.file, p) {
 				if !seen[i] {
 					seen[i] = true
 					used = append(used, rules[i])
@@ -261,7 +261,7 @@ func matchCommand(tables int, rules []Rule, patterned []int, args map[string]jso
 	return used, true
 }
 
-func matchOne(kind Kind, c compiled, args map[string]json.RawMessage) bool {
+func matchOne(tables int, kind Kind, c compiled, args map[string]json.RawMessage) bool {
 	switch kind {
 	case KindRequest, KindURL:
 		u, ok := callURL(kind, args)
@@ -272,7 +272,7 @@ func matchOne(kind Kind, c compiled, args map[string]json.RawMessage) bool {
 			return false
 		}
 		p, ok := stringField(args, "path")
-		return ok && fileMatch(c.file, p)
+		return ok && fileMatch(tables, c.file, p)
 	}
 	return false
 }
@@ -374,9 +374,15 @@ func validateFileGlob(g string) error {
 	return nil
 }
 
-func fileMatch(glob, p string) bool {
+// fileMatch reports whether the path glob of a file-tool rule matches the
+// path p. With TablesV3 a path of the protected set never matches
+// (ProtectedPath, T12): such a call asks.
+func fileMatch(tables int, glob, p string) bool {
 	c, ok := cleanRelPath(p)
 	if !ok {
+		return false
+	}
+	if tables >= TablesV3 && ProtectedPath(c) {
 		return false
 	}
 	// A repository's config and hooks make a later `git` run any program:
