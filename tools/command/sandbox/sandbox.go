@@ -369,6 +369,10 @@ type Proc struct {
 	fsize   int64
 	fsizeOn bool
 
+	// protected is, under ScopeWrite, the protected set the command
+	// started with: Finish removes what it added to it.
+	protected *protectedScan
+
 	mu      sync.Mutex // guards cgroups and done against SignalInside
 	cgroups []*cgroup
 	done    bool
@@ -398,7 +402,7 @@ const minTmp = 4096
 
 // Scopes of a command a remembered rule approved (T12): ScopeReadOnly sees
 // its workspace read-only, ScopeWrite writable; under both the protected set
-// (ProtectedArgs) is read-only.
+// (scanProtected) is read-only.
 const (
 	ScopeReadOnly = "read-only"
 	ScopeWrite    = "write"
@@ -445,7 +449,13 @@ func (s *Sandbox) WrapInRoom(cmd *exec.Cmd, workspace string, room int64, scope 
 		if workspace != "" {
 			root = filepath.Clean(workspace)
 		}
-		binds = append(binds, ProtectedArgs(root)...)
+		ps := scanProtected(root)
+		a, err := ps.args()
+		if err != nil {
+			return nil, err
+		}
+		binds = append(binds, a...)
+		p.protected = ps
 	}
 	for _, p := range readOnly {
 		if !filepath.IsAbs(p) {
@@ -698,6 +708,11 @@ func (p *Proc) Finish() []string {
 		p.cut = append(p.cut, p.signalCut(st.ExitCode())...)
 	}
 	p.cleanup()
+	if p.protected != nil {
+		// Nothing of the command runs any more: what it created in the
+		// protected set goes before anything else can read it.
+		p.cut = append(p.cut, p.protected.sweep()...)
+	}
 	return p.cut
 }
 

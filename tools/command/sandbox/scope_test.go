@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -126,4 +127,71 @@ func TestWrapScopedRefusesAnUnknownScope(t *testing.T) {
 	s, _ := newBwrap(t, Config{})
 	_, err := s.WrapScoped(exec.Command("/bin/true"), "", "everything")
 	require.ErrorContains(t, err, "unknown scope")
+}
+
+// T12: a command run with a write rule's scope cannot leave behind a path
+// of the protected set that was not there when it started: what it
+// creates there is removed when it ends, and the result says so. What it
+// creates elsewhere stays.
+func TestBwrapWriteScopeCannotCreateAProtectedPath(t *testing.T) {
+	s, wd := newBwrap(t, Config{})
+	protectedTree(t, wd)
+	require.NoError(t, os.Remove(filepath.Join(wd, ".gitattributes")))
+	for name, tc := range map[string]struct{ script, gone string }{
+		"a .gitattributes":     {"echo '* filter=x' > .gitattributes", ".gitattributes"},
+		"a nested .gitmodules": {"mkdir -p new/deeper && echo x > new/deeper/.gitmodules", "new/deeper/.gitmodules"},
+		"a new repository":     {"mkdir -p nested/.git/hooks && echo x > nested/.git/hooks/pre-commit", "nested/.git"},
+		"a key file":           {"echo KEY=1 > sub/.env.production", "sub/.env.production"},
+		"a key file by case":   {"echo KEY=1 > .ENV", ".ENV"},
+		"a pem":                {"echo x > new.pem", "new.pem"},
+		"an id_ file":          {"echo x > sub/id_rsa", "sub/id_rsa"},
+		"a .toolround":         {"mkdir -p sub/.toolround && echo x > sub/.toolround/x", "sub/.toolround"},
+		"a link":               {"ln -s plain.txt .gitmodules", ".gitmodules"},
+		"a bare repository":    {"mkdir -p bare2/objects bare2/hooks && echo ref > bare2/HEAD && echo '[core]' > bare2/config", "bare2/config"},
+	} {
+		kept := "kept-" + strings.ReplaceAll(name, " ", "-") + ".txt"
+		o := runScoped(t, s, wd, ScopeWrite, tc.script+" && echo made > "+kept)
+		require.Equal(t, 0, o.code, "%s: %s", name, o.out)
+		_, err := os.Lstat(filepath.Join(wd, tc.gone))
+		require.True(t, os.IsNotExist(err), "%s: %s is still there", name, tc.gone)
+		require.FileExists(t, filepath.Join(wd, kept), name)
+		require.Contains(t, strings.Join(o.cut, "\n"), "removed "+tc.gone, name)
+	}
+	require.NoFileExists(t, filepath.Join(wd, "bare2", "hooks", "x"))
+	// A protected path moved with its folder is the same file: it stays.
+	o := runScoped(t, s, wd, ScopeWrite, "mv sub moved")
+	require.Equal(t, 0, o.code, o.out)
+	got, err := os.ReadFile(filepath.Join(wd, "moved", ".env.local"))
+	require.NoError(t, err)
+	require.Equal(t, "original\n", string(got))
+}
+
+// T12: a protected path that is a symbolic link, or a link inside a
+// protected folder, cannot be bound over itself (bubblewrap would bind its
+// target, and the command could replace the link): a rule's command does
+// not run there, and says why.
+func TestBwrapWriteScopeRefusesProtectedLinks(t *testing.T) {
+	for name, link := range map[string][2]string{
+		".env to a file":          {".env", "secrets/real.env"},
+		".git/config to a file":   {".git/config", "../secrets/real.env"},
+		".git/hooks to a folder":  {".git/hooks", "../secrets"},
+		"a nested .gitattributes": {"sub/.gitattributes", "../secrets/real.env"},
+	} {
+		s, wd := newBwrap(t, Config{})
+		protectedTree(t, wd)
+		require.NoError(t, os.MkdirAll(filepath.Join(wd, "secrets"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(wd, "secrets", "real.env"), []byte("original\n"), 0o644))
+		require.NoError(t, os.RemoveAll(filepath.Join(wd, link[0])))
+		require.NoError(t, os.Symlink(link[1], filepath.Join(wd, link[0])))
+		cmd := exec.Command("/bin/sh", "-c", "echo planted > "+link[0])
+		cmd.Dir = wd
+		_, err := s.WrapScoped(cmd, "", ScopeWrite)
+		require.ErrorContains(t, err, link[0]+" is a symbolic link", name)
+		got, rerr := os.ReadFile(filepath.Join(wd, "secrets", "real.env"))
+		require.NoError(t, rerr)
+		require.Equal(t, "original\n", string(got), name)
+		// Under read-only the whole workspace is read-only: it runs.
+		o := runScoped(t, s, wd, ScopeReadOnly, "cat plain.txt")
+		require.Equal(t, 0, o.code, "%s: %s", name, o.out)
+	}
 }
