@@ -382,9 +382,9 @@ func TestRuleScopesContainCommands(t *testing.T) {
 		require.Equal(t, round.DecisionRule, r[id].Approval.Decision, "%s: %s", id, r[id].Content)
 	}
 	require.Equal(t, "read-only", r["c2"].Approval.Scope)
-	require.Contains(t, r["c2"].Content, "scope read-only")
+	require.Contains(t, r["c2"].Content, "[sandbox: bwrap, network none, scope read-only]")
 	require.Equal(t, round.StatusOK, r["s2"].Status, r["s2"].Content)
-	require.Contains(t, r["s2"].Content, "scope write")
+	require.Contains(t, r["s2"].Content, "[sandbox: bwrap, network none, scope write]")
 	require.NotEqual(t, round.StatusOK, r["p2"].Status, "a write rule's sed changed .gitattributes: %s", r["p2"].Content)
 	got, err := os.ReadFile(filepath.Join(e.workdir, "a.txt"))
 	require.NoError(t, err)

@@ -372,7 +372,7 @@ func runEscapes(t *testing.T, mode string, extra ...string) map[string]bool {
 	requireEveryCallOnce(t, in, res)
 	r := byID(res)
 	for _, c := range r {
-		require.Contains(t, c.Content, "sandbox: "+mode, "%s: the result does not say which mode ran it", c.CallID)
+		require.Contains(t, c.Content, "[sandbox: "+mode, "%s: the result does not say which mode ran it", c.CallID)
 	}
 	for _, a := range escapeAttempts {
 		if a.escaped != nil {

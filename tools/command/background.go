@@ -234,7 +234,7 @@ func (t *Tools) startBackground(ctx context.Context, command string, env []strin
 	tools.Checkpoint(ctx, BackgroundCommand+":after_start")
 
 	st := b.status()
-	head := fmt.Sprintf("started %s (pid %d): %s\nsandbox: %s\noutput goes to %s", st.ID, st.PID, command, st.Sandbox, logPath(st.ID))
+	head := fmt.Sprintf("started %s (pid %d): %s\n[sandbox: %s]\noutput goes to %s", st.ID, st.PID, command, st.Sandbox, logPath(st.ID))
 	if wait == 0 {
 		return tools.Text(head + fmt.Sprintf("\nread its status and output with {\"id\": %q}; stop it with {\"id\": %q, \"stop\": true}", st.ID, st.ID)), nil
 	}
@@ -524,10 +524,11 @@ func (t *Tools) report(id string, offset *int64) (string, error) {
 	if sb == "" {
 		sb = "none"
 	}
+	sb = "[sandbox: " + sb + "]"
 	for _, c := range st.Cut {
 		sb += "\n" + c
 	}
-	return fmt.Sprintf("%s: %s\ncommand: %s\nsandbox: %s\n%s", id, state, st.Command, sb, out), nil
+	return fmt.Sprintf("%s: %s\ncommand: %s\n%s\n%s", id, state, st.Command, sb, out), nil
 }
 
 func describeEnd(st bgStatus) string {

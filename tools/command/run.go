@@ -169,7 +169,8 @@ func (t *Tools) overLimit() error {
 }
 
 // label names the sandbox mode a command ran in and, for a command a rule
-// approved, the rule's scope (T12): "bwrap, network none, scope read-only".
+// approved, the rule's scope (T12): "bwrap, network none, scope read-only",
+// which the result shows as "[sandbox: bwrap, network none, scope read-only]".
 func (t *Tools) label(scope string) string {
 	l := t.sandbox.Label()
 	if scope != "" && t.sandbox.Mode() == sandbox.ModeBwrap {
@@ -178,10 +179,10 @@ func (t *Tools) label(scope string) string {
 	return l
 }
 
-// sandboxNote says which sandbox mode ran the command and which of its
-// limits cut it, one per line.
+// sandboxNote says which sandbox mode ran the command, in brackets, and
+// which of its limits cut it, one per line.
 func (t *Tools) sandboxNote(p *process) string {
-	note := "sandbox: " + t.label(p.scope)
+	note := "[sandbox: " + t.label(p.scope) + "]"
 	for _, c := range p.cut {
 		note += "\n" + c
 	}

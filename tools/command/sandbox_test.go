@@ -53,21 +53,21 @@ func TestResultsSayTheSandboxMode(t *testing.T) {
 	tl, _ := newTools(t, nil)
 	res, err := call(context.Background(), tools.Typed(tl.runCommand), `{"command": "echo hi"}`)
 	require.NoError(t, err)
-	require.Contains(t, res.Content, "\nsandbox: none\n")
+	require.Contains(t, res.Content, "\n[sandbox: none]\n")
 	_, err = call(context.Background(), tools.Typed(tl.runCommand), `{"command": "exit 4"}`)
-	require.ErrorContains(t, err, "\nsandbox: none\n")
+	require.ErrorContains(t, err, "\n[sandbox: none]\n")
 
 	tl, _ = newSandboxed(t, sandbox.Config{})
 	res, err = call(context.Background(), tools.Typed(tl.runCommand), `{"command": "echo hi"}`)
 	require.NoError(t, err)
-	require.Contains(t, res.Content, "\nsandbox: bwrap, network none\n")
+	require.Contains(t, res.Content, "\n[sandbox: bwrap, network none]\n")
 	_, err = call(context.Background(), tools.Typed(tl.runCommand), `{"command": "sleep 5", "timeout_seconds": 1}`)
 	require.ErrorContains(t, err, "timed out")
-	require.ErrorContains(t, err, "\nsandbox: bwrap, network none\n")
+	require.ErrorContains(t, err, "\n[sandbox: bwrap, network none]\n")
 
 	res, err = call(context.Background(), tools.Typed(tl.backgroundCommand), `{"command": "echo bg", "wait_seconds": 10}`)
 	require.NoError(t, err)
-	require.Contains(t, res.Content, "sandbox: bwrap, network none\n")
+	require.Contains(t, res.Content, "[sandbox: bwrap, network none]\n")
 	require.Contains(t, res.Content, "exited with code 0")
 }
 

@@ -34,7 +34,7 @@ func TestRuleScopedCommandsRunContained(t *testing.T) {
 	res, err := scopedCall(ctx, run, sandbox.ScopeReadOnly, `{"command":"cat a.txt"}`)
 	require.NoError(t, err)
 	require.Contains(t, res.Content, "original")
-	require.Contains(t, res.Content, "\nsandbox: bwrap, network none, scope read-only\n")
+	require.Contains(t, res.Content, "\n[sandbox: bwrap, network none, scope read-only]\n")
 	_, err = scopedCall(ctx, run, sandbox.ScopeReadOnly, `{"command":"echo changed > a.txt"}`)
 	require.Error(t, err, "a read-only rule's command wrote the workspace")
 	require.ErrorContains(t, err, "scope read-only")
@@ -44,7 +44,7 @@ func TestRuleScopedCommandsRunContained(t *testing.T) {
 
 	res, err = scopedCall(ctx, run, sandbox.ScopeWrite, `{"command":"echo changed > a.txt"}`)
 	require.NoError(t, err)
-	require.Contains(t, res.Content, "\nsandbox: bwrap, network none, scope write\n")
+	require.Contains(t, res.Content, "\n[sandbox: bwrap, network none, scope write]\n")
 	for _, f := range []string{".git/config", ".env"} {
 		_, err = scopedCall(ctx, run, sandbox.ScopeWrite, `{"command":"echo planted > `+f+`"}`)
 		require.Error(t, err, "a write rule's command wrote %s", f)
@@ -59,11 +59,11 @@ func TestRuleScopedCommandsRunContained(t *testing.T) {
 	res, err = tools.Typed(tl.backgroundCommand)(ctx, tools.Request{CallID: "bg", RuleApproved: true, RuleScope: sandbox.ScopeReadOnly,
 		Args: json.RawMessage(`{"command":"echo x > b.txt","wait_seconds":10}`)})
 	require.NoError(t, err)
-	require.Contains(t, res.Content, "sandbox: bwrap, network none, scope read-only\n")
+	require.Contains(t, res.Content, "[sandbox: bwrap, network none, scope read-only]\n")
 	require.NoFileExists(t, filepath.Join(dir, "b.txt"))
 
 	// A person's approval: the workspace and the protected set as before.
 	res, err = call(ctx, run, `{"command":"echo person > .env && cat .env"}`)
 	require.NoError(t, err)
-	require.Contains(t, res.Content, "\nsandbox: bwrap, network none\n")
+	require.Contains(t, res.Content, "\n[sandbox: bwrap, network none]\n")
 }
