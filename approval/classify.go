@@ -130,6 +130,16 @@ type Program struct {
 	Runs []string
 	// Check is a last look at the whole command.
 	Check func(*parsed) bool
+	// Tested is the range of versions the table holds for, "FROM-TO", TO
+	// covering its later components (2.49 is every 2.49.x). The worker
+	// probes a program that has one at start (VersionProbes); one outside
+	// it matches exact commands only (Policy.Untested). Empty on the
+	// shell's builtins and the shells: the shell that runs the command is
+	// not a program the rule names.
+	Tested string
+	// Probe is the argument that makes the program print its version;
+	// empty is --version.
+	Probe string
 
 	once   sync.Once
 	byName map[string]*option
@@ -544,6 +554,17 @@ func (c *shellCheck) matchTabled(ws []word) bool {
 	pr, _, ok := classifyCommand(ws)
 	if !ok {
 		return false
+	}
+	if !c.anyTabled && c.untested[path.Base(ws[0].val)] {
+		// Outside its table's tested range: only a pattern that is the
+		// very command (T11).
+		if !c.matchExact(ws) {
+			return false
+		}
+		if pr.write || pr.class == ClassRunsWorkspaceCode {
+			c.writes = true
+		}
+		return true
 	}
 	if c.anyTabled || c.matchPatterns(ws) {
 		if pr.write || pr.class == ClassRunsWorkspaceCode {

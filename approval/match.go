@@ -150,15 +150,25 @@ func Which(rules []Rule, kind Kind, tool, canonicalArgs string) (used []Rule, ok
 
 // WhichAt is Which with one version of the matcher (MatchAt).
 func WhichAt(tables int, rules []Rule, kind Kind, tool, canonicalArgs string) (used []Rule, ok bool) {
+	return whichUntested(tables, nil, rules, kind, tool, canonicalArgs)
+}
+
+// whichUntested is WhichAt where the programs of untested, outside their
+// table's tested range, match exact command patterns only (T11).
+func whichUntested(tables int, untested []string, rules []Rule, kind Kind, tool, canonicalArgs string) (used []Rule, ok bool) {
 	defer func() {
 		if recover() != nil {
 			used, ok = nil, false
 		}
 	}()
-	return which(tables, rules, kind, tool, canonicalArgs)
+	return whichWith(tables, untested, rules, kind, tool, canonicalArgs)
 }
 
 func which(tables int, rules []Rule, kind Kind, tool, canonicalArgs string) ([]Rule, bool) {
+	return whichWith(tables, nil, rules, kind, tool, canonicalArgs)
+}
+
+func whichWith(tables int, untested []string, rules []Rule, kind Kind, tool, canonicalArgs string) ([]Rule, bool) {
 	var patterned []int
 	for i, r := range rules {
 		if r.Tool != tool || r.Secret != "" {
@@ -181,7 +191,7 @@ func which(tables int, rules []Rule, kind Kind, tool, canonicalArgs string) ([]R
 	}
 	switch kind {
 	case KindCommand:
-		return matchCommand(tables, rules, patterned, args)
+		return matchCommand(tables, untested, rules, patterned, args)
 	case KindPath, KindRequest, KindURL, KindDownload:
 	default:
 		for _, i := range patterned {
@@ -231,7 +241,7 @@ func matchPathsAcross(tables int, rules []Rule, patterned []int, tool string, ar
 	return used, true
 }
 
-func matchCommand(tables int, rules []Rule, patterned []int, args map[string]json.RawMessage) ([]Rule, bool) {
+func matchCommand(tables int, untested []string, rules []Rule, patterned []int, args map[string]json.RawMessage) ([]Rule, bool) {
 	script, ok := stringField(args, "command")
 	if !ok || strings.TrimSpace(script) == "" {
 		return nil, false
@@ -248,7 +258,14 @@ func matchCommand(tables int, rules []Rule, patterned []int, args map[string]jso
 	if len(pats) == 0 {
 		return nil, false
 	}
-	usedIdx, ok := commandAllowed(script, pats, tables)
+	var out map[string]bool
+	if len(untested) > 0 {
+		out = make(map[string]bool, len(untested))
+		for _, p := range untested {
+			out[p] = true
+		}
+	}
+	usedIdx, ok := commandAllowed(script, pats, tables, out)
 	if !ok {
 		return nil, false
 	}

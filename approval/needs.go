@@ -65,6 +65,12 @@ type Policy struct {
 	// (TablesLegacy, TablesV2, T11); zero is TablesLegacy, as rounds
 	// recorded before the version was recorded decided.
 	Tables int
+	// Untested are the tabled programs whose version the worker's probe
+	// found outside their table's tested range (VersionProbes, T11): a
+	// pattern matches their commands only when it is the very command.
+	// The round records them in its snapshot; none in a snapshot
+	// recorded before.
+	Untested []string
 }
 
 // Verdict says whether a call waits for a person, and why.
@@ -172,7 +178,7 @@ func Needs(c Call, p Policy) (v Verdict) {
 	var used []Rule
 	approved := readOnly
 	if !approved {
-		used, approved = WhichAt(p.Tables, p.Rules, c.Kind, c.Tool, c.Args)
+		used, approved = whichUntested(p.Tables, p.Untested, p.Rules, c.Kind, c.Tool, c.Args)
 	}
 	if approved && len(secrets) > 0 {
 		granted, ok := secretsAllowed(p.Rules, c, args, secrets)

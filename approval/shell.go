@@ -134,12 +134,15 @@ type shellCheck struct {
 	// writes: a matched command has a write form, runs the workspace's
 	// code, or a redirection writes a file.
 	writes bool
+	// untested are the programs outside their table's tested range
+	// (Policy.Untested): their commands match exact patterns only.
+	untested map[string]bool
 }
 
 // commandAllowed reports whether every simple command of script is matched
 // by a pattern, and returns the indexes of the rules it used.
-func commandAllowed(script string, pats []cmdPattern, tables int) (map[int]bool, bool) {
-	c := &shellCheck{pats: pats, used: map[int]bool{}, tables: tables}
+func commandAllowed(script string, pats []cmdPattern, tables int, untested map[string]bool) (map[int]bool, bool) {
+	c := &shellCheck{pats: pats, used: map[int]bool{}, tables: tables, untested: untested}
 	if !c.script(script, 0) {
 		return nil, false
 	}
@@ -354,6 +357,34 @@ func (c *shellCheck) simple(ws []word, depth int) bool {
 		return false
 	}
 	return c.matchPatterns(ws)
+}
+
+// matchExact is matchPatterns for a program outside its table's tested
+// range: a pattern matches only when its words are the command's words,
+// none of which the shell expands.
+func (c *shellCheck) matchExact(ws []word) bool {
+	for _, w := range ws {
+		if w.expands {
+			return false
+		}
+	}
+	for _, p := range c.pats {
+		if len(p.words) != len(ws) {
+			continue
+		}
+		same := true
+		for i, w := range ws {
+			if p.words[i] != w.val {
+				same = false
+				break
+			}
+		}
+		if same {
+			c.used[p.rule] = true
+			return true
+		}
+	}
+	return false
 }
 
 func (c *shellCheck) matchPatterns(ws []word) bool {

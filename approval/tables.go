@@ -45,10 +45,13 @@ func gitSub(class Class, opts string, check func(*parsed) bool) *Program {
 
 const gitCite = "git 2.39 (2.39.5), git(1) and git-<command>(1)"
 
+// coreutilsTested is the tested range of the GNU coreutils tables.
+const coreutilsTested = "8.30-9.5"
+
 // programTables are the tables, by program name.
 var programTables = map[string]*Program{
 	"git": {
-		Class: ClassPure, Cite: gitCite,
+		Class: ClassPure, Cite: gitCite, Tested: "2.30-2.49",
 		Opts: "-C=DIR | --no-pager -P | --no-replace-objects | --literal-pathspecs | --glob-pathspecs | --noglob-pathspecs | " +
 			"--icase-pathspecs | --no-optional-locks | --version | !-c=LIT | !--config-env=LIT | !--exec-path[=LIT] | " +
 			"!--git-dir=LIT | !--work-tree=LIT | !--namespace=LIT | !-p --paginate | !--bare | !--super-prefix=LIT",
@@ -110,7 +113,7 @@ var programTables = map[string]*Program{
 		},
 	},
 	"tar": {
-		Class: ClassPure, Cite: "GNU tar 1.34, tar(1) and `tar --help`", OldStyle: true, Operands: argLit, Check: tarCheck,
+		Class: ClassPure, Cite: "GNU tar 1.34, tar(1) and `tar --help`", Tested: "1.30-1.35", OldStyle: true, Operands: argLit, Check: tarCheck,
 		Runs: []string{"gzip", "bzip2", "xz", "lzip", "lzma", "lzop", "zstd", "compress"},
 		// Extract, list and compare only: create, append and update read
 		// every file under their operands, key files included.
@@ -135,7 +138,7 @@ var programTables = map[string]*Program{
 		Longs: longsTar,
 	},
 	"grep": {
-		Class: ClassPure, Cite: "GNU grep 3.8, grep(1)", First: argLit, Operands: argPath, Digits: true, Longs: longsGrep,
+		Class: ClassPure, Cite: "GNU grep 3.8, grep(1)", Tested: "3.4-3.11", First: argLit, Operands: argPath, Digits: true, Longs: longsGrep,
 		// Never recursive: a search under a folder reads key files that no
 		// word names (-r, -R, -d recurse and the --include family).
 		Opts: "-E --extended-regexp | -F --fixed-strings | -G --basic-regexp | -P --perl-regexp | @-e=LIT --regexp=LIT | " +
@@ -149,7 +152,7 @@ var programTables = map[string]*Program{
 			"!-D=LIT --devices=LIT | !--include=LIT | !--exclude=LIT | !--exclude-from=LIT | !--exclude-dir=LIT",
 	},
 	"sed": {
-		Class: ClassScripted, Cite: "GNU sed 4.9, sed(1) and the GNU sed manual", First: argSed, Operands: argPath,
+		Class: ClassScripted, Cite: "GNU sed 4.9, sed(1) and the GNU sed manual", Tested: "4.7-4.9", First: argSed, Operands: argPath,
 		Longs: longsSed, Check: sedCheck,
 		Opts: "-n --quiet --silent | --debug | @-e=SED --expression=SED | >-i[=LIT] --in-place[=LIT] | -l=NUM --line-length=NUM | " +
 			"--posix | -E -r --regexp-extended | -s --separate | --sandbox | -u --unbuffered | -z --null-data | " +
@@ -157,11 +160,11 @@ var programTables = map[string]*Program{
 	},
 	// Any awk program text asks: awk's system(), getline from a command,
 	// print into a pipe or a file are everywhere in its grammar.
-	"awk":  {Class: ClassScripted, Cite: "mawk 1.3.4, mawk(1)", First: argNever},
-	"mawk": {Class: ClassScripted, Cite: "mawk 1.3.4, mawk(1)", First: argNever},
-	"gawk": {Class: ClassScripted, Cite: "mawk 1.3.4, mawk(1); GNU awk's program text is read as mawk's", First: argNever},
+	"awk":  {Class: ClassScripted, Cite: "mawk 1.3.4, mawk(1)", Tested: "1.3.3-1.3.4", Probe: "-W version", First: argNever},
+	"mawk": {Class: ClassScripted, Cite: "mawk 1.3.4, mawk(1)", Tested: "1.3.3-1.3.4", Probe: "-W version", First: argNever},
+	"gawk": {Class: ClassScripted, Cite: "mawk 1.3.4, mawk(1); GNU awk's program text is read as mawk's", Tested: "5.0-5.3", First: argNever},
 	"find": {
-		Class: ClassPure, Cite: "GNU findutils 4.9.0, find(1)", Find: true,
+		Class: ClassPure, Cite: "GNU findutils 4.9.0, find(1)", Tested: "4.7-4.10", Find: true,
 		Opts: "-name=LIT | -iname=LIT | -path=LIT | -ipath=LIT | -wholename=LIT | -iwholename=LIT | -regex=LIT | -iregex=LIT | " +
 			"-regextype=LIT | -lname=LIT | -ilname=LIT | -type=LIT | -xtype=LIT | -size=LIT | -mtime=LIT | -mmin=LIT | " +
 			"-atime=LIT | -amin=LIT | -ctime=LIT | -cmin=LIT | -used=LIT | -newer=PATH | -anewer=PATH | -cnewer=PATH | " +
@@ -172,13 +175,13 @@ var programTables = map[string]*Program{
 			">-fprintf=OUT,LIT | >-fls=OUT | !-exec | !-execdir | !-ok | !-okdir",
 	},
 	"split": {
-		Class: ClassPure, Cite: "GNU coreutils 9.1, split(1)", Writes: true, Operands: argLit, Longs: longsSplit, Check: splitCheck,
+		Class: ClassPure, Cite: "GNU coreutils 9.1, split(1)", Tested: coreutilsTested, Writes: true, Operands: argLit, Longs: longsSplit, Check: splitCheck,
 		Opts: "-a=NUM --suffix-length=NUM | --additional-suffix=LIT | -b=NUM --bytes=NUM | -C=NUM --line-bytes=NUM | -d | " +
 			"--numeric-suffixes[=NUM] | -x | --hex-suffixes[=NUM] | -e --elide-empty-files | -l=NUM --lines=NUM | " +
 			"-n=LIT --number=LIT | -t=LIT --separator=LIT | -u --unbuffered | --verbose | !--filter=LIT",
 	},
 	"sort": {
-		Class: ClassPure, Cite: "GNU coreutils 9.1, sort(1)", Operands: argPath, Longs: longsSort,
+		Class: ClassPure, Cite: "GNU coreutils 9.1, sort(1)", Tested: coreutilsTested, Operands: argPath, Longs: longsSort,
 		Opts: "-b --ignore-leading-blanks | -d --dictionary-order | -f --ignore-case | -g --general-numeric-sort | " +
 			"-i --ignore-nonprinting | -M --month-sort | -h --human-numeric-sort | -n --numeric-sort | -R --random-sort | " +
 			"--random-source=PATH | -r --reverse | -V --version-sort | --sort=LIT | --batch-size=NUM | -c | --check[=LIT] | -C | " +
@@ -186,24 +189,24 @@ var programTables = map[string]*Program{
 			"-t=LIT --field-separator=LIT | --parallel=NUM | -u --unique | -z --zero-terminated | !--compress-program=LIT | " +
 			"!--files0-from=LIT | !-T=LIT --temporary-directory=LIT",
 	},
-	"cat": {Class: ClassPure, Cite: "GNU coreutils 9.1, cat(1)", Operands: argPath, Longs: longsCat,
+	"cat": {Class: ClassPure, Cite: "GNU coreutils 9.1, cat(1)", Tested: coreutilsTested, Operands: argPath, Longs: longsCat,
 		Opts: "-A --show-all | -b --number-nonblank | -e | -E --show-ends | -n --number | -s --squeeze-blank | -t | " +
 			"-T --show-tabs | -u | -v --show-nonprinting"},
-	"head": {Class: ClassPure, Cite: "GNU coreutils 9.1, head(1)", Operands: argPath, Digits: true, Longs: longsHead,
+	"head": {Class: ClassPure, Cite: "GNU coreutils 9.1, head(1)", Tested: coreutilsTested, Operands: argPath, Digits: true, Longs: longsHead,
 		Opts: "-c=NUM --bytes=NUM | -n=NUM --lines=NUM | -q --quiet --silent | -v --verbose | -z --zero-terminated"},
-	"tail": {Class: ClassPure, Cite: "GNU coreutils 9.1, tail(1)", Operands: argPath, Digits: true, Longs: longsTail,
+	"tail": {Class: ClassPure, Cite: "GNU coreutils 9.1, tail(1)", Tested: coreutilsTested, Operands: argPath, Digits: true, Longs: longsTail,
 		Opts: "-c=NUM --bytes=NUM | -f | --follow[=LIT] | -F | -n=NUM --lines=NUM | --max-unchanged-stats=NUM | --pid=NUM | " +
 			"-q --quiet --silent | --retry | -s=NUM --sleep-interval=NUM | -v --verbose | -z --zero-terminated"},
-	"wc": {Class: ClassPure, Cite: "GNU coreutils 9.1, wc(1)", Operands: argPath, Longs: longsWc,
+	"wc": {Class: ClassPure, Cite: "GNU coreutils 9.1, wc(1)", Tested: coreutilsTested, Operands: argPath, Longs: longsWc,
 		Opts: "-c --bytes | -m --chars | -l --lines | -L --max-line-length | -w --words | !--files0-from=LIT"},
-	"cut": {Class: ClassPure, Cite: "GNU coreutils 9.1, cut(1)", Operands: argPath, Longs: longsCut,
+	"cut": {Class: ClassPure, Cite: "GNU coreutils 9.1, cut(1)", Tested: coreutilsTested, Operands: argPath, Longs: longsCut,
 		Opts: "-b=LIT --bytes=LIT | -c=LIT --characters=LIT | -d=LIT --delimiter=LIT | -f=LIT --fields=LIT | -n | " +
 			"--complement | -s --only-delimited | --output-delimiter=LIT | -z --zero-terminated"},
 	// uniq's second operand is the file it writes.
-	"uniq": {Class: ClassPure, Cite: "GNU coreutils 9.1, uniq(1)", Operands: argLit, MaxOps: 2, Longs: longsUniq, Check: uniqCheck,
+	"uniq": {Class: ClassPure, Cite: "GNU coreutils 9.1, uniq(1)", Tested: coreutilsTested, Operands: argLit, MaxOps: 2, Longs: longsUniq, Check: uniqCheck,
 		Opts: "-c --count | -d --repeated | -D | --all-repeated[=LIT] | -f=NUM --skip-fields=NUM | --group[=LIT] | " +
 			"-i --ignore-case | -s=NUM --skip-chars=NUM | -u --unique | -z --zero-terminated | -w=NUM --check-chars=NUM"},
-	"ls": {Class: ClassPure, Cite: "GNU coreutils 9.1, ls(1)", Operands: argPath, Longs: longsLs,
+	"ls": {Class: ClassPure, Cite: "GNU coreutils 9.1, ls(1)", Tested: coreutilsTested, Operands: argPath, Longs: longsLs,
 		Opts: "-a --all | -A --almost-all | --author | -b --escape | --block-size=LIT | -B --ignore-backups | -c | -C | " +
 			"--color[=LIT] | -d --directory | -D --dired | -f | -F --classify[=LIT] | --file-type | --format=LIT | --full-time | " +
 			"-g | --group-directories-first | -G --no-group | -h --human-readable | --si | -H --dereference-command-line | " +
@@ -230,7 +233,7 @@ var programTables = map[string]*Program{
 	"sh":   shellTable,
 	"bash": shellTable,
 	"dash": shellTable,
-	"make": {Class: ClassRunsWorkspaceCode, Cite: "GNU Make 4.3, make(1)", Operands: argTarget, Longs: longsMake, Runs: []string{"sh"},
+	"make": {Class: ClassRunsWorkspaceCode, Cite: "GNU Make 4.3, make(1)", Tested: "4.2-4.4", Operands: argTarget, Longs: longsMake, Runs: []string{"sh"},
 		Opts: "-B --always-make | -C=DIR --directory=DIR | -d | --debug[=LIT] | -e --environment-overrides | " +
 			"-f=SCRIPT --file=SCRIPT --makefile=SCRIPT | -i --ignore-errors | -j[=NUM] --jobs[=NUM] | -k --keep-going | " +
 			"-l[=NUM] --load-average[=NUM] --max-load[=NUM] | -L --check-symlink-times | -n --just-print --dry-run --recon | " +
@@ -239,7 +242,7 @@ var programTables = map[string]*Program{
 			"-t --touch | --trace | -w --print-directory | --no-print-directory | -W=LIT --what-if=LIT --new-file=LIT --assume-new=LIT | " +
 			"--warn-undefined-variables | !-E=LIT --eval=LIT | !-I=LIT --include-dir=LIT"},
 	"npm": {
-		Class: ClassRunsWorkspaceCode, Cite: "npm 10, npm-run-script(1) and npm-test(1) of the npm CLI documentation", Runs: []string{"sh"},
+		Class: ClassRunsWorkspaceCode, Cite: "npm 10, npm-run-script(1) and npm-test(1) of the npm CLI documentation", Tested: "10-11", Runs: []string{"sh"},
 		Subs: map[string]*Program{
 			"run":        npmRun,
 			"run-script": npmRun,
@@ -249,13 +252,14 @@ var programTables = map[string]*Program{
 	},
 	"python3": pythonTable,
 	"python":  pythonTable,
-	"node": {Class: ClassRunsWorkspaceCode, Cite: "Node.js 20, node(1)", First: argScript, Operands: argRest, StopAtFirst: true,
+	"node": {Class: ClassRunsWorkspaceCode, Cite: "Node.js 20, node(1)", Tested: "18-22", First: argScript, Operands: argRest, StopAtFirst: true,
 		Opts: "--enable-source-maps | --no-warnings | --trace-warnings | --no-deprecation | --throw-deprecation | " +
 			"--trace-uncaught | --max-old-space-size=NUM | --stack-size=NUM | --experimental-vm-modules | --test | --test-only | " +
 			"!-e=LIT --eval=LIT | !-p=LIT --print=LIT | !-r=LIT --require=LIT | !--import=LIT | !--loader=LIT | " +
 			"!--experimental-loader=LIT | !-i --interactive | !--inspect[=LIT] | !--inspect-brk[=LIT]"},
 	"go": {
 		Class: ClassRunsWorkspaceCode, Cite: "Go 1.22, `go help build`, `go help test`, `go help testflag`, `go help env`",
+		Tested: "1.22-1.26", Probe: "version",
 		Runs: []string{"go", "compile", "link", "asm", "cgo", "vet", "cover", "gcc", "gofmt"},
 		Subs: map[string]*Program{
 			"build":   goSub(">-o=OUT", argPkg),
@@ -276,7 +280,7 @@ const bashCite = "bash 5.2, bash(1) SHELL BUILTIN COMMANDS; dash 0.5.12, dash(1)
 var shellTable = &Program{Class: ClassRunsWorkspaceCode, Cite: "bash 5.2, bash(1); dash 0.5.12, dash(1): a script file and its arguments",
 	First: argScript, Operands: argRest, StopAtFirst: true}
 
-var pythonTable = &Program{Class: ClassRunsWorkspaceCode, Cite: "CPython 3.11, python3(1)", First: argScript, Operands: argRest,
+var pythonTable = &Program{Class: ClassRunsWorkspaceCode, Cite: "CPython 3.11, python3(1)", Tested: "3.8-3.13", First: argScript, Operands: argRest,
 	StopAtFirst: true, Opts: "-b | -B | -d | -E | -I | -O | -P | -q | -s | -S | -u | -v | -x | -X=LIT | " +
 		"!-c=LIT | !-m=LIT | !-i | !-W=LIT"} // -W imports the module of a warning category it names
 

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/interceptor"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/placement"
@@ -146,6 +148,11 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 	if e.builtins != nil {
 		acts.Secrets = e.builtins.Secrets // nor does an agent run's thought (F2)
 	}
+	var untested []string
+	if e.sandbox != nil && e.sandbox.Mode() == sandbox.ModeBwrap {
+		// Without a sandbox no rule approves a command (T12): nothing to probe.
+		untested = probeTables(ctx, logger, approval.VersionProbes(), exec.LookPath)
+	}
 	e.Catalog = workflows.NewCatalog(e.Registry, workflows.CatalogOptions{
 		MaxConcurrent:    cfg.MaxConcurrent,
 		ConfirmTimeout:   cfg.ConfirmTimeout,
@@ -153,6 +160,7 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		LocalMaxTimeout:  cfg.LocalActivityMax,
 		DenyAutoApprove:  cfg.DenyAutoApprove,
 		NoSandbox:        e.sandbox == nil || e.sandbox.Mode() != sandbox.ModeBwrap,
+		Untested:         untested,
 		WorkerLimits:     cfg.Limits,
 		ContextTokens:    cfg.ContextTokens,
 		Notify:           notifySettings(cfg.Notify),

@@ -416,7 +416,7 @@ func (r *run) settleOthers(ctx workflow.Context, by string) {
 		if !q.waitsForDecision() || len(q.Limits) > 0 {
 			continue // B1: a limit takes an explicit decision on its call
 		}
-		pol := approval.Policy{Rules: r.usableRules(all), Tables: r.snap.Tables}
+		pol := approval.Policy{Rules: r.usableRules(all), Tables: r.snap.Tables, Untested: r.snap.Untested}
 		now := workflow.Now(ctx)
 		if r.allowTurn && !q.Always {
 			rec := *r.allowTurnBy

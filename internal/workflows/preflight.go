@@ -283,7 +283,7 @@ func SkippedContent(reason string) string {
 // invalid without asking anyone, and approval.Needs, over the rules that
 // verified, decides who asks.
 func (r *run) asks(now time.Time) {
-	pol := approval.Policy{AutoApprove: r.in.AutoApprove, DenyAutoApprove: r.snap.DenyAutoApprove, Rules: r.rules, Tables: r.snap.Tables}
+	pol := approval.Policy{AutoApprove: r.in.AutoApprove, DenyAutoApprove: r.snap.DenyAutoApprove, Rules: r.rules, Tables: r.snap.Tables, Untested: r.snap.Untested}
 	var proj projection
 	for i := range r.calls {
 		c := &r.calls[i]

@@ -144,6 +144,11 @@ type Snapshot struct {
 	// T11). A snapshot recorded before has none: zero, the legacy matcher
 	// those rounds decided with, so they replay the same.
 	Tables int `json:"tables,omitempty"`
+	// Untested are the tabled programs the worker found outside their
+	// table's tested range when it started (CatalogOptions.Untested, T11):
+	// their rules match exact commands only (approval.Policy.Untested). A
+	// snapshot recorded before has none, as those rounds decided.
+	Untested []string `json:"untested,omitempty"`
 	// WorkerLimits are the worker's WORKER_LIMITS (B1).
 	WorkerLimits *round.Limits `json:"worker_limits,omitempty"`
 	// ToolFacts: the snapshot carries the facts of the tools' definitions
@@ -232,6 +237,10 @@ type CatalogOptions struct {
 	// NoSandbox: the worker's commands run without a sandbox; rules do
 	// not approve command calls (T12).
 	NoSandbox bool
+	// Untested are the tabled programs whose version the worker's probe
+	// found outside their table's tested range (T11); every round records
+	// them (Snapshot.Untested).
+	Untested []string
 	// WorkerLimits bound every run whatever its input says (WORKER_LIMITS,
 	// B1).
 	WorkerLimits round.Limits
@@ -306,6 +315,7 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 		DenyAutoApprove:  c.Options.DenyAutoApprove,
 		NoSandbox:        c.Options.NoSandbox,
 		Tables:           approval.TablesCurrent,
+		Untested:         c.Options.Untested,
 		ToolFacts:        true,
 		WorkerLimits:     workerLimits(c.Options.WorkerLimits),
 		Loaded:           asked(tools.LoadedSet(req.Provider, names, req.ClientTools), req.Calls),

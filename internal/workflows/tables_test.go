@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -37,7 +38,7 @@ func TestRoundsRecordTheirMatcher(t *testing.T) {
 	require.Equal(t, approval.TablesCurrent, snap.Tables)
 	b, err := json.Marshal(snap)
 	require.NoError(t, err)
-	require.Contains(t, string(b), `"tables":2`)
+	require.Contains(t, string(b), fmt.Sprintf(`"tables":%d`, approval.TablesCurrent))
 
 	probe := `{"command":"tar xIf 'sh -c id>PWN_TAR' a.tar"}`
 	in := func() round.Input {
@@ -63,4 +64,35 @@ func TestRememberedPatternNeedsATable(t *testing.T) {
 	require.ErrorContains(t, err, "no option table")
 	_, err = approval.RememberAt(0, approval.KindCommand, "run_command", `{"command":"rm x"}`, "rm *")
 	require.NoError(t, err, "rounds recorded before remember it as they did")
+}
+
+// TestUntestedProgramsAreRecorded: the programs the worker found outside
+// their table's tested range reach the round through its snapshot (T11),
+// and a pattern over one then matches only the very command; a snapshot
+// recorded before has none and decides as it did.
+func TestUntestedProgramsAreRecorded(t *testing.T) {
+	in := func() round.Input {
+		in := input(call("p", "run_command", `{"command":"tar tf a.tar"}`), call("x", "run_command", `{"command":"tar xf a.tar"}`))
+		in.ConfirmTimeoutSeconds = 5
+		in.State.Allow = []round.AllowRule{
+			signed("s", "r", approval.Rule{Tool: "run_command", Pattern: "tar *"}),
+			signed("s", "r", approval.Rule{Tool: "run_command", Pattern: "tar xf a.tar"}),
+		}
+		return in
+	}
+	h := newHarness(t, 3)
+	cat := h.wf.Catalog.(*workflows.RegistryCatalog)
+	cat.Options.Untested = []string{"tar"}
+	snap := h.wf.Catalog.Snapshot(workflows.SnapshotRequest{})
+	require.Equal(t, []string{"tar"}, snap.Untested)
+	b, err := json.Marshal(snap)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"untested":["tar"]`)
+	res := h.run(t, in())
+	require.Equal(t, []round.Status{round.StatusExpired, round.StatusOK}, statuses(res), "tar * no longer matches; the very command does")
+
+	h = newHarness(t, 3)
+	require.NotContains(t, func() string { b, _ := json.Marshal(h.wf.Catalog.Snapshot(workflows.SnapshotRequest{})); return string(b) }(), "untested")
+	res = h.run(t, in())
+	require.Equal(t, []round.Status{round.StatusOK, round.StatusOK}, statuses(res), "in range, tar * matches")
 }
