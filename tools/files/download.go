@@ -83,6 +83,9 @@ func (t *fileTools) downloadFile(ctx context.Context, req tools.Request, a downl
 	if err != nil {
 		return tools.Result{}, err
 	}
+	if err := ruleReach(req, a.Path, tg); err != nil {
+		return tools.Result{}, err
+	}
 	// The download is written, kept as a version and renamed into place
 	// through the file's folder, opened here (or, if it does not exist yet,
 	// made once the server answered), so a symbolic link swapped in

@@ -66,6 +66,9 @@ func (t *fileTools) editFile(ctx context.Context, req tools.Request, a editArgs)
 	if err != nil {
 		return tools.Result{}, err
 	}
+	if err := ruleReach(req, a.Path, tg); err != nil {
+		return tools.Result{}, err
+	}
 	if tg.real == "." {
 		return tools.Result{}, errors.New("the path names the workdir itself; give a file path")
 	}

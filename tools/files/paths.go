@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -88,6 +89,19 @@ func (t *fileTools) resolve(p string) (target, error) {
 		done, rest = ".", append(splitPath(to), rest[1:]...)
 	}
 	return target{given: rel, real: done}, nil
+}
+
+// ruleReach refuses, for a call a remembered rule approved (T12), a
+// target in the protected set (approval.ProtectedPath) when named, the path
+// as the call's arguments give it, is not: a symbolic link leads there, or
+// a download's file name from its URL. The rule matched the name, and no
+// file-tool rule matches a path of the set, so the change waits for a
+// person, asked by the real name.
+func ruleReach(req tools.Request, named string, tg target) error {
+	if !req.RuleApproved || approval.ProtectedPath(named) || !approval.ProtectedPath(tg.real) {
+		return nil
+	}
+	return fmt.Errorf("%s leads to %s, which is in the protected set (.git, key files, ...): no rule approves a change to it; give %s as the path so that a person confirms it", named, tg.real, tg.real)
 }
 
 func splitPath(p string) []string {

@@ -52,6 +52,9 @@ func (t *fileTools) removeFile(ctx context.Context, req tools.Request, a pathArg
 	if err != nil {
 		return tools.Result{}, err
 	}
+	if err := ruleReach(req, a.Path, tg); err != nil {
+		return tools.Result{}, err
+	}
 	if tg.real == "." {
 		return tools.Result{}, errors.New("the path names the workdir itself; remove the files in it one by one")
 	}

@@ -59,6 +59,9 @@ func (t *fileTools) restoreFile(ctx context.Context, req tools.Request, a restor
 	if err != nil {
 		return tools.Result{}, err
 	}
+	if err := ruleReach(req, a.Path, tg); err != nil {
+		return tools.Result{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return tools.Result{}, err
 	}
