@@ -60,7 +60,7 @@ func RememberScoped(tables int, kind Kind, tool, canonicalArgs, pattern, scope s
 		scope = DefaultScope(kind, canonicalArgs, readOnly)
 	}
 	if kind == KindCommand && pattern != "" {
-		if _, class, ok := RulePrograms(pattern); ok && class == ClassRunsWorkspaceCode {
+		if _, ok := WorkspaceCodeProgram(pattern); ok {
 			scope = ScopeWrite
 		}
 	}

@@ -94,3 +94,36 @@ func compareParts(a, b []int, n int) int {
 	}
 	return 0
 }
+
+// WorkspaceCodeProgram returns the program a command pattern names when
+// its table classes it runs-workspace-code (python3, node, go, npm, make,
+// a shell with a script file): a rule over it is consent to run the
+// workspace's code, whatever that code is when a matching command runs,
+// and its scope is always write (RememberScoped). ok is false for any
+// other pattern.
+func WorkspaceCodeProgram(pattern string) (program string, ok bool) {
+	progs, class, ok := RulePrograms(pattern)
+	if !ok || class != ClassRunsWorkspaceCode {
+		return "", false
+	}
+	return progs[0], true
+}
+
+// WorkspaceCodePrograms are the programs WorkspaceCodeProgram names, sorted.
+func WorkspaceCodePrograms() []string {
+	var out []string
+	for n, p := range programTables {
+		if p.Class == ClassRunsWorkspaceCode {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// WorkspaceCodeNotice is what a person is told before a rule over program,
+// one WorkspaceCodeProgram names, is remembered (T11).
+func WorkspaceCodeNotice(program string) string {
+	return program + " runs the workspace's code: a rule over it is consent to run whatever code the workspace holds " +
+		"when a matching command runs, and its scope is always write"
+}

@@ -80,3 +80,25 @@ func TestUntestedProgramsMatchExactCommandsOnly(t *testing.T) {
 		require.Equal(t, tables == TablesV2, Needs(call("git diff --stat"), pol).Ask, "tables %d", tables)
 	}
 }
+
+// T11: a rule over a program of class runs-workspace-code is consent to
+// run the workspace's code; the console and `starter approve` say so with
+// this notice before it is remembered, and its scope is write.
+func TestWorkspaceCodeNotice(t *testing.T) {
+	for _, p := range []string{"python3 *", "python3 manage.py test", "node *", "go test ./...", "npm run build", "make *", "/usr/bin/make test", "bash build.sh"} {
+		prog, ok := WorkspaceCodeProgram(p)
+		require.True(t, ok, p)
+		require.Contains(t, WorkspaceCodePrograms(), prog, p)
+		n := WorkspaceCodeNotice(prog)
+		require.Contains(t, n, prog+" runs the workspace's code", p)
+		require.Contains(t, n, "scope is always write", p)
+		rules, err := RememberScoped(TablesCurrent, KindCommand, "run_command", `{"command":"x"}`, p, ScopeReadOnly, false)
+		require.NoError(t, err, p)
+		require.Equal(t, ScopeWrite, rules[0].Scope, p)
+	}
+	for _, p := range []string{"git *", "ls -la", "cat *", "src/**", "GET https://x.com/*", "", "cd a && make"} {
+		_, ok := WorkspaceCodeProgram(p)
+		require.False(t, ok, p)
+	}
+	require.Equal(t, []string{"bash", "dash", "go", "make", "node", "npm", "python", "python3", "sh"}, WorkspaceCodePrograms())
+}

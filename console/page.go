@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
 )
@@ -168,6 +169,32 @@ type card struct {
 	Waited, Deadline, SinceISO, DeadlineISO string
 	// Fields are the form of an MCP server's request (E1).
 	Fields []elicitField
+	// WorkspaceCode is the notice shown beside the remember control when
+	// the call's command is one of a program that runs the workspace's
+	// code (T11); the page's script shows it for the pattern a person
+	// types, from WorkspaceCodePrograms and WorkspaceCodeTemplate.
+	WorkspaceCode         string
+	WorkspaceCodePrograms string
+	WorkspaceCodeTemplate string
+}
+
+// workspaceCodeTemplate is approval.WorkspaceCodeNotice with {program} for
+// the program, for the page's script.
+var workspaceCodeTemplate = approval.WorkspaceCodeNotice("{program}") + "."
+
+// workspaceCodeNotice is the notice of a call whose "command" argument is
+// a command over a program that runs the workspace's code, or "".
+func workspaceCodeNotice(args string) string {
+	var a struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal([]byte(args), &a) != nil || a.Command == "" {
+		return ""
+	}
+	if prog, ok := approval.WorkspaceCodeProgram(a.Command); ok {
+		return approval.WorkspaceCodeNotice(prog) + "."
+	}
+	return ""
 }
 
 func (s *Server) newCard(p principal, wfID, session string, pc PendingCall, ret string) card {
@@ -176,6 +203,9 @@ func (s *Server) newCard(p principal, wfID, session string, pc PendingCall, ret 
 		Anchor: anchor(wfID + "|" + pc.CallID), ArgsPretty: prettyJSON(string(pc.Arguments)),
 		Waited: since(now, pc.Since), SinceISO: pc.Since.UTC().Format(time.RFC3339), DeadlineISO: pc.Deadline.UTC().Format(time.RFC3339)}
 	_, c.RunID, c.Round = splitWorkflowID(wfID)
+	c.WorkspaceCode = workspaceCodeNotice(string(pc.Arguments))
+	c.WorkspaceCodePrograms = strings.Join(approval.WorkspaceCodePrograms(), " ")
+	c.WorkspaceCodeTemplate = workspaceCodeTemplate
 	if e := pc.Elicitation; e != nil && e.Mode == "form" {
 		c.Fields = elicitFields(e.RequestedSchema)
 	}

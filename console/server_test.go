@@ -1081,3 +1081,35 @@ func TestCardChoosesTheScope(t *testing.T) {
 	require.True(t, f.decisions[0].Remember)
 	require.Empty(t, f.decisions[1].Scope, "without remember the card's scope is not sent")
 }
+
+// TestCardSaysARuleRunsWorkspaceCode (T11): beside the remember control,
+// the card of a command over a program that runs the workspace's code says
+// that a rule over it is consent to run that code and is write; the card
+// of any other call carries the notice hidden, for the page's script to
+// show when the pattern typed names such a program.
+func TestCardSaysARuleRunsWorkspaceCode(t *testing.T) {
+	ts, f := newTestServer(t)
+	f.inbox[0].Pending = append(f.inbox[0].Pending, PendingCall{CallID: "call_2", Tool: "run_command", Kind: KindConfirm, ApprovalID: "def",
+		Arguments: `{"command":"python3 manage.py test"}`, Since: time.Now(), Deadline: time.Now().Add(time.Hour)})
+	c := browser(t)
+	signIn(t, ts, c, approverToken)
+	resp, err := c.Get(ts.URL + "/")
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	page := string(b)
+	notices := strings.Split(page, `<p class="notice workspace-code"`)
+	require.Len(t, notices, 3, "one notice per card that can remember a rule")
+	first, second := notices[1][:strings.Index(notices[1], "</p>")], notices[2][:strings.Index(notices[2], "</p>")]
+	if !strings.Contains(first, `data-default=""`) {
+		first, second = second, first
+	}
+	require.Contains(t, first, `data-default="" hidden>`, "edit_file's card hides it")
+	require.NotContains(t, second, " hidden>")
+	require.Contains(t, second, "python3 runs the workspace&#39;s code: a rule over it is consent to run whatever code the workspace holds")
+	require.Contains(t, second, "its scope is always write")
+	require.Contains(t, second, `data-programs="bash dash go make node npm python python3 sh"`)
+	require.Contains(t, second, `data-template="{program} runs the workspace&#39;s code`)
+	remember := strings.LastIndex(page, `name="remember"`)
+	require.Less(t, remember, strings.LastIndex(page, `<p class="notice workspace-code"`), "the notice follows the remember control")
+}

@@ -199,6 +199,18 @@ func TestConsoleBrowser(t *testing.T) {
 	require.True(t, eval[bool](t, ctx, `document.activeElement.name === "args"`), "the editor has the focus")
 	c.pendingOf(t, wfB, "e2")
 
+	// A pattern over a program that runs the workspace's code: the card
+	// says what remembering it means before it is remembered (T11).
+	notice := jsString(b + " p.workspace-code")
+	require.True(t, eval[bool](t, ctx, `document.querySelector(`+notice+`).hidden`), "edit_file's card shows no notice")
+	require.NoError(t, chromedp.Do(ctx, chromedp.SendKeys(css(b+` input[name="pattern"]`), "python3 *")))
+	poll(t, ctx, `!document.querySelector(`+notice+`).hidden`)
+	require.Contains(t, text(t, ctx, b+" p.workspace-code"), "python3 runs the workspace's code")
+	require.Contains(t, text(t, ctx, b+" p.workspace-code"), "its scope is always write")
+	eval[bool](t, ctx, `(() => { const i = document.querySelector(`+jsString(b+` input[name="pattern"]`)+`); i.value = "git *"; i.dispatchEvent(new Event("input")); return true; })()`)
+	poll(t, ctx, `document.querySelector(`+notice+`).hidden`)
+	eval[bool](t, ctx, `(() => { const i = document.querySelector(`+jsString(b+` input[name="pattern"]`)+`); i.value = ""; i.dispatchEvent(new Event("input")); return true; })()`)
+
 	// Deny it with a reason, from the inbox.
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SendKeys(css(b+` input[name="reason"]`), "not in this sprint"),

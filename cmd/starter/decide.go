@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -51,6 +52,8 @@ var approveCommand = &command{name: "approve", args: "WORKFLOW_ID CALL_ID", npos
 		})
 		fs.StringVar(&f.as, "as", "", "who approves, recorded with the decision; default: your OS user at the host name, user@host")
 		fs.StringVar(&f.args, "args", "", "run the call with these arguments (a JSON object) instead of the model's")
+		fs.BoolVar(&f.yes, "yes", false, "with --remember --pattern over a program that runs the workspace's code (python3, node, go, npm, make, ...): "+
+			"consent without being asked; needed when stdin is not a terminal")
 	},
 	run: func(ctx context.Context, x *call) error {
 		if x.f.args != "" && !json.Valid([]byte(x.f.args)) {
@@ -62,8 +65,55 @@ var approveCommand = &command{name: "approve", args: "WORKFLOW_ID CALL_ID", npos
 		if x.f.upTo != 0 && !x.f.remember {
 			return usageError{errors.New("approve --up-to bounds a remembered rule: give it with --remember"), ""}
 		}
+		if err := consentToWorkspaceCode(x.f, x.stdin, x.stderr, isTerminal(x.stdin)); err != nil {
+			return err
+		}
 		return runDecide(ctx, x, true)
 	}}
+
+// consentToWorkspaceCode says, before a rule is remembered over a program
+// that runs the workspace's code, that the rule is consent to run it (T11),
+// and asks for that consent: --yes gives it; on a terminal the answer y
+// does; without a terminal and --yes nothing is decided (a usage error).
+// Any other decision goes on without a word.
+func consentToWorkspaceCode(f flags, stdin io.Reader, stderr io.Writer, terminal bool) error {
+	if !f.remember || f.pattern == "" {
+		return nil
+	}
+	prog, ok := approval.WorkspaceCodeProgram(f.pattern)
+	if !ok {
+		return nil
+	}
+	fmt.Fprintln(stderr, "starter: "+approval.WorkspaceCodeNotice(prog)+".")
+	if f.yes {
+		return nil
+	}
+	if !terminal {
+		return usageError{fmt.Errorf("approve --remember --pattern %q: a rule over %s is consent to run the workspace's code; give --yes to remember it (nothing was decided)", f.pattern, prog), ""}
+	}
+	fmt.Fprint(stderr, "Remember it? [y/N] ")
+	line, _ := bufio.NewReader(stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return nil
+	}
+	return fmt.Errorf("the rule over %s was not remembered, and nothing was decided", prog)
+}
+
+// isTerminal reports whether r is a terminal, as a person's stdin is: a
+// character device other than /dev/null.
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
+}
 
 var denyCommand = &command{name: "deny", args: "WORKFLOW_ID CALL_ID", npos: 2,
 	summary: "Skip a waiting call; its result says it was skipped by the user.",

@@ -70,6 +70,7 @@ type flags struct {
 	session                   string // inbox, agent
 	upTo                      int64
 	scope                     string // approve --scope (T12)
+	yes                       bool   // approve --yes (T11)
 	// answer: an MCP server's request (E1), answered with --json,
 	// --decline or --cancel.
 	answerJSON               string

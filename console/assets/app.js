@@ -73,6 +73,24 @@
     cell.textContent = text;
   }
 
+  // workspaceCode shows, beside the remember control, that a rule over a
+  // program that runs the workspace's code is consent to run it (T11): for
+  // the pattern typed, else for the call's own command.
+  function workspaceCode(p) {
+    var form = p.closest("form"), input = form && form.querySelector('input[name="pattern"]');
+    if (!input) return;
+    var programs = (p.dataset.programs || "").split(" ");
+    input.addEventListener("input", function () {
+      var text = p.dataset.default || "", first = input.value.trim().split(/\s+/)[0];
+      if (first) {
+        var name = first.split("/").pop();
+        text = programs.indexOf(name) >= 0 ? p.dataset.template.split("{program}").join(name) : "";
+      }
+      p.textContent = text;
+      p.hidden = !text;
+    });
+  }
+
   function enhance(form) {
     var card = form.closest(".card");
     form.addEventListener("submit", function (ev) {
@@ -213,6 +231,7 @@
     document.querySelectorAll("textarea[data-json]").forEach(function (a) {
       a.addEventListener("input", function () { checkJSON(a); });
     });
+    document.querySelectorAll("p.workspace-code").forEach(workspaceCode);
     tick();
     setInterval(tick, 1000);
     if (document.body.dataset.session) liveSession(document.body.dataset.session);
