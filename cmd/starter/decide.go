@@ -81,8 +81,8 @@ func consentToWorkspaceCode(f flags, stdin io.Reader, stderr io.Writer, terminal
 		return nil
 	}
 	prog, ok := approval.WorkspaceCodeProgram(f.pattern)
-	if !ok {
-		return nil
+	if !ok || approval.ValidatePattern(approval.KindCommand, "run_command", f.pattern) != nil {
+		return nil // the worker refuses a pattern that cannot be a rule, and says why
 	}
 	fmt.Fprintln(stderr, "starter: "+approval.WorkspaceCodeNotice(prog)+".")
 	if f.yes {

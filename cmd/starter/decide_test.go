@@ -62,7 +62,7 @@ func TestApproveSaysARuleRunsWorkspaceCode(t *testing.T) {
 		require.Equal(t, ok, err == nil, "%q: %v", answer, err)
 		require.Contains(t, stderr.String(), "[y/N]", answer)
 	}
-	for _, f := range []flags{{remember: true, pattern: "git *"}, {remember: true}, {pattern: "python3 *"}} {
+	for _, f := range []flags{{remember: true, pattern: "git *"}, {remember: true}, {pattern: "python3 *"}, {remember: true, pattern: "bash"}} {
 		stderr.Reset()
 		require.NoError(t, consentToWorkspaceCode(f, strings.NewReader(""), &stderr, false))
 		require.Empty(t, stderr.String())
