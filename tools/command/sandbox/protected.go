@@ -35,7 +35,8 @@ func idOf(p string) (fileID, bool) {
 	if !ok {
 		return fileID{}, false
 	}
-	return fileID{uint64(st.Dev), uint64(st.Ino)}, true //nolint:unconvert // the types differ by architecture
+	// The fields' types differ by architecture.
+	return fileID{uint64(st.Dev), uint64(st.Ino)}, true
 }
 
 // scanProtected walks root for the protected set as it is now: every .git
