@@ -46,6 +46,9 @@ type Activities struct {
 	// Unavailable lists the MCP servers whose tools are missing, for
 	// ListTools; nil: none.
 	Unavailable func() []tools.Unavailable
+	// Queues are the worker's tool queues and their state (TOOL_QUEUES,
+	// Y2), which ListTools reports beside its tools.
+	Queues func() []tools.QueueState
 	// Events, Cache, History and Blobs may be nil: the round then goes on
 	// without them.
 	Events  EventSink

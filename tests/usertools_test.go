@@ -1,0 +1,185 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	tclient "go.temporal.io/sdk/client"
+
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/toolworker"
+)
+
+// orderTools are a program's own tools: a read-only lookup and a
+// side-effecting refund that remembers each operation id it was given.
+type orderTools struct {
+	mu      sync.Mutex
+	lookups int
+	ops     []string
+}
+
+func (o *orderTools) tools() []toolworker.Tool {
+	lookup := toolworker.New("lookup_order", func(_ context.Context, _ toolworker.Call, a struct {
+		ID string `json:"id"`
+	}) (any, error) {
+		o.mu.Lock()
+		o.lookups++
+		o.mu.Unlock()
+		return map[string]any{"id": a.ID, "status": "shipped"}, nil
+	}, toolworker.ReadOnly(), toolworker.Description("Look an order up by its id."))
+	refund := toolworker.New("refund_order", func(_ context.Context, call toolworker.Call, a struct {
+		ID     string `json:"id"`
+		Amount int    `json:"amount"`
+	}) (any, error) {
+		if a.Amount <= 0 {
+			return nil, &toolworker.ToolError{Message: "a refund needs a positive amount"}
+		}
+		o.mu.Lock()
+		o.ops = append(o.ops, call.OperationID)
+		o.mu.Unlock()
+		return "refunded " + a.ID, nil
+	}, toolworker.Timeouts(30*time.Second, 3*time.Second, 6*time.Second))
+	return []toolworker.Tool{lookup, refund}
+}
+
+// serveTools serves tools on queue from this process until the test ends.
+func (e *env) serveTools(queue string, tl []toolworker.Tool) context.CancelFunc {
+	t := e.t
+	t.Helper()
+	c, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- toolworker.Serve(ctx, c, queue, tl, toolworker.Options{ToolroundTaskQueue: e.taskQueue})
+	}()
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			require.NoError(t, <-done)
+		}
+	}
+	t.Cleanup(func() { stop(); c.Close() })
+	return stop
+}
+
+// waitForTools waits until the worker lists every named tool of queue as
+// served by a live tool worker (`starter tools --worker`, Y2).
+func (e *env) waitForTools(queue string, names ...string) tools.QueueState {
+	e.t.Helper()
+	var st tools.QueueState
+	require.Eventually(e.t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		r := e.starter(ctx, "", "tools", "--provider", "openai", "--worker")
+		var ts tools.Toolset
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &ts) != nil {
+			return false
+		}
+		for _, q := range ts.Queues {
+			if q.Queue == queue {
+				st = q
+				got := strings.Join(q.Tools, ",")
+				for _, n := range names {
+					if !strings.Contains(got, n) {
+						return false
+					}
+				}
+				return q.Available
+			}
+		}
+		return false
+	}, 60*time.Second, 300*time.Millisecond, "the worker never listed the tools of queue %s", queue)
+	return st
+}
+
+func TestUserToolsRunInARoundY3(t *testing.T) {
+	e := newEnv(t)
+	queue := "orders-" + e.taskQueue
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue+":trusted")
+	e.startWorker()
+	var o orderTools
+	e.serveTools(queue, o.tools())
+	st := e.waitForTools(queue, "lookup_order", "refund_order")
+	require.True(t, st.Trusted)
+
+	in := e.input(1, "claude-code", fetched(),
+		call("c1", "lookup_order", map[string]any{"id": "A-1"}),
+		call("c2", "refund_order", map[string]any{"id": "A-1", "amount": 5}),
+		call("c3", "refund_order", map[string]any{"id": "A-1", "amount": 0}),
+		call("c4", "lookup_order", map[string]any{"nope": 1}),
+	)
+	in.AutoApprove = true
+	res := e.round(in)
+	requireEveryCallOnce(t, in, res)
+	got := byID(res)
+	require.Equal(t, round.StatusOK, got["c1"].Status, got["c1"].Content)
+	require.JSONEq(t, `{"id":"A-1","status":"shipped"}`, got["c1"].Content)
+	require.Equal(t, round.StatusOK, got["c2"].Status, got["c2"].Content)
+	require.Equal(t, "refunded A-1", got["c2"].Content)
+	require.Equal(t, round.StatusError, got["c3"].Status)
+	require.Equal(t, "tool_error", got["c3"].ErrorCode)
+	require.Contains(t, got["c3"].Content, "positive amount")
+	require.Equal(t, round.StatusInvalid, got["c4"].Status, "pass 1 validates against the announced schema")
+
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	require.Equal(t, 1, o.lookups)
+	require.Len(t, o.ops, 1, "only the refund with an amount got past the function's own check")
+	require.NotEmpty(t, o.ops[0])
+	require.Equal(t, got["c2"].OperationID, o.ops[0], "the function got the call's operation id")
+}
+
+// A side-effecting call on a queue whose tool worker is gone ends
+// tool_unavailable after the tool's schedule-to-start timeout, naming the
+// queue, and never runs (Y4).
+func TestUserToolUnavailableY4(t *testing.T) {
+	e := newEnv(t)
+	queue := "orders-" + e.taskQueue
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue)
+	e.startWorker()
+	var o orderTools
+	stop := e.serveTools(queue, o.tools())
+	e.waitForTools(queue, "refund_order")
+	stop()
+
+	in := e.input(1, "claude-code", fetched(), call("c1", "refund_order", map[string]any{"id": "B-2", "amount": 3}))
+	in.AutoApprove = true
+	res := e.round(in)
+	c := byID(res)["c1"]
+	require.Equal(t, round.StatusError, c.Status, c.Content)
+	require.Equal(t, round.ErrorCodeToolUnavailable, c.ErrorCode)
+	require.Contains(t, c.Content, queue)
+	o.mu.Lock()
+	require.Empty(t, o.ops)
+	o.mu.Unlock()
+}
+
+// A tool worker whose queue the worker does not run is refused at its
+// start, with one line naming the queue and TOOL_QUEUES (Y2).
+func TestUserToolsOfAnotherQueueAreRefusedY2(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	c, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
+	require.NoError(t, err)
+	defer c.Close()
+	var o orderTools
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = toolworker.Announce(ctx, c, "elsewhere-"+e.taskQueue, o.tools(), toolworker.Options{ToolroundTaskQueue: e.taskQueue})
+	require.ErrorIs(t, err, toolworker.ErrRefused)
+	require.Contains(t, err.Error(), "add it to TOOL_QUEUES")
+}
+
+// fetched is a run state whose model has the order tools' schemas (P1.4).
+func fetched() *round.RunState {
+	return &round.RunState{Fetched: []string{"lookup_order", "refund_order"}}
+}
