@@ -3,8 +3,12 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -182,4 +186,83 @@ func TestUserToolsOfAnotherQueueAreRefusedY2(t *testing.T) {
 // fetched is a run state whose model has the order tools' schemas (P1.4).
 func fetched() *round.RunState {
 	return &round.RunState{Fetched: []string{"lookup_order", "refund_order"}}
+}
+
+// toolWorker is a running tests/testtoolworker process.
+type toolWorker struct {
+	cmd  *exec.Cmd
+	logs *syncBuffer
+	done chan struct{}
+}
+
+// startToolWorker starts tests/testtoolworker on queue, its marks in dir.
+func (e *env) startToolWorker(queue, dir string) *toolWorker {
+	e.t.Helper()
+	w := &toolWorker{cmd: exec.Command(testToolWorkerBin), logs: &syncBuffer{}, done: make(chan struct{})}
+	w.cmd.Env = append(e.environ(), "TOOL_QUEUE="+queue, "TOOLROUND_TASK_QUEUE="+e.taskQueue, "MARKS="+dir)
+	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
+	require.NoError(e.t, w.cmd.Start())
+	go func() { _ = w.cmd.Wait(); close(w.done) }()
+	e.t.Cleanup(func() {
+		_ = w.cmd.Process.Kill()
+		<-w.done
+		if e.t.Failed() {
+			e.t.Logf("tool worker log:\n%s", w.logs.String())
+		}
+	})
+	return w
+}
+
+func (w *toolWorker) kill(t *testing.T) {
+	t.Helper()
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL))
+	<-w.done
+}
+
+func markLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	return strings.Fields(string(b))
+}
+
+// A tool worker killed with SIGKILL mid-call: a side-effecting call ends
+// unknown_outcome and never runs again; a read-only call runs again on the
+// restarted tool worker once its heartbeat times out (Y4).
+func TestUserToolWorkerKilledY4(t *testing.T) {
+	e := newEnv(t)
+	queue := "holds-" + e.taskQueue
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue+":trusted")
+	e.startWorker()
+	marks := t.TempDir()
+	tw := e.startToolWorker(queue, marks)
+	e.waitForTools(queue, "hold_refund", "hold_lookup")
+	state := &round.RunState{Fetched: []string{"hold_refund", "hold_lookup"}}
+
+	in := e.input(1, "claude-code", state, call("r1", "hold_refund", map[string]any{"id": "C-3"}))
+	in.AutoApprove = true
+	done := e.startRound(in)
+	require.Eventually(t, func() bool { return len(markLines(t, filepath.Join(marks, "refund"))) == 1 }, time.Minute, 50*time.Millisecond)
+	tw.kill(t)
+	res := decodeResult(t, <-done)
+	r := byID(res)["r1"]
+	require.Equal(t, round.StatusUnknownOutcome, r.Status, r.Content)
+	require.Equal(t, []string{r.OperationID}, markLines(t, filepath.Join(marks, "refund")), "the function ran once, with the call's operation id")
+
+	tw = e.startToolWorker(queue, marks)
+	e.waitForTools(queue, "hold_lookup")
+	in = e.input(2, "claude-code", state, call("l1", "hold_lookup", map[string]any{"id": "D-4"}))
+	done = e.startRound(in)
+	require.Eventually(t, func() bool { return len(markLines(t, filepath.Join(marks, "lookup"))) == 1 }, time.Minute, 50*time.Millisecond)
+	tw.kill(t)
+	e.startToolWorker(queue, marks)
+	res = decodeResult(t, <-done)
+	l := byID(res)["l1"]
+	require.Equal(t, round.StatusOK, l.Status, l.Content)
+	require.Equal(t, "found D-4", l.Content)
+	require.Equal(t, 2, l.Attempts)
+	require.Len(t, markLines(t, filepath.Join(marks, "lookup")), 2)
 }

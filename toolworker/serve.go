@@ -257,6 +257,14 @@ func (t Tool) call(in CallInput) Call {
 // every third of the heartbeat timeout while the function runs, and turns
 // what it returns into a CallResult.
 func (t Tool) activity(ctx context.Context, in CallInput) (CallResult, error) {
+	res, err := t.answer(ctx, in)
+	if err == nil && activity.IsActivity(ctx) {
+		res.Attempt = activity.GetInfo(ctx).Attempt
+	}
+	return res, err
+}
+
+func (t Tool) answer(ctx context.Context, in CallInput) (CallResult, error) {
 	if in.SchemaHash != "" && in.SchemaHash != t.decl.SchemaHash {
 		return errorResult(ErrorSchemaChanged, "tool "+t.decl.Name+" changed since the round checked the call (schema "+t.decl.SchemaHash+", the round saw "+in.SchemaHash+"); it did not run"), nil
 	}

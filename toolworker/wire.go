@@ -107,6 +107,9 @@ type CallResult struct {
 	Content   []Item `json:"content"`
 	IsError   bool   `json:"is_error"`
 	ErrorCode string `json:"error_code,omitempty"`
+	// Attempt is the activity attempt that answered, from 1, when the
+	// tool worker says (the round reports it as the call's attempts).
+	Attempt int32 `json:"attempt,omitempty"`
 }
 
 // ReconcileResult is the result of a reconciliation: TookEffect is true

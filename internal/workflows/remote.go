@@ -68,7 +68,7 @@ func (r *run) startRemote(ctx workflow.Context, c *Call, ti ToolInfo) workflow.F
 // remoteOutput is the round's output of a tool worker's result: its text
 // items and JSON items as text, one line per image with the image beside.
 func remoteOutput(res toolworker.CallResult) round.ExecuteOutput {
-	out := round.ExecuteOutput{IsError: res.IsError, ErrorCode: res.ErrorCode}
+	out := round.ExecuteOutput{IsError: res.IsError, ErrorCode: res.ErrorCode, Attempt: int(res.Attempt)}
 	if res.IsError && out.ErrorCode == "" {
 		out.ErrorCode = toolworker.ErrorToolError
 	}
