@@ -266,3 +266,28 @@ func TestUserToolWorkerKilledY4(t *testing.T) {
 	require.Equal(t, 2, l.Attempts)
 	require.Len(t, markLines(t, filepath.Join(marks, "lookup")), 2)
 }
+
+// A cancelled round reaches a user tool's function through its context
+// within one heartbeat interval, and the call ends cancelled (Y1, Y4).
+func TestUserToolCancelReachesTheFunctionY4(t *testing.T) {
+	e := newEnv(t)
+	queue := "holds-" + e.taskQueue
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue)
+	e.startWorker()
+	marks := t.TempDir()
+	e.startToolWorker(queue, marks)
+	e.waitForTools(queue, "hold_refund")
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"hold_refund"}}, call("r1", "hold_refund", map[string]any{"id": "E-5"}))
+	in.AutoApprove = true
+	done := e.startRound(in)
+	require.Eventually(t, func() bool { return len(markLines(t, filepath.Join(marks, "refund"))) == 1 }, time.Minute, 50*time.Millisecond)
+	cancelled := time.Now()
+	r := e.starter(context.Background(), "", "cancel", round.WorkflowID(e.session, "run-1", 1))
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Eventually(t, func() bool { return len(markLines(t, filepath.Join(marks, "refund-cancelled"))) == 1 }, 20*time.Second, 50*time.Millisecond)
+	// hold_refund heartbeats every second (a 3 s heartbeat timeout): the
+	// cancel arrives with the next heartbeat's answer.
+	require.Less(t, time.Since(cancelled), 5*time.Second)
+	res := <-done
+	t.Log(res.stdout, res.stderr)
+}

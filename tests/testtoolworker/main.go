@@ -3,7 +3,8 @@
 // catalog on TOOLROUND_TASK_QUEUE, until SIGINT or SIGTERM.
 //   - hold_refund (a side effect) appends its operation id to
 //     MARKS/refund, then waits until its context ends: a test kills the
-//     process while it waits;
+//     process while it waits, or cancels the round, which the function
+//     sees (it then appends to MARKS/refund-cancelled);
 //   - hold_lookup (read-only) appends a line to MARKS/lookup; the first
 //     attempt then waits until its context ends, a later one answers
 //     "found <id>".
@@ -52,6 +53,7 @@ func main() {
 			return nil, err
 		}
 		<-ctx.Done()
+		_, _ = mark(marks, "refund-cancelled", call.OperationID)
 		return nil, ctx.Err()
 	}, toolworker.Timeouts(time.Minute, 10*time.Second, 3*time.Second))
 	lookup := toolworker.New("hold_lookup", func(ctx context.Context, call toolworker.Call, a orderArgs) (any, error) {
