@@ -362,6 +362,20 @@ def test_check_exits_2_with_one_line_per_problem(capsys):
     assert "thirds: the name is used twice" in lines[3]
 
 
+def test_readme_tool_worker_is_checked(tmp_path, capsys):
+    with open(os.path.join(HERE, "..", "README.md")) as f:
+        readme = f.read()
+    section = readme[readme.index("## Your own tools"):]
+    snippet = section[section.index("```python\n") + len("```python\n"):]
+    snippet = snippet[:snippet.index("```")]
+    path = tmp_path / "weather.py"
+    path.write_text(snippet)
+    assert main(["check", str(path)]) == 0
+    [t] = json.loads(capsys.readouterr().out)["tools"]
+    assert t["name"] == "weather" and t["parameters"]["required"] == ["city"]
+    assert t["description"] == "Today's weather in a city."
+
+
 def test_check_command_line_errors():
     def cli(*args):
         return subprocess.run([sys.executable, "-m", "toolround.tools", *args], capture_output=True, text=True,
