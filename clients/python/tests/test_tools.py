@@ -34,7 +34,8 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker  # noqa: E402
 from temporalio.workflow import ActivityCancellationType  # noqa: E402
 
 from toolround.tools import (  # noqa: E402
-    RESULT_LIMIT, Image, Json, ServeRefused, Text, ToolContext, ToolError, problems_of, schema_hash, serve_async, tool,
+    RESULT_LIMIT, Image, Json, ServeRefused, Text, ToolContext, ToolError, problems_of, schema_hash, serve, serve_async,
+    tool,
 )
 from toolround.tools import _core  # noqa: E402
 from toolround.tools.__main__ import main  # noqa: E402
@@ -329,6 +330,16 @@ def test_heartbeats_come_every_interval_while_a_sync_function_runs():
     assert len(beats) >= 4, beats  # at 0, 0.1, 0.2, 0.3, 0.4 seconds
 
 
+def test_serve_refuses_a_tool_with_problems_before_connecting(capsys):
+    @tool(effect="read_only")
+    def f(q) -> str:
+        return q
+    with pytest.raises(SystemExit) as e:
+        serve([f], "q", address="127.0.0.1:1")
+    assert e.value.code == 2
+    assert capsys.readouterr().err == "toolround.tools: tool f: parameter q has no type hint\n"
+
+
 def test_base_package_does_not_import_temporalio():
     out = subprocess.run([sys.executable, "-c", "import sys, toolround; print('temporalio' in sys.modules)"],
                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=SRC), check=True)
@@ -481,8 +492,8 @@ class Live:
         self.started = []
 
     async def serve(self, tools, **kw):
+        kw.setdefault("toolround_task_queue", self.toolround_queue)
         task = asyncio.ensure_future(serve_async(tools, kw.pop("queue", self.queue), client=self.client,
-                                                 toolround_task_queue=self.toolround_queue,
                                                  handle_signals=False, **kw))
         return task
 
@@ -677,6 +688,21 @@ def test_a_rejected_announce_is_one_line_and_serving_stops(capsys):
             await (await lv.serve([echo], queue="rejected-" + lv.queue))
         [line] = e.value.lines
         assert line.startswith("the catalog usertools/rejected-%s refused the announce: malformed announce" % lv.queue)
+        assert capsys.readouterr().err.count("\n") == 1
+    live(body)
+
+
+def test_no_answer_to_the_announce_is_one_line_and_serving_stops(capsys):
+    @tool(effect="read_only")
+    def echo(text: str) -> str:
+        return text
+
+    async def body(lv):
+        nobody = "test-nobody-" + uuid.uuid4().hex[:10]
+        with pytest.raises(ServeRefused) as e:
+            await (await lv.serve([echo], toolround_task_queue=nobody, announce_timeout=1))
+        assert e.value.lines == ["no answer to the announce within 1s: is a toolround worker polling task queue %r "
+                                 "of namespace 'default'?" % nobody]
         assert capsys.readouterr().err.count("\n") == 1
     live(body)
 

@@ -86,4 +86,10 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # Leave without the interpreter's finalization: the Temporal client's
+    # threads may still call into Python then and abort the process
+    # (temporalio/sdk-python#300), which would turn a clean stop into SIGABRT.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

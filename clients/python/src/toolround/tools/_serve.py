@@ -99,18 +99,37 @@ async def serve_async(tools: Iterable[Tool], task_queue: str, *, address: Option
     start = WithStartWorkflowOperation(CATALOG_WORKFLOW, id=catalog_workflow_id(task_queue),
                                        task_queue=toolround_task_queue,
                                        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING)
+    update = asyncio.ensure_future(client.execute_update_with_start_workflow(
+        ANNOUNCE_UPDATE, announcement(tools, task_queue, who), start_workflow_operation=start, result_type=dict))
     try:
-        answer = await asyncio.wait_for(client.execute_update_with_start_workflow(
-            ANNOUNCE_UPDATE, announcement(tools, task_queue, who), start_workflow_operation=start,
-            result_type=dict), announce_timeout)
+        done, _ = await asyncio.wait({update}, timeout=announce_timeout)
+    finally:
+        if not update.done():
+            update.cancel()
+            await asyncio.wait({update})
+            # Read the SDK's errors for the cancel (the update's, the start's),
+            # so that they are not logged as never retrieved.
+            if not update.cancelled():
+                update.exception()
+            started = asyncio.ensure_future(start.workflow_handle())
+            try:
+                await asyncio.wait({started}, timeout=1)
+            finally:
+                if not started.done():
+                    started.cancel()
+                elif not started.cancelled():
+                    started.exception()
+    if not done:
+        line = ("no answer to the announce within %gs: is a toolround worker polling task queue %r of namespace %r?"
+                % (announce_timeout, toolround_task_queue, client.namespace))
+        _say(err, line)
+        raise ServeRefused([line])
+    try:
+        answer = update.result()
     except WorkflowUpdateFailedError as e:
         cause = e.cause if e.cause is not None else e
-        line = "the catalog %s refused the announce: %s" % (catalog_workflow_id(task_queue), getattr(cause, "message", str(cause)))
-        _say(err, line)
-        raise ServeRefused([line]) from e
-    except asyncio.TimeoutError as e:
-        line = ("no answer to the announce within %gs: is a toolround worker polling task queue %r of namespace %r?"
-                % (announce_timeout, toolround_task_queue, namespace))
+        line = "the catalog %s refused the announce: %s" % (catalog_workflow_id(task_queue),
+                                                            getattr(cause, "message", str(cause)))
         _say(err, line)
         raise ServeRefused([line]) from e
     refused = (answer or {}).get("refused") or []
