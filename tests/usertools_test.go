@@ -291,3 +291,68 @@ func TestUserToolCancelReachesTheFunctionY4(t *testing.T) {
 	res := <-done
 	t.Log(res.stdout, res.stderr)
 }
+
+// startPythonToolWorker serves tests/testdata/usertools/orders.py with
+// `python -m toolround.tools serve` on queue, its marks in dir.
+func (e *env) startPythonToolWorker(queue, dir string) *toolWorker {
+	e.t.Helper()
+	py := python(e.t, "temporalio", "pydantic", "toolround.tools")
+	file, err := filepath.Abs("testdata/usertools/orders.py")
+	require.NoError(e.t, err)
+	w := &toolWorker{cmd: exec.Command(py, "-m", "toolround.tools", "serve", file, "--task-queue", queue), logs: &syncBuffer{}, done: make(chan struct{})}
+	w.cmd.Env = append(e.environ(), "TOOLROUND_TASK_QUEUE="+e.taskQueue, "MARKS="+dir)
+	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
+	require.NoError(e.t, w.cmd.Start())
+	go func() { _ = w.cmd.Wait(); close(w.done) }()
+	e.t.Cleanup(func() {
+		_ = w.cmd.Process.Kill()
+		<-w.done
+		if e.t.Failed() {
+			e.t.Logf("python tool worker log:\n%s", w.logs.String())
+		}
+	})
+	return w
+}
+
+// Python tools in a round (Y3): a read-only tool runs without asking on a
+// trusted queue, a side-effecting one asks, and runs once approved with its
+// operation id; its ToolError is an error result; arguments are validated
+// against the schema pydantic made.
+func TestPythonToolWorkerInARoundY3(t *testing.T) {
+	e := newEnv(t)
+	queue := "py-" + e.taskQueue
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue+":trusted")
+	e.startWorker()
+	marks := t.TempDir()
+	e.startPythonToolWorker(queue, marks)
+	e.waitForTools(queue, "py_lookup", "py_refund")
+
+	state := &round.RunState{Fetched: []string{"py_lookup", "py_refund"}}
+	in := e.input(1, "claude-code", state,
+		call("a", "py_lookup", map[string]any{"order_id": "F-6"}),
+		call("b", "py_refund", map[string]any{"order_id": "F-6", "amount": 7}),
+		call("c", "py_refund", map[string]any{"order_id": "F-6", "amount": 0}),
+		call("d", "py_lookup", map[string]any{"order_id": 6}),
+	)
+	done := e.startRound(in)
+	wid := round.WorkflowID(e.session, "run-1", 1)
+	e.waitPending(wid, "b", "c")
+	for _, id := range []string{"b", "c"} {
+		r := e.starter(context.Background(), "", "approve", wid, id)
+		require.Equal(t, 0, r.code, r.stderr)
+	}
+	res := decodeResult(t, <-done)
+	requireEveryCallOnce(t, in, res)
+	got := byID(res)
+	require.Equal(t, round.StatusOK, got["a"].Status, got["a"].Content)
+	require.JSONEq(t, `{"order_id":"F-6","status":"shipped"}`, got["a"].Content)
+	require.Equal(t, round.DecisionNotNeeded, got["a"].Approval.Decision, "a read-only tool of a trusted queue does not ask")
+	require.Equal(t, round.DecisionApproved, got["b"].Approval.Decision)
+	require.Equal(t, round.StatusOK, got["b"].Status, got["b"].Content)
+	require.Equal(t, "refunded 7 on F-6", got["b"].Content)
+	require.Equal(t, round.StatusError, got["c"].Status)
+	require.Equal(t, "tool_error", got["c"].ErrorCode)
+	require.Equal(t, round.StatusInvalid, got["d"].Status, got["d"].Content)
+	require.Equal(t, []string{got["b"].OperationID}, markLines(t, filepath.Join(marks, "refund")))
+	require.Equal(t, []string{"F-6"}, markLines(t, filepath.Join(marks, "lookup")))
+}

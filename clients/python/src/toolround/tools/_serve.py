@@ -49,7 +49,10 @@ def _activity(t: Tool, run: Callable[..., Any], prefix: str, executor: Any) -> C
         declared = activity.info().heartbeat_timeout
         if declared is not None and declared.total_seconds() > 0:
             interval = min(interval, declared.total_seconds() / 3)
-        return await run(t, envelope, heartbeat=activity.heartbeat, interval=interval, executor=executor)
+        out = await run(t, envelope, heartbeat=activity.heartbeat, interval=interval, executor=executor)
+        if prefix == "toolround.tool" and isinstance(out, dict):
+            out["attempt"] = activity.info().attempt  # the round reports it as the call's attempts
+        return out
     tool_activity.__name__ = tool_activity.__qualname__ = "%s_%s" % (prefix.replace(".", "_"), t.name)
     return activity.defn(name="%s.%s" % (prefix, t.name))(tool_activity)
 
