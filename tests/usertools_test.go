@@ -355,4 +355,15 @@ func TestPythonToolWorkerInARoundY3(t *testing.T) {
 	require.Equal(t, round.StatusInvalid, got["d"].Status, got["d"].Content)
 	require.Equal(t, []string{got["b"].OperationID}, markLines(t, filepath.Join(marks, "refund")))
 	require.Equal(t, []string{"F-6"}, markLines(t, filepath.Join(marks, "lookup")))
+
+	// py_lookup declares cache_seconds: the same call in another run of
+	// the session is answered from the cache, and never reaches Python.
+	in = e.input(1, "claude-code", state, call("e", "py_lookup", map[string]any{"order_id": "F-6"}))
+	in.RunID = "run-2"
+	res = e.round(in)
+	cached := byID(res)["e"]
+	require.Equal(t, round.StatusOK, cached.Status, cached.Content)
+	require.True(t, strings.HasPrefix(cached.Content, "[from cache"), cached.Content)
+	require.Contains(t, cached.Content, `"shipped"`)
+	require.Equal(t, []string{"F-6"}, markLines(t, filepath.Join(marks, "lookup")))
 }

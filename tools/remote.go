@@ -120,3 +120,22 @@ func (r *Registry) takenLocked(queue, name string) string {
 		return "the name is taken by a tool of the worker (" + string(d.Source) + ")"
 	}
 }
+
+// UserToolCacheKey is the per-session key of a cached user tool's result
+// (K1 widened to user tools, Y3): the tool, the schema hash its round saw
+// and the call's canonical arguments.
+func UserToolCacheKey(sessionID, tool, schemaHash, args string) string {
+	if c, ok := Canonical([]byte(args)); ok {
+		args = c
+	}
+	return "toolround:cache:user:" + sessionID + ":" + tool + ":" + hashKey(schemaHash+"\x00"+args)
+}
+
+// CacheTTL is how long the tool's cached results live: a user tool's own
+// cache_seconds, else ResultCacheTTL.
+func (d *Definition) CacheTTL() time.Duration {
+	if d.Remote != nil && d.Remote.CacheSeconds > 0 {
+		return time.Duration(d.Remote.CacheSeconds) * time.Second
+	}
+	return ResultCacheTTL
+}

@@ -207,6 +207,10 @@ func Definition(d toolworker.Decl, q Queue) tools.Definition {
 	}
 	if d.Effect == toolworker.EffectReadOnly {
 		def.SideEffect = tools.ReadOnly
+		if d.CacheSeconds > 0 {
+			name, hash := d.Name, d.SchemaHash
+			def.CacheKey = func(sessionID, args string) string { return tools.UserToolCacheKey(sessionID, name, hash, args) }
+		}
 	}
 	if d.Subject != "" {
 		arg := d.Subject

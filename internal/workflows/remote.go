@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
@@ -44,11 +45,21 @@ func (r *run) startRemote(ctx workflow.Context, c *Call, ti ToolInfo) workflow.F
 		RetryPolicy:            retryPolicy(ti, c),
 		Summary:                c.Tool + " " + c.CallID + " on " + rem.Queue,
 	}
-	f := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), toolworker.ActivityPrefix+c.Tool, in)
 	out, settable := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
+		if ti.Cached && c.Facts.Effect == tools.ReadOnly {
+			lo := workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 2}}
+			var hit round.CachedResultOutput
+			err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, lo), round.ActivityCachedResult,
+				round.CachedResultInput{SessionID: r.scope.SessionID, Tool: c.Tool, SchemaHash: rem.SchemaHash, Args: in.ArgsJSON}).Get(ctx, &hit)
+			if err == nil && hit.Found {
+				note := fmt.Sprintf("[from cache: the same call was answered in this session within the last %s]\n", time.Duration(rem.CacheSeconds)*time.Second)
+				settable.Set(round.ExecuteOutput{Content: note + hit.Content, FromCache: true, Attempt: 1}, nil)
+				return
+			}
+		}
 		var res toolworker.CallResult
-		err := f.Get(ctx, &res)
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), toolworker.ActivityPrefix+c.Tool, in).Get(ctx, &res)
 		var timeout *temporal.TimeoutError
 		switch {
 		case errors.As(err, &timeout) && timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
