@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/toolworker"
@@ -107,5 +108,35 @@ func remoteOutput(res toolworker.CallResult) round.ExecuteOutput {
 		}
 	}
 	out.Content = strings.Join(parts, "\n")
+	return out
+}
+
+// approvalID is the call's approval_id (T1); a user tool's also covers the
+// schema hash the round saw (Y3).
+func (r *run) approvalID(c *Call) string {
+	if h := r.schemaHash(c.Tool); h != "" {
+		return approval.IDWithSchema(r.scope.WorkflowID, c.CallID, c.Tool, Canonical(c.Args), h)
+	}
+	return approval.ID(r.scope.WorkflowID, c.CallID, c.Tool, Canonical(c.Args))
+}
+
+// schemaHash is the schema hash of a user tool the round snapshot, else "".
+func (r *run) schemaHash(tool string) string {
+	if ti, ok := r.snap.Tools[tool]; ok && ti.Remote != nil {
+		return ti.Remote.SchemaHash
+	}
+	return ""
+}
+
+// schemaRules are rules less those remembered for a user tool under
+// another schema than the one the round saw (Y3): such a call asks again.
+func (r *run) schemaRules(rules []approval.Rule) []approval.Rule {
+	var out []approval.Rule
+	for _, rule := range rules {
+		if rule.Schema != "" && rule.Schema != r.schemaHash(rule.Tool) {
+			continue
+		}
+		out = append(out, rule)
+	}
 	return out
 }
