@@ -367,3 +367,56 @@ func TestPythonToolWorkerInARoundY3(t *testing.T) {
 	require.Contains(t, cached.Content, `"shipped"`)
 	require.Equal(t, []string{"F-6"}, markLines(t, filepath.Join(marks, "lookup")))
 }
+
+// A rule remembered for a user tool keeps to the schema its round saw
+// (Y3): it approves the tool's next calls while the tool worker keeps that
+// schema, and a call asks again once the tool changed.
+func TestUserToolRuleBoundToItsSchemaY3(t *testing.T) {
+	e := newEnv(t)
+	queue := "orders-" + e.taskQueue
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue)
+	e.startWorker()
+	var o orderTools
+	stop := e.serveTools(queue, o.tools())
+	e.waitForTools(queue, "refund_order")
+	args := map[string]any{"id": "G-7", "amount": 2}
+	wid := func(n int) string { return round.WorkflowID(e.session, "run-1", n) }
+
+	done := e.startRound(e.input(1, "claude-code", fetched(), call("a", "refund_order", args)))
+	e.waitPending(wid(1), "a")
+	r := e.starter(context.Background(), "", "approve", wid(1), "a", "--remember", "--pattern", "*")
+	require.Equal(t, 0, r.code, r.stderr)
+	res := decodeResult(t, <-done)
+	require.Equal(t, round.StatusOK, byID(res)["a"].Status, byID(res)["a"].Content)
+	require.NotEmpty(t, res.State.Allow[0].Schema, "the rule names the tool's schema")
+
+	args["amount"] = 3 // another call: P1.3 would answer the same one from the run
+	res = e.round(e.input(2, "claude-code", res.State, call("b", "refund_order", args)))
+	require.Equal(t, round.StatusOK, byID(res)["b"].Status, byID(res)["b"].Content)
+	require.Equal(t, round.DecisionRule, byID(res)["b"].Approval.Decision, "the same schema: the rule approves")
+
+	// The tool worker comes back with refund_order taking a reason too.
+	stop()
+	changed := toolworker.New("refund_order", func(_ context.Context, call toolworker.Call, a struct {
+		ID     string `json:"id"`
+		Amount int    `json:"amount"`
+		Reason string `json:"reason,omitempty"`
+	}) (any, error) {
+		return "refunded " + a.ID, nil
+	})
+	e.serveTools(queue, []toolworker.Tool{changed})
+	require.Eventually(t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		out := e.starter(ctx, "", "tools", "--provider", "claude-code", "--worker").stdout
+		return strings.Contains(out, `"reason"`)
+	}, time.Minute, 300*time.Millisecond, "the worker never read the changed schema")
+
+	args["amount"] = 4
+	done = e.startRound(e.input(3, "claude-code", res.State, call("c", "refund_order", args)))
+	e.waitPending(wid(3), "c")
+	r = e.starter(context.Background(), "", "deny", wid(3), "c")
+	require.Equal(t, 0, r.code, r.stderr)
+	res = decodeResult(t, <-done)
+	require.Equal(t, round.StatusSkipped, byID(res)["c"].Status, "the person was asked again, and said no")
+}
