@@ -18,6 +18,15 @@ func ID(workflowID, callID, tool, canonicalArgs string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// IDWithSchema is ID for a user tool's call (Y3): the digest also covers
+// the schema hash the round saw, so an approval approves the arguments
+// under the schema the person's round checked them against.
+func IDWithSchema(workflowID, callID, tool, canonicalArgs, schemaHash string) string {
+	h := sha256.New()
+	writeFields(h, "toolround approval v1", workflowID, callID, tool, canonicalArgs, "schema", schemaHash)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // writeFields writes each field as its 8-byte big-endian length and bytes.
 func writeFields(h hash.Hash, fields ...string) {
 	var n [8]byte

@@ -32,6 +32,10 @@ type Call struct {
 	// MCP_CONFIG. What a server says of its own tools never skips approval.
 	MCP                bool `json:",omitempty"`
 	TrustReadOnlyHints bool `json:",omitempty"`
+	// Queue is a user tool's task queue (Y2): its read-only tools skip
+	// approval only when TrustReadOnlyHints (TOOL_QUEUES marks the queue
+	// trusted).
+	Queue string `json:",omitempty"`
 	// ConfirmNever tools only keep the agent's own books (write_todo,
 	// ask_user); client tools are answered by the client.
 	ConfirmNever bool `json:",omitempty"`
@@ -139,6 +143,12 @@ func Needs(c Call, p Policy) (v Verdict) {
 	if c.MCP && !c.TrustReadOnlyHints {
 		if readOnly {
 			reasons = append(reasons, "an MCP tool whose server is not trusted to mark its tools read-only (trust_read_only_hints)")
+		}
+		readOnly = false
+	}
+	if c.Queue != "" && !c.TrustReadOnlyHints {
+		if readOnly {
+			reasons = append(reasons, "a tool of queue "+c.Queue+", which TOOL_QUEUES does not mark trusted")
 		}
 		readOnly = false
 	}

@@ -104,6 +104,19 @@ func TestNeedsMCP(t *testing.T) {
 	require.Equal(t, DecisionAuto, needsTool(trustedWriter, Policy{AutoApprove: true}).Decision)
 }
 
+// A user tool's read-only class skips approval only on a queue that
+// TOOL_QUEUES marks trusted (Y2).
+func TestNeedsUserToolQueueY2(t *testing.T) {
+	ro := Call{Tool: "lookup_order", Args: `{}`, ReadOnly: true, Queue: "orders"}
+	v := needsTool(ro, Policy{})
+	require.True(t, v.Ask, "a tool worker's own read_only never skips approval")
+	require.Contains(t, v.Reasons[0], "queue orders")
+	ro.TrustReadOnlyHints = true
+	require.False(t, needsTool(ro, Policy{}).Ask, "the operator trusts the queue")
+	writer := Call{Tool: "refund_order", Args: `{}`, Queue: "orders", TrustReadOnlyHints: true}
+	require.True(t, needsTool(writer, Policy{}).Ask)
+}
+
 func TestNeedsSensitiveReads(t *testing.T) {
 	for _, args := range []string{
 		`{"paths":["config/.env"]}`, `{"paths":["a.txt","home/.ssh/id_rsa"]}`, `{"paths":["x/.SSH/config"]}`,

@@ -32,7 +32,11 @@ type Rule struct {
 	// without one was stored before T11 and runs with ScopeWrite
 	// (EffectiveScope).
 	Scope string `json:"scope,omitempty"`
-	MAC   string `json:"mac,omitempty"`
+	// Schema is the schema hash of the user tool the rule was remembered
+	// for (Y3): the rule approves calls of the tool only while it keeps
+	// that schema. The MAC covers it when set.
+	Schema string `json:"schema,omitempty"`
+	MAC    string `json:"mac,omitempty"`
 }
 
 // Scopes of a rule (T12): a command a rule approves runs in the sandbox
@@ -101,6 +105,9 @@ func mac(key []byte, session, run string, r Rule) string {
 	if r.Scope != "" {
 		// Rules without a scope keep the MACs they were signed with (T12).
 		fields = append(fields, "scope", r.Scope)
+	}
+	if r.Schema != "" {
+		fields = append(fields, "schema", r.Schema)
 	}
 	writeFields(h, fields...)
 	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))

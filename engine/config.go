@@ -19,6 +19,7 @@ import (
 	"github.com/toolround/toolround/internal/envconf"
 	"github.com/toolround/toolround/internal/llm"
 	"github.com/toolround/toolround/internal/placement"
+	"github.com/toolround/toolround/internal/usertools"
 	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
@@ -75,6 +76,13 @@ type Config struct {
 	// seen this long is gone, and calls bound to it that never started
 	// end workspace_unavailable. Default 60s; at least 3s.
 	HostTimeout time.Duration
+	// ToolQueues is TOOL_QUEUES (Y2): the task queues of tool workers
+	// whose tools this worker runs, "q1:trusted,q2"; a trusted queue's
+	// read-only tools skip approval. Default none.
+	ToolQueues []usertools.Queue
+	// ToolWorkerTTL is TOOL_WORKER_TTL (Y2): a tool queue none of whose
+	// workers polled within it is listed unavailable. Default 2m.
+	ToolWorkerTTL time.Duration
 	// MaxConcurrent is MAX_CONCURRENT_TOOLS. Default max(3, cores/2).
 	MaxConcurrent int
 	// ConfirmTimeout is CONFIRM_TIMEOUT. Default 30m.
@@ -249,6 +257,12 @@ func ConfigFromEnv() (Config, error) {
 	}
 	if c.HostTimeout < placement.MinHostTimeout {
 		return c, fmt.Errorf("%s=%s: want at least %s", placement.EnvHostTimeout, c.HostTimeout, placement.MinHostTimeout)
+	}
+	if c.ToolQueues, err = usertools.ParseQueues(os.Getenv("TOOL_QUEUES")); err != nil {
+		return c, err
+	}
+	if c.ToolWorkerTTL, err = envDuration("TOOL_WORKER_TTL", usertools.DefaultTTL); err != nil {
+		return c, err
 	}
 	if c.MaxConcurrent, err = envInt("MAX_CONCURRENT_TOOLS", 0); err != nil {
 		return c, err

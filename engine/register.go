@@ -42,6 +42,7 @@ func roundActivities(acts *activities.Activities) []swap {
 		{round.ActivityVerifyUsage, acts.VerifyUsage},
 		{round.ActivitySignUsage, acts.SignUsage},
 		{round.ActivityReconcile, acts.Reconcile},
+		{round.ActivityCachedResult, acts.CachedResult},
 	}
 }
 

@@ -17,9 +17,12 @@ import (
 	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/health"
 	"github.com/toolround/toolround/internal/placement"
+	"github.com/toolround/toolround/internal/usertools"
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/toolworker"
 )
 
 // Option changes the worker that StartWorker and RunWorker start. With none,
@@ -108,6 +111,11 @@ type Worker struct {
 	// once they have.
 	stopJanitor context.CancelFunc
 	janitorDone chan struct{}
+	// userTools reads the catalogs of TOOL_QUEUES (Y2); stopUserTools
+	// ends it, userToolsDone is closed once it has.
+	userTools     *usertools.Sync
+	stopUserTools context.CancelFunc
+	userToolsDone chan struct{}
 }
 
 // DefaultWorkerOptions are the worker options of the engine's workers.
@@ -199,6 +207,7 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 	e.Activities.Client = wk.Client // MCP elicitation reaches the round through it (E1)
 	registerAll(wk.w, e.Workflow, e.Activities, swaps...)
 	registerNotify(wk.w, e.Notifier)
+	wk.startUserTools(ctx)
 	placement.Register(wk.w, &placement.Activities{Client: wk.Client, TaskQueue: e.Config.TaskQueue, Timeout: e.Config.HostTimeout})
 	wk.w.RegisterActivityWithOptions((&activities.Subagents{Client: wk.Client}).Status, activity.RegisterOptions{Name: round.ActivitySubagentStatus})
 	wk.w.RegisterActivityWithOptions((&activities.Chatbots{Client: wk.Client, TaskQueue: e.Config.TaskQueue}).Send, activity.RegisterOptions{Name: round.ActivitySendToChatbot})
@@ -307,6 +316,10 @@ func (wk *Worker) Stop() {
 		wk.stopJanitor()
 		<-wk.janitorDone
 	}
+	if wk.stopUserTools != nil {
+		wk.stopUserTools()
+		<-wk.userToolsDone
+	}
 	if wk.started {
 		wk.w.Stop()
 	}
@@ -362,4 +375,26 @@ func dialWait(ctx context.Context, cfg Config, logger *slog.Logger, t *Telemetry
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// startUserTools registers the catalog of user tools, which answers every
+// tool worker's announcement (with a refusal when its queue is not in
+// TOOL_QUEUES), reads the catalogs of TOOL_QUEUES once, and keeps reading
+// them while the worker runs (Y2).
+func (wk *Worker) startUserTools(ctx context.Context) {
+	e := wk.Engine
+	wk.userTools = &usertools.Sync{Client: wk.Client, Registry: e.Registry, Queues: e.Config.ToolQueues, TTL: e.Config.ToolWorkerTTL, Logger: e.Logger}
+	cat := &workflows.UserToolCatalog{Refuse: wk.userTools.Refuse}
+	wk.w.RegisterWorkflowWithOptions(cat.Run, workflow.RegisterOptions{Name: toolworker.CatalogWorkflowType})
+	e.Activities.Queues = wk.userTools.States
+	if len(e.Config.ToolQueues) == 0 {
+		return
+	}
+	wk.userTools.Once(ctx)
+	run, stop := context.WithCancel(context.WithoutCancel(ctx))
+	wk.stopUserTools, wk.userToolsDone = stop, make(chan struct{})
+	go func() {
+		defer close(wk.userToolsDone)
+		wk.userTools.Run(run)
+	}()
 }

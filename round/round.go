@@ -290,6 +290,15 @@ type CallResult struct {
 // WORKSPACE_HOST_TIMEOUT (W5).
 const ErrorCodeWorkspaceUnavailable = "workspace_unavailable"
 
+// ErrorCodeToolUnavailable is the error_code of a user tool's call that no
+// tool worker of its queue took within the tool's schedule-to-start
+// timeout (Y4).
+const ErrorCodeToolUnavailable = "tool_unavailable"
+
+// ErrorCodeSchemaChanged is the error_code of a user tool's call that its
+// tool worker refused because the tool changed since pass 1 (Y3).
+const ErrorCodeSchemaChanged = "schema_changed"
+
 // Image is an image a tool returned (an MCP server's image content, F2):
 // its MIME type and its bytes. A worker with a blob store keeps the bytes
 // there (their base64 under Ref) instead of in workflow history, and a

@@ -50,7 +50,10 @@ type AllowRule struct {
 	// approval.ScopeReadOnly or approval.ScopeWrite); the MAC covers it
 	// when set. A rule without one runs with write.
 	Scope string `json:"scope,omitempty"`
-	MAC   string `json:"mac,omitempty"`
+	// Schema is the schema hash of the user tool the rule was remembered
+	// for (Y3); the MAC covers it when set.
+	Schema string `json:"schema,omitempty"`
+	MAC    string `json:"mac,omitempty"`
 }
 
 // DedupeEntry is an earlier successful result of a call in the run.

@@ -11,6 +11,8 @@ const (
 	WorkflowName         = "ToolRound"
 	ActivityExecuteTool  = "ExecuteTool"
 	ActivityPublishRound = "PublishRound"
+	// ActivityCachedResult looks a cached user tool's call up (Y3).
+	ActivityCachedResult = "CachedResult"
 	// ActivityStoreContents moves results that do not fit a round's result
 	// to the blob store (see workflows.ResultBudget).
 	ActivityStoreContents = "StoreContents"
@@ -459,4 +461,19 @@ type ReconcileOutput struct {
 	Verdict string   `json:"verdict"`
 	Content string   `json:"content,omitempty"`
 	Touched []string `json:"touched,omitempty"`
+}
+
+// CachedResultInput asks the session's result cache for a user tool's
+// call: its tool, the schema hash the round saw and its arguments.
+type CachedResultInput struct {
+	SessionID  string `json:"session_id"`
+	Tool       string `json:"tool"`
+	SchemaHash string `json:"schema_hash"`
+	Args       string `json:"args"`
+}
+
+// CachedResultOutput is the cached result, when Found.
+type CachedResultOutput struct {
+	Found   bool   `json:"found"`
+	Content string `json:"content,omitempty"`
 }

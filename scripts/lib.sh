@@ -41,12 +41,13 @@ ensure_lint_tools() {
 }
 
 # ensure_python_tools makes the virtualenv .tools/python with pytest,
-# schemathesis and the frameworks that the Python client's adapters are
-# tested with (at pinned versions), and the client itself installed from
-# clients/python as users install it; TOOLROUND_PYTHON is its interpreter,
-# which tests/python_test.go and tests/schemathesis_test.go run. Under
-# CI=true a failure here fails the tests instead of skipping them.
-PYTHON_TOOLS="pytest==9.2.0 schemathesis==4.32.5 langgraph==1.2.24 langchain-core==1.8.3 openai-agents==0.24.0"
+# schemathesis, the frameworks that the Python client's adapters are tested
+# with and temporalio for its tool workers (at pinned versions), and the
+# client itself installed from clients/python as users install it, with
+# its extras; TOOLROUND_PYTHON is its interpreter, which
+# tests/python_test.go and tests/schemathesis_test.go run. Under CI=true a
+# failure here fails the tests instead of skipping them.
+PYTHON_TOOLS="pytest==9.2.0 schemathesis==4.32.5 langgraph==1.2.24 langchain-core==1.8.3 openai-agents==0.24.0 temporalio==1.35.0"
 ensure_python_tools() {
 	local venv="$ROOT/.tools/python" stamp
 	stamp="$PYTHON_TOOLS $(cat "$ROOT/clients/python/pyproject.toml" | cksum)"
@@ -58,7 +59,7 @@ ensure_python_tools() {
 		log "installing the Python test tools into .tools/python ($PYTHON_TOOLS)"
 		python3 -m venv "$venv" &&
 			"$venv/bin/pip" install -q $PYTHON_TOOLS &&
-			"$venv/bin/pip" install -q "$ROOT/clients/python[langgraph,openai-agents]" &&
+			"$venv/bin/pip" install -q "$ROOT/clients/python[langgraph,openai-agents,tools]" &&
 			printf '%s' "$stamp" >"$venv/.stamp" ||
 			{ log "could not install the Python test tools: their tests will skip (fail under CI=true)"; return 0; }
 	else

@@ -30,6 +30,8 @@ var (
 	workerBin     string
 	starterBin    string
 	testWorkerBin string
+	// testToolWorkerBin is tests/testtoolworker, a tool worker (Y1).
+	testToolWorkerBin string
 )
 
 func TestMain(m *testing.M) {
@@ -41,7 +43,8 @@ func TestMain(m *testing.M) {
 	binDir = dir
 	workerBin, starterBin = filepath.Join(dir, "worker"), filepath.Join(dir, "starter")
 	testWorkerBin = filepath.Join(dir, "testworker")
-	build := exec.Command("go", "build", "-o", dir+"/", "../cmd/worker", "../cmd/starter", "./testworker")
+	testToolWorkerBin = filepath.Join(dir, "testtoolworker")
+	build := exec.Command("go", "build", "-o", dir+"/", "../cmd/worker", "../cmd/starter", "./testworker", "./testtoolworker")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build worker and starter:", err)

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,4 +82,38 @@ func TestPythonAdapters(t *testing.T) {
 	py := python(t, "pytest", "langgraph", "agents")
 	pytest(t, e, c, py, "clients/python/tests/test_langgraph.py", "clients/python/tests/test_openai_agents.py",
 		"clients/python/tests/test_examples.py::test_example_runs")
+}
+
+// TestPythonToolWorkers runs the tests of the Python tool workers
+// (clients/python's toolround.tools, docs/your-own-tools.md): the schemas,
+// the wire of one call and the check command, and tool workers served on
+// the real Temporal server, announcing to a test double of the catalog and
+// called by a test double of a round, with heartbeats and cancels. CI=true
+// makes pytest fail where it would skip.
+func TestPythonToolWorkers(t *testing.T) {
+	c, err := net.DialTimeout("tcp", temporalAddress(), 2*time.Second)
+	if err != nil {
+		testenv.Unavailable(t, "temporal at %s: %v", temporalAddress(), err)
+	}
+	_ = c.Close()
+	py := python(t, "pytest", "temporalio", "pydantic")
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "clients/python/tests/test_tools.py")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(),
+		"TEMPORAL_ADDRESS="+temporalAddress(),
+		"CI=true",
+		"PYTHONPATH="+filepath.Join(root, "clients", "python", "src"),
+		"PYTHONDONTWRITEBYTECODE=1",
+	)
+	out, err := cmd.CombinedOutput()
+	t.Logf("pytest clients/python/tests/test_tools.py:\n%s", out)
+	if err != nil {
+		t.Fatalf("pytest failed: %v", err)
+	}
 }

@@ -59,11 +59,20 @@ func ApprovalCall(d *Definition, canonical string, args json.RawMessage) approva
 		Args:               canonical,
 		ReadOnly:           EffectOf(d, args) == ReadOnly,
 		MCP:                d.Source == SourceMCP,
-		TrustReadOnlyHints: d.TrustReadOnlyHints,
+		TrustReadOnlyHints: d.TrustReadOnlyHints || (d.Remote != nil && d.Remote.Trusted),
+		Queue:              remoteQueue(d),
 		ConfirmNever:       d.Confirm == ConfirmNever || d.Source == SourceClient,
 		Sensitive:          d.Sensitive != nil && d.Sensitive(args),
 		Kind:               d.Rules,
 		Reason:             d.Reason,
 		ReadsPaths:         d.ReadsPaths,
 	}
+}
+
+// remoteQueue is a user tool's queue, else "".
+func remoteQueue(d *Definition) string {
+	if d.Remote == nil {
+		return ""
+	}
+	return d.Remote.Queue
 }

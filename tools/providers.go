@@ -40,6 +40,9 @@ type Toolset struct {
 	// Unavailable are the worker's MCP servers whose tools are missing
 	// from Tools, and why (`starter tools --worker`).
 	Unavailable []Unavailable `json:"unavailable,omitempty"`
+	// Queues are the worker's tool queues (TOOL_QUEUES, Y2): whether a
+	// tool worker serves each, and its tools.
+	Queues []QueueState `json:"queues,omitempty"`
 }
 
 // Unavailable is a configured MCP server whose tools a worker does not

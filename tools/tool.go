@@ -144,6 +144,9 @@ type Definition struct {
 	// call whether it took effect (SPEC R); see Reconciler.
 	Reconcile Reconciler `json:"-"`
 	Handler   Handler    `json:"-"`
+	// Remote is set for a user tool (SourceUser): the round runs it as an
+	// activity on the tool worker's queue (Y1a), never through Handler.
+	Remote *Remote `json:"remote,omitempty"`
 	// Changed, for tools whose results record the files they read
 	// (Result.Files), looks at those files again and returns the paths whose
 	// state differs from the recorded one, or that it could not look at.

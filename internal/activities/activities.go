@@ -46,6 +46,9 @@ type Activities struct {
 	// Unavailable lists the MCP servers whose tools are missing, for
 	// ListTools; nil: none.
 	Unavailable func() []tools.Unavailable
+	// Queues are the worker's tool queues and their state (TOOL_QUEUES,
+	// Y2), which ListTools reports beside its tools.
+	Queues func() []tools.QueueState
 	// Events, Cache, History and Blobs may be nil: the round then goes on
 	// without them.
 	Events  EventSink
@@ -367,9 +370,10 @@ func (a *Activities) PublishRound(ctx context.Context, in round.PublishInput) er
 	if a.Cache != nil {
 		for _, w := range in.CacheWrites {
 			var key func(sessionID, args string) string
+			ttl := tools.ResultCacheTTL
 			if a.Registry != nil {
 				if def, ok := a.Registry.Lookup(w.Tool); ok {
-					key = def.CacheKey
+					key, ttl = def.CacheKey, def.CacheTTL()
 				}
 			}
 			if key == nil {
@@ -388,7 +392,7 @@ func (a *Activities) PublishRound(ctx context.Context, in round.PublishInput) er
 				}
 				content = full
 			}
-			a.Cache.Set(ctx, key(in.SessionID, w.Args), content, tools.ResultCacheTTL)
+			a.Cache.Set(ctx, key(in.SessionID, w.Args), content, ttl)
 		}
 	}
 	if a.History != nil && len(in.History) > 0 {
@@ -406,4 +410,15 @@ func (a *Activities) PublishRound(ctx context.Context, in round.PublishInput) er
 		}
 	}
 	return nil
+}
+
+// CachedResult looks a user tool's call up in the session's result cache
+// (K1 for user tools that declare cache_seconds, Y3), before the round
+// sends it to the tool's queue.
+func (a *Activities) CachedResult(ctx context.Context, in round.CachedResultInput) (round.CachedResultOutput, error) {
+	if a.Cache == nil {
+		return round.CachedResultOutput{}, nil
+	}
+	content, ok := a.Cache.Get(ctx, tools.UserToolCacheKey(in.SessionID, in.Tool, in.SchemaHash, in.Args))
+	return round.CachedResultOutput{Found: ok, Content: content}, nil
 }

@@ -14,5 +14,8 @@ func (a *Activities) ListTools(_ context.Context, provider string) (tools.Toolse
 	if a.Unavailable != nil {
 		ts.Unavailable = a.Unavailable()
 	}
+	if a.Queues != nil {
+		ts.Queues = a.Queues()
+	}
 	return ts, nil
 }

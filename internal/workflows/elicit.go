@@ -77,7 +77,7 @@ func (r *run) ask(ctx workflow.Context, c *Call, key string, e round.ElicitReque
 	r.elicits[key] = st
 	now := workflow.Now(ctx)
 	if c.ApprovalID == "" {
-		c.ApprovalID = approval.ID(r.scope.WorkflowID, c.CallID, c.Tool, Canonical(c.Args))
+		c.ApprovalID = r.approvalID(c)
 	}
 	c.Waits++
 	p := &round.Pending{CallID: c.CallID, Tool: c.Tool, Kind: round.KindElicitation, Arguments: c.Args,

@@ -198,6 +198,9 @@ func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 	if ti.Chatbot && version(ctx, changeChatbots, 1) >= 1 {
 		return r.sendToChatbot(ctx, c) // chatbot_round.go
 	}
+	if ti.Remote != nil {
+		return r.startRemote(ctx, c, ti) // remote.go
+	}
 	c.activity = true
 	in := round.ExecuteInput{
 		CallID: c.CallID, Tool: c.Tool, Args: c.Args, SessionID: r.scope.SessionID, RunID: r.scope.RunID,

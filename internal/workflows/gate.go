@@ -378,6 +378,7 @@ func (r *run) onConfirm(ctx workflow.Context, s round.Confirm, via string) {
 			} else {
 				for i := range rules {
 					rules[i].UpTo = s.UpTo
+					rules[i].Schema = r.schemaHash(c.Tool) // Y3: a user tool's rule keeps to its schema
 				}
 				r.remembered = append(r.remembered, rules...)
 				detail += ", remembered " + describeRule(rules[0])
@@ -416,7 +417,7 @@ func (r *run) settleOthers(ctx workflow.Context, by string) {
 		if !q.waitsForDecision() || len(q.Limits) > 0 {
 			continue // B1: a limit takes an explicit decision on its call
 		}
-		pol := approval.Policy{Rules: r.usableRules(all), Tables: r.snap.Tables, Untested: r.snap.Untested}
+		pol := approval.Policy{Rules: r.schemaRules(r.usableRules(all)), Tables: r.snap.Tables, Untested: r.snap.Untested}
 		now := workflow.Now(ctx)
 		if r.allowTurn && !q.Always {
 			rec := *r.allowTurnBy

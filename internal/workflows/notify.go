@@ -105,7 +105,7 @@ func argsPreview(c *Call) string {
 // notifying rounds had them replay the same.
 func (r *run) externalWaitID(c *Call, p *round.Pending) {
 	if c.ApprovalID == "" {
-		c.ApprovalID = approval.ID(r.scope.WorkflowID, c.CallID, c.Tool, Canonical(c.Args))
+		c.ApprovalID = r.approvalID(c)
 	}
 	c.Waits++
 	p.ApprovalID, p.WaitID = c.ApprovalID, approval.WaitID(c.ApprovalID, p.Kind, c.Waits)

@@ -294,7 +294,7 @@ func (r *run) asks(now time.Time) {
 			c.done(round.StatusInvalid, "invalid arguments: "+strings.Join(v, "; "))
 			continue
 		}
-		pol.Rules = r.usableRules(r.rules)
+		pol.Rules = r.schemaRules(r.usableRules(r.rules))
 		if r.commandRulesOff(c) {
 			pol.Rules = nil
 		}
@@ -316,7 +316,7 @@ func (r *run) asks(now time.Time) {
 		c.Reasons, c.Always, c.ConfirmWhy = v.Reasons, v.Always, strings.Join(v.Reasons, "; ")
 		if v.Ask {
 			c.State = CallWaiting
-			c.ApprovalID = approval.ID(r.scope.WorkflowID, c.CallID, c.Tool, Canonical(c.Args))
+			c.ApprovalID = r.approvalID(c)
 			continue
 		}
 		c.State = CallReady

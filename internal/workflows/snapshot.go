@@ -93,6 +93,9 @@ type ToolInfo struct {
 	Subagent bool `json:"subagent,omitempty"`
 	// Chatbot: the round sends the call to a chatbot (G3; chatbot_round.go).
 	Chatbot bool `json:"chatbot,omitempty"`
+	// Remote: a user tool, which the round runs as an activity on its
+	// tool worker's queue (Y1a; remote.go).
+	Remote *tools.Remote `json:"remote,omitempty"`
 }
 
 // Spec is the tool as a schema result shows it.
@@ -391,6 +394,10 @@ func (c *RegistryCatalog) info(d *tools.Definition) ToolInfo {
 	ti.Workspace = c.Options.Placement != nil && d.InWorkspace()
 	ti.Subagent = d.ChildRun
 	ti.Chatbot = d.Chatbot
+	if d.Remote != nil {
+		r := *d.Remote
+		ti.Remote = &r
+	}
 	ti.Local = !d.Interactive && d.SideEffect == tools.ReadOnly && c.Options.LocalMaxTimeout > 0 && ti.Timeout <= c.Options.LocalMaxTimeout
 	return ti
 }

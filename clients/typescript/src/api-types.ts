@@ -148,7 +148,7 @@ export interface CallResult {
     [key: string]: unknown;
   };
   /**
-   * What failed, when the tool's failure names it: `workspace_full` (the call's workspace passed WORKSPACE_MAX_BYTES, W3).
+   * What failed, when the tool's failure names it: `workspace_full` (the call's workspace passed WORKSPACE_MAX_BYTES, W3); `workspace_unavailable` (W5); for a user tool, `tool_unavailable` (no tool worker of its queue took the call, Y4), `schema_changed` (the tool changed since pass 1, Y3), `tool_error` or the tool's own code (Y1a).
    */
   error_code?: string;
   /**

@@ -1,0 +1,31 @@
+"""Tools with every problem check reports: read by test_tools.py."""
+
+from typing import Annotated
+
+from pydantic import Field
+
+from toolround.tools import tool
+
+
+@tool(effect="read_only", name="Search")
+def search(q: str) -> str:
+    "Bad name."
+    return q
+
+
+@tool(effect="read_only")
+def lookup(q) -> str:
+    "No type hint."
+    return q
+
+
+@tool(effect="read_only")
+def thirds(n: Annotated[int, Field(multiple_of=3)]) -> int:
+    "A keyword the validator does not enforce."
+    return n
+
+
+@tool(effect="read_only", name="thirds")
+def thirds_again(n: int) -> int:
+    "The name once more."
+    return n

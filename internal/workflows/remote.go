@@ -1,0 +1,142 @@
+package workflows
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/toolworker"
+)
+
+// startRemote runs a user tool's call as the activity toolround.tool.<name>
+// on its tool worker's queue (Y1a, Y3): the schema hash pass 1 saw goes
+// with it, a side-effecting call gets one attempt and its operation id, and
+// a call no tool worker takes within the tool's schedule-to-start timeout
+// ends tool_unavailable (Y4).
+func (r *run) startRemote(ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
+	// Neither flag of the worker's own activities (c.activity,
+	// c.selfPublished): a tool worker publishes no events, so the round
+	// publishes the call's start and finish itself.
+	rem := ti.Remote
+	in := toolworker.CallInput{
+		V: toolworker.WireVersion, Tool: c.Tool, ArgsJSON: c.Args, CallID: c.CallID,
+		WorkflowID: r.scope.WorkflowID, SchemaHash: rem.SchemaHash, Attempt: 1,
+	}
+	if in.ArgsJSON == "" {
+		in.ArgsJSON = "{}"
+	}
+	if c.Facts.Effect != tools.ReadOnly {
+		in.OperationID = round.OperationID(r.scope.WorkflowID, workflow.GetInfo(ctx).WorkflowExecution.RunID, c.CallID)
+	}
+	opts := workflow.ActivityOptions{
+		ActivityID:             c.CallID,
+		TaskQueue:              rem.Queue,
+		ScheduleToStartTimeout: rem.ScheduleToStart,
+		StartToCloseTimeout:    ti.Timeout,
+		HeartbeatTimeout:       rem.Heartbeat,
+		RetryPolicy:            retryPolicy(ti, c),
+		Summary:                c.Tool + " " + c.CallID + " on " + rem.Queue,
+	}
+	out, settable := workflow.NewFuture(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		if ti.Cached && c.Facts.Effect == tools.ReadOnly {
+			lo := workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 2}}
+			var hit round.CachedResultOutput
+			err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, lo), round.ActivityCachedResult,
+				round.CachedResultInput{SessionID: r.scope.SessionID, Tool: c.Tool, SchemaHash: rem.SchemaHash, Args: in.ArgsJSON}).Get(ctx, &hit)
+			if err == nil && hit.Found {
+				note := fmt.Sprintf("[from cache: the same call was answered in this session within the last %s]\n", time.Duration(rem.CacheSeconds)*time.Second)
+				settable.Set(round.ExecuteOutput{Content: note + hit.Content, FromCache: true, Attempt: 1}, nil)
+				return
+			}
+		}
+		var res toolworker.CallResult
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), toolworker.ActivityPrefix+c.Tool, in).Get(ctx, &res)
+		var timeout *temporal.TimeoutError
+		switch {
+		case errors.As(err, &timeout) && timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
+			settable.Set(round.ExecuteOutput{
+				IsError: true, ErrorCode: round.ErrorCodeToolUnavailable,
+				Content: fmt.Sprintf("no tool worker of queue %s took the call within %s, so it did not run; start the tool worker that serves %s and call it again", rem.Queue, rem.ScheduleToStart, c.Tool),
+			}, nil)
+		case err != nil:
+			settable.Set(nil, err)
+		default:
+			settable.Set(remoteOutput(res), nil)
+		}
+	})
+	return out
+}
+
+// remoteOutput is the round's output of a tool worker's result: its text
+// items and JSON items as text, one line per image with the image beside.
+func remoteOutput(res toolworker.CallResult) round.ExecuteOutput {
+	out := round.ExecuteOutput{IsError: res.IsError, ErrorCode: res.ErrorCode, Attempt: int(res.Attempt)}
+	if res.IsError && out.ErrorCode == "" {
+		out.ErrorCode = toolworker.ErrorToolError
+	}
+	if res.V != toolworker.WireVersion {
+		return round.ExecuteOutput{IsError: true, ErrorCode: toolworker.ErrorBadResult,
+			Content: fmt.Sprintf("the tool worker answered with wire version %d; this worker reads %d", res.V, toolworker.WireVersion)}
+	}
+	var parts []string
+	for _, it := range res.Content {
+		switch it.Type {
+		case "text":
+			parts = append(parts, it.Text)
+		case "json":
+			parts = append(parts, string(it.JSON))
+		case "image":
+			data, err := base64.StdEncoding.DecodeString(it.Data)
+			if err != nil {
+				parts = append(parts, "[an image whose data is not base64]")
+				continue
+			}
+			out.Images = append(out.Images, round.Image{MIMEType: it.MIMEType, Size: len(data), Data: data})
+			parts = append(parts, fmt.Sprintf("[image %s, %d bytes]", it.MIMEType, len(data)))
+		default:
+			parts = append(parts, fmt.Sprintf("[content of unknown type %q]", it.Type))
+		}
+	}
+	out.Content = strings.Join(parts, "\n")
+	return out
+}
+
+// approvalID is the call's approval_id (T1); a user tool's also covers the
+// schema hash the round saw (Y3).
+func (r *run) approvalID(c *Call) string {
+	if h := r.schemaHash(c.Tool); h != "" {
+		return approval.IDWithSchema(r.scope.WorkflowID, c.CallID, c.Tool, Canonical(c.Args), h)
+	}
+	return approval.ID(r.scope.WorkflowID, c.CallID, c.Tool, Canonical(c.Args))
+}
+
+// schemaHash is the schema hash of a user tool the round snapshot, else "".
+func (r *run) schemaHash(tool string) string {
+	if ti, ok := r.snap.Tools[tool]; ok && ti.Remote != nil {
+		return ti.Remote.SchemaHash
+	}
+	return ""
+}
+
+// schemaRules are rules less those remembered for a user tool under
+// another schema than the one the round saw (Y3): such a call asks again.
+func (r *run) schemaRules(rules []approval.Rule) []approval.Rule {
+	var out []approval.Rule
+	for _, rule := range rules {
+		if rule.Schema != "" && rule.Schema != r.schemaHash(rule.Tool) {
+			continue
+		}
+		out = append(out, rule)
+	}
+	return out
+}

@@ -1,0 +1,84 @@
+// Command testtoolworker is a tool worker of the integration tests (Y1): it
+// serves two tools on TOOL_QUEUE with toolworker, announcing them to the
+// catalog on TOOLROUND_TASK_QUEUE, until SIGINT or SIGTERM.
+//   - hold_refund (a side effect) appends its operation id to
+//     MARKS/refund, then waits until its context ends: a test kills the
+//     process while it waits, or cancels the round, which the function
+//     sees (it then appends to MARKS/refund-cancelled);
+//   - hold_lookup (read-only) appends a line to MARKS/lookup; the first
+//     attempt then waits until its context ends, a later one answers
+//     "found <id>".
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/toolround/toolround/toolworker"
+)
+
+func mark(dir, name, line string) (int, error) {
+	path := filepath.Join(dir, name)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := fmt.Fprintln(f, line); err != nil {
+		_ = f.Close()
+		return 0, err
+	}
+	if err := f.Close(); err != nil {
+		return 0, err
+	}
+	b, err := os.ReadFile(path)
+	return strings.Count(string(b), "\n"), err
+}
+
+type orderArgs struct {
+	ID string `json:"id"`
+}
+
+func main() {
+	marks := os.Getenv("MARKS")
+	refund := toolworker.New("hold_refund", func(ctx context.Context, call toolworker.Call, a orderArgs) (any, error) {
+		if _, err := mark(marks, "refund", call.OperationID); err != nil {
+			return nil, err
+		}
+		<-ctx.Done()
+		_, _ = mark(marks, "refund-cancelled", call.OperationID)
+		return nil, ctx.Err()
+	}, toolworker.Timeouts(time.Minute, 10*time.Second, 3*time.Second))
+	lookup := toolworker.New("hold_lookup", func(ctx context.Context, call toolworker.Call, a orderArgs) (any, error) {
+		n, err := mark(marks, "lookup", a.ID)
+		if err != nil {
+			return nil, err
+		}
+		if n == 1 {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		return "found " + a.ID, nil
+	}, toolworker.ReadOnly(), toolworker.Timeouts(time.Minute, time.Minute, 3*time.Second))
+
+	c, err := client.Dial(client.Options{HostPort: os.Getenv("TEMPORAL_ADDRESS")})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testtoolworker:", err)
+		os.Exit(1)
+	}
+	defer c.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	fmt.Println("tool worker serving", os.Getenv("TOOL_QUEUE"))
+	if err := toolworker.Serve(ctx, c, os.Getenv("TOOL_QUEUE"), []toolworker.Tool{refund, lookup}, toolworker.Options{}); err != nil {
+		fmt.Fprintln(os.Stderr, "testtoolworker:", err)
+		os.Exit(2)
+	}
+}

@@ -1,0 +1,422 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	tclient "go.temporal.io/sdk/client"
+
+	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/toolworker"
+)
+
+// orderTools are a program's own tools: a read-only lookup and a
+// side-effecting refund that remembers each operation id it was given.
+type orderTools struct {
+	mu      sync.Mutex
+	lookups int
+	ops     []string
+}
+
+func (o *orderTools) tools() []toolworker.Tool {
+	lookup := toolworker.New("lookup_order", func(_ context.Context, _ toolworker.Call, a struct {
+		ID string `json:"id"`
+	}) (any, error) {
+		o.mu.Lock()
+		o.lookups++
+		o.mu.Unlock()
+		return map[string]any{"id": a.ID, "status": "shipped"}, nil
+	}, toolworker.ReadOnly(), toolworker.Description("Look an order up by its id."))
+	refund := toolworker.New("refund_order", func(_ context.Context, call toolworker.Call, a struct {
+		ID     string `json:"id"`
+		Amount int    `json:"amount"`
+	}) (any, error) {
+		if a.Amount <= 0 {
+			return nil, &toolworker.ToolError{Message: "a refund needs a positive amount"}
+		}
+		o.mu.Lock()
+		o.ops = append(o.ops, call.OperationID)
+		o.mu.Unlock()
+		return "refunded " + a.ID, nil
+	}, toolworker.Timeouts(30*time.Second, 3*time.Second, 6*time.Second))
+	return []toolworker.Tool{lookup, refund}
+}
+
+// serveTools serves tools on queue from this process until the test ends.
+func (e *env) serveTools(queue string, tl []toolworker.Tool) context.CancelFunc {
+	t := e.t
+	t.Helper()
+	c, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- toolworker.Serve(ctx, c, queue, tl, toolworker.Options{ToolroundTaskQueue: e.taskQueue})
+	}()
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			require.NoError(t, <-done)
+		}
+	}
+	t.Cleanup(func() { stop(); c.Close() })
+	return stop
+}
+
+// waitForTools waits until the worker lists every named tool of queue as
+// served by a live tool worker (`starter tools --worker`, Y2).
+func (e *env) waitForTools(queue string, names ...string) tools.QueueState {
+	e.t.Helper()
+	var st tools.QueueState
+	require.Eventually(e.t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		r := e.starter(ctx, "", "tools", "--provider", "openai", "--worker")
+		var ts tools.Toolset
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &ts) != nil {
+			return false
+		}
+		for _, q := range ts.Queues {
+			if q.Queue == queue {
+				st = q
+				got := strings.Join(q.Tools, ",")
+				for _, n := range names {
+					if !strings.Contains(got, n) {
+						return false
+					}
+				}
+				return q.Available
+			}
+		}
+		return false
+	}, 60*time.Second, 300*time.Millisecond, "the worker never listed the tools of queue %s", queue)
+	return st
+}
+
+func TestUserToolsRunInARoundY3(t *testing.T) {
+	e := newEnv(t)
+	queue := "orders-" + e.taskQueue
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue+":trusted")
+	e.startWorker()
+	var o orderTools
+	e.serveTools(queue, o.tools())
+	st := e.waitForTools(queue, "lookup_order", "refund_order")
+	require.True(t, st.Trusted)
+
+	in := e.input(1, "claude-code", fetched(),
+		call("c1", "lookup_order", map[string]any{"id": "A-1"}),
+		call("c2", "refund_order", map[string]any{"id": "A-1", "amount": 5}),
+		call("c3", "refund_order", map[string]any{"id": "A-1", "amount": 0}),
+		call("c4", "lookup_order", map[string]any{"nope": 1}),
+	)
+	in.AutoApprove = true
+	res := e.round(in)
+	requireEveryCallOnce(t, in, res)
+	got := byID(res)
+	require.Equal(t, round.StatusOK, got["c1"].Status, got["c1"].Content)
+	require.JSONEq(t, `{"id":"A-1","status":"shipped"}`, got["c1"].Content)
+	require.Equal(t, round.StatusOK, got["c2"].Status, got["c2"].Content)
+	require.Equal(t, "refunded A-1", got["c2"].Content)
+	require.Equal(t, round.StatusError, got["c3"].Status)
+	require.Equal(t, "tool_error", got["c3"].ErrorCode)
+	require.Contains(t, got["c3"].Content, "positive amount")
+	require.Equal(t, round.StatusInvalid, got["c4"].Status, "pass 1 validates against the announced schema")
+
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	require.Equal(t, 1, o.lookups)
+	require.Len(t, o.ops, 1, "only the refund with an amount got past the function's own check")
+	require.NotEmpty(t, o.ops[0])
+	require.Equal(t, got["c2"].OperationID, o.ops[0], "the function got the call's operation id")
+}
+
+// A side-effecting call on a queue whose tool worker is gone ends
+// tool_unavailable after the tool's schedule-to-start timeout, naming the
+// queue, and never runs (Y4).
+func TestUserToolUnavailableY4(t *testing.T) {
+	e := newEnv(t)
+	queue := "orders-" + e.taskQueue
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue)
+	e.startWorker()
+	var o orderTools
+	stop := e.serveTools(queue, o.tools())
+	e.waitForTools(queue, "refund_order")
+	stop()
+
+	in := e.input(1, "claude-code", fetched(), call("c1", "refund_order", map[string]any{"id": "B-2", "amount": 3}))
+	in.AutoApprove = true
+	res := e.round(in)
+	c := byID(res)["c1"]
+	require.Equal(t, round.StatusError, c.Status, c.Content)
+	require.Equal(t, round.ErrorCodeToolUnavailable, c.ErrorCode)
+	require.Contains(t, c.Content, queue)
+	o.mu.Lock()
+	require.Empty(t, o.ops)
+	o.mu.Unlock()
+}
+
+// A tool worker whose queue the worker does not run is refused at its
+// start, with one line naming the queue and TOOL_QUEUES (Y2).
+func TestUserToolsOfAnotherQueueAreRefusedY2(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	c, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
+	require.NoError(t, err)
+	defer c.Close()
+	var o orderTools
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = toolworker.Announce(ctx, c, "elsewhere-"+e.taskQueue, o.tools(), toolworker.Options{ToolroundTaskQueue: e.taskQueue})
+	require.ErrorIs(t, err, toolworker.ErrRefused)
+	require.Contains(t, err.Error(), "add it to TOOL_QUEUES")
+}
+
+// fetched is a run state whose model has the order tools' schemas (P1.4).
+func fetched() *round.RunState {
+	return &round.RunState{Fetched: []string{"lookup_order", "refund_order"}}
+}
+
+// toolWorker is a running tests/testtoolworker process.
+type toolWorker struct {
+	cmd  *exec.Cmd
+	logs *syncBuffer
+	done chan struct{}
+}
+
+// startToolWorker starts tests/testtoolworker on queue, its marks in dir.
+func (e *env) startToolWorker(queue, dir string) *toolWorker {
+	e.t.Helper()
+	w := &toolWorker{cmd: exec.Command(testToolWorkerBin), logs: &syncBuffer{}, done: make(chan struct{})}
+	w.cmd.Env = append(e.environ(), "TOOL_QUEUE="+queue, "TOOLROUND_TASK_QUEUE="+e.taskQueue, "MARKS="+dir)
+	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
+	require.NoError(e.t, w.cmd.Start())
+	go func() { _ = w.cmd.Wait(); close(w.done) }()
+	e.t.Cleanup(func() {
+		_ = w.cmd.Process.Kill()
+		<-w.done
+		if e.t.Failed() {
+			e.t.Logf("tool worker log:\n%s", w.logs.String())
+		}
+	})
+	return w
+}
+
+func (w *toolWorker) kill(t *testing.T) {
+	t.Helper()
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL))
+	<-w.done
+}
+
+func markLines(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	return strings.Fields(string(b))
+}
+
+// A tool worker killed with SIGKILL mid-call: a side-effecting call ends
+// unknown_outcome and never runs again; a read-only call runs again on the
+// restarted tool worker once its heartbeat times out (Y4).
+func TestUserToolWorkerKilledY4(t *testing.T) {
+	e := newEnv(t)
+	queue := "holds-" + e.taskQueue
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue+":trusted")
+	e.startWorker()
+	marks := t.TempDir()
+	tw := e.startToolWorker(queue, marks)
+	e.waitForTools(queue, "hold_refund", "hold_lookup")
+	state := &round.RunState{Fetched: []string{"hold_refund", "hold_lookup"}}
+
+	in := e.input(1, "claude-code", state, call("r1", "hold_refund", map[string]any{"id": "C-3"}))
+	in.AutoApprove = true
+	done := e.startRound(in)
+	require.Eventually(t, func() bool { return len(markLines(t, filepath.Join(marks, "refund"))) == 1 }, time.Minute, 50*time.Millisecond)
+	tw.kill(t)
+	res := decodeResult(t, <-done)
+	r := byID(res)["r1"]
+	require.Equal(t, round.StatusUnknownOutcome, r.Status, r.Content)
+	require.Equal(t, []string{r.OperationID}, markLines(t, filepath.Join(marks, "refund")), "the function ran once, with the call's operation id")
+
+	tw = e.startToolWorker(queue, marks)
+	e.waitForTools(queue, "hold_lookup")
+	in = e.input(2, "claude-code", state, call("l1", "hold_lookup", map[string]any{"id": "D-4"}))
+	done = e.startRound(in)
+	require.Eventually(t, func() bool { return len(markLines(t, filepath.Join(marks, "lookup"))) == 1 }, time.Minute, 50*time.Millisecond)
+	tw.kill(t)
+	e.startToolWorker(queue, marks)
+	res = decodeResult(t, <-done)
+	l := byID(res)["l1"]
+	require.Equal(t, round.StatusOK, l.Status, l.Content)
+	require.Equal(t, "found D-4", l.Content)
+	require.Equal(t, 2, l.Attempts)
+	require.Len(t, markLines(t, filepath.Join(marks, "lookup")), 2)
+}
+
+// A cancelled round reaches a user tool's function through its context
+// within one heartbeat interval, and the call ends cancelled (Y1, Y4).
+func TestUserToolCancelReachesTheFunctionY4(t *testing.T) {
+	e := newEnv(t)
+	queue := "holds-" + e.taskQueue
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue)
+	e.startWorker()
+	marks := t.TempDir()
+	e.startToolWorker(queue, marks)
+	e.waitForTools(queue, "hold_refund")
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"hold_refund"}}, call("r1", "hold_refund", map[string]any{"id": "E-5"}))
+	in.AutoApprove = true
+	done := e.startRound(in)
+	require.Eventually(t, func() bool { return len(markLines(t, filepath.Join(marks, "refund"))) == 1 }, time.Minute, 50*time.Millisecond)
+	cancelled := time.Now()
+	r := e.starter(context.Background(), "", "cancel", round.WorkflowID(e.session, "run-1", 1))
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Eventually(t, func() bool { return len(markLines(t, filepath.Join(marks, "refund-cancelled"))) == 1 }, 20*time.Second, 50*time.Millisecond)
+	// hold_refund heartbeats every second (a 3 s heartbeat timeout): the
+	// cancel arrives with the next heartbeat's answer.
+	require.Less(t, time.Since(cancelled), 5*time.Second)
+	res := <-done
+	t.Log(res.stdout, res.stderr)
+}
+
+// startPythonToolWorker serves tests/testdata/usertools/orders.py with
+// `python -m toolround.tools serve` on queue, its marks in dir.
+func (e *env) startPythonToolWorker(queue, dir string) *toolWorker {
+	e.t.Helper()
+	py := python(e.t, "temporalio", "pydantic", "toolround.tools")
+	file, err := filepath.Abs("testdata/usertools/orders.py")
+	require.NoError(e.t, err)
+	w := &toolWorker{cmd: exec.Command(py, "-m", "toolround.tools", "serve", file, "--task-queue", queue), logs: &syncBuffer{}, done: make(chan struct{})}
+	w.cmd.Env = append(e.environ(), "TOOLROUND_TASK_QUEUE="+e.taskQueue, "MARKS="+dir)
+	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
+	require.NoError(e.t, w.cmd.Start())
+	go func() { _ = w.cmd.Wait(); close(w.done) }()
+	e.t.Cleanup(func() {
+		_ = w.cmd.Process.Kill()
+		<-w.done
+		if e.t.Failed() {
+			e.t.Logf("python tool worker log:\n%s", w.logs.String())
+		}
+	})
+	return w
+}
+
+// Python tools in a round (Y3): a read-only tool runs without asking on a
+// trusted queue, a side-effecting one asks, and runs once approved with its
+// operation id; its ToolError is an error result; arguments are validated
+// against the schema pydantic made.
+func TestPythonToolWorkerInARoundY3(t *testing.T) {
+	e := newEnv(t)
+	queue := "py-" + e.taskQueue
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue+":trusted")
+	e.startWorker()
+	marks := t.TempDir()
+	e.startPythonToolWorker(queue, marks)
+	e.waitForTools(queue, "py_lookup", "py_refund")
+
+	state := &round.RunState{Fetched: []string{"py_lookup", "py_refund"}}
+	in := e.input(1, "claude-code", state,
+		call("a", "py_lookup", map[string]any{"order_id": "F-6"}),
+		call("b", "py_refund", map[string]any{"order_id": "F-6", "amount": 7}),
+		call("c", "py_refund", map[string]any{"order_id": "F-6", "amount": 0}),
+		call("d", "py_lookup", map[string]any{"order_id": 6}),
+	)
+	done := e.startRound(in)
+	wid := round.WorkflowID(e.session, "run-1", 1)
+	e.waitPending(wid, "b", "c")
+	for _, id := range []string{"b", "c"} {
+		r := e.starter(context.Background(), "", "approve", wid, id)
+		require.Equal(t, 0, r.code, r.stderr)
+	}
+	res := decodeResult(t, <-done)
+	requireEveryCallOnce(t, in, res)
+	got := byID(res)
+	require.Equal(t, round.StatusOK, got["a"].Status, got["a"].Content)
+	require.JSONEq(t, `{"order_id":"F-6","status":"shipped"}`, got["a"].Content)
+	require.Equal(t, round.DecisionNotNeeded, got["a"].Approval.Decision, "a read-only tool of a trusted queue does not ask")
+	require.Equal(t, round.DecisionApproved, got["b"].Approval.Decision)
+	require.Equal(t, round.StatusOK, got["b"].Status, got["b"].Content)
+	require.Equal(t, "refunded 7 on F-6", got["b"].Content)
+	require.Equal(t, round.StatusError, got["c"].Status)
+	require.Equal(t, "tool_error", got["c"].ErrorCode)
+	require.Equal(t, round.StatusInvalid, got["d"].Status, got["d"].Content)
+	require.Equal(t, []string{got["b"].OperationID}, markLines(t, filepath.Join(marks, "refund")))
+	require.Equal(t, []string{"F-6"}, markLines(t, filepath.Join(marks, "lookup")))
+
+	// py_lookup declares cache_seconds: the same call in another run of
+	// the session is answered from the cache, and never reaches Python.
+	in = e.input(1, "claude-code", state, call("e", "py_lookup", map[string]any{"order_id": "F-6"}))
+	in.RunID = "run-2"
+	res = e.round(in)
+	cached := byID(res)["e"]
+	require.Equal(t, round.StatusOK, cached.Status, cached.Content)
+	require.True(t, strings.HasPrefix(cached.Content, "[from cache"), cached.Content)
+	require.Contains(t, cached.Content, `"shipped"`)
+	require.Equal(t, []string{"F-6"}, markLines(t, filepath.Join(marks, "lookup")))
+}
+
+// A rule remembered for a user tool keeps to the schema its round saw
+// (Y3): it approves the tool's next calls while the tool worker keeps that
+// schema, and a call asks again once the tool changed.
+func TestUserToolRuleBoundToItsSchemaY3(t *testing.T) {
+	e := newEnv(t)
+	queue := "orders-" + e.taskQueue
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue)
+	e.startWorker()
+	var o orderTools
+	stop := e.serveTools(queue, o.tools())
+	e.waitForTools(queue, "refund_order")
+	args := map[string]any{"id": "G-7", "amount": 2}
+	wid := func(n int) string { return round.WorkflowID(e.session, "run-1", n) }
+
+	done := e.startRound(e.input(1, "claude-code", fetched(), call("a", "refund_order", args)))
+	e.waitPending(wid(1), "a")
+	r := e.starter(context.Background(), "", "approve", wid(1), "a", "--remember", "--pattern", "*")
+	require.Equal(t, 0, r.code, r.stderr)
+	res := decodeResult(t, <-done)
+	require.Equal(t, round.StatusOK, byID(res)["a"].Status, byID(res)["a"].Content)
+	require.NotEmpty(t, res.State.Allow[0].Schema, "the rule names the tool's schema")
+
+	args["amount"] = 3 // another call: P1.3 would answer the same one from the run
+	res = e.round(e.input(2, "claude-code", res.State, call("b", "refund_order", args)))
+	require.Equal(t, round.StatusOK, byID(res)["b"].Status, byID(res)["b"].Content)
+	require.Equal(t, round.DecisionRule, byID(res)["b"].Approval.Decision, "the same schema: the rule approves")
+
+	// The tool worker comes back with refund_order taking a reason too.
+	stop()
+	changed := toolworker.New("refund_order", func(_ context.Context, call toolworker.Call, a struct {
+		ID     string `json:"id"`
+		Amount int    `json:"amount"`
+		Reason string `json:"reason,omitempty"`
+	}) (any, error) {
+		return "refunded " + a.ID, nil
+	})
+	e.serveTools(queue, []toolworker.Tool{changed})
+	require.Eventually(t, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		out := e.starter(ctx, "", "tools", "--provider", "claude-code", "--worker").stdout
+		return strings.Contains(out, `"reason"`)
+	}, time.Minute, 300*time.Millisecond, "the worker never read the changed schema")
+
+	args["amount"] = 4
+	done = e.startRound(e.input(3, "claude-code", res.State, call("c", "refund_order", args)))
+	e.waitPending(wid(3), "c")
+	r = e.starter(context.Background(), "", "deny", wid(3), "c")
+	require.Equal(t, 0, r.code, r.stderr)
+	res = decodeResult(t, <-done)
+	require.Equal(t, round.StatusSkipped, byID(res)["c"].Status, "the person was asked again, and said no")
+}
