@@ -41,6 +41,11 @@ var ExampleRules = []ExampleRule{
 	{"sed -i *", "sed -i s/a/b/ a.txt"},
 	{"tar *", "tar tf a.tar"},
 	{"tar xf *", "tar xf a.tar"},
+	// Rules over pure programs remembered from a write form: their scope
+	// is write, under which only the protected set stays as it was.
+	{"tar *", "tar xf a.tar"},
+	{"find *", "find . -name x.tmp -delete"},
+	{"sort *", "sort -o sorted.txt a.txt"},
 	{"find *", "find . -name a.txt"},
 	{"split *", "split a.txt"},
 	{"make *", "make build"},
@@ -97,7 +102,9 @@ var (
 
 // OracleFiles are the files of the workspace that the corpus's operands
 // name, with their contents; the oracle makes them in a git repository
-// with one commit, and an archive a.tar of a.txt and sub/c.txt.
+// with one commit, an archive a.tar of a.txt and sub/c.txt, and an archive
+// evil.tar whose members are key files and the protected set (.env,
+// .git/config, .git/hooks/post-commit).
 var OracleFiles = map[string]string{
 	"a.txt":        "a\nb\na\nc\n",
 	"b.txt":        "b\tx\nc\ty\n",
@@ -123,7 +130,7 @@ var oracleValues = map[argType][]string{
 	argScript:    {"script.sh", "script.py", "Makefile", ".git/hooks/pre-commit"},
 	argOut:       {"out.txt", "sub/out", ".env", ".git/hooks/post-commit", "id_rsa", "../out"},
 	argDir:       {"sub", ".", ".git", "out"},
-	argArchive:   {"a.tar", "h:a.tar", "./a.tar"},
+	argArchive:   {"a.tar", "h:a.tar", "./a.tar", "evil.tar"},
 	argSed:       {"s/a/b/", "1d", "p", "s/a/b/w out.txt", "e id", "r .env", "s/a/id/e", "W out.txt"},
 	argPkg:       {"./...", ".", "./sub"},
 	argRev:       {"HEAD", "a.txt", "HEAD:.env", "HEAD~1", "--", "sub"},

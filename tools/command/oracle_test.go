@@ -293,8 +293,18 @@ func newOracleRunner(t *testing.T, strace string) *oracleRunner {
 		require.NoError(t, err, "%v: %s", args, out)
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(o.dir, ".git", "hooks", "pre-commit"), []byte("#!/bin/sh\ntouch HOOK_RAN\n"), 0o755))
+	// evil.tar's members would plant a key file, a repository setting
+	// that runs a program, and a hook.
+	evil := t.TempDir()
+	for name, content := range map[string]string{".env": "PLANTED=1\n", ".git/config": "[core]\n\tfsmonitor = touch PLANTED\n",
+		".git/hooks/post-commit": "#!/bin/sh\ntouch PLANTED\n"} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(evil, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(evil, name), []byte(content), 0o755))
+	}
+	out, err := exec.Command("tar", "-C", evil, "-cf", filepath.Join(o.dir, "evil.tar"), ".env", ".git").CombinedOutput()
+	require.NoError(t, err, "%s", out)
 	o.pristine = filepath.Join(t.TempDir(), "pristine")
-	out, err := exec.Command("cp", "-a", o.dir, o.pristine).CombinedOutput()
+	out, err = exec.Command("cp", "-a", o.dir, o.pristine).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	// The trace and the output are written through descriptors the
 	// command inherits, into files outside the workspace.
