@@ -70,6 +70,14 @@ func TestMatcherOracle(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
+	// Two workers, each with its own workdir and sandbox, as the machine
+	// runs two commands at a time.
+	const workers = 2
+	var runners []*oracleRunner
+	for i := 0; i < workers; i++ {
+		runners = append(runners, newOracleRunner(t, strace))
+	}
+	runners[0].requireTracing(t)
 	corpus := approval.OracleCorpus()
 	require.GreaterOrEqual(t, len(corpus), 1000, "the corpus of T13")
 
@@ -92,7 +100,6 @@ func TestMatcherOracle(t *testing.T) {
 	}
 	// A command two rules match with the same scope and program set
 	// (`git *`, `git log *`) runs once.
-	const workers = 2
 	perCommand := make([][]oracleJob, len(corpus))
 	pairs := make([]int, len(corpus))
 	var decided sync.WaitGroup
@@ -128,14 +135,6 @@ func TestMatcherOracle(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, jobs)
-
-	// Two workers, each with its own workdir and sandbox, as the machine
-	// runs two commands at a time.
-	var runners []*oracleRunner
-	for i := 0; i < workers; i++ {
-		runners = append(runners, newOracleRunner(t, strace))
-	}
-	runners[0].requireTracing(t)
 
 	var (
 		mu       sync.Mutex
