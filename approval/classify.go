@@ -598,10 +598,12 @@ func ReadOnlyCommand(script string) (readOnly bool) {
 }
 
 // RulePrograms are the programs a command pattern lets run: the program
-// it names and the ones that program starts on its own, with its class;
-// ok is false when the pattern is not a command pattern over a tabled
-// program. An oracle that traces a matched command's execve calls checks
-// them against this set.
+// it names, the ones that program starts on its own, and the wrappers the
+// matcher unwraps (env, nice, nohup, time, timeout: each runs the command
+// after its options, and nothing else), with the program's class; ok is
+// false when the pattern is not a command pattern over a tabled program.
+// The oracle of T13 checks a matched command's execve calls against this
+// set.
 func RulePrograms(pattern string) (progs []string, class Class, ok bool) {
 	cp, err := parseCommandPattern(pattern)
 	if err != nil {
@@ -611,5 +613,11 @@ func RulePrograms(pattern string) (progs []string, class Class, ok bool) {
 	if p == nil {
 		return nil, "", false
 	}
-	return append([]string{name}, p.Runs...), p.Class, true
+	progs = append([]string{name}, p.Runs...)
+	ws := make([]string, 0, len(wrappers))
+	for w := range wrappers {
+		ws = append(ws, w)
+	}
+	sort.Strings(ws)
+	return append(progs, ws...), p.Class, true
 }

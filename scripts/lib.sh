@@ -326,6 +326,24 @@ ensure_bubblewrap() {
 	$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq bubblewrap >/dev/null
 }
 
+# ensure_strace installs strace from Debian's packages when it is missing:
+# the matcher's oracle (T13, tools/command TestMatcherOracle) traces the
+# commands that rules approve with it, inside the sandbox, and under
+# CI=true fails without it.
+ensure_strace() {
+	if command -v strace >/dev/null 2>&1; then
+		return
+	fi
+	if ! command -v apt-get >/dev/null 2>&1; then
+		log "strace is missing and this is no Debian system: install it, or the matcher's oracle (T13) skips (fails under CI=true)"
+		return
+	fi
+	log "installing strace from Debian's packages (the matcher's oracle, T13)"
+	local sudo=""
+	[ "$(id -u)" -ne 0 ] && sudo="sudo"
+	$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq strace >/dev/null
+}
+
 build() {
 	log "building bin/worker, bin/starter and bin/console"
 	mkdir -p "$ROOT/bin"

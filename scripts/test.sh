@@ -7,6 +7,7 @@ source "$(dirname "$0")/lib.sh"
 
 ensure_redis
 ensure_bubblewrap
+ensure_strace
 ensure_temporal_server
 ensure_temporal_cli
 ensure_chromium

@@ -48,25 +48,9 @@ func (t *Tools) start(command string, env []string, scope string, out *os.File) 
 		return nil, errors.New("the command is empty")
 	}
 	cmd := exec.Command("/bin/sh", "-c", command)
-	cmd.Dir = t.cfg.Workdir.Dir()
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// In session mode the command sees only its own workspace (W2).
-	ws := ""
-	if t.cfg.Workdir.SessionID() != "" {
-		ws = t.cfg.Workdir.Dir()
-	}
-	// No file may grow past the room the workspace has left, nor may
-	// what the command writes to its /tmp and home add up past it (W3).
-	room, limited, err := t.cfg.Workdir.Room()
-	if err != nil {
-		return nil, err
-	}
-	if !limited {
-		room = -1
-	}
-	sp, err := t.sandbox.WrapInRoom(cmd, ws, room, scope)
+	sp, err := t.wrap(cmd, scope)
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +68,31 @@ func (t *Tools) start(command string, env []string, scope string, out *os.File) 
 		close(p.exited)
 	}()
 	return p, nil
+}
+
+// wrap prepares cmd, given its program, arguments, environment and
+// output, to run as a command of the workdir: started in it, leading a
+// process group of its own, in the sandbox with the room its workspace has
+// left and scope (T12). readOnly are more paths it sees read-only. The
+// oracle of T13 runs its traced commands through it.
+func (t *Tools) wrap(cmd *exec.Cmd, scope string, readOnly ...string) (*sandbox.Proc, error) {
+	cmd.Dir = t.cfg.Workdir.Dir()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// In session mode the command sees only its own workspace (W2).
+	ws := ""
+	if t.cfg.Workdir.SessionID() != "" {
+		ws = t.cfg.Workdir.Dir()
+	}
+	// No file may grow past the room the workspace has left, nor may
+	// what the command writes to its /tmp and home add up past it (W3).
+	room, limited, err := t.cfg.Workdir.Room()
+	if err != nil {
+		return nil, err
+	}
+	if !limited {
+		room = -1
+	}
+	return t.sandbox.WrapInRoom(cmd, ws, room, scope, readOnly...)
 }
 
 func (p *process) signal(sig syscall.Signal) {
