@@ -296,8 +296,15 @@ func TestUserToolCancelReachesTheFunctionY4(t *testing.T) {
 // `python -m toolround.tools serve` on queue, its marks in dir.
 func (e *env) startPythonToolWorker(queue, dir string) *toolWorker {
 	e.t.Helper()
+	return e.servePythonFile("testdata/usertools/orders.py", queue, dir)
+}
+
+// servePythonFile serves a file's tools with `python -m toolround.tools
+// serve` on queue.
+func (e *env) servePythonFile(path, queue, dir string) *toolWorker {
+	e.t.Helper()
 	py := python(e.t, "temporalio", "pydantic", "toolround.tools")
-	file, err := filepath.Abs("testdata/usertools/orders.py")
+	file, err := filepath.Abs(path)
 	require.NoError(e.t, err)
 	w := &toolWorker{cmd: exec.Command(py, "-m", "toolround.tools", "serve", file, "--task-queue", queue), logs: &syncBuffer{}, done: make(chan struct{})}
 	w.cmd.Env = append(e.environ(), "TOOLROUND_TASK_QUEUE="+e.taskQueue, "MARKS="+dir)
@@ -419,4 +426,32 @@ func TestUserToolRuleBoundToItsSchemaY3(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	res = decodeResult(t, <-done)
 	require.Equal(t, round.StatusSkipped, byID(res)["c"].Status, "the person was asked again, and said no")
+}
+
+// The README's first example of another language is examples/python/orders.py,
+// and it serves as it says: a read-only lookup without asking on a trusted
+// queue, a refund that gets the call's operation id (Y1, Y3).
+func TestReadmeOrdersExampleServesY1(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	file, err := os.ReadFile("../examples/python/orders.py")
+	require.NoError(t, err)
+	require.Contains(t, string(readme), "```python\n"+string(file)+"```", "the README shows examples/python/orders.py as it is")
+
+	e := newEnv(t)
+	queue := "orders-" + e.taskQueue
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue+":trusted")
+	e.startWorker()
+	e.servePythonFile("../examples/python/orders.py", queue, t.TempDir())
+	e.waitForTools(queue, "lookup_order", "refund")
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"lookup_order", "refund"}},
+		call("a", "lookup_order", map[string]any{"order_id": "H-8"}),
+		call("b", "refund", map[string]any{"order_id": "H-8", "amount": 5}))
+	in.AutoApprove = true
+	res := e.round(in)
+	got := byID(res)
+	require.Equal(t, round.StatusOK, got["a"].Status, got["a"].Content)
+	require.JSONEq(t, `{"order_id":"H-8","status":"shipped"}`, got["a"].Content)
+	require.Equal(t, round.StatusOK, got["b"].Status, got["b"].Content)
+	require.Equal(t, "refunded 5 on H-8, key "+got["b"].OperationID, got["b"].Content)
 }
