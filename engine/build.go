@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/envconf"
+	"github.com/toolround/toolround/tools"
 )
 
 // Environment variables of a worker's build and deployment (V1).
@@ -157,5 +158,34 @@ func observeBuild(m metric.Meter, cfg Config) error {
 		o.ObserveInt64(g, 1, attrs)
 		return nil
 	}, g)
+	return err
+}
+
+// observeToolQueues reports, for each queue of TOOL_QUEUES, whether a tool
+// worker polled it within TOOL_WORKER_TTL and how many tools it announced
+// (Y2).
+func observeToolQueues(m metric.Meter, states func() []tools.QueueState) error {
+	up, err := m.Int64ObservableGauge("toolround_tool_queue_available",
+		metric.WithDescription("1 for each queue of TOOL_QUEUES a tool worker polled within TOOL_WORKER_TTL, else 0, by queue."))
+	if err != nil {
+		return err
+	}
+	n, err := m.Int64ObservableGauge("toolround_tool_queue_tools",
+		metric.WithDescription("The tools each queue of TOOL_QUEUES announced and this worker runs, by queue."))
+	if err != nil {
+		return err
+	}
+	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		for _, st := range states() {
+			attrs := metric.WithAttributes(attribute.String("queue", st.Queue))
+			v := int64(0)
+			if st.Available {
+				v = 1
+			}
+			o.ObserveInt64(up, v, attrs)
+			o.ObserveInt64(n, int64(len(st.Tools)-len(st.Refused)), attrs)
+		}
+		return nil
+	}, up, n)
 	return err
 }

@@ -207,7 +207,9 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 	e.Activities.Client = wk.Client // MCP elicitation reaches the round through it (E1)
 	registerAll(wk.w, e.Workflow, e.Activities, swaps...)
 	registerNotify(wk.w, e.Notifier)
-	wk.startUserTools(ctx)
+	if err := wk.startUserTools(ctx); err != nil {
+		return err
+	}
 	placement.Register(wk.w, &placement.Activities{Client: wk.Client, TaskQueue: e.Config.TaskQueue, Timeout: e.Config.HostTimeout})
 	wk.w.RegisterActivityWithOptions((&activities.Subagents{Client: wk.Client}).Status, activity.RegisterOptions{Name: round.ActivitySubagentStatus})
 	wk.w.RegisterActivityWithOptions((&activities.Chatbots{Client: wk.Client, TaskQueue: e.Config.TaskQueue}).Send, activity.RegisterOptions{Name: round.ActivitySendToChatbot})
@@ -381,14 +383,19 @@ func dialWait(ctx context.Context, cfg Config, logger *slog.Logger, t *Telemetry
 // tool worker's announcement (with a refusal when its queue is not in
 // TOOL_QUEUES), reads the catalogs of TOOL_QUEUES once, and keeps reading
 // them while the worker runs (Y2).
-func (wk *Worker) startUserTools(ctx context.Context) {
+func (wk *Worker) startUserTools(ctx context.Context) error {
 	e := wk.Engine
 	wk.userTools = &usertools.Sync{Client: wk.Client, Registry: e.Registry, Queues: e.Config.ToolQueues, TTL: e.Config.ToolWorkerTTL, Logger: e.Logger}
 	cat := &workflows.UserToolCatalog{Refuse: wk.userTools.Refuse}
 	wk.w.RegisterWorkflowWithOptions(cat.Run, workflow.RegisterOptions{Name: toolworker.CatalogWorkflowType})
 	e.Activities.Queues = wk.userTools.States
 	if len(e.Config.ToolQueues) == 0 {
-		return
+		return nil
+	}
+	if e.Telemetry.Meter != nil {
+		if err := observeToolQueues(e.Telemetry.Meter, wk.userTools.States); err != nil {
+			return fmt.Errorf("tool queue gauges: %w", err)
+		}
 	}
 	wk.userTools.Once(ctx)
 	run, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -397,4 +404,5 @@ func (wk *Worker) startUserTools(ctx context.Context) {
 		defer close(wk.userToolsDone)
 		wk.userTools.Run(run)
 	}()
+	return nil
 }

@@ -39,7 +39,7 @@ const (
 // meter view adds them (engine/metrics.go).
 var MetricDescriptions = map[string]string{
 	metricRounds:           "Rounds that ended with a result, by outcome: ok (every call ok), partial (some call was not) or cancelled.",
-	metricToolCalls:        "Calls by tool and final status, counted once per call when its round ends.",
+	metricToolCalls:        "Calls by tool and final status (and queue, for a user tool), counted once per call when its round ends.",
 	metricApprovalsAsked:   "Confirmations raised at the confirm gate, by tool.",
 	metricApprovalsDecided: "Decisions on calls that waited at the confirm gate, by tool and decision: approved, denied, timeout or cancelled.",
 	metricApprovalWait:     "How long a decided confirmation waited for its decision.",
@@ -54,6 +54,14 @@ func (r *run) toolLabel(tool string) string {
 	return unknownToolLabel
 }
 
+// queueOf is a user tool's task queue, else "".
+func (r *run) queueOf(tool string) string {
+	if ti, ok := r.snap.Tools[tool]; ok && ti.Remote != nil {
+		return ti.Remote.Queue
+	}
+	return ""
+}
+
 // metricRoundDone counts the round by outcome and each of its calls by tool
 // and final status, and puts the same on the round's span (the SDK tracing
 // interceptor's RunWorkflow span; a no-op span on replay or without traces).
@@ -64,7 +72,11 @@ func (r *run) metricRoundDone(ctx workflow.Context, res *round.Output) {
 		if c.Status != round.StatusOK {
 			notOK++
 		}
-		m.WithTags(map[string]string{"tool": r.toolLabel(c.Tool), "status": string(c.Status)}).Counter(metricToolCalls).Inc(1)
+		tags := map[string]string{"tool": r.toolLabel(c.Tool), "status": string(c.Status)}
+		if q := r.queueOf(c.Tool); q != "" {
+			tags["queue"] = q // a user tool's queue (Y2)
+		}
+		m.WithTags(tags).Counter(metricToolCalls).Inc(1)
 	}
 	outcome := outcomeOK
 	switch {
