@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	tclient "go.temporal.io/sdk/client"
 
@@ -106,7 +108,8 @@ func (e *env) waitForTools(queue string, names ...string) tools.QueueState {
 }
 
 func TestUserToolsRunInARoundY3(t *testing.T) {
-	e := newEnv(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	e := newEnv(t, "METRICS_ADDR="+addr)
 	queue := "orders-" + e.taskQueue
 	e.extra = append(e.extra, "TOOL_QUEUES="+queue+":trusted")
 	e.startWorker()
@@ -133,6 +136,18 @@ func TestUserToolsRunInARoundY3(t *testing.T) {
 	require.Equal(t, "tool_error", got["c3"].ErrorCode)
 	require.Contains(t, got["c3"].Content, "positive amount")
 	require.Equal(t, round.StatusInvalid, got["c4"].Status, "pass 1 validates against the announced schema")
+
+	// Calls counted by tool and queue; the queue's gauges (Y2, M).
+	var fams map[string]*dto.MetricFamily
+	require.Eventually(t, func() bool {
+		fams = metricFamilies(t, addr)
+		return counter(fams, "toolround_tool_calls_total", map[string]string{"tool": "lookup_order", "status": "ok", "queue": queue}) == 1
+	}, 10*time.Second, 50*time.Millisecond)
+	require.Equal(t, 1.0, counter(fams, "toolround_tool_calls_total", map[string]string{"tool": "refund_order", "status": "error", "queue": queue}))
+	q := sample(fams, "toolround_tool_queue_available", map[string]string{"queue": queue})
+	require.NotNil(t, q)
+	require.Equal(t, 1.0, q.GetGauge().GetValue())
+	require.Equal(t, 2.0, sample(fams, "toolround_tool_queue_tools", map[string]string{"queue": queue}).GetGauge().GetValue())
 
 	o.mu.Lock()
 	defer o.mu.Unlock()
