@@ -470,3 +470,28 @@ func TestReadmeOrdersExampleServesY1(t *testing.T) {
 	require.Equal(t, round.StatusOK, got["b"].Status, got["b"].Content)
 	require.Equal(t, "refunded 5 on H-8, key "+got["b"].OperationID, got["b"].Content)
 }
+
+// A side-effecting user tool that reconciles: its tool worker killed after
+// the effect, the round asks the restarted tool worker, which finds the
+// effect, and the call is ok (reconciled) without a second run (Y4, R).
+func TestUserToolReconcilesALostAttemptY4(t *testing.T) {
+	e := newEnv(t)
+	queue := "holds-" + e.taskQueue
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue)
+	e.startWorker()
+	marks := t.TempDir()
+	tw := e.startToolWorker(queue, marks)
+	e.waitForTools(queue, "hold_transfer")
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"hold_transfer"}}, call("t1", "hold_transfer", map[string]any{"id": "J-9"}))
+	in.AutoApprove = true
+	done := e.startRound(in)
+	require.Eventually(t, func() bool { return len(markLines(t, filepath.Join(marks, "transfer"))) == 1 }, time.Minute, 50*time.Millisecond)
+	tw.kill(t)
+	e.startToolWorker(queue, marks)
+	res := decodeResult(t, <-done)
+	r := byID(res)["t1"]
+	require.Equal(t, round.StatusOK, r.Status, r.Content)
+	require.True(t, r.Reconciled)
+	require.Contains(t, r.Content, "took effect")
+	require.Equal(t, []string{r.OperationID}, markLines(t, filepath.Join(marks, "transfer")), "it ran once")
+}

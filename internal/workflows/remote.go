@@ -68,6 +68,8 @@ func (r *run) startRemote(ctx workflow.Context, c *Call, ti ToolInfo) workflow.F
 				IsError: true, ErrorCode: round.ErrorCodeToolUnavailable,
 				Content: fmt.Sprintf("no tool worker of queue %s took the call within %s, so it did not run; start the tool worker that serves %s and call it again", rem.Queue, rem.ScheduleToStart, c.Tool),
 			}, nil)
+		case err != nil && rem.Reconcile && c.Facts.Effect != tools.ReadOnly && !temporal.IsCanceledError(err):
+			settable.Set(r.reconcileRemote(ctx, c, ti, in, err))
 		case err != nil:
 			settable.Set(nil, err)
 		default:
@@ -139,4 +141,40 @@ func (r *run) schemaRules(rules []approval.Rule) []approval.Rule {
 		out = append(out, rule)
 	}
 	return out
+}
+
+// reconcileRemote asks a side-effecting user tool whose attempt was lost
+// whether the call took effect (toolround.reconcile.<name>, R for user
+// tools): yes, and the call is ok (reconciled); no, and it is an error
+// that says it did not run (it is not run again); a tool that cannot tell
+// leaves it unknown_outcome, with its answer.
+func (r *run) reconcileRemote(ctx workflow.Context, c *Call, ti ToolInfo, in toolworker.CallInput, lost error) (any, error) {
+	rem := ti.Remote
+	opts := workflow.ActivityOptions{
+		ActivityID:             c.CallID + "-reconcile",
+		TaskQueue:              rem.Queue,
+		ScheduleToStartTimeout: rem.ScheduleToStart,
+		StartToCloseTimeout:    ti.Timeout,
+		HeartbeatTimeout:       rem.Heartbeat,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 3},
+		Summary:                "reconcile " + c.Tool + " " + c.CallID,
+	}
+	var res toolworker.ReconcileResult
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), toolworker.ReconcilePrefix+c.Tool, in).Get(ctx, &res)
+	why := "the tool's reconcile could not tell whether it took effect"
+	switch {
+	case err != nil:
+		why = "the tool's reconcile failed: " + lostHow(err)
+	case res.TookEffect != nil && *res.TookEffect:
+		out := remoteOutput(toolworker.CallResult{V: res.V, Content: res.Content})
+		out.Content = strings.TrimSpace("the attempt was lost, and the tool's reconcile found that the call took effect.\n" + out.Content)
+		out.Reconciled, out.Attempt = true, 1
+		return out, nil
+	case res.TookEffect != nil:
+		return round.ExecuteOutput{IsError: true, Attempt: 1,
+			Content: "the attempt was lost (" + lostHow(lost) + ") before it took effect, as the tool's reconcile found; it was not run again: call it again to run it"}, nil
+	case len(res.Content) > 0:
+		why += ": " + remoteOutput(toolworker.CallResult{V: res.V, Content: res.Content}).Content
+	}
+	return nil, &unreconciled{err: lost, why: why}
 }

@@ -7,7 +7,10 @@
 //     sees (it then appends to MARKS/refund-cancelled);
 //   - hold_lookup (read-only) appends a line to MARKS/lookup; the first
 //     attempt then waits until its context ends, a later one answers
-//     "found <id>".
+//     "found <id>";
+//   - hold_transfer (a side effect) appends its operation id to
+//     MARKS/transfer and waits like hold_refund; its reconcile says the
+//     call took effect when that file holds its operation id.
 package main
 
 import (
@@ -68,6 +71,22 @@ func main() {
 		return "found " + a.ID, nil
 	}, toolworker.ReadOnly(), toolworker.Timeouts(time.Minute, time.Minute, 3*time.Second))
 
+	transfer := toolworker.New("hold_transfer", func(ctx context.Context, call toolworker.Call, a orderArgs) (any, error) {
+		if _, err := mark(marks, "transfer", call.OperationID); err != nil {
+			return nil, err
+		}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}, toolworker.Timeouts(time.Minute, time.Minute, 3*time.Second),
+		toolworker.Reconciles(func(_ context.Context, call toolworker.Call, _ orderArgs) (*bool, error) {
+			b, err := os.ReadFile(filepath.Join(marks, "transfer"))
+			if err != nil && !os.IsNotExist(err) {
+				return nil, err
+			}
+			took := strings.Contains(string(b), call.OperationID+"\n")
+			return &took, nil
+		}))
+
 	c, err := client.Dial(client.Options{HostPort: os.Getenv("TEMPORAL_ADDRESS")})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testtoolworker:", err)
@@ -77,7 +96,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	fmt.Println("tool worker serving", os.Getenv("TOOL_QUEUE"))
-	if err := toolworker.Serve(ctx, c, os.Getenv("TOOL_QUEUE"), []toolworker.Tool{refund, lookup}, toolworker.Options{}); err != nil {
+	if err := toolworker.Serve(ctx, c, os.Getenv("TOOL_QUEUE"), []toolworker.Tool{refund, lookup, transfer}, toolworker.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, "testtoolworker:", err)
 		os.Exit(2)
 	}
