@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
 )
 
 // postRound is H2: submit a round; ?wait=1 waits for its result.
@@ -120,12 +122,48 @@ func (s *Server) getTools(w http.ResponseWriter, r *http.Request, _ principal) {
 			return
 		}
 	}
+	switch q.Get("worker") {
+	case "", "false":
+	case "true":
+		s.getWorkerTools(w, r, provider, f)
+		return
+	default:
+		s.fail(w, r, fmt.Errorf("%w: worker=%q: give true or false, or leave it out", ErrBadInput, q.Get("worker")))
+		return
+	}
 	ts, err := client.ToolsIn(provider, f)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, ts)
+}
+
+// WorkerTools is what a Backend that reaches the workers also answers: the
+// tools a worker of the task queue offers, its tool queues included (Y2).
+type WorkerTools interface {
+	WorkerTools(ctx context.Context, provider string) (tools.Toolset, error)
+}
+
+// getWorkerTools is GET /api/v1/tools?worker=true: a running worker's own
+// list, with its MCP servers' and tool workers' tools and its queues.
+func (s *Server) getWorkerTools(w http.ResponseWriter, r *http.Request, provider string, f round.Format) {
+	wt, ok := s.b.(WorkerTools)
+	if !ok {
+		s.fail(w, r, fmt.Errorf("%w: this console reaches no workers", ErrUnsupported))
+		return
+	}
+	ts, err := wt.WorkerTools(r.Context(), provider)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out, err := ts.In(f)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // getInbox is H4; ?session=S keeps one session.

@@ -29,6 +29,7 @@ import (
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/secrets"
 )
 
@@ -645,4 +646,10 @@ func (b *TemporalBackend) MoveWorkspace(ctx context.Context, session, host strin
 // OpenWorkflows lists the session's open rounds and agent runs (W3).
 func (b *TemporalBackend) OpenWorkflows(ctx context.Context, session string) ([]string, error) {
 	return workspace.OpenWorkflows(ctx, workspace.TemporalLister(b.tc, b.opts.Namespace), session)
+}
+
+// WorkerTools asks a worker of the task queue for the tools it offers
+// (Y2).
+func (b *TemporalBackend) WorkerTools(ctx context.Context, provider string) (tools.Toolset, error) {
+	return b.c.WorkerTools(ctx, provider)
 }

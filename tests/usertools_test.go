@@ -349,6 +349,25 @@ func TestPythonToolWorkerInARoundY3(t *testing.T) {
 	e.startPythonToolWorker(queue, marks)
 	e.waitForTools(queue, "py_lookup", "py_refund")
 
+	// The console lists them with their queue and its state (Y2).
+	con := e.startConsole()
+	var listed tools.FormattedToolset
+	reply := con.call(t, "GET", "/api/v1/tools?provider=claude-code&format=anthropic&worker=true", con.agent, nil)
+	require.Equal(t, 200, reply.code, string(reply.body))
+	reply.json(t, &listed)
+	require.Contains(t, string(reply.body), `"name":"py_refund"`, "the anthropic tools array has the user tool")
+	var q *tools.QueueState
+	for i := range listed.Queues {
+		if listed.Queues[i].Queue == queue {
+			q = &listed.Queues[i]
+		}
+	}
+	require.NotNil(t, q, string(reply.body))
+	require.True(t, q.Available)
+	require.True(t, q.Trusted)
+	require.ElementsMatch(t, []string{"py_lookup", "py_refund"}, q.Tools)
+	require.Equal(t, 400, con.call(t, "GET", "/api/v1/tools?provider=claude-code&worker=yes", con.agent, nil).code)
+
 	state := &round.RunState{Fetched: []string{"py_lookup", "py_refund"}}
 	in := e.input(1, "claude-code", state,
 		call("a", "py_lookup", map[string]any{"order_id": "F-6"}),

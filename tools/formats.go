@@ -35,6 +35,8 @@ type FormattedToolset struct {
 	Tools       []any        `json:"tools"`
 	Deferred    []string     `json:"deferred"`
 	TurnContext string       `json:"turn_context,omitempty"`
+	// Queues are a worker's tool queues (Toolset.Queues, Y2).
+	Queues []QueueState `json:"queues,omitempty"`
 }
 
 // emptyObject is the schema of a tool that declares none: the APIs other
@@ -47,7 +49,7 @@ func (ts Toolset) In(f round.Format) (FormattedToolset, error) {
 	if err != nil {
 		return FormattedToolset{}, err
 	}
-	out := FormattedToolset{Provider: ts.Provider, Format: f, Tools: make([]any, 0, len(ts.Tools)), Deferred: ts.Deferred, TurnContext: ts.TurnContext}
+	out := FormattedToolset{Provider: ts.Provider, Format: f, Tools: make([]any, 0, len(ts.Tools)), Deferred: ts.Deferred, TurnContext: ts.TurnContext, Queues: ts.Queues}
 	if out.Deferred == nil {
 		out.Deferred = []string{}
 	}

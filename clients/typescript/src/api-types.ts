@@ -575,6 +575,10 @@ export interface Toolset {
    * The line that lists the deferred names for the model.
    */
   turn_context?: string;
+  /**
+   * With `worker=true`: the worker's tool queues (`TOOL_QUEUES`, Y2).
+   */
+  queues?: ToolQueue[];
   [key: string]: unknown;
 }
 
@@ -628,6 +632,34 @@ export interface WorkspaceBinding {
    * The binding's generation: 1 for the first bind, one more for each move or release.
    */
   generation: number;
+}
+
+export interface ToolQueue {
+  queue: string;
+  /**
+   * `TOOL_QUEUES` marks the queue trusted: its read-only tools skip approval.
+   */
+  trusted?: boolean;
+  /**
+   * A tool worker polled the queue within `TOOL_WORKER_TTL`.
+   */
+  available: boolean;
+  last_poll?: string;
+  /**
+   * The tools the queue's tool workers announced.
+   */
+  tools: string[];
+  /**
+   * Announced tools this worker does not run, and why.
+   */
+  refused?: {
+    [key: string]: string;
+  };
+  /**
+   * Why the queue's catalog could not be read.
+   */
+  error?: string;
+  [key: string]: unknown;
 }
 
 /** The API's error codes (`Error.error`). */
