@@ -299,6 +299,7 @@ func TestUserToolCancelReachesTheFunctionY4(t *testing.T) {
 // (Y1, Y1a).
 func TestTypeScriptToolWorkerY1(t *testing.T) {
 	node, dir := typescriptClient(t, "@temporalio/worker", "@temporalio/client", "@temporalio/activity", "zod")
+	requireNode20(t, node)
 	e := newEnv(t)
 	queue := "ts-orders-" + e.taskQueue
 	e.extra = append(e.extra, "TOOL_QUEUES="+queue+":trusted")

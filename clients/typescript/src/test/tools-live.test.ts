@@ -3,7 +3,9 @@
 // round that calls a tool (tools-doubles.ts). Without a reachable server
 // these skip; under CI=true they fail instead.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
@@ -274,5 +276,47 @@ test("no answer to the announce is one line and serve stops", { skip: skip() }, 
       `toolround/tools: no answer to the announce within 2s: is a toolround worker polling task queue "${nobody}" of namespace "default"?`,
     ]);
     await lv.client.workflow.getHandle(`usertools/${lv.queue}`).terminate("test over").catch(() => undefined);
+  });
+});
+
+test("the README's tool worker announces its tool, serves a call and stops on SIGTERM", { skip: skip() }, async () => {
+  const pkg = fileURLToPath(new URL("../../", import.meta.url));
+  const readme = readFileSync(`${pkg}README.md`, "utf8");
+  const section = readme.slice(readme.indexOf("## Your own tools"));
+  const start = section.indexOf("```js\n") + "```js\n".length;
+  const file = `${pkg}dist/test/readme-tool-worker.mjs`;
+  // "toolround/tools" resolves to this package's own export.
+  writeFileSync(file, section.slice(start, section.indexOf("```", start)));
+  const queue = "weather-tools";
+  await live(async (lv) => {
+    const catalog = lv.client.workflow.getHandle(`usertools/${queue}`);
+    await catalog.terminate("a test starts it anew").catch(() => undefined);
+    const child = spawn(process.execPath, [file], {
+      env: { ...process.env, TEMPORAL_ADDRESS: ADDRESS, TOOLROUND_TASK_QUEUE: lv.toolroundQueue },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (b) => (output += b));
+    child.stderr.on("data", (b) => (output += b));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    try {
+      let announced: Awaited<ReturnType<Live["announced"]>> = [];
+      for (let i = 0; i < 150 && !announced.length; i++) {
+        announced = await lv.announced(queue).catch(() => []);
+        if (!announced.length) await new Promise((r) => setTimeout(r, 200));
+      }
+      assert.equal(announced.length, 1, `the README's tool worker never announced:\n${output}`);
+      const [decl] = announced[0].tools as { name: string; schema_hash: string; description: string }[];
+      assert.equal(decl.name, "weather");
+      assert.equal(decl.description, "Today's weather in a city.");
+      const env = { v: 1, tool: "weather", args_json: '{"city":"Nantes"}', operation_id: "", call_id: "c1", workflow_id: "w", schema_hash: decl.schema_hash, attempt: 1 };
+      const h = await lv.call({ name: "weather" } as Tool, { queue, envelope: env });
+      assert.deepEqual(await h.result(), { result: { v: 1, is_error: false, content: [{ type: "json", json: { city: "Nantes", sky: "clear" } }], attempt: 1 } });
+      child.kill("SIGTERM");
+      assert.equal(await exited, 0, output);
+    } finally {
+      child.kill("SIGKILL");
+      await catalog.terminate("test over").catch(() => undefined);
+    }
   });
 });
