@@ -285,12 +285,14 @@ test("the README's tool worker announces its tool, serves a call and stops on SI
   const section = readme.slice(readme.indexOf("## Your own tools"));
   const start = section.indexOf("```js\n") + "```js\n".length;
   const file = `${pkg}dist/test/readme-tool-worker.mjs`;
-  // "toolround/tools" resolves to this package's own export.
-  writeFileSync(file, section.slice(start, section.indexOf("```", start)));
-  const queue = "weather-tools";
+  const snippet = section.slice(start, section.indexOf("```", start));
+  assert.ok(snippet.includes('taskQueue: "weather-tools"'), snippet);
   await live(async (lv) => {
+    // The snippet as it is ("toolround/tools" resolves to this package's
+    // own export), on a queue of this test's own.
+    const queue = `weather-tools-${lv.tag}`;
+    writeFileSync(file, snippet.replace('taskQueue: "weather-tools"', `taskQueue: "${queue}"`));
     const catalog = lv.client.workflow.getHandle(`usertools/${queue}`);
-    await catalog.terminate("a test starts it anew").catch(() => undefined);
     const child = spawn(process.execPath, [file], {
       env: { ...process.env, TEMPORAL_ADDRESS: ADDRESS, TOOLROUND_TASK_QUEUE: lv.toolroundQueue },
       stdio: ["ignore", "pipe", "pipe"],
@@ -302,8 +304,7 @@ test("the README's tool worker announces its tool, serves a call and stops on SI
     try {
       let announced: Awaited<ReturnType<Live["announced"]>> = [];
       for (let i = 0; i < 150 && !announced.length; i++) {
-        // A query of the closed catalog of an earlier run would wait for a
-        // worker that is gone: query only the running one.
+        // Query the catalog once the tool worker's announce started it.
         const running = (await catalog.describe().catch(() => undefined))?.status.name === "RUNNING";
         if (running) announced = await lv.announced(queue).catch(() => []);
         if (!announced.length) await new Promise((r) => setTimeout(r, 200));
