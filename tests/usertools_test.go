@@ -336,6 +336,7 @@ func TestTypeScriptToolWorkerY1(t *testing.T) {
 	got := byID(res)
 	require.Equal(t, round.StatusOK, got["c1"].Status, got["c1"].Content)
 	require.JSONEq(t, `{"id":"A-1","status":"shipped","attempt":1}`, got["c1"].Content)
+	require.Equal(t, 1, got["c1"].Attempts, "the result's attempt")
 	require.Equal(t, round.StatusOK, got["c2"].Status, got["c2"].Content)
 	require.NotEmpty(t, got["c2"].OperationID)
 	require.Equal(t, "refunded A-1 as operation "+got["c2"].OperationID, got["c2"].Content, "the function got the call's operation id")

@@ -136,6 +136,8 @@ test("the problems: a bad name, a keyword the validator does not enforce, a bad 
   for (const w of want) assert.ok(all.includes(w), `missing ${JSON.stringify(w)} in\n${all}`);
   assert.equal(lines.length, want.length, all);
   assert.deepEqual(problemsOf([{} as Tool]), ["[object Object] is not a tool made with tool({...})"]);
+  const h = tool({ name: "h", effect: "read_only", parameters: { type: "object" } as unknown as z.ZodObject, execute: noop });
+  assert.deepEqual(h.problems, ["tool h: parameters is not a zod 4 schema (z.object({...}))"]);
 });
 
 test("the keyword allowlist is the wire's: $defs and $ref pass, others are named where they are", () => {

@@ -266,8 +266,10 @@ export function tool<S extends z.ZodType>(opts: ToolOptions<S>): Tool {
   if (typeof opts.execute !== "function") problem("execute is not a function");
   let parameters: Record<string, unknown> = {};
   let hash = "";
-  if (!(opts.parameters instanceof z.ZodType)) {
-    problem("parameters is not a zod schema (z.object({...}))");
+  // Duck-typed, so that a schema of another copy of zod 4 is one too.
+  const p = opts.parameters as unknown as { _zod?: unknown; safeParse?: unknown } | undefined;
+  if (typeof p !== "object" || p === null || !p._zod || typeof p.safeParse !== "function") {
+    problem("parameters is not a zod 4 schema (z.object({...}))");
   } else {
     try {
       parameters = z.toJSONSchema(opts.parameters, { io: "input", target: "draft-2020-12" }) as Record<string, unknown>;
