@@ -69,7 +69,8 @@ ensure_python_tools() {
 }
 
 # ensure_node_tools installs the TypeScript client's dev dependencies
-# (typescript, and the frameworks its adapters are tested with, at the exact
+# (typescript, the frameworks its adapters are tested with, and the Temporal
+# TypeScript SDK and zod that toolround/tools serves tools with, at the exact
 # versions of clients/typescript/package-lock.json) with `npm ci`, and builds
 # the client into clients/typescript/dist; tests/typescript_test.go builds it
 # again from its sources and runs `node --test` there. Node.js 18 or newer

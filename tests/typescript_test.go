@@ -2,9 +2,11 @@ package tests
 
 import (
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,4 +95,47 @@ func TestTypeScriptAdapters(t *testing.T) {
 	e.startWorker()
 	c := e.startConsole()
 	nodeTest(t, e, c, node, dir, "dist/test/ai.test.js", "dist/test/langgraph.test.js", "dist/test/adapter-examples.test.js")
+}
+
+// TestTypeScriptToolWorkers runs the tests of toolround/tools, the
+// TypeScript tool workers (Y1, Y1a, docs/your-own-tools.md): the schemas
+// from zod, the wire of one call, and tool workers served on the real
+// Temporal server, announcing to a test double of the catalog and called
+// by a test double of a round, with heartbeats and cancels. CI=true makes
+// them fail where they would skip.
+func TestTypeScriptToolWorkers(t *testing.T) {
+	c, err := net.DialTimeout("tcp", temporalAddress(), 2*time.Second)
+	if err != nil {
+		testenv.Unavailable(t, "temporal at %s: %v", temporalAddress(), err)
+	}
+	_ = c.Close()
+	node, dir := typescriptClient(t, "@temporalio/worker", "@temporalio/client", "@temporalio/activity", "@temporalio/workflow", "zod")
+	requireNode20(t, node)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "dist/test/tools.test.js", "dist/test/tools-live.test.js")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TEMPORAL_ADDRESS="+temporalAddress(), "CI=true")
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test dist/test/tools.test.js dist/test/tools-live.test.js:\n%s", out)
+	if err != nil {
+		t.Fatalf("node --test failed: %v", err)
+	}
+	if strings.Contains(string(out), "# SKIP") || !strings.Contains(string(out), "skipped 0") {
+		t.Fatalf("node --test skipped tests although the Temporal server is there")
+	}
+}
+
+// requireNode20 reports node older than 20, which toolround/tools (and the
+// Temporal TypeScript SDK) need, as unavailable: a skip, or a failure under
+// CI=true.
+func requireNode20(t *testing.T, node string) {
+	t.Helper()
+	out, err := exec.Command(node, "-p", "process.versions.node.split('.')[0]").Output()
+	if err != nil {
+		t.Fatalf("%s -p: %v", node, err)
+	}
+	if major, _ := strconv.Atoi(strings.TrimSpace(string(out))); major < 20 {
+		testenv.Unavailable(t, "node %s is older than 20, which toolround/tools needs", strings.TrimSpace(string(out)))
+	}
 }

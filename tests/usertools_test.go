@@ -514,3 +514,66 @@ func TestUserToolReconcilesALostAttemptY4(t *testing.T) {
 	require.Contains(t, r.Content, "took effect")
 	require.Equal(t, []string{r.OperationID}, markLines(t, filepath.Join(marks, "transfer")), "it ran once")
 }
+
+// A TypeScript tool worker, clients/typescript's toolround/tools in a node
+// process of its own, announces a read-only and a side-effecting tool; a
+// round through the real worker calls both, the side effect with its
+// operation id; SIGTERM stops the tool worker, whose serve then resolves
+// (Y1, Y1a).
+func TestTypeScriptToolWorkerY1(t *testing.T) {
+	node, dir := typescriptClient(t, "@temporalio/worker", "@temporalio/client", "@temporalio/activity", "zod")
+	requireNode20(t, node)
+	e := newEnv(t)
+	queue := "ts-orders-" + e.taskQueue
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue+":trusted")
+	e.startWorker()
+
+	cmd := exec.Command(node, filepath.Join("dist", "test", "tool-worker.js"))
+	cmd.Dir = dir
+	cmd.Env = append(e.environ(), "TOOL_QUEUE="+queue, "TOOLROUND_TASK_QUEUE="+e.taskQueue)
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("TypeScript tool worker log:\n%s", logs.String())
+		}
+	})
+
+	st := e.waitForTools(queue, "ts_lookup_order", "ts_refund_order")
+	require.True(t, st.Trusted)
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"ts_lookup_order", "ts_refund_order"}},
+		call("c1", "ts_lookup_order", map[string]any{"id": "A-1"}),
+		call("c2", "ts_refund_order", map[string]any{"id": "A-1", "amount": 5}),
+		call("c3", "ts_refund_order", map[string]any{"id": "A-1", "amount": 0}),
+		call("c4", "ts_lookup_order", map[string]any{"nope": 1}),
+	)
+	in.AutoApprove = true
+	res := e.round(in)
+	requireEveryCallOnce(t, in, res)
+	got := byID(res)
+	require.Equal(t, round.StatusOK, got["c1"].Status, got["c1"].Content)
+	require.JSONEq(t, `{"id":"A-1","status":"shipped","attempt":1}`, got["c1"].Content)
+	require.Equal(t, 1, got["c1"].Attempts, "the result's attempt")
+	require.Equal(t, round.StatusOK, got["c2"].Status, got["c2"].Content)
+	require.NotEmpty(t, got["c2"].OperationID)
+	require.Equal(t, "refunded A-1 as operation "+got["c2"].OperationID, got["c2"].Content, "the function got the call's operation id")
+	require.Equal(t, round.StatusError, got["c3"].Status, got["c3"].Content)
+	require.Equal(t, "tool_error", got["c3"].ErrorCode)
+	require.Contains(t, got["c3"].Content, "positive amount")
+	require.Equal(t, round.StatusInvalid, got["c4"].Status, "pass 1 validates against the schema the TypeScript tool worker announced")
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-exited:
+		require.NoError(t, waitErr, "the tool worker's exit after SIGTERM")
+		require.Contains(t, logs.String(), "tool worker stopped", "serve resolved once the worker stopped")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the TypeScript tool worker did not stop within 30s of SIGTERM")
+	}
+}

@@ -1,0 +1,37 @@
+// A TypeScript tool worker for tests/usertools_test.go's
+// TestTypeScriptToolWorkerY1: serves a read-only lookup and a
+// side-effecting refund on TOOL_QUEUE (TOOLROUND_TASK_QUEUE and
+// TEMPORAL_ADDRESS as serve reads them) until SIGTERM.
+import { z } from "zod";
+
+import { ToolError, serve, tool } from "../tools/index.js";
+
+const lookup = tool({
+  name: "ts_lookup_order",
+  effect: "read_only",
+  description: "Look an order up by its id.",
+  parameters: z.object({ id: z.string() }),
+  execute: ({ id }, ctx) => ({ id, status: "shipped", attempt: ctx.attempt }),
+});
+
+const refund = tool({
+  name: "ts_refund_order",
+  effect: "side_effect",
+  description: "Refund an order.",
+  timeout: 30,
+  scheduleToStart: 5,
+  heartbeat: 6,
+  parameters: z.object({ id: z.string(), amount: z.number().int() }),
+  execute: async ({ id, amount }, ctx) => {
+    if (amount <= 0) throw new ToolError("a refund needs a positive amount");
+    return `refunded ${id} as operation ${ctx.operationId}`;
+  },
+});
+
+const queue = process.env.TOOL_QUEUE;
+if (!queue) {
+  process.stderr.write("TOOL_QUEUE is not set\n");
+  process.exit(2);
+}
+await serve([lookup, refund], { taskQueue: queue });
+process.stderr.write("tool worker stopped\n");
