@@ -577,3 +577,97 @@ func TestTypeScriptToolWorkerY1(t *testing.T) {
 		t.Fatal("the TypeScript tool worker did not stop within 30s of SIGTERM")
 	}
 }
+
+// startTypeScriptToolWorker runs clients/typescript's tests/tool-worker.ts
+// (compiled) as a tool worker of queue until the test ends.
+func (e *env) startTypeScriptToolWorker(queue string) {
+	e.t.Helper()
+	node, dir := typescriptClient(e.t, "@temporalio/worker", "@temporalio/client", "@temporalio/activity", "zod")
+	requireNode20(e.t, node)
+	w := &toolWorker{cmd: exec.Command(node, filepath.Join("dist", "test", "tool-worker.js")), logs: &syncBuffer{}, done: make(chan struct{})}
+	w.cmd.Dir = dir
+	w.cmd.Env = append(e.environ(), "TOOL_QUEUE="+queue, "TOOLROUND_TASK_QUEUE="+e.taskQueue)
+	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
+	require.NoError(e.t, w.cmd.Start())
+	go func() { _ = w.cmd.Wait(); close(w.done) }()
+	e.t.Cleanup(func() {
+		_ = w.cmd.Process.Kill()
+		<-w.done
+		if e.t.Failed() {
+			e.t.Logf("TypeScript tool worker log:\n%s", w.logs.String())
+		}
+	})
+}
+
+// The same tool, same_echo, served in Go, Python and TypeScript, each on
+// its own queue of its own worker: the same round's calls give the same
+// results through all three, the operation id included; a ToolError with a
+// code is the same error result; arguments that do not fit the schema are
+// refused in pass 1 alike (Y1, Y1a).
+func TestTheSameCallInEveryLanguageY1a(t *testing.T) {
+	type lang struct {
+		name  string
+		serve func(e *env, queue string)
+	}
+	langs := []lang{
+		{"go", func(e *env, queue string) {
+			same := toolworker.New("same_echo", func(_ context.Context, call toolworker.Call, a struct {
+				Text  string `json:"text"`
+				Times int    `json:"times"`
+			}) (any, error) {
+				if a.Text == "" {
+					return nil, &toolworker.ToolError{Message: "there is no text to repeat", Code: "empty_text"}
+				}
+				return map[string]any{"echo": strings.Repeat(strings.ToUpper(a.Text), a.Times), "operation_id": call.OperationID}, nil
+			}, toolworker.Description("Repeat a text in capitals."))
+			e.serveTools(queue, []toolworker.Tool{same})
+		}},
+		{"python", func(e *env, queue string) { e.servePythonFile("testdata/usertools/same.py", queue, e.t.TempDir()) }},
+		{"typescript", func(e *env, queue string) { e.startTypeScriptToolWorker(queue) }},
+	}
+	type answer struct {
+		status    round.Status
+		content   string
+		errorCode string
+	}
+	results := map[string][]answer{}
+	for _, l := range langs {
+		e := newEnv(t)
+		queue := "same-" + l.name + "-" + e.taskQueue
+		e.extra = append(e.extra, "TOOL_QUEUES="+queue)
+		e.startWorker()
+		l.serve(e, queue)
+		e.waitForTools(queue, "same_echo")
+		in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"same_echo"}},
+			call("a", "same_echo", map[string]any{"text": "ab", "times": 2}),
+			call("b", "same_echo", map[string]any{"text": "", "times": 1}),
+			call("c", "same_echo", map[string]any{"text": "ab", "times": "2"}))
+		in.AutoApprove = true
+		res := e.round(in)
+		requireEveryCallOnce(t, in, res)
+		for _, r := range res.Results {
+			content := r.Content
+			if r.CallID == "a" {
+				require.Equal(t, round.StatusOK, r.Status, "%s: %s", l.name, r.Content)
+				var got map[string]any
+				require.NoError(t, json.Unmarshal([]byte(r.Content), &got), "%s: %s", l.name, r.Content)
+				require.Equal(t, r.OperationID, got["operation_id"], "%s: the function got the call's operation id", l.name)
+				delete(got, "operation_id")
+				b, _ := json.Marshal(got)
+				content = string(b)
+			}
+			if r.CallID == "c" {
+				content = "" // pass 1's message names the round's own schema
+			}
+			results[l.name] = append(results[l.name], answer{r.Status, content, r.ErrorCode})
+		}
+	}
+	want := []answer{
+		{round.StatusOK, `{"echo":"ABAB"}`, ""},
+		{round.StatusError, "there is no text to repeat", "empty_text"},
+		{round.StatusInvalid, "", ""},
+	}
+	for _, l := range langs {
+		require.Equal(t, want, results[l.name], l.name)
+	}
+}

@@ -265,7 +265,7 @@ func (t Tool) activity(ctx context.Context, in CallInput) (CallResult, error) {
 }
 
 func (t Tool) answer(ctx context.Context, in CallInput) (CallResult, error) {
-	if in.SchemaHash != "" && in.SchemaHash != t.decl.SchemaHash {
+	if in.SchemaHash != t.decl.SchemaHash { // a call without one was not checked by a round either
 		return errorResult(ErrorSchemaChanged, "tool "+t.decl.Name+" changed since the round checked the call (schema "+t.decl.SchemaHash+", the round saw "+in.SchemaHash+"); it did not run"), nil
 	}
 	args := json.RawMessage(in.ArgsJSON)

@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from datetime import timedelta
-from typing import Annotated, Optional
+from typing import Tuple, Annotated, Optional
 
 import pytest
 
@@ -122,8 +122,8 @@ def test_problems_bad_name_missing_hint_keyword_and_duplicates():
         return q
 
     @tool(effect="read_only")
-    def c(n: Annotated[int, Field(multiple_of=3)]) -> int:
-        return n
+    def c(n: Tuple[int, str]) -> int:
+        return n[0]
 
     @tool(effect="maybe", reconcile=lambda q: True, subject="n")
     def d(n: int) -> int:
@@ -142,7 +142,7 @@ def test_problems_bad_name_missing_hint_keyword_and_duplicates():
     assert "tool Bad-Name: the name 'Bad-Name' does not match [a-z][a-z0-9_]{0,63}" in text
     assert "tool b: parameter q has no type hint" in text
     assert "tool b: parameter *rest: *args and **kwargs have no schema" in text
-    assert "tool c: its schema has a keyword the validator does not enforce (#/properties/n: multipleOf)" in text
+    assert "tool c: its schema has a keyword the validator does not enforce (#/properties/n: prefixItems)" in text
     assert "tool d: effect is 'maybe'" in text
     assert "tool d: reconcile is for side-effecting tools" in text
     assert "tool d: subject 'n' is not a string parameter" in text

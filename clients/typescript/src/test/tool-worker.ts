@@ -28,10 +28,22 @@ const refund = tool({
   },
 });
 
+// same_echo is served in Go and Python too (TestTheSameCallInEveryLanguageY1a).
+const sameEcho = tool({
+  name: "same_echo",
+  effect: "side_effect",
+  description: "Repeat a text in capitals.",
+  parameters: z.object({ text: z.string(), times: z.number().int() }),
+  execute: ({ text, times }, ctx) => {
+    if (text === "") throw new ToolError("there is no text to repeat", "empty_text");
+    return { echo: text.toUpperCase().repeat(times), operation_id: ctx.operationId };
+  },
+});
+
 const queue = process.env.TOOL_QUEUE;
 if (!queue) {
   process.stderr.write("TOOL_QUEUE is not set\n");
   process.exit(2);
 }
-await serve([lookup, refund], { taskQueue: queue });
+await serve([lookup, refund, sameEcho], { taskQueue: queue });
 process.stderr.write("tool worker stopped\n");

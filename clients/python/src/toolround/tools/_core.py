@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import math
 import inspect
 import json
 import re
@@ -27,11 +28,14 @@ MESSAGE_LIMIT = 64 << 10  # characters of an exception's message in a failure
 # The JSON Schema keywords toolround's validator enforces (or, for the
 # annotations, reads); a schema with any other keyword is refused.
 KEYWORDS = frozenset({
-    "type", "properties", "required", "additionalProperties", "items", "prefixItems", "enum",
-    "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength",
-    "maxLength", "pattern", "minItems", "maxItems", "uniqueItems", "anyOf", "oneOf", "allOf",
-    "not", "$ref", "$defs", "default", "description", "title", "examples", "format",
-})
+    "type", "properties", "required", "additionalProperties", "patternProperties",
+    "minProperties", "maxProperties", "propertyNames", "dependencies", "items", "contains",
+    "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+    "minLength", "maxLength", "pattern", "minItems", "maxItems", "uniqueItems", "anyOf", "oneOf",
+    "allOf", "not", "if", "then", "else", "$ref", "$defs", "definitions", "$schema", "$id",
+    "$comment", "default", "description", "title", "examples", "format", "readOnly", "writeOnly",
+    "deprecated",
+})  # the same list as the Go catalog's (toolworker/wire.go); prefixItems is not enforced
 
 
 class ToolError(Exception):
@@ -124,12 +128,12 @@ def unsupported_keywords(schema: Any, path: str = "#") -> List[str]:
         where = "%s/%s" % (path, k)
         if k not in KEYWORDS:
             out.append("%s: %s" % (path, k))
-        elif k in ("properties", "$defs") and isinstance(v, dict):
+        elif k in ("properties", "patternProperties", "$defs", "definitions", "dependencies") and isinstance(v, dict):
             for name, sub in v.items():
                 out.extend(unsupported_keywords(sub, "%s/%s" % (where, name)))
-        elif k in ("items", "not", "additionalProperties"):
+        elif k in ("items", "not", "additionalProperties", "propertyNames", "contains", "if", "then", "else"):
             out.extend(unsupported_keywords(v, where))
-        elif k in ("prefixItems", "anyOf", "oneOf", "allOf") and isinstance(v, list):
+        elif k in ("anyOf", "oneOf", "allOf") and isinstance(v, list):
             for i, sub in enumerate(v):
                 out.extend(unsupported_keywords(sub, "%s/%d" % (where, i)))
     return out
@@ -261,11 +265,16 @@ class Tool:
         """The tool's entry of the announce update."""
         return {
             "name": self.name, "description": self.description, "parameters": self.parameters,
-            "effect": self.effect, "concurrent": self.concurrent, "cache_seconds": self.cache_seconds,
-            "subject": self.subject, "timeout_seconds": self.timeout,
-            "schedule_to_start_seconds": self.schedule_to_start, "heartbeat_seconds": self.heartbeat,
+            "effect": self.effect, "concurrent": self.concurrent, "cache_seconds": _whole(self.cache_seconds),
+            "subject": self.subject, "timeout_seconds": _whole(self.timeout),
+            "schedule_to_start_seconds": _whole(self.schedule_to_start), "heartbeat_seconds": _whole(self.heartbeat),
             "reconcile": self.reconcile is not None, "schema_hash": self.schema_hash,
         }
+
+
+def _whole(seconds: float) -> int:
+    """Seconds as the catalog takes them: whole seconds, rounded up."""
+    return int(math.ceil(seconds))
 
 
 def tool(_fn: Any = None, *, effect: Optional[str] = None, concurrent: bool = False,
