@@ -369,7 +369,7 @@ def test_check_exits_2_with_one_line_per_problem(capsys):
     assert all(line.startswith("toolround.tools: tool ") for line in lines)
     assert "Search" in lines[0] and "does not match" in lines[0]
     assert "parameter q has no type hint" in lines[1]
-    assert "multipleOf" in lines[2]
+    assert "prefixItems" in lines[2]
     assert "thirds: the name is used twice" in lines[3]
 
 
@@ -550,7 +550,7 @@ def test_serve_announces_and_runs_a_call():
     async def body(lv):
         served = await lv.serve([weather])
         out = await lv.call(weather, {"city": "Nantes"})
-        assert out == {"result": {"v": 1, "is_error": False,
+        assert out == {"result": {"v": 1, "is_error": False, "attempt": 1,
                                   "content": [{"type": "json", "json": {"city": "Nantes", "sky": "clear", "attempt": 1}}]}}
         [a] = await lv.announced()
         assert a["v"] == 1 and a["queue"] == lv.queue and a["worker"]

@@ -1,8 +1,6 @@
 """Tools with every problem check reports: read by test_tools.py."""
 
-from typing import Annotated
-
-from pydantic import Field
+from typing import Tuple
 
 from toolround.tools import tool
 
@@ -20,9 +18,9 @@ def lookup(q) -> str:
 
 
 @tool(effect="read_only")
-def thirds(n: Annotated[int, Field(multiple_of=3)]) -> int:
-    "A keyword the validator does not enforce."
-    return n
+def thirds(n: Tuple[int, int]) -> int:
+    "A keyword the validator does not enforce (a tuple is prefixItems)."
+    return n[0]
 
 
 @tool(effect="read_only", name="thirds")
