@@ -1,0 +1,61 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// T12: a sanitised config keeps what says how the repository is laid out
+// and where its remotes are, values git reads back as they were, and drops
+// every setting that can run a program, includes among them.
+func TestSanitisedGitConfigKeepsNoProgram(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "config")
+	kept := map[string]string{
+		"core.repositoryformatversion": "1",
+		"extensions.objectformat":      "sha1",
+		"core.bare":                    "false",
+		`remote.o "x\y.url`:            `https://example.com/a "b" \c`,
+		"branch.main.remote":           "o",
+		"user.name":                    "t\tab\nline",
+		"diff.drv.xfuncname":           "^func",
+	}
+	dropped := map[string]string{
+		"diff.external": "x", "diff.drv.textconv": "x", "diff.drv.command": "x", "filter.f.clean": "x",
+		"filter.f.smudge": "x", "filter.f.process": "x", "merge.m.driver": "x", "core.fsmonitor": "x",
+		"core.hookspath": "x", "core.pager": "x", "pager.log": "x", "core.sshcommand": "x", "alias.st": "!x",
+		"include.path": "x", "includeif.gitdir:/.path": "x", "remote.o \"x\\y.uploadpack": "x",
+		"submodule.s.update": "!x", "credential.helper": "x", "core.editor": "x", "gpg.program": "x",
+		"uploadpack.packobjectshook": "x", "browser.b.cmd": "x", "interactive.difffilter": "x",
+	}
+	for k, v := range kept {
+		out, err := exec.Command("git", "config", "--file", conf, k, v).CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	for k, v := range dropped {
+		out, err := exec.Command("git", "config", "--file", conf, k, v).CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	clean := filepath.Join(dir, "clean")
+	require.NoError(t, os.WriteFile(clean, sanitiseGitConfig(conf), 0o644))
+	out, err := exec.Command("git", "config", "--file", clean, "--list", "-z").Output()
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, rec := range strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		k, v, _ := strings.Cut(rec, "\n")
+		got[k] = v
+	}
+	require.Equal(t, kept, got)
+
+	// What git cannot read becomes an empty file.
+	require.NoError(t, os.WriteFile(conf, []byte("[core\n\tfsmonitor = x\n"), 0o644))
+	require.Empty(t, sanitiseGitConfig(conf))
+}
