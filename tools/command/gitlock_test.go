@@ -87,7 +87,8 @@ func TestRuleApprovedGitRunsNoConfiguredProgram(t *testing.T) {
 // hooks and .gitattributes name, for every setting of git that runs a
 // program, one that says so on stderr (RAN:<setting>) and leaves a
 // marker MARK-<setting> in dir; folders sub and d1/r holding other such
-// repositories; and evil.tar, an archive of a third one, w2, with its .git.
+// repositories, cx and gf whose git directories take their config from a
+// common directory that is not one (commondir, a .git file); and evil.tar, an archive of a third one, w2, with its .git.
 // The person makes them all, as a workspace can come.
 func hostileRepo(t *testing.T, dir string) {
 	t.Helper()
@@ -156,6 +157,8 @@ git init -q --bare local
 ` + set.String() + hooks + `
 mkdir sub && cd sub && ` + repo + set.String() + hooks + `cd ..
 mkdir d1 && cp -a sub d1/r
+mkdir -p cx/.git && cp sub/.git/HEAD cx/.git/ && echo ../../evc > cx/.git/commondir && cp sub/a cx/a
+cp -a sub/.git evc && rm evc/HEAD && mkdir gf && echo 'gitdir: ../gfdir' > gf/.git && cp -a sub/.git gfdir && rm gfdir/HEAD && cp cx/.git/HEAD gfdir/ && echo ../evc > gfdir/commondir
 mkdir -p ../w2src/w2 && cd ../w2src/w2 && ` + repo + set.String() + hooks + `cd .. && tar cf ` + dir + `/evil.tar w2 && cd ` + dir + `
 `
 	out, err := exec.Command("sh", "-c", script).CombinedOutput()
@@ -227,6 +230,7 @@ func TestRuleScopedGitRunsNoProgramTheRepositoryNames(t *testing.T) {
 		"git show", "git show HEAD:a", "git blame a", "git grep two", "git grep --textconv two", "git diff --no-index a b",
 		"git st", "git -C sub diff", "git -C sub log -p", "git -C sub status", "git archive HEAD >/dev/null",
 		"git -C w2 diff", "git -C w2 log -p", "git -C w2 status", "cd w2 && git diff", "git -C d1/r diff", "cd d1/r && git log -p",
+		"git -C cx diff HEAD", "git -C cx log -p", "git -C gf diff HEAD", "git -C gf log -p",
 		"git fetch l", "git fetch ../local", "git pull -q l main", "git ls-remote ../local", "git fetch file://" + dir + "/../local",
 		"git diff --ext-diff --textconv", "git help -w log", "git web--browse x", "git submodule update --init",
 		"git config --list", "git cat-file --textconv HEAD:a",

@@ -47,6 +47,9 @@ type gitFence struct {
 	repos []string
 	// configs are the config files of their git directories.
 	configs []string
+	// pointers are the files that name another git directory, whose
+	// config git reads too: .git files (gitdir: PATH) and commondir.
+	pointers []string
 }
 
 // gitConfigNames are the files of a git directory that git reads as
@@ -80,6 +83,8 @@ func scanGit(root string) *gitFence {
 				return filepath.SkipDir
 			case !d.IsDir() && gitConfigNames[name]:
 				g.configs = append(g.configs, p)
+			case !d.IsDir() && name == "commondir":
+				g.pointers = append(g.pointers, p)
 			}
 			return nil
 		}
@@ -88,6 +93,8 @@ func scanGit(root string) *gitFence {
 			if d.IsDir() {
 				inGitDir = p
 				g.configsOf(p)
+			} else if d.Type().IsRegular() {
+				g.pointers = append(g.pointers, p)
 			}
 			return nil
 		}
@@ -98,15 +105,57 @@ func scanGit(root string) *gitFence {
 		}
 		return nil
 	})
+	g.follow()
 	return g
+}
+
+// follow adds the configs of the git directories that .git files and
+// commondir files name inside root, which need not look like git
+// directories themselves (a common directory has no HEAD), following
+// their own commondir in turn, a few steps deep.
+func (g *gitFence) follow() {
+	seen := map[string]bool{}
+	todo := g.pointers
+	for step := 0; step < 4 && len(todo) > 0; step++ {
+		var next []string
+		for _, ptr := range todo {
+			b, err := os.ReadFile(ptr)
+			if err != nil || len(b) > 4096 {
+				continue
+			}
+			target := strings.TrimSpace(string(b))
+			if filepath.Base(ptr) != "commondir" {
+				var ok bool
+				if target, ok = strings.CutPrefix(target, "gitdir:"); !ok {
+					continue
+				}
+				target = strings.TrimSpace(target)
+			}
+			if !filepath.IsAbs(target) {
+				// Relative to the folder holding the .git file, or to
+				// the git directory holding commondir.
+				target = filepath.Join(filepath.Dir(ptr), target)
+			}
+			target = filepath.Clean(target)
+			if seen[target] || (target != g.root && !strings.HasPrefix(target, g.root+"/")) {
+				continue
+			}
+			seen[target] = true
+			g.configsOf(target)
+			if c := filepath.Join(target, "commondir"); isFile(c) {
+				next = append(next, c)
+			}
+		}
+		todo = next
+	}
 }
 
 // configsOf adds the config files at the top of git directory dir; the walk
 // finds the deeper ones.
 func (g *gitFence) configsOf(dir string) {
-	for n := range gitConfigNames {
+	for _, n := range []string{"config", "config.worktree"} {
 		c := filepath.Join(dir, n)
-		if _, err := os.Lstat(c); err == nil {
+		if fi, err := os.Lstat(c); err == nil && !fi.IsDir() {
 			g.configs = append(g.configs, c)
 		}
 	}
