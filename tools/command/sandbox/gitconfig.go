@@ -30,7 +30,10 @@ import (
 //     command line, names it; it names the repositories found at the start
 //     and nothing else. A repository the command makes while it runs (`tar
 //     xf evil.tar && git -C w2 diff`), or a concurrent one makes, is
-//     refused ("detected dubious ownership"), or taken as no repository;
+//     refused ("detected dubious ownership"), or taken as no repository
+//     (a concurrent command that moves one of those repositories away and
+//     puts another at its path is not kept out: the folders are bound
+//     only in this command's sandbox);
 //   - under ScopeWrite each folder from the workspace down to each of those
 //     repositories is bound over itself, so that the command can neither
 //     move nor remove it to put a repository of its own in its place.
@@ -56,8 +59,9 @@ type gitFence struct {
 // configuration.
 var gitConfigNames = map[string]bool{"config": true, "config.worktree": true}
 
-// gitSkip are folders of a git directory that hold no configuration and
-// may be large.
+// gitSkip are folders of a git directory (a folder holding HEAD) that hold
+// no configuration and may be large; a submodule's git directory may have
+// such a name (.git/modules/refs) and is walked.
 var gitSkip = map[string]bool{"objects": true, "refs": true, "logs": true, "lfs": true, "rr-cache": true}
 
 // scanGit walks root for the repositories and git directories it holds
@@ -79,7 +83,7 @@ func scanGit(root string) *gitFence {
 		name := d.Name()
 		if inGitDir != "" {
 			switch {
-			case d.IsDir() && gitSkip[name]:
+			case d.IsDir() && gitSkip[name] && isFile(filepath.Join(filepath.Dir(p), "HEAD")):
 				return filepath.SkipDir
 			case !d.IsDir() && gitConfigNames[name]:
 				g.configs = append(g.configs, p)
@@ -191,16 +195,27 @@ func (g *gitFence) pinArgs() []string {
 	return a
 }
 
+// maxGitConfigs bounds the config files a command's start sanitises (one
+// git run each).
+const maxGitConfigs = 512
+
 // configArgs write a sanitised copy of each config file in dir, and are
-// the bubblewrap options that bind each read-only over its file.
+// the bubblewrap options that bind each read-only over its file. A
+// workspace holding more than maxGitConfigs is refused: a command a rule
+// approved does not run there.
 func (g *gitFence) configArgs(dir string) ([]string, error) {
-	var a []string
+	var a, configs []string
 	seen := map[string]bool{}
-	for i, c := range g.configs {
-		if seen[c] {
-			continue
+	for _, c := range g.configs {
+		if !seen[c] {
+			seen[c] = true
+			configs = append(configs, c)
 		}
-		seen[c] = true
+	}
+	if len(configs) > maxGitConfigs {
+		return nil, fmt.Errorf("the workspace holds %d git config files, more than the %d a command a rule approved can be given sanitised (T12): approve the command itself", len(configs), maxGitConfigs)
+	}
+	for i, c := range configs {
 		copyPath := filepath.Join(dir, fmt.Sprintf("config-%d", i))
 		if err := os.WriteFile(copyPath, sanitiseGitConfig(c), 0o444); err != nil {
 			return nil, fmt.Errorf("sandbox: git config %s: %w", c, err)
@@ -356,4 +371,34 @@ func oneOf(s string, set ...string) bool {
 		}
 	}
 	return false
+}
+
+// gitFenceNote checks that the git here refuses a repository that
+// safe.directory does not name once told to take it for another user's
+// (git 2.35.2 and later), with the environment a command gets (env), and
+// says what is lost when it does not; "" when it does or when there is no
+// git.
+func gitFenceNote() string {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return ""
+	}
+	dir, err := os.MkdirTemp("", "toolround-gitcheck-")
+	if err != nil {
+		return ""
+	}
+	defer os.RemoveAll(dir)
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME=/nonexistent"}
+	initCmd := exec.Command(git, "init", "-q", dir)
+	initCmd.Env = env
+	if initCmd.Run() != nil {
+		return ""
+	}
+	cmd := exec.Command(git, "rev-parse", "--git-dir")
+	cmd.Dir = dir
+	cmd.Env = append(env, (&gitFence{root: dir}).env()...)
+	if cmd.Run() != nil {
+		return ""
+	}
+	return "git here uses a repository that safe.directory does not name (git before 2.35.2): a repository that a command a rule approved unpacks while it runs has its own configuration read, programs it names included (T12)"
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -58,4 +59,36 @@ func TestSanitisedGitConfigKeepsNoProgram(t *testing.T) {
 	// What git cannot read becomes an empty file.
 	require.NoError(t, os.WriteFile(conf, []byte("[core\n\tfsmonitor = x\n"), 0o644))
 	require.Empty(t, sanitiseGitConfig(conf))
+}
+
+// T12: where the workspace holds more git configs than a command's start
+// sanitises, a command a rule approved does not run.
+func TestTooManyGitConfigsRefuseARuleCommand(t *testing.T) {
+	s, wd := newBwrap(t, Config{})
+	for i := 0; i <= maxGitConfigs; i++ {
+		d := filepath.Join(wd, "r", strconv.Itoa(i), ".git")
+		require.NoError(t, os.MkdirAll(d, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(d, "config"), nil, 0o644))
+	}
+	cmd := exec.Command("/bin/true")
+	cmd.Dir = wd
+	_, err := s.WrapScoped(cmd, "", ScopeReadOnly)
+	require.ErrorContains(t, err, "approve the command itself")
+	// A person's command runs.
+	cmd = exec.Command("/bin/true")
+	cmd.Dir = wd
+	p, err := s.WrapScoped(cmd, "", "")
+	require.NoError(t, err)
+	require.NoError(t, p.Start())
+	require.NoError(t, cmd.Wait())
+	p.Finish()
+}
+
+// T12: the git here refuses a repository safe.directory does not name, as
+// the fence needs; the worker's start says so where it does not.
+func TestGitHereRefusesUnnamedRepositories(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	require.Empty(t, gitFenceNote())
 }

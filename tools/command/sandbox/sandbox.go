@@ -201,6 +201,11 @@ func (s *Sandbox) setup() error {
 	} else if err == nil && s.user != nil {
 		s.notes = append(s.notes, fmt.Sprintf("no pids cgroup (%v): commands run as %s, whose processes RLIMIT_NPROC bounds", s.noPids, s.user))
 	}
+	if err == nil {
+		if note := gitFenceNote(); note != "" {
+			s.notes = append(s.notes, note)
+		}
+	}
 	return err
 }
 
