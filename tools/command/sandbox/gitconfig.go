@@ -171,7 +171,11 @@ func (g *gitFence) configsOf(dir string) {
 // removed.
 func (g *gitFence) pinArgs() []string {
 	pins := map[string]bool{}
+	reserved := filepath.Join(g.root, reservedDir)
 	for _, r := range g.repos {
+		if r == reserved || strings.HasPrefix(r, reserved+"/") {
+			continue // read-only already; a bind would make it writable
+		}
 		for p := r; strings.HasPrefix(p, g.root+"/"); p = filepath.Dir(p) {
 			pins[p] = true
 		}

@@ -92,3 +92,19 @@ func TestGitHereRefusesUnnamedRepositories(t *testing.T) {
 	}
 	require.Empty(t, gitFenceNote())
 }
+
+// T12: binding the folders down to a repository over themselves keeps
+// what was read-only so: a repository in the reserved folder stays
+// read-only under a write rule (the fence binds nothing there, and the
+// protected set's binds come after its own).
+func TestGitFenceKeepsTheReservedFolderReadOnly(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	s, wd := newBwrap(t, Config{})
+	out, err := exec.Command("git", "init", "-q", filepath.Join(wd, reservedDir, "r")).CombinedOutput()
+	require.NoError(t, err, string(out))
+	o := runScoped(t, s, wd, ScopeWrite, "echo x > "+reservedDir+"/r/planted")
+	require.NotEqual(t, 0, o.code, o.out)
+	require.NoFileExists(t, filepath.Join(wd, reservedDir, "r", "planted"))
+}
