@@ -309,8 +309,9 @@ func TestConfirmTimeoutOutOfRangeIsAnInputError(t *testing.T) {
 }
 
 // TestGitRuleRunsNoProgramAConfigNames: with `git *` remembered, a `git
-// status` in a repository whose config names an fsmonitor program runs
-// without it, and the issue's bare-repository attack (a config written
+// status`, `git diff` and `git log -p` in a repository whose config names an
+// fsmonitor program, an external diff, a textconv and a clean filter (which
+// its .gitattributes names) run without them (T4, T12), and the issue's bare-repository attack (a config written
 // through cat-file, then `git -C gd fetch`) asks instead of running (T4).
 func TestGitRuleRunsNoProgramAConfigNames(t *testing.T) {
 	e := newEnv(t)
@@ -318,7 +319,9 @@ func TestGitRuleRunsNoProgramAConfigNames(t *testing.T) {
 	marker := filepath.Join(e.workdir, "PWNED")
 	setup := exec.Command("sh", "-c", `set -e; export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 git init -q r && cd r && echo a > a && git add a && git -c user.name=t -c user.email=t@e commit -qm a && echo b > a
-git config core.fsmonitor 'touch `+marker+`; false'`)
+git config core.fsmonitor 'touch `+marker+`; false'
+git config diff.external 'touch `+marker+`; false' && git config diff.t.textconv 'touch `+marker+`; cat'
+git config filter.f.clean 'touch `+marker+`; cat' && echo 'a diff=t filter=f' > .gitattributes`)
 	setup.Dir = e.workdir
 	out, err := setup.CombinedOutput()
 	require.NoError(t, err, string(out))
@@ -332,6 +335,8 @@ git config core.fsmonitor 'touch `+marker+`; false'`)
 
 	in2 := e.input(2, "claude-code", res1.State,
 		call("s", "run_command", map[string]any{"command": "git -C r status --short"}),
+		call("d", "run_command", map[string]any{"command": "git -C r diff"}),
+		call("l", "run_command", map[string]any{"command": "git -C r log -p -1"}),
 		call("c", "run_command", map[string]any{"command": "git init -q --bare gd && git cat-file -p HEAD:a > gd/config && git -C gd fetch"}))
 	done = e.startRound(in2)
 	e.waitPending(in2.WorkflowID(), "c")
@@ -340,7 +345,12 @@ git config core.fsmonitor 'touch `+marker+`; false'`)
 	require.Equal(t, round.DecisionRule, r["s"].Approval.Decision, r["s"].Content)
 	require.Equal(t, round.StatusOK, r["s"].Status, r["s"].Content)
 	require.Contains(t, r["s"].Content, "M a")
-	require.NoFileExists(t, marker, "the rule-approved git status ran the repository's fsmonitor")
+	for id, want := range map[string]string{"d": "+b", "l": "+a"} {
+		require.Equal(t, round.DecisionRule, r[id].Approval.Decision, r[id].Content)
+		require.Equal(t, round.StatusOK, r[id].Status, r[id].Content)
+		require.Contains(t, r[id].Content, want)
+	}
+	require.NoFileExists(t, marker, "a rule-approved git ran a program the repository's config names")
 	require.Equal(t, round.DecisionDenied, r["c"].Approval.Decision)
 }
 

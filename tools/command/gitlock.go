@@ -26,7 +26,9 @@ import "strconv"
 // drivers of diff.NAME.command and textconv, filter.NAME.clean, smudge and
 // process, merge.NAME.driver, and diff.external (an empty value would make
 // every diff fail). They run only when the repository's own config names
-// them, which no rule-approved command writes (approval.gitDirFile).
+// them, which no rule-approved command writes (approval.gitDirFile), and
+// which a command run with a rule's scope sees only as a sanitised copy
+// that names no program (the sandbox's git fence, T12).
 func gitLockdown() []string {
 	settings := [][2]string{
 		{"safe.bareRepository", "explicit"},

@@ -201,6 +201,11 @@ func (s *Sandbox) setup() error {
 	} else if err == nil && s.user != nil {
 		s.notes = append(s.notes, fmt.Sprintf("no pids cgroup (%v): commands run as %s, whose processes RLIMIT_NPROC bounds", s.noPids, s.user))
 	}
+	if err == nil {
+		if note := gitFenceNote(); note != "" {
+			s.notes = append(s.notes, note)
+		}
+	}
 	return err
 }
 
@@ -362,6 +367,9 @@ type Proc struct {
 	cmd  *exec.Cmd
 	tmp  string
 	gate *os.File
+	// gitDir holds the sanitised copies of the git configs that a command
+	// a rule approved sees (gitFence).
+	gitDir string
 
 	// fsize, when fsizeOn, is the command's RLIMIT_FSIZE if it is
 	// lower than COMMAND_FILE_SIZE_MB's: the room left in its workspace
@@ -411,8 +419,10 @@ const (
 // WrapScoped is WrapIn for a command a remembered rule approved, run with
 // the rule's scope (T12): "" is WrapIn; ScopeReadOnly binds the workspace,
 // and so its protected set, read-only; ScopeWrite binds the protected set
-// the workspace holds when the command starts read-only. Any other scope is
-// refused. In mode none it is left as it is, as Wrap leaves it.
+// the workspace holds when the command starts read-only. Under both, git
+// runs over sanitised copies of the configs of the repositories the
+// workspace holds then, and uses no other repository (gitFence). Any other
+// scope is refused. In mode none it is left as it is, as Wrap leaves it.
 func (s *Sandbox) WrapScoped(cmd *exec.Cmd, workspace, scope string, readOnly ...string) (*Proc, error) {
 	return s.WrapInRoom(cmd, workspace, -1, scope, readOnly...)
 }
@@ -442,13 +452,20 @@ func (s *Sandbox) WrapInRoom(cmd *exec.Cmd, workspace string, room int64, scope 
 	if err != nil {
 		return nil, err
 	}
+	root := s.workdir
+	if workspace != "" {
+		root = filepath.Clean(workspace)
+	}
+	var fence *gitFence
+	if scope != "" {
+		fence = scanGit(root)
+		if scope == ScopeWrite {
+			binds = append(binds, fence.pinArgs()...)
+		}
+	}
 	if scope == ScopeWrite {
 		// Under ScopeReadOnly the whole workspace, the set included, is
 		// read-only already.
-		root := s.workdir
-		if workspace != "" {
-			root = filepath.Clean(workspace)
-		}
 		ps := scanProtected(root)
 		a, err := ps.args()
 		if err != nil {
@@ -456,6 +473,14 @@ func (s *Sandbox) WrapInRoom(cmd *exec.Cmd, workspace string, room int64, scope 
 		}
 		binds = append(binds, a...)
 		p.protected = ps
+	}
+	if fence != nil {
+		a, err := p.gitConfigs(fence)
+		if err != nil {
+			return nil, err
+		}
+		binds = append(binds, a...)
+		cmd.Env = append(cmd.Env, fence.env()...)
 	}
 	for _, p := range readOnly {
 		if !filepath.IsAbs(p) {
@@ -729,6 +754,38 @@ func (p *Proc) cleanup() {
 		_ = os.RemoveAll(p.tmp)
 		p.tmp = ""
 	}
+	if p.gitDir != "" {
+		_ = os.RemoveAll(p.gitDir)
+		p.gitDir = ""
+	}
+}
+
+// gitConfigs writes the fence's sanitised configs in a folder of the
+// command's own, which only it (its user, when it runs as one) can read:
+// a config may hold a remote's URL with a password.
+func (p *Proc) gitConfigs(g *gitFence) ([]string, error) {
+	if len(g.configs) == 0 {
+		return nil, nil
+	}
+	dir, err := os.MkdirTemp("", "toolround-git-")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: git configs: %w", err)
+	}
+	p.gitDir = dir
+	a, err := g.configArgs(dir)
+	if err == nil && p.s.user != nil {
+		err = filepath.WalkDir(dir, func(f string, _ fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(f, int(p.s.user.uid), int(p.s.user.gid))
+		})
+	}
+	if err != nil {
+		p.cleanup()
+		return nil, fmt.Errorf("sandbox: git configs: %w", err)
+	}
+	return a, nil
 }
 
 // SignalInside sends sig to the command's own processes rather than to
