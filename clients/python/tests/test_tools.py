@@ -607,7 +607,7 @@ def test_heartbeats_keep_a_call_longer_than_the_heartbeat_timeout_alive(sync):
     async def body(lv):
         served = await lv.serve([slow])
         out = await lv.call(slow, heartbeat_timeout=2)
-        assert out == {"result": {"v": 1, "is_error": False, "content": [{"type": "text", "text": "slept 5s"}]}}
+        assert out == {"result": {"v": 1, "is_error": False, "attempt": 1, "content": [{"type": "text", "text": "slept 5s"}]}}
         await _stop(served)
     live(body)
 
@@ -731,7 +731,7 @@ def test_cli_serve_serves_the_file_until_sigterm():
         p = await _cli(lv, "served.py", lv.queue)
         try:
             out = await asyncio.wait_for(lv.call(echo, {"text": "hello"}), 60)
-            assert out == {"result": {"v": 1, "is_error": False, "content": [{"type": "text", "text": "hello"}]}}
+            assert out == {"result": {"v": 1, "is_error": False, "attempt": 1, "content": [{"type": "text", "text": "hello"}]}}
             p.terminate()
             await asyncio.wait_for(p.wait(), 30)
             assert p.returncode == 0, (await p.stderr.read()).decode()
