@@ -322,9 +322,14 @@ ensure_bubblewrap() {
 		return
 	fi
 	log "installing bubblewrap from Debian's packages (the command sandbox)"
+	apt_install bubblewrap
+}
+
+# apt_install installs Debian packages, as root or through sudo.
+apt_install() {
 	local sudo=""
 	[ "$(id -u)" -ne 0 ] && sudo="sudo"
-	$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq bubblewrap >/dev/null
+	$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
 }
 
 # ensure_strace installs strace from Debian's packages when it is missing:
@@ -340,9 +345,7 @@ ensure_strace() {
 		return
 	fi
 	log "installing strace from Debian's packages (the matcher's oracle, T13)"
-	local sudo=""
-	[ "$(id -u)" -ne 0 ] && sudo="sudo"
-	$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq strace >/dev/null
+	apt_install strace
 }
 
 build() {

@@ -213,8 +213,16 @@ type toolWorker struct {
 // startToolWorker starts tests/testtoolworker on queue, its marks in dir.
 func (e *env) startToolWorker(queue, dir string) *toolWorker {
 	e.t.Helper()
-	w := &toolWorker{cmd: exec.Command(testToolWorkerBin), logs: &syncBuffer{}, done: make(chan struct{})}
-	w.cmd.Env = append(e.environ(), "TOOL_QUEUE="+queue, "TOOLROUND_TASK_QUEUE="+e.taskQueue, "MARKS="+dir)
+	cmd := exec.Command(testToolWorkerBin)
+	cmd.Env = append(e.environ(), "TOOL_QUEUE="+queue, "TOOLROUND_TASK_QUEUE="+e.taskQueue, "MARKS="+dir)
+	return e.startProcess(cmd, "tool worker")
+}
+
+// startProcess starts a tool worker's command, and kills it when the test
+// ends (its log in the test's, when the test failed).
+func (e *env) startProcess(cmd *exec.Cmd, what string) *toolWorker {
+	e.t.Helper()
+	w := &toolWorker{cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{})}
 	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
 	require.NoError(e.t, w.cmd.Start())
 	go func() { _ = w.cmd.Wait(); close(w.done) }()
@@ -222,7 +230,7 @@ func (e *env) startToolWorker(queue, dir string) *toolWorker {
 		_ = w.cmd.Process.Kill()
 		<-w.done
 		if e.t.Failed() {
-			e.t.Logf("tool worker log:\n%s", w.logs.String())
+			e.t.Logf("%s log:\n%s", what, w.logs.String())
 		}
 	})
 	return w
@@ -321,19 +329,9 @@ func (e *env) servePythonFile(path, queue, dir string) *toolWorker {
 	py := python(e.t, "temporalio", "pydantic", "toolround.tools")
 	file, err := filepath.Abs(path)
 	require.NoError(e.t, err)
-	w := &toolWorker{cmd: exec.Command(py, "-m", "toolround.tools", "serve", file, "--task-queue", queue), logs: &syncBuffer{}, done: make(chan struct{})}
-	w.cmd.Env = append(e.environ(), "TOOLROUND_TASK_QUEUE="+e.taskQueue, "MARKS="+dir)
-	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
-	require.NoError(e.t, w.cmd.Start())
-	go func() { _ = w.cmd.Wait(); close(w.done) }()
-	e.t.Cleanup(func() {
-		_ = w.cmd.Process.Kill()
-		<-w.done
-		if e.t.Failed() {
-			e.t.Logf("python tool worker log:\n%s", w.logs.String())
-		}
-	})
-	return w
+	cmd := exec.Command(py, "-m", "toolround.tools", "serve", file, "--task-queue", queue)
+	cmd.Env = append(e.environ(), "TOOLROUND_TASK_QUEUE="+e.taskQueue, "MARKS="+dir)
+	return e.startProcess(cmd, "python tool worker")
 }
 
 // Python tools in a round (Y3): a read-only tool runs without asking on a
@@ -584,19 +582,10 @@ func (e *env) startTypeScriptToolWorker(queue string) {
 	e.t.Helper()
 	node, dir := typescriptClient(e.t, "@temporalio/worker", "@temporalio/client", "@temporalio/activity", "zod")
 	requireNode20(e.t, node)
-	w := &toolWorker{cmd: exec.Command(node, filepath.Join("dist", "test", "tool-worker.js")), logs: &syncBuffer{}, done: make(chan struct{})}
-	w.cmd.Dir = dir
-	w.cmd.Env = append(e.environ(), "TOOL_QUEUE="+queue, "TOOLROUND_TASK_QUEUE="+e.taskQueue)
-	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
-	require.NoError(e.t, w.cmd.Start())
-	go func() { _ = w.cmd.Wait(); close(w.done) }()
-	e.t.Cleanup(func() {
-		_ = w.cmd.Process.Kill()
-		<-w.done
-		if e.t.Failed() {
-			e.t.Logf("TypeScript tool worker log:\n%s", w.logs.String())
-		}
-	})
+	cmd := exec.Command(node, filepath.Join("dist", "test", "tool-worker.js"))
+	cmd.Dir = dir
+	cmd.Env = append(e.environ(), "TOOL_QUEUE="+queue, "TOOLROUND_TASK_QUEUE="+e.taskQueue)
+	e.startProcess(cmd, "TypeScript tool worker")
 }
 
 // The same tool, same_echo, served in Go, Python and TypeScript, each on

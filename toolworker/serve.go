@@ -15,6 +15,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
+
+	"github.com/toolround/toolround/internal/beat"
 )
 
 // Call is what a function learns of the call besides its arguments.
@@ -344,21 +346,5 @@ func heartbeating(ctx context.Context, seconds int) (context.Context, func()) {
 	if seconds <= 0 || !activity.IsActivity(ctx) {
 		return ctx, func() {}
 	}
-	every := time.Duration(seconds) * time.Second / 3
-	done := make(chan struct{})
-	go func() {
-		tick := time.NewTicker(every)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				activity.RecordHeartbeat(ctx)
-			}
-		}
-	}()
-	return ctx, func() { close(done) }
+	return ctx, beat.Every(ctx, time.Duration(seconds)*time.Second/3)
 }

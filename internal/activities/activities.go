@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/toolround/toolround/internal/beat"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -226,22 +227,7 @@ func (a *Activities) keepAlive(ctx context.Context, info activity.Info) (context
 	}
 	every := max(info.HeartbeatTimeout/3, 100*time.Millisecond)
 	ctx = tools.WithProgress(ctx, func(details string) { activity.RecordHeartbeat(ctx, details) })
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				activity.RecordHeartbeat(ctx)
-			}
-		}
-	}()
-	return ctx, func() { close(done) }
+	return ctx, beat.Every(ctx, every)
 }
 
 // offload keeps a large result outside workflow history: the blob store
