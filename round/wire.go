@@ -198,7 +198,9 @@ type Pending struct {
 	// workflow id, call id, tool and canonical arguments.
 	ApprovalID string `json:"approval_id,omitempty"`
 	Subject    string `json:"subject,omitempty"`
-	Reason     string `json:"reason,omitempty"`
+	// Queue is the task queue of a user tool's tool worker (Y2).
+	Queue  string `json:"queue,omitempty"`
+	Reason string `json:"reason,omitempty"`
 	// Reasons says why the call asks, one short line each (T5); a call
 	// past a run limit (Kind KindLimit) has one naming the limit and the
 	// count beside those of its approval (B1).

@@ -375,7 +375,10 @@ func TestPythonToolWorkerInARoundY3(t *testing.T) {
 	)
 	done := e.startRound(in)
 	wid := round.WorkflowID(e.session, "run-1", 1)
-	e.waitPending(wid, "b", "c")
+	for _, p := range e.waitPending(wid, "b", "c") {
+		require.Equal(t, queue, p.Queue, "a waiting call names its tool's queue")
+	}
+	require.Contains(t, con.page(t, con.approver, "/calls/"+wid+"?call=b"), "served by the tool workers of queue <code>"+queue+"</code>", "the card names the queue")
 	for _, id := range []string{"b", "c"} {
 		r := e.starter(context.Background(), "", "approve", wid, id)
 		require.Equal(t, 0, r.code, r.stderr)

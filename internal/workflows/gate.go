@@ -113,7 +113,7 @@ func (r *run) gate(ctx workflow.Context) {
 		c.deadline = now.Add(r.snap.ConfirmTimeout)
 		c.pending = &round.Pending{
 			CallID: c.CallID, Tool: c.Tool, Kind: round.KindConfirm, Arguments: c.Args, Subject: c.Facts.Subject,
-			Reason: c.ConfirmWhy, Reasons: c.Reasons, ApprovalID: c.ApprovalID, Since: now, Deadline: c.deadline,
+			Queue: r.queueOf(c.Tool), Reason: c.ConfirmWhy, Reasons: c.Reasons, ApprovalID: c.ApprovalID, Since: now, Deadline: c.deadline,
 		}
 		if r.snap.Features.RunLimits {
 			if len(c.Limits) > 0 {

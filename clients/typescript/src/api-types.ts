@@ -231,6 +231,10 @@ export interface PendingCall {
   arguments?: Arguments;
   approval_id?: string;
   subject?: string;
+  /**
+   * A user tool's task queue: the tool workers that serve it (Y2).
+   */
+  queue?: string;
   reason?: string;
   reasons?: string[] | null;
   questions?: string[] | null;
