@@ -118,6 +118,9 @@ func compile(kind Kind, tool, pattern string) (compiled, error) {
 		}
 		return compiled{http: h, file: f[1]}, validateFileGlob(f[1])
 	}
+	if arg, ok := subjectArg(kind); ok {
+		return compiled{file: pattern}, validateSubjectGlob(tool, arg, pattern)
+	}
 	if pattern != "*" {
 		return compiled{}, fmt.Errorf("%s has no pattern language: remember the exact call (no pattern), or `*` for every call of it", tool)
 	}
@@ -194,8 +197,10 @@ func whichWith(tables int, untested []string, rules []Rule, kind Kind, tool, can
 		return matchCommand(tables, untested, rules, patterned, args)
 	case KindPath, KindRequest, KindURL, KindDownload:
 	default:
+		arg, isSubject := subjectArg(kind)
+		subject, hasSubject := subjectOf(args, arg)
 		for _, i := range patterned {
-			if rules[i].Pattern == "*" {
+			if rules[i].Pattern == "*" || (isSubject && hasSubject && globMatch(rules[i].Pattern, subject)) {
 				return []Rule{rules[i]}, true
 			}
 		}

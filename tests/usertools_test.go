@@ -50,7 +50,7 @@ func (o *orderTools) tools() []toolworker.Tool {
 		o.ops = append(o.ops, call.OperationID)
 		o.mu.Unlock()
 		return "refunded " + a.ID, nil
-	}, toolworker.Timeouts(30*time.Second, 3*time.Second, 6*time.Second))
+	}, toolworker.Timeouts(30*time.Second, 3*time.Second, 6*time.Second), toolworker.Subject("id"))
 	return []toolworker.Tool{lookup, refund}
 }
 
@@ -426,16 +426,22 @@ func TestUserToolRuleBoundToItsSchemaY3(t *testing.T) {
 
 	done := e.startRound(e.input(1, "claude-code", fetched(), call("a", "refund_order", args)))
 	e.waitPending(wid(1), "a")
-	r := e.starter(context.Background(), "", "approve", wid(1), "a", "--remember", "--pattern", "*")
+	r := e.starter(context.Background(), "", "approve", wid(1), "a", "--remember", "--pattern", "G-*")
 	require.Equal(t, 0, r.code, r.stderr)
 	res := decodeResult(t, <-done)
 	require.Equal(t, round.StatusOK, byID(res)["a"].Status, byID(res)["a"].Content)
 	require.NotEmpty(t, res.State.Allow[0].Schema, "the rule names the tool's schema")
 
 	args["amount"] = 3 // another call: P1.3 would answer the same one from the run
-	res = e.round(e.input(2, "claude-code", res.State, call("b", "refund_order", args)))
+	done = e.startRound(e.input(2, "claude-code", res.State, call("b", "refund_order", args),
+		call("b2", "refund_order", map[string]any{"id": "H-1", "amount": 3})))
+	e.waitPending(wid(2), "b2") // the glob is over the tool's subject, id: H-1 is not G-*
+	r = e.starter(context.Background(), "", "deny", wid(2), "b2")
+	require.Equal(t, 0, r.code, r.stderr)
+	res = decodeResult(t, <-done)
 	require.Equal(t, round.StatusOK, byID(res)["b"].Status, byID(res)["b"].Content)
 	require.Equal(t, round.DecisionRule, byID(res)["b"].Approval.Decision, "the same schema: the rule approves")
+	require.Equal(t, round.StatusSkipped, byID(res)["b2"].Status)
 
 	// The tool worker comes back with refund_order taking a reason too.
 	stop()

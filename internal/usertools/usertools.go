@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/toolworker"
 )
@@ -214,6 +215,7 @@ func Definition(d toolworker.Decl, q Queue) tools.Definition {
 	}
 	if d.Subject != "" {
 		arg := d.Subject
+		def.Rules = approval.SubjectKind(arg) // rules are globs over it (Y3)
 		def.Subject = func(args json.RawMessage) string {
 			var m map[string]any
 			if json.Unmarshal(args, &m) != nil {
