@@ -182,25 +182,25 @@ func (r *run) slow() bool {
 	return false
 }
 
-// start begins one call: an activity (local for short read-only tools), or,
-// for interactive and client tools, a wait for the signal that answers it.
+// start begins one call, as the first kind of tool (kinds.go) that takes
+// it runs it.
 func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 	ti := r.snap.Tools[c.Tool]
 	c.started = workflow.Now(ctx)
 	c.State = CallRunning
 	r.record(r.scope.CallStarted(workflow.Now(ctx), c.CallID, c.Tool, 1))
-	if ti.Interactive || ti.Client {
-		return r.startExternal(ctx, c, ti)
+	for _, k := range toolKinds {
+		if f := k.start(r, ctx, c, ti); f != nil {
+			return f
+		}
 	}
-	if ti.Subagent && version(ctx, changeSubagents, 1) >= 1 {
-		return r.startSubagent(ctx, c, r.subagents) // subagent.go
-	}
-	if ti.Chatbot && version(ctx, changeChatbots, 1) >= 1 {
-		return r.sendToChatbot(ctx, c) // chatbot_round.go
-	}
-	if ti.Remote != nil {
-		return r.startRemote(ctx, c, ti) // remote.go
-	}
+	panic("workflows: no kind of tool takes " + c.Tool) // toolKinds ends with one that takes every call
+}
+
+// startWorkerActivity runs a call as the worker's own ExecuteTool
+// activity: local for short read-only tools, regular otherwise, with a
+// reconciliation for tools that reconcile and input rounds for MCP tools.
+func (r *run) startWorkerActivity(ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
 	c.activity = true
 	in := round.ExecuteInput{
 		CallID: c.CallID, Tool: c.Tool, Args: c.Args, SessionID: r.scope.SessionID, RunID: r.scope.RunID,
