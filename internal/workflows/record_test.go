@@ -36,11 +36,13 @@ import (
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/internal/testtools"
+	"github.com/toolround/toolround/internal/usertools"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/agent"
+	"github.com/toolround/toolround/toolworker"
 )
 
 var record = flag.Bool("record", false, "run the replay scenarios against the Temporal server at TEMPORAL_ADDRESS and rewrite testdata/*.json")
@@ -685,12 +687,24 @@ func scenarios() []scenario {
 	elicitation.AutoApprove = true
 	elicitation.State.Fetched = append(elicitation.State.Fetched, "mcp_desk_ask_old", "mcp_desk_ask_new")
 
+	// Your own tools (Y1-Y3): a read-only call and a side effect, each an
+	// activity on a tool worker's queue; a call the tool worker answers
+	// with a ToolError.
+	userTools := scenarioInput("user_tools",
+		call("u1", "user_lookup", `{"id":"A-1"}`),
+		call("u2", "user_refund", `{"id":"A-1","amount":2}`),
+		call("u3", "user_refund", `{"id":"A-1","amount":0}`),
+		call("c1", "calculate", `{"expression":"1+1"}`))
+	userTools.AutoApprove = true
+	userTools.State.Fetched = append(userTools.State.Fetched, "user_lookup", "user_refund")
+
 	// An MCP call its server runs as a task (E2), which asks for input.
 	tasks := scenarioInput("mcp_tasks", call("t1", "mcp_desk_long", `{"what":"brunch"}`))
 	tasks.AutoApprove = true
 	tasks.State.Fetched = append(tasks.State.Fetched, "mcp_desk_long")
 
 	return []scenario{
+		{name: "user_tools", in: userTools, want: map[string]round.Status{"u1": ok, "u2": ok, "u3": round.StatusError, "c1": ok}},
 		{name: "mcp_tasks", in: tasks, want: map[string]round.Status{"t1": ok},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "t1")
@@ -991,6 +1005,19 @@ func TestRecordHistories(t *testing.T) {
 	require.NoError(t, gw.Start())
 	defer gw.Stop()
 
+	// A tool worker's queue (Y1): its tools join the registry as a
+	// worker's do when it reads their catalog.
+	toolQueue := queue + "-tools"
+	tw := worker.New(c, toolQueue, worker.Options{Identity: "recorder-tools"})
+	var decls []tools.Definition
+	for _, tl := range userTools() {
+		decls = append(decls, usertools.Definition(tl.Decl(), usertools.Queue{Name: toolQueue, Trusted: true}))
+	}
+	toolworker.Register(tw, userTools()...)
+	require.Empty(t, reg.SetQueue(toolQueue, decls))
+	require.NoError(t, tw.Start())
+	defer tw.Stop()
+
 	for _, sc := range scenarios() {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -1042,6 +1069,25 @@ func TestRecordHistories(t *testing.T) {
 			t.Logf("%s: %d events", sc.name, len(events))
 		})
 	}
+}
+
+// userTools are a tool worker's tools (Y1): a read-only lookup and a
+// refund that refuses an amount that is not positive.
+func userTools() []toolworker.Tool {
+	type order struct {
+		ID     string `json:"id"`
+		Amount int    `json:"amount,omitempty"`
+	}
+	lookup := toolworker.New("user_lookup", func(_ context.Context, _ toolworker.Call, a order) (any, error) {
+		return map[string]string{"id": a.ID, "status": "shipped"}, nil
+	}, toolworker.ReadOnly(), toolworker.Timeouts(30*time.Second, 30*time.Second, 3*time.Second))
+	refund := toolworker.New("user_refund", func(_ context.Context, call toolworker.Call, a order) (any, error) {
+		if a.Amount <= 0 {
+			return nil, &toolworker.ToolError{Message: "a refund needs a positive amount"}
+		}
+		return "refunded " + a.ID, nil
+	}, toolworker.Timeouts(30*time.Second, 30*time.Second, 3*time.Second))
+	return []toolworker.Tool{lookup, refund}
 }
 
 // placedRound is a round with two workspace calls and one that is not.
