@@ -662,7 +662,8 @@ func TestTheSameCallInEveryLanguageY1a(t *testing.T) {
 	}
 	want := []answer{
 		{round.StatusOK, `{"echo":"ABAB"}`, ""},
-		{round.StatusError, "there is no text to repeat", "empty_text"},
+		{round.StatusError, "tool=same_echo failed: there is no text to repeat\nnext: succeed another way, then record what worked with " +
+			`write_error(tool="same_echo", error=<the error>, outcome="resolved", resolution=<what worked>).`, "empty_text"},
 		{round.StatusInvalid, "", ""},
 	}
 	for _, l := range langs {

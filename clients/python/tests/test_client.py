@@ -437,6 +437,8 @@ def test_tools_in_each_format(agent):
     assert an["deferred"] == ts["deferred"]
     rs = agent.tools("openai", format="responses")
     assert rs["tools"][0]["strict"] is False
+    wt = agent.tools("claude-code", format="anthropic", worker=True)  # the worker's own list (Y2)
+    assert {t["name"] for t in an["tools"]} <= {t["name"] for t in wt["tools"]}
     with pytest.raises(toolround.APIError) as e:
         agent.tools("openai", format="xml")
     assert (e.value.status, e.value.code) == (400, "bad_request")

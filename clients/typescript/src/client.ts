@@ -270,12 +270,15 @@ export class Client {
   /** The provider's tools array (F3), as `starter tools --provider P
    * --format F` prints it for the built-in tools: `{provider, format, tools,
    * deferred, turn_context}`, `tools` in the format `openai` (the default),
-   * `anthropic` or `responses`. */
-  async tools(options: { provider: string; format?: Toolset["format"] }): Promise<Toolset> {
+   * `anthropic` or `responses`. With `worker: true` a running worker gives
+   * its own list: its MCP servers' tools and your own tools (Y2) too, and
+   * `queues`, the state of each tool queue it runs. */
+  async tools(options: { provider: string; format?: Toolset["format"]; worker?: boolean }): Promise<Toolset> {
     requireObject(options, "the tools options");
     if (typeof options.provider !== "string" || !options.provider) throw new TypeError("provider is required");
     const q = new URLSearchParams({ provider: options.provider });
     if (options.format !== undefined) q.set("format", options.format);
+    if (options.worker) q.set("worker", "true");
     return this.request("GET", "/api/v1/tools?" + q.toString(), { idempotent: true });
   }
 

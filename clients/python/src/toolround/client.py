@@ -145,14 +145,19 @@ class Client:
         """The API's OpenAPI 3.1 document."""
         return self._request("GET", "/api/v1/openapi.json", idempotent=True)
 
-    def tools(self, provider: str, format: Optional[str] = None) -> Dict[str, Any]:
+    def tools(self, provider: str, format: Optional[str] = None, worker: bool = False) -> Dict[str, Any]:
         """The provider's tools array (F3), as ``starter tools --provider P
         --format F`` prints it for the built-in tools: ``{"provider",
         "format", "tools", "deferred", "turn_context"}``, ``tools`` in the
-        format ``openai`` (the default), ``anthropic`` or ``responses``."""
+        format ``openai`` (the default), ``anthropic`` or ``responses``.
+        With ``worker=True`` a running worker gives its own list: its MCP
+        servers' tools and your own tools (Y2) too, and ``queues``, the state
+        of each tool queue it runs."""
         query = {"provider": provider}
         if format is not None:
             query["format"] = format
+        if worker:
+            query["worker"] = "true"
         return self._request("GET", "/api/v1/tools", query=query, idempotent=True)
 
     def submit_round(self, input: Dict[str, Any]) -> str:

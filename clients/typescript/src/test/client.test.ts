@@ -435,7 +435,8 @@ test("tools asks for the provider and the format", async () => {
   const c = new Client("http://127.0.0.1:9", "t", { fetch: f });
   assert.equal((await c.tools({ provider: "claude-code" })).format, "openai");
   assert.equal((await c.tools({ provider: "openai", format: "responses" })).format, "responses");
-  assert.deepEqual(seen, ["/api/v1/tools?provider=claude-code", "/api/v1/tools?provider=openai&format=responses"]);
+  await c.tools({ provider: "openai", worker: true });
+  assert.deepEqual(seen, ["/api/v1/tools?provider=claude-code", "/api/v1/tools?provider=openai&format=responses", "/api/v1/tools?provider=openai&worker=true"]);
   await assert.rejects(c.tools({ provider: "" }), TypeError);
   await assert.rejects(c.tools(undefined as never), TypeError);
 });
