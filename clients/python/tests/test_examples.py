@@ -24,7 +24,7 @@ def test_quickstart_is_the_readme_snippet_and_runs(url, approver):
     with open(os.path.join(ROOT, "README.md")) as f:
         readme = f.read()
     section = readme[readme.index("### Other languages"):]
-    snippet = section[section.index("```python\n") + len("```python\n"):]
+    snippet = section[section.index("```python\nimport os\n") + len("```python\n"):]
     snippet = snippet[:snippet.index("```")]
     path = os.path.join(ROOT, "examples", "python", "quickstart.py")
     with open(path) as f:
