@@ -122,9 +122,9 @@ func (s *Server) getTools(w http.ResponseWriter, r *http.Request, _ principal) {
 			return
 		}
 	}
-	switch q.Get("worker") {
-	case "", "false":
-	case "true":
+	switch w0 := q.Get("worker"); {
+	case !q.Has("worker") || w0 == "false":
+	case w0 == "true":
 		s.getWorkerTools(w, r, provider, f)
 		return
 	default:

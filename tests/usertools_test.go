@@ -364,7 +364,9 @@ func TestPythonToolWorkerInARoundY3(t *testing.T) {
 	require.True(t, q.Available)
 	require.True(t, q.Trusted)
 	require.ElementsMatch(t, []string{"py_lookup", "py_refund"}, q.Tools)
-	require.Equal(t, 400, con.call(t, "GET", "/api/v1/tools?provider=claude-code&worker=yes", con.agent, nil).code)
+	for _, bad := range []string{"yes", "", "TRUE"} {
+		require.Equal(t, 400, con.call(t, "GET", "/api/v1/tools?provider=claude-code&worker="+bad, con.agent, nil).code, "worker=%q", bad)
+	}
 
 	state := &round.RunState{Fetched: []string{"py_lookup", "py_refund"}}
 	in := e.input(1, "claude-code", state,
