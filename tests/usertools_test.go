@@ -118,16 +118,7 @@ func TestUserToolsRunInARoundY3(t *testing.T) {
 	st := e.waitForTools(queue, "lookup_order", "refund_order")
 	require.True(t, st.Trusted)
 
-	in := e.input(1, "claude-code", fetched(),
-		call("c1", "lookup_order", map[string]any{"id": "A-1"}),
-		call("c2", "refund_order", map[string]any{"id": "A-1", "amount": 5}),
-		call("c3", "refund_order", map[string]any{"id": "A-1", "amount": 0}),
-		call("c4", "lookup_order", map[string]any{"nope": 1}),
-	)
-	in.AutoApprove = true
-	res := e.round(in)
-	requireEveryCallOnce(t, in, res)
-	got := byID(res)
+	got := e.ordersRound("lookup_order", "refund_order")
 	require.Equal(t, round.StatusOK, got["c1"].Status, got["c1"].Content)
 	require.JSONEq(t, `{"id":"A-1","status":"shipped"}`, got["c1"].Content)
 	require.Equal(t, round.StatusOK, got["c2"].Status, got["c2"].Content)
@@ -196,6 +187,23 @@ func TestUserToolsOfAnotherQueueAreRefusedY2(t *testing.T) {
 	_, err = toolworker.Announce(ctx, c, "elsewhere-"+e.taskQueue, o.tools(), toolworker.Options{ToolroundTaskQueue: e.taskQueue})
 	require.ErrorIs(t, err, toolworker.ErrRefused)
 	require.Contains(t, err.Error(), "add it to TOOL_QUEUES")
+}
+
+// ordersRound runs one round of an order lookup and refund tool pair,
+// approved ahead: c1 looks A-1 up, c2 refunds 5, c3 refunds 0 (which the
+// tool refuses), c4 calls the lookup with arguments its schema refuses.
+func (e *env) ordersRound(lookup, refund string) map[string]round.CallResult {
+	e.t.Helper()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{lookup, refund}},
+		call("c1", lookup, map[string]any{"id": "A-1"}),
+		call("c2", refund, map[string]any{"id": "A-1", "amount": 5}),
+		call("c3", refund, map[string]any{"id": "A-1", "amount": 0}),
+		call("c4", lookup, map[string]any{"nope": 1}),
+	)
+	in.AutoApprove = true
+	res := e.round(in)
+	requireEveryCallOnce(e.t, in, res)
+	return byID(res)
 }
 
 // fetched is a run state whose model has the order tools' schemas (P1.4).
@@ -556,16 +564,7 @@ func TestTypeScriptToolWorkerY1(t *testing.T) {
 
 	st := e.waitForTools(queue, "ts_lookup_order", "ts_refund_order")
 	require.True(t, st.Trusted)
-	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"ts_lookup_order", "ts_refund_order"}},
-		call("c1", "ts_lookup_order", map[string]any{"id": "A-1"}),
-		call("c2", "ts_refund_order", map[string]any{"id": "A-1", "amount": 5}),
-		call("c3", "ts_refund_order", map[string]any{"id": "A-1", "amount": 0}),
-		call("c4", "ts_lookup_order", map[string]any{"nope": 1}),
-	)
-	in.AutoApprove = true
-	res := e.round(in)
-	requireEveryCallOnce(t, in, res)
-	got := byID(res)
+	got := e.ordersRound("ts_lookup_order", "ts_refund_order")
 	require.Equal(t, round.StatusOK, got["c1"].Status, got["c1"].Content)
 	require.JSONEq(t, `{"id":"A-1","status":"shipped","attempt":1}`, got["c1"].Content)
 	require.Equal(t, 1, got["c1"].Attempts, "the result's attempt")
