@@ -28,7 +28,7 @@ func (r *run) startRemote(ctx workflow.Context, c *Call, ti ToolInfo) workflow.F
 	// publishes the call's start and finish itself.
 	rem := ti.Remote
 	in := toolworker.CallInput{
-		V: toolworker.WireVersion, Tool: c.Tool, ArgsJSON: c.Args, CallID: c.CallID,
+		V: toolworker.WireVersion, Tool: c.Tool, ArgsJSON: Canonical(c.Args), CallID: c.CallID,
 		WorkflowID: r.scope.WorkflowID, SchemaHash: rem.SchemaHash, Attempt: 1,
 	}
 	if in.ArgsJSON == "" {
