@@ -208,6 +208,8 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			"floor_shares": {"replay-floor_shares false 0"},
 			// A call waits for a rule to be remembered (T12).
 			"rule_scope": {"replay-rule_scope false 0", "- true 1", "- false 0"},
+			// User tools with auto_approve (Y3): the round asks nobody.
+			"user_tools": {"replay-user_tools false 0"},
 		}[h.name]
 		if !ok {
 			if !strings.Contains(fmt.Sprint(h.history.GetEvents()), "inbox-search-attributes") {
