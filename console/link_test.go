@@ -34,8 +34,12 @@ func TestLinkCallShowsTheToolAndItsArgumentsT14(t *testing.T) {
 	read := func(l notify.Link, forge bool) (int, linkCallView, http.Header) {
 		t.Helper()
 		tok := notify.MintLink(key, l)
-		if forge {
-			tok = tok[:len(tok)-2] + "AA"
+		if forge { // one character of the middle: the last ones carry padding bits
+			mid, swap := len(tok)/2, byte('A')
+			if tok[mid] == 'A' {
+				swap = 'B'
+			}
+			tok = tok[:mid] + string(swap) + tok[mid+1:]
 		}
 		resp, err := http.PostForm(ts.URL+"/link/call", url.Values{"token": {tok}})
 		require.NoError(t, err)
