@@ -6,7 +6,6 @@ package usertools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -216,14 +215,7 @@ func Definition(d toolworker.Decl, q Queue) tools.Definition {
 	if d.Subject != "" {
 		arg := d.Subject
 		def.Rules = approval.SubjectKind(arg) // rules are globs over it (Y3)
-		def.Subject = func(args json.RawMessage) string {
-			var m map[string]any
-			if json.Unmarshal(args, &m) != nil {
-				return ""
-			}
-			s, _ := m[arg].(string)
-			return s
-		}
+		def.Subject = tools.SubjectField(arg)
 	}
 	return def
 }

@@ -54,14 +54,6 @@ func (r *run) toolLabel(tool string) string {
 	return unknownToolLabel
 }
 
-// queueOf is a user tool's task queue, else "".
-func (r *run) queueOf(tool string) string {
-	if ti, ok := r.snap.Tools[tool]; ok && ti.Remote != nil {
-		return ti.Remote.Queue
-	}
-	return ""
-}
-
 // metricRoundDone counts the round by outcome and each of its calls by tool
 // and final status, and puts the same on the round's span (the SDK tracing
 // interceptor's RunWorkflow span; a no-op span on replay or without traces).

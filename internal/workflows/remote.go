@@ -122,10 +122,26 @@ func (r *run) approvalID(c *Call) string {
 	return approval.ID(r.scope.WorkflowID, c.CallID, c.Tool, Canonical(c.Args))
 }
 
+// remoteOf is where a user tool the round snapshot runs, else nil.
+func (r *run) remoteOf(tool string) *tools.Remote {
+	if ti, ok := r.snap.Tools[tool]; ok {
+		return ti.Remote
+	}
+	return nil
+}
+
 // schemaHash is the schema hash of a user tool the round snapshot, else "".
 func (r *run) schemaHash(tool string) string {
-	if ti, ok := r.snap.Tools[tool]; ok && ti.Remote != nil {
-		return ti.Remote.SchemaHash
+	if rem := r.remoteOf(tool); rem != nil {
+		return rem.SchemaHash
+	}
+	return ""
+}
+
+// queueOf is a user tool's task queue, else "".
+func (r *run) queueOf(tool string) string {
+	if rem := r.remoteOf(tool); rem != nil {
+		return rem.Queue
 	}
 	return ""
 }
