@@ -110,9 +110,7 @@ func (e *env) waitForTools(queue string, names ...string) tools.QueueState {
 func TestUserToolsRunInARoundY3(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	e := newEnv(t, "METRICS_ADDR="+addr)
-	queue := "orders-" + e.taskQueue
-	e.extra = append(e.extra, "TOOL_QUEUES="+queue+":trusted")
-	e.startWorker()
+	queue := e.startWorkerForTools("orders-", true)
 	var o orderTools
 	e.serveTools(queue, o.tools())
 	st := e.waitForTools(queue, "lookup_order", "refund_order")
@@ -153,9 +151,7 @@ func TestUserToolsRunInARoundY3(t *testing.T) {
 // queue, and never runs (Y4).
 func TestUserToolUnavailableY4(t *testing.T) {
 	e := newEnv(t)
-	queue := "orders-" + e.taskQueue
-	e.extra = append(e.extra, "TOOL_QUEUES="+queue)
-	e.startWorker()
+	queue := e.startWorkerForTools("orders-", false)
 	var o orderTools
 	stop := e.serveTools(queue, o.tools())
 	e.waitForTools(queue, "refund_order")
@@ -211,26 +207,34 @@ func fetched() *round.RunState {
 	return &round.RunState{Fetched: []string{"lookup_order", "refund_order"}}
 }
 
-// toolWorker is a running tests/testtoolworker process.
-type toolWorker struct {
-	cmd  *exec.Cmd
-	logs *syncBuffer
-	done chan struct{}
-}
-
 // startToolWorker starts tests/testtoolworker on queue, its marks in dir.
-func (e *env) startToolWorker(queue, dir string) *toolWorker {
+func (e *env) startToolWorker(queue, dir string) *worker {
 	e.t.Helper()
 	cmd := exec.Command(testToolWorkerBin)
 	cmd.Env = append(e.environ(), "TOOL_QUEUE="+queue, "TOOLROUND_TASK_QUEUE="+e.taskQueue, "MARKS="+dir)
 	return e.startProcess(cmd, "tool worker")
 }
 
+// startWorkerForTools starts the worker with TOOL_QUEUES naming one tool
+// queue of the test's own, prefix and the task queue, trusted or not, and
+// returns that queue (Y2).
+func (e *env) startWorkerForTools(prefix string, trusted bool) string {
+	e.t.Helper()
+	queue := prefix + e.taskQueue
+	mark := ""
+	if trusted {
+		mark = ":trusted"
+	}
+	e.extra = append(e.extra, "TOOL_QUEUES="+queue+mark)
+	e.startWorker()
+	return queue
+}
+
 // startProcess starts a tool worker's command, and kills it when the test
 // ends (its log in the test's, when the test failed).
-func (e *env) startProcess(cmd *exec.Cmd, what string) *toolWorker {
+func (e *env) startProcess(cmd *exec.Cmd, what string) *worker {
 	e.t.Helper()
-	w := &toolWorker{cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{})}
+	w := &worker{cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{})}
 	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
 	require.NoError(e.t, w.cmd.Start())
 	go func() { _ = w.cmd.Wait(); close(w.done) }()
@@ -242,12 +246,6 @@ func (e *env) startProcess(cmd *exec.Cmd, what string) *toolWorker {
 		}
 	})
 	return w
-}
-
-func (w *toolWorker) kill(t *testing.T) {
-	t.Helper()
-	require.NoError(t, w.cmd.Process.Signal(syscall.SIGKILL))
-	<-w.done
 }
 
 func markLines(t *testing.T, path string) []string {
@@ -265,9 +263,7 @@ func markLines(t *testing.T, path string) []string {
 // restarted tool worker once its heartbeat times out (Y4).
 func TestUserToolWorkerKilledY4(t *testing.T) {
 	e := newEnv(t)
-	queue := "holds-" + e.taskQueue
-	e.extra = append(e.extra, "TOOL_QUEUES="+queue+":trusted")
-	e.startWorker()
+	queue := e.startWorkerForTools("holds-", true)
 	marks := t.TempDir()
 	tw := e.startToolWorker(queue, marks)
 	e.waitForTools(queue, "hold_refund", "hold_lookup")
@@ -302,9 +298,7 @@ func TestUserToolWorkerKilledY4(t *testing.T) {
 // within one heartbeat interval, and the call ends cancelled (Y1, Y4).
 func TestUserToolCancelReachesTheFunctionY4(t *testing.T) {
 	e := newEnv(t)
-	queue := "holds-" + e.taskQueue
-	e.extra = append(e.extra, "TOOL_QUEUES="+queue)
-	e.startWorker()
+	queue := e.startWorkerForTools("holds-", false)
 	marks := t.TempDir()
 	e.startToolWorker(queue, marks)
 	e.waitForTools(queue, "hold_refund")
@@ -325,14 +319,14 @@ func TestUserToolCancelReachesTheFunctionY4(t *testing.T) {
 
 // startPythonToolWorker serves tests/testdata/usertools/orders.py with
 // `python -m toolround.tools serve` on queue, its marks in dir.
-func (e *env) startPythonToolWorker(queue, dir string) *toolWorker {
+func (e *env) startPythonToolWorker(queue, dir string) *worker {
 	e.t.Helper()
 	return e.servePythonFile("testdata/usertools/orders.py", queue, dir)
 }
 
 // servePythonFile serves a file's tools with `python -m toolround.tools
 // serve` on queue.
-func (e *env) servePythonFile(path, queue, dir string) *toolWorker {
+func (e *env) servePythonFile(path, queue, dir string) *worker {
 	e.t.Helper()
 	py := python(e.t, "temporalio", "pydantic", "toolround.tools")
 	file, err := filepath.Abs(path)
@@ -348,9 +342,7 @@ func (e *env) servePythonFile(path, queue, dir string) *toolWorker {
 // against the schema pydantic made.
 func TestPythonToolWorkerInARoundY3(t *testing.T) {
 	e := newEnv(t)
-	queue := "py-" + e.taskQueue
-	e.extra = append(e.extra, "TOOL_QUEUES="+queue+":trusted")
-	e.startWorker()
+	queue := e.startWorkerForTools("py-", true)
 	marks := t.TempDir()
 	e.startPythonToolWorker(queue, marks)
 	e.waitForTools(queue, "py_lookup", "py_refund")
@@ -425,9 +417,7 @@ func TestPythonToolWorkerInARoundY3(t *testing.T) {
 // schema, and a call asks again once the tool changed.
 func TestUserToolRuleBoundToItsSchemaY3(t *testing.T) {
 	e := newEnv(t)
-	queue := "orders-" + e.taskQueue
-	e.extra = append(e.extra, "TOOL_QUEUES="+queue)
-	e.startWorker()
+	queue := e.startWorkerForTools("orders-", false)
 	var o orderTools
 	stop := e.serveTools(queue, o.tools())
 	e.waitForTools(queue, "refund_order")
@@ -490,9 +480,7 @@ func TestReadmeOrdersExampleServesY1(t *testing.T) {
 	require.Contains(t, string(readme), "```python\n"+string(file)+"```", "the README shows examples/python/orders.py as it is")
 
 	e := newEnv(t)
-	queue := "orders-" + e.taskQueue
-	e.extra = append(e.extra, "TOOL_QUEUES="+queue+":trusted")
-	e.startWorker()
+	queue := e.startWorkerForTools("orders-", true)
 	e.servePythonFile("../examples/python/orders.py", queue, t.TempDir())
 	e.waitForTools(queue, "lookup_order", "refund")
 	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"lookup_order", "refund"}},
@@ -512,9 +500,7 @@ func TestReadmeOrdersExampleServesY1(t *testing.T) {
 // effect, and the call is ok (reconciled) without a second run (Y4, R).
 func TestUserToolReconcilesALostAttemptY4(t *testing.T) {
 	e := newEnv(t)
-	queue := "holds-" + e.taskQueue
-	e.extra = append(e.extra, "TOOL_QUEUES="+queue)
-	e.startWorker()
+	queue := e.startWorkerForTools("holds-", false)
 	marks := t.TempDir()
 	tw := e.startToolWorker(queue, marks)
 	e.waitForTools(queue, "hold_transfer")
@@ -541,9 +527,7 @@ func TestTypeScriptToolWorkerY1(t *testing.T) {
 	node, dir := typescriptClient(t, "@temporalio/worker", "@temporalio/client", "@temporalio/activity", "zod")
 	requireNode20(t, node)
 	e := newEnv(t)
-	queue := "ts-orders-" + e.taskQueue
-	e.extra = append(e.extra, "TOOL_QUEUES="+queue+":trusted")
-	e.startWorker()
+	queue := e.startWorkerForTools("ts-orders-", true)
 
 	cmd := exec.Command(node, filepath.Join("dist", "test", "tool-worker.js"))
 	cmd.Dir = dir
@@ -632,9 +616,7 @@ func TestTheSameCallInEveryLanguageY1a(t *testing.T) {
 	results := map[string][]answer{}
 	for _, l := range langs {
 		e := newEnv(t)
-		queue := "same-" + l.name + "-" + e.taskQueue
-		e.extra = append(e.extra, "TOOL_QUEUES="+queue)
-		e.startWorker()
+		queue := e.startWorkerForTools("same-"+l.name+"-", false)
 		l.serve(e, queue)
 		e.waitForTools(queue, "same_echo")
 		in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"same_echo"}},
