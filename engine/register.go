@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/activities"
+	"github.com/toolround/toolround/internal/preview"
 	"github.com/toolround/toolround/internal/seam"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/notify"
@@ -98,6 +99,22 @@ func registerNotify(r worker.Registry, n *notify.Notifier) {
 	}
 	r.RegisterWorkflowWithOptions(notify.Workflow, workflow.RegisterOptions{Name: notify.WorkflowName})
 	r.RegisterActivityWithOptions(n.Post, activity.RegisterOptions{Name: notify.ActivityPost})
+}
+
+// registerPreview registers the activity that reads a file for a person
+// deciding on a call that overwrites it (T14): on the worker's queue and,
+// under WORKSPACE_PLACEMENT=host, on its host queue, where the console
+// asks for it; and, on the worker's queue, the workflow that runs it once
+// for the console.
+func registerPreview(r worker.Registry, e *Engine, withWorkflow bool) {
+	if withWorkflow {
+		r.RegisterWorkflowWithOptions(preview.Workflow, workflow.RegisterOptions{Name: preview.WorkflowName})
+	}
+	a := &preview.Activities{Workdir: e.Workdir}
+	if e.builtins != nil && e.builtins.Secrets != nil {
+		a.Secrets = e.builtins.Secrets
+	}
+	r.RegisterActivityWithOptions(a.PreviewFile, activity.RegisterOptions{Name: preview.ActivityName})
 }
 
 // seamSwaps are the swaps of seam.WithActivity that ctx carries, made of

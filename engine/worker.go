@@ -207,6 +207,7 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 	e.Activities.Client = wk.Client // MCP elicitation reaches the round through it (E1)
 	registerAll(wk.w, e.Workflow, e.Activities, swaps...)
 	registerNotify(wk.w, e.Notifier)
+	registerPreview(wk.w, e, true)
 	if err := wk.startUserTools(ctx); err != nil {
 		return err
 	}
@@ -294,6 +295,7 @@ func (wk *Worker) startHost(swaps []swap) error {
 	q := placement.HostQueue(e.Config.TaskQueue, e.Config.HostID)
 	wk.host = worker.New(wk.Client, q, opts)
 	registerHost(wk.host, e.Activities, swaps...)
+	registerPreview(wk.host, e, false)
 	if err := wk.host.Start(); err != nil {
 		return fmt.Errorf("start the worker of host queue %s: %w", q, err)
 	}
