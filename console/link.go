@@ -43,6 +43,7 @@ var linkPage = template.Must(template.New("link").Parse(`<!doctype html>
 <dt>Tool</dt><dd id="link-tool"></dd>
 <dt>Why it asks</dt><dd id="link-reasons"></dd>
 <dt>Arguments</dt><dd><pre id="link-args"></pre></dd>
+<dt id="link-preview-h" hidden>The file as it is now</dt><dd id="link-preview-d" hidden><p id="link-preview-note"></p><pre id="link-preview"></pre></dd>
 <dt>Round</dt><dd id="link-workflow"></dd>
 <dt>Call</dt><dd id="link-callid"></dd>
 <dt>As</dt><dd id="link-by"></dd>
@@ -131,6 +132,9 @@ type linkCallView struct {
 	Arguments string   `json:"arguments,omitempty"`
 	// Cut is how many characters of the arguments were left out.
 	Cut int `json:"cut,omitempty"`
+	// Preview is the file the call would overwrite, as it is now, as the
+	// card shows it.
+	Preview *filePreview `json:"preview,omitempty"`
 }
 
 // linkCall answers the link page with the call its token decides: the
@@ -163,6 +167,7 @@ func (s *Server) linkCall(w http.ResponseWriter, r *http.Request) {
 			args = args[:linkArgsMax]
 		}
 		out.Arguments = string(args)
+		out.Preview = s.previewOf(r.Context(), v.SessionID, p)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

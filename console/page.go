@@ -176,6 +176,8 @@ type card struct {
 	WorkspaceCode         string
 	WorkspaceCodePrograms string
 	WorkspaceCodeTemplate string
+	// Preview is the file the call would overwrite, as it is now (T14).
+	Preview *filePreview
 }
 
 // workspaceCodeTemplate is approval.WorkspaceCodeNotice with {program} for
@@ -313,6 +315,7 @@ func (s *Server) inboxPage(w http.ResponseWriter, r *http.Request, p principal) 
 			d.Cards = append(d.Cards, s.newCard(p, e.WorkflowID, e.SessionID, pc, r.URL.RequestURI()))
 		}
 	}
+	s.withPreviews(r.Context(), d.Cards)
 	sort.SliceStable(d.Cards, func(i, j int) bool { return d.Cards[i].P.Since.After(d.Cards[j].P.Since) })
 	d.InboxCount = len(d.Cards)
 	s.render(w, http.StatusOK, "inbox", d)
@@ -361,6 +364,7 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, p principal
 		for _, pc := range v.Pending {
 			sec.Cards = append(sec.Cards, s.newCard(p, v.WorkflowID, session, pc, r.URL.RequestURI()))
 		}
+		s.withPreviews(r.Context(), sec.Cards)
 		d.Rounds = append(d.Rounds, sec)
 	}
 	agents, err := s.b.SessionAgents(r.Context(), session)
@@ -400,8 +404,9 @@ func (s *Server) callPage(w http.ResponseWriter, r *http.Request, p principal) {
 	d.Session = v.SessionID
 	for _, pc := range v.Pending {
 		if pc.CallID == callID {
-			c := s.newCard(p, wfID, v.SessionID, pc, r.URL.RequestURI())
-			d.Card = &c
+			cards := []card{s.newCard(p, wfID, v.SessionID, pc, r.URL.RequestURI())}
+			s.withPreviews(r.Context(), cards)
+			d.Card = &cards[0]
 		}
 	}
 	if v.Result != nil {

@@ -35,6 +35,20 @@
       set("link-tool", c.tool + (c.waiting ? "" : " (it waits for another decision now)"));
       set("link-reasons", (c.reasons || []).join("; "));
       set("link-args", c.arguments + (c.cut ? "\n… " + c.cut + " more characters" : ""));
+      var p = c.preview;
+      if (p) {
+        var note;
+        if (p.unavailable) { note = "The preview is unavailable: " + p.unavailable; }
+        else if (!p.exists) { note = "There is no file there now: the call creates it."; }
+        else if (p.key_file) { note = p.size + " bytes · a key file: only its size is shown"; }
+        else if (p.binary) { note = p.size + " bytes · not text: no line is shown"; }
+        else { note = p.size + " bytes · its first " + (p.lines || []).length + " lines" + (p.more ? ", of more" : "") + ", read now and kept nowhere"; }
+        set("link-preview-note", note);
+        set("link-preview", (p.lines || []).join("\n"));
+        document.getElementById("link-preview").hidden = !(p.lines && p.lines.length);
+        document.getElementById("link-preview-h").hidden = false;
+        document.getElementById("link-preview-d").hidden = false;
+      }
     })
     .catch(function () { set("link-tool", "The call could not be read."); });
 })();
