@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/toolround/toolround/client"
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 )
@@ -160,7 +161,7 @@ func (s *Server) linkCall(w http.ResponseWriter, r *http.Request) {
 		if p.CallID != l.CallID {
 			continue
 		}
-		out = linkCallView{Waiting: p.WaitID == l.WaitID, Tool: p.Tool, Kind: p.Kind, Reasons: p.Why()}
+		out = linkCallView{Waiting: p.WaitID == l.WaitID, Tool: p.Tool, Kind: p.Kind, Reasons: visibleAll(p.Why())}
 		args := []rune(prettyJSON(string(p.Arguments)))
 		if len(args) > linkArgsMax {
 			out.Cut = len(args) - linkArgsMax
@@ -233,4 +234,13 @@ func (s *Server) approverCovers(name, session string) bool {
 		}
 	}
 	return false
+}
+
+// visibleAll is text.Visible of each of ss.
+func visibleAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = text.Visible(s)
+	}
+	return out
 }

@@ -27,7 +27,7 @@ type pages struct {
 }
 
 func loadPages() (*pages, error) {
-	base, err := template.New("layout").ParseFS(assets, "assets/layout.html")
+	base, err := template.New("layout").Funcs(template.FuncMap{"visible": text.Visible}).ParseFS(assets, "assets/layout.html")
 	if err != nil {
 		return nil, fmt.Errorf("console: templates: %w", err)
 	}
@@ -228,7 +228,7 @@ func (s *Server) newCard(p principal, wfID, session string, pc PendingCall, ret 
 		NewText *string `json:"new_text"`
 	}
 	if json.Unmarshal([]byte(pc.Arguments), &a) == nil && a.Path != "" && a.NewText != nil {
-		c.Path = a.Path
+		c.Path = text.Visible(a.Path)
 		old := ""
 		if a.OldText != nil {
 			old = *a.OldText
@@ -237,6 +237,9 @@ func (s *Server) newCard(p principal, wfID, session string, pc PendingCall, ret 
 			c.DiffNote = "creates or overwrites the file"
 		}
 		c.Diff = Diff(old, *a.NewText)
+		for i := range c.Diff {
+			c.Diff[i].Text = text.Visible(c.Diff[i].Text)
+		}
 	}
 	return c
 }
@@ -244,7 +247,7 @@ func (s *Server) newCard(p principal, wfID, session string, pc PendingCall, ret 
 func prettyJSON(s string) string {
 	var v any
 	if json.Unmarshal([]byte(s), &v) != nil {
-		return s
+		return text.Visible(s)
 	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
@@ -253,7 +256,7 @@ func prettyJSON(s string) string {
 	if enc.Encode(v) != nil {
 		return s
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return text.Visible(strings.TrimSuffix(b.String(), "\n"))
 }
 
 func anchor(s string) string {

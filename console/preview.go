@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/preview"
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools/files"
 )
 
@@ -88,6 +89,9 @@ func (s *Server) previewOf(ctx context.Context, session string, pc PendingCall) 
 	if err != nil {
 		s.log.Warn("file preview unavailable", "session", session, "call_id", pc.CallID, "err", err)
 		return &filePreview{Unavailable: err.Error()}
+	}
+	for i := range got.Lines {
+		got.Lines[i] = text.Visible(got.Lines[i])
 	}
 	return &filePreview{Exists: got.Exists, Size: got.Size, KeyFile: got.KeyFile, Binary: got.Binary, Lines: got.Lines, More: got.More}
 }

@@ -25,6 +25,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/tools/secrets"
 )
 
@@ -104,7 +105,9 @@ type Payload struct {
 const MaxText = 300
 
 // Clean is model- or server-supplied text made safe for a receiver that
-// renders it: control characters become spaces, &, < and > are escaped (as
+// renders it: control characters become spaces, other hidden characters
+// (bidi overrides, zero-width and tag characters: text.Hidden) are written
+// as \uXXXX, &, < and > are escaped (as
 // HTML and Slack's mrkdwn expect), then the text is cut so that what is
 // sent, its escapes included, is at most MaxText characters; an escape is
 // never cut in half.
@@ -116,14 +119,14 @@ func Clean(s string) string {
 		}
 		return r
 	}, s)
-	escaped := textEscaper.Replace(s)
+	escaped := textEscaper.Replace(text.Visible(s))
 	if utf8.RuneCountInString(escaped) <= MaxText {
 		return escaped
 	}
 	var b strings.Builder
 	n := 0
 	for _, r := range s {
-		e := textEscaper.Replace(string(r))
+		e := textEscaper.Replace(text.Visible(string(r)))
 		k := utf8.RuneCountInString(e)
 		if n+k > MaxText-1 { // room for the ellipsis
 			break

@@ -55,6 +55,14 @@ func TestCleanEscapesAndCutsModelText(t *testing.T) {
 	if s := strings.Repeat("a", MaxText); Clean(s) != s {
 		t.Errorf("a text of exactly %d characters was changed", MaxText)
 	}
+	// Hidden characters are shown, not sent as themselves (T14), and the
+	// cut never halves their escape.
+	if got := Clean("refund \u202e001$ zw\u200b \U000E0041"); got != `refund \u202e001$ zw\u200b \U000e0041` {
+		t.Errorf("Clean of hidden characters: %q", got)
+	}
+	if got := Clean(strings.Repeat("a", MaxText-3) + "\u202e"); got != strings.Repeat("a", MaxText-3)+"…" {
+		t.Errorf("an escape was cut in half: %q", got[len(got)-12:])
+	}
 	if got := Clean("ok\xffok"); !utf8.ValidString(got) {
 		t.Errorf("Clean kept invalid UTF-8: %q", got)
 	}

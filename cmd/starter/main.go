@@ -187,8 +187,11 @@ func report(err error, stderr io.Writer) int {
 	return exitFailed
 }
 
+// oneLine is s on one line for a person to read, its hidden characters
+// (text.Hidden: escape sequences, bidi overrides, zero-width) written as
+// \uXXXX (T14).
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return strings.Join(strings.Fields(text.Visible(s)), " ")
 }
 
 // run parses args, finds the command they name and runs it.

@@ -179,3 +179,19 @@ func TestNearMissesGetTheClosestName(t *testing.T) {
 		require.Contains(t, first, want, args)
 	}
 }
+
+// TestHumanLinesShowHiddenCharactersT14: every line starter writes for a
+// person (the decision prompt, the inbox, watch) shows a call's hidden
+// characters as escapes: a terminal never gets an escape sequence from a
+// model's arguments, nor text a bidi override reorders.
+func TestHumanLinesShowHiddenCharactersT14(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"command":"ls"}`:                        `{"command":"ls"}`,
+		"{\"command\":\"rm -rf ~ #\u202esafe\"}":  `{"command":"rm -rf ~ #\u202esafe"}`,
+		"clear\x1b[2J\x1b]0;title\x07 done":       `clear\u001b[2J\u001b]0;title\u0007 done`,
+		"csi \u009b31m red, nbsp a\u00a0b\n next": `csi \u009b31m red, nbsp a\u00a0b next`,
+	} {
+		require.Equal(t, want, oneLine(in), "%q", in)
+		require.Equal(t, want, shortArgs(in), "%q", in)
+	}
+}
