@@ -8,7 +8,7 @@ import (
 
 // Hidden reports whether r would change how text around it looks, or act
 // on a terminal, without being seen itself: control characters but tab
-// and newline (C0, DEL, C1), format characters (bidi overrides, isolates
+// and newline (the ASCII ones, DEL and the 8-bit ones), format characters (bidi overrides, isolates
 // and marks, zero-width characters, the byte order mark, soft hyphens,
 // tag characters), line and paragraph separators, spaces other than the
 // plain space (a no-break space looks like a word break that a shell does
