@@ -33,7 +33,9 @@ func TestInjectedInstructionsDecideNothing(t *testing.T) {
 	for name, body := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(e.workdir, name), []byte(body), 0o600))
 	}
-	state := func() *round.RunState { return &round.RunState{Fetched: []string{"read_files", "edit_file", "run_command", "fetch_page"}} }
+	state := func() *round.RunState {
+		return &round.RunState{Fetched: []string{"read_files", "edit_file", "run_command", "fetch_page"}}
+	}
 
 	// The model reads the page: a read-only call runs.
 	in := e.input(1, "claude-code", state(), call("r1", "read_files", map[string]any{"paths": []string{"page.md"}}))

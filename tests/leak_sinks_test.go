@@ -283,11 +283,14 @@ func requireNoSecretIn(t *testing.T, sinks, values map[string]string) {
 	}
 	sort.Strings(keys)
 	red := secrets.NewRedactor(values)
+	checks := 0
+	defer func() { t.Logf("leak cases held: %d (a sink, a secret, an encoding of it)", checks) }()
 	for _, sink := range keys {
 		text := sinks[sink]
 		var leaked []string
 		for _, n := range names {
 			for form, enc := range secretstest.Encodings(values[n]) {
+				checks++
 				if strings.Contains(text, enc) {
 					leaked = append(leaked, form+" of "+n)
 				}

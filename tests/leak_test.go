@@ -218,14 +218,17 @@ func TestSecretsNeverLeave(t *testing.T) {
 	}
 	require.NotEmpty(t, sinks)
 	red := secrets.NewRedactor(values)
+	checks := 0
 	for sink, text := range sinks {
 		for _, n := range names {
 			for form, enc := range secretstest.Encodings(values[n]) {
 				require.NotContains(t, text, enc, "%s: the %s form of %s leaked", sink, form, n)
+				checks++
 			}
 		}
 		require.False(t, red.Contains(text), "%s holds a secret: %s", sink, clip(red.Redact(text), text))
 	}
+	t.Logf("leak cases held: %d (a sink, a secret, an encoding of it)", checks)
 	require.Contains(t, sinks["description of "+ids[0]], "toolround_input_hmac")
 	require.NotContains(t, sinks["description of "+ids[0]], "toolround_input_sha256")
 }
