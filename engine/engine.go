@@ -20,6 +20,7 @@ import (
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/activities"
+	"github.com/toolround/toolround/internal/crashpoint"
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/notify"
@@ -354,6 +355,7 @@ func dial(cfg Config, logger *slog.Logger, t *Telemetry) (client.Client, error) 
 	if err != nil {
 		return nil, err
 	}
+	opts.ConnectionOptions.DialOptions = append(opts.ConnectionOptions.DialOptions, crashpoint.DialOptions()...) // L1: a test build only
 	if t != nil {
 		opts.MetricsHandler = t.MetricsHandler
 		if t.ClientInterceptor != nil {

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/activities"
+	"github.com/toolround/toolround/internal/crashpoint"
 	"github.com/toolround/toolround/internal/health"
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/usertools"
@@ -196,6 +197,9 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 	if e.Telemetry.WorkerInterceptor != nil {
 		wopts.Interceptors = append(wopts.Interceptors, e.Telemetry.WorkerInterceptor)
 	}
+	if ci := crashpoint.WorkerInterceptor(); ci != nil {
+		wopts.Interceptors = append(wopts.Interceptors, ci) // L1: a test build only
+	}
 	if !wopts.DeploymentOptions.UseVersioning {
 		wopts.DeploymentOptions = e.Config.deploymentOptions()
 	}
@@ -291,6 +295,9 @@ func (wk *Worker) startHost(swaps []swap) error {
 	opts := worker.Options{WorkerStopTimeout: e.Config.StopTimeout}
 	if e.Telemetry.WorkerInterceptor != nil {
 		opts.Interceptors = append(opts.Interceptors, e.Telemetry.WorkerInterceptor)
+	}
+	if ci := crashpoint.WorkerInterceptor(); ci != nil {
+		opts.Interceptors = append(opts.Interceptors, ci)
 	}
 	q := placement.HostQueue(e.Config.TaskQueue, e.Config.HostID)
 	wk.host = worker.New(wk.Client, q, opts)

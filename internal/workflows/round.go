@@ -28,6 +28,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/internal/crashpoint"
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/round"
 )
@@ -133,6 +134,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 
 	// 2. Pass 1; P1.7 before P1.6 and approval.Needs over the rules that
 	// verified.
+	crashpoint.Step(ctx, "round.pass1.before")
 	r.preflight(ctx, unwrapped)
 	if r.badInput != nil {
 		return round.Output{}, r.badInput // T15: counts that are not the previous round's
@@ -155,6 +157,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	}
 
 	// 3. The confirm gate.
+	crashpoint.Step(ctx, "round.pass1.after")
 	r.approvals.gate(ctx)
 
 	// 4. P1.7.
@@ -164,7 +167,9 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	if r.slow() {
 		r.flush(ctx) // watchers see the round start before its long calls end
 	}
+	crashpoint.Step(ctx, "round.pass2.before")
 	r.execute(ctx)
+	crashpoint.Step(ctx, "round.pass2.after")
 
 	// 6. Pass 3. It and its publication run even when the round was
 	// cancelled, so every call still gets its result.
@@ -183,7 +188,9 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	if version(dctx, changeCallFinished, 1) == 1 {
 		pub.Finished = r.finished(workflow.Now(dctx), out.Result.Results)
 	}
+	crashpoint.Step(dctx, "round.pass3.after")
 	r.publish(dctx, pub)
+	crashpoint.Step(dctx, "round.publish.after")
 	r.phase = round.PhaseDone
 	for i := range r.calls {
 		r.calls[i].State = CallDone
