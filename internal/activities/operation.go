@@ -13,5 +13,5 @@ func operationID(info activity.Info, in round.ExecuteInput) string {
 	if wf == "" {
 		wf = in.WorkflowID
 	}
-	return round.OperationID(wf, info.WorkflowExecution.RunID, in.CallID)
+	return withOperationID(round.OperationID(wf, info.WorkflowExecution.RunID, in.CallID))
 }
