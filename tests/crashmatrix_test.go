@@ -1,0 +1,450 @@
+package tests
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/round"
+)
+
+// The crash matrix (L1): each scenario runs once with a worker built with
+// the tag crashpoints that lists the points it passes (CRASH_TRACE); then,
+// for each point in turn, a fresh run stops the worker there (SIGKILL),
+// starts a plain worker of the same build, makes the scenario's scripted
+// decisions, and checks the round: every call has exactly one result, no
+// side effect reached the outside recorder twice (by path for a plain
+// POST, by Idempotency-Key for a host that honours it), unknown_outcome
+// only where the point lies between an attempt's start and the record of
+// its end, and nothing stuck 60 s after the restart.
+//
+// CRASH_POINTS=n (default 16 here, 0 for every point) runs n points chosen
+// by CRASH_SEED (default 1, printed); `make crashtest` runs them all.
+// The points of a scenario are those its traced run passed, so their
+// number may differ by a few between runs (workflow tasks merge or split
+// with timing); the sample is drawn from them sorted by name.
+
+// recorder is the outside world of the matrix: it counts each side effect
+// (a POST) by path, a request that carries an Idempotency-Key once per key.
+type recorder struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	paths map[string]int
+	// keys are the Idempotency-Keys each POST path carried: a server that
+	// honours the header applies each key once, however often it comes.
+	keys map[string]map[string]bool
+	// unkeyed counts the POSTs that carried no Idempotency-Key, by path.
+	unkeyed map[string]int
+	prefix  string
+}
+
+func newRecorder(t *testing.T) *recorder {
+	r := &recorder{paths: map[string]int{}, keys: map[string]map[string]bool{}, unkeyed: map[string]int{}, prefix: fmt.Sprintf("/m%d", time.Now().UnixNano())}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		r.paths[req.Method+" "+req.URL.Path]++
+		if req.Method == http.MethodPost {
+			if k := req.Header.Get(round.IdempotencyHeader); k != "" {
+				if r.keys[req.URL.Path] == nil {
+					r.keys[req.URL.Path] = map[string]bool{}
+				}
+				r.keys[req.URL.Path][k] = true
+			} else {
+				r.unkeyed[req.URL.Path]++
+			}
+		}
+		r.mu.Unlock()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, "<html><body><p>recorded %s</p></body></html>", strings.TrimPrefix(req.URL.Path, r.prefix))
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *recorder) url(path string) string { return r.srv.URL + r.prefix + path }
+
+// posted reports whether the POST of call id reached the recorder.
+func (r *recorder) posted(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for p, n := range r.paths {
+		if n > 0 && strings.HasPrefix(p, "POST ") && strings.HasSuffix(p, "/"+id) {
+			return true
+		}
+	}
+	return false
+}
+
+// duplicates are the side effects (POSTs without a key, and keys) that
+// reached the recorder more than once.
+func (r *recorder) duplicates() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	paths := map[string]bool{}
+	for p := range r.unkeyed {
+		paths[p] = true
+	}
+	for p := range r.keys {
+		paths[p] = true
+	}
+	for p := range paths {
+		if n := r.unkeyed[p] + len(r.keys[p]); n > 1 {
+			out = append(out, fmt.Sprintf("POST %s took effect %d times (%d without a key, %d distinct keys)", p, n, r.unkeyed[p], len(r.keys[p])))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// crashScenario is one round of the matrix with its scripted decisions.
+type crashScenario struct {
+	name string
+	// extra are the worker's variables (the recorder's host may be one
+	// that honours Idempotency-Key).
+	extra func(r *recorder) []string
+	input func(e *env, r *recorder) round.Input
+	// approve makes the scenario's decisions: every waiting call approved.
+	approve bool
+}
+
+func crashScenarios() []crashScenario {
+	fetched := &round.RunState{Fetched: []string{"fetch_page", "http_request", "calculate", "read_files"}}
+	post := func(r *recorder, id, kind string) round.ToolCall {
+		return call(id, "http_request", map[string]any{"url": r.url("/" + kind + "/" + id), "method": "POST", "body": id})
+	}
+	page := func(r *recorder, id string) round.ToolCall {
+		return call(id, "fetch_page", map[string]any{"url": r.url("/page/" + id)})
+	}
+	return []crashScenario{
+		{name: "read-only", input: func(e *env, r *recorder) round.Input {
+			return e.input(1, "claude-code", fetched, page(r, "f1"), page(r, "f2"), call("c1", "calculate", map[string]any{"expression": "6*7"}))
+		}},
+		{name: "at-most-once", input: func(e *env, r *recorder) round.Input {
+			in := e.input(1, "claude-code", fetched, post(r, "p1", "plain"), post(r, "p2", "plain"), page(r, "f1"))
+			in.AutoApprove, in.MaxConcurrent = true, 2
+			return in
+		}},
+		{name: "idempotency-key", extra: func(r *recorder) []string {
+			u, _ := url.Parse(r.srv.URL)
+			return []string{"HTTP_IDEMPOTENT_HOSTS=" + u.Host}
+		}, input: func(e *env, r *recorder) round.Input {
+			in := e.input(1, "claude-code", fetched, post(r, "k1", "keyed"), post(r, "k2", "keyed"))
+			in.AutoApprove = true
+			return in
+		}},
+		{name: "approval", approve: true, input: func(e *env, r *recorder) round.Input {
+			return e.input(1, "claude-code", fetched, post(r, "a1", "plain"), page(r, "f1"))
+		}},
+	}
+}
+
+// crashPoint is the n-th pass of a scenario's run through a named point.
+type crashPoint struct {
+	scenario crashScenario
+	name     string
+	n        int
+}
+
+func (p crashPoint) String() string { return fmt.Sprintf("%s/%s#%d", p.scenario.name, p.name, p.n) }
+
+// crashWorkerBin builds the worker with its crash points, once.
+var crashWorkerBin = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "crashworker")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "worker")
+	tags := "crashpoints"
+	if extra := os.Getenv("CRASH_BUILD_TAGS"); extra != "" {
+		tags += "," + extra // brokenopid, brokenorder: builds the matrix must fail
+	}
+	out, err := exec.Command("go", "build", "-tags", tags, "-o", bin, "../cmd/worker").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("build the crash worker: %v: %s", err, out)
+	}
+	return bin, nil
+})
+
+func TestCrashMatrix(t *testing.T) {
+	bin, err := crashWorkerBin()
+	require.NoError(t, err)
+	limit, seed := 16, uint64(1)
+	if v := os.Getenv("CRASH_POINTS"); v != "" {
+		limit, err = strconv.Atoi(v)
+		require.NoError(t, err, "CRASH_POINTS")
+	}
+	if v := os.Getenv("CRASH_SEED"); v != "" {
+		seed, err = strconv.ParseUint(v, 10, 64)
+		require.NoError(t, err, "CRASH_SEED")
+	}
+
+	scenarios := crashScenarios()
+	var points []crashPoint
+	for _, sc := range scenarios {
+		trace := traceScenario(t, bin, sc)
+		seen := map[string]int{}
+		for _, name := range trace {
+			seen[name]++
+			points = append(points, crashPoint{scenario: sc, name: name, n: seen[name]})
+		}
+		t.Logf("%s: %d points", sc.name, len(trace))
+	}
+	all := len(points)
+	sort.SliceStable(points, func(i, j int) bool { return points[i].String() < points[j].String() })
+	if limit > 0 && limit < len(points) {
+		rng := rand.New(rand.NewPCG(seed, seed))
+		rng.Shuffle(len(points), func(i, j int) { points[i], points[j] = points[j], points[i] })
+		points = points[:limit]
+	}
+	fmt.Printf("crash matrix: running %d of %d points (CRASH_POINTS=%d CRASH_SEED=%d)\n", len(points), all, limit, seed)
+
+	// A point mostly waits for Temporal's timeouts (a workflow task cut by
+	// the kill is given to the new worker after its 10 s timeout), so
+	// CRASH_PARALLEL points (default 6) run at once, each on its own task
+	// queue and session.
+	parallel := 6
+	if v := os.Getenv("CRASH_PARALLEL"); v != "" {
+		parallel, err = strconv.Atoi(v)
+		require.NoError(t, err, "CRASH_PARALLEL")
+	}
+	var st crashStats
+	queue := make(chan crashPoint)
+	var wg sync.WaitGroup
+	for range max(1, parallel) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range queue {
+				// Subtest names become session ids: no ':' or '#'.
+				t.Run(strings.NewReplacer(":", "-", "#", "-").Replace(p.String()), func(t *testing.T) { runCrashPoint(t, bin, p, &st) })
+			}
+		}()
+	}
+	for _, p := range points {
+		queue <- p
+	}
+	close(queue)
+	wg.Wait()
+	line := fmt.Sprintf("crash matrix: %d points over %d scenarios: duplicates %d, lost %d, stuck %d, unknown %d (%s); %d not reached",
+		st.reached, len(scenarios), st.duplicates, st.lost, st.stuck, st.unknown, justified(&st), st.notReached)
+	fmt.Println(line)
+	t.Log(line)
+	require.Zero(t, st.duplicates+st.lost+st.stuck+st.unjustified, line)
+	require.Positive(t, st.reached, "no point was reached")
+}
+
+type crashStats struct {
+	mu                                                                 sync.Mutex
+	reached, notReached, duplicates, lost, stuck, unknown, unjustified int
+}
+
+func justified(st *crashStats) string {
+	if st.unjustified == 0 {
+		return "all justified"
+	}
+	return fmt.Sprintf("%d not justified", st.unjustified)
+}
+
+// traceScenario runs sc once to its end and returns the points it passed.
+func traceScenario(t *testing.T, bin string, sc crashScenario) []string {
+	t.Helper()
+	var names []string
+	t.Run("trace/"+sc.name, func(t *testing.T) {
+		r := newRecorder(t)
+		e := newEnv(t)
+		file := filepath.Join(t.TempDir(), "trace")
+		var extra []string
+		if sc.extra != nil {
+			extra = sc.extra(r)
+		}
+		w := e.startWorkerBin(bin, append(extra, "CRASH_TRACE="+file)...)
+		in := sc.input(e, r)
+		done := e.startRound(in)
+		res, how := awaitRound(e, in, done, sc.approve, time.Minute, nil)
+		require.Equal(t, roundEnded, how, "the scenario did not finish")
+		requireEveryCallOnce(t, in, res)
+		w.kill(t)
+		names = readLines(t, file)
+		require.NotEmpty(t, names)
+	})
+	return names
+}
+
+// runCrashPoint runs the scenario of p, stops the worker at p, restarts it
+// and checks the invariants, counting into st.
+func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
+	r := newRecorder(t)
+	e := newEnv(t)
+	dir := t.TempDir()
+	reached, trace := filepath.Join(dir, "reached"), filepath.Join(dir, "trace")
+	var extra []string
+	if p.scenario.extra != nil {
+		extra = p.scenario.extra(r)
+	}
+	w := e.startWorkerBin(bin, append(append([]string{}, extra...),
+		"CRASH_AT="+p.name+"#"+strconv.Itoa(p.n), "CRASH_REACHED="+reached, "CRASH_TRACE="+trace)...)
+	in := p.scenario.input(e, r)
+	done := e.startRound(in)
+
+	// Either the worker stops at the point, or the round ends without
+	// passing it (a run may take another path than the traced one).
+	_, how := awaitRound(e, in, done, p.scenario.approve, 90*time.Second, w.done)
+	switch how {
+	case roundEnded:
+		st.mu.Lock()
+		st.notReached++
+		st.mu.Unlock()
+		return
+	case roundTimedOut:
+		t.Fatalf("the scenario neither ended nor reached %s in 90 s:\n%s", p, w.logs.String())
+	}
+	_, err := os.Stat(reached)
+	require.NoError(t, err, "the worker ended without reaching %s:\n%s", p, w.logs.String())
+	lines := readLines(t, trace)
+	e.startWorkerBin(bin, extra...)
+	res, how := awaitRound(e, in, done, p.scenario.approve, 60*time.Second, nil)
+	if how != roundEnded {
+		st.mu.Lock()
+		st.reached++
+		st.stuck++
+		st.mu.Unlock()
+		t.Errorf("stuck: the round did not end within 60 s of the restart")
+		return
+	}
+
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.reached++
+	got := byID(res)
+	for _, c := range in.Assistant.ToolCalls {
+		cr, ok := got[c.ID]
+		if !ok {
+			st.lost++
+			t.Errorf("lost: call %s has no result", c.ID)
+			continue
+		}
+		if cr.Status == round.StatusOK && strings.Contains(string(c.Function.Arguments), `"POST"`) && !r.posted(c.ID) {
+			st.lost++
+			t.Errorf("lost: call %s is ok, but its POST never reached the recorder: %s", c.ID, cr.Content)
+		}
+		if cr.Status == round.StatusUnknownOutcome {
+			st.unknown++
+			if !inFlight(lines) {
+				st.unjustified++
+				t.Errorf("unknown_outcome for %s, but no attempt was in flight at %s", c.ID, p)
+			}
+		}
+	}
+	if len(res.Results) != len(in.Assistant.ToolCalls) {
+		st.lost++
+		t.Errorf("lost: %d results for %d calls", len(res.Results), len(in.Assistant.ToolCalls))
+	}
+	if d := r.duplicates(); len(d) > 0 {
+		st.duplicates += len(d)
+		t.Errorf("duplicates: %s", strings.Join(d, "; "))
+	}
+}
+
+// inFlight reports whether, at the end of a run's points, an activity's
+// attempt had started and its end was not yet recorded: more
+// activity.before points than recorded ends (RespondActivityTask*, or a
+// local activity's end, recorded with its workflow task). The stop itself
+// on an activity point is in flight.
+func inFlight(lines []string) bool {
+	if len(lines) == 0 {
+		return false
+	}
+	if strings.HasPrefix(lines[len(lines)-1], "activity.") {
+		return true
+	}
+	open := 0
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "activity.before:"):
+			open++
+		case l == "grpc.after:RespondActivityTaskCompleted" || l == "grpc.after:RespondActivityTaskFailed":
+			open--
+		}
+	}
+	// Local activities end with the workflow task that records them, so
+	// an open count above zero may be theirs: any is counted in flight.
+	return open > 0
+}
+
+// How a wait for a round ended.
+const (
+	roundEnded = iota
+	roundTimedOut
+	workerStopped
+)
+
+// awaitRound waits for the round's result, approving every waiting call
+// when approve is set, until it ends, d passes or stopped is closed.
+func awaitRound(e *env, in round.Input, done <-chan result, approve bool, d time.Duration, stopped <-chan struct{}) (round.Result, int) {
+	deadline := time.After(d)
+	approved := map[string]bool{}
+	for {
+		select {
+		case out := <-done:
+			var res round.Result
+			if out.code != 0 || json.Unmarshal([]byte(out.stdout), &res) != nil {
+				e.t.Errorf("starter round: exit %d: %s", out.code, out.stderr)
+			}
+			return res, roundEnded
+		case <-stopped:
+			return round.Result{}, workerStopped
+		case <-deadline:
+			return round.Result{}, roundTimedOut
+		case <-time.After(200 * time.Millisecond):
+		}
+		if !approve {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		out := e.starter(ctx, "", "pending", in.WorkflowID())
+		var pending []round.Pending
+		if out.code == 0 && json.Unmarshal([]byte(out.stdout), &pending) == nil {
+			for _, p := range pending {
+				if p.Kind == round.KindConfirm && !approved[p.CallID] {
+					if a := e.starter(ctx, "", "approve", in.WorkflowID(), p.CallID); a.code == 0 {
+						approved[p.CallID] = true
+					}
+				}
+			}
+		}
+		cancel()
+	}
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	defer f.Close()
+	var out []string
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		out = append(out, s.Text())
+	}
+	return out
+}
