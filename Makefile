@@ -1,6 +1,6 @@
 # The two commands: `make run` (set up everything and run the example
 # rounds) and `make test` (the whole test suite). See README.md.
-.PHONY: run test lint bench build worker services stop
+.PHONY: run test lint bench crashtest build worker services stop
 
 run:
 	@bash scripts/run.sh
@@ -15,6 +15,13 @@ lint:
 
 bench:
 	@bash scripts/bench.sh
+
+# crashtest runs every point of the crash matrix (L1; docs/requirements/
+# operations.md): CRASH_POINTS=n CRASH_SEED=s for a sample, CRASH_PARALLEL
+# points at once, CRASH_BUILD_TAGS=brokenopid or brokenorder for a build it
+# must fail on.
+crashtest:
+	@bash -c 'source scripts/lib.sh && ensure_redis && ensure_temporal_server && ensure_search_attributes && cd "$$ROOT" && export TEMPORAL_CLI="$$(command -v temporal)" && CRASH_POINTS=$${CRASH_POINTS:-0} go test -count=1 -timeout 60m -run "^TestCrashMatrix$$" -v ./tests | grep -E "^(crash matrix|ok|FAIL|--- FAIL)|Error"'
 
 build:
 	go build -o bin/ ./cmd/worker ./cmd/starter ./cmd/console
