@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,11 +17,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
 )
 
@@ -105,6 +108,11 @@ func (r *recorder) duplicates() []string {
 		paths[p] = true
 	}
 	for p := range paths {
+		// A webhook path takes every notification, each under its own key;
+		// a call's POST path is one effect, under one key.
+		if strings.HasSuffix(p, "/hook") {
+			continue
+		}
 		if n := r.unkeyed[p] + len(r.keys[p]); n > 1 {
 			out = append(out, fmt.Sprintf("POST %s took effect %d times (%d without a key, %d distinct keys)", p, n, r.unkeyed[p], len(r.keys[p])))
 		}
@@ -152,17 +160,42 @@ func crashScenarios() []crashScenario {
 		{name: "approval", approve: true, input: func(e *env, r *recorder) round.Input {
 			return e.input(1, "claude-code", fetched, post(r, "a1", "plain"), page(r, "f1"))
 		}},
+		{name: "webhook", approve: true, extra: func(r *recorder) []string {
+			return []string{"NOTIFY_URL=" + r.url("/hook"), "NOTIFY_SECRET=crash-matrix"}
+		}, input: func(e *env, r *recorder) round.Input {
+			return e.input(1, "claude-code", fetched, post(r, "w1", "plain"))
+		}},
+		{name: "fan-out", input: func(e *env, r *recorder) round.Input {
+			in := e.input(1, "claude-code", fetched,
+				page(r, "f1"), post(r, "p1", "plain"), call("c1", "calculate", map[string]any{"expression": "2+3"}),
+				page(r, "f2"), post(r, "p2", "plain"), page(r, "f3"), post(r, "p3", "plain"), call("c2", "calculate", map[string]any{"expression": "7*6"}))
+			in.AutoApprove, in.MaxConcurrent = true, 3
+			return in
+		}},
 	}
 }
 
-// crashPoint is the n-th pass of a scenario's run through a named point.
+// crashPoint is the n-th pass of a scenario's run through a named point,
+// and the process killed there: the worker itself, or the Temporal server
+// (a dev server of the point's own, with its database file) or Redis (a
+// redis-server of its own, appendonly yes, appendfsync always) while the
+// worker waits at the point.
 type crashPoint struct {
 	scenario crashScenario
 	name     string
 	n        int
+	target   string
 }
 
-func (p crashPoint) String() string { return fmt.Sprintf("%s/%s#%d", p.scenario.name, p.name, p.n) }
+const (
+	killWorker = "worker"
+	killServer = "server"
+	killRedis  = "redis"
+)
+
+func (p crashPoint) String() string {
+	return fmt.Sprintf("%s/%s/%s#%d", p.target, p.scenario.name, p.name, p.n)
+}
 
 // crashWorkerBin builds the worker with its crash points, once.
 var crashWorkerBin = sync.OnceValues(func() (string, error) {
@@ -195,6 +228,10 @@ func TestCrashMatrix(t *testing.T) {
 		require.NoError(t, err, "CRASH_SEED")
 	}
 
+	targets := []string{killWorker, killServer, killRedis}
+	if v := os.Getenv("CRASH_TARGETS"); v != "" {
+		targets = strings.Split(v, ",")
+	}
 	scenarios := crashScenarios()
 	var points []crashPoint
 	for _, sc := range scenarios {
@@ -202,9 +239,11 @@ func TestCrashMatrix(t *testing.T) {
 		seen := map[string]int{}
 		for _, name := range trace {
 			seen[name]++
-			points = append(points, crashPoint{scenario: sc, name: name, n: seen[name]})
+			for _, target := range targets {
+				points = append(points, crashPoint{scenario: sc, name: name, n: seen[name], target: target})
+			}
 		}
-		t.Logf("%s: %d points", sc.name, len(trace))
+		t.Logf("%s: %d points, each with %s killed", sc.name, len(trace), strings.Join(targets, ", then "))
 	}
 	all := len(points)
 	sort.SliceStable(points, func(i, j int) bool { return points[i].String() < points[j].String() })
@@ -291,21 +330,53 @@ func traceScenario(t *testing.T, bin string, sc crashScenario) []string {
 // and checks the invariants, counting into st.
 func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 	r := newRecorder(t)
-	e := newEnv(t)
+	var srv *devServer
+	var cli, addr, db string
+	var envExtra []string
+	var rds *redisProc
+	if p.target == killRedis {
+		rds = startRedisProc(t, t.TempDir(), freeAddr(t))
+		envExtra = append(envExtra, "REDIS_URL=redis://"+rds.addr+"/0")
+	}
+	if p.target == killServer {
+		cli, addr, db = temporalCLI(t), freeAddr(t), filepath.Join(t.TempDir(), "temporal.db")
+		srv = startDevServer(t, cli, addr, db)
+		envExtra = append(envExtra, "TEMPORAL_ADDRESS="+addr)
+	}
+	e := newEnv(t, envExtra...)
 	dir := t.TempDir()
 	reached, trace := filepath.Join(dir, "reached"), filepath.Join(dir, "trace")
 	var extra []string
 	if p.scenario.extra != nil {
 		extra = p.scenario.extra(r)
 	}
-	w := e.startWorkerBin(bin, append(append([]string{}, extra...),
-		"CRASH_AT="+p.name+"#"+strconv.Itoa(p.n), "CRASH_REACHED="+reached, "CRASH_TRACE="+trace)...)
+	crash := []string{"CRASH_AT=" + p.name + "#" + strconv.Itoa(p.n), "CRASH_REACHED=" + reached, "CRASH_TRACE=" + trace}
+	if p.target != killWorker {
+		crash = append(crash, "CRASH_ACTION=pause")
+	}
+	w := e.startWorkerBin(bin, append(append([]string{}, extra...), crash...)...)
 	in := p.scenario.input(e, r)
 	done := e.startRound(in)
 
 	// Either the worker stops at the point, or the round ends without
 	// passing it (a run may take another path than the traced one).
-	_, how := awaitRound(e, in, done, p.scenario.approve, 90*time.Second, w.done)
+	atPoint := make(chan struct{})
+	stopPoll := make(chan struct{})
+	defer close(stopPoll)
+	go func() {
+		for {
+			if _, err := os.Stat(reached); err == nil {
+				close(atPoint)
+				return
+			}
+			select {
+			case <-stopPoll:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
+	_, how := awaitRound(e, in, done, p.scenario.approve, 90*time.Second, atPoint)
 	switch how {
 	case roundEnded:
 		st.mu.Lock()
@@ -315,10 +386,20 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 	case roundTimedOut:
 		t.Fatalf("the scenario neither ended nor reached %s in 90 s:\n%s", p, w.logs.String())
 	}
-	_, err := os.Stat(reached)
-	require.NoError(t, err, "the worker ended without reaching %s:\n%s", p, w.logs.String())
 	lines := readLines(t, trace)
-	e.startWorkerBin(bin, extra...)
+	switch p.target {
+	case killWorker:
+		<-w.done // it killed itself at the point
+		e.startWorkerBin(bin, extra...)
+	case killServer:
+		srv.kill(t)
+		startDevServer(t, cli, addr, db)
+		require.NoError(t, os.Remove(reached)) // the worker goes on
+	case killRedis:
+		rds.kill(t)
+		rds = startRedisProc(t, rds.dir, rds.addr)
+		require.NoError(t, os.Remove(reached))
+	}
 	res, how := awaitRound(e, in, done, p.scenario.approve, 60*time.Second, nil)
 	if how != roundEnded {
 		st.mu.Lock()
@@ -447,4 +528,54 @@ func readLines(t *testing.T, path string) []string {
 		out = append(out, s.Text())
 	}
 	return out
+}
+
+// redisProc is a redis-server of a crash point's own: every write is in
+// its append-only file before it answers, so a SIGKILL loses none.
+type redisProc struct {
+	cmd       *exec.Cmd
+	done      chan struct{}
+	dir, addr string
+}
+
+func (r *redisProc) kill(t *testing.T) {
+	t.Helper()
+	require.NoError(t, r.cmd.Process.Signal(syscall.SIGKILL))
+	<-r.done
+}
+
+// startRedisProc starts redis-server on addr with its files in dir and
+// waits until it answers.
+func startRedisProc(t *testing.T, dir, addr string) *redisProc {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		testenv.Unavailable(t, "redis-server (make test installs it)")
+	}
+	host, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	r := &redisProc{dir: dir, addr: addr, done: make(chan struct{})}
+	r.cmd = exec.Command(bin, "--bind", host, "--port", port, "--dir", dir, "--appendonly", "yes", "--appendfsync", "always",
+		"--save", "", "--daemonize", "no", "--loglevel", "warning")
+	logs := &syncBuffer{}
+	r.cmd.Stdout, r.cmd.Stderr = logs, logs
+	require.NoError(t, r.cmd.Start())
+	go func() { _ = r.cmd.Wait(); close(r.done) }()
+	t.Cleanup(func() {
+		_ = r.cmd.Process.Kill()
+		<-r.done
+	})
+	require.Eventually(t, func() bool {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		_, _ = c.Write([]byte("PING\r\n"))
+		buf := make([]byte, 16)
+		_ = c.SetReadDeadline(time.Now().Add(time.Second))
+		n, _ := c.Read(buf)
+		return strings.HasPrefix(string(buf[:n]), "+PONG")
+	}, 20*time.Second, 20*time.Millisecond, "redis-server on %s did not come up:\n%s", addr, logs.String())
+	return r
 }
