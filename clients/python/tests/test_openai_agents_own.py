@@ -125,25 +125,38 @@ def _available(client, queue):
     return ok
 
 
-def test_a_killed_tool_worker_retries_a_read_only_call_when_one_comes_back(approver, session, queue, marks):
+def test_a_killed_tool_worker_side_effect_unknown_outcome_read_only_retried(approver, session, queue, marks):
     """The tool worker, a process of its own, gets SIGKILL in the middle of
-    a read-only call; the call runs again once a new one serves the queue."""
+    a side effect's call: the call is unknown_outcome and never runs again;
+    then in the middle of a read-only call: the call runs again once a new
+    one serves the queue."""
     tw = _tool_worker(queue, marks)
     procs = [tw]
+
+    def kill():
+        os.kill(procs[-1].pid, signal.SIGKILL)
+        assert procs[-1].wait(10) == -signal.SIGKILL
+        procs.append(_tool_worker(queue, marks))
+
     try:
         _wait("the tool worker", _available(approver, queue))
-        model = ScriptedModel([[fcall("s1", "lookup_order", '{"order_id":"slow-C-3"}')], [text("found")]])
+        model = ScriptedModel([
+            [fcall("h1", "refund_order", '{"order_id":"hold-B-2","amount":3}')],
+            [fcall("s1", "lookup_order", '{"order_id":"slow-C-3"}')],
+            [text("found")],
+        ])
         tools = round_tools(approver, session, "own-kill", agents_orders.TOOLS, task_queue=queue,
-                            read_only=agents_orders.READ_ONLY, tool_options=agents_orders.OPTIONS, serve=False)
+                            read_only=agents_orders.READ_ONLY, tool_options=agents_orders.OPTIONS, serve=False,
+                            on_approval=lambda p: toolround.Decision(True))
         assert tools.worker is None
         done = {}
         agent = Agent(name="a", instructions="x", model=model, tools=tools)
-        th = threading.Thread(target=lambda: done.update(res=Runner.run_sync(agent, "find")))
+        th = threading.Thread(target=lambda: done.update(res=Runner.run_sync(agent, "refund, then find")))
         th.start()
-        _wait("the first attempt", lambda: lines(marks, "lookup") == ["slow-C-3"])
-        os.kill(tw.pid, signal.SIGKILL)
-        assert tw.wait(10) == -signal.SIGKILL
-        procs.append(_tool_worker(queue, marks))
+        _wait("the refund's attempt", lambda: len(lines(marks, "refund")) == 1)
+        kill()
+        _wait("the first attempt of the lookup", lambda: lines(marks, "lookup") == ["slow-C-3"])
+        kill()
         th.join(120)
         assert not th.is_alive(), "the run ended"
     finally:
@@ -151,8 +164,21 @@ def test_a_killed_tool_worker_retries_a_read_only_call_when_one_comes_back(appro
             p.kill()
             p.wait()
     assert done["res"].final_output == "found"
-    r = approver.round(toolround.round_workflow_id(session, "own-kill", 1))["results"][0]
+    h = approver.round(toolround.round_workflow_id(session, "own-kill", 1))["results"][0]
+    assert h["status"] == "unknown_outcome", h
+    assert lines(marks, "refund") == [h["operation_id"]], "the side effect ran once"
+    r = approver.round(toolround.round_workflow_id(session, "own-kill", 2))["results"][0]
     assert r["status"] == "ok" and '"shipped"' in r["content"], r
     assert r["attempts"] == 2
     assert lines(marks, "lookup") == ["slow-C-3", "slow-C-3"]
-    assert "shipped" in outputs(model)[0]["output"]
+    outs = {o["call_id"]: o["output"] for o in outputs(model)}
+    assert "unknown" in outs["h1"] and "shipped" in outs["s1"], "the model read both"
+
+
+def test_a_queue_the_worker_does_not_run_is_refused_at_the_start(approver, session, queue, marks):
+    from toolround.tools import ServeRefused
+
+    with pytest.raises(ServeRefused) as e:
+        round_tools(approver, session, "own-refused", agents_orders.TOOLS, task_queue="not-listed-" + queue,
+                    read_only=agents_orders.READ_ONLY, tool_options=agents_orders.OPTIONS)
+    assert "not-listed-" + queue in str(e.value) and "TOOL_QUEUES" in str(e.value)

@@ -2,6 +2,7 @@
 test_openai_agents_own.py: the test serves them in its own process, and
 agents_tool_worker.py in a process of its own that the test kills."""
 
+import asyncio
 import os
 import time
 
@@ -37,6 +38,9 @@ def lookup_order(ctx: RunContextWrapper, order_id: str) -> dict:
 async def refund_order(ctx: RunContextWrapper, order_id: str, amount: int) -> str:
     """Refund part of an order."""
     _mark("refund", ctx.context.operation_id)
+    # A "hold-" order holds until the test kills the tool worker.
+    if order_id.startswith("hold-"):
+        await asyncio.sleep(120)
     return "refunded %d on %s, key %s" % (amount, order_id, ctx.context.operation_id)
 
 

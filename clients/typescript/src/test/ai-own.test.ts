@@ -172,3 +172,13 @@ test("a tool worker killed in a side effect's call: unknown_outcome, never a sec
     for (const c of children) if (c.exitCode === null && c.signalCode === null) await killed(c);
   }
 });
+
+test("a queue the worker does not run is refused at the start, naming TOOL_QUEUES", { skip }, async () => {
+  const { approver, session } = live("ai-own-refused");
+  const logged: string[] = [];
+  await assert.rejects(
+    ownTools(approver, session, "own-refused", tools, { ...serving, taskQueue: `not-listed-${queue}`, worker: { log: (l) => logged.push(l) } }),
+    (e: Error) => e.name === "ServeRefused" && e.message.includes(`not-listed-${queue}`) && e.message.includes("TOOL_QUEUES"),
+  );
+  assert.ok(logged.length >= 1, "the refusal is printed, one line a tool");
+});
