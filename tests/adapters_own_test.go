@@ -18,7 +18,7 @@ func TestOpenAIAgentsOwnToolsY6(t *testing.T) {
 	t.Setenv("TOOLROUND_TASK_QUEUE", e.taskQueue)
 	t.Setenv("TEMPORAL_ADDRESS", temporalAddress())
 	t.Setenv("CI", "true")
-	pytest(t, e, c, py, "clients/python/tests/test_openai_agents_own.py")
+	pytest(t, e, c, py, "clients/python/tests/test_openai_agents_own.py", "clients/python/tests/test_openai_agents_schema.py")
 }
 
 // TestAISDKOwnToolsY6 runs clients/typescript's ai-own.test.ts: the

@@ -11,11 +11,12 @@ import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { generateText, stepCountIs } from "ai";
+import { generateText, jsonSchema, stepCountIs, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 
 import { isFinished, roundWorkflowId, type Client, type PendingCall } from "../index.js";
-import { RoundCallError, ownTools } from "../adapters/ai.js";
+import { RoundCallError, ownTools, toolroundTools } from "../adapters/ai.js";
+import { call, schemaHash } from "../tools/index.js";
 import { serving, tools } from "./ai-orders.js";
 import { live, skip as skipLive } from "./live.js";
 
@@ -181,4 +182,21 @@ test("a queue the worker does not run is refused at the start, naming TOOL_QUEUE
     (e: Error) => e.name === "ServeRefused" && e.message.includes(`not-listed-${queue}`) && e.message.includes("TOOL_QUEUES"),
   );
   assert.ok(logged.length >= 1, "the refusal is printed, one line a tool");
+});
+
+test("toolroundTools: the zod inputSchema is the announced schema, a call runs execute with the call's context", async () => {
+  const [lookup, refund] = await toolroundTools(tools, serving);
+  assert.deepEqual([lookup.problems, refund.problems], [[], []]);
+  assert.equal(lookup.effect, "read_only");
+  assert.equal(refund.effect, "side_effect", "a tool not named read-only is a side effect");
+  assert.equal(lookup.heartbeat, 3);
+  assert.deepEqual(lookup.parameters.required, ["id"]);
+  assert.equal(lookup.announcement().schema_hash, schemaHash(lookup.parameters));
+  process.env.MARKS = mkdtempSync(join(tmpdir(), "ai-own-"));
+  const env = (args: unknown) => ({ v: 1, tool: refund.name, args_json: JSON.stringify(args), operation_id: "op-7", call_id: "c9", workflow_id: "w", schema_hash: refund.schemaHash, attempt: 1 });
+  assert.deepEqual(await call(refund, env({ id: "A-1", amount: 2 })), { v: 1, is_error: false, content: [{ type: "text", text: "refunded 2 on A-1, key op-7" }] });
+  const bad = await call(refund, env({ id: "A-1", amount: "2" }));
+  assert.equal(bad.error_code, "invalid_arguments");
+  const odd = await toolroundTools({ odd: tool({ description: "", inputSchema: jsonSchema({ type: "object" }), execute: async () => "x" }) });
+  assert.match(odd[0].problems.join("\n"), /tool odd: parameters is not a zod 4 schema/);
 });
