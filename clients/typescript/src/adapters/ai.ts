@@ -107,12 +107,11 @@ export class RoundTools {
     this.names = new Set();
     for (const [name, t] of Object.entries(own)) {
       this.names.add(name);
-      // The SDK checks the input and asks (the tool's needsApproval) as
-      // for the tool itself; the round then runs it on its tool worker.
+      // The SDK checks the input as for the tool itself; the round asks
+      // (its gate) and runs it on its tool worker.
       this.tools[name] = tool({
         description: t.description,
         inputSchema: t.inputSchema,
-        needsApproval: t.needsApproval,
         execute: (input: unknown, { toolCallId }: { toolCallId: string }) => this.execute(toolCallId, name, input),
       } as Tool);
     }
@@ -355,6 +354,14 @@ export interface OwnToolsOptions extends RoundToolsOptions, OwnToolsServing {
 export async function ownTools(client: Client, sessionId: string, runId: string, tools: Record<string, Tool>, options: OwnToolsOptions): Promise<RoundTools> {
   const { taskQueue, specs = [], serve = true, worker, readyTimeoutMs = 60_000, readOnly, toolOptions, ...roundOptions } = options;
   if (!taskQueue) throw new TypeError("ownTools: a taskQueue is needed (one that the worker's TOOL_QUEUES names)");
+  for (const [name, t] of Object.entries(tools)) {
+    // The middleware puts a step's calls in its round before the SDK would
+    // ask, so the SDK's approval could not hold a call back: the round's
+    // gate asks instead (onApproval, or the console).
+    if (t.needsApproval !== undefined && t.needsApproval !== false) {
+      throw new TypeError(`ownTools: tool ${name} has needsApproval; the round's gate asks for approvals (onApproval, or the console)`);
+    }
+  }
   const served = await toolroundTools(tools, { readOnly, toolOptions });
   const names = [...Object.keys(tools), ...specs.map((sp) => functionOf(sp).name)];
   const state = (roundOptions.state ?? {}) as { fetched?: string[] };

@@ -200,3 +200,8 @@ test("toolroundTools: the zod inputSchema is the announced schema, a call runs e
   const odd = await toolroundTools({ odd: tool({ description: "", inputSchema: jsonSchema({ type: "object" }), execute: async () => "x" }) });
   assert.match(odd[0].problems.join("\n"), /tool odd: parameters is not a zod 4 schema/);
 });
+
+test("ownTools refuses a tool with needsApproval: the round's gate asks", async () => {
+  const asks = tool({ description: "", inputSchema: tools.ai_refund_order.inputSchema, needsApproval: true, execute: async () => "x" });
+  await assert.rejects(ownTools({} as Client, "s", "r", { asks }, { taskQueue: "q" }), /tool asks has needsApproval; the round's gate asks/);
+});
