@@ -179,6 +179,7 @@ class ToolWorker:
         self._error: Optional[BaseException] = None
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self._stop: Optional[asyncio.Event] = None
+        self._closing = False
         self._thread = threading.Thread(target=self._main, args=(tools, serve_kw), daemon=True,
                                         name="toolround-tool-worker")
         self._thread.start()
@@ -189,6 +190,8 @@ class ToolWorker:
         async def run() -> None:
             self._loop = asyncio.get_running_loop()
             self._stop = asyncio.Event()
+            if self._closing:  # close() came before the loop was there
+                self._stop.set()
             await serve_async(tools, self.task_queue, handle_signals=False, stop=self._stop,
                               ready=self._ready.set, **serve_kw)
 
@@ -209,6 +212,7 @@ class ToolWorker:
 
     def close(self, timeout: float = 30.0) -> None:
         """Stops the worker (calls in flight get 10 seconds)."""
+        self._closing = True
         loop, stop = self._loop, self._stop
         if loop is not None and stop is not None and self._thread.is_alive():
             try:
