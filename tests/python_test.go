@@ -74,12 +74,16 @@ func TestPythonClient(t *testing.T) {
 
 // TestPythonAdapters runs the LangGraph and OpenAI Agents SDK adapters (X4)
 // against the real worker, with LangGraph's fake chat model and a scripted
-// Agents SDK Model.
+// Agents SDK Model, and the examples, whose own tools a tool worker serves
+// on a queue of the worker's TOOL_QUEUES (Y6).
 func TestPythonAdapters(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker()
+	queue := e.startWorkerForTools("adapters-", true)
+	t.Setenv("TOOLROUND_TOOL_QUEUE", queue)
+	t.Setenv("TOOLROUND_TASK_QUEUE", e.taskQueue)
+	t.Setenv("TEMPORAL_ADDRESS", temporalAddress())
 	c := e.startConsole()
-	py := python(t, "pytest", "langgraph", "agents")
+	py := python(t, "pytest", "langgraph", "agents", "temporalio", "pydantic")
 	pytest(t, e, c, py, "clients/python/tests/test_langgraph.py", "clients/python/tests/test_openai_agents.py",
 		"clients/python/tests/test_examples.py::test_example_runs")
 }

@@ -88,11 +88,16 @@ func TestTypeScriptClient(t *testing.T) {
 
 // TestTypeScriptAdapters runs the Vercel AI SDK and LangGraph JS adapters
 // (X4) against the real worker, with the AI SDK's MockLanguageModelV3 and
-// @langchain/core's fake chat model, and their examples.
+// @langchain/core's fake chat model, and their examples, whose own tools a
+// tool worker serves on a queue of the worker's TOOL_QUEUES (Y6).
 func TestTypeScriptAdapters(t *testing.T) {
-	node, dir := typescriptClient(t, "ai", "@langchain/langgraph", "@langchain/core")
+	node, dir := typescriptClient(t, "ai", "@langchain/langgraph", "@langchain/core", "@temporalio/worker", "@temporalio/client", "@temporalio/activity", "zod")
+	requireNode20(t, node)
 	e := newEnv(t)
-	e.startWorker()
+	queue := e.startWorkerForTools("adapters-", true)
+	t.Setenv("TOOLROUND_TOOL_QUEUE", queue)
+	t.Setenv("TOOLROUND_TASK_QUEUE", e.taskQueue)
+	t.Setenv("TEMPORAL_ADDRESS", temporalAddress())
 	c := e.startConsole()
 	nodeTest(t, e, c, node, dir, "dist/test/ai.test.js", "dist/test/langgraph.test.js", "dist/test/adapter-examples.test.js")
 }

@@ -11,11 +11,14 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 def test_example_runs(url, approver, session, workdir, script, module):
     if os.environ.get("CI") != "true":
         pytest.importorskip(module)
-    env = dict(os.environ, CONSOLE_URL=url, CONSOLE_TOKEN=approver.token, SESSION=session, RUN="example", APPROVE="yes")
+    env = dict(os.environ, CONSOLE_URL=url, CONSOLE_TOKEN=approver.token, SESSION=session, RUN="example", APPROVE="yes",
+               TOOL_QUEUE=os.environ.get("TOOLROUND_TOOL_QUEUE", "my-tools"))
     out = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "python", script)], env=env,
                          capture_output=True, text=True, timeout=180)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "answer.txt" in out.stdout
+    if script == "openai_agents_agent.py":
+        assert "order A-1: shipped" in out.stdout, "the app's own tool ran in a round"
     with open(os.path.join(workdir, "answer.txt")) as f:
         assert f.read() == "42\n"
 

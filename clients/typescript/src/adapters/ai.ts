@@ -12,11 +12,25 @@
 // `unknown`, ...) throws RoundCallError in its tool, so the SDK records a
 // tool error whose text is the round's tool message.
 //
+// The application's own tools (SPEC Y6): `ownTools` takes the app's `tool()`s
+// (a zod `inputSchema` and an `execute`), serves them in this process with a
+// tool worker of toolround/tools on `taskQueue` (one the worker's
+// TOOL_QUEUES names; the optional peer dependencies @temporalio/worker,
+// @temporalio/client, @temporalio/activity and zod), and gives tools whose
+// calls run through rounds that call them there:
+//
+//   const rt = await ownTools(client, "s1", "r1", { lookupOrder, refundOrder },
+//     { taskQueue: "orders", readOnly: ["lookupOrder"] });
+//   await generateText({ model: rt.wrap(model), tools: rt.tools, ... });
+//   await rt.close(); // stops the tool worker
+//
 // `wrap(model)` (or `middleware`) tells the tools which calls a step holds
 // as soon as the model's answer is complete, so a step's calls are one
 // round also when streamText runs each tool as its call streams in. Tools
 // used without it gather the calls that arrive within `windowMs`.
 import { jsonSchema, tool, wrapLanguageModel, type LanguageModelMiddleware, type Tool } from "ai";
+
+import type * as ToolsModule from "../tools/index.js";
 
 import type { CallResult, ToolCall } from "../api-types.js";
 import type { Client, OnApproval, OnWait, Run, RunOptions } from "../client.js";
@@ -80,7 +94,10 @@ export class RoundTools {
   private readonly announced = new Map<string, Batch>();
   private gathering: { batch: Batch; timer: ReturnType<typeof setTimeout>; go: Promise<void>; release: () => void } | undefined;
 
-  constructor(client: Client, sessionId: string, runId: string, specs: ToolSpecLike[], options: RoundToolsOptions = {}) {
+  /** The tool worker this process runs for the app's own tools, if any. */
+  worker: OwnToolWorker | undefined;
+
+  constructor(client: Client, sessionId: string, runId: string, specs: ToolSpecLike[], options: RoundToolsOptions = {}, own: Record<string, Tool> = {}) {
     const { onApproval, onWait, windowMs, ...runOptions } = options;
     this.run = client.run(sessionId, runId, runOptions);
     this.onApproval = onApproval;
@@ -88,6 +105,16 @@ export class RoundTools {
     this.windowMs = windowMs ?? 50;
     this.tools = {};
     this.names = new Set();
+    for (const [name, t] of Object.entries(own)) {
+      this.names.add(name);
+      // The SDK checks the input as for the tool itself; the round asks
+      // (its gate) and runs it on its tool worker.
+      this.tools[name] = tool({
+        description: t.description,
+        inputSchema: t.inputSchema,
+        execute: (input: unknown, { toolCallId }: { toolCallId: string }) => this.execute(toolCallId, name, input),
+      } as Tool);
+    }
     for (const spec of specs) {
       const fn = functionOf(spec);
       this.names.add(fn.name);
@@ -183,6 +210,11 @@ export class RoundTools {
     return g.batch;
   }
 
+  /** Stops the tool worker of the app's own tools (calls in flight get 10 seconds). */
+  async close(): Promise<void> {
+    await this.worker?.close();
+  }
+
   /** @internal Runs a step's calls as the run's next round. */
   async runBatch(calls: ToolCall[]): Promise<Map<string, CallOutcome>> {
     const res = await this.run.round(calls, { onApproval: this.onApproval, onWait: this.onWait });
@@ -197,4 +229,175 @@ export class RoundTools {
  * ...) and `onApproval`/`onWait`. */
 export function roundTools(client: Client, sessionId: string, runId: string, specs: ToolSpecLike[], options: RoundToolsOptions = {}): RoundTools {
   return new RoundTools(client, sessionId, runId, specs, options);
+}
+
+// --- the application's own tools ---------------------------------------------
+
+/** How a tool worker serves one of the app's own tools: toolround/tools'
+ * options (times in whole seconds). */
+export interface OwnToolOptions {
+  concurrent?: boolean;
+  cacheSeconds?: number;
+  subject?: string;
+  timeout?: number;
+  scheduleToStart?: number;
+  heartbeat?: number;
+}
+
+export interface OwnToolsServing {
+  /** The names of the read-only tools; the others are side effects. */
+  readOnly?: string[];
+  /** Per tool name, the tool worker's options for it. */
+  toolOptions?: Record<string, OwnToolOptions>;
+}
+
+/** The toolround/tools tools that serve the app's AI SDK tools in a tool
+ * worker: the name is the key, the description and the zod `inputSchema`
+ * the tool's own (its JSON Schema as zod writes it); `effect` "read_only"
+ * for the names in `readOnly`, else "side_effect". `execute` gets the
+ * arguments as zod parsed them and `{toolCallId, messages: [], abortSignal,
+ * experimental_context}`, where `abortSignal` is aborted when the round
+ * cancels the call and `experimental_context` is the call's toolround
+ * ToolContext (`operationId`: a side effect's idempotency key). What it
+ * throws is the round's: a read-only call is retried, a side effect is
+ * `unknown_outcome`; throw toolround/tools' ToolError for an error the model
+ * should read. A tool's own problems (no zod schema, a bad name) are in its
+ * `problems`. */
+export async function toolroundTools(tools: Record<string, Tool>, serving: OwnToolsServing = {}): Promise<ToolsModule.Tool[]> {
+  const tr: typeof ToolsModule = await import("../tools/index.js");
+  const ro = new Set(serving.readOnly ?? []);
+  return Object.entries(tools).map(([name, t]) => {
+    const run = t.execute;
+    return tr.tool({
+      name,
+      description: t.description,
+      effect: ro.has(name) ? "read_only" : "side_effect",
+      ...(serving.toolOptions?.[name] ?? {}),
+      parameters: t.inputSchema as never,
+      execute: async (args: unknown, ctx: ToolsModule.ToolContext) => {
+        if (typeof run !== "function") throw new tr.ToolError(`${name} has no execute function`, "no_execute");
+        const out: unknown = await run(args as never, { toolCallId: ctx.callId, messages: [], abortSignal: ctx.signal, experimental_context: ctx });
+        return lastOf(out);
+      },
+    });
+  });
+}
+
+// A tool's execute may stream preliminary results: the last is the result.
+async function lastOf(out: unknown): Promise<unknown> {
+  if (out === null || typeof out !== "object" || typeof (out as AsyncIterable<unknown>)[Symbol.asyncIterator] !== "function") return out;
+  let last: unknown;
+  for await (const v of out as AsyncIterable<unknown>) last = v;
+  return last;
+}
+
+/** What `serveTools` and the tool worker of `ownTools` take: toolround/tools'
+ * serve options but the task queue. */
+export type OwnWorkerOptions = Omit<ToolsModule.ServeOptions, "taskQueue" | "signal" | "onReady">;
+
+/** Serves the app's AI SDK tools in a tool worker of this process until
+ * SIGINT, SIGTERM or `options.signal` (toolround/tools' serve): for a
+ * tool worker of its own, beside apps that use `ownTools` with `serve: false`. */
+export async function serveTools(tools: Record<string, Tool>, options: OwnToolsServing & ToolsModule.ServeOptions): Promise<void> {
+  const { readOnly, toolOptions, ...serveOptions } = options;
+  const tr: typeof ToolsModule = await import("../tools/index.js");
+  await tr.serve(await toolroundTools(tools, { readOnly, toolOptions }), serveOptions);
+}
+
+/** A tool worker running in this process. */
+export class OwnToolWorker {
+  private readonly stop = new AbortController();
+  /** Resolves once the worker has stopped. */
+  readonly done: Promise<void>;
+  private readonly ready: Promise<void>;
+
+  constructor(tools: ToolsModule.Tool[], taskQueue: string, serve: typeof ToolsModule.serve, options: OwnWorkerOptions = {}) {
+    let onReady!: () => void;
+    this.ready = new Promise<void>((r) => (onReady = r));
+    this.done = serve(tools, { exitOnRefusal: false, ...options, taskQueue, signal: this.stop.signal, onReady });
+    this.done.catch(() => undefined);
+  }
+
+  /** Resolves once the catalog accepted the tools; rejects with what kept
+   * the worker from serving (ServeRefused, its lines printed). */
+  async started(): Promise<void> {
+    await Promise.race([this.ready, this.done.then(() => Promise.reject(new Error("the tool worker stopped before it served")))]);
+  }
+
+  async close(): Promise<void> {
+    this.stop.abort();
+    await this.done.catch(() => undefined);
+  }
+}
+
+export interface OwnToolsOptions extends RoundToolsOptions, OwnToolsServing {
+  /** The tool worker's task queue: one that the worker's TOOL_QUEUES names. */
+  taskQueue: string;
+  /** toolround tools (chat-completions specs) the rounds also run. */
+  specs?: ToolSpecLike[];
+  /** Serve the tools in this process (true, the default), or leave it to a
+   * tool worker of yours (`serveTools`). */
+  serve?: boolean;
+  /** The in-process tool worker's options (address, toolroundTaskQueue, ...). */
+  worker?: OwnWorkerOptions;
+  /** How long to wait for the worker to list the tools (60 000 ms). */
+  readyTimeoutMs?: number;
+}
+
+/** The SDK tools for the app's own `tool()`s (and `specs`), whose calls run
+ * through rounds of the run sessionId/runId, the calls of one step as one
+ * round. With `serve` (the default) a tool worker in this process serves the
+ * tools on `taskQueue`, and this resolves once the toolround worker lists
+ * them as served. The rounds' provider is "claude-code" unless `provider`
+ * says otherwise (the SDK gives the model every schema itself), and the run
+ * state starts with every tool's schema as fetched. */
+export async function ownTools(client: Client, sessionId: string, runId: string, tools: Record<string, Tool>, options: OwnToolsOptions): Promise<RoundTools> {
+  const { taskQueue, specs = [], serve = true, worker, readyTimeoutMs = 60_000, readOnly, toolOptions, ...roundOptions } = options;
+  if (!taskQueue) throw new TypeError("ownTools: a taskQueue is needed (one that the worker's TOOL_QUEUES names)");
+  for (const [name, t] of Object.entries(tools)) {
+    // The middleware puts a step's calls in its round before the SDK would
+    // ask, so the SDK's approval could not hold a call back: the round's
+    // gate asks instead (onApproval, or the console).
+    if (t.needsApproval !== undefined && t.needsApproval !== false) {
+      throw new TypeError(`ownTools: tool ${name} has needsApproval; the round's gate asks for approvals (onApproval, or the console)`);
+    }
+  }
+  const served = await toolroundTools(tools, { readOnly, toolOptions });
+  const names = [...Object.keys(tools), ...specs.map((sp) => functionOf(sp).name)];
+  const state = (roundOptions.state ?? {}) as { fetched?: string[] };
+  roundOptions.state = { ...state, fetched: [...new Set([...(state.fetched ?? []), ...names])].sort() } as never;
+  roundOptions.provider ??= "claude-code";
+  const rt = new RoundTools(client, sessionId, runId, specs, roundOptions, tools);
+  if (!serve) return rt;
+  const tr: typeof ToolsModule = await import("../tools/index.js");
+  rt.worker = new OwnToolWorker(served, taskQueue, tr.serve, worker);
+  try {
+    await rt.worker.started();
+    await waitListed(client, rt.run.defaults.provider ?? "claude-code", taskQueue, Object.keys(tools), readyTimeoutMs);
+  } catch (e) {
+    await rt.worker.close();
+    throw e;
+  }
+  return rt;
+}
+
+/** Until the toolround worker lists the queue's tools as served by a live
+ * tool worker (it reads the catalogs every two seconds). */
+async function waitListed(client: Client, provider: string, queue: string, names: string[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let seen: unknown;
+  for (;;) {
+    try {
+      const listed = await client.tools({ provider, worker: true });
+      const q = (listed.queues ?? []).find((x) => x.queue === queue);
+      seen = q;
+      if (q?.available && names.every((n) => (q.tools ?? []).includes(n))) return;
+    } catch (e) {
+      seen = e;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`the toolround worker did not list ${names.join(", ")} on queue ${queue} within ${timeoutMs / 1000}s (is the queue in its TOOL_QUEUES?): ${JSON.stringify(seen)}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }

@@ -48,6 +48,8 @@ export interface ServeOptions {
   exitOnRefusal?: boolean;
   /** Where the refusal lines go: stderr by default. */
   log?: (line: string) => void;
+  /** Called once the catalog accepted the tools, as the worker starts polling. */
+  onReady?: () => void;
 }
 
 export function catalogWorkflowId(taskQueue: string): string {
@@ -84,6 +86,13 @@ export function activityFailure(e: unknown, signal: AbortSignal): unknown {
   return ApplicationFailure.create({ type: f.type, message: f.message, nonRetryable: false, cause: e instanceof Error ? e : undefined });
 }
 
+/** Temporal retries an activity with the round's envelope as it was: the
+ * function's ctx.attempt is the attempt running. */
+function withAttempt(envelope: unknown, attempt: number): unknown {
+  if (typeof envelope !== "object" || envelope === null || Array.isArray(envelope)) return envelope;
+  return { ...envelope, attempt };
+}
+
 /** The activities of the tools: toolround.tool.<name> for each, and
  * toolround.reconcile.<name> for each that declares reconcile. */
 export function activities(tools: readonly Tool[]): Record<string, (envelope: unknown) => Promise<unknown>> {
@@ -92,7 +101,7 @@ export function activities(tools: readonly Tool[]): Record<string, (envelope: un
     out[`toolround.tool.${t.name}`] = async (envelope: unknown): Promise<CallResult> => {
       const ctx = Context.current();
       try {
-        const res = await call(t, envelope, {
+        const res = await call(t, withAttempt(envelope, ctx.info.attempt), {
           heartbeat: () => ctx.heartbeat(),
           intervalMs: intervalMs(t, ctx.info.heartbeatTimeoutMs),
           signal: ctx.cancellationSignal,
@@ -106,7 +115,7 @@ export function activities(tools: readonly Tool[]): Record<string, (envelope: un
       out[`toolround.reconcile.${t.name}`] = async (envelope: unknown): Promise<ReconcileResult> => {
         const ctx = Context.current();
         try {
-          return await reconcile(t, envelope, {
+          return await reconcile(t, withAttempt(envelope, ctx.info.attempt), {
             heartbeat: () => ctx.heartbeat(),
             intervalMs: intervalMs(t, ctx.info.heartbeatTimeoutMs),
             signal: ctx.cancellationSignal,
@@ -214,7 +223,9 @@ export async function serve(tools: readonly Tool[], o: ServeOptions): Promise<vo
     o.signal?.addEventListener("abort", onAbort, { once: true });
     try {
       if (o.signal?.aborted) return;
-      await worker.run();
+      const running = worker.run();
+      o.onReady?.();
+      await running;
     } finally {
       o.signal?.removeEventListener("abort", onAbort);
     }

@@ -13,18 +13,42 @@ with an interruption; once the application approves it there
 that approval, recorded as given in the Agents SDK. A rejection in the SDK
 never reaches the worker. With ``needs_approval=()`` the SDK asks nothing and
 the round's gate asks people (the console, or ``on_approval``).
+
+The application's own function tools (SPEC Y6): pass them in ``tools`` with
+a ``task_queue`` that the worker's ``TOOL_QUEUES`` names, and say which are
+``read_only`` (the others are side effects). A tool worker in this process
+(``toolround.tools``, on the Temporal Python SDK; ``pip install
+'toolround[tools]'``) serves them on that queue, announced with the schemas
+the SDK made (``params_json_schema``), and the rounds call them there, with
+the round's approvals, dedupe, retries and operation ids::
+
+    @function_tool
+    def lookup_order(order_id: str) -> str: ...
+
+    tools = round_tools(client, "s1", "r1", [lookup_order, refund_order],
+                        task_queue="orders", read_only=["lookup_order"])
+    agent = Agent(name="support", model=..., tools=tools)
+    ...
+    tools.close()  # stops the tool worker (or use ``with``)
+
+``serve=False`` leaves the serving to a tool worker of yours that runs
+``serve(tools, task_queue, ...)`` of this module.
 """
 
 import asyncio
+import copy
+import json
+import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from agents import FunctionTool
+from agents.exceptions import ModelBehaviorError
 from agents.tool_context import ToolContext
 
-from ..client import Client, Decision, Run
+from ..client import APIError, Client, Decision, Run
 from ._common import contents, openai_call
 
-__all__ = ["round_tools", "RoundBatch", "GATED"]
+__all__ = ["round_tools", "RoundBatch", "RoundTools", "GATED", "ToolWorker", "serve", "toolround_tools"]
 
 # The built-ins that change the workdir or reach out.
 GATED = ("edit_file", "remove_file", "restore_file", "run_command", "background_command", "download_file", "http_request",
@@ -81,17 +105,239 @@ class RoundBatch:
                 f.set_result(by_id.get(cid, {"content": "no result"})["content"])
 
 
-def round_tools(client: Client, session_id: str, run_id: str, tools: Iterable[Dict[str, Any]],
-                needs_approval: Iterable[str] = GATED, on_approval: Optional[Callable] = None,
-                on_wait: Optional[Callable] = None, **run_kwargs: Any) -> List[FunctionTool]:
-    """FunctionTools for ``tools`` (chat-completions tool specs, as ``starter
-    tools --provider P`` prints them, or bare ``{name, description,
-    parameters}``) whose calls run through rounds. ``run_kwargs`` go to
-    ``Client.run`` (``provider``, ``state``, ...)."""
-    batch = RoundBatch(client.run(session_id, run_id, **run_kwargs), on_approval, on_wait)
-    gated = set(needs_approval)
+# --- the application's own function tools ------------------------------------
+
+def _output(value: Any) -> Any:
+    """What a function tool returned, as a tool worker's result takes it."""
+    text = getattr(value, "text", None)
+    if isinstance(text, str) and type(value).__name__ == "ToolOutputText":
+        return text
+    return value
+
+
+def toolround_tools(tools: Iterable[FunctionTool], read_only: Iterable[str] = (),
+                    tool_options: Optional[Dict[str, Dict[str, Any]]] = None) -> List[Any]:
+    """The ``toolround.tools`` tools that serve function tools in a tool
+    worker: the name, description and ``params_json_schema`` the SDK made;
+    ``effect`` ``read_only`` for the names in ``read_only``, else
+    ``side_effect``; ``tool_options[name]`` adds the ``@tool`` options
+    (``cache_seconds``, ``concurrent``, ``subject``, ``timeout``,
+    ``schedule_to_start``, ``heartbeat``; ``timeout`` is the tool's
+    ``timeout_seconds`` when it has one). The function gets the call's
+    ``toolround.tools.ToolContext`` as its run context (``ctx.context``):
+    ``ctx.context.operation_id`` is a side effect's idempotency key. An
+    exception it raises is the round's, not the SDK's failure text: a
+    read-only call is retried, a side effect is ``unknown_outcome``; raise
+    ``toolround.tools.ToolError`` for an error the model should read."""
+    from ..tools import SchemaTool, ToolError
+
+    ro = set(read_only)
+    opts = tool_options or {}
     out = []
+    for ft in tools:
+        if not isinstance(ft, FunctionTool):
+            raise TypeError("%r is not a FunctionTool" % (ft,))
+        runner = copy.copy(ft)
+        # Exceptions reach the tool worker, not the SDK's failure formatter.
+        runner._use_default_failure_error_function = False
+        runner._failure_error_function = None
+
+        async def invoke(args: Dict[str, Any], *, ctx: Any, _ft: FunctionTool = runner) -> Any:
+            raw = json.dumps(args)
+            tctx = ToolContext(context=ctx, tool_name=_ft.name, tool_call_id=ctx.call_id, tool_arguments=raw)
+            try:
+                value = await _ft.on_invoke_tool(tctx, raw)
+            except ModelBehaviorError as e:  # the SDK's own check of the arguments
+                raise ToolError(str(e), code="invalid_arguments") from e
+            return _output(value)
+
+        o = dict(opts.get(ft.name, {}))
+        if ft.timeout_seconds and "timeout" not in o:
+            o["timeout"] = ft.timeout_seconds
+        out.append(SchemaTool(ft.name, ft.params_json_schema, invoke, description=ft.description,
+                              effect="read_only" if ft.name in ro else "side_effect", **o))
+    return out
+
+
+def serve(tools: Iterable[FunctionTool], task_queue: str, read_only: Iterable[str] = (),
+          tool_options: Optional[Dict[str, Dict[str, Any]]] = None, **serve_kw: Any) -> None:
+    """Serves function tools in a tool worker until SIGINT or SIGTERM
+    (``toolround.tools.serve``; exits 2 when the catalog refuses them)."""
+    from ..tools import serve as serve_tools
+
+    serve_tools(toolround_tools(tools, read_only, tool_options), task_queue, **serve_kw)
+
+
+class ToolWorker:
+    """A tool worker in a thread of this process, with its own event loop:
+    ``toolround.tools.serve_async`` of ``tools`` on ``task_queue`` until
+    ``close()``."""
+
+    def __init__(self, tools: List[Any], task_queue: str, **serve_kw: Any):
+        self.task_queue = task_queue
+        self._ready = threading.Event()
+        self._error: Optional[BaseException] = None
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._stop: Optional[asyncio.Event] = None
+        self._closing = False
+        self._thread = threading.Thread(target=self._main, args=(tools, serve_kw), daemon=True,
+                                        name="toolround-tool-worker")
+        self._thread.start()
+
+    def _main(self, tools: List[Any], serve_kw: Dict[str, Any]) -> None:
+        from ..tools import serve_async
+
+        async def run() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+            if self._closing:  # close() came before the loop was there
+                self._stop.set()
+            await serve_async(tools, self.task_queue, handle_signals=False, stop=self._stop,
+                              ready=self._ready.set, **serve_kw)
+
+        try:
+            asyncio.run(run())
+        except BaseException as e:  # ServeRefused (its lines printed), or no Temporal
+            self._error = e
+        finally:
+            self._ready.set()
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Waits until the catalog accepted the tools; raises what kept the
+        worker from serving (``toolround.tools.ServeRefused``, ...)."""
+        if not self._ready.wait(timeout):
+            raise TimeoutError("the tool worker of %s did not start within %gs" % (self.task_queue, timeout))
+        if self._error is not None:
+            raise self._error
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stops the worker (calls in flight get 10 seconds)."""
+        self._closing = True
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None and self._thread.is_alive():
+            try:
+                loop.call_soon_threadsafe(stop.set)
+            except RuntimeError:  # the loop has ended
+                pass
+        self._thread.join(timeout)
+
+
+def _wait_available(client: Client, provider: str, queue: str, names: List[str], timeout: float) -> None:
+    """Until the toolround worker lists the queue's tools as served by a
+    live tool worker (it reads the catalogs every two seconds)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    seen: Any = None
+    while True:
+        try:
+            listed = client.tools(provider, worker=True)
+            seen = next((q for q in listed.get("queues") or [] if q.get("queue") == queue), None)
+            if seen and seen.get("available") and set(names) <= set(seen.get("tools") or []):
+                return
+        except APIError as e:
+            seen = e
+        if time.monotonic() > deadline:
+            raise TimeoutError("the toolround worker did not list %s on queue %s within %gs (is the queue in its "
+                               "TOOL_QUEUES?): %r" % (", ".join(names), queue, timeout, seen))
+        time.sleep(0.2)
+
+
+class RoundTools(list):
+    """The SDK tools whose calls run through rounds (a list: pass it as an
+    Agent's ``tools``), with the run handle ``run`` and the in-process tool
+    worker ``worker`` (None without own tools or with ``serve=False``);
+    ``close()`` stops the worker."""
+
+    run: Run
+    worker: Optional[ToolWorker] = None
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+
+    def __enter__(self) -> "RoundTools":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def _approval(ft: FunctionTool, gated: bool, asked: set) -> Any:
+    """The wrapper's needs_approval: the tool's own, remembering which calls
+    the SDK asked about (they run only once approved there)."""
+    policy = ft.needs_approval
+    if gated or policy is True:
+        return True
+    if not callable(policy):
+        return False
+
+    async def needs(run_ctx: Any, params: Dict[str, Any], call_id: str) -> bool:
+        got = policy(run_ctx, params, call_id)
+        if asyncio.iscoroutine(got) or isinstance(got, asyncio.Future):
+            got = await got
+        if got:
+            asked.add(call_id)
+        return bool(got)
+    return needs
+
+
+def round_tools(client: Client, session_id: str, run_id: str, tools: Iterable[Any],
+                needs_approval: Iterable[str] = GATED, on_approval: Optional[Callable] = None,
+                on_wait: Optional[Callable] = None, task_queue: Optional[str] = None,
+                read_only: Iterable[str] = (), tool_options: Optional[Dict[str, Dict[str, Any]]] = None,
+                serve: bool = True, ready_timeout: float = 60.0, tool_worker: Optional[Dict[str, Any]] = None,
+                **run_kwargs: Any) -> RoundTools:
+    """FunctionTools whose calls run through rounds, for ``tools``: toolround
+    tools (chat-completions tool specs, as ``starter tools --provider P``
+    prints them, or bare ``{name, description, parameters}``) and the
+    application's own ``FunctionTool``s, served on ``task_queue`` by a tool
+    worker this starts in this process (``serve``; ``tool_worker`` are
+    ``toolround.tools.serve_async``'s options: ``address``,
+    ``toolround_task_queue``, ...) once the toolround worker lists them.
+    ``read_only`` and ``tool_options`` are ``toolround_tools``'. With own
+    tools the rounds' provider is ``claude-code`` unless ``provider`` says
+    otherwise (the SDK gives the model every schema itself), and the run
+    state starts with every tool's schema as fetched. ``run_kwargs`` go to
+    ``Client.run`` (``provider``, ``state``, ...)."""
+    tools = list(tools)
+    own = [t for t in tools if isinstance(t, FunctionTool)]
+    served: List[Any] = []
+    if own:
+        if not task_queue:
+            raise ValueError("round_tools: own function tools need a task_queue (one that TOOL_QUEUES names)")
+        served = toolround_tools(own, read_only, tool_options)
+        run_kwargs.setdefault("provider", "claude-code")
+        state = dict(run_kwargs.get("state") or {})
+        names = [t.name if isinstance(t, FunctionTool) else t.get("function", t)["name"] for t in tools]
+        state["fetched"] = sorted(set(state.get("fetched") or []) | set(names))
+        run_kwargs["state"] = state
+    batch = RoundBatch(client.run(session_id, run_id, **run_kwargs), on_approval, on_wait)
+    out = RoundTools()
+    out.run = batch.run
+    if own and serve:
+        out.worker = ToolWorker(served, task_queue, **(tool_worker or {}))
+        try:
+            out.worker.wait_ready(ready_timeout)
+            _wait_available(client, batch.run.provider, task_queue, [t.name for t in own], ready_timeout)
+        except BaseException:
+            out.worker.close()
+            raise
+    gated = set(needs_approval)
+    asked: set = set()
     for spec in tools:
+        if isinstance(spec, FunctionTool):
+            name = spec.name
+            policy = _approval(spec, name in gated, asked)
+
+            async def invoke_own(ctx: ToolContext, args: str, _name: str = name, _always: bool = policy is True) -> str:
+                sdk_approved = _always or ctx.tool_call_id in asked
+                return await batch.call(ctx.tool_call_id, _name, args or "{}", sdk_approved)
+
+            out.append(FunctionTool(name=name, description=spec.description, params_json_schema=spec.params_json_schema,
+                                    on_invoke_tool=invoke_own, strict_json_schema=spec.strict_json_schema,
+                                    is_enabled=spec.is_enabled, needs_approval=policy))
+            continue
         fn = spec.get("function", spec)
         name = fn["name"]
 

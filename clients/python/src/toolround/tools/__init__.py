@@ -22,12 +22,13 @@ if sys.version_info < (3, 10):  # pragma: no cover
     raise ImportError("toolround.tools needs Python 3.10 or newer")
 
 from ._core import (  # noqa: E402
-    RESULT_LIMIT, Image, Json, Text, Tool, ToolContext, ToolError, canonical_json, problems_of, schema_hash, tool,
+    RESULT_LIMIT, Image, Json, SchemaTool, Text, Tool, ToolContext, ToolError, canonical_json, problems_of,
+    schema_hash, tool,
 )
 from ._serve import ServeRefused, activities, announcement, catalog_workflow_id, serve, serve_async  # noqa: E402
 
 __all__ = [
-    "Image", "Json", "RESULT_LIMIT", "ServeRefused", "Text", "Tool", "ToolContext", "ToolError", "activities",
+    "Image", "Json", "RESULT_LIMIT", "SchemaTool", "ServeRefused", "Text", "Tool", "ToolContext", "ToolError", "activities",
     "announcement", "canonical_json", "catalog_workflow_id", "problems_of", "schema_hash", "serve", "serve_async",
     "tool",
 ]

@@ -303,6 +303,41 @@ def tool(_fn: Any = None, *, effect: Optional[str] = None, concurrent: bool = Fa
     return wrap
 
 
+class SchemaTool(Tool):
+    """A tool whose schema is given, not read from type hints: an adapter's
+    tool for a framework's own tool definition (a function tool of the OpenAI
+    Agents SDK, for one). `fn(args, *, ctx)` gets the arguments' dict as the
+    call sent it, validated by the round against `parameters`, and the call's
+    ToolContext; it validates further as it likes."""
+
+    def __init__(self, name: str, parameters: Dict[str, Any], fn: Callable[..., Any], *, effect: Any,
+                 description: str = "", concurrent: bool = False, cache_seconds: float = 0,
+                 subject: Optional[str] = None, timeout: float = 60, schedule_to_start: float = 300,
+                 heartbeat: float = 20, reconcile: Optional[Callable[..., Any]] = None):
+        self._given = parameters
+        super().__init__(fn, name=name, effect=effect, concurrent=concurrent, cache_seconds=cache_seconds,
+                         description=description, subject=subject, timeout=timeout,
+                         schedule_to_start=schedule_to_start, heartbeat=heartbeat, reconcile=reconcile)
+
+    def _build_model(self) -> None:
+        self.ctx_param = "ctx"
+        schema = self._given
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            self._problem("its parameters are not an object schema")
+            return
+        try:
+            schema = json.loads(canonical_json(schema))
+            self.schema_hash = schema_hash(schema)
+        except (TypeError, ValueError) as e:
+            self._problem("its schema is not JSON: %s" % e)
+            return
+        self.parameters = schema
+        for where in unsupported_keywords(schema):
+            self._problem("its schema has a keyword the validator does not enforce (%s)" % where)
+        if self.subject and (schema.get("properties") or {}).get(self.subject, {}).get("type") != "string":
+            self._problem("subject %r is not a string parameter" % self.subject)
+
+
 def problems_of(tools: List[Tool]) -> List[str]:
     """Every tool's problems, and the names used twice."""
     out: List[str] = []
@@ -416,6 +451,13 @@ def _prepare(t: Tool, envelope: Any) -> Any:
         return _error("invalid_arguments", "%s: the arguments are not JSON: %s" % (t.name, e))
     if not isinstance(args, dict):
         return _error("invalid_arguments", "%s: the arguments are not a JSON object" % t.name)
+    attempt = envelope.get("attempt")
+    ctx = ToolContext(tool=t.name, operation_id=str(envelope.get("operation_id") or ""),
+                      call_id=str(envelope.get("call_id") or ""), workflow_id=str(envelope.get("workflow_id") or ""),
+                      attempt=attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else 1,
+                      schema_hash=t.schema_hash)
+    if isinstance(t, SchemaTool):
+        return _Prepared({"args": args}, ctx)
     assert t.model is not None
     try:
         m = t.model.model_validate(args)
@@ -426,11 +468,6 @@ def _prepare(t: Tool, envelope: Any) -> Any:
             lines.append("%s: %s" % (loc, err.get("msg", "")))
         return _error("invalid_arguments", "%s: invalid arguments: %s" % (t.name, "; ".join(lines)))
     kwargs = {p: getattr(m, f) for p, f in t._fields.items()}
-    attempt = envelope.get("attempt")
-    ctx = ToolContext(tool=t.name, operation_id=str(envelope.get("operation_id") or ""),
-                      call_id=str(envelope.get("call_id") or ""), workflow_id=str(envelope.get("workflow_id") or ""),
-                      attempt=attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else 1,
-                      schema_hash=t.schema_hash)
     return _Prepared(kwargs, ctx)
 
 

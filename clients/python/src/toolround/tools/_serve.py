@@ -49,6 +49,10 @@ def _activity(t: Tool, run: Callable[..., Any], prefix: str, executor: Any) -> C
         declared = activity.info().heartbeat_timeout
         if declared is not None and declared.total_seconds() > 0:
             interval = min(interval, declared.total_seconds() / 3)
+        if isinstance(envelope, dict):
+            # Temporal retries the activity with the round's envelope as it
+            # was: the function's ctx.attempt is the attempt running.
+            envelope = dict(envelope, attempt=activity.info().attempt)
         out = await run(t, envelope, heartbeat=activity.heartbeat, interval=interval, executor=executor)
         if prefix == "toolround.tool" and isinstance(out, dict):
             out["attempt"] = activity.info().attempt  # the round reports it as the call's attempts
@@ -76,10 +80,13 @@ async def serve_async(tools: Iterable[Tool], task_queue: str, *, address: Option
                       namespace: Optional[str] = None, toolround_task_queue: Optional[str] = None,
                       client: Optional[Client] = None, identity: Optional[str] = None,
                       handle_signals: bool = True, announce_timeout: float = 60.0,
-                      stop: Optional[asyncio.Event] = None, err: Optional[TextIO] = None) -> None:
+                      stop: Optional[asyncio.Event] = None, err: Optional[TextIO] = None,
+                      ready: Optional[Callable[[], None]] = None) -> None:
     """Announce tools on the catalog workflow usertools/<task_queue> and serve
     them on task_queue until SIGINT or SIGTERM (handle_signals), stop is set,
-    or the task is cancelled; then shut the worker down gracefully. Raises
+    or the task is cancelled; then shut the worker down gracefully. ready,
+    when given, is called once the catalog accepted the tools, as the worker
+    starts polling. Raises
     ServeRefused (its lines printed to err, stderr by default) when a tool has
     a problem or the catalog refuses a tool or the announce."""
     err = err or sys.stderr
@@ -160,6 +167,8 @@ async def serve_async(tools: Iterable[Tool], task_queue: str, *, address: Option
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
     run = asyncio.ensure_future(worker.run())
+    if ready is not None:
+        ready()
     waiter = asyncio.ensure_future(stop.wait())
     try:
         await asyncio.wait({run, waiter}, return_when=asyncio.FIRST_COMPLETED)

@@ -1,0 +1,39 @@
+package tests
+
+import (
+	"testing"
+)
+
+// TestOpenAIAgentsOwnToolsY6 runs clients/python's
+// test_openai_agents_own.py: the application's own function tools of the
+// OpenAI Agents SDK, driven by a scripted Model, served by a tool worker in
+// the test's process (and, for a real SIGKILL, in a process of its own) on
+// the real Temporal server, and called by the real worker's rounds (Y6).
+func TestOpenAIAgentsOwnToolsY6(t *testing.T) {
+	py := python(t, "pytest", "agents", "temporalio", "pydantic")
+	e := newEnv(t)
+	queue := e.startWorkerForTools("oa-own-", true)
+	c := e.startConsole()
+	t.Setenv("TOOLROUND_TOOL_QUEUE", queue)
+	t.Setenv("TOOLROUND_TASK_QUEUE", e.taskQueue)
+	t.Setenv("TEMPORAL_ADDRESS", temporalAddress())
+	t.Setenv("CI", "true")
+	pytest(t, e, c, py, "clients/python/tests/test_openai_agents_own.py", "clients/python/tests/test_openai_agents_schema.py")
+}
+
+// TestAISDKOwnToolsY6 runs clients/typescript's ai-own.test.ts: the
+// application's own tool()s of the Vercel AI SDK, driven by its
+// MockLanguageModelV3, served by a tool worker of toolround/tools in the
+// test's process (and, for real SIGKILLs, in a process of its own) on the
+// real Temporal server, and called by the real worker's rounds (Y6).
+func TestAISDKOwnToolsY6(t *testing.T) {
+	node, dir := typescriptClient(t, "ai", "@temporalio/worker", "@temporalio/client", "@temporalio/activity", "zod")
+	requireNode20(t, node)
+	e := newEnv(t)
+	queue := e.startWorkerForTools("ai-own-", true)
+	c := e.startConsole()
+	t.Setenv("TOOLROUND_TOOL_QUEUE", queue)
+	t.Setenv("TOOLROUND_TASK_QUEUE", e.taskQueue)
+	t.Setenv("TEMPORAL_ADDRESS", temporalAddress())
+	nodeTest(t, e, c, node, dir, "dist/test/ai-own.test.js")
+}
