@@ -79,7 +79,7 @@ func TestPythonAdapters(t *testing.T) {
 	e := newEnv(t)
 	e.startWorker()
 	c := e.startConsole()
-	py := python(t, "pytest", "langgraph", "agents")
+	py := python(t, "pytest", "langgraph", "langgraph.checkpoint.sqlite", "agents")
 	pytest(t, e, c, py, "clients/python/tests/test_langgraph.py", "clients/python/tests/test_openai_agents.py",
 		"clients/python/tests/test_examples.py::test_example_runs")
 }
