@@ -105,7 +105,10 @@ export class RoundToolNode extends RunnableLambda<NodeInput, NodeOutput> {
    * that runs them already) and returns their ToolMessages. */
   async toolMessages(ai: AIMessage): Promise<ToolMessage[]> {
     const h = this.runHandle;
-    const tcs = (ai.tool_calls ?? []).map((tc, i) => ({ ...tc, id: tc.id || `call_${h.number + 1}_${i}` }));
+    // A call without an id gets one from its message's id (the graph's
+    // reducer gives every message one), so that a resumed graph names it
+    // the same in another process.
+    const tcs = (ai.tool_calls ?? []).map((tc, i) => ({ ...tc, id: tc.id || (ai.id ? `call_${ai.id}_${i}` : `call_${h.number + 1}_${i}`) }));
     const calls = tcs.map((tc) => openaiCall(tc.id, tc.name, tc.args));
     const content = typeof ai.content === "string" ? ai.content : "";
     const [n, exists] = await this.place(calls.map((c) => c.id));
