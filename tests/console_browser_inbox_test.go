@@ -107,6 +107,7 @@ func TestConsoleBrowserInboxByRound(t *testing.T) {
 	// Three cards, whole, on the screen, and nothing to scroll sideways.
 	bottom := eval[float64](t, ctx, `Math.max(...[...document.querySelectorAll(".card")].map(c => c.getBoundingClientRect().bottom))`)
 	height := eval[float64](t, ctx, `window.innerHeight`)
+	t.Logf("the third card ends at %.0f px of %.0f", bottom, height)
 	require.LessOrEqual(t, bottom, height, "the third card ends within the 768px screen")
 	require.True(t, eval[bool](t, ctx, `document.documentElement.scrollWidth <= window.innerWidth`))
 	// What a person decides on stays in sight: the diff, the command, why
