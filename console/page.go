@@ -178,6 +178,11 @@ type card struct {
 	WorkspaceCodeTemplate string
 	// Preview is the file the call would overwrite, as it is now (T14).
 	Preview *filePreview
+	// order is the call's place among its round's waiting calls.
+	order int
+	// Grouped: the card shows under its round's heading (the inbox), which
+	// names its session.
+	Grouped bool
 }
 
 // workspaceCodeTemplate is approval.WorkspaceCodeNotice with {program} for
@@ -299,6 +304,16 @@ type inboxData struct {
 	pageData
 	Filter string
 	Cards  []card
+	// Rounds are the cards by round: the round whose newest wait is the
+	// newest first, its calls in call order.
+	Rounds []inboxRound
+}
+
+// inboxRound is one round's waiting calls on the inbox.
+type inboxRound struct {
+	WorkflowID, SessionID, RunID, Anchor string
+	Round                                int
+	Cards                                []card
 }
 
 func (s *Server) inboxPage(w http.ResponseWriter, r *http.Request, p principal) {
@@ -314,14 +329,39 @@ func (s *Server) inboxPage(w http.ResponseWriter, r *http.Request, p principal) 
 	}
 	d := inboxData{pageData: s.base(p, "Inbox", r.URL.RequestURI()), Filter: filter}
 	for _, e := range entries {
-		for _, pc := range e.Pending {
-			d.Cards = append(d.Cards, s.newCard(p, e.WorkflowID, e.SessionID, pc, r.URL.RequestURI()))
+		for i, pc := range e.Pending {
+			c := s.newCard(p, e.WorkflowID, e.SessionID, pc, r.URL.RequestURI())
+			c.order, c.Grouped = i, true
+			d.Cards = append(d.Cards, c)
 		}
 	}
 	s.withPreviews(r.Context(), d.Cards)
 	sort.SliceStable(d.Cards, func(i, j int) bool { return d.Cards[i].P.Since.After(d.Cards[j].P.Since) })
 	d.InboxCount = len(d.Cards)
+	d.Rounds = byRound(d.Cards)
 	s.render(w, http.StatusOK, "inbox", d)
+}
+
+// byRound groups cards (newest first) by their round: the rounds in the
+// order of their newest card, each round's cards in the order the round
+// gave them (its calls' order).
+func byRound(cards []card) []inboxRound {
+	var out []inboxRound
+	at := map[string]int{}
+	for _, c := range cards {
+		i, ok := at[c.WorkflowID]
+		if !ok {
+			i = len(out)
+			at[c.WorkflowID] = i
+			out = append(out, inboxRound{WorkflowID: c.WorkflowID, SessionID: c.SessionID, RunID: c.RunID,
+				Anchor: "r-" + anchor(c.WorkflowID), Round: c.Round})
+		}
+		out[i].Cards = append(out[i].Cards, c)
+	}
+	for i := range out {
+		sort.SliceStable(out[i].Cards, func(a, b int) bool { return out[i].Cards[a].order < out[i].Cards[b].order })
+	}
+	return out
 }
 
 type roundSection struct {

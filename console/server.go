@@ -85,6 +85,7 @@ type Server struct {
 	mux     *http.ServeMux
 	pages   *pages
 	flows   signIns
+	codes   signInCodes
 }
 
 // New builds a Server.
@@ -132,7 +133,7 @@ func New(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, b: opts.Backend, tokens: newTokenSet(opts.Tokens), cookies: cookies,
-		log: opts.Logger, mux: http.NewServeMux(), pages: p}
+		log: opts.Logger, mux: http.NewServeMux(), pages: p, codes: signInCodes{m: map[[32]byte]signInCode{}}}
 	s.routes()
 	return s, nil
 }
@@ -178,6 +179,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /login", s.loginPage)
 	m.HandleFunc("POST /login", s.login)
 	m.HandleFunc("POST /logout", s.logout)
+	m.HandleFunc("GET /signin", s.getSignIn)
+	m.HandleFunc("POST /signin", s.postSignIn)
 	// Liveness and readiness (O2): no token, nothing but the state.
 	health.New(s.opts.Health).Register(m)
 	m.HandleFunc("GET /link", s.getLink)

@@ -47,7 +47,7 @@ ensure_lint_tools() {
 # its extras; TOOLROUND_PYTHON is its interpreter, which
 # tests/python_test.go and tests/schemathesis_test.go run. Under CI=true a
 # failure here fails the tests instead of skipping them.
-PYTHON_TOOLS="pytest==9.2.0 schemathesis==4.32.5 langgraph==1.2.24 langchain-core==1.8.3 openai-agents==0.24.0 temporalio==1.35.0"
+PYTHON_TOOLS="pytest==9.2.0 schemathesis==4.32.5 langgraph==1.2.24 langgraph-checkpoint-sqlite==3.1.2 langchain-core==1.8.3 openai-agents==0.24.0 temporalio==1.35.0"
 ensure_python_tools() {
 	local venv="$ROOT/.tools/python" stamp
 	stamp="$PYTHON_TOOLS $(cat "$ROOT/clients/python/pyproject.toml" | cksum)"

@@ -31,6 +31,9 @@ if [ "$WORKSPACE" = session ]; then
 	log "each session's files are in $TOOLS_WORKDIR/sessions/<session_id>; TOOLS_WORKDIR=$TOOLS_WORKDIR bin/starter workspace ls lists them"
 fi
 log "$(grep -m1 "console listening" "$RUN_DIR/console.log") (pid $(cat "$RUN_DIR/console.pid"))"
+if grep -q "console sign-in link" "$RUN_DIR/console.log"; then
+	log "open the console, signed in: $(grep -m1 -o "http[^ ]*/signin#[0-9a-f]*" "$RUN_DIR/console.log") (the link works once, for an hour)"
+fi
 if port_open "${TEMPORAL_ADDRESS%:*}:$TEMPORAL_UI_PORT"; then
 	log "Temporal Web UI: $(temporal_ui_url)/namespaces/${TEMPORAL_NAMESPACE:-default}/workflows"
 else

@@ -190,6 +190,7 @@ func TestConsoleBrowser(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate(c.url+"/?session="+e.session),
 		chromedp.WaitVisible(css(b)),
+		chromedp.Click(css(b+" details.more > summary")),
 		chromedp.Click(css(b+" details.edit summary")),
 		chromedp.SetValue(css(b+` textarea[name="args"]`), `{"path": "todo.txt",`),
 		chromedp.Click(css(b+` button[value="approve_edited"]`)),
@@ -242,7 +243,7 @@ func screenshots(t *testing.T, ctx context.Context, c *consoleProc, wfID string)
 		chromedp.Navigate(c.url+"/calls/"+wfID+"?call=e1"),
 		chromedp.WaitVisible(css(".card")),
 	))
-	eval[bool](t, ctx, `document.querySelector(".card details.edit").open = true`)
+	eval[bool](t, ctx, `document.querySelector(".card details.more").open = document.querySelector(".card details.edit").open = true`)
 	callPage := whole()
 	require.True(t, strings.HasPrefix(string(inbox[1:4]), "PNG"))
 	require.NoError(t, os.WriteFile("../docs/console-inbox.png", inbox, 0o644))

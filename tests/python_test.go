@@ -83,7 +83,7 @@ func TestPythonAdapters(t *testing.T) {
 	t.Setenv("TOOLROUND_TASK_QUEUE", e.taskQueue)
 	t.Setenv("TEMPORAL_ADDRESS", temporalAddress())
 	c := e.startConsole()
-	py := python(t, "pytest", "langgraph", "agents", "temporalio", "pydantic")
+	py := python(t, "pytest", "langgraph", "langgraph.checkpoint.sqlite", "agents", "temporalio", "pydantic")
 	pytest(t, e, c, py, "clients/python/tests/test_langgraph.py", "clients/python/tests/test_openai_agents.py",
 		"clients/python/tests/test_examples.py::test_example_runs")
 }

@@ -35,6 +35,9 @@ environment:
                     lines, ROLE agent or approver, PATTERN a glob over the
                     session ids the token may use (default every session);
                     without it, one approver token is generated and printed
+                    with a one-time sign-in link for the page
+  CONSOLE_SIGNIN    a token NAME of CONSOLE_TOKENS: print a one-time sign-in
+                    link for it at start (it works once, for an hour)
   CONSOLE_TLS_CERT, CONSOLE_TLS_KEY   serve HTTPS with this certificate
   CONSOLE_URL       the console's URL as people reach it (default the listen
                     address): MCP sign-ins send the browser back to it
@@ -153,6 +156,13 @@ func run(ctx context.Context) error {
 	} else {
 		fmt.Printf("console listening on %s (%d tokens from %s)\n", url, len(tokens), os.Getenv("CONSOLE_TOKENS"))
 	}
+	if name := signInName(generated); name != "" {
+		link, err := srv.SignInLink(name, 0)
+		if err != nil {
+			return fmt.Errorf("CONSOLE_SIGNIN: %w", err)
+		}
+		fmt.Printf("console sign-in link %s (signs in once as %q, for %s)\n", link, name, console.SignInLinkTTL)
+	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	errc := make(chan error, 1)
@@ -187,6 +197,18 @@ func mcpGrants(cfg engine.Config, rc *cache.Client) (*mcp.Grants, error) {
 		return nil, fmt.Errorf("the secret key: %w", err)
 	}
 	return mcp.NewGrants(rc.SessionData(), key)
+}
+
+// signInName is the token a one-time sign-in link is printed for:
+// CONSOLE_SIGNIN, else the generated one's.
+func signInName(generated string) string {
+	if n := strings.TrimSpace(os.Getenv("CONSOLE_SIGNIN")); n != "" {
+		return n
+	}
+	if generated != "" {
+		return "console"
+	}
+	return ""
 }
 
 // loadTokens reads CONSOLE_TOKENS, or makes one approver token.

@@ -53,3 +53,15 @@ func TestReplicasNeedSharedKeysO3(t *testing.T) {
 	_, err = sessionKey()
 	require.ErrorContains(t, err, "32 bytes")
 }
+
+// The one-time sign-in link is printed for CONSOLE_SIGNIN's token, else
+// for the generated one; a console with CONSOLE_TOKENS and no
+// CONSOLE_SIGNIN prints none.
+func TestSignInLinkIsForCONSOLE_SIGNINOrTheGeneratedToken(t *testing.T) {
+	t.Setenv("CONSOLE_SIGNIN", "")
+	require.Equal(t, "console", signInName("generated-token"))
+	require.Equal(t, "", signInName(""))
+	t.Setenv("CONSOLE_SIGNIN", "alice")
+	require.Equal(t, "alice", signInName(""))
+	require.Equal(t, "alice", signInName("generated-token"))
+}

@@ -6,8 +6,11 @@ is LangGraph's fake chat model, so it runs without an LLM.
     pip install './clients/python[langgraph]'
     CONSOLE_URL=http://127.0.0.1:8780 CONSOLE_TOKEN=... python3 examples/python/langgraph_agent.py
 
-The edit_file call waits for approval: on the console's page, or here with
-APPROVE=yes (an approver token). SESSION and RUN name the run.
+The edit_file call waits for approval: the graph interrupts with the pending
+call, and this script resumes it with a decision, asked here (APPROVE=yes
+approves without asking; the token must be an approver's). The checkpointer
+keeps the interrupted graph: with a persistent one (SqliteSaver, ...) another
+process may resume it. SESSION and RUN name the run.
 """
 
 import os
@@ -15,8 +18,10 @@ import time
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import tools_condition
+from langgraph.types import Command
 
 import toolround
 from toolround.adapters.langgraph import RoundToolNode
@@ -31,13 +36,14 @@ model = GenericFakeChatModel(messages=iter([
 ]))
 
 
-def on_approval(pending):
+def decide(pending):
     print("waits for approval:", pending["tool"], pending["arguments"])
-    return toolround.Decision(True) if os.environ.get("APPROVE") == "yes" else None  # None: the console decides
+    approve = os.environ.get("APPROVE") == "yes" or input("approve? [y/N] ").strip().lower().startswith("y")
+    return {"approve": approve}
 
 
-tools = RoundToolNode(client, os.environ.get("SESSION", "langgraph"), os.environ.get("RUN", "run-%d" % time.time()),
-                      on_approval=on_approval, provider="claude-code",
+run = os.environ.get("RUN", "run-%d" % time.time())
+tools = RoundToolNode(client, os.environ.get("SESSION", "langgraph"), run, provider="claude-code",
                       state={"fetched": ["calculate", "edit_file", "read_files"]})
 g = StateGraph(MessagesState)
 g.add_node("agent", lambda s: {"messages": [model.invoke(s["messages"])]})
@@ -45,5 +51,10 @@ g.add_node("tools", tools)
 g.add_edge(START, "agent")
 g.add_conditional_edges("agent", tools_condition)
 g.add_edge("tools", "agent")
-for m in g.compile().invoke({"messages": [HumanMessage("What is 6*7? Write it down.")]})["messages"]:
+app = g.compile(checkpointer=InMemorySaver())
+config = {"configurable": {"thread_id": run}}
+out = app.invoke({"messages": [HumanMessage("What is 6*7? Write it down.")]}, config)
+while out.get("__interrupt__"):  # a call waits for a decision
+    out = app.invoke(Command(resume=decide(out["__interrupt__"][0].value)), config)
+for m in out["messages"]:
     print("%s: %s" % (m.type, m.content))

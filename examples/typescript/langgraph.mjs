@@ -6,12 +6,16 @@
 //   npm install toolround @langchain/langgraph @langchain/core
 //   CONSOLE_URL=http://127.0.0.1:8780 CONSOLE_TOKEN=... node examples/typescript/langgraph.mjs
 //
-// The edit_file call waits for approval: on the console's page, or here
-// with APPROVE=yes (an approver token). SESSION and RUN name the run.
+// The edit_file call waits for approval: the graph interrupts with the
+// pending call, and this script resumes it with a decision, asked here
+// (APPROVE=yes approves without asking; the token must be an approver's).
+// The checkpointer keeps the interrupted graph: with a persistent one
+// another process may resume it. SESSION and RUN name the run.
 import { AIMessage, AIMessageChunk, HumanMessage } from "@langchain/core/messages";
 import { FakeStreamingChatModel } from "@langchain/core/utils/testing";
-import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
+import { Command, END, MemorySaver, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
 import { toolsCondition } from "@langchain/langgraph/prebuilt";
+import { createInterface } from "node:readline/promises";
 import { Client } from "toolround";
 import { RoundToolNode } from "toolround/langgraph";
 
@@ -34,20 +38,30 @@ const agent = async (s) => {
 };
 
 const client = new Client(process.env.CONSOLE_URL ?? "http://127.0.0.1:8780", process.env.CONSOLE_TOKEN);
-const tools = new RoundToolNode(client, process.env.SESSION ?? "langgraph", process.env.RUN ?? `run-${Date.now()}`, {
+const run = process.env.RUN ?? `run-${Date.now()}`;
+const tools = new RoundToolNode(client, process.env.SESSION ?? "langgraph", run, {
   provider: "claude-code",
   state: { fetched: ["calculate", "edit_file", "read_files"] },
-  onApproval: (p) => {
-    console.log("waits for approval:", p.tool, p.arguments);
-    return process.env.APPROVE === "yes" ? { approve: true } : null; // null: the console decides
-  },
 });
+async function decide(pending) {
+  console.log("waits for approval:", pending.tool, pending.arguments);
+  if (process.env.APPROVE === "yes") return { approve: true };
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  const answer = await rl.question("approve? [y/N] ");
+  rl.close();
+  return { approve: answer.trim().toLowerCase().startsWith("y") };
+}
 const graph = new StateGraph(MessagesAnnotation)
   .addNode("agent", agent)
   .addNode("tools", tools)
   .addEdge(START, "agent")
   .addConditionalEdges("agent", toolsCondition, ["tools", END])
   .addEdge("tools", "agent")
-  .compile();
-const out = await graph.invoke({ messages: [new HumanMessage("What is 6*7? Write it down.")] });
+  .compile({ checkpointer: new MemorySaver() });
+const config = { configurable: { thread_id: run } };
+let out = await graph.invoke({ messages: [new HumanMessage("What is 6*7? Write it down.")] }, config);
+while (out.__interrupt__?.length) {
+  // A call waits for a decision.
+  out = await graph.invoke(new Command({ resume: await decide(out.__interrupt__[0].value) }), config);
+}
 for (const m of out.messages) console.log(`${m.getType()}: ${m.content}`);

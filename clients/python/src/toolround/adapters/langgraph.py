@@ -2,44 +2,79 @@
 rounds (``pip install 'toolround[langgraph]'``).
 
 Each time the graph reaches the node, the tool calls of the last AI message
-run as one durable round of the run ``session_id``/``run_id`` (the run
-handle keeps its state and round number), with toolround's approvals: the
-round waits for a person (on the console, or ``on_approval``) as any round
-does. The results come back as ``ToolMessage``s, one per call, in call
-order, with ``status="error"`` for calls that did not run or failed::
+run as one durable round of the run ``session_id``/``run_id``, with
+toolround's approvals. A call that waits for a decision becomes LangGraph's
+``interrupt()``, with the pending call as its value: the graph stops (its
+checkpointer keeps where), and ``Command(resume=decision)`` decides the call
+and goes on with the same round, in this process or in another one. The
+results come back as ``ToolMessage``s, one per call, in call order, with
+``status="error"`` for calls that did not run or failed::
 
+    from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.prebuilt import tools_condition
-    node = RoundToolNode(toolround.Client(url, token), "s1", "r1")
-    graph.add_node("tools", node)
+    from langgraph.types import Command
+
+    graph.add_node("tools", RoundToolNode(toolround.Client(url, token), "s1", "r1"))
     graph.add_conditional_edges("agent", tools_condition)
+    app = graph.compile(checkpointer=InMemorySaver())   # any checkpointer
+    out = app.invoke({"messages": [...]}, config)
+    while out.get("__interrupt__"):
+        pending = out["__interrupt__"][0].value          # tool, arguments, reasons, ...
+        out = app.invoke(Command(resume={"approve": True}), config)
 """
 
-from typing import Any, Callable, Dict, List, Optional
+import json
+import threading
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
+from langgraph.types import interrupt as graph_interrupt
 
-from ..client import Client, Decision, Run
+from ..client import DECISION_KINDS, APIError, Client, Decision, Run, round_workflow_id
 from ._common import contents, is_error, openai_call
 
-__all__ = ["RoundToolNode"]
+__all__ = ["RoundToolNode", "decision_of"]
+
+# The decisions a call has once a person was asked about it (T2): the
+# calls a rule or AUTO_APPROVE decided were never asked.
+ASKED = ("approved", "denied", "expired")
 
 
 class RoundToolNode(RunnableLambda):
     """Runs the last AI message's tool calls as one round. ``messages_key``
     is the state's messages field, as for ``ToolNode``; the node also takes
-    a bare list of messages. ``on_approval`` and ``on_wait`` are
-    ``Client.run_round``'s; ``run_kwargs`` go to ``Client.run`` (``provider``,
-    ``state``, ``client_tools``, ...)."""
+    a bare list of messages. ``run_kwargs`` go to ``Client.run``
+    (``provider``, ``state``, ``client_tools``, ...).
+
+    A call that waits for a decision (an approval or a run limit) goes to
+    ``on_approval(pending)`` first when it is given; when that returns
+    ``None``, or without it, the node calls ``interrupt(pending)``, and the
+    value of ``Command(resume=...)`` decides the call (see
+    ``decision_of``). The graph needs a checkpointer for that, as for any
+    interrupt. ``interrupt=False`` is the blocking way instead: the node
+    waits, in this process, until a person decides on the console. Calls
+    that wait for something else (``ask_user``, elicitation, a client tool)
+    go to ``on_wait``, as in ``Client.run_round``.
+
+    One node is one run: its round numbers and state are kept by
+    ``run_handle``, and a new process finds them on the server, so a graph
+    resumed elsewhere attaches to the same round (its workflow id) and
+    nothing runs twice."""
 
     def __init__(self, client: Client, session_id: str, run_id: str,
                  on_approval: Optional[Callable[[Dict[str, Any]], Optional[Decision]]] = None,
                  on_wait: Optional[Callable[[Dict[str, Any]], Any]] = None,
-                 messages_key: str = "messages", name: str = "tools", **run_kwargs: Any):
+                 messages_key: str = "messages", name: str = "tools", interrupt: bool = True,
+                 poll: float = 2.0, **run_kwargs: Any):
+        self.client = client
         self.run_handle: Run = client.run(session_id, run_id, **run_kwargs)
         self.on_approval = on_approval
         self.on_wait = on_wait
         self.messages_key = messages_key
+        self.interrupt = interrupt
+        self.poll = poll
+        self._placed = False
         super().__init__(self._invoke, name=name)
 
     def _invoke(self, state: Any) -> Any:
@@ -54,11 +89,17 @@ class RoundToolNode(RunnableLambda):
         return {self.messages_key: out} if wrap else out
 
     def tool_messages(self, ai: AIMessage) -> List[ToolMessage]:
-        """Runs ``ai``'s tool calls as the next round and returns their
-        ``ToolMessage``s."""
+        """Runs ``ai``'s tool calls as the next round (or attaches to the
+        round that runs them already) and returns their ``ToolMessage``s."""
         calls = [openai_call(tc["id"], tc["name"], tc.get("args")) for tc in ai.tool_calls]
         assistant = {"role": "assistant", "content": ai.content if isinstance(ai.content, str) else "", "tool_calls": calls}
-        res = self.run_handle.round(assistant, on_approval=self.on_approval, on_wait=self.on_wait)
+        n, exists = self._place([c["id"] for c in calls])
+        h = self.run_handle
+        wid = round_workflow_id(h.session_id, h.run_id, n)
+        if not exists:
+            self.client.submit_round(h.input(assistant, round=n))
+        res = self._settle(wid, {c["id"]: c for c in calls})
+        h._finished(n, res)
         by_id = contents(res)
         out = []
         for tc in ai.tool_calls:
@@ -67,3 +108,147 @@ class RoundToolNode(RunnableLambda):
                                    status="error" if is_error(got["result"]) else "success",
                                    artifact=got["result"]))
         return out
+
+    def _place(self, ids: List[str]) -> Tuple[int, bool]:
+        """The round number of the calls ``ids`` and whether that round
+        exists. The first time in a process the run's rounds are read from
+        the server: the last one is these calls' round when its calls are
+        these (a graph resumed after a restart), else the next one is."""
+        h = self.run_handle
+        if self._placed:
+            return h.number + 1, False
+        while True:
+            wid = round_workflow_id(h.session_id, h.run_id, h.number + 1)
+            try:
+                view = self.client.round(wid)
+            except APIError as e:
+                if e.status == 404:
+                    break
+                raise
+            if _call_ids(view) == ids:
+                self._placed = True
+                return h.number + 1, True
+            if view.get("status") == "running":
+                view = self.client.follow_round(wid, h.session_id, poll=self.poll)
+            elif view.get("status") == "failed":
+                raise APIError(200, "round_failed", "round %s failed: %s" % (wid, view.get("error", "")), view)
+            h._finished(h.number + 1, view)
+        self._placed = True
+        return h.number + 1, False
+
+    def _settle(self, wid: str, calls: Dict[str, Dict[str, Any]]) -> Dict[str, Any]:
+        """Follows the round ``wid`` to its result; each call a person is
+        asked about goes to ``on_approval``, then to ``interrupt()``.
+
+        A resumed node runs again from its start, and LangGraph hands the
+        resume values to its ``interrupt()`` calls by their order. So the
+        node interrupts once for every call a person was asked about in
+        this round, in call order, whether it still waits or was decided
+        since (a decision for a call no longer waiting is not sent): the
+        order is the same in every run of the node."""
+        woke, stop = threading.Event(), threading.Event()
+        session = wid.split("/")[1]
+
+        def watch() -> None:
+            try:
+                for ev in self.client.events(session, stop=stop):
+                    if ev.get("workflow_id") == wid:
+                        woke.set()
+            except Exception:  # the stream only hurries the loop; polling goes on without it
+                pass
+
+        threading.Thread(target=watch, daemon=True).start()
+        asked, waited = set(), set()
+        try:
+            while True:
+                woke.clear()
+                view = self.client.round(wid)
+                status = view.get("status")
+                if status == "failed":
+                    raise APIError(200, "round_failed", view.get("error") or "the round failed", view)
+                if status != "running":
+                    return view
+                acted = False
+                for p in _asked(wid, view, calls):
+                    if p["call_id"] in asked:
+                        continue
+                    asked.add(p["call_id"])
+                    d = self.on_approval(p) if self.on_approval is not None else None
+                    if d is None and self.interrupt:
+                        d = graph_interrupt(p)
+                    if d is not None and not p.get("decision"):
+                        self._decide(wid, p, decision_of(d))
+                        acted = True
+                for p in view.get("pending") or []:
+                    key = (p.get("call_id"), p.get("kind"), p.get("wait_id"))
+                    if (p.get("kind") or "") in DECISION_KINDS or key in waited:
+                        continue
+                    waited.add(key)
+                    self.client._handle(wid, p, None, self.on_wait)
+                if not acted:
+                    woke.wait(self.poll)
+        finally:
+            stop.set()
+
+    def _decide(self, wid: str, p: Dict[str, Any], d: Decision) -> None:
+        try:
+            if d.approve:
+                self.client.approve(wid, p["call_id"], p.get("approval_id"), reason=d.reason, args=d.args,
+                                    remember=d.remember, pattern=d.pattern, allow_turn=d.allow_turn,
+                                    wait_id=p.get("wait_id"))
+            else:
+                self.client.deny(wid, p["call_id"], p.get("approval_id"), reason=d.reason, wait_id=p.get("wait_id"))
+        except APIError as e:
+            # Decided on the console meanwhile, or its deadline passed: the
+            # round's result tells the rest.
+            if e.code != "not_waiting":
+                raise
+
+
+def decision_of(value: Any) -> Decision:
+    """The decision that ``Command(resume=value)`` gives a waiting call:
+    ``True``/``False``, ``"approve"``/``"deny"``, a ``toolround.Decision``,
+    or a dict of its fields (``{"approve": True, "reason": ..., "args":
+    {...}}``), which is what a checkpointer keeps best."""
+    if isinstance(value, Decision):
+        return value
+    if isinstance(value, bool):
+        return Decision(value)
+    if value in ("approve", "deny"):
+        return Decision(value == "approve")
+    if isinstance(value, dict) and isinstance(value.get("approve"), bool):
+        known = ("approve", "reason", "args", "remember", "pattern", "allow_turn")
+        extra = sorted(k for k in value if k not in known)
+        if extra:
+            raise ValueError("RoundToolNode: the resume value has unknown fields %s (known: %s)" % (extra, ", ".join(known)))
+        return Decision(**value)
+    raise ValueError("RoundToolNode: resume with True/False, \"approve\"/\"deny\", a toolround.Decision or "
+                     "{\"approve\": bool, ...}, not %r" % (value,))
+
+
+def _call_ids(view: Dict[str, Any]) -> List[str]:
+    """The call ids of a round, finished or running, in call order."""
+    if view.get("results"):
+        return [r["call_id"] for r in view["results"]]
+    return [c["call_id"] for c in (view.get("progress") or {}).get("calls") or []]
+
+
+def _asked(wid: str, view: Dict[str, Any], calls: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The calls of a running round a person is or was asked about, in call
+    order: the pending entry of one that waits for a decision, else what is
+    known of one decided since (with its ``decision``)."""
+    pending = {p["call_id"]: dict(p, workflow_id=wid) for p in view.get("pending") or []
+               if (p.get("kind") or "") in DECISION_KINDS}
+    progress = (view.get("progress") or {}).get("calls")
+    if not progress:
+        return list(pending.values())
+    out = []
+    for c in progress:
+        cid = c.get("call_id")
+        if cid in pending:
+            out.append(pending[cid])
+        elif c.get("decision") in ASKED:
+            fn = (calls.get(cid) or {}).get("function") or {}
+            out.append({"workflow_id": wid, "call_id": cid, "tool": c.get("tool"), "kind": "confirm",
+                        "arguments": fn.get("arguments", json.dumps({})), "decision": c["decision"], "by": c.get("by", "")})
+    return out
