@@ -111,6 +111,10 @@ func (s *Server) withPreviews(ctx context.Context, cards []card) {
 		go func(c *card) {
 			defer wg.Done()
 			c.Preview = s.previewOf(ctx, c.SessionID, c.P)
+			if p := c.Preview; p != nil && !p.Exists && p.Unavailable == "" {
+				// No file there: the diff's heading says so, in one line.
+				c.DiffNote = "creates the file: there is none there now"
+			}
 		}(&cards[i])
 	}
 	wg.Wait()
