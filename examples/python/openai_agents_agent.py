@@ -39,22 +39,20 @@ class ScriptedModel(Model):
 
 
 model = ScriptedModel([
+    # claude-code's calls return their schema until find_tools has loaded them (S2, S4).
+    [ResponseFunctionToolCall(type="function_call", call_id="f1", name="find_tools",
+                              arguments='{"query":"select:calculate,edit_file"}')],
     [ResponseFunctionToolCall(type="function_call", call_id="c1", name="calculate", arguments='{"expression":"6*7"}'),
      ResponseFunctionToolCall(type="function_call", call_id="e1", name="edit_file",
                               arguments='{"path":"answer.txt","new_text":"42\\n"}')],
     [ResponseOutputMessage(id="m1", type="message", role="assistant", status="completed",
                            content=[ResponseOutputText(type="output_text", text="Wrote 42 to answer.txt.", annotations=[])])],
 ])
-TOOLS = [
-    {"name": "calculate", "description": "Evaluate an arithmetic expression.",
-     "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]}},
-    {"name": "edit_file", "description": "Create a file, or replace old_text in it.",
-     "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "new_text": {"type": "string"}},
-                    "required": ["path", "new_text"]}},
-]
 client = toolround.Client(os.environ.get("CONSOLE_URL", "http://127.0.0.1:8780"), os.environ["CONSOLE_TOKEN"])
+# The schemas are the server's: claude-code's tools array loads every built-in tool.
+TOOLS = [t for t in client.tools("claude-code")["tools"] if t["function"]["name"] in ("find_tools", "calculate", "edit_file")]
 tools = round_tools(client, os.environ.get("SESSION", "agents-sdk"), os.environ.get("RUN", "run-%d" % time.time()), TOOLS,
-                    provider="claude-code", state={"fetched": ["calculate", "edit_file"]})
+                    provider="claude-code")
 agent = Agent(name="writer", instructions="Answer with tools.", model=model, tools=tools)
 result = Runner.run_sync(agent, "What is 6*7? Write it down.")
 while result.interruptions:

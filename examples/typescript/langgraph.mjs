@@ -3,7 +3,8 @@
 // durable round. The model is @langchain/core's fake chat model, so it runs
 // without an LLM.
 //
-//   npm install toolround @langchain/langgraph @langchain/core
+//   (cd clients/typescript && npm ci && npm run build && npm pack)  # toolround-0.1.0.tgz, this repository's toolround
+//   (cd examples/typescript && npm install)  # it and the frameworks, as examples/typescript/package.json says
 //   CONSOLE_URL=http://127.0.0.1:8780 CONSOLE_TOKEN=... node examples/typescript/langgraph.mjs
 //
 // The edit_file call waits for approval: on the console's page, or here
@@ -15,7 +16,9 @@ import { toolsCondition } from "@langchain/langgraph/prebuilt";
 import { Client } from "toolround";
 import { RoundToolNode } from "toolround/langgraph";
 
+// claude-code's calls return their schema until find_tools has loaded them (S2, S4).
 const turns = [
+  new AIMessageChunk({ content: "", tool_calls: [{ id: "f1", name: "find_tools", args: { query: "select:calculate,edit_file" } }] }),
   new AIMessageChunk({
     content: "",
     tool_calls: [
@@ -36,7 +39,6 @@ const agent = async (s) => {
 const client = new Client(process.env.CONSOLE_URL ?? "http://127.0.0.1:8780", process.env.CONSOLE_TOKEN);
 const tools = new RoundToolNode(client, process.env.SESSION ?? "langgraph", process.env.RUN ?? `run-${Date.now()}`, {
   provider: "claude-code",
-  state: { fetched: ["calculate", "edit_file", "read_files"] },
   onApproval: (p) => {
     console.log("waits for approval:", p.tool, p.arguments);
     return process.env.APPROVE === "yes" ? { approve: true } : null; // null: the console decides
