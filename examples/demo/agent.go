@@ -52,7 +52,12 @@ func agentDemo(ctx context.Context, session string) error {
 		return err
 	}
 	fmt.Printf("\n=== agent run with a subagent (G1): the agent hands a part of its task to a child agent run of its own\n")
-	return agentRun(ctx, session, "agent-subagent", parentTask)
+	if err := agentRun(ctx, session, "agent-subagent", parentTask); err != nil {
+		return err
+	}
+	fmt.Printf("\n=== an agent run of your own, offline, with a worker running: its model is a script of turns (docs/scripted-model.md)\n"+
+		"  bin/starter agent --session %s --run mine --model scripted:examples/scripted/chat.json \"What is 6*7?\"\n", session)
+	return nil
 }
 
 // The tasks of the demo's runs: the scripted model plays each.
