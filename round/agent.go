@@ -115,10 +115,13 @@ type AgentInput struct {
 	// A chatbot's (G3): Persistent runs wait for the next message (update
 	// chat) after each answer; Chain names the chatbots the run is part
 	// of, its own last; Model replaces LLM_MODEL for its model calls.
-	Persistent bool        `json:"persistent,omitempty"`
-	Chain      []string    `json:"chain,omitempty"`
-	Model      string      `json:"model,omitempty"`
-	Carry      *AgentCarry `json:"carry,omitempty"`
+	Persistent bool     `json:"persistent,omitempty"`
+	Chain      []string `json:"chain,omitempty"`
+	Model      string   `json:"model,omitempty"`
+	// Script, when set, is the run's model: its turns are played in
+	// place of a call to the worker's model (docs/scripted-model.md).
+	Script *ModelScript `json:"script,omitempty"`
+	Carry  *AgentCarry  `json:"carry,omitempty"`
 }
 
 // AgentCarry is what a run hands to its next execution when it continues
@@ -152,6 +155,9 @@ func (in *AgentInput) Validate() error {
 	}
 	// Only at the edge: a workflow reads a started input as it is.
 	if err := CheckProvider(in.Provider); err != nil {
+		return err
+	}
+	if err := in.Script.Validate(); err != nil {
 		return err
 	}
 	return checkNotReserved(in.RunID)
@@ -290,6 +296,9 @@ type ModelInput struct {
 	Exclude      []string `json:"exclude,omitempty"`
 	// Model replaces the worker's LLM_MODEL, for a chatbot (G3).
 	Model string `json:"model,omitempty"`
+	// Script, when set, answers in place of the worker's model: the run's
+	// scripted model (AgentInput.Script).
+	Script *ModelScript `json:"script,omitempty"`
 }
 
 // RequestSize is a model request as the budget measures it (B3): its JSON

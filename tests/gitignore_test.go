@@ -21,7 +21,7 @@ func TestGitIgnoresWhatRunsLeave(t *testing.T) {
 	for _, p := range []string{
 		"bin/worker", ".run/worker.log", ".tools/python/bin/python", "workdir/notes.md",
 		".venv/bin/python", "examples/python/.venv/bin/python", "clients/python/.venv/bin/python",
-		"node_modules/x/index.js", "examples/typescript/node_modules/x/index.js", "clients/typescript/dist/index.js",
+		"node_modules/x/index.js", "examples/typescript/node_modules/x/index.js", "clients/typescript/dist/index.js", "clients/typescript/toolround-0.1.0.tgz",
 		"examples/python/__pycache__/quickstart.cpython-312.pyc", "clients/python/src/toolround.egg-info/PKG-INFO",
 	} {
 		p = notBeyondALink(p)

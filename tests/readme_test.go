@@ -63,6 +63,10 @@ func TestREADMEUsingItRunsAsShown(t *testing.T) {
 		b = bytes.ReplaceAll(b, []byte(`"session_id": "s1"`), []byte(`"session_id": "`+e.session+`"`))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "examples/using", name), b, 0o644))
 	}
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "examples/scripted"), 0o755))
+	chat, err := os.ReadFile("../examples/scripted/chat.json")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "examples/scripted/chat.json"), chat, 0o644))
 	session := regexp.MustCompile(`\bs1\b`)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -127,6 +131,8 @@ func TestREADMEUsingItRunsAsShown(t *testing.T) {
 		case strings.Contains(line, "--remember"):
 			require.Contains(t, stderr.String(), "also approved 1 other waiting call", line)
 			require.Contains(t, stderr.String(), "call_2 run_command", line)
+		case strings.Contains(line, " agent "):
+			require.Equal(t, "6*7 is 42.\n", stdout.String(), "%s: the script's answer\nstderr: %s", line, stderr.String())
 		case strings.Contains(line, "--allow-turn"):
 			require.Contains(t, stderr.String(), "also approved 1 other waiting call", line)
 			require.Contains(t, stderr.String(), "call_6 edit_file", line)

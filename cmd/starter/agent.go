@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -17,13 +18,15 @@ import (
 // answer. agent-status and agent-message (agent_status.go,
 // agent_message.go) show a run's conversation and add a user message.
 
-var agentCommand = &command{name: "agent", args: "--session S --run R [--provider P] [--auto-approve] [--max-rounds N] [--limits JSON] [--events] TASK...",
+var agentCommand = &command{name: "agent", args: "--session S --run R [--model scripted:FILE] [--provider P] [--auto-approve] [--max-rounds N] [--limits JSON] [--events] TASK...",
 	brief: "--session S --run R TASK", npos: 1, flagsInArgs: true,
 	summary: "Start (or attach to) a durable agent run and print the model's final answer on stdout.\n" +
-		"Exit 1 with one line when the run stops at --max-rounds or a limit, or fails. Needs a worker with LLM_BASE_URL set.",
+		"Exit 1 with one line when the run stops at --max-rounds or a limit, or fails. Needs a worker with LLM_BASE_URL set,\n" +
+		"or --model scripted:FILE, whose model turns are written in FILE (docs/scripted-model.md): offline, no model server.",
 	flags: func(fs *flag.FlagSet, f *flags) {
 		fs.StringVar(&f.session, "session", "", "the session id (required)")
 		fs.StringVar(&f.run, "run", "", "the run id (required); the same session and run attach to the same run")
+		fs.StringVar(&f.model, "model", "", "scripted:FILE plays the model turns written in FILE in place of the worker's model (docs/scripted-model.md)")
 		fs.StringVar(&f.provider, "provider", "openai", "the session's provider: claude-code, or any other name")
 		fs.BoolVar(&f.autoApprove, "auto-approve", false, "run calls that would ask for approval without asking (except C4's always-ask calls)")
 		fs.IntVar(&f.maxRounds, "max-rounds", 0, fmt.Sprintf("stop with status round_limit after this many rounds (default %d)", round.DefaultMaxRounds))
@@ -58,7 +61,31 @@ func agentInput(pos []string, f flags) (round.AgentInput, error) {
 		}
 		in.Limits = &l
 	}
+	if f.model != "" {
+		s, err := readScript(f.model)
+		if err != nil {
+			return in, err
+		}
+		in.Script = s
+	}
 	return in, nil
+}
+
+// readScript reads --model scripted:FILE: the run's model turns.
+func readScript(model string) (*round.ModelScript, error) {
+	path, ok := strings.CutPrefix(model, round.ScriptModelPrefix)
+	if !ok || path == "" {
+		return nil, fmt.Errorf("--model %s: want scripted:FILE, a file of model turns (docs/scripted-model.md); the worker's own model is its LLM_MODEL", model)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--model %s: %w", model, err)
+	}
+	s, err := round.ParseModelScript(b)
+	if err != nil {
+		return nil, fmt.Errorf("--model %s: %w", model, err)
+	}
+	return s, nil
 }
 
 func runAgent(ctx context.Context, c *client.Client, pos []string, f flags, stdout, stderr io.Writer) error {

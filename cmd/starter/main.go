@@ -80,6 +80,7 @@ type flags struct {
 	autoApprove               bool
 	maxRounds, confirmTimeout int
 	limits                    string
+	model                     string // scripted:FILE
 }
 
 // commands is every command, in the order the usage lists them.

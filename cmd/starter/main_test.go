@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -193,5 +195,32 @@ func TestHumanLinesShowHiddenCharactersT14(t *testing.T) {
 	} {
 		require.Equal(t, want, oneLine(in), "%q", in)
 		require.Equal(t, want, shortArgs(in), "%q", in)
+	}
+}
+
+// A script that cannot be played is a usage error (exit 2) in one line
+// that names the file and what is wrong, before anything is started.
+func TestAgentRefusesABadScript(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+		return p
+	}
+	for _, tc := range []struct{ model, want string }{
+		{"scripted:" + filepath.Join(dir, "missing.json"), "no such file"},
+		{"scripted:" + write("bad.json", `{"format": "openai", "turns": [`), "the script is not valid JSON"},
+		{"scripted:" + write("typo.json", `{"format": "antropic", "turns": [{}]}`), `did you mean "anthropic"?`},
+		{"scripted:" + write("turn.json", `{"turns": [{"role": "assistant", "tool_call": []}]}`), "turn 1 of the script"},
+		{"scripted:", "want scripted:FILE"},
+		{"gpt-4o", "want scripted:FILE"},
+	} {
+		var stderr bytes.Buffer
+		args := []string{"agent", "--session", "s", "--run", "r", "--model", tc.model, "go"}
+		code := report(run(context.Background(), args, nil, &bytes.Buffer{}, &bytes.Buffer{}), &stderr)
+		require.Equal(t, 2, code, "%s: %s", tc.model, stderr.String())
+		require.Contains(t, stderr.String(), tc.want, tc.model)
+		first, _, _ := strings.Cut(stderr.String(), "\n")
+		require.Contains(t, first, "--model "+tc.model, "the first line names the file")
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -15,6 +13,7 @@ import (
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/internal/llm"
+	"github.com/toolround/toolround/internal/llm/scripted"
 	"github.com/toolround/toolround/round"
 )
 
@@ -31,7 +30,8 @@ func agentDemo(ctx context.Context, session string) error {
 		fmt.Printf("\n=== agent run with the model %s at %s\n", os.Getenv(llm.EnvModel), os.Getenv(llm.EnvBaseURL))
 		return agentRun(ctx, session, "agent-1", agentTask)
 	}
-	base, stop, err := serveScriptedModel()
+	// The model types a word each 25 ms.
+	base, stop, err := scripted.Serve(scripted.Func(demoScript), 25*time.Millisecond)
 	if err != nil {
 		return err
 	}
@@ -52,7 +52,12 @@ func agentDemo(ctx context.Context, session string) error {
 		return err
 	}
 	fmt.Printf("\n=== agent run with a subagent (G1): the agent hands a part of its task to a child agent run of its own\n")
-	return agentRun(ctx, session, "agent-subagent", parentTask)
+	if err := agentRun(ctx, session, "agent-subagent", parentTask); err != nil {
+		return err
+	}
+	fmt.Printf("\n=== an agent run of your own, offline, with a worker running: its model is a script of turns (docs/scripted-model.md)\n"+
+		"  bin/starter agent --session %s --run mine --model scripted:examples/scripted/chat.json \"What is 6*7?\"\n", session)
+	return nil
 }
 
 // The tasks of the demo's runs: the scripted model plays each.
@@ -173,235 +178,66 @@ func printAgentEvent(e round.Event) {
 	}
 }
 
-// serveScriptedModel serves on loopback a model that plays a short agent:
-// load the tools, read a file and calculate, run a command, answer. It
-// speaks the three APIs an agent run can use (F4), each streamed with its
-// own events: chat completions (POST /v1/chat/completions), the Messages
-// API (POST /v1/messages) and the Responses API (POST /v1/responses). Its
-// step is the number of assistant turns in the request plus one, so the
-// same conversation always gets the same answer.
-func serveScriptedModel() (string, func(), error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(scriptedModel), ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	return "http://" + l.Addr().String() + "/v1", func() { _ = srv.Close() }, nil
-}
-
-// scriptedCall is one tool call of a scripted turn.
-type scriptedCall struct {
-	id, name, args string
-}
-
-func scriptedModel(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Messages []json.RawMessage `json:"messages"`
-		Input    []json.RawMessage `json:"input"`
-	}
-	api := map[string]string{"/v1/chat/completions": "chat", "/v1/messages": "anthropic", "/v1/responses": "responses"}[r.URL.Path]
-	if api == "" || r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&req) != nil {
-		http.Error(w, `{"error":{"message":"the scripted model answers POST /v1/chat/completions, /v1/messages and /v1/responses"}}`, http.StatusBadRequest)
-		return
-	}
-	step, last := scriptedStep(append(req.Messages, req.Input...))
-	task := firstUser(req.Messages)
-	rt := func(id, name string, args any) scriptedCall {
+// demoScript plays a short agent: load the tools, read a file and
+// calculate, run a command, answer; or a run that hands a count to a
+// subagent, and that subagent. The scripted model (internal/llm/scripted)
+// speaks it in each of the three APIs an agent run can use (F4).
+func demoScript(r scripted.Request) (scripted.Turn, error) {
+	rt := func(id, name string, args any) scripted.Call {
 		b, _ := json.Marshal(map[string]any{"name": name, "args": args})
-		return scriptedCall{id, "run_tool", string(b)}
+		return scripted.Call{ID: id, Name: "run_tool", Args: string(b)}
 	}
-	var content string
-	var calls []scriptedCall
 	switch {
-	case task == parentTask:
-		content, calls = parentScript(step, last, rt)
-	case task == childTask:
-		content, calls = childScript(step, last, rt)
-	case step == 1:
-		content = "I will load the tools I need first. "
-		calls = []scriptedCall{{"call_1", "find_tools", `{"query":"select:read_files,calculate,run_command"}`}}
-	case step == 2:
-		content = "Now I read the file and calculate, in one round. "
-		calls = []scriptedCall{
+	case r.Task == parentTask:
+		return parentScript(r.Step, r.Last, rt), nil
+	case r.Task == childTask:
+		return childScript(r.Step, r.Last, rt), nil
+	case r.Step == 1:
+		return scripted.Turn{Text: "I will load the tools I need first. ",
+			Calls: []scripted.Call{{ID: "call_1", Name: "find_tools", Args: `{"query":"select:read_files,calculate,run_command"}`}}}, nil
+	case r.Step == 2:
+		return scripted.Turn{Text: "Now I read the file and calculate, in one round. ", Calls: []scripted.Call{
 			rt("call_2", "read_files", map[string]any{"paths": []string{"notes.md"}}),
 			rt("call_3", "calculate", map[string]any{"expression": "6*7"}),
-		}
-	case step == 3:
-		content = "Let me check the size with a command. "
-		calls = []scriptedCall{rt("call_4", "run_command", map[string]any{"command": "wc -c < notes.md"})}
+		}}, nil
+	case r.Step == 3:
+		return scripted.Turn{Text: "Let me check the size with a command. ",
+			Calls: []scripted.Call{rt("call_4", "run_command", map[string]any{"command": "wc -c < notes.md"})}}, nil
 	default:
 		// The command's result ends with its output: "...combined): 19".
-		size := last
+		size := r.Last
 		if i := strings.LastIndex(size, "):"); i >= 0 {
 			size = size[i+2:]
 		}
-		content = fmt.Sprintf("notes.md is %s bytes (wc -c says so) and holds %q; 6*7 is 42.", strings.TrimSpace(size), "written by round 2")
+		return scripted.Turn{Text: fmt.Sprintf("notes.md is %s bytes (wc -c says so) and holds %q; 6*7 is 42.", strings.TrimSpace(size), "written by round 2")}, nil
 	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	send := func(event string, v any) {
-		b, _ := json.Marshal(v)
-		if event != "" {
-			fmt.Fprintf(w, "event: %s\n", event)
-		}
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		if f, ok := w.(http.Flusher); ok {
-			f.Flush()
-		}
-	}
-	words := strings.SplitAfter(content, " ")
-	typing := func() { time.Sleep(25 * time.Millisecond) } // a model types
-	switch api {
-	case "chat":
-		chunk := func(v any) { send("", map[string]any{"choices": []any{v}}) }
-		for _, word := range words {
-			chunk(map[string]any{"index": 0, "delta": map[string]any{"content": word}})
-			typing()
-		}
-		for i, c := range calls {
-			chunk(map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{map[string]any{
-				"index": i, "id": c.id, "type": "function", "function": map[string]any{"name": c.name, "arguments": c.args}}}}})
-		}
-		finish := "stop"
-		if len(calls) > 0 {
-			finish = "tool_calls"
-		}
-		chunk(map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": finish})
-		fmt.Fprint(w, "data: [DONE]\n\n")
-	case "anthropic":
-		ev := func(v map[string]any) { send(v["type"].(string), v) }
-		ev(map[string]any{"type": "message_start", "message": map[string]any{"id": fmt.Sprintf("msg_%d", step), "type": "message", "role": "assistant",
-			"model": "scripted", "content": []any{}, "stop_reason": nil, "usage": map[string]any{"input_tokens": 50, "output_tokens": 1}}})
-		ev(map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "text", "text": ""}})
-		for _, word := range words {
-			ev(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "text_delta", "text": word}})
-			typing()
-		}
-		ev(map[string]any{"type": "content_block_stop", "index": 0})
-		for i, c := range calls {
-			ev(map[string]any{"type": "content_block_start", "index": i + 1, "content_block": map[string]any{"type": "tool_use", "id": "toolu_" + c.id, "name": c.name, "input": map[string]any{}}})
-			ev(map[string]any{"type": "content_block_delta", "index": i + 1, "delta": map[string]any{"type": "input_json_delta", "partial_json": c.args}})
-			ev(map[string]any{"type": "content_block_stop", "index": i + 1})
-		}
-		stop := "end_turn"
-		if len(calls) > 0 {
-			stop = "tool_use"
-		}
-		ev(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 20}})
-		ev(map[string]any{"type": "message_stop"})
-	case "responses":
-		seq := 0
-		ev := func(v map[string]any) { v["sequence_number"] = seq; seq++; send(v["type"].(string), v) }
-		msgID := fmt.Sprintf("msg_%d", step)
-		ev(map[string]any{"type": "response.created", "response": map[string]any{"id": fmt.Sprintf("resp_%d", step), "status": "in_progress", "output": []any{}}})
-		ev(map[string]any{"type": "response.output_item.added", "output_index": 0, "item": map[string]any{"id": msgID, "type": "message", "status": "in_progress", "role": "assistant", "content": []any{}}})
-		for _, word := range words {
-			ev(map[string]any{"type": "response.output_text.delta", "item_id": msgID, "output_index": 0, "content_index": 0, "delta": word})
-			typing()
-		}
-		message := map[string]any{"id": msgID, "type": "message", "status": "completed", "role": "assistant",
-			"content": []any{map[string]any{"type": "output_text", "text": content, "annotations": []any{}}}}
-		ev(map[string]any{"type": "response.output_item.done", "output_index": 0, "item": message})
-		output := []any{message}
-		for _, c := range calls {
-			id := "fc_" + c.id
-			i := len(output)
-			ev(map[string]any{"type": "response.output_item.added", "output_index": i, "item": map[string]any{"id": id, "type": "function_call", "status": "in_progress", "call_id": c.id, "name": c.name, "arguments": ""}})
-			ev(map[string]any{"type": "response.function_call_arguments.delta", "item_id": id, "output_index": i, "delta": c.args})
-			ev(map[string]any{"type": "response.function_call_arguments.done", "item_id": id, "output_index": i, "arguments": c.args})
-			item := map[string]any{"id": id, "type": "function_call", "status": "completed", "call_id": c.id, "name": c.name, "arguments": c.args}
-			ev(map[string]any{"type": "response.output_item.done", "output_index": i, "item": item})
-			output = append(output, item)
-		}
-		ev(map[string]any{"type": "response.completed", "response": map[string]any{"id": fmt.Sprintf("resp_%d", step), "status": "completed", "output": output,
-			"usage": map[string]any{"input_tokens": 50, "output_tokens": 20, "total_tokens": 70}}})
-	}
-}
-
-// scriptedStep reads a request's conversation, in any of the three APIs'
-// shapes: the step is the number of assistant turns plus one, and last is
-// the content of the last tool result.
-func scriptedStep(conversation []json.RawMessage) (step int, last string) {
-	step = 1
-	for _, raw := range conversation {
-		var m struct {
-			Role    string          `json:"role"`
-			Type    string          `json:"type"`
-			Content json.RawMessage `json:"content"`
-			Output  json.RawMessage `json:"output"`
-		}
-		if json.Unmarshal(raw, &m) != nil {
-			continue
-		}
-		if m.Role == "assistant" {
-			step++
-		}
-		switch {
-		case m.Role == "tool": // chat
-			_ = json.Unmarshal(m.Content, &last)
-		case m.Type == "function_call_output": // responses
-			_ = json.Unmarshal(m.Output, &last)
-		case m.Role == "user": // anthropic: tool_result blocks
-			var blocks []struct {
-				Type    string          `json:"type"`
-				Content json.RawMessage `json:"content"`
-			}
-			if json.Unmarshal(m.Content, &blocks) == nil {
-				for _, b := range blocks {
-					if b.Type == "tool_result" && json.Unmarshal(b.Content, &last) != nil {
-						var parts []struct{ Text string }
-						if json.Unmarshal(b.Content, &parts) == nil && len(parts) > 0 {
-							last = parts[len(parts)-1].Text
-						}
-					}
-				}
-			}
-		}
-	}
-	return step, last
-}
-
-// firstUser is the first user message of a chat-completions conversation:
-// the run's task.
-func firstUser(conversation []json.RawMessage) string {
-	for _, raw := range conversation {
-		var m struct {
-			Role    string `json:"role"`
-			Content any    `json:"content"`
-		}
-		if json.Unmarshal(raw, &m) == nil && m.Role == "user" {
-			s, _ := m.Content.(string)
-			return s
-		}
-	}
-	return ""
 }
 
 // parentScript plays the agent that starts a subagent: load subagents,
 // hand it the count, report its answer.
-func parentScript(step int, last string, rt func(id, name string, args any) scriptedCall) (string, []scriptedCall) {
+func parentScript(step int, last string, rt func(id, name string, args any) scripted.Call) scripted.Turn {
 	switch step {
 	case 1:
-		return "I will load the subagents tool. ", []scriptedCall{{"call_p1", "find_tools", `{"query":"select:subagents"}`}}
+		return scripted.Turn{Text: "I will load the subagents tool. ", Calls: []scripted.Call{{ID: "call_p1", Name: "find_tools", Args: `{"query":"select:subagents"}`}}}
 	case 2:
-		return "A subagent counts the lines while I wait. ", []scriptedCall{rt("call_p2", "subagents", map[string]any{"task": childTask, "name": "counter"})}
+		return scripted.Turn{Text: "A subagent counts the lines while I wait. ", Calls: []scripted.Call{rt("call_p2", "subagents", map[string]any{"task": childTask, "name": "counter"})}}
 	default:
-		return "The subagent says: " + strings.TrimPrefix(strings.TrimSpace(last), "[subagents] "), nil
+		return scripted.Turn{Text: "The subagent says: " + strings.TrimPrefix(strings.TrimSpace(last), "[subagents] ")}
 	}
 }
 
 // childScript plays the subagent: load run_command, count, answer.
-func childScript(step int, last string, rt func(id, name string, args any) scriptedCall) (string, []scriptedCall) {
+func childScript(step int, last string, rt func(id, name string, args any) scripted.Call) scripted.Turn {
 	switch step {
 	case 1:
-		return "", []scriptedCall{{"call_c1", "find_tools", `{"query":"select:run_command"}`}}
+		return scripted.Turn{Calls: []scripted.Call{{ID: "call_c1", Name: "find_tools", Args: `{"query":"select:run_command"}`}}}
 	case 2:
-		return "", []scriptedCall{rt("call_c2", "run_command", map[string]any{"command": "wc -l < notes.md"})}
+		return scripted.Turn{Calls: []scripted.Call{rt("call_c2", "run_command", map[string]any{"command": "wc -l < notes.md"})}}
 	default:
 		n := last
 		if i := strings.LastIndex(n, "):"); i >= 0 {
 			n = n[i+2:]
 		}
-		return "notes.md has " + strings.TrimSpace(n) + " lines.", nil
+		return scripted.Turn{Text: "notes.md has " + strings.TrimSpace(n) + " lines."}
 	}
 }

@@ -28,6 +28,8 @@ from toolround.adapters.langgraph import RoundToolNode
 
 client = toolround.Client(os.environ.get("CONSOLE_URL", "http://127.0.0.1:8780"), os.environ["CONSOLE_TOKEN"])
 model = GenericFakeChatModel(messages=iter([
+    # claude-code's calls return their schema until find_tools has loaded them (S2, S4).
+    AIMessage(content="", tool_calls=[{"id": "f1", "name": "find_tools", "args": {"query": "select:calculate,edit_file"}}]),
     AIMessage(content="", tool_calls=[
         {"id": "c1", "name": "calculate", "args": {"expression": "6*7"}},
         {"id": "e1", "name": "edit_file", "args": {"path": "answer.txt", "new_text": "42\n"}},
@@ -43,8 +45,7 @@ def decide(pending):
 
 
 run = os.environ.get("RUN", "run-%d" % time.time())
-tools = RoundToolNode(client, os.environ.get("SESSION", "langgraph"), run, provider="claude-code",
-                      state={"fetched": ["calculate", "edit_file", "read_files"]})
+tools = RoundToolNode(client, os.environ.get("SESSION", "langgraph"), run, provider="claude-code")
 g = StateGraph(MessagesState)
 g.add_node("agent", lambda s: {"messages": [model.invoke(s["messages"])]})
 g.add_node("tools", tools)

@@ -55,17 +55,12 @@ model = ScriptedModel([
     [ResponseOutputMessage(id="m1", type="message", role="assistant", status="completed",
                            content=[ResponseOutputText(type="output_text", text="Wrote 42 to answer.txt.", annotations=[])])],
 ])
-TOOLS = [
-    {"name": "calculate", "description": "Evaluate an arithmetic expression.",
-     "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]}},
-    {"name": "edit_file", "description": "Create a file, or replace old_text in it.",
-     "parameters": {"type": "object", "properties": {"path": {"type": "string"}, "new_text": {"type": "string"}},
-                    "required": ["path", "new_text"]}},
-]
 client = toolround.Client(os.environ.get("CONSOLE_URL", "http://127.0.0.1:8780"), os.environ["CONSOLE_TOKEN"])
+# The schemas are the server's; with an own tool the adapter tells the round
+# that the model has every schema the SDK gave it.
+TOOLS = [t for t in client.tools("claude-code")["tools"] if t["function"]["name"] in ("calculate", "edit_file")]
 tools = round_tools(client, os.environ.get("SESSION", "agents-sdk"), os.environ.get("RUN", "run-%d" % time.time()),
-                    [lookup_order] + TOOLS, task_queue=os.environ.get("TOOL_QUEUE", "my-tools"), read_only=["lookup_order"],
-                    provider="claude-code", state={"fetched": ["calculate", "edit_file"]})
+                    [lookup_order] + TOOLS, task_queue=os.environ.get("TOOL_QUEUE", "my-tools"), read_only=["lookup_order"])
 agent = Agent(name="writer", instructions="Answer with tools.", model=model, tools=tools)
 result = Runner.run_sync(agent, "What is 6*7? Write it down.")
 while result.interruptions:

@@ -3,7 +3,8 @@
 // a tool worker the adapter starts in this process, then toolround's tools.
 // The model is the SDK's MockLanguageModelV3, so it runs without an LLM.
 //
-//   npm install toolround ai zod @temporalio/worker @temporalio/activity @temporalio/client
+//   (cd clients/typescript && npm ci && npm run build && npm pack)  # toolround-0.1.0.tgz, this repository's toolround
+//   (cd examples/typescript && npm install)  # it and the frameworks, as examples/typescript/package.json says
 //   CONSOLE_URL=http://127.0.0.1:8780 CONSOLE_TOKEN=... node examples/typescript/ai-sdk.mjs
 //
 // The edit_file call waits for approval: on the console's page, or here
@@ -31,19 +32,16 @@ const model = new MockLanguageModelV3({
     { content: [{ type: "text", text: "I wrote the answer to answer.txt." }], finishReason: { unified: "stop" }, usage, warnings: [] },
   ],
 });
-const fn = (name, description, properties) => ({ type: "function", function: { name, description, parameters: { type: "object", properties, required: Object.keys(properties) } } });
-const specs = [
-  fn("calculate", "Evaluate an arithmetic expression.", { expression: { type: "string" } }),
-  fn("edit_file", "Create a file, or replace old_text in it.", { path: { type: "string" }, new_text: { type: "string" } }),
-];
-
 const client = new Client(process.env.CONSOLE_URL ?? "http://127.0.0.1:8780", process.env.CONSOLE_TOKEN);
+// The schemas are the server's; with an own tool the adapter tells the round
+// that the model has every schema the SDK gave it.
+const { tools: listed } = await client.tools({ provider: "claude-code" });
+const specs = listed.filter((t) => ["calculate", "edit_file"].includes(t.function.name));
 const rt = await ownTools(client, process.env.SESSION ?? "ai-sdk", process.env.RUN ?? `run-${Date.now()}`, { lookup_order: lookupOrder }, {
   taskQueue: process.env.TOOL_QUEUE ?? "my-tools",
   readOnly: ["lookup_order"],
   specs,
   provider: "claude-code",
-  state: { fetched: ["calculate", "edit_file", "read_files"] },
   onApproval: (p) => {
     console.log("waits for approval:", p.tool, p.arguments);
     return process.env.APPROVE === "yes" ? { approve: true } : null; // null: the console decides

@@ -3,7 +3,8 @@
 // durable round. The model is @langchain/core's fake chat model, so it runs
 // without an LLM.
 //
-//   npm install toolround @langchain/langgraph @langchain/core
+//   (cd clients/typescript && npm ci && npm run build && npm pack)  # toolround-0.1.0.tgz, this repository's toolround
+//   (cd examples/typescript && npm install)  # it and the frameworks, as examples/typescript/package.json says
 //   CONSOLE_URL=http://127.0.0.1:8780 CONSOLE_TOKEN=... node examples/typescript/langgraph.mjs
 //
 // The edit_file call waits for approval: the graph interrupts with the
@@ -19,7 +20,9 @@ import { createInterface } from "node:readline/promises";
 import { Client } from "toolround";
 import { RoundToolNode } from "toolround/langgraph";
 
+// claude-code's calls return their schema until find_tools has loaded them (S2, S4).
 const turns = [
+  new AIMessageChunk({ content: "", tool_calls: [{ id: "f1", name: "find_tools", args: { query: "select:calculate,edit_file" } }] }),
   new AIMessageChunk({
     content: "",
     tool_calls: [
@@ -41,7 +44,6 @@ const client = new Client(process.env.CONSOLE_URL ?? "http://127.0.0.1:8780", pr
 const run = process.env.RUN ?? `run-${Date.now()}`;
 const tools = new RoundToolNode(client, process.env.SESSION ?? "langgraph", run, {
   provider: "claude-code",
-  state: { fetched: ["calculate", "edit_file", "read_files"] },
 });
 async function decide(pending) {
   console.log("waits for approval:", pending.tool, pending.arguments);

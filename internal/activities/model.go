@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolround/toolround/internal/llm"
+	"github.com/toolround/toolround/internal/llm/scripted"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/secrets"
@@ -90,9 +91,18 @@ func (m *Model) logger() *slog.Logger {
 
 // Call is the ModelCall activity.
 func (m *Model) Call(ctx context.Context, in round.ModelInput) (round.ModelOutput, error) {
-	if m.LLM == nil {
+	lm := m.LLM
+	if in.Script != nil {
+		// The run's model is a script, played here in its format's API.
+		c, err := scripted.Client(in.Script)
+		if err != nil {
+			return round.ModelOutput{}, temporal.NewNonRetryableApplicationError("the run's script: "+err.Error(), ErrTypeNoModel, err)
+		}
+		lm = c
+	}
+	if lm == nil {
 		return round.ModelOutput{}, temporal.NewNonRetryableApplicationError(
-			"no model is configured on the worker: set LLM_BASE_URL (and LLM_MODEL, LLM_API_KEY)", ErrTypeNoModel, nil)
+			"no model is configured on the worker: set LLM_BASE_URL (and LLM_MODEL, LLM_API_KEY), or give the run a script (starter agent --model scripted:FILE)", ErrTypeNoModel, nil)
 	}
 	info := activity.GetInfo(ctx)
 	ctx, stop := heartbeat(ctx, info)
@@ -106,7 +116,7 @@ func (m *Model) Call(ctx context.Context, in round.ModelInput) (round.ModelOutpu
 		m = &mm
 		var exceeded bool
 		var err error
-		if budgeted, exceeded, err = m.fitBudget(ctx, &in, m.LLM.API()); err != nil {
+		if budgeted, exceeded, err = m.fitBudget(ctx, &in, lm.API()); err != nil {
 			return round.ModelOutput{}, err
 		}
 		if exceeded {
@@ -117,14 +127,14 @@ func (m *Model) Call(ctx context.Context, in round.ModelInput) (round.ModelOutpu
 	scope := round.AgentScope{SessionID: in.SessionID, RunID: in.RunID, WorkflowID: in.WorkflowID}
 	tok := &tokens{m: m, scope: scope, call: in.Call, round: in.Round, attempt: int(info.Attempt), session: in.SessionID}
 	var out round.ModelOutput
-	if api := m.LLM.API(); api != llm.APIChat {
+	if api := lm.API(); api != llm.APIChat {
 		req, err := m.turnRequest(ctx, in, api)
 		if err != nil {
 			return round.ModelOutput{}, err
 		}
 		sent := sentSize(in, req)
 		tok.start(ctx)
-		turn, err := m.LLM.StreamTurn(ctx, req, tok.add)
+		turn, err := lm.StreamTurn(ctx, req, tok.add)
 		tok.stop(ctx)
 		if err != nil {
 			return round.ModelOutput{}, modelError(err)
@@ -140,7 +150,7 @@ func (m *Model) Call(ctx context.Context, in round.ModelInput) (round.ModelOutpu
 		}
 		sent := sentSize(in, req)
 		tok.start(ctx)
-		resp, err := m.LLM.Stream(ctx, req, tok.add)
+		resp, err := lm.Stream(ctx, req, tok.add)
 		tok.stop(ctx)
 		if err != nil {
 			return round.ModelOutput{}, modelError(err)

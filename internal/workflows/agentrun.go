@@ -433,7 +433,8 @@ func (a *agent) callModel(ctx workflow.Context, hb, timeout time.Duration) (roun
 		SessionID: a.in.SessionID, RunID: a.in.RunID, WorkflowID: a.scope.WorkflowID, Call: n, Round: a.round + 1,
 		Provider: a.in.Provider, ClientTools: a.in.ClientTools, Messages: a.conv, Budget: a.budget, Last: a.last,
 		SystemPrompt: a.in.SystemPrompt, Exclude: a.exclude(), // a subagent's (G1), a chatbot's and its sender's (G3)
-		Model: a.in.Model, // a chatbot's (G3)
+		Model:  a.in.Model,  // a chatbot's (G3)
+		Script: a.in.Script, // a scripted model's turns (docs/scripted-model.md)
 	}
 	var out round.ModelOutput
 	err := workflow.ExecuteActivity(actx, round.ActivityModelCall, in).Get(actx, &out)

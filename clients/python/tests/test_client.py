@@ -442,3 +442,46 @@ def test_tools_in_each_format(agent):
     with pytest.raises(toolround.APIError) as e:
         agent.tools("openai", format="xml")
     assert (e.value.status, e.value.code) == (400, "bad_request")
+
+
+def test_run_handle_in_each_format_and_beside_the_lower_level_calls(approver, session, workdir):
+    # docs/clients.md: format= for each format through the handle (F1).
+    run = approver.run(session, "formats", provider="claude-code", state={"fetched": ALL_TOOLS})
+    res = run.round([call("c1", "calculate", expression="1+1")])  # openai, the default
+    assert res["results"][0]["status"] == "ok", res["results"][0]
+    res = run.round({"role": "assistant", "content": [
+        {"type": "text", "text": "Adding."},
+        {"type": "tool_use", "id": "toolu_1", "name": "calculate", "input": {"expression": "2+2"}}]}, format="anthropic")
+    assert res["format"] == "anthropic"
+    assert (res["results"][0]["call_id"], res["results"][0]["status"]) == ("toolu_1", "ok")
+    assert res["messages"][0]["content"][0]["type"] == "tool_result"
+    res = run.round(None, format="responses", output=[
+        {"type": "function_call", "call_id": "call_r1", "name": "calculate", "arguments": '{"expression": "3+3"}'}])
+    assert res["format"] == "responses"
+    assert (res["results"][0]["call_id"], res["results"][0]["status"]) == ("call_r1", "ok")
+    assert res["messages"][0]["type"] == "function_call_output"
+    assert run.number == 3
+
+    # A round of the run through the lower-level calls: run.input gives its
+    # input, and the handle learns of it only from resume().
+    inp = run.input({"role": "assistant", "content": "", "tool_calls": [call("e1", "edit_file", path="low.txt", new_text="x\n")]})
+    wid = approver.submit_round(inp)
+    assert wid == run.next_workflow_id
+    deadline = time.time() + 60
+    while True:
+        view = approver.round(wid)
+        waiting = [p for p in view.get("pending", []) if p.get("approval_id")]
+        if waiting:
+            break
+        assert time.time() < deadline, "the round never waited: %s" % view
+        time.sleep(0.1)
+    approver.approve(wid, "e1", waiting[0]["approval_id"])
+    res = approver.wait_round(inp)
+    assert res["results"][0]["status"] == "ok", res["results"][0]
+    assert run.number == 3, "the handle did not run round 4"
+    assert run.resume() == 4
+    assert run.state == res["state"]
+    res = run.round([call("c5", "calculate", expression="5+5")])
+    assert res["workflow_id"] == toolround.round_workflow_id(session, "formats", 5)
+    with open(os.path.join(workdir, "low.txt")) as f:
+        assert f.read() == "x\n"

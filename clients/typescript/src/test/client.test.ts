@@ -311,6 +311,46 @@ test("the run handle keeps the run state and the round number", { skip }, async 
   assert.equal((await approver.resumeRun(session, "never-ran")).number, 0);
 });
 
+// docs/clients.md: the format of a round through the handle (F1), and a
+// round of the run through the lower-level calls, which the handle learns
+// of from resume().
+test("the run handle in each format and beside the lower-level calls", { skip }, async () => {
+  const { approver, session, workdir } = live("formats");
+  const run = approver.run(session, "formats", { provider: "claude-code", state: { fetched: ALL_TOOLS } });
+  let res = await run.round([call("c1", "calculate", { expression: "1+1" })]); // openai, the default
+  assert.equal(res.results![0].status, "ok");
+  const turn = { role: "assistant", content: [{ type: "text", text: "Adding." }, { type: "tool_use", id: "toolu_1", name: "calculate", input: { expression: "2+2" } }] };
+  res = await run.round(turn as any, { fields: { format: "anthropic" } });
+  assert.equal(res.format, "anthropic");
+  assert.deepEqual([res.results![0].call_id, res.results![0].status], ["toolu_1", "ok"]);
+  const output = [{ type: "function_call", call_id: "call_r1", name: "calculate", arguments: '{"expression": "3+3"}' }];
+  res = await run.round(null as any, { fields: { format: "responses", output } as any });
+  assert.equal(res.format, "responses");
+  assert.deepEqual([res.results![0].call_id, res.results![0].status], ["call_r1", "ok"]);
+  assert.equal(run.number, 3);
+
+  const inp = run.input({ role: "assistant", content: "", tool_calls: [call("e1", "edit_file", { path: "low.txt", new_text: "x\n" })] });
+  const wid = await approver.submitRound(inp);
+  assert.equal(wid, run.nextWorkflowId);
+  const deadline = Date.now() + 60_000;
+  let approvalId: string | undefined;
+  while (!approvalId) {
+    const view = await approver.getRound(wid);
+    approvalId = isFinished(view) ? undefined : (view.pending ?? []).find((p) => p.approval_id)?.approval_id ?? undefined;
+    assert.ok(Date.now() < deadline, "the round never waited");
+    if (!approvalId) await new Promise((r) => setTimeout(r, 100));
+  }
+  await approver.approve(wid, "e1", approvalId);
+  res = await approver.waitRound(inp);
+  assert.equal(res.results![0].status, "ok");
+  assert.equal(run.number, 3, "the handle did not run round 4");
+  assert.equal(await run.resume(), 4);
+  assert.deepEqual(run.state, res.state);
+  res = await run.round([call("c5", "calculate", { expression: "5+5" })]);
+  assert.equal(res.workflow_id, roundWorkflowId(session, "formats", 5));
+  assert.equal(readFileSync(join(workdir, "low.txt"), "utf8"), "x\n");
+});
+
 test("the OpenAPI document needs no token", { skip }, async () => {
   const { url } = live("openapi");
   const doc = await new Client(url).openapi();

@@ -21,3 +21,23 @@ test("the README's TypeScript snippet is examples/typescript/quickstart.mjs and 
   assert.match(r.out, /42/);
   assert.match(r.out, /\(round 2\)/);
 });
+
+// The examples' headers and docs/clients.md say how to install toolround
+// from this repository (it is not on the npm registry), and the examples'
+// package.json takes it from that tarball.
+test("the examples install toolround from this repository", () => {
+  const pkgJSON = JSON.parse(readFileSync(join(examples, "package.json"), "utf8"));
+  assert.equal(pkgJSON.dependencies.toolround, "file:../../clients/typescript/toolround-0.1.0.tgz");
+  const version = JSON.parse(readFileSync(join(root, "clients", "typescript", "package.json"), "utf8")).version;
+  assert.equal(pkgJSON.dependencies.toolround, `file:../../clients/typescript/toolround-${version}.tgz`, "the tarball of this version");
+  for (const file of ["ai-sdk.mjs", "langgraph.mjs"]) {
+    const src = readFileSync(join(examples, file), "utf8");
+    assert.doesNotMatch(src, /npm install toolround/, file);
+    assert.match(src, /\(cd clients\/typescript && npm ci && npm run build && npm pack\)/, file);
+    assert.match(src, /\(cd examples\/typescript && npm install\)/, file);
+    assert.match(src, new RegExp(`node examples/typescript/${file.replace(".", "\\.")}`), file);
+  }
+  const docs = readFileSync(join(root, "docs", "clients.md"), "utf8");
+  assert.match(docs, /npm run build && npm pack/);
+  assert.match(docs, /\(cd examples\/typescript && npm install\)/);
+});
