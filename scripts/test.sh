@@ -10,6 +10,7 @@ ensure_bubblewrap
 ensure_strace
 ensure_temporal_server
 ensure_temporal_cli
+ensure_helm
 ensure_chromium
 ensure_python_tools
 ensure_node_tools
@@ -41,6 +42,11 @@ for mod in adapters/*/; do
 	log "adapter module ${mod%/}: vet, staticcheck, test"
 	(cd "$mod" && go vet ./... && staticcheck ./... && go test -race -count=1 ./...)
 done
+# The Helm chart (O4): deploy/check renders it with the real helm and decodes
+# every manifest strictly into the k8s.io/api types; it is a module of its
+# own, so that the project's module does not depend on Kubernetes.
+log "deploy/check: the Helm chart, rendered and decoded"
+(cd deploy/check && go vet ./... && staticcheck ./... && HELM="$TOOLS_BIN/helm" go test -count=1 ./...)
 build
 # tests/cluster_test.go runs against scripts/cluster.sh's Temporal server on
 # PostgreSQL, which ensure_postgres installs and starts like the other
