@@ -327,3 +327,32 @@ func TestStrictDecoderRefusesUnknownKindsAndFields(t *testing.T) {
 		t.Fatalf("a ConfigMap after an empty document: %v, %d objects", err, len(objs))
 	}
 }
+
+// A change of the keys the chart keeps restarts workers and consoles (their
+// pods carry the Secret's checksum), so a rotation reaches every process.
+func TestChangedKeysRestartThePods(t *testing.T) {
+	set := append(keys(t), "redis.url=redis://redis:6379/0")
+	checksums := func(set []string) []string {
+		objs := mustRender(t, set...)
+		var out []string
+		for _, name := range []string{"tr-toolround-worker", "tr-toolround-console"} {
+			d, ok := find[*appsv1.Deployment](objs, name)
+			if !ok {
+				t.Fatalf("no Deployment %s", name)
+			}
+			out = append(out, d.Spec.Template.Annotations["checksum/keys"])
+		}
+		return out
+	}
+	before := checksums(set)
+	again := checksums(set)
+	rotated := checksums(append(slices.Clip(set), "secrets.ruleKeyPrevious="+key(t)))
+	for i := range before {
+		if before[i] == "" || before[i] != again[i] {
+			t.Errorf("checksum %q then %q: want one that the same keys keep", before[i], again[i])
+		}
+		if rotated[i] == before[i] {
+			t.Errorf("a new previous key leaves the checksum %q: the pods would keep the old keys", before[i])
+		}
+	}
+}
