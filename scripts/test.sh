@@ -18,6 +18,7 @@ ensure_search_attributes
 ensure_go_tool workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 ensure_lint_tools
 export TEMPORAL_CLI="$(command -v temporal)"
+export HELM="$TOOLS_BIN/helm"
 cd "$ROOT"
 
 log "gofmt"
@@ -46,7 +47,7 @@ done
 # every manifest strictly into the k8s.io/api types; it is a module of its
 # own, so that the project's module does not depend on Kubernetes.
 log "deploy/check: the Helm chart, rendered and decoded"
-(cd deploy/check && go vet ./... && staticcheck ./... && HELM="$TOOLS_BIN/helm" go test -count=1 ./...)
+(cd deploy/check && go vet ./... && staticcheck ./... && go test -count=1 ./...)
 build
 # tests/cluster_test.go runs against scripts/cluster.sh's Temporal server on
 # PostgreSQL, which ensure_postgres installs and starts like the other
