@@ -4,11 +4,17 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 )
 
@@ -108,4 +114,80 @@ func TestSecretKeyRotationThroughTheWorker(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.Len(t, got, 1, "nothing was sent after the window")
+}
+
+// TestConsoleKeyRotationThroughTheConsole rotates NOTIFY_LINK_KEY and
+// CONSOLE_SESSION_KEY through the real worker and consoles: a link the
+// worker signed with the old link key is refused by a console with the new
+// key alone and decides on one with NOTIFY_LINK_KEY_PREVIOUS; a page
+// sign-in sealed with the old session key goes on on a console with
+// CONSOLE_SESSION_KEY_PREVIOUS and ends on one with the new key alone.
+func TestConsoleKeyRotationThroughTheConsole(t *testing.T) {
+	h := newHookReceiver(t, "hook-secret-rotation")
+	oldLink, newLink := randomKey(t), randomKey(t)
+	oldSession, newSession := randomKey(t), randomKey(t)
+	e := newEnv(t, "NOTIFY_URL="+h.srv.URL, "NOTIFY_SECRET=hook-secret-rotation", "NOTIFY_APPROVER=alice")
+	approver := "approver-rotation-" + fmt.Sprint(time.Now().UnixNano())
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	require.NoError(t, os.WriteFile(tokens, []byte(approver+" alice approver\n"), 0o600))
+	start := func(extra ...string) *consoleProc {
+		c := &consoleProc{approver: approver, logs: &syncBuffer{}}
+		e.runConsole(c, append([]string{"CONSOLE_TOKENS=" + tokens}, extra...))
+		return c
+	}
+	before := start("NOTIFY_LINK_KEY="+oldLink, "CONSOLE_SESSION_KEY="+oldSession)
+	during := start("NOTIFY_LINK_KEY="+newLink, "NOTIFY_LINK_KEY_PREVIOUS="+oldLink,
+		"CONSOLE_SESSION_KEY="+newSession, "CONSOLE_SESSION_KEY_PREVIOUS="+oldSession)
+	after := start("NOTIFY_LINK_KEY="+newLink, "CONSOLE_SESSION_KEY="+newSession)
+
+	// Sign-ins: sealed by the old key on the first console.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.PostForm(before.url+"/login", url.Values{"token": {approver}, "return": {"/"}})
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	cookies := resp.Cookies()
+	require.NotEmpty(t, cookies)
+	page := func(c *consoleProc) int {
+		req, err := http.NewRequest("GET", c.url+"/", nil)
+		require.NoError(t, err)
+		for _, k := range cookies {
+			req.AddCookie(k)
+		}
+		resp, err := noRedirect.Do(req)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusOK, page(before))
+	require.Equal(t, http.StatusOK, page(during), "the old session key's sign-in goes on during the window")
+	require.Equal(t, http.StatusSeeOther, page(after), "and ends after it: to the sign-in page")
+
+	// Links: the worker still signs with the old link key.
+	workerTokens := filepath.Join(t.TempDir(), "worker-tokens")
+	require.NoError(t, os.WriteFile(workerTokens, []byte("worker-side-token-rotation alice approver\n"), 0o600))
+	e.startWorkerBin(workerBin, "NOTIFY_LINK_KEY="+oldLink, "CONSOLE_URL="+during.url, "CONSOLE_TOKENS="+workerTokens)
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("r1", "run_command", map[string]any{"command": "echo by an old link"}))
+	done := e.startRound(in)
+	p := e.waitPending(in.WorkflowID(), "r1")
+	var w notify.Payload
+	require.Eventually(t, func() bool {
+		var ok bool
+		w, ok = h.payload("notify/" + p[0].WaitID + "/waiting")
+		return ok
+	}, 30*time.Second, 50*time.Millisecond)
+	token := strings.SplitN(w.Links.Approve, "#", 2)[1]
+	post := func(c *consoleProc) int {
+		resp, err := http.PostForm(c.url+"/link", url.Values{"token": {token}})
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, http.StatusForbidden, post(after), "the new link key alone refuses the old key's link")
+	require.Equal(t, http.StatusOK, post(during), "with the previous key the old link decides")
+	r := byID(decodeResult(t, <-done))["r1"]
+	require.Equal(t, round.StatusOK, r.Status, r.Content)
+	require.Equal(t, "link", r.Approval.Via)
+	require.Equal(t, "alice", r.Approval.By)
 }
