@@ -252,6 +252,18 @@ func TestConsolesShareKeysFromTheSecretO3(t *testing.T) {
 	if _, ok := find[*corev1.Service](objs, "tr-toolround-console"); !ok {
 		t.Error("no console Service")
 	}
+	// Workers read NOTIFY_APPROVER's scope in the same tokens file, and
+	// send the consoles' address in links (N2).
+	w, _ := find[*appsv1.Deployment](mustRender(t, "secrets.existingSecret=mine", "redis.url=redis://redis:6379/0",
+		"console.url=https://toolround.example"), "tr-toolround-worker")
+	wc := w.Spec.Template.Spec.Containers[0]
+	ct, _ := env(c, "CONSOLE_TOKENS")
+	if e, _ := env(wc, "CONSOLE_TOKENS"); e.Value != ct.Value || e.Value == "" {
+		t.Errorf("worker CONSOLE_TOKENS %q, console's %q: want the same file", e.Value, ct.Value)
+	}
+	if e, _ := env(wc, "CONSOLE_URL"); e.Value != "https://toolround.example" {
+		t.Errorf("worker CONSOLE_URL %q, want console.url", e.Value)
+	}
 }
 
 // Rendering fails, naming what is missing, without each key and token and
