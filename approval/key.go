@@ -13,6 +13,9 @@ const (
 	EnvRuleKey = "TOOLROUND_RULE_KEY"
 	// EnvRuleKeyFile names a file that holds the base64 key.
 	EnvRuleKeyFile = "TOOLROUND_RULE_KEY_FILE"
+	// EnvRuleKeyPrevious holds the key being rotated out: rules and usage
+	// it signed still verify, nothing new is signed with it.
+	EnvRuleKeyPrevious = "TOOLROUND_RULE_KEY_PREVIOUS"
 )
 
 // KeySize is the length of a rule key.
@@ -30,11 +33,14 @@ type KeyConfig struct {
 	// mode 0600 in a 0700 folder, when it does not exist yet.
 	// Empty: DefaultKeyFile().
 	KeyFile string
+	// Previous is the base64 text of the key being rotated out, or empty.
+	Previous string
 }
 
-// KeyConfigFromEnv reads TOOLROUND_RULE_KEY and TOOLROUND_RULE_KEY_FILE.
+// KeyConfigFromEnv reads TOOLROUND_RULE_KEY, TOOLROUND_RULE_KEY_FILE and
+// TOOLROUND_RULE_KEY_PREVIOUS.
 func KeyConfigFromEnv() KeyConfig {
-	return KeyConfig{Key: os.Getenv(EnvRuleKey), KeyFile: os.Getenv(EnvRuleKeyFile)}
+	return KeyConfig{Key: os.Getenv(EnvRuleKey), KeyFile: os.Getenv(EnvRuleKeyFile), Previous: os.Getenv(EnvRuleKeyPrevious)}
 }
 
 // ruleKey is the rule key's file and errors.
@@ -49,6 +55,9 @@ func DefaultKeyFile() (string, error) { return ruleKey.DefaultFile() }
 // creating the file on first use. It works as the secret key's file does
 // (tools/secrets), with its own file: the two keys guard different things.
 func (c KeyConfig) LoadKey() ([]byte, error) { return ruleKey.Load(c.Key, c.KeyFile) }
+
+// LoadPrevious returns the previous key (nil when none is set).
+func (c KeyConfig) LoadPrevious() ([]byte, error) { return ruleKey.LoadPrevious(c.Previous) }
 
 // DecodeKey parses the base64 text of a 32-byte key (standard or URL
 // alphabet, padded or not).

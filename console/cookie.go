@@ -63,10 +63,18 @@ func (r *memoryRevocations) Revoked(_ context.Context, nonce string) (bool, erro
 
 // pageCookies seal and open page sign-ins.
 type pageCookies struct {
-	aead    cipher.AEAD
-	csrfKey []byte
+	// keys[0] seals new sign-ins; a later one, the session key being
+	// rotated out (CONSOLE_SESSION_KEY_PREVIOUS), still opens its own.
+	keys    []cookieKey
 	ttl     time.Duration
 	revoked Revocations
+}
+
+// cookieKey is what one session key gives: the cookie's cipher and the key
+// of its CSRF tokens.
+type cookieKey struct {
+	aead    cipher.AEAD
+	csrfKey []byte
 }
 
 // cookieBody is what a sealed cookie holds.
@@ -76,23 +84,33 @@ type cookieBody struct {
 	Nonce   string `json:"n"`
 }
 
-func newPageCookies(key []byte, ttl time.Duration, revoked Revocations) (*pageCookies, error) {
-	if len(key) != SessionKeySize {
-		return nil, errors.New("console: the session key must be 32 bytes")
+// newPageCookies seals with key and also opens what the previous keys
+// sealed (a rotation's window), so that rotating the session key does not
+// sign everyone out at once.
+func newPageCookies(key []byte, ttl time.Duration, revoked Revocations, previous ...[]byte) (*pageCookies, error) {
+	c := &pageCookies{ttl: ttl, revoked: revoked}
+	for i, k := range append([][]byte{key}, previous...) {
+		if i > 0 && len(k) == 0 {
+			continue
+		}
+		if len(k) != SessionKeySize {
+			return nil, errors.New("console: the session key must be 32 bytes")
+		}
+		// One key, two uses: derive one for sealing and one for CSRF tokens.
+		block, err := aes.NewCipher(derive(k, "toolround console cookie v1"))
+		if err != nil {
+			return nil, err
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, err
+		}
+		c.keys = append(c.keys, cookieKey{aead: aead, csrfKey: derive(k, "toolround console csrf v1")})
 	}
-	// One key, two uses: derive one for sealing and one for CSRF tokens.
-	block, err := aes.NewCipher(derive(key, "toolround console cookie v1"))
-	if err != nil {
-		return nil, err
+	if c.revoked == nil {
+		c.revoked = &memoryRevocations{m: map[string]time.Time{}}
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
-	}
-	if revoked == nil {
-		revoked = &memoryRevocations{m: map[string]time.Time{}}
-	}
-	return &pageCookies{aead: aead, csrfKey: derive(key, "toolround console csrf v1"), ttl: ttl, revoked: revoked}, nil
+	return c, nil
 }
 
 func derive(key []byte, label string) []byte {
@@ -101,29 +119,32 @@ func derive(key []byte, label string) []byte {
 	return m.Sum(nil)
 }
 
-// create seals a sign-in of e, valid for ttl from now.
+// create seals a sign-in of e, valid for ttl from now, with the session key.
 func (c *pageCookies) create(e tokenEntry, now time.Time) (string, pageSession) {
+	k := c.keys[0]
 	b := cookieBody{Digest: hex.EncodeToString(e.digest[:]), Expires: now.Add(c.ttl).Unix(), Nonce: randomHex(16)}
 	plain, _ := json.Marshal(b)
-	nonce := make([]byte, c.aead.NonceSize())
+	nonce := make([]byte, k.aead.NonceSize())
 	if _, err := rand.Read(nonce); err != nil {
 		panic(err) // crypto/rand never fails on supported systems
 	}
-	sealed := c.aead.Seal(nonce, nonce, plain, []byte(cookieName))
-	return base64.RawURLEncoding.EncodeToString(sealed), c.session(e, b)
+	sealed := k.aead.Seal(nonce, nonce, plain, []byte(cookieName))
+	return base64.RawURLEncoding.EncodeToString(sealed), k.session(e, b)
 }
 
-func (c *pageCookies) session(e tokenEntry, b cookieBody) pageSession {
-	m := hmac.New(sha256.New, c.csrfKey)
+// session is the sign-in a cookie sealed with k holds; its CSRF token is
+// k's, the one its page was given.
+func (k cookieKey) session(e tokenEntry, b cookieBody) pageSession {
+	m := hmac.New(sha256.New, k.csrfKey)
 	m.Write([]byte(b.Nonce))
 	return pageSession{name: e.name, role: e.role, scope: e.scope, nonce: b.Nonce,
 		csrf: hex.EncodeToString(m.Sum(nil)), expires: time.Unix(b.Expires, 0)}
 }
 
-// open reads a cookie: sealed with the key, not expired, not signed out,
-// its token still known.
+// open reads a cookie: sealed with the key (or a previous one), not
+// expired, not signed out, its token still known.
 func (c *pageCookies) open(ctx context.Context, value string, tokens *tokenSet, now time.Time) (pageSession, bool) {
-	b, ok := c.body(value)
+	b, k, ok := c.body(value)
 	if !ok || now.Unix() >= b.Expires {
 		return pageSession{}, false
 	}
@@ -139,29 +160,36 @@ func (c *pageCookies) open(ctx context.Context, value string, tokens *tokenSet, 
 		// A store that cannot answer signs no one in: a sign-out must hold.
 		return pageSession{}, false
 	}
-	return c.session(e, b), true
+	return k.session(e, b), true
 }
 
-func (c *pageCookies) body(value string) (cookieBody, bool) {
+// body opens a cookie with the first key that opens it.
+func (c *pageCookies) body(value string) (cookieBody, cookieKey, bool) {
 	sealed, err := base64.RawURLEncoding.DecodeString(value)
-	ns := c.aead.NonceSize()
-	if err != nil || len(sealed) < ns {
-		return cookieBody{}, false
-	}
-	plain, err := c.aead.Open(nil, sealed[:ns], sealed[ns:], []byte(cookieName))
 	if err != nil {
-		return cookieBody{}, false
+		return cookieBody{}, cookieKey{}, false
 	}
-	var b cookieBody
-	if json.Unmarshal(plain, &b) != nil || b.Nonce == "" {
-		return cookieBody{}, false
+	for _, k := range c.keys {
+		ns := k.aead.NonceSize()
+		if len(sealed) < ns {
+			return cookieBody{}, cookieKey{}, false
+		}
+		plain, err := k.aead.Open(nil, sealed[:ns], sealed[ns:], []byte(cookieName))
+		if err != nil {
+			continue
+		}
+		var b cookieBody
+		if json.Unmarshal(plain, &b) != nil || b.Nonce == "" {
+			return cookieBody{}, cookieKey{}, false
+		}
+		return b, k, true
 	}
-	return b, true
+	return cookieBody{}, cookieKey{}, false
 }
 
 // drop signs a cookie out on every console that shares the revocations.
 func (c *pageCookies) drop(ctx context.Context, value string) error {
-	b, ok := c.body(value)
+	b, _, ok := c.body(value)
 	if !ok {
 		return nil
 	}

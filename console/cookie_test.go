@@ -107,3 +107,38 @@ func TestSealedCookiesRefuseTampering(t *testing.T) {
 	_, ok = pc.open(t.Context(), v, ts, now)
 	require.False(t, ok, "signed out")
 }
+
+// Rotating CONSOLE_SESSION_KEY: a console with the new key and the old one
+// as CONSOLE_SESSION_KEY_PREVIOUS keeps the sign-ins the old key sealed,
+// with their CSRF tokens, and seals new ones with the new key only; once the
+// previous key is gone the old sign-ins end, the new ones go on.
+func TestSessionKeyRotation(t *testing.T) {
+	f := newFake()
+	oldKey, newKey := bytes.Repeat([]byte{5}, SessionKeySize), bytes.Repeat([]byte{6}, SessionKeySize)
+	tokens := []Token{{Secret: approverToken, Name: "alice", Role: RoleApprover}}
+	serve := func(key, previous []byte) *httptest.Server {
+		s, err := New(Options{Backend: f, Tokens: tokens, SessionKey: key, SessionKeyPrevious: previous})
+		require.NoError(t, err)
+		srv := httptest.NewServer(s)
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	before, during, after := serve(oldKey, nil), serve(newKey, oldKey), serve(newKey, nil)
+
+	old := browser(t)
+	csrf := signIn(t, before, old, approverToken)
+	require.Equal(t, http.StatusOK, withCookie(t, old, before, during, "GET", "/", nil), "the old key's sign-in goes on during the window")
+	form := url.Values{"workflow_id": {"toolround/s1/r1/1"}, "call_id": {"call_1"}, "approval_id": {"abc"}, "decision": {"deny"},
+		"return": {"/"}, "csrf": {csrf}}
+	require.Equal(t, http.StatusSeeOther, withCookie(t, old, before, during, "POST", "/api/v1/approvals", form), "with its CSRF token")
+	require.Len(t, f.decisions, 1)
+	require.Equal(t, http.StatusSeeOther, withCookie(t, old, before, after, "GET", "/", nil), "after the window it ends")
+
+	fresh := browser(t)
+	signIn(t, during, fresh, approverToken)
+	require.Equal(t, http.StatusOK, withCookie(t, fresh, during, after, "GET", "/", nil), "a sign-in of the window is the new key's")
+	require.Equal(t, http.StatusSeeOther, withCookie(t, fresh, during, before, "GET", "/", nil), "not the old key's")
+
+	_, err := New(Options{Backend: f, Tokens: tokens, SessionKey: newKey, SessionKeyPrevious: []byte("short")})
+	require.Error(t, err, "a previous key of the wrong size")
+}

@@ -99,7 +99,7 @@ func (s *Server) linkOf(w http.ResponseWriter, r *http.Request, fail func(w http
 		fail(w, http.StatusForbidden, "This console takes no links (no link key).")
 		return notify.Link{}, false
 	}
-	l, err := notify.VerifyLink(s.opts.LinkKey, r.PostForm.Get("token"), s.opts.Now())
+	l, err := notify.VerifyLinkWith([][]byte{s.opts.LinkKey, s.opts.LinkKeyPrevious}, r.PostForm.Get("token"), s.opts.Now())
 	switch {
 	case errors.Is(err, notify.ErrLinkExpired):
 		fail(w, http.StatusGone, "The link has expired: the call's deadline has passed.")

@@ -91,3 +91,48 @@ func TestLinkCallShowsTheToolAndItsArgumentsT14(t *testing.T) {
 	require.Equal(t, http.StatusForbidden, code, "an approver whose scope does not cover the session")
 	require.Empty(t, v.Tool)
 }
+
+// TestLinkKeyRotation: a console with NOTIFY_LINK_KEY_PREVIOUS takes links
+// the old key signed as well as the new key's, never a stranger's; once the
+// previous key is gone, the old links are refused.
+func TestLinkKeyRotation(t *testing.T) {
+	oldKey, newKey, stranger := bytes.Repeat([]byte{3}, 32), bytes.Repeat([]byte{4}, 32), bytes.Repeat([]byte{5}, 32)
+	link := notify.Link{WorkflowID: "toolround/s1/r1/1", CallID: "call_1", Decision: notify.DecisionApprove, By: "alice",
+		Expires: time.Now().Add(time.Hour).Unix(), Nonce: "n1"}
+	serve := func(previous []byte) *httptest.Server {
+		s, err := New(Options{Backend: newFake(), LinkKey: newKey, LinkKeyPrevious: previous,
+			Tokens: []Token{{Secret: approverToken, Name: "alice", Role: RoleApprover}}})
+		require.NoError(t, err)
+		ts := httptest.NewServer(s)
+		t.Cleanup(ts.Close)
+		return ts
+	}
+	read := func(ts *httptest.Server, key []byte) (int, string) {
+		t.Helper()
+		resp, err := http.PostForm(ts.URL+"/link/call", url.Values{"token": {notify.MintLink(key, link)}})
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var v linkCallView
+		_ = json.NewDecoder(resp.Body).Decode(&v)
+		return resp.StatusCode, v.Tool
+	}
+	during, after := serve(oldKey), serve(nil)
+	for _, c := range []struct {
+		name string
+		ts   *httptest.Server
+		key  []byte
+		want int
+	}{
+		{"old link during the window", during, oldKey, http.StatusOK},
+		{"new link during the window", during, newKey, http.StatusOK},
+		{"a stranger's link during the window", during, stranger, http.StatusForbidden},
+		{"old link after the window", after, oldKey, http.StatusForbidden},
+		{"new link after the window", after, newKey, http.StatusOK},
+	} {
+		code, tool := read(c.ts, c.key)
+		require.Equal(t, c.want, code, c.name)
+		if c.want == http.StatusOK {
+			require.Equal(t, "edit_file", tool, c.name)
+		}
+	}
+}

@@ -44,6 +44,10 @@ type Options struct {
 	// LinkKey verifies the signed links of webhooks (NOTIFY_LINK_KEY, N2);
 	// nil: POST /link refuses every link.
 	LinkKey []byte
+	// LinkKeyPrevious is the link key being rotated out
+	// (NOTIFY_LINK_KEY_PREVIOUS): links it signed are still taken. Nil:
+	// none.
+	LinkKeyPrevious []byte
 	// Workdir is TOOLS_WORKDIR of workers in WORKSPACE=session whose
 	// folder the console sees (the same host or shared storage): the
 	// workspaces endpoints act there (W3). "": they answer 501.
@@ -62,6 +66,10 @@ type Options struct {
 	// sign-ins. Default: a key of this console's own, so its sign-ins end
 	// with it.
 	SessionKey []byte
+	// SessionKeyPrevious is the session key being rotated out
+	// (CONSOLE_SESSION_KEY_PREVIOUS): sign-ins it sealed go on until they
+	// expire; new ones are sealed with SessionKey. Nil: none.
+	SessionKeyPrevious []byte
 	// Revocations keep sign-outs for every console that shares them
 	// (Redis in cmd/console). Default: this console's memory.
 	Revocations Revocations
@@ -128,7 +136,7 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	cookies, err := newPageCookies(opts.SessionKey, opts.SessionTTL, opts.Revocations)
+	cookies, err := newPageCookies(opts.SessionKey, opts.SessionTTL, opts.Revocations, opts.SessionKeyPrevious)
 	if err != nil {
 		return nil, err
 	}

@@ -130,6 +130,10 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		e.Close()
 		return nil, fmt.Errorf("engine: the key that signs allow rules: %w", err)
 	}
+	if acts.RuleKeyPrevious, err = cfg.RuleKey.LoadPrevious(); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("engine: the previous key of allow rules: %w", err)
+	}
 	e.Activities = acts
 	var missing string
 	if e.Notifier, missing, err = newNotifier(cfg); err != nil {

@@ -76,6 +76,22 @@ func VerifyLink(key []byte, token string, now time.Time) (Link, error) {
 	return l, nil
 }
 
+// VerifyLinkWith is VerifyLink with the first of keys that verifies the
+// signature: the link key, then, during a rotation, the previous one
+// (NOTIFY_LINK_KEY_PREVIOUS), so links minted before the rotation keep
+// working until they expire. Nil keys are skipped.
+func VerifyLinkWith(keys [][]byte, token string, now time.Time) (Link, error) {
+	for _, key := range keys {
+		if len(key) == 0 {
+			continue
+		}
+		if l, err := VerifyLink(key, token, now); !errors.Is(err, ErrBadLink) {
+			return l, err
+		}
+	}
+	return Link{}, ErrBadLink
+}
+
 // nonce is the link's nonce: derived from the notification and the
 // decision, so that a retried webhook carries the same links, and unlike
 // any other notification's.
@@ -93,14 +109,21 @@ func nonce(key []byte, notifyID, decision string) string {
 type LinkKeyConfig struct {
 	Key     string
 	KeyFile string
+	// Previous is NOTIFY_LINK_KEY_PREVIOUS, the base64 key being rotated
+	// out: links it signed still verify, no link is minted with it.
+	Previous string
 }
 
-// LinkKeyConfigFromEnv reads NOTIFY_LINK_KEY and NOTIFY_LINK_KEY_FILE.
+// LinkKeyConfigFromEnv reads NOTIFY_LINK_KEY, NOTIFY_LINK_KEY_FILE and
+// NOTIFY_LINK_KEY_PREVIOUS.
 func LinkKeyConfigFromEnv() LinkKeyConfig {
-	return LinkKeyConfig{Key: os.Getenv(EnvLinkKey), KeyFile: os.Getenv(EnvLinkKeyFile)}
+	return LinkKeyConfig{Key: os.Getenv(EnvLinkKey), KeyFile: os.Getenv(EnvLinkKeyFile), Previous: os.Getenv(EnvLinkKeyPrevious)}
 }
 
 var linkKey = keyfile.Kind{Prefix: "notify: link key", FileName: "link.key", EnvKey: EnvLinkKey, EnvFile: EnvLinkKeyFile}
 
 // LoadKey returns the 32-byte link key, creating the key file on first use.
 func (c LinkKeyConfig) LoadKey() ([]byte, error) { return linkKey.Load(c.Key, c.KeyFile) }
+
+// LoadPrevious returns the previous link key (nil when none is set).
+func (c LinkKeyConfig) LoadPrevious() ([]byte, error) { return linkKey.LoadPrevious(c.Previous) }

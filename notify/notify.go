@@ -220,7 +220,9 @@ const (
 	EnvApprover    = "NOTIFY_APPROVER"
 	EnvLinkKey     = "NOTIFY_LINK_KEY"
 	EnvLinkKeyFile = "NOTIFY_LINK_KEY_FILE"
-	EnvConsoleURL  = "CONSOLE_URL"
+	// EnvLinkKeyPrevious holds the link key being rotated out.
+	EnvLinkKeyPrevious = "NOTIFY_LINK_KEY_PREVIOUS"
+	EnvConsoleURL      = "CONSOLE_URL"
 )
 
 // DefaultRetry is NOTIFY_RETRY's default.

@@ -138,6 +138,21 @@ ensure_temporal_cli() {
 	cp "$src/go.sum" "$stamp"
 }
 
+# ensure_helm builds helm into .tools/bin from the module deploy/check, which
+# pins it (its go.mod's tool line) beside the k8s.io/api types that
+# deploy/check decodes the chart's manifests into (O4). The stamp beside the
+# binary is that module's go.sum, so a change there rebuilds it. The build
+# takes about two and a half minutes on two cores, once.
+ensure_helm() {
+	local src="$ROOT/deploy/check" stamp="$TOOLS_BIN/helm.go.sum"
+	if [ -x "$TOOLS_BIN/helm" ] && cmp -s "$src/go.sum" "$stamp"; then
+		return
+	fi
+	log "building helm from the Go module proxy (the version deploy/check/go.mod pins; a few minutes, once)"
+	(cd "$src" && GOFLAGS=-mod=readonly go build -o "$TOOLS_BIN/helm" helm.sh/helm/v4/cmd/helm)
+	cp "$src/go.sum" "$stamp"
+}
+
 # temporal_base_flags are the dev server's settings for low round latency
 # that cost nothing (measured in docs/benchmarks/dev-server.md): eager activity dispatch,
 # and one task-queue partition, so that an activity never waits in a

@@ -10,6 +10,7 @@ ensure_bubblewrap
 ensure_strace
 ensure_temporal_server
 ensure_temporal_cli
+ensure_helm
 ensure_chromium
 ensure_python_tools
 ensure_node_tools
@@ -17,6 +18,7 @@ ensure_search_attributes
 ensure_go_tool workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 ensure_lint_tools
 export TEMPORAL_CLI="$(command -v temporal)"
+export HELM="$TOOLS_BIN/helm"
 cd "$ROOT"
 
 log "gofmt"
@@ -41,6 +43,11 @@ for mod in adapters/*/; do
 	log "adapter module ${mod%/}: vet, staticcheck, test"
 	(cd "$mod" && go vet ./... && staticcheck ./... && go test -race -count=1 ./...)
 done
+# The Helm chart (O4): deploy/check renders it with the real helm and decodes
+# every manifest strictly into the k8s.io/api types; it is a module of its
+# own, so that the project's module does not depend on Kubernetes.
+log "deploy/check: the Helm chart, rendered and decoded"
+(cd deploy/check && go vet ./... && staticcheck ./... && go test -count=1 ./...)
 build
 # tests/cluster_test.go runs against scripts/cluster.sh's Temporal server on
 # PostgreSQL, which ensure_postgres installs and starts like the other

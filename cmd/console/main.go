@@ -47,6 +47,9 @@ environment:
   CONSOLE_SESSION_KEY base64 of 32 bytes sealing the page's sign-ins into their
                     cookies; consoles that share it share sign-ins (default:
                     a key of this console's own, sign-ins end with it)
+  CONSOLE_SESSION_KEY_PREVIOUS, NOTIFY_LINK_KEY_PREVIOUS, TOOLROUND_SECRET_KEY_PREVIOUS
+                    during a key rotation, the key being rotated out: what it
+                    sealed or signed is still accepted, nothing new uses it
   CONSOLE_REPLICAS  how many consoles serve one address; above 1 the console
                     refuses to start without CONSOLE_TOKENS,
                     CONSOLE_SESSION_KEY, NOTIFY_LINK_KEY and Redis
@@ -102,7 +105,11 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("the key that verifies signed links: %w", err)
 	}
-	opts := console.Options{Backend: backend, Tokens: tokens, Logger: logger, LinkKey: linkKey,
+	linkKeyPrevious, err := notify.LinkKeyConfigFromEnv().LoadPrevious()
+	if err != nil {
+		return fmt.Errorf("the previous key of signed links: %w", err)
+	}
+	opts := console.Options{Backend: backend, Tokens: tokens, Logger: logger, LinkKey: linkKey, LinkKeyPrevious: linkKeyPrevious,
 		Workdir: strings.TrimSpace(os.Getenv("TOOLS_WORKDIR")), Placement: cfg.Placement}
 	opts.Health.Temporal = func(ctx context.Context) error {
 		_, err := tc.CheckHealth(ctx, &tclient.CheckHealthRequest{})
@@ -111,6 +118,12 @@ func run(ctx context.Context) error {
 	if rc != nil {
 		opts.Health.Redis = func(ctx context.Context) error { return rc.Redis().Ping(ctx).Err() }
 		opts.Revocations = console.RedisRevocations{RDB: rc.Redis()}
+	}
+	if opts.SessionKeyPrevious, err = sessionKeyFrom("CONSOLE_SESSION_KEY_PREVIOUS"); err != nil {
+		return err
+	}
+	if opts.SessionKeyPrevious != nil && os.Getenv("CONSOLE_SESSION_KEY") == "" {
+		return errors.New("CONSOLE_SESSION_KEY_PREVIOUS without CONSOLE_SESSION_KEY: set the new key beside the one being rotated out")
 	}
 	if opts.SessionKey, err = sessionKey(); err != nil {
 		return err
@@ -232,14 +245,19 @@ func loadTokens() ([]console.Token, string, error) {
 
 // sessionKey is CONSOLE_SESSION_KEY (base64 of 32 bytes, O3), nil when
 // unset: the console then seals sign-ins with a key of its own.
-func sessionKey() ([]byte, error) {
-	v := strings.TrimSpace(os.Getenv("CONSOLE_SESSION_KEY"))
+func sessionKey() ([]byte, error) { return sessionKeyFrom("CONSOLE_SESSION_KEY") }
+
+// sessionKeyFrom reads a session key from the variable name, nil when
+// unset. CONSOLE_SESSION_KEY_PREVIOUS is the key being rotated out: the
+// sign-ins it sealed go on, new ones are sealed with CONSOLE_SESSION_KEY.
+func sessionKeyFrom(name string) ([]byte, error) {
+	v := strings.TrimSpace(os.Getenv(name))
 	if v == "" {
 		return nil, nil
 	}
 	k, err := keyfile.Decode(v)
 	if err != nil || len(k) != console.SessionKeySize {
-		return nil, fmt.Errorf("CONSOLE_SESSION_KEY: want base64 of %d bytes (openssl rand -base64 32)", console.SessionKeySize)
+		return nil, fmt.Errorf("%s: want base64 of %d bytes (openssl rand -base64 32)", name, console.SessionKeySize)
 	}
 	return k, nil
 }

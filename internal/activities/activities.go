@@ -67,6 +67,10 @@ type Activities struct {
 	// approval.KeyConfig). Only workers hold it; it never enters history.
 	// Without it no rule verifies and none is remembered.
 	RuleKey []byte
+	// RuleKeyPrevious is the rule key being rotated out
+	// (TOOLROUND_RULE_KEY_PREVIOUS): what it signed still verifies,
+	// nothing new is signed with it. Nil: none.
+	RuleKeyPrevious []byte
 	// Secrets are the sessions' stored secrets, for the agent run's model
 	// call (Model.Secrets); nil: none.
 	Secrets SecretValues

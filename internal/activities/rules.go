@@ -11,8 +11,21 @@ import (
 // errNoRuleKey: a worker without a rule key neither verifies nor signs.
 var errNoRuleKey = errors.New("the worker has no rule key (TOOLROUND_RULE_KEY)")
 
+// ruleKeys are the keys a MAC may verify with: the rule key, then, during
+// a rotation, the previous one (TOOLROUND_RULE_KEY_PREVIOUS). Only the
+// rule key signs.
+func (a *Activities) ruleKeys() [][]byte {
+	if len(a.RuleKey) == 0 {
+		return nil
+	}
+	if len(a.RuleKeyPrevious) == 0 {
+		return [][]byte{a.RuleKey}
+	}
+	return [][]byte{a.RuleKey, a.RuleKeyPrevious}
+}
+
 // VerifyRules checks the MACs of a run state's rules with the worker's rule
-// key (T4). The round calls it once; its answer is in history, so a replay
+// key, or the previous one during a rotation (T4). The round calls it once; its answer is in history, so a replay
 // gives the same answer and the key never enters history. Without a key,
 // no rule verifies.
 func (a *Activities) VerifyRules(_ context.Context, in round.RulesInput) (round.VerifyRulesOutput, error) {
@@ -21,8 +34,11 @@ func (a *Activities) VerifyRules(_ context.Context, in round.RulesInput) (round.
 		return out, nil
 	}
 	for i, r := range in.Rules {
-		if approval.Verify(a.RuleKey, in.SessionID, in.RunID, approval.Rule(r)) {
-			out.Verified = append(out.Verified, i)
+		for _, key := range a.ruleKeys() {
+			if approval.Verify(key, in.SessionID, in.RunID, approval.Rule(r)) {
+				out.Verified = append(out.Verified, i)
+				break
+			}
 		}
 	}
 	return out, nil
@@ -42,16 +58,29 @@ func (a *Activities) SignRules(_ context.Context, in round.RulesInput) (round.Si
 }
 
 // VerifyUsage checks the MAC of a run state's usage with the worker's rule
-// key (B1), once per round, as VerifyRules does for rules. Without a key,
-// no usage verifies.
+// key (B1), once per round, as VerifyRules does for rules (the previous
+// key too, during a rotation). Without a key, no usage verifies.
 func (a *Activities) VerifyUsage(_ context.Context, in round.UsageInput) (round.VerifyUsageOutput, error) {
-	if in.Bound {
-		ok := len(a.RuleKey) > 0 && approval.VerifyRoundUsage(a.RuleKey, in.SessionID, in.RunID, in.Usage.Round, in.Usage.Canonical(), in.Usage.MAC)
-		unbound := !ok && len(a.RuleKey) > 0 && approval.VerifyUsage(a.RuleKey, in.SessionID, in.RunID, in.Usage.Canonical(), in.Usage.MAC)
-		return round.VerifyUsageOutput{Verified: ok, Unbound: unbound}, nil
+	usage := in.Usage.Canonical()
+	bound := func(key []byte) bool {
+		return approval.VerifyRoundUsage(key, in.SessionID, in.RunID, in.Usage.Round, usage, in.Usage.MAC)
 	}
-	ok := len(a.RuleKey) > 0 && approval.VerifyUsage(a.RuleKey, in.SessionID, in.RunID, in.Usage.Canonical(), in.Usage.MAC)
-	return round.VerifyUsageOutput{Verified: ok}, nil
+	unbound := func(key []byte) bool {
+		return approval.VerifyUsage(key, in.SessionID, in.RunID, usage, in.Usage.MAC)
+	}
+	either := func(verify func([]byte) bool) bool {
+		for _, key := range a.ruleKeys() {
+			if verify(key) {
+				return true
+			}
+		}
+		return false
+	}
+	if in.Bound {
+		ok := either(bound)
+		return round.VerifyUsageOutput{Verified: ok, Unbound: !ok && either(unbound)}, nil
+	}
+	return round.VerifyUsageOutput{Verified: either(unbound)}, nil
 }
 
 // SignUsage signs the usage a round hands on with the worker's rule key;

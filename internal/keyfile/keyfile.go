@@ -67,6 +67,25 @@ func (k Kind) Load(text, path string) ([]byte, error) {
 	return key, err
 }
 
+// PreviousSuffix ends the variable that holds a key being rotated out:
+// TOOLROUND_RULE_KEY_PREVIOUS beside TOOLROUND_RULE_KEY. What the previous
+// key signed or sealed is still accepted; nothing new is signed or sealed
+// with it.
+const PreviousSuffix = "_PREVIOUS"
+
+// LoadPrevious decodes the previous key's text (the variable
+// EnvKey+PreviousSuffix); empty text is no previous key (nil).
+func (k Kind) LoadPrevious(text string) ([]byte, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	key, err := Decode(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s%s: %w", k.Prefix, k.EnvKey, PreviousSuffix, err)
+	}
+	return key, nil
+}
+
 // Decode parses the base64 text of a key (standard or URL alphabet, padded
 // or not).
 func Decode(text string) ([]byte, error) {

@@ -41,3 +41,16 @@ func TestTextWinsAndIsChecked(t *testing.T) {
 	_, err = testKind.Load("not base64!", "")
 	require.ErrorContains(t, err, "key is not base64")
 }
+
+func TestPreviousKeyIsOptionalAndChecked(t *testing.T) {
+	none, err := testKind.LoadPrevious("  ")
+	require.NoError(t, err)
+	require.Nil(t, none, "no previous key set: none")
+	key, err := Generate()
+	require.NoError(t, err)
+	got, err := testKind.LoadPrevious(Encode(key))
+	require.NoError(t, err)
+	require.Equal(t, key, got)
+	_, err = testKind.LoadPrevious("c2hvcnQ=")
+	require.ErrorContains(t, err, "TEST_KEY_PREVIOUS", "the error names the variable")
+}

@@ -53,7 +53,8 @@ func TestLoadKeyFromConfigKey(t *testing.T) {
 func TestConfigFromEnv(t *testing.T) {
 	t.Setenv(EnvKey, "k")
 	t.Setenv(EnvKeyFile, "/some/file")
-	require.Equal(t, Config{Key: "k", KeyFile: "/some/file"}, ConfigFromEnv())
+	t.Setenv(EnvKeyPrevious, "p")
+	require.Equal(t, Config{Key: "k", KeyFile: "/some/file", Previous: "p"}, ConfigFromEnv())
 }
 
 func TestLoadKeyCreatesFileOnce(t *testing.T) {

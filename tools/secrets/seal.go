@@ -35,8 +35,21 @@ func Seal(key []byte, plaintext string) (string, error) {
 	return SealedPrefix + base64.StdEncoding.EncodeToString(out), nil
 }
 
-// Open decrypts a value made by Seal. Errors never include the value.
+// Open decrypts a value made by Seal, with key or, during a rotation, the
+// key it replaced (AcceptPrevious). Errors never include the value.
 func Open(key []byte, sealed string) (string, error) {
+	plain, err := open(key, sealed)
+	if errors.Is(err, ErrOpen) {
+		if previous := previousOf(key); previous != nil {
+			if p, perr := open(previous, sealed); perr == nil {
+				return p, nil
+			}
+		}
+	}
+	return plain, err
+}
+
+func open(key []byte, sealed string) (string, error) {
 	if !IsSealed(sealed) {
 		return "", fmt.Errorf("secrets: open: the value does not start with %q", SealedPrefix)
 	}
