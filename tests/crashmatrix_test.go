@@ -397,7 +397,7 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 		require.NoError(t, os.Remove(reached)) // the worker goes on
 	case killRedis:
 		rds.kill(t)
-		rds = startRedisProc(t, rds.dir, rds.addr)
+		startRedisProc(t, rds.dir, rds.addr)
 		require.NoError(t, os.Remove(reached))
 	}
 	res, how := awaitRound(e, in, done, p.scenario.approve, 60*time.Second, nil)
