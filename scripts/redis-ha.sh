@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# A Redis Cluster and a Sentinel set on loopback, for the tests of O1
+# (cache/ha_test.go, tests/redis_ha_test.go):
+#
+#   bash scripts/redis-ha.sh cluster   three masters and three replicas on
+#                                      REDIS_CLUSTER_PORT..+5 (default 7101),
+#                                      made one cluster by redis-cli --cluster create
+#   bash scripts/redis-ha.sh sentinel  a master (REDIS_SENTINEL_PORT, default
+#                                      7201), its replica (+1) and three sentinels
+#                                      (+10..+12) that watch it as "toolround"
+#   bash scripts/redis-ha.sh urls      the REDIS_URLs of both, as the tests read them
+#   bash scripts/redis-ha.sh stop      stops every node this script started
+#
+# Each command starts only what is not running, so a test that killed a
+# master runs it again to bring the node back (as a replica, once the others
+# have failed over). Nothing is saved to disk but each node's cluster or
+# sentinel configuration, under .run/redis-ha.
+source "$(dirname "$0")/lib.sh"
+
+CLUSTER_PORT="${REDIS_CLUSTER_PORT:-7101}"
+SENTINEL_PORT="${REDIS_SENTINEL_PORT:-7201}"
+HA_DIR="$RUN_DIR/redis-ha"
+mkdir -p "$HA_DIR"
+
+# start_node PORT [ARGS...]: a redis-server on 127.0.0.1:PORT, unless one
+# answers there already.
+start_node() {
+	local port=$1
+	shift
+	if port_open "127.0.0.1:$port"; then
+		return
+	fi
+	mkdir -p "$HA_DIR/$port"
+	redis-server --daemonize yes --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
+		--dir "$HA_DIR/$port" --logfile "$HA_DIR/$port/redis.log" --pidfile "$HA_DIR/$port/redis.pid" "$@"
+	for _ in $(seq 1 40); do
+		port_open "127.0.0.1:$port" && return
+		sleep 0.25
+	done
+	log "redis on $port did not come up; see $HA_DIR/$port/redis.log"
+	return 1
+}
+
+cluster() {
+	local ports=() p
+	for i in 0 1 2 3 4 5; do
+		p=$((CLUSTER_PORT + i))
+		ports+=("127.0.0.1:$p")
+		start_node "$p" --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000
+	done
+	if ! redis-cli -p "$CLUSTER_PORT" cluster info | grep -q '^cluster_known_nodes:6'; then
+		log "creating the Redis Cluster on ${ports[*]}"
+		redis-cli --cluster create "${ports[@]}" --cluster-replicas 1 --cluster-yes >"$HA_DIR/create.log"
+	fi
+	for _ in $(seq 1 80); do
+		if redis-cli -p "$CLUSTER_PORT" cluster info | grep -q '^cluster_state:ok' &&
+			[ "$(redis-cli -p "$CLUSTER_PORT" cluster nodes | grep -c 'slave')" = 3 ]; then
+			return
+		fi
+		sleep 0.25
+	done
+	log "the Redis Cluster is not ok; see $HA_DIR/*/redis.log"
+	return 1
+}
+
+sentinel() {
+	local master=$SENTINEL_PORT replica=$((SENTINEL_PORT + 1)) now
+	# After a failover the old master comes back as the new one's replica.
+	now=$(current_master)
+	if [ -z "$now" ] || [ "$now" = "$master" ]; then
+		start_node "$master"
+		start_node "$replica" --replicaof 127.0.0.1 "$master"
+	else
+		start_node "$master" --replicaof 127.0.0.1 "$now"
+		start_node "$replica"
+	fi
+	for i in 10 11 12; do
+		local p=$((SENTINEL_PORT + i)) conf="$HA_DIR/sentinel-$((SENTINEL_PORT + i)).conf"
+		if port_open "127.0.0.1:$p"; then
+			continue
+		fi
+		if [ ! -f "$conf" ]; then
+			cat >"$conf" <<CONF
+port $p
+bind 127.0.0.1
+sentinel monitor toolround 127.0.0.1 $master 2
+sentinel down-after-milliseconds toolround 1000
+sentinel failover-timeout toolround 5000
+sentinel parallel-syncs toolround 1
+CONF
+		fi
+		mkdir -p "$HA_DIR/$p"
+		redis-server "$conf" --sentinel --daemonize yes --dir "$HA_DIR/$p" \
+			--logfile "$HA_DIR/$p/sentinel.log" --pidfile "$HA_DIR/$p/sentinel.pid"
+	done
+	for _ in $(seq 1 80); do
+		now=$(current_master)
+		if [ -n "$now" ] && [ "$(redis-cli -p "$now" info replication | tr -d '\r' | grep '^connected_slaves:')" = "connected_slaves:1" ]; then
+			return
+		fi
+		sleep 0.25
+	done
+	log "the Sentinel set has no master with its replica; see $HA_DIR/*/*.log"
+	return 1
+}
+
+# current_master is the port of the master the sentinels name, if any.
+current_master() {
+	local p
+	for i in 10 11 12; do
+		p=$((SENTINEL_PORT + i))
+		if port_open "127.0.0.1:$p"; then
+			redis-cli -p "$p" sentinel get-master-addr-by-name toolround 2>/dev/null | sed -n 2p
+			return
+		fi
+	done
+}
+
+urls() {
+	echo "REDIS_CLUSTER_URL=redis://127.0.0.1:$CLUSTER_PORT?addr=127.0.0.1:$((CLUSTER_PORT + 1))&addr=127.0.0.1:$((CLUSTER_PORT + 2))&cluster=1"
+	echo "REDIS_SENTINEL_URL=redis://127.0.0.1:$((SENTINEL_PORT + 10))/0?master_name=toolround&addr=127.0.0.1:$((SENTINEL_PORT + 11))&addr=127.0.0.1:$((SENTINEL_PORT + 12))"
+}
+
+stop() {
+	local f
+	for f in "$HA_DIR"/*/*.pid; do
+		[ -f "$f" ] || continue
+		kill "$(cat "$f")" 2>/dev/null || true
+		rm -f "$f"
+	done
+}
+
+case "${1:-}" in
+cluster) cluster ;;
+sentinel) sentinel ;;
+urls) urls ;;
+stop) stop ;;
+*)
+	echo "usage: $0 cluster|sentinel|urls|stop" >&2
+	exit 2
+	;;
+esac
