@@ -178,7 +178,7 @@ func (c *Client) dial() (string, error) {
 		co.DialTimeout, co.ReadTimeout, co.WriteTimeout, co.MaxRetries = o.DialTimeout, o.OpTimeout, o.OpTimeout, 1
 		bo := *co
 		bo.ReadTimeout, bo.WriteTimeout, bo.ContextTimeoutEnabled = blobTimeout, blobTimeout, true
-		c.rdb, c.blob = redis.NewClusterClient(co), redis.NewClusterClient(&bo)
+		c.rdb, c.blob = newClusterClient(co), newClusterClient(&bo)
 		return co.Addrs[0], nil
 	}
 	ro, err := redis.ParseURL(u)

@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"context"
+	"errors"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -54,4 +56,48 @@ func LegacyKey(key string) (string, bool) {
 func readsLegacy(rdb redis.UniversalClient) bool {
 	_, cluster := rdb.(*redis.ClusterClient)
 	return !cluster
+}
+
+// reloadOnNetError makes a cluster client ask the cluster for its slots
+// again after a command fails on the network: a master that died leaves
+// the client's slot map naming it, and go-redis reloads the map only on a
+// MOVED reply, which a client that keeps dialling the dead master never
+// gets. After a failover the next command finds the promoted replica.
+type reloadOnNetError struct{ cc *redis.ClusterClient }
+
+func (h reloadOnNetError) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h reloadOnNetError) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.after(err)
+		return err
+	}
+}
+
+func (h reloadOnNetError) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		h.after(err)
+		return err
+	}
+}
+
+func (h reloadOnNetError) after(err error) {
+	if err == nil || errors.Is(err, redis.Nil) || errors.Is(err, context.Canceled) {
+		return
+	}
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		return
+	}
+	h.cc.ReloadState(context.Background())
+}
+
+// newClusterClient is a cluster client that finds a failover's new master
+// (reloadOnNetError).
+func newClusterClient(o *redis.ClusterOptions) *redis.ClusterClient {
+	cc := redis.NewClusterClient(o)
+	cc.AddHook(reloadOnNetError{cc: cc})
+	return cc
 }

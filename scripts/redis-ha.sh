@@ -19,7 +19,7 @@ source "$(dirname "$0")/lib.sh"
 
 CLUSTER_PORT="${REDIS_CLUSTER_PORT:-7101}"
 SENTINEL_PORT="${REDIS_SENTINEL_PORT:-7201}"
-HA_DIR="$RUN_DIR/redis-ha"
+HA_DIR="${REDIS_HA_DIR:-$RUN_DIR/redis-ha}"
 mkdir -p "$HA_DIR"
 
 # start_node PORT [ARGS...]: a redis-server on 127.0.0.1:PORT, unless one
@@ -31,7 +31,7 @@ start_node() {
 		return
 	fi
 	mkdir -p "$HA_DIR/$port"
-	redis-server --daemonize yes --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
+	redis-server --daemonize yes --bind 127.0.0.1 --port "$port" --save "" --appendonly no --repl-diskless-sync-delay 0 \
 		--dir "$HA_DIR/$port" --logfile "$HA_DIR/$port/redis.log" --pidfile "$HA_DIR/$port/redis.pid" "$@"
 	for _ in $(seq 1 40); do
 		port_open "127.0.0.1:$port" && return
@@ -54,7 +54,8 @@ cluster() {
 	fi
 	for _ in $(seq 1 80); do
 		if redis-cli -p "$CLUSTER_PORT" cluster info | grep -q '^cluster_state:ok' &&
-			[ "$(redis-cli -p "$CLUSTER_PORT" cluster nodes | grep -c 'slave')" = 3 ]; then
+			[ "$(redis-cli -p "$CLUSTER_PORT" cluster nodes | grep -c 'slave')" = 3 ] &&
+			[ "$(for i in 0 1 2 3 4 5; do synced $((CLUSTER_PORT + i)); done | grep -c yes)" = 3 ]; then
 			return
 		fi
 		sleep 0.25
@@ -64,16 +65,17 @@ cluster() {
 }
 
 sentinel() {
-	local master=$SENTINEL_PORT replica=$((SENTINEL_PORT + 1)) now
+	local now p
 	# After a failover the old master comes back as the new one's replica.
 	now=$(current_master)
-	if [ -z "$now" ] || [ "$now" = "$master" ]; then
-		start_node "$master"
-		start_node "$replica" --replicaof 127.0.0.1 "$master"
-	else
-		start_node "$master" --replicaof 127.0.0.1 "$now"
-		start_node "$replica"
-	fi
+	now=${now:-$SENTINEL_PORT}
+	for p in "$SENTINEL_PORT" $((SENTINEL_PORT + 1)); do
+		if [ "$p" = "$now" ]; then
+			start_node "$p"
+		else
+			start_node "$p" --replicaof 127.0.0.1 "$now"
+		fi
+	done
 	for i in 10 11 12; do
 		local p=$((SENTINEL_PORT + i)) conf="$HA_DIR/sentinel-$((SENTINEL_PORT + i)).conf"
 		if port_open "127.0.0.1:$p"; then
@@ -83,7 +85,7 @@ sentinel() {
 			cat >"$conf" <<CONF
 port $p
 bind 127.0.0.1
-sentinel monitor toolround 127.0.0.1 $master 2
+sentinel monitor toolround 127.0.0.1 $SENTINEL_PORT 2
 sentinel down-after-milliseconds toolround 1000
 sentinel failover-timeout toolround 5000
 sentinel parallel-syncs toolround 1
@@ -95,13 +97,23 @@ CONF
 	done
 	for _ in $(seq 1 80); do
 		now=$(current_master)
-		if [ -n "$now" ] && [ "$(redis-cli -p "$now" info replication | tr -d '\r' | grep '^connected_slaves:')" = "connected_slaves:1" ]; then
+		if [ -n "$now" ] && [ "$(synced "$now")" = yes ]; then
 			return
 		fi
 		sleep 0.25
 	done
 	log "the Sentinel set has no master with its replica; see $HA_DIR/*/*.log"
 	return 1
+}
+
+# synced PORT prints yes when the node there is a master whose replica is
+# online (its first sync done), so that WAIT 1 can be answered.
+synced() {
+	local info
+	info=$(redis-cli -p "$1" info replication 2>/dev/null | tr -d '\r')
+	if grep -q '^role:master' <<<"$info" && grep -q '^slave0:.*state=online' <<<"$info"; then
+		echo yes
+	fi
 }
 
 # current_master is the port of the master the sentinels name, if any.

@@ -261,6 +261,12 @@ func (a *Activities) offload(ctx context.Context, out *round.ExecuteOutput, log 
 		ref, err = a.Blobs.Put(ctx, out.Content)
 	}
 	if err != nil {
+		// A write that failed is not confirmed either: what history can
+		// carry stays there, whole (a failover in progress, O1).
+		if len(out.Content) <= unconfirmedFactor*limit {
+			log.Warn("storing a large result failed; keeping it in history", "bytes", len(out.Content), "error", err)
+			return
+		}
 		log.Warn("storing a large result failed; keeping a truncated copy", "error", err)
 		out.Content = round.PreviewOf(out.Content, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes and the blob store failed: %v]", len(out.Content), err)
 		return

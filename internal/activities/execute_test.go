@@ -125,4 +125,10 @@ func TestUnconfirmedBlobStaysInHistoryO1(t *testing.T) {
 	require.NotEmpty(t, out.ContentRef)
 	require.Contains(t, out.Content, "[4001 bytes in all; stored as "+out.ContentRef+"; stored: unconfirmed")
 	require.Less(t, len(out.Content), len(large))
+
+	// A write that failed is not confirmed either.
+	failing := &memBlobs{m: map[string]string{}, fail: errors.New("the master is gone")}
+	out = execute(t, failing, fits)
+	require.Equal(t, fits, out.Content, "4x LargeResult stays in history")
+	require.Empty(t, out.ContentRef)
 }
