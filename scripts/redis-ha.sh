@@ -9,6 +9,7 @@
 #                                      7201), its replica (+1) and three sentinels
 #                                      (+10..+12) that watch it as "toolround"
 #   bash scripts/redis-ha.sh urls      the REDIS_URLs of both, as the tests read them
+#   bash scripts/redis-ha.sh status    each node's role and each sentinel's master
 #   bash scripts/redis-ha.sh stop      stops every node this script started
 #
 # Each command starts only what is not running, so a test that killed a
@@ -128,17 +129,37 @@ current_master() {
 	done
 }
 
+# status prints what each node and sentinel says of its role, for a test
+# that failed.
+status() {
+	local p
+	for p in $(seq "$CLUSTER_PORT" $((CLUSTER_PORT + 5))) "$SENTINEL_PORT" $((SENTINEL_PORT + 1)); do
+		port_open "127.0.0.1:$p" && echo "$p: $(redis-cli -p "$p" role 2>&1 | head -3 | tr '\n' ' ')"
+	done
+	for p in $((SENTINEL_PORT + 10)) $((SENTINEL_PORT + 11)) $((SENTINEL_PORT + 12)); do
+		port_open "127.0.0.1:$p" && echo "sentinel $p: master $(redis-cli -p "$p" sentinel get-master-addr-by-name toolround 2>&1 | tr '\n' ' ')"
+	done
+	return 0
+}
+
 urls() {
 	echo "REDIS_CLUSTER_URL=redis://127.0.0.1:$CLUSTER_PORT?addr=127.0.0.1:$((CLUSTER_PORT + 1))&addr=127.0.0.1:$((CLUSTER_PORT + 2))&cluster=1"
 	echo "REDIS_SENTINEL_URL=redis://127.0.0.1:$((SENTINEL_PORT + 10))/0?master_name=toolround&addr=127.0.0.1:$((SENTINEL_PORT + 11))&addr=127.0.0.1:$((SENTINEL_PORT + 12))"
 }
 
 stop() {
-	local f
+	local f pid
+	local pids=()
 	for f in "$HA_DIR"/*/*.pid; do
 		[ -f "$f" ] || continue
+		pids+=("$(cat "$f")")
 		kill "$(cat "$f")" 2>/dev/null || true
 		rm -f "$f"
+	done
+	# Gone before this returns, so that a set started next on the same
+	# ports finds them free.
+	for pid in "${pids[@]}"; do
+		wait_gone "$pid"
 	done
 }
 
@@ -146,9 +167,10 @@ case "${1:-}" in
 cluster) cluster ;;
 sentinel) sentinel ;;
 urls) urls ;;
+status) status ;;
 stop) stop ;;
 *)
-	echo "usage: $0 cluster|sentinel|urls|stop" >&2
+	echo "usage: $0 cluster|sentinel|urls|status|stop" >&2
 	exit 2
 	;;
 esac

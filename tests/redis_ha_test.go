@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/cache"
@@ -137,12 +138,17 @@ func TestMasterKilledMidRoundLosesNoResultO1(t *testing.T) {
 			killed := time.Now()
 			t.Logf("killed the %s master on port %s", name, port)
 			// A replica takes over: the blob answers again, from the new master.
-			require.Eventually(t, func() bool {
+			var lastErr error
+			if !assert.Eventually(t, func() bool {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 				defer cancel()
 				v, err := c.Blobs().Get(ctx, ref)
+				lastErr = err
 				return err == nil && v == before
-			}, 60*time.Second, 100*time.Millisecond, "the blob confirmed before the kill is on the new master")
+			}, 60*time.Second, 100*time.Millisecond, "the blob confirmed before the kill is on the new master") {
+				out, _ := h.run("status")
+				t.Fatalf("last error: %v\n%s", lastErr, out)
+			}
 			t.Logf("failover: the blob answered again %v after the kill", time.Since(killed).Round(time.Millisecond))
 			require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "go"), nil, 0o644))
 
