@@ -39,7 +39,7 @@ func (c *Client) writeConfirmed(ctx context.Context, key string, write func(cont
 		return false, err
 	}
 	conn := node.Conn()
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	replicas, err := c.replicas.count(ctx, node.Options().Addr, conn)
 	if err != nil {
 		return false, err
