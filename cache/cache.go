@@ -9,13 +9,24 @@
 //	toolround:cache:search_web:<session>:<hash(query)>     result cache, per session
 //	toolround:cache:http_request:<session>:<hash(args)>    result cache, per session
 //	toolround:blob:<sha256>                                large results
-//	toolround:events:<session>                             event stream (XADD)
-//	toolround:history:<session>                            session history (list)
+//	toolround:{<session>}:events                           event stream (XADD)
+//	toolround:{<session>}:history                          session history (list)
 //
 // Tools keep their own per-session data under the same prefix (package
 // agent, through SessionData: todo, errors, result; package secrets: secret). Result-cache keys
 // expire after 30 minutes, blobs after BlobTTL; streams and histories are
 // capped in length instead.
+//
+// REDIS_URL names one node, a master behind Sentinel or a Redis Cluster
+// (Open, O1). The keys one script or transaction touches together share a
+// hash tag, the session id in braces ({<session>}), so that in a cluster
+// they are in one slot: a session's event stream and its publish-once
+// markers (toolround:{<session>}:event-published:<id>), its history and
+// its append markers (toolround:{<session>}:history-appended:<id>), its
+// secrets and their operations (package secrets). These had names without
+// braces before (toolround:events:<session>, ...); where those can still
+// exist, on a deployment that is no cluster, they are read too (LegacyKey,
+// V1).
 package cache
 
 import (
@@ -24,6 +35,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,45 +80,171 @@ func (o *Options) defaults() {
 
 // Client is the shared Redis connection with the skip accounting of K5.
 type Client struct {
-	rdb *redis.Client
+	rdb redis.UniversalClient
 	// blob moves large results. Its socket deadlines come from each
 	// operation's context, which grows with the blob's size: rdb's deadlines
 	// are OpTimeout, too short for megabytes.
-	blob *redis.Client
+	blob redis.UniversalClient
 	opts Options
+	// mode is how REDIS_URL reaches Redis (O1).
+	mode Mode
 	// Skipped counts operations skipped because Redis failed or was slow.
 	skipped  atomic.Int64
 	lastWarn atomic.Int64
 	// downUntil (unix nanoseconds) is the end of the cooldown after a failure.
 	downUntil atomic.Int64
+	// replicas caches whether the blob writes' master has replicas to
+	// confirm them (blobs.go).
+	replicas replicaCache
 }
 
 // errCooldown is the error of an operation skipped during the cooldown.
 var errCooldown = errors.New("cache: redis failed moments ago; skipped until it has had time to come back")
 
+// Mode is how a REDIS_URL reaches Redis (O1).
+type Mode int
+
+const (
+	// Single is one node: redis[s]://[user:pass@]host:port/db (ParseURL).
+	Single Mode = iota
+	// Sentinel is a master found through Sentinel:
+	// redis[s]://[user:pass@]sentinel1:26379/db?master_name=M&addr=sentinel2:26379
+	// (ParseFailoverURL; the user and password are the sentinels', the
+	// master's are the password= and username= parameters).
+	Sentinel
+	// Cluster is a Redis Cluster:
+	// redis[s]://[user:pass@]node1:6379?addr=node2:6379&cluster=1
+	// (ParseClusterURL, after cluster=1 is taken out; database 0 only).
+	Cluster
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Sentinel:
+		return "sentinel"
+	case Cluster:
+		return "cluster"
+	}
+	return "single"
+}
+
+// Mode is how this client reaches Redis.
+func (c *Client) Mode() Mode { return c.mode }
+
 // Open connects to Redis. It returns the client even when Redis does not
 // answer yet, with the ping error, so a worker can start and use Redis once
-// it is back.
+// it is back. A REDIS_URL that does not parse, or names a database other
+// than 0 in Cluster mode, is an error and no client.
 func Open(ctx context.Context, opts Options) (*Client, error) {
 	opts.defaults()
-	ro, err := redis.ParseURL(opts.URL)
+	c := &Client{opts: opts}
+	addr, err := c.dial()
 	if err != nil {
-		return nil, fmt.Errorf("cache: REDIS_URL %q: %w", opts.URL, err)
+		return nil, err
 	}
-	ro.DialTimeout = opts.DialTimeout
-	ro.ReadTimeout = opts.OpTimeout
-	ro.WriteTimeout = opts.OpTimeout
-	ro.MaxRetries = 1
-	bo := *ro
-	bo.ReadTimeout, bo.WriteTimeout = blobTimeout, blobTimeout
-	bo.ContextTimeoutEnabled = true
-	c := &Client{rdb: redis.NewClient(ro), blob: redis.NewClient(&bo), opts: opts}
 	pctx, cancel := context.WithTimeout(ctx, opts.DialTimeout)
 	defer cancel()
 	if err := c.rdb.Ping(pctx).Err(); err != nil {
-		return c, notAnswering(ro.Addr, opts.DialTimeout, err)
+		return c, notAnswering(addr, opts.DialTimeout, err)
 	}
 	return c, nil
+}
+
+// dial makes the clients REDIS_URL names and returns the first address it
+// names, for messages (never the URL, which may hold a password).
+func (c *Client) dial() (string, error) {
+	o := c.opts
+	mode, u, err := ParseMode(o.URL)
+	if err != nil {
+		return "", err
+	}
+	c.mode = mode
+	switch mode {
+	case Sentinel:
+		fo, err := redis.ParseFailoverURL(u)
+		if err != nil {
+			return "", urlErr(err)
+		}
+		fo.DialTimeout, fo.ReadTimeout, fo.WriteTimeout, fo.MaxRetries = o.DialTimeout, o.OpTimeout, o.OpTimeout, 1
+		bo := *fo
+		bo.ReadTimeout, bo.WriteTimeout, bo.ContextTimeoutEnabled = blobTimeout, blobTimeout, true
+		c.rdb, c.blob = redis.NewFailoverClient(fo), redis.NewFailoverClient(&bo)
+		return fo.SentinelAddrs[0], nil
+	case Cluster:
+		co, err := redis.ParseClusterURL(u)
+		if err != nil {
+			return "", urlErr(err)
+		}
+		co.DialTimeout, co.ReadTimeout, co.WriteTimeout, co.MaxRetries = o.DialTimeout, o.OpTimeout, o.OpTimeout, 1
+		bo := *co
+		bo.ReadTimeout, bo.WriteTimeout, bo.ContextTimeoutEnabled = blobTimeout, blobTimeout, true
+		c.rdb, c.blob = newClusterClient(co), newClusterClient(&bo)
+		return co.Addrs[0], nil
+	}
+	ro, err := redis.ParseURL(u)
+	if err != nil {
+		return "", urlErr(err)
+	}
+	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout, ro.MaxRetries = o.DialTimeout, o.OpTimeout, o.OpTimeout, 1
+	bo := *ro
+	bo.ReadTimeout, bo.WriteTimeout, bo.ContextTimeoutEnabled = blobTimeout, blobTimeout, true
+	c.rdb, c.blob = redis.NewClient(ro), redis.NewClient(&bo)
+	return ro.Addr, nil
+}
+
+// urlErr names what is wrong with REDIS_URL without the URL itself, which
+// may hold a password.
+func urlErr(err error) error { return fmt.Errorf("cache: REDIS_URL: %w", err) }
+
+// ParseMode tells which of the three forms of O1 the URL is and returns
+// the URL its go-redis parser takes: "cluster=1" (or true) makes it a
+// Cluster and is taken out; "master_name=" makes it Sentinel; else one
+// node. In Cluster mode a database other than 0, in the path or as db=, is
+// refused: a cluster has only database 0.
+func ParseMode(raw string) (Mode, string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Single, "", urlErr(errors.New("does not parse as a URL"))
+	}
+	q := u.Query()
+	if !q.Has("cluster") {
+		if q.Has("master_name") {
+			return Sentinel, raw, nil
+		}
+		return Single, raw, nil
+	}
+	cluster := false
+	if v := q["cluster"]; len(v) > 0 {
+		last := v[len(v)-1]
+		switch strings.ToLower(last) {
+		case "1", "true", "yes":
+			cluster = true
+		case "0", "false", "no", "":
+		default:
+			return Single, "", urlErr(fmt.Errorf("cluster=%q is neither 1 nor 0", last))
+		}
+		q.Del("cluster")
+		u.RawQuery = q.Encode()
+	}
+	switch {
+	case cluster && q.Has("master_name"):
+		return Single, "", urlErr(errors.New("cluster=1 and master_name= name two kinds of deployment; Sentinel in front of a cluster is not supported"))
+	case cluster:
+		db := strings.Trim(u.Path, "/")
+		if q.Has("db") {
+			db = q.Get("db")
+		}
+		if db != "" && db != "0" {
+			return Single, "", urlErr(fmt.Errorf("a Redis Cluster has only database 0, the URL names database %q", db))
+		}
+		u.Path = ""
+		q.Del("db")
+		u.RawQuery = q.Encode()
+		return Cluster, u.String(), nil
+	case q.Has("master_name"):
+		return Sentinel, u.String(), nil
+	}
+	return Single, u.String(), nil
 }
 
 // ErrNotAnswering is matched by Open's error when Redis does not answer.
@@ -138,8 +277,9 @@ type discardLog struct{}
 
 func (discardLog) Printf(context.Context, string, ...any) {}
 
-// Redis is the underlying client, for tools that keep per-session data.
-func (c *Client) Redis() *redis.Client { return c.rdb }
+// Redis is the underlying client, for tools that keep per-session data:
+// one node, a Sentinel-backed master or a cluster.
+func (c *Client) Redis() redis.UniversalClient { return c.rdb }
 
 // Close closes the connections.
 func (c *Client) Close() error { return errors.Join(c.rdb.Close(), c.blob.Close()) }

@@ -45,8 +45,13 @@ func unique(t *testing.T) string {
 }
 
 // cleanup deletes keys of the shared Redis when the test ends.
-func cleanup(t *testing.T, rdb *redis.Client, keys ...string) {
-	t.Cleanup(func() { rdb.Del(context.Background(), keys...) })
+// One DEL per key, as a cluster wants for keys of many slots.
+func cleanup(t *testing.T, rdb redis.UniversalClient, keys ...string) {
+	t.Cleanup(func() {
+		for _, k := range keys {
+			rdb.Del(context.Background(), k)
+		}
+	})
 }
 
 // logBuffer is a slog destination that tests can read while others write.
@@ -83,8 +88,11 @@ func TestOpenUsesDatabaseZeroByDefault(t *testing.T) {
 			c, _ := cache.Open(context.Background(), cache.Options{URL: tt.url, DialTimeout: 100 * time.Millisecond})
 			require.NotNil(t, c, "a worker starts even when Redis does not answer yet")
 			defer c.Close()
-			require.Equal(t, tt.addr, c.Redis().Options().Addr)
-			require.Equal(t, tt.db, c.Redis().Options().DB)
+			rdb, ok := c.Redis().(*redis.Client)
+			require.True(t, ok, "one node: a plain client")
+			require.Equal(t, cache.Single, c.Mode())
+			require.Equal(t, tt.addr, rdb.Options().Addr)
+			require.Equal(t, tt.db, rdb.Options().DB)
 		})
 	}
 	_, err := cache.Open(context.Background(), cache.Options{URL: "http://127.0.0.1:6379"})
@@ -119,7 +127,7 @@ func TestResultCacheOnRealRedis(t *testing.T) {
 }
 
 // requireTTL checks that key expires in want, give or take the test's time.
-func requireTTL(t *testing.T, rdb *redis.Client, key string, want time.Duration) {
+func requireTTL(t *testing.T, rdb redis.UniversalClient, key string, want time.Duration) {
 	t.Helper()
 	ttl, err := rdb.TTL(context.Background(), key).Result()
 	require.NoError(t, err)

@@ -19,13 +19,31 @@ import (
 //
 // A ttl > 0 makes a written key expire that long after its last write;
 // ttl <= 0 makes it permanent.
-type SessionData struct{ rdb *redis.Client }
+//
+// Keys that had other names before hash tags (LegacyKey) are read under
+// both names where the old ones can exist (no cluster), so a worker of this
+// release finds what one of the previous release wrote (V1).
+type SessionData struct {
+	rdb    redis.UniversalClient
+	legacy bool
+}
 
 // SessionData returns the per-session store over this connection.
-func (c *Client) SessionData() *SessionData { return &SessionData{rdb: c.rdb} }
+func (c *Client) SessionData() *SessionData { return NewSessionData(c.rdb) }
 
-// NewSessionData returns the per-session store over rdb.
-func NewSessionData(rdb *redis.Client) *SessionData { return &SessionData{rdb: rdb} }
+// NewSessionData returns the per-session store over rdb: one node, a
+// Sentinel-backed master or a cluster.
+func NewSessionData(rdb redis.UniversalClient) *SessionData {
+	return &SessionData{rdb: rdb, legacy: readsLegacy(rdb)}
+}
+
+// old is key's name before hash tags, when it had one and it may exist.
+func (s *SessionData) old(key string) (string, bool) {
+	if !s.legacy {
+		return "", false
+	}
+	return LegacyKey(key)
+}
 
 func sessionErr(err error) error {
 	if err == nil || errors.Is(err, context.Canceled) {
@@ -82,6 +100,9 @@ func (s *SessionData) HSet(ctx context.Context, key, field, value string, ttl ti
 func (s *SessionData) HGet(ctx context.Context, key, field string) (string, bool, error) {
 	v, err := s.rdb.HGet(ctx, key, field).Result()
 	if errors.Is(err, redis.Nil) {
+		if old, ok := s.old(key); ok {
+			return s.HGet(ctx, old, field)
+		}
 		return "", false, nil
 	}
 	if err != nil {
@@ -93,11 +114,34 @@ func (s *SessionData) HGet(ctx context.Context, key, field string) (string, bool
 // HKeys returns the fields of the hash at key; a missing key has none.
 func (s *SessionData) HKeys(ctx context.Context, key string) ([]string, error) {
 	f, err := s.rdb.HKeys(ctx, key).Result()
-	return f, sessionErr(err)
+	if err != nil {
+		return nil, sessionErr(err)
+	}
+	if old, ok := s.old(key); ok {
+		of, err := s.rdb.HKeys(ctx, old).Result()
+		if err != nil {
+			return nil, sessionErr(err)
+		}
+		seen := make(map[string]bool, len(f))
+		for _, k := range f {
+			seen[k] = true
+		}
+		for _, k := range of {
+			if !seen[k] {
+				f = append(f, k)
+			}
+		}
+	}
+	return f, nil
 }
 
 // HDel removes field of the hash at key; a missing one is not an error.
 func (s *SessionData) HDel(ctx context.Context, key, field string) error {
+	if old, ok := s.old(key); ok {
+		if err := s.rdb.HDel(ctx, old, field).Err(); err != nil {
+			return sessionErr(err)
+		}
+	}
 	return sessionErr(s.rdb.HDel(ctx, key, field).Err())
 }
 
@@ -141,7 +185,21 @@ func (s *SessionData) List(ctx context.Context, key string, n int) ([]string, er
 		start = -int64(n)
 	}
 	l, err := s.rdb.LRange(ctx, key, start, -1).Result()
-	return l, sessionErr(err)
+	if err != nil {
+		return nil, sessionErr(err)
+	}
+	if old, ok := s.old(key); ok && (n <= 0 || len(l) < n) {
+		// The old list's entries were all written before the new one's.
+		ol, err := s.rdb.LRange(ctx, old, start, -1).Result()
+		if err != nil {
+			return nil, sessionErr(err)
+		}
+		l = append(ol, l...)
+		if n > 0 && len(l) > n {
+			l = l[len(l)-n:]
+		}
+	}
+	return l, nil
 }
 
 // Operation records, in a hash of their own (opsKey, field = operation
@@ -150,21 +208,26 @@ func (s *SessionData) List(ctx context.Context, key string, n int) ([]string, er
 // generation. The write and its record are one script, so a record is
 // found exactly when the write happened, and a fenced attempt can never
 // write afterwards.
+//
+// KEYS[3], when given, is the operations hash under its old name (V1),
+// consulted as KEYS[2] is.
 var hsetOpScript = redis.NewScript(`
-local st = redis.call('HGET', KEYS[2], ARGV[3])
-if st then
-  local kind, g = string.match(st, '^(%a+):(%d+)$')
-  if kind == 'done' then
-    return 'done'
-  end
-  if kind == 'fence' and tonumber(ARGV[4]) < tonumber(g) then
-    return 'fenced'
+for i = 2, #KEYS do
+  local st = redis.call('HGET', KEYS[i], ARGV[3])
+  if st then
+    local kind, g = string.match(st, '^(%a+):(%d+)$')
+    if kind == 'done' then
+      return 'done'
+    end
+    if kind == 'fence' and tonumber(ARGV[4]) < tonumber(g) then
+      return 'fenced'
+    end
   end
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[3], 'done:' .. ARGV[4])
 local ttl = tonumber(ARGV[5])
-for _, k in ipairs(KEYS) do
+for _, k in ipairs({KEYS[1], KEYS[2]}) do
   if ttl > 0 then
     redis.call('PEXPIRE', k, ttl)
   else
@@ -174,24 +237,31 @@ end
 return 'ok'
 `)
 
+// settleOpScript settles operation ARGV[1] in the operations hash KEYS[1]
+// and, when given, KEYS[2], the same hash under its old name (V1): the
+// fence goes into both, so an attempt of either release is refused.
 var settleOpScript = redis.NewScript(`
-local st = redis.call('HGET', KEYS[1], ARGV[1])
 local next = tonumber(ARGV[2]) + 1
-if st then
-  local kind, g = string.match(st, '^(%a+):(%d+)$')
-  if kind == 'done' then
-    return 'applied'
-  end
-  if kind == 'fence' and tonumber(g) > next then
-    next = tonumber(g)
+for i = 1, #KEYS do
+  local st = redis.call('HGET', KEYS[i], ARGV[1])
+  if st then
+    local kind, g = string.match(st, '^(%a+):(%d+)$')
+    if kind == 'done' then
+      return 'applied'
+    end
+    if kind == 'fence' and tonumber(g) > next then
+      next = tonumber(g)
+    end
   end
 end
-redis.call('HSET', KEYS[1], ARGV[1], 'fence:' .. next)
 local ttl = tonumber(ARGV[3])
-if ttl > 0 then
-  redis.call('PEXPIRE', KEYS[1], ttl)
-else
-  redis.call('PERSIST', KEYS[1])
+for i = 1, #KEYS do
+  redis.call('HSET', KEYS[i], ARGV[1], 'fence:' .. next)
+  if ttl > 0 then
+    redis.call('PEXPIRE', KEYS[i], ttl)
+  else
+    redis.call('PERSIST', KEYS[i])
+  end
 end
 return 'absent'
 `)
@@ -202,7 +272,11 @@ return 'absent'
 // older than the operation's fence writes nothing and reports fenced.
 // Both keys expire ttl after the write (never when ttl <= 0).
 func (s *SessionData) HSetOp(ctx context.Context, key, field, value, opsKey, opID string, generation int, ttl time.Duration) (fenced bool, err error) {
-	st, err := hsetOpScript.Run(ctx, s.rdb, []string{key, opsKey}, field, value, opID, generation, ttl.Milliseconds()).Text()
+	keys := []string{key, opsKey}
+	if old, ok := s.old(opsKey); ok {
+		keys = append(keys, old)
+	}
+	st, err := hsetOpScript.Run(ctx, s.rdb, keys, field, value, opID, generation, ttl.Milliseconds()).Text()
 	if err != nil {
 		return false, sessionErr(err)
 	}
@@ -215,7 +289,11 @@ func (s *SessionData) HSetOp(ctx context.Context, key, field, value, opsKey, opI
 // atomic step, so that the lost attempt can never write, and reports it
 // absent.
 func (s *SessionData) SettleOp(ctx context.Context, opsKey, opID string, generation int, ttl time.Duration) (applied bool, err error) {
-	st, err := settleOpScript.Run(ctx, s.rdb, []string{opsKey}, opID, generation, ttl.Milliseconds()).Text()
+	keys := []string{opsKey}
+	if old, ok := s.old(opsKey); ok {
+		keys = append(keys, old)
+	}
+	st, err := settleOpScript.Run(ctx, s.rdb, keys, opID, generation, ttl.Milliseconds()).Text()
 	if err != nil {
 		return false, sessionErr(err)
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // EventsKey is the stream of a session's events.
-func EventsKey(sessionID string) string { return "toolround:events:" + sessionID }
+func EventsKey(sessionID string) string { return SessionKey(sessionID, "events") }
 
 // Stream and list bounds.
 const (
@@ -52,7 +52,7 @@ func (e *Events) Publish(ctx context.Context, sessionID string, events []round.E
 			return fmt.Errorf("cache: encode event %s: %w", ev.ID, err)
 		}
 		if ev.Type == round.EventCallFinished {
-			keys := []string{EventsKey(sessionID), eventPublishedKey(sessionID, ev.ID)}
+			keys := e.c.withLegacy(EventsKey(sessionID), eventPublishedKey(sessionID, ev.ID))
 			// Eval, not Run: a NOSCRIPT reply would fail the whole pipeline.
 			addOnce.Eval(ctx, pipe, keys, int(eventPublishedTTL/time.Second), maxStreamLen, ev.ID, string(b))
 			continue
@@ -74,14 +74,30 @@ func (e *Events) Publish(ctx context.Context, sessionID string, events []round.E
 const eventPublishedTTL = 24 * time.Hour
 
 func eventPublishedKey(sessionID, id string) string {
-	return "toolround:event-published:" + sessionID + ":" + id
+	return SessionKey(sessionID, "event-published") + ":" + id
+}
+
+// withLegacy is the keys of a publish-once script: the list or stream,
+// its marker, and the marker under its old name when it may exist (V1).
+func (c *Client) withLegacy(key, marker string) []string {
+	keys := []string{key, marker}
+	if readsLegacy(c.rdb) {
+		if old, ok := LegacyKey(marker); ok {
+			keys = append(keys, old)
+		}
+	}
+	return keys
 }
 
 // addOnce appends the event ARGV[4] with id ARGV[3] to the stream KEYS[1]
-// (trimmed to about ARGV[2] entries) unless KEYS[2] says it was appended
-// already; it sets KEYS[2] for ARGV[1] seconds. One script, so a crash
-// never leaves one without the other.
+// (trimmed to about ARGV[2] entries) unless KEYS[2], or KEYS[3] (the
+// marker under its old name) when given, says it was appended already; it
+// sets KEYS[2] for ARGV[1] seconds. One script, so a crash never leaves one
+// without the other.
 var addOnce = redis.NewScript(`
+if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then
+  return 0
+end
 if redis.call('SET', KEYS[2], '1', 'NX', 'EX', tonumber(ARGV[1])) then
   redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'id', ARGV[3], 'event', ARGV[4])
   return 1
@@ -98,22 +114,53 @@ func (e *Events) Position(ctx context.Context, sessionID, after string, back int
 	if after != "" {
 		n = back
 	}
-	entries, err := e.c.rdb.XRevRangeN(ctx, EventsKey(sessionID), "+", "-", n).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return "", err
-	}
 	from := "0"
-	if len(entries) > 0 {
-		from = entries[0].ID
-	}
-	if after != "" {
-		for _, m := range entries {
-			if id, _ := m.Values["id"].(string); id == after {
-				return m.ID, nil
+	for _, key := range e.streams(sessionID) {
+		entries, err := e.c.rdb.XRevRangeN(ctx, key, "+", "-", n).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return "", err
+		}
+		if len(entries) > 0 && laterID(entries[0].ID, from) {
+			from = entries[0].ID
+		}
+		if after != "" {
+			for _, m := range entries {
+				if id, _ := m.Values["id"].(string); id == after {
+					return m.ID, nil
+				}
 			}
 		}
 	}
 	return from, nil
+}
+
+// streams are the keys of a session's events: its stream and, where it
+// may exist, the stream under its old name, where workers of the previous
+// release publish during an upgrade (V1).
+func (e *Events) streams(sessionID string) []string {
+	keys := []string{EventsKey(sessionID)}
+	if readsLegacy(e.c.rdb) {
+		if old, ok := LegacyKey(keys[0]); ok {
+			keys = append(keys, old)
+		}
+	}
+	return keys
+}
+
+// laterID reports whether stream entry id a comes after b ("ms-seq").
+func laterID(a, b string) bool {
+	am, as, _ := strings.Cut(a, "-")
+	bm, bs, _ := strings.Cut(b, "-")
+	if len(am) != len(bm) {
+		return len(am) > len(bm)
+	}
+	if am != bm {
+		return am > bm
+	}
+	if len(as) != len(bs) {
+		return len(as) > len(bs)
+	}
+	return as > bs
 }
 
 // Watch calls fn for every event of the session from the stream position
@@ -121,12 +168,16 @@ func (e *Events) Position(ctx context.Context, sessionID, after string, back int
 // Events seen before (same id, from retried activities) are dropped.
 func (e *Events) Watch(ctx context.Context, sessionID, from string, fn func(round.Event) error) error {
 	seen := newRecent(watchMemory)
-	last := from
-	if last == "" {
-		last = "$"
+	if from == "" {
+		from = "$"
+	}
+	keys := e.streams(sessionID)
+	last := make([]string, len(keys))
+	for i := range last {
+		last[i] = from
 	}
 	for ctx.Err() == nil {
-		res, err := e.c.rdb.XRead(ctx, &redis.XReadArgs{Streams: []string{EventsKey(sessionID), last}, Block: 2 * time.Second, Count: 100}).Result()
+		res, err := e.c.rdb.XRead(ctx, &redis.XReadArgs{Streams: append(append([]string(nil), keys...), last...), Block: 2 * time.Second, Count: 100}).Result()
 		if errors.Is(err, redis.Nil) {
 			continue
 		}
@@ -141,7 +192,11 @@ func (e *Events) Watch(ctx context.Context, sessionID, from string, fn func(roun
 		}
 		for _, s := range res {
 			for _, m := range s.Messages {
-				last = m.ID
+				for i, k := range keys {
+					if k == s.Stream {
+						last[i] = m.ID
+					}
+				}
 				raw, _ := m.Values["event"].(string)
 				var ev round.Event
 				if err := json.Unmarshal([]byte(raw), &ev); err != nil {
@@ -191,7 +246,7 @@ func (h *History) Append(ctx context.Context, sessionID string, records []tools.
 	}
 	ctx, cancel := h.c.op(ctx)
 	defer cancel()
-	keys := []string{tools.HistoryKey(sessionID), historyAppendedKey(sessionID, hex.EncodeToString(id.Sum(nil)))}
+	keys := h.c.withLegacy(tools.HistoryKey(sessionID), historyAppendedKey(sessionID, hex.EncodeToString(id.Sum(nil))))
 	if err := appendOnce.Run(ctx, h.c.rdb, keys, vals...).Err(); err != nil && !errors.Is(err, redis.Nil) {
 		h.c.skip("history append", err)
 		return fmt.Errorf("cache: append history of %s: %w", sessionID, err)
@@ -204,14 +259,17 @@ func (h *History) Append(ctx context.Context, sessionID string, records []tools.
 const historyAppendedTTL = 24 * time.Hour
 
 func historyAppendedKey(sessionID, id string) string {
-	return "toolround:history-appended:" + sessionID + ":" + id
+	return SessionKey(sessionID, "history-appended") + ":" + id
 }
 
 // appendOnce pushes ARGV[3:] onto KEYS[1] and trims it to ARGV[2] entries
-// unless KEYS[2] says these records were pushed already; it sets KEYS[2]
-// for ARGV[1] seconds. One script, so a crash never leaves one without the
-// other.
+// unless KEYS[2], or KEYS[3] (the marker under its old name) when given,
+// says these records were pushed already; it sets KEYS[2] for ARGV[1]
+// seconds. One script, so a crash never leaves one without the other.
 var appendOnce = redis.NewScript(`
+if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 1 then
+  return 0
+end
 if redis.call('SET', KEYS[2], '1', 'NX', 'EX', tonumber(ARGV[1])) then
   redis.call('RPUSH', KEYS[1], unpack(ARGV, 3))
   redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
@@ -239,21 +297,34 @@ const (
 	blobRate = 4 << 20 // bytes per second
 )
 
-// Put stores content and returns its reference.
+// Put stores content and returns its reference. A write that no replica
+// confirmed is still a stored blob here (see PutConfirmed).
 func (b *Blobs) Put(ctx context.Context, content string) (string, error) {
+	ref, _, err := b.PutConfirmed(ctx, content)
+	return ref, err
+}
+
+// PutConfirmed stores content and returns its reference and whether the
+// write is safe from a failover: where the master has replicas, WAIT 1
+// must see one of them acknowledge it within BlobWaitTimeout; a master
+// without replicas confirms what it stored (O1).
+func (b *Blobs) PutConfirmed(ctx context.Context, content string) (string, bool, error) {
 	if b.c.cooling() {
-		return "", errCooldown
+		return "", false, errCooldown
 	}
 	sum := sha256.Sum256([]byte(content))
 	ref := BlobPrefix + hex.EncodeToString(sum[:])
 	wait := min(blobTimeout, b.c.opts.OpTimeout+time.Duration(len(content))*time.Second/blobRate)
-	ctx, cancel := context.WithTimeout(ctx, wait)
+	ctx, cancel := context.WithTimeout(ctx, wait+BlobWaitTimeout)
 	defer cancel()
-	if err := b.c.blob.Set(ctx, ref, content, BlobTTL).Err(); err != nil {
+	confirmed, err := b.c.writeConfirmed(ctx, ref, func(ctx context.Context, p redis.Pipeliner) {
+		p.Set(ctx, ref, content, BlobTTL)
+	})
+	if err != nil {
 		b.c.skip("blob put", err)
-		return "", fmt.Errorf("cache: store blob: %w", err)
+		return "", false, fmt.Errorf("cache: store blob: %w", err)
 	}
-	return ref, nil
+	return ref, confirmed, nil
 }
 
 // Get returns a stored blob.

@@ -165,7 +165,7 @@ func TestCallFinishedIsPublishedOnce(t *testing.T) {
 	first := scope.CallFinished(time.Now().UTC(), "c1", "calculate", round.StatusOK, "42", time.Millisecond)
 	again := scope.CallFinished(time.Now().UTC(), "c1", "calculate", round.StatusCancelled, "from pass 3", 0)
 	other := scope.CallFinished(time.Now().UTC(), "c2", "calculate", round.StatusError, "bad", 0)
-	cleanup(t, c.Redis(), cache.EventsKey(session), "toolround:event-published:"+session+":"+first.ID, "toolround:event-published:"+session+":"+other.ID)
+	cleanup(t, c.Redis(), cache.EventsKey(session), "toolround:{"+session+"}:event-published:"+first.ID, "toolround:{"+session+"}:event-published:"+other.ID)
 
 	require.NoError(t, c.Events().Publish(ctx, session, []round.Event{first}))
 	require.NoError(t, c.Events().Publish(ctx, session, []round.Event{again, other, again}))

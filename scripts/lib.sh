@@ -253,10 +253,7 @@ ensure_redis() {
 		return
 	fi
 	if ! command -v redis-server >/dev/null 2>&1; then
-		log "installing redis-server from Debian's packages"
-		local sudo=""
-		[ "$(id -u)" -ne 0 ] && sudo="sudo"
-		$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server >/dev/null
+		ensure_redis_install
 	fi
 	log "starting redis-server on ${hostport}"
 	redis-server --daemonize yes --bind "${hostport%:*}" --port "${hostport##*:}" --save "" --appendonly no \
@@ -267,6 +264,31 @@ ensure_redis() {
 	done
 	log "redis did not come up; see .run/redis.log"
 	return 1
+}
+
+# ensure_redis_ha starts the Redis Cluster (three masters, three replicas)
+# and the Sentinel set (a master, its replica, three sentinels) on loopback
+# that the O1 tests use (scripts/redis-ha.sh), after installing redis-server
+# as ensure_redis does, and exports their REDIS_CLUSTER_URL and
+# REDIS_SENTINEL_URL. Without them those tests skip (fail under CI=true).
+ensure_redis_ha() {
+	if ! command -v redis-server >/dev/null 2>&1; then
+		ensure_redis_install
+	fi
+	bash "$ROOT/scripts/redis-ha.sh" cluster || log "no Redis Cluster: its tests will skip (fail under CI=true)"
+	bash "$ROOT/scripts/redis-ha.sh" sentinel || log "no Sentinel set: its tests will skip (fail under CI=true)"
+	local line
+	while read -r line; do
+		export "${line?}"
+	done < <(bash "$ROOT/scripts/redis-ha.sh" urls)
+}
+
+# ensure_redis_install installs redis-server from Debian's packages.
+ensure_redis_install() {
+	log "installing redis-server from Debian's packages"
+	local sudo=""
+	[ "$(id -u)" -ne 0 ] && sudo="sudo"
+	$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server >/dev/null
 }
 
 # pg_answers tells whether PostgreSQL at PGHOST:PGPORT lets PGUSER in.

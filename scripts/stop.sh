@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Stops what the scripts started: the console, the worker, the dev server and Redis (only
+# Stops what the scripts started: the console, the worker, the dev server, Redis and
+# scripts/redis-ha.sh's Redis Cluster and Sentinel set (only
 # when these scripts started them).
 source "$(dirname "$0")/lib.sh"
 for name in console worker temporal redis; do
@@ -11,3 +12,7 @@ for name in console worker temporal redis; do
 	fi
 	rm -f "$pid_file"
 done
+if [ -d "$RUN_DIR/redis-ha" ]; then
+	log "stopping the Redis Cluster and Sentinel set"
+	bash "$(dirname "$0")/redis-ha.sh" stop
+fi

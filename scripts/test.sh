@@ -6,6 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 
 ensure_redis
+ensure_redis_ha
 ensure_bubblewrap
 ensure_strace
 ensure_temporal_server

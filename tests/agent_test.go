@@ -23,6 +23,7 @@ import (
 	tclient "go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/secrets/secretstest"
@@ -521,7 +522,7 @@ func TestAgentRunSealsSecretsFromTheModel(t *testing.T) {
 		require.Greater(t, events, 5, wid)
 	}
 	rdb := testenv.Redis(t)
-	msgs, err := rdb.XRange(context.Background(), "toolround:events:"+e.session, "-", "+").Result()
+	msgs, err := rdb.XRange(context.Background(), cache.EventsKey(e.session), "-", "+").Result()
 	require.NoError(t, err)
 	require.NotEmpty(t, msgs)
 	for _, m := range msgs {

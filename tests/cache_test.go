@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
@@ -206,7 +207,7 @@ func TestOnlyCachedToolsTouchTheCache(t *testing.T) {
 		require.Equal(t, round.StatusOK, cr.Status, "%s: %s", cr.CallID, cr.Content)
 	}
 	mark(t, r.client, commands, "after-round-1")
-	require.Contains(t, commands.String(), "toolround:events:"+e.session, "the monitor sees the worker's commands")
+	require.Contains(t, commands.String(), cache.EventsKey(e.session), "the monitor sees the worker's commands")
 	require.NotContains(t, commands.String(), "toolround:cache:", "no other tool touches the result cache")
 
 	in2 := e.input(1, "claude-code", state,

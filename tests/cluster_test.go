@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
@@ -307,8 +308,8 @@ func TestClusterRoundsSurviveWorkerAndServerRestarts(t *testing.T) {
 			}
 			require.Equal(t, 1+calls, perRound[r], "session %s round %d: the assistant message and %d tool messages, once", id, r, calls)
 		}
-		keys, _ := rdb.Keys(ctx, "toolround:history-appended:"+id+":*").Result()
-		rdb.Del(ctx, append(keys, tools.HistoryKey(id), "toolround:events:"+id)...)
+		keys, _ := rdb.Keys(ctx, "toolround:{"+id+"}:history-appended:*").Result()
+		rdb.Del(ctx, append(keys, tools.HistoryKey(id), cache.EventsKey(id))...)
 	}
 	t.Logf("%d rounds of %d or %d calls in %v through 3 workers (3 hosts) with 3 worker kills and 1 server kill: %d calls unknown_outcome, %d resubmissions",
 		len(outcomes), 3, 4, time.Since(started).Round(time.Millisecond), unknown, resubmits.Load())

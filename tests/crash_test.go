@@ -20,6 +20,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	tclient "go.temporal.io/sdk/client"
 
+	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
@@ -235,8 +236,8 @@ func TestWorkerKilledInCommitPhase(t *testing.T) {
 			rdb := testenv.Redis(t)
 			ctx := context.Background()
 			t.Cleanup(func() {
-				keys, _ := rdb.Keys(ctx, "toolround:history-appended:"+e.session+":*").Result()
-				rdb.Del(ctx, append(keys, tools.HistoryKey(e.session), "toolround:events:"+e.session)...)
+				keys, _ := rdb.Keys(ctx, "toolround:{"+e.session+"}:history-appended:*").Result()
+				rdb.Del(ctx, append(keys, tools.HistoryKey(e.session), cache.EventsKey(e.session))...)
 			})
 			records, err := rdb.LRange(ctx, tools.HistoryKey(e.session), 0, -1).Result()
 			require.NoError(t, err)
@@ -251,7 +252,7 @@ func TestWorkerKilledInCommitPhase(t *testing.T) {
 			require.Equal(t, 1, assistants, "the session history holds the round once: %d records", len(records))
 			require.Len(t, records, len(in.Assistant.ToolCalls)+1)
 
-			msgs, err := rdb.XRange(ctx, "toolround:events:"+e.session, "-", "+").Result()
+			msgs, err := rdb.XRange(ctx, cache.EventsKey(e.session), "-", "+").Result()
 			require.NoError(t, err)
 			results := map[string]bool{}
 			for _, m := range msgs {

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
@@ -263,7 +264,7 @@ func TestSecretsNeverLeaveTheConsoleSpansOrLogs(t *testing.T) {
 	for k, v := range dump {
 		sinks["redis "+k] = v
 	}
-	require.Contains(t, dump, "toolround:events:"+e.session, "the event stream is in the dump")
+	require.Contains(t, dump, cache.EventsKey(e.session), "the event stream is in the dump")
 	t.Logf("read %d sinks: %d spans, %d log lines, %d Redis keys", len(sinks), len(spans), len(lines), len(dump))
 	requireNoSecretIn(t, sinks, values)
 }

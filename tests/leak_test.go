@@ -25,6 +25,7 @@ import (
 
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/secrets"
 	"github.com/toolround/toolround/tools/secrets/secretstest"
 )
@@ -205,7 +206,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 	for k, v := range dump {
 		sinks["redis "+k] = v
 	}
-	for _, want := range []string{secrets.Key(e.session), "toolround:history:" + e.session, "toolround:blob:"} {
+	for _, want := range []string{secrets.Key(e.session), tools.HistoryKey(e.session), "toolround:blob:"} {
 		found := false
 		for k := range dump {
 			found = found || strings.HasPrefix(k, want)

@@ -52,8 +52,10 @@ type Secrets interface {
 }
 
 // HistoryKey is the Redis list of a session's messages, one JSON
-// HistoryRecord per element, appended by pass 3.
-func HistoryKey(sessionID string) string { return "toolround:history:" + sessionID }
+// HistoryRecord per element, appended by pass 3. The session id is its
+// hash tag (Redis Cluster, O1); before it was toolround:history:<session>,
+// still read where it may exist (cache.LegacyKey).
+func HistoryKey(sessionID string) string { return "toolround:{" + sessionID + "}:history" }
 
 // HistoryRecord is one message of a session's history as stored under
 // HistoryKey: the assistant message of a round, then its tool messages.

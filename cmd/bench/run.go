@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"go.temporal.io/api/workflowservice/v1"
 	tclient "go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
@@ -609,13 +608,19 @@ func (b *bench) cleanRedis(ctx context.Context) {
 	if b.o.RedisURL == "none" {
 		return
 	}
-	opt, err := redis.ParseURL(b.o.RedisURL)
+	rc, err := cache.Open(ctx, cache.Options{URL: b.o.RedisURL})
+	if rc == nil {
+		return
+	}
+	defer rc.Close()
 	if err != nil {
 		return
 	}
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
-	_ = rdb.Del(ctx, cache.EventsKey(b.session), tools.HistoryKey(b.session)).Err()
+	// One key at a time: in a cluster the two are in one slot, but a DEL
+	// of keys of several slots is refused.
+	for _, k := range []string{cache.EventsKey(b.session), tools.HistoryKey(b.session)} {
+		_ = rc.Redis().Del(ctx, k).Err()
+	}
 }
 
 // serverVersion asks the server for its version; "" when it does not say.

@@ -41,6 +41,16 @@ type BlobStore interface {
 	Get(ctx context.Context, ref string) (string, error)
 }
 
+// ConfirmingBlobStore is a BlobStore that tells whether a write is safe
+// from a failover (cache.Blobs: a replica acknowledged it, O1).
+type ConfirmingBlobStore interface {
+	PutConfirmed(ctx context.Context, content string) (ref string, confirmed bool, err error)
+}
+
+// unconfirmedFactor: a result whose blob write no replica confirmed stays
+// in workflow history, whole, up to this many times LargeResult (O1).
+const unconfirmedFactor = 4
+
 // Activities holds the dependencies of the round's activities.
 type Activities struct {
 	Registry *tools.Registry
@@ -248,10 +258,33 @@ func (a *Activities) offload(ctx context.Context, out *round.ExecuteOutput, log 
 		out.Content = round.PreviewOf(out.Content, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes and no blob store is configured]", len(out.Content))
 		return
 	}
-	ref, err := a.Blobs.Put(ctx, out.Content)
+	ref, confirmed, err := "", true, error(nil)
+	if cb, ok := a.Blobs.(ConfirmingBlobStore); ok {
+		ref, confirmed, err = cb.PutConfirmed(ctx, out.Content)
+	} else {
+		ref, err = a.Blobs.Put(ctx, out.Content)
+	}
 	if err != nil {
+		// A write that failed is not confirmed either: what history can
+		// carry stays there, whole (a failover in progress, O1).
+		if len(out.Content) <= unconfirmedFactor*limit {
+			log.Warn("storing a large result failed; keeping it in history", "bytes", len(out.Content), "error", err)
+			return
+		}
 		log.Warn("storing a large result failed; keeping a truncated copy", "error", err)
 		out.Content = round.PreviewOf(out.Content, limit) + fmt.Sprintf("\n[truncated: the result was %d bytes and the blob store failed: %v]", len(out.Content), err)
+		return
+	}
+	if !confirmed {
+		// No replica acknowledged the write: a failover now would lose the
+		// blob. A result that history can carry stays there, whole.
+		if len(out.Content) <= unconfirmedFactor*limit {
+			log.Warn("no replica confirmed a large result's blob; keeping it in history", "bytes", len(out.Content))
+			return
+		}
+		log.Warn("no replica confirmed a large result's blob, too large to keep in history", "bytes", len(out.Content), "ref", ref)
+		out.ContentRef = ref
+		out.Content = round.PreviewOf(out.Content, previewBytes) + fmt.Sprintf("\n[%d bytes in all; stored as %s; stored: unconfirmed (no replica acknowledged the write: a Redis failover may have lost it)]", len(out.Content), ref)
 		return
 	}
 	out.ContentRef = ref

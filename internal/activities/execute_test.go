@@ -101,3 +101,34 @@ func TestExecuteToolTruncatesLargeResultsWithoutABlobStore(t *testing.T) {
 		})
 	}
 }
+
+// unconfirmedBlobs stores as memBlobs does but no replica confirms a write.
+type unconfirmedBlobs struct{ *memBlobs }
+
+func (b unconfirmedBlobs) PutConfirmed(ctx context.Context, content string) (string, bool, error) {
+	ref, err := b.Put(ctx, content)
+	return ref, false, err
+}
+
+// TestUnconfirmedBlobStaysInHistoryO1: a large result whose blob write no
+// replica confirmed stays in the output whole when it fits 4x LargeResult;
+// a larger one keeps its reference and says stored: unconfirmed.
+func TestUnconfirmedBlobStaysInHistoryO1(t *testing.T) {
+	blobs := unconfirmedBlobs{&memBlobs{m: map[string]string{}}}
+	fits := strings.Repeat("f", 4000)
+	out := execute(t, blobs, fits)
+	require.Equal(t, fits, out.Content, "4x LargeResult stays in history")
+	require.Empty(t, out.ContentRef)
+
+	large := strings.Repeat("l", 4001)
+	out = execute(t, blobs, large)
+	require.NotEmpty(t, out.ContentRef)
+	require.Contains(t, out.Content, "[4001 bytes in all; stored as "+out.ContentRef+"; stored: unconfirmed")
+	require.Less(t, len(out.Content), len(large))
+
+	// A write that failed is not confirmed either.
+	failing := &memBlobs{m: map[string]string{}, fail: errors.New("the master is gone")}
+	out = execute(t, failing, fits)
+	require.Equal(t, fits, out.Content, "4x LargeResult stays in history")
+	require.Empty(t, out.ContentRef)
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -107,4 +108,62 @@ func BareNamespace(t testing.TB) string {
 		return err == nil
 	}, time.Minute, 200*time.Millisecond, "namespace %s did not become usable", name)
 	return name
+}
+
+// RedisClusterURL is REDIS_CLUSTER_URL or the Redis Cluster that
+// scripts/redis-ha.sh starts (O1).
+func RedisClusterURL() string {
+	if u := os.Getenv("REDIS_CLUSTER_URL"); u != "" {
+		return u
+	}
+	return "redis://127.0.0.1:7101?addr=127.0.0.1:7102&addr=127.0.0.1:7103&cluster=1"
+}
+
+// RedisSentinelURL is REDIS_SENTINEL_URL or the Sentinel set that
+// scripts/redis-ha.sh starts (O1).
+func RedisSentinelURL() string {
+	if u := os.Getenv("REDIS_SENTINEL_URL"); u != "" {
+		return u
+	}
+	return "redis://127.0.0.1:7211/0?master_name=toolround&addr=127.0.0.1:7212&addr=127.0.0.1:7213"
+}
+
+// RedisHA is the URL of the Redis Cluster (cluster true) or the Sentinel
+// set, after checking that it answers: a test fails in CI without it and
+// skips elsewhere. `bash scripts/redis-ha.sh cluster|sentinel` starts them.
+func RedisHA(t testing.TB, cluster bool) string {
+	t.Helper()
+	u, what := RedisSentinelURL(), "sentinel"
+	if cluster {
+		u, what = RedisClusterURL(), "cluster"
+	}
+	opts := &redis.UniversalOptions{}
+	if cluster {
+		pu, err := url.Parse(u)
+		if err != nil {
+			t.Fatalf("REDIS_CLUSTER_URL: %v", err)
+		}
+		q := pu.Query()
+		q.Del("cluster")
+		pu.RawQuery = q.Encode()
+		co, err := redis.ParseClusterURL(pu.String())
+		if err != nil {
+			t.Fatalf("REDIS_CLUSTER_URL: %v", err)
+		}
+		opts.Addrs, opts.IsClusterMode = co.Addrs, true
+	} else {
+		fo, err := redis.ParseFailoverURL(u)
+		if err != nil {
+			t.Fatalf("REDIS_SENTINEL_URL: %v", err)
+		}
+		opts.Addrs, opts.MasterName = fo.SentinelAddrs, fo.MasterName
+	}
+	c := redis.NewUniversalClient(opts)
+	defer func() { _ = c.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := c.Ping(ctx).Err(); err != nil {
+		Unavailable(t, "redis %s at %s (bash scripts/redis-ha.sh %s): %v", what, u, what, err)
+	}
+	return u
 }

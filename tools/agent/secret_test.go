@@ -91,7 +91,7 @@ func TestStoreSecretInRedisIsEncrypted(t *testing.T) {
 	e := redisEnv(t)
 	session := e.session(t)
 	e.mustCall(t, "store_secret", tools.Request{SessionID: session}, `{"name":"TOKEN","value":"`+secretValue+`"}`)
-	all, err := e.rdb.HGetAll(context.Background(), "toolround:secret:"+session).Result()
+	all, err := e.rdb.HGetAll(context.Background(), secrets.Key(session)).Result()
 	require.NoError(t, err)
 	require.Len(t, all, 1)
 	require.True(t, secrets.IsSealed(all["TOKEN"]))

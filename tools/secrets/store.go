@@ -65,8 +65,10 @@ type OpHashes interface {
 
 // OpsKey is the Redis hash of the operations that stored a session's
 // secrets: field = operation id, value = "done:<generation>" or
-// "fence:<generation>". It holds no names and no values.
-func OpsKey(sessionID string) string { return "toolround:secretops:" + sessionID }
+// "fence:<generation>". It holds no names and no values. It shares Key's
+// hash tag, the session id, since one script writes both (Redis Cluster,
+// O1).
+func OpsKey(sessionID string) string { return "toolround:{" + sessionID + "}:secretops" }
 
 // ErrFenced is returned by PutOp for an attempt that a reconciliation
 // fenced off after it was lost: it stored nothing.
@@ -104,8 +106,9 @@ func NewStore(key []byte, opts StoreOptions) (*Store, error) {
 }
 
 // Key is the Redis hash of a session's secrets: field = name, value = the
-// sealed value.
-func Key(sessionID string) string { return "toolround:secret:" + sessionID }
+// sealed value. Before hash tags it was toolround:secret:<session>, still
+// read where it may exist (cache.LegacyKey).
+func Key(sessionID string) string { return "toolround:{" + sessionID + "}:secret" }
 
 // Shared reports whether the store is shared between workers (backed by Redis).
 func (s *Store) Shared() bool { return s.rdb != nil }
