@@ -570,7 +570,7 @@ func startRedisProc(t *testing.T, dir, addr string) *redisProc {
 		if err != nil {
 			return false
 		}
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		_, _ = c.Write([]byte("PING\r\n"))
 		buf := make([]byte, 16)
 		_ = c.SetReadDeadline(time.Now().Add(time.Second))
