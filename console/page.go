@@ -106,18 +106,26 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
 
 type loginData struct{ pageData }
 
-func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	// The form has no session yet to carry a CSRF token; a cross-site post
-	// is refused by its Origin instead.
+// signInForm reads a sign-in form (the token's or a sign-in link's code).
+// The form has no session yet to carry a CSRF token; a cross-site post is
+// refused by its Origin instead. False when it answered the request.
+func signInForm(w http.ResponseWriter, r *http.Request) bool {
 	if o := r.Header.Get("Origin"); o != "" && o != "null" {
 		if u, err := url.Parse(o); err != nil || u.Host != r.Host {
 			http.Error(w, "cross-site sign-in refused", http.StatusForbidden)
-			return
+			return false
 		}
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	if err := r.ParseForm(); err != nil {
 		http.Error(w, "bad form", http.StatusBadRequest)
+		return false
+	}
+	return true
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	if !signInForm(w, r) {
 		return
 	}
 	ret := localPath(r.PostForm.Get("return"))

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"html/template"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -112,16 +111,7 @@ func (s *Server) postSignIn(w http.ResponseWriter, r *http.Request) {
 	refuse := func(status int, msg string) {
 		s.render(w, status, "login", loginData{pageData{Title: "Sign in", Return: "/", Message: msg}})
 	}
-	// As for the token form: a cross-site post is refused by its Origin.
-	if o := r.Header.Get("Origin"); o != "" && o != "null" {
-		if u, err := url.Parse(o); err != nil || u.Host != r.Host {
-			http.Error(w, "cross-site sign-in refused", http.StatusForbidden)
-			return
-		}
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, 4096)
-	if err := r.ParseForm(); err != nil {
-		http.Error(w, "bad form", http.StatusBadRequest)
+	if !signInForm(w, r) {
 		return
 	}
 	e, ok, expired := s.codes.take(strings.TrimSpace(r.PostForm.Get("code")), s.opts.Now())
