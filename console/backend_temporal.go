@@ -7,6 +7,8 @@ package console
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -652,4 +654,52 @@ func (b *TemporalBackend) OpenWorkflows(ctx context.Context, session string) ([]
 // (Y2).
 func (b *TemporalBackend) WorkerTools(ctx context.Context, provider string) (tools.Toolset, error) {
 	return b.c.WorkerTools(ctx, provider)
+}
+
+// GatewayTools asks a worker of the task queue what the MCP gateway may
+// list (Z2).
+func (b *TemporalBackend) GatewayTools(ctx context.Context) ([]round.GatewayTool, error) {
+	ctx, cancel := context.WithTimeout(ctx, client.WorkerToolsTimeout)
+	defer cancel()
+	var id [8]byte
+	_, _ = rand.Read(id[:])
+	run, err := b.tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{
+		ID:                       "gatewaytools/" + hex.EncodeToString(id[:]),
+		TaskQueue:                b.opts.TaskQueue,
+		WorkflowExecutionTimeout: client.WorkerToolsTimeout,
+		StaticSummary:            "tools for the MCP gateway",
+	}, round.WorkflowGatewayTools)
+	if err != nil {
+		return nil, fmt.Errorf("ask a worker of task queue %s for its tools: %w", b.opts.TaskQueue, err)
+	}
+	var out []round.GatewayTool
+	if err := run.Get(ctx, &out); err != nil {
+		return nil, fmt.Errorf("no worker of task queue %s listed its tools within %s: %w", b.opts.TaskQueue, client.WorkerToolsTimeout, err)
+	}
+	return out, nil
+}
+
+// GatewayCall hands a call to the run's gateway workflow by
+// update-with-start (Z2).
+func (b *TemporalBackend) GatewayCall(ctx context.Context, session, run string, c round.GatewayCall) (round.GatewayTicket, error) {
+	var t round.GatewayTicket
+	op := b.tc.NewWithStartWorkflowOperation(tclient.StartWorkflowOptions{
+		ID:                       round.GatewayWorkflowID(session, run),
+		TaskQueue:                b.opts.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		StaticSummary:            "MCP gateway run " + run + " of session " + session,
+	}, round.WorkflowGateway, round.GatewayInput{SessionID: session, Run: run})
+	h, err := b.tc.UpdateWithStartWorkflow(ctx, tclient.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: op,
+		UpdateOptions: tclient.UpdateWorkflowOptions{
+			UpdateName:   round.UpdateGatewayCall,
+			Args:         []any{c},
+			WaitForStage: tclient.WorkflowUpdateStageCompleted,
+		},
+	})
+	if err != nil {
+		return t, fmt.Errorf("gateway run %s: %w", round.GatewayWorkflowID(session, run), err)
+	}
+	err = h.Get(ctx, &t)
+	return t, err
 }

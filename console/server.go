@@ -81,6 +81,8 @@ type Options struct {
 	// on. The MCP sign-in's redirect_uri is built from it, never from a
 	// request's Host header; "": /mcp cannot sign servers in.
 	BaseURL string
+	// Gateway configures the MCP gateway at /api/v1/mcp (Z1).
+	Gateway GatewayOptions
 }
 
 // Server serves the API and the page.
@@ -94,6 +96,7 @@ type Server struct {
 	pages   *pages
 	flows   signIns
 	codes   signInCodes
+	gw      *gateway
 }
 
 // New builds a Server.
@@ -142,6 +145,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, b: opts.Backend, tokens: newTokenSet(opts.Tokens), cookies: cookies,
 		log: opts.Logger, mux: http.NewServeMux(), pages: p, codes: signInCodes{m: map[[32]byte]signInCode{}}}
+	s.gw = s.newGateway()
 	s.routes()
 	return s, nil
 }
@@ -174,6 +178,7 @@ func (s *Server) routes() {
 	m.HandleFunc("DELETE /api/v1/workspaces/{session}", s.api(RoleApprover, s.deleteWorkspace))
 	m.HandleFunc("POST /api/v1/workspaces/{session}/move", s.api(RoleApprover, s.moveWorkspace))
 	m.HandleFunc("GET /api/v1/openapi.json", getOpenAPI)
+	m.HandleFunc(GatewayPath, s.serveGateway)
 	m.HandleFunc("/api/", noEndpoint)
 	// Without these the mux would send the other methods of the two paths
 	// to the GET of their trailing-slash patterns (a redirect and a 404),

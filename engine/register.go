@@ -58,6 +58,9 @@ func registerAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activitie
 	registerAgent(r, wf, acts)
 	r.RegisterWorkflowWithOptions(workflows.ToolCatalog, workflow.RegisterOptions{Name: round.WorkflowToolCatalog})
 	r.RegisterActivityWithOptions(acts.ListTools, activity.RegisterOptions{Name: round.ActivityListTools})
+	r.RegisterWorkflowWithOptions(workflows.Gateway, workflow.RegisterOptions{Name: round.WorkflowGateway})
+	r.RegisterWorkflowWithOptions(workflows.GatewayTools, workflow.RegisterOptions{Name: round.WorkflowGatewayTools})
+	r.RegisterActivityWithOptions(acts.ListGatewayTools, activity.RegisterOptions{Name: round.ActivityListGatewayTools})
 }
 
 // hostActivities are the round's activities that act in a workspace,

@@ -54,6 +54,9 @@ environment:
                     refuses to start without CONSOLE_TOKENS,
                     CONSOLE_SESSION_KEY, NOTIFY_LINK_KEY and Redis
   HTTP_DENY_PRIVATE as for the worker: MCP sign-ins reach no private address
+  MCP_GATEWAY_TOOLS comma-separated built-ins the MCP gateway (/api/v1/mcp)
+                    lists (default the read-only ones, edit_file and
+                    run_command); user tools and MCP servers' are always listed
   TOOLS_WORKDIR     the workers' folder of workspaces (WORKSPACE=session), for
                     /api/v1/workspaces; unset: those answer 501`
 
@@ -159,6 +162,14 @@ func run(ctx context.Context) error {
 	opts.BaseURL = strings.TrimSpace(os.Getenv("CONSOLE_URL"))
 	if opts.BaseURL == "" {
 		opts.BaseURL = url
+	}
+	if v := strings.TrimSpace(os.Getenv("MCP_GATEWAY_TOOLS")); v != "" {
+		opts.Gateway.Tools = []string{}
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				opts.Gateway.Tools = append(opts.Gateway.Tools, n)
+			}
+		}
 	}
 	srv, err := console.New(opts)
 	if err != nil {

@@ -82,6 +82,11 @@ func (t *Transport) checks(req *http.Request) bool {
 	if !strings.HasPrefix(req.URL.Path, "/api/") {
 		return false
 	}
+	if req.URL.Path == "/api/v1/mcp" {
+		// The MCP gateway speaks MCP's JSON-RPC over streamable HTTP
+		// (Z1), which the MCP specification describes, not this document.
+		return false
+	}
 	if strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
 		return false
 	}

@@ -1,0 +1,287 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/require"
+)
+
+// bearer adds a token to every request of an MCP client.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+// gatewayClient connects the MCP Go SDK's client to the console's gateway
+// for session and run with token.
+func gatewayClient(t *testing.T, ctx context.Context, c *consoleProc, token, session, run string) (*mcp.ClientSession, error) {
+	t.Helper()
+	cl := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, nil)
+	tr := &mcp.StreamableClientTransport{
+		Endpoint:   fmt.Sprintf("%s/api/v1/mcp?session=%s&run=%s", c.url, session, run),
+		HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}},
+	}
+	return cl.Connect(ctx, tr, nil)
+}
+
+// waitingCall is the workflow and call of the session's one waiting
+// gateway call, once the inbox lists it.
+func waitingCall(t *testing.T, c *consoleProc, session string) (wfID, callID, approvalID string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		r := c.call(t, "GET", "/api/v1/inbox?session="+session, c.approver, nil)
+		var inbox []struct {
+			WorkflowID string           `json:"workflow_id"`
+			Pending    []map[string]any `json:"pending"`
+		}
+		if r.code != http.StatusOK {
+			return false
+		}
+		if r.json(t, &inbox); len(inbox) != 1 || len(inbox[0].Pending) != 1 {
+			return false
+		}
+		wfID = inbox[0].WorkflowID
+		callID, _ = inbox[0].Pending[0]["call_id"].(string)
+		approvalID, _ = inbox[0].Pending[0]["approval_id"].(string)
+		return approvalID != ""
+	}, 60*time.Second, 100*time.Millisecond, "no gateway call waits in the inbox")
+	return wfID, callID, approvalID
+}
+
+func metaOf(r *mcp.CallToolResult, k string) string {
+	v, _ := r.Meta[k].(string)
+	return v
+}
+
+func textOf(r *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// TestMCPGatewayGoClientZ5 drives the gateway with the MCP Go SDK's client
+// through the real console and worker: tools/list with this system's
+// annotations, a read-only call, an edit that waits and is approved in
+// the console, a call whose client went away while the worker was killed
+// and that the reconnected client gets once, and a scoped token kept out
+// of another session.
+func TestMCPGatewayGoClientZ5(t *testing.T) {
+	e := newEnv(t)
+	w := e.startWorker()
+	c := e.startConsole()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "notes.txt"), []byte("one\ntwo\n"), 0o644))
+
+	cs, err := gatewayClient(t, ctx, c, c.agent, e.session, "r1")
+	require.NoError(t, err)
+	defer cs.Close()
+
+	// tools/list: the built-ins the gateway allows, with annotations that
+	// tell this system's truth, and none of find_tools, run_tool or the
+	// interactive tools.
+	lt, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	byName := map[string]*mcp.Tool{}
+	for _, tl := range lt.Tools {
+		byName[tl.Name] = tl
+	}
+	for _, want := range []string{"read_files", "edit_file", "run_command"} {
+		require.Contains(t, byName, want)
+	}
+	for _, never := range []string{"find_tools", "run_tool", "ask_user", "subagents", "background_subagents"} {
+		require.NotContains(t, byName, never)
+	}
+	rf, ef := byName["read_files"].Annotations, byName["edit_file"].Annotations
+	require.True(t, rf.ReadOnlyHint)
+	require.True(t, rf.IdempotentHint)
+	require.False(t, *rf.DestructiveHint)
+	require.False(t, *rf.OpenWorldHint, "read_files acts only in the workspace")
+	require.False(t, ef.ReadOnlyHint)
+	require.False(t, ef.IdempotentHint)
+	require.True(t, *ef.DestructiveHint)
+
+	// A read-only call runs at once, on its first call (no find_tools).
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_files", Arguments: map[string]any{"paths": []string{"notes.txt"}}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, textOf(res))
+	require.Contains(t, textOf(res), "two")
+	require.Equal(t, "ok", metaOf(res, "dev.toolround/status"))
+	require.True(t, strings.HasPrefix(metaOf(res, "dev.toolround/workflow_id"), "toolround/"+e.session+"/mcp-r1/"), metaOf(res, "dev.toolround/workflow_id"))
+
+	// An edit waits for a person; approved in the console, it runs.
+	got := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "edit_file",
+			Arguments: map[string]any{"path": "notes.txt", "old_text": "two", "new_text": "2"}})
+		if err != nil {
+			r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+		}
+		got <- r
+	}()
+	wfID, callID, approvalID := waitingCall(t, c, e.session)
+	r := c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": wfID, "call_id": callID, "approval_id": approvalID, "approve": true})
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	res = <-got
+	require.False(t, res.IsError, textOf(res))
+	require.Equal(t, wfID, metaOf(res, "dev.toolround/workflow_id"))
+	b, err := os.ReadFile(filepath.Join(e.workdir, "notes.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "one\n2\n", string(b))
+
+	// The client goes away while its edit waits and the worker is
+	// killed; a new worker and a reconnected client sending the same call
+	// attach to it: one result, and the edit ran once.
+	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "once.txt"), []byte("x\n"), 0o644))
+	edit := &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": "once.txt", "old_text": "x", "new_text": "xy"}}
+	gone, goneCancel := context.WithCancel(ctx)
+	lost := make(chan error, 1)
+	go func() { _, err := cs.CallTool(gone, edit); lost <- err }()
+	wfID, callID, approvalID = waitingCall(t, c, e.session)
+	w.kill(t)
+	goneCancel()
+	require.Error(t, <-lost)
+	e.startWorker()
+	cs2, err := gatewayClient(t, ctx, c, c.agent, e.session, "r1")
+	require.NoError(t, err)
+	defer cs2.Close()
+	go func() {
+		r, err := cs2.CallTool(ctx, edit)
+		if err != nil {
+			r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+		}
+		got <- r
+	}()
+	// The reconnected call attached: still the one waiting call.
+	w2, c2, a2 := waitingCall(t, c, e.session)
+	require.Equal(t, []string{wfID, callID, approvalID}, []string{w2, c2, a2})
+	r = c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": wfID, "call_id": callID, "approval_id": approvalID, "approve": true})
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	res = <-got
+	require.False(t, res.IsError, textOf(res))
+	require.Equal(t, wfID, metaOf(res, "dev.toolround/workflow_id"))
+	require.Equal(t, callID, metaOf(res, "dev.toolround/call_id"))
+	b, err = os.ReadFile(filepath.Join(e.workdir, "once.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "xy\n", string(b), "the edit ran once")
+
+	// A call to a tool it did not list is an error, never a round.
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_tool", Arguments: map[string]any{"name": "read_files"}})
+	require.Error(t, err)
+	// Arguments that fail the schema: an isError result.
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_files", Arguments: map[string]any{"nope": 1}})
+	require.NoError(t, err)
+	require.True(t, res.IsError, textOf(res))
+}
+
+// TestMCPGatewayRefusesZ1 checks the gateway's doors: no token, a page
+// cookie's absence of one, a token out of scope, a wrong Host or Origin,
+// bad session and run names, malformed JSON-RPC and unknown methods.
+func TestMCPGatewayRefusesZ1(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	scoped := "scoped-" + fmt.Sprint(time.Now().UnixNano())
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	approver, agent := "ap-"+fmt.Sprint(time.Now().UnixNano()), "ag-"+fmt.Sprint(time.Now().UnixNano())
+	require.NoError(t, os.WriteFile(tokens, []byte(approver+" alice approver\n"+agent+" bot agent\n"+scoped+" narrow agent sessions=mine-*\n"), 0o600))
+	c := &consoleProc{approver: approver, agent: agent, logs: &syncBuffer{}}
+	e.runConsole(c, []string{"CONSOLE_TOKENS=" + tokens})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	post := func(path, token, body string, hdr ...string) (int, string) {
+		req, err := http.NewRequestWithContext(ctx, "POST", c.url+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		for i := 0; i+1 < len(hdr); i += 2 {
+			if hdr[i] == "Host" {
+				req.Host = hdr[i+1]
+			} else {
+				req.Header.Set(hdr[i], hdr[i+1])
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var sb strings.Builder
+		buf := make([]byte, 4096)
+		for {
+			n, err := resp.Body.Read(buf)
+			sb.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		return resp.StatusCode, sb.String()
+	}
+	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	path := "/api/v1/mcp?session=" + e.session + "&run=r1"
+
+	code, _ := post(path, "", list)
+	require.Equal(t, http.StatusUnauthorized, code)
+	code, _ = post(path, "not-a-token", list)
+	require.Equal(t, http.StatusUnauthorized, code)
+	code, body := post(path, c.agent, list)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `"read_files"`)
+
+	// A token scoped to mine-* never lists or calls into another session.
+	code, body = post(path, scoped, list)
+	require.Equal(t, http.StatusForbidden, code, body)
+	callRead := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read_files","arguments":{"paths":["x"]}}}`
+	code, _ = post(path, scoped, callRead)
+	require.Equal(t, http.StatusForbidden, code)
+	code, body = post("/api/v1/mcp?session=mine-1&run=r1", scoped, list)
+	require.Equal(t, http.StatusOK, code, body)
+
+	// DNS rebinding: another Host or Origin is refused, with a token.
+	code, _ = post(path, c.agent, list, "Host", "evil.example:80")
+	require.Equal(t, http.StatusForbidden, code)
+	code, _ = post(path, c.agent, list, "Origin", "http://evil.example")
+	require.Equal(t, http.StatusForbidden, code)
+	code, body = post(path, c.agent, list, "Origin", c.url)
+	require.Equal(t, http.StatusOK, code, body)
+
+	// Bad session and run names.
+	for _, p := range []string{"/api/v1/mcp", "/api/v1/mcp?session=a/b", "/api/v1/mcp?session=ok&run=../x"} {
+		code, body = post(p, c.agent, list)
+		require.Equal(t, http.StatusBadRequest, code, p+" "+body)
+	}
+
+	// Malformed JSON-RPC and unknown methods: JSON-RPC errors, never a
+	// hang or a crash.
+	for _, bad := range []string{`{"jsonrpc":"2.0","id":1,`, `[]`, `{"jsonrpc":"2.0","id":3,"method":"no/such","params":{}}`, `"x"`} {
+		code, body = post(path, c.agent, bad)
+		require.True(t, code == http.StatusBadRequest || strings.Contains(body, `"error"`), "%s: %d %s", bad, code, body)
+	}
+	// A huge request: refused whole.
+	huge := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read_files","arguments":{"paths":["` + strings.Repeat("a", 4<<20) + `"]}}}`
+	code, _ = post(path, c.agent, huge)
+	require.True(t, slices.Contains([]int{http.StatusRequestEntityTooLarge, http.StatusBadRequest}, code), "huge: %d", code)
+	// The console still answers.
+	code, _ = post(path, c.agent, list)
+	require.Equal(t, http.StatusOK, code)
+}
