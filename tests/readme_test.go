@@ -19,14 +19,15 @@ import (
 )
 
 // readmeUsingScript is the shell block of README "Using it" that starts
-// with the approvals round: its command lines, comments cut off.
+// with the round that loads the approvals round's tools: its command lines,
+// comments cut off.
 func readmeUsingScript(t *testing.T) []string {
 	t.Helper()
 	readme, err := os.ReadFile("../README.md")
 	require.NoError(t, err)
 	_, using, ok := strings.Cut(string(readme), "## Using it")
 	require.True(t, ok)
-	i := strings.Index(using, "```sh\nbin/starter round examples/using/approvals.json")
+	i := strings.Index(using, "```sh\nbin/starter round examples/using/find-tools.json")
 	require.GreaterOrEqual(t, i, 0, "README \"Using it\" shows the approvals session")
 	block, _, _ := strings.Cut(using[i+len("```sh\n"):], "```")
 	var lines []string
@@ -57,9 +58,16 @@ func TestREADMEUsingItRunsAsShown(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.Symlink(filepath.Dir(starterBin), filepath.Join(dir, "bin")))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "examples/using"), 0o755))
-	for _, name := range []string{"approvals.json", "cancel.json"} {
-		b, err := os.ReadFile(filepath.Join("../examples/using", name))
+	using, err := filepath.Glob("../examples/using/*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, using)
+	for _, f := range using {
+		name := filepath.Base(f)
+		b, err := os.ReadFile(f)
 		require.NoError(t, err)
+		var in round.Input
+		require.NoError(t, json.Unmarshal(b, &in), name)
+		require.Nil(t, in.State, "examples/using/%s carries a run state of its own: its round starts --after the one before", name)
 		b = bytes.ReplaceAll(b, []byte(`"session_id": "s1"`), []byte(`"session_id": "`+e.session+`"`))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "examples/using", name), b, 0o644))
 	}
@@ -151,6 +159,7 @@ func TestREADMEUsingItRunsAsShown(t *testing.T) {
 		}
 		return got
 	}
+	require.Equal(t, map[string]round.Status{"call_1": round.StatusOK}, statuses("tools.out"), "find_tools loaded the tools")
 	require.Equal(t, map[string]round.Status{
 		"call_1": round.StatusOK, "call_2": round.StatusOK, "call_3": round.StatusSkipped, "call_4": round.StatusOK,
 		"call_5": round.StatusOK, "call_6": round.StatusOK, "call_7": round.StatusOK,

@@ -147,7 +147,9 @@ func TestStarterRoundEvents(t *testing.T) {
 }
 
 // TestExampleRounds runs every example round of examples/ in order through
-// the real binaries: no call is surprised by a schema result (U4).
+// the real binaries, a run's later round with --after the round before it:
+// no call is surprised by a schema result (U4), and no example carries a
+// run state of its own.
 func TestExampleRounds(t *testing.T) {
 	want := map[string][]round.Status{
 		"round.json":  {round.StatusOK, round.StatusOK},
@@ -170,6 +172,10 @@ func TestExampleRounds(t *testing.T) {
 	require.NotEmpty(t, files)
 	e := newEnv(t)
 	e.startWorker()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	prev := "" // the file of the previous round's result, which the next round starts --after
 	for _, f := range files {
 		name := filepath.Base(f)
 		statuses, ok := want[name]
@@ -178,8 +184,17 @@ func TestExampleRounds(t *testing.T) {
 		require.NoError(t, err)
 		var in round.Input
 		require.NoError(t, json.Unmarshal(b, &in), name)
+		require.Nil(t, in.State, "examples/%s carries a run state of its own: a round starts from the previous round's (starter round --after)", name)
 		in.SessionID = e.session // a fresh run, not the one of an earlier test run
-		res := e.round(in)
+		args := []string{"round", "-"}
+		if in.Round > 1 {
+			require.NotEmpty(t, prev, "examples/%s is round %d: the run's round before it comes first", name, in.Round)
+			args = []string{"round", "--after", prev, "-"}
+		}
+		r := e.starter(ctx, mustJSON(t, in), args...)
+		res := decodeResult(t, r)
+		prev = filepath.Join(dir, name+".out")
+		require.NoError(t, os.WriteFile(prev, []byte(r.stdout), 0o644))
 		var got []round.Status
 		for _, r := range res.Results {
 			got = append(got, r.Status)

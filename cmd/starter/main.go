@@ -67,6 +67,7 @@ type flags struct {
 	remember, allowTurn       bool
 	asJSON, all, quiet        bool
 	events                    bool
+	after                     string // round --after FILE
 	session                   string // inbox, agent
 	upTo                      int64
 	scope                     string // approve --scope (T12)

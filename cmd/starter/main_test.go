@@ -164,6 +164,7 @@ func TestNearMissesGetTheClosestName(t *testing.T) {
 		"approve wf c --rember":                     `did you mean --remember?`,
 		"deny wf c --reson x":                       `did you mean --reason?`,
 		"round --quite -":                           `did you mean --quiet?`,
+		"round --aftr r1.out -":                     `did you mean --after?`,
 		"tools --provider openai --formt x":         `did you mean --format?`,
 		"tools --provider claude_code":              `did you mean "claude-code"?`,
 		"tools --provider antropic":                 `did you mean "anthropic"?`,

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,8 +23,10 @@ import (
 
 var roundCommand = &command{name: "round", args: "FILE|-", npos: 1,
 	summary: "Run a round (a JSON file, or - for stdin) and print its result as JSON on stdout.\n" +
-		"Calls that wait for approval are listed on stderr with the commands that answer them.",
+		"Calls that wait for approval are listed on stderr with the commands that answer them.\n" +
+		"--after PREV takes the run state from PREV, the previous round's result as starter round printed it.",
 	flags: func(fs *flag.FlagSet, f *flags) {
+		fs.StringVar(&f.after, "after", "", "the `file` of the previous round's result (starter round's output): the round starts from its run state; the round input then has no state of its own")
 		fs.BoolVar(&f.quiet, "quiet", false, "no hints on stderr")
 		fs.BoolVar(&f.events, "events", false, "write the round's events to stderr as JSON lines while it runs (confirmation_requested carries workflow_id, call_id and approval_id); needs Redis")
 	},
@@ -31,6 +34,11 @@ var roundCommand = &command{name: "round", args: "FILE|-", npos: 1,
 		in, err := readInput(x.pos[0], x.stdin)
 		if err != nil {
 			return usageError{error: err}
+		}
+		if x.f.after != "" {
+			if err := stateAfter(in, x.f.after); err != nil {
+				return usageError{error: err}
+			}
 		}
 		c, err := client.FromEnv(ctx)
 		if err != nil {
@@ -58,6 +66,53 @@ func readInput(name string, stdin io.Reader) (*round.Input, error) {
 		return nil, fmt.Errorf("read round: %w", err)
 	}
 	return round.ParseInput(b)
+}
+
+// stateAfter gives in the run state of the round result in the file name
+// (--after): the result of an earlier round of the same run, as starter
+// round, starter result or the console's ?wait=1 print it. A round input
+// that carries a state of its own is refused, as is a file that is not a
+// round's result.
+func stateAfter(in *round.Input, name string) error {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return fmt.Errorf("--after: %w", err)
+	}
+	notResult := func(why string) error {
+		return fmt.Errorf("--after %s is not a round's result (the output of starter round): %s", name, why)
+	}
+	var prev struct {
+		WorkflowID *string          `json:"workflow_id"`
+		Results    *json.RawMessage `json:"results"`
+		State      *round.RunState  `json:"state"`
+	}
+	if err := json.Unmarshal(b, &prev); err != nil {
+		return notResult(err.Error())
+	}
+	switch {
+	case prev.WorkflowID == nil:
+		return notResult("it has no workflow_id")
+	case prev.Results == nil:
+		return notResult("it has no results")
+	case prev.State == nil:
+		return notResult("it has no state")
+	}
+	session, run, ok := round.RunOfWorkflowID(*prev.WorkflowID)
+	n, err := strconv.Atoi((*prev.WorkflowID)[strings.LastIndex(*prev.WorkflowID, "/")+1:])
+	if !ok || err != nil || !strings.HasPrefix(*prev.WorkflowID, round.WorkflowIDPrefix+"/") {
+		return notResult(fmt.Sprintf("its workflow_id %q is not a round's", *prev.WorkflowID))
+	}
+	switch {
+	case session != in.SessionID || run != in.RunID:
+		return fmt.Errorf("--after %s is a round of session %q run %q, not of this round's run (session %q run %q): a run's state stays in its run",
+			name, session, run, in.SessionID, in.RunID)
+	case n >= in.Round:
+		return fmt.Errorf("--after %s is round %d of the run; this round (%d) must come after it", name, n, in.Round)
+	case in.State != nil:
+		return fmt.Errorf("the round input has a state of its own and --after %s gives one: leave one out", name)
+	}
+	in.State = prev.State
+	return nil
 }
 
 func runRound(ctx context.Context, c *client.Client, in *round.Input, stdout, stderr io.Writer, f flags) error {
