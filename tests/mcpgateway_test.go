@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -284,4 +285,40 @@ func TestMCPGatewayRefusesZ1(t *testing.T) {
 	// The console still answers.
 	code, _ = post(path, c.agent, list)
 	require.Equal(t, http.StatusOK, code)
+}
+
+// TestMCPGatewayStdioBridgeZ1: a client that launches a process reaches the
+// gateway through `starter mcp --url`, which relays JSON-RPC unchanged and
+// takes the token from TOOLROUND_TOKEN, never from argv.
+func TestMCPGatewayStdioBridgeZ1(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	c := e.startConsole()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "notes.txt"), []byte("bridged\n"), 0o644))
+	url := fmt.Sprintf("%s/api/v1/mcp?session=%s&run=stdio", c.url, e.session)
+
+	// Without the token in the environment it refuses to start.
+	r := e.starter(ctx, "", "mcp", "--url", url)
+	require.Equal(t, 2, r.code, r.stderr)
+	require.Contains(t, r.stderr, "TOOLROUND_TOKEN")
+
+	cmd := exec.CommandContext(ctx, starterBin, "mcp", "--url", url)
+	cmd.Env = append(e.environ(), "TOOLROUND_TOKEN="+c.agent)
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	cl := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil)
+	cs, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	require.NoError(t, err, stderr.String())
+	defer cs.Close()
+	lt, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err, stderr.String())
+	require.NotEmpty(t, lt.Tools)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_files", Arguments: map[string]any{"paths": []string{"notes.txt"}}})
+	require.NoError(t, err, stderr.String())
+	require.False(t, res.IsError, textOf(res))
+	require.Contains(t, textOf(res), "bridged")
+	require.Contains(t, metaOf(res, "dev.toolround/workflow_id"), "/mcp-stdio/")
+	require.NotContains(t, strings.Join(cmd.Args, " "), c.agent, "the token is never in argv")
 }

@@ -82,13 +82,14 @@ type flags struct {
 	maxRounds, confirmTimeout int
 	limits                    string
 	model                     string // scripted:FILE
+	url                       string // mcp --url
 }
 
 // commands is every command, in the order the usage lists them.
 var commands = []*command{
 	roundCommand, approveCommand, denyCommand, extendCommand, pendingCommand, progressCommand,
 	answerCommand, cancelCommand, resultCommand, toolsCommand, watchCommand, inboxCommand,
-	agentCommand, agentStatusCommand, agentMessageCommand, workspaceCommand,
+	agentCommand, agentStatusCommand, agentMessageCommand, workspaceCommand, mcpCommand,
 }
 
 // find is the command called name, or nil.
