@@ -70,11 +70,13 @@ type pageCookies struct {
 	revoked Revocations
 }
 
-// cookieKey is what one session key gives: the cookie's cipher and the key
-// of its CSRF tokens.
+// cookieKey is what one session key gives: the cookie's cipher, the key
+// of its CSRF tokens, and the cipher of what the consoles keep for each
+// other in Redis (started MCP sign-ins).
 type cookieKey struct {
 	aead    cipher.AEAD
 	csrfKey []byte
+	shared  cipher.AEAD
 }
 
 // cookieBody is what a sealed cookie holds.
@@ -96,21 +98,58 @@ func newPageCookies(key []byte, ttl time.Duration, revoked Revocations, previous
 		if len(k) != SessionKeySize {
 			return nil, errors.New("console: the session key must be 32 bytes")
 		}
-		// One key, two uses: derive one for sealing and one for CSRF tokens.
-		block, err := aes.NewCipher(derive(k, "toolround console cookie v1"))
+		// One key, three uses: derive one for cookies, one for CSRF tokens
+		// and one for what the consoles share.
+		aead, err := newAEAD(derive(k, "toolround console cookie v1"))
 		if err != nil {
 			return nil, err
 		}
-		aead, err := cipher.NewGCM(block)
+		shared, err := newAEAD(derive(k, "toolround console shared v1"))
 		if err != nil {
 			return nil, err
 		}
-		c.keys = append(c.keys, cookieKey{aead: aead, csrfKey: derive(k, "toolround console csrf v1")})
+		c.keys = append(c.keys, cookieKey{aead: aead, csrfKey: derive(k, "toolround console csrf v1"), shared: shared})
 	}
 	if c.revoked == nil {
 		c.revoked = &memoryRevocations{m: map[string]time.Time{}}
 	}
 	return c, nil
+}
+
+func newAEAD(key []byte) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
+
+// seal seals plain with the session key for what (AES-256-GCM, what as
+// the additional data): it opens only as what, on a console that holds
+// the key.
+func (c *pageCookies) seal(what string, plain []byte) []byte {
+	k := c.keys[0].shared
+	nonce := make([]byte, k.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		panic(err) // crypto/rand never fails on supported systems
+	}
+	return k.Seal(nonce, nonce, plain, []byte(what))
+}
+
+// unseal opens what seal sealed for what, with the session key or a
+// previous one.
+func (c *pageCookies) unseal(what string, sealed []byte) ([]byte, bool) {
+	for _, key := range c.keys {
+		k := key.shared
+		ns := k.NonceSize()
+		if len(sealed) < ns {
+			return nil, false
+		}
+		if plain, err := k.Open(nil, sealed[:ns], sealed[ns:], []byte(what)); err == nil {
+			return plain, true
+		}
+	}
+	return nil, false
 }
 
 func derive(key []byte, label string) []byte {

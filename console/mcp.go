@@ -2,13 +2,17 @@ package console
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/toolround/toolround/tools/mcp"
 )
@@ -20,59 +24,127 @@ import (
 // authorization URL as a link, takes the authorization server's redirect
 // at /mcp/callback, and keeps the grant sealed for the workers. The
 // redirect carries no console cookie (it comes from another site); the
-// state of a flow this console started, unguessable and used once, is
-// what lets it in.
+// state of a started flow, unguessable and used once, is what lets it in.
+//
+// The redirect may reach another console than the one the sign-in was
+// started on (O3): a started sign-in (the PKCE verifier, the client, the
+// token endpoint, who started it) is kept sealed with the session key in
+// MCPSignIns, Redis in cmd/console, by a digest of its state; whichever
+// console the redirect reaches takes it there, once, and exchanges the
+// code. Nothing waits in a console's memory.
 
 // signInWindow is how long a started sign-in waits for its redirect.
 const signInWindow = 10 * time.Minute
 
-// signIns are the sign-ins waiting for their redirect, by OAuth state.
-type signIns struct {
-	mu    sync.Mutex
-	flows map[string]*signInFlow
+// MCPSignIns keep the started MCP sign-ins, sealed, until their redirect
+// takes them (O3).
+type MCPSignIns interface {
+	// Put keeps sealed under key for ttl.
+	Put(ctx context.Context, key string, sealed []byte, ttl time.Duration) error
+	// Take removes what key holds and returns it: of several takers, one
+	// gets it. False when there is nothing (any more).
+	Take(ctx context.Context, key string) ([]byte, bool, error)
 }
 
-type signInFlow struct {
-	server string
-	// cancel ends the flow's client, which may be waiting on the server.
-	cancel context.CancelFunc
-	reply  chan signInReply
-	done   chan error
+// memorySignIns are one console's own: the default.
+type memorySignIns struct {
+	mu sync.Mutex
+	m  map[string]memorySignIn
 }
 
-// signInReply is what the redirect brought: a code, or the refusal.
-type signInReply struct {
-	res mcp.SignInResult
-	err error
+type memorySignIn struct {
+	sealed []byte
+	until  time.Time
 }
 
-func (f *signIns) add(state string, fl *signInFlow) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.flows == nil {
-		f.flows = map[string]*signInFlow{}
-	}
-	f.flows[state] = fl
-}
-
-// drop removes fl, which ended without its redirect.
-func (f *signIns) drop(fl *signInFlow) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for state, x := range f.flows {
-		if x == fl {
-			delete(f.flows, state)
+func (m *memorySignIns) Put(_ context.Context, key string, sealed []byte, ttl time.Duration) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := time.Now()
+	for k, v := range m.m {
+		if now.After(v.until) {
+			delete(m.m, k)
 		}
 	}
+	m.m[key] = memorySignIn{sealed: sealed, until: now.Add(ttl)}
+	return nil
 }
 
-// take removes and returns the flow of state: a redirect is used once.
-func (f *signIns) take(state string) (*signInFlow, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fl, ok := f.flows[state]
-	delete(f.flows, state)
-	return fl, ok
+func (m *memorySignIns) Take(_ context.Context, key string) ([]byte, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.m[key]
+	delete(m.m, key)
+	if !ok || time.Now().After(v.until) {
+		return nil, false, nil
+	}
+	return v.sealed, true, nil
+}
+
+// RedisMCPSignIns keep started MCP sign-ins in Redis, for every console
+// that uses the same database (O3); GETDEL takes one once.
+type RedisMCPSignIns struct{ RDB redis.Cmdable }
+
+func mcpSignInKey(key string) string { return "toolround:console:mcp-signin:" + key }
+
+// Put keeps sealed for ttl.
+func (r RedisMCPSignIns) Put(ctx context.Context, key string, sealed []byte, ttl time.Duration) error {
+	return r.RDB.Set(ctx, mcpSignInKey(key), sealed, ttl).Err()
+}
+
+// Take gets and deletes key's sign-in in one command.
+func (r RedisMCPSignIns) Take(ctx context.Context, key string) ([]byte, bool, error) {
+	b, err := r.RDB.GetDel(ctx, mcpSignInKey(key)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return b, true, nil
+}
+
+// startedSignIn is what a console keeps of a sign-in it started.
+type startedSignIn struct {
+	Pending *mcp.PendingSignIn `json:"pending"`
+	Expires time.Time          `json:"expires"`
+}
+
+// signInKey is where the sign-in of state is kept: a digest, so that the
+// store's keys are no states a redirect could use.
+func signInKey(state string) string {
+	sum := sha256.Sum256([]byte("toolround mcp sign-in\x00" + state))
+	return hex.EncodeToString(sum[:])
+}
+
+// keepSignIn seals p (bound to its state) and keeps it for the window.
+func (s *Server) keepSignIn(ctx context.Context, p *mcp.PendingSignIn) error {
+	plain, err := json.Marshal(startedSignIn{Pending: p, Expires: time.Now().Add(signInWindow)})
+	if err != nil {
+		return err
+	}
+	return s.started.Put(ctx, signInKey(p.State), s.cookies.seal("mcp sign-in "+p.State, plain), signInWindow)
+}
+
+// takeSignIn takes the sign-in started with state, once, on whichever
+// console; false when there is none, it was taken, or it expired.
+func (s *Server) takeSignIn(ctx context.Context, state string) (*mcp.PendingSignIn, bool, error) {
+	if state == "" {
+		return nil, false, nil
+	}
+	sealed, ok, err := s.started.Take(ctx, signInKey(state))
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	plain, ok := s.cookies.unseal("mcp sign-in "+state, sealed)
+	if !ok {
+		return nil, false, nil
+	}
+	var st startedSignIn
+	if err := json.Unmarshal(plain, &st); err != nil || st.Pending == nil || st.Pending.State != state || !time.Now().Before(st.Expires) {
+		return nil, false, nil
+	}
+	return st.Pending, true, nil
 }
 
 type mcpData struct {
@@ -147,86 +219,73 @@ func (s *Server) mcpSignIn(w http.ResponseWriter, r *http.Request, p principal) 
 	// The console's own URL, never the request's Host header: whoever
 	// sends the request chooses that, and with it where the code goes.
 	redirect := s.opts.BaseURL + "/mcp/callback"
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), signInWindow)
-	fl := &signInFlow{server: name, cancel: cancel, reply: make(chan signInReply, 1), done: make(chan error, 1)}
-	authURL := make(chan string, 1)
-	var asked atomic.Bool
-	go func() {
-		defer cancel()
-		gr, err := mcp.SignIn(ctx, need, mcp.SignInOptions{RedirectURL: redirect, NetPolicy: s.opts.MCPNetPolicy, By: p.Name,
-			Person: func(ctx context.Context, req mcp.SignInRequest) (mcp.SignInResult, error) {
-				// One person, one redirect: the client may ask again
-				// for another request after a refusal.
-				if asked.Swap(true) {
-					return mcp.SignInResult{}, errors.New("the sign-in was asked for once already")
-				}
-				authURL <- req.URL
-				select {
-				case rep := <-fl.reply:
-					return rep.res, rep.err
-				case <-ctx.Done():
-					return mcp.SignInResult{}, errors.New("nobody came back from the authorization server in time")
-				}
-			}})
-		if err == nil {
-			err = s.opts.MCP.PutGrant(ctx, gr)
-		}
-		if err != nil {
-			s.log.Warn("console: MCP sign-in failed", "server", name, "err", err)
-		}
-		s.flows.drop(fl)
-		fl.done <- err
-	}()
-	select {
-	case u := <-authURL:
-		pu, err := url.Parse(u)
-		if err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Query().Get("state") == "" {
-			cancel()
-			s.errorPage(w, r, http.StatusBadGateway, "bad_authorization_url", "The authorization server's URL is not an http(s) URL with a state.")
+	ctx, cancel := context.WithTimeout(r.Context(), mcp.DefaultConnectTimeout)
+	defer cancel()
+	pending, err := mcp.BeginSignIn(ctx, need, mcp.SignInOptions{RedirectURL: redirect, NetPolicy: s.opts.MCPNetPolicy, By: p.Name})
+	if err != nil {
+		s.log.Warn("console: MCP sign-in failed", "server", name, "err", err)
+		if ctx.Err() != nil {
+			s.errorPage(w, r, http.StatusGatewayTimeout, "sign_in_failed", "The server's authorization server did not answer in time.")
 			return
 		}
-		s.flows.add(pu.Query().Get("state"), fl)
-		s.log.Info("console: MCP sign-in started", "server", name, "by", p.Name, "authorization_host", pu.Host)
-		d := mcpData{pageData: s.base(p, "Sign in to "+name, "/mcp"), CanSignIn: true, Server: name, AuthURL: u, AuthHost: pu.Host}
-		s.render(w, http.StatusOK, "mcp", d)
-	case err := <-fl.done:
-		msg := "The server did not ask for a sign-in."
-		if err != nil {
-			msg = err.Error()
-		}
-		s.errorPage(w, r, http.StatusBadGateway, "sign_in_failed", msg)
-	case <-time.After(mcp.DefaultConnectTimeout):
-		cancel()
-		s.errorPage(w, r, http.StatusGatewayTimeout, "sign_in_failed", "The server's authorization server did not answer in time.")
+		s.errorPage(w, r, http.StatusBadGateway, "sign_in_failed", err.Error())
+		return
 	}
+	pu, err := url.Parse(pending.AuthURL)
+	if err != nil || (pu.Scheme != "https" && pu.Scheme != "http") || pu.Query().Get("state") == "" {
+		s.errorPage(w, r, http.StatusBadGateway, "bad_authorization_url", "The authorization server's URL is not an http(s) URL with a state.")
+		return
+	}
+	if err := s.keepSignIn(ctx, pending); err != nil {
+		s.log.Error("console: keep a started MCP sign-in", "server", name, "err", err)
+		s.errorPage(w, r, http.StatusServiceUnavailable, "unavailable", "The started sign-in could not be kept; try again.")
+		return
+	}
+	s.log.Info("console: MCP sign-in started", "server", name, "by", p.Name, "authorization_host", pu.Host)
+	d := mcpData{pageData: s.base(p, "Sign in to "+name, "/mcp"), CanSignIn: true, Server: name, AuthURL: pending.AuthURL, AuthHost: pu.Host}
+	s.render(w, http.StatusOK, "mcp", d)
 }
 
 // mcpCallback takes the authorization server's redirect, finishes the
-// exchange and keeps the grant.
+// exchange and keeps the grant: on any console, for a sign-in started on
+// any that shares MCPSignIns and the session key.
 func (s *Server) mcpCallback(w http.ResponseWriter, r *http.Request) {
+	if s.opts.MCP == nil {
+		s.errorPage(w, r, http.StatusNotImplemented, "unavailable", "This console cannot see the workers' MCP sign-ins.")
+		return
+	}
 	q := r.URL.Query()
-	fl, ok := s.flows.take(q.Get("state"))
-	if q.Get("state") == "" || !ok {
+	pending, ok, err := s.takeSignIn(r.Context(), q.Get("state"))
+	if err != nil {
+		s.log.Error("console: read a started MCP sign-in", "err", err)
+		s.errorPage(w, r, http.StatusServiceUnavailable, "unavailable", "The started sign-ins could not be read; start the sign-in again from the MCP page.")
+		return
+	}
+	if !ok {
 		s.errorPage(w, r, http.StatusBadRequest, "unknown_state", "This sign-in is not one this console started, or it was used already; start it again from the MCP page.")
 		return
 	}
+	name := pending.Server
 	if e := q.Get("error"); e != "" {
-		fl.reply <- signInReply{err: fmt.Errorf("the authorization server answered %s", e)}
-		fl.cancel()
+		s.log.Warn("console: MCP sign-in failed", "server", name, "err", "the authorization server answered "+e)
 		s.errorPage(w, r, http.StatusBadRequest, "sign_in_refused", "The authorization server answered "+e+"; nothing was signed in.")
 		return
 	}
-	fl.reply <- signInReply{res: mcp.SignInResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}}
-	select {
-	case err := <-fl.done:
-		if err != nil {
-			s.errorPage(w, r, http.StatusBadGateway, "sign_in_failed", err.Error())
+	ctx, cancel := context.WithTimeout(r.Context(), 2*mcp.DefaultConnectTimeout)
+	defer cancel()
+	gr, err := mcp.FinishSignIn(ctx, pending, mcp.SignInResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, s.opts.MCPNetPolicy)
+	if err == nil {
+		err = s.opts.MCP.PutGrant(ctx, gr)
+	}
+	if err != nil {
+		s.log.Warn("console: MCP sign-in failed", "server", name, "err", err)
+		if ctx.Err() != nil {
+			s.errorPage(w, r, http.StatusGatewayTimeout, "sign_in_failed", "The token exchange did not finish in time.")
 			return
 		}
-	case <-time.After(2 * mcp.DefaultConnectTimeout):
-		s.errorPage(w, r, http.StatusGatewayTimeout, "sign_in_failed", "The token exchange did not finish in time.")
+		s.errorPage(w, r, http.StatusBadGateway, "sign_in_failed", err.Error())
 		return
 	}
-	s.log.Info("console: MCP server signed in", "server", fl.server)
-	http.Redirect(w, r, "/mcp?signed="+url.QueryEscape(fl.server), http.StatusSeeOther)
+	s.log.Info("console: MCP server signed in", "server", name, "by", pending.By)
+	http.Redirect(w, r, "/mcp?signed="+url.QueryEscape(name), http.StatusSeeOther)
 }

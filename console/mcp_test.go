@@ -48,6 +48,9 @@ type mcpConsole struct {
 	hashes *oauthmcp.MemHashes
 	oauth  *oauthmcp.Server
 	log    *lockedLog
+	// sessionKey and started are what consoles behind one address share.
+	sessionKey []byte
+	started    MCPSignIns
 }
 
 const scopedApprover = "scoped-approver-token-000000000001"
@@ -61,6 +64,44 @@ func newMCPConsole(t *testing.T) *mcpConsole {
 // stands for the address it listens on.
 func newMCPConsoleAt(t *testing.T, base string) *mcpConsole {
 	t.Helper()
+	return newMCPConsoleBeside(t, base, nil)
+}
+
+// newMCPConsoleBeside is a console whose own URL is base ("": the address
+// it listens on); beside another, it shares that one's workers' grants,
+// MCP server, session key and started sign-ins, as consoles behind one
+// address do (O3).
+func newMCPConsoleBeside(t *testing.T, base string, other *mcpConsole) *mcpConsole {
+	t.Helper()
+	log := &lockedLog{}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	if base == "" {
+		base = "http://" + ln.Addr().String()
+	}
+	c := other
+	if c == nil {
+		c = newMCPShared(t)
+	}
+	s, err := New(Options{Backend: newFake(), MCP: c.grants, BaseURL: base, Logger: slog.New(slog.NewTextHandler(log, nil)),
+		SessionKey: c.sessionKey, MCPSignIns: c.started, Tokens: []Token{
+			{Secret: approverToken, Name: "alice", Role: RoleApprover},
+			{Secret: agentToken, Name: "bot", Role: RoleAgent},
+			{Secret: scopedApprover, Name: "carol", Role: RoleApprover, Sessions: []string{"team-*"}},
+		}})
+	require.NoError(t, err)
+	ts := httptest.NewUnstartedServer(s)
+	_ = ts.Listener.Close()
+	ts.Listener = ln
+	ts.Start()
+	t.Cleanup(ts.Close)
+	return &mcpConsole{ts: ts, grants: c.grants, hashes: c.hashes, oauth: c.oauth, log: log, sessionKey: c.sessionKey, started: c.started}
+}
+
+// newMCPShared is what consoles share: the grants, the MCP server behind
+// OAuth, the session key, the started sign-ins.
+func newMCPShared(t *testing.T) *mcpConsole {
+	t.Helper()
 	srv := sdk.NewServer(&sdk.Implementation{Name: "locked", Version: "1"}, nil)
 	sdk.AddTool(srv, &sdk.Tool{Name: "echo"}, func(_ context.Context, _ *sdk.CallToolRequest, in struct {
 		Text string `json:"text"`
@@ -72,24 +113,30 @@ func newMCPConsoleAt(t *testing.T, base string) *mcpConsole {
 	h := oauthmcp.NewMemHashes()
 	g, err := mcp.NewGrants(h, key)
 	require.NoError(t, err)
-	log := &lockedLog{}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	sessionKey, err := secrets.GenerateKey()
 	require.NoError(t, err)
-	if base == "" {
-		base = "http://" + ln.Addr().String()
-	}
-	s, err := New(Options{Backend: newFake(), MCP: g, BaseURL: base, Logger: slog.New(slog.NewTextHandler(log, nil)), Tokens: []Token{
-		{Secret: approverToken, Name: "alice", Role: RoleApprover},
-		{Secret: agentToken, Name: "bot", Role: RoleAgent},
-		{Secret: scopedApprover, Name: "carol", Role: RoleApprover, Sessions: []string{"team-*"}},
-	}})
-	require.NoError(t, err)
-	ts := httptest.NewUnstartedServer(s)
-	_ = ts.Listener.Close()
-	ts.Listener = ln
-	ts.Start()
-	t.Cleanup(ts.Close)
-	return &mcpConsole{ts: ts, grants: g, hashes: h, oauth: oauthmcp.New(t, srv), log: log}
+	return &mcpConsole{grants: g, hashes: h, oauth: oauthmcp.New(t, srv), sessionKey: sessionKey,
+		started: &recordedSignIns{MCPSignIns: &memorySignIns{m: map[string]memorySignIn{}}}}
+}
+
+// recordedSignIns are started sign-ins whose sealed records a test reads.
+type recordedSignIns struct {
+	MCPSignIns
+	mu   sync.Mutex
+	puts []string
+}
+
+func (r *recordedSignIns) Put(ctx context.Context, key string, sealed []byte, ttl time.Duration) error {
+	r.mu.Lock()
+	r.puts = append(r.puts, key+" "+string(sealed))
+	r.mu.Unlock()
+	return r.MCPSignIns.Put(ctx, key, sealed, ttl)
+}
+
+func (r *recordedSignIns) raw() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.puts, "\n")
 }
 
 // need records what a worker records when the server answers 401.
@@ -270,4 +317,82 @@ func TestMCPPageWithoutGrants(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusNotImplemented, resp.StatusCode)
+}
+
+// TestMCPSignInStartedOnOneConsoleFinishesOnAnother (O3): consoles behind
+// one address share the started sign-ins (sealed with the session key)
+// and the workers' grants: the authorization server's redirect finishes
+// on whichever console it reaches, once.
+func TestMCPSignInStartedOnOneConsoleFinishesOnAnother(t *testing.T) {
+	first := newMCPConsole(t)
+	second := newMCPConsoleBeside(t, "", first)
+	first.need(t)
+	b := browser(t)
+	csrf := signIn(t, first.ts, b, approverToken)
+	code, page := first.startSignIn(t, b, csrf)
+	require.Equal(t, http.StatusOK, code, page)
+	m := continueLink.FindStringSubmatch(page)
+	require.NotNil(t, m, page)
+	authURL := html.UnescapeString(m[1])
+	au, err := url.Parse(authURL)
+	require.NoError(t, err)
+	state := au.Query().Get("state")
+
+	// What is kept names neither the state nor the client in clear.
+	kept := first.started.(*recordedSignIns).raw()
+	require.NotEmpty(t, kept)
+	for _, clear := range []string{state, "dyn-client", first.oauth.URL, "alice"} {
+		require.NotContains(t, kept, clear, "the started sign-in is sealed")
+	}
+
+	back, err := oauthmcp.Follow(context.Background(), authURL, first.ts.URL+"/mcp/callback")
+	require.NoError(t, err)
+	other := *back
+	other.Host = second.ts.Listener.Addr().String()
+	resp, err := browser(t).Get(other.String())
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, "/mcp?signed=locked", resp.Header.Get("Location"))
+	require.Contains(t, second.log.String(), "MCP server signed in")
+
+	gr, err := first.grants.Grant(context.Background(), "locked", first.oauth.URL)
+	require.NoError(t, err)
+	require.NotNil(t, gr, "the grant is kept for the workers")
+	require.Equal(t, "alice", gr.By, "who started it, on the first console")
+	require.Equal(t, int64(1), first.oauth.Tokens.Load())
+
+	// Taken once: neither console takes the redirect again.
+	for _, c := range []*mcpConsole{first, second} {
+		again := *back
+		again.Host = c.ts.Listener.Addr().String()
+		resp, err = browser(t).Get(again.String())
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	}
+	require.Equal(t, int64(1), first.oauth.Tokens.Load(), "the code was exchanged once")
+}
+
+// TestMCPSignInOpensOnlyWithTheSessionKey: a console with another session
+// key cannot finish a sign-in another started, even from shared storage.
+func TestMCPSignInOpensOnlyWithTheSessionKey(t *testing.T) {
+	first := newMCPConsole(t)
+	shared := *first
+	otherKey, err := secrets.GenerateKey()
+	require.NoError(t, err)
+	shared.sessionKey = otherKey
+	stranger := newMCPConsoleBeside(t, "", &shared)
+	first.need(t)
+	b := browser(t)
+	code, page := first.startSignIn(t, b, signIn(t, first.ts, b, approverToken))
+	require.Equal(t, http.StatusOK, code, page)
+	m := continueLink.FindStringSubmatch(page)
+	require.NotNil(t, m, page)
+	back, err := oauthmcp.Follow(context.Background(), html.UnescapeString(m[1]), first.ts.URL+"/mcp/callback")
+	require.NoError(t, err)
+	back.Host = stranger.ts.Listener.Addr().String()
+	code, _ = stranger.get(t, browser(t), back.RequestURI())
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Equal(t, int64(0), first.oauth.Tokens.Load(), "no code was exchanged")
 }

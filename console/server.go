@@ -73,6 +73,11 @@ type Options struct {
 	// Revocations keep sign-outs for every console that shares them
 	// (Redis in cmd/console). Default: this console's memory.
 	Revocations Revocations
+	// MCPSignIns keep the started MCP sign-ins, sealed with the session
+	// key, for every console that shares them (Redis in cmd/console, O3):
+	// a sign-in started on one console finishes on another. Default: this
+	// console's memory.
+	MCPSignIns MCPSignIns
 	// Health are the checks of /readyz (O2): Temporal decides, Redis is
 	// reported. Unset checks answer ok.
 	Health health.Checks
@@ -94,7 +99,7 @@ type Server struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	pages   *pages
-	flows   signIns
+	started MCPSignIns
 	codes   signInCodes
 	gw      *gateway
 }
@@ -143,8 +148,11 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.MCPSignIns == nil {
+		opts.MCPSignIns = &memorySignIns{m: map[string]memorySignIn{}}
+	}
 	s := &Server{opts: opts, b: opts.Backend, tokens: newTokenSet(opts.Tokens), cookies: cookies,
-		log: opts.Logger, mux: http.NewServeMux(), pages: p, codes: signInCodes{m: map[[32]byte]signInCode{}}}
+		log: opts.Logger, mux: http.NewServeMux(), pages: p, codes: signInCodes{m: map[[32]byte]signInCode{}}, started: opts.MCPSignIns}
 	s.gw = s.newGateway()
 	s.routes()
 	return s, nil

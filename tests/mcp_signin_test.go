@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
@@ -9,14 +10,19 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -154,5 +160,112 @@ func TestMCPServerBehindOAuthIsSignedInThroughTheConsole(t *testing.T) {
 				require.NotContains(t, text, form, "%s holds a token", where)
 			}
 		}
+	}
+}
+
+// TestMCPSignInStartedOnOneConsoleFinishesOnAnotherO3 (O3, E3): two
+// consoles behind one address (CONSOLE_URL, one tokens file,
+// CONSOLE_SESSION_KEY and link key). In Chromium a person starts an MCP
+// server's sign-in on the first console; the authorization server sends
+// the browser back to the shared address, which hands the redirect to the
+// second console. The second finishes the sign-in, the grant is kept, the
+// worker connects the server and its tool runs in a round; the redirect,
+// replayed to the first console, is refused: a started sign-in is used
+// once, whichever console takes it.
+func TestMCPSignInStartedOnOneConsoleFinishesOnAnotherO3(t *testing.T) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "locked", Version: "1"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "echo", Description: "Echo the text back."}, func(_ context.Context, _ *sdk.CallToolRequest, in struct {
+		Text string `json:"text"`
+	}) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echo: " + in.Text}}}, nil, nil
+	})
+	o := oauthmcp.New(t, srv)
+	name := fmt.Sprintf("oauth%d", time.Now().UnixNano()%1e9)
+	ctx := context.Background()
+	opts, err := redis.ParseURL(testenv.RedisURL())
+	require.NoError(t, err)
+	rdb := redis.NewClient(opts)
+	defer rdb.Close()
+	t.Cleanup(func() {
+		rdb.HDel(ctx, "toolround:mcp:grants", name)
+		rdb.HDel(ctx, "toolround:mcp:signins", name)
+	})
+	mcpConfig := filepath.Join(t.TempDir(), "mcp.json")
+	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"`+name+`":{"url":"`+o.URL+`"}}}`), 0o600))
+
+	// The address both consoles serve behind; it sends every request to
+	// the second console, as a balancer may.
+	var second atomic.Pointer[url.URL]
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httputil.NewSingleHostReverseProxy(second.Load()).ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	linkKey := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{5}, 32))
+	sessionKey := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32))
+	e := newEnv(t, "TOOLROUND_SECRET_KEY="+testKey, "NOTIFY_LINK_KEY="+linkKey)
+	cs := e.startConsoles(2, "CONSOLE_SESSION_KEY="+sessionKey, "CONSOLE_REPLICAS=2", "CONSOLE_URL="+front.URL)
+	a, b := cs[0], cs[1]
+	bu, err := url.Parse(b.url)
+	require.NoError(t, err)
+	second.Store(bu)
+	w := e.startWorkerBin(workerBin, "MCP_CONFIG="+mcpConfig, "CONSOLE_URL="+front.URL)
+	require.Eventually(t, func() bool { return rdb.HExists(ctx, "toolround:mcp:signins", name).Val() }, 30*time.Second, 50*time.Millisecond,
+		"the worker lists the server as needing a sign-in")
+
+	// The person signs in on the first console and starts the sign-in there.
+	bctx := browserCtx(t)
+	signInButton := `form[action="/mcp/signin/` + name + `"] button`
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.Navigate(a.url+"/"),
+		chromedp.WaitVisible(css("#token")),
+		chromedp.SendKeys(css("#token"), a.approver+kb.Enter),
+		chromedp.WaitVisible(css("#inbox-summary")),
+		chromedp.Navigate(a.url+"/mcp"),
+		chromedp.WaitVisible(css(signInButton)),
+		chromedp.Click(css(signInButton)),
+		chromedp.WaitVisible(css("a.button")),
+	))
+	authURL := eval[string](t, bctx, `document.querySelector("a.button").href`)
+	au, err := url.Parse(authURL)
+	require.NoError(t, err)
+	require.Equal(t, front.URL+"/mcp/callback", au.Query().Get("redirect_uri"), "the shared address takes the redirect")
+	require.Equal(t, int64(0), o.Authorized.Load())
+
+	// The person follows the link; the authorization server signs them in
+	// at once and sends the browser to the shared address: the second
+	// console.
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(authURL)))
+	require.Equal(t, "/mcp?signed="+name, eval[string](t, bctx, `location.pathname + location.search`),
+		"where the sign-in ended: %s", eval[string](t, bctx, `document.body.innerText`))
+	require.Equal(t, name+" is signed in. Its workers connect it within seconds.", text(t, bctx, ".notice"))
+	require.Equal(t, int64(1), o.Authorized.Load())
+	require.Contains(t, b.logs.String(), "console: MCP server signed in", "the second console finished the sign-in")
+	require.NotContains(t, a.logs.String(), "console: MCP server signed in")
+	stored, err := rdb.HGet(ctx, "toolround:mcp:grants", name).Result()
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(stored, "sealed:v1:"), "the grant is kept, sealed")
+
+	// The redirect, replayed to the first console, finds nothing to finish.
+	replay := *au
+	replay.RawQuery = url.Values{"code": {"code-1"}, "state": {au.Query().Get("state")}}.Encode()
+	resp, err := http.Get(a.url + "/mcp/callback?" + replay.RawQuery)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "a started sign-in is taken once")
+
+	// The worker connects the server and its tool runs.
+	require.Eventually(t, func() bool {
+		return strings.Contains(w.logs.String(), "server connected after a sign-in")
+	}, 30*time.Second, 100*time.Millisecond, "the worker did not connect the signed-in server")
+	tool := "mcp_" + name + "_echo"
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{tool}}, call("o1", tool, map[string]any{"text": "two consoles"}))
+	in.AutoApprove = true
+	res := e.round(in)
+	got := byID(res)["o1"]
+	require.Equal(t, round.StatusOK, got.Status, got.Content)
+	require.Equal(t, "echo: two consoles", got.Content)
+	for where, text := range map[string]string{"the first console's log": a.logs.String(), "the second console's log": b.logs.String()} {
+		require.NotContains(t, text, o.AccessToken(1), "%s holds the token", where)
+		require.NotContains(t, text, o.RefreshToken(1), "%s holds the refresh token", where)
 	}
 }

@@ -45,8 +45,9 @@ environment:
   TOOLROUND_SECRET_KEY[_FILE]         as for the worker and the starter
   NOTIFY_LINK_KEY[_FILE]              the key of signed links (N2), as for the workers
   CONSOLE_SESSION_KEY base64 of 32 bytes sealing the page's sign-ins into their
-                    cookies; consoles that share it share sign-ins (default:
-                    a key of this console's own, sign-ins end with it)
+                    cookies and started MCP sign-ins into Redis; consoles that
+                    share it share both (default: a key of this console's
+                    own, sign-ins end with it)
   CONSOLE_SESSION_KEY_PREVIOUS, NOTIFY_LINK_KEY_PREVIOUS, TOOLROUND_SECRET_KEY_PREVIOUS
                     during a key rotation, the key being rotated out: what it
                     sealed or signed is still accepted, nothing new uses it
@@ -121,6 +122,7 @@ func run(ctx context.Context) error {
 	if rc != nil {
 		opts.Health.Redis = func(ctx context.Context) error { return rc.Redis().Ping(ctx).Err() }
 		opts.Revocations = console.RedisRevocations{RDB: rc.Redis()}
+		opts.MCPSignIns = console.RedisMCPSignIns{RDB: rc.Redis()}
 	}
 	if opts.SessionKeyPrevious, err = sessionKeyFrom("CONSOLE_SESSION_KEY_PREVIOUS"); err != nil {
 		return err

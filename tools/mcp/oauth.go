@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
-	"golang.org/x/oauth2"
 
 	"github.com/toolround/toolround/internal/jsonconf"
 	"github.com/toolround/toolround/tools/netguard"
@@ -81,7 +79,7 @@ func (s *server) oauthHandler() (auth.OAuthHandler, error) {
 		if sc.OAuth, err = sc.OAuth.expanded(); err != nil {
 			return nil, err
 		}
-		return codeHandler(sc, s.opts.SignIn, s.opts.RedirectURL, s.oauthClient(), nil, nil)
+		return codeHandler(sc, s.opts.SignIn, s.opts.RedirectURL, s.oauthClient())
 	case s.opts.Grants != nil:
 		return &grantAuth{s: s, src: &grantSource{s: s}}, nil
 	}
@@ -119,12 +117,9 @@ func guardedClient(p *netguard.Policy, timeout time.Duration) *http.Client {
 }
 
 // codeHandler is the SDK's authorization code handler for sc (whose
-// client secret is expanded already), with signIn
-// as the person and redirect as the redirect URI. keep, if set, receives
-// the client and token the sign-in produced; extra scopes are asked for
-// on top of those the server names.
-func codeHandler(sc ServerConfig, signIn SignInFunc, redirect string, client *http.Client,
-	keep func(*oauth2.Config, *oauth2.Token), extra []string) (*auth.AuthorizationCodeHandler, error) {
+// client secret is expanded already), with signIn as the person and
+// redirect as the redirect URI.
+func codeHandler(sc ServerConfig, signIn SignInFunc, redirect string, client *http.Client) (*auth.AuthorizationCodeHandler, error) {
 	name := sc.Name
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL: redirect,
@@ -135,34 +130,9 @@ func codeHandler(sc ServerConfig, signIn SignInFunc, redirect string, client *ht
 			}
 			return &auth.AuthorizationResult{Code: r.Code, State: r.State, Iss: r.Iss}, nil
 		},
-		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
-			Metadata: &oauthex.ClientRegistrationMetadata{
-				ClientName:   "toolround worker",
-				RedirectURIs: []string{redirect},
-				// The worker keeps its tokens and refreshes them.
-				GrantTypes:    []string{"authorization_code", "refresh_token"},
-				ResponseTypes: []string{"code"},
-			},
-		},
-		RequestRefreshToken: true,
-		Client:              client,
-	}
-	if len(extra) > 0 {
-		cfg.ScopeFilter = func(found []string) []string {
-			out := slices.Clone(found)
-			for _, sc := range extra {
-				if !slices.Contains(out, sc) {
-					out = append(out, sc)
-				}
-			}
-			return out
-		}
-	}
-	if keep != nil {
-		cfg.NewTokenSource = func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			keep(c, tok)
-			return c.TokenSource(ctx, tok), nil
-		}
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: registrationMetadata(redirect)},
+		RequestRefreshToken:             true,
+		Client:                          client,
 	}
 	if o := sc.OAuth; o != nil {
 		if o.ClientMetadataURL != "" {

@@ -2,7 +2,10 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
@@ -87,4 +90,54 @@ func TestOAuthConfigIsChecked(t *testing.T) {
 	require.Equal(t, &OAuthConfig{ClientID: "id", ClientSecret: "${SECRET}"}, cfg.Servers[0].OAuth)
 	_, err = Connect(context.Background(), Config{Servers: cfg.Servers, SignIn: autoSignIn(new(atomic.Int64)), Logger: quiet})
 	require.NoError(t, err, "a bad server is left out, not a failed Connect")
+}
+
+// TestSignInBegunAndFinishedApart: a sign-in's two steps share nothing but
+// the PendingSignIn, which survives JSON (a console keeps it sealed, and
+// another may finish it); the state and the issuer are checked, and the
+// code is exchanged with the verifier.
+func TestSignInBegunAndFinishedApart(t *testing.T) {
+	o := newOAuthServer(t)
+	need := SignInNeed{Server: "locked", URL: o.URL, Scopes: []string{"extra"}}
+	p, err := BeginSignIn(context.Background(), need, SignInOptions{RedirectURL: "https://console.example/mcp/callback", By: "alice"})
+	require.NoError(t, err)
+	require.Equal(t, "dyn-client", p.ClientID)
+	require.Equal(t, []string{"tools", "extra"}, p.Scopes, "the challenge's scope and the need's")
+	require.Equal(t, o.URL, p.Resource)
+	require.NotEmpty(t, p.Verifier)
+	require.NotContains(t, p.AuthURL, p.Verifier, "the URL carries the challenge, not the verifier")
+	require.Equal(t, int64(0), o.Tokens.Load())
+
+	b, err := json.Marshal(p)
+	require.NoError(t, err)
+	var kept PendingSignIn
+	require.NoError(t, json.Unmarshal(b, &kept))
+	loc, err := oauthmcp.Follow(context.Background(), kept.AuthURL, kept.RedirectURL)
+	require.NoError(t, err)
+	code, state := loc.Query().Get("code"), loc.Query().Get("state")
+	require.Equal(t, p.State, state)
+
+	_, err = FinishSignIn(context.Background(), &kept, SignInResult{Code: code, State: "another"}, nil)
+	require.ErrorContains(t, err, "state mismatch")
+	_, err = FinishSignIn(context.Background(), &kept, SignInResult{Code: code, State: state, Iss: "https://evil.example"}, nil)
+	require.ErrorContains(t, err, "does not match expected issuer")
+	require.Equal(t, int64(0), o.Tokens.Load(), "nothing was exchanged")
+
+	gr, err := FinishSignIn(context.Background(), &kept, SignInResult{Code: code, State: state}, nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), o.Tokens.Load())
+	require.Equal(t, o.AccessToken(1), gr.Token.AccessToken)
+	require.Equal(t, "alice", gr.By)
+	require.Equal(t, "dyn-client", gr.ClientID)
+	require.Equal(t, o.URL, gr.URL)
+}
+
+func TestSignInOfAServerThatNeedsNone(t *testing.T) {
+	open := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	}))
+	t.Cleanup(open.Close)
+	_, err := BeginSignIn(context.Background(), SignInNeed{Server: "open", URL: open.URL}, SignInOptions{RedirectURL: "https://console.example/cb"})
+	require.ErrorContains(t, err, "without a sign-in")
 }
