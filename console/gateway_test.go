@@ -1,10 +1,17 @@
 package console
 
 import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
@@ -58,3 +65,73 @@ func TestGatewayPicksAndAnnotatesZ2(t *testing.T) {
 	require.True(t, *up.OpenWorldHint && *up.DestructiveHint)
 	require.False(t, up.ReadOnlyHint)
 }
+
+// gatewayFake is the fake backend with a gateway: one read-only tool and
+// an edit whose round ends when release is closed.
+type gatewayFake struct {
+	*fakeBackend
+	release chan struct{}
+	calls   atomic.Int32
+}
+
+func (g *gatewayFake) GatewayTools(context.Context) ([]round.GatewayTool, error) {
+	return []round.GatewayTool{{Spec: round.FunctionSpec{Name: "edit_file", Parameters: json.RawMessage(`{"type":"object"}`)}, Source: "builtin"}}, nil
+}
+
+func (g *gatewayFake) GatewayCall(_ context.Context, session, run string, c round.GatewayCall) (round.GatewayTicket, error) {
+	g.calls.Add(1)
+	return round.GatewayTicket{WorkflowID: round.WorkflowID(session, round.GatewayRunID(run), 1), CallID: "mcp_1_0", Round: 1}, nil
+}
+
+func (g *gatewayFake) Wait(ctx context.Context, id string) (*round.Result, error) {
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return &round.Result{WorkflowID: id, Results: []round.CallResult{{CallID: "mcp_1_0", Tool: "edit_file", Status: round.StatusOK, Content: "edited", OperationID: "op1"}}}, nil
+}
+
+// TestGatewayProgressWhileWaitingZ3: a waiting call whose request carries
+// a progress token gets progress every ProgressEvery, and its result
+// comes as MCP content with the _meta that names it (Z4).
+func TestGatewayProgressWhileWaitingZ3(t *testing.T) {
+	g := &gatewayFake{fakeBackend: newFake(), release: make(chan struct{})}
+	s, err := New(Options{Backend: g, Tokens: []Token{{Secret: "agent-token", Name: "bot", Role: RoleAgent}},
+		Gateway: GatewayOptions{ProgressEvery: 20 * time.Millisecond}})
+	require.NoError(t, err)
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	s.opts.BaseURL = srv.URL
+
+	var progress atomic.Int32
+	cl := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			if progress.Add(1) == 3 {
+				close(g.release)
+			}
+		}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + GatewayPath + "?session=s1&run=r",
+		HTTPClient: &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			r.Header.Set("Authorization", "Bearer agent-token")
+			return http.DefaultTransport.RoundTrip(r)
+		})}}, nil)
+	require.NoError(t, err)
+	defer cs.Close()
+	p := &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": "a"}}
+	p.SetProgressToken("tok")
+	res, err := cs.CallTool(ctx, p)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, progress.Load(), int32(3), "progress came while the call waited")
+	require.False(t, res.IsError)
+	require.Equal(t, "edited", res.Content[0].(*mcp.TextContent).Text)
+	require.Equal(t, "op1", res.Meta["dev.toolround/operation_id"])
+	require.Equal(t, "toolround/s1/mcp-r/1", res.Meta["dev.toolround/workflow_id"])
+	require.Equal(t, int32(1), g.calls.Load())
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -83,12 +83,13 @@ func textOf(r *mcp.CallToolResult) string {
 // through the real console and worker: tools/list with this system's
 // annotations, a read-only call, an edit that waits and is approved in
 // the console, a call whose client went away while the worker was killed
-// and that the reconnected client gets once, and a scoped token kept out
-// of another session.
+// and that the client, reconnected to another console (O3: the gateway
+// keeps nothing in a console), gets once.
 func TestMCPGatewayGoClientZ5(t *testing.T) {
 	e := newEnv(t)
 	w := e.startWorker()
-	c := e.startConsole()
+	consoles := e.startConsoles(2)
+	c, other := consoles[0], consoles[1]
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "notes.txt"), []byte("one\ntwo\n"), 0o644))
@@ -150,8 +151,9 @@ func TestMCPGatewayGoClientZ5(t *testing.T) {
 	require.Equal(t, "one\n2\n", string(b))
 
 	// The client goes away while its edit waits and the worker is
-	// killed; a new worker and a reconnected client sending the same call
-	// attach to it: one result, and the edit ran once.
+	// killed; a new worker and the client, reconnected to the other
+	// console, sending the same call attach to it: one result, and the
+	// edit ran once.
 	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "once.txt"), []byte("x\n"), 0o644))
 	edit := &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": "once.txt", "old_text": "x", "new_text": "xy"}}
 	gone, goneCancel := context.WithCancel(ctx)
@@ -162,7 +164,7 @@ func TestMCPGatewayGoClientZ5(t *testing.T) {
 	goneCancel()
 	require.Error(t, <-lost)
 	e.startWorker()
-	cs2, err := gatewayClient(t, ctx, c, c.agent, e.session, "r1")
+	cs2, err := gatewayClient(t, ctx, other, c.agent, e.session, "r1")
 	require.NoError(t, err)
 	defer cs2.Close()
 	go func() {
