@@ -55,3 +55,22 @@ func TestAISDKOwnToolsY6(t *testing.T) {
 	t.Setenv("TEMPORAL_ADDRESS", temporalAddress())
 	nodeTest(t, e, c, node, dir, "dist/test/ai-own.test.js")
 }
+
+// TestLangGraphJSOwnToolsY6 runs clients/typescript's lg-own.test.ts: the
+// application's own LangChain tools in a LangGraph JS graph's
+// RoundToolNode, driven by @langchain/core's FakeStreamingChatModel, served
+// by a tool worker of toolround/tools in the test's process (and, for real
+// SIGKILLs, in a process of its own) on the real Temporal server, and called
+// by the real worker's rounds, mixed with built-ins, through an interrupt
+// and its resume (Y6).
+func TestLangGraphJSOwnToolsY6(t *testing.T) {
+	node, dir := typescriptClient(t, "@langchain/langgraph", "@langchain/core", "@temporalio/worker", "@temporalio/client", "@temporalio/activity", "zod")
+	requireNode20(t, node)
+	e := newEnv(t)
+	queue := e.startWorkerForTools("lgjs-own-", true)
+	c := e.startConsole()
+	t.Setenv("TOOLROUND_TOOL_QUEUE", queue)
+	t.Setenv("TOOLROUND_TASK_QUEUE", e.taskQueue)
+	t.Setenv("TEMPORAL_ADDRESS", temporalAddress())
+	nodeTest(t, e, c, node, dir, "dist/test/lg-own.test.js")
+}
