@@ -26,9 +26,10 @@ func TestOpenAIAgentsOwnToolsY6(t *testing.T) {
 // driven by LangChain's GenericFakeChatModel, served by a tool worker in
 // the test's process (and, for a real SIGKILL, in a process of its own) on
 // the real Temporal server, and called by the real worker's rounds, mixed
-// with built-ins, through an interrupt and its resume (Y6).
+// with built-ins, through an interrupt and its resume (in the process, and
+// in new processes from a SqliteSaver) (Y6).
 func TestLangGraphOwnToolsY6(t *testing.T) {
-	py := python(t, "pytest", "langgraph", "temporalio", "pydantic")
+	py := python(t, "pytest", "langgraph", "langgraph.checkpoint.sqlite", "temporalio", "pydantic")
 	e := newEnv(t)
 	queue := e.startWorkerForTools("lg-own-", true)
 	c := e.startConsole()

@@ -153,6 +153,46 @@ def test_an_own_side_effect_interrupts_and_the_resume_runs_it(approver, session,
     assert e.value.status == 404, "the resumed graph ran no second round"
 
 
+def _process(url, approver, session, db, queue, marks, *args):
+    """Runs one process of langgraph_restart.py, with the own tools, to its
+    exit and returns what it printed."""
+    env = dict(os.environ, TOOLROUND_URL=url, TOOLROUND_APPROVER_TOKEN=approver.token, SESSION=session, RUN="restart",
+               DB=db, OWN_TOOL_QUEUE=queue, MARKS=str(marks), PYTHONPATH=os.path.join(HERE, "..", "src"))
+    out = subprocess.run([sys.executable, os.path.join(HERE, "langgraph_restart.py")] + list(args), env=env,
+                         capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_own_side_effects_interrupt_and_new_processes_resume_the_same_round(url, approver, session, queue, marks, tmp_path):
+    """The process that interrupts and the ones that resume each serve the
+    own tools with a tool worker of their own; the round is the same one,
+    and each call runs once."""
+    pytest.importorskip("langgraph.checkpoint.sqlite") if os.environ.get("CI") != "true" else None
+    db = str(tmp_path / "checkpoints.sqlite")
+    wid = toolround.round_workflow_id(session, "restart", 1)
+
+    first = _process(url, approver, session, db, queue, marks, "start")
+    assert [(i["call_id"], i["tool"], i["workflow_id"]) for i in first["interrupts"]] == [("k1", "lg_cancel_order", wid)]
+    assert first["tools"] == []
+    assert sorted(p["call_id"] for p in approver.round(wid)["pending"]) == ["k1", "k2"]
+    assert lines(marks, "cancel") == []
+
+    second = _process(url, approver, session, db, queue, marks, "resume", "approve")
+    assert [(i["call_id"], i["workflow_id"]) for i in second["interrupts"]] == [("k2", wid)]
+
+    third = _process(url, approver, session, db, queue, marks, "resume", "deny")
+    assert third["interrupts"] == [] and third["last"] == "all done" and third["round"] == 1
+    assert [(t["id"], t["status"]) for t in third["tools"]] == [("l1", "success"), ("k1", "success"), ("k2", "error")]
+    assert "shipped" in third["tools"][0]["content"] and "cancelled R-1" in third["tools"][1]["content"]
+    assert third["tools"][2]["result"]["status"] == "skipped"
+    assert lines(marks, "cancel") == ["R-1"], "the approved side effect ran once, the denied one never"
+    assert lines(marks, "lookup") == ["R-1"]
+    with pytest.raises(toolround.APIError) as e:
+        approver.round(toolround.round_workflow_id(session, "restart", 2))
+    assert e.value.status == 404, "the resumed graph ran no second round"
+
+
 def _tool_worker(queue, marks):
     env = dict(os.environ, TOOL_QUEUE=queue, MARKS=str(marks))
     return subprocess.Popen([sys.executable, os.path.join(HERE, "toolfiles", "lg_tool_worker.py")], env=env,
