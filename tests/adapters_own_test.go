@@ -63,7 +63,8 @@ func TestAISDKOwnToolsY6(t *testing.T) {
 // by a tool worker of toolround/tools in the test's process (and, for real
 // SIGKILLs, in a process of its own) on the real Temporal server, and called
 // by the real worker's rounds, mixed with built-ins, through an interrupt
-// and its resume (Y6).
+// and its resume (in the process, and in new processes from a checkpointer
+// kept in a file) (Y6).
 func TestLangGraphJSOwnToolsY6(t *testing.T) {
 	node, dir := typescriptClient(t, "@langchain/langgraph", "@langchain/core", "@temporalio/worker", "@temporalio/client", "@temporalio/activity", "zod")
 	requireNode20(t, node)

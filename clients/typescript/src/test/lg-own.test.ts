@@ -5,7 +5,7 @@
 // TOOLROUND_TOOL_QUEUE, a trusted queue of the worker's TOOL_QUEUES; the
 // tests of toolroundTools at the end need no server.
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -26,6 +26,7 @@ import { serving, tools } from "./lg-orders.js";
 import { live, skip as skipLive } from "./live.js";
 
 const queue = process.env.TOOLROUND_TOOL_QUEUE ?? "";
+const here = dirname(fileURLToPath(import.meta.url));
 const skip = skipLive || (!queue && process.env.CI !== "true" ? "TOOLROUND_TOOL_QUEUE not set (tests/adapters_own_test.go sets it)" : false);
 
 type Turn = { content?: string; tool_calls?: { id: string; name: string; args: Record<string, unknown> }[] };
@@ -211,8 +212,69 @@ test("an own side effect interrupts the graph and the resume runs it, once", { s
   await assert.rejects(approver.getRound(roundWorkflowId(session, "own-interrupt", 2)), (e: unknown) => e instanceof ToolroundError && e.status === 404);
 });
 
+// Runs one process of langgraph-restart.ts, with the own tools, to its exit
+// and returns what it printed.
+function processOnce(url: string, approver: Client, session: string, file: string, dir: string, ...args: string[]) {
+  const r = spawnSync(process.execPath, [join(here, "langgraph-restart.js"), ...args], {
+    env: { ...process.env, TOOLROUND_URL: url, TOOLROUND_APPROVER_TOKEN: approver.token, SESSION: session, RUN: "restart", CHECKPOINTS: file, OWN_TOOL_QUEUE: queue, MARKS: dir },
+    encoding: "utf8",
+    timeout: 180_000,
+  });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  const out = r.stdout.trim().split("\n");
+  return JSON.parse(out[out.length - 1]) as {
+    interrupts: InterruptValue[];
+    tools: { id: string; status: string; content: string; result: { status: string } }[];
+    last: string;
+    round: number;
+  };
+}
+
+test("own side effects interrupt in one process and new processes, each with a tool worker of its own, resume the same round", { skip }, async () => {
+  const { url, approver, session } = live("lg-own-restart");
+  const dir = marks();
+  const file = join(mkdtempSync(join(tmpdir(), "lg-own-")), "checkpoints.json");
+  const wid = roundWorkflowId(session, "restart", 1);
+
+  const first = processOnce(url, approver, session, file, dir, "start");
+  assert.deepEqual(
+    first.interrupts.map((i) => [i.call_id, i.tool, i.workflow_id]),
+    [["k1", "lgjs_cancel_order", wid]],
+  );
+  assert.deepEqual(first.tools, []);
+  const view = await approver.getRound(wid);
+  assert.ok(!isFinished(view));
+  assert.deepEqual(view.pending.map((p) => p.call_id).sort(), ["k1", "k2"]);
+  assert.deepEqual(lines(dir, "cancel"), []);
+
+  const second = processOnce(url, approver, session, file, dir, "resume", "approve");
+  assert.deepEqual(
+    second.interrupts.map((i) => [i.call_id, i.workflow_id]),
+    [["k2", wid]],
+  );
+
+  const third = processOnce(url, approver, session, file, dir, "resume", "deny");
+  assert.deepEqual(third.interrupts, []);
+  assert.equal(third.last, "all done");
+  assert.equal(third.round, 1);
+  assert.deepEqual(
+    third.tools.map((t) => [t.id, t.status]),
+    [
+      ["l1", "success"],
+      ["k1", "success"],
+      ["k2", "error"],
+    ],
+  );
+  assert.match(third.tools[0].content, /shipped/);
+  assert.match(third.tools[1].content, /cancelled R-1/);
+  assert.equal(third.tools[2].result.status, "skipped");
+  assert.deepEqual(lines(dir, "cancel"), ["R-1"], "the approved side effect ran once, the denied one never");
+  assert.deepEqual(lines(dir, "lookup"), ["R-1"]);
+  await assert.rejects(approver.getRound(roundWorkflowId(session, "restart", 2)), (e: unknown) => e instanceof ToolroundError && e.status === 404);
+});
+
 function toolWorker(dir: string, logs: string[]): ChildProcess {
-  const file = join(dirname(fileURLToPath(import.meta.url)), "lg-own-worker.js");
+  const file = join(here, "lg-own-worker.js");
   const child = spawn(process.execPath, [file], { env: { ...process.env, TOOL_QUEUE: queue, MARKS: dir }, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout!.on("data", (b) => logs.push(String(b)));
   child.stderr!.on("data", (b) => logs.push(String(b)));
