@@ -286,25 +286,14 @@ class RoundToolNode(RunnableLambda):
 
 # --- the application's own tools ----------------------------------------------
 
-def _wants_call_id(t: BaseTool) -> bool:
-    """Whether the tool takes the call's id (``InjectedToolCallId``); it is
-    then invoked with the whole tool call."""
+def _injected(t: BaseTool) -> Dict[str, bool]:
+    """The tool's injected arguments (which the model does not give), each
+    with whether it is the call's id (``InjectedToolCallId``)."""
+    # langchain_core's own helpers for ToolNode's injection.
     from langchain_core.tools.base import InjectedToolCallId, _is_injected_arg_type, get_all_basemodel_annotations
 
-    schema = t.get_input_schema()
-    return any(_is_injected_arg_type(a, InjectedToolCallId) for a in get_all_basemodel_annotations(schema).values())
-
-
-def _outside_arguments(t: BaseTool) -> List[str]:
-    """The injected arguments a tool worker cannot give (the graph's state,
-    its store): all but the call's id."""
-    from langchain_core.tools.base import InjectedToolCallId, _is_injected_arg_type, get_all_basemodel_annotations
-
-    out = []
-    for name, a in get_all_basemodel_annotations(t.get_input_schema()).items():
-        if _is_injected_arg_type(a) and not _is_injected_arg_type(a, InjectedToolCallId):
-            out.append(name)
-    return sorted(out)
+    return {name: _is_injected_arg_type(a, InjectedToolCallId)
+            for name, a in get_all_basemodel_annotations(t.get_input_schema()).items() if _is_injected_arg_type(a)}
 
 
 def toolround_tools(tools: Iterable[Any], read_only: Iterable[str] = (),
@@ -339,12 +328,13 @@ def toolround_tools(tools: Iterable[Any], read_only: Iterable[str] = (),
             if not callable(lt) or isinstance(lt, dict):
                 raise TypeError("%r is not a LangChain tool or a function" % (lt,))
             lt = as_tool(lt)
-        outside = _outside_arguments(lt)
+        injected = _injected(lt)
+        outside = sorted(name for name, is_call_id in injected.items() if not is_call_id)
         if outside:
             raise ValueError("tool %s takes injected arguments a tool worker cannot give (%s): only "
                              "InjectedToolCallId is given" % (lt.name, ", ".join(outside)))
         fn = convert_to_openai_tool(lt)["function"]
-        whole_call = _wants_call_id(lt)
+        whole_call = any(injected.values())
 
         async def invoke(args: Dict[str, Any], *, ctx: Any, _t: BaseTool = lt, _whole: bool = whole_call) -> Any:
             config = {"configurable": {"toolround": ctx}, "run_name": _t.name}
