@@ -35,8 +35,10 @@ import type * as ToolsModule from "../tools/index.js";
 import type { CallResult, ToolCall } from "../api-types.js";
 import type { Client, OnApproval, OnWait, Run, RunOptions } from "../client.js";
 import { functionOf, isError, openaiCall, outcomes, type CallOutcome, type ToolSpecLike } from "./common.js";
+import { OwnToolWorker, waitListed, type OwnToolsServing, type OwnWorkerOptions } from "./worker.js";
 
 export type { ToolSpecLike } from "./common.js";
+export { OwnToolWorker, type OwnToolOptions, type OwnToolsServing, type OwnWorkerOptions } from "./worker.js";
 
 /** The error a tool throws for a call the round did not run or that failed:
  * its message is the call's tool message, `result` its result entry. */
@@ -233,24 +235,6 @@ export function roundTools(client: Client, sessionId: string, runId: string, spe
 
 // --- the application's own tools ---------------------------------------------
 
-/** How a tool worker serves one of the app's own tools: toolround/tools'
- * options (times in whole seconds). */
-export interface OwnToolOptions {
-  concurrent?: boolean;
-  cacheSeconds?: number;
-  subject?: string;
-  timeout?: number;
-  scheduleToStart?: number;
-  heartbeat?: number;
-}
-
-export interface OwnToolsServing {
-  /** The names of the read-only tools; the others are side effects. */
-  readOnly?: string[];
-  /** Per tool name, the tool worker's options for it. */
-  toolOptions?: Record<string, OwnToolOptions>;
-}
-
 /** The toolround/tools tools that serve the app's AI SDK tools in a tool
  * worker: the name is the key, the description and the zod `inputSchema`
  * the tool's own (its JSON Schema as zod writes it); `effect` "read_only"
@@ -291,10 +275,6 @@ async function lastOf(out: unknown): Promise<unknown> {
   return last;
 }
 
-/** What `serveTools` and the tool worker of `ownTools` take: toolround/tools'
- * serve options but the task queue. */
-export type OwnWorkerOptions = Omit<ToolsModule.ServeOptions, "taskQueue" | "signal" | "onReady">;
-
 /** Serves the app's AI SDK tools in a tool worker of this process until
  * SIGINT, SIGTERM or `options.signal` (toolround/tools' serve): for a
  * tool worker of its own, beside apps that use `ownTools` with `serve: false`. */
@@ -302,32 +282,6 @@ export async function serveTools(tools: Record<string, Tool>, options: OwnToolsS
   const { readOnly, toolOptions, ...serveOptions } = options;
   const tr: typeof ToolsModule = await import("../tools/index.js");
   await tr.serve(await toolroundTools(tools, { readOnly, toolOptions }), serveOptions);
-}
-
-/** A tool worker running in this process. */
-export class OwnToolWorker {
-  private readonly stop = new AbortController();
-  /** Resolves once the worker has stopped. */
-  readonly done: Promise<void>;
-  private readonly ready: Promise<void>;
-
-  constructor(tools: ToolsModule.Tool[], taskQueue: string, serve: typeof ToolsModule.serve, options: OwnWorkerOptions = {}) {
-    let onReady!: () => void;
-    this.ready = new Promise<void>((r) => (onReady = r));
-    this.done = serve(tools, { exitOnRefusal: false, ...options, taskQueue, signal: this.stop.signal, onReady });
-    this.done.catch(() => undefined);
-  }
-
-  /** Resolves once the catalog accepted the tools; rejects with what kept
-   * the worker from serving (ServeRefused, its lines printed). */
-  async started(): Promise<void> {
-    await Promise.race([this.ready, this.done.then(() => Promise.reject(new Error("the tool worker stopped before it served")))]);
-  }
-
-  async close(): Promise<void> {
-    this.stop.abort();
-    await this.done.catch(() => undefined);
-  }
 }
 
 export interface OwnToolsOptions extends RoundToolsOptions, OwnToolsServing {
@@ -379,25 +333,4 @@ export async function ownTools(client: Client, sessionId: string, runId: string,
     throw e;
   }
   return rt;
-}
-
-/** Until the toolround worker lists the queue's tools as served by a live
- * tool worker (it reads the catalogs every two seconds). */
-async function waitListed(client: Client, provider: string, queue: string, names: string[], timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let seen: unknown;
-  for (;;) {
-    try {
-      const listed = await client.tools({ provider, worker: true });
-      const q = (listed.queues ?? []).find((x) => x.queue === queue);
-      seen = q;
-      if (q?.available && names.every((n) => (q.tools ?? []).includes(n))) return;
-    } catch (e) {
-      seen = e;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`the toolround worker did not list ${names.join(", ")} on queue ${queue} within ${timeoutMs / 1000}s (is the queue in its TOOL_QUEUES?): ${JSON.stringify(seen)}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }

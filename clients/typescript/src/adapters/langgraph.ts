@@ -22,15 +22,41 @@
 //     const pending = out.__interrupt__[0].value;   // tool, arguments, reasons, ...
 //     out = await app.invoke(new Command({ resume: { approve: true } }), config);
 //   }
+//
+// The application's own tools (SPEC Y6): pass its LangChain tools (`tool()`
+// of @langchain/core/tools with a zod 4 schema) in `tools`, as to ToolNode,
+// with a `taskQueue` that the worker's TOOL_QUEUES names, and say which are
+// `readOnly` (the others are side effects). A tool worker of toolround/tools
+// in this process (the optional peer dependencies @temporalio/worker,
+// @temporalio/client, @temporalio/activity and zod) serves them on that
+// queue, and the model turn's calls, the app's and toolround's mixed, run as
+// one round, with the round's approvals, dedupe, retries and operation ids:
+//
+//   const node = new RoundToolNode(client, "s1", "r1", {
+//     tools: [lookupOrder, refundOrder], taskQueue: "orders", readOnly: ["lookup_order"] });
+//   await node.ready();   // the tool worker serves them (the node waits for it too)
+//   const model = chatModel.bindTools([lookupOrder, refundOrder, ...toolroundSpecs]);
+//   ...
+//   await node.close();   // stops the tool worker
+//
+// `serve: false` leaves the serving to a tool worker of yours that runs
+// `serveTools(tools, {taskQueue, ...})` of this module.
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { RunnableLambda } from "@langchain/core/runnables";
+import { ToolInputParsingException, type StructuredToolInterface } from "@langchain/core/tools";
 import { interrupt as graphInterrupt } from "@langchain/langgraph";
+
+import type * as ToolsModule from "../tools/index.js";
 
 import type { PendingCall, RoundResult, RunningRound, ToolCall } from "../api-types.js";
 import { isFinished, roundWorkflowId, ToolroundError, type Client, type Decision, type OnApproval, type OnWait, type Run, type RunOptions } from "../client.js";
-import { isError, openaiCall, outcomes } from "./common.js";
+import { functionOf, isError, openaiCall, outcomes, type ToolSpecLike } from "./common.js";
+import { OwnToolWorker, waitListed, type OwnToolsServing, type OwnWorkerOptions } from "./worker.js";
 
-export interface RoundToolNodeOptions extends RunOptions {
+export type { ToolSpecLike } from "./common.js";
+export { OwnToolWorker, type OwnToolOptions, type OwnToolsServing, type OwnWorkerOptions } from "./worker.js";
+
+export interface RoundToolNodeOptions extends RunOptions, OwnToolsServing {
   /** Asked first for a call that waits for a decision; null or undefined
    * from it interrupts (or, with `interrupt: false`, leaves the call to the
    * console). It is asked again for the same calls when the node runs
@@ -46,6 +72,23 @@ export interface RoundToolNodeOptions extends RunOptions {
   messagesKey?: string;
   /** The node's name (default `tools`). */
   name?: string;
+  /** The app's own LangChain tools, served on `taskQueue` (see
+   * `toolroundTools`), and toolround tool specs (as `starter tools
+   * --provider P` prints them), which are not served: their names tell
+   * the run state which schemas the model has. With own tools the rounds'
+   * provider is "claude-code" unless `provider` says otherwise (the model
+   * has every schema from bindTools), and the run state starts with every
+   * tool of `tools` fetched. */
+  tools?: (StructuredToolInterface | ToolSpecLike)[];
+  /** The own tools' task queue: one that the worker's TOOL_QUEUES names. */
+  taskQueue?: string;
+  /** Serve the own tools in this process (true, the default), or leave it
+   * to a tool worker of yours (`serveTools`). */
+  serve?: boolean;
+  /** The in-process tool worker's options (address, toolroundTaskQueue, ...). */
+  worker?: OwnWorkerOptions;
+  /** How long to wait for the worker to list the own tools (60 000 ms). */
+  readyTimeoutMs?: number;
 }
 
 /** The pending call an interrupt carries; `decision` is set on a call
@@ -77,10 +120,28 @@ export class RoundToolNode extends RunnableLambda<NodeInput, NodeOutput> {
   private readonly interrupts: boolean;
   private readonly pollMs: number;
   private placed = false;
+  /** The app's own tools this node's rounds call. */
+  readonly tools: StructuredToolInterface[];
+  /** The tool worker this process runs for the own tools, once `ready()`
+   * resolved (undefined without own tools or with `serve: false`). */
+  worker: OwnToolWorker | undefined;
+  private readonly serving: Promise<void>;
 
   constructor(client: Client, sessionId: string, runId: string, options: RoundToolNodeOptions = {}) {
-    const { onApproval, onWait, messagesKey, name, interrupt, pollMs, ...runOptions } = options;
+    const { onApproval, onWait, messagesKey, name, interrupt, pollMs, tools = [], taskQueue, readOnly, toolOptions, serve, worker, readyTimeoutMs, ...runOptions } =
+      options;
+    const own = tools.filter(isLangChainTool);
+    if (own.length) {
+      if (!taskQueue) throw new TypeError("RoundToolNode: own tools need a taskQueue (one that the worker's TOOL_QUEUES names)");
+      runOptions.provider ??= "claude-code";
+    }
+    if (tools.length) {
+      const names = tools.map((t) => (isLangChainTool(t) ? t.name : functionOf(t).name));
+      const state = (runOptions.state ?? {}) as { fetched?: string[] };
+      runOptions.state = { ...state, fetched: [...new Set([...(state.fetched ?? []), ...names])].sort() } as never;
+    }
     super({ func: (input: NodeInput) => this.invokeNode(input) });
+    this.tools = own;
     this.name = name ?? "tools";
     this.client = client;
     this.runHandle = client.run(sessionId, runId, runOptions);
@@ -89,9 +150,39 @@ export class RoundToolNode extends RunnableLambda<NodeInput, NodeOutput> {
     this.onWait = onWait;
     this.interrupts = interrupt ?? true;
     this.pollMs = pollMs ?? 2000;
+    this.serving = own.length && serve !== false ? this.startWorker(own, taskQueue!, { readOnly, toolOptions }, worker, readyTimeoutMs ?? 60_000) : Promise.resolve();
+    this.serving.catch(() => undefined); // ready() and each run of the node tell it
+  }
+
+  private async startWorker(own: StructuredToolInterface[], taskQueue: string, serving: OwnToolsServing, options: OwnWorkerOptions | undefined, timeoutMs: number): Promise<void> {
+    const tr: typeof ToolsModule = await import("../tools/index.js");
+    const w = new OwnToolWorker(await toolroundTools(own, serving), taskQueue, tr.serve, options);
+    try {
+      await w.started();
+      await waitListed(this.client, this.runHandle.defaults.provider ?? "claude-code", taskQueue, own.map((t) => t.name), timeoutMs);
+    } catch (e) {
+      await w.close();
+      throw e;
+    }
+    this.worker = w;
+  }
+
+  /** Resolves once the toolround worker lists the own tools as served by
+   * this process's tool worker (at once without one); rejects with what
+   * kept it from serving (ServeRefused, its lines printed, or a timeout). */
+  ready(): Promise<void> {
+    return this.serving;
+  }
+
+  /** Stops the tool worker of the own tools, if this node started one
+   * (calls in flight get 10 seconds). */
+  async close(): Promise<void> {
+    await this.serving.catch(() => undefined);
+    await this.worker?.close();
   }
 
   private async invokeNode(input: NodeInput): Promise<NodeOutput> {
+    await this.serving;
     const wrap = !Array.isArray(input);
     const messages = (wrap ? (input as Record<string, unknown>)[this.messagesKey] : input) as BaseMessage[] | undefined;
     if (!Array.isArray(messages)) throw new TypeError(`RoundToolNode: the state has no ${this.messagesKey} list`);
@@ -239,6 +330,66 @@ export class RoundToolNode extends RunnableLambda<NodeInput, NodeOutput> {
       throw e;
     }
   }
+}
+
+// --- the application's own tools ---------------------------------------------
+
+function isLangChainTool(t: StructuredToolInterface | ToolSpecLike): t is StructuredToolInterface {
+  return typeof (t as StructuredToolInterface).invoke === "function" && typeof t.name === "string";
+}
+
+/** The toolround/tools tools that serve LangChain tools in a tool worker:
+ * the name, description and zod schema the tool has (its JSON Schema as
+ * zod writes it); `effect` "read_only" for the names in `readOnly`, else
+ * "side_effect". A call invokes the tool as ToolNode does, with the tool
+ * call (`config.toolCall`, its id the round's call id) and a config whose
+ * `configurable.toolround` is the call's toolround ToolContext
+ * (`operationId`: a side effect's idempotency key) and whose `signal` is
+ * aborted when the round cancels the call; the result is the ToolMessage's
+ * content. Arguments LangChain refuses are `invalid_arguments`; what the
+ * tool throws is the round's: a read-only call is retried, a side effect is
+ * `unknown_outcome`; throw toolround/tools' ToolError for an error the
+ * model should read. A tool's own problems (no zod 4 schema, a bad name)
+ * are in its `problems`. */
+export async function toolroundTools(tools: StructuredToolInterface[], serving: OwnToolsServing = {}): Promise<ToolsModule.Tool[]> {
+  const tr: typeof ToolsModule = await import("../tools/index.js");
+  const ro = new Set(serving.readOnly ?? []);
+  return tools.map((t) =>
+    tr.tool({
+      name: t.name,
+      description: t.description,
+      effect: ro.has(t.name) ? "read_only" : "side_effect",
+      ...(serving.toolOptions?.[t.name] ?? {}),
+      parameters: t.schema as never,
+      execute: async (args: unknown, ctx: ToolsModule.ToolContext) => {
+        const call = { type: "tool_call" as const, id: ctx.callId, name: t.name, args: args as Record<string, unknown> };
+        let out: unknown;
+        try {
+          out = await t.invoke(call, { configurable: { toolround: ctx }, signal: ctx.signal, runName: t.name });
+        } catch (e) {
+          if (e instanceof ToolInputParsingException) throw new tr.ToolError(`${t.name}: ${e.message}`, "invalid_arguments");
+          throw e;
+        }
+        return resultOf(tr, ToolMessage.isInstance(out) ? out.content : out);
+      },
+    }),
+  );
+}
+
+// A ToolMessage's content: text, or content blocks (text blocks as text
+// items, the others as JSON).
+function resultOf(tr: typeof ToolsModule, content: unknown): unknown {
+  if (!Array.isArray(content) || !content.length || !content.every((b) => typeof b === "object" && b !== null && "type" in b)) return content;
+  return content.map((b: { type: string; text?: unknown }) => (b.type === "text" && typeof b.text === "string" ? tr.text(b.text) : tr.json(b)));
+}
+
+/** Serves LangChain tools in a tool worker of this process until SIGINT,
+ * SIGTERM or `options.signal` (toolround/tools' serve): for a tool worker
+ * of its own, beside graphs whose RoundToolNode has `serve: false`. */
+export async function serveTools(tools: StructuredToolInterface[], options: OwnToolsServing & ToolsModule.ServeOptions): Promise<void> {
+  const { readOnly, toolOptions, ...serveOptions } = options;
+  const tr: typeof ToolsModule = await import("../tools/index.js");
+  await tr.serve(await toolroundTools(tools, { readOnly, toolOptions }), serveOptions);
 }
 
 /** The decision that `new Command({resume: value})` gives a waiting call:

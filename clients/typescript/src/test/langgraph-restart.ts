@@ -2,7 +2,10 @@
 // a checkpointer kept in a file and either starts the thread (`start`) or
 // resumes it with a decision (`resume approve|deny`), prints what the graph
 // returned as one JSON line, and exits. Its environment: TOOLROUND_URL,
-// TOOLROUND_APPROVER_TOKEN, SESSION, RUN, CHECKPOINTS (the file).
+// TOOLROUND_APPROVER_TOKEN, SESSION, RUN, CHECKPOINTS (the file); with
+// OWN_TOOL_QUEUE, the calls are of the app's own tools of lg-orders.ts
+// (marks in MARKS), served by a tool worker the node starts in each process
+// (lg-own.test.ts).
 import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 
 import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
@@ -13,6 +16,7 @@ import { toolsCondition } from "@langchain/langgraph/prebuilt";
 
 import { Client } from "../index.js";
 import { RoundToolNode } from "../adapters/langgraph.js";
+import { serving, tools } from "./lg-orders.js";
 
 // MemorySaver whose storage is written to a file after each change and read
 // back by the next process: LangGraph JS's checkpointers that persist need a
@@ -47,20 +51,30 @@ class FileSaver extends MemorySaver {
 
 const env = process.env as Record<string, string>;
 const [phase, decision] = process.argv.slice(2);
+const own = env.OWN_TOOL_QUEUE;
 // The model answers with the calls in the first process and with its last
 // words after a resume: a graph that started over instead of resuming would
 // run the calls' turn again with the wrong message.
 const turn =
-  phase === "start"
-    ? new AIMessageChunk({
-        content: "",
-        tool_calls: [
-          { id: "c1", name: "calculate", args: { expression: "6*7" } },
-          { id: "e1", name: "edit_file", args: { path: "lg-ts-restart-a.txt", new_text: "a\n" } },
-          { id: "e2", name: "edit_file", args: { path: "lg-ts-restart-b.txt", new_text: "b\n" } },
-        ],
-      })
-    : new AIMessageChunk({ content: "all done" });
+  phase !== "start"
+    ? new AIMessageChunk({ content: "all done" })
+    : own
+      ? new AIMessageChunk({
+          content: "",
+          tool_calls: [
+            { id: "l1", name: "lgjs_lookup_order", args: { id: "R-1" } },
+            { id: "k1", name: "lgjs_cancel_order", args: { id: "R-1" } },
+            { id: "k2", name: "lgjs_cancel_order", args: { id: "R-2" } },
+          ],
+        })
+      : new AIMessageChunk({
+          content: "",
+          tool_calls: [
+            { id: "c1", name: "calculate", args: { expression: "6*7" } },
+            { id: "e1", name: "edit_file", args: { path: "lg-ts-restart-a.txt", new_text: "a\n" } },
+            { id: "e2", name: "edit_file", args: { path: "lg-ts-restart-b.txt", new_text: "b\n" } },
+          ],
+        });
 const agent = async (s: { messages: BaseMessage[] }) => {
   const model = new FakeStreamingChatModel({ responses: [new AIMessage(String(turn.content))], chunks: [turn] });
   return { messages: [await model.invoke(s.messages)] };
@@ -70,6 +84,7 @@ const node = new RoundToolNode(client, env.SESSION, env.RUN, {
   provider: "claude-code",
   state: { fetched: ["calculate", "edit_file", "read_files"] },
   pollMs: 500,
+  ...(own ? { ...serving, tools, taskQueue: own } : {}),
 });
 const app = new StateGraph(MessagesAnnotation)
   .addNode("agent", agent)
@@ -92,3 +107,4 @@ console.log(
     round: node.runHandle.number,
   }),
 );
+await node.close(); // stops this process's tool worker, if any

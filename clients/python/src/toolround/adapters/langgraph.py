@@ -21,20 +21,46 @@ results come back as ``ToolMessage``s, one per call, in call order, with
     while out.get("__interrupt__"):
         pending = out["__interrupt__"][0].value          # tool, arguments, reasons, ...
         out = app.invoke(Command(resume={"approve": True}), config)
+
+The application's own tools (SPEC Y6): pass its LangChain tools (``@tool``
+functions, ``StructuredTool``s, any ``BaseTool`` with an ``args_schema``) in
+``tools``, as to ``ToolNode``, with a ``task_queue`` that the worker's
+``TOOL_QUEUES`` names, and say which are ``read_only`` (the others are side
+effects). A tool worker in this process (``toolround.tools``, on the Temporal
+Python SDK; ``pip install 'toolround[langgraph,tools]'``) serves them on that
+queue, announced with the schemas LangChain gives the model, and the model
+turn's calls, the app's and toolround's mixed, run as one round, with the
+round's approvals, dedupe, retries and operation ids::
+
+    @tool
+    def lookup_order(order_id: str) -> dict: ...
+
+    node = RoundToolNode(client, "s1", "r1", tools=[lookup_order, refund_order],
+                         task_queue="orders", read_only=["lookup_order"])
+    model = chat_model.bind_tools([lookup_order, refund_order] + toolround_specs)
+    ...
+    node.close()  # stops the tool worker (or use ``with``)
+
+``serve=False`` leaves the serving to a tool worker of yours that runs
+``serve(tools, task_queue, ...)`` of this module.
 """
 
 import json
 import threading
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableLambda
+from langchain_core.tools import BaseTool, ToolException
+from langchain_core.tools import tool as as_tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.types import interrupt as graph_interrupt
 
 from ..client import DECISION_KINDS, APIError, Client, Decision, Run, round_workflow_id
 from ._common import contents, is_error, openai_call
+from ._worker import ToolWorker, wait_available
 
-__all__ = ["RoundToolNode", "decision_of"]
+__all__ = ["RoundToolNode", "decision_of", "serve", "toolround_tools"]
 
 # The decisions a call has once a person was asked about it (T2): the
 # calls a rule or AUTO_APPROVE decided were never asked.
@@ -60,13 +86,46 @@ class RoundToolNode(RunnableLambda):
     One node is one run: its round numbers and state are kept by
     ``run_handle``, and a new process finds them on the server, so a graph
     resumed elsewhere attaches to the same round (its workflow id) and
-    nothing runs twice."""
+    nothing runs twice.
+
+    ``tools`` are the application's own LangChain tools (a plain function is
+    made one with ``@tool``), served on ``task_queue`` by a tool worker this
+    starts in this process (``serve``; ``tool_worker`` are
+    ``toolround.tools.serve_async``'s options: ``address``,
+    ``toolround_task_queue``, ...), and toolround tool specs (as ``starter
+    tools --provider P`` prints them), which are not served: their names tell
+    the run state which schemas the model has. The constructor returns once
+    the toolround worker lists the own tools (``ready_timeout``), and
+    ``worker`` is that tool worker (None without own tools or with
+    ``serve=False``); ``close()`` stops it. ``read_only`` and
+    ``tool_options`` are ``toolround_tools``'. With own tools the rounds'
+    provider is ``claude-code`` unless ``provider`` says otherwise (the model
+    has every schema from ``bind_tools``), and the run state starts with every
+    tool of ``tools`` fetched."""
 
     def __init__(self, client: Client, session_id: str, run_id: str,
                  on_approval: Optional[Callable[[Dict[str, Any]], Optional[Decision]]] = None,
                  on_wait: Optional[Callable[[Dict[str, Any]], Any]] = None,
                  messages_key: str = "messages", name: str = "tools", interrupt: bool = True,
-                 poll: float = 2.0, **run_kwargs: Any):
+                 poll: float = 2.0, tools: Iterable[Any] = (), task_queue: Optional[str] = None,
+                 read_only: Iterable[str] = (), tool_options: Optional[Dict[str, Dict[str, Any]]] = None,
+                 serve: bool = True, ready_timeout: float = 60.0, tool_worker: Optional[Dict[str, Any]] = None,
+                 **run_kwargs: Any):
+        specs = [t if isinstance(t, (BaseTool, dict)) else as_tool(t) for t in tools]
+        own = [t for t in specs if isinstance(t, BaseTool)]
+        self.tools: List[BaseTool] = own
+        self.worker: Optional[ToolWorker] = None
+        served: List[Any] = []
+        if own:
+            if not task_queue:
+                raise ValueError("RoundToolNode: own tools need a task_queue (one that the worker's TOOL_QUEUES names)")
+            served = toolround_tools(own, read_only, tool_options)
+            run_kwargs.setdefault("provider", "claude-code")
+        if specs:
+            state = dict(run_kwargs.get("state") or {})
+            names = [t.name if isinstance(t, BaseTool) else t.get("function", t)["name"] for t in specs]
+            state["fetched"] = sorted(set(state.get("fetched") or []) | set(names))
+            run_kwargs["state"] = state
         self.client = client
         self.run_handle: Run = client.run(session_id, run_id, **run_kwargs)
         self.on_approval = on_approval
@@ -76,6 +135,26 @@ class RoundToolNode(RunnableLambda):
         self.poll = poll
         self._placed = False
         super().__init__(self._invoke, name=name)
+        if own and serve:
+            self.worker = ToolWorker(served, task_queue, **(tool_worker or {}))
+            try:
+                self.worker.wait_ready(ready_timeout)
+                wait_available(client, self.run_handle.provider, task_queue, [t.name for t in own], ready_timeout)
+            except BaseException:
+                self.worker.close()
+                raise
+
+    def close(self) -> None:
+        """Stops the tool worker of the own tools, if this node started one
+        (calls in flight get 10 seconds)."""
+        if self.worker is not None:
+            self.worker.close()
+
+    def __enter__(self) -> "RoundToolNode":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
     def _invoke(self, state: Any) -> Any:
         if isinstance(state, list):
@@ -203,6 +282,87 @@ class RoundToolNode(RunnableLambda):
             # round's result tells the rest.
             if e.code != "not_waiting":
                 raise
+
+
+# --- the application's own tools ----------------------------------------------
+
+def _injected(t: BaseTool) -> Dict[str, bool]:
+    """The tool's injected arguments (which the model does not give), each
+    with whether it is the call's id (``InjectedToolCallId``)."""
+    # langchain_core's own helpers for ToolNode's injection.
+    from langchain_core.tools.base import InjectedToolCallId, _is_injected_arg_type, get_all_basemodel_annotations
+
+    return {name: _is_injected_arg_type(a, InjectedToolCallId)
+            for name, a in get_all_basemodel_annotations(t.get_input_schema()).items() if _is_injected_arg_type(a)}
+
+
+def toolround_tools(tools: Iterable[Any], read_only: Iterable[str] = (),
+                    tool_options: Optional[Dict[str, Dict[str, Any]]] = None) -> List[Any]:
+    """The ``toolround.tools`` tools that serve LangChain tools in a tool
+    worker: the name, description and parameters LangChain gives the model
+    (``convert_to_openai_tool``); ``effect`` ``read_only`` for the names in
+    ``read_only``, else ``side_effect``; ``tool_options[name]`` adds the
+    ``@tool`` options (``cache_seconds``, ``concurrent``, ``subject``,
+    ``timeout``, ``schedule_to_start``, ``heartbeat``). A plain function is
+    made a tool with LangChain's ``@tool``.
+
+    The tool runs with ``ainvoke``, whose config's ``configurable["toolround"]``
+    is the call's ``toolround.tools.ToolContext`` (a tool that declares
+    ``config: RunnableConfig`` reads it: ``operation_id`` is a side effect's
+    idempotency key); an ``InjectedToolCallId`` argument gets the call's id.
+    Arguments LangChain does not validate are ``invalid_arguments``, a
+    ``ToolException`` is an error the model reads (``tool_error``), and any
+    other exception is the round's: a read-only call is retried, a side
+    effect is ``unknown_outcome``. A tool that takes the graph's state or
+    store (other injected arguments) cannot run in a tool worker and is
+    refused."""
+    from pydantic import ValidationError
+
+    from ..tools import SchemaTool, ToolError
+
+    ro = set(read_only)
+    opts = tool_options or {}
+    out = []
+    for lt in tools:
+        if not isinstance(lt, BaseTool):
+            if not callable(lt) or isinstance(lt, dict):
+                raise TypeError("%r is not a LangChain tool or a function" % (lt,))
+            lt = as_tool(lt)
+        injected = _injected(lt)
+        outside = sorted(name for name, is_call_id in injected.items() if not is_call_id)
+        if outside:
+            raise ValueError("tool %s takes injected arguments a tool worker cannot give (%s): only "
+                             "InjectedToolCallId is given" % (lt.name, ", ".join(outside)))
+        fn = convert_to_openai_tool(lt)["function"]
+        whole_call = any(injected.values())
+
+        async def invoke(args: Dict[str, Any], *, ctx: Any, _t: BaseTool = lt, _whole: bool = whole_call) -> Any:
+            config = {"configurable": {"toolround": ctx}, "run_name": _t.name}
+            try:
+                if _whole:
+                    msg = await _t.ainvoke({"type": "tool_call", "id": ctx.call_id, "name": _t.name, "args": args}, config)
+                    return msg.content if isinstance(msg, ToolMessage) else msg
+                return await _t.ainvoke(args, config)
+            except ValidationError as e:  # LangChain's own check of the arguments
+                raise ToolError("%s: invalid arguments: %s" % (_t.name, e), code="invalid_arguments") from e
+            except ToolException as e:  # LangChain's error for the model to read
+                raise ToolError(str(e)) from e
+
+        out.append(SchemaTool(lt.name, fn.get("parameters") or {"type": "object", "properties": {}}, invoke,
+                              description=fn.get("description", ""),
+                              effect="read_only" if lt.name in ro else "side_effect", **opts.get(lt.name, {})))
+    return out
+
+
+def serve(tools: Iterable[Any], task_queue: str, read_only: Iterable[str] = (),
+          tool_options: Optional[Dict[str, Dict[str, Any]]] = None, **serve_kw: Any) -> None:
+    """Serves LangChain tools in a tool worker until SIGINT or SIGTERM
+    (``toolround.tools.serve``; exits 2 when the catalog refuses them): for
+    a tool worker of its own, beside graphs whose ``RoundToolNode`` has
+    ``serve=False``."""
+    from ..tools import serve as serve_tools
+
+    serve_tools(toolround_tools(tools, read_only, tool_options), task_queue, **serve_kw)
 
 
 def decision_of(value: Any) -> Decision:
