@@ -405,3 +405,31 @@ func (r *recent) add(id string) bool {
 	r.next = (r.next + 1) % len(r.ring)
 	return true
 }
+
+// BlobGrants records which sessions' results named which blobs, so that a
+// reader that may see a session reads only that session's blobs (the MCP
+// gateway's resources/read, Z4).
+type BlobGrants struct{ c *Client }
+
+// BlobGrants returns the grants over this connection.
+func (c *Client) BlobGrants() *BlobGrants { return &BlobGrants{c: c} }
+
+func grantKey(session, ref string) string {
+	return SessionKey(session, "blob-grant:"+strings.TrimPrefix(ref, BlobPrefix))
+}
+
+// Grant records that a result of session named ref, for as long as a blob
+// lives.
+func (g *BlobGrants) Grant(ctx context.Context, session, ref string) error {
+	ctx, cancel := context.WithTimeout(ctx, blobTimeout)
+	defer cancel()
+	return g.c.rdb.Set(ctx, grantKey(session, ref), "1", BlobTTL).Err()
+}
+
+// Granted reports whether a result of session named ref.
+func (g *BlobGrants) Granted(ctx context.Context, session, ref string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, blobTimeout)
+	defer cancel()
+	n, err := g.c.rdb.Exists(ctx, grantKey(session, ref)).Result()
+	return n == 1, err
+}

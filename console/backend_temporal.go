@@ -703,3 +703,26 @@ func (b *TemporalBackend) GatewayCall(ctx context.Context, session, run string, 
 	err = h.Get(ctx, &t)
 	return t, err
 }
+
+// GrantBlob records that a result of session named ref (Z4).
+func (b *TemporalBackend) GrantBlob(ctx context.Context, session, ref string) error {
+	if b.opts.Redis == nil {
+		return errors.New("no Redis: large results cannot be read through the gateway")
+	}
+	return b.opts.Redis.BlobGrants().Grant(ctx, session, ref)
+}
+
+// ReadBlob reads a blob that a result of session named (Z4).
+func (b *TemporalBackend) ReadBlob(ctx context.Context, session, ref string) (string, error) {
+	if b.opts.Redis == nil {
+		return "", ErrNotFound
+	}
+	ok, err := b.opts.Redis.BlobGrants().Granted(ctx, session, ref)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", ErrNotFound
+	}
+	return b.opts.Redis.Blobs().Get(ctx, ref)
+}

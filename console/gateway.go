@@ -17,9 +17,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -41,7 +44,19 @@ type GatewayBackend interface {
 	GatewayCall(ctx context.Context, session, run string, c round.GatewayCall) (round.GatewayTicket, error)
 	// Wait waits for a round's result.
 	Wait(ctx context.Context, workflowID string) (*round.Result, error)
+	// GrantBlob records that a result of session named the blob ref;
+	// ReadBlob reads a blob a result of session named, ErrNotFound for
+	// any other (Z4).
+	GrantBlob(ctx context.Context, session, ref string) error
+	ReadBlob(ctx context.Context, session, ref string) (string, error)
 }
+
+// blobURI is the gateway's name of a blob reference (Z4).
+const blobURI = "toolround://blob/"
+
+// gatewayPreview is how much of a large result the text content carries
+// beside its resource link.
+const gatewayPreview = 16 << 10
 
 // GatewayOptions configure the MCP gateway.
 type GatewayOptions struct {
@@ -301,7 +316,30 @@ func (g *gateway) server(session, run string, ts []gatewayTool) *mcp.Server {
 			Annotations: annotations(t.t),
 		}, g.handler(session, run, t.t.Spec.Name))
 	}
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: blobURI + "{+ref}", Name: "result",
+		Description: "the whole of a large tool result of this session", MIMEType: "text/plain"},
+		func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			uri := req.Params.URI
+			ref, ok := strings.CutPrefix(uri, blobURI)
+			if !ok || !gatewayRefRE.MatchString(ref) {
+				return nil, resourceNotFound(uri)
+			}
+			text, err := g.b.ReadBlob(ctx, session, cache.BlobPrefix+ref)
+			if err != nil {
+				// The same answer whether or not it exists elsewhere.
+				return nil, resourceNotFound(uri)
+			}
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: text}}}, nil
+		})
 	return srv
+}
+
+var gatewayRefRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// resourceNotFound is MCP's -32002 for a resource this client may not
+// read, whether or not it exists (Z4).
+func resourceNotFound(uri string) error {
+	return &jsonrpc.Error{Code: -32002, Message: "Resource not found", Data: json.RawMessage(fmt.Sprintf(`{"uri":%q}`, uri))}
 }
 
 // objectSchema is a tool's parameters as an object schema (MCP requires
@@ -359,9 +397,15 @@ func (g *gateway) handler(session, run, tool string) mcp.ToolHandler {
 			return nil, fmt.Errorf("round %s: %w", t.WorkflowID, err)
 		}
 		for _, r := range res.Results {
-			if r.CallID == t.CallID {
-				return callResult(t, r), nil
+			if r.CallID != t.CallID {
+				continue
 			}
+			if r.ContentRef != "" {
+				if err := g.b.GrantBlob(ctx, session, r.ContentRef); err != nil {
+					g.s.log.Warn("mcp gateway: the large result's link may not be readable", "ref", r.ContentRef, "err", err)
+				}
+			}
+			return callResult(t, r), nil
 		}
 		return nil, fmt.Errorf("round %s has no result for call %s", t.WorkflowID, t.CallID)
 	}
@@ -428,8 +472,17 @@ func callResult(t round.GatewayTicket, r round.CallResult) *mcp.CallToolResult {
 		}
 	}
 	if r.ContentRef != "" {
-		out.Content = append(out.Content, &mcp.ResourceLink{URI: "toolround://blob/" + r.ContentRef, Name: r.ContentRef,
-			Description: "the whole result"})
+		uri := blobURI + strings.TrimPrefix(r.ContentRef, cache.BlobPrefix)
+		if len(r.Content) > gatewayPreview {
+			cut := r.Content[:gatewayPreview]
+			for len(cut) > 0 && !utf8.ValidString(cut) {
+				cut = cut[:len(cut)-1]
+			}
+			out.Content[0] = &mcp.TextContent{Text: cut + "\n[" + fmt.Sprint(len(r.Content)) + " bytes in all: read " + uri + "]"}
+			out.StructuredContent = nil
+		}
+		out.Content = append(out.Content, &mcp.ResourceLink{URI: uri, Name: "result of " + r.Tool,
+			Description: "the whole result", MIMEType: "text/plain", Size: ptrInt64(int64(len(r.Content)))})
 	}
 	out.Meta = mcp.Meta{
 		"dev.toolround/status":       string(r.Status),
@@ -442,3 +495,5 @@ func callResult(t round.GatewayTicket, r round.CallResult) *mcp.CallToolResult {
 	}
 	return out
 }
+
+func ptrInt64(v int64) *int64 { return &v }

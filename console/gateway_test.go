@@ -135,3 +135,7 @@ func TestGatewayProgressWhileWaitingZ3(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func (g *gatewayFake) GrantBlob(context.Context, string, string) error { return nil }
+
+func (g *gatewayFake) ReadBlob(context.Context, string, string) (string, error) { return "", ErrNotFound }

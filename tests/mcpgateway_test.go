@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
 )
@@ -186,6 +187,52 @@ func TestMCPGatewayGoClientZ5(t *testing.T) {
 	b, err = os.ReadFile(filepath.Join(e.workdir, "once.txt"))
 	require.NoError(t, err)
 	require.Equal(t, "xy\n", string(b), "the edit ran once")
+
+	// Large results (Z4): two calls of one round above the round's result
+	// budget; the one kept as a blob comes as a preview and a
+	// resource_link that resources/read gives whole, to this session only.
+	var paths []string
+	for i := range 4 {
+		p := fmt.Sprintf("big%d.txt", i)
+		require.NoError(t, os.WriteFile(filepath.Join(e.workdir, p), []byte(strings.Repeat(fmt.Sprintf("line %d of a big file\n", i), 12000)), 0o644))
+		paths = append(paths, p)
+	}
+	bigs := make(chan *mcp.CallToolResult, 2)
+	for _, ps := range [][]string{paths, {paths[3], paths[2], paths[1], paths[0]}} {
+		go func() {
+			r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_files", Arguments: map[string]any{"paths": ps}})
+			if err != nil {
+				r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+			}
+			bigs <- r
+		}()
+	}
+	var link *mcp.ResourceLink
+	for range 2 {
+		r := <-bigs
+		require.False(t, r.IsError, textOf(r))
+		for _, c := range r.Content {
+			if l, ok := c.(*mcp.ResourceLink); ok {
+				link = l
+				require.Less(t, len(textOf(r)), 20<<10, "a large result's text is a preview")
+			}
+		}
+	}
+	require.NotNil(t, link, "one result of the round was kept as a blob")
+	require.True(t, strings.HasPrefix(link.URI, "toolround://blob/"), link.URI)
+	whole, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: link.URI})
+	require.NoError(t, err)
+	require.Greater(t, len(whole.Contents[0].Text), 512<<10)
+	require.Contains(t, whole.Contents[0].Text, "line 3 of a big file")
+	otherSession, err := gatewayClient(t, ctx, c, c.agent, e.session+"-other", "r1")
+	require.NoError(t, err)
+	defer otherSession.Close()
+	for _, uri := range []string{link.URI, "toolround://blob/" + strings.Repeat("0", 64), "toolround://blob/../x"} {
+		_, err = otherSession.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		var rpcErr *jsonrpc.Error
+		require.ErrorAs(t, err, &rpcErr, uri)
+		require.Equal(t, int64(-32002), rpcErr.Code, "another session's blob, a blob that does not exist and a bad ref answer alike: %s", uri)
+	}
 
 	// A call to a tool it did not list is an error, never a round.
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_tool", Arguments: map[string]any{"name": "read_files"}})
