@@ -163,8 +163,11 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 		writeError(w, round.CodeNoWorker, "the gateway could not list its tools: "+err.Error())
 		return
 	}
-	srv := g.server(session, run, ts)
-	g.h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), gatewayServerKey{}, srv)))
+	r = r.WithContext(context.WithValue(r.Context(), gatewayServerKey{}, g.server(session, run, ts)))
+	if g.intercept(w, r, session, run, ts) {
+		return
+	}
+	g.h.ServeHTTP(w, r)
 }
 
 // gatewayIDs checks the session and run a client names (T6, G1).

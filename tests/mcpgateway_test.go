@@ -1,8 +1,11 @@
 package tests
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -97,7 +100,7 @@ func TestMCPGatewayGoClientZ5(t *testing.T) {
 
 	cs, err := gatewayClient(t, ctx, c, c.agent, e.session, "r1")
 	require.NoError(t, err)
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 
 	// tools/list: the built-ins the gateway allows, with annotations that
 	// tell this system's truth, and none of find_tools, run_tool or the
@@ -167,7 +170,7 @@ func TestMCPGatewayGoClientZ5(t *testing.T) {
 	e.startWorker()
 	cs2, err := gatewayClient(t, ctx, other, c.agent, e.session, "r1")
 	require.NoError(t, err)
-	defer cs2.Close()
+	defer func() { _ = cs2.Close() }()
 	go func() {
 		r, err := cs2.CallTool(ctx, edit)
 		if err != nil {
@@ -226,7 +229,7 @@ func TestMCPGatewayGoClientZ5(t *testing.T) {
 	require.Contains(t, whole.Contents[0].Text, "line 3 of a big file")
 	otherSession, err := gatewayClient(t, ctx, c, c.agent, e.session+"-other", "r1")
 	require.NoError(t, err)
-	defer otherSession.Close()
+	defer func() { _ = otherSession.Close() }()
 	for _, uri := range []string{link.URI, "toolround://blob/" + strings.Repeat("0", 64), "toolround://blob/../x"} {
 		_, err = otherSession.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		var rpcErr *jsonrpc.Error
@@ -360,7 +363,7 @@ func TestMCPGatewayStdioBridgeZ1(t *testing.T) {
 	cl := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil)
 	cs, err := cl.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	require.NoError(t, err, stderr.String())
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 	lt, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err, stderr.String())
 	require.NotEmpty(t, lt.Tools)
@@ -370,4 +373,129 @@ func TestMCPGatewayStdioBridgeZ1(t *testing.T) {
 	require.Contains(t, textOf(res), "bridged")
 	require.Contains(t, metaOf(res, "dev.toolround/workflow_id"), "/mcp-stdio/")
 	require.NotContains(t, strings.Join(cmd.Args, " "), c.agent, "the token is never in argv")
+}
+
+// rpc posts one JSON-RPC request to the gateway at revision and returns
+// its result or error, from a JSON or an event-stream answer.
+func rpc(t *testing.T, ctx context.Context, url, token, revision, method string, params any) (result map[string]any, rpcErr map[string]any) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	require.NoError(t, err)
+	req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	if method != "initialize" {
+		req.Header.Set("MCP-Protocol-Version", revision)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", method, b)
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		var last string
+		for _, line := range strings.Split(string(b), "\n") {
+			if d, ok := strings.CutPrefix(line, "data: "); ok {
+				last = d
+			}
+		}
+		b = []byte(last)
+	}
+	var m struct {
+		Result map[string]any `json:"result"`
+		Error  map[string]any `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(b, &m), string(b))
+	return m.Result, m.Error
+}
+
+// TestMCPGatewayTasksZ3 drives MCP tasks of revision 2025-11-25 through the
+// real console and worker: the capability and taskSupport are announced; a
+// task-augmented edit answers with a task at once, which is working while
+// it waits for a person, gives its result through tasks/result once
+// approved, and is listed; another is cancelled with tasks/cancel; a task
+// id of another session is no task.
+func TestMCPGatewayTasksZ3(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	c := e.startConsole()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "t.txt"), []byte("a\n"), 0o644))
+	url := fmt.Sprintf("%s/api/v1/mcp?session=%s&run=tasks", c.url, e.session)
+	const rev = "2025-11-25"
+
+	init, _ := rpc(t, ctx, url, c.agent, rev, "initialize", map[string]any{"protocolVersion": rev, "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "t", "version": "1"}})
+	require.Equal(t, rev, init["protocolVersion"])
+	caps := init["capabilities"].(map[string]any)
+	require.Contains(t, caps, "tasks")
+	lt, _ := rpc(t, ctx, url, c.agent, rev, "tools/list", map[string]any{})
+	for _, tl := range lt["tools"].([]any) {
+		require.Equal(t, map[string]any{"taskSupport": "optional"}, tl.(map[string]any)["execution"])
+	}
+	// Another revision gets no tasks.
+	older, _ := rpc(t, ctx, url, c.agent, "2025-06-18", "initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{},
+		"clientInfo": map[string]any{"name": "t", "version": "1"}})
+	require.Equal(t, "2025-06-18", older["protocolVersion"])
+	require.NotContains(t, older["capabilities"].(map[string]any), "tasks")
+
+	created, rerr := rpc(t, ctx, url, c.agent, rev, "tools/call", map[string]any{"name": "edit_file",
+		"arguments": map[string]any{"path": "t.txt", "old_text": "a", "new_text": "b"}, "task": map[string]any{"ttl": 60000}})
+	require.Nil(t, rerr)
+	task := created["task"].(map[string]any)
+	id := task["taskId"].(string)
+	require.Equal(t, "working", task["status"])
+	require.NotEmpty(t, task["createdAt"])
+
+	wfID, callID, approvalID := waitingCall(t, c, e.session)
+	require.Equal(t, wfID+"/"+callID, id, "the task id names the round and the call")
+	got, _ := rpc(t, ctx, url, c.agent, rev, "tasks/get", map[string]any{"taskId": id})
+	require.Equal(t, "working", got["status"])
+	require.Contains(t, got["statusMessage"], "waiting for a person")
+
+	r := c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": wfID, "call_id": callID, "approval_id": approvalID, "approve": true})
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	res, rerr := rpc(t, ctx, url, c.agent, rev, "tasks/result", map[string]any{"taskId": id})
+	require.Nil(t, rerr)
+	require.NotEqual(t, true, res["isError"], "%v", res)
+	require.Equal(t, map[string]any{"taskId": id}, res["_meta"].(map[string]any)["io.modelcontextprotocol/related-task"])
+	got, _ = rpc(t, ctx, url, c.agent, rev, "tasks/get", map[string]any{"taskId": id})
+	require.Equal(t, "completed", got["status"])
+	b, err := os.ReadFile(filepath.Join(e.workdir, "t.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "b\n", string(b))
+	require.Eventually(t, func() bool {
+		list, _ := rpc(t, ctx, url, c.agent, rev, "tasks/list", map[string]any{})
+		for _, x := range list["tasks"].([]any) {
+			if x.(map[string]any)["taskId"] == id {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 200*time.Millisecond, "tasks/list lists the task")
+
+	// tasks/cancel.
+	created, _ = rpc(t, ctx, url, c.agent, rev, "tools/call", map[string]any{"name": "edit_file",
+		"arguments": map[string]any{"path": "t.txt", "old_text": "b", "new_text": "c"}, "task": map[string]any{}})
+	id2 := created["task"].(map[string]any)["taskId"].(string)
+	waitingCall(t, c, e.session)
+	got, rerr = rpc(t, ctx, url, c.agent, rev, "tasks/cancel", map[string]any{"taskId": id2})
+	require.Nil(t, rerr)
+	require.Equal(t, "cancelled", got["status"])
+	res, _ = rpc(t, ctx, url, c.agent, rev, "tasks/result", map[string]any{"taskId": id2})
+	require.Equal(t, "cancelled", res["_meta"].(map[string]any)["dev.toolround/status"])
+	b, err = os.ReadFile(filepath.Join(e.workdir, "t.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "b\n", string(b), "the cancelled edit never ran")
+
+	// Another session's client names no task of this one.
+	other := fmt.Sprintf("%s/api/v1/mcp?session=%s-x&run=tasks", c.url, e.session)
+	_, rerr = rpc(t, ctx, other, c.agent, rev, "tasks/get", map[string]any{"taskId": id})
+	require.NotNil(t, rerr)
+	_, rerr = rpc(t, ctx, url, c.agent, rev, "tasks/get", map[string]any{"taskId": "toolround/x/y/1/mcp_1_0"})
+	require.NotNil(t, rerr)
 }
