@@ -130,6 +130,16 @@ ensure_node_tools() {
 			"@modelcontextprotocol/conformance@$mcv" "node@$mcn" >/dev/null ||
 			log "npm install of the MCP conformance suite failed: its test will skip (fail under CI=true)"
 	fi
+	# Its later release, whose server mode tests/mcpgateway_conformance_test.go
+	# runs against the MCP gateway on that node (the version is that test's
+	# conformanceServerVersion).
+	local ms="$ROOT/.tools/mcp-conformance-server" msv="0.2.0-alpha.12"
+	if [ "$(node -p "require('$ms/node_modules/@modelcontextprotocol/conformance/package.json').version" 2>/dev/null)" != "$msv" ]; then
+		log "installing @modelcontextprotocol/conformance $msv into .tools/mcp-conformance-server"
+		mkdir -p "$ms" && npm install --no-audit --no-fund --loglevel=error --prefix "$ms" \
+			"@modelcontextprotocol/conformance@$msv" >/dev/null ||
+			log "npm install of the MCP conformance suite $msv failed: the gateway's conformance test will skip (fail under CI=true)"
+	fi
 	export TOOLROUND_NODE="$(command -v node)"
 }
 
