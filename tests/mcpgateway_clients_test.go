@@ -36,7 +36,8 @@ type scriptClient struct {
 	lines  chan map[string]any
 	early  map[string]map[string]any
 	next   int
-	exited chan error
+	exited chan struct{} // closed when the process has exited, with exit
+	exit   error
 	stderr *syncBuffer
 }
 
@@ -45,7 +46,7 @@ func startScriptClient(t *testing.T, cmd *exec.Cmd, endpoint, token string) *scr
 	t.Helper()
 	cmd.Env = append(os.Environ(), "GATEWAY_URL="+endpoint, "GATEWAY_TOKEN="+token, "PYTHONDONTWRITEBYTECODE=1")
 	s := &scriptClient{t: t, lines: make(chan map[string]any, 64), early: map[string]map[string]any{},
-		exited: make(chan error, 1), stderr: &syncBuffer{}}
+		exited: make(chan struct{}), stderr: &syncBuffer{}}
 	cmd.Stderr = s.stderr
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
@@ -68,16 +69,21 @@ func startScriptClient(t *testing.T, cmd *exec.Cmd, endpoint, token string) *scr
 			s.lines <- m
 		}
 	}()
-	go func() { read.Wait(); s.exited <- cmd.Wait() }()
+	go func() { read.Wait(); s.exit = cmd.Wait(); close(s.exited) }()
 	t.Cleanup(func() {
 		_ = in.Close()
+		go func() { // answers nobody awaits any more
+			for range s.lines {
+			}
+		}()
 		select {
 		case <-s.exited:
 		case <-time.After(10 * time.Second):
 			_ = cmd.Process.Kill()
+			<-s.exited
 		}
 		if t.Failed() {
-			t.Logf("%s stderr:\n%s", filepath.Base(cmd.Path), s.stderr.String())
+			t.Logf("%s (exit: %v) stderr:\n%s", filepath.Base(cmd.Path), s.exit, s.stderr.String())
 		}
 	})
 	return s
@@ -292,8 +298,8 @@ func gatewayClientScenario(t *testing.T, start func(t *testing.T, endpoint, toke
 	_, err = s.in.Write([]byte(`{"op":"quit"}` + "\n"))
 	require.NoError(t, err)
 	select {
-	case err := <-s.exited:
-		require.NoError(t, err, "the client's exit:\n%s", s.stderr.String())
+	case <-s.exited:
+		require.NoError(t, s.exit, "the client's exit:\n%s", s.stderr.String())
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the client did not exit on quit:\n%s", s.stderr.String())
 	}
