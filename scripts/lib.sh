@@ -42,12 +42,13 @@ ensure_lint_tools() {
 
 # ensure_python_tools makes the virtualenv .tools/python with pytest,
 # schemathesis, the frameworks that the Python client's adapters are tested
-# with and temporalio for its tool workers (at pinned versions), and the
-# client itself installed from clients/python as users install it, with
-# its extras; TOOLROUND_PYTHON is its interpreter, which
+# with, temporalio for its tool workers and the MCP Python SDK whose client
+# tests/mcpgateway_clients_test.go runs against the gateway (at pinned
+# versions), and the client itself installed from clients/python as users
+# install it, with its extras; TOOLROUND_PYTHON is its interpreter, which
 # tests/python_test.go and tests/schemathesis_test.go run. Under CI=true a
 # failure here fails the tests instead of skipping them.
-PYTHON_TOOLS="pytest==9.2.0 schemathesis==4.32.5 langgraph==1.2.24 langgraph-checkpoint-sqlite==3.1.2 langchain-core==1.8.3 openai-agents==0.24.0 temporalio==1.35.0"
+PYTHON_TOOLS="pytest==9.2.0 schemathesis==4.32.5 langgraph==1.2.24 langgraph-checkpoint-sqlite==3.1.2 langchain-core==1.8.3 openai-agents==0.24.0 temporalio==1.35.0 mcp==2.3.0"
 ensure_python_tools() {
 	local venv="$ROOT/.tools/python" stamp
 	stamp="$PYTHON_TOOLS $(cat "$ROOT/clients/python/pyproject.toml" | cksum)"
@@ -99,6 +100,16 @@ ensure_node_tools() {
 	fi
 	(cd "$dir" && node node_modules/typescript/bin/tsc -p tsconfig.json) ||
 		{ log "the TypeScript client does not build: its tests will fail"; }
+	# The MCP TypeScript SDK whose client tests/mcpgateway_clients_test.go
+	# runs against the gateway, at the version of its package-lock.json.
+	local sdk="$ROOT/tests/mcpclients/ts"
+	stamp="$(node --version) $(cksum <"$sdk/package-lock.json")"
+	if [ ! -d "$sdk/node_modules" ] || [ "$(cat "$sdk/node_modules/.stamp" 2>/dev/null)" != "$stamp" ]; then
+		log "installing the MCP TypeScript SDK (npm ci in tests/mcpclients/ts)"
+		(cd "$sdk" && npm ci --no-audit --no-fund --loglevel=error) &&
+			printf '%s' "$stamp" >"$sdk/node_modules/.stamp" ||
+			log "npm ci in tests/mcpclients/ts failed: its test will skip (fail under CI=true)"
+	fi
 	# The MCP reference server whose image tool tests/images_test.go runs
 	# (the version is that test's everythingVersion).
 	local ev="$ROOT/.tools/mcp-everything" evv="2026.8.31"
@@ -118,6 +129,16 @@ ensure_node_tools() {
 		mkdir -p "$mc" && npm install --no-audit --no-fund --loglevel=error --prefix "$mc" \
 			"@modelcontextprotocol/conformance@$mcv" "node@$mcn" >/dev/null ||
 			log "npm install of the MCP conformance suite failed: its test will skip (fail under CI=true)"
+	fi
+	# Its later release, whose server mode tests/mcpgateway_conformance_test.go
+	# runs against the MCP gateway on that node (the version is that test's
+	# conformanceServerVersion).
+	local ms="$ROOT/.tools/mcp-conformance-server" msv="0.2.0-alpha.12"
+	if [ "$(node -p "require('$ms/node_modules/@modelcontextprotocol/conformance/package.json').version" 2>/dev/null)" != "$msv" ]; then
+		log "installing @modelcontextprotocol/conformance $msv into .tools/mcp-conformance-server"
+		mkdir -p "$ms" && npm install --no-audit --no-fund --loglevel=error --prefix "$ms" \
+			"@modelcontextprotocol/conformance@$msv" >/dev/null ||
+			log "npm install of the MCP conformance suite $msv failed: the gateway's conformance test will skip (fail under CI=true)"
 	fi
 	export TOOLROUND_NODE="$(command -v node)"
 }
