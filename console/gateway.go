@@ -306,7 +306,10 @@ func GatewayToolName(name string) string {
 // server is an MCP server of session and run with the listed tools.
 func (g *gateway) server(session, run string, ts []gatewayTool) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "toolround", Title: "toolround MCP gateway", Version: "1"},
-		&mcp.ServerOptions{Logger: discardLog})
+		&mcp.ServerOptions{Logger: discardLog,
+			// Prompts are declared, as an empty list: the SDK's server
+			// answers prompts/list whatever it declares.
+			Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Prompts: &mcp.PromptCapabilities{}}})
 	for _, t := range ts {
 		schema, ok := objectSchema(t.t.Spec.Parameters)
 		if !ok {

@@ -159,11 +159,6 @@ func (g *gateway) intercept(w http.ResponseWriter, r *http.Request, session, run
 	case "tasks/list":
 		g.listTasks(ctx, w, req.ID, session, run)
 		return true
-	case "prompts/list", "prompts/get":
-		// The gateway declares no prompts; the SDK's server would answer
-		// an empty list.
-		writeRPC(w, req.ID, nil, &rpcError{Code: -32601, Message: "method not found: this server has no prompts"})
-		return true
 	}
 	return false
 }
