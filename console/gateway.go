@@ -70,6 +70,9 @@ type GatewayOptions struct {
 	ProgressEvery time.Duration
 	// ListFor is how long a tool listing is reused; default 5 s.
 	ListFor time.Duration
+	// OAuth takes OAuth 2.1 access tokens beside the console's tokens
+	// (Z1).
+	OAuth GatewayOAuth
 }
 
 // GatewayPath is the gateway's endpoint.
@@ -137,9 +140,9 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 	}
 	p, ok := s.authenticate(r)
 	if !ok || p.Via != "api" {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="toolround"`)
-		writeError(w, codeUnauthorized, "send Authorization: Bearer TOKEN (an agent token of CONSOLE_TOKENS)")
-		return
+		if p, ok = s.gatewayToken(w, r); !ok {
+			return
+		}
 	}
 	q := r.URL.Query()
 	session, run := q.Get("session"), q.Get("run")
@@ -168,6 +171,36 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.h.ServeHTTP(w, r)
+}
+
+// gatewayToken takes an OAuth access token when the gateway takes them
+// (Z1), or answers 401 or 403; false when it answered.
+func (s *Server) gatewayToken(w http.ResponseWriter, r *http.Request) (principal, bool) {
+	a := s.gwAuth
+	if a == nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="toolround"`)
+		writeError(w, codeUnauthorized, "send Authorization: Bearer TOKEN (an agent token of CONSOLE_TOKENS)")
+		return principal{}, false
+	}
+	scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	tok = strings.TrimSpace(tok)
+	if !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		w.Header().Set("WWW-Authenticate", a.challenge(s.opts.BaseURL, ""))
+		writeError(w, codeUnauthorized, "send Authorization: Bearer TOKEN: an agent token of CONSOLE_TOKENS or an access token of "+a.o.Issuer)
+		return principal{}, false
+	}
+	p, err := a.verify(r.Context(), tok)
+	switch {
+	case errors.Is(err, errForbiddenToken):
+		w.Header().Set("WWW-Authenticate", a.challenge(s.opts.BaseURL, "insufficient_scope"))
+		writeError(w, codeForbidden, err.Error())
+		return principal{}, false
+	case err != nil:
+		w.Header().Set("WWW-Authenticate", a.challenge(s.opts.BaseURL, "invalid_token"))
+		writeError(w, codeUnauthorized, "the access token was refused: "+err.Error())
+		return principal{}, false
+	}
+	return p, true
 }
 
 // gatewayIDs checks the session and run a client names (T6, G1).

@@ -138,4 +138,6 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 
 func (g *gatewayFake) GrantBlob(context.Context, string, string) error { return nil }
 
-func (g *gatewayFake) ReadBlob(context.Context, string, string) (string, error) { return "", ErrNotFound }
+func (g *gatewayFake) ReadBlob(context.Context, string, string) (string, error) {
+	return "", ErrNotFound
+}

@@ -102,6 +102,7 @@ type Server struct {
 	started MCPSignIns
 	codes   signInCodes
 	gw      *gateway
+	gwAuth  *gatewayAuth
 }
 
 // New builds a Server.
@@ -154,6 +155,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, b: opts.Backend, tokens: newTokenSet(opts.Tokens), cookies: cookies,
 		log: opts.Logger, mux: http.NewServeMux(), pages: p, codes: signInCodes{m: map[[32]byte]signInCode{}}, started: opts.MCPSignIns}
 	s.gw = s.newGateway()
+	s.gwAuth = newGatewayAuth(opts.Gateway.OAuth, opts.BaseURL)
 	s.routes()
 	return s, nil
 }
@@ -187,6 +189,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/v1/workspaces/{session}/move", s.api(RoleApprover, s.moveWorkspace))
 	m.HandleFunc("GET /api/v1/openapi.json", getOpenAPI)
 	m.HandleFunc(GatewayPath, s.serveGateway)
+	m.HandleFunc("GET "+ProtectedResourcePath, s.serveGatewayMetadata)
 	m.HandleFunc("/api/", noEndpoint)
 	// Without these the mux would send the other methods of the two paths
 	// to the GET of their trailing-slash patterns (a redirect and a 404),

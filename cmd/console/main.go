@@ -58,6 +58,14 @@ environment:
   MCP_GATEWAY_TOOLS comma-separated built-ins the MCP gateway (/api/v1/mcp)
                     lists (default the read-only ones, edit_file and
                     run_command); user tools and MCP servers' are always listed
+  MCP_GATEWAY_ISSUER  an OAuth 2.1 authorization server whose access tokens the
+                    gateway takes beside CONSOLE_TOKENS (metadata and keys
+                    fetched through the network guard)
+  MCP_GATEWAY_AUDIENCE  the audience those tokens must name (default the
+                    gateway's URL, CONSOLE_URL + /api/v1/mcp)
+  MCP_GATEWAY_SCOPES  scopes every such token needs (space- or comma-separated)
+  MCP_GATEWAY_SESSIONS_CLAIM  the claim listing a token's session patterns
+                    (default toolround_sessions; a token without it: 403)
   TOOLS_WORKDIR     the workers' folder of workspaces (WORKSPACE=session), for
                     /api/v1/workspaces; unset: those answer 501`
 
@@ -172,6 +180,13 @@ func run(ctx context.Context) error {
 				opts.Gateway.Tools = append(opts.Gateway.Tools, n)
 			}
 		}
+	}
+	opts.Gateway.OAuth = console.GatewayOAuth{
+		Issuer:        strings.TrimSpace(os.Getenv("MCP_GATEWAY_ISSUER")),
+		Audience:      strings.TrimSpace(os.Getenv("MCP_GATEWAY_AUDIENCE")),
+		Scopes:        strings.FieldsFunc(os.Getenv("MCP_GATEWAY_SCOPES"), func(r rune) bool { return r == ',' || r == ' ' }),
+		SessionsClaim: strings.TrimSpace(os.Getenv("MCP_GATEWAY_SESSIONS_CLAIM")),
+		Net:           opts.MCPNetPolicy,
 	}
 	srv, err := console.New(opts)
 	if err != nil {
