@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +33,57 @@ import (
 // MCPSignIns, Redis in cmd/console, by a digest of its state; whichever
 // console the redirect reaches takes it there, once, and exchanges the
 // code. Nothing waits in a console's memory.
+//
+// The console identifies itself to authorization servers by a client ID
+// metadata document it serves at <CONSOLE_URL>/client-metadata.json
+// (MCP authorization 2025-11-25): where the authorization server
+// advertises client_id_metadata_document_supported, that URL is the
+// client_id and nothing is registered; elsewhere the console registers
+// dynamically (RFC 7591). A client the server's MCP_CONFIG entry names
+// (client_id, client_metadata_url) comes first. The document needs an
+// https CONSOLE_URL (a client_id URL is https); without one, the console
+// always registers.
+
+// clientMetadataPath is where the console serves its client ID metadata
+// document, under its own URL.
+const clientMetadataPath = "/client-metadata.json"
+
+// clientMetadataURL is the console's client ID metadata document's URL,
+// its client_id: of its own URL (CONSOLE_URL), never a request's Host
+// header; "" when that URL is not https.
+func (s *Server) clientMetadataURL() string {
+	if !strings.HasPrefix(s.opts.BaseURL, "https://") {
+		return ""
+	}
+	u := s.opts.BaseURL + clientMetadataPath
+	if mcp.CheckClientMetadataURL(u) != nil {
+		return ""
+	}
+	return u
+}
+
+// mcpCallbackURL is the MCP sign-in's redirect_uri: of the console's own
+// URL, never the request's Host header: whoever sends the request chooses
+// that, and with it where the code goes.
+func (s *Server) mcpCallbackURL() string { return s.opts.BaseURL + "/mcp/callback" }
+
+// clientMetadata serves the console's client ID metadata document, to
+// anyone: authorization servers fetch it.
+func (s *Server) clientMetadata(w http.ResponseWriter, r *http.Request) {
+	id := s.clientMetadataURL()
+	if id == "" {
+		http.NotFound(w, r)
+		return
+	}
+	b, err := json.Marshal(mcp.NewClientMetadata(id, "toolround console", s.mcpCallbackURL()))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	_, _ = w.Write(b)
+}
 
 // signInWindow is how long a started sign-in waits for its redirect.
 const signInWindow = 10 * time.Minute
@@ -216,12 +268,10 @@ func (s *Server) mcpSignIn(w http.ResponseWriter, r *http.Request, p principal) 
 		s.errorPage(w, r, http.StatusNotImplemented, "unavailable", "This console does not know its own URL, which the sign-in sends people back to: set CONSOLE_URL.")
 		return
 	}
-	// The console's own URL, never the request's Host header: whoever
-	// sends the request chooses that, and with it where the code goes.
-	redirect := s.opts.BaseURL + "/mcp/callback"
 	ctx, cancel := context.WithTimeout(r.Context(), mcp.DefaultConnectTimeout)
 	defer cancel()
-	pending, err := mcp.BeginSignIn(ctx, need, mcp.SignInOptions{RedirectURL: redirect, NetPolicy: s.opts.MCPNetPolicy, By: p.Name})
+	pending, err := mcp.BeginSignIn(ctx, need, mcp.SignInOptions{RedirectURL: s.mcpCallbackURL(), ClientMetadataURL: s.clientMetadataURL(),
+		NetPolicy: s.opts.MCPNetPolicy, By: p.Name})
 	if err != nil {
 		s.log.Warn("console: MCP sign-in failed", "server", name, "err", err)
 		if ctx.Err() != nil {

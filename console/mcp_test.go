@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"html"
 	"io"
 	"log/slog"
@@ -229,30 +230,97 @@ func TestMCPSignInRedirectIsTheConsolesOwnURL(t *testing.T) {
 	for _, base := range []string{"", "https://console.example/", "https://console.example/tools"} {
 		c := newMCPConsoleAt(t, base)
 		c.need(t)
-		b := browser(t)
-		csrf := signIn(t, c.ts, b, approverToken)
-		req, err := http.NewRequest("POST", c.ts.URL+"/mcp/signin/locked", strings.NewReader(url.Values{"csrf": {csrf}}.Encode()))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Host = "evil.example"
-		for _, ck := range b.Jar.Cookies(req.URL) { // the jar keeps them for the real host
-			req.AddCookie(ck)
-		}
-		resp, err := (&http.Client{CheckRedirect: b.CheckRedirect}).Do(req)
-		require.NoError(t, err)
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		require.Equal(t, http.StatusOK, resp.StatusCode, "%s %s %s", base, resp.Header.Get("Location"), string(body))
-		m := continueLink.FindStringSubmatch(string(body))
-		require.NotNil(t, m, string(body))
-		au, err := url.Parse(html.UnescapeString(m[1]))
-		require.NoError(t, err)
+		au := c.startSignInWithHost(t, "evil.example")
 		want := strings.TrimSuffix(base, "/") + "/mcp/callback"
 		if base == "" {
 			want = c.ts.URL + "/mcp/callback"
 		}
 		require.Equal(t, want, au.Query().Get("redirect_uri"), "a forged Host does not reach the redirect_uri")
 	}
+}
+
+// startSignInWithHost starts the sign-in as an approver whose request
+// names host in its Host header, and returns the authorization URL.
+func (c *mcpConsole) startSignInWithHost(t *testing.T, host string) *url.URL {
+	t.Helper()
+	b := browser(t)
+	csrf := signIn(t, c.ts, b, approverToken)
+	req, err := http.NewRequest("POST", c.ts.URL+"/mcp/signin/locked", strings.NewReader(url.Values{"csrf": {csrf}}.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Host = host
+	for _, ck := range b.Jar.Cookies(req.URL) { // the jar keeps them for the real host
+		req.AddCookie(ck)
+	}
+	resp, err := (&http.Client{CheckRedirect: b.CheckRedirect}).Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s %s", resp.Header.Get("Location"), string(body))
+	m := continueLink.FindStringSubmatch(string(body))
+	require.NotNil(t, m, string(body))
+	au, err := url.Parse(html.UnescapeString(m[1]))
+	require.NoError(t, err)
+	return au
+}
+
+// TestMCPSignInIdentifiesTheConsoleByItsClientMetadataDocument (E3, issue
+// 48): where the authorization server advertises
+// client_id_metadata_document_supported, the console's client_id is the
+// client ID metadata document it serves under its own URL (CONSOLE_URL),
+// and it registers nothing; the document, served to anyone, and the
+// redirect_uri are of CONSOLE_URL, never of the request's Host header.
+func TestMCPSignInIdentifiesTheConsoleByItsClientMetadataDocument(t *testing.T) {
+	const base = "https://console.example/tools"
+	c := newMCPConsoleAt(t, base)
+	c.oauth.ClientIDMetadata.Store(true)
+	c.need(t)
+	au := c.startSignInWithHost(t, "evil.example")
+	require.Equal(t, base+"/client-metadata.json", au.Query().Get("client_id"))
+	require.Equal(t, base+"/mcp/callback", au.Query().Get("redirect_uri"))
+	require.Equal(t, int64(0), c.oauth.Registered.Load(), "nothing is registered")
+
+	// The document, to anyone (no cookie), whatever the Host header says.
+	req, err := http.NewRequest("GET", c.ts.URL+"/client-metadata.json", nil)
+	require.NoError(t, err)
+	req.Host = "evil.example"
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var doc mcp.ClientMetadata
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&doc))
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	require.Equal(t, mcp.ClientMetadata{ClientID: base + "/client-metadata.json", ClientName: "toolround console",
+		RedirectURIs: []string{base + "/mcp/callback"}, GrantTypes: []string{"authorization_code", "refresh_token"},
+		ResponseTypes: []string{"code"}, TokenEndpointAuthMethod: "none", ApplicationType: "web"}, doc)
+
+	// The authorization server sends the browser to CONSOLE_URL, which
+	// reaches this console; the grant's client is the document.
+	back, err := oauthmcp.Follow(context.Background(), au.String(), base+"/mcp/callback")
+	require.NoError(t, err)
+	resp, err = browser(t).Get(c.ts.URL + "/mcp/callback?" + back.RawQuery)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	gr, err := c.grants.Grant(context.Background(), "locked", c.oauth.URL)
+	require.NoError(t, err)
+	require.NotNil(t, gr)
+	require.Equal(t, base+"/client-metadata.json", gr.ClientID)
+	require.Equal(t, []string{"authorize " + gr.ClientID, "token " + gr.ClientID}, c.oauth.Clients())
+}
+
+// TestMCPConsoleWithoutHTTPSRegisters: a client_id URL is https; a console
+// whose own URL is not serves no document and registers dynamically.
+func TestMCPConsoleWithoutHTTPSRegisters(t *testing.T) {
+	c := newMCPConsole(t)
+	c.oauth.ClientIDMetadata.Store(true)
+	c.need(t)
+	code, _ := c.get(t, http.DefaultClient, "/client-metadata.json")
+	require.Equal(t, http.StatusNotFound, code)
+	au := c.startSignInWithHost(t, c.ts.Listener.Addr().String())
+	require.Equal(t, "dyn-client", au.Query().Get("client_id"))
+	require.Equal(t, int64(1), c.oauth.Registered.Load())
 }
 
 func TestMCPSignInIsForApproversOfEverySession(t *testing.T) {

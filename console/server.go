@@ -213,6 +213,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /mcp", s.page(s.mcpPage))
 	m.HandleFunc("POST /mcp/signin/{server}", s.page(s.mcpSignIn))
 	m.HandleFunc("GET /mcp/callback", s.mcpCallback)
+	m.HandleFunc("GET "+clientMetadataPath, s.clientMetadata)
 	m.Handle("GET /assets/", assetHandler())
 }
 

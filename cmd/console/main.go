@@ -40,7 +40,9 @@ environment:
                     link for it at start (it works once, for an hour)
   CONSOLE_TLS_CERT, CONSOLE_TLS_KEY   serve HTTPS with this certificate
   CONSOLE_URL       the console's URL as people reach it (default the listen
-                    address): MCP sign-ins send the browser back to it
+                    address): MCP sign-ins send the browser back to it; when
+                    https, CONSOLE_URL/client-metadata.json is the console's
+                    OAuth client ID where authorization servers take those
   TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TASK_QUEUE, REDIS_URL,
   TOOLROUND_SECRET_KEY[_FILE]         as for the worker and the starter
   NOTIFY_LINK_KEY[_FILE]              the key of signed links (N2), as for the workers

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync/atomic"
 	"testing"
 
@@ -140,4 +141,81 @@ func TestSignInOfAServerThatNeedsNone(t *testing.T) {
 	t.Cleanup(open.Close)
 	_, err := BeginSignIn(context.Background(), SignInNeed{Server: "open", URL: open.URL}, SignInOptions{RedirectURL: "https://console.example/cb"})
 	require.ErrorContains(t, err, "without a sign-in")
+}
+
+// TestSignInUsesItsClientMetadataDocumentWhereTaken (E3, issue 48): the
+// sign-in's own client ID metadata document (the console's) is its
+// client_id where the authorization server advertises
+// client_id_metadata_document_supported, and nothing is registered;
+// elsewhere it registers dynamically. A client the entry names comes
+// first. The redirect_uri is the one the sign-in was given.
+func TestSignInUsesItsClientMetadataDocumentWhereTaken(t *testing.T) {
+	const (
+		doc      = "https://console.example/client-metadata.json"
+		redirect = "https://console.example/mcp/callback"
+	)
+	for name, tc := range map[string]struct {
+		advertised bool
+		oauth      *OAuthConfig
+		client     string
+		registered int64
+		// token is the client_id of the token request ("": sent otherwise).
+		token string
+	}{
+		"advertised: the document":                           {advertised: true, client: doc, token: doc},
+		"not advertised: dynamic registration":               {client: "dyn-client", registered: 1, token: "dyn-client"},
+		"the entry's pre-registered client first":            {advertised: true, oauth: &OAuthConfig{ClientID: "pre"}, client: "pre"},
+		"the entry's document first":                         {advertised: true, oauth: &OAuthConfig{ClientMetadataURL: "https://worker.example/c.json"}, client: "https://worker.example/c.json", token: "https://worker.example/c.json"},
+		"the entry's document, not advertised: registration": {oauth: &OAuthConfig{ClientMetadataURL: "https://worker.example/c.json"}, client: "dyn-client", registered: 1, token: "dyn-client"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o := newOAuthServer(t)
+			o.ClientIDMetadata.Store(tc.advertised)
+			ctx := context.Background()
+			p, err := BeginSignIn(ctx, SignInNeed{Server: "locked", URL: o.URL, OAuth: tc.oauth},
+				SignInOptions{RedirectURL: redirect, ClientMetadataURL: doc})
+			require.NoError(t, err)
+			require.Equal(t, tc.client, p.ClientID)
+			require.Empty(t, p.ClientSecret)
+			require.Equal(t, tc.registered, o.Registered.Load())
+			au, err := url.Parse(p.AuthURL)
+			require.NoError(t, err)
+			require.Equal(t, tc.client, au.Query().Get("client_id"))
+			require.Equal(t, redirect, au.Query().Get("redirect_uri"))
+
+			loc, err := oauthmcp.Follow(ctx, p.AuthURL, redirect)
+			require.NoError(t, err)
+			gr, err := FinishSignIn(ctx, p, SignInResult{Code: loc.Query().Get("code"), State: loc.Query().Get("state")}, nil)
+			require.NoError(t, err)
+			require.Equal(t, tc.client, gr.ClientID, "the workers refresh as the same client")
+			seen := o.Clients()
+			require.Equal(t, "authorize "+tc.client, seen[0])
+			if tc.token != "" {
+				require.Equal(t, []string{"authorize " + tc.client, "token " + tc.token}, seen, "a public client names itself at the token endpoint")
+			}
+		})
+	}
+}
+
+// TestSignInRefusesABadClientMetadataURL: a client ID metadata document's
+// URL is a client_id: https, with a path, and nothing else.
+func TestSignInRefusesABadClientMetadataURL(t *testing.T) {
+	o := newOAuthServer(t)
+	o.ClientIDMetadata.Store(true)
+	for _, bad := range []string{"http://console.example/client-metadata.json", "https://console.example", "https://console.example/",
+		"https://console.example/c.json?x=1", "https://console.example/c.json#f", "https://u@console.example/c.json",
+		"https://console.example/a/../c.json"} {
+		_, err := BeginSignIn(context.Background(), SignInNeed{Server: "locked", URL: o.URL},
+			SignInOptions{RedirectURL: "https://console.example/mcp/callback", ClientMetadataURL: bad})
+		require.ErrorContains(t, err, "client ID metadata document URL", bad)
+	}
+	require.Equal(t, int64(0), o.Authorized.Load()+o.Registered.Load())
+}
+
+func TestClientMetadataDocument(t *testing.T) {
+	b, err := json.Marshal(NewClientMetadata("https://console.example/client-metadata.json", "toolround console", "https://console.example/mcp/callback"))
+	require.NoError(t, err)
+	require.JSONEq(t, `{"client_id":"https://console.example/client-metadata.json","client_name":"toolround console",
+		"redirect_uris":["https://console.example/mcp/callback"],"grant_types":["authorization_code","refresh_token"],
+		"response_types":["code"],"token_endpoint_auth_method":"none","application_type":"web"}`, string(b))
 }

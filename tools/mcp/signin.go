@@ -30,8 +30,9 @@ import (
 // redirect carried back and exchanges the code. Between the two nothing
 // waits in memory: the PendingSignIn is all there is. The discovery is the
 // SDK's auth package's, in the same order (WWW-Authenticate, protected
-// resource metadata, authorization server metadata, a client ID metadata
-// document, a pre-registered client, else dynamic registration).
+// resource metadata, authorization server metadata, the entry's client ID
+// metadata document, its pre-registered client, the signing-in party's own
+// client ID metadata document, else dynamic registration).
 
 // SignInOptions are how SignIn reaches a person and the server.
 type SignInOptions struct {
@@ -46,6 +47,12 @@ type SignInOptions struct {
 	NetPolicy *netguard.Policy
 	// By names who signs in, kept in the grant.
 	By string
+	// ClientMetadataURL is the https URL of the client ID metadata
+	// document of whoever runs the sign-in (the console's), whose
+	// redirect_uris hold RedirectURL. Where the authorization server
+	// takes those documents and the entry names no client of its own, it
+	// is the client_id, and nothing is registered. "": none.
+	ClientMetadataURL string
 }
 
 // PendingSignIn is a started sign-in: what finishing it needs once the
@@ -107,6 +114,11 @@ func BeginSignIn(ctx context.Context, need SignInNeed, o SignInOptions) (*Pendin
 	if o.RedirectURL == "" {
 		return nil, errors.New("mcp: sign-in needs a redirect URL")
 	}
+	if o.ClientMetadataURL != "" {
+		if err := CheckClientMetadataURL(o.ClientMetadataURL); err != nil {
+			return nil, fmt.Errorf("mcp: sign-in: %w", err)
+		}
+	}
 	p, err := beginSignIn(ctx, need, o)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: sign-in for server %q: %w", need.Server, err)
@@ -134,7 +146,7 @@ func beginSignIn(ctx context.Context, need SignInNeed, o SignInOptions) (*Pendin
 		asm = &oauthex.AuthServerMeta{Issuer: as, AuthorizationEndpoint: as + "/authorize", TokenEndpoint: as + "/token",
 			RegistrationEndpoint: as + "/register"}
 	}
-	c, err := registerClient(ctx, need.OAuth, asm, o.RedirectURL, client)
+	c, err := registerClient(ctx, need.OAuth, o.ClientMetadataURL, asm, o.RedirectURL, client)
 	if err != nil {
 		return nil, err
 	}
@@ -279,19 +291,26 @@ type registeredClient struct {
 
 // registerClient picks the client as the SDK's handler does: the entry's
 // client ID metadata document where the authorization server takes
-// those, its pre-registered client, else dynamic registration.
-func registerClient(ctx context.Context, oc *OAuthConfig, asm *oauthex.AuthServerMeta, redirect string, client *http.Client) (*registeredClient, error) {
+// those, its pre-registered client, then (where the authorization server
+// takes them) own, the client ID metadata document of whoever runs the
+// sign-in, else dynamic registration. A client ID metadata document names
+// a public client: it authenticates at the token endpoint with its
+// client_id alone (token_endpoint_auth_method "none").
+func registerClient(ctx context.Context, oc *OAuthConfig, own string, asm *oauthex.AuthServerMeta, redirect string, client *http.Client) (*registeredClient, error) {
 	if oc != nil && oc.ClientMetadataURL != "" {
-		if u, err := url.Parse(oc.ClientMetadataURL); err != nil || u.Scheme != "https" || u.Path == "" {
-			return nil, errors.New("client ID metadata document URL must be a non-root HTTPS URL")
+		if err := CheckClientMetadataURL(oc.ClientMetadataURL); err != nil {
+			return nil, err
 		}
 		if asm.ClientIDMetadataDocumentSupported {
-			return &registeredClient{ClientID: oc.ClientMetadataURL}, nil
+			return &registeredClient{ClientID: oc.ClientMetadataURL, AuthStyle: oauth2.AuthStyleInParams}, nil
 		}
 	}
 	if oc != nil && oc.ClientID != "" {
 		return &registeredClient{ClientID: oc.ClientID, ClientSecret: oc.ClientSecret,
 			AuthStyle: tokenAuthStyle(asm.TokenEndpointAuthMethodsSupported)}, nil
+	}
+	if own != "" && asm.ClientIDMetadataDocumentSupported {
+		return &registeredClient{ClientID: own, AuthStyle: oauth2.AuthStyleInParams}, nil
 	}
 	if asm.RegistrationEndpoint == "" {
 		return nil, errors.New("no configured client registration methods are supported by the authorization server")
@@ -301,6 +320,45 @@ func registerClient(ctx context.Context, oc *OAuthConfig, asm *oauthex.AuthServe
 		return nil, fmt.Errorf("failed to register client: %w", err)
 	}
 	return &registeredClient{ClientID: reg.ClientID, ClientSecret: reg.ClientSecret, AuthStyle: authMethodStyle(reg.TokenEndpointAuthMethod)}, nil
+}
+
+// CheckClientMetadataURL checks a client ID metadata document's URL, which
+// is a client_id: https, a host, a path, and no user, query, fragment or
+// dot segments (draft-ietf-oauth-client-id-metadata-document).
+func CheckClientMetadataURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "https" || u.Host == "" || u.Path == "" || u.Path == "/" || u.User != nil ||
+		u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(s, "#") || u.Opaque != "" {
+		return errors.New("client ID metadata document URL must be a non-root HTTPS URL")
+	}
+	for _, seg := range strings.Split(u.Path, "/") {
+		if seg == "." || seg == ".." {
+			return errors.New("client ID metadata document URL must not have dot segments")
+		}
+	}
+	return nil
+}
+
+// ClientMetadata is a client ID metadata document: the client_id is its
+// own URL, and the client is public (it authenticates with PKCE, not a
+// secret).
+type ClientMetadata struct {
+	ClientID                string   `json:"client_id"`
+	ClientName              string   `json:"client_name"`
+	RedirectURIs            []string `json:"redirect_uris"`
+	GrantTypes              []string `json:"grant_types"`
+	ResponseTypes           []string `json:"response_types"`
+	TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+	ApplicationType         string   `json:"application_type,omitempty"`
+}
+
+// NewClientMetadata is the document at id of a client named name that
+// signs in through redirect: the authorization code grant, and refresh
+// tokens, which the workers use.
+func NewClientMetadata(id, name, redirect string) ClientMetadata {
+	reg := registrationMetadata(redirect)
+	return ClientMetadata{ClientID: id, ClientName: name, RedirectURIs: reg.RedirectURIs, GrantTypes: reg.GrantTypes,
+		ResponseTypes: reg.ResponseTypes, TokenEndpointAuthMethod: "none", ApplicationType: reg.ApplicationType}
 }
 
 // registrationMetadata is the client's dynamic registration.

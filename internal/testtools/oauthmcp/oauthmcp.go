@@ -37,7 +37,12 @@ type Server struct {
 	Refreshed  atomic.Int64
 	// expiresIn is the lifetime of the access tokens, in seconds.
 	ExpiresIn atomic.Int64
-	mu        sync.Mutex
+	// ClientIDMetadata makes the authorization server advertise
+	// client_id_metadata_document_supported.
+	ClientIDMetadata atomic.Bool
+	mu               sync.Mutex
+	// clients are the client_ids the authorize and token endpoints saw.
+	clients []string
 	// mark makes this server's tokens unlike any other text, so a test
 	// finds one in any form (AccessToken, RefreshToken).
 	mark       string
@@ -73,9 +78,13 @@ func New(t testing.TB, srv *sdk.Server) *Server {
 		writeJSON(w, map[string]any{"resource": o.URL, "authorization_servers": []string{ts.URL}, "scopes_supported": []string{"tools"}})
 	})
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, map[string]any{"issuer": ts.URL, "authorization_endpoint": ts.URL + "/authorize", "token_endpoint": ts.URL + "/token",
+		meta := map[string]any{"issuer": ts.URL, "authorization_endpoint": ts.URL + "/authorize", "token_endpoint": ts.URL + "/token",
 			"registration_endpoint": ts.URL + "/register", "response_types_supported": []string{"code"},
-			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none"}})
+			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none"}}
+		if o.ClientIDMetadata.Load() {
+			meta["client_id_metadata_document_supported"] = true
+		}
+		writeJSON(w, meta)
 	})
 	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
 		o.Registered.Add(1)
@@ -93,6 +102,7 @@ func New(t testing.TB, srv *sdk.Server) *Server {
 		}
 		code := fmt.Sprintf("code-%d", o.Authorized.Load())
 		o.mu.Lock()
+		o.clients = append(o.clients, "authorize "+q.Get("client_id"))
 		o.challenges[code] = q.Get("code_challenge")
 		o.mu.Unlock()
 		http.Redirect(w, r, q.Get("redirect_uri")+"?code="+code+"&state="+url.QueryEscape(q.Get("state")), http.StatusFound)
@@ -101,6 +111,7 @@ func New(t testing.TB, srv *sdk.Server) *Server {
 		_ = r.ParseForm()
 		o.mu.Lock()
 		defer o.mu.Unlock()
+		o.clients = append(o.clients, "token "+r.PostForm.Get("client_id"))
 		issue := func() {
 			o.Tokens.Add(1)
 			tok, ref := o.AccessToken(o.Tokens.Load()), o.RefreshToken(o.Tokens.Load())
@@ -141,6 +152,14 @@ func New(t testing.TB, srv *sdk.Server) *Server {
 		mcpHandler.ServeHTTP(w, r)
 	})
 	return o
+}
+
+// Clients are the client_ids the endpoints saw, in order: "authorize ID"
+// and "token ID" (the token request's client_id parameter).
+func (o *Server) Clients() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.clients...)
 }
 
 // Revoke makes every token the server issued invalid.
