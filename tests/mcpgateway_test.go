@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -498,4 +499,47 @@ func TestMCPGatewayTasksZ3(t *testing.T) {
 	require.NotNil(t, rerr)
 	_, rerr = rpc(t, ctx, url, c.agent, rev, "tasks/get", map[string]any{"taskId": "toolround/x/y/1/mcp_1_0"})
 	require.NotNil(t, rerr)
+}
+
+// TestREADMEMCPGatewayLinesZ1 runs what the README shows for agents that
+// speak MCP: the Python example through the real console and worker, and
+// the Claude Code line's URL and header (with the console's address) from
+// an MCP client; the stdio line is TestMCPGatewayStdioBridgeZ1's.
+func TestREADMEMCPGatewayLinesZ1(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	c := e.startConsole()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "NOTES.md"), []byte("# notes\n"), 0o644))
+
+	py := python(t, "mcp", "httpx2")
+	cmd := exec.CommandContext(ctx, py, "../examples/python/mcp_gateway.py")
+	cmd.Env = append(os.Environ(), "CONSOLE_URL="+c.url, "CONSOLE_TOKEN="+c.agent, "SESSION="+e.session)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Contains(t, string(out), "tools: ")
+	require.Contains(t, string(out), "NOTES.md")
+	require.Contains(t, string(out), "round: toolround/"+e.session+"/mcp-py-mcp/")
+
+	readme, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	var line string
+	lines := strings.Split(string(readme), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "claude mcp add") {
+			line = l + " " + lines[i+1]
+		}
+	}
+	require.NotEmpty(t, line, "the README shows the Claude Code line")
+	m := regexp.MustCompile(`--header "Authorization: Bearer \$TOKEN".*'(http://127\.0\.0\.1:8780(/api/v1/mcp\?session=[^&']+&run=[^']+))'`).FindStringSubmatch(line)
+	require.NotNil(t, m, line)
+	cl := mcp.NewClient(&mcp.Implementation{Name: "readme", Version: "1"}, nil)
+	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.url + m[2],
+		HTTPClient: &http.Client{Transport: bearer{token: c.approver, base: http.DefaultTransport}}}, nil)
+	require.NoError(t, err)
+	defer func() { _ = cs.Close() }()
+	lt, err := cs.ListTools(ctx, nil)
+	require.NoError(t, err)
+	require.NotEmpty(t, lt.Tools)
 }
