@@ -331,8 +331,11 @@ func (e *env) servePythonFile(path, queue, dir string) *worker {
 	py := python(e.t, "temporalio", "pydantic", "toolround.tools")
 	file, err := filepath.Abs(path)
 	require.NoError(e.t, err)
+	src, err := filepath.Abs(filepath.Join("..", "clients", "python", "src"))
+	require.NoError(e.t, err)
 	cmd := exec.Command(py, "-m", "toolround.tools", "serve", file, "--task-queue", queue)
-	cmd.Env = append(e.environ(), "TOOLROUND_TASK_QUEUE="+e.taskQueue, "MARKS="+dir)
+	cmd.Env = append(e.environ(), "TOOLROUND_TASK_QUEUE="+e.taskQueue, "MARKS="+dir,
+		"PYTHONPATH="+src, "PYTHONDONTWRITEBYTECODE=1") // this tree's package
 	return e.startProcess(cmd, "python tool worker")
 }
 
