@@ -57,6 +57,10 @@ type TemporalOptions struct {
 	Secrets secrets.Config
 	// Logger; default slog.Default().
 	Logger *slog.Logger
+	// ToolWorkerTTL is TOOL_WORKER_TTL: a card says a user tool's queue is
+	// polled when a tool worker polled it within it. Default
+	// usertools.DefaultTTL.
+	ToolWorkerTTL time.Duration
 }
 
 // TemporalBackend is the Backend over a Temporal client and Redis.

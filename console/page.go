@@ -186,6 +186,9 @@ type card struct {
 	WorkspaceCodeTemplate string
 	// Preview is the file the call would overwrite, as it is now (T14).
 	Preview *filePreview
+	// Queue is the state of a user tool's queue, read when the page is
+	// shown (Y2); nil for a built-in, or a backend that reads none.
+	Queue *queueView
 	// order is the call's place among its round's waiting calls.
 	order int
 	// Grouped: the card shows under its round's heading (the inbox), which
@@ -344,6 +347,7 @@ func (s *Server) inboxPage(w http.ResponseWriter, r *http.Request, p principal) 
 		}
 	}
 	s.withPreviews(r.Context(), d.Cards)
+	s.withQueues(r.Context(), d.Cards)
 	sort.SliceStable(d.Cards, func(i, j int) bool { return d.Cards[i].P.Since.After(d.Cards[j].P.Since) })
 	d.InboxCount = len(d.Cards)
 	d.Rounds = byRound(d.Cards)
@@ -416,6 +420,7 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, p principal
 			sec.Cards = append(sec.Cards, s.newCard(p, v.WorkflowID, session, pc, r.URL.RequestURI()))
 		}
 		s.withPreviews(r.Context(), sec.Cards)
+		s.withQueues(r.Context(), sec.Cards)
 		d.Rounds = append(d.Rounds, sec)
 	}
 	agents, err := s.b.SessionAgents(r.Context(), session)
@@ -457,6 +462,7 @@ func (s *Server) callPage(w http.ResponseWriter, r *http.Request, p principal) {
 		if pc.CallID == callID {
 			cards := []card{s.newCard(p, wfID, v.SessionID, pc, r.URL.RequestURI())}
 			s.withPreviews(r.Context(), cards)
+			s.withQueues(r.Context(), cards)
 			d.Card = &cards[0]
 		}
 	}

@@ -173,6 +173,7 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		Placement:        placementSettings(cfg),
 		SubagentDepth:    cfg.SubagentDepth,
 		Chatbots:         cfg.Chatbots,
+		LargeResult:      cfg.LargeResult,
 	})
 	e.Workflow = &workflows.RoundWorkflow{Catalog: e.Catalog}
 	return e, nil

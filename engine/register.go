@@ -36,6 +36,7 @@ func roundActivities(acts *activities.Activities) []swap {
 		{round.ActivityExecuteTool, acts.ExecuteTool},
 		{round.ActivityPublishRound, acts.PublishRound},
 		{round.ActivityStoreContents, acts.StoreContents},
+		{round.ActivityOffloadResult, acts.OffloadResult},
 		{round.ActivityRefreshContents, acts.RefreshContents},
 		{round.ActivityCheckFiles, acts.CheckFiles},
 		{round.ActivityVerifyRules, acts.VerifyRules},

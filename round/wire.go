@@ -16,6 +16,9 @@ const (
 	// ActivityStoreContents moves results that do not fit a round's result
 	// to the blob store (see workflows.ResultBudget).
 	ActivityStoreContents = "StoreContents"
+	// ActivityOffloadResult keeps a user tool's large result and its
+	// images in the blob store, as ExecuteTool keeps a built-in's (Y3).
+	ActivityOffloadResult = "OffloadResult"
 	// ActivityRefreshContents gives the blob references an agent run
 	// carries into its next execution the store's whole TTL again (B3).
 	ActivityRefreshContents = "RefreshContents"

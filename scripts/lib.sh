@@ -69,6 +69,43 @@ ensure_python_tools() {
 	export TOOLROUND_PYTHON="$venv/bin/python"
 }
 
+# ensure_python_tool_worker makes the virtualenv .tools/python-tools with
+# the Python client and its tools extra (temporalio, pydantic) installed from
+# clients/python as users install it, for the demo's tool worker (`make
+# run`); PYTHON_TOOL_WORKER is its interpreter. Without python3 (3.10 or
+# newer) or the packages it answers 1, and the demo calls no Python tool.
+ensure_python_tool_worker() {
+	local venv="$ROOT/.tools/python-tools" stamp
+	stamp="$(cksum <"$ROOT/clients/python/pyproject.toml")"
+	if [ ! -x "$venv/bin/python" ] || [ "$(cat "$venv/.stamp" 2>/dev/null)" != "$stamp" ]; then
+		if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+			log "no python3 of 3.10 or newer: the demo serves no Python tool"
+			return 1
+		fi
+		log "installing the Python client with its tools extra into .tools/python-tools"
+		python3 -m venv "$venv" &&
+			"$venv/bin/pip" install -q "$ROOT/clients/python[tools]" &&
+			printf '%s' "$stamp" >"$venv/.stamp" ||
+			{ log "could not install the Python client's tools extra: the demo serves no Python tool"; return 1; }
+	else
+		"$venv/bin/pip" install -q --no-deps --force-reinstall "$ROOT/clients/python" >/dev/null
+	fi
+	export PYTHON_TOOL_WORKER="$venv/bin/python"
+}
+
+# start_tool_worker FILE QUEUE serves FILE's tools with `python -m
+# toolround.tools serve` on task queue QUEUE in the background (its log
+# .run/toolworker.log), after the one these scripts started before.
+start_tool_worker() {
+	if [ -f "$RUN_DIR/toolworker.pid" ] && kill -0 "$(cat "$RUN_DIR/toolworker.pid")" 2>/dev/null; then
+		kill "$(cat "$RUN_DIR/toolworker.pid")" 2>/dev/null || true
+		wait_gone "$(cat "$RUN_DIR/toolworker.pid")"
+	fi
+	log "starting a Python tool worker: $1 on task queue $2 (log .run/toolworker.log)"
+	TOOLROUND_TASK_QUEUE="${TASK_QUEUE:-toolround}" nohup "$PYTHON_TOOL_WORKER" -m toolround.tools serve "$1" --task-queue "$2" >"$RUN_DIR/toolworker.log" 2>&1 &
+	echo $! >"$RUN_DIR/toolworker.pid"
+}
+
 # ensure_node_tools installs the TypeScript client's dev dependencies
 # (typescript, the frameworks its adapters are tested with, and the Temporal
 # TypeScript SDK and zod that toolround/tools serves tools with, at the exact

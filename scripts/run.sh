@@ -9,6 +9,13 @@ ensure_bubblewrap
 ensure_temporal_server
 ensure_search_attributes
 build
+# A tool worker of one's own: examples/python/orders.py's tools, served from
+# Python on the task queue demo-orders, which the worker runs (TOOL_QUEUES;
+# trusted, so its read-only tool runs without asking); the demo calls one.
+if [ -z "${TOOL_QUEUES:-}" ] && ensure_python_tool_worker; then
+	export DEMO_TOOL_QUEUE=demo-orders
+	export TOOL_QUEUES="$DEMO_TOOL_QUEUE:trusted"
+fi
 # Each session's file and command tools act in a folder of its own,
 # TOOLS_WORKDIR/sessions/<session_id>, as for agents that share a worker.
 # It needs the bubblewrap sandbox: where that does not work, the worker
@@ -24,9 +31,15 @@ if ! start_worker; then
 	start_worker
 fi
 start_console
+if [ -n "${DEMO_TOOL_QUEUE:-}" ]; then
+	start_tool_worker "$ROOT/examples/python/orders.py" "$DEMO_TOOL_QUEUE"
+fi
 log "running the example rounds (examples/demo)"
 cd "$ROOT" && go run ./examples/demo
 log "the worker keeps running (pid $(cat "$RUN_DIR/worker.pid")); try: bin/starter round examples/round.json"
+if [ -n "${DEMO_TOOL_QUEUE:-}" ]; then
+	log "the Python tool worker keeps serving examples/python/orders.py (pid $(cat "$RUN_DIR/toolworker.pid")); bin/starter tools --worker lists its tools"
+fi
 if [ "$WORKSPACE" = session ]; then
 	log "each session's files are in $TOOLS_WORKDIR/sessions/<session_id>; TOOLS_WORKDIR=$TOOLS_WORKDIR bin/starter workspace ls lists them"
 fi

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Stops what the scripts started: the console, the worker, the dev server, Redis and
-# scripts/redis-ha.sh's Redis Cluster and Sentinel set (only
-# when these scripts started them).
+# Stops what the scripts started: the console, the demo's tool worker, the
+# worker, the dev server, Redis and scripts/redis-ha.sh's Redis Cluster and
+# Sentinel set (only when these scripts started them).
 source "$(dirname "$0")/lib.sh"
-for name in console worker temporal redis; do
+for name in console toolworker worker temporal redis; do
 	pid_file="$RUN_DIR/$name.pid"
 	if [ -f "$pid_file" ] && kill -0 "$(cat "$pid_file")" 2>/dev/null; then
 		log "stopping $name"

@@ -471,3 +471,32 @@ func TestConsoleBrowserTwoConsolesO3(t *testing.T) {
 	require.Equal(t, "alice", byID(res)["r2"].Approval.By)
 	require.True(t, byID(res)["r2"].Approval.Verified)
 }
+
+// In real Chromium, the inbox's card of a user tool's waiting call names
+// its queue and that one tool worker polls it (Y2).
+func TestConsoleBrowserUserToolCardY2(t *testing.T) {
+	e := newEnv(t)
+	ctx := browserCtx(t)
+	queue := e.startWorkerForTools("py-", false)
+	e.startPythonToolWorker(queue, t.TempDir())
+	e.waitForTools(queue, "py_refund")
+	c := e.startConsole()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"py_refund"}},
+		call("b", "py_refund", map[string]any{"order_id": "G-7", "amount": 3}))
+	done := e.startRound(in)
+	wid := in.WorkflowID()
+	e.waitPending(wid, "b")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(c.url+"/?session="+e.session),
+		chromedp.WaitVisible(css("#token")),
+		chromedp.SendKeys(css("#token"), c.approver+kb.Enter),
+		chromedp.WaitVisible(css(cardSel(wid, "b")+" .queue")),
+	))
+	require.Equal(t, "Your own tool, served by the tool workers of queue "+queue+": 1 tool worker polls it.",
+		text(t, ctx, cardSel(wid, "b")+" .queue"))
+
+	r := e.starter(context.Background(), "", "cancel", wid)
+	require.Equal(t, 0, r.code, r.stderr)
+	<-done
+}

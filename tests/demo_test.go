@@ -18,25 +18,37 @@ import (
 // its own workspace, WORKSPACE=session), then one agent run on each model
 // API (F4: chat completions, the Messages API, the Responses API) against
 // the scripted model it serves, and each ends with the same final answer.
+// Before, it calls a Python tool of one's own in a round: the one of the
+// file scripts/run.sh serves with `python -m toolround.tools serve` on the
+// queue it names, which the worker runs (TOOL_QUEUES, Y1).
 func TestDemoRunsAnAgentRunPerAPI(t *testing.T) {
 	script, err := os.ReadFile("../scripts/run.sh")
 	require.NoError(t, err)
 	m := regexp.MustCompile(`\$\{WORKSPACE:=(\w+)\}`).FindSubmatch(script)
 	require.NotNil(t, m, "scripts/run.sh sets the worker's WORKSPACE")
 	require.Equal(t, "session", string(m[1]), "make run's worker keeps each session in its own workspace")
+	queue := regexp.MustCompile(`export DEMO_TOOL_QUEUE=([\w-]+)`).FindSubmatch(script)
+	require.NotNil(t, queue, "scripts/run.sh names the demo's tool queue")
+	require.Contains(t, string(script), `export TOOL_QUEUES="$DEMO_TOOL_QUEUE:trusted"`, "and the worker runs it")
+	served := regexp.MustCompile(`start_tool_worker "\$ROOT/([^"]+)" "\$DEMO_TOOL_QUEUE"`).FindSubmatch(script)
+	require.NotNil(t, served, "scripts/run.sh serves a Python file on it")
 	e := newEnv(t, "WORKSPACE="+string(m[1]))
 	bin := filepath.Join(binDir, "demo")
 	out, err := exec.Command("go", "build", "-o", bin, "../examples/demo").CombinedOutput()
 	require.NoError(t, err, string(out))
-	e.startWorker()
+	toolQueue := e.startWorkerForTools(string(queue[1])+"-", true)
+	e.servePythonFile(filepath.Join("..", string(served[1])), toolQueue, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin)
-	cmd.Env = append(e.environ(), "LLM_BASE_URL=")
+	cmd.Env = append(e.environ(), "LLM_BASE_URL=", "DEMO_TOOL_QUEUE="+toolQueue)
 	cmd.Dir = e.workdir
 	out, err = cmd.CombinedOutput()
 	require.NoError(t, err, string(out))
 	s := string(out)
+	_, ownTool, ok := strings.Cut(s, "=== your own tool: lookup_order, a Python function served by a tool worker on task queue "+toolQueue)
+	require.True(t, ok, "the demo calls its Python tool:\n%s", s)
+	require.Regexp(t, `call_14 +lookup_order +ok +\(via run_tool\)\n +\{"order_id":"A-1001","status":"shipped"\}`, ownTool)
 	for _, api := range []string{"chat", "anthropic", "responses"} {
 		_, after, ok := strings.Cut(s, "=== agent run, LLM_API="+api+",")
 		require.True(t, ok, "no agent run on %s:\n%s", api, s)

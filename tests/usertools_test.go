@@ -331,8 +331,11 @@ func (e *env) servePythonFile(path, queue, dir string) *worker {
 	py := python(e.t, "temporalio", "pydantic", "toolround.tools")
 	file, err := filepath.Abs(path)
 	require.NoError(e.t, err)
+	src, err := filepath.Abs(filepath.Join("..", "clients", "python", "src"))
+	require.NoError(e.t, err)
 	cmd := exec.Command(py, "-m", "toolround.tools", "serve", file, "--task-queue", queue)
-	cmd.Env = append(e.environ(), "TOOLROUND_TASK_QUEUE="+e.taskQueue, "MARKS="+dir)
+	cmd.Env = append(e.environ(), "TOOLROUND_TASK_QUEUE="+e.taskQueue, "MARKS="+dir,
+		"PYTHONPATH="+src, "PYTHONDONTWRITEBYTECODE=1") // this tree's package
 	return e.startProcess(cmd, "python tool worker")
 }
 
@@ -380,7 +383,9 @@ func TestPythonToolWorkerInARoundY3(t *testing.T) {
 	for _, p := range e.waitPending(wid, "b", "c") {
 		require.Equal(t, queue, p.Queue, "a waiting call names its tool's queue")
 	}
-	require.Contains(t, con.page(t, con.approver, "/calls/"+wid+"?call=b"), "served by the tool workers of queue <code>"+queue+"</code>", "the card names the queue")
+	require.Contains(t, con.page(t, con.approver, "/calls/"+wid+"?call=b"), "served by the tool workers of queue <code>"+queue+"</code>: 1 tool worker polls it.",
+		"the card names the queue, and the tool workers that poll it (Y2)")
+	require.Contains(t, con.page(t, con.approver, "/"), "served by the tool workers of queue <code>"+queue+"</code>: 1 tool worker polls it.", "so does the inbox's")
 	for _, id := range []string{"b", "c"} {
 		r := e.starter(context.Background(), "", "approve", wid, id)
 		require.Equal(t, 0, r.code, r.stderr)

@@ -45,6 +45,8 @@ environment:
                     OAuth client ID where authorization servers take those
   TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TASK_QUEUE, REDIS_URL,
   TOOLROUND_SECRET_KEY[_FILE]         as for the worker and the starter
+  TOOL_WORKER_TTL   as for the worker: a waiting call of a user tool shows
+                    how many tool workers polled its queue within it
   NOTIFY_LINK_KEY[_FILE]              the key of signed links (N2), as for the workers
   CONSOLE_SESSION_KEY base64 of 32 bytes sealing the page's sign-ins into their
                     cookies and started MCP sign-ins into Redis; consoles that
@@ -114,6 +116,7 @@ func run(ctx context.Context) error {
 	}
 	backend := console.NewTemporalBackend(tc, console.TemporalOptions{
 		Namespace: cfg.Namespace, TaskQueue: cfg.TaskQueue, Redis: rc, Secrets: cfg.Secrets, Logger: logger,
+		ToolWorkerTTL: cfg.ToolWorkerTTL,
 	})
 	linkKey, err := notify.LinkKeyConfigFromEnv().LoadKey()
 	if err != nil {

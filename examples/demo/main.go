@@ -2,7 +2,8 @@
 // agent would, and prints what happened to every call: a deferred schema, a
 // concurrent fan-out with a repeated call, an approval, a serial command, and
 // a result reused from an earlier round. It approves the waiting calls itself,
-// as a person would with `starter approve`. Then it runs a durable agent
+// as a person would with `starter approve`. With DEMO_TOOL_QUEUE, it calls a
+// Python tool of one's own in a fourth round (owntool.go). Then it runs a durable agent
 // run (agent.go) against a scripted model it serves itself, or against the
 // model that LLM_BASE_URL names.
 package main
@@ -78,9 +79,18 @@ func run() error {
 		printResult(res, time.Since(start))
 		state = res.State
 	}
+	if demoToolQueue() != "" {
+		if err := ownToolRound(ctx, c, session, state); err != nil {
+			return err
+		}
+	}
 	fmt.Println("\nEvery call got exactly one result. Try `bin/starter round examples/round.json` next.")
 	return agentDemo(ctx, session)
 }
+
+// demoToolQueue is the task queue of the Python tool worker `make run`
+// starts (DEMO_TOOL_QUEUE), or "" without one.
+func demoToolQueue() string { return os.Getenv("DEMO_TOOL_QUEUE") }
 
 // approveAll plays the person at the terminal: it approves the call that
 // waits for a decision, and allows the rest of the round.

@@ -291,6 +291,17 @@ func (a *Activities) offload(ctx context.Context, out *round.ExecuteOutput, log 
 	out.Content = round.StoredPreview(out.Content, ref, previewBytes)
 }
 
+// OffloadResult is the OffloadResult local activity: a user tool's result,
+// which its tool worker returned to the round (Y1a), kept as ExecuteTool
+// keeps a built-in's (Y3): a content above LargeResult in the blob store,
+// its images there too.
+func (a *Activities) OffloadResult(ctx context.Context, out round.ExecuteOutput) (round.ExecuteOutput, error) {
+	log := a.logger()
+	a.offload(ctx, &out, log)
+	out.Images = a.keepImages(ctx, out.Images, log)
+	return out, nil
+}
+
 // StoreContents keeps the contents a round's result cannot hold (see
 // workflows.ResultBudget) in the blob store; each leaves a preview and a
 // reference. Without a blob store, or when it fails, the preview says the

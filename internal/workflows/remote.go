@@ -55,7 +55,7 @@ func (r *run) startRemote(ctx workflow.Context, c *Call, ti ToolInfo) workflow.F
 				round.CachedResultInput{SessionID: r.scope.SessionID, Tool: c.Tool, SchemaHash: rem.SchemaHash, Args: in.ArgsJSON}).Get(ctx, &hit)
 			if err == nil && hit.Found {
 				note := fmt.Sprintf("[from cache: the same call was answered in this session within the last %s]\n", time.Duration(rem.CacheSeconds)*time.Second)
-				settable.Set(round.ExecuteOutput{Content: note + hit.Content, FromCache: true, Attempt: 1}, nil)
+				settable.Set(r.offloadRemote(ctx, round.ExecuteOutput{Content: note + hit.Content, FromCache: true, Attempt: 1}), nil)
 				return
 			}
 		}
@@ -73,10 +73,34 @@ func (r *run) startRemote(ctx workflow.Context, c *Call, ti ToolInfo) workflow.F
 		case err != nil:
 			settable.Set(nil, err)
 		default:
-			settable.Set(remoteOutput(res), nil)
+			settable.Set(r.offloadRemote(ctx, remoteOutput(res)), nil)
 		}
 	})
 	return out
+}
+
+// offloadRemote keeps a user tool's result as a built-in's is kept (Y3):
+// content above the round's LargeResult, and every image, go to the blob
+// store (the OffloadResult local activity), leaving a preview and a
+// reference. A round whose snapshot has no LargeResult (recorded before)
+// keeps them in its result. When the store fails, the result stays whole:
+// its tool worker's answer is within the wire's limit
+// (toolworker.MaxResultBytes), and the round's budget (fit) still applies.
+func (r *run) offloadRemote(ctx workflow.Context, out round.ExecuteOutput) round.ExecuteOutput {
+	if r.snap.LargeResult <= 0 || (len(out.Content) <= r.snap.LargeResult && len(out.Images) == 0) {
+		return out
+	}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 200 * time.Millisecond},
+		Summary:             "store a large result",
+	})
+	var kept round.ExecuteOutput
+	if err := workflow.ExecuteLocalActivity(lctx, round.ActivityOffloadResult, out).Get(lctx, &kept); err != nil {
+		workflow.GetLogger(ctx).Warn("storing a user tool's large result failed; the round keeps it", "error", err)
+		return out
+	}
+	return kept
 }
 
 // remoteOutput is the round's output of a tool worker's result: its text

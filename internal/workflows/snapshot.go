@@ -175,6 +175,11 @@ type Snapshot struct {
 	// Chatbots are the AGENTS_CONFIG entries this round's send_to_chatbot
 	// calls name (G3), with the tools each does not have.
 	Chatbots map[string]ChatbotInfo `json:"chatbots,omitempty"`
+	// LargeResult is LARGE_RESULT_BYTES when the round calls a user tool:
+	// its result above it goes to the blob store (Y3, remote.go). A
+	// snapshot recorded before has none, and those rounds kept such
+	// results in their own result, as they decided.
+	LargeResult int `json:"large_result,omitempty"`
 }
 
 // ChatbotInfo is what a round records of one chatbot: its entry, and the
@@ -261,7 +266,13 @@ type CatalogOptions struct {
 	SubagentDepth int
 	// Chatbots are AGENTS_CONFIG's named agents (G3).
 	Chatbots []round.Chatbot
+	// LargeResult is LARGE_RESULT_BYTES: a user tool's result above it
+	// goes to the blob store (Y3). Zero: DefaultLargeResult.
+	LargeResult int
 }
+
+// DefaultLargeResult is LARGE_RESULT_BYTES's default.
+const DefaultLargeResult = 128 << 10
 
 // RegistryCatalog is the Catalog of a tools.Registry.
 type RegistryCatalog struct {
@@ -279,6 +290,9 @@ func NewCatalog(reg *tools.Registry, opts CatalogOptions) *RegistryCatalog {
 	}
 	if opts.HeartbeatTimeout <= 0 {
 		opts.HeartbeatTimeout = 10 * time.Second
+	}
+	if opts.LargeResult <= 0 {
+		opts.LargeResult = DefaultLargeResult
 	}
 	return &RegistryCatalog{Registry: reg, Options: opts}
 }
@@ -373,6 +387,11 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 				s.Missing = map[string]string{}
 			}
 			s.Missing[u.Name] = msg
+		}
+	}
+	for _, ti := range s.Tools {
+		if ti.Remote != nil {
+			s.LargeResult = c.Options.LargeResult
 		}
 	}
 	return s
