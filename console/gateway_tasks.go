@@ -23,8 +23,14 @@ import (
 // the round's workflow id and the call's id, so any console answers it,
 // and every answer reads Temporal.
 
-// tasksRevision is the revision whose tasks this layer serves.
-const tasksRevision = "2025-11-25"
+// tasksRevision is the revision whose core tasks this layer serves;
+// from extensionRevision on, tasks are the extension tasksExtension,
+// which a client declares on each request and the server grants.
+const (
+	tasksRevision     = "2025-11-25"
+	extensionRevision = "2026-07-28"
+	tasksExtension    = "io.modelcontextprotocol/tasks"
+)
 
 // taskPoll is the poll interval the gateway suggests.
 const taskPoll = 2 * time.Second
@@ -96,8 +102,31 @@ func (g *gateway) intercept(w http.ResponseWriter, r *http.Request, session, run
 		return false // a notification, a batch or bad JSON: the SDK says what is wrong
 	}
 	revision := r.Header.Get("MCP-Protocol-Version")
+	var pm struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	_ = json.Unmarshal(req.Params, &pm)
+	if v, _ := pm.Meta["io.modelcontextprotocol/protocolVersion"].(string); v != "" {
+		revision = v
+	}
+	ext := revision >= extensionRevision && declaresTasks(pm.Meta)
 	ctx := r.Context()
 	switch req.Method {
+	case "server/discover":
+		g.rewrite(w, r, func(res map[string]any) {
+			caps, _ := res["capabilities"].(map[string]any)
+			if caps == nil {
+				caps = map[string]any{}
+				res["capabilities"] = caps
+			}
+			exts, _ := caps["extensions"].(map[string]any)
+			if exts == nil {
+				exts = map[string]any{}
+				caps["extensions"] = exts
+			}
+			exts[tasksExtension] = map[string]any{}
+		})
+		return true
 	case "initialize":
 		g.rewrite(w, r, func(res map[string]any) {
 			if res["protocolVersion"] != tasksRevision {
@@ -131,10 +160,19 @@ func (g *gateway) intercept(w http.ResponseWriter, r *http.Request, session, run
 			Arguments json.RawMessage `json:"arguments"`
 			Task      json.RawMessage `json:"task"`
 		}
-		if json.Unmarshal(req.Params, &p) != nil || len(p.Task) == 0 || string(p.Task) == "null" || revision != tasksRevision {
+		if json.Unmarshal(req.Params, &p) != nil {
 			return false
 		}
-		g.createTask(ctx, w, req, session, run, ts, p.Name, p.Arguments)
+		core := len(p.Task) > 0 && string(p.Task) != "null" && revision == tasksRevision
+		if !core && !ext {
+			return false
+		}
+		g.createTask(ctx, w, req, session, run, ts, p.Name, p.Arguments, ext)
+		return true
+	case "tasks/update":
+		// The gateway asks a client nothing (approvals come from approver
+		// tokens), so there is nothing to answer.
+		writeRPC(w, req.ID, map[string]any{"resultType": "complete"}, nil)
 		return true
 	case "tasks/get", "tasks/result", "tasks/cancel":
 		var p struct {
@@ -149,6 +187,10 @@ func (g *gateway) intercept(w http.ResponseWriter, r *http.Request, session, run
 		switch req.Method {
 		case "tasks/get":
 			st, err := g.taskState(ctx, wfID, callID)
+			if err == nil && revision >= extensionRevision {
+				writeRPC(w, req.ID, g.extensionView(ctx, session, st, wfID, callID), nil)
+				return true
+			}
 			writeRPC(w, req.ID, st, err)
 		case "tasks/result":
 			g.taskResult(ctx, w, req.ID, session, wfID, callID)
@@ -252,9 +294,46 @@ func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, err error) 
 
 func (e *rpcError) Error() string { return e.Message }
 
+// declaresTasks reports a request whose client declares the tasks
+// extension in its _meta.
+func declaresTasks(meta map[string]any) bool {
+	caps, _ := meta["io.modelcontextprotocol/clientCapabilities"].(map[string]any)
+	exts, _ := caps["extensions"].(map[string]any)
+	_, ok := exts[tasksExtension]
+	return ok
+}
+
+// extensionView is a task as the extension's tasks/get gives it: the
+// task's fields with ttlMs and pollIntervalMs, and its result inline once
+// completed, or its error once failed.
+func (g *gateway) extensionView(ctx context.Context, session string, st *wireTaskState, wfID, callID string) map[string]any {
+	v := map[string]any{"resultType": "complete", "taskId": st.TaskID, "status": st.Status, "statusMessage": st.StatusMessage,
+		"createdAt": st.CreatedAt, "lastUpdatedAt": st.LastUpdatedAt, "ttlMs": nil, "pollIntervalMs": st.PollInterval}
+	switch st.Status {
+	case "completed", "cancelled":
+		res, err := g.b.Wait(ctx, wfID)
+		if err != nil {
+			v["status"], v["error"] = "failed", &rpcError{Code: -32603, Message: err.Error()}
+			return v
+		}
+		for _, r := range res.Results {
+			if r.CallID == callID {
+				if r.ContentRef != "" {
+					_ = g.b.GrantBlob(ctx, session, r.ContentRef)
+				}
+				v["result"] = callResult(round.GatewayTicket{WorkflowID: wfID, CallID: callID}, r)
+			}
+		}
+	case "failed":
+		v["error"] = &rpcError{Code: -32603, Message: st.StatusMessage}
+	}
+	return v
+}
+
 // createTask hands the call to the run's gateway workflow and answers
-// with its task at once (CreateTaskResult).
-func (g *gateway) createTask(ctx context.Context, w http.ResponseWriter, req rpcRequest, session, run string, ts []gatewayTool, name string, args json.RawMessage) {
+// with its task at once: a CreateTaskResult (2025-11-25), or the
+// extension's task result.
+func (g *gateway) createTask(ctx context.Context, w http.ResponseWriter, req rpcRequest, session, run string, ts []gatewayTool, name string, args json.RawMessage, ext bool) {
 	tool := ""
 	for _, t := range ts {
 		if t.name == name {
@@ -279,6 +358,12 @@ func (g *gateway) createTask(ctx context.Context, w http.ResponseWriter, req rpc
 		return
 	}
 	now := time.Now().UTC().Format(time.RFC3339Nano)
+	if ext {
+		writeRPC(w, req.ID, map[string]any{"resultType": "task", "taskId": taskID(t), "status": "working",
+			"statusMessage": "the call runs in round " + t.WorkflowID, "createdAt": now, "lastUpdatedAt": now,
+			"ttlMs": nil, "pollIntervalMs": taskPoll.Milliseconds()}, nil)
+		return
+	}
 	writeRPC(w, req.ID, map[string]any{"task": wireTaskState{TaskID: taskID(t), Status: "working",
 		StatusMessage: "the call runs in round " + t.WorkflowID, CreatedAt: now, LastUpdatedAt: now,
 		PollInterval: taskPoll.Milliseconds()}}, nil)

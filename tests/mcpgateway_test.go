@@ -390,6 +390,7 @@ func rpc(t *testing.T, ctx context.Context, url, token, revision, method string,
 	if method != "initialize" {
 		req.Header.Set("MCP-Protocol-Version", revision)
 	}
+	req.Header.Set("Mcp-Method", method)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -417,7 +418,8 @@ func rpc(t *testing.T, ctx context.Context, url, token, revision, method string,
 // real console and worker: the capability and taskSupport are announced; a
 // task-augmented edit answers with a task at once, which is working while
 // it waits for a person, gives its result through tasks/result once
-// approved, and is listed; another is cancelled with tasks/cancel; a task
+// approved, and is listed; another is cancelled with tasks/cancel; on
+// 2026-07-28 the tasks extension, its result inline in tasks/get; a task
 // id of another session is no task.
 func TestMCPGatewayTasksZ3(t *testing.T) {
 	e := newEnv(t)
@@ -492,6 +494,37 @@ func TestMCPGatewayTasksZ3(t *testing.T) {
 	b, err = os.ReadFile(filepath.Join(e.workdir, "t.txt"))
 	require.NoError(t, err)
 	require.Equal(t, "b\n", string(b), "the cancelled edit never ran")
+
+	// Revision 2026-07-28: the tasks extension, declared on the request;
+	// tasks/get carries the result once the call is done.
+	const rev26 = "2026-07-28"
+	meta := map[string]any{"io.modelcontextprotocol/protocolVersion": rev26,
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "t", "version": "1"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}}
+	disc, _ := rpc(t, ctx, url, c.agent, rev26, "server/discover", map[string]any{"_meta": meta})
+	require.Contains(t, disc["capabilities"].(map[string]any)["extensions"], "io.modelcontextprotocol/tasks", "%v", disc)
+	created, rerr = rpc(t, ctx, url, c.agent, rev26, "tools/call", map[string]any{"name": "edit_file", "_meta": meta,
+		"arguments": map[string]any{"path": "t.txt", "old_text": "b", "new_text": "d"}})
+	require.Nil(t, rerr)
+	require.Equal(t, "task", created["resultType"])
+	id3 := created["taskId"].(string)
+	wfID, callID, approvalID = waitingCall(t, c, e.session)
+	require.Equal(t, wfID+"/"+callID, id3)
+	got, _ = rpc(t, ctx, url, c.agent, rev26, "tasks/get", map[string]any{"taskId": id3, "_meta": meta})
+	require.Equal(t, "working", got["status"])
+	require.NotContains(t, got, "result")
+	r = c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": wfID, "call_id": callID, "approval_id": approvalID, "approve": true})
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	require.Eventually(t, func() bool {
+		got, _ = rpc(t, ctx, url, c.agent, rev26, "tasks/get", map[string]any{"taskId": id3, "_meta": meta})
+		return got["status"] == "completed"
+	}, time.Minute, 200*time.Millisecond)
+	inline := got["result"].(map[string]any)
+	require.NotEqual(t, true, inline["isError"], "%v", inline)
+	require.Equal(t, "ok", inline["_meta"].(map[string]any)["dev.toolround/status"])
+	b, err = os.ReadFile(filepath.Join(e.workdir, "t.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "d\n", string(b))
 
 	// Another session's client names no task of this one.
 	other := fmt.Sprintf("%s/api/v1/mcp?session=%s-x&run=tasks", c.url, e.session)
