@@ -47,6 +47,9 @@ type principal struct {
 	CSRF string
 	// Scope is the token's session patterns; nil: every session.
 	Scope []string
+	// Elicit: the token's line says a person sits at its MCP client
+	// (approve=elicitation, Z3).
+	Elicit bool
 }
 
 // allows reports whether p may see and act on the session's workflows.
@@ -63,12 +66,13 @@ type tokenEntry struct {
 	name   string
 	role   string
 	scope  []string
+	elicit bool
 }
 
 func newTokenSet(ts []Token) *tokenSet {
 	s := &tokenSet{}
 	for _, t := range ts {
-		s.entries = append(s.entries, tokenEntry{digest: sha256.Sum256([]byte(t.Secret)), name: t.Name, role: t.Role, scope: t.Sessions})
+		s.entries = append(s.entries, tokenEntry{digest: sha256.Sum256([]byte(t.Secret)), name: t.Name, role: t.Role, scope: t.Sessions, elicit: t.ApproveByElicitation})
 	}
 	return s
 }
@@ -113,7 +117,7 @@ func (s *Server) authenticate(r *http.Request) (principal, bool) {
 		if !ok {
 			return principal{}, false
 		}
-		return principal{Name: e.name, Role: e.role, Via: "api", Scope: e.scope}, true
+		return principal{Name: e.name, Role: e.role, Via: "api", Scope: e.scope, Elicit: e.elicit}, true
 	}
 	c, err := r.Cookie(cookieName)
 	if err != nil {

@@ -73,6 +73,10 @@ type GatewayOptions struct {
 	// OAuth takes OAuth 2.1 access tokens beside the console's tokens
 	// (Z1).
 	OAuth GatewayOAuth
+	// Approve is MCP_GATEWAY_APPROVE: "elicitation" lets the person at
+	// the MCP client of a token marked approve=elicitation approve or deny
+	// its plain approval waits, through an input request (Z3).
+	Approve string
 }
 
 // GatewayPath is the gateway's endpoint.
@@ -166,7 +170,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 		writeError(w, round.CodeNoWorker, "the gateway could not list its tools: "+err.Error())
 		return
 	}
-	r = r.WithContext(context.WithValue(r.Context(), gatewayServerKey{}, g.server(session, run, ts)))
+	r = r.WithContext(context.WithValue(r.Context(), gatewayServerKey{}, g.server(p, session, run, ts)))
 	if g.intercept(w, r, session, run, ts) {
 		return
 	}
@@ -337,7 +341,7 @@ func GatewayToolName(name string) string {
 }
 
 // server is an MCP server of session and run with the listed tools.
-func (g *gateway) server(session, run string, ts []gatewayTool) *mcp.Server {
+func (g *gateway) server(p principal, session, run string, ts []gatewayTool) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "toolround", Title: "toolround MCP gateway", Version: "1"},
 		&mcp.ServerOptions{Logger: discardLog,
 			// Prompts are declared, as an empty list: the SDK's server
@@ -353,7 +357,7 @@ func (g *gateway) server(session, run string, ts []gatewayTool) *mcp.Server {
 			Description: t.t.Spec.Description,
 			InputSchema: schema,
 			Annotations: annotations(t.t),
-		}, g.handler(session, run, t.t.Spec.Name))
+		}, g.handler(p, session, run, t.t.Spec.Name))
 	}
 	srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: blobURI + "{+ref}", Name: "result",
 		Description: "the whole of a large tool result of this session", MIMEType: "text/plain"},
@@ -415,7 +419,7 @@ func annotations(t round.GatewayTool) *mcp.ToolAnnotations {
 }
 
 // handler runs one tools/call through the run's gateway workflow.
-func (g *gateway) handler(session, run, tool string) mcp.ToolHandler {
+func (g *gateway) handler(p principal, session, run, tool string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args := json.RawMessage(`{}`)
 		if len(req.Params.Arguments) > 0 && string(req.Params.Arguments) != "null" {
@@ -428,6 +432,11 @@ func (g *gateway) handler(session, run, tool string) mcp.ToolHandler {
 		t, err := g.b.GatewayCall(ctx, session, run, round.GatewayCall{Tool: tool, Args: canon})
 		if err != nil {
 			return nil, fmt.Errorf("the gateway could not take the call: %w", err)
+		}
+		if p.Elicit && g.opts.Approve == "elicitation" && multiRoundTrip(req) {
+			if asked := g.elicit(ctx, req, p, t); asked != nil {
+				return asked, nil
+			}
 		}
 		stop := g.progress(ctx, req)
 		defer stop()

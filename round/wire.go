@@ -219,6 +219,9 @@ type Pending struct {
 	Since       time.Time    `json:"since"`
 	// Deadline is when an unanswered wait expires (T3).
 	Deadline time.Time `json:"deadline"`
+	// AlwaysAsks marks a call that asks whatever the rules say (C4: a
+	// sensitive read, a secret sent): only an approver decides it.
+	AlwaysAsks bool `json:"always_asks,omitempty"`
 }
 
 // Why is every reason the call asks, whichever field carries it.

@@ -13,12 +13,15 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/round"
 )
 
 // bearer adds a token to every request of an MCP client.
@@ -575,4 +578,120 @@ func TestREADMEMCPGatewayLinesZ1(t *testing.T) {
 	lt, err := cs.ListTools(ctx, nil)
 	require.NoError(t, err)
 	require.NotEmpty(t, lt.Tools)
+}
+
+// TestMCPGatewayApprovalByElicitationZ3: with MCP_GATEWAY_APPROVE=elicitation,
+// the person at the client of a token marked approve=elicitation decides
+// its plain approval waits through a form (an input request the SDK's
+// client answers with its elicitation handler): recorded via elicitation,
+// unverified, by the token's name; a decline leaves the call waiting for
+// an approver; a call that always asks is never put to the client, nor is
+// anything of a token without the mark.
+func TestMCPGatewayApprovalByElicitationZ3(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	stamp := fmt.Sprint(time.Now().UnixNano())
+	approver, agent, person := "ap-"+stamp+"-xxxxxxxx", "ag-"+stamp+"-xxxxxxxx", "pe-"+stamp+"-xxxxxxxx"
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	require.NoError(t, os.WriteFile(tokens, []byte(approver+" alice approver\n"+agent+" bot agent\n"+person+" carol agent approve=elicitation\n"), 0o600))
+	c := &consoleProc{approver: approver, agent: agent, logs: &syncBuffer{}}
+	e.runConsole(c, []string{"CONSOLE_TOKENS=" + tokens, "MCP_GATEWAY_APPROVE=elicitation"})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	for _, f := range []string{"a.txt", "b.txt", "c.txt"} {
+		require.NoError(t, os.WriteFile(filepath.Join(e.workdir, f), []byte("x\n"), 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, ".env"), []byte("KEY=1\n"), 0o644))
+
+	var mu sync.Mutex
+	var asked []string
+	answer := map[string]any{"approve": true, "reason": "looks right"}
+	action := "accept"
+	setAction := func(a string) { mu.Lock(); action = a; mu.Unlock() }
+	nAsked := func() int { mu.Lock(); defer mu.Unlock(); return len(asked) }
+	connect := func(token string) *mcp.ClientSession {
+		cl := mcp.NewClient(&mcp.Implementation{Name: "elicit", Version: "1"}, &mcp.ClientOptions{
+			ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				asked = append(asked, r.Params.Message)
+				return &mcp.ElicitResult{Action: action, Content: answer}, nil
+			}})
+		cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{
+			Endpoint:   fmt.Sprintf("%s/api/v1/mcp?session=%s&run=el", c.url, e.session),
+			HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}}, nil)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	cs := connect(person)
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": "a.txt", "old_text": "x", "new_text": "y"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, textOf(res))
+	require.Equal(t, 1, nAsked())
+	mu.Lock()
+	require.Contains(t, asked[0], "edit_file")
+	require.Contains(t, asked[0], "a.txt")
+	mu.Unlock()
+	b, err := os.ReadFile(filepath.Join(e.workdir, "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "y\n", string(b))
+	var rres round.Result
+	r := c.call(t, "GET", "/api/v1/rounds/"+metaOf(res, "dev.toolround/workflow_id"), c.approver, nil)
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	r.json(t, &rres)
+	appr := rres.Results[0].Approval
+	require.NotNil(t, appr)
+	require.Equal(t, "elicitation", appr.Via)
+	require.False(t, appr.Verified)
+	require.Equal(t, "carol", appr.By)
+	require.Equal(t, "looks right", appr.Reason)
+
+	// A decline leaves the call waiting for an approver.
+	setAction("decline")
+	got := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": "b.txt", "old_text": "x", "new_text": "z"}})
+		if err != nil {
+			r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+		}
+		got <- r
+	}()
+	wfID, callID, approvalID := waitingCall(t, c, e.session)
+	require.Eventually(t, func() bool { return nAsked() == 2 }, 30*time.Second, 50*time.Millisecond)
+	r = c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": wfID, "call_id": callID, "approval_id": approvalID, "approve": true})
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	res = <-got
+	require.False(t, res.IsError, textOf(res))
+	require.Equal(t, 2, nAsked(), "a declined wait is not asked again")
+
+	// A read of a key file always asks: an approver decides it, never the client.
+	setAction("accept")
+	go func() {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_files", Arguments: map[string]any{"paths": []string{".env"}}})
+		if err != nil {
+			r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+		}
+		got <- r
+	}()
+	wfID, callID, approvalID = waitingCall(t, c, e.session)
+	r = c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": wfID, "call_id": callID, "approval_id": approvalID, "approve": false})
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	res = <-got
+	require.Equal(t, 2, nAsked(), "a call that always asks is never put to the client")
+
+	// A token without the mark is never asked.
+	plain := connect(agent)
+	go func() {
+		r, err := plain.CallTool(ctx, &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": "c.txt", "old_text": "x", "new_text": "w"}})
+		if err != nil {
+			r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+		}
+		got <- r
+	}()
+	wfID, callID, approvalID = waitingCall(t, c, e.session)
+	r = c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": wfID, "call_id": callID, "approval_id": approvalID, "approve": true})
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	<-got
+	require.Equal(t, 2, nAsked())
 }

@@ -62,6 +62,9 @@ environment:
   MCP_GATEWAY_TOOLS comma-separated built-ins the MCP gateway (/api/v1/mcp)
                     lists (default the read-only ones, edit_file and
                     run_command); user tools and MCP servers' are always listed
+  MCP_GATEWAY_APPROVE elicitation: the person at the MCP client of an agent token
+                    marked approve=elicitation in CONSOLE_TOKENS approves or
+                    denies its plain approval waits through a form
   MCP_GATEWAY_ISSUER  an OAuth 2.1 authorization server whose access tokens the
                     gateway takes beside CONSOLE_TOKENS (metadata and keys
                     fetched through the network guard)
@@ -185,6 +188,12 @@ func run(ctx context.Context) error {
 				opts.Gateway.Tools = append(opts.Gateway.Tools, n)
 			}
 		}
+	}
+	switch v := strings.TrimSpace(os.Getenv("MCP_GATEWAY_APPROVE")); v {
+	case "", "elicitation":
+		opts.Gateway.Approve = v
+	default:
+		return fmt.Errorf("MCP_GATEWAY_APPROVE=%q: the one value is elicitation (or leave it unset)", v)
 	}
 	opts.Gateway.OAuth = console.GatewayOAuth{
 		Issuer:        strings.TrimSpace(os.Getenv("MCP_GATEWAY_ISSUER")),

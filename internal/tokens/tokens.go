@@ -27,13 +27,21 @@ type Token struct {
 	// Sessions, when set, are the glob patterns (path.Match) of the
 	// sessions the token may see and act on (H10); nil: every session.
 	Sessions []string
+	// ApproveByElicitation is the operator's statement that a person sits
+	// at this agent token's MCP client (`approve=elicitation`): with
+	// MCP_GATEWAY_APPROVE=elicitation the gateway asks that person (Z3).
+	ApproveByElicitation bool
 }
+
+// approveKey is the optional field that marks an agent token whose MCP
+// client has a person at it.
+const approveKey = "approve=elicitation"
 
 // sessionsKey starts the optional fourth field of a tokens line.
 const sessionsKey = "sessions="
 
-// Parse reads `TOKEN NAME ROLE [sessions=PATTERN[,PATTERN]]` lines;
-// blank lines and lines starting with # are skipped.
+// Parse reads `TOKEN NAME ROLE [sessions=PATTERN[,PATTERN]] [approve=elicitation]`
+// lines; blank lines and lines starting with # are skipped.
 func Parse(r io.Reader) ([]Token, error) {
 	var out []Token
 	s := bufio.NewScanner(r)
@@ -43,8 +51,8 @@ func Parse(r io.Reader) ([]Token, error) {
 			continue
 		}
 		f := strings.Fields(line)
-		if len(f) != 3 && len(f) != 4 {
-			return nil, fmt.Errorf("tokens line %d: want TOKEN NAME ROLE [sessions=PATTERN[,PATTERN]], got %d fields", n, len(f))
+		if len(f) < 3 || len(f) > 5 {
+			return nil, fmt.Errorf("tokens line %d: want TOKEN NAME ROLE [sessions=PATTERN[,PATTERN]] [approve=elicitation], got %d fields", n, len(f))
 		}
 		if f[2] != RoleAgent && f[2] != RoleApprover {
 			return nil, fmt.Errorf("tokens line %d: role %q: want agent or approver", n, f[2])
@@ -53,12 +61,24 @@ func Parse(r io.Reader) ([]Token, error) {
 			return nil, fmt.Errorf("tokens line %d: the token is shorter than 16 characters", n)
 		}
 		t := Token{Secret: f[0], Name: f[1], Role: f[2]}
-		if len(f) == 4 {
-			ps, err := parseSessionPatterns(f[3])
-			if err != nil {
-				return nil, fmt.Errorf("tokens line %d: %w", n, err)
+		for _, field := range f[3:] {
+			switch {
+			case field == approveKey && !t.ApproveByElicitation:
+				if t.Role != RoleAgent {
+					return nil, fmt.Errorf("tokens line %d: approve=elicitation marks an agent token; an approver approves anyway", n)
+				}
+				t.ApproveByElicitation = true
+			case strings.HasPrefix(field, "approve="):
+				return nil, fmt.Errorf("tokens line %d: %q: the one value is approve=elicitation", n, field)
+			case t.Sessions == nil:
+				ps, err := parseSessionPatterns(field)
+				if err != nil {
+					return nil, fmt.Errorf("tokens line %d: %w", n, err)
+				}
+				t.Sessions = ps
+			default:
+				return nil, fmt.Errorf("tokens line %d: %q: want TOKEN NAME ROLE [sessions=PATTERN[,PATTERN]] [approve=elicitation]", n, field)
 			}
-			t.Sessions = ps
 		}
 		out = append(out, t)
 	}

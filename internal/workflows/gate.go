@@ -114,6 +114,7 @@ func (r *run) gate(ctx workflow.Context) {
 		c.pending = &round.Pending{
 			CallID: c.CallID, Tool: c.Tool, Kind: round.KindConfirm, Arguments: c.Args, Subject: c.Facts.Subject,
 			Queue: r.queueOf(c.Tool), Reason: c.ConfirmWhy, Reasons: c.Reasons, ApprovalID: c.ApprovalID, Since: now, Deadline: c.deadline,
+			AlwaysAsks: c.Always,
 		}
 		if r.snap.Features.RunLimits {
 			if len(c.Limits) > 0 {
