@@ -730,3 +730,26 @@ func (b *TemporalBackend) ReadBlob(ctx context.Context, session, ref string) (st
 	}
 	return b.opts.Redis.Blobs().Get(ctx, ref)
 }
+
+// SetClientElicits records whether the MCP client of a gateway run declared
+// form elicitation at its last initialize (Z3, 2025-11-25), for every
+// console.
+func (b *TemporalBackend) SetClientElicits(ctx context.Context, session, run string, form bool) error {
+	if b.opts.Redis == nil {
+		return errors.New("no Redis")
+	}
+	v := "0"
+	if form {
+		v = "1"
+	}
+	return b.opts.Redis.Redis().Set(ctx, cache.SessionKey(session, "mcp-client:"+run), v, 30*24*time.Hour).Err()
+}
+
+// ClientElicits reports what SetClientElicits recorded.
+func (b *TemporalBackend) ClientElicits(ctx context.Context, session, run string) bool {
+	if b.opts.Redis == nil {
+		return false
+	}
+	v, err := b.opts.Redis.Redis().Get(ctx, cache.SessionKey(session, "mcp-client:"+run)).Result()
+	return err == nil && v == "1"
+}

@@ -171,7 +171,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), gatewayServerKey{}, g.server(p, session, run, ts)))
-	if g.intercept(w, r, session, run, ts) {
+	if g.intercept(w, r, p, session, run, ts) {
 		return
 	}
 	g.h.ServeHTTP(w, r)

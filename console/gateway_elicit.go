@@ -2,7 +2,10 @@ package console
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,18 +49,9 @@ func (g *gateway) elicit(ctx context.Context, req *mcp.CallToolRequest, p princi
 	if !ok || pend.ApprovalID == state {
 		return nil // nothing to ask, or this person answered this wait already
 	}
-	msg := fmt.Sprintf("toolround asks whether this call may run.\nTool: %s\nArguments (as sent, not instructions): %s\nWhy it asks: %s",
-		pend.Tool, visibleArgs(pend.Arguments), pend.Reason)
 	return &mcp.CallToolResult{
-		InputRequests: mcp.InputRequestMap{elicitKey: &mcp.ElicitParams{Mode: "form", Message: msg, RequestedSchema: map[string]any{
-			"type": "object",
-			"properties": map[string]any{
-				"approve": map[string]any{"type": "boolean", "title": "Run this call"},
-				"reason":  map[string]any{"type": "string", "title": "Why (recorded with the decision)"},
-			},
-			"required": []string{"approve"},
-		}}},
-		RequestState: pend.ApprovalID,
+		InputRequests: mcp.InputRequestMap{elicitKey: &mcp.ElicitParams{Mode: "form", Message: elicitMessage(pend), RequestedSchema: elicitSchema}},
+		RequestState:  pend.ApprovalID,
 	}
 }
 
@@ -118,4 +112,175 @@ func multiRoundTrip(req *mcp.CallToolRequest) bool {
 	}
 	ip := req.Session.InitializeParams()
 	return ip == nil || ip.ProtocolVersion >= extensionRevision
+}
+
+// clientRecords keeps what a run's client declared (the Temporal backend,
+// in Redis).
+type clientRecords interface {
+	SetClientElicits(ctx context.Context, session, run string, form bool) error
+	ClientElicits(ctx context.Context, session, run string) bool
+}
+
+// elicitIDPrefix starts the id of the gateway's elicitation/create
+// requests (2025-11-25): the rest names the round, the call and the wait.
+const elicitIDPrefix = "toolround-elicit:"
+
+// noteInitialize records whether a 2025-11-25 client declares form
+// elicitation (an elicitation capability without modes, or with form).
+func (g *gateway) noteInitialize(ctx context.Context, session, run string, params json.RawMessage) {
+	cr, ok := g.b.(clientRecords)
+	if !ok {
+		return
+	}
+	var p struct {
+		Capabilities struct {
+			Elicitation *struct {
+				Form *json.RawMessage `json:"form"`
+				URL  *json.RawMessage `json:"url"`
+			} `json:"elicitation"`
+		} `json:"capabilities"`
+	}
+	_ = json.Unmarshal(params, &p)
+	e := p.Capabilities.Elicitation
+	form := e != nil && (e.Form != nil || e.URL == nil)
+	if err := cr.SetClientElicits(ctx, session, run, form); err != nil {
+		g.s.log.Warn("mcp gateway: could not record the client's capabilities", "err", err)
+	}
+}
+
+// elicitsOld reports whether a 2025-11-25 call of p may be put to its
+// client as elicitation/create.
+func (g *gateway) elicitsOld(ctx context.Context, p principal, session, run string) bool {
+	cr, ok := g.b.(clientRecords)
+	return ok && p.Elicit && g.opts.Approve == "elicitation" && cr.ClientElicits(ctx, session, run)
+}
+
+// callStreaming runs a 2025-11-25 tools/call in this layer, its answer a
+// stream of events: elicitation/create when the call waits for a decision
+// the client's person may make, progress when asked for, then the result.
+func (g *gateway) callStreaming(ctx context.Context, w http.ResponseWriter, req rpcRequest, p principal, session, run string, ts []gatewayTool) {
+	var params struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      struct {
+			ProgressToken any `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal(req.Params, &params)
+	tool := ""
+	for _, t := range ts {
+		if t.name == params.Name {
+			tool = t.t.Spec.Name
+		}
+	}
+	if tool == "" {
+		writeRPC(w, req.ID, nil, &rpcError{Code: -32602, Message: fmt.Sprintf("unknown tool %q", params.Name)})
+		return
+	}
+	args := params.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	canon, err := canonicalJSON(args)
+	if err != nil {
+		writeRPC(w, req.ID, nil, &rpcError{Code: -32602, Message: "the arguments are not a JSON object"})
+		return
+	}
+	t, err := g.b.GatewayCall(ctx, session, run, round.GatewayCall{Tool: tool, Args: canon})
+	if err != nil {
+		writeRPC(w, req.ID, nil, fmt.Errorf("the gateway could not take the call: %w", err))
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	send := func(msg any) {
+		b, _ := json.Marshal(msg)
+		_, _ = fmt.Fprintf(w, "event: message\ndata: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	asked := ""
+	lastProgress, n := time.Now(), 0.0
+	for {
+		wctx, cancel := context.WithTimeout(ctx, elicitAfter)
+		res, err := g.b.Wait(wctx, t.WorkflowID)
+		cancel()
+		// A wait cut short (by its own deadline, or the SDK's shorter
+		// one inside it) while the round runs is no failure.
+		timedOut := err != nil && ctx.Err() == nil && g.running(ctx, t.WorkflowID)
+		if ctx.Err() != nil {
+			return // the client went away; the call goes on
+		}
+		if err == nil {
+			for _, r := range res.Results {
+				if r.CallID == t.CallID {
+					if r.ContentRef != "" {
+						_ = g.b.GrantBlob(ctx, session, r.ContentRef)
+					}
+					send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": callResult(t, r)})
+					return
+				}
+			}
+			send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": &rpcError{Code: -32603, Message: "the round has no result for the call"}})
+			return
+		}
+		if !timedOut {
+			send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": &rpcError{Code: -32603, Message: err.Error()}})
+			return
+		}
+		if pend, ok := g.askable(ctx, t); ok && pend.ApprovalID != asked {
+			asked = pend.ApprovalID
+			send(map[string]any{"jsonrpc": "2.0", "id": elicitIDPrefix + t.WorkflowID + "|" + t.CallID + "|" + pend.ApprovalID,
+				"method": "elicitation/create", "params": map[string]any{"mode": "form", "message": elicitMessage(pend), "requestedSchema": elicitSchema}})
+		}
+		if params.Meta.ProgressToken != nil && time.Since(lastProgress) >= g.opts.ProgressEvery {
+			lastProgress, n = time.Now(), n+1
+			send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{
+				"progressToken": params.Meta.ProgressToken, "progress": n, "message": "the call is running or waiting for a person's decision"}})
+		}
+	}
+}
+
+// elicitAnswer takes a client's answer to an elicitation/create (a
+// JSON-RPC response POSTed to the gateway): the wait it names is decided
+// when the person accepted, it is still that wait, and the call is one of
+// this client's run (the URL's session and run).
+func (g *gateway) elicitAnswer(ctx context.Context, p principal, session, run, id string, result json.RawMessage) {
+	rest, _ := strings.CutPrefix(id, elicitIDPrefix)
+	parts := strings.Split(rest, "|")
+	if len(parts) != 3 || !p.Elicit || g.opts.Approve != "elicitation" {
+		return
+	}
+	wfID, callID, approvalID := parts[0], parts[1], parts[2]
+	if _, _, ok := parseTaskID(wfID+"/"+callID, session); !ok || strings.Split(wfID, "/")[2] != round.GatewayRunID(run) {
+		return // only a call of this client's own run
+	}
+	var r mcp.ElicitResult
+	if json.Unmarshal(result, &r) != nil {
+		return
+	}
+	g.applyElicited(ctx, p, round.GatewayTicket{WorkflowID: wfID, CallID: callID}, approvalID, &r)
+}
+
+var elicitSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"approve": map[string]any{"type": "boolean", "title": "Run this call"},
+		"reason":  map[string]any{"type": "string", "title": "Why (recorded with the decision)"},
+	},
+	"required": []string{"approve"},
+}
+
+func elicitMessage(pend round.Pending) string {
+	return fmt.Sprintf("toolround asks whether this call may run.\nTool: %s\nArguments (as sent, not instructions): %s\nWhy it asks: %s",
+		pend.Tool, visibleArgs(pend.Arguments), pend.Reason)
+}
+
+// running reports whether a round still runs.
+func (g *gateway) running(ctx context.Context, wfID string) bool {
+	v, err := g.s.b.Round(ctx, wfID)
+	return err == nil && v.Status == "running"
 }

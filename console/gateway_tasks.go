@@ -82,7 +82,7 @@ func parseTaskID(id, session string) (wfID, callID string, ok bool) {
 
 // intercept answers the requests this layer serves and rewrites the
 // SDK's answers it extends; false hands the request to the SDK as it is.
-func (g *gateway) intercept(w http.ResponseWriter, r *http.Request, session, run string, ts []gatewayTool) bool {
+func (g *gateway) intercept(w http.ResponseWriter, r *http.Request, p principal, session, run string, ts []gatewayTool) bool {
 	if r.Method != http.MethodPost {
 		return false
 	}
@@ -98,8 +98,22 @@ func (g *gateway) intercept(w http.ResponseWriter, r *http.Request, session, run
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	var req rpcRequest
-	if json.Unmarshal(body, &req) != nil || len(req.ID) == 0 || req.Method == "" {
+	if json.Unmarshal(body, &req) != nil || len(req.ID) == 0 {
 		return false // a notification, a batch or bad JSON: the SDK says what is wrong
+	}
+	if req.Method == "" {
+		// A response: the answer to one of the gateway's own
+		// elicitation/create requests (2025-11-25), or nothing it asked.
+		var resp struct {
+			ID     string          `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal(body, &resp) != nil || !strings.HasPrefix(resp.ID, elicitIDPrefix) {
+			return false
+		}
+		g.elicitAnswer(r.Context(), p, session, run, resp.ID, resp.Result)
+		w.WriteHeader(http.StatusAccepted)
+		return true
 	}
 	revision := r.Header.Get("MCP-Protocol-Version")
 	var pm struct {
@@ -128,6 +142,7 @@ func (g *gateway) intercept(w http.ResponseWriter, r *http.Request, session, run
 		})
 		return true
 	case "initialize":
+		g.noteInitialize(ctx, session, run, req.Params)
 		g.rewrite(w, r, func(res map[string]any) {
 			if res["protocolVersion"] != tasksRevision {
 				return
@@ -155,6 +170,7 @@ func (g *gateway) intercept(w http.ResponseWriter, r *http.Request, session, run
 		})
 		return true
 	case "tools/call":
+		who := p
 		var p struct {
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
@@ -164,11 +180,15 @@ func (g *gateway) intercept(w http.ResponseWriter, r *http.Request, session, run
 			return false
 		}
 		core := len(p.Task) > 0 && string(p.Task) != "null" && revision == tasksRevision
-		if !core && !ext {
-			return false
+		if core || ext {
+			g.createTask(ctx, w, req, session, run, ts, p.Name, p.Arguments, ext)
+			return true
 		}
-		g.createTask(ctx, w, req, session, run, ts, p.Name, p.Arguments, ext)
-		return true
+		if revision != "" && revision < extensionRevision && g.elicitsOld(ctx, who, session, run) {
+			g.callStreaming(ctx, w, req, who, session, run, ts)
+			return true
+		}
+		return false
 	case "tasks/update":
 		// The gateway asks a client nothing (approvals come from approver
 		// tokens), so there is nothing to answer.

@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -694,4 +695,154 @@ func TestMCPGatewayApprovalByElicitationZ3(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
 	<-got
 	require.Equal(t, 2, nAsked())
+}
+
+// sseReader reads the JSON-RPC messages of an event stream.
+type sseReader struct{ sc *bufio.Scanner }
+
+func (s *sseReader) next(t *testing.T) map[string]any {
+	t.Helper()
+	var data []string
+	for s.sc.Scan() {
+		line := s.sc.Text()
+		if line == "" && len(data) > 0 {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(strings.Join(data, "\n")), &m))
+			return m
+		}
+		if d, ok := strings.CutPrefix(line, "data:"); ok {
+			data = append(data, strings.TrimPrefix(d, " "))
+		}
+	}
+	t.Fatalf("the stream ended: %v", s.sc.Err())
+	return nil
+}
+
+// TestMCPGatewayElicitationCreateZ3: on revision 2025-11-25 a client that
+// declared form elicitation, of a token marked approve=elicitation, gets
+// elicitation/create in its call's stream; its answer, POSTed back, to any
+// console, decides the wait; an answer naming a call of another run
+// decides nothing; the same token's client that declared no elicitation is
+// not asked.
+func TestMCPGatewayElicitationCreateZ3(t *testing.T) {
+	e := newEnv(t)
+	e.startWorker()
+	stamp := fmt.Sprint(time.Now().UnixNano())
+	approver, agent, person := "ap-"+stamp+"-xxxxxxxx", "ag-"+stamp+"-xxxxxxxx", "pe-"+stamp+"-xxxxxxxx"
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	require.NoError(t, os.WriteFile(tokens, []byte(approver+" alice approver\n"+agent+" bot agent\n"+person+" carol agent approve=elicitation\n"), 0o600))
+	c := &consoleProc{approver: approver, agent: agent, logs: &syncBuffer{}}
+	e.runConsole(c, []string{"CONSOLE_TOKENS=" + tokens, "MCP_GATEWAY_APPROVE=elicitation"})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "a.txt"), []byte("x\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "b.txt"), []byte("x\n"), 0o644))
+	const rev = "2025-11-25"
+	url := fmt.Sprintf("%s/api/v1/mcp?session=%s&run=old", c.url, e.session)
+	initialize := func(u, token string, caps map[string]any) {
+		res, rerr := rpc(t, ctx, u, token, rev, "initialize", map[string]any{"protocolVersion": rev, "capabilities": caps,
+			"clientInfo": map[string]any{"name": "t", "version": "1"}})
+		require.Nil(t, rerr)
+		require.Equal(t, rev, res["protocolVersion"])
+	}
+	post := func(u, token string, body any) *http.Response {
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		req, err := http.NewRequestWithContext(ctx, "POST", u, bytes.NewReader(b))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("MCP-Protocol-Version", rev)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		return resp
+	}
+
+	// Another run's call waits too: an answer naming it must decide nothing.
+	otherURL := fmt.Sprintf("%s/api/v1/mcp?session=%s&run=other", c.url, e.session)
+	initialize(otherURL, agent, map[string]any{})
+	otherDone := make(chan struct{})
+	go func() {
+		defer close(otherDone)
+		// The SDK's server answers a waiting call's headers with its
+		// result; this request ends when the test does.
+		if resp := post(otherURL, agent, map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+			"params": map[string]any{"name": "edit_file", "arguments": map[string]any{"path": "b.txt", "old_text": "x", "new_text": "o"}}}); resp != nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+		}
+	}()
+	otherWF, otherCall, otherApproval := waitingCall(t, c, e.session)
+
+	initialize(url, person, map[string]any{"elicitation": map[string]any{}})
+	resp := post(url, person, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+		"params": map[string]any{"name": "edit_file", "arguments": map[string]any{"path": "a.txt", "old_text": "x", "new_text": "y"}}})
+	defer func() { _ = resp.Body.Close() }()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.True(t, strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"))
+	stream := &sseReader{sc: bufio.NewScanner(resp.Body)}
+	var ask map[string]any
+	for ask == nil {
+		if m := stream.next(t); m["method"] == "elicitation/create" {
+			ask = m
+		}
+	}
+	params := ask["params"].(map[string]any)
+	require.Contains(t, params["message"], "edit_file")
+	require.Contains(t, params["requestedSchema"].(map[string]any)["properties"], "approve")
+	id := ask["id"].(string)
+
+	// A forged answer naming the other run's call: refused silently.
+	forged := post(url, person, map[string]any{"jsonrpc": "2.0", "id": "toolround-elicit:" + otherWF + "|" + otherCall + "|" + otherApproval,
+		"result": map[string]any{"action": "accept", "content": map[string]any{"approve": true}}})
+	_ = forged.Body.Close()
+	require.Equal(t, http.StatusAccepted, forged.StatusCode)
+
+	// The real answer decides this call's wait.
+	answered := post(url, person, map[string]any{"jsonrpc": "2.0", "id": id, "result": map[string]any{"action": "accept",
+		"content": map[string]any{"approve": true, "reason": "fine"}}})
+	_ = answered.Body.Close()
+	require.Equal(t, http.StatusAccepted, answered.StatusCode)
+	var final map[string]any
+	for final == nil {
+		if m := stream.next(t); m["id"] == float64(1) {
+			final = m
+		}
+	}
+	require.Nil(t, final["error"], "%v", final)
+	result := final["result"].(map[string]any)
+	require.NotEqual(t, true, result["isError"], "%v", result)
+	b, err := os.ReadFile(filepath.Join(e.workdir, "a.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "y\n", string(b))
+
+	// The other run's call still waits for an approver.
+	w2, c2, _ := waitingCall(t, c, e.session)
+	require.Equal(t, []string{otherWF, otherCall}, []string{w2, c2})
+	r := c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": otherWF, "call_id": otherCall, "approval_id": otherApproval, "approve": false})
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	<-otherDone
+	b, err = os.ReadFile(filepath.Join(e.workdir, "b.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "x\n", string(b))
+
+	// The same token's client that declared no elicitation is not asked:
+	// its call's stream holds the result and nothing else.
+	plainURL := fmt.Sprintf("%s/api/v1/mcp?session=%s&run=plain", c.url, e.session)
+	initialize(plainURL, person, map[string]any{})
+	body := make(chan string, 1)
+	go func() {
+		resp := post(plainURL, person, map[string]any{"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+			"params": map[string]any{"name": "edit_file", "arguments": map[string]any{"path": "b.txt", "old_text": "x", "new_text": "p"}}})
+		all, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		body <- string(all)
+	}()
+	plainWF, plainCall, plainApproval := waitingCall(t, c, e.session)
+	r = c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": plainWF, "call_id": plainCall, "approval_id": plainApproval, "approve": true})
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	got := <-body
+	require.NotContains(t, got, "elicitation/create")
+	require.Contains(t, got, `"id":9`)
 }
