@@ -346,6 +346,7 @@ func (g *gateway) server(p principal, session, run string, ts []gatewayTool) *mc
 		&mcp.ServerOptions{Logger: discardLog,
 			// Prompts are declared, as an empty list: the SDK's server
 			// answers prompts/list whatever it declares.
+			//lint:ignore SA1019 logging stays declared for the revisions before 2026-07-28, which have it
 			Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Prompts: &mcp.PromptCapabilities{}}})
 	for _, t := range ts {
 		schema, ok := objectSchema(t.t.Spec.Parameters)

@@ -119,7 +119,7 @@ func TestGatewayProgressWhileWaitingZ3(t *testing.T) {
 			return http.DefaultTransport.RoundTrip(r)
 		})}}, nil)
 	require.NoError(t, err)
-	defer cs.Close()
+	defer func() { _ = cs.Close() }()
 	p := &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": "a"}}
 	p.SetProgressToken("tok")
 	res, err := cs.CallTool(ctx, p)

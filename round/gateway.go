@@ -195,7 +195,7 @@ func mergeUsage(cur, from, to *Usage) *Usage {
 }
 
 // addDelta adds to[k]-from[k] to cur[k] for every key of to; a key that
-// is new in to is set to its value (a rule the round remembered starts
+// is new in to adds its whole value (a rule the round remembered starts
 // its count there).
 func addDelta(cur, from, to map[string]int64) map[string]int64 {
 	// Adding counts does not depend on their order.
@@ -204,13 +204,7 @@ func addDelta(cur, from, to map[string]int64) map[string]int64 {
 		if cur == nil {
 			cur = map[string]int64{}
 		}
-		if old, ok := from[k]; ok {
-			cur[k] += v - old
-		} else if _, have := cur[k]; have {
-			cur[k] += v
-		} else {
-			cur[k] = v
-		}
+		cur[k] += v - from[k] // a key new in to adds its whole value
 	}
 	return cur
 }

@@ -678,7 +678,7 @@ func TestMCPGatewayApprovalByElicitationZ3(t *testing.T) {
 	wfID, callID, approvalID = waitingCall(t, c, e.session)
 	r = c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": wfID, "call_id": callID, "approval_id": approvalID, "approve": false})
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
-	res = <-got
+	<-got
 	require.Equal(t, 2, nAsked(), "a call that always asks is never put to the client")
 
 	// A token without the mark is never asked.
