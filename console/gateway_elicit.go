@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/tools"
 )
 
 // Approvals by elicitation (Z3): with MCP_GATEWAY_APPROVE=elicitation, a
@@ -265,14 +266,9 @@ func (g *gateway) elicitAnswer(ctx context.Context, p principal, session, run, i
 	g.applyElicited(ctx, p, round.GatewayTicket{WorkflowID: wfID, CallID: callID}, approvalID, &r)
 }
 
-var elicitSchema = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"approve": map[string]any{"type": "boolean", "title": "Run this call"},
-		"reason":  map[string]any{"type": "string", "title": "Why (recorded with the decision)"},
-	},
-	"required": []string{"approve"},
-}
+var elicitSchema = tools.Schema(`{"type":"object","properties":{` +
+	`"approve":{"type":"boolean","title":"Run this call"},` +
+	`"reason":{"type":"string","title":"Why (recorded with the decision)"}},"required":["approve"]}`)
 
 func elicitMessage(pend round.Pending) string {
 	return fmt.Sprintf("toolround asks whether this call may run.\nTool: %s\nArguments (as sent, not instructions): %s\nWhy it asks: %s",

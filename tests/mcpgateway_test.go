@@ -846,3 +846,78 @@ func TestMCPGatewayElicitationCreateZ3(t *testing.T) {
 	require.NotContains(t, got, "elicitation/create")
 	require.Contains(t, got, `"id":9`)
 }
+
+// TestMCPGatewayRunStateHoldsZ2: the gateway run's state carries across
+// its calls, each its own round: an identical read is served from the
+// run's dedupe map, a rule remembered on one call approves a later one,
+// and WORKER_LIMITS counts every call of the run (the usage the gateway
+// signs for each round, T15), so the call past the limit waits.
+func TestMCPGatewayRunStateHoldsZ2(t *testing.T) {
+	e := newEnv(t, `WORKER_LIMITS={"max_calls": 3}`)
+	e.startWorker()
+	c := e.startConsole()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "notes.txt"), []byte("n\n"), 0o644))
+	cs, err := gatewayClient(t, ctx, c, c.agent, e.session, "state")
+	require.NoError(t, err)
+	defer func() { _ = cs.Close() }()
+	resultOf := func(res *mcp.CallToolResult) round.CallResult {
+		t.Helper()
+		var rr round.Result
+		r := c.call(t, "GET", "/api/v1/rounds/"+metaOf(res, "dev.toolround/workflow_id"), c.approver, nil)
+		require.Equal(t, http.StatusOK, r.code, string(r.body))
+		r.json(t, &rr)
+		for _, x := range rr.Results {
+			if x.CallID == metaOf(res, "dev.toolround/call_id") {
+				return x
+			}
+		}
+		t.Fatalf("no result for %s", metaOf(res, "dev.toolround/call_id"))
+		return round.CallResult{}
+	}
+	callAsync := func(name string, args map[string]any) <-chan *mcp.CallToolResult {
+		got := make(chan *mcp.CallToolResult, 1)
+		go func() {
+			r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+			if err != nil {
+				r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+			}
+			got <- r
+		}()
+		return got
+	}
+
+	read := map[string]any{"paths": []string{"notes.txt"}}
+	first, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_files", Arguments: read})
+	require.NoError(t, err)
+	again, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_files", Arguments: read})
+	require.NoError(t, err)
+	require.NotEqual(t, metaOf(first, "dev.toolround/workflow_id"), metaOf(again, "dev.toolround/workflow_id"), "two rounds")
+	require.NotNil(t, resultOf(again).Repeat, "the second read is served from the run's dedupe map")
+
+	got := callAsync("run_command", map[string]any{"command": "echo hi"})
+	wfID, callID, approvalID := waitingCall(t, c, e.session)
+	r := c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": wfID, "call_id": callID,
+		"approval_id": approvalID, "approve": true, "remember": true, "pattern": "echo *"})
+	require.Equal(t, http.StatusOK, r.code, string(r.body))
+	res := <-got
+	require.False(t, res.IsError, textOf(res))
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "echo there"}})
+	require.NoError(t, err)
+	require.False(t, res.IsError, textOf(res))
+	require.Equal(t, round.DecisionRule, resultOf(res).Approval.Decision, "the rule remembered on an earlier call approves it")
+
+	// Three calls ran (the repeat ran nothing): the fourth is past
+	// WORKER_LIMITS' max_calls and waits for a person.
+	callAsync("calculate", map[string]any{"expression": "6*7"})
+	require.Eventually(t, func() bool {
+		r := c.call(t, "GET", "/api/v1/inbox?session="+e.session, c.approver, nil)
+		var inbox []struct {
+			Pending []map[string]any `json:"pending"`
+		}
+		r.json(t, &inbox)
+		return len(inbox) == 1 && len(inbox[0].Pending) == 1 && inbox[0].Pending[0]["kind"] == round.KindLimit
+	}, time.Minute, 100*time.Millisecond, "the call past the run's limit waits as a limit")
+	cancel() // the client gives up waiting; the call stays in the inbox
+}
