@@ -168,28 +168,9 @@ func (g *gateway) callStreaming(ctx context.Context, w http.ResponseWriter, req 
 		} `json:"_meta"`
 	}
 	_ = json.Unmarshal(req.Params, &params)
-	tool := ""
-	for _, t := range ts {
-		if t.name == params.Name {
-			tool = t.t.Spec.Name
-		}
-	}
-	if tool == "" {
-		writeRPC(w, req.ID, nil, &rpcError{Code: -32602, Message: fmt.Sprintf("unknown tool %q", params.Name)})
-		return
-	}
-	args := params.Arguments
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage(`{}`)
-	}
-	canon, err := canonicalJSON(args)
+	t, err := g.take(ctx, session, run, ts, params.Name, params.Arguments)
 	if err != nil {
-		writeRPC(w, req.ID, nil, &rpcError{Code: -32602, Message: "the arguments are not a JSON object"})
-		return
-	}
-	t, err := g.b.GatewayCall(ctx, session, run, round.GatewayCall{Tool: tool, Args: canon})
-	if err != nil {
-		writeRPC(w, req.ID, nil, fmt.Errorf("the gateway could not take the call: %w", err))
+		writeRPC(w, req.ID, nil, err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")

@@ -314,6 +314,32 @@ func writeRPC(w http.ResponseWriter, id json.RawMessage, result any, err error) 
 
 func (e *rpcError) Error() string { return e.Message }
 
+// take resolves a tools/call of this layer (the tool its MCP name lists,
+// its arguments made canonical) and hands it to the run's gateway workflow.
+func (g *gateway) take(ctx context.Context, session, run string, ts []gatewayTool, name string, args json.RawMessage) (round.GatewayTicket, error) {
+	tool := ""
+	for _, t := range ts {
+		if t.name == name {
+			tool = t.t.Spec.Name
+		}
+	}
+	if tool == "" {
+		return round.GatewayTicket{}, &rpcError{Code: -32602, Message: fmt.Sprintf("unknown tool %q", name)}
+	}
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	canon, err := canonicalJSON(args)
+	if err != nil {
+		return round.GatewayTicket{}, &rpcError{Code: -32602, Message: "the arguments are not a JSON object"}
+	}
+	t, err := g.b.GatewayCall(ctx, session, run, round.GatewayCall{Tool: tool, Args: canon})
+	if err != nil {
+		return t, fmt.Errorf("the gateway could not take the call: %w", err)
+	}
+	return t, nil
+}
+
 // declaresTasks reports a request whose client declares the tasks
 // extension in its _meta.
 func declaresTasks(meta map[string]any) bool {
@@ -354,27 +380,9 @@ func (g *gateway) extensionView(ctx context.Context, session string, st *wireTas
 // with its task at once: a CreateTaskResult (2025-11-25), or the
 // extension's task result.
 func (g *gateway) createTask(ctx context.Context, w http.ResponseWriter, req rpcRequest, session, run string, ts []gatewayTool, name string, args json.RawMessage, ext bool) {
-	tool := ""
-	for _, t := range ts {
-		if t.name == name {
-			tool = t.t.Spec.Name
-		}
-	}
-	if tool == "" {
-		writeRPC(w, req.ID, nil, &rpcError{Code: -32602, Message: fmt.Sprintf("unknown tool %q", name)})
-		return
-	}
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage(`{}`)
-	}
-	canon, err := canonicalJSON(args)
+	t, err := g.take(ctx, session, run, ts, name, args)
 	if err != nil {
-		writeRPC(w, req.ID, nil, &rpcError{Code: -32602, Message: "the arguments are not a JSON object"})
-		return
-	}
-	t, err := g.b.GatewayCall(ctx, session, run, round.GatewayCall{Tool: tool, Args: canon})
-	if err != nil {
-		writeRPC(w, req.ID, nil, fmt.Errorf("the gateway could not take the call: %w", err))
+		writeRPC(w, req.ID, nil, err)
 		return
 	}
 	now := time.Now().UTC().Format(time.RFC3339Nano)

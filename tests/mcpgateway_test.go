@@ -581,14 +581,11 @@ func TestREADMEMCPGatewayLinesZ1(t *testing.T) {
 	require.NotEmpty(t, lt.Tools)
 }
 
-// TestMCPGatewayApprovalByElicitationZ3: with MCP_GATEWAY_APPROVE=elicitation,
-// the person at the client of a token marked approve=elicitation decides
-// its plain approval waits through a form (an input request the SDK's
-// client answers with its elicitation handler): recorded via elicitation,
-// unverified, by the token's name; a decline leaves the call waiting for
-// an approver; a call that always asks is never put to the client, nor is
-// anything of a token without the mark.
-func TestMCPGatewayApprovalByElicitationZ3(t *testing.T) {
+// elicitingConsole is a worker and a console with
+// MCP_GATEWAY_APPROVE=elicitation and three tokens: alice the approver, bot
+// an agent, and carol an agent marked approve=elicitation (returned).
+func elicitingConsole(t *testing.T) (*env, *consoleProc, string) {
+	t.Helper()
 	e := newEnv(t)
 	e.startWorker()
 	stamp := fmt.Sprint(time.Now().UnixNano())
@@ -597,6 +594,19 @@ func TestMCPGatewayApprovalByElicitationZ3(t *testing.T) {
 	require.NoError(t, os.WriteFile(tokens, []byte(approver+" alice approver\n"+agent+" bot agent\n"+person+" carol agent approve=elicitation\n"), 0o600))
 	c := &consoleProc{approver: approver, agent: agent, logs: &syncBuffer{}}
 	e.runConsole(c, []string{"CONSOLE_TOKENS=" + tokens, "MCP_GATEWAY_APPROVE=elicitation"})
+	return e, c, person
+}
+
+// TestMCPGatewayApprovalByElicitationZ3: with MCP_GATEWAY_APPROVE=elicitation,
+// the person at the client of a token marked approve=elicitation decides
+// its plain approval waits through a form (an input request the SDK's
+// client answers with its elicitation handler): recorded via elicitation,
+// unverified, by the token's name; a decline leaves the call waiting for
+// an approver; a call that always asks is never put to the client, nor is
+// anything of a token without the mark.
+func TestMCPGatewayApprovalByElicitationZ3(t *testing.T) {
+	e, c, person := elicitingConsole(t)
+	agent := c.agent
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	for _, f := range []string{"a.txt", "b.txt", "c.txt"} {
@@ -725,14 +735,8 @@ func (s *sseReader) next(t *testing.T) map[string]any {
 // decides nothing; the same token's client that declared no elicitation is
 // not asked.
 func TestMCPGatewayElicitationCreateZ3(t *testing.T) {
-	e := newEnv(t)
-	e.startWorker()
-	stamp := fmt.Sprint(time.Now().UnixNano())
-	approver, agent, person := "ap-"+stamp+"-xxxxxxxx", "ag-"+stamp+"-xxxxxxxx", "pe-"+stamp+"-xxxxxxxx"
-	tokens := filepath.Join(t.TempDir(), "tokens")
-	require.NoError(t, os.WriteFile(tokens, []byte(approver+" alice approver\n"+agent+" bot agent\n"+person+" carol agent approve=elicitation\n"), 0o600))
-	c := &consoleProc{approver: approver, agent: agent, logs: &syncBuffer{}}
-	e.runConsole(c, []string{"CONSOLE_TOKENS=" + tokens, "MCP_GATEWAY_APPROVE=elicitation"})
+	e, c, person := elicitingConsole(t)
+	agent := c.agent
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "a.txt"), []byte("x\n"), 0o644))
