@@ -245,7 +245,8 @@ func (p crashPoint) String() string {
 
 // crashWorkerBin builds the worker with its crash points, once.
 var crashWorkerBin = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "crashworker")
+	// In TestMain's directory, which it removes.
+	dir, err := os.MkdirTemp(binDir, "crashworker")
 	if err != nil {
 		return "", err
 	}
