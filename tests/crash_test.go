@@ -360,15 +360,22 @@ func (s *devServer) kill(t *testing.T) {
 
 // startDevServer starts `temporal server start-dev` on addr with the dev
 // settings of scripts/lib.sh and waits until its frontend answers.
+// A port it needs that another process took meanwhile (its HTTP port is
+// a fresh one each try) makes it try again, up to three times.
 func startDevServer(t *testing.T, cli, addr, db string) *devServer {
 	t.Helper()
-	s, err := launchDevServer(t, cli, addr, db)
-	require.NoError(t, err)
-	return s
+	for try := 0; ; try++ {
+		s, err := launchDevServer(t, cli, addr, db)
+		if errors.Is(err, errPortTaken) && try < 3 {
+			continue
+		}
+		require.NoError(t, err)
+		return s
+	}
 }
 
-// errPortTaken: the dev server's port was taken between freeAddr and its
-// start (freeAddr only finds a port that was free).
+// errPortTaken: a port of the dev server was taken between freeAddr and
+// its start (freeAddr only finds a port that was free).
 var errPortTaken = errors.New("the port was taken")
 
 // startOwnDevServer starts a dev server on a free address of its own,
@@ -391,8 +398,10 @@ func launchDevServer(t *testing.T, cli, addr, db string) (*devServer, error) {
 	t.Helper()
 	host, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
+	_, httpPort, err := net.SplitHostPort(freeAddr(t))
+	require.NoError(t, err)
 	s := &devServer{done: make(chan struct{}), logs: &syncBuffer{}}
-	s.cmd = exec.Command(cli, append([]string{"server", "start-dev", "--headless", "--ip", host, "--port", port, "--db-filename", db,
+	s.cmd = exec.Command(cli, append([]string{"server", "start-dev", "--headless", "--ip", host, "--port", port, "--http-port", httpPort, "--db-filename", db,
 		"--dynamic-config-value", "system.enableActivityEagerExecution=true",
 		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
@@ -414,6 +423,9 @@ func launchDevServer(t *testing.T, cli, addr, db string) (*devServer, error) {
 	for {
 		select {
 		case <-s.done:
+			if logs := s.logs.String(); strings.Contains(logs, "address already in use") {
+				return nil, fmt.Errorf("the dev server on %s: %w:\n%s", addr, errPortTaken, logs)
+			}
 			return nil, fmt.Errorf("the dev server exited:\n%s", s.logs.String())
 		default:
 		}
