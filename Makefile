@@ -18,7 +18,8 @@ bench:
 
 # crashtest runs every point of the crash matrix (L1; docs/requirements/
 # operations.md): CRASH_POINTS=n CRASH_SEED=s for a sample, CRASH_PARALLEL
-# points at once, CRASH_BUILD_TAGS=brokenopid or brokenorder for a build it
+# points at once, CRASH_SCENARIOS=a,b and CRASH_TARGETS=worker,server,redis,
+# toolworker to pick, CRASH_BUILD_TAGS=brokenopid or brokenorder for a build it
 # must fail on.
 crashtest:
 	@bash -c 'source scripts/lib.sh && ensure_redis && ensure_temporal_server && ensure_search_attributes && cd "$$ROOT" && export TEMPORAL_CLI="$$(command -v temporal)" && CRASH_POINTS=$${CRASH_POINTS:-0} go test -count=1 -timeout 60m -run "^TestCrashMatrix$$" -v ./tests | grep -E "^(crash matrix|ok|FAIL|--- FAIL)|Error"'

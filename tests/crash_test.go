@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -359,12 +360,48 @@ func (s *devServer) kill(t *testing.T) {
 
 // startDevServer starts `temporal server start-dev` on addr with the dev
 // settings of scripts/lib.sh and waits until its frontend answers.
+// A port it needs that another process took meanwhile (its HTTP port is
+// a fresh one each try) makes it try again, up to three times.
 func startDevServer(t *testing.T, cli, addr, db string) *devServer {
+	t.Helper()
+	for try := 0; ; try++ {
+		s, err := launchDevServer(t, cli, addr, db)
+		if errors.Is(err, errPortTaken) && try < 3 {
+			continue
+		}
+		require.NoError(t, err)
+		return s
+	}
+}
+
+// errPortTaken: a port of the dev server was taken between freeAddr and
+// its start (freeAddr only finds a port that was free).
+var errPortTaken = errors.New("the port was taken")
+
+// startOwnDevServer starts a dev server on a free address of its own,
+// another when the one found was taken meanwhile, and returns it.
+func startOwnDevServer(t *testing.T, cli, db string) (*devServer, string) {
+	t.Helper()
+	for try := 0; ; try++ {
+		addr := freeAddr(t)
+		s, err := launchDevServer(t, cli, addr, db)
+		if errors.Is(err, errPortTaken) && try < 3 {
+			continue
+		}
+		require.NoError(t, err)
+		return s, addr
+	}
+}
+
+// launchDevServer is startDevServer, with its failure returned.
+func launchDevServer(t *testing.T, cli, addr, db string) (*devServer, error) {
 	t.Helper()
 	host, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
+	_, httpPort, err := net.SplitHostPort(freeAddr(t))
+	require.NoError(t, err)
 	s := &devServer{done: make(chan struct{}), logs: &syncBuffer{}}
-	s.cmd = exec.Command(cli, append([]string{"server", "start-dev", "--headless", "--ip", host, "--port", port, "--db-filename", db,
+	s.cmd = exec.Command(cli, append([]string{"server", "start-dev", "--headless", "--ip", host, "--port", port, "--http-port", httpPort, "--db-filename", db,
 		"--dynamic-config-value", "system.enableActivityEagerExecution=true",
 		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1",
@@ -372,23 +409,39 @@ func startDevServer(t *testing.T, cli, addr, db string) *devServer {
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	require.NoError(t, s.cmd.Start())
 	go func() { _ = s.cmd.Wait(); close(s.done) }()
-	t.Cleanup(func() {
+	stop := func() {
 		_ = s.cmd.Process.Kill()
 		<-s.done
+	}
+	t.Cleanup(func() {
+		stop()
 		if t.Failed() {
 			t.Logf("dev server log:\n%s", s.logs.String())
 		}
 	})
-	require.Eventually(t, func() bool {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
 		select {
 		case <-s.done:
-			t.Fatalf("the dev server exited:\n%s", s.logs.String())
+			if logs := s.logs.String(); strings.Contains(logs, "address already in use") {
+				return nil, fmt.Errorf("the dev server on %s: %w:\n%s", addr, errPortTaken, logs)
+			}
+			return nil, fmt.Errorf("the dev server exited:\n%s", s.logs.String())
 		default:
 		}
+		if logs := s.logs.String(); strings.Contains(logs, "address already in use") {
+			stop()
+			return nil, fmt.Errorf("the dev server on %s: %w:\n%s", addr, errPortTaken, logs)
+		}
 		out, err := exec.Command(cli, "operator", "namespace", "describe", "--address", addr, "-n", "default").CombinedOutput()
-		return err == nil && len(out) > 0
-	}, 60*time.Second, 100*time.Millisecond, "the dev server on %s did not come up", addr)
-	return s
+		if err == nil && len(out) > 0 {
+			return s, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("the dev server on %s did not come up:\n%s", addr, s.logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // TestWorkerKilledWhileAWebhookRetries kills the worker while the waiting

@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,10 +37,14 @@ import (
 // side effect reached the outside recorder twice (by path for a plain
 // POST, by Idempotency-Key for a host that honours it), unknown_outcome
 // only where the point lies between an attempt's start and the record of
-// its end, and nothing stuck 60 s after the restart.
+// its end, and nothing stuck 60 s after the restart. A scenario with a
+// tool worker runs one of the same build beside the worker, stopped at its
+// own points; a gateway scenario sends its call through a console's MCP
+// gateway (crashmatrix_gateway_test.go).
 //
 // CRASH_POINTS=n (default 16 here, 0 for every point) runs n points chosen
 // by CRASH_SEED (default 1, printed); `make crashtest` runs them all.
+// CRASH_SCENARIOS=a,b runs only the scenarios named.
 // The points of a scenario are those its traced run passed, so their
 // number may differ by a few between runs (workflow tasks merge or split
 // with timing); the sample is drawn from them sorted by name.
@@ -130,6 +136,15 @@ type crashScenario struct {
 	input func(e *env, r *recorder) round.Input
 	// approve makes the scenario's decisions: every waiting call approved.
 	approve bool
+	// gateway sends the input's one call through the console's MCP
+	// gateway (startGatewayCall) instead of starting the round: the input
+	// names the round the gateway starts for it.
+	gateway bool
+	// toolWorker serves the round's user tool from a tool worker of its
+	// own (tests/testtoolworker, built with the crash points too), on a
+	// queue the worker's TOOL_QUEUES names; the points it passes are
+	// stopped at by killing it (target toolworker).
+	toolWorker bool
 }
 
 func crashScenarios() []crashScenario {
@@ -172,7 +187,34 @@ func crashScenarios() []crashScenario {
 			in.AutoApprove, in.MaxConcurrent = true, 3
 			return in
 		}},
+		// A user tool's side effect (Y4): record_order POSTs under its
+		// operation id from the tool worker's process.
+		{name: "tool-worker", toolWorker: true, input: func(e *env, r *recorder) round.Input {
+			in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"record_order"}},
+				call("t1", "record_order", map[string]any{"id": "t1", "url": r.url("/plain/t1")}))
+			in.AutoApprove = true
+			return in
+		}},
+		// A call through the MCP gateway (Z3): the gateway workflow
+		// starts round 1 of run mcp-r1 for it; the POST waits for an
+		// approver. At a point where the worker dies the client's request
+		// is dropped too, and the client sends the same call again.
+		{name: "mcp-gateway", approve: true, gateway: true, input: func(e *env, r *recorder) round.Input {
+			id := round.GatewayCallID(1, 0)
+			in := e.input(1, round.GatewayProvider, nil, post(r, id, "plain"))
+			in.RunID = round.GatewayRunID("r1")
+			return in
+		}},
 	}
+}
+
+// startScenario starts sc's round with in: as a client of the worker, or
+// through the MCP gateway, whose client it also returns.
+func startScenario(e *env, sc crashScenario, in round.Input) (<-chan result, *gatewayCaller) {
+	if sc.gateway {
+		return e.startGatewayCall(in)
+	}
+	return e.startRound(in), nil
 }
 
 // crashPoint is the n-th pass of a scenario's run through a named point,
@@ -188,10 +230,14 @@ type crashPoint struct {
 }
 
 const (
-	killWorker = "worker"
-	killServer = "server"
-	killRedis  = "redis"
+	killWorker     = "worker"
+	killServer     = "server"
+	killRedis      = "redis"
+	killToolWorker = "toolworker"
 )
+
+// toolWorkerMark starts the name of a point a tool worker passed.
+const toolWorkerMark = "toolworker|"
 
 func (p crashPoint) String() string {
 	return fmt.Sprintf("%s/%s/%s#%d", p.target, p.scenario.name, p.name, p.n)
@@ -199,21 +245,73 @@ func (p crashPoint) String() string {
 
 // crashWorkerBin builds the worker with its crash points, once.
 var crashWorkerBin = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "crashworker")
+	// In TestMain's directory, which it removes.
+	dir, err := os.MkdirTemp(binDir, "crashworker")
 	if err != nil {
 		return "", err
 	}
-	bin := filepath.Join(dir, "worker")
 	tags := "crashpoints"
 	if extra := os.Getenv("CRASH_BUILD_TAGS"); extra != "" {
 		tags += "," + extra // brokenopid, brokenorder: builds the matrix must fail
 	}
-	out, err := exec.Command("go", "build", "-tags", tags, "-o", bin, "../cmd/worker").CombinedOutput()
+	out, err := exec.Command("go", "build", "-tags", tags, "-o", dir+"/", "../cmd/worker", "./testtoolworker").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("build the crash worker: %v: %s", err, out)
 	}
-	return bin, nil
+	return filepath.Join(dir, "worker"), nil
 })
+
+// crashToolWorkerBin is the tool worker built beside the crash worker.
+func crashToolWorkerBin(bin string) string { return filepath.Join(filepath.Dir(bin), "testtoolworker") }
+
+// toolQueue is the queue of a tool-worker scenario's tools, and the
+// worker's variable that names it.
+func toolQueue(e *env) (string, string) {
+	q := "tools-" + e.taskQueue
+	return q, "TOOL_QUEUES=" + q
+}
+
+// startCrashToolWorker starts the crash build's tool worker on the
+// scenario's queue with the crash variables.
+func startCrashToolWorker(e *env, bin string, crash ...string) *worker {
+	e.t.Helper()
+	q, _ := toolQueue(e)
+	cmd := exec.Command(crashToolWorkerBin(bin))
+	cmd.Env = append(append(e.environ(), "TOOL_QUEUE="+q, "TOOLROUND_TASK_QUEUE="+e.taskQueue, "MARKS="+e.t.TempDir()), crash...)
+	return e.startProcess(cmd, "tool worker")
+}
+
+// announceTools starts the tool worker of a tool-worker scenario, its
+// announcement taken by a plain worker, which answers the crash worker's
+// first reading of the catalog too and then stops (SIGTERM): the crash
+// worker's points are the round's alone.
+func announceTools(e *env, bin string, extra []string, crash ...string) (tw *worker, thenStop func(crashWorker *worker)) {
+	e.t.Helper()
+	plain := e.startWorkerBin(workerBin, extra...)
+	tw = startCrashToolWorker(e, bin, crash...)
+	waitToolQueue(e.t, plain)
+	return tw, func(w *worker) {
+		waitToolQueue(e.t, w)
+		require.NoError(e.t, plain.cmd.Process.Signal(syscall.SIGTERM))
+		<-plain.done
+	}
+}
+
+var toolQueueLine = regexp.MustCompile(`msg="tool queue" .*available=true tools=\S*record_order`)
+
+// waitToolQueue waits until w has read the tool worker's catalog: the
+// queue available, with record_order.
+func waitToolQueue(t *testing.T, w *worker) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		for _, l := range strings.Split(w.logs.String(), "\n") {
+			if toolQueueLine.MatchString(l) {
+				return true
+			}
+		}
+		return false
+	}, 60*time.Second, 50*time.Millisecond, "the worker never listed the tool worker's tools:\n%s", w.logs.String())
+}
 
 func TestCrashMatrix(t *testing.T) {
 	bin, err := crashWorkerBin()
@@ -228,22 +326,36 @@ func TestCrashMatrix(t *testing.T) {
 		require.NoError(t, err, "CRASH_SEED")
 	}
 
-	targets := []string{killWorker, killServer, killRedis}
+	targets := []string{killWorker, killServer, killRedis, killToolWorker}
 	if v := os.Getenv("CRASH_TARGETS"); v != "" {
 		targets = strings.Split(v, ",")
 	}
 	scenarios := crashScenarios()
+	if v := os.Getenv("CRASH_SCENARIOS"); v != "" {
+		names := strings.Split(v, ",")
+		scenarios = slices.DeleteFunc(scenarios, func(sc crashScenario) bool { return !slices.Contains(names, sc.name) })
+		require.NotEmpty(t, scenarios, "CRASH_SCENARIOS=%s names no scenario", v)
+	}
 	var points []crashPoint
 	for _, sc := range scenarios {
 		trace := traceScenario(t, bin, sc)
 		seen := map[string]int{}
 		for _, name := range trace {
 			seen[name]++
+			// A tool worker's point stops the tool worker; the worker's,
+			// the worker, the Temporal server or Redis.
+			inTool := strings.HasPrefix(name, toolWorkerMark)
 			for _, target := range targets {
-				points = append(points, crashPoint{scenario: sc, name: name, n: seen[name], target: target})
+				if inTool == (target == killToolWorker) {
+					points = append(points, crashPoint{scenario: sc, name: name, n: seen[name], target: target})
+				}
 			}
 		}
-		t.Logf("%s: %d points, each with %s killed", sc.name, len(trace), strings.Join(targets, ", then "))
+		procs := strings.Join(slices.DeleteFunc(slices.Clone(targets), func(s string) bool { return s == killToolWorker }), ", then ")
+		if sc.toolWorker {
+			procs += " (the tool worker at its own points)"
+		}
+		t.Logf("%s: %d points, each with %s killed", sc.name, len(trace), procs)
 	}
 	all := len(points)
 	sort.SliceStable(points, func(i, j int) bool { return points[i].String() < points[j].String() })
@@ -272,7 +384,7 @@ func TestCrashMatrix(t *testing.T) {
 			defer wg.Done()
 			for p := range queue {
 				// Subtest names become session ids: no ':' or '#'.
-				t.Run(strings.NewReplacer(":", "-", "#", "-").Replace(p.String()), func(t *testing.T) { runCrashPoint(t, bin, p, &st) })
+				t.Run(strings.NewReplacer(":", "-", "#", "-", "|", "-").Replace(p.String()), func(t *testing.T) { runCrashPoint(t, bin, p, &st) })
 			}
 		}()
 	}
@@ -313,15 +425,44 @@ func traceScenario(t *testing.T, bin string, sc crashScenario) []string {
 		if sc.extra != nil {
 			extra = sc.extra(r)
 		}
+		var toolFile string
+		if sc.toolWorker {
+			_, v := toolQueue(e)
+			extra = append(extra, v)
+		}
+		var announced func(*worker)
+		if sc.toolWorker {
+			toolFile = filepath.Join(t.TempDir(), "tooltrace")
+			_, announced = announceTools(e, bin, extra, "CRASH_TRACE="+toolFile)
+		}
 		w := e.startWorkerBin(bin, append(extra, "CRASH_TRACE="+file)...)
+		if announced != nil {
+			announced(w)
+		}
 		in := sc.input(e, r)
-		done := e.startRound(in)
+		done, _ := startScenario(e, sc, in)
 		res, how := awaitRound(e, in, done, sc.approve, time.Minute, nil)
 		require.Equal(t, roundEnded, how, "the scenario did not finish")
 		requireEveryCallOnce(t, in, res)
+		if sc.toolWorker {
+			require.Equal(t, round.StatusOK, res.Results[0].Status, res.Results[0].Content)
+		}
+		if sc.gateway {
+			// The gateway workflow's task that takes its round's end
+			// follows the round's last one.
+			require.Eventually(t, func() bool { return gatewaySettled(readLines(t, file)) }, 30*time.Second, 20*time.Millisecond,
+				"the gateway workflow did not take its round's end")
+		}
 		w.kill(t)
 		names = readLines(t, file)
 		require.NotEmpty(t, names)
+		if toolFile != "" {
+			tool := readLines(t, toolFile)
+			require.NotEmpty(t, tool, "the tool worker passed no point")
+			for _, n := range tool {
+				names = append(names, toolWorkerMark+n)
+			}
+		}
 	})
 	return names
 }
@@ -339,8 +480,8 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 		envExtra = append(envExtra, "REDIS_URL=redis://"+rds.addr+"/0")
 	}
 	if p.target == killServer {
-		cli, addr, db = temporalCLI(t), freeAddr(t), filepath.Join(t.TempDir(), "temporal.db")
-		srv = startDevServer(t, cli, addr, db)
+		cli, db = temporalCLI(t), filepath.Join(t.TempDir(), "temporal.db")
+		srv, addr = startOwnDevServer(t, cli, db)
 		envExtra = append(envExtra, "TEMPORAL_ADDRESS="+addr)
 	}
 	e := newEnv(t, envExtra...)
@@ -350,13 +491,31 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 	if p.scenario.extra != nil {
 		extra = p.scenario.extra(r)
 	}
-	crash := []string{"CRASH_AT=" + p.name + "#" + strconv.Itoa(p.n), "CRASH_REACHED=" + reached, "CRASH_TRACE=" + trace}
-	if p.target != killWorker {
+	crash := []string{"CRASH_AT=" + strings.TrimPrefix(p.name, toolWorkerMark) + "#" + strconv.Itoa(p.n), "CRASH_REACHED=" + reached, "CRASH_TRACE=" + trace}
+	if p.target != killWorker && p.target != killToolWorker {
 		crash = append(crash, "CRASH_ACTION=pause")
 	}
-	w := e.startWorkerBin(bin, append(append([]string{}, extra...), crash...)...)
+	// The process that passes the point stops there: the worker, or the
+	// tool worker.
+	workerCrash, toolCrash := crash, []string(nil)
+	if p.target == killToolWorker {
+		workerCrash, toolCrash = nil, crash
+	}
+	if p.scenario.toolWorker {
+		_, v := toolQueue(e)
+		extra = append(extra, v)
+	}
+	var tw *worker
+	var announced func(*worker)
+	if p.scenario.toolWorker {
+		tw, announced = announceTools(e, bin, extra, toolCrash...)
+	}
+	w := e.startWorkerBin(bin, append(append([]string{}, extra...), workerCrash...)...)
+	if announced != nil {
+		announced(w)
+	}
 	in := p.scenario.input(e, r)
-	done := e.startRound(in)
+	done, gw := startScenario(e, p.scenario, in)
 
 	// Either the worker stops at the point, or the round ends without
 	// passing it (a run may take another path than the traced one).
@@ -376,7 +535,16 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 			}
 		}
 	}()
-	_, how := awaitRound(e, in, done, p.scenario.approve, 90*time.Second, atPoint)
+	first, how := awaitRound(e, in, done, p.scenario.approve, 90*time.Second, atPoint)
+	if how == roundEnded && gw != nil {
+		// The gateway workflow's own task after its round comes after
+		// the client has its result.
+		select {
+		case <-atPoint:
+			how = workerStopped
+		case <-time.After(20 * time.Second):
+		}
+	}
 	switch how {
 	case roundEnded:
 		st.mu.Lock()
@@ -390,7 +558,15 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 	switch p.target {
 	case killWorker:
 		<-w.done // it killed itself at the point
+		if gw != nil && !roundClosed(t, in.WorkflowID()) {
+			// The client's request goes with the worker: it sends the
+			// call again, which attaches to the open one.
+			gw.goAway()
+		}
 		e.startWorkerBin(bin, extra...)
+	case killToolWorker:
+		<-tw.done // it killed itself at the point
+		startCrashToolWorker(e, bin)
 	case killServer:
 		srv.kill(t)
 		startDevServer(t, cli, addr, db)
@@ -400,7 +576,26 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 		startRedisProc(t, rds.dir, rds.addr)
 		require.NoError(t, os.Remove(reached))
 	}
-	res, how := awaitRound(e, in, done, p.scenario.approve, 60*time.Second, nil)
+	res := first
+	if first.Results == nil {
+		res, how = awaitRound(e, in, done, p.scenario.approve, 60*time.Second, nil)
+	} else {
+		how = roundEnded
+	}
+	if how == roundEnded && gw != nil {
+		// Nothing stuck: the gateway's run takes the next call.
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		next, err := gw.another(ctx, r.url("/page/next"))
+		cancel()
+		if err != nil || len(next.Results) != 1 || next.Results[0].Status != round.StatusOK {
+			st.mu.Lock()
+			st.reached++
+			st.stuck++
+			st.mu.Unlock()
+			t.Errorf("stuck: the gateway's run took no call within 60 s of the restart: %v %+v", err, next)
+			return
+		}
+	}
 	if how != roundEnded {
 		st.mu.Lock()
 		st.reached++
@@ -410,6 +605,9 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 		return
 	}
 
+	if gw != nil {
+		t.Logf("the client sent the call %d times", gw.sent())
+	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.reached++
@@ -421,7 +619,7 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 			t.Errorf("lost: call %s has no result", c.ID)
 			continue
 		}
-		if cr.Status == round.StatusOK && strings.Contains(string(c.Function.Arguments), `"POST"`) && !r.posted(c.ID) {
+		if cr.Status == round.StatusOK && sideEffect(c) && !r.posted(c.ID) {
 			st.lost++
 			t.Errorf("lost: call %s is ok, but its POST never reached the recorder: %s", c.ID, cr.Content)
 		}
@@ -441,6 +639,11 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 		st.duplicates += len(d)
 		t.Errorf("duplicates: %s", strings.Join(d, "; "))
 	}
+}
+
+// sideEffect reports whether a scenario's call POSTs to the recorder.
+func sideEffect(c round.ToolCall) bool {
+	return strings.Contains(string(c.Function.Arguments), `"POST"`) || c.Function.Name == "record_order"
 }
 
 // inFlight reports whether, at the end of a run's points, an activity's

@@ -10,12 +10,19 @@
 //     "found <id>";
 //   - hold_transfer (a side effect) appends its operation id to
 //     MARKS/transfer and waits like hold_refund; its reconcile says the
-//     call took effect when that file holds its operation id.
+//     call took effect when that file holds its operation id;
+//   - record_order (a side effect) POSTs its id to the url it is given,
+//     under Idempotency-Key = its operation id, and answers with the
+//     status (the crash matrix's tool-worker scenario, L1).
+//
+// Built with the tag crashpoints it stops at the crash points of its
+// activities and of the calls that record them (internal/crashpoint).
 package main
 
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -24,7 +31,10 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 
+	"github.com/toolround/toolround/internal/crashpoint"
+	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/toolworker"
 )
 
@@ -87,7 +97,29 @@ func main() {
 			return &took, nil
 		}))
 
-	c, err := client.Dial(client.Options{HostPort: os.Getenv("TEMPORAL_ADDRESS")})
+	record := toolworker.New("record_order", func(ctx context.Context, call toolworker.Call, a struct {
+		ID  string `json:"id"`
+		URL string `json:"url"`
+	}) (any, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.URL, strings.NewReader(a.ID))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set(round.IdempotencyHeader, call.OperationID)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		_ = resp.Body.Close()
+		return fmt.Sprintf("recorded %s: %s", a.ID, resp.Status), nil
+	}, toolworker.Timeouts(time.Minute, 10*time.Second, 3*time.Second))
+
+	var opts toolworker.Options
+	if ci := crashpoint.WorkerInterceptor(); ci != nil {
+		opts.Worker.Interceptors = []interceptor.WorkerInterceptor{ci}
+	}
+	c, err := client.Dial(client.Options{HostPort: os.Getenv("TEMPORAL_ADDRESS"),
+		ConnectionOptions: client.ConnectionOptions{DialOptions: crashpoint.DialOptions()}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testtoolworker:", err)
 		os.Exit(1)
@@ -96,7 +128,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	fmt.Println("tool worker serving", os.Getenv("TOOL_QUEUE"))
-	if err := toolworker.Serve(ctx, c, os.Getenv("TOOL_QUEUE"), []toolworker.Tool{refund, lookup, transfer}, toolworker.Options{}); err != nil {
+	if err := toolworker.Serve(ctx, c, os.Getenv("TOOL_QUEUE"), []toolworker.Tool{refund, lookup, transfer, record}, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "testtoolworker:", err)
 		os.Exit(2)
 	}
