@@ -172,13 +172,13 @@ func roundClosed(t *testing.T, id string) bool {
 	defer tc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	d, err := tc.DescribeWorkflowExecution(ctx, id, "")
+	d, err := tc.DescribeWorkflow(ctx, id, "")
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return false
 	}
 	require.NoError(t, err)
-	return d.GetWorkflowExecutionInfo().GetCloseTime() != nil
+	return d.RawResponse.GetWorkflowExecutionInfo().GetCloseTime() != nil
 }
 
 // gatewaySettled reports whether a trace has the gateway workflow's task
