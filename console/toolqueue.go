@@ -87,7 +87,13 @@ func (s *Server) withQueues(ctx context.Context, cards []card) {
 		mu sync.Mutex
 	)
 	now := s.opts.Now()
+	queues := make([]string, 0, len(views))
 	for q := range views {
+		queues = append(queues, q)
+	}
+	// The goroutines write views while this loop would still read it: it
+	// ranges over the names taken before.
+	for _, q := range queues {
 		wg.Add(1)
 		go func(q string) {
 			defer wg.Done()
