@@ -445,19 +445,29 @@ func (g *gateway) handler(p principal, session, run, tool string) mcp.ToolHandle
 		if err != nil {
 			return nil, fmt.Errorf("round %s: %w", t.WorkflowID, err)
 		}
-		for _, r := range res.Results {
-			if r.CallID != t.CallID {
-				continue
-			}
-			if r.ContentRef != "" {
-				if err := g.b.GrantBlob(ctx, session, r.ContentRef); err != nil {
-					g.s.log.Warn("mcp gateway: the large result's link may not be readable", "ref", r.ContentRef, "err", err)
-				}
-			}
-			return callResult(t, r), nil
+		if out, ok := g.resultFor(ctx, session, t, res); ok {
+			return out, nil
 		}
 		return nil, fmt.Errorf("round %s has no result for call %s", t.WorkflowID, t.CallID)
 	}
+}
+
+// resultFor is the call's result in its round's result as MCP content,
+// its large result granted to session for resources/read; false when the
+// round has none for the call.
+func (g *gateway) resultFor(ctx context.Context, session string, t round.GatewayTicket, res *round.Result) (*mcp.CallToolResult, bool) {
+	for _, r := range res.Results {
+		if r.CallID != t.CallID {
+			continue
+		}
+		if r.ContentRef != "" {
+			if err := g.b.GrantBlob(ctx, session, r.ContentRef); err != nil {
+				g.s.log.Warn("mcp gateway: the large result's link may not be readable", "ref", r.ContentRef, "err", err)
+			}
+		}
+		return callResult(t, r), true
+	}
+	return nil, false
 }
 
 // progress sends progress every ProgressEvery while the call waits, when

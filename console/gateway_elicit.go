@@ -197,14 +197,9 @@ func (g *gateway) callStreaming(ctx context.Context, w http.ResponseWriter, req 
 			return // the client went away; the call goes on
 		}
 		if err == nil {
-			for _, r := range res.Results {
-				if r.CallID == t.CallID {
-					if r.ContentRef != "" {
-						_ = g.b.GrantBlob(ctx, session, r.ContentRef)
-					}
-					send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": callResult(t, r)})
-					return
-				}
+			if out, ok := g.resultFor(ctx, session, t, res); ok {
+				send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": out})
+				return
 			}
 			send(map[string]any{"jsonrpc": "2.0", "id": req.ID, "error": &rpcError{Code: -32603, Message: "the round has no result for the call"}})
 			return

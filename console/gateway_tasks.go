@@ -362,13 +362,8 @@ func (g *gateway) extensionView(ctx context.Context, session string, st *wireTas
 			v["status"], v["error"] = "failed", &rpcError{Code: -32603, Message: err.Error()}
 			return v
 		}
-		for _, r := range res.Results {
-			if r.CallID == callID {
-				if r.ContentRef != "" {
-					_ = g.b.GrantBlob(ctx, session, r.ContentRef)
-				}
-				v["result"] = callResult(round.GatewayTicket{WorkflowID: wfID, CallID: callID}, r)
-			}
+		if out, ok := g.resultFor(ctx, session, round.GatewayTicket{WorkflowID: wfID, CallID: callID}, res); ok {
+			v["result"] = out
 		}
 	case "failed":
 		v["error"] = &rpcError{Code: -32603, Message: st.StatusMessage}
@@ -455,14 +450,7 @@ func (g *gateway) taskResult(ctx context.Context, w http.ResponseWriter, id json
 		writeRPC(w, id, nil, fmt.Errorf("round %s: %w", wfID, err))
 		return
 	}
-	for _, r := range res.Results {
-		if r.CallID != callID {
-			continue
-		}
-		if r.ContentRef != "" {
-			_ = g.b.GrantBlob(ctx, session, r.ContentRef)
-		}
-		out := callResult(round.GatewayTicket{WorkflowID: wfID, CallID: callID}, r)
+	if out, ok := g.resultFor(ctx, session, round.GatewayTicket{WorkflowID: wfID, CallID: callID}, res); ok {
 		out.Meta["io.modelcontextprotocol/related-task"] = map[string]any{"taskId": wfID + "/" + callID}
 		writeRPC(w, id, out, nil)
 		return
