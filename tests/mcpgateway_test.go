@@ -73,6 +73,20 @@ func waitingCall(t *testing.T, c *consoleProc, session string) (wfID, callID, ap
 	return wfID, callID, approvalID
 }
 
+// callInBackground makes a call while the test goes on; an error comes as
+// an isError result that carries its text.
+func callInBackground(ctx context.Context, cs *mcp.ClientSession, p *mcp.CallToolParams) <-chan *mcp.CallToolResult {
+	got := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		r, err := cs.CallTool(ctx, p)
+		if err != nil {
+			r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+		}
+		got <- r
+	}()
+	return got
+}
+
 func metaOf(r *mcp.CallToolResult, k string) string {
 	v, _ := r.Meta[k].(string)
 	return v
@@ -140,15 +154,8 @@ func TestMCPGatewayGoClientZ5(t *testing.T) {
 	require.True(t, strings.HasPrefix(metaOf(res, "dev.toolround/workflow_id"), "toolround/"+e.session+"/mcp-r1/"), metaOf(res, "dev.toolround/workflow_id"))
 
 	// An edit waits for a person; approved in the console, it runs.
-	got := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "edit_file",
-			Arguments: map[string]any{"path": "notes.txt", "old_text": "two", "new_text": "2"}})
-		if err != nil {
-			r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
-		}
-		got <- r
-	}()
+	got := callInBackground(ctx, cs, &mcp.CallToolParams{Name: "edit_file",
+		Arguments: map[string]any{"path": "notes.txt", "old_text": "two", "new_text": "2"}})
 	wfID, callID, approvalID := waitingCall(t, c, e.session)
 	r := c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": wfID, "call_id": callID, "approval_id": approvalID, "approve": true})
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
@@ -176,13 +183,7 @@ func TestMCPGatewayGoClientZ5(t *testing.T) {
 	cs2, err := gatewayClient(t, ctx, other, c.agent, e.session, "r1")
 	require.NoError(t, err)
 	defer func() { _ = cs2.Close() }()
-	go func() {
-		r, err := cs2.CallTool(ctx, edit)
-		if err != nil {
-			r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
-		}
-		got <- r
-	}()
+	got = callInBackground(ctx, cs2, edit)
 	// The reconnected call attached: still the one waiting call.
 	w2, c2, a2 := waitingCall(t, c, e.session)
 	require.Equal(t, []string{wfID, callID, approvalID}, []string{w2, c2, a2})
@@ -205,19 +206,13 @@ func TestMCPGatewayGoClientZ5(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(e.workdir, p), []byte(strings.Repeat(fmt.Sprintf("line %d of a big file\n", i), 12000)), 0o644))
 		paths = append(paths, p)
 	}
-	bigs := make(chan *mcp.CallToolResult, 2)
+	var bigs []<-chan *mcp.CallToolResult
 	for _, ps := range [][]string{paths, {paths[3], paths[2], paths[1], paths[0]}} {
-		go func() {
-			r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_files", Arguments: map[string]any{"paths": ps}})
-			if err != nil {
-				r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
-			}
-			bigs <- r
-		}()
+		bigs = append(bigs, callInBackground(ctx, cs, &mcp.CallToolParams{Name: "read_files", Arguments: map[string]any{"paths": ps}}))
 	}
 	var link *mcp.ResourceLink
-	for range 2 {
-		r := <-bigs
+	for _, big := range bigs {
+		r := <-big
 		require.False(t, r.IsError, textOf(r))
 		for _, c := range r.Content {
 			if l, ok := c.(*mcp.ResourceLink); ok {
@@ -660,14 +655,7 @@ func TestMCPGatewayApprovalByElicitationZ3(t *testing.T) {
 
 	// A decline leaves the call waiting for an approver.
 	setAction("decline")
-	got := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": "b.txt", "old_text": "x", "new_text": "z"}})
-		if err != nil {
-			r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
-		}
-		got <- r
-	}()
+	got := callInBackground(ctx, cs, &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": "b.txt", "old_text": "x", "new_text": "z"}})
 	wfID, callID, approvalID := waitingCall(t, c, e.session)
 	require.Eventually(t, func() bool { return nAsked() == 2 }, 30*time.Second, 50*time.Millisecond)
 	r = c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": wfID, "call_id": callID, "approval_id": approvalID, "approve": true})
@@ -678,13 +666,7 @@ func TestMCPGatewayApprovalByElicitationZ3(t *testing.T) {
 
 	// A read of a key file always asks: an approver decides it, never the client.
 	setAction("accept")
-	go func() {
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "read_files", Arguments: map[string]any{"paths": []string{".env"}}})
-		if err != nil {
-			r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
-		}
-		got <- r
-	}()
+	got = callInBackground(ctx, cs, &mcp.CallToolParams{Name: "read_files", Arguments: map[string]any{"paths": []string{".env"}}})
 	wfID, callID, approvalID = waitingCall(t, c, e.session)
 	r = c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": wfID, "call_id": callID, "approval_id": approvalID, "approve": false})
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
@@ -693,13 +675,7 @@ func TestMCPGatewayApprovalByElicitationZ3(t *testing.T) {
 
 	// A token without the mark is never asked.
 	plain := connect(agent)
-	go func() {
-		r, err := plain.CallTool(ctx, &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": "c.txt", "old_text": "x", "new_text": "w"}})
-		if err != nil {
-			r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
-		}
-		got <- r
-	}()
+	got = callInBackground(ctx, plain, &mcp.CallToolParams{Name: "edit_file", Arguments: map[string]any{"path": "c.txt", "old_text": "x", "new_text": "w"}})
 	wfID, callID, approvalID = waitingCall(t, c, e.session)
 	r = c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{"workflow_id": wfID, "call_id": callID, "approval_id": approvalID, "approve": true})
 	require.Equal(t, http.StatusOK, r.code, string(r.body))
@@ -881,15 +857,7 @@ func TestMCPGatewayRunStateHoldsZ2(t *testing.T) {
 		return round.CallResult{}
 	}
 	callAsync := func(name string, args map[string]any) <-chan *mcp.CallToolResult {
-		got := make(chan *mcp.CallToolResult, 1)
-		go func() {
-			r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-			if err != nil {
-				r = &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
-			}
-			got <- r
-		}()
-		return got
+		return callInBackground(ctx, cs, &mcp.CallToolParams{Name: name, Arguments: args})
 	}
 
 	read := map[string]any{"paths": []string{"notes.txt"}}
