@@ -36,6 +36,11 @@ type Call struct {
 	// approval only when TrustReadOnlyHints (TOOL_QUEUES marks the queue
 	// trusted).
 	Queue string `json:",omitempty"`
+	// SecretsAsk: a call of a user tool (Queue) that sends the values of
+	// {{secret:NAME}} placeholders always asks, as an http_request that
+	// sends one does (Y3, T5); the round sets it where it runs with that
+	// change.
+	SecretsAsk bool `json:"-"`
 	// ConfirmNever tools only keep the agent's own books (write_todo,
 	// ask_user); client tools are answered by the client.
 	ConfirmNever bool `json:",omitempty"`
@@ -154,7 +159,7 @@ func Needs(c Call, p Policy) (v Verdict) {
 	}
 	var secrets []string
 	if c.Kind == KindRequest {
-		secrets = secretNames(c.Args)
+		secrets = SecretNames(c.Args)
 		method, why := httpMethodSafety(args, argsOK)
 		if why != "" {
 			readOnly = false
@@ -168,6 +173,14 @@ func Needs(c Call, p Policy) (v Verdict) {
 		}
 		for _, s := range secrets {
 			reasons = append(reasons, fmt.Sprintf("it sends secret %s to %s", s, host))
+		}
+	}
+	if c.Queue != "" && c.SecretsAsk {
+		// A user tool gets the values of the secrets its call names (Y3):
+		// such a call asks every time, as an http_request that sends one.
+		secrets = SecretNames(c.Args)
+		for _, s := range secrets {
+			reasons = append(reasons, fmt.Sprintf("it sends secret %s to %s, a tool of queue %s", s, c.Tool, c.Queue))
 		}
 	}
 	if readOnly && len(secrets) == 0 {
@@ -237,10 +250,10 @@ func httpMethodSafety(args map[string]json.RawMessage, ok bool) (method, why str
 	return method, "it sends an HTTP " + quoteShort(method)
 }
 
-// secretNames are the {{secret:NAME}} placeholders anywhere in the
+// SecretNames are the {{secret:NAME}} placeholders anywhere in the
 // arguments, sorted and unique. JSON escapes are decoded first, so an
 // escaped placeholder counts too.
-func secretNames(args string) []string {
+func SecretNames(args string) []string {
 	seen := map[string]bool{}
 	add := func(s string) {
 		for _, m := range secretRef.FindAllStringSubmatch(s, -1) {

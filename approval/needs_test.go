@@ -1,6 +1,7 @@
 package approval
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -115,6 +116,20 @@ func TestNeedsUserToolQueueY2(t *testing.T) {
 	require.False(t, needsTool(ro, Policy{}).Ask, "the operator trusts the queue")
 	writer := Call{Tool: "refund_order", Args: `{}`, Queue: "orders", TrustReadOnlyHints: true}
 	require.True(t, needsTool(writer, Policy{}).Ask)
+}
+
+// A user tool's call that sends a secret asks every time (Y3, T5): on a
+// trusted queue, read-only, under auto_approve, and with a pattern rule.
+func TestNeedsUserToolSecretsY3(t *testing.T) {
+	c := Call{Tool: "lookup_order", Args: `{"id":"{{ secret:api }}"}`, ReadOnly: true, Queue: "orders", TrustReadOnlyHints: true, SecretsAsk: true}
+	v := needsTool(c, Policy{AutoApprove: true, Rules: []Rule{{Tool: "lookup_order", Pattern: "*"}}})
+	require.True(t, v.Ask)
+	require.True(t, v.Always)
+	require.Contains(t, strings.Join(v.Reasons, "; "), "it sends secret api to lookup_order, a tool of queue orders")
+	exact := needsTool(c, Policy{Rules: []Rule{{Tool: "lookup_order", Args: c.Args}}})
+	require.False(t, exact.Ask, "a person's exact rule covers these very arguments")
+	c.SecretsAsk = false // a round recorded before the change
+	require.False(t, needsTool(c, Policy{}).Ask)
 }
 
 func TestNeedsSensitiveReads(t *testing.T) {

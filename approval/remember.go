@@ -35,7 +35,7 @@ func RememberAt(tables int, kind Kind, tool, canonicalArgs, pattern string) ([]R
 	}
 	rules := []Rule{{Tool: tool, Pattern: pattern}}
 	if kind == KindRequest {
-		for _, s := range secretNames(canonicalArgs) {
+		for _, s := range SecretNames(canonicalArgs) {
 			rules = append(rules, Rule{Tool: tool, Pattern: pattern, Secret: s})
 		}
 	}

@@ -151,7 +151,8 @@ func newEngine(ctx context.Context, cfg Config, logger *slog.Logger, tel *Teleme
 		e.Notifier.Secrets = e.builtins.Secrets // webhooks carry no stored value (T9)
 	}
 	if e.builtins != nil {
-		acts.Secrets = e.builtins.Secrets // nor does an agent run's thought (F2)
+		acts.Secrets = e.builtins.Secrets     // nor does an agent run's thought (F2)
+		acts.SecretStore = e.builtins.Secrets // nor a user tool's call or answer (Y3)
 	}
 	var untested []string
 	if e.sandbox != nil && e.sandbox.Mode() == sandbox.ModeBwrap {

@@ -45,6 +45,8 @@ func roundActivities(acts *activities.Activities) []swap {
 		{round.ActivitySignUsage, acts.SignUsage},
 		{round.ActivityReconcile, acts.Reconcile},
 		{round.ActivityCachedResult, acts.CachedResult},
+		{round.ActivityToolSecrets, acts.ToolSecrets},
+		{round.ActivityOpenToolResult, acts.OpenToolResult},
 	}
 }
 

@@ -41,7 +41,7 @@ func TestRegisterAllNames(t *testing.T) {
 	RegisterAll(r, &workflows.RoundWorkflow{}, &activities.Activities{})
 	require.ElementsMatch(t, []string{round.WorkflowName, round.AgentWorkflowName, round.WorkflowToolCatalog, round.WorkflowGateway, round.WorkflowGatewayTools}, keys(r.workflows))
 	require.ElementsMatch(t,
-		[]string{round.ActivityExecuteTool, round.ActivityPublishRound, round.ActivityStoreContents, round.ActivityRefreshContents, round.ActivityCheckFiles, round.ActivityModelCall, round.ActivityVerifyRules, round.ActivitySignRules, round.ActivityVerifyUsage, round.ActivitySignUsage, round.ActivityReconcile, round.ActivityListTools, round.ActivityCachedResult, round.ActivityListGatewayTools, round.ActivityOffloadResult},
+		[]string{round.ActivityExecuteTool, round.ActivityPublishRound, round.ActivityStoreContents, round.ActivityRefreshContents, round.ActivityCheckFiles, round.ActivityModelCall, round.ActivityVerifyRules, round.ActivitySignRules, round.ActivityVerifyUsage, round.ActivitySignUsage, round.ActivityReconcile, round.ActivityListTools, round.ActivityCachedResult, round.ActivityListGatewayTools, round.ActivityOffloadResult, round.ActivityToolSecrets, round.ActivityOpenToolResult},
 		keys(r.activities))
 }
 
@@ -49,7 +49,7 @@ func TestRegisterAllSwap(t *testing.T) {
 	r := newRecorder()
 	hook := func(context.Context, round.PublishInput) error { return nil }
 	registerAll(r, &workflows.RoundWorkflow{}, &activities.Activities{}, swap{Name: round.ActivityPublishRound, Func: hook})
-	require.Len(t, r.activities, 15)
+	require.Len(t, r.activities, 17)
 	require.Equal(t, reflect.ValueOf(hook).Pointer(), reflect.ValueOf(r.activities[round.ActivityPublishRound]).Pointer())
 
 	require.PanicsWithValue(t, `engine: swap for "NoSuchActivity": the round has no activity of that name`, func() {

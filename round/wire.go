@@ -13,6 +13,12 @@ const (
 	ActivityPublishRound = "PublishRound"
 	// ActivityCachedResult looks a cached user tool's call up (Y3).
 	ActivityCachedResult = "CachedResult"
+	// ActivityToolSecrets seals, for a user tool's queue, the stored
+	// values a call of it sends with {{secret:NAME}}, and
+	// ActivityOpenToolResult opens that tool's sealed answer and redacts
+	// them from it (Y3, T9): neither plaintext enters history.
+	ActivityToolSecrets    = "ToolSecrets"
+	ActivityOpenToolResult = "OpenToolResult"
 	// ActivityStoreContents moves results that do not fit a round's result
 	// to the blob store (see workflows.ResultBudget).
 	ActivityStoreContents = "StoreContents"
@@ -484,4 +490,29 @@ type CachedResultInput struct {
 type CachedResultOutput struct {
 	Found   bool   `json:"found"`
 	Content string `json:"content,omitempty"`
+}
+
+// ToolSecretsInput names the secrets a user tool's call sends.
+type ToolSecretsInput struct {
+	SessionID string   `json:"session_id"`
+	Queue     string   `json:"queue"`
+	Names     []string `json:"names"`
+}
+
+// ToolSecretsOutput is each named value sealed for the queue, or the name
+// of one the session has not stored (Missing), when the call cannot run.
+type ToolSecretsOutput struct {
+	Sealed  map[string]string `json:"sealed,omitempty"`
+	Missing string            `json:"missing,omitempty"`
+}
+
+// OpenToolResultInput is a user tool's sealed answer (a result, or a
+// failure's message) and the secrets its call sent, to redact from it.
+type OpenToolResultInput struct {
+	SessionID string   `json:"session_id"`
+	Queue     string   `json:"queue"`
+	Names     []string `json:"names"`
+	Sealed    string   `json:"sealed"`
+	// Failure: Sealed is a failure's message, not a result.
+	Failure bool `json:"failure,omitempty"`
 }

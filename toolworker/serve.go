@@ -274,6 +274,16 @@ func (t Tool) answer(ctx context.Context, in CallInput) (CallResult, error) {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
+	if len(in.Secrets) > 0 {
+		return t.answerSealed(ctx, in, args)
+	}
+	return t.respond(ctx, in, args)
+}
+
+// respond runs the function on args, heartbeating, and turns what it
+// returns into a CallResult, or an error the round retries (read-only) or
+// reports as unknown_outcome (a side effect).
+func (t Tool) respond(ctx context.Context, in CallInput, args json.RawMessage) (CallResult, error) {
 	ctx, stop := heartbeating(ctx, t.decl.HeartbeatSeconds)
 	defer stop()
 	out, err := t.run(ctx, t.call(in), args)
@@ -298,6 +308,22 @@ func (t Tool) reconcileActivity(ctx context.Context, in CallInput) (ReconcileRes
 	args := json.RawMessage(in.ArgsJSON)
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
+	}
+	if len(in.Secrets) > 0 {
+		_, values, refused := openSecrets(ctx, in.Secrets)
+		if refused != nil {
+			return ReconcileResult{V: WireVersion}, nil // cannot tell
+		}
+		var err error
+		if args, err = withSecrets(args, values); err != nil {
+			return ReconcileResult{V: WireVersion}, nil
+		}
+		took, err := t.reconcile(ctx, t.call(in), args)
+		if err != nil {
+			// Its message may hold a value: the round hears only that it failed.
+			return ReconcileResult{V: WireVersion, Content: []Item{Text("the reconcile failed; its message is withheld, since the call sent secrets")}}, nil
+		}
+		return ReconcileResult{V: WireVersion, TookEffect: took}, nil
 	}
 	took, err := t.reconcile(ctx, t.call(in), args)
 	if err != nil {

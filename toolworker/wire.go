@@ -62,6 +62,10 @@ const (
 	ErrorResultTooLarge = "result_too_large"
 	// ErrorBadResult: the result could not be written as JSON.
 	ErrorBadResult = "bad_result"
+	// ErrorSecretsUnavailable: the call sends secrets, and the tool worker
+	// holds no key that opens them (TOOLROUND_TOOL_KEY), so the function
+	// did not run.
+	ErrorSecretsUnavailable = "secrets_unavailable"
 )
 
 // Effect is a tool's side-effect class.
@@ -90,6 +94,13 @@ type CallInput struct {
 	// whose schema for the tool differs refuses the call.
 	SchemaHash string `json:"schema_hash"`
 	Attempt    int32  `json:"attempt"`
+	// Secrets are the values of the {{secret:NAME}} placeholders the
+	// call's arguments hold, by name, each sealed with the queue's key
+	// (secrets.QueueKey). A tool worker opens them, puts them in the
+	// arguments' strings, and seals its answer (CallResult.Sealed, or a
+	// failure's message) with the same key, so that no value enters
+	// history (Y3, T9). Absent when the call sends none.
+	Secrets map[string]string `json:"secrets,omitempty"`
 }
 
 // Item is one piece of a result's content: text, JSON or an image.
@@ -110,6 +121,10 @@ type CallResult struct {
 	// Attempt is the activity attempt that answered, from 1, when the
 	// tool worker says (the round reports it as the call's attempts).
 	Attempt int32 `json:"attempt,omitempty"`
+	// Sealed, for a call that sent secrets, is the whole result (this
+	// envelope's JSON, without Sealed) sealed with the queue's key; the
+	// round opens it and redacts the values before it keeps it.
+	Sealed string `json:"sealed,omitempty"`
 }
 
 // ReconcileResult is the result of a reconciliation: TookEffect is true

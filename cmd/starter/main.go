@@ -89,7 +89,7 @@ type flags struct {
 var commands = []*command{
 	roundCommand, approveCommand, denyCommand, extendCommand, pendingCommand, progressCommand,
 	answerCommand, cancelCommand, resultCommand, toolsCommand, watchCommand, inboxCommand,
-	agentCommand, agentStatusCommand, agentMessageCommand, workspaceCommand, mcpCommand,
+	agentCommand, agentStatusCommand, agentMessageCommand, workspaceCommand, mcpCommand, toolKeyCommand,
 }
 
 // find is the command called name, or nil.

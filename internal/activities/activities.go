@@ -84,6 +84,10 @@ type Activities struct {
 	// Secrets are the sessions' stored secrets, for the agent run's model
 	// call (Model.Secrets); nil: none.
 	Secrets SecretValues
+	// SecretStore seals the secrets a user tool's call sends for its
+	// queue and opens that tool's sealed answer (ToolSecrets,
+	// OpenToolResult); nil: such a call is refused.
+	SecretStore ToolSecretStore
 	// Client is the worker's Temporal client, through which a call whose
 	// MCP server asks for input reaches its round (elicit.go); nil: such
 	// a request is refused.

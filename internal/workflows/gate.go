@@ -51,6 +51,7 @@ type liveApprovals struct{ r *run }
 
 func (a liveApprovals) ask(ctx workflow.Context) {
 	a.r.verifyRules(ctx)
+	a.r.secretsAsk = a.r.sendsToolSecrets(ctx)
 	a.r.asks(workflow.Now(ctx))
 }
 
@@ -429,7 +430,7 @@ func (r *run) settleOthers(ctx workflow.Context, by string) {
 		if r.commandRulesOff(q) {
 			continue // T12: no rule approves a command without a sandbox
 		}
-		if v := approval.Needs(r.snap.approvalOf(q), pol); !v.Ask && v.Decision == approval.DecisionRule {
+		if v := approval.Needs(r.approvalCall(q), pol); !v.Ask && v.Decision == approval.DecisionRule {
 			rec := &round.Approval{Decision: round.DecisionRule, At: now, Rule: describeRules(v.Rules)}
 			q.ruleScope = ruleScope(v.Rules)
 			r.useRules(rec, v.Rules)

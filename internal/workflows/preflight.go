@@ -298,7 +298,7 @@ func (r *run) asks(now time.Time) {
 		if r.commandRulesOff(c) {
 			pol.Rules = nil
 		}
-		v := approval.Needs(r.snap.approvalOf(c), pol)
+		v := approval.Needs(r.approvalCall(c), pol)
 		if v.Ask && r.commandRulesOff(c) {
 			v.Reasons = append(v.Reasons, ReasonNoSandbox)
 		}

@@ -3,6 +3,7 @@ package workflows_test
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -42,6 +43,7 @@ import (
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/agent"
+	"github.com/toolround/toolround/tools/secrets"
 	"github.com/toolround/toolround/toolworker"
 )
 
@@ -698,6 +700,13 @@ func scenarios() []scenario {
 	userTools.AutoApprove = true
 	userTools.State.Fetched = append(userTools.State.Fetched, "user_lookup", "user_refund")
 
+	// A user tool's call that sends a stored secret (Y3, T9): it asks; the
+	// value goes sealed for the queue, and the tool's sealed answer is
+	// opened and redacted in a local activity.
+	userSecrets := scenarioInput("user_tool_secrets", call("k1", "user_lookup", `{"id":"{{secret:api}}"}`))
+	userSecrets.AutoApprove = true
+	userSecrets.State.Fetched = append(userSecrets.State.Fetched, "user_lookup")
+
 	// An MCP call its server runs as a task (E2), which asks for input.
 	tasks := scenarioInput("mcp_tasks", call("t1", "mcp_desk_long", `{"what":"brunch"}`))
 	tasks.AutoApprove = true
@@ -705,6 +714,11 @@ func scenarios() []scenario {
 
 	return []scenario{
 		{name: "user_tools", in: userTools, want: map[string]round.Status{"u1": ok, "u2": ok, "u3": round.StatusError, "c1": ok}},
+		{name: "user_tool_secrets", in: userSecrets, want: map[string]round.Status{"k1": ok},
+			drive: func(t *testing.T, d *driver) {
+				d.waitPending(t, "k1")
+				d.confirm(t, round.Confirm{CallID: "k1", Approve: true, ApprovalID: d.approvalID(t, "k1")})
+			}},
 		{name: "mcp_tasks", in: tasks, want: map[string]round.Status{"t1": ok},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "t1")
@@ -1014,6 +1028,14 @@ func TestRecordHistories(t *testing.T) {
 		decls = append(decls, usertools.Definition(tl.Decl(), usertools.Queue{Name: toolQueue, Trusted: true}))
 	}
 	toolworker.Register(tw, userTools()...)
+	// The secret user_tool_secrets sends: the worker's store holds it, the
+	// tool worker holds its queue's key.
+	secretKey := sha256.Sum256([]byte("recorder secret key"))
+	store, err := secrets.NewStore(secretKey[:], secrets.StoreOptions{})
+	require.NoError(t, err)
+	require.NoError(t, store.Put(context.Background(), "replay-user_tool_secrets", "api", recordedSecret))
+	acts.SecretStore = store
+	t.Setenv(toolworker.EnvToolKey, base64.StdEncoding.EncodeToString(secrets.QueueKey(secretKey[:], toolQueue)))
 	require.Empty(t, reg.SetQueue(toolQueue, decls))
 	require.NoError(t, tw.Start())
 	defer tw.Stop()
@@ -1070,6 +1092,10 @@ func TestRecordHistories(t *testing.T) {
 		})
 	}
 }
+
+// recordedSecret is the value user_tool_secrets sends, which its history
+// never holds.
+const recordedSecret = "v-recorded-5e1c9a"
 
 // userTools are a tool worker's tools (Y1): a read-only lookup and a
 // refund that refuses an amount that is not positive.

@@ -12,8 +12,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
+	"github.com/toolround/toolround/tools/secrets"
 	"github.com/toolround/toolround/toolworker"
 )
 
@@ -59,8 +61,22 @@ func (r *run) startRemote(ctx workflow.Context, c *Call, ti ToolInfo) workflow.F
 				return
 			}
 		}
+		sent := approval.SecretNames(in.ArgsJSON)
+		if len(sent) > 0 && version(ctx, changeToolSecrets, 1) >= 1 {
+			sealed, refused := r.sealToolSecrets(ctx, rem.Queue, sent)
+			if refused != nil {
+				settable.Set(*refused, nil)
+				return
+			}
+			in.Secrets = sealed
+		} else {
+			sent = nil
+		}
 		var res toolworker.CallResult
 		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), toolworker.ActivityPrefix+c.Tool, in).Get(ctx, &res)
+		if len(sent) > 0 {
+			res, err = r.openToolAnswer(ctx, rem.Queue, sent, res, err)
+		}
 		var timeout *temporal.TimeoutError
 		switch {
 		case errors.As(err, &timeout) && timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
@@ -217,4 +233,89 @@ func (r *run) reconcileRemote(ctx workflow.Context, c *Call, ti ToolInfo, in too
 		why += ": " + remoteOutput(toolworker.CallResult{V: res.V, Content: res.Content}).Content
 	}
 	return nil, &unreconciled{err: lost, why: why}
+}
+
+// sealToolSecrets seals, for the tool workers of queue, the stored values
+// of the secrets a call sends (Y3): the activity input holds them sealed,
+// never plain (T9). A secret the session has not stored, or a store that
+// cannot be read, is the call's error result, and the call does not run.
+func (r *run) sealToolSecrets(ctx workflow.Context, queue string, names []string) (map[string]string, *round.ExecuteOutput) {
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 200 * time.Millisecond},
+		Summary:             "seal the secrets a call sends",
+	})
+	var out round.ToolSecretsOutput
+	err := workflow.ExecuteLocalActivity(lctx, round.ActivityToolSecrets,
+		round.ToolSecretsInput{SessionID: r.scope.SessionID, Queue: queue, Names: names}).Get(lctx, &out)
+	switch {
+	case err != nil:
+		return nil, &round.ExecuteOutput{IsError: true,
+			Content: "the secrets the call sends could not be read, so it did not run: " + text.RootMessage(err)}
+	case out.Missing != "":
+		return nil, &round.ExecuteOutput{IsError: true,
+			Content: fmt.Sprintf("secret %s is missing, so the call did not run: store it with store_secret(name=%q, value=...), then call it again", out.Missing, out.Missing)}
+	}
+	return out.Sealed, nil
+}
+
+// openToolAnswer opens what a tool worker answered to a call that sent
+// secrets: it sealed its result, or its failure's message, for its queue,
+// and the OpenToolResult local activity opens it and redacts the values
+// the call sent (T9), so that only the redacted form enters history. An
+// answer that does not open is an error result that says so.
+func (r *run) openToolAnswer(ctx workflow.Context, queue string, names []string, res toolworker.CallResult, err error) (toolworker.CallResult, error) {
+	var app *temporal.ApplicationError
+	sealed := res.Sealed
+	if err != nil {
+		if !errors.As(err, &app) || !secrets.IsSealed(app.Message()) {
+			return res, err
+		}
+		sealed = app.Message()
+	} else if sealed == "" {
+		return res, nil
+	}
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 200 * time.Millisecond},
+		Summary:             "open and redact a tool's answer",
+	})
+	var opened toolworker.CallResult
+	oerr := workflow.ExecuteLocalActivity(lctx, round.ActivityOpenToolResult, round.OpenToolResultInput{
+		SessionID: r.scope.SessionID, Queue: queue, Names: names, Sealed: sealed, Failure: err != nil,
+	}).Get(lctx, &opened)
+	if oerr != nil {
+		return toolworker.CallResult{V: toolworker.WireVersion, IsError: true, ErrorCode: toolworker.ErrorBadResult,
+			Content: []toolworker.Item{toolworker.Text("the tool worker's sealed answer could not be opened: " + text.RootMessage(oerr))}}, nil
+	}
+	if err != nil {
+		msg := ""
+		if len(opened.Content) > 0 {
+			msg = opened.Content[0].Text
+		}
+		return res, temporal.NewApplicationErrorWithOptions(msg, app.Type(), temporal.ApplicationErrorOptions{NonRetryable: app.NonRetryable()})
+	}
+	opened.Attempt = res.Attempt
+	return opened, nil
+}
+
+// sendsToolSecrets reports whether a call of the round sends a user tool
+// {{secret:NAME}} values, and the round runs with changeToolSecrets: such
+// a call then always asks (Y3, T5), as an http_request that sends one.
+// Rounds without such a call ask for no version.
+func (r *run) sendsToolSecrets(ctx workflow.Context) bool {
+	for i := range r.calls {
+		c := &r.calls[i]
+		if r.queueOf(c.Tool) != "" && len(approval.SecretNames(Canonical(c.Args))) > 0 {
+			return version(ctx, changeToolSecrets, 1) >= 1
+		}
+	}
+	return false
+}
+
+// approvalCall is what approval.Needs reads of a call.
+func (r *run) approvalCall(c *Call) approval.Call {
+	ac := r.snap.approvalOf(c)
+	ac.SecretsAsk = r.secretsAsk
+	return ac
 }

@@ -1,6 +1,8 @@
 package workflows_test
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
@@ -686,4 +688,55 @@ func TestSubagentsHistory(t *testing.T) {
 		require.Equal(t, int64(3), h.result.State.Usage.Calls, "two subagents and calculate; the children made no call")
 	}
 	require.True(t, found, "testdata/subagents.json is missing")
+}
+
+// TestUserToolSecretsHistoryHoldsNoValue: the recorded round whose user
+// tool call sent a stored secret (Y3, T9) asked for user-tool-secrets,
+// holds the value only sealed, its result redacted, and replays.
+func TestUserToolSecretsHistoryHoldsNoValue(t *testing.T) {
+	for _, h := range loadHistories(t) {
+		if h.name != "user_tool_secrets" {
+			continue
+		}
+		require.Contains(t, versionMarkers(t, h), "user-tool-secrets")
+		raw, err := os.ReadFile(h.path)
+		require.NoError(t, err)
+		decoded := decodedPayloads(t, raw)
+		require.NotContains(t, decoded, recordedSecret)
+		require.Contains(t, decoded, "sealed:v1:")
+		require.Contains(t, h.result.Results[0].Content, `"id":"[secret:api]"`)
+		_, err = replay(t, h, (&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run)
+		require.NoError(t, err)
+		return
+	}
+	t.Fatal("testdata/user_tool_secrets.json is missing")
+}
+
+// decodedPayloads is every payload's data in a history file, decoded.
+func decodedPayloads(t *testing.T, raw []byte) string {
+	t.Helper()
+	var v any
+	require.NoError(t, json.Unmarshal(raw, &v))
+	var b strings.Builder
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if d, ok := v["data"].(string); ok {
+				if p, err := base64.StdEncoding.DecodeString(d); err == nil {
+					b.Write(p)
+					b.WriteByte('\n')
+				}
+			}
+			for _, e := range v {
+				walk(e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return b.String()
 }

@@ -68,6 +68,9 @@ type run struct {
 	rules       []approval.Rule
 	remembered  []approval.Rule
 	allowTurnBy *round.Approval
+	// secretsAsk: a user tool's call that sends a secret always asks
+	// (changeToolSecrets, sendsToolSecrets).
+	secretsAsk bool
 	// gateTick changes with every decision and extension, so the gate
 	// looks at its calls again.
 	gateTick  int

@@ -210,6 +210,8 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			"rule_scope": {"replay-rule_scope false 0", "- true 1", "- false 0"},
 			// User tools with auto_approve (Y3): the round asks nobody.
 			"user_tools": {"replay-user_tools false 0"},
+			// A user tool's call that sends a secret asks even so (Y3).
+			"user_tool_secrets": {"replay-user_tool_secrets false 0", "- true 1", "- false 0"},
 		}[h.name]
 		if !ok {
 			if !strings.Contains(fmt.Sprint(h.history.GetEvents()), "inbox-search-attributes") {

@@ -46,6 +46,7 @@ const (
 	changeBoundUsage       = "round-bound-usage"       // T15: a round not started by an agent run signs the usage it hands on for its round, with or without WORKER_LIMITS, and takes only the usage its run's previous round signed (else an input error); a counted rule the usage does not count is used up (limits.go; asked by every such round)
 	changeFloorShares      = "floor-shares"            // T15: a subagent's share of each limit is floor(remaining/n) after the round's own calls, may be 0 (round.AgentInput.ZeroShare), is taken from WORKER_LIMITS too, and a background subagent's is reserved when it starts (subagent.go; asked only by rounds with a subagents call)
 	changeRuleScope        = "rule-scope"              // T12: a remembered rule carries its scope (gate.go), and a call a pattern rule approved runs with it, round.ExecuteInput.RuleScope (execute.go; asked only when a rule is remembered or a pattern rule approved a call)
+	changeToolSecrets      = "user-tool-secrets"       // Y3, T9: a user tool's call that sends {{secret:NAME}} gets the values sealed for its queue, and its sealed answer is opened and redacted (remote.go; asked only by such calls)
 	changeBaseline1        = "baseline-2026-11-30"     // one marker for every change of baseline1
 	changeBaseline2        = "baseline-2026-12-01"     // one marker for every change of baseline2
 	changeBaseline3        = "baseline-2026-12-02"     // one marker for every change of baseline3

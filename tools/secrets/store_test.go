@@ -1,7 +1,9 @@
 package secrets
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"testing"
@@ -164,4 +166,12 @@ func hashes(rdb *redis.Client) Hashes {
 		return nil
 	}
 	return cache.NewSessionData(rdb)
+}
+
+// QueueKey is the same in every language's tool worker: this vector is in
+// clients/python/tests/test_tools.py and clients/typescript's tools tests.
+func TestQueueKeyVectorY3(t *testing.T) {
+	master := bytes.Repeat([]byte{1}, 32)
+	require.Equal(t, "ee83db82028700846772d02583cd28b4cffcbd96f5d8844ea2dcb8190d7ae674", hex.EncodeToString(QueueKey(master, "orders")))
+	require.NotEqual(t, QueueKey(master, "orders"), QueueKey(master, "orders2"))
 }

@@ -740,3 +740,32 @@ def test_cli_serve_serves_the_file_until_sigterm():
                 p.kill()
                 await p.wait()
     live(body)
+
+
+def test_secrets_sealed_for_the_queue():
+    """The queue key is the Go worker's (the vector of tools/secrets'
+    TestQueueKeyVectorY3); what seal makes opens, placeholders take the values
+    the call sent and keep the others (Y3)."""
+    import base64
+    from toolround.tools import _secrets
+    os.environ.pop("TOOLROUND_TOOL_KEY", None)
+    os.environ["TOOLROUND_SECRET_KEY"] = base64.b64encode(bytes([1]) * 32).decode()
+    try:
+        key = _secrets.queue_key("orders")
+    finally:
+        del os.environ["TOOLROUND_SECRET_KEY"]
+    assert key.hex() == "ee83db82028700846772d02583cd28b4cffcbd96f5d8844ea2dcb8190d7ae674"
+    sealed = _secrets.seal(key, "v-0123456789")
+    assert sealed.startswith("sealed:v1:") and "v-0123456789" not in sealed
+    assert _secrets.open_sealed(key, sealed) == "v-0123456789"
+    with pytest.raises(_secrets.SecretsUnavailable):
+        _secrets.open_sealed(bytes(32), sealed)
+    env = {"v": 1, "args_json": json.dumps({"a": ["x {{ secret:api }}", {"b": "{{secret:other}}"}]}),
+           "secrets": {"api": sealed}}
+    os.environ["TOOLROUND_TOOL_KEY"] = base64.b64encode(key).decode()
+    try:
+        _, opened = _secrets.open_call(env, "orders")
+    finally:
+        del os.environ["TOOLROUND_TOOL_KEY"]
+    assert json.loads(opened["args_json"]) == {"a": ["x v-0123456789", {"b": "{{secret:other}}"}]}
+    assert "secrets" not in opened

@@ -2,6 +2,8 @@
 // TestTypeScriptToolWorkerY1: serves a read-only lookup and a
 // side-effecting refund on TOOL_QUEUE (TOOLROUND_TASK_QUEUE and
 // TEMPORAL_ADDRESS as serve reads them) until SIGTERM.
+import { createHash } from "node:crypto";
+
 import { z } from "zod";
 
 import { ToolError, serve, tool } from "../tools/index.js";
@@ -40,10 +42,24 @@ const sameEcho = tool({
   },
 });
 
+// secret_echo is served in Go and Python too (TestUserToolSecretsY3).
+const secretEcho = tool({
+  name: "secret_echo",
+  effect: "side_effect",
+  description: "Echo a token back in several encodings.",
+  parameters: z.object({ token: z.string(), note: z.string() }),
+  execute: ({ token, note }) => {
+    if (note === "fail") throw new ToolError("the server refused token " + token);
+    if (note === "raise") throw new Error("the connection dropped while sending " + token);
+    const raw = Buffer.from(token, "utf8");
+    return { echo: token, b64: raw.toString("base64"), hex: raw.toString("hex"), sha256: createHash("sha256").update(raw).digest("hex"), note };
+  },
+});
+
 const queue = process.env.TOOL_QUEUE;
 if (!queue) {
   process.stderr.write("TOOL_QUEUE is not set\n");
   process.exit(2);
 }
-await serve([lookup, refund, sameEcho], { taskQueue: queue });
+await serve([lookup, refund, sameEcho, secretEcho], { taskQueue: queue });
 process.stderr.write("tool worker stopped\n");

@@ -482,3 +482,24 @@ test("the activity failure of an exception: its class name, retryable; BadEnvelo
   ac.abort();
   assert.ok(activityFailure(new Error("aborted"), ac.signal) instanceof CancelledFailure);
 });
+
+test("secrets sealed for the queue: the Go worker's queue key, seal and open, placeholders (Y3)", async () => {
+  const { queueKey, seal, openSealed, openCall, SecretsUnavailable } = await import("../tools/index.js");
+  const saved = { ...process.env };
+  try {
+    delete process.env.TOOLROUND_TOOL_KEY;
+    process.env.TOOLROUND_SECRET_KEY = Buffer.alloc(32, 1).toString("base64");
+    const key = queueKey("orders");
+    assert.equal(key.toString("hex"), "ee83db82028700846772d02583cd28b4cffcbd96f5d8844ea2dcb8190d7ae674");
+    const sealed = seal(key, "v-0123456789");
+    assert.ok(sealed.startsWith("sealed:v1:") && !sealed.includes("v-0123456789"));
+    assert.equal(openSealed(key, sealed), "v-0123456789");
+    assert.throws(() => openSealed(Buffer.alloc(32), sealed), SecretsUnavailable);
+    process.env.TOOLROUND_TOOL_KEY = key.toString("base64");
+    const { envelope } = openCall({ v: 1, args_json: JSON.stringify({ a: ["x {{ secret:api }}", { b: "{{secret:other}}" }] }), secrets: { api: sealed } }, "orders");
+    assert.deepEqual(JSON.parse(envelope.args_json as string), { a: ["x v-0123456789", { b: "{{secret:other}}" }] });
+    assert.equal(envelope.secrets, undefined);
+  } finally {
+    process.env = saved;
+  }
+});

@@ -57,6 +57,9 @@ export interface CallResult {
   is_error: boolean;
   error_code?: string;
   attempt?: number;
+  /** For a call that sent secrets: this whole result, sealed with the
+   * queue's key (see secrets.ts); toolround opens and redacts it. */
+  sealed?: string;
 }
 
 /** The result of a reconciliation `toolround.reconcile.<name>`. */

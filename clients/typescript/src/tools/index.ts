@@ -45,3 +45,4 @@ export {
   type ToolOptions,
 } from "./core.js";
 export { ANNOUNCE_UPDATE, CATALOG_WORKFLOW, ServeRefused, activities, activityFailure, announcement, catalogWorkflowId, serve, type Announcement, type ServeOptions } from "./serve.js";
+export { ENV_TOOL_KEY, SecretsUnavailable, openCall, openSealed, queueKey, seal, withSecrets } from "./secrets.js";

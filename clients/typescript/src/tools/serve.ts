@@ -8,6 +8,7 @@ import { ApplicationFailure, CancelledFailure, Context } from "@temporalio/activ
 import { Client, Connection, WithStartWorkflowOperation, WorkflowUpdateFailedError } from "@temporalio/client";
 import { NativeConnection, Worker } from "@temporalio/worker";
 
+import { FAILURE_SEALED, openCall, seal } from "./secrets.js";
 import { BadEnvelope, call, failureOf, problemsOf, reconcile, type CallResult, type Declaration, type ReconcileResult, type Tool } from "./core.js";
 
 export const CATALOG_WORKFLOW = "UserToolCatalog";
@@ -100,6 +101,7 @@ export function activities(tools: readonly Tool[]): Record<string, (envelope: un
   for (const t of tools) {
     out[`toolround.tool.${t.name}`] = async (envelope: unknown): Promise<CallResult> => {
       const ctx = Context.current();
+      if (sendsSecrets(envelope)) return sealedCall(t, envelope, ctx);
       try {
         const res = await call(t, withAttempt(envelope, ctx.info.attempt), {
           heartbeat: () => ctx.heartbeat(),
@@ -114,6 +116,7 @@ export function activities(tools: readonly Tool[]): Record<string, (envelope: un
     if (t.reconcile) {
       out[`toolround.reconcile.${t.name}`] = async (envelope: unknown): Promise<ReconcileResult> => {
         const ctx = Context.current();
+        if (sendsSecrets(envelope)) return sealedReconcile(t, envelope, ctx);
         try {
           return await reconcile(t, withAttempt(envelope, ctx.info.attempt), {
             heartbeat: () => ctx.heartbeat(),
@@ -127,6 +130,57 @@ export function activities(tools: readonly Tool[]): Record<string, (envelope: un
     }
   }
   return out;
+}
+
+function sendsSecrets(envelope: unknown): envelope is Record<string, unknown> {
+  if (typeof envelope !== "object" || envelope === null || Array.isArray(envelope)) return false;
+  const s = (envelope as Record<string, unknown>).secrets;
+  return typeof s === "object" && s !== null && Object.keys(s).length > 0;
+}
+
+/** A call that sends secrets (Y3, T9): open them with the queue's key, run
+ * the function with their values in its arguments, and seal what it
+ * answers (the result, or a failure's message, without its cause) with the
+ * same key; toolround opens it and redacts the values before it keeps it. */
+async function sealedCall(t: Tool, envelope: Record<string, unknown>, ctx: Context): Promise<CallResult> {
+  let opened: { key: Buffer; envelope: Record<string, unknown> };
+  try {
+    opened = openCall(envelope, ctx.info.taskQueue);
+  } catch (e) {
+    const why = `the call sends secrets, and this tool worker cannot open them, so it did not run: ${messageOf(e)}`;
+    return { v: 1, content: [{ type: "text", text: why }], is_error: true, error_code: "secrets_unavailable" };
+  }
+  let res: CallResult;
+  try {
+    res = await call(t, withAttempt(opened.envelope, ctx.info.attempt), {
+      heartbeat: () => ctx.heartbeat(),
+      intervalMs: intervalMs(t, ctx.info.heartbeatTimeoutMs),
+      signal: ctx.cancellationSignal,
+    });
+  } catch (e) {
+    const f = activityFailure(e, ctx.cancellationSignal);
+    if (!(f instanceof ApplicationFailure)) throw f;
+    throw ApplicationFailure.create({ type: FAILURE_SEALED, message: seal(opened.key, f.message || f.type || "failed"), nonRetryable: f.nonRetryable ?? false });
+  }
+  const whole = { ...res, attempt: ctx.info.attempt };
+  return { v: 1, content: [], is_error: false, attempt: ctx.info.attempt, sealed: seal(opened.key, JSON.stringify(whole)) };
+}
+
+/** A reconcile of a call that sent secrets answers whether it took effect,
+ * without content, which might hold a value. */
+async function sealedReconcile(t: Tool, envelope: Record<string, unknown>, ctx: Context): Promise<ReconcileResult> {
+  try {
+    const opened = openCall(envelope, ctx.info.taskQueue);
+    const res = await reconcile(t, withAttempt(opened.envelope, ctx.info.attempt), {
+      heartbeat: () => ctx.heartbeat(),
+      intervalMs: intervalMs(t, ctx.info.heartbeatTimeoutMs),
+      signal: ctx.cancellationSignal,
+    });
+    return { v: 1, took_effect: res.took_effect, content: [] };
+  } catch (e) {
+    if (ctx.cancellationSignal.aborted) throw activityFailure(e, ctx.cancellationSignal);
+    return { v: 1, took_effect: null, content: [] };
+  }
 }
 
 function say(o: ServeOptions, line: string): void {

@@ -5,6 +5,7 @@ SIGTERM."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -15,9 +16,10 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, TextIO
 from temporalio import activity
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowUpdateFailedError
 from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.exceptions import ApplicationError
 from temporalio.worker import Worker
 
-from . import _core
+from . import _core, _secrets
 from ._core import Tool
 
 CATALOG_WORKFLOW = "UserToolCatalog"
@@ -53,12 +55,46 @@ def _activity(t: Tool, run: Callable[..., Any], prefix: str, executor: Any) -> C
             # Temporal retries the activity with the round's envelope as it
             # was: the function's ctx.attempt is the attempt running.
             envelope = dict(envelope, attempt=activity.info().attempt)
+        if isinstance(envelope, dict) and envelope.get("secrets"):
+            return await _sealed(t, run, prefix, envelope, interval, executor)
         out = await run(t, envelope, heartbeat=activity.heartbeat, interval=interval, executor=executor)
         if prefix == "toolround.tool" and isinstance(out, dict):
             out["attempt"] = activity.info().attempt  # the round reports it as the call's attempts
         return out
     tool_activity.__name__ = tool_activity.__qualname__ = "%s_%s" % (prefix.replace(".", "_"), t.name)
     return activity.defn(name="%s.%s" % (prefix, t.name))(tool_activity)
+
+
+async def _sealed(t: Tool, run: Callable[..., Any], prefix: str, envelope: Dict[str, Any], interval: float,
+                  executor: Any) -> Dict[str, Any]:
+    """A call that sends secrets (Y3, T9): open them with the queue's key, run
+    the function with their values in its arguments, and seal what it answers
+    (the result, or a failure's message) with the same key; toolround opens it
+    and redacts the values before it keeps it. A reconcile answers whether the
+    call took effect, without content."""
+    reconciling = prefix != "toolround.tool"
+    try:
+        key, envelope = _secrets.open_call(envelope, activity.info().task_queue)
+    except _secrets.SecretsUnavailable as e:
+        if reconciling:
+            return {"v": 1, "took_effect": None, "content": []}
+        return {"v": 1, "content": [{"type": "text", "text": "the call sends secrets, and this tool worker cannot "
+                                     "open them, so it did not run: %s" % e}],
+                "is_error": True, "error_code": "secrets_unavailable"}
+    try:
+        out = await run(t, envelope, heartbeat=activity.heartbeat, interval=interval, executor=executor)
+    except ApplicationError as e:
+        if reconciling:
+            return {"v": 1, "took_effect": None, "content": []}
+        # from None: the function's own exception, whose message may hold a
+        # value, is not sent as the failure's cause.
+        raise ApplicationError(_secrets.seal(key, e.message or type(e).__name__), type=_secrets.FAILURE_SEALED,
+                               non_retryable=e.non_retryable) from None
+    if reconciling:
+        return {"v": 1, "took_effect": out.get("took_effect"), "content": []}
+    out["attempt"] = activity.info().attempt
+    return {"v": 1, "content": [], "is_error": False, "attempt": activity.info().attempt,
+            "sealed": _secrets.seal(key, json.dumps(out, separators=(",", ":")))}
 
 
 def activities(tools: Iterable[Tool], executor: Any = None) -> List[Callable[..., Any]]:
