@@ -165,6 +165,17 @@ func encodedLen(v any) int {
 	return len(b)
 }
 
+// output is step 8 of a round: its output, without the input the caller
+// has (H3, changeLeanOutput), kept within its budget (fit).
+func (r *run) output(ctx workflow.Context, res round.Result) round.Output {
+	out := round.NewOutput(r.in, res)
+	if version(ctx, changeLeanOutput, 1) == 1 {
+		out.Lean() // H3: the caller has the input
+	}
+	r.fit(ctx, &out)
+	return out
+}
+
 // fit keeps a finished round's result within ResultBudget and its state
 // within StateBudget by moving the largest contents to the blob store
 // (StoreContents); each keeps a preview and a ContentRef, as a large single

@@ -95,6 +95,23 @@ func (a *agent) reply(status, text, reason string) {
 	a.chat.answered++
 }
 
+// awaitMessage is step 0 of a persistent run's pass: between messages it
+// waits for the next. The run ends cancelled when it was cancelled while
+// it waited, and continues as new when nextMessage says so.
+func (a *agent) awaitMessage(ctx workflow.Context) (next, error) {
+	if !a.chat.on || a.chat.current != "" {
+		return nextStep, nil
+	}
+	again, err := a.nextMessage(ctx)
+	if err != nil || ctx.Err() != nil {
+		return a.cancelled()
+	}
+	if again {
+		return nextNew, a.continueAsNew(ctx)
+	}
+	return nextStep, nil
+}
+
 // nextMessage waits, between messages, for the next one and puts it into
 // the conversation. It reports whether the run is to continue as new
 // instead (past its history bounds, nothing waiting) and an error when

@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/crashpoint"
 	"github.com/toolround/toolround/round"
 )
 
@@ -50,6 +51,25 @@ func (r *run) publish(ctx workflow.Context, in round.PublishInput) {
 	in.Events = events
 	if err := workflow.ExecuteLocalActivity(lctx, round.ActivityPublishRound, in).Get(lctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("publishing the round's events failed; the round goes on", "error", err)
+	}
+}
+
+// publishCommitted is step 7 of a round: pass 3's events not yet
+// published, its result-cache writes and the session history go to the
+// PublishRound local activity, with the call_finished events only the
+// workflow knows (changeCallFinished); then the round and every call are
+// done.
+func (r *run) publishCommitted(ctx workflow.Context, out *CommitOutput) {
+	pub := round.PublishInput{Events: out.Result.Events[r.published:], CacheWrites: out.CacheWrites, History: out.Result.History}
+	if version(ctx, changeCallFinished, 1) == 1 {
+		pub.Finished = r.finished(workflow.Now(ctx), out.Result.Results)
+	}
+	crashpoint.Step(ctx, "round.pass3.after")
+	r.publish(ctx, pub)
+	crashpoint.Step(ctx, "round.publish.after")
+	r.phase = round.PhaseDone
+	for i := range r.calls {
+		r.calls[i].State = CallDone
 	}
 }
 

@@ -201,26 +201,9 @@ func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.Run
 			p.done(round.StatusInvalid, u.Err)
 			continue
 		}
-		// P1.2. A name that no tool has is answered by the existence check
-		// even when called directly: the find_tools hint would send the
-		// model after a tool that does not exist.
-		_, missing := snap.Missing[u.Name]
-		if u.Via && !snap.loaded(tools.RunTool) {
-			p.done(round.StatusRefused, fmt.Sprintf("run_tool is not available to this provider: call %s directly", u.Name))
-			continue
-		}
-		if !u.Via && (!missing || u.Test) && !snap.loaded(called) {
-			p.done(round.StatusRefused, refusedHint(called, snap.Features.HonestRepeats && st.HasFetched(called)))
-			continue
-		}
-		// P1.5 (see above): nothing without a handler runs.
-		if msg, ok := snap.Missing[u.Name]; ok {
-			p.done(round.StatusUnknown, msg)
-			continue
-		}
-		ti, ok := snap.Tools[u.Name]
+		// P1.2, then P1.5: nothing without a handler runs.
+		ti, ok := p.findTool(u, called, snap, st)
 		if !ok {
-			p.done(round.StatusUnknown, fmt.Sprintf("unknown tool %q", u.Name))
 			continue
 		}
 		if p.Facts.Effect == "" {
@@ -259,6 +242,34 @@ func Preflight(in *round.Input, calls []Unwrapped, snap *Snapshot, st *round.Run
 		}
 	}
 	return plan
+}
+
+// findTool is P1.2 and P1.5 for one call of Preflight: it returns the tool
+// that runs the call, or settles the call (refused, unknown) and reports
+// false. called is the tool the model called (test_tool for a test, G4).
+func (p *Call) findTool(u Unwrapped, called string, snap *Snapshot, st *round.RunState) (ToolInfo, bool) {
+	// P1.2. A name that no tool has is answered by the existence check
+	// even when called directly: the find_tools hint would send the
+	// model after a tool that does not exist.
+	_, missing := snap.Missing[u.Name]
+	if u.Via && !snap.loaded(tools.RunTool) {
+		p.done(round.StatusRefused, fmt.Sprintf("run_tool is not available to this provider: call %s directly", u.Name))
+		return ToolInfo{}, false
+	}
+	if !u.Via && (!missing || u.Test) && !snap.loaded(called) {
+		p.done(round.StatusRefused, refusedHint(called, snap.Features.HonestRepeats && st.HasFetched(called)))
+		return ToolInfo{}, false
+	}
+	// P1.5 (see above): nothing without a handler runs.
+	if msg, ok := snap.Missing[u.Name]; ok {
+		p.done(round.StatusUnknown, msg)
+		return ToolInfo{}, false
+	}
+	ti, ok := snap.Tools[u.Name]
+	if !ok {
+		p.done(round.StatusUnknown, fmt.Sprintf("unknown tool %q", u.Name))
+	}
+	return ti, ok
 }
 
 // Decide applies a human decision to a call waiting at the gate.

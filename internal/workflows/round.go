@@ -145,17 +145,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	r.approvals.ask(ctx)
 	r.record(r.scope.RoundStarted(workflow.Now(ctx), len(r.calls)))
 	// From here on clients may ask (queries.go) and signal (signals.go).
-	if err := r.setQueryHandlers(ctx); err != nil {
-		return round.Output{}, err
-	}
-	r.listen(ctx)
-	if err := r.approvals.setUpdateHandlers(ctx); err != nil {
-		return round.Output{}, err
-	}
-	if err := r.setElicitHandlers(ctx); err != nil {
-		return round.Output{}, err
-	}
-	if err := r.setToolResultHandler(ctx); err != nil {
+	if err := r.openToClients(ctx); err != nil {
 		return round.Output{}, err
 	}
 
@@ -177,38 +167,32 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	// 6. Pass 3. It and its publication run even when the round was
 	// cancelled, so every call still gets its result.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
-	r.phase = round.PhaseCommit
-	r.approvals.settle(dctx)
-	out := Commit(CommitInput{
-		Input: &in, WorkflowID: r.scope.WorkflowID, Calls: r.calls, Snapshot: &r.snap,
-		State: r.st, Events: r.events, Now: workflow.Now(dctx), Generation: r.generation(),
-	})
-
-	r.signUsage(dctx, out.Result.State) // limits.go
+	out := r.commit(dctx)
 
 	// 7. Publication: events, result-cache writes, the session history.
-	pub := round.PublishInput{Events: out.Result.Events[r.published:], CacheWrites: out.CacheWrites, History: out.Result.History}
-	if version(dctx, changeCallFinished, 1) == 1 {
-		pub.Finished = r.finished(workflow.Now(dctx), out.Result.Results)
-	}
-	crashpoint.Step(dctx, "round.pass3.after")
-	r.publish(dctx, pub)
-	crashpoint.Step(dctx, "round.publish.after")
-	r.phase = round.PhaseDone
-	for i := range r.calls {
-		r.calls[i].State = CallDone
-	}
+	r.publishCommitted(dctx, &out)
 
 	probeUpgrade(dctx) // probe_on.go: a change behind a version, in the upgrade test's build only
 
 	// 8. The result, within its budget.
-	res := round.NewOutput(&in, out.Result)
-	if version(dctx, changeLeanOutput, 1) == 1 {
-		res.Lean() // H3: the caller has the input
-	}
-	r.fit(dctx, &res)
+	res := r.output(dctx, out.Result)
 	r.drainNotify(dctx)
 	r.endSearch(dctx)
 	r.metricRoundDone(ctx, &res)
 	return res, nil
+}
+
+// commit is step 6 around pass 3: the remembered rules are signed and
+// every call has a decision record (approvals.settle), Commit (commit.go,
+// pure) lands one result per call, and the usage of the run state it
+// returns is signed (limits.go).
+func (r *run) commit(ctx workflow.Context) CommitOutput {
+	r.phase = round.PhaseCommit
+	r.approvals.settle(ctx)
+	out := Commit(CommitInput{
+		Input: r.in, WorkflowID: r.scope.WorkflowID, Calls: r.calls, Snapshot: &r.snap,
+		State: r.st, Events: r.events, Now: workflow.Now(ctx), Generation: r.generation(),
+	})
+	r.signUsage(ctx, out.Result.State)
+	return out
 }

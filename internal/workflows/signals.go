@@ -24,6 +24,24 @@ type (
 	Extend     round.Extend
 )
 
+// openToClients sets what clients may ask and send from pass 1's end on,
+// in this order: the queries (queries.go), the signals (listen), the
+// approvals' updates, the MCP elicitations' handlers (elicit.go) and the
+// client tools' results' update (toolresult.go).
+func (r *run) openToClients(ctx workflow.Context) error {
+	if err := r.setQueryHandlers(ctx); err != nil {
+		return err
+	}
+	r.listen(ctx)
+	if err := r.approvals.setUpdateHandlers(ctx); err != nil {
+		return err
+	}
+	if err := r.setElicitHandlers(ctx); err != nil {
+		return err
+	}
+	return r.setToolResultHandler(ctx)
+}
+
 // listen drains the round's signals in one coroutine: confirm decisions
 // (gate.go), ask_user answers and client tools' results (execute.go).
 // Payloads are decoded here so that a malformed one is recorded instead of

@@ -1,0 +1,73 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/toolround/toolround/round"
+)
+
+// start is the run's first step: its input checked and given its
+// defaults; the state a continue-as-new carried, or else the task as the
+// first message; the status query; a persistent run's chat update (G3);
+// the model call's heartbeat timeout, recorded once; the run's limits
+// (B1); the versions the run asks once.
+func (w *AgentWorkflow) start(ctx workflow.Context, in round.AgentInput) (*agent, error) {
+	if err := in.ValidateStarted(); err != nil {
+		return nil, temporal.NewNonRetryableApplicationError("invalid agent input: "+err.Error(), round.ErrTypeInvalidInput, err)
+	}
+	in = in.WithDefaults()
+	a := &agent{in: in, status: round.AgentRunning,
+		scope: round.AgentScope{SessionID: in.SessionID, RunID: in.RunID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID}}
+	if c := in.Carry; c != nil {
+		a.conv, a.state, a.round, a.calls, a.execs = c.Conversation, c.State, c.Round, c.ModelCalls, c.Executions
+		a.last = c.LastRequest
+		a.chat.replies = c.Replies
+		a.in.Carry = nil
+	} else if in.Task != "" || !in.Persistent {
+		a.conv = []round.AgentMessage{{Role: "user", Content: in.Task}}
+	}
+	if err := workflow.SetQueryHandler(ctx, round.QueryAgentStatus, func() (round.AgentStatus, error) {
+		return a.snapshot(), nil
+	}); err != nil {
+		return nil, err
+	}
+	if in.Persistent {
+		if err := a.startChat(ctx); err != nil {
+			return nil, err
+		}
+		if len(a.conv) > 0 && in.Carry == nil {
+			a.chat.current = "task" // the task is answered first, as a message
+		}
+	}
+	a.userMessages = workflow.GetSignalChannel(ctx, round.SignalUserMessage)
+	if err := workflow.SideEffect(ctx, func(workflow.Context) any { return w.heartbeat() }).Get(&a.hb); err != nil {
+		return nil, err
+	}
+	a.timeout = w.modelTimeout()
+	if err := a.startLimits(ctx, w.Limits); err != nil {
+		return nil, err
+	}
+	a.apis = version(ctx, changeAgentAPIs, 1) >= 1
+	budgetVersion := version(ctx, changeAgentBudget, 2)
+	a.budget, a.refresh = budgetVersion >= 1, budgetVersion >= 2
+	return a, nil
+}
+
+// heartbeat is the model call's heartbeat timeout.
+func (w *AgentWorkflow) heartbeat() time.Duration {
+	if w.HeartbeatTimeout > 0 {
+		return w.HeartbeatTimeout
+	}
+	return 10 * time.Second
+}
+
+// modelTimeout bounds one attempt of a model call.
+func (w *AgentWorkflow) modelTimeout() time.Duration {
+	if w.ModelTimeout > 0 {
+		return w.ModelTimeout
+	}
+	return 10 * time.Minute
+}
