@@ -18,6 +18,15 @@
 #   rps1000        (PORT_BASE+6)  ... 1000 (also called pollrps)
 # BENCH_PORT_BASE defaults to 7297.
 #
+# Beside the built-ins' 10-call round (noop10) the benchmark runs 10 calls
+# of a user's read-only tool (SPEC Y) in one round, served by a Python tool
+# worker (`python -m toolround.tools serve`; case pytool10) and by a Go one
+# (the toolworker package; gotool10). It starts both tool workers itself, on
+# queues of their own that the worker runs (TOOL_QUEUES, trusted), and
+# prints their p50 and p99 over noop10's of the same run
+# (ratio_p50_10pytool_vs_10tools, ...). The Python interpreter is
+# BENCH_PYTHON, else TOOLROUND_PYTHON, else the one `make run` uses.
+#
 # BENCH_IDLE_CPU=1 measures instead the idle CPU of the dev server per
 # setting: for each of BENCH_IDLE_SETTINGS (default rps20,rps100,rps200,
 # rps1000,rps1000all, the names of server_setting_flags) a fresh private dev
@@ -244,5 +253,12 @@ if [ -n "${BENCH_SERVER_COMPARE:-}" ]; then
 	done
 fi
 
+# The user-tool cases' Python tool worker runs on BENCH_PYTHON, else
+# TOOLROUND_PYTHON, else the virtualenv `make run` serves its Python tools
+# with (installed here when missing); without one the Python case is left
+# out, with a line saying so.
+if [ -z "${BENCH_PYTHON:-}" ] && [ -z "${TOOLROUND_PYTHON:-}" ] && ensure_python_tool_worker; then
+	export BENCH_PYTHON="$PYTHON_TOOL_WORKER"
+fi
 log "go run ./cmd/bench ${args[*]} $*"
 go run ./cmd/bench "${args[@]}" "$@"

@@ -21,6 +21,9 @@ func main() {
 	switch {
 	case len(os.Args) > 1 && os.Args[1] == "worker":
 		err = runWorker()
+	case len(os.Args) > 1 && os.Args[1] == "toolworker":
+		// The Go tool worker of the user-tool case (usertools.go).
+		err = runToolWorker()
 	case len(os.Args) > 1 && os.Args[1] == "sandbox":
 		err = runSandboxBench(os.Stdout)
 	case len(os.Args) > 1 && os.Args[1] == "long":
