@@ -41,6 +41,21 @@
 # approval waits BENCH_APPROVAL_WAIT (30m); `go run ./cmd/bench long -h` lists
 # the settings; it writes bench/results/long/long.{txt,json}.
 #
+# BENCH_SOAK=1 runs instead `go run ./cmd/bench soak` against TEMPORAL_ADDRESS
+# (SPEC L2, docs/benchmarks/soak.md): one agent run of 10,000 tool calls,
+# 20 a round (every fourth at-most-once, the others read-only), max_rounds
+# 600, against a scripted model this process serves on loopback (the
+# worker's LLM_BASE_URL), with the worker process killed (SIGKILL) and
+# started again each time another 1,000 calls have run. The tools report
+# every execution to a recorder in this process, by key and operation id.
+# It prints calls, rounds, continues-as-new, history events and bytes per
+# call and the worker's VmRSS, writes bench/results/soak/soak.{txt,json},
+# and exits non-zero unless duplicates = 0, lost = 0, every unknown_outcome
+# is justified (an at-most-once call whose round was open at a kill), no
+# execution's history passes 10,000 events or 10 MiB, and the last worker's
+# VmRSS at the end is within 1.5x the first's after 1,000 calls. `go run
+# ./cmd/bench soak -h` lists the settings (BENCH_SOAK_CALLS, ...).
+#
 # BENCH_CLUSTER=1 measures instead the throughput of one task queue served by
 # 1, 2 and 4 worker processes (BENCH_WORKERS) against scripts/cluster.sh's
 # Temporal server on PostgreSQL, started here when it is not running
@@ -168,6 +183,10 @@ cd "$ROOT"
 if [ "${BENCH_LONG:-0}" = 1 ]; then
 	log "go run ./cmd/bench long $*"
 	exec go run ./cmd/bench long "$@"
+fi
+if [ "${BENCH_SOAK:-0}" = 1 ]; then
+	log "go run ./cmd/bench soak $*"
+	exec go run ./cmd/bench soak "$@"
 fi
 
 private_pids=()

@@ -29,6 +29,9 @@ func main() {
 	case len(os.Args) > 1 && os.Args[1] == "long":
 		// One round of many calls, one round with a long approval wait (long.go).
 		err = runLong(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "soak":
+		// One agent run of many calls with the worker killed (soak.go).
+		err = runSoak(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "scaling":
 		// Throughput by worker count (scaling.go).
 		err = runScaling(os.Args[2:])
