@@ -53,8 +53,10 @@
 # and exits non-zero unless duplicates = 0, lost = 0, every unknown_outcome
 # is justified (an at-most-once call whose round was open at a kill), no
 # execution's history passes 10,000 events or 10 MiB, and the last worker's
-# VmRSS at the end is within 1.5x the first's after 1,000 calls. `go run
-# ./cmd/bench soak -h` lists the settings (BENCH_SOAK_CALLS, ...).
+# VmRSS at the end is within 1.5x the first's after 1,000 calls. It deletes
+# the run's workflows from the server once read (about 800 MB of history;
+# BENCH_SOAK_KEEP=1 keeps them). `go run ./cmd/bench soak -h` lists the
+# settings (BENCH_SOAK_CALLS, ...).
 #
 # BENCH_CLUSTER=1 measures instead the throughput of one task queue served by
 # 1, 2 and 4 worker processes (BENCH_WORKERS) against scripts/cluster.sh's

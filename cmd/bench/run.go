@@ -658,11 +658,15 @@ const slowestKept = 3
 
 // cleanRedis deletes the bench session's event stream and history; a
 // failure only leaves them to their own trimming.
-func (b *bench) cleanRedis(ctx context.Context) {
-	if b.o.RedisURL == "none" {
+func (b *bench) cleanRedis(ctx context.Context) { cleanSession(ctx, b.o.RedisURL, b.session) }
+
+// cleanSession deletes a session's event stream and history in the Redis
+// at url ("none": no Redis).
+func cleanSession(ctx context.Context, url, session string) {
+	if url == "none" {
 		return
 	}
-	rc, err := cache.Open(ctx, cache.Options{URL: b.o.RedisURL})
+	rc, err := cache.Open(ctx, cache.Options{URL: url})
 	if rc == nil {
 		return
 	}
@@ -672,7 +676,7 @@ func (b *bench) cleanRedis(ctx context.Context) {
 	}
 	// One key at a time: in a cluster the two are in one slot, but a DEL
 	// of keys of several slots is refused.
-	for _, k := range []string{cache.EventsKey(b.session), tools.HistoryKey(b.session)} {
+	for _, k := range []string{cache.EventsKey(session), tools.HistoryKey(session)} {
 		_ = rc.Redis().Del(ctx, k).Err()
 	}
 }
