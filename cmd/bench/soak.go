@@ -494,17 +494,23 @@ wait:
 	cleanSession(ctx, o.RedisURL, session)
 	if !o.Keep {
 		logf("soak: deleting the run's %d executions and %d rounds from the server (-keep leaves them)", len(rep.Executions), rep.Rounds)
-		rep.deleteWorkflows(ctx, tc, o.Namespace)
+		if err := rep.deleteWorkflows(ctx, tc, o.Namespace); err != nil {
+			logf("soak: the run's workflows stay on the server: %v", err)
+		}
 	}
 	return rep, nil
 }
 
 // deleteWorkflows deletes the run's executions and rounds; a failure only
-// leaves them to the namespace's retention.
-func (rep *SoakReport) deleteWorkflows(ctx context.Context, tc tclient.Client, namespace string) {
+// leaves them to the namespace's retention, and the first is returned.
+func (rep *SoakReport) deleteWorkflows(ctx context.Context, tc tclient.Client, namespace string) error {
+	var first error
 	del := func(id, runID string) {
-		_, _ = tc.WorkflowService().DeleteWorkflowExecution(ctx, &workflowservice.DeleteWorkflowExecutionRequest{
+		_, err := tc.WorkflowService().DeleteWorkflowExecution(ctx, &workflowservice.DeleteWorkflowExecutionRequest{
 			Namespace: namespace, WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: id, RunId: runID}})
+		if err != nil && first == nil {
+			first = fmt.Errorf("delete %s: %w", id, err)
+		}
 	}
 	for _, x := range rep.Executions {
 		del(rep.WorkflowID, x.RunID)
@@ -512,6 +518,7 @@ func (rep *SoakReport) deleteWorkflows(ctx context.Context, tc tclient.Client, n
 	for _, id := range rep.roundIDs {
 		del(id, "")
 	}
+	return first
 }
 
 // soakRound is a round workflow as visibility lists it.
