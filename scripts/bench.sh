@@ -18,6 +18,15 @@
 #   rps1000        (PORT_BASE+6)  ... 1000 (also called pollrps)
 # BENCH_PORT_BASE defaults to 7297.
 #
+# Beside the built-ins' 10-call round (noop10) the benchmark runs 10 calls
+# of a user's read-only tool (SPEC Y) in one round, served by a Python tool
+# worker (`python -m toolround.tools serve`; case pytool10) and by a Go one
+# (the toolworker package; gotool10). It starts both tool workers itself, on
+# queues of their own that the worker runs (TOOL_QUEUES, trusted), and
+# prints their p50 and p99 over noop10's of the same run
+# (ratio_p50_10pytool_vs_10tools, ...). The Python interpreter is
+# BENCH_PYTHON, else TOOLROUND_PYTHON, else the one `make run` uses.
+#
 # BENCH_IDLE_CPU=1 measures instead the idle CPU of the dev server per
 # setting: for each of BENCH_IDLE_SETTINGS (default rps20,rps100,rps200,
 # rps1000,rps1000all, the names of server_setting_flags) a fresh private dev
@@ -31,6 +40,23 @@
 # one round of 500 calls (read-only, then at-most-once) and one round whose
 # approval waits BENCH_APPROVAL_WAIT (30m); `go run ./cmd/bench long -h` lists
 # the settings; it writes bench/results/long/long.{txt,json}.
+#
+# BENCH_SOAK=1 runs instead `go run ./cmd/bench soak` against TEMPORAL_ADDRESS
+# (SPEC L2, docs/benchmarks/soak.md): one agent run of 10,000 tool calls,
+# 20 a round (every fourth at-most-once, the others read-only), max_rounds
+# 600, against a scripted model this process serves on loopback (the
+# worker's LLM_BASE_URL), with the worker process killed (SIGKILL) and
+# started again each time another 1,000 calls have run. The tools report
+# every execution to a recorder in this process, by key and operation id.
+# It prints calls, rounds, continues-as-new, history events and bytes per
+# call and the worker's VmRSS, writes bench/results/soak/soak.{txt,json},
+# and exits non-zero unless duplicates = 0, lost = 0, every unknown_outcome
+# is justified (an at-most-once call whose round was open at a kill), no
+# execution's history passes 10,000 events or 10 MiB, and the last worker's
+# VmRSS at the end is within 1.5x the first's after 1,000 calls. It deletes
+# the run's workflows from the server once read (about 800 MB of history;
+# BENCH_SOAK_KEEP=1 keeps them). `go run ./cmd/bench soak -h` lists the
+# settings (BENCH_SOAK_CALLS, ...).
 #
 # BENCH_CLUSTER=1 measures instead the throughput of one task queue served by
 # 1, 2 and 4 worker processes (BENCH_WORKERS) against scripts/cluster.sh's
@@ -160,6 +186,10 @@ if [ "${BENCH_LONG:-0}" = 1 ]; then
 	log "go run ./cmd/bench long $*"
 	exec go run ./cmd/bench long "$@"
 fi
+if [ "${BENCH_SOAK:-0}" = 1 ]; then
+	log "go run ./cmd/bench soak $*"
+	exec go run ./cmd/bench soak "$@"
+fi
 
 private_pids=()
 stop_private_servers() {
@@ -244,5 +274,12 @@ if [ -n "${BENCH_SERVER_COMPARE:-}" ]; then
 	done
 fi
 
+# The user-tool cases' Python tool worker runs on BENCH_PYTHON, else
+# TOOLROUND_PYTHON, else the virtualenv `make run` serves its Python tools
+# with (installed here when missing); without one the Python case is left
+# out, with a line saying so.
+if [ -z "${BENCH_PYTHON:-}" ] && [ -z "${TOOLROUND_PYTHON:-}" ] && ensure_python_tool_worker; then
+	export BENCH_PYTHON="$PYTHON_TOOL_WORKER"
+fi
 log "go run ./cmd/bench ${args[*]} $*"
 go run ./cmd/bench "${args[@]}" "$@"

@@ -21,11 +21,17 @@ func main() {
 	switch {
 	case len(os.Args) > 1 && os.Args[1] == "worker":
 		err = runWorker()
+	case len(os.Args) > 1 && os.Args[1] == "toolworker":
+		// The Go tool worker of the user-tool case (usertools.go).
+		err = runToolWorker()
 	case len(os.Args) > 1 && os.Args[1] == "sandbox":
 		err = runSandboxBench(os.Stdout)
 	case len(os.Args) > 1 && os.Args[1] == "long":
 		// One round of many calls, one round with a long approval wait (long.go).
 		err = runLong(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "soak":
+		// One agent run of many calls with the worker killed (soak.go).
+		err = runSoak(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "scaling":
 		// Throughput by worker count (scaling.go).
 		err = runScaling(os.Args[2:])

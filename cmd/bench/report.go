@@ -66,7 +66,10 @@ type SetupReport struct {
 	Makespan         Makespan     `json:"makespan"`
 	Throughput       []Throughput `json:"throughput"`
 	Worker           Memory       `json:"worker_memory"`
-	Ratios           Ratios       `json:"ratios"`
+	// ToolWorkers are the user tools' worker processes' memory, by kind
+	// (python, go), when the run had them.
+	ToolWorkers map[string]Memory `json:"tool_worker_memory,omitempty"`
+	Ratios      Ratios            `json:"ratios"`
 }
 
 // CaseReport is one case's latency and history.
@@ -150,6 +153,19 @@ type Ratios struct {
 	HistoryPerCallPeerBounded  float64 `json:"history_bytes_per_call_peer_bounded"`
 	HistoryPerCallPeerLocal    float64 `json:"history_bytes_per_call_peer_local"`
 	HistoryPerCallAtMostOnce10 float64 `json:"history_bytes_per_call_10atmostonce"`
+	// Users' own tools (usertools.go): the p50 and p99 of 10 calls of a
+	// Python and of a Go tool worker's read-only tool in a round over
+	// noop10's (10 calls of a tool of the worker itself), and the p50 over
+	// the peer's 10 activities at once, which also go through a task
+	// queue; their history bytes per call.
+	P50PyTool10VsBuiltin   float64 `json:"ratio_p50_10pytool_vs_10tools"`
+	P99PyTool10VsBuiltin   float64 `json:"ratio_p99_10pytool_vs_10tools"`
+	P50GoTool10VsBuiltin   float64 `json:"ratio_p50_10gotool_vs_10tools"`
+	P99GoTool10VsBuiltin   float64 `json:"ratio_p99_10gotool_vs_10tools"`
+	P50PyTool10VsPeer      float64 `json:"ratio_p50_10pytool_vs_peer"`
+	P50GoTool10VsPeer      float64 `json:"ratio_p50_10gotool_vs_peer"`
+	HistoryPerCallPyTool10 float64 `json:"history_bytes_per_call_10pytool"`
+	HistoryPerCallGoTool10 float64 `json:"history_bytes_per_call_10gotool"`
 }
 
 // ratioLine is one name=value line of the printed ratios.
@@ -178,6 +194,14 @@ func (r Ratios) lines() []ratioLine {
 		{"history_bytes_per_call_peer", bytes(r.HistoryPerCallPeer)},
 		{"history_bytes_per_call_peer_bounded", bytes(r.HistoryPerCallPeerBounded)},
 		{"history_bytes_per_call_peer_local", bytes(r.HistoryPerCallPeerLocal)},
+		{"ratio_p50_10pytool_vs_10tools", f3(r.P50PyTool10VsBuiltin)},
+		{"ratio_p99_10pytool_vs_10tools", f3(r.P99PyTool10VsBuiltin)},
+		{"ratio_p50_10gotool_vs_10tools", f3(r.P50GoTool10VsBuiltin)},
+		{"ratio_p99_10gotool_vs_10tools", f3(r.P99GoTool10VsBuiltin)},
+		{"ratio_p50_10pytool_vs_peer", f3(r.P50PyTool10VsPeer)},
+		{"ratio_p50_10gotool_vs_peer", f3(r.P50GoTool10VsPeer)},
+		{"history_bytes_per_call_10pytool", bytes(r.HistoryPerCallPyTool10)},
+		{"history_bytes_per_call_10gotool", bytes(r.HistoryPerCallGoTool10)},
 	}
 }
 
@@ -273,6 +297,15 @@ func (sr *SetupReport) finish(bound int, sleep time.Duration) {
 	sr.Ratios.HistoryPerCallPeerBounded = perCall("peerbounded10")
 	sr.Ratios.HistoryPerCallPeerLocal = perCall("peerlocal10")
 	sr.Ratios.MakespanRound = sr.Makespan.RatioE2E
+	py, gt, peer10 := sr.latency("pytool10"), sr.latency("gotool10"), sr.latency("peer10")
+	sr.Ratios.P50PyTool10VsBuiltin = Ratio(py.P50, n10.P50)
+	sr.Ratios.P99PyTool10VsBuiltin = Ratio(py.P99, n10.P99)
+	sr.Ratios.P50GoTool10VsBuiltin = Ratio(gt.P50, n10.P50)
+	sr.Ratios.P99GoTool10VsBuiltin = Ratio(gt.P99, n10.P99)
+	sr.Ratios.P50PyTool10VsPeer = Ratio(py.P50, peer10.P50)
+	sr.Ratios.P50GoTool10VsPeer = Ratio(gt.P50, peer10.P50)
+	sr.Ratios.HistoryPerCallPyTool10 = perCall("pytool10")
+	sr.Ratios.HistoryPerCallGoTool10 = perCall("gotool10")
 }
 
 // writeJSON saves v, indented, as dir/name, making dir first: the
@@ -347,6 +380,11 @@ func (r *Report) Print(w io.Writer) {
 				where = "benchmark process with the worker in it"
 			}
 			fmt.Fprintf(w, "worker memory: VmHWM %.1f MiB, VmRSS %.1f MiB (%s, pid %d)\n", s.Worker.PeakMiB, s.Worker.ResidMiB, where, s.Worker.PID)
+		}
+		for _, kind := range []string{userPython, userGo} {
+			if m, ok := s.ToolWorkers[kind]; ok && m.Available {
+				fmt.Fprintf(w, "%s tool worker memory: VmHWM %.1f MiB, VmRSS %.1f MiB (pid %d)\n", kind, m.PeakMiB, m.ResidMiB, m.PID)
+			}
 		}
 		for _, name := range []string{"noop10", "atmostonce10"} {
 			c := s.caseByName(name)

@@ -38,6 +38,9 @@ type Case struct {
 	// (peer.go): Calls calls as activities, all at once (regular), at most
 	// the round's bound at once (bounded), or as local activities (local).
 	Peer string `json:"peer,omitempty"`
+	// User, for a user tool's case, is the kind of tool worker that serves
+	// Tool (usertools.go): python or go.
+	User string `json:"user_tool_worker,omitempty"`
 }
 
 // The latency cases run interleaved, one round at a time, so that whatever
@@ -48,6 +51,8 @@ var latencyCases = []Case{
 	{Name: "noop10", Label: "10 no-op", Tool: ToolNoop, Calls: 10},
 	{Name: "noop50", Label: "50 no-op", Tool: ToolNoop, Calls: 50},
 	{Name: "atmostonce10", Label: "10 at-most-once", Tool: ToolWrite, Calls: 10},
+	{Name: "pytool10", Label: "10 Python user tool", Tool: ToolPyLookup, Calls: 10, User: userPython},
+	{Name: "gotool10", Label: "10 Go user tool", Tool: ToolGoLookup, Calls: 10, User: userGo},
 	{Name: "peer10", Label: "peer: 10 activities", Peer: peerRegular, Calls: 10},
 	{Name: "peerbounded10", Label: "peer: 10 activities, bounded", Peer: peerBounded, Calls: 10},
 	{Name: "peerlocal10", Label: "peer: 10 local activities", Peer: peerLocal, Calls: 10},
@@ -74,6 +79,28 @@ func caseNames() []string {
 		out = append(out, c.Name)
 	}
 	return out
+}
+
+// casesFor are the latency cases of this run for a setup: those of a user
+// tool only when the setup's tool worker of its kind answers.
+func (b *bench) casesFor(s *setup) []Case {
+	var out []Case
+	for _, c := range b.cases() {
+		if c.User == "" || s.userTools[c.User] != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// wantsUserTools says whether a case of this run calls a user tool.
+func (b *bench) wantsUserTools() bool {
+	for _, c := range b.cases() {
+		if c.User != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // cases are the latency cases of this run, the empty workflow first.
@@ -122,6 +149,10 @@ type setup struct {
 	localMax  string
 	samples   map[string][]sample
 	latencies map[string][]time.Duration
+	// userTools are the setup's tool workers that answer, by kind
+	// (usertools.go); toolDir holds their files and logs.
+	userTools map[string]*sideProc
+	toolDir   string
 }
 
 // bench is one run.
@@ -170,7 +201,7 @@ func Run(ctx context.Context, o Options, progress io.Writer) (*Report, error) {
 	}
 	for i, s := range b.setups {
 		sr := &rep.Setups[i]
-		for _, c := range append(b.cases(), sleepCase) {
+		for _, c := range append(b.casesFor(s), sleepCase) {
 			cr := CaseReport{Case: c, Latency: Summarize(s.latencies[c.Name])}
 			hs, err := b.histories(ctx, s, c)
 			if err != nil {
@@ -180,6 +211,12 @@ func Run(ctx context.Context, o Options, progress io.Writer) (*Report, error) {
 			sr.Cases = append(sr.Cases, cr)
 		}
 		sr.Worker = s.memory()
+		for kind, p := range s.userTools {
+			if sr.ToolWorkers == nil {
+				sr.ToolWorkers = map[string]Memory{}
+			}
+			sr.ToolWorkers[kind] = readMemory(p.cmd.Process.Pid)
+		}
 		sr.finish(s.bound, o.Sleep)
 	}
 	rep.Machine.LoadAvgEnd = loadAvg()
@@ -218,8 +255,11 @@ func (b *bench) startSetup(ctx context.Context, spec SetupSpec) (*setup, error) 
 	}
 	others := slices.DeleteFunc(slices.Clone(spec.Env), func(kv string) bool { return strings.HasPrefix(kv, "TEMPORAL_ADDRESS=") })
 	b.logf("starting the %s worker on task queue %s (TEMPORAL_ADDRESS=%s%s)", spec.Name, s.taskQueue, s.address, envSuffix(others))
-	env := append([]string{"TEMPORAL_ADDRESS=" + b.o.Address, "TEMPORAL_NAMESPACE=" + b.o.Namespace}, spec.Env...)
-	w, ready, err := startWorker(ctx, s.taskQueue, env)
+	env := []string{"TEMPORAL_ADDRESS=" + b.o.Address, "TEMPORAL_NAMESPACE=" + b.o.Namespace}
+	if b.wantsUserTools() {
+		env = append(env, toolQueuesEnv(s.taskQueue))
+	}
+	w, ready, err := startWorker(ctx, s.taskQueue, append(env, spec.Env...))
 	if err != nil {
 		tc.Close()
 		return nil, err
@@ -227,6 +267,14 @@ func (b *bench) startSetup(ctx context.Context, spec SetupSpec) (*setup, error) 
 	s.worker = w
 	s.bound = ready.bound
 	s.localMax = ready.localMax
+	if b.wantsUserTools() {
+		if s.toolDir, err = os.MkdirTemp("", "toolround-bench-tools-"); err != nil {
+			b.logf("%s: the user-tool cases are left out: %v", spec.Name, err)
+			return s, nil
+		}
+		b.logf("starting the %s setup's Python and Go tool workers on %s and %s", spec.Name, toolQueue(s.taskQueue, userPython), toolQueue(s.taskQueue, userGo))
+		b.startToolWorkers(ctx, s, s.toolDir, []string{"TEMPORAL_ADDRESS=" + s.address, "TEMPORAL_NAMESPACE=" + b.o.Namespace})
+	}
 	return s, nil
 }
 
@@ -303,8 +351,14 @@ func (b *bench) close() {
 		if s.inProcess != nil {
 			s.inProcess.stop()
 		}
+		for _, p := range s.userTools {
+			p.stop()
+		}
 		s.worker.stop()
 		s.tc.Close()
+		if s.toolDir != "" {
+			_ = os.RemoveAll(s.toolDir)
+		}
 	}
 	b.stopSink()
 }
@@ -318,7 +372,7 @@ func (b *bench) latency(ctx context.Context) error {
 		// Rotating the order each iteration keeps any one case or setup from
 		// always following the same neighbour.
 		for _, s := range rotate(b.setups, i) {
-			for _, c := range rotate(b.cases(), i) {
+			for _, c := range rotate(b.casesFor(s), i) {
 				smp, err := b.runOnce(ctx, s, c, c.Name, i)
 				if err != nil {
 					return err
@@ -604,11 +658,15 @@ const slowestKept = 3
 
 // cleanRedis deletes the bench session's event stream and history; a
 // failure only leaves them to their own trimming.
-func (b *bench) cleanRedis(ctx context.Context) {
-	if b.o.RedisURL == "none" {
+func (b *bench) cleanRedis(ctx context.Context) { cleanSession(ctx, b.o.RedisURL, b.session) }
+
+// cleanSession deletes a session's event stream and history in the Redis
+// at url ("none": no Redis).
+func cleanSession(ctx context.Context, url, session string) {
+	if url == "none" {
 		return
 	}
-	rc, err := cache.Open(ctx, cache.Options{URL: b.o.RedisURL})
+	rc, err := cache.Open(ctx, cache.Options{URL: url})
 	if rc == nil {
 		return
 	}
@@ -618,7 +676,7 @@ func (b *bench) cleanRedis(ctx context.Context) {
 	}
 	// One key at a time: in a cluster the two are in one slot, but a DEL
 	// of keys of several slots is refused.
-	for _, k := range []string{cache.EventsKey(b.session), tools.HistoryKey(b.session)} {
+	for _, k := range []string{cache.EventsKey(session), tools.HistoryKey(session)} {
 		_ = rc.Redis().Del(ctx, k).Err()
 	}
 }

@@ -142,8 +142,12 @@ func startEngineWorker(ctx context.Context, cfg engine.Config, c client.Client, 
 		}
 		worker.SetStickyWorkflowCacheSize(size)
 	}
+	defs := benchTools()
+	if url := os.Getenv("BENCH_RECORDER_URL"); url != "" {
+		defs = append(defs, soakTools(url)...) // the soak's (soak.go)
+	}
 	opts := []engine.Option{
-		engine.WithTools(benchTools()...),
+		engine.WithTools(defs...),
 		engine.WithWorkflow(EmptyWorkflowName, emptyWorkflow),
 		engine.WithWorkflow(PayloadWorkflowName, payloadWorkflow),
 		engine.WithWorkflow(PeerWorkflowName, peerWorkflow),

@@ -21,6 +21,7 @@ type workerProc struct {
 	stdin   io.WriteCloser
 	done    chan struct{}
 	logPath string
+	dir     string // its log and work directory, removed when it stops
 }
 
 type readyLine struct {
@@ -58,7 +59,7 @@ func startWorker(ctx context.Context, taskQueue string, env []string) (*workerPr
 	if err != nil {
 		return nil, readyLine{}, fmt.Errorf("worker stdout: %w", err)
 	}
-	w := &workerProc{cmd: cmd, done: make(chan struct{}), logPath: logFile.Name()}
+	w := &workerProc{cmd: cmd, done: make(chan struct{}), logPath: logFile.Name(), dir: dir}
 	if w.stdin, err = cmd.StdinPipe(); err != nil {
 		return nil, readyLine{}, fmt.Errorf("worker stdin: %w", err)
 	}
@@ -117,6 +118,15 @@ func (w *workerProc) stop() {
 		_ = w.cmd.Process.Kill()
 		<-w.done
 	}
+	_ = os.RemoveAll(w.dir)
+}
+
+// kill ends the worker with SIGKILL, as a crash would, and removes its
+// directory once it is gone.
+func (w *workerProc) kill() {
+	_ = w.cmd.Process.Kill()
+	<-w.done
+	_ = os.RemoveAll(w.dir)
 }
 
 func tail(path string) string {
