@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/llm"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/secrets"
@@ -44,5 +45,5 @@ func registerAgent(r worker.Registry, wf *workflows.RoundWorkflow, acts *activit
 			logger.Warn("the agent run's model is not usable", "error", err)
 		}
 	}
-	r.RegisterActivityWithOptions(m.Call, activity.RegisterOptions{Name: round.ActivityModelCall})
+	r.RegisterActivityWithOptions(m.Call, activity.RegisterOptions{Name: wire.ActivityModelCall})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/preview"
 	"github.com/toolround/toolround/internal/seam"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
@@ -33,20 +34,20 @@ func RegisterAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activitie
 // roundActivities are the round's activities under their names.
 func roundActivities(acts *activities.Activities) []swap {
 	return []swap{
-		{round.ActivityExecuteTool, acts.ExecuteTool},
-		{round.ActivityPublishRound, acts.PublishRound},
-		{round.ActivityStoreContents, acts.StoreContents},
-		{round.ActivityOffloadResult, acts.OffloadResult},
-		{round.ActivityRefreshContents, acts.RefreshContents},
-		{round.ActivityCheckFiles, acts.CheckFiles},
-		{round.ActivityVerifyRules, acts.VerifyRules},
-		{round.ActivitySignRules, acts.SignRules},
-		{round.ActivityVerifyUsage, acts.VerifyUsage},
-		{round.ActivitySignUsage, acts.SignUsage},
-		{round.ActivityReconcile, acts.Reconcile},
-		{round.ActivityCachedResult, acts.CachedResult},
-		{round.ActivityToolSecrets, acts.ToolSecrets},
-		{round.ActivityOpenToolResult, acts.OpenToolResult},
+		{wire.ActivityExecuteTool, acts.ExecuteTool},
+		{wire.ActivityPublishRound, acts.PublishRound},
+		{wire.ActivityStoreContents, acts.StoreContents},
+		{wire.ActivityOffloadResult, acts.OffloadResult},
+		{wire.ActivityRefreshContents, acts.RefreshContents},
+		{wire.ActivityCheckFiles, acts.CheckFiles},
+		{wire.ActivityVerifyRules, acts.VerifyRules},
+		{wire.ActivitySignRules, acts.SignRules},
+		{wire.ActivityVerifyUsage, acts.VerifyUsage},
+		{wire.ActivitySignUsage, acts.SignUsage},
+		{wire.ActivityReconcile, acts.Reconcile},
+		{wire.ActivityCachedResult, acts.CachedResult},
+		{wire.ActivityToolSecrets, acts.ToolSecrets},
+		{wire.ActivityOpenToolResult, acts.OpenToolResult},
 	}
 }
 
@@ -60,15 +61,15 @@ func registerAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activitie
 	}
 	registerAgent(r, wf, acts)
 	r.RegisterWorkflowWithOptions(workflows.ToolCatalog, workflow.RegisterOptions{Name: round.WorkflowToolCatalog})
-	r.RegisterActivityWithOptions(acts.ListTools, activity.RegisterOptions{Name: round.ActivityListTools})
+	r.RegisterActivityWithOptions(acts.ListTools, activity.RegisterOptions{Name: wire.ActivityListTools})
 	r.RegisterWorkflowWithOptions(workflows.Gateway, workflow.RegisterOptions{Name: round.WorkflowGateway})
 	r.RegisterWorkflowWithOptions(workflows.GatewayTools, workflow.RegisterOptions{Name: round.WorkflowGatewayTools})
-	r.RegisterActivityWithOptions(acts.ListGatewayTools, activity.RegisterOptions{Name: round.ActivityListGatewayTools})
+	r.RegisterActivityWithOptions(acts.ListGatewayTools, activity.RegisterOptions{Name: wire.ActivityListGatewayTools})
 }
 
 // hostActivities are the round's activities that act in a workspace,
 // which a placed round sends to the host queue (W4), with swaps.
-var hostActivities = map[string]bool{round.ActivityExecuteTool: true, round.ActivityCheckFiles: true, round.ActivityReconcile: true}
+var hostActivities = map[string]bool{wire.ActivityExecuteTool: true, wire.ActivityCheckFiles: true, wire.ActivityReconcile: true}
 
 // registerHost registers the workspace activities on a host queue's
 // worker.

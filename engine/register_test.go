@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/seam"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 )
@@ -41,16 +42,16 @@ func TestRegisterAllNames(t *testing.T) {
 	RegisterAll(r, &workflows.RoundWorkflow{}, &activities.Activities{})
 	require.ElementsMatch(t, []string{round.WorkflowName, round.AgentWorkflowName, round.WorkflowToolCatalog, round.WorkflowGateway, round.WorkflowGatewayTools}, keys(r.workflows))
 	require.ElementsMatch(t,
-		[]string{round.ActivityExecuteTool, round.ActivityPublishRound, round.ActivityStoreContents, round.ActivityRefreshContents, round.ActivityCheckFiles, round.ActivityModelCall, round.ActivityVerifyRules, round.ActivitySignRules, round.ActivityVerifyUsage, round.ActivitySignUsage, round.ActivityReconcile, round.ActivityListTools, round.ActivityCachedResult, round.ActivityListGatewayTools, round.ActivityOffloadResult, round.ActivityToolSecrets, round.ActivityOpenToolResult},
+		[]string{wire.ActivityExecuteTool, wire.ActivityPublishRound, wire.ActivityStoreContents, wire.ActivityRefreshContents, wire.ActivityCheckFiles, wire.ActivityModelCall, wire.ActivityVerifyRules, wire.ActivitySignRules, wire.ActivityVerifyUsage, wire.ActivitySignUsage, wire.ActivityReconcile, wire.ActivityListTools, wire.ActivityCachedResult, wire.ActivityListGatewayTools, wire.ActivityOffloadResult, wire.ActivityToolSecrets, wire.ActivityOpenToolResult},
 		keys(r.activities))
 }
 
 func TestRegisterAllSwap(t *testing.T) {
 	r := newRecorder()
-	hook := func(context.Context, round.PublishInput) error { return nil }
-	registerAll(r, &workflows.RoundWorkflow{}, &activities.Activities{}, swap{Name: round.ActivityPublishRound, Func: hook})
+	hook := func(context.Context, wire.PublishInput) error { return nil }
+	registerAll(r, &workflows.RoundWorkflow{}, &activities.Activities{}, swap{Name: wire.ActivityPublishRound, Func: hook})
 	require.Len(t, r.activities, 17)
-	require.Equal(t, reflect.ValueOf(hook).Pointer(), reflect.ValueOf(r.activities[round.ActivityPublishRound]).Pointer())
+	require.Equal(t, reflect.ValueOf(hook).Pointer(), reflect.ValueOf(r.activities[wire.ActivityPublishRound]).Pointer())
 
 	require.PanicsWithValue(t, `engine: swap for "NoSuchActivity": the round has no activity of that name`, func() {
 		registerAll(newRecorder(), &workflows.RoundWorkflow{}, &activities.Activities{}, swap{Name: "NoSuchActivity", Func: hook})
@@ -70,15 +71,15 @@ func keys(m map[string]any) []string {
 func TestSeamSwaps(t *testing.T) {
 	acts := &activities.Activities{}
 	var wrapped bool
-	ctx := seam.WithActivity(context.Background(), round.ActivityPublishRound, func(publish func(context.Context, round.PublishInput) error) func(context.Context, round.PublishInput) error {
+	ctx := seam.WithActivity(context.Background(), wire.ActivityPublishRound, func(publish func(context.Context, wire.PublishInput) error) func(context.Context, wire.PublishInput) error {
 		wrapped = publish != nil
-		return func(context.Context, round.PublishInput) error { return nil }
+		return func(context.Context, wire.PublishInput) error { return nil }
 	})
 	swaps, err := seamSwaps(ctx, acts)
 	require.NoError(t, err)
 	require.True(t, wrapped)
 	require.Len(t, swaps, 1)
-	require.Equal(t, round.ActivityPublishRound, swaps[0].Name)
+	require.Equal(t, wire.ActivityPublishRound, swaps[0].Name)
 
 	_, err = seamSwaps(seam.WithActivity(context.Background(), "NoSuchActivity", func(f func()) func() { return f }), acts)
 	require.EqualError(t, err, `engine: swap for "NoSuchActivity": the round has no activity of that name`)

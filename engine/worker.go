@@ -19,9 +19,9 @@ import (
 	"github.com/toolround/toolround/internal/health"
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/usertools"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/internal/workspace"
-	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/toolworker"
 )
@@ -216,8 +216,8 @@ func (wk *Worker) start(ctx context.Context, o *options) error {
 		return err
 	}
 	placement.Register(wk.w, &placement.Activities{Client: wk.Client, TaskQueue: e.Config.TaskQueue, Timeout: e.Config.HostTimeout})
-	wk.w.RegisterActivityWithOptions((&activities.Subagents{Client: wk.Client}).Status, activity.RegisterOptions{Name: round.ActivitySubagentStatus})
-	wk.w.RegisterActivityWithOptions((&activities.Chatbots{Client: wk.Client, TaskQueue: e.Config.TaskQueue}).Send, activity.RegisterOptions{Name: round.ActivitySendToChatbot})
+	wk.w.RegisterActivityWithOptions((&activities.Subagents{Client: wk.Client}).Status, activity.RegisterOptions{Name: wire.ActivitySubagentStatus})
+	wk.w.RegisterActivityWithOptions((&activities.Chatbots{Client: wk.Client, TaskQueue: e.Config.TaskQueue}).Send, activity.RegisterOptions{Name: wire.ActivitySendToChatbot})
 	for _, nw := range o.workflows {
 		wk.w.RegisterWorkflowWithOptions(nw.fn, workflow.RegisterOptions{Name: nw.name})
 	}

@@ -11,8 +11,6 @@ import (
 const (
 	// AgentWorkflowName is the registered type of the agent run.
 	AgentWorkflowName = "AgentRun"
-	// ActivityModelCall asks the model for the next assistant message.
-	ActivityModelCall = "ModelCall"
 	// SignalUserMessage carries a UserMessage that joins the conversation
 	// before the next model call (A3).
 	SignalUserMessage = "user_message"
@@ -43,7 +41,7 @@ const (
 	AgentContextExceeded = "context_exceeded"
 )
 
-// Stops of a model turn (ModelOutput.Stop), alike for every API (F4).
+// Stops of a model turn (wire.ModelOutput.Stop), alike for every API (F4).
 const (
 	StopAnswer    = "answer"
 	StopTools     = "tool_use"
@@ -272,35 +270,6 @@ type AgentStatus struct {
 	Usage *Usage `json:"usage,omitempty"`
 }
 
-// ModelInput is the input of the ModelCall activity: call n of the run
-// (from 1) with the conversation so far.
-type ModelInput struct {
-	SessionID   string         `json:"session_id"`
-	RunID       string         `json:"run_id"`
-	WorkflowID  string         `json:"workflow_id"`
-	Call        int            `json:"call"`
-	Round       int            `json:"round"`
-	Provider    string         `json:"provider"`
-	ClientTools []ToolSpec     `json:"client_tools,omitempty"`
-	Messages    []AgentMessage `json:"messages"`
-	// Budget: keep the request under the worker's LLM_CONTEXT_TOKENS
-	// (B3), replacing the oldest tool results by previews; ModelOutput
-	// names them.
-	Budget bool `json:"budget,omitempty"`
-	// Last is the size of the run's previous request, which the budget
-	// estimates this one from (B3); nil: the first, or none reported.
-	Last *RequestSize `json:"last,omitempty"`
-	// SystemPrompt joins the worker's system prompt, and Exclude leaves
-	// tools out of the tools array, for a subagent (G1).
-	SystemPrompt string   `json:"system_prompt,omitempty"`
-	Exclude      []string `json:"exclude,omitempty"`
-	// Model replaces the worker's LLM_MODEL, for a chatbot (G3).
-	Model string `json:"model,omitempty"`
-	// Script, when set, answers in place of the worker's model: the run's
-	// scripted model (AgentInput.Script).
-	Script *ModelScript `json:"script,omitempty"`
-}
-
 // RequestSize is a model request as the budget measures it (B3): its JSON
 // bytes and the input tokens the API reported for it (0: none).
 type RequestSize struct {
@@ -316,67 +285,4 @@ func (last *RequestSize) Estimate(bytes int) int {
 		return bytes / 4
 	}
 	return max(0, int(last.InputTokens)+(bytes-last.Bytes)/4)
-}
-
-// BudgetedResult is a tool message a model call's budget replaced (B3):
-// conversation message Msg now has Content, a preview naming Ref.
-type BudgetedResult struct {
-	Msg     int    `json:"msg"`
-	Ref     string `json:"ref"`
-	Content string `json:"content"`
-}
-
-// ModelOutput is the model's assistant message, with store_secret
-// arguments sealed.
-type ModelOutput struct {
-	Message      AgentMessage `json:"message"`
-	FinishReason string       `json:"finish_reason,omitempty"`
-	// Stop is why the turn ended, alike for every API (F4): answer,
-	// tool_use, pause, truncated, refused. Empty in outputs recorded
-	// before it existed.
-	Stop string `json:"stop,omitempty"`
-	// Tokens are the call's model tokens as the API reports them (B1).
-	Tokens int64 `json:"tokens,omitempty"`
-	// Budgeted are the tool results the budget replaced for this call
-	// (B3); ContextExceeded: what cannot be shortened alone passes the
-	// budget, and the model was not asked (Message is empty).
-	Budgeted        []BudgetedResult `json:"budgeted,omitempty"`
-	ContextExceeded bool             `json:"context_exceeded,omitempty"`
-	// Request is the size of the request sent, for the next call's
-	// estimate (B3); set only when the input asked for the budget.
-	Request *RequestSize `json:"request,omitempty"`
-}
-
-// AgentScope builds an agent run's events; like Scope, it is the one
-// constructor of their ids.
-type AgentScope struct {
-	SessionID  string
-	RunID      string
-	WorkflowID string
-}
-
-func (s AgentScope) event(typ, id string) Event {
-	return Event{ID: s.WorkflowID + id, Type: typ, SessionID: s.SessionID, RunID: s.RunID, WorkflowID: s.WorkflowID}
-}
-
-// ModelToken is the seq-th batch of content tokens of attempt of model call
-// call. An attempt that ran again streams under ids of its own.
-func (s AgentScope) ModelToken(call, attempt, seq int, text string) Event {
-	e := s.event(EventModelToken, fmt.Sprintf("/model/%d/%d/token/%d", call, attempt, seq))
-	e.Detail = text
-	return e
-}
-
-// ModelReply is model call call's answer.
-func (s AgentScope) ModelReply(call, round int, detail string) Event {
-	e := s.event(EventModelReply, fmt.Sprintf("/model/%d/reply", call))
-	e.Round, e.Detail = round, detail
-	return e
-}
-
-// AgentFinished ends the run's events.
-func (s AgentScope) AgentFinished(round int, status string) Event {
-	e := s.event(EventAgentFinished, "/finished")
-	e.Round, e.Detail = round, status
-	return e
 }

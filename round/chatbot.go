@@ -9,17 +9,11 @@ import (
 // Chatbots (G3): the named agents of AGENTS_CONFIG. A chatbot runs as a
 // persistent agent run, agentrun/<session>/chat-<name>, in the caller's
 // session and workspace: it answers one message at a time through the
-// update UpdateChat and then waits for the next.
+// update wire.UpdateChat and then waits for the next.
 const (
 	// ListChatbot and SendToChatbot are G3's tools.
 	ListChatbot   = "list_chatbot"
 	SendToChatbot = "send_to_chatbot"
-	// UpdateChat carries a ChatMessage to a persistent agent run; its
-	// result is the ChatReply to that message.
-	UpdateChat = "chat"
-	// ActivitySendToChatbot starts the chatbot's run if it is not running
-	// and sends it the message (update-with-start), waiting for the reply.
-	ActivitySendToChatbot = "SendToChatbot"
 	// Cycle starts the answer for a message to a chatbot already in the
 	// caller's chain.
 	Cycle = "cycle"
@@ -63,7 +57,7 @@ type ChatbotArgs struct {
 	Message string `json:"message"`
 }
 
-// ChatMessage is the payload of UpdateChat. MessageID is the sending
+// ChatMessage is the payload of wire.UpdateChat. MessageID is the sending
 // call's operation id, which is also the update's id: a retried send is
 // answered once.
 type ChatMessage struct {
@@ -90,22 +84,13 @@ func (m ChatMessage) Validate() error {
 	return checkExclude(m.Exclude)
 }
 
-// ChatReply is the result of UpdateChat: the chatbot's answer to the
+// ChatReply is the result of wire.UpdateChat: the chatbot's answer to the
 // message, or, when Status is not completed, why there is none.
 type ChatReply struct {
 	MessageID string `json:"message_id"`
 	Status    string `json:"status"`
 	Text      string `json:"text,omitempty"`
 	Reason    string `json:"reason,omitempty"`
-}
-
-// SendToChatbotInput is the input of ActivitySendToChatbot: the chatbot's
-// run as it starts when it is not running, and the message.
-type SendToChatbotInput struct {
-	Start   AgentInput  `json:"start"`
-	Message ChatMessage `json:"message"`
-	// Parent is the round that sends, for the run's memo when it starts.
-	Parent string `json:"parent"`
 }
 
 // InChain reports whether a chatbot name is in a caller's chain.

@@ -8,10 +8,10 @@ import (
 )
 
 // MCP elicitation (SPEC E1): an MCP server asks the user for input during a
-// call. The call's activity tells its round (SignalElicit), the round lists
+// call. The call's activity tells its round (wire.SignalElicit), the round lists
 // the wait in pending (KindElicitation, with an Elicitation) and takes the
 // answer by the validated UpdateAnswer; the activity reads it back with
-// QueryElicitation and hands it to the server.
+// wire.QueryElicitation and hands it to the server.
 const (
 	// KindElicitation is a call whose MCP server asks for input.
 	KindElicitation = "elicitation"
@@ -22,12 +22,6 @@ const (
 	// requested schema or an action that is none of the three
 	// (ErrInvalidAnswer). ask_user answers stay on SignalAnswer.
 	UpdateAnswer = "answer"
-	// SignalElicit is sent by a call's activity to its own round when the
-	// server asks for input (ElicitRequest).
-	SignalElicit = "elicit"
-	// QueryElicitation answers, for ElicitQuery, whether the request has
-	// been answered and with what (ElicitReply).
-	QueryElicitation = "elicitation"
 	// ErrInvalidAnswer: an answer's content fails the requested schema, or
 	// its action is not accept, decline or cancel.
 	ErrInvalidAnswer = "invalid_answer"
@@ -110,29 +104,11 @@ type ElicitAnswer struct {
 	Via string `json:"via,omitempty"`
 }
 
-// ElicitQuery names the request QueryElicitation is asked about.
-type ElicitQuery struct {
-	CallID  string `json:"call_id"`
-	Attempt int    `json:"attempt"`
-	Seq     int    `json:"seq"`
-}
-
-// ElicitReply is QueryElicitation's answer: Known when the round has the
-// request; Answered with Action and Content once a person answered or the
-// wait expired (Action cancel, Expired).
-type ElicitReply struct {
-	Known    bool           `json:"known"`
-	Answered bool           `json:"answered"`
-	Action   string         `json:"action,omitempty"`
-	Content  map[string]any `json:"content,omitempty"`
-	Expired  bool           `json:"expired,omitempty"`
-}
-
 // InputRequired is a 2026-07-28 MCP server's input_required result, as a
 // call's activity hands it to its round (E1): the requests a person must
 // answer, those the worker answered itself (roots), and the server's
 // opaque state. The round waits for each request in turn, then runs the
-// call again with the answers (ExecuteInput.InputResponses) and the state.
+// call again with the answers (wire.ExecuteInput.InputResponses) and the state.
 // It sits in history, so a worker that dies while a person thinks loses
 // nothing: the next worker runs the call again with the answers.
 type InputRequired struct {
@@ -185,7 +161,7 @@ func WithDefaults(schema json.RawMessage, content map[string]any) map[string]any
 // MCPTask is a long MCP tool call that its server runs as a task (E2): the
 // tools/call that created it returned this handle instead of a result. It
 // sits in history (ExecuteOutput.Task), and the call's next activity polls
-// the task with it (ExecuteInput.Task) until it ends; that activity may be
+// the task with it (wire.ExecuteInput.Task) until it ends; that activity may be
 // retried, since polling changes nothing on the server.
 type MCPTask struct {
 	// Server is the MCP server's name in MCP_CONFIG; ID its task id.
@@ -209,9 +185,3 @@ type MCPTask struct {
 // MaxTaskPoll bounds how long the round polls an MCP task in one
 // activity, whatever time to live its server gives it.
 const MaxTaskPoll = 24 * time.Hour
-
-// ErrTypeOutcomeLost is the application error type of an activity that
-// found the work it was to finish gone: a stdio MCP server's task whose
-// server died with the worker that started it (E2). The call's outcome is
-// unknown.
-const ErrTypeOutcomeLost = "OutcomeLost"

@@ -17,10 +17,9 @@ const (
 	// UpdateGatewayCall hands the gateway workflow one call (GatewayCall);
 	// it answers with the GatewayTicket of the round that runs it.
 	UpdateGatewayCall = "call"
-	// WorkflowGatewayTools and ActivityListGatewayTools list what the
+	// WorkflowGatewayTools and wire.ActivityListGatewayTools list what the
 	// gateway may offer (GatewayTool), as ToolCatalog does for a provider.
-	WorkflowGatewayTools     = "GatewayTools"
-	ActivityListGatewayTools = "ListGatewayTools"
+	WorkflowGatewayTools = "GatewayTools"
 	// GatewayWorkflowIDPrefix starts a gateway workflow's id.
 	GatewayWorkflowIDPrefix = "mcpgateway"
 	// GatewayProvider is the catalog the gateway offers (Z2).

@@ -24,24 +24,12 @@ const (
 	// MaxExcludedTools bounds an input's exclude list.
 	MaxExcludedTools = 1024
 	// SearchParent is the search attribute that names a subagent's parent
-	// workflow; MemoParent the memo field that does.
+	// workflow; wire.MemoParent the memo field that does.
 	SearchParent = "ToolroundParent" // Keyword
-	MemoParent   = "ToolroundParent"
 )
 
 // BackgroundSubagents is G2's tool.
 const BackgroundSubagents = "background_subagents"
-
-// ActivitySubagentStatus reads a background subagent's status (G2).
-const ActivitySubagentStatus = "SubagentStatus"
-
-// SubagentStatusInput asks for the status of the subagent WorkflowID on
-// behalf of a round of SessionID and RunID.
-type SubagentStatusInput struct {
-	WorkflowID string `json:"workflow_id"`
-	SessionID  string `json:"session_id"`
-	RunID      string `json:"run_id"`
-}
 
 // NotThisRun starts the answer for a subagent id that is not one of the
 // run's (G2), whether or not it exists.

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/internal/wire"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	tclient "go.temporal.io/sdk/client"
@@ -143,9 +143,9 @@ func traceOf(events []*historypb.HistoryEvent) *trace {
 				continue
 			}
 			switch m.ActivityType {
-			case round.ActivityExecuteTool:
+			case wire.ActivityExecuteTool:
 				pass2(taskStart, m.ReplayTime)
-			case round.ActivityPublishRound:
+			case wire.ActivityPublishRound:
 				t.Publish = m.ReplayTime.Sub(lastMark)
 				t.Finish = taskDone.Sub(m.ReplayTime)
 			}

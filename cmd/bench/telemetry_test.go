@@ -18,6 +18,7 @@ import (
 
 	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/internal/activities"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
@@ -82,9 +83,9 @@ func benchRound(b *testing.B, tool string, on bool) {
 			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{tel.WorkerInterceptor}})
 		}
 		env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
-		env.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
-		env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
-		env.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
+		env.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
+		env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: wire.ActivityPublishRound})
+		env.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: wire.ActivityStoreContents})
 		in.Round = i + 1
 		env.ExecuteWorkflow(round.WorkflowName, in)
 		if err := env.GetWorkflowError(); err != nil {

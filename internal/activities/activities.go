@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolround/toolround/internal/beat"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -113,7 +114,7 @@ func (a *Activities) logger() *slog.Logger {
 // ExecuteTool runs one call. A tool's own failure is a result (IsError), not
 // an activity error; only transient failures of retryable calls return an
 // error, so that Temporal retries them with the tool's policy.
-func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
+func (a *Activities) ExecuteTool(ctx context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
 	info := activity.GetInfo(ctx)
 	attempt := int(info.Attempt)
 	def, ok := a.Registry.Lookup(in.Tool)
@@ -166,7 +167,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in round.ExecuteInput) (ro
 		}
 		if errors.Is(err, tools.ErrOutcomeLost) {
 			status = "lost"
-			return round.ExecuteOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), round.ErrTypeOutcomeLost, err)
+			return round.ExecuteOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), wire.ErrTypeOutcomeLost, err)
 		}
 		effect := tools.EffectOf(def, req.Args)
 		// Polling an MCP task changes nothing on the server (E2): a poll
@@ -310,8 +311,8 @@ func (a *Activities) OffloadResult(ctx context.Context, out round.ExecuteOutput)
 // workflows.ResultBudget) in the blob store; each leaves a preview and a
 // reference. Without a blob store, or when it fails, the preview says the
 // rest is gone; the round completes either way.
-func (a *Activities) StoreContents(ctx context.Context, in round.StoreContentsInput) (round.StoreContentsOutput, error) {
-	out := round.StoreContentsOutput{Stored: make([]round.StoredContent, len(in.Contents))}
+func (a *Activities) StoreContents(ctx context.Context, in wire.StoreContentsInput) (wire.StoreContentsOutput, error) {
+	out := wire.StoreContentsOutput{Stored: make([]wire.StoredContent, len(in.Contents))}
 	for i, c := range in.Contents {
 		preview := round.PreviewOf(c, in.Preview)
 		if a.Blobs == nil {
@@ -324,7 +325,7 @@ func (a *Activities) StoreContents(ctx context.Context, in round.StoreContentsIn
 			out.Stored[i].Content = preview + fmt.Sprintf("\n[truncated: %d bytes in all; the round's results were more than a round can return and the blob store failed: %v]", len(c), err)
 			continue
 		}
-		out.Stored[i] = round.StoredContent{Ref: ref, Content: round.StoredPreview(c, ref, in.Preview)}
+		out.Stored[i] = wire.StoredContent{Ref: ref, Content: round.StoredPreview(c, ref, in.Preview)}
 	}
 	return out, nil
 }
@@ -339,25 +340,25 @@ type blobRefresher interface {
 // references an agent run carries into its next execution get the store's
 // whole TTL again, so a live run's replaced results stay readable however
 // long it runs. A store that cannot refresh refreshes nothing.
-func (a *Activities) RefreshContents(ctx context.Context, in round.RefreshContentsInput) (round.RefreshContentsOutput, error) {
+func (a *Activities) RefreshContents(ctx context.Context, in wire.RefreshContentsInput) (wire.RefreshContentsOutput, error) {
 	r, ok := a.Blobs.(blobRefresher)
 	if !ok || len(in.Refs) == 0 {
-		return round.RefreshContentsOutput{}, nil
+		return wire.RefreshContentsOutput{}, nil
 	}
 	missing, err := r.Refresh(ctx, in.Refs)
 	if err != nil {
-		return round.RefreshContentsOutput{}, err
+		return wire.RefreshContentsOutput{}, err
 	}
 	if len(missing) > 0 {
 		a.logger().Warn("stored contents of a live agent run are gone; their previews are all that remain", "missing", len(missing), "first", missing[0])
 	}
-	return round.RefreshContentsOutput{Refreshed: len(in.Refs) - len(missing), Missing: missing}, nil
+	return wire.RefreshContentsOutput{Refreshed: len(in.Refs) - len(missing), Missing: missing}, nil
 }
 
 // endCall ends an attempt's trace; an attempt that gives the call its
 // result (ok or the tool's own error, not a retry or a cancellation) also
 // publishes the call's call_finished event (U7) and logs its one INFO line.
-func (a *Activities) endCall(ctx context.Context, ct *callTrace, in round.ExecuteInput, status string, out round.ExecuteOutput) {
+func (a *Activities) endCall(ctx context.Context, ct *callTrace, in wire.ExecuteInput, status string, out round.ExecuteOutput) {
 	d := ct.end(status)
 	if status != "ok" && status != "error" {
 		return
@@ -379,7 +380,7 @@ func (a *Activities) endCall(ctx context.Context, ct *callTrace, in round.Execut
 	}
 }
 
-func (a *Activities) publishStarted(ctx context.Context, in round.ExecuteInput, attempt int, log *slog.Logger) {
+func (a *Activities) publishStarted(ctx context.Context, in wire.ExecuteInput, attempt int, log *slog.Logger) {
 	scope := round.Scope{SessionID: in.SessionID, RunID: in.RunID, Round: in.Round, WorkflowID: in.WorkflowID}
 	e := scope.CallStarted(time.Now().UTC(), in.CallID, in.Tool, attempt)
 	if err := a.Events.Publish(ctx, in.SessionID, []round.Event{e}); err != nil {
@@ -391,7 +392,7 @@ func (a *Activities) publishStarted(ctx context.Context, in round.ExecuteInput, 
 // session's stream, http_request GET results to the result cache (P3.4) and
 // the messages to the session history. Failures are logged and counted; they
 // never fail the round (K5).
-func (a *Activities) PublishRound(ctx context.Context, in round.PublishInput) error {
+func (a *Activities) PublishRound(ctx context.Context, in wire.PublishInput) error {
 	for _, e := range in.Finished {
 		a.logger().Info("call finished", "workflow_id", in.WorkflowID, "call_id", e.CallID, "tool", e.Tool, "status", e.Status, "duration_ms", e.DurationMS)
 	}
@@ -453,10 +454,10 @@ func (a *Activities) PublishRound(ctx context.Context, in round.PublishInput) er
 // CachedResult looks a user tool's call up in the session's result cache
 // (K1 for user tools that declare cache_seconds, Y3), before the round
 // sends it to the tool's queue.
-func (a *Activities) CachedResult(ctx context.Context, in round.CachedResultInput) (round.CachedResultOutput, error) {
+func (a *Activities) CachedResult(ctx context.Context, in wire.CachedResultInput) (wire.CachedResultOutput, error) {
 	if a.Cache == nil {
-		return round.CachedResultOutput{}, nil
+		return wire.CachedResultOutput{}, nil
 	}
 	content, ok := a.Cache.Get(ctx, tools.UserToolCacheKey(in.SessionID, in.Tool, in.SchemaHash, in.Args))
-	return round.CachedResultOutput{Found: ok, Content: content}, nil
+	return wire.CachedResultOutput{Found: ok, Content: content}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -23,7 +24,7 @@ type Chatbots struct {
 // chatbot's persistent run, whose update id is the message id, so that an
 // attempt after a lost one gets the same reply instead of a second one. It
 // heartbeats while the chatbot answers.
-func (c *Chatbots) Send(ctx context.Context, in round.SendToChatbotInput) (round.ChatReply, error) {
+func (c *Chatbots) Send(ctx context.Context, in wire.SendToChatbotInput) (round.ChatReply, error) {
 	if c.Client == nil {
 		return round.ChatReply{}, temporal.NewNonRetryableApplicationError("this worker has no Temporal client to reach chatbots with", "NoClient", nil)
 	}
@@ -35,7 +36,7 @@ func (c *Chatbots) Send(ctx context.Context, in round.SendToChatbotInput) (round
 		ID: id, TaskQueue: c.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		TypedSearchAttributes:    temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(round.SearchParent).ValueSet(in.Parent)),
-		Memo:                     map[string]any{round.MemoParent: in.Parent},
+		Memo:                     map[string]any{wire.MemoParent: in.Parent},
 		StaticSummary:            "chatbot " + in.Start.Name + " of session " + in.Start.SessionID,
 	}, round.AgentWorkflowName, in.Start)
 
@@ -59,7 +60,7 @@ func (c *Chatbots) Send(ctx context.Context, in round.SendToChatbotInput) (round
 	h, err := c.Client.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
 		UpdateOptions: client.UpdateWorkflowOptions{
-			UpdateID: in.Message.MessageID, UpdateName: round.UpdateChat, Args: []any{in.Message},
+			UpdateID: in.Message.MessageID, UpdateName: wire.UpdateChat, Args: []any{in.Message},
 			WaitForStage: client.WorkflowUpdateStageCompleted,
 		},
 	})

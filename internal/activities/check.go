@@ -5,6 +5,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -14,8 +15,8 @@ import (
 // it read again (tools.Definition.Changed). An entry whose tool is gone or
 // cannot look counts as changed, so its call runs again rather than
 // repeating an answer that may be old.
-func (a *Activities) CheckFiles(ctx context.Context, in round.CheckFilesInput) (round.CheckFilesOutput, error) {
-	var out round.CheckFilesOutput
+func (a *Activities) CheckFiles(ctx context.Context, in wire.CheckFilesInput) (wire.CheckFilesOutput, error) {
+	var out wire.CheckFilesOutput
 	// The input names no session; the round's workflow id does (W1). Without
 	// it a tool in session mode has no workspace to look in, and every
 	// entry counts as changed.
@@ -26,7 +27,7 @@ func (a *Activities) CheckFiles(ctx context.Context, in round.CheckFilesInput) (
 	}
 	for _, c := range in.Checks {
 		if err := ctx.Err(); err != nil {
-			return round.CheckFilesOutput{}, err
+			return wire.CheckFilesOutput{}, err
 		}
 		var def *tools.Definition
 		if a.Registry != nil {

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -43,25 +44,25 @@ func TestCheckFilesAsksTheToolThatMadeTheEntry(t *testing.T) {
 	a := &Activities{Registry: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(a.CheckFiles, activity.RegisterOptions{Name: round.ActivityCheckFiles})
-	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
+	env.RegisterActivityWithOptions(a.CheckFiles, activity.RegisterOptions{Name: wire.ActivityCheckFiles})
+	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
 
-	v, err := env.ExecuteActivity(round.ActivityExecuteTool, round.ExecuteInput{CallID: "c1", Tool: "look", Args: `{}`, SessionID: "s", RunID: "r", Round: 1, WorkflowID: "wf"})
+	v, err := env.ExecuteActivity(wire.ActivityExecuteTool, wire.ExecuteInput{CallID: "c1", Tool: "look", Args: `{}`, SessionID: "s", RunID: "r", Round: 1, WorkflowID: "wf"})
 	require.NoError(t, err)
 	var ex round.ExecuteOutput
 	require.NoError(t, v.Get(&ex))
 	require.Equal(t, "looked", ex.Content)
 	require.Equal(t, map[string]round.FileState{"a.txt": {Size: 1, ModTime: 10, SHA256: "aa"}}, ex.Files)
 
-	in := round.CheckFilesInput{Checks: []round.FileCheck{
+	in := wire.CheckFilesInput{Checks: []wire.FileCheck{
 		{Key: "same", Tool: "look", Files: map[string]round.FileState{"a.txt": {Size: 1, ModTime: 10, SHA256: "aa"}}},
 		{Key: "digest", Tool: "look", Files: map[string]round.FileState{"a.txt": {Size: 1, ModTime: 10, SHA256: "aa"}, "b.txt": {Size: 2, ModTime: 20, SHA256: "b0"}}},
 		{Key: "no-hook", Tool: "plain", Files: map[string]round.FileState{"a.txt": {Size: 1}}},
 		{Key: "gone", Tool: "removed_tool", Files: map[string]round.FileState{"a.txt": {Size: 1}}},
 	}}
-	v, err = env.ExecuteActivity(round.ActivityCheckFiles, in)
+	v, err = env.ExecuteActivity(wire.ActivityCheckFiles, in)
 	require.NoError(t, err)
-	var out round.CheckFilesOutput
+	var out wire.CheckFilesOutput
 	require.NoError(t, v.Get(&out))
 	require.Equal(t, []string{"digest", "no-hook", "gone"}, out.Changed)
 	require.Len(t, seen, 2)

@@ -9,6 +9,7 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -29,7 +30,7 @@ const (
 )
 
 // elicitor is the call's tools.Elicitor.
-func (a *Activities) elicitor(info activity.Info, in round.ExecuteInput) tools.Elicitor {
+func (a *Activities) elicitor(info activity.Info, in wire.ExecuteInput) tools.Elicitor {
 	var seq atomic.Int64
 	wf := info.WorkflowExecution
 	return func(ctx context.Context, e tools.Elicitation) (tools.ElicitResult, error) {
@@ -41,10 +42,10 @@ func (a *Activities) elicitor(info activity.Info, in round.ExecuteInput) tools.E
 		if err := req.Validate(); err != nil {
 			return tools.ElicitResult{}, fmt.Errorf("the server's request: %w", err)
 		}
-		if err := a.Client.SignalWorkflow(ctx, wf.ID, wf.RunID, round.SignalElicit, req); err != nil {
+		if err := a.Client.SignalWorkflow(ctx, wf.ID, wf.RunID, wire.SignalElicit, req); err != nil {
 			return tools.ElicitResult{}, fmt.Errorf("the request could not reach the round: %w", err)
 		}
-		q := round.ElicitQuery{CallID: req.CallID, Attempt: req.Attempt, Seq: req.Seq}
+		q := wire.ElicitQuery{CallID: req.CallID, Attempt: req.Attempt, Seq: req.Seq}
 		every := elicitPollMin
 		t := time.NewTimer(every)
 		defer t.Stop()
@@ -68,12 +69,12 @@ func (a *Activities) elicitor(info activity.Info, in round.ExecuteInput) tools.E
 	}
 }
 
-func (a *Activities) elicitReply(ctx context.Context, id, runID string, q round.ElicitQuery) (round.ElicitReply, error) {
-	v, err := a.Client.QueryWorkflow(ctx, id, runID, round.QueryElicitation, q)
+func (a *Activities) elicitReply(ctx context.Context, id, runID string, q wire.ElicitQuery) (wire.ElicitReply, error) {
+	v, err := a.Client.QueryWorkflow(ctx, id, runID, wire.QueryElicitation, q)
 	if err != nil {
-		return round.ElicitReply{}, err
+		return wire.ElicitReply{}, err
 	}
-	var rep round.ElicitReply
+	var rep wire.ElicitReply
 	err = v.Get(&rep)
 	return rep, err
 }

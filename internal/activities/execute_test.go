@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -56,8 +57,8 @@ func execute(t *testing.T, blobs BlobStore, content string) round.ExecuteOutput 
 	a := &Activities{Registry: reg, Blobs: blobs, LargeResult: 1000, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
-	v, err := env.ExecuteActivity(round.ActivityExecuteTool, round.ExecuteInput{CallID: "c1", Tool: "echo", Args: `{}`, SessionID: "s", RunID: "r", Round: 1, WorkflowID: "wf"})
+	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
+	v, err := env.ExecuteActivity(wire.ActivityExecuteTool, wire.ExecuteInput{CallID: "c1", Tool: "echo", Args: `{}`, SessionID: "s", RunID: "r", Round: 1, WorkflowID: "wf"})
 	require.NoError(t, err)
 	var out round.ExecuteOutput
 	require.NoError(t, v.Get(&out))

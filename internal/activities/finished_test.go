@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -69,9 +70,9 @@ func TestExecuteToolPublishesCallFinished(t *testing.T) {
 	a := &Activities{Registry: reg, Events: sink, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
+	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
 	run := func(callID, tool string) {
-		_, _ = env.ExecuteActivity(round.ActivityExecuteTool, round.ExecuteInput{CallID: callID, Tool: tool, SessionID: "s", RunID: "r", Round: 1, WorkflowID: "wf"})
+		_, _ = env.ExecuteActivity(wire.ActivityExecuteTool, wire.ExecuteInput{CallID: callID, Tool: tool, SessionID: "s", RunID: "r", Round: 1, WorkflowID: "wf"})
 	}
 	run("b1", "big")
 	run("f1", "fails")

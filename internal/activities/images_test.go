@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -26,8 +27,8 @@ func executeImages(t *testing.T, blobs BlobStore, images []round.Image) round.Ex
 	a := &Activities{Registry: reg, Blobs: blobs, LargeResult: 1000, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
-	v, err := env.ExecuteActivity(round.ActivityExecuteTool, round.ExecuteInput{CallID: "c1", Tool: "shot", Args: `{}`, SessionID: "s", RunID: "r", Round: 1, WorkflowID: "wf"})
+	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
+	v, err := env.ExecuteActivity(wire.ActivityExecuteTool, wire.ExecuteInput{CallID: "c1", Tool: "shot", Args: `{}`, SessionID: "s", RunID: "r", Round: 1, WorkflowID: "wf"})
 	require.NoError(t, err)
 	var out round.ExecuteOutput
 	require.NoError(t, v.Get(&out))

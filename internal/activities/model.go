@@ -15,6 +15,7 @@ import (
 
 	"github.com/toolround/toolround/internal/llm"
 	"github.com/toolround/toolround/internal/llm/scripted"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/secrets"
@@ -72,7 +73,7 @@ const (
 
 // systemPrompt is the run's system prompt: SystemPrompt, then a
 // subagent's own instructions (G1).
-func systemPrompt(in round.ModelInput) string {
+func systemPrompt(in wire.ModelInput) string {
 	if in.SystemPrompt == "" {
 		return SystemPrompt
 	}
@@ -90,24 +91,24 @@ func (m *Model) logger() *slog.Logger {
 }
 
 // Call is the ModelCall activity.
-func (m *Model) Call(ctx context.Context, in round.ModelInput) (round.ModelOutput, error) {
+func (m *Model) Call(ctx context.Context, in wire.ModelInput) (wire.ModelOutput, error) {
 	lm := m.LLM
 	if in.Script != nil {
 		// The run's model is a script, played here in its format's API.
 		c, err := scripted.Client(in.Script)
 		if err != nil {
-			return round.ModelOutput{}, temporal.NewNonRetryableApplicationError("the run's script: "+err.Error(), ErrTypeNoModel, err)
+			return wire.ModelOutput{}, temporal.NewNonRetryableApplicationError("the run's script: "+err.Error(), ErrTypeNoModel, err)
 		}
 		lm = c
 	}
 	if lm == nil {
-		return round.ModelOutput{}, temporal.NewNonRetryableApplicationError(
+		return wire.ModelOutput{}, temporal.NewNonRetryableApplicationError(
 			"no model is configured on the worker: set LLM_BASE_URL (and LLM_MODEL, LLM_API_KEY), or give the run a script (starter agent --model scripted:FILE)", ErrTypeNoModel, nil)
 	}
 	info := activity.GetInfo(ctx)
 	ctx, stop := heartbeat(ctx, info)
 	defer stop()
-	var budgeted []round.BudgetedResult
+	var budgeted []wire.BudgetedResult
 	if in.Budget {
 		mm := *m
 		if m.Blobs != nil {
@@ -117,46 +118,46 @@ func (m *Model) Call(ctx context.Context, in round.ModelInput) (round.ModelOutpu
 		var exceeded bool
 		var err error
 		if budgeted, exceeded, err = m.fitBudget(ctx, &in, lm.API()); err != nil {
-			return round.ModelOutput{}, err
+			return wire.ModelOutput{}, err
 		}
 		if exceeded {
-			return round.ModelOutput{Budgeted: budgeted, ContextExceeded: true}, nil
+			return wire.ModelOutput{Budgeted: budgeted, ContextExceeded: true}, nil
 		}
 	}
 
-	scope := round.AgentScope{SessionID: in.SessionID, RunID: in.RunID, WorkflowID: in.WorkflowID}
+	scope := wire.AgentScope{SessionID: in.SessionID, RunID: in.RunID, WorkflowID: in.WorkflowID}
 	tok := &tokens{m: m, scope: scope, call: in.Call, round: in.Round, attempt: int(info.Attempt), session: in.SessionID}
-	var out round.ModelOutput
+	var out wire.ModelOutput
 	if api := lm.API(); api != llm.APIChat {
 		req, err := m.turnRequest(ctx, in, api)
 		if err != nil {
-			return round.ModelOutput{}, err
+			return wire.ModelOutput{}, err
 		}
 		sent := sentSize(in, req)
 		tok.start(ctx)
 		turn, err := lm.StreamTurn(ctx, req, tok.add)
 		tok.stop(ctx)
 		if err != nil {
-			return round.ModelOutput{}, modelError(err)
+			return wire.ModelOutput{}, modelError(err)
 		}
 		if out, err = m.turnOutput(ctx, in.SessionID, api, turn); err != nil {
-			return round.ModelOutput{}, err
+			return wire.ModelOutput{}, err
 		}
 		out.Request = sent.reported(turn.InputTokens)
 	} else {
 		req, err := m.request(ctx, in)
 		if err != nil {
-			return round.ModelOutput{}, err
+			return wire.ModelOutput{}, err
 		}
 		sent := sentSize(in, req)
 		tok.start(ctx)
 		resp, err := lm.Stream(ctx, req, tok.add)
 		tok.stop(ctx)
 		if err != nil {
-			return round.ModelOutput{}, modelError(err)
+			return wire.ModelOutput{}, modelError(err)
 		}
 		if out, err = m.output(ctx, resp); err != nil {
-			return round.ModelOutput{}, err
+			return wire.ModelOutput{}, err
 		}
 		out.Stop = string(llm.ChatStop(resp.FinishReason, len(resp.ToolCalls) > 0))
 		out.Request = sent.reported(resp.InputTokens)
@@ -168,7 +169,7 @@ func (m *Model) Call(ctx context.Context, in round.ModelInput) (round.ModelOutpu
 
 // sentSize measures the request of a call that asked for the budget, for
 // the next call's estimate (B3); zero for the others.
-func sentSize(in round.ModelInput, req any) sent {
+func sentSize(in wire.ModelInput, req any) sent {
 	if !in.Budget {
 		return 0
 	}
@@ -219,7 +220,7 @@ func modelError(err error) error {
 // request builds the chat request: the system prompt with the provider's
 // turn context, the conversation with stored contents read back, the
 // provider's tools array.
-func (m *Model) request(ctx context.Context, in round.ModelInput) (llm.Request, error) {
+func (m *Model) request(ctx context.Context, in wire.ModelInput) (llm.Request, error) {
 	system := systemPrompt(in)
 	var toolsJSON json.RawMessage
 	if m.Registry != nil {
@@ -268,7 +269,7 @@ func (m *Model) request(ctx context.Context, in round.ModelInput) (llm.Request, 
 
 // output turns the model's answer into what enters history: tool calls
 // with ids and sealed store_secret values, a large content by reference.
-func (m *Model) output(ctx context.Context, resp llm.Response) (round.ModelOutput, error) {
+func (m *Model) output(ctx context.Context, resp llm.Response) (wire.ModelOutput, error) {
 	msg := round.AgentMessage{Role: "assistant", Content: resp.Content}
 	var key []byte
 	seen := map[string]bool{}
@@ -286,7 +287,7 @@ func (m *Model) output(ctx context.Context, resp llm.Response) (round.ModelOutpu
 			if err != nil {
 				// Without the key a store_secret value cannot be sealed:
 				// retry rather than let it into history.
-				return round.ModelOutput{}, fmt.Errorf("model: the key that seals secrets: %w", err)
+				return wire.ModelOutput{}, fmt.Errorf("model: the key that seals secrets: %w", err)
 			}
 			key = k
 		}
@@ -316,7 +317,7 @@ func (m *Model) output(ctx context.Context, resp llm.Response) (round.ModelOutpu
 			m.logger().Warn("storing a large model reply failed; it stays in history", "error", err)
 		}
 	}
-	return round.ModelOutput{Message: msg, FinishReason: resp.FinishReason, Tokens: resp.Tokens}, nil
+	return wire.ModelOutput{Message: msg, FinishReason: resp.FinishReason, Tokens: resp.Tokens}, nil
 }
 
 func replyDetail(msg round.AgentMessage) string {
@@ -346,7 +347,7 @@ func (m *Model) publish(ctx context.Context, sessionID string, events ...round.E
 // tokens batches streamed content into model_token events.
 type tokens struct {
 	m                  *Model
-	scope              round.AgentScope
+	scope              wire.AgentScope
 	call, attempt, seq int
 	round              int
 	session            string

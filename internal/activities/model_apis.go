@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolround/toolround/internal/llm"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/secrets"
 )
@@ -30,7 +31,7 @@ func apiFormat(api string) round.Format {
 // the worker's LLM_API.
 const ErrTypeMixedAPIs = "MixedAPIs"
 
-func (m *Model) turnRequest(ctx context.Context, in round.ModelInput, api string) (llm.TurnRequest, error) {
+func (m *Model) turnRequest(ctx context.Context, in wire.ModelInput, api string) (llm.TurnRequest, error) {
 	f := apiFormat(api)
 	req := llm.TurnRequest{System: systemPrompt(in), Model: in.Model}
 	if m.Registry != nil {
@@ -217,7 +218,7 @@ func (m *Model) storedValues(ctx context.Context, sessionID string) ([]string, e
 // turn with its store_secret values sealed, its text and its calls. A
 // thought that holds one of the turn's values, or one the session stored
 // in an earlier turn, is sealed whole (F2).
-func (m *Model) turnOutput(ctx context.Context, sessionID, api string, turn llm.Turn) (round.ModelOutput, error) {
+func (m *Model) turnOutput(ctx context.Context, sessionID, api string, turn llm.Turn) (wire.ModelOutput, error) {
 	f := apiFormat(api)
 	ri := round.Input{Format: f}
 	if f == round.FormatAnthropic {
@@ -229,12 +230,12 @@ func (m *Model) turnOutput(ctx context.Context, sessionID, api string, turn llm.
 	if m.SecretKey != nil && (len(turn.Calls) > 0 || thoughts) {
 		key, err := m.SecretKey()
 		if err != nil {
-			return round.ModelOutput{}, fmt.Errorf("model: the key that seals secrets: %w", err)
+			return wire.ModelOutput{}, fmt.Errorf("model: the key that seals secrets: %w", err)
 		}
 		var values []string
 		if thoughts {
 			if values, err = m.storedValues(ctx, sessionID); err != nil {
-				return round.ModelOutput{}, err
+				return wire.ModelOutput{}, err
 			}
 		}
 		err = ri.MapArguments(func(c round.TurnCall) (round.Arguments, error) {
@@ -246,13 +247,13 @@ func (m *Model) turnOutput(ctx context.Context, sessionID, api string, turn llm.
 			return round.Arguments(sealed), nil
 		})
 		if err != nil {
-			return round.ModelOutput{}, temporal.NewNonRetryableApplicationError("model: the turn's calls: "+err.Error(), ErrTypeModelRejected, err)
+			return wire.ModelOutput{}, temporal.NewNonRetryableApplicationError("model: the turn's calls: "+err.Error(), ErrTypeModelRejected, err)
 		}
 		// A thought that holds a value is kept sealed (F2); turnRequest
 		// opens it to send the turn back.
 		if holds := secrets.Holds(values); holds != nil {
 			if err := ri.SealThoughts(holds, func(s string) (string, error) { return secrets.Seal(key, s) }); err != nil {
-				return round.ModelOutput{}, fmt.Errorf("model: seal a thought that holds a store_secret value: %w", err)
+				return wire.ModelOutput{}, fmt.Errorf("model: seal a thought that holds a store_secret value: %w", err)
 			}
 		}
 	}
@@ -261,11 +262,11 @@ func (m *Model) turnOutput(ctx context.Context, sessionID, api string, turn llm.
 	if len(turn.Calls) > 0 {
 		calls, err := ri.TurnCalls()
 		if err != nil {
-			return round.ModelOutput{}, temporal.NewNonRetryableApplicationError("model: the turn's calls: "+err.Error(), ErrTypeModelRejected, err)
+			return wire.ModelOutput{}, temporal.NewNonRetryableApplicationError("model: the turn's calls: "+err.Error(), ErrTypeModelRejected, err)
 		}
 		for _, c := range calls {
 			msg.ToolCalls = append(msg.ToolCalls, c.ToolCall)
 		}
 	}
-	return round.ModelOutput{Message: msg, FinishReason: turn.StopReason, Stop: string(turn.Stop), Tokens: turn.Tokens}, nil
+	return wire.ModelOutput{Message: msg, FinishReason: turn.StopReason, Stop: string(turn.Stop), Tokens: turn.Tokens}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolround/toolround/internal/llm"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/secrets"
@@ -50,15 +51,15 @@ func apiModel(t *testing.T, api string, handler http.HandlerFunc) (*Model, *reco
 	return &Model{LLM: client, Registry: reg, Events: sink, Blobs: blobs, FlushBytes: 1, SecretKey: func() ([]byte, error) { return key, nil }}, sink, key
 }
 
-func callModel(t *testing.T, m *Model, in round.ModelInput) (round.ModelOutput, error) {
+func callModel(t *testing.T, m *Model, in wire.ModelInput) (wire.ModelOutput, error) {
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(m.Call, activity.RegisterOptions{Name: round.ActivityModelCall})
-	val, err := env.ExecuteActivity(round.ActivityModelCall, in)
+	env.RegisterActivityWithOptions(m.Call, activity.RegisterOptions{Name: wire.ActivityModelCall})
+	val, err := env.ExecuteActivity(wire.ActivityModelCall, in)
 	if err != nil {
-		return round.ModelOutput{}, err
+		return wire.ModelOutput{}, err
 	}
-	var out round.ModelOutput
+	var out wire.ModelOutput
 	require.NoError(t, val.Get(&out))
 	return out, nil
 }
@@ -91,7 +92,7 @@ func TestModelCallAnthropic(t *testing.T) {
 			`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":50}}`,
 			`{"type":"message_stop"}`)
 	})
-	out, err := callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 2, Round: 2, Provider: "openai",
+	out, err := callModel(t, m, wire.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 2, Round: 2, Provider: "openai",
 		Messages: []round.AgentMessage{
 			{Role: "user", Content: "store my key"},
 			{Role: "assistant", Format: round.FormatAnthropic, Raw: json.RawMessage(prev)},
@@ -150,7 +151,7 @@ func TestModelCallResponses(t *testing.T) {
 			`{"type":"response.output_item.done","sequence_number":3,"output_index":1,"item":`+msg+`}`,
 			`{"type":"response.completed","sequence_number":4,"response":{"id":"resp_2","status":"completed","output":[`+reasoning+`,`+msg+`],"usage":{"input_tokens":40,"output_tokens":2,"total_tokens":42}}}`)
 	})
-	out, err := callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 2, Round: 2, Provider: "openai",
+	out, err := callModel(t, m, wire.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 2, Round: 2, Provider: "openai",
 		Messages: []round.AgentMessage{
 			{Role: "user", Content: "do it"},
 			{Role: "assistant", Format: round.FormatResponses, Raw: json.RawMessage(prev)},
@@ -186,7 +187,7 @@ func TestModelCallBusyRetriesAfterRetryAfter(t *testing.T) {
 			w.WriteHeader(http.StatusTooManyRequests)
 			fmt.Fprint(w, `{"error":{"message":"rate limited"}}`)
 		})
-		_, err := callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", Call: 1, Messages: []round.AgentMessage{{Role: "user", Content: "hi"}}})
+		_, err := callModel(t, m, wire.ModelInput{SessionID: "s", RunID: "r", Call: 1, Messages: []round.AgentMessage{{Role: "user", Content: "hi"}}})
 		var ae *temporal.ApplicationError
 		require.True(t, errors.As(err, &ae), "%s: %v", c.api, err)
 		require.Equal(t, ErrTypeModelBusy, ae.Type())
@@ -197,7 +198,7 @@ func TestModelCallBusyRetriesAfterRetryAfter(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 		fmt.Fprint(w, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)
 	})
-	_, err := callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", Call: 1, Messages: []round.AgentMessage{{Role: "user", Content: "hi"}}})
+	_, err := callModel(t, m, wire.ModelInput{SessionID: "s", RunID: "r", Call: 1, Messages: []round.AgentMessage{{Role: "user", Content: "hi"}}})
 	var ae *temporal.ApplicationError
 	require.True(t, errors.As(err, &ae))
 	require.Equal(t, ErrTypeModelRejected, ae.Type())
@@ -208,7 +209,7 @@ func TestModelCallBusyRetriesAfterRetryAfter(t *testing.T) {
 // good with a message that names both.
 func TestModelCallMixedAPIs(t *testing.T) {
 	m, _, _ := apiModel(t, llm.APIResponses, func(w http.ResponseWriter, r *http.Request) { t.Error("no request expected") })
-	_, err := callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", Call: 1, Messages: []round.AgentMessage{
+	_, err := callModel(t, m, wire.ModelInput{SessionID: "s", RunID: "r", Call: 1, Messages: []round.AgentMessage{
 		{Role: "user", Content: "hi"}, {Role: "assistant", Format: round.FormatAnthropic, Raw: json.RawMessage(`{"role":"assistant","content":[]}`)}}})
 	require.ErrorContains(t, err, "LLM_API=responses")
 }
@@ -247,7 +248,7 @@ func TestModelCallSealsAThoughtHoldingAValue(t *testing.T) {
 					`{"type":"response.output_item.done","output_index":1,"item":`+call+`}`,
 					`{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[`+reasoning+`,`+call+`],"usage":{"input_tokens":10,"output_tokens":5,"total_tokens":15}}}`)
 			})
-			out, err := callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 1, Round: 1, Provider: "openai",
+			out, err := callModel(t, m, wire.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 1, Round: 1, Provider: "openai",
 				Messages: []round.AgentMessage{{Role: "user", Content: "store my key"}}})
 			require.NoError(t, err)
 			require.Len(t, out.Message.ToolCalls, 1)
@@ -259,7 +260,7 @@ func TestModelCallSealsAThoughtHoldingAValue(t *testing.T) {
 			}
 			require.Contains(t, string(out.Message.Raw), round.ThoughtWithheld)
 
-			_, err = callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 2, Round: 2, Provider: "openai",
+			_, err = callModel(t, m, wire.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 2, Round: 2, Provider: "openai",
 				Messages: []round.AgentMessage{{Role: "user", Content: "store my key"}, out.Message,
 					{Role: "tool", ToolCallID: out.Message.ToolCalls[0].ID, Tool: "store_secret", Content: "stored"}}})
 			require.NoError(t, err)
@@ -341,7 +342,7 @@ func TestModelCallSealsAThoughtHoldingAnEarlierValue(t *testing.T) {
 						`{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[`+reasoning+`,`+second+`],"usage":{"input_tokens":10,"output_tokens":5,"total_tokens":15}}}`)
 				})
 				m.Secrets = sessionSecrets{"s": {"api": secret}}
-				out, err := callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 2, Round: 2, Provider: "openai",
+				out, err := callModel(t, m, wire.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 2, Round: 2, Provider: "openai",
 					Messages: []round.AgentMessage{{Role: "user", Content: "go on"}}})
 				require.NoError(t, err)
 				outJSON, _ := json.Marshal(out)
@@ -354,7 +355,7 @@ func TestModelCallSealsAThoughtHoldingAnEarlierValue(t *testing.T) {
 				if !withCall {
 					return
 				}
-				_, err = callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 3, Round: 3, Provider: "openai",
+				_, err = callModel(t, m, wire.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 3, Round: 3, Provider: "openai",
 					Messages: []round.AgentMessage{{Role: "user", Content: "go on"}, out.Message,
 						{Role: "tool", ToolCallID: out.Message.ToolCalls[0].ID, Tool: "read_files", Content: "a: x"}}})
 				require.NoError(t, err)
@@ -403,7 +404,7 @@ func TestModelCallStoresALargeTurn(t *testing.T) {
 					`{"type":"response.output_item.done","output_index":1,"item":`+call+`}`,
 					`{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[`+reasoning+`,`+call+`],"usage":{"input_tokens":10,"output_tokens":5,"total_tokens":15}}}`)
 			})
-			in := round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 1, Round: 1, Provider: "openai",
+			in := wire.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 1, Round: 1, Provider: "openai",
 				Messages: []round.AgentMessage{{Role: "user", Content: "read a"}}}
 
 			m.MaxRaw = 1 << 20
@@ -441,7 +442,7 @@ func TestModelCallStoresALargeTurn(t *testing.T) {
 			require.Equal(t, out.Message.ToolCalls[0].ID, calls[0].ID)
 			require.JSONEq(t, `{"paths":["a"]}`, string(calls[0].Function.Arguments))
 
-			_, err = callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 2, Round: 2, Provider: "openai",
+			_, err = callModel(t, m, wire.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 2, Round: 2, Provider: "openai",
 				Messages: []round.AgentMessage{{Role: "user", Content: "read a"}, out.Message,
 					{Role: "tool", ToolCallID: out.Message.ToolCalls[0].ID, Tool: "read_files", Content: "a: x"}}})
 			require.NoError(t, err)

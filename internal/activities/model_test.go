@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolround/toolround/internal/llm"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/secrets"
 	"github.com/toolround/toolround/tools/secrets/secretstest"
@@ -83,17 +84,17 @@ func TestModelCallStreamsTokensAndSealsSecrets(t *testing.T) {
 
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(m.Call, activity.RegisterOptions{Name: round.ActivityModelCall})
-	in := round.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 3, Round: 2, Provider: "openai",
+	env.RegisterActivityWithOptions(m.Call, activity.RegisterOptions{Name: wire.ActivityModelCall})
+	in := wire.ModelInput{SessionID: "s", RunID: "r", WorkflowID: "agentrun/s/r", Call: 3, Round: 2, Provider: "openai",
 		Messages: []round.AgentMessage{
 			{Role: "user", Content: "store my key"},
 			{Role: "assistant", ToolCalls: []round.ToolCall{{ID: "x", Function: round.FunctionCall{Name: "read_files", Arguments: "preview"}}, {ID: "y", Function: round.FunctionCall{Name: "read_files", Arguments: "{}"}}}, ArgRefs: []string{"toolround:blob:8"}},
 			{Role: "tool", ToolCallID: "x", Tool: "read_files", Content: "[read_files] prev", ContentRef: "toolround:blob:9"},
 			{Role: "tool", ToolCallID: "y", Tool: "read_files", Note: "(repeats the result of round 1 of this run)", Content: "[read_files] (repeats the result of round 1 of this run)\nprev", ContentRef: "toolround:blob:9"},
 		}}
-	val, err := env.ExecuteActivity(round.ActivityModelCall, in)
+	val, err := env.ExecuteActivity(wire.ActivityModelCall, in)
 	require.NoError(t, err)
-	var out round.ModelOutput
+	var out wire.ModelOutput
 	require.NoError(t, val.Get(&out))
 
 	require.Equal(t, `{"paths":["whole.txt"]}`, sent.Messages[2].ToolCalls[0].Function.Arguments, "stored arguments are read back for the model")
@@ -137,7 +138,7 @@ func TestModelCallWithoutModelFailsForGood(t *testing.T) {
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestActivityEnvironment()
 	m := &Model{}
-	env.RegisterActivityWithOptions(m.Call, activity.RegisterOptions{Name: round.ActivityModelCall})
-	_, err := env.ExecuteActivity(round.ActivityModelCall, round.ModelInput{})
+	env.RegisterActivityWithOptions(m.Call, activity.RegisterOptions{Name: wire.ActivityModelCall})
+	_, err := env.ExecuteActivity(wire.ActivityModelCall, wire.ModelInput{})
 	require.ErrorContains(t, err, "set LLM_BASE_URL")
 }

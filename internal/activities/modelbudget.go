@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/toolround/toolround/internal/llm"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -36,7 +37,7 @@ func requestBytes(req any) (int, error) {
 // estimates it in tokens (B3): the run's last reported input tokens plus
 // the bytes it grew by / 4, or its JSON bytes / 4 when no usage was
 // reported (round.RequestSize.Estimate).
-func (m *Model) requestSize(ctx context.Context, in round.ModelInput, api string) (int, error) {
+func (m *Model) requestSize(ctx context.Context, in wire.ModelInput, api string) (int, error) {
 	var req any
 	var err error
 	if api == llm.APIChat {
@@ -60,14 +61,14 @@ func (m *Model) requestSize(ctx context.Context, in round.ModelInput, api string
 // back. The system message, user messages, assistant turns and the last two
 // rounds stay whole. It reports the results it replaced (in.Messages holds
 // them replaced), and whether the request passes the budget even so.
-func (m *Model) fitBudget(ctx context.Context, in *round.ModelInput, api string) ([]round.BudgetedResult, bool, error) {
+func (m *Model) fitBudget(ctx context.Context, in *wire.ModelInput, api string) ([]wire.BudgetedResult, bool, error) {
 	budget := m.contextTokens()
 	size, err := m.requestSize(ctx, *in, api)
 	if err != nil || size <= budget {
 		return nil, false, err
 	}
 	in.Messages = append([]round.AgentMessage(nil), in.Messages...)
-	var done []round.BudgetedResult
+	var done []wire.BudgetedResult
 	next := 0
 	limit := protectedFrom(in.Messages)
 	for size > budget {
@@ -113,7 +114,7 @@ func protectedFrom(conv []round.AgentMessage) int {
 // shorten replaces tool message am (message i) by its preview and the
 // reference of its whole content, storing it if it is inline; it reports
 // about how many tokens that saves.
-func (m *Model) shorten(ctx context.Context, am *round.AgentMessage, i int) (round.BudgetedResult, int, error) {
+func (m *Model) shorten(ctx context.Context, am *round.AgentMessage, i int) (wire.BudgetedResult, int, error) {
 	full, ref := am.Content, am.ContentRef
 	if ref != "" {
 		got, err := m.Blobs.Get(ctx, ref)
@@ -126,13 +127,13 @@ func (m *Model) shorten(ctx context.Context, am *round.AgentMessage, i int) (rou
 	} else {
 		var err error
 		if ref, err = m.Blobs.Put(ctx, full); err != nil {
-			return round.BudgetedResult{}, 0, fmt.Errorf("model: store a tool result the context budget shortens: %w", err)
+			return wire.BudgetedResult{}, 0, fmt.Errorf("model: store a tool result the context budget shortens: %w", err)
 		}
 	}
 	content := BudgetPreview(full, ref)
 	was := len(m.fullContent(ctx, *am))
 	am.Content, am.ContentRef, am.Budgeted = content, ref, true
-	return round.BudgetedResult{Msg: i, Ref: ref, Content: content}, (was - len(content)) / 4, nil
+	return wire.BudgetedResult{Msg: i, Ref: ref, Content: content}, (was - len(content)) / 4, nil
 }
 
 // BudgetPreview is a shortened tool result as the model gets it: its first

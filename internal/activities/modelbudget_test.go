@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolround/toolround/internal/llm"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/agent"
@@ -45,7 +46,7 @@ func TestModelCallKeepsWithinTheContextBudget(t *testing.T) {
 	m := &Model{LLM: client, Blobs: blobs, ContextTokens: budget}
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(m.Call, activity.RegisterOptions{Name: round.ActivityModelCall})
+	env.RegisterActivityWithOptions(m.Call, activity.RegisterOptions{Name: wire.ActivityModelCall})
 
 	conv := []round.AgentMessage{{Role: "user", Content: "read every file"}}
 	results := map[int]string{} // message index -> the result as the model first saw it
@@ -55,9 +56,9 @@ func TestModelCallKeepsWithinTheContextBudget(t *testing.T) {
 		conv = append(conv, round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{ID: id, Function: round.FunctionCall{Name: "read_files", Arguments: "{}"}}}})
 		results[len(conv)] = fmt.Sprintf("[read_files] file %d: %s", n, strings.Repeat(string(rune('a'+n)), 3000))
 		conv = append(conv, round.AgentMessage{Role: "tool", ToolCallID: id, Tool: "read_files", Content: results[len(conv)]})
-		val, err := env.ExecuteActivity(round.ActivityModelCall, round.ModelInput{SessionID: "s", RunID: "r", Call: n, Provider: "openai", Messages: conv, Budget: true})
+		val, err := env.ExecuteActivity(wire.ActivityModelCall, wire.ModelInput{SessionID: "s", RunID: "r", Call: n, Provider: "openai", Messages: conv, Budget: true})
 		require.NoError(t, err)
-		var out round.ModelOutput
+		var out wire.ModelOutput
 		require.NoError(t, val.Get(&out))
 		require.False(t, out.ContextExceeded)
 		for _, b := range out.Budgeted {
@@ -110,11 +111,11 @@ func TestModelCallContextExceeded(t *testing.T) {
 	m := &Model{LLM: client, Blobs: &storeBlobs{m: map[string]string{}}, ContextTokens: 1000}
 	var ts testsuite.WorkflowTestSuite
 	env := ts.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(m.Call, activity.RegisterOptions{Name: round.ActivityModelCall})
+	env.RegisterActivityWithOptions(m.Call, activity.RegisterOptions{Name: wire.ActivityModelCall})
 	conv := []round.AgentMessage{{Role: "user", Content: strings.Repeat("x", 5000)}}
-	val, err := env.ExecuteActivity(round.ActivityModelCall, round.ModelInput{SessionID: "s", RunID: "r", Call: 1, Provider: "openai", Messages: conv, Budget: true})
+	val, err := env.ExecuteActivity(wire.ActivityModelCall, wire.ModelInput{SessionID: "s", RunID: "r", Call: 1, Provider: "openai", Messages: conv, Budget: true})
 	require.NoError(t, err)
-	var out round.ModelOutput
+	var out wire.ModelOutput
 	require.NoError(t, val.Get(&out))
 	require.True(t, out.ContextExceeded)
 	require.False(t, asked, "the model was not asked")
@@ -182,7 +183,7 @@ func TestModelCallBudgetOnTheTurnAPIs(t *testing.T) {
 				conv = append(conv, turnWithCall(api, id))
 				results[len(conv)] = fmt.Sprintf("[read_files] file %d: %s", n, strings.Repeat(string(rune('a'+n)), 3000))
 				conv = append(conv, round.AgentMessage{Role: "tool", ToolCallID: id, Tool: "read_files", Content: results[len(conv)]})
-				out, err := callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", Call: n, Provider: "openai", Messages: conv, Budget: true, Last: last})
+				out, err := callModel(t, m, wire.ModelInput{SessionID: "s", RunID: "r", Call: n, Provider: "openai", Messages: conv, Budget: true, Last: last})
 				require.NoError(t, err)
 				require.False(t, out.ContextExceeded)
 				require.NotNil(t, out.Request, "call %d reports its request's size", n)
@@ -244,7 +245,7 @@ func TestModelCallContextExceededOnTheTurnAPIs(t *testing.T) {
 			m, _, _ := apiModel(t, api, func(w http.ResponseWriter, r *http.Request) { asked = true })
 			m.ContextTokens = 1000
 			conv := []round.AgentMessage{{Role: "user", Content: strings.Repeat("x", 5000)}}
-			out, err := callModel(t, m, round.ModelInput{SessionID: "s", RunID: "r", Call: 1, Provider: "openai", Messages: conv, Budget: true})
+			out, err := callModel(t, m, wire.ModelInput{SessionID: "s", RunID: "r", Call: 1, Provider: "openai", Messages: conv, Budget: true})
 			require.NoError(t, err)
 			require.True(t, out.ContextExceeded)
 			require.Empty(t, out.Budgeted)
@@ -276,7 +277,7 @@ func TestModelCallEstimatesFromTheReportedTokens(t *testing.T) {
 			round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{ID: id, Function: round.FunctionCall{Name: "read_files", Arguments: "{}"}}}},
 			round.AgentMessage{Role: "tool", ToolCallID: id, Content: strings.Repeat("r", 1500)})
 	}
-	in := round.ModelInput{SessionID: "s", RunID: "r", Call: 2, Provider: "openai", Messages: conv, Budget: true}
+	in := wire.ModelInput{SessionID: "s", RunID: "r", Call: 2, Provider: "openai", Messages: conv, Budget: true}
 
 	out, err := callModel(t, m, in) // about 1200 tokens by bytes / 4
 	require.NoError(t, err)

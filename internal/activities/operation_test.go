@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -25,8 +26,8 @@ func TestExecuteToolPassesOperationID(t *testing.T) {
 	a := &Activities{Registry: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
-	v, err := env.ExecuteActivity(round.ActivityExecuteTool, round.ExecuteInput{CallID: "c9", Tool: "op", Args: `{}`, WorkflowID: "wf"})
+	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
+	v, err := env.ExecuteActivity(wire.ActivityExecuteTool, wire.ExecuteInput{CallID: "c9", Tool: "op", Args: `{}`, WorkflowID: "wf"})
 	require.NoError(t, err)
 	var out round.ExecuteOutput
 	require.NoError(t, v.Get(&out))

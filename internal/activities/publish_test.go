@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -41,15 +41,15 @@ func TestPublishRoundCachesWholeResults(t *testing.T) {
 	tests := []struct {
 		name  string
 		blobs BlobStore
-		write round.CacheWrite
+		write wire.CacheWrite
 		want  string // "" means nothing is cached
 	}{
-		{"small", mapBlobs{}, round.CacheWrite{Tool: "http_request", Args: args, Content: "whole"}, "whole"},
-		{"large", mapBlobs{"toolround:blob:1": "the whole result"}, round.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, "the whole result"},
-		{"blob gone", mapBlobs{}, round.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, ""},
-		{"no blob store", nil, round.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, ""},
-		{"tool without a cache key", mapBlobs{}, round.CacheWrite{Tool: "fetch_page", Args: args, Content: "whole"}, ""},
-		{"unknown tool", mapBlobs{}, round.CacheWrite{Tool: "gone", Args: args, Content: "whole"}, ""},
+		{"small", mapBlobs{}, wire.CacheWrite{Tool: "http_request", Args: args, Content: "whole"}, "whole"},
+		{"large", mapBlobs{"toolround:blob:1": "the whole result"}, wire.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, "the whole result"},
+		{"blob gone", mapBlobs{}, wire.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, ""},
+		{"no blob store", nil, wire.CacheWrite{Tool: "http_request", Args: args, Content: "preview", ContentRef: "toolround:blob:1"}, ""},
+		{"tool without a cache key", mapBlobs{}, wire.CacheWrite{Tool: "fetch_page", Args: args, Content: "whole"}, ""},
+		{"unknown tool", mapBlobs{}, wire.CacheWrite{Tool: "gone", Args: args, Content: "whole"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,7 +60,7 @@ func TestPublishRoundCachesWholeResults(t *testing.T) {
 				tools.Definition{Name: "http_request", SideEffect: tools.AtMostOnce, CacheKey: tools.HTTPRequestCacheKey, Handler: noop},
 				tools.Definition{Name: "fetch_page", SideEffect: tools.ReadOnly, Handler: noop}))
 			a := &Activities{Registry: reg, Cache: c, Blobs: tt.blobs, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-			require.NoError(t, a.PublishRound(context.Background(), round.PublishInput{SessionID: "s", WorkflowID: "wf", CacheWrites: []round.CacheWrite{tt.write}}))
+			require.NoError(t, a.PublishRound(context.Background(), wire.PublishInput{SessionID: "s", WorkflowID: "wf", CacheWrites: []wire.CacheWrite{tt.write}}))
 			got, ok := c[key]
 			require.Equal(t, tt.want != "", ok)
 			if tt.want == "" {

@@ -7,18 +7,18 @@ import (
 
 	"go.temporal.io/sdk/activity"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/tools"
 )
 
 // Reconcile asks the tool's reconciler whether a lost attempt of the call
 // took effect (SPEC R). Its verdict is "unknown" unless the reconciler
 // proves more; an error retries the activity.
-func (a *Activities) Reconcile(ctx context.Context, in round.ReconcileInput) (round.ReconcileOutput, error) {
+func (a *Activities) Reconcile(ctx context.Context, in wire.ReconcileInput) (wire.ReconcileOutput, error) {
 	info := activity.GetInfo(ctx)
 	def, ok := a.Registry.Lookup(in.Call.Tool)
 	if !ok || def.Reconcile == nil {
-		return round.ReconcileOutput{Verdict: round.VerdictUnknown, Content: fmt.Sprintf("%s has no reconciler on this worker", in.Call.Tool)}, nil
+		return wire.ReconcileOutput{Verdict: wire.VerdictUnknown, Content: fmt.Sprintf("%s has no reconciler on this worker", in.Call.Tool)}, nil
 	}
 	c := in.Call
 	req := tools.Request{
@@ -28,14 +28,14 @@ func (a *Activities) Reconcile(ctx context.Context, in round.ReconcileInput) (ro
 	}
 	res, err := def.Reconcile(tools.WithSession(ctx, c.SessionID), req)
 	if err != nil {
-		return round.ReconcileOutput{}, fmt.Errorf("reconcile %s %s: %w", c.Tool, c.CallID, err)
+		return wire.ReconcileOutput{}, fmt.Errorf("reconcile %s %s: %w", c.Tool, c.CallID, err)
 	}
-	out := round.ReconcileOutput{Verdict: round.VerdictUnknown, Content: res.Content, Touched: res.Touched}
+	out := wire.ReconcileOutput{Verdict: wire.VerdictUnknown, Content: res.Content, Touched: res.Touched}
 	switch res.Verdict {
 	case tools.VerdictApplied:
-		out.Verdict = round.VerdictApplied
+		out.Verdict = wire.VerdictApplied
 	case tools.VerdictAbsent:
-		out.Verdict = round.VerdictAbsent
+		out.Verdict = wire.VerdictAbsent
 	}
 	a.logger().Info("reconciled a lost attempt", "tool", c.Tool, "call_id", c.CallID, "operation_id", req.OperationID, "verdict", out.Verdict)
 	return out, nil

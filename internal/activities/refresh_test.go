@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/internal/wire"
 )
 
 // refreshBlobs is a blob store that refreshes: it records what it was
@@ -33,15 +33,15 @@ func (b *refreshBlobs) Refresh(_ context.Context, refs []string) ([]string, erro
 func TestRefreshContents(t *testing.T) {
 	blobs := &refreshBlobs{storeBlobs: storeBlobs{m: map[string]string{"toolround:blob:1": "x"}}}
 	a := &Activities{Blobs: blobs}
-	out, err := a.RefreshContents(context.Background(), round.RefreshContentsInput{Refs: []string{"toolround:blob:1", "toolround:blob:2"}})
+	out, err := a.RefreshContents(context.Background(), wire.RefreshContentsInput{Refs: []string{"toolround:blob:1", "toolround:blob:2"}})
 	require.NoError(t, err)
-	require.Equal(t, round.RefreshContentsOutput{Refreshed: 1, Missing: []string{"toolround:blob:2"}}, out)
+	require.Equal(t, wire.RefreshContentsOutput{Refreshed: 1, Missing: []string{"toolround:blob:2"}}, out)
 	require.Equal(t, [][]string{{"toolround:blob:1", "toolround:blob:2"}}, blobs.asked)
 
-	out, err = (&Activities{Blobs: &storeBlobs{m: map[string]string{}}}).RefreshContents(context.Background(), round.RefreshContentsInput{Refs: []string{"toolround:blob:1"}})
+	out, err = (&Activities{Blobs: &storeBlobs{m: map[string]string{}}}).RefreshContents(context.Background(), wire.RefreshContentsInput{Refs: []string{"toolround:blob:1"}})
 	require.NoError(t, err)
 	require.Zero(t, out.Refreshed)
-	out, err = (&Activities{}).RefreshContents(context.Background(), round.RefreshContentsInput{Refs: []string{"toolround:blob:1"}})
+	out, err = (&Activities{}).RefreshContents(context.Background(), wire.RefreshContentsInput{Refs: []string{"toolround:blob:1"}})
 	require.NoError(t, err)
 	require.Zero(t, out.Refreshed)
 }

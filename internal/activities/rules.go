@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -28,8 +29,8 @@ func (a *Activities) ruleKeys() [][]byte {
 // key, or the previous one during a rotation (T4). The round calls it once; its answer is in history, so a replay
 // gives the same answer and the key never enters history. Without a key,
 // no rule verifies.
-func (a *Activities) VerifyRules(_ context.Context, in round.RulesInput) (round.VerifyRulesOutput, error) {
-	out := round.VerifyRulesOutput{Verified: []int{}}
+func (a *Activities) VerifyRules(_ context.Context, in wire.RulesInput) (wire.VerifyRulesOutput, error) {
+	out := wire.VerifyRulesOutput{Verified: []int{}}
 	if len(a.RuleKey) == 0 {
 		return out, nil
 	}
@@ -46,11 +47,11 @@ func (a *Activities) VerifyRules(_ context.Context, in round.RulesInput) (round.
 
 // SignRules signs the rules a round remembered with the worker's rule key
 // (approval.Sign): the MAC enters history, the key does not.
-func (a *Activities) SignRules(_ context.Context, in round.RulesInput) (round.SignRulesOutput, error) {
+func (a *Activities) SignRules(_ context.Context, in wire.RulesInput) (wire.SignRulesOutput, error) {
 	if len(a.RuleKey) == 0 {
-		return round.SignRulesOutput{}, errNoRuleKey
+		return wire.SignRulesOutput{}, errNoRuleKey
 	}
-	out := round.SignRulesOutput{Rules: make([]round.AllowRule, len(in.Rules))}
+	out := wire.SignRulesOutput{Rules: make([]round.AllowRule, len(in.Rules))}
 	for i, r := range in.Rules {
 		out.Rules[i] = round.AllowRule(approval.Sign(a.RuleKey, in.SessionID, in.RunID, approval.Rule(r)))
 	}
@@ -60,7 +61,7 @@ func (a *Activities) SignRules(_ context.Context, in round.RulesInput) (round.Si
 // VerifyUsage checks the MAC of a run state's usage with the worker's rule
 // key (B1), once per round, as VerifyRules does for rules (the previous
 // key too, during a rotation). Without a key, no usage verifies.
-func (a *Activities) VerifyUsage(_ context.Context, in round.UsageInput) (round.VerifyUsageOutput, error) {
+func (a *Activities) VerifyUsage(_ context.Context, in wire.UsageInput) (wire.VerifyUsageOutput, error) {
 	usage := in.Usage.Canonical()
 	bound := func(key []byte) bool {
 		return approval.VerifyRoundUsage(key, in.SessionID, in.RunID, in.Usage.Round, usage, in.Usage.MAC)
@@ -78,19 +79,19 @@ func (a *Activities) VerifyUsage(_ context.Context, in round.UsageInput) (round.
 	}
 	if in.Bound {
 		ok := either(bound)
-		return round.VerifyUsageOutput{Verified: ok, Unbound: !ok && either(unbound)}, nil
+		return wire.VerifyUsageOutput{Verified: ok, Unbound: !ok && either(unbound)}, nil
 	}
-	return round.VerifyUsageOutput{Verified: either(unbound)}, nil
+	return wire.VerifyUsageOutput{Verified: either(unbound)}, nil
 }
 
 // SignUsage signs the usage a round hands on with the worker's rule key;
 // Bound, for the round Usage.Round names (T15).
-func (a *Activities) SignUsage(_ context.Context, in round.UsageInput) (round.SignUsageOutput, error) {
+func (a *Activities) SignUsage(_ context.Context, in wire.UsageInput) (wire.SignUsageOutput, error) {
 	if len(a.RuleKey) == 0 {
-		return round.SignUsageOutput{}, errNoRuleKey
+		return wire.SignUsageOutput{}, errNoRuleKey
 	}
 	if in.Bound {
-		return round.SignUsageOutput{MAC: approval.RoundUsageMAC(a.RuleKey, in.SessionID, in.RunID, in.Usage.Round, in.Usage.Canonical())}, nil
+		return wire.SignUsageOutput{MAC: approval.RoundUsageMAC(a.RuleKey, in.SessionID, in.RunID, in.Usage.Round, in.Usage.Canonical())}, nil
 	}
-	return round.SignUsageOutput{MAC: approval.UsageMAC(a.RuleKey, in.SessionID, in.RunID, in.Usage.Canonical())}, nil
+	return wire.SignUsageOutput{MAC: approval.UsageMAC(a.RuleKey, in.SessionID, in.RunID, in.Usage.Canonical())}, nil
 }

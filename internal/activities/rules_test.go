@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -24,13 +25,13 @@ func TestRuleKeyRotation(t *testing.T) {
 	stranger := &Activities{RuleKey: other}
 
 	rules := []round.AllowRule{{Tool: "read_file", Pattern: "*.md"}, {Tool: "run_command", Args: `{"command":"ls"}`}}
-	in := round.RulesInput{SessionID: "s", RunID: "r", Rules: rules}
+	in := wire.RulesInput{SessionID: "s", RunID: "r", Rules: rules}
 	oldSigned, err := before.SignRules(ctx, in)
 	require.NoError(t, err)
 	forged, err := stranger.SignRules(ctx, in)
 	require.NoError(t, err)
 	verify := func(a *Activities, rules []round.AllowRule) []int {
-		out, err := a.VerifyRules(ctx, round.RulesInput{SessionID: "s", RunID: "r", Rules: rules})
+		out, err := a.VerifyRules(ctx, wire.RulesInput{SessionID: "s", RunID: "r", Rules: rules})
 		require.NoError(t, err)
 		return out.Verified
 	}
@@ -44,7 +45,7 @@ func TestRuleKeyRotation(t *testing.T) {
 	require.Empty(t, verify(before, newSigned.Rules), "and not with the old one")
 
 	for _, bound := range []bool{true, false} {
-		u := round.UsageInput{SessionID: "s", RunID: "r", Usage: round.Usage{Calls: 4, Round: 2}, Bound: bound}
+		u := wire.UsageInput{SessionID: "s", RunID: "r", Usage: round.Usage{Calls: 4, Round: 2}, Bound: bound}
 		mac, err := before.SignUsage(ctx, u)
 		require.NoError(t, err)
 		u.Usage.MAC = mac.MAC
@@ -60,10 +61,10 @@ func TestRuleKeyRotation(t *testing.T) {
 		require.True(t, out.Verified, "usage signed during the window is the new key's (bound %v)", bound)
 	}
 
-	legacy := round.UsageInput{SessionID: "s", RunID: "r", Usage: round.Usage{Calls: 2}}
+	legacy := wire.UsageInput{SessionID: "s", RunID: "r", Usage: round.Usage{Calls: 2}}
 	mac, err := before.SignUsage(ctx, legacy)
 	require.NoError(t, err)
 	legacy.Usage.MAC, legacy.Bound = mac.MAC, true
 	out, _ := during.VerifyUsage(ctx, legacy)
-	require.Equal(t, round.VerifyUsageOutput{Unbound: true}, out, "an unbound usage of the old key is still reported unbound")
+	require.Equal(t, wire.VerifyUsageOutput{Unbound: true}, out, "an unbound usage of the old key is still reported unbound")
 }

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -31,7 +32,7 @@ func notThisRun(id string) error {
 // query while it runs, its result once it ended. Only a subagent that a
 // round of the same session and run started is answered: its memo names
 // its parent.
-func (s *Subagents) Status(ctx context.Context, in round.SubagentStatusInput) (round.AgentStatus, error) {
+func (s *Subagents) Status(ctx context.Context, in wire.SubagentStatusInput) (round.AgentStatus, error) {
 	if s.Client == nil {
 		return round.AgentStatus{}, temporal.NewNonRetryableApplicationError("this worker has no Temporal client to read subagents with", "NoClient", nil)
 	}
@@ -49,7 +50,7 @@ func (s *Subagents) Status(ctx context.Context, in round.SubagentStatusInput) (r
 	}
 	info := desc.RawResponse.GetWorkflowExecutionInfo()
 	var parent string
-	if p, ok := info.GetMemo().GetFields()[round.MemoParent]; ok {
+	if p, ok := info.GetMemo().GetFields()[wire.MemoParent]; ok {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &parent)
 	}
 	if ps, pr, ok := round.RunOfWorkflowID(parent); !ok || ps != in.SessionID || pr != in.RunID {

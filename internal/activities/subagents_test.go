@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/mocks"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -26,7 +27,7 @@ func described(t *testing.T, status enumspb.WorkflowExecutionStatus, parent stri
 	if parent != "" {
 		p, err := converter.GetDefaultDataConverter().ToPayload(parent)
 		require.NoError(t, err)
-		info.Memo = &commonpb.Memo{Fields: map[string]*commonpb.Payload{round.MemoParent: p}}
+		info.Memo = &commonpb.Memo{Fields: map[string]*commonpb.Payload{wire.MemoParent: p}}
 	}
 	return &client.WorkflowExecutionDescription{RawResponse: &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: info}}
 }
@@ -37,8 +38,8 @@ func described(t *testing.T, status enumspb.WorkflowExecutionStatus, parent stri
 // nothing of theirs is read.
 func TestSubagentStatusAnswersOnlyTheRunsOwnChildren(t *testing.T) {
 	ctx := context.Background()
-	mine := round.SubagentStatusInput{WorkflowID: child, SessionID: "s", RunID: "r"}
-	for _, in := range []round.SubagentStatusInput{
+	mine := wire.SubagentStatusInput{WorkflowID: child, SessionID: "s", RunID: "r"}
+	for _, in := range []wire.SubagentStatusInput{
 		{WorkflowID: "agentrun/other/sub-0123456789abcdef01234567", SessionID: "s", RunID: "r"},
 		{WorkflowID: "agentrun/s/r", SessionID: "s", RunID: "r"},
 		{WorkflowID: "toolround/s/r/1", SessionID: "s", RunID: "r"},
@@ -67,7 +68,7 @@ func TestSubagentStatusAnswersOnlyTheRunsOwnChildren(t *testing.T) {
 // answer carries the child's conversation.
 func TestSubagentStatusReadsARunningChildAndAnEndedOne(t *testing.T) {
 	ctx := context.Background()
-	mine := round.SubagentStatusInput{WorkflowID: child, SessionID: "s", RunID: "r"}
+	mine := wire.SubagentStatusInput{WorkflowID: child, SessionID: "s", RunID: "r"}
 	talk := []round.AgentMessage{{Role: "user", Content: "secret plans"}}
 
 	tc := mocks.NewClient(t)

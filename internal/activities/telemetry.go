@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -50,7 +51,7 @@ type callTrace struct {
 // beginCall starts the span of one attempt (under the SDK interceptor's
 // RunActivity span when tracing is on) and the call's logger, which carries
 // the workflow id, call id and tool on every line.
-func (a *Activities) beginCall(ctx context.Context, in round.ExecuteInput, known bool, attempt int) (context.Context, *callTrace) {
+func (a *Activities) beginCall(ctx context.Context, in wire.ExecuteInput, known bool, attempt int) (context.Context, *callTrace) {
 	tool := in.Tool
 	if !known {
 		tool = UnknownTool

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -38,13 +39,13 @@ func TestCallLogsSpansAndDuration(t *testing.T) {
 	a := &Activities{Registry: reg, Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Tracer: tp.Tracer("test"), Metrics: m}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
+	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
 	const secret = "hunter2-secret-value"
-	for _, in := range []round.ExecuteInput{
+	for _, in := range []wire.ExecuteInput{
 		{CallID: "c1", Tool: "boom", Args: `{"token":"` + secret + `"}`, WorkflowID: "wf-1"},
 		{CallID: "c2", Tool: "made_up", Args: `{}`, WorkflowID: "wf-1"},
 	} {
-		v, err := env.ExecuteActivity(round.ActivityExecuteTool, in)
+		v, err := env.ExecuteActivity(wire.ActivityExecuteTool, in)
 		require.NoError(t, err)
 		var out round.ExecuteOutput
 		require.NoError(t, v.Get(&out))

@@ -8,7 +8,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/tools/secrets"
 	"github.com/toolround/toolround/toolworker"
 )
@@ -29,21 +29,21 @@ var errNoSecretStore = errors.New("no secret store is configured on this worker"
 // ToolSecrets seals, for a user tool's queue, the values of the secrets
 // its call sends; a name the session has not stored is Missing. Only the
 // sealed values leave this activity, so only they enter history (T9).
-func (a *Activities) ToolSecrets(ctx context.Context, in round.ToolSecretsInput) (round.ToolSecretsOutput, error) {
+func (a *Activities) ToolSecrets(ctx context.Context, in wire.ToolSecretsInput) (wire.ToolSecretsOutput, error) {
 	if a.SecretStore == nil {
-		return round.ToolSecretsOutput{}, temporal.NewNonRetryableApplicationError(errNoSecretStore.Error(), "NoSecretStore", nil)
+		return wire.ToolSecretsOutput{}, temporal.NewNonRetryableApplicationError(errNoSecretStore.Error(), "NoSecretStore", nil)
 	}
-	out := round.ToolSecretsOutput{Sealed: make(map[string]string, len(in.Names))}
+	out := wire.ToolSecretsOutput{Sealed: make(map[string]string, len(in.Names))}
 	for _, name := range in.Names {
 		v, err := a.SecretStore.Get(ctx, in.SessionID, name)
 		if errors.Is(err, secrets.ErrNotFound) || (err == nil && v == "") {
-			return round.ToolSecretsOutput{Missing: name}, nil
+			return wire.ToolSecretsOutput{Missing: name}, nil
 		}
 		if err != nil {
-			return round.ToolSecretsOutput{}, fmt.Errorf("secret %s: %w", name, err)
+			return wire.ToolSecretsOutput{}, fmt.Errorf("secret %s: %w", name, err)
 		}
 		if out.Sealed[name], err = a.SecretStore.SealFor(in.Queue, v); err != nil {
-			return round.ToolSecretsOutput{}, err
+			return wire.ToolSecretsOutput{}, err
 		}
 	}
 	return out, nil
@@ -54,7 +54,7 @@ func (a *Activities) ToolSecrets(ctx context.Context, in round.ToolSecretsInput)
 // redactor reads (T9): a result's text and JSON items, or a failure's
 // message (as one text item). A JSON item that is not JSON once redacted
 // becomes a text item. What does not open is an error.
-func (a *Activities) OpenToolResult(ctx context.Context, in round.OpenToolResultInput) (toolworker.CallResult, error) {
+func (a *Activities) OpenToolResult(ctx context.Context, in wire.OpenToolResultInput) (toolworker.CallResult, error) {
 	if a.SecretStore == nil {
 		return toolworker.CallResult{}, temporal.NewNonRetryableApplicationError(errNoSecretStore.Error(), "NoSecretStore", nil)
 	}

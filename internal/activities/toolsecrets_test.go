@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/tools/secrets"
 	"github.com/toolround/toolround/toolworker"
 )
@@ -26,7 +26,7 @@ func TestToolSecretsSealAndRedactY3(t *testing.T) {
 	require.NoError(t, store.Put(ctx, "s1", "api", value))
 	a := &Activities{SecretStore: store}
 
-	out, err := a.ToolSecrets(ctx, round.ToolSecretsInput{SessionID: "s1", Queue: "q", Names: []string{"api"}})
+	out, err := a.ToolSecrets(ctx, wire.ToolSecretsInput{SessionID: "s1", Queue: "q", Names: []string{"api"}})
 	require.NoError(t, err)
 	require.Empty(t, out.Missing)
 	qk := secrets.QueueKey(key, "q")
@@ -36,7 +36,7 @@ func TestToolSecretsSealAndRedactY3(t *testing.T) {
 	_, err = secrets.Open(secrets.QueueKey(key, "other"), out.Sealed["api"])
 	require.Error(t, err, "another queue's key opens nothing")
 
-	missing, err := a.ToolSecrets(ctx, round.ToolSecretsInput{SessionID: "s1", Queue: "q", Names: []string{"api", "nope"}})
+	missing, err := a.ToolSecrets(ctx, wire.ToolSecretsInput{SessionID: "s1", Queue: "q", Names: []string{"api", "nope"}})
 	require.NoError(t, err)
 	require.Equal(t, "nope", missing.Missing)
 
@@ -48,7 +48,7 @@ func TestToolSecretsSealAndRedactY3(t *testing.T) {
 	require.NoError(t, err)
 	sealed, err := secrets.Seal(qk, string(b))
 	require.NoError(t, err)
-	res, err := a.OpenToolResult(ctx, round.OpenToolResultInput{SessionID: "s1", Queue: "q", Names: []string{"api"}, Sealed: sealed})
+	res, err := a.OpenToolResult(ctx, wire.OpenToolResultInput{SessionID: "s1", Queue: "q", Names: []string{"api"}, Sealed: sealed})
 	require.NoError(t, err)
 	require.Empty(t, res.Sealed)
 	require.Contains(t, res.Content[0].Text, "[secret:api]")
@@ -58,12 +58,12 @@ func TestToolSecretsSealAndRedactY3(t *testing.T) {
 
 	msg, err := secrets.Seal(qk, "refused "+value)
 	require.NoError(t, err)
-	res, err = a.OpenToolResult(ctx, round.OpenToolResultInput{SessionID: "s1", Queue: "q", Names: []string{"api"}, Sealed: msg, Failure: true})
+	res, err = a.OpenToolResult(ctx, wire.OpenToolResultInput{SessionID: "s1", Queue: "q", Names: []string{"api"}, Sealed: msg, Failure: true})
 	require.NoError(t, err)
 	require.Equal(t, "refused [secret:api]", res.Content[0].Text)
 
 	wrong, err := secrets.Seal(secrets.QueueKey(key, "other"), string(b))
 	require.NoError(t, err)
-	_, err = a.OpenToolResult(ctx, round.OpenToolResultInput{SessionID: "s1", Queue: "q", Names: []string{"api"}, Sealed: wrong})
+	_, err = a.OpenToolResult(ctx, wire.OpenToolResultInput{SessionID: "s1", Queue: "q", Names: []string{"api"}, Sealed: wrong})
 	require.Error(t, err, "an answer sealed for another queue does not open")
 }

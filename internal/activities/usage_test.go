@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -16,25 +17,25 @@ func TestUsageIsSignedForItsRound(t *testing.T) {
 	a := &Activities{RuleKey: []byte("0123456789abcdef0123456789abcdef")}
 	ctx := context.Background()
 	u := round.Usage{Calls: 2, Round: 3}
-	in := round.UsageInput{SessionID: "s", RunID: "r", Usage: u, Bound: true}
+	in := wire.UsageInput{SessionID: "s", RunID: "r", Usage: u, Bound: true}
 	signed, err := a.SignUsage(ctx, in)
 	require.NoError(t, err)
 	in.Usage.MAC = signed.MAC
 	out, err := a.VerifyUsage(ctx, in)
 	require.NoError(t, err)
-	require.Equal(t, round.VerifyUsageOutput{Verified: true}, out)
+	require.Equal(t, wire.VerifyUsageOutput{Verified: true}, out)
 
 	in.Usage.Round = 1
 	out, _ = a.VerifyUsage(ctx, in)
-	require.Equal(t, round.VerifyUsageOutput{}, out, "another round's")
+	require.Equal(t, wire.VerifyUsageOutput{}, out, "another round's")
 
-	old := round.UsageInput{SessionID: "s", RunID: "r", Usage: round.Usage{Calls: 2}}
+	old := wire.UsageInput{SessionID: "s", RunID: "r", Usage: round.Usage{Calls: 2}}
 	legacy, err := a.SignUsage(ctx, old)
 	require.NoError(t, err)
 	old.Usage.MAC, old.Bound = legacy.MAC, true
 	out, _ = a.VerifyUsage(ctx, old)
-	require.Equal(t, round.VerifyUsageOutput{Unbound: true}, out, "signed before T15")
+	require.Equal(t, wire.VerifyUsageOutput{Unbound: true}, out, "signed before T15")
 
 	out, _ = (&Activities{}).VerifyUsage(ctx, old)
-	require.Equal(t, round.VerifyUsageOutput{}, out)
+	require.Equal(t, wire.VerifyUsageOutput{}, out)
 }

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -36,25 +37,25 @@ func TestCallsActInTheirSessionsWorkspace(t *testing.T) {
 	a := &Activities{Registry: reg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestActivityEnvironment()
-	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
-	env.RegisterActivityWithOptions(a.CheckFiles, activity.RegisterOptions{Name: round.ActivityCheckFiles})
-	env.RegisterActivityWithOptions(a.Reconcile, activity.RegisterOptions{Name: round.ActivityReconcile})
+	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
+	env.RegisterActivityWithOptions(a.CheckFiles, activity.RegisterOptions{Name: wire.ActivityCheckFiles})
+	env.RegisterActivityWithOptions(a.Reconcile, activity.RegisterOptions{Name: wire.ActivityReconcile})
 	for _, session := range []string{"a", "b"} {
-		v, err := env.ExecuteActivity(round.ActivityExecuteTool, round.ExecuteInput{CallID: "c1", Tool: "where", Args: `{}`, SessionID: session, RunID: "r", Round: 1, WorkflowID: round.WorkflowID(session, "r", 1)})
+		v, err := env.ExecuteActivity(wire.ActivityExecuteTool, wire.ExecuteInput{CallID: "c1", Tool: "where", Args: `{}`, SessionID: session, RunID: "r", Round: 1, WorkflowID: round.WorkflowID(session, "r", 1)})
 		require.NoError(t, err)
 		var out round.ExecuteOutput
 		require.NoError(t, v.Get(&out))
 		require.Equal(t, session, out.Content)
 	}
-	v, err := env.ExecuteActivity(round.ActivityReconcile, round.ReconcileInput{Call: round.ExecuteInput{CallID: "c1", Tool: "where", Args: `{}`, SessionID: "b", RunID: "r", Round: 1}})
+	v, err := env.ExecuteActivity(wire.ActivityReconcile, wire.ReconcileInput{Call: wire.ExecuteInput{CallID: "c1", Tool: "where", Args: `{}`, SessionID: "b", RunID: "r", Round: 1}})
 	require.NoError(t, err)
-	var rec round.ReconcileOutput
+	var rec wire.ReconcileOutput
 	require.NoError(t, v.Get(&rec))
 	require.Equal(t, "b", rec.Content)
 
-	v, err = env.ExecuteActivity(round.ActivityCheckFiles, round.CheckFilesInput{Checks: []round.FileCheck{{Key: "k", Tool: "where", Files: map[string]round.FileState{"x": {Size: 1}}}}})
+	v, err = env.ExecuteActivity(wire.ActivityCheckFiles, wire.CheckFilesInput{Checks: []wire.FileCheck{{Key: "k", Tool: "where", Files: map[string]round.FileState{"x": {Size: 1}}}}})
 	require.NoError(t, err)
-	var chk round.CheckFilesOutput
+	var chk wire.CheckFilesOutput
 	require.NoError(t, v.Get(&chk))
 	require.Equal(t, []string{"k"}, chk.Changed)
 }

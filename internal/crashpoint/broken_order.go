@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/interceptor"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -15,7 +16,7 @@ import (
 // CRASH_BUILD_TAGS=brokenorder) must catch: a call's result is recorded
 // before its effect, which runs a moment after the attempt answered.
 func recordFirst(ctx context.Context, typ string, in *interceptor.ExecuteActivityInput, next interceptor.ActivityInboundInterceptor) (any, bool) {
-	if typ != round.ActivityExecuteTool {
+	if typ != wire.ActivityExecuteTool {
 		return nil, false
 	}
 	go func() {

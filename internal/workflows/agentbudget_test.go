@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -21,14 +22,14 @@ import (
 func TestAgentRunTakesTheBudget(t *testing.T) {
 	h := newAgentHarness(t)
 	next := toolsUntil(99)
-	h.reply = func(in round.ModelInput) round.ModelOutput {
+	h.reply = func(in wire.ModelInput) wire.ModelOutput {
 		switch in.Call {
 		case 4:
 			out := next(in)
-			out.Budgeted = []round.BudgetedResult{{Msg: 2, Ref: "toolround:blob:b1", Content: "preview of c1"}}
+			out.Budgeted = []wire.BudgetedResult{{Msg: 2, Ref: "toolround:blob:b1", Content: "preview of c1"}}
 			return out
 		case 6:
-			return round.ModelOutput{ContextExceeded: true}
+			return wire.ModelOutput{ContextExceeded: true}
 		}
 		return next(in)
 	}
@@ -58,11 +59,11 @@ func TestAgentRunTakesTheBudget(t *testing.T) {
 func TestAgentRunRefreshesItsRefsAtContinueAsNew(t *testing.T) {
 	h := newAgentHarness(t)
 	next := toolsUntil(99)
-	h.reply = func(in round.ModelInput) round.ModelOutput {
+	h.reply = func(in wire.ModelInput) wire.ModelOutput {
 		out := next(in)
 		out.Request = &round.RequestSize{Bytes: 1000 * in.Call, InputTokens: int64(300 * in.Call)}
 		if in.Call == 3 {
-			out.Budgeted = []round.BudgetedResult{{Msg: 2, Ref: "toolround:blob:b1", Content: "preview of c1"}}
+			out.Budgeted = []wire.BudgetedResult{{Msg: 2, Ref: "toolround:blob:b1", Content: "preview of c1"}}
 		}
 		return out
 	}

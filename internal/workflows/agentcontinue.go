@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -51,8 +52,8 @@ func (a *agent) refreshRefs(ctx workflow.Context) {
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 200 * time.Millisecond},
 		Summary:             "refresh stored contents",
 	})
-	var out round.RefreshContentsOutput
-	if err := workflow.ExecuteLocalActivity(lctx, round.ActivityRefreshContents, round.RefreshContentsInput{Refs: refs}).Get(lctx, &out); err != nil {
+	var out wire.RefreshContentsOutput
+	if err := workflow.ExecuteLocalActivity(lctx, wire.ActivityRefreshContents, wire.RefreshContentsInput{Refs: refs}).Get(lctx, &out); err != nil {
 		workflow.GetLogger(ctx).Warn("refreshing the run's stored contents failed", "refs", len(refs), "error", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -49,8 +50,8 @@ func (a *agent) finish(ctx workflow.Context) {
 	})
 	e := a.scope.AgentFinished(a.round, a.status)
 	e.Time = workflow.Now(ctx)
-	in := round.PublishInput{SessionID: a.in.SessionID, RunID: a.in.RunID, WorkflowID: a.scope.WorkflowID, Events: []round.Event{e}}
-	if err := workflow.ExecuteLocalActivity(lctx, round.ActivityPublishRound, in).Get(lctx, nil); err != nil {
+	in := wire.PublishInput{SessionID: a.in.SessionID, RunID: a.in.RunID, WorkflowID: a.scope.WorkflowID, Events: []round.Event{e}}
+	if err := workflow.ExecuteLocalActivity(lctx, wire.ActivityPublishRound, in).Get(lctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("publishing the run's end failed", "error", err)
 	}
 }

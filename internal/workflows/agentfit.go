@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -28,8 +29,8 @@ func (a *agent) fit(ctx workflow.Context) {
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 200 * time.Millisecond},
 		Summary:             "store large messages",
 	})
-	var out round.StoreContentsOutput
-	err := workflow.ExecuteLocalActivity(lctx, round.ActivityStoreContents, round.StoreContentsInput{Contents: contents, Preview: agentPreview}).Get(lctx, &out)
+	var out wire.StoreContentsOutput
+	err := workflow.ExecuteLocalActivity(lctx, wire.ActivityStoreContents, wire.StoreContentsInput{Contents: contents, Preview: agentPreview}).Get(lctx, &out)
 	if err != nil || len(out.Stored) != len(picked) {
 		workflow.GetLogger(ctx).Warn("storing large messages failed; the conversation keeps them", "error", err)
 		return

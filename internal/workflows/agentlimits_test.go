@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestAgentRunEndsPastMaxModelTokens(t *testing.T) {
 	h := newAgentHarness(t)
 	script := toolsUntil(100)
-	h.reply = func(in round.ModelInput) round.ModelOutput {
+	h.reply = func(in wire.ModelInput) wire.ModelOutput {
 		out := script(in)
 		out.Tokens = 400
 		return out
@@ -79,7 +80,7 @@ func TestAgentRunEndsWhenALimitWaitExpires(t *testing.T) {
 func TestAgentRunWithoutLimitsIsUnbounded(t *testing.T) {
 	h := newAgentHarness(t)
 	script := toolsUntil(4)
-	h.reply = func(in round.ModelInput) round.ModelOutput {
+	h.reply = func(in wire.ModelInput) wire.ModelOutput {
 		out := script(in)
 		out.Tokens = 1_000_000
 		return out

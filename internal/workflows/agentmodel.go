@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -15,7 +16,7 @@ import (
 // history once it completed, so a crash never repeats it (A2). The
 // results its request shortened join the conversation in their place
 // (B3), then its answer; its tokens count against the run's limits (B1).
-func (a *agent) model(ctx workflow.Context) (round.ModelOutput, next, error) {
+func (a *agent) model(ctx workflow.Context) (wire.ModelOutput, next, error) {
 	out, err := a.callModel(ctx, a.hb, a.timeout)
 	if err != nil {
 		n, err := a.stopOn(ctx, err)
@@ -35,7 +36,7 @@ func (a *agent) model(ctx workflow.Context) (round.ModelOutput, next, error) {
 
 // callModel runs the run's next model call, model/<n>, over the
 // conversation.
-func (a *agent) callModel(ctx workflow.Context, hb, timeout time.Duration) (round.ModelOutput, error) {
+func (a *agent) callModel(ctx workflow.Context, hb, timeout time.Duration) (wire.ModelOutput, error) {
 	n := a.calls + 1
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		ActivityID:          fmt.Sprintf("model/%d", n),
@@ -47,15 +48,15 @@ func (a *agent) callModel(ctx workflow.Context, hb, timeout time.Duration) (roun
 		},
 		Summary: fmt.Sprintf("model call %d", n),
 	})
-	in := round.ModelInput{
+	in := wire.ModelInput{
 		SessionID: a.in.SessionID, RunID: a.in.RunID, WorkflowID: a.scope.WorkflowID, Call: n, Round: a.round + 1,
 		Provider: a.in.Provider, ClientTools: a.in.ClientTools, Messages: a.conv, Budget: a.budget, Last: a.last,
 		SystemPrompt: a.in.SystemPrompt, Exclude: a.exclude(), // a subagent's (G1), a chatbot's and its sender's (G3)
 		Model:  a.in.Model,  // a chatbot's (G3)
 		Script: a.in.Script, // a scripted model's turns (docs/scripted-model.md)
 	}
-	var out round.ModelOutput
-	err := workflow.ExecuteActivity(actx, round.ActivityModelCall, in).Get(actx, &out)
+	var out wire.ModelOutput
+	err := workflow.ExecuteActivity(actx, wire.ActivityModelCall, in).Get(actx, &out)
 	return out, err
 }
 
@@ -63,7 +64,7 @@ func (a *agent) callModel(ctx workflow.Context, hb, timeout time.Duration) (roun
 // conversation, and their references into the run state, the only ones
 // read_result reads (B3). It reports whether the run ends
 // context_exceeded.
-func (a *agent) takeBudget(out round.ModelOutput) bool {
+func (a *agent) takeBudget(out wire.ModelOutput) bool {
 	for _, b := range out.Budgeted {
 		if b.Msg < 0 || b.Msg >= len(a.conv) || b.Ref == "" {
 			continue

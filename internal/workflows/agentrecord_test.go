@@ -27,6 +27,7 @@ import (
 	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/internal/testtools"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 )
@@ -37,7 +38,7 @@ import (
 type agentScenario struct {
 	name  string
 	in    round.AgentInput
-	reply func(in round.ModelInput) round.ModelOutput
+	reply func(in wire.ModelInput) wire.ModelOutput
 	// want is the status the run ends with, over all its executions.
 	want string
 	// drive, when set, acts on the running run (updates, a cancel).
@@ -45,8 +46,8 @@ type agentScenario struct {
 }
 
 // calcTurn is a model turn with one calculate call.
-func calcTurn(in round.ModelInput) round.ModelOutput {
-	return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{
+func calcTurn(in wire.ModelInput) wire.ModelOutput {
+	return wire.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{
 		ID: fmt.Sprintf("c%d", in.Call), Type: "function",
 		Function: round.FunctionCall{Name: "calculate", Arguments: round.Arguments(fmt.Sprintf(`{"expression":"%d*2"}`, in.Call))}}}}}
 }
@@ -54,28 +55,28 @@ func calcTurn(in round.ModelInput) round.ModelOutput {
 // agentScenarios take the paths of agent-limits and agent-budget.
 func agentScenarios() []agentScenario {
 	// A result the budget replaced, as the model call names it.
-	budgeted := func(in round.ModelInput, msg int) []round.BudgetedResult {
+	budgeted := func(in wire.ModelInput, msg int) []wire.BudgetedResult {
 		ref := fmt.Sprintf("toolround:blob:%064d", msg)
-		return []round.BudgetedResult{{Msg: msg, Ref: ref, Content: "[calculate] 2\n[shortened to keep the conversation within its context budget: 13 bytes in all; read_result {\"ref\": \"" + ref + "\"} reads the whole]"}}
+		return []wire.BudgetedResult{{Msg: msg, Ref: ref, Content: "[calculate] 2\n[shortened to keep the conversation within its context budget: 13 bytes in all; read_result {\"ref\": \"" + ref + "\"} reads the whole]"}}
 	}
 	return []agentScenario{
 		// G3: a chatbot's persistent run answers two chat updates, the
 		// second after a round, then waits until it is cancelled.
 		{name: "chatbot_persistent", want: round.AgentCancelled,
 			in: round.AgentInput{SessionID: "replay-chatbot_persistent", RunID: "run", Provider: "openai", Persistent: true, Name: "helper", Chain: []string{"helper"}},
-			reply: func(in round.ModelInput) round.ModelOutput {
+			reply: func(in wire.ModelInput) wire.ModelOutput {
 				last := in.Messages[len(in.Messages)-1]
 				if last.Role == "user" && strings.Contains(last.Content, "tool") {
 					return calcTurn(in)
 				}
-				return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: fmt.Sprintf("answer %d", in.Call)}}
+				return wire.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: fmt.Sprintf("answer %d", in.Call)}}
 			},
 			drive: func(t *testing.T, c tclient.Client, id string) {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
 				for i, text := range []string{"hello", "use a tool"} {
 					opID := fmt.Sprintf("op-%d", i+1)
-					h, err := c.UpdateWorkflow(ctx, tclient.UpdateWorkflowOptions{WorkflowID: id, UpdateID: opID, UpdateName: round.UpdateChat,
+					h, err := c.UpdateWorkflow(ctx, tclient.UpdateWorkflowOptions{WorkflowID: id, UpdateID: opID, UpdateName: wire.UpdateChat,
 						Args: []any{round.ChatMessage{MessageID: opID, Text: text}}, WaitForStage: tclient.WorkflowUpdateStageCompleted})
 					require.NoError(t, err)
 					var reply round.ChatReply
@@ -89,7 +90,7 @@ func agentScenarios() []agentScenario {
 		{name: "agent_limits", want: round.AgentLimitReached,
 			in: round.AgentInput{SessionID: "replay-agent_limits", RunID: "run", Task: "count", Provider: "openai",
 				Limits: &round.Limits{MaxModelTokens: 100, MaxCalls: 10}},
-			reply: func(in round.ModelInput) round.ModelOutput {
+			reply: func(in wire.ModelInput) wire.ModelOutput {
 				out := calcTurn(in)
 				out.Tokens = 40
 				return out
@@ -99,9 +100,9 @@ func agentScenarios() []agentScenario {
 		// budget: context_exceeded.
 		{name: "agent_budget", want: round.AgentContextExceeded,
 			in: round.AgentInput{SessionID: "replay-agent_budget", RunID: "run", Task: "count", Provider: "openai"},
-			reply: func(in round.ModelInput) round.ModelOutput {
+			reply: func(in wire.ModelInput) wire.ModelOutput {
 				if in.Call == 5 {
-					return round.ModelOutput{ContextExceeded: true}
+					return wire.ModelOutput{ContextExceeded: true}
 				}
 				out := calcTurn(in)
 				out.Request = &round.RequestSize{Bytes: 900 * in.Call, InputTokens: int64(250 * in.Call)}
@@ -115,9 +116,9 @@ func agentScenarios() []agentScenario {
 		// refreshes the references it carries (agent-budget version 2).
 		{name: "agent_budget_refresh", want: round.AgentCompleted,
 			in: round.AgentInput{SessionID: "replay-agent_budget_refresh", RunID: "run", Task: "count", Provider: "openai", HistoryEvents: 50},
-			reply: func(in round.ModelInput) round.ModelOutput {
+			reply: func(in wire.ModelInput) wire.ModelOutput {
 				if in.Call >= 6 {
-					return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "done"}}
+					return wire.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "done"}}
 				}
 				out := calcTurn(in)
 				out.Request = &round.RequestSize{Bytes: 900 * in.Call, InputTokens: int64(250 * in.Call)}
@@ -156,7 +157,7 @@ func TestRecordAgentHistories(t *testing.T) {
 	wf := &workflows.RoundWorkflow{Catalog: cat}
 	acts := &activities.Activities{Registry: reg, Blobs: &memBlobs{m: map[string]string{}}, RuleKey: ruleKey}
 	aw := &workflows.AgentWorkflow{HeartbeatTimeout: 3 * time.Second, Limits: round.Limits{MaxCalls: 50}}
-	replies := map[string]func(round.ModelInput) round.ModelOutput{}
+	replies := map[string]func(wire.ModelInput) wire.ModelOutput{}
 	for _, sc := range agentScenarios() {
 		replies[sc.in.SessionID] = sc.reply
 	}
@@ -164,23 +165,23 @@ func TestRecordAgentHistories(t *testing.T) {
 	w := worker.New(c, queue, worker.Options{Identity: "recorder"})
 	w.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: round.AgentWorkflowName})
 	w.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
-	w.RegisterActivityWithOptions(func(_ context.Context, in round.ModelInput) (round.ModelOutput, error) {
+	w.RegisterActivityWithOptions(func(_ context.Context, in wire.ModelInput) (wire.ModelOutput, error) {
 		reply := replies[in.SessionID]
 		if reply == nil {
-			return round.ModelOutput{}, fmt.Errorf("no scenario for session %s", in.SessionID)
+			return wire.ModelOutput{}, fmt.Errorf("no scenario for session %s", in.SessionID)
 		}
 		return reply(in), nil
-	}, activity.RegisterOptions{Name: round.ActivityModelCall})
-	w.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
-	w.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
-	w.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
-	w.RegisterActivityWithOptions(acts.RefreshContents, activity.RegisterOptions{Name: round.ActivityRefreshContents})
-	w.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: round.ActivityCheckFiles})
-	w.RegisterActivityWithOptions(acts.VerifyRules, activity.RegisterOptions{Name: round.ActivityVerifyRules})
-	w.RegisterActivityWithOptions(acts.SignRules, activity.RegisterOptions{Name: round.ActivitySignRules})
-	w.RegisterActivityWithOptions(acts.VerifyUsage, activity.RegisterOptions{Name: round.ActivityVerifyUsage})
-	w.RegisterActivityWithOptions(acts.SignUsage, activity.RegisterOptions{Name: round.ActivitySignUsage})
-	w.RegisterActivityWithOptions(acts.Reconcile, activity.RegisterOptions{Name: round.ActivityReconcile})
+	}, activity.RegisterOptions{Name: wire.ActivityModelCall})
+	w.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
+	w.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: wire.ActivityPublishRound})
+	w.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: wire.ActivityStoreContents})
+	w.RegisterActivityWithOptions(acts.RefreshContents, activity.RegisterOptions{Name: wire.ActivityRefreshContents})
+	w.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: wire.ActivityCheckFiles})
+	w.RegisterActivityWithOptions(acts.VerifyRules, activity.RegisterOptions{Name: wire.ActivityVerifyRules})
+	w.RegisterActivityWithOptions(acts.SignRules, activity.RegisterOptions{Name: wire.ActivitySignRules})
+	w.RegisterActivityWithOptions(acts.VerifyUsage, activity.RegisterOptions{Name: wire.ActivityVerifyUsage})
+	w.RegisterActivityWithOptions(acts.SignUsage, activity.RegisterOptions{Name: wire.ActivitySignUsage})
+	w.RegisterActivityWithOptions(acts.Reconcile, activity.RegisterOptions{Name: wire.ActivityReconcile})
 	require.NoError(t, w.Start())
 	defer w.Stop()
 
@@ -327,6 +328,6 @@ func TestAgentRunRecordedHistoriesCoverTheLimitsAndTheBudget(t *testing.T) {
 	require.False(t, ok, "the first execution continued as new")
 	events := h.history.GetEvents()
 	require.Equal(t, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW, events[len(events)-1].GetEventType())
-	require.True(t, h.holds(round.ActivityRefreshContents), "the references were refreshed at continue-as-new")
+	require.True(t, h.holds(wire.ActivityRefreshContents), "the references were refreshed at continue-as-new")
 	require.True(t, h.holds(`"last_request":{"bytes":`), "the next execution estimates from the last request")
 }

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -14,7 +15,7 @@ import (
 // (F4), and a paused turn goes back as it is; a turn without tool calls is
 // the answer; past max_rounds the run ends round_limit; else the child
 // round toolround/<session>/<run>/<n> runs the turn's calls.
-func (a *agent) answerOrRound(ctx workflow.Context, out round.ModelOutput) (next, error) {
+func (a *agent) answerOrRound(ctx workflow.Context, out wire.ModelOutput) (next, error) {
 	if a.apis && a.stopped(out) {
 		return nextEnd, nil
 	}
@@ -87,7 +88,7 @@ func (a *agent) nextRound(ctx workflow.Context, msg round.AgentMessage) (next, e
 }
 
 // stopped reports whether the turn ends the run truncated or refused.
-func (a *agent) stopped(out round.ModelOutput) bool {
+func (a *agent) stopped(out wire.ModelOutput) bool {
 	switch out.Stop {
 	case round.StopTruncated:
 		a.status = round.AgentTruncated

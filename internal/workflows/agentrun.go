@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -79,7 +80,7 @@ const (
 // agent is one execution's working state.
 type agent struct {
 	in     round.AgentInput
-	scope  round.AgentScope
+	scope  wire.AgentScope
 	status string
 	conv   []round.AgentMessage
 	state  *round.RunState

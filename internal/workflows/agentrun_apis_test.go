@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -38,18 +39,18 @@ func TestAgentRunAnthropic(t *testing.T) {
 	h := newAgentHarness(t)
 	h.roundFn = formatRound
 	turn := `{"role":"assistant","content":[{"type":"thinking","thinking":"plan","signature":"sig"},{"type":"tool_use","id":"toolu_1","name":"calculate","input":{"expression":"6*7"}},{"type":"tool_use","id":"toolu_2","name":"calculate","input":{"expression":"1/0"}}]}`
-	h.reply = func(in round.ModelInput) round.ModelOutput {
+	h.reply = func(in wire.ModelInput) wire.ModelOutput {
 		switch in.Call {
 		case 1:
-			return round.ModelOutput{Stop: round.StopTools, FinishReason: "tool_use", Tokens: 10, Message: round.AgentMessage{
+			return wire.ModelOutput{Stop: round.StopTools, FinishReason: "tool_use", Tokens: 10, Message: round.AgentMessage{
 				Role: "assistant", Format: round.FormatAnthropic, Raw: json.RawMessage(turn),
 				ToolCalls: []round.ToolCall{{ID: "toolu_1", Type: "function", Function: round.FunctionCall{Name: "calculate", Arguments: `{"expression":"6*7"}`}},
 					{ID: "toolu_2", Type: "function", Function: round.FunctionCall{Name: "calculate", Arguments: `{"expression":"1/0"}`}}}}}
 		case 2:
-			return round.ModelOutput{Stop: round.StopPause, FinishReason: "pause_turn", Message: round.AgentMessage{
+			return wire.ModelOutput{Stop: round.StopPause, FinishReason: "pause_turn", Message: round.AgentMessage{
 				Role: "assistant", Format: round.FormatAnthropic, Raw: json.RawMessage(`{"role":"assistant","content":[{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"x"}}]}`)}}
 		}
-		return round.ModelOutput{Stop: round.StopAnswer, FinishReason: "end_turn", Message: round.AgentMessage{
+		return wire.ModelOutput{Stop: round.StopAnswer, FinishReason: "end_turn", Message: round.AgentMessage{
 			Role: "assistant", Content: "42", Format: round.FormatAnthropic, Raw: json.RawMessage(`{"role":"assistant","content":[{"type":"text","text":"42"}]}`)}}
 	}
 	st := h.run(t, agentInput())
@@ -75,13 +76,13 @@ func TestAgentRunResponsesTruncated(t *testing.T) {
 	h := newAgentHarness(t)
 	h.roundFn = formatRound
 	items := `[{"id":"rs_1","type":"reasoning","summary":[],"encrypted_content":"enc"},{"type":"function_call","call_id":"call_1","name":"calculate","arguments":"{\"expression\":\"6*7\"}"}]`
-	h.reply = func(in round.ModelInput) round.ModelOutput {
+	h.reply = func(in wire.ModelInput) wire.ModelOutput {
 		if in.Call == 1 {
-			return round.ModelOutput{Stop: round.StopTools, FinishReason: "response.completed", Message: round.AgentMessage{
+			return wire.ModelOutput{Stop: round.StopTools, FinishReason: "response.completed", Message: round.AgentMessage{
 				Role: "assistant", Format: round.FormatResponses, Raw: json.RawMessage(items),
 				ToolCalls: []round.ToolCall{{ID: "call_1", Type: "function", Function: round.FunctionCall{Name: "calculate", Arguments: `{"expression":"6*7"}`}}}}}
 		}
-		return round.ModelOutput{Stop: round.StopTruncated, FinishReason: "response.incomplete max_output_tokens", Message: round.AgentMessage{
+		return wire.ModelOutput{Stop: round.StopTruncated, FinishReason: "response.incomplete max_output_tokens", Message: round.AgentMessage{
 			Role: "assistant", Content: "The answer is", Format: round.FormatResponses, Raw: json.RawMessage(`[{"type":"function_call","call_id":"call_2","name":"calculate","arguments":"{\"expr"}]`),
 			ToolCalls: []round.ToolCall{{ID: "call_2", Type: "function", Function: round.FunctionCall{Name: "calculate", Arguments: `{"expr`}}}}}
 	}
@@ -99,8 +100,8 @@ func TestAgentRunResponsesTruncated(t *testing.T) {
 func TestAgentRunChatStops(t *testing.T) {
 	for stop, status := range map[string]string{round.StopTruncated: round.AgentTruncated, round.StopRefused: round.AgentRefused} {
 		h := newAgentHarness(t)
-		h.reply = func(in round.ModelInput) round.ModelOutput {
-			return round.ModelOutput{Stop: stop, FinishReason: "x", Message: round.AgentMessage{Role: "assistant", Content: "partial"}}
+		h.reply = func(in wire.ModelInput) wire.ModelOutput {
+			return wire.ModelOutput{Stop: stop, FinishReason: "x", Message: round.AgentMessage{Role: "assistant", Content: "partial"}}
 		}
 		st := h.run(t, agentInput())
 		require.Equal(t, status, st.Status)

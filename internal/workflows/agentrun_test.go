@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 )
@@ -26,12 +27,12 @@ import (
 type agentHarness struct {
 	env *testsuite.TestWorkflowEnvironment
 	// reply gives the model's answer to call n.
-	reply func(in round.ModelInput) round.ModelOutput
+	reply func(in wire.ModelInput) wire.ModelOutput
 	// fail, when set, is the model call's error for call n (nil: none).
-	fail func(in round.ModelInput) error
+	fail func(in wire.ModelInput) error
 
 	mu      sync.Mutex
-	inputs  []round.ModelInput
+	inputs  []wire.ModelInput
 	rounds  []round.Input
 	roundFn func(ctx workflow.Context, in round.Input) (round.Output, error)
 	stored  int
@@ -58,36 +59,36 @@ func newAgentHarnessOf(t *testing.T, aw *workflows.AgentWorkflow) *agentHarness 
 		}
 		return fakeRound(in, round.StatusOK), nil
 	}, workflow.RegisterOptions{Name: round.WorkflowName})
-	h.env.RegisterActivityWithOptions(func(_ context.Context, in round.ModelInput) (round.ModelOutput, error) {
+	h.env.RegisterActivityWithOptions(func(_ context.Context, in wire.ModelInput) (wire.ModelOutput, error) {
 		h.mu.Lock()
 		h.inputs = append(h.inputs, in)
 		h.mu.Unlock()
 		if h.fail != nil {
 			if err := h.fail(in); err != nil {
-				return round.ModelOutput{}, err
+				return wire.ModelOutput{}, err
 			}
 		}
 		return h.reply(in), nil
-	}, activity.RegisterOptions{Name: round.ActivityModelCall})
-	h.env.RegisterActivityWithOptions(func(context.Context, round.PublishInput) error { return nil },
-		activity.RegisterOptions{Name: round.ActivityPublishRound})
-	h.env.RegisterActivityWithOptions(func(_ context.Context, in round.StoreContentsInput) (round.StoreContentsOutput, error) {
-		out := round.StoreContentsOutput{}
+	}, activity.RegisterOptions{Name: wire.ActivityModelCall})
+	h.env.RegisterActivityWithOptions(func(context.Context, wire.PublishInput) error { return nil },
+		activity.RegisterOptions{Name: wire.ActivityPublishRound})
+	h.env.RegisterActivityWithOptions(func(_ context.Context, in wire.StoreContentsInput) (wire.StoreContentsOutput, error) {
+		out := wire.StoreContentsOutput{}
 		for _, c := range in.Contents {
 			h.mu.Lock()
 			h.stored++
 			ref := fmt.Sprintf("toolround:blob:%d", h.stored)
 			h.mu.Unlock()
-			out.Stored = append(out.Stored, round.StoredContent{Ref: ref, Content: round.StoredPreview(c, ref, in.Preview)})
+			out.Stored = append(out.Stored, wire.StoredContent{Ref: ref, Content: round.StoredPreview(c, ref, in.Preview)})
 		}
 		return out, nil
-	}, activity.RegisterOptions{Name: round.ActivityStoreContents})
-	h.env.RegisterActivityWithOptions(func(_ context.Context, in round.RefreshContentsInput) (round.RefreshContentsOutput, error) {
+	}, activity.RegisterOptions{Name: wire.ActivityStoreContents})
+	h.env.RegisterActivityWithOptions(func(_ context.Context, in wire.RefreshContentsInput) (wire.RefreshContentsOutput, error) {
 		h.mu.Lock()
 		h.refreshed = append(h.refreshed, in.Refs)
 		h.mu.Unlock()
-		return round.RefreshContentsOutput{Refreshed: len(in.Refs)}, nil
-	}, activity.RegisterOptions{Name: round.ActivityRefreshContents})
+		return wire.RefreshContentsOutput{Refreshed: len(in.Refs)}, nil
+	}, activity.RegisterOptions{Name: wire.ActivityRefreshContents})
 	return h
 }
 
@@ -103,12 +104,12 @@ func fakeRound(in round.Input, status round.Status) round.Output {
 
 // toolsFor answers every call with one calculate call until call n, then
 // with the final answer.
-func toolsUntil(n int) func(in round.ModelInput) round.ModelOutput {
-	return func(in round.ModelInput) round.ModelOutput {
+func toolsUntil(n int) func(in wire.ModelInput) wire.ModelOutput {
+	return func(in wire.ModelInput) wire.ModelOutput {
 		if in.Call >= n {
-			return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "the answer is 42"}}
+			return wire.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "the answer is 42"}}
 		}
-		return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{
+		return wire.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{
 			ID: fmt.Sprintf("c%d", in.Call), Type: "function",
 			Function: round.FunctionCall{Name: "calculate", Arguments: `{"expression":"6*7"}`}}}}}
 	}
@@ -308,11 +309,11 @@ func TestAgentRunRejectsBadInput(t *testing.T) {
 func TestAgentRunKeepsLargeArgumentsByReference(t *testing.T) {
 	h := newAgentHarness(t)
 	big := `{"path":"a.txt","new_text":"` + strings.Repeat("y", workflows.AgentInlineContent) + `"}`
-	h.reply = func(in round.ModelInput) round.ModelOutput {
+	h.reply = func(in wire.ModelInput) wire.ModelOutput {
 		if in.Call >= 2 {
-			return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "written"}}
+			return wire.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "written"}}
 		}
-		return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{
+		return wire.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{
 			ID: "c1", Type: "function", Function: round.FunctionCall{Name: "edit_file", Arguments: round.Arguments(big)}}}}}
 	}
 	st := h.run(t, agentInput())

@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -20,7 +21,7 @@ func (w *AgentWorkflow) start(ctx workflow.Context, in round.AgentInput) (*agent
 	}
 	in = in.WithDefaults()
 	a := &agent{in: in, status: round.AgentRunning,
-		scope: round.AgentScope{SessionID: in.SessionID, RunID: in.RunID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID}}
+		scope: wire.AgentScope{SessionID: in.SessionID, RunID: in.RunID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID}}
 	if c := in.Carry; c != nil {
 		a.conv, a.state, a.round, a.calls, a.execs = c.Conversation, c.State, c.Round, c.ModelCalls, c.Executions
 		a.last = c.LastRequest

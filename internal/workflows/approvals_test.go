@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
@@ -410,8 +411,8 @@ func TestRulesAreIgnoredWithoutARuleKey(t *testing.T) {
 func TestRuleApprovedCallsTellTheTool(t *testing.T) {
 	h := newHarness(t, 3)
 	seen := map[string]bool{}
-	h.env.OnActivity(round.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
+	h.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
 			seen[in.CallID] = in.RuleApproved
 			return round.ExecuteOutput{Content: "ok"}, nil
 		})

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 )
@@ -198,9 +199,9 @@ func TestSubagentSharesAreFloorsAndMayBeZero(t *testing.T) {
 
 	// When it ends, only what it did past its share joins the run's counts.
 	h2 := newSubagentHarness(t, 3, nil)
-	h2.env.RegisterActivityWithOptions(func(_ context.Context, in round.SubagentStatusInput) (round.AgentStatus, error) {
+	h2.env.RegisterActivityWithOptions(func(_ context.Context, in wire.SubagentStatusInput) (round.AgentStatus, error) {
 		return round.AgentStatus{WorkflowID: in.WorkflowID, Status: round.AgentCompleted, Final: "done", Usage: &round.Usage{Calls: 5}}, nil
-	}, activity.RegisterOptions{Name: round.ActivitySubagentStatus})
+	}, activity.RegisterOptions{Name: wire.ActivitySubagentStatus})
 	next := auto(input(call("p1", "background_subagents", `{"id":"`+id+`"}`)))
 	next.State.Fetched = append(next.State.Fetched, "subagents", "background_subagents")
 	next.Round, next.State = 2, res.State

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -194,13 +195,13 @@ func (r *run) fit(ctx workflow.Context, res *round.Output) {
 			RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 200 * time.Millisecond},
 			Summary:             "store large results",
 		})
-		var out round.StoreContentsOutput
-		err := workflow.ExecuteLocalActivity(lctx, round.ActivityStoreContents, round.StoreContentsInput{Contents: plan.contents, Preview: plan.preview}).Get(lctx, &out)
+		var out wire.StoreContentsOutput
+		err := workflow.ExecuteLocalActivity(lctx, wire.ActivityStoreContents, wire.StoreContentsInput{Contents: plan.contents, Preview: plan.preview}).Get(lctx, &out)
 		if err != nil || len(out.Stored) != len(plan.contents) {
 			workflow.GetLogger(ctx).Warn("storing large results failed; the round keeps previews", "error", err)
-			out.Stored = make([]round.StoredContent, len(plan.contents))
+			out.Stored = make([]wire.StoredContent, len(plan.contents))
 			for i, c := range plan.contents {
-				out.Stored[i] = round.StoredContent{Content: text.Cut(c, plan.preview) + fmt.Sprintf("\n[truncated: %d bytes in all; the round's results were more than a round can return and they could not be stored]", len(c))}
+				out.Stored[i] = wire.StoredContent{Content: text.Cut(c, plan.preview) + fmt.Sprintf("\n[truncated: %d bytes in all; the round's results were more than a round can return and they could not be stored]", len(c))}
 			}
 		}
 		applyFit(res, plan.contents, out.Stored)
@@ -244,7 +245,7 @@ func trimEvents(res *round.Output) bool {
 }
 
 // applyFit puts the stored contents in place of the originals.
-func applyFit(res *round.Output, contents []string, stored []round.StoredContent) {
+func applyFit(res *round.Output, contents []string, stored []wire.StoredContent) {
 	idx := make(map[string]int, len(contents))
 	for i, c := range contents {
 		idx[c] = i

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -25,8 +26,8 @@ func bigResult(n, m, size int) *round.Output {
 	return res
 }
 
-func stored(contents []string, withRef bool) []round.StoredContent {
-	out := make([]round.StoredContent, len(contents))
+func stored(contents []string, withRef bool) []wire.StoredContent {
+	out := make([]wire.StoredContent, len(contents))
 	for i, c := range contents {
 		out[i].Content = round.PreviewOf(c, 2048) + "\n[stored]"
 		if withRef {
@@ -84,9 +85,9 @@ func TestPlanFitShrinksPreviewsForManyResults(t *testing.T) {
 	plan := planFit(res)
 	require.Less(t, plan.preview, 2<<10, "900 previews of 2 KiB would not fit")
 	contents := plan.contents
-	st := make([]round.StoredContent, len(contents))
+	st := make([]wire.StoredContent, len(contents))
 	for i, c := range contents {
-		st[i] = round.StoredContent{Ref: "r", Content: round.PreviewOf(c, plan.preview) + "\n[3072 bytes in all; stored as toolround:blob:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef]"}
+		st[i] = wire.StoredContent{Ref: "r", Content: round.PreviewOf(c, plan.preview) + "\n[3072 bytes in all; stored as toolround:blob:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef]"}
 	}
 	applyFit(res, contents, st)
 	require.LessOrEqual(t, encodedLen(res), ResultBudget)

@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -24,6 +24,6 @@ func ToolCatalog(ctx workflow.Context, provider string) (tools.Toolset, error) {
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 	var ts tools.Toolset
-	err := workflow.ExecuteActivity(ctx, round.ActivityListTools, provider).Get(ctx, &ts)
+	err := workflow.ExecuteActivity(ctx, wire.ActivityListTools, provider).Get(ctx, &ts)
 	return ts, err
 }

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -39,7 +40,7 @@ type chat struct {
 // startChat registers the chat update of a persistent run.
 func (a *agent) startChat(ctx workflow.Context) error {
 	a.chat.on = true
-	return workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateChat,
+	return workflow.SetUpdateHandlerWithOptions(ctx, wire.UpdateChat,
 		func(ctx workflow.Context, m round.ChatMessage) (round.ChatReply, error) {
 			if r, ok := a.replyTo(m.MessageID); ok {
 				return r, nil // sent again after a continue-as-new

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -45,7 +46,7 @@ func (r *run) sendToChatbot(ctx workflow.Context, c *Call) workflow.Future {
 	}
 	opID := round.OperationID(r.scope.WorkflowID, workflow.GetInfo(ctx).WorkflowExecution.RunID, c.CallID)
 	msg := round.ChatMessage{MessageID: opID, Text: a.Message, AutoApprove: r.in.AutoApprove && !r.snap.DenyAutoApprove, Exclude: r.in.Exclude}
-	in := round.SendToChatbotInput{Start: r.chatbotInput(cb), Message: msg, Parent: r.scope.WorkflowID}
+	in := wire.SendToChatbotInput{Start: r.chatbotInput(cb), Message: msg, Parent: r.scope.WorkflowID}
 	if err := in.Start.ValidateStarted(); err != nil {
 		return fail(err.Error())
 	}
@@ -64,7 +65,7 @@ func (r *run) sendToChatbot(ctx workflow.Context, c *Call) workflow.Future {
 	})
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		var reply round.ChatReply
-		err := workflow.ExecuteActivity(actx, round.ActivitySendToChatbot, in).Get(ctx, &reply)
+		err := workflow.ExecuteActivity(actx, wire.ActivitySendToChatbot, in).Get(ctx, &reply)
 		switch {
 		case temporal.IsCanceledError(err):
 			settable.Set(nil, err)

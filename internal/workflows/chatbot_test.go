@@ -14,16 +14,17 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 )
 
 // chatModel answers the last user message with "reply to: <it>", after
 // one calculate round when the message asks for a tool.
-func chatModel(in round.ModelInput) round.ModelOutput {
+func chatModel(in wire.ModelInput) wire.ModelOutput {
 	last := in.Messages[len(in.Messages)-1]
 	if last.Role == "user" && strings.Contains(last.Content, "tool") {
-		return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{
+		return wire.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{
 			ID: fmt.Sprintf("c%d", in.Call), Type: "function", Function: round.FunctionCall{Name: "calculate", Arguments: `{"expression":"1+1"}`}}}}}
 	}
 	var user string
@@ -32,7 +33,7 @@ func chatModel(in round.ModelInput) round.ModelOutput {
 			user = m.Content
 		}
 	}
-	return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "reply to: " + user}}
+	return wire.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "reply to: " + user}}
 }
 
 // chatLog collects the replies of chat updates.
@@ -43,7 +44,7 @@ type chatLog struct {
 }
 
 func (l *chatLog) send(h *agentHarness, updateID string, m round.ChatMessage) {
-	h.env.UpdateWorkflow(round.UpdateChat, updateID, &testsuite.TestUpdateCallback{
+	h.env.UpdateWorkflow(wire.UpdateChat, updateID, &testsuite.TestUpdateCallback{
 		OnAccept: func() {},
 		OnReject: func(err error) {
 			l.mu.Lock()
@@ -107,7 +108,7 @@ func TestPersistentRunAnswersChatMessagesOneAtATime(t *testing.T) {
 // the model nothing for it.
 func TestPersistentRunCarriesItsRepliesAcrossContinueAsNew(t *testing.T) {
 	h := newAgentHarness(t)
-	h.reply = func(in round.ModelInput) round.ModelOutput {
+	h.reply = func(in wire.ModelInput) wire.ModelOutput {
 		h.env.SetCurrentHistoryLength(5000) // past the bound once it answered
 		return chatModel(in)
 	}
@@ -147,7 +148,7 @@ func TestPersistentRunCarriesItsRepliesAcrossContinueAsNew(t *testing.T) {
 func TestPersistentRunThatFailsAnswersItsMessages(t *testing.T) {
 	h := newAgentHarness(t)
 	h.reply = chatModel
-	h.fail = func(in round.ModelInput) error {
+	h.fail = func(in wire.ModelInput) error {
 		return temporal.NewNonRetryableApplicationError("model: 401 unauthorized", "ModelRejected", nil)
 	}
 	log := &chatLog{replies: map[string]round.ChatReply{}, errs: map[string]error{}}
@@ -172,7 +173,7 @@ func TestPersistentRunThatFailsAnswersItsMessages(t *testing.T) {
 // limit_reached, and the message that took it there says so.
 func TestWorkerLimitsBoundAChatbot(t *testing.T) {
 	h := newAgentHarnessOf(t, &workflows.AgentWorkflow{HeartbeatTimeout: time.Second, Limits: round.Limits{MaxModelTokens: 500}})
-	h.reply = func(in round.ModelInput) round.ModelOutput {
+	h.reply = func(in wire.ModelInput) wire.ModelOutput {
 		out := chatModel(in)
 		out.Tokens = 400
 		return out

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -34,7 +35,7 @@ type CommitInput struct {
 // CommitOutput is pass 3's result.
 type CommitOutput struct {
 	Result      round.Result
-	CacheWrites []round.CacheWrite
+	CacheWrites []wire.CacheWrite
 }
 
 // Commit is pass 3 (P3.1-P3.5): it lands one result per call in call order,
@@ -104,12 +105,12 @@ func Commit(ci CommitInput) CommitOutput {
 
 	scope := round.ScopeOf(in, ci.WorkflowID)
 	events := append([]round.Event(nil), ci.Events...)
-	var cache []round.CacheWrite
+	var cache []wire.CacheWrite
 	for i, r := range results {
 		events = append(events, scope.ToolResult(ci.Now, r))
 		c := &ci.Calls[i]
 		if r.Status == round.StatusOK && !c.Test && ci.Snapshot.tool(r.Tool).Cached && c.Facts.Effect == tools.ReadOnly && c.Outcome != nil && !c.Outcome.FromCache {
-			cache = append(cache, round.CacheWrite{Tool: r.Tool, Args: c.Args, Content: r.Content, ContentRef: r.ContentRef})
+			cache = append(cache, wire.CacheWrite{Tool: r.Tool, Args: c.Args, Content: r.Content, ContentRef: r.ContentRef})
 		}
 	}
 	events = append(events, scope.RoundFinished(ci.Now, summary(results)))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -186,10 +187,10 @@ func TestCommitEventsAndCacheWrites(t *testing.T) {
 	)
 	p.plan[1].State = CallReady
 	out := commit(p, ok("GET a"), ok("POST b"), &Outcome{Status: round.StatusError, Content: "404"})
-	require.Equal(t, []round.CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "GET a"}}, out.CacheWrites,
+	require.Equal(t, []wire.CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "GET a"}}, out.CacheWrites,
 		"P3.4: only successful http_request GETs are cached")
 	large := &Outcome{Status: round.StatusOK, Content: "preview", ContentRef: "toolround:blob:abc"}
-	require.Equal(t, []round.CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "preview", ContentRef: "toolround:blob:abc"}},
+	require.Equal(t, []wire.CacheWrite{{Tool: "http_request", Args: `{"url":"http://x/a"}`, Content: "preview", ContentRef: "toolround:blob:abc"}},
 		commit(p, large, ok("POST b"), nil).CacheWrites, "a large result is cached whole, from its blob")
 	cached := &Outcome{Status: round.StatusOK, Content: "GET a", FromCache: true}
 	require.Empty(t, commit(p, cached, ok("POST b"), nil).CacheWrites, "a cache hit is not written back, so its 30 minutes do not restart")

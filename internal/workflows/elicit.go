@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
@@ -44,21 +45,21 @@ type elicitState struct {
 func (r *run) onElicit(ctx workflow.Context, raw json.RawMessage) {
 	var e round.ElicitRequest
 	if err := json.Unmarshal(raw, &e); err != nil {
-		r.ignore(ctx, round.SignalElicit, "", "malformed payload: "+err.Error())
+		r.ignore(ctx, wire.SignalElicit, "", "malformed payload: "+err.Error())
 		return
 	}
 	if err := e.Validate(); err != nil {
-		r.ignore(ctx, round.SignalElicit, e.CallID, err.Error())
+		r.ignore(ctx, wire.SignalElicit, e.CallID, err.Error())
 		return
 	}
 	i, known := r.index[e.CallID]
 	key := elicitKey(e.CallID, e.Attempt, e.Seq)
 	switch {
 	case !known:
-		r.ignore(ctx, round.SignalElicit, e.CallID, "no call with this id in the round")
+		r.ignore(ctx, wire.SignalElicit, e.CallID, "no call with this id in the round")
 		return
 	case r.calls[i].State != CallRunning:
-		r.ignore(ctx, round.SignalElicit, e.CallID, "the call is not running")
+		r.ignore(ctx, wire.SignalElicit, e.CallID, "the call is not running")
 		return
 	case r.elicits[key] != nil:
 		return // a repeated signal of a request the round has
@@ -109,7 +110,7 @@ func (r *run) ask(ctx workflow.Context, c *Call, key string, e round.ElicitReque
 // server's state, up to round.MaxInputTrips times. Everything the next run
 // needs is in history, so a worker that dies while the call waits loses
 // nothing.
-func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in round.ExecuteInput) workflow.Future {
+func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in wire.ExecuteInput) workflow.Future {
 	first := r.executeTool(ctx, ti, activityOptions(ti, c, r.snap), in)
 	f, settable := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
@@ -188,7 +189,7 @@ func taskPollOptions(ti ToolInfo, c *Call, snap Snapshot, t *round.MCPTask, id s
 		ScheduleToCloseTimeout: 2 * run,
 		HeartbeatTimeout:       snap.HeartbeatTimeout,
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: 30 * time.Second,
-			NonRetryableErrorTypes: []string{round.ErrTypeOutcomeLost}},
+			NonRetryableErrorTypes: []string{wire.ErrTypeOutcomeLost}},
 		Summary: c.Tool + " " + c.CallID + " task " + t.ID,
 	}
 }
@@ -253,12 +254,12 @@ func (r *run) onAnswer(ctx workflow.Context, a round.ElicitAnswer) {
 }
 
 // elicitReply answers QueryElicitation.
-func (r *run) elicitReply(q round.ElicitQuery) round.ElicitReply {
+func (r *run) elicitReply(q wire.ElicitQuery) wire.ElicitReply {
 	st := r.elicits[elicitKey(q.CallID, q.Attempt, q.Seq)]
 	if st == nil {
-		return round.ElicitReply{}
+		return wire.ElicitReply{}
 	}
-	return round.ElicitReply{Known: true, Answered: st.answered, Action: st.action, Content: st.content, Expired: st.expired}
+	return wire.ElicitReply{Known: true, Answered: st.answered, Action: st.action, Content: st.content, Expired: st.expired}
 }
 
 // setElicitHandlers registers the answer update and the elicitation
@@ -274,7 +275,7 @@ func (r *run) setElicitHandlers(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	return workflow.SetQueryHandler(ctx, round.QueryElicitation, func(q round.ElicitQuery) (round.ElicitReply, error) {
+	return workflow.SetQueryHandler(ctx, wire.QueryElicitation, func(q wire.ElicitQuery) (wire.ElicitReply, error) {
 		return r.elicitReply(q), nil
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/crashpoint"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -28,12 +29,12 @@ func (r *run) flush(ctx workflow.Context) {
 	}
 	events := r.events[r.published:]
 	r.published = len(r.events)
-	r.publish(ctx, round.PublishInput{Events: events})
+	r.publish(ctx, wire.PublishInput{Events: events})
 }
 
 // publish hands events (and the result-cache writes and history of pass 3)
 // to the PublishRound local activity. It never fails the round (K5).
-func (r *run) publish(ctx workflow.Context, in round.PublishInput) {
+func (r *run) publish(ctx workflow.Context, in wire.PublishInput) {
 	ctx, _ = workflow.NewDisconnectedContext(ctx) // a cancelled round still publishes
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 5 * time.Second,
@@ -49,7 +50,7 @@ func (r *run) publish(ctx workflow.Context, in round.PublishInput) {
 		events = append(events, e)
 	}
 	in.Events = events
-	if err := workflow.ExecuteLocalActivity(lctx, round.ActivityPublishRound, in).Get(lctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(lctx, wire.ActivityPublishRound, in).Get(lctx, nil); err != nil {
 		workflow.GetLogger(ctx).Warn("publishing the round's events failed; the round goes on", "error", err)
 	}
 }
@@ -60,7 +61,7 @@ func (r *run) publish(ctx workflow.Context, in round.PublishInput) {
 // workflow knows (changeCallFinished); then the round and every call are
 // done.
 func (r *run) publishCommitted(ctx workflow.Context, out *CommitOutput) {
-	pub := round.PublishInput{Events: out.Result.Events[r.published:], CacheWrites: out.CacheWrites, History: out.Result.History}
+	pub := wire.PublishInput{Events: out.Result.Events[r.published:], CacheWrites: out.CacheWrites, History: out.Result.History}
 	if version(ctx, changeCallFinished, 1) == 1 {
 		pub.Finished = r.finished(workflow.Now(ctx), out.Result.Results)
 	}

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
@@ -202,7 +203,7 @@ func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 // reconciliation for tools that reconcile and input rounds for MCP tools.
 func (r *run) startWorkerActivity(ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
 	c.activity = true
-	in := round.ExecuteInput{
+	in := wire.ExecuteInput{
 		CallID: c.CallID, Tool: c.Tool, Args: c.Args, SessionID: r.scope.SessionID, RunID: r.scope.RunID,
 		Round: r.scope.Round, WorkflowID: r.scope.WorkflowID, Test: c.Test,
 	}
@@ -216,7 +217,7 @@ func (r *run) startWorkerActivity(ctx workflow.Context, c *Call, ti ToolInfo) wo
 		in.ResultRefs = r.resultRefs(ctx)
 	}
 	if local(ti, c) && !r.placed(ti) {
-		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivityOptions(ti, c)), round.ActivityExecuteTool, in)
+		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivityOptions(ti, c)), wire.ActivityExecuteTool, in)
 	}
 	c.selfPublished = true // with the worker's own clock, when it really starts
 	if reconcilable(ti, c) && version(ctx, changeReconcile, 1) == 1 {
@@ -382,7 +383,7 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 // found it so (round.ErrTypeOutcomeLost), else "".
 func lostTask(err error) string {
 	var app *temporal.ApplicationError
-	if errors.As(err, &app) && app.Type() == round.ErrTypeOutcomeLost {
+	if errors.As(err, &app) && app.Type() == wire.ErrTypeOutcomeLost {
 		return app.Message()
 	}
 	return ""

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -193,9 +194,9 @@ func (g *gatewayRun) signUsage(ctx workflow.Context, st *round.RunState, n int) 
 	}
 	st.Usage.Round = n - 1
 	st.Usage.MAC = ""
-	in := round.UsageInput{SessionID: g.in.SessionID, RunID: round.GatewayRunID(g.in.Run), Usage: *st.Usage, Bound: true}
-	var out round.SignUsageOutput
-	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "sign the run's usage"), round.ActivitySignUsage, in).Get(ctx, &out); err != nil {
+	in := wire.UsageInput{SessionID: g.in.SessionID, RunID: round.GatewayRunID(g.in.Run), Usage: *st.Usage, Bound: true}
+	var out wire.SignUsageOutput
+	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "sign the run's usage"), wire.ActivitySignUsage, in).Get(ctx, &out); err != nil {
 		workflow.GetLogger(ctx).Warn("signing the gateway run's usage failed; the round treats it as unsigned", "error", err)
 		return
 	}
@@ -211,6 +212,6 @@ func GatewayTools(ctx workflow.Context) ([]round.GatewayTool, error) {
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 	var out []round.GatewayTool
-	err := workflow.ExecuteActivity(ctx, round.ActivityListGatewayTools).Get(ctx, &out)
+	err := workflow.ExecuteActivity(ctx, wire.ActivityListGatewayTools).Get(ctx, &out)
 	return out, err
 }

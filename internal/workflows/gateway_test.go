@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 )
@@ -92,11 +93,11 @@ func TestGatewayGathersAttachesAndMergesZ2(t *testing.T) {
 	f := &fakeRounds{}
 	env.RegisterWorkflowWithOptions(f.run, workflow.RegisterOptions{Name: round.WorkflowName})
 	env.RegisterWorkflowWithOptions(workflows.Gateway, workflow.RegisterOptions{Name: round.WorkflowGateway})
-	var signed []round.UsageInput
-	env.RegisterActivityWithOptions(func(_ context.Context, in round.UsageInput) (round.SignUsageOutput, error) {
+	var signed []wire.UsageInput
+	env.RegisterActivityWithOptions(func(_ context.Context, in wire.UsageInput) (wire.SignUsageOutput, error) {
 		signed = append(signed, in)
-		return round.SignUsageOutput{MAC: "mac"}, nil
-	}, activity.RegisterOptions{Name: round.ActivitySignUsage})
+		return wire.SignUsageOutput{MAC: "mac"}, nil
+	}, activity.RegisterOptions{Name: wire.ActivitySignUsage})
 	tk := &ticketOf{}
 	a := round.GatewayCall{Tool: "read_files", Args: `{"paths":["a"]}`}
 	b := round.GatewayCall{Tool: "edit_file", Args: `{"new_text":"x","path":"b"}`}

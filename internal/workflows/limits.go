@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -71,9 +72,9 @@ func (r *run) verifyUsage(ctx workflow.Context) {
 		r.unverified = true
 		return
 	}
-	in := round.UsageInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Usage: *u}
-	var out round.VerifyUsageOutput
-	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "verify the run's usage"), round.ActivityVerifyUsage, in).Get(ctx, &out); err != nil {
+	in := wire.UsageInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Usage: *u}
+	var out wire.VerifyUsageOutput
+	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "verify the run's usage"), wire.ActivityVerifyUsage, in).Get(ctx, &out); err != nil {
 		workflow.GetLogger(ctx).Warn("checking the run's usage failed; every call of this round asks", "error", err)
 	}
 	r.unverified = !out.Verified
@@ -101,10 +102,10 @@ func (r *run) verifyBoundUsage(ctx workflow.Context) {
 		next = "a run's first round takes no signed usage (T15)"
 	}
 	bounded, signed := !r.snap.WorkerLimits.Empty(), u != nil && u.MAC != ""
-	var out round.VerifyUsageOutput
+	var out wire.VerifyUsageOutput
 	if signed {
-		in := round.UsageInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Usage: *u, Bound: true}
-		if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "verify the run's usage"), round.ActivityVerifyUsage, in).Get(ctx, &out); err != nil {
+		in := wire.UsageInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Usage: *u, Bound: true}
+		if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "verify the run's usage"), wire.ActivityVerifyUsage, in).Get(ctx, &out); err != nil {
 			r.badInput = temporal.NewApplicationError("checking the run's usage failed: "+err.Error(), "UsageUnchecked", err)
 			return
 		}
@@ -191,9 +192,9 @@ func (r *run) signUsage(ctx workflow.Context, st *round.RunState) {
 		}
 		st.Usage.Round = r.in.Round
 	}
-	in := round.UsageInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Usage: *st.Usage, Bound: r.boundUsage}
-	var out round.SignUsageOutput
-	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "sign the run's usage"), round.ActivitySignUsage, in).Get(ctx, &out); err != nil {
+	in := wire.UsageInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Usage: *st.Usage, Bound: r.boundUsage}
+	var out wire.SignUsageOutput
+	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "sign the run's usage"), wire.ActivitySignUsage, in).Get(ctx, &out); err != nil {
 		workflow.GetLogger(ctx).Warn("signing the run's usage failed; the next round refuses it or asks for every call", "error", err)
 		st.Usage.MAC = ""
 		return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -190,9 +191,9 @@ func onHost[T any](r *run, ctx workflow.Context, opts workflow.ActivityOptions, 
 
 // executeTool runs a call's ExecuteTool activity with opts: on the
 // workspace's host when the round is placed and the tool acts there.
-func (r *run) executeTool(ctx workflow.Context, ti ToolInfo, opts workflow.ActivityOptions, in round.ExecuteInput) workflow.Future {
+func (r *run) executeTool(ctx workflow.Context, ti ToolInfo, opts workflow.ActivityOptions, in wire.ExecuteInput) workflow.Future {
 	if r.placed(ti) {
-		return onHost[round.ExecuteOutput](r, ctx, opts, round.ActivityExecuteTool, in)
+		return onHost[round.ExecuteOutput](r, ctx, opts, wire.ActivityExecuteTool, in)
 	}
-	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), round.ActivityExecuteTool, in)
+	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), wire.ActivityExecuteTool, in)
 }

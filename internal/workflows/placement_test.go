@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolround/toolround/internal/placement"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
@@ -101,14 +102,14 @@ func newPlacedHarness(t *testing.T) *placedHarness {
 		return placement.HostAliveOutput{Alive: in.Host == "host-a" && p.alive()}, nil
 	}, activity.RegisterOptions{Name: placement.ActivityHostAlive})
 	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
-		if info.ActivityType.Name == round.ActivityExecuteTool {
-			var in round.ExecuteInput
+		if info.ActivityType.Name == wire.ActivityExecuteTool {
+			var in wire.ExecuteInput
 			_ = args.Get(&in)
 			p.started[in.CallID] = info.TaskQueue
 		}
 	})
 	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, args []any) {
-		if in, ok := args[0].(round.ExecuteInput); ok {
+		if in, ok := args[0].(wire.ExecuteInput); ok {
 			p.started[in.CallID] = "local"
 		}
 	})
@@ -178,8 +179,8 @@ func TestLostHostCalls(t *testing.T) {
 	})
 	t.Run("started", func(t *testing.T) {
 		p := newPlacedHarness(t)
-		p.env.OnActivity(round.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-			func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error) {
+		p.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+			func(context.Context, wire.ExecuteInput) (round.ExecuteOutput, error) {
 				return round.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, errors.New("host gone"))
 			})
 		res := p.run(t, auto(input(call("e1", "run_command", `{"command":"make"}`))))
@@ -189,8 +190,8 @@ func TestLostHostCalls(t *testing.T) {
 		p := newPlacedHarness(t)
 		tries := 0
 		p.alive = func() bool { return tries < 2 }
-		p.env.OnActivity(round.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-			func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error) {
+		p.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+			func(context.Context, wire.ExecuteInput) (round.ExecuteOutput, error) {
 				tries++
 				return round.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 			})
@@ -215,8 +216,8 @@ func TestPlacedRoundWithoutWorkspaceCalls(t *testing.T) {
 func TestBusyHostIsWaitedForAsLongAsTheCallMayRun(t *testing.T) {
 	p := newPlacedHarness(t)
 	tries := 0
-	p.env.OnActivity(round.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error) {
+	p.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+		func(context.Context, wire.ExecuteInput) (round.ExecuteOutput, error) {
 			tries++
 			return round.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 		})

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -42,7 +43,7 @@ func (e *lostAgain) Unwrap() error { return e.second }
 // a dead worker), asks the tool's reconciler what became of it: its effect
 // found is the call's result; its effect proven absent with the attempt
 // proven dead runs the call once more; anything else stays a lost attempt.
-func (r *run) startReconcilable(ctx workflow.Context, c *Call, ti ToolInfo, in round.ExecuteInput) workflow.Future {
+func (r *run) startReconcilable(ctx workflow.Context, c *Call, ti ToolInfo, in wire.ExecuteInput) workflow.Future {
 	first := r.executeTool(ctx, ti, activityOptions(ti, c, r.snap), in)
 	f, set := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
@@ -53,7 +54,7 @@ func (r *run) startReconcilable(ctx workflow.Context, c *Call, ti ToolInfo, in r
 			set.Set(out, err)
 			return
 		}
-		var rec round.ReconcileOutput
+		var rec wire.ReconcileOutput
 		opts := workflow.ActivityOptions{
 			ActivityID:          c.CallID + "/reconcile",
 			StartToCloseTimeout: 30 * time.Second,
@@ -62,18 +63,18 @@ func (r *run) startReconcilable(ctx workflow.Context, c *Call, ti ToolInfo, in r
 		}
 		var rf workflow.Future
 		if r.placed(ti) { // the reconciler looks at the workspace's host (W4)
-			rf = onHost[round.ReconcileOutput](r, ctx, opts, round.ActivityReconcile, round.ReconcileInput{Call: in})
+			rf = onHost[wire.ReconcileOutput](r, ctx, opts, wire.ActivityReconcile, wire.ReconcileInput{Call: in})
 		} else {
-			rf = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), round.ActivityReconcile, round.ReconcileInput{Call: in})
+			rf = workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), wire.ActivityReconcile, wire.ReconcileInput{Call: in})
 		}
 		if rerr := rf.Get(ctx, &rec); rerr != nil {
 			set.Set(nil, &unreconciled{err: err, why: text.RootMessage(rerr)})
 			return
 		}
 		switch rec.Verdict {
-		case round.VerdictApplied:
+		case wire.VerdictApplied:
 			set.Set(round.ExecuteOutput{Content: rec.Content, Touched: rec.Touched, Attempt: 1, Reconciled: true}, nil)
-		case round.VerdictAbsent:
+		case wire.VerdictAbsent:
 			again := in
 			again.Generation = 1
 			o := activityOptions(ti, c, r.snap)

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/activity"
 
 	"github.com/toolround/toolround/internal/activities"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -56,7 +57,7 @@ func registerLost(h *harness) *lostTool {
 func TestLostAttemptsAreReconciled(t *testing.T) {
 	h := newHarness(t, 4)
 	lt := registerLost(h)
-	h.env.RegisterActivityWithOptions((&activities.Activities{Registry: h.reg}).Reconcile, activity.RegisterOptions{Name: round.ActivityReconcile})
+	h.env.RegisterActivityWithOptions((&activities.Activities{Registry: h.reg}).Reconcile, activity.RegisterOptions{Name: wire.ActivityReconcile})
 	in := auto(input(
 		call("a", "poke", `{"verdict":"applied"}`),
 		call("b", "poke", `{"verdict":"absent"}`),
@@ -105,7 +106,7 @@ func TestLostAttemptsAreReconciled(t *testing.T) {
 func TestRunOnceMoreLostTooIsNotRunAgain(t *testing.T) {
 	h := newHarness(t, 4)
 	lt := registerLost(h)
-	h.env.RegisterActivityWithOptions((&activities.Activities{Registry: h.reg}).Reconcile, activity.RegisterOptions{Name: round.ActivityReconcile})
+	h.env.RegisterActivityWithOptions((&activities.Activities{Registry: h.reg}).Reconcile, activity.RegisterOptions{Name: wire.ActivityReconcile})
 	in := auto(input(call("b", "poke", `{"verdict":"absent","again":"lost"}`)))
 	in.State.Fetched = append(in.State.Fetched, "poke")
 	res := h.run(t, in)

@@ -38,6 +38,7 @@ import (
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/internal/testtools"
 	"github.com/toolround/toolround/internal/usertools"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
@@ -964,7 +965,7 @@ func TestRecordHistories(t *testing.T) {
 	t.Setenv("LLM_BASE_URL", model.URL+"/v1")
 	t.Setenv("LLM_MODEL", "scripted")
 	engine.RegisterAll(w, wf, acts) // the round and its activities, as every worker registers them
-	w.RegisterActivityWithOptions((&activities.Chatbots{Client: c, TaskQueue: queue}).Send, activity.RegisterOptions{Name: round.ActivitySendToChatbot})
+	w.RegisterActivityWithOptions((&activities.Chatbots{Client: c, TaskQueue: queue}).Send, activity.RegisterOptions{Name: wire.ActivitySendToChatbot})
 	require.NoError(t, w.Start())
 	defer w.Stop()
 
@@ -1005,9 +1006,9 @@ func TestRecordHistories(t *testing.T) {
 	require.NoError(t, pw.Start())
 	defer pw.Stop()
 	hw := worker.New(c, placement.HostQueue(placedQueue, "host-a"), worker.Options{Identity: "recorder-host-a"})
-	hw.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
-	hw.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: round.ActivityCheckFiles})
-	hw.RegisterActivityWithOptions(acts.Reconcile, activity.RegisterOptions{Name: round.ActivityReconcile})
+	hw.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
+	hw.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: wire.ActivityCheckFiles})
+	hw.RegisterActivityWithOptions(acts.Reconcile, activity.RegisterOptions{Name: wire.ActivityReconcile})
 	require.NoError(t, hw.Start())
 	defer hw.Stop()
 	goneQueue := queue + "-gone"

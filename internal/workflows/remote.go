@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/secrets"
@@ -52,9 +53,9 @@ func (r *run) startRemote(ctx workflow.Context, c *Call, ti ToolInfo) workflow.F
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		if ti.Cached && c.Facts.Effect == tools.ReadOnly {
 			lo := workflow.LocalActivityOptions{StartToCloseTimeout: 10 * time.Second, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 2}}
-			var hit round.CachedResultOutput
-			err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, lo), round.ActivityCachedResult,
-				round.CachedResultInput{SessionID: r.scope.SessionID, Tool: c.Tool, SchemaHash: rem.SchemaHash, Args: in.ArgsJSON}).Get(ctx, &hit)
+			var hit wire.CachedResultOutput
+			err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, lo), wire.ActivityCachedResult,
+				wire.CachedResultInput{SessionID: r.scope.SessionID, Tool: c.Tool, SchemaHash: rem.SchemaHash, Args: in.ArgsJSON}).Get(ctx, &hit)
 			if err == nil && hit.Found {
 				note := fmt.Sprintf("[from cache: the same call was answered in this session within the last %s]\n", time.Duration(rem.CacheSeconds)*time.Second)
 				settable.Set(r.offloadRemote(ctx, round.ExecuteOutput{Content: note + hit.Content, FromCache: true, Attempt: 1}), nil)
@@ -112,7 +113,7 @@ func (r *run) offloadRemote(ctx workflow.Context, out round.ExecuteOutput) round
 		Summary:             "store a large result",
 	})
 	var kept round.ExecuteOutput
-	if err := workflow.ExecuteLocalActivity(lctx, round.ActivityOffloadResult, out).Get(lctx, &kept); err != nil {
+	if err := workflow.ExecuteLocalActivity(lctx, wire.ActivityOffloadResult, out).Get(lctx, &kept); err != nil {
 		workflow.GetLogger(ctx).Warn("storing a user tool's large result failed; the round keeps it", "error", err)
 		return out
 	}
@@ -245,9 +246,9 @@ func (r *run) sealToolSecrets(ctx workflow.Context, queue string, names []string
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 200 * time.Millisecond},
 		Summary:             "seal the secrets a call sends",
 	})
-	var out round.ToolSecretsOutput
-	err := workflow.ExecuteLocalActivity(lctx, round.ActivityToolSecrets,
-		round.ToolSecretsInput{SessionID: r.scope.SessionID, Queue: queue, Names: names}).Get(lctx, &out)
+	var out wire.ToolSecretsOutput
+	err := workflow.ExecuteLocalActivity(lctx, wire.ActivityToolSecrets,
+		wire.ToolSecretsInput{SessionID: r.scope.SessionID, Queue: queue, Names: names}).Get(lctx, &out)
 	switch {
 	case err != nil:
 		return nil, &round.ExecuteOutput{IsError: true,
@@ -281,7 +282,7 @@ func (r *run) openToolAnswer(ctx workflow.Context, queue string, names []string,
 		Summary:             "open and redact a tool's answer",
 	})
 	var opened toolworker.CallResult
-	oerr := workflow.ExecuteLocalActivity(lctx, round.ActivityOpenToolResult, round.OpenToolResultInput{
+	oerr := workflow.ExecuteLocalActivity(lctx, wire.ActivityOpenToolResult, wire.OpenToolResultInput{
 		SessionID: r.scope.SessionID, Queue: queue, Names: names, Sealed: sealed, Failure: err != nil,
 	}).Get(lctx, &opened)
 	if oerr != nil {

@@ -6,6 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -51,7 +52,7 @@ func (r *run) checkRepeats(ctx workflow.Context, calls []Unwrapped) {
 	if len(in.Checks) == 0 {
 		return
 	}
-	var out round.CheckFilesOutput
+	var out wire.CheckFilesOutput
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: checkTimeout,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 2},
@@ -59,11 +60,11 @@ func (r *run) checkRepeats(ctx workflow.Context, calls []Unwrapped) {
 	})
 	var f workflow.Future
 	if r.bound != nil { // on the workspace's host (W4)
-		f = onHost[round.CheckFilesOutput](r, ctx, workflow.ActivityOptions{
+		f = onHost[wire.CheckFilesOutput](r, ctx, workflow.ActivityOptions{
 			StartToCloseTimeout: checkTimeout, RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 2}, Summary: "check the files of repeats",
-		}, round.ActivityCheckFiles, in)
+		}, wire.ActivityCheckFiles, in)
 	} else {
-		f = workflow.ExecuteLocalActivity(lctx, round.ActivityCheckFiles, in)
+		f = workflow.ExecuteLocalActivity(lctx, wire.ActivityCheckFiles, in)
 	}
 	if err := f.Get(ctx, &out); err != nil {
 		// Unchecked repeats are not served: the calls run again.
@@ -83,8 +84,8 @@ const checkTimeout = 30 * time.Second
 
 // checkInput lists, in call order and once each, the entries of st that
 // the calls would be served and that recorded file states. It is pure.
-func checkInput(calls []Unwrapped, st *round.RunState) round.CheckFilesInput {
-	var in round.CheckFilesInput
+func checkInput(calls []Unwrapped, st *round.RunState) wire.CheckFilesInput {
+	var in wire.CheckFilesInput
 	seen := map[string]bool{}
 	for _, u := range calls {
 		if u.Err != "" {
@@ -96,7 +97,7 @@ func checkInput(calls []Unwrapped, st *round.RunState) round.CheckFilesInput {
 			continue
 		}
 		seen[key] = true
-		in.Checks = append(in.Checks, round.FileCheck{Key: key, Tool: e.Tool, Files: e.Files})
+		in.Checks = append(in.Checks, wire.FileCheck{Key: key, Tool: e.Tool, Files: e.Files})
 	}
 	return in
 }

@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
@@ -472,8 +473,8 @@ func TestRuleLockdownHistory(t *testing.T) {
 				require.NoError(t, dc.FromPayloads(a.GetDetails()["change-id"], &id))
 				changes = append(changes, id)
 			}
-			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == round.ActivityExecuteTool {
-				var in round.ExecuteInput
+			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == wire.ActivityExecuteTool {
+				var in wire.ExecuteInput
 				require.NoError(t, dc.FromPayloads(a.GetInput(), &in))
 				ruleApproved[in.CallID] = in.RuleApproved
 			}

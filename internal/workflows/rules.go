@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -31,9 +32,9 @@ func (r *run) verifyRules(ctx workflow.Context) {
 	if len(r.st.Allow) == 0 {
 		return
 	}
-	in := round.RulesInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Rules: r.st.Allow}
-	var out round.VerifyRulesOutput
-	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "verify allow rules"), round.ActivityVerifyRules, in).Get(ctx, &out); err != nil {
+	in := wire.RulesInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Rules: r.st.Allow}
+	var out wire.VerifyRulesOutput
+	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "verify allow rules"), wire.ActivityVerifyRules, in).Get(ctx, &out); err != nil {
 		workflow.GetLogger(ctx).Warn("checking the run's allow rules failed; none applies in this round", "error", err)
 		return
 	}
@@ -51,12 +52,12 @@ func (r *run) signRemembered(ctx workflow.Context) {
 	if len(r.remembered) == 0 {
 		return
 	}
-	in := round.RulesInput{SessionID: r.in.SessionID, RunID: r.in.RunID}
+	in := wire.RulesInput{SessionID: r.in.SessionID, RunID: r.in.RunID}
 	for _, rule := range r.remembered {
 		in.Rules = append(in.Rules, round.AllowRule(rule))
 	}
-	var out round.SignRulesOutput
-	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "sign allow rules"), round.ActivitySignRules, in).Get(ctx, &out); err != nil {
+	var out wire.SignRulesOutput
+	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "sign allow rules"), wire.ActivitySignRules, in).Get(ctx, &out); err != nil {
 		workflow.GetLogger(ctx).Warn("signing the remembered allow rules failed; they are not kept", "error", err)
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 )
@@ -21,8 +22,8 @@ import (
 func TestRuleApprovedCallsRunWithTheRuleScope(t *testing.T) {
 	h := newHarness(t, 3)
 	scopes := map[string]string{}
-	h.env.OnActivity(round.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
+	h.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
 			scopes[in.CallID] = in.RuleScope
 			return round.ExecuteOutput{Content: "ok"}, nil
 		})
@@ -95,8 +96,8 @@ func TestRuleScopeHistory(t *testing.T) {
 		changes := versionMarkers(t, h)
 		scopes := map[string]string{}
 		for _, e := range h.history.GetEvents() {
-			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == round.ActivityExecuteTool {
-				var in round.ExecuteInput
+			if a := e.GetActivityTaskScheduledEventAttributes(); a != nil && a.GetActivityType().GetName() == wire.ActivityExecuteTool {
+				var in wire.ExecuteInput
 				require.NoError(t, dc.FromPayloads(a.GetInput(), &in))
 				scopes[in.CallID] = in.RuleScope
 			}

@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 )
@@ -50,7 +51,7 @@ func (r *run) listen(ctx workflow.Context) {
 	confirmCh := workflow.GetSignalChannel(ctx, round.SignalConfirm)
 	answerCh := workflow.GetSignalChannel(ctx, round.SignalAnswer)
 	resultCh := workflow.GetSignalChannel(ctx, round.SignalToolResult)
-	elicitCh := workflow.GetSignalChannel(ctx, round.SignalElicit)
+	elicitCh := workflow.GetSignalChannel(ctx, wire.SignalElicit)
 	var extendCh workflow.ReceiveChannel
 	if r.approvals.extends() {
 		extendCh = workflow.GetSignalChannel(ctx, round.SignalExtend)

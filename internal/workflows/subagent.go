@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -155,7 +156,7 @@ func (r *run) startSubagent(ctx workflow.Context, c *Call, n int) workflow.Futur
 		ParentClosePolicy:     closePolicy(background),
 		WaitForCancellation:   !background,
 		TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(round.SearchParent).ValueSet(r.scope.WorkflowID)),
-		Memo:                  map[string]any{round.MemoParent: r.scope.WorkflowID},
+		Memo:                  map[string]any{wire.MemoParent: r.scope.WorkflowID},
 		StaticSummary:         fmt.Sprintf("subagent %s of call %s in %s", label, c.CallID, r.scope.WorkflowID),
 	})
 	workflow.Go(ctx, func(ctx workflow.Context) {
@@ -217,10 +218,10 @@ func (r *run) pollSubagent(ctx workflow.Context, id string) workflow.Future {
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5, InitialInterval: time.Second, NonRetryableErrorTypes: []string{round.NotThisRun}},
 		Summary:             "status of " + id,
 	})
-	in := round.SubagentStatusInput{WorkflowID: id, SessionID: r.in.SessionID, RunID: r.in.RunID}
+	in := wire.SubagentStatusInput{WorkflowID: id, SessionID: r.in.SessionID, RunID: r.in.RunID}
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		var st round.AgentStatus
-		err := workflow.ExecuteActivity(actx, round.ActivitySubagentStatus, in).Get(ctx, &st)
+		err := workflow.ExecuteActivity(actx, wire.ActivitySubagentStatus, in).Get(ctx, &st)
 		switch {
 		case temporal.IsCanceledError(err):
 			settable.Set(nil, err)

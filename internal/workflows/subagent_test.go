@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools/agent"
@@ -25,9 +26,9 @@ import (
 type subagentHarness struct {
 	*harness
 	mu     sync.Mutex
-	models []round.ModelInput
+	models []wire.ModelInput
 	// reply answers a child's model call.
-	reply func(in round.ModelInput) (round.ModelOutput, error)
+	reply func(in wire.ModelInput) (wire.ModelOutput, error)
 }
 
 // newSubagentHarness runs child, or the real agent run when it is nil.
@@ -39,12 +40,12 @@ func newSubagentHarness(t *testing.T, bound int, child func(workflow.Context, ro
 		child = aw.Run
 	}
 	h.env.RegisterWorkflowWithOptions(child, workflow.RegisterOptions{Name: round.AgentWorkflowName})
-	h.env.RegisterActivityWithOptions(func(_ context.Context, in round.ModelInput) (round.ModelOutput, error) {
+	h.env.RegisterActivityWithOptions(func(_ context.Context, in wire.ModelInput) (wire.ModelOutput, error) {
 		h.mu.Lock()
 		h.models = append(h.models, in)
 		h.mu.Unlock()
 		return h.reply(in)
-	}, activity.RegisterOptions{Name: round.ActivityModelCall})
+	}, activity.RegisterOptions{Name: wire.ActivityModelCall})
 	return h
 }
 
@@ -52,7 +53,7 @@ func newSubagentHarness(t *testing.T, bound int, child func(workflow.Context, ro
 // (and the calls its task names after "then call "), as does a call after
 // a round that only fetched schemas (P1.4); then it answers with its task
 // and the results.
-func childScript(in round.ModelInput) (round.ModelOutput, error) {
+func childScript(in wire.ModelInput) (wire.ModelOutput, error) {
 	task := in.Messages[0].Content
 	var results []string
 	for i := len(in.Messages) - 1; i >= 0 && in.Messages[i].Role == "tool"; i-- {
@@ -63,15 +64,15 @@ func childScript(in round.ModelInput) (round.ModelOutput, error) {
 		if _, tool, ok := strings.Cut(task, "then call "); ok {
 			calls = append(calls, round.ToolCall{ID: "k2", Type: "function", Function: round.FunctionCall{Name: tool, Arguments: `{"task":"deeper"}`}})
 		}
-		return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: calls}}, nil
+		return wire.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: calls}}, nil
 	}
-	return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "done: " + task + " | " + strings.Join(results, " | ")}}, nil
+	return wire.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "done: " + task + " | " + strings.Join(results, " | ")}}, nil
 }
 
-func (h *subagentHarness) modelCalls() []round.ModelInput {
+func (h *subagentHarness) modelCalls() []wire.ModelInput {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]round.ModelInput(nil), h.models...)
+	return append([]wire.ModelInput(nil), h.models...)
 }
 
 var subRunID = regexp.MustCompile(`^sub-[0-9a-f]{24}$`)
@@ -93,7 +94,7 @@ func TestSubagentsRunAsChildAgentRuns(t *testing.T) {
 	require.Contains(t, res.Results[1].Content, "done: part two then call subagents | [calculate] = 6*7 | ")
 	require.Contains(t, res.Results[1].Content, "tool subagents is not available to this subagent")
 
-	byRun := map[string][]round.ModelInput{}
+	byRun := map[string][]wire.ModelInput{}
 	for _, m := range h.modelCalls() {
 		byRun[m.RunID] = append(byRun[m.RunID], m)
 	}
@@ -206,11 +207,11 @@ func TestBackgroundSubagentsStartAndAreLookedAt(t *testing.T) {
 	h := newSubagentHarness(t, 3, func(ctx workflow.Context, in round.AgentInput) (round.AgentStatus, error) {
 		return round.AgentStatus{Status: round.AgentCompleted, Final: "bg " + in.Task}, nil
 	})
-	var asked []round.SubagentStatusInput
-	h.env.RegisterActivityWithOptions(func(_ context.Context, in round.SubagentStatusInput) (round.AgentStatus, error) {
+	var asked []wire.SubagentStatusInput
+	h.env.RegisterActivityWithOptions(func(_ context.Context, in wire.SubagentStatusInput) (round.AgentStatus, error) {
 		asked = append(asked, in)
 		return round.AgentStatus{WorkflowID: in.WorkflowID, Status: round.AgentCompleted, Final: "the answer", Usage: &round.Usage{Calls: 7}}, nil
-	}, activity.RegisterOptions{Name: round.ActivitySubagentStatus})
+	}, activity.RegisterOptions{Name: wire.ActivitySubagentStatus})
 	in := input(call("b1", "background_subagents", `{"task":"watch the build"}`))
 	in.State.Fetched = append(in.State.Fetched, "background_subagents", "subagents")
 	res := h.run(t, in)
@@ -222,10 +223,10 @@ func TestBackgroundSubagentsStartAndAreLookedAt(t *testing.T) {
 
 	// The next round looks at it by id; another id is not this run's.
 	h2 := newSubagentHarness(t, 3, nil)
-	h2.env.RegisterActivityWithOptions(func(_ context.Context, in round.SubagentStatusInput) (round.AgentStatus, error) {
+	h2.env.RegisterActivityWithOptions(func(_ context.Context, in wire.SubagentStatusInput) (round.AgentStatus, error) {
 		asked = append(asked, in)
 		return round.AgentStatus{WorkflowID: in.WorkflowID, Status: round.AgentCompleted, Final: "the answer", Usage: &round.Usage{Calls: 7}}, nil
-	}, activity.RegisterOptions{Name: round.ActivitySubagentStatus})
+	}, activity.RegisterOptions{Name: wire.ActivitySubagentStatus})
 	next := input(call("p1", "subagents", `{"id":"`+id+`"}`), call("p2", "background_subagents", `{"id":"agentrun/s/sub-000000000000000000000000"}`),
 		call("p3", "subagents", `{}`))
 	next.Round, next.State = 2, res.State
@@ -234,15 +235,15 @@ func TestBackgroundSubagentsStartAndAreLookedAt(t *testing.T) {
 	require.Equal(t, "the answer", out.Results[0].Content)
 	require.Contains(t, out.Results[1].Content, "not_this_run")
 	require.Contains(t, out.Results[2].Content, "give a task")
-	require.Equal(t, []round.SubagentStatusInput{{WorkflowID: id, SessionID: "s", RunID: "r"}}, asked, "only this run's child is looked up")
+	require.Equal(t, []wire.SubagentStatusInput{{WorkflowID: id, SessionID: "s", RunID: "r"}}, asked, "only this run's child is looked up")
 	require.Equal(t, res.State.Usage.Calls+3+7, out.State.Usage.Calls, "each look counts as a call, and the ended child's own counts join once")
 	require.Equal(t, []string{id}, out.State.Counted)
 
 	// A later look answers again but adds nothing more.
 	h3 := newSubagentHarness(t, 3, nil)
-	h3.env.RegisterActivityWithOptions(func(_ context.Context, in round.SubagentStatusInput) (round.AgentStatus, error) {
+	h3.env.RegisterActivityWithOptions(func(_ context.Context, in wire.SubagentStatusInput) (round.AgentStatus, error) {
 		return round.AgentStatus{WorkflowID: in.WorkflowID, Status: round.AgentCompleted, Final: "the answer", Usage: &round.Usage{Calls: 7}}, nil
-	}, activity.RegisterOptions{Name: round.ActivitySubagentStatus})
+	}, activity.RegisterOptions{Name: wire.ActivitySubagentStatus})
 	again := input(call("q1", "subagents", `{"id":"`+id+`"}`), call("q2", "background_subagents", `{"id":"`+id+`"}`))
 	again.Round, again.State = 3, out.State
 	last := h3.run(t, again)
@@ -260,11 +261,11 @@ func TestCancellingAnAgentRunCancelsItsBackgroundSubagents(t *testing.T) {
 		return nil
 	})
 	h.env.RegisterDelayedCallback(func() { h.env.CancelWorkflow() }, time.Hour)
-	h.reply = func(in round.ModelInput) round.ModelOutput {
+	h.reply = func(in wire.ModelInput) wire.ModelOutput {
 		if in.Call == 1 {
 			return toolsUntil(2)(in)
 		}
-		return round.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{ID: "w", Type: "function",
+		return wire.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{ID: "w", Type: "function",
 			Function: round.FunctionCall{Name: "calculate", Arguments: `{"expression":"1"}`}}}}}
 	}
 	h.roundFn = func(ctx workflow.Context, in round.Input) (round.Output, error) {

@@ -23,6 +23,7 @@ import (
 	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/testtools"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 )
@@ -84,9 +85,9 @@ func TestRoundSpansAndMetrics(t *testing.T) {
 	wf := &workflows.RoundWorkflow{Catalog: workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: time.Minute, LocalMaxTimeout: time.Minute})}
 	acts := &activities.Activities{Registry: reg}
 	env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
-	env.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
-	env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
-	env.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
+	env.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
+	env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: wire.ActivityPublishRound})
+	env.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: wire.ActivityStoreContents})
 	env.RegisterDelayedCallback(func() {
 		v, err := env.QueryWorkflow(round.QueryPending)
 		require.NoError(t, err)

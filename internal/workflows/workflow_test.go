@@ -25,6 +25,7 @@ import (
 
 	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/testtools"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
@@ -81,14 +82,14 @@ func newHarnessWith(t *testing.T, bound int, defs ...tools.Definition) *harness 
 	events := &sink{}
 	acts := &activities.Activities{Registry: reg, Events: events, Blobs: &blobs{m: map[string]string{}}, RuleKey: ruleKey}
 	env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
-	env.RegisterActivityWithOptions(acts.VerifyRules, activity.RegisterOptions{Name: round.ActivityVerifyRules})
-	env.RegisterActivityWithOptions(acts.SignRules, activity.RegisterOptions{Name: round.ActivitySignRules})
-	env.RegisterActivityWithOptions(acts.VerifyUsage, activity.RegisterOptions{Name: round.ActivityVerifyUsage})
-	env.RegisterActivityWithOptions(acts.SignUsage, activity.RegisterOptions{Name: round.ActivitySignUsage})
-	env.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: round.ActivityExecuteTool})
-	env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: round.ActivityPublishRound})
-	env.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: round.ActivityStoreContents})
-	env.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: round.ActivityCheckFiles})
+	env.RegisterActivityWithOptions(acts.VerifyRules, activity.RegisterOptions{Name: wire.ActivityVerifyRules})
+	env.RegisterActivityWithOptions(acts.SignRules, activity.RegisterOptions{Name: wire.ActivitySignRules})
+	env.RegisterActivityWithOptions(acts.VerifyUsage, activity.RegisterOptions{Name: wire.ActivityVerifyUsage})
+	env.RegisterActivityWithOptions(acts.SignUsage, activity.RegisterOptions{Name: wire.ActivitySignUsage})
+	env.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
+	env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: wire.ActivityPublishRound})
+	env.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: wire.ActivityStoreContents})
+	env.RegisterActivityWithOptions(acts.CheckFiles, activity.RegisterOptions{Name: wire.ActivityCheckFiles})
 	return &harness{env: env, rec: rec, reg: reg, events: events, wf: wf, acts: acts}
 }
 
@@ -448,8 +449,8 @@ func TestClientToolWaitsForItsResult(t *testing.T) {
 func TestLostSideEffectAttemptIsUnknownOutcomeAndNotRetried(t *testing.T) {
 	h := newHarness(t, 3)
 	attempts := 0
-	h.env.OnActivity(round.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
+	h.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
 			attempts++
 			return round.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, errors.New("worker gone"))
 		})
@@ -463,8 +464,8 @@ func TestLostSideEffectAttemptIsUnknownOutcomeAndNotRetried(t *testing.T) {
 func TestReadOnlyTransientFailuresAreRetried(t *testing.T) {
 	h := newHarness(t, 3)
 	attempts := 0
-	h.env.OnActivity(round.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
+	h.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
 			attempts++
 			if attempts < 3 {
 				return round.ExecuteOutput{}, temporal.NewApplicationError("connection refused", activities.ErrTypeTransient)
@@ -618,8 +619,8 @@ func TestRoundWithLargeResultsStaysUnderThePayloadLimit(t *testing.T) {
 	// default 1 s deadlock limit (a false deadlock, seen in CI).
 	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 20 * time.Second})
 	big := strings.Repeat("y", 500<<10) // together over the budget
-	h.env.OnActivity(round.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
+	h.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
 			return round.ExecuteOutput{Content: in.CallID + big, Attempt: 1}, nil
 		})
 	var calls []round.ToolCall

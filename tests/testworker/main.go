@@ -30,6 +30,7 @@ import (
 
 	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/internal/seam"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -49,10 +50,10 @@ func run() error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	dir, after := os.Getenv("TESTWORKER_HOLD_COMMIT"), os.Getenv("TESTWORKER_HOLD_WHEN") == "after"
-	ctx = seam.WithActivity(ctx, round.ActivityPublishRound, func(publish func(context.Context, round.PublishInput) error) func(context.Context, round.PublishInput) error {
+	ctx = seam.WithActivity(ctx, wire.ActivityPublishRound, func(publish func(context.Context, wire.PublishInput) error) func(context.Context, wire.PublishInput) error {
 		return holdCommit(publish, dir, after)
 	})
-	ctx = seam.WithActivity(ctx, round.ActivityExecuteTool, func(execute func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error)) func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error) {
+	ctx = seam.WithActivity(ctx, wire.ActivityExecuteTool, func(execute func(context.Context, wire.ExecuteInput) (round.ExecuteOutput, error)) func(context.Context, wire.ExecuteInput) (round.ExecuteOutput, error) {
 		return crashAt(execute, os.Getenv("TOOLROUND_CRASH_AT"), os.Getenv("TOOLROUND_CRASH_WAIT"))
 	})
 	return engine.RunWorker(ctx, cfg, logger,
@@ -63,8 +64,8 @@ func run() error {
 // holdCommit is PublishRound with the TESTWORKER_HOLD_COMMIT hook: with dir
 // set, the publication that carries the round's history writes dir/commit
 // and waits to be killed (after it took effect when after is true).
-func holdCommit(publish func(context.Context, round.PublishInput) error, dir string, after bool) func(context.Context, round.PublishInput) error {
-	return func(ctx context.Context, in round.PublishInput) error {
+func holdCommit(publish func(context.Context, wire.PublishInput) error, dir string, after bool) func(context.Context, wire.PublishInput) error {
+	return func(ctx context.Context, in wire.PublishInput) error {
 		if dir == "" || len(in.History) == 0 {
 			return publish(ctx, in)
 		}
@@ -127,8 +128,8 @@ func emitTools(cfg engine.Config) []tools.Definition {
 // crashAt is ExecuteTool with the TOOLROUND_CRASH_AT hook: the process
 // dies at the named checkpoint, as a worker does when its host fails; with
 // waitFor set, once that file exists.
-func crashAt(execute func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error), point, waitFor string) func(context.Context, round.ExecuteInput) (round.ExecuteOutput, error) {
-	return func(ctx context.Context, in round.ExecuteInput) (round.ExecuteOutput, error) {
+func crashAt(execute func(context.Context, wire.ExecuteInput) (round.ExecuteOutput, error), point, waitFor string) func(context.Context, wire.ExecuteInput) (round.ExecuteOutput, error) {
+	return func(ctx context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
 		if point != "" {
 			ctx = seam.WithCheckpoint(ctx, func(p string) {
 				if p == point {
