@@ -8,11 +8,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	tclient "go.temporal.io/sdk/client"
 
@@ -122,4 +124,81 @@ func TestAgentRunHistoryBounded200Rounds(t *testing.T) {
 		((took - roundTime) / time.Duration(rounds)).Round(time.Millisecond))
 	t.Logf("%d executions; largest history %d events, %d bytes (bounds %d events, %d bytes)", len(execs), maxLen, maxSize, workflows.AgentHistoryEvents, workflows.AgentHistoryBytes)
 	require.LessOrEqual(t, maxLen, int64(workflows.AgentHistoryEvents+100), "continue-as-new keeps every execution's history near the bound")
+}
+
+// TestAgentRunNeverPassesItsHistoryBytes (L2): every execution of an agent
+// run stays within the input's history_bytes. Its task is large, so that
+// each pass carries about the same conversation to the model and adds
+// about as much history as the one before; a run that continued as new
+// only once past the bound took one pass too many first.
+func TestAgentRunNeverPassesItsHistoryBytes(t *testing.T) {
+	const rounds, bound = 30, 128 << 10
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct {
+				Role string `json:"role"`
+			} `json:"messages"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		step := 1
+		for _, m := range req.Messages {
+			if m.Role == "assistant" {
+				step++
+			}
+		}
+		msg := map[string]any{"role": "assistant", "content": ""}
+		switch {
+		case step == 1:
+			msg["tool_calls"] = []any{toolCall("call_0", "find_tools", map[string]any{"query": "select:calculate"})}
+		case step <= rounds:
+			msg["tool_calls"] = []any{toolCall(fmt.Sprintf("call_%d", step), "run_tool",
+				map[string]any{"name": "calculate", "args": map[string]any{"expression": fmt.Sprintf("%d*2", step)}})}
+		default:
+			msg["content"] = "done"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}}})
+	}))
+	defer srv.Close()
+	e := newEnv(t, "LLM_BASE_URL="+srv.URL, "LLM_MODEL=scripted")
+	e.startWorker()
+	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
+	require.NoError(t, err)
+	defer tc.Close()
+	ctx := context.Background()
+	wid := round.AgentWorkflowID(e.session, "run-1")
+	task := "count, following these notes: " + strings.Repeat("a note that makes the conversation long. ", 200)
+	run, err := tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: wid, TaskQueue: e.taskQueue}, round.AgentWorkflowName,
+		round.AgentInput{SessionID: e.session, RunID: "run-1", Task: task, Provider: "openai", AutoApprove: true, MaxRounds: rounds + 1, HistoryBytes: bound})
+	require.NoError(t, err)
+	rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	var st round.AgentStatus
+	require.NoError(t, run.Get(rctx, &st))
+	require.Equal(t, round.AgentCompleted, st.Status)
+
+	type execution struct {
+		start time.Time
+		bytes int64
+	}
+	var execs []execution
+	require.Eventually(t, func() bool {
+		execs = execs[:0]
+		resp, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: fmt.Sprintf("WorkflowId = '%s'", wid)})
+		if err != nil {
+			return false
+		}
+		for _, x := range resp.GetExecutions() {
+			if x.GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+				execs = append(execs, execution{x.GetStartTime().AsTime(), x.GetHistorySizeBytes()})
+			}
+		}
+		return len(execs) == st.Executions
+	}, 30*time.Second, 500*time.Millisecond, "visibility lists every execution")
+	sort.Slice(execs, func(i, j int) bool { return execs[i].start.Before(execs[j].start) })
+	t.Logf("%d executions, history bytes %v (bound %d)", len(execs), execs, bound)
+	require.Greater(t, st.Executions, 2, "the run continued as new")
+	for _, x := range execs[:len(execs)-1] { // the last one ends the run, with the final answer
+		require.LessOrEqual(t, x.bytes, int64(bound), "an execution passed the history bound before it continued as new: %v", execs)
+	}
 }

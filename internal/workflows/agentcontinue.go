@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -11,8 +12,17 @@ import (
 	"github.com/toolround/toolround/round"
 )
 
-// pastBounds reports whether the run's history passed its bounds: the
-// input's, or AgentHistoryEvents and AgentHistoryBytes.
+// pastBounds reports whether the run's history passed its bounds (the
+// input's, or AgentHistoryEvents and AgentHistoryBytes), or would pass
+// them in the next pass of its loop and the continue-as-new after it (L2):
+// a pass adds at most what the largest one of this execution did and half
+// more (each model call carries the whole conversation), and the
+// continue-as-new event carries the conversation and the run state.
+// Without that forecast a run whose conversation had grown large took a
+// pass past the bound, and its history past Temporal's 10 MiB warning.
+// The forecast needs a pass of this execution to read, so every execution
+// makes progress; it is asked for (changeAgentBounds) only where it alone
+// says stop.
 func (a *agent) pastBounds(ctx workflow.Context) bool {
 	events, size := a.in.HistoryEvents, a.in.HistoryBytes
 	if events <= 0 {
@@ -22,7 +32,36 @@ func (a *agent) pastBounds(ctx workflow.Context) bool {
 		size = AgentHistoryBytes
 	}
 	info := workflow.GetInfo(ctx)
-	return info.GetCurrentHistoryLength() >= events || info.GetCurrentHistorySize() >= size
+	n, s := info.GetCurrentHistoryLength(), info.GetCurrentHistorySize()
+	if n >= events || s >= size {
+		return true
+	}
+	seen := a.seen
+	a.seen = boundsSeen{events: n, bytes: s, passEvents: max(seen.passEvents, n-seen.events), passBytes: max(seen.passBytes, s-seen.bytes)}
+	if seen.bytes == 0 {
+		a.seen.passEvents, a.seen.passBytes = 0, 0
+		return false // the execution's first look
+	}
+	// The next pass, as large as the largest so far and half more, and
+	// then the continue-as-new event, which carries the conversation and
+	// the run state.
+	p := a.seen
+	soon := n+p.passEvents*3/2+1 >= events || s+p.passBytes*3/2+a.carrySize() >= size
+	return soon && version(ctx, changeAgentBounds, 1) >= 1
+}
+
+// boundsSeen is the history's length and size at the run's last look
+// (pastBounds), and the most a pass of this execution added.
+type boundsSeen struct{ events, bytes, passEvents, passBytes int }
+
+// carrySize is about the size of the input a continue-as-new now would
+// give the next execution: the run's input, its conversation and state.
+func (a *agent) carrySize() int {
+	b, err := json.Marshal(round.AgentCarry{Conversation: a.conv, State: a.state})
+	if err != nil {
+		return 0
+	}
+	return len(b) + len(a.in.Task)
 }
 
 // continueAsNew is the ContinueAsNewError of the run's next execution,

@@ -108,6 +108,8 @@ type agent struct {
 	refresh bool
 	// chat: a persistent run's messages (G3, chatbot.go).
 	chat chat
+	// seen is the history at pastBounds' last look.
+	seen boundsSeen
 	// userMessages is the signal channel of user_message; hb and timeout
 	// are the model call's heartbeat timeout (recorded once) and its
 	// timeout.
