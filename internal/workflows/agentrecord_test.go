@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/toolround/toolround/internal/activities"
 	"github.com/toolround/toolround/internal/testenv"
@@ -126,6 +127,17 @@ func agentScenarios() []agentScenario {
 					out.Budgeted = budgeted(in, 2)
 				}
 				return out
+			}},
+		// L2: a history bound the next pass would pass: the run continues
+		// as new before it (agent-bounds-forecast).
+		{name: "agent_bounds_forecast", want: round.AgentCompleted,
+			in: round.AgentInput{SessionID: "replay-agent_bounds_forecast", RunID: "run", Provider: "openai", HistoryBytes: 48 << 10,
+				Task: "count, following these notes: " + strings.Repeat("a note that makes the conversation long. ", 100)},
+			reply: func(in wire.ModelInput) wire.ModelOutput {
+				if in.Call >= 12 {
+					return wire.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "done"}}
+				}
+				return calcTurn(in)
 			}},
 	}
 }
@@ -330,4 +342,21 @@ func TestAgentRunRecordedHistoriesCoverTheLimitsAndTheBudget(t *testing.T) {
 	require.Equal(t, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW, events[len(events)-1].GetEventType())
 	require.True(t, h.holds(wire.ActivityRefreshContents), "the references were refreshed at continue-as-new")
 	require.True(t, h.holds(`"last_request":{"bytes":`), "the next execution estimates from the last request")
+}
+
+// TestAgentRunRecordedBoundsForecast (L2): the recorded run whose next
+// pass would have passed its history_bytes continued as new before it,
+// with the agent-bounds-forecast marker, below the bound. Its replay is
+// in TestAgentRunReplaysRecordedHistories.
+func TestAgentRunRecordedBoundsForecast(t *testing.T) {
+	h := loadAgentHistory(t, "agent_bounds_forecast")
+	require.EqualValues(t, 1, h.versions(t)["agent-bounds-forecast"])
+	events := h.history.GetEvents()
+	last := events[len(events)-1]
+	require.NotNil(t, last.GetWorkflowExecutionContinuedAsNewEventAttributes(), "the first execution continued as new")
+	var size int
+	for _, e := range events {
+		size += proto.Size(e)
+	}
+	require.Less(t, size, 48<<10, "the execution stayed below its history_bytes")
 }
