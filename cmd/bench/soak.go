@@ -404,7 +404,7 @@ func RunSoak(ctx context.Context, o SoakOptions, progress io.Writer) (*SoakRepor
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(l) }()
-	defer srv.Close()
+	defer func() { _ = srv.Close() }()
 	base := "http://" + l.Addr().String()
 
 	env := []string{"TEMPORAL_ADDRESS=" + o.Address, "TEMPORAL_NAMESPACE=" + o.Namespace,
