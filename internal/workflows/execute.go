@@ -183,19 +183,13 @@ func (r *run) slow() bool {
 	return false
 }
 
-// start begins one call, as the first kind of tool (kinds.go) that takes
-// it runs it.
+// start begins one call, as its tool's kind (kinds.go) runs it.
 func (r *run) start(ctx workflow.Context, c *Call) workflow.Future {
 	ti := r.snap.Tools[c.Tool]
 	c.started = workflow.Now(ctx)
 	c.State = CallRunning
 	r.record(r.scope.CallStarted(workflow.Now(ctx), c.CallID, c.Tool, 1))
-	for _, k := range toolKinds {
-		if f := k.start(r, ctx, c, ti); f != nil {
-			return f
-		}
-	}
-	panic("workflows: no kind of tool takes " + c.Tool) // toolKinds ends with one that takes every call
+	return r.startKind(ctx, c, ti)
 }
 
 // startWorkerActivity runs a call as the worker's own ExecuteTool

@@ -1,46 +1,76 @@
 package workflows
 
-import "go.temporal.io/sdk/workflow"
+import (
+	"go.temporal.io/sdk/workflow"
 
-// toolKind is one way pass 2 runs a call (P2): its start begins the call
-// when the call is of its kind in this round (its version markers
-// included) and returns nil otherwise. A kind lives in a file of its own;
-// a new kind is that file and one line of toolKinds
-// (docs/adding-a-tool.md).
+	"github.com/toolround/toolround/tools"
+)
+
+// toolKind is one way pass 2 runs a call (P2), one tools.Kind: its start
+// begins a call of its kind (its version markers included), or returns
+// nil when this round does not run it that way, and the last kind takes
+// it. A kind lives in a file of its own; a new kind is that file, a
+// tools.Kind and one line of toolKinds (docs/adding-a-tool.md).
 type toolKind struct {
-	name  string
+	kind  tools.Kind
 	start func(r *run, ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future
 }
 
-// toolKinds in the order pass 2 asks them; the last takes every call. The
-// order and the version checks inside each are what recorded histories
-// replay: a kind is asked only after every kind before it declined.
+// toolKinds are the kinds in the order of tools.Kinds; the last takes
+// every call the others do not. The version checks inside each are what
+// recorded histories replay (TestKindsAreOneTable).
 var toolKinds = []toolKind{
-	{"a wait for a person's answer or the client's result", func(r *run, ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
-		if ti.Interactive || ti.Client {
-			return r.startExternal(ctx, c, ti) // execute.go
-		}
-		return nil
+	{tools.KindWait, func(r *run, ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
+		return r.startExternal(ctx, c, ti) // execute.go
 	}},
-	{"a child agent run", func(r *run, ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
-		if ti.Subagent && version(ctx, changeSubagents, 1) >= 1 {
+	{tools.KindChildRun, func(r *run, ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
+		if version(ctx, changeSubagents, 1) >= 1 {
 			return r.startSubagent(ctx, c, r.subagents) // subagent.go
 		}
 		return nil
 	}},
-	{"a message to a chatbot", func(r *run, ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
-		if ti.Chatbot && version(ctx, changeChatbots, 1) >= 1 {
+	{tools.KindChatbot, func(r *run, ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
+		if version(ctx, changeChatbots, 1) >= 1 {
 			return r.sendToChatbot(ctx, c) // chatbot_round.go
 		}
 		return nil
 	}},
-	{"an activity on a tool worker's queue", func(r *run, ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
-		if ti.Remote != nil {
-			return r.startRemote(ctx, c, ti) // remote.go
-		}
-		return nil
+	{tools.KindToolWorker, func(r *run, ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
+		return r.startRemote(ctx, c, ti) // remote.go
 	}},
-	{"an activity on the worker", func(r *run, ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
+	{tools.KindActivity, func(r *run, ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
 		return r.startWorkerActivity(ctx, c, ti) // execute.go
 	}},
+}
+
+// kind is how the round runs the tool's calls, read from the snapshot's
+// facts as tools.Definition.Kind reads a definition's; a client tool,
+// which has no definition, waits for the client.
+func (ti ToolInfo) kind() tools.Kind {
+	switch {
+	case ti.Interactive || ti.Client:
+		return tools.KindWait
+	case ti.Subagent:
+		return tools.KindChildRun
+	case ti.Chatbot:
+		return tools.KindChatbot
+	case ti.Remote != nil:
+		return tools.KindToolWorker
+	}
+	return tools.KindActivity
+}
+
+// startKind starts a call through its kind's line of toolKinds, or the
+// last line when that kind does not run it in this round.
+func (r *run) startKind(ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
+	k := ti.kind()
+	for _, tk := range toolKinds[:len(toolKinds)-1] {
+		if tk.kind == k {
+			if f := tk.start(r, ctx, c, ti); f != nil {
+				return f
+			}
+			break
+		}
+	}
+	return toolKinds[len(toolKinds)-1].start(r, ctx, c, ti)
 }
