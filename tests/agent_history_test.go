@@ -36,33 +36,7 @@ func TestAgentRunHistoryBounded200Rounds(t *testing.T) {
 		t.Skip("set TOOLROUND_AGENT_ROUNDS=200 to run the long agent run")
 	}
 	var requests atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		var req struct {
-			Messages []struct {
-				Role string `json:"role"`
-			} `json:"messages"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		step := 1
-		for _, m := range req.Messages {
-			if m.Role == "assistant" {
-				step++
-			}
-		}
-		msg := map[string]any{"role": "assistant", "content": ""}
-		switch {
-		case step == 1:
-			msg["tool_calls"] = []any{toolCall("call_0", "find_tools", map[string]any{"query": "select:calculate"})}
-		case step <= rounds:
-			msg["tool_calls"] = []any{toolCall(fmt.Sprintf("call_%d", step), "run_tool",
-				map[string]any{"name": "calculate", "args": map[string]any{"expression": fmt.Sprintf("%d*2", step)}})}
-		default:
-			msg["content"] = "done"
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}}})
-	}))
+	srv := httptest.NewServer(countingModel(rounds, &requests))
 	defer srv.Close()
 	e := newEnv(t, "LLM_BASE_URL="+srv.URL, "LLM_MODEL=scripted")
 	e.startWorker()
@@ -133,32 +107,7 @@ func TestAgentRunHistoryBounded200Rounds(t *testing.T) {
 // only once past the bound took one pass too many first.
 func TestAgentRunNeverPassesItsHistoryBytes(t *testing.T) {
 	const rounds, bound = 30, 128 << 10
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Messages []struct {
-				Role string `json:"role"`
-			} `json:"messages"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		step := 1
-		for _, m := range req.Messages {
-			if m.Role == "assistant" {
-				step++
-			}
-		}
-		msg := map[string]any{"role": "assistant", "content": ""}
-		switch {
-		case step == 1:
-			msg["tool_calls"] = []any{toolCall("call_0", "find_tools", map[string]any{"query": "select:calculate"})}
-		case step <= rounds:
-			msg["tool_calls"] = []any{toolCall(fmt.Sprintf("call_%d", step), "run_tool",
-				map[string]any{"name": "calculate", "args": map[string]any{"expression": fmt.Sprintf("%d*2", step)}})}
-		default:
-			msg["content"] = "done"
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}}})
-	}))
+	srv := httptest.NewServer(countingModel(rounds, nil))
 	defer srv.Close()
 	e := newEnv(t, "LLM_BASE_URL="+srv.URL, "LLM_MODEL=scripted")
 	e.startWorker()
@@ -200,5 +149,40 @@ func TestAgentRunNeverPassesItsHistoryBytes(t *testing.T) {
 	require.Greater(t, st.Executions, 2, "the run continued as new")
 	for _, x := range execs[:len(execs)-1] { // the last one ends the run, with the final answer
 		require.LessOrEqual(t, x.bytes, int64(bound), "an execution passed the history bound before it continued as new: %v", execs)
+	}
+}
+
+// countingModel is a scripted model in the Chat Completions API: its first
+// turn loads calculate, each turn up to rounds calls it once, the next
+// answers "done". requests, when set, counts the requests.
+func countingModel(rounds int, requests *atomic.Int64) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if requests != nil {
+			requests.Add(1)
+		}
+		var req struct {
+			Messages []struct {
+				Role string `json:"role"`
+			} `json:"messages"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		step := 1
+		for _, m := range req.Messages {
+			if m.Role == "assistant" {
+				step++
+			}
+		}
+		msg := map[string]any{"role": "assistant", "content": ""}
+		switch {
+		case step == 1:
+			msg["tool_calls"] = []any{toolCall("call_0", "find_tools", map[string]any{"query": "select:calculate"})}
+		case step <= rounds:
+			msg["tool_calls"] = []any{toolCall(fmt.Sprintf("call_%d", step), "run_tool",
+				map[string]any{"name": "calculate", "args": map[string]any{"expression": fmt.Sprintf("%d*2", step)}})}
+		default:
+			msg["content"] = "done"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}}})
 	}
 }
