@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/crashpoint"
 	"github.com/toolround/toolround/round"
 )
 
@@ -170,7 +171,9 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 			break
 		}
 		// 4. The model call.
+		crashpoint.Step(ctx, "agent.model.before")
 		out, err := a.callModel(ctx, hb, w.modelTimeout())
+		crashpoint.Step(ctx, "agent.model.after")
 		if err != nil {
 			if isCancel(ctx, err) {
 				a.status = round.AgentCancelled
@@ -224,7 +227,9 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 			break // the tool calls of a reply past the limit do not run
 		}
 		a.round++
+		crashpoint.Step(ctx, "agent.round.before")
 		res, err := a.runRound(ctx, out.Message)
+		crashpoint.Step(ctx, "agent.round.after")
 		if err != nil {
 			if isCancel(ctx, err) {
 				a.status = round.AgentCancelled

@@ -174,6 +174,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	// 6. Pass 3. It and its publication run even when the round was
 	// cancelled, so every call still gets its result.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	crashpoint.Step(dctx, "round.pass3.before")
 	r.phase = round.PhaseCommit
 	r.approvals.settle(dctx)
 	out := Commit(CommitInput{
