@@ -37,10 +37,16 @@ import (
 // side effect reached the outside recorder twice (by path for a plain
 // POST, by Idempotency-Key for a host that honours it), unknown_outcome
 // only where the point lies between an attempt's start and the record of
-// its end, and nothing stuck 60 s after the restart. A scenario with a
-// tool worker runs one of the same build beside the worker, stopped at its
-// own points; a gateway scenario sends its call through a console's MCP
-// gateway (crashmatrix_gateway_test.go).
+// its end (never for a tool with a reconciler), and nothing stuck 60 s
+// after the restart. Besides the worker, each point kills the Temporal
+// server, then Redis, while the worker waits there. A scenario with a
+// tool worker runs one of the same build beside the worker: at each point,
+// its own or the worker's, each of the processes is killed in turn. A
+// gateway scenario sends its call through a console's MCP gateway
+// (crashmatrix_gateway_test.go); an agent scenario starts an agent run in
+// place of a round and checks each of its runs (crashmatrix_agent_test.go);
+// an MCP task scenario's server runs outside the worker and notes each task
+// it makes, counted as the recorder counts POSTs.
 //
 // CRASH_POINTS=n (default 16 here, 0 for every point) runs n points chosen
 // by CRASH_SEED (default 1, printed); `make crashtest` runs them all.
@@ -509,7 +515,13 @@ func TestCrashMatrix(t *testing.T) {
 			for p := range queue {
 				var one crashStats
 				// Subtest names become session ids: no ':' or '#'.
-				t.Run(strings.NewReplacer(":", "-", "#", "-", "|", "-").Replace(p.String()), func(t *testing.T) { runCrashPoint(t, bin, p, &one) })
+				ok := t.Run(strings.NewReplacer(":", "-", "#", "-", "|", "-").Replace(p.String()), func(t *testing.T) { runCrashPoint(t, bin, p, &one) })
+				if !ok && one.reached+one.notReached == 0 {
+					// It stopped before its checks (the scenario neither
+					// ended nor reached the point; a process that did not
+					// start): its --- FAIL line says why.
+					one.failed++
+				}
 				st.add(&one)
 				byScenario[p.scenario.name].add(&one)
 			}
@@ -522,11 +534,11 @@ func TestCrashMatrix(t *testing.T) {
 	wg.Wait()
 	for _, sc := range scenarios {
 		s := byScenario[sc.name]
-		fmt.Printf("crash matrix: %s: %d points: duplicates %d, lost %d, stuck %d, unknown %d (%s); %d not reached\n",
-			sc.name, s.reached, s.duplicates, s.lost, s.stuck, s.unknown, justified(s), s.notReached)
+		fmt.Printf("crash matrix: %s: %d points: duplicates %d, lost %d, stuck %d, unknown %d (%s); %d not reached%s\n",
+			sc.name, s.reached, s.duplicates, s.lost, s.stuck, s.unknown, justified(s), s.notReached, failedNote(s))
 	}
-	line := fmt.Sprintf("crash matrix: %d points over %d scenarios: duplicates %d, lost %d, stuck %d, unknown %d (%s); %d not reached",
-		st.reached, len(scenarios), st.duplicates, st.lost, st.stuck, st.unknown, justified(&st), st.notReached)
+	line := fmt.Sprintf("crash matrix: %d points over %d scenarios: duplicates %d, lost %d, stuck %d, unknown %d (%s); %d not reached%s",
+		st.reached, len(scenarios), st.duplicates, st.lost, st.stuck, st.unknown, justified(&st), st.notReached, failedNote(&st))
 	fmt.Println(line)
 	t.Log(line)
 	require.Zero(t, st.duplicates+st.lost+st.stuck+st.unjustified, line)
@@ -536,6 +548,16 @@ func TestCrashMatrix(t *testing.T) {
 type crashStats struct {
 	mu                                                                 sync.Mutex
 	reached, notReached, duplicates, lost, stuck, unknown, unjustified int
+	// failed are the points that stopped before their checks.
+	failed int
+}
+
+// failedNote names the points that stopped before their checks.
+func failedNote(st *crashStats) string {
+	if st.failed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d failed before their checks (see their --- FAIL lines)", st.failed)
 }
 
 // add adds o's counts to st's.
@@ -551,6 +573,7 @@ func (st *crashStats) add(o *crashStats) {
 	st.stuck += o.stuck
 	st.unknown += o.unknown
 	st.unjustified += o.unjustified
+	st.failed += o.failed
 }
 
 func justified(st *crashStats) string {
