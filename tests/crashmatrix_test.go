@@ -37,10 +37,16 @@ import (
 // side effect reached the outside recorder twice (by path for a plain
 // POST, by Idempotency-Key for a host that honours it), unknown_outcome
 // only where the point lies between an attempt's start and the record of
-// its end, and nothing stuck 60 s after the restart. A scenario with a
-// tool worker runs one of the same build beside the worker, stopped at its
-// own points; a gateway scenario sends its call through a console's MCP
-// gateway (crashmatrix_gateway_test.go).
+// its end (never for a tool with a reconciler), and nothing stuck 60 s
+// after the restart. Besides the worker, each point kills the Temporal
+// server, then Redis, while the worker waits there. A scenario with a
+// tool worker runs one of the same build beside the worker: at each point,
+// its own or the worker's, each of the processes is killed in turn. A
+// gateway scenario sends its call through a console's MCP gateway
+// (crashmatrix_gateway_test.go); an agent scenario starts an agent run in
+// place of a round and checks each of its runs (crashmatrix_agent_test.go);
+// an MCP task scenario's server runs outside the worker and notes each task
+// it makes, counted as the recorder counts POSTs.
 //
 // CRASH_POINTS=n (default 16 here, 0 for every point) runs n points chosen
 // by CRASH_SEED (default 1, printed); `make crashtest` runs them all.
@@ -61,10 +67,14 @@ type recorder struct {
 	// unkeyed counts the POSTs that carried no Idempotency-Key, by path.
 	unkeyed map[string]int
 	prefix  string
+	// logs are files where servers outside the worker (an MCP task
+	// server) note each side effect, one operation's id a line.
+	logs []string
+	t    *testing.T
 }
 
 func newRecorder(t *testing.T) *recorder {
-	r := &recorder{paths: map[string]int{}, keys: map[string]map[string]bool{}, unkeyed: map[string]int{}, prefix: fmt.Sprintf("/m%d", time.Now().UnixNano())}
+	r := &recorder{paths: map[string]int{}, keys: map[string]map[string]bool{}, unkeyed: map[string]int{}, prefix: fmt.Sprintf("/m%d", time.Now().UnixNano()), t: t}
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.mu.Lock()
 		r.paths[req.Method+" "+req.URL.Path]++
@@ -88,12 +98,18 @@ func newRecorder(t *testing.T) *recorder {
 
 func (r *recorder) url(path string) string { return r.srv.URL + r.prefix + path }
 
-// posted reports whether the POST of call id reached the recorder.
+// posted reports whether the POST of call id reached the recorder, or an
+// outside server noted its operation.
 func (r *recorder) posted(id string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for p, n := range r.paths {
 		if n > 0 && strings.HasPrefix(p, "POST ") && strings.HasSuffix(p, "/"+id) {
+			return true
+		}
+	}
+	for _, l := range r.logs {
+		if slices.Contains(readLines(r.t, l), id) {
 			return true
 		}
 	}
@@ -123,6 +139,14 @@ func (r *recorder) duplicates() []string {
 			out = append(out, fmt.Sprintf("POST %s took effect %d times (%d without a key, %d distinct keys)", p, n, r.unkeyed[p], len(r.keys[p])))
 		}
 	}
+	for _, l := range r.logs {
+		seen := map[string]int{}
+		for _, op := range readLines(r.t, l) {
+			if seen[op]++; seen[op] == 2 {
+				out = append(out, fmt.Sprintf("%s: operation %s took effect more than once", filepath.Base(l), op))
+			}
+		}
+	}
 	sort.Strings(out)
 	return out
 }
@@ -134,8 +158,10 @@ type crashScenario struct {
 	// that honours Idempotency-Key).
 	extra func(r *recorder) []string
 	input func(e *env, r *recorder) round.Input
-	// approve makes the scenario's decisions: every waiting call approved.
-	approve bool
+	// approve makes the scenario's decisions: every waiting call
+	// approved (denied when deny is set too), every elicitation
+	// answered {"ok": true}.
+	approve, deny bool
 	// gateway sends the input's one call through the console's MCP
 	// gateway (startGatewayCall) instead of starting the round: the input
 	// names the round the gateway starts for it.
@@ -145,6 +171,27 @@ type crashScenario struct {
 	// queue the worker's TOOL_QUEUES names; the points it passes are
 	// stopped at by killing it (target toolworker).
 	toolWorker bool
+	// agent, when set, is an agent run the scenario starts instead of a
+	// round (crashmatrix_agent_test.go).
+	agent *agentScenario
+	// stored says some of the round's (or run's) results are kept in
+	// Redis, a reference in history: its trace checks that.
+	stored bool
+	// effects, when set, checks the side effects the round's calls made
+	// outside the recorder (the workdir's files) against their results.
+	effects func(t *testing.T, e *env, res map[string]round.CallResult) (duplicates, lost []string)
+}
+
+// decision is what the scenario decides for a call that waits for
+// approval: "approve", "deny", or "" (it makes no decisions).
+func (sc crashScenario) decision() string {
+	switch {
+	case sc.approve && sc.deny:
+		return "deny"
+	case sc.approve:
+		return "approve"
+	}
+	return ""
 }
 
 func crashScenarios() []crashScenario {
@@ -175,6 +222,10 @@ func crashScenarios() []crashScenario {
 		{name: "approval", approve: true, input: func(e *env, r *recorder) round.Input {
 			return e.input(1, "claude-code", fetched, post(r, "a1", "plain"), page(r, "f1"))
 		}},
+		// The approver says no: the POST never runs, the page is read.
+		{name: "deny", approve: true, deny: true, input: func(e *env, r *recorder) round.Input {
+			return e.input(1, "claude-code", fetched, post(r, "d1", "plain"), page(r, "f1"))
+		}},
 		{name: "webhook", approve: true, extra: func(r *recorder) []string {
 			return []string{"NOTIFY_URL=" + r.url("/hook"), "NOTIFY_SECRET=crash-matrix"}
 		}, input: func(e *env, r *recorder) round.Input {
@@ -185,6 +236,15 @@ func crashScenarios() []crashScenario {
 				page(r, "f1"), post(r, "p1", "plain"), call("c1", "calculate", map[string]any{"expression": "2+3"}),
 				page(r, "f2"), post(r, "p2", "plain"), page(r, "f3"), post(r, "p3", "plain"), call("c2", "calculate", map[string]any{"expression": "7*6"}))
 			in.AutoApprove, in.MaxConcurrent = true, 3
+			return in
+		}},
+		// Results above LARGE_RESULT_BYTES are kept in Redis, history
+		// holding a reference (O1): Redis dies with blob writes around.
+		{name: "large-results", stored: true, extra: func(r *recorder) []string {
+			return []string{"LARGE_RESULT_BYTES=" + strconv.Itoa(matrixLargeResult)}
+		}, input: func(e *env, r *recorder) round.Input {
+			in := e.input(1, "claude-code", fetched, page(r, "f1"), post(r, "p1", "plain"), page(r, "f2"))
+			in.AutoApprove = true
 			return in
 		}},
 		// A user tool's side effect (Y4): record_order POSTs under its
@@ -204,6 +264,46 @@ func crashScenarios() []crashScenario {
 			in := e.input(1, round.GatewayProvider, nil, post(r, id, "plain"))
 			in.RunID = round.GatewayRunID("r1")
 			return in
+		}},
+		// MCP tasks (E2): each call makes a task on a server over
+		// streamable HTTP, in a process of its own, and polls it to its
+		// result; the server notes each research task it makes by its
+		// topic, the call's id. The confirm task asks for input, which
+		// waits in the round until the scenario answers it.
+		{name: "mcp-task", approve: true, extra: func(r *recorder) []string {
+			return []string{r.taskServer()}
+		}, input: func(e *env, r *recorder) round.Input {
+			in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"mcp_jobs_research", "mcp_jobs_confirm"}},
+				call("r1", "mcp_jobs_research", map[string]any{"topic": "r1"}), call("c1", "mcp_jobs_confirm", map[string]any{"what": "c1"}))
+			in.AutoApprove = true
+			return in
+		}},
+		// Tools with a reconciler (R3): a lost attempt is reconciled, so
+		// never unknown_outcome; each file changed once.
+		{name: "reconciled", effects: reconciledEffects, input: func(e *env, r *recorder) round.Input {
+			for name, content := range map[string]string{"a.txt": "n=1\n", "b.txt": "gone soon\n"} {
+				require.NoError(e.t, os.WriteFile(filepath.Join(e.workdir, name), []byte(content), 0o644))
+			}
+			in := e.input(1, "claude-code", &round.RunState{Fetched: reconcileTools},
+				call("x1", "edit_file", map[string]any{"path": "a.txt", "old_text": "n=1", "new_text": "n=1+"}),
+				call("x2", "remove_file", map[string]any{"path": "b.txt"}))
+			in.AutoApprove = true
+			return in
+		}},
+		// An agent run with subagents (G1): the run's model starts two,
+		// one of which POSTs once (crashmatrix_agent_test.go).
+		{name: "subagent", agent: subagentRun, extra: func(r *recorder) []string {
+			return newMatrixModel(r).environ()
+		}},
+		// An agent run of a scripted model (docs/scripted-model.md) whose
+		// POSTs wait for approval, with its page results kept in Redis.
+		{name: "agent-approval", agent: approvalRun, stored: true, extra: func(r *recorder) []string {
+			return []string{"LLM_BASE_URL=", "LLM_MODEL=", "LARGE_RESULT_BYTES=" + strconv.Itoa(matrixLargeResult)}
+		}},
+		// An agent run of a scripted model in the Messages API's format
+		// (F1, F4), its turns and results kept in Redis.
+		{name: "agent-anthropic", agent: anthropicRun, stored: true, extra: func(r *recorder) []string {
+			return []string{"LLM_BASE_URL=", "LLM_MODEL=", "LARGE_RESULT_BYTES=" + strconv.Itoa(matrixLargeResult)}
 		}},
 	}
 }
@@ -254,7 +354,7 @@ var crashWorkerBin = sync.OnceValues(func() (string, error) {
 	if extra := os.Getenv("CRASH_BUILD_TAGS"); extra != "" {
 		tags += "," + extra // brokenopid, brokenorder: builds the matrix must fail
 	}
-	out, err := exec.Command("go", "build", "-tags", tags, "-o", dir+"/", "../cmd/worker", "./testtoolworker").CombinedOutput()
+	out, err := exec.Command("go", "build", "-tags", tags, "-o", dir+"/", "../cmd/worker", "./testtoolworker", "../tools/mcp/internal/taskserver").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("build the crash worker: %v: %s", err, out)
 	}
@@ -263,6 +363,35 @@ var crashWorkerBin = sync.OnceValues(func() (string, error) {
 
 // crashToolWorkerBin is the tool worker built beside the crash worker.
 func crashToolWorkerBin(bin string) string { return filepath.Join(filepath.Dir(bin), "testtoolworker") }
+
+// taskServer starts an MCP server over streamable HTTP whose research
+// tool runs as a task (tools/mcp/internal/taskserver, built beside the
+// crash worker), outside the worker as the recorder is: each task it
+// makes, it notes by its topic in a log of the recorder's. It returns the
+// worker's MCP_CONFIG, which names it "jobs".
+func (r *recorder) taskServer() string {
+	t := r.t
+	bin, err := crashWorkerBin()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	created := filepath.Join(dir, "tasks made")
+	cmd := exec.Command(filepath.Join(filepath.Dir(bin), "taskserver"), "-http", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "TASK_LOG="+created, "TASK_MS=1000")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	u, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"jobs": map[string]any{"url": strings.TrimSpace(u)}}})
+	require.NoError(t, err)
+	path := filepath.Join(dir, "mcp.json")
+	require.NoError(t, os.WriteFile(path, cfg, 0o600))
+	r.mu.Lock()
+	r.logs = append(r.logs, created)
+	r.mu.Unlock()
+	return "MCP_CONFIG=" + path
+}
 
 // toolQueue is the queue of a tool-worker scenario's tools, and the
 // worker's variable that names it.
@@ -340,22 +469,17 @@ func TestCrashMatrix(t *testing.T) {
 	for _, sc := range scenarios {
 		trace := traceScenario(t, bin, sc)
 		seen := map[string]int{}
+		// At each point, each process of the scenario is killed in turn:
+		// the one that passes it (the worker, or the tool worker) where
+		// it stands, any other while that one waits at the point.
+		procs := slices.DeleteFunc(slices.Clone(targets), func(s string) bool { return s == killToolWorker && !sc.toolWorker })
 		for _, name := range trace {
 			seen[name]++
-			// A tool worker's point stops the tool worker; the worker's,
-			// the worker, the Temporal server or Redis.
-			inTool := strings.HasPrefix(name, toolWorkerMark)
-			for _, target := range targets {
-				if inTool == (target == killToolWorker) {
-					points = append(points, crashPoint{scenario: sc, name: name, n: seen[name], target: target})
-				}
+			for _, target := range procs {
+				points = append(points, crashPoint{scenario: sc, name: name, n: seen[name], target: target})
 			}
 		}
-		procs := strings.Join(slices.DeleteFunc(slices.Clone(targets), func(s string) bool { return s == killToolWorker }), ", then ")
-		if sc.toolWorker {
-			procs += " (the tool worker at its own points)"
-		}
-		t.Logf("%s: %d points, each with %s killed", sc.name, len(trace), procs)
+		t.Logf("%s: %d points, each with %s killed", sc.name, len(trace), strings.Join(procs, ", then "))
 	}
 	all := len(points)
 	sort.SliceStable(points, func(i, j int) bool { return points[i].String() < points[j].String() })
@@ -376,6 +500,12 @@ func TestCrashMatrix(t *testing.T) {
 		require.NoError(t, err, "CRASH_PARALLEL")
 	}
 	var st crashStats
+	// Each point counts into its own stats, added to its scenario's and
+	// to the matrix's once it ran.
+	byScenario := map[string]*crashStats{}
+	for _, sc := range scenarios {
+		byScenario[sc.name] = &crashStats{}
+	}
 	queue := make(chan crashPoint)
 	var wg sync.WaitGroup
 	for range max(1, parallel) {
@@ -383,8 +513,17 @@ func TestCrashMatrix(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for p := range queue {
+				var one crashStats
 				// Subtest names become session ids: no ':' or '#'.
-				t.Run(strings.NewReplacer(":", "-", "#", "-", "|", "-").Replace(p.String()), func(t *testing.T) { runCrashPoint(t, bin, p, &st) })
+				ok := t.Run(strings.NewReplacer(":", "-", "#", "-", "|", "-").Replace(p.String()), func(t *testing.T) { runCrashPoint(t, bin, p, &one) })
+				if !ok && one.reached+one.notReached == 0 {
+					// It stopped before its checks (the scenario neither
+					// ended nor reached the point; a process that did not
+					// start): its --- FAIL line says why.
+					one.failed++
+				}
+				st.add(&one)
+				byScenario[p.scenario.name].add(&one)
 			}
 		}()
 	}
@@ -393,8 +532,13 @@ func TestCrashMatrix(t *testing.T) {
 	}
 	close(queue)
 	wg.Wait()
-	line := fmt.Sprintf("crash matrix: %d points over %d scenarios: duplicates %d, lost %d, stuck %d, unknown %d (%s); %d not reached",
-		st.reached, len(scenarios), st.duplicates, st.lost, st.stuck, st.unknown, justified(&st), st.notReached)
+	for _, sc := range scenarios {
+		s := byScenario[sc.name]
+		fmt.Printf("crash matrix: %s: %d points: duplicates %d, lost %d, stuck %d, unknown %d (%s); %d not reached%s\n",
+			sc.name, s.reached, s.duplicates, s.lost, s.stuck, s.unknown, justified(s), s.notReached, failedNote(s))
+	}
+	line := fmt.Sprintf("crash matrix: %d points over %d scenarios: duplicates %d, lost %d, stuck %d, unknown %d (%s); %d not reached%s",
+		st.reached, len(scenarios), st.duplicates, st.lost, st.stuck, st.unknown, justified(&st), st.notReached, failedNote(&st))
 	fmt.Println(line)
 	t.Log(line)
 	require.Zero(t, st.duplicates+st.lost+st.stuck+st.unjustified, line)
@@ -404,6 +548,32 @@ func TestCrashMatrix(t *testing.T) {
 type crashStats struct {
 	mu                                                                 sync.Mutex
 	reached, notReached, duplicates, lost, stuck, unknown, unjustified int
+	// failed are the points that stopped before their checks.
+	failed int
+}
+
+// failedNote names the points that stopped before their checks.
+func failedNote(st *crashStats) string {
+	if st.failed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d failed before their checks (see their --- FAIL lines)", st.failed)
+}
+
+// add adds o's counts to st's.
+func (st *crashStats) add(o *crashStats) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.reached += o.reached
+	st.notReached += o.notReached
+	st.duplicates += o.duplicates
+	st.lost += o.lost
+	st.stuck += o.stuck
+	st.unknown += o.unknown
+	st.unjustified += o.unjustified
+	st.failed += o.failed
 }
 
 func justified(st *crashStats) string {
@@ -439,11 +609,29 @@ func traceScenario(t *testing.T, bin string, sc crashScenario) []string {
 		if announced != nil {
 			announced(w)
 		}
+		if a := sc.agent; a != nil {
+			out, how := a.await(e, a.start(e, r), 2*time.Minute, nil)
+			require.Equal(t, roundEnded, how, "the scenario did not finish")
+			require.Equal(t, 0, out.code, out.stderr)
+			require.Equal(t, a.final, out.stdout)
+			if sc.stored {
+				res, err := roundResultOf(e, round.WorkflowID(e.session, "run-1", 2))
+				require.NoError(t, err)
+				requireStored(t, res)
+			}
+			w.kill(t)
+			names = readLines(t, file)
+			require.NotEmpty(t, names)
+			return
+		}
 		in := sc.input(e, r)
 		done, _ := startScenario(e, sc, in)
-		res, how := awaitRound(e, in, done, sc.approve, time.Minute, nil)
+		res, how := awaitRound(e, in, done, sc.decision(), time.Minute, nil)
 		require.Equal(t, roundEnded, how, "the scenario did not finish")
 		requireEveryCallOnce(t, in, res)
+		if sc.stored {
+			requireStored(t, res)
+		}
 		if sc.toolWorker {
 			require.Equal(t, round.StatusOK, res.Results[0].Status, res.Results[0].Content)
 		}
@@ -486,20 +674,23 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 	}
 	e := newEnv(t, envExtra...)
 	dir := t.TempDir()
-	reached, trace := filepath.Join(dir, "reached"), filepath.Join(dir, "trace")
+	reached, trace, otherTrace := filepath.Join(dir, "reached"), filepath.Join(dir, "trace"), filepath.Join(dir, "other trace")
 	var extra []string
 	if p.scenario.extra != nil {
 		extra = p.scenario.extra(r)
 	}
+	// The process that passes the point stops there: the worker, or the
+	// tool worker; it dies there when it is the target, else it waits
+	// while the target is killed and restarted. The other process lists
+	// its points too.
+	inTool := strings.HasPrefix(p.name, toolWorkerMark)
 	crash := []string{"CRASH_AT=" + strings.TrimPrefix(p.name, toolWorkerMark) + "#" + strconv.Itoa(p.n), "CRASH_REACHED=" + reached, "CRASH_TRACE=" + trace}
-	if p.target != killWorker && p.target != killToolWorker {
+	if p.target != map[bool]string{false: killWorker, true: killToolWorker}[inTool] {
 		crash = append(crash, "CRASH_ACTION=pause")
 	}
-	// The process that passes the point stops there: the worker, or the
-	// tool worker.
-	workerCrash, toolCrash := crash, []string(nil)
-	if p.target == killToolWorker {
-		workerCrash, toolCrash = nil, crash
+	workerCrash, toolCrash := crash, []string{"CRASH_TRACE=" + otherTrace}
+	if inTool {
+		workerCrash, toolCrash = toolCrash, crash
 	}
 	if p.scenario.toolWorker {
 		_, v := toolQueue(e)
@@ -514,8 +705,15 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 	if announced != nil {
 		announced(w)
 	}
-	in := p.scenario.input(e, r)
-	done, gw := startScenario(e, p.scenario, in)
+	var in round.Input
+	var done <-chan result
+	var gw *gatewayCaller
+	if a := p.scenario.agent; a != nil {
+		done = a.start(e, r)
+	} else {
+		in = p.scenario.input(e, r)
+		done, gw = startScenario(e, p.scenario, in)
+	}
 
 	// Either the worker stops at the point, or the round ends without
 	// passing it (a run may take another path than the traced one).
@@ -535,7 +733,13 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 			}
 		}
 	}()
-	first, how := awaitRound(e, in, done, p.scenario.approve, 90*time.Second, atPoint)
+	var first round.Result
+	var how int
+	if a := p.scenario.agent; a != nil {
+		_, how = a.await(e, done, 90*time.Second, atPoint)
+	} else {
+		first, how = awaitRound(e, in, done, p.scenario.decision(), 90*time.Second, atPoint)
+	}
 	if how == roundEnded && gw != nil {
 		// The gateway workflow's own task after its round comes after
 		// the client has its result.
@@ -555,18 +759,35 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 		t.Fatalf("the scenario neither ended nor reached %s in 90 s:\n%s", p, w.logs.String())
 	}
 	lines := readLines(t, trace)
+	// An attempt is in flight in either process: the one at the point,
+	// or the other (a tool worker's activity while the worker waits).
+	flight := inFlight(lines) || inFlight(readLines(t, otherTrace))
 	switch p.target {
 	case killWorker:
-		<-w.done // it killed itself at the point
+		if inTool {
+			w.kill(t)
+		} else {
+			<-w.done // it killed itself at the point
+		}
 		if gw != nil && !roundClosed(t, in.WorkflowID()) {
 			// The client's request goes with the worker: it sends the
 			// call again, which attaches to the open one.
 			gw.goAway()
 		}
 		e.startWorkerBin(bin, extra...)
+		if inTool {
+			require.NoError(t, os.Remove(reached)) // the tool worker goes on
+		}
 	case killToolWorker:
-		<-tw.done // it killed itself at the point
+		if inTool {
+			<-tw.done // it killed itself at the point
+		} else {
+			tw.kill(t)
+		}
 		startCrashToolWorker(e, bin)
+		if !inTool {
+			require.NoError(t, os.Remove(reached)) // the worker goes on
+		}
 	case killServer:
 		srv.kill(t)
 		startDevServer(t, cli, addr, db)
@@ -576,9 +797,13 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 		startRedisProc(t, rds.dir, rds.addr)
 		require.NoError(t, os.Remove(reached))
 	}
+	if p.scenario.agent != nil {
+		checkAgentPoint(t, e, r, p, done, flight, st)
+		return
+	}
 	res := first
 	if first.Results == nil {
-		res, how = awaitRound(e, in, done, p.scenario.approve, 60*time.Second, nil)
+		res, how = awaitRound(e, in, done, p.scenario.decision(), 60*time.Second, nil)
 	} else {
 		how = roundEnded
 	}
@@ -625,9 +850,13 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 		}
 		if cr.Status == round.StatusUnknownOutcome {
 			st.unknown++
-			if !inFlight(lines) {
+			switch {
+			case !flight:
 				st.unjustified++
 				t.Errorf("unknown_outcome for %s, but no attempt was in flight at %s", c.ID, p)
+			case reconciledTools[c.Function.Name]:
+				st.unjustified++
+				t.Errorf("unknown_outcome for %s, whose tool %s has a reconciler: %s", c.ID, c.Function.Name, cr.Content)
 			}
 		}
 	}
@@ -639,11 +868,53 @@ func runCrashPoint(t *testing.T, bin string, p crashPoint, st *crashStats) {
 		st.duplicates += len(d)
 		t.Errorf("duplicates: %s", strings.Join(d, "; "))
 	}
+	if p.scenario.effects != nil {
+		d, l := p.scenario.effects(t, e, got)
+		st.duplicates += len(d)
+		st.lost += len(l)
+		for _, m := range append(d, l...) {
+			t.Error(m)
+		}
+	}
+}
+
+// reconciledTools have a reconciler (R3) for the scenario's calls: a
+// lost attempt of theirs is reconciled, never unknown_outcome.
+var reconciledTools = map[string]bool{"edit_file": true, "remove_file": true}
+
+// reconciledEffects checks the reconciled scenario's files: a.txt edited
+// once (twice reads n=1++), b.txt removed once, each when its call is ok.
+func reconciledEffects(t *testing.T, e *env, res map[string]round.CallResult) (duplicates, lost []string) {
+	a, _ := os.ReadFile(filepath.Join(e.workdir, "a.txt"))
+	if n := writesOf(t, e.workdir, "a.txt", "edit_file"); n > 1 || string(a) == "n=1++\n" {
+		duplicates = append(duplicates, fmt.Sprintf("duplicates: a.txt edited %d times: %q", n, a))
+	}
+	if res["x1"].Status == round.StatusOK && string(a) != "n=1+\n" {
+		lost = append(lost, fmt.Sprintf("lost: x1 is ok, but a.txt reads %q", a))
+	}
+	if n := writesOf(t, e.workdir, "b.txt", "remove_file"); n > 1 {
+		duplicates = append(duplicates, fmt.Sprintf("duplicates: b.txt removed %d times", n))
+	}
+	if _, err := os.Stat(filepath.Join(e.workdir, "b.txt")); res["x2"].Status == round.StatusOK && err == nil {
+		lost = append(lost, "lost: x2 is ok, but b.txt is still there")
+	}
+	return duplicates, lost
+}
+
+// requireStored checks that some of res's results are kept in Redis.
+func requireStored(t *testing.T, res round.Result) {
+	t.Helper()
+	for _, cr := range res.Results {
+		if cr.ContentRef != "" {
+			return
+		}
+	}
+	require.Fail(t, "no result is kept in Redis", "%+v", res.Results)
 }
 
 // sideEffect reports whether a scenario's call POSTs to the recorder.
 func sideEffect(c round.ToolCall) bool {
-	return strings.Contains(string(c.Function.Arguments), `"POST"`) || c.Function.Name == "record_order"
+	return strings.Contains(string(c.Function.Arguments), `"POST"`) || c.Function.Name == "record_order" || c.Function.Name == "mcp_jobs_research"
 }
 
 // inFlight reports whether, at the end of a run's points, an activity's
@@ -679,9 +950,11 @@ const (
 	workerStopped
 )
 
-// awaitRound waits for the round's result, approving every waiting call
-// when approve is set, until it ends, d passes or stopped is closed.
-func awaitRound(e *env, in round.Input, done <-chan result, approve bool, d time.Duration, stopped <-chan struct{}) (round.Result, int) {
+// awaitRound waits for the round's result, making decision ("approve" or
+// "deny") for every waiting call and answering every elicitation
+// {"ok": true} unless decision is "", until it ends, d passes or stopped
+// is closed.
+func awaitRound(e *env, in round.Input, done <-chan result, decision string, d time.Duration, stopped <-chan struct{}) (round.Result, int) {
 	deadline := time.After(d)
 	approved := map[string]bool{}
 	for {
@@ -698,7 +971,7 @@ func awaitRound(e *env, in round.Input, done <-chan result, approve bool, d time
 			return round.Result{}, roundTimedOut
 		case <-time.After(200 * time.Millisecond):
 		}
-		if !approve {
+		if decision == "" {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -706,10 +979,27 @@ func awaitRound(e *env, in round.Input, done <-chan result, approve bool, d time
 		var pending []round.Pending
 		if out.code == 0 && json.Unmarshal([]byte(out.stdout), &pending) == nil {
 			for _, p := range pending {
-				if p.Kind == round.KindConfirm && !approved[p.CallID] {
-					if a := e.starter(ctx, "", "approve", in.WorkflowID(), p.CallID); a.code == 0 {
-						approved[p.CallID] = true
+				// A wait asked again (a task's input after a restart)
+				// has a wait id of its own.
+				key := p.CallID + "/" + p.WaitID
+				if approved[key] {
+					continue
+				}
+				var a result
+				switch p.Kind {
+				case round.KindConfirm:
+					args := []string{decision, in.WorkflowID(), p.CallID}
+					if decision == "deny" {
+						args = append(args, "--reason", "the crash matrix says no")
 					}
+					a = e.starter(ctx, "", args...)
+				case round.KindElicitation:
+					a = e.starter(ctx, "", "answer", in.WorkflowID(), p.CallID, "--json", `{"ok":true}`)
+				default:
+					continue
+				}
+				if a.code == 0 {
+					approved[key] = true
 				}
 			}
 		}

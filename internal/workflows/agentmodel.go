@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/crashpoint"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
@@ -17,7 +18,9 @@ import (
 // results its request shortened join the conversation in their place
 // (B3), then its answer; its tokens count against the run's limits (B1).
 func (a *agent) model(ctx workflow.Context) (wire.ModelOutput, next, error) {
+	crashpoint.Step(ctx, "agent.model.before")
 	out, err := a.callModel(ctx, a.hb, a.timeout)
+	crashpoint.Step(ctx, "agent.model.after")
 	if err != nil {
 		n, err := a.stopOn(ctx, err)
 		return out, n, err

@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/crashpoint"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
@@ -73,7 +74,9 @@ func (a *agent) roundLimit(text string) next {
 // expired ends the run limit_reached (B1).
 func (a *agent) nextRound(ctx workflow.Context, msg round.AgentMessage) (next, error) {
 	a.round++
+	crashpoint.Step(ctx, "agent.round.before")
 	res, err := a.runRound(ctx, msg)
+	crashpoint.Step(ctx, "agent.round.after")
 	if err != nil {
 		return a.stopOn(ctx, err)
 	}

@@ -167,6 +167,7 @@ func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output,
 	// 6. Pass 3. It and its publication run even when the round was
 	// cancelled, so every call still gets its result.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
+	crashpoint.Step(dctx, "round.pass3.before")
 	out := r.commit(dctx)
 
 	// 7. Publication: events, result-cache writes, the session history.
