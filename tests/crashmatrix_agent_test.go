@@ -1,14 +1,12 @@
 package tests
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -373,16 +371,6 @@ func postID(c round.ToolCall) string {
 func tryStarter(e *env, timeout time.Duration, args ...string) (result, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, starterBin, args...)
-	cmd.Env = e.environ()
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok && ctx.Err() == nil {
-		return result{stdout: out.String(), stderr: errb.String(), code: ee.ExitCode()}, true
-	}
-	if err != nil {
-		return result{}, false
-	}
-	return result{stdout: out.String(), stderr: errb.String()}, true
+	r, err := e.runStarter(ctx, "", args...)
+	return r, err == nil && ctx.Err() == nil
 }

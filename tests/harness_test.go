@@ -185,6 +185,16 @@ type result struct {
 // starter runs bin/starter with args and optional stdin.
 func (e *env) starter(ctx context.Context, stdin string, args ...string) result {
 	e.t.Helper()
+	r, err := e.runStarter(ctx, stdin, args...)
+	if err != nil {
+		e.t.Fatalf("starter %v: %v", args, err)
+	}
+	return r
+}
+
+// runStarter runs the starter; err is set only when it could not run to
+// its own exit (it did not start, or ctx ended first).
+func (e *env) runStarter(ctx context.Context, stdin string, args ...string) (result, error) {
 	cmd := exec.CommandContext(ctx, starterBin, args...)
 	cmd.Env = e.environ()
 	if stdin != "" {
@@ -197,9 +207,9 @@ func (e *env) starter(ctx context.Context, stdin string, args ...string) result 
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		e.t.Fatalf("starter %v: %v", args, err)
+		return result{}, err
 	}
-	return result{stdout: out.String(), stderr: errb.String(), code: code}
+	return result{stdout: out.String(), stderr: errb.String(), code: code}, nil
 }
 
 // round runs `starter round -` and decodes the result.
