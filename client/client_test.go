@@ -208,8 +208,8 @@ func TestDeliverRetriesUntilTheRoundHasTheDecision(t *testing.T) {
 }
 
 func TestConfirmErrorsAreTyped(t *testing.T) {
-	for typ, want := range map[string]error{round.ErrNotWaiting: ErrNotWaiting, round.ErrStaleApproval: ErrStaleApproval, round.ErrInvalidArgs: ErrInvalidArgs,
-		round.ErrInvalidPattern: ErrInvalidPattern} {
+	for typ, want := range map[string]error{string(round.CodeNotWaiting): ErrNotWaiting, string(round.CodeStaleApproval): ErrStaleApproval, string(round.CodeInvalidArgs): ErrInvalidArgs,
+		string(round.CodeInvalidPattern): ErrInvalidPattern} {
 		tc := mocks.NewClient(t)
 		tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(doneUpdate(temporal.NewApplicationError("because", typ)), nil).Once()
 		err := New(tc, Options{}).Approve(context.Background(), "wf", "c", ConfirmOptions{ApprovalID: "x"})

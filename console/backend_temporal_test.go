@@ -107,7 +107,7 @@ func TestExtendAndAnswerAskTheRound(t *testing.T) {
 		})).Return(h, nil)
 	}
 	extend("e1", nil)
-	extend("ghost", temporal.NewNonRetryableApplicationError("no call with this id in the round", round.ErrNotWaiting, nil))
+	extend("ghost", temporal.NewNonRetryableApplicationError("no call with this id in the round", string(round.CodeNotWaiting), nil))
 	b := NewTemporalBackend(tc, TemporalOptions{})
 
 	_, err := b.Extend(ctx, wf, "e1", 600)

@@ -17,14 +17,11 @@ const (
 	KindElicitation = "elicitation"
 	// UpdateAnswer carries a person's answer to an elicitation
 	// (ElicitAnswer). Its validator refuses, before anything is recorded,
-	// a call that does not wait for one (ErrNotWaiting), a wait_id that is
-	// not the current wait's (ErrStaleWait) and content that fails the
+	// a call that does not wait for one (CodeNotWaiting), a wait_id that is
+	// not the current wait's (CodeStaleWait) and content that fails the
 	// requested schema or an action that is none of the three
-	// (ErrInvalidAnswer). ask_user answers stay on SignalAnswer.
+	// (CodeInvalidAnswer). ask_user answers stay on SignalAnswer.
 	UpdateAnswer = "answer"
-	// ErrInvalidAnswer: an answer's content fails the requested schema, or
-	// its action is not accept, decline or cancel.
-	ErrInvalidAnswer = "invalid_answer"
 )
 
 // Elicitation actions, as MCP names them.

@@ -64,37 +64,18 @@ type Confirm struct {
 	Scope string `json:"scope,omitempty"`
 	// Nonce is the signed link's nonce when the decision came from one
 	// (N2, Via "link"): the round refuses a nonce it has recorded
-	// (ErrLinkUsed).
+	// (CodeLinkUsed).
 	Nonce string `json:"nonce,omitempty"`
 }
 
 // UpdateConfirm is the update that carries the same payload as
-// SignalConfirm; its validator rejects a decision for a call that does not
-// wait, a stale approval_id or edited arguments that fail the schema, with an
-// application error of one of the types below, before anything is recorded.
+// SignalConfirm. Before anything is recorded, its validator rejects a
+// decision for a call that does not wait, a stale approval_id, edited
+// arguments that fail the schema and the other refusals of T1, B1, B2 and
+// N2, with an application error whose type is the ErrorCode's string
+// (CodeNotWaiting, CodeStaleApproval, CodeInvalidArgs, CodeAlreadyDecided,
+// CodeStaleWait, CodeInvalidDecision, CodeInvalidPattern, CodeLinkUsed).
 const UpdateConfirm = "confirm"
-
-// Error types of UpdateConfirm's validator (T1).
-const (
-	ErrNotWaiting    = "not_waiting"
-	ErrStaleApproval = "stale_approval"
-	ErrInvalidArgs   = "invalid_args"
-	// ErrAlreadyDecided: the same decision, with the same approval_id, has
-	// already landed; nothing changes (a retried request is harmless).
-	ErrAlreadyDecided = "already_decided"
-	// ErrStaleWait: the wait_id is not the call's current wait (B1).
-	ErrStaleWait = "stale_wait"
-	// ErrInvalidDecision: the decision has fields its wait does not take:
-	// remember, pattern, allow_turn, args or up_to on a call past a limit,
-	// or up_to without remember (B1, B2).
-	ErrInvalidDecision = "invalid_decision"
-	// ErrInvalidPattern: the decision asks to remember a pattern that
-	// cannot be a rule for the call's tool (T4, approval.ValidatePattern).
-	ErrInvalidPattern = "invalid_pattern"
-	// ErrLinkUsed: the decision comes from a signed link whose nonce the
-	// round has recorded: a link decides once (N2).
-	ErrLinkUsed = "link_used"
-)
 
 // SignalExtend adds to a waiting call's deadline (T3). Clients send
 // UpdateExtend; rounds still take the signal as they always did.
@@ -102,7 +83,7 @@ const SignalExtend = "extend"
 
 // UpdateExtend is the update that carries the same payload as SignalExtend;
 // its validator refuses a call that does not wait for a decision
-// (ErrNotWaiting) and fewer than one second (CodeBadRequest) before
+// (CodeNotWaiting) and fewer than one second (CodeBadRequest) before
 // anything is recorded, so the caller learns that nothing moved.
 const UpdateExtend = "extend"
 
@@ -162,7 +143,7 @@ type ToolResult struct {
 // UpdateToolResult is the validated update that carries a client tool's
 // result (Y5), with the payload of SignalToolResult: its validator refuses,
 // before anything is recorded, a call that does not wait for a tool result
-// (ErrNotWaiting) and another wait's wait_id (ErrStaleWait). The signal
+// (CodeNotWaiting) and another wait's wait_id (CodeStaleWait). The signal
 // stays for older clients.
 const UpdateToolResult = "tool_result"
 

@@ -131,7 +131,7 @@ func TestConfirmUpdateValidatorRejectsBeforeAnythingIsRecorded(t *testing.T) {
 		require.False(t, u.accepted)
 		types = append(types, errType(u.rejected))
 	}
-	require.Equal(t, []string{round.ErrNotWaiting, round.ErrNotWaiting, round.ErrStaleApproval, round.ErrInvalidArgs, round.ErrInvalidArgs}, types, "T1")
+	require.Equal(t, []string{string(round.CodeNotWaiting), string(round.CodeNotWaiting), string(round.CodeStaleApproval), string(round.CodeInvalidArgs), string(round.CodeInvalidArgs)}, types, "T1")
 	require.Contains(t, rejected[3].rejected.Error(), "command")
 	require.Len(t, still, 1, "the call still waits after the rejected updates")
 	require.Empty(t, eventsOf(res, round.EventSignalIgnored), "a rejected update leaves no trace in the round")
@@ -164,7 +164,7 @@ func TestConfirmUpdateRefusesAnInvalidPattern(t *testing.T) {
 	res := h.run(t, input(call("e1", "run_command", `{"command":"make"}`)))
 	for _, u := range bad {
 		require.False(t, u.accepted)
-		require.Equal(t, round.ErrInvalidPattern, errType(u.rejected), "%v", u.rejected)
+		require.Equal(t, string(round.CodeInvalidPattern), errType(u.rejected), "%v", u.rejected)
 	}
 	require.Contains(t, bad[0].rejected.Error(), `invalid pattern "bash" for run_command`)
 	require.Contains(t, bad[0].rejected.Error(), "must name a script file")
@@ -467,7 +467,7 @@ func TestRepeatedDecisionIsAlreadyDecided(t *testing.T) {
 	require.Len(t, repeats, 3)
 	for _, u := range repeats {
 		require.False(t, u.accepted)
-		require.Equal(t, round.ErrAlreadyDecided, errType(u.rejected), "%v", u.rejected)
+		require.Equal(t, string(round.CodeAlreadyDecided), errType(u.rejected), "%v", u.rejected)
 	}
 	require.Contains(t, repeats[0].rejected.Error(), "already approved")
 	require.Contains(t, repeats[1].rejected.Error(), "already denied")
@@ -476,7 +476,7 @@ func TestRepeatedDecisionIsAlreadyDecided(t *testing.T) {
 		require.False(t, u.accepted)
 		types = append(types, errType(u.rejected))
 	}
-	require.Equal(t, []string{round.ErrNotWaiting, round.ErrNotWaiting, round.ErrNotWaiting, round.ErrNotWaiting, round.ErrNotWaiting, round.ErrNotWaiting, round.ErrNotWaiting}, types)
+	require.Equal(t, []string{string(round.CodeNotWaiting), string(round.CodeNotWaiting), string(round.CodeNotWaiting), string(round.CodeNotWaiting), string(round.CodeNotWaiting), string(round.CodeNotWaiting), string(round.CodeNotWaiting)}, types)
 	require.Empty(t, eventsOf(res, round.EventSignalIgnored), "a rejected update leaves no trace in the round")
 	require.Len(t, eventsOf(res, round.EventConfirmationAnswered), 4, "one answer per call, the first")
 	require.Equal(t, round.DecisionDenied, res.Results[1].Approval.Decision)
@@ -511,7 +511,7 @@ func TestExtendUpdateRefusesACallThatDoesNotWait(t *testing.T) {
 	res := h.run(t, in)
 	require.True(t, results["waits"].accepted, "%v", results["waits"].rejected)
 	for _, name := range []string{"runs", "unknown"} {
-		require.Equal(t, round.ErrNotWaiting, errType(results[name].rejected), name)
+		require.Equal(t, string(round.CodeNotWaiting), errType(results[name].rejected), name)
 	}
 	require.Equal(t, string(round.CodeBadRequest), errType(results["zero"].rejected))
 	require.Equal(t, 180*time.Second, waited(t, res, "/e1/answered"), "60s + 120s")

@@ -205,25 +205,25 @@ func (r *run) checkAnswer(a round.ElicitAnswer) error {
 		if known {
 			why = "the call does not wait for an answer to an elicitation"
 		}
-		return temporal.NewNonRetryableApplicationError(why, round.ErrNotWaiting, nil)
+		return temporal.NewNonRetryableApplicationError(why, string(round.CodeNotWaiting), nil)
 	}
 	c := &r.calls[i]
 	if a.WaitID != "" && a.WaitID != c.pending.WaitID {
-		return temporal.NewNonRetryableApplicationError("the wait_id is not the call's current wait", round.ErrStaleWait, nil)
+		return temporal.NewNonRetryableApplicationError("the wait_id is not the call's current wait", string(round.CodeStaleWait), nil)
 	}
 	switch a.Action {
 	case round.ElicitAccept:
 	case round.ElicitDecline, round.ElicitCancel:
 		if len(a.Content) > 0 {
-			return temporal.NewNonRetryableApplicationError("content goes only with action accept", round.ErrInvalidAnswer, nil)
+			return temporal.NewNonRetryableApplicationError("content goes only with action accept", string(round.CodeInvalidAnswer), nil)
 		}
 		return nil
 	default:
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("action must be accept, decline or cancel, not %q", a.Action), round.ErrInvalidAnswer, nil)
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("action must be accept, decline or cancel, not %q", a.Action), string(round.CodeInvalidAnswer), nil)
 	}
 	if c.elicit.req.Mode != "form" {
 		if len(a.Content) > 0 {
-			return temporal.NewNonRetryableApplicationError("a url request takes no content", round.ErrInvalidAnswer, nil)
+			return temporal.NewNonRetryableApplicationError("a url request takes no content", string(round.CodeInvalidAnswer), nil)
 		}
 		return nil
 	}
@@ -233,10 +233,10 @@ func (r *run) checkAnswer(a round.ElicitAnswer) error {
 	}
 	b, err := json.Marshal(content)
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError("content: "+err.Error(), round.ErrInvalidAnswer, nil)
+		return temporal.NewNonRetryableApplicationError("content: "+err.Error(), string(round.CodeInvalidAnswer), nil)
 	}
 	if bad := tools.Validate(c.elicit.req.RequestedSchema, b); len(bad) > 0 {
-		return temporal.NewNonRetryableApplicationError("content fails the requested schema: "+strings.Join(bad, "; "), round.ErrInvalidAnswer, nil)
+		return temporal.NewNonRetryableApplicationError("content fails the requested schema: "+strings.Join(bad, "; "), string(round.CodeInvalidAnswer), nil)
 	}
 	return nil
 }

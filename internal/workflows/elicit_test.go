@@ -95,11 +95,11 @@ func TestAnswerIsCheckedAgainstTheRequestedSchema(t *testing.T) {
 	require.Equal(t, "desk", p.Elicitation.Server)
 	require.Equal(t, "Which day?", p.Elicitation.Message)
 
-	require.Equal(t, round.ErrStaleWait, errType(stale.rejected))
-	require.Equal(t, round.ErrInvalidAnswer, errType(noContent.rejected), "the date is required")
-	require.Equal(t, round.ErrInvalidAnswer, errType(badType.rejected))
-	require.Equal(t, round.ErrInvalidAnswer, errType(badAction.rejected))
-	require.Equal(t, round.ErrInvalidAnswer, errType(declineWithContent.rejected))
+	require.Equal(t, string(round.CodeStaleWait), errType(stale.rejected))
+	require.Equal(t, string(round.CodeInvalidAnswer), errType(noContent.rejected), "the date is required")
+	require.Equal(t, string(round.CodeInvalidAnswer), errType(badType.rejected))
+	require.Equal(t, string(round.CodeInvalidAnswer), errType(badAction.rejected))
+	require.Equal(t, string(round.CodeInvalidAnswer), errType(declineWithContent.rejected))
 	require.NoError(t, ok.rejected)
 	require.True(t, ok.accepted)
 

@@ -265,10 +265,10 @@ func (r *run) nextGateTime() (time.Time, bool) {
 // error types.
 func (r *run) checkConfirm(s round.Confirm) (*Call, error) {
 	if s.Nonce != "" && r.notes.nonces[s.Nonce] {
-		return nil, temporal.NewNonRetryableApplicationError("the link has decided already: a link decides once", round.ErrLinkUsed, nil)
+		return nil, temporal.NewNonRetryableApplicationError("the link has decided already: a link decides once", string(round.CodeLinkUsed), nil)
 	}
 	if s.Via == "link" && (s.Remember || s.Pattern != "" || s.AllowTurn || len(s.Args) > 0 || s.UpTo != 0 || s.Scope != "") {
-		return nil, temporal.NewNonRetryableApplicationError("invalid decision: a link approves or denies only; it never remembers, patterns, allows the turn or edits", round.ErrInvalidDecision, nil)
+		return nil, temporal.NewNonRetryableApplicationError("invalid decision: a link approves or denies only; it never remembers, patterns, allows the turn or edits", string(round.CodeInvalidDecision), nil)
 	}
 	i, known := r.index[s.CallID]
 	if !known || !r.calls[i].waitsForDecision() {
@@ -276,19 +276,19 @@ func (r *run) checkConfirm(s round.Confirm) (*Call, error) {
 		if known {
 			why = "the call is not waiting for confirmation"
 		}
-		return nil, temporal.NewNonRetryableApplicationError(why, round.ErrNotWaiting, nil)
+		return nil, temporal.NewNonRetryableApplicationError(why, string(round.CodeNotWaiting), nil)
 	}
 	c := &r.calls[i]
 	if s.ApprovalID != c.ApprovalID {
 		return nil, temporal.NewNonRetryableApplicationError(
-			"stale approval_id: the decision is not for the arguments that wait (read pending again); the call keeps waiting", round.ErrStaleApproval, nil)
+			"stale approval_id: the decision is not for the arguments that wait (read pending again); the call keeps waiting", string(round.CodeStaleApproval), nil)
 	}
 	if s.Scope != "" && (!s.Remember || !approval.ValidScope(s.Scope)) {
 		why := "scope is a remembered rule's: it needs remember"
 		if !approval.ValidScope(s.Scope) {
 			why = fmt.Sprintf("scope %q: it is %q or %q", s.Scope, approval.ScopeReadOnly, approval.ScopeWrite)
 		}
-		return nil, temporal.NewNonRetryableApplicationError("invalid decision: "+why, round.ErrInvalidDecision, nil)
+		return nil, temporal.NewNonRetryableApplicationError("invalid decision: "+why, string(round.CodeInvalidDecision), nil)
 	}
 	if r.snap.Features.RunLimits {
 		if err := checkDecision(c, s); err != nil {
@@ -298,10 +298,10 @@ func (r *run) checkConfirm(s round.Confirm) (*Call, error) {
 	if s.Approve && len(s.Args) > 0 {
 		args, ok := editedArgs(s.Args)
 		if !ok {
-			return nil, temporal.NewNonRetryableApplicationError("invalid arguments: args must be a JSON object or a JSON string holding one", round.ErrInvalidArgs, nil)
+			return nil, temporal.NewNonRetryableApplicationError("invalid arguments: args must be a JSON object or a JSON string holding one", string(round.CodeInvalidArgs), nil)
 		}
 		if v := tools.Validate(r.snap.Tools[c.Tool].Parameters, json.RawMessage(args)); len(v) > 0 {
-			return nil, temporal.NewNonRetryableApplicationError("invalid arguments: "+strings.Join(v, "; "), round.ErrInvalidArgs, nil)
+			return nil, temporal.NewNonRetryableApplicationError("invalid arguments: "+strings.Join(v, "; "), string(round.CodeInvalidArgs), nil)
 		}
 	}
 	return c, nil
@@ -523,10 +523,10 @@ func (r *run) recordNotNeeded(now time.Time) {
 func checkDecision(c *Call, s round.Confirm) error {
 	if s.WaitID != "" && s.WaitID != c.pending.WaitID {
 		return temporal.NewNonRetryableApplicationError(
-			"stale wait_id: the decision is for another wait of the call (read pending again); the call keeps waiting", round.ErrStaleWait, nil)
+			"stale wait_id: the decision is for another wait of the call (read pending again); the call keeps waiting", string(round.CodeStaleWait), nil)
 	}
 	invalid := func(why string) error {
-		return temporal.NewNonRetryableApplicationError("invalid decision: "+why, round.ErrInvalidDecision, nil)
+		return temporal.NewNonRetryableApplicationError("invalid decision: "+why, string(round.CodeInvalidDecision), nil)
 	}
 	if len(c.Limits) > 0 {
 		var extra []string

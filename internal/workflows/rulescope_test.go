@@ -72,7 +72,7 @@ func TestRememberedRulesCarryAScope(t *testing.T) {
 	))
 	for _, u := range bad {
 		require.Error(t, u.rejected)
-		require.Equal(t, round.ErrInvalidDecision, errType(u.rejected))
+		require.Equal(t, string(round.CodeInvalidDecision), errType(u.rejected))
 	}
 	require.Contains(t, bad[0].rejected.Error(), `scope "everything"`)
 	require.Contains(t, bad[1].rejected.Error(), "needs remember")

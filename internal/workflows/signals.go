@@ -134,7 +134,7 @@ func (r *run) setUpdateHandlers(ctx workflow.Context) error {
 		},
 		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, s round.Confirm) error {
 			if how, ok := r.alreadyDecided(s); ok {
-				return temporal.NewNonRetryableApplicationError("the call was already "+how+" with this approval_id; nothing changes", round.ErrAlreadyDecided, nil)
+				return temporal.NewNonRetryableApplicationError("the call was already "+how+" with this approval_id; nothing changes", string(round.CodeAlreadyDecided), nil)
 			}
 			c, err := r.checkConfirm(s)
 			if err != nil {
@@ -151,7 +151,7 @@ func (r *run) setUpdateHandlers(ctx workflow.Context) error {
 		},
 		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, e round.Extend) error {
 			if why := r.checkExtend(e); why != "" {
-				code := round.ErrNotWaiting
+				code := string(round.CodeNotWaiting)
 				if why == extendTooShort {
 					code = string(round.CodeBadRequest)
 				}
@@ -171,7 +171,7 @@ func (r *run) checkPattern(c *Call, s round.Confirm) error {
 	}
 	if err := approval.ValidatePatternAt(r.snap.Tables, r.snap.approvalOf(c).Kind, c.Tool, s.Pattern); err != nil {
 		return temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("invalid pattern %q for %s: %v; nothing was decided", s.Pattern, c.Tool, err), round.ErrInvalidPattern, nil)
+			fmt.Sprintf("invalid pattern %q for %s: %v; nothing was decided", s.Pattern, c.Tool, err), string(round.CodeInvalidPattern), nil)
 	}
 	return nil
 }

@@ -29,10 +29,10 @@ func (r *run) setToolResultHandler(ctx workflow.Context) error {
 func (r *run) checkToolResult(t round.ToolResult) error {
 	i, known := r.index[t.CallID]
 	if !known || !r.calls[i].waitsFor(round.KindToolResult) {
-		return temporal.NewNonRetryableApplicationError("the call "+t.CallID+" does not wait for a tool result", round.ErrNotWaiting, nil)
+		return temporal.NewNonRetryableApplicationError("the call "+t.CallID+" does not wait for a tool result", string(round.CodeNotWaiting), nil)
 	}
 	if p := r.calls[i].pending; t.WaitID != "" && t.WaitID != p.WaitID {
-		return temporal.NewNonRetryableApplicationError("the call "+t.CallID+" waits as "+p.WaitID+", not "+t.WaitID, round.ErrStaleWait, nil)
+		return temporal.NewNonRetryableApplicationError("the call "+t.CallID+" waits as "+p.WaitID+", not "+t.WaitID, string(round.CodeStaleWait), nil)
 	}
 	return nil
 }
