@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -212,9 +213,9 @@ func gatewayIDs(session, run string) error {
 	switch {
 	case session == "":
 		return errors.New("name the session: " + GatewayPath + "?session=S&run=R")
-	case !round.ValidIdentifier(session):
+	case !names.ValidIdentifier(session):
 		return fmt.Errorf("session %q: use letters, digits, '.', '_' and '-'", session)
-	case !round.ValidIdentifier(run) || !round.ValidIdentifier(round.GatewayRunID(run)):
+	case !names.ValidIdentifier(run) || !names.ValidIdentifier(names.GatewayRunID(run)):
 		return fmt.Errorf("run %q: use letters, digits, '.', '_' and '-'", run)
 	}
 	return nil

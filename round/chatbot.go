@@ -36,9 +36,6 @@ func CheckChatbotName(name string) error {
 	return nil
 }
 
-// ChatbotRunID is the run id of the chatbot name: "chat-<name>".
-func ChatbotRunID(name string) string { return ChatbotPrefix + name }
-
 // Chatbot is one named agent of AGENTS_CONFIG.
 type Chatbot struct {
 	Name        string `json:"name"`

@@ -15,13 +15,6 @@ import (
 const (
 	// KindElicitation is a call whose MCP server asks for input.
 	KindElicitation = "elicitation"
-	// UpdateAnswer carries a person's answer to an elicitation
-	// (ElicitAnswer). Its validator refuses, before anything is recorded,
-	// a call that does not wait for one (CodeNotWaiting), a wait_id that is
-	// not the current wait's (CodeStaleWait) and content that fails the
-	// requested schema or an action that is none of the three
-	// (CodeInvalidAnswer). ask_user answers stay on SignalAnswer.
-	UpdateAnswer = "answer"
 )
 
 // Elicitation actions, as MCP names them.

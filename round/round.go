@@ -12,6 +12,7 @@ package round
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/toolround/toolround/round/names"
 	"strings"
 	"time"
 )
@@ -226,32 +227,8 @@ func checkID(field, v string) error {
 	return nil
 }
 
-// WorkflowIDPrefix is the first segment of every round's workflow id.
-const WorkflowIDPrefix = "toolround"
-
-// WorkflowID is the id of a round's workflow execution,
-// toolround/<session>/<run>/<round>: the same round submitted twice
-// attaches to the same execution.
-func WorkflowID(sessionID, runID string, round int) string {
-	return fmt.Sprintf("%s/%s/%s/%d", WorkflowIDPrefix, sessionID, runID, round)
-}
-
-// WorkspaceWorkflowIDPrefix is the first segment of the id of the workflow
-// that holds a session's workspace binding (W4): workspace/<session>.
-const WorkspaceWorkflowIDPrefix = "workspace"
-
-// WorkspaceWorkflowID is the id of the workflow holding session's binding.
-func WorkspaceWorkflowID(sessionID string) string {
-	return WorkspaceWorkflowIDPrefix + "/" + sessionID
-}
-
-// SessionRoundsPrefix starts the workflow id of every round of a session.
-func SessionRoundsPrefix(sessionID string) string {
-	return WorkflowIDPrefix + "/" + sessionID + "/"
-}
-
 // WorkflowID of this input.
-func (in *Input) WorkflowID() string { return WorkflowID(in.SessionID, in.RunID, in.Round) }
+func (in *Input) WorkflowID() string { return names.WorkflowID(in.SessionID, in.RunID, in.Round) }
 
 // CallResult is what happened to one call.
 type CallResult struct {
@@ -392,20 +369,4 @@ type Result struct {
 	History  []Message    `json:"history"`
 	Events   []Event      `json:"events"`
 	State    *RunState    `json:"state"`
-}
-
-// SessionOfWorkflowID is the session of a round's or an agent run's
-// workflow id (WorkflowID, AgentWorkflowID); ok is false for any other id.
-func SessionOfWorkflowID(id string) (session string, ok bool) {
-	parts := strings.Split(id, "/")
-	switch {
-	case len(parts) == 4 && parts[0] == WorkflowIDPrefix:
-	case len(parts) == 3 && parts[0] == AgentWorkflowIDPrefix:
-	default:
-		return "", false
-	}
-	if !ValidIdentifier(parts[1]) || !ValidIdentifier(parts[2]) {
-		return "", false
-	}
-	return parts[1], true
 }

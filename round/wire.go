@@ -2,28 +2,8 @@ package round
 
 import (
 	"encoding/json"
+	"github.com/toolround/toolround/round/names"
 	"time"
-)
-
-// Names registered with Temporal. They are stable strings, apart from Go
-// identifiers, so renaming a function never orphans a running round.
-const (
-	WorkflowName = "ToolRound"
-	// WorkflowToolCatalog asks a worker of the task queue for its tools
-	// (its built-ins, MCP servers and TOOLS_CONFIG tools), through
-	// wire.ActivityListTools, for `starter tools --worker`.
-	WorkflowToolCatalog = "ToolCatalog"
-
-	// SignalConfirm carries a human decision on a call (P1.6).
-	SignalConfirm = "confirm"
-	// SignalAnswer carries the answer to an ask_user call.
-	SignalAnswer = "answer"
-	// SignalToolResult carries the result of a client tool that the client ran.
-	SignalToolResult = "tool_result"
-	// QueryPending lists the calls that wait for a human or a client.
-	QueryPending = "pending"
-	// QueryProgress tells which calls are queued, running, waiting or done.
-	QueryProgress = "progress"
 )
 
 // ErrTypeInvalidInput is the application error type of a round input that
@@ -68,25 +48,6 @@ type Confirm struct {
 	Nonce string `json:"nonce,omitempty"`
 }
 
-// UpdateConfirm is the update that carries the same payload as
-// SignalConfirm. Before anything is recorded, its validator rejects a
-// decision for a call that does not wait, a stale approval_id, edited
-// arguments that fail the schema and the other refusals of T1, B1, B2 and
-// N2, with an application error whose type is the ErrorCode's string
-// (CodeNotWaiting, CodeStaleApproval, CodeInvalidArgs, CodeAlreadyDecided,
-// CodeStaleWait, CodeInvalidDecision, CodeInvalidPattern, CodeLinkUsed).
-const UpdateConfirm = "confirm"
-
-// SignalExtend adds to a waiting call's deadline (T3). Clients send
-// UpdateExtend; rounds still take the signal as they always did.
-const SignalExtend = "extend"
-
-// UpdateExtend is the update that carries the same payload as SignalExtend;
-// its validator refuses a call that does not wait for a decision
-// (CodeNotWaiting) and fewer than one second (CodeBadRequest) before
-// anything is recorded, so the caller learns that nothing moved.
-const UpdateExtend = "extend"
-
 // Extend is the payload of SignalExtend and UpdateExtend.
 type Extend struct {
 	CallID  string `json:"call_id"`
@@ -103,27 +64,6 @@ type Extended struct {
 	Deadline     time.Time `json:"deadline"`
 }
 
-// Search attributes that the round keeps current, so that an inbox lists the
-// rounds that wait for a person from Temporal visibility (T7).
-const (
-	SearchSession      = "ToolroundSession"      // Keyword
-	SearchWaiting      = "ToolroundWaiting"      // Bool
-	SearchWaitingCalls = "ToolroundWaitingCalls" // Int
-)
-
-// MemoWaitingSince is the memo field in which a round that waits for a
-// person keeps when the oldest of its waiting calls began to wait (the
-// earliest `since` of its pending decisions and answers), so that a
-// visibility listing tells how long approvals have waited without asking
-// each round. It is a memo, not a search attribute: nothing filters on it,
-// and a namespace needs nothing registered for it. It is written only while
-// calls wait; ToolroundWaiting says whether they still do.
-const MemoWaitingSince = "ToolroundWaitingSince"
-
-// MemoBuildID is the memo field of the build (WORKER_BUILD_ID) whose
-// worker started the round (V1).
-const MemoBuildID = "ToolroundBuildID"
-
 // Answer is the payload of SignalAnswer.
 type Answer struct {
 	CallID  string   `json:"call_id"`
@@ -139,13 +79,6 @@ type ToolResult struct {
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
 }
-
-// UpdateToolResult is the validated update that carries a client tool's
-// result (Y5), with the payload of SignalToolResult: its validator refuses,
-// before anything is recorded, a call that does not wait for a tool result
-// (CodeNotWaiting) and another wait's wait_id (CodeStaleWait). The signal
-// stays for older clients.
-const UpdateToolResult = "tool_result"
 
 // Pending is a call that waits for a human decision or an outside result:
 // one entry of the answer to QueryPending. It is the one shape of a waiting
@@ -205,9 +138,9 @@ func (p Pending) NeedsDecision() bool { return p.Kind == KindConfirm || p.Kind =
 // Pending kinds: what a waiting call waits for, named after the signal that
 // ends the wait.
 const (
-	KindConfirm    = SignalConfirm
-	KindAnswer     = SignalAnswer
-	KindToolResult = SignalToolResult
+	KindConfirm    = names.SignalConfirm
+	KindAnswer     = names.SignalAnswer
+	KindToolResult = names.SignalToolResult
 	// KindLimit is a call past a run limit (B1): approve or deny it, with
 	// the confirm signal or update, by an explicit decision on the call.
 	KindLimit = "limit"

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // backgroundModel is a loopback chat-completions server: the parent starts
@@ -112,7 +113,7 @@ func TestBackgroundSubagentThroughTheWorker(t *testing.T) {
 	m.mu.Unlock()
 	require.GreaterOrEqual(t, looks, 1)
 
-	st := e.agentStatus(round.AgentWorkflowID(e.session, "run-1"))
+	st := e.agentStatus(names.AgentWorkflowID(e.session, "run-1"))
 	require.Equal(t, round.AgentCompleted, st.Status)
 	var id string
 	for _, msg := range st.Conversation {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // mediaServer is a scripted OpenAI-compatible media endpoint: images in
@@ -132,6 +133,6 @@ func TestTestToolAndMediaThroughTheWorker(t *testing.T) {
 	require.Equal(t, 1, media.speech, "one generation")
 	media.mu.Unlock()
 
-	st := e.agentStatus(round.AgentWorkflowID(e.session, "run-1"))
+	st := e.agentStatus(names.AgentWorkflowID(e.session, "run-1"))
 	require.Equal(t, round.AgentCompleted, st.Status)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -38,7 +39,7 @@ type updateResult struct {
 // update sends the confirm update; its result is known after the round ran.
 func (h *harness) update(id string, c round.Confirm) *updateResult {
 	u := &updateResult{}
-	h.env.UpdateWorkflow(round.UpdateConfirm, id, &testsuite.TestUpdateCallback{
+	h.env.UpdateWorkflow(names.UpdateConfirm, id, &testsuite.TestUpdateCallback{
 		OnReject:   func(err error) { u.rejected = err },
 		OnAccept:   func() { u.accepted = true },
 		OnComplete: func(any, error) {},
@@ -84,8 +85,8 @@ func TestStaleApprovalIDIsIgnoredAndRecorded(t *testing.T) {
 	h := newHarness(t, 3)
 	var still []round.Pending
 	h.at(time.Second, func() {
-		h.env.SignalWorkflow(round.SignalConfirm, round.Confirm{CallID: "e1", Approve: true, ApprovalID: "feedface"})
-		h.env.SignalWorkflow(round.SignalConfirm, round.Confirm{CallID: "e1", Approve: true}) // no id at all
+		h.env.SignalWorkflow(names.SignalConfirm, round.Confirm{CallID: "e1", Approve: true, ApprovalID: "feedface"})
+		h.env.SignalWorkflow(names.SignalConfirm, round.Confirm{CallID: "e1", Approve: true}) // no id at all
 	})
 	h.at(1500*time.Millisecond, func() {
 		h.confirm(round.Confirm{CallID: "e1", Approve: false, Reason: "no", By: "mallory", Verified: true})
@@ -213,10 +214,10 @@ func TestExtendMovesTheDeadlineAndCapsAtSevenDays(t *testing.T) {
 	in.ConfirmTimeoutSeconds = 60
 	var after []round.Pending
 	h.at(30*time.Second, func() {
-		h.env.SignalWorkflow(round.SignalExtend, round.Extend{CallID: "e1", Seconds: 120})
-		h.env.SignalWorkflow(round.SignalExtend, round.Extend{CallID: "e2", Seconds: 30 * 24 * 3600})
-		h.env.SignalWorkflow(round.SignalExtend, round.Extend{CallID: "nosuch", Seconds: 10})
-		h.env.SignalWorkflow(round.SignalExtend, round.Extend{CallID: "e1", Seconds: -5})
+		h.env.SignalWorkflow(names.SignalExtend, round.Extend{CallID: "e1", Seconds: 120})
+		h.env.SignalWorkflow(names.SignalExtend, round.Extend{CallID: "e2", Seconds: 30 * 24 * 3600})
+		h.env.SignalWorkflow(names.SignalExtend, round.Extend{CallID: "nosuch", Seconds: 10})
+		h.env.SignalWorkflow(names.SignalExtend, round.Extend{CallID: "e1", Seconds: -5})
 	})
 	h.at(31*time.Second, func() { after = h.pending(t) })
 	res := h.run(t, in)
@@ -237,7 +238,7 @@ func TestExtendUpdateAnswersWhatItAdded(t *testing.T) {
 	var got []round.Extended
 	var since time.Time
 	extend := func(name string, secs int64) {
-		h.env.UpdateWorkflow(round.UpdateExtend, name, &testsuite.TestUpdateCallback{
+		h.env.UpdateWorkflow(names.UpdateExtend, name, &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Errorf("%s refused: %v", name, err) },
 			OnAccept: func() {},
 			OnComplete: func(v any, err error) {
@@ -275,7 +276,7 @@ func TestRemindersAtHalfAndNinetyPercentOfTheWait(t *testing.T) {
 	// An extension at 60s (after the first reminder) makes the wait 200s:
 	// the next reminders come at 100s and 180s.
 	h2 := newHarness(t, 3)
-	h2.at(60*time.Second, func() { h2.env.SignalWorkflow(round.SignalExtend, round.Extend{CallID: "e1", Seconds: 100}) })
+	h2.at(60*time.Second, func() { h2.env.SignalWorkflow(names.SignalExtend, round.Extend{CallID: "e1", Seconds: 100}) })
 	res2 := h2.run(t, in)
 	var at []time.Duration
 	for _, e := range eventsOf(res2, round.EventApprovalReminder) {
@@ -501,7 +502,7 @@ func TestExtendUpdateRefusesACallThatDoesNotWait(t *testing.T) {
 		} {
 			u := &updateResult{}
 			results[name] = u
-			h.env.UpdateWorkflow(round.UpdateExtend, name, &testsuite.TestUpdateCallback{
+			h.env.UpdateWorkflow(names.UpdateExtend, name, &testsuite.TestUpdateCallback{
 				OnReject:   func(err error) { u.rejected = err },
 				OnAccept:   func() { u.accepted = true },
 				OnComplete: func(any, error) {},

@@ -13,6 +13,7 @@ import (
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // ChatbotTimeout bounds one send_to_chatbot call: the chatbot's answer,
@@ -53,7 +54,7 @@ func (r *run) sendToChatbot(ctx workflow.Context, c *Call) workflow.Future {
 	if err := in.Message.Validate(); err != nil {
 		return fail("message: " + err.Error())
 	}
-	id := round.AgentWorkflowID(in.Start.SessionID, in.Start.RunID)
+	id := names.AgentWorkflowID(in.Start.SessionID, in.Start.RunID)
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		ActivityID:          "chatbot/" + c.CallID,
 		StartToCloseTimeout: ChatbotTimeout,
@@ -103,7 +104,7 @@ func (r *run) chatbotInput(cb ChatbotInfo) round.AgentInput {
 	slices.Sort(exclude)
 	exclude = slices.Compact(exclude)
 	return round.AgentInput{
-		SessionID: r.in.SessionID, RunID: round.ChatbotRunID(cb.Name), Provider: r.in.Provider,
+		SessionID: r.in.SessionID, RunID: names.ChatbotRunID(cb.Name), Provider: r.in.Provider,
 		// The ceiling: each message's rounds auto-approve only when its
 		// sender does too (ChatMessage.AutoApprove).
 		AutoApprove:           !r.snap.DenyAutoApprove,

@@ -13,6 +13,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -266,7 +267,7 @@ func (r *run) elicitReply(q wire.ElicitQuery) wire.ElicitReply {
 // query. Neither writes a command, and only rounds whose calls asked hold
 // an answer update, so old rounds replay as they ran.
 func (r *run) setElicitHandlers(ctx workflow.Context) error {
-	err := workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateAnswer,
+	err := workflow.SetUpdateHandlerWithOptions(ctx, names.UpdateAnswer,
 		func(ctx workflow.Context, a round.ElicitAnswer) error {
 			r.onAnswer(ctx, a)
 			return nil

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -62,7 +63,7 @@ func bookingInput() round.Input {
 // round ran.
 func (h *harness) answer(id string, a round.ElicitAnswer) *updateResult {
 	u := &updateResult{}
-	h.env.UpdateWorkflow(round.UpdateAnswer, id, &testsuite.TestUpdateCallback{
+	h.env.UpdateWorkflow(names.UpdateAnswer, id, &testsuite.TestUpdateCallback{
 		OnReject:   func(err error) { u.rejected = err },
 		OnAccept:   func() { u.accepted = true },
 		OnComplete: func(any, error) {},

@@ -13,6 +13,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -398,7 +399,7 @@ func lostHow(err error) string {
 // carries a state it wrote itself, so it reads none.
 func (r *run) resultRefs(ctx workflow.Context) []string {
 	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
-	if r.st == nil || parent == nil || !strings.HasPrefix(parent.ID, round.AgentWorkflowIDPrefix+"/") {
+	if r.st == nil || parent == nil || !strings.HasPrefix(parent.ID, names.AgentWorkflowIDPrefix+"/") {
 		return nil
 	}
 	return r.st.ResultRefs

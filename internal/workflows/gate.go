@@ -12,6 +12,7 @@ import (
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -333,7 +334,7 @@ func editedArgs(raw json.RawMessage) (string, bool) {
 func (r *run) onConfirm(ctx workflow.Context, s round.Confirm, via string) {
 	c, err := r.checkConfirm(s)
 	if err != nil {
-		r.ignore(ctx, round.SignalConfirm, s.CallID, err.Error())
+		r.ignore(ctx, names.SignalConfirm, s.CallID, err.Error())
 		return
 	}
 	now := workflow.Now(ctx)
@@ -469,7 +470,7 @@ func (r *run) refacts(ctx workflow.Context, c *Call) {
 // which the cap may make less than e asks for.
 func (r *run) onExtend(ctx workflow.Context, e round.Extend) round.Extended {
 	if why := r.checkExtend(e); why != "" {
-		r.ignore(ctx, round.SignalExtend, e.CallID, why)
+		r.ignore(ctx, names.SignalExtend, e.CallID, why)
 		return round.Extended{CallID: e.CallID}
 	}
 	c := &r.calls[r.index[e.CallID]]

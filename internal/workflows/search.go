@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // The search attributes that the inbox reads (T7): the round's session,
@@ -14,9 +14,9 @@ import (
 // confirmation or an ask_user question waits for; a client tool's result is
 // the client's business and does not count.
 var (
-	SearchSession      = temporal.NewSearchAttributeKeyKeyword(round.SearchSession)
-	SearchWaiting      = temporal.NewSearchAttributeKeyBool(round.SearchWaiting)
-	SearchWaitingCalls = temporal.NewSearchAttributeKeyInt64(round.SearchWaitingCalls)
+	SearchSession      = temporal.NewSearchAttributeKeyKeyword(names.SearchSession)
+	SearchWaiting      = temporal.NewSearchAttributeKeyBool(names.SearchWaiting)
+	SearchWaitingCalls = temporal.NewSearchAttributeKeyInt64(names.SearchWaitingCalls)
 )
 
 // search is what the round last told visibility.
@@ -94,7 +94,7 @@ func (r *run) oldestWait() time.Time {
 // to wait (round.MemoWaitingSince). When no call waits the memo is left as
 // it is: ToolroundWaiting, false then, is what a reader checks first.
 func (r *run) upsertSince(ctx workflow.Context, since time.Time) {
-	if err := workflow.UpsertMemo(ctx, map[string]any{round.MemoWaitingSince: since.UTC()}); err != nil {
+	if err := workflow.UpsertMemo(ctx, map[string]any{names.MemoWaitingSince: since.UTC()}); err != nil {
 		workflow.GetLogger(ctx).Warn("waiting-since memo not updated", "error", err)
 	}
 }
@@ -140,7 +140,7 @@ func (r *run) keepBuild(ctx workflow.Context) {
 	if r.snap.BuildID == "" || version(ctx, changeBuildMemo, 1) < 1 {
 		return
 	}
-	if err := workflow.UpsertMemo(ctx, map[string]any{round.MemoBuildID: r.snap.BuildID}); err != nil {
+	if err := workflow.UpsertMemo(ctx, map[string]any{names.MemoBuildID: r.snap.BuildID}); err != nil {
 		workflow.GetLogger(ctx).Warn("memo of the build not kept", "error", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // Signal payloads are decoded into these copies of the round types: the
@@ -48,13 +49,13 @@ func (r *run) openToClients(ctx workflow.Context) error {
 // Payloads are decoded here so that a malformed one is recorded instead of
 // dropped.
 func (r *run) listen(ctx workflow.Context) {
-	confirmCh := workflow.GetSignalChannel(ctx, round.SignalConfirm)
-	answerCh := workflow.GetSignalChannel(ctx, round.SignalAnswer)
-	resultCh := workflow.GetSignalChannel(ctx, round.SignalToolResult)
+	confirmCh := workflow.GetSignalChannel(ctx, names.SignalConfirm)
+	answerCh := workflow.GetSignalChannel(ctx, names.SignalAnswer)
+	resultCh := workflow.GetSignalChannel(ctx, names.SignalToolResult)
 	elicitCh := workflow.GetSignalChannel(ctx, wire.SignalElicit)
 	var extendCh workflow.ReceiveChannel
 	if r.approvals.extends() {
-		extendCh = workflow.GetSignalChannel(ctx, round.SignalExtend)
+		extendCh = workflow.GetSignalChannel(ctx, names.SignalExtend)
 	}
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
@@ -64,7 +65,7 @@ func (r *run) listen(ctx workflow.Context) {
 				c.Receive(ctx, &raw)
 				var s Confirm
 				if err := json.Unmarshal(raw, &s); err != nil {
-					r.ignore(ctx, round.SignalConfirm, "", "malformed payload: "+err.Error())
+					r.ignore(ctx, names.SignalConfirm, "", "malformed payload: "+err.Error())
 					return
 				}
 				r.approvals.onConfirm(ctx, round.Confirm(s))
@@ -75,7 +76,7 @@ func (r *run) listen(ctx workflow.Context) {
 					c.Receive(ctx, &raw)
 					var e Extend
 					if err := json.Unmarshal(raw, &e); err != nil {
-						r.ignore(ctx, round.SignalExtend, "", "malformed payload: "+err.Error())
+						r.ignore(ctx, names.SignalExtend, "", "malformed payload: "+err.Error())
 						return
 					}
 					r.onExtend(ctx, round.Extend(e))
@@ -86,10 +87,10 @@ func (r *run) listen(ctx workflow.Context) {
 				c.Receive(ctx, &raw)
 				var a Answer
 				if err := json.Unmarshal(raw, &a); err != nil {
-					r.ignore(ctx, round.SignalAnswer, "", "malformed payload: "+err.Error())
+					r.ignore(ctx, names.SignalAnswer, "", "malformed payload: "+err.Error())
 					return
 				}
-				r.onExternal(ctx, round.SignalAnswer, round.KindAnswer, a.CallID, func(p *round.Pending) *round.ExecuteOutput {
+				r.onExternal(ctx, names.SignalAnswer, round.KindAnswer, a.CallID, func(p *round.Pending) *round.ExecuteOutput {
 					return &round.ExecuteOutput{Content: FormatAnswers(p.Questions, a.Answers)}
 				})
 			})
@@ -98,10 +99,10 @@ func (r *run) listen(ctx workflow.Context) {
 				c.Receive(ctx, &raw)
 				var t ToolResult
 				if err := json.Unmarshal(raw, &t); err != nil {
-					r.ignore(ctx, round.SignalToolResult, "", "malformed payload: "+err.Error())
+					r.ignore(ctx, names.SignalToolResult, "", "malformed payload: "+err.Error())
 					return
 				}
-				r.onExternal(ctx, round.SignalToolResult, round.KindToolResult, t.CallID, func(*round.Pending) *round.ExecuteOutput {
+				r.onExternal(ctx, names.SignalToolResult, round.KindToolResult, t.CallID, func(*round.Pending) *round.ExecuteOutput {
 					return &round.ExecuteOutput{Content: t.Content, IsError: t.IsError}
 				})
 			})
@@ -127,7 +128,7 @@ func (r *run) listen(ctx workflow.Context) {
 // A handler writes no command, and no history recorded before it holds an
 // extend update, so it needs no change id: old rounds replay as they ran.
 func (r *run) setUpdateHandlers(ctx workflow.Context) error {
-	err := workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateConfirm,
+	err := workflow.SetUpdateHandlerWithOptions(ctx, names.UpdateConfirm,
 		func(ctx workflow.Context, s round.Confirm) error {
 			r.onConfirm(ctx, s, "update")
 			return nil
@@ -145,7 +146,7 @@ func (r *run) setUpdateHandlers(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	return workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateExtend,
+	return workflow.SetUpdateHandlerWithOptions(ctx, names.UpdateExtend,
 		func(ctx workflow.Context, e round.Extend) (round.Extended, error) {
 			return r.onExtend(ctx, e), nil
 		},

@@ -303,7 +303,7 @@ func NewCatalog(reg *tools.Registry, opts CatalogOptions) *RegistryCatalog {
 // provider's whole tool list in each was most of it.
 func asked(set map[string]bool, calls []Unwrapped) []string {
 	want := map[string]bool{}
-	for _, name := range append([]string{tools.RunTool}, names(calls)...) {
+	for _, name := range append([]string{tools.RunTool}, callNames(calls)...) {
 		if set[name] {
 			want[name] = true
 		}
@@ -311,7 +311,7 @@ func asked(set map[string]bool, calls []Unwrapped) []string {
 	return tools.SortedNames(want)
 }
 
-func names(calls []Unwrapped) []string {
+func callNames(calls []Unwrapped) []string {
 	out := make([]string, len(calls))
 	for i, u := range calls {
 		out[i] = u.Name

@@ -14,6 +14,7 @@ import (
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // Subagents (G1). A subagents call runs its task as a child agent run,
@@ -94,7 +95,7 @@ func (r *run) subagentInput(ctx workflow.Context, c *Call, a round.SubagentArgs,
 	exclude = slices.Compact(exclude)
 	opID := round.OperationID(r.scope.WorkflowID, workflow.GetInfo(ctx).WorkflowExecution.RunID, c.CallID)
 	in := round.AgentInput{
-		SessionID: r.in.SessionID, RunID: round.SubagentRunID(opID), Task: a.Task, Provider: r.in.Provider,
+		SessionID: r.in.SessionID, RunID: names.SubagentRunID(opID), Task: a.Task, Provider: r.in.Provider,
 		AutoApprove:           r.in.AutoApprove && !r.snap.DenyAutoApprove,
 		ConfirmTimeoutSeconds: r.in.ConfirmTimeoutSeconds,
 		SystemPrompt:          a.SystemPrompt, Exclude: exclude, Depth: depth, Parent: r.scope.WorkflowID, Name: a.Name,
@@ -141,7 +142,7 @@ func (r *run) startSubagent(ctx workflow.Context, c *Call, n int) workflow.Futur
 		return fail(err.Error())
 	}
 	background := c.Tool == round.BackgroundSubagents
-	id := round.AgentWorkflowID(in.SessionID, in.RunID)
+	id := names.AgentWorkflowID(in.SessionID, in.RunID)
 	label := in.RunID
 	if in.Name != "" {
 		label = in.Name + " (" + in.RunID + ")"
@@ -155,12 +156,12 @@ func (r *run) startSubagent(ctx workflow.Context, c *Call, n int) workflow.Futur
 		// outlives the round: cancelling its run cancels it (G2).
 		ParentClosePolicy:     closePolicy(background),
 		WaitForCancellation:   !background,
-		TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(round.SearchParent).ValueSet(r.scope.WorkflowID)),
+		TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(names.SearchParent).ValueSet(r.scope.WorkflowID)),
 		Memo:                  map[string]any{wire.MemoParent: r.scope.WorkflowID},
 		StaticSummary:         fmt.Sprintf("subagent %s of call %s in %s", label, c.CallID, r.scope.WorkflowID),
 	})
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		child := workflow.ExecuteChildWorkflow(cctx, round.AgentWorkflowName, in)
+		child := workflow.ExecuteChildWorkflow(cctx, names.AgentWorkflowName, in)
 		if background {
 			var ex workflow.Execution
 			if err := child.GetChildWorkflowExecution().Get(ctx, &ex); err != nil {

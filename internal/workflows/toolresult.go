@@ -5,6 +5,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // setToolResultHandler registers the tool_result update (Y5): a client
@@ -12,9 +13,9 @@ import (
 // writes no command, and no history recorded before it holds such an
 // update, so old rounds replay as they ran.
 func (r *run) setToolResultHandler(ctx workflow.Context) error {
-	return workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateToolResult,
+	return workflow.SetUpdateHandlerWithOptions(ctx, names.UpdateToolResult,
 		func(ctx workflow.Context, t round.ToolResult) error {
-			r.onExternal(ctx, round.UpdateToolResult, round.KindToolResult, t.CallID, func(*round.Pending) *round.ExecuteOutput {
+			r.onExternal(ctx, names.UpdateToolResult, round.KindToolResult, t.CallID, func(*round.Pending) *round.ExecuteOutput {
 				return &round.ExecuteOutput{Content: t.Content, IsError: t.IsError}
 			})
 			return nil

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -18,7 +19,7 @@ func TestClientToolResultByTheUpdateY5(t *testing.T) {
 	h := newHarness(t, 3)
 	send := func(id string, r round.ToolResult) *updateResult {
 		u := &updateResult{}
-		h.env.UpdateWorkflow(round.UpdateToolResult, id, &testsuite.TestUpdateCallback{
+		h.env.UpdateWorkflow(names.UpdateToolResult, id, &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { u.rejected = err }, OnAccept: func() { u.accepted = true }, OnComplete: func(any, error) {},
 		}, r)
 		return u
