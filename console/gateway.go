@@ -31,7 +31,7 @@ import (
 // The MCP gateway (Z1-Z4): /api/v1/mcp serves this system's tools to any
 // MCP client over streamable HTTP, with the official SDK's server run
 // stateless, so any console answers any request. A tools/call goes to the
-// workflow that owns the client's run (round.WorkflowGateway), which runs
+// workflow that owns the client's run (names.WorkflowGateway), which runs
 // it in a round; the request waits for that round's result, with progress
 // while it waits. Everything a call needs lives in Temporal: a client that
 // disconnects and sends the same call again attaches to it.

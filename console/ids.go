@@ -9,7 +9,7 @@ import (
 )
 
 // The workflows the console acts on are rounds and agent runs, told by
-// their id shapes (round.WorkflowID, round.AgentWorkflowID) and, in the
+// their id shapes (names.WorkflowID, names.AgentWorkflowID) and, in the
 // Temporal backend, by their types too (H10). Any other id, whatever
 // workflow of the namespace it names, is no such round or run: 404, and
 // nothing is sent to Temporal for it.

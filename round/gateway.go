@@ -12,8 +12,8 @@ import (
 const (
 	// GatewayProvider is the catalog the gateway offers (Z2).
 	GatewayProvider = "claude-code"
-	// MaxGatewayArgs bounds one call's canonical arguments.
-	MaxGatewayArgs = 1 << 20
+	// maxGatewayArgs bounds one call's canonical arguments.
+	maxGatewayArgs = 1 << 20
 )
 
 // GatewayInput starts a gateway workflow; Carry is set after
@@ -43,8 +43,8 @@ func (c GatewayCall) Validate() error {
 	switch {
 	case c.Tool == "" || len(c.Tool) > 128:
 		return fmt.Errorf("tool name %q: give 1-128 characters", c.Tool)
-	case len(c.Args) > MaxGatewayArgs:
-		return fmt.Errorf("the arguments are %d bytes; at most %d", len(c.Args), MaxGatewayArgs)
+	case len(c.Args) > maxGatewayArgs:
+		return fmt.Errorf("the arguments are %d bytes; at most %d", len(c.Args), maxGatewayArgs)
 	}
 	var v map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(c.Args), &v); err != nil || v == nil {

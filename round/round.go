@@ -1,12 +1,18 @@
-// Package round is the contract of one round of tool calls: everything that
-// crosses the wire between clients, the workflow and the activities. It
-// holds the input and the result, the run state carried between rounds,
-// the workflow's output, the activity payloads, the signal, query and
-// activity names with their payloads, the waiting call (Pending), the error
-// type with its codes (Error) that every side matches refusals by, the
-// events and their ids, and the one place where tool messages and the
-// history are built. It imports no
-// other package of the module.
+// Package round is the contract of one round of tool calls, as a client or
+// a tool author sees it: the input (Input, AgentInput) and the result
+// (Result, CallResult, AgentStatus), the statuses, the run state carried
+// between rounds (RunState), the waiting call (Pending) and the payloads of
+// the decisions, answers and tool results that end its wait (Confirm,
+// Answer, ToolResult, Extend, ElicitAnswer), the error type with its codes
+// (Error, ErrorCode) that every side matches refusals by, the events and
+// their ids, and the one place where tool messages and the history are
+// built.
+//
+// The names these payloads travel under (workflow types, signals, updates,
+// queries, search attributes) and the workflow ids are in package
+// round/names. The worker's own payloads, between its workflows and its
+// activities, are not part of the contract and live in internal/wire. The
+// JSON of every type here is the wire format of SPEC's interface contract.
 package round
 
 import (

@@ -12,12 +12,9 @@ const (
 	// DefaultSubagentDepth is SUBAGENT_DEPTH's default: a run's subagents
 	// start no subagents of their own.
 	DefaultSubagentDepth = 1
-	// MaxExcludedTools bounds an input's exclude list.
-	MaxExcludedTools = 1024
+	// maxExcludedTools bounds an input's exclude list.
+	maxExcludedTools = 1024
 )
-
-// BackgroundSubagents is G2's tool.
-const BackgroundSubagents = "background_subagents"
 
 // NotThisRun starts the answer for a subagent id that is not one of the
 // run's (G2), whether or not it exists.
@@ -26,17 +23,6 @@ const NotThisRun = "not_this_run"
 // RecursiveTools start runs of their own: a run at the deepest depth
 // SUBAGENT_DEPTH allows has none of them.
 var RecursiveTools = []string{"subagents", "background_subagents", "send_to_chatbot"}
-
-// SubagentArgs are the arguments of a subagents or background_subagents
-// call (G1, G2): a task to start, or the id of one of the run's
-// background subagents to look at.
-type SubagentArgs struct {
-	ID           string   `json:"id,omitempty"`
-	Task         string   `json:"task"`
-	Name         string   `json:"name,omitempty"`
-	SystemPrompt string   `json:"system_prompt,omitempty"`
-	ExcludeTools []string `json:"exclude_tools,omitempty"`
-}
 
 // checkNotReserved refuses a reserved run id on a client's input.
 func checkNotReserved(runID string) error {
@@ -58,8 +44,8 @@ func checkSubagent(depth int, names []string) error {
 
 // checkExclude refuses an exclude list the worker could not honour.
 func checkExclude(names []string) error {
-	if len(names) > MaxExcludedTools {
-		return fmt.Errorf("exclude names %d tools; at most %d are accepted", len(names), MaxExcludedTools)
+	if len(names) > maxExcludedTools {
+		return fmt.Errorf("exclude names %d tools; at most %d are accepted", len(names), maxExcludedTools)
 	}
 	for i, n := range names {
 		if n == "" || len(n) > 200 {
@@ -67,14 +53,4 @@ func checkExclude(names []string) error {
 		}
 	}
 	return nil
-}
-
-// Excluded reports whether name is in an exclude list.
-func Excluded(exclude []string, name string) bool {
-	for _, n := range exclude {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }

@@ -152,7 +152,7 @@ func TestRollingUpgradeWhileRunsAreInFlight(t *testing.T) {
 	}
 }
 
-// memoBuild is the build a round's memo names (round.MemoBuildID).
+// memoBuild is the build a round's memo names (names.MemoBuildID).
 func (e *env) memoBuild(ctx context.Context, tc tclient.Client, wfID string) string {
 	e.t.Helper()
 	d, err := tc.DescribeWorkflow(ctx, wfID, "")

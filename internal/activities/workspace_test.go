@@ -44,7 +44,7 @@ func TestCallsActInTheirSessionsWorkspace(t *testing.T) {
 	for _, session := range []string{"a", "b"} {
 		v, err := env.ExecuteActivity(wire.ActivityExecuteTool, wire.ExecuteInput{CallID: "c1", Tool: "where", Args: `{}`, SessionID: session, RunID: "r", Round: 1, WorkflowID: names.WorkflowID(session, "r", 1)})
 		require.NoError(t, err)
-		var out round.ExecuteOutput
+		var out wire.ExecuteOutput
 		require.NoError(t, v.Get(&out))
 		require.Equal(t, session, out.Content)
 	}

@@ -413,9 +413,9 @@ func TestRuleApprovedCallsTellTheTool(t *testing.T) {
 	h := newHarness(t, 3)
 	seen := map[string]bool{}
 	h.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
+		func(_ context.Context, in wire.ExecuteInput) (wire.ExecuteOutput, error) {
 			seen[in.CallID] = in.RuleApproved
-			return round.ExecuteOutput{Content: "ok"}, nil
+			return wire.ExecuteOutput{Content: "ok"}, nil
 		})
 	in := auto(input(call("g1", "run_command", `{"command":"git status"}`), call("m1", "run_command", `{"command":"make"}`)))
 	in.State.Allow = []round.AllowRule{signed("s", "r", approval.Rule{Tool: "run_command", Pattern: "git *"})}

@@ -84,7 +84,7 @@ func (r *run) ask(ctx workflow.Context, c *Call, key string, e round.ElicitReque
 	c.Waits++
 	p := &round.Pending{CallID: c.CallID, Tool: c.Tool, Kind: round.KindElicitation, Arguments: c.Args,
 		ApprovalID: c.ApprovalID, WaitID: approval.WaitID(c.ApprovalID, round.KindElicitation, c.Waits),
-		Subject: c.Facts.Subject, Elicitation: round.ElicitationOf(e), Since: now, Deadline: now.Add(r.snap.ConfirmTimeout)}
+		Subject: c.Facts.Subject, Elicitation: wire.ElicitationOf(e), Since: now, Deadline: now.Add(r.snap.ConfirmTimeout)}
 	c.pending, c.elicit = p, st
 	r.gateTick++
 	r.notifyWait(c, p, notify.TypeWaiting, 0, "mcp server "+e.Server+" asks for input")
@@ -108,7 +108,7 @@ func (r *run) ask(ctx workflow.Context, c *Call, key string, e round.ElicitReque
 // startMCP runs an MCP call, and when its 2026-07-28 server answers
 // input_required (the output's Input), has the call wait for a person for
 // each request in turn and runs it again with the answers and the
-// server's state, up to round.MaxInputTrips times. Everything the next run
+// server's state, up to wire.MaxInputTrips times. Everything the next run
 // needs is in history, so a worker that dies while the call waits loses
 // nothing.
 func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in wire.ExecuteInput) workflow.Future {
@@ -117,7 +117,7 @@ func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in wire.Execu
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		next, polls := first, 0
 		for {
-			var out round.ExecuteOutput
+			var out wire.ExecuteOutput
 			err := next.Get(ctx, &out)
 			if err == nil && out.Task != nil {
 				// The server runs the call as a task (E2): its id is in
@@ -132,8 +132,8 @@ func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in wire.Execu
 				settable.Set(out, err)
 				return
 			}
-			if in.InputTrips >= round.MaxInputTrips {
-				settable.Set(round.ExecuteOutput{IsError: true, Attempt: out.Attempt,
+			if in.InputTrips >= wire.MaxInputTrips {
+				settable.Set(wire.ExecuteOutput{IsError: true, Attempt: out.Attempt,
 					Content: fmt.Sprintf("the mcp server still asks for input after %d round trips", in.InputTrips)}, nil)
 				return
 			}
@@ -153,7 +153,7 @@ func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in wire.Execu
 				}
 				res := map[string]any{"action": st.action}
 				if st.action == round.ElicitAccept && e.Mode == "form" {
-					res["content"] = round.WithDefaults(e.RequestedSchema, st.content)
+					res["content"] = wire.WithDefaults(e.RequestedSchema, st.content)
 				}
 				b, _ := json.Marshal(res)
 				answers[e.Key] = b
@@ -180,7 +180,7 @@ func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in wire.Execu
 // polls; it heartbeats all the while.
 func taskPollOptions(ti ToolInfo, c *Call, snap Snapshot, t *round.MCPTask, id string) workflow.ActivityOptions {
 	run := ti.Timeout
-	if ttl := min(time.Duration(t.TTLMS)*time.Millisecond, round.MaxTaskPoll); ttl > run {
+	if ttl := min(time.Duration(t.TTLMS)*time.Millisecond, wire.MaxTaskPoll); ttl > run {
 		run = ttl
 	}
 	run += snap.ConfirmTimeout

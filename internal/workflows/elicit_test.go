@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
@@ -118,9 +119,9 @@ func TestUnansweredRequestsAreCancelledAndTheTripsEnd(t *testing.T) {
 	res := h.run(t, bookingInput())
 
 	require.Equal(t, round.StatusError, res.Results[0].Status)
-	require.Contains(t, res.Messages[0].Content, fmt.Sprintf("after %d round trips", round.MaxInputTrips))
+	require.Contains(t, res.Messages[0].Content, fmt.Sprintf("after %d round trips", wire.MaxInputTrips))
 	calls := tool.calls()
-	require.Len(t, calls, round.MaxInputTrips+1, "the first run and one per round trip")
+	require.Len(t, calls, wire.MaxInputTrips+1, "the first run and one per round trip")
 	for i, c := range calls[1:] {
 		require.Equal(t, fmt.Sprintf(`trip-%d|{"action":"cancel"}`, i+1), c, "no answer by the deadline is cancel")
 	}

@@ -200,7 +200,7 @@ func askTools() []tools.Definition {
 			if res.Action != round.ElicitAccept {
 				return tools.Text("not booked: " + res.Action), nil
 			}
-			return tools.Text(booked(a.What, round.WithDefaults(json.RawMessage(deskSchema), res.Content))), nil
+			return tools.Text(booked(a.What, wire.WithDefaults(json.RawMessage(deskSchema), res.Content))), nil
 		},
 	}, {
 		Name: "mcp_desk_ask_new", Description: "Book; answers input_required.", Source: tools.SourceMCP, SideEffect: tools.AtMostOnce, Timeout: time.Minute,

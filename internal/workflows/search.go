@@ -23,7 +23,7 @@ var (
 type search struct {
 	on    bool // the round keeps the attributes (not an older recording)
 	calls int  // the waiting count last upserted
-	// memo: the round keeps round.MemoWaitingSince (changeSince); since is
+	// memo: the round keeps names.MemoWaitingSince (changeSince); since is
 	// the oldest wait last told, zero while no one waits.
 	memo  bool
 	since time.Time
@@ -91,7 +91,7 @@ func (r *run) oldestWait() time.Time {
 }
 
 // upsertSince tells visibility when the round's oldest waiting call began
-// to wait (round.MemoWaitingSince). When no call waits the memo is left as
+// to wait (names.MemoWaitingSince). When no call waits the memo is left as
 // it is: ToolroundWaiting, false then, is what a reader checks first.
 func (r *run) upsertSince(ctx workflow.Context, since time.Time) {
 	if err := workflow.UpsertMemo(ctx, map[string]any{names.MemoWaitingSince: since.UTC()}); err != nil {
@@ -133,7 +133,7 @@ func (r *run) upsertSearch(ctx workflow.Context, attrs ...temporal.SearchAttribu
 }
 
 // keepBuild writes the build that started the round into its memo
-// (round.MemoBuildID, changeBuildMemo), so that a listing tells which build
+// (names.MemoBuildID, changeBuildMemo), so that a listing tells which build
 // runs which round while builds roll out (V1). A snapshot without a build id
 // (a worker that has none, or one recorded before) writes nothing.
 func (r *run) keepBuild(ctx workflow.Context) {

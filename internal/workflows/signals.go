@@ -90,8 +90,8 @@ func (r *run) listen(ctx workflow.Context) {
 					r.ignore(ctx, names.SignalAnswer, "", "malformed payload: "+err.Error())
 					return
 				}
-				r.onExternal(ctx, names.SignalAnswer, round.KindAnswer, a.CallID, func(p *round.Pending) *round.ExecuteOutput {
-					return &round.ExecuteOutput{Content: FormatAnswers(p.Questions, a.Answers)}
+				r.onExternal(ctx, names.SignalAnswer, round.KindAnswer, a.CallID, func(p *round.Pending) *wire.ExecuteOutput {
+					return &wire.ExecuteOutput{Content: FormatAnswers(p.Questions, a.Answers)}
 				})
 			})
 			sel.AddReceive(resultCh, func(c workflow.ReceiveChannel, _ bool) {
@@ -102,8 +102,8 @@ func (r *run) listen(ctx workflow.Context) {
 					r.ignore(ctx, names.SignalToolResult, "", "malformed payload: "+err.Error())
 					return
 				}
-				r.onExternal(ctx, names.SignalToolResult, round.KindToolResult, t.CallID, func(*round.Pending) *round.ExecuteOutput {
-					return &round.ExecuteOutput{Content: t.Content, IsError: t.IsError}
+				r.onExternal(ctx, names.SignalToolResult, round.KindToolResult, t.CallID, func(*round.Pending) *wire.ExecuteOutput {
+					return &wire.ExecuteOutput{Content: t.Content, IsError: t.IsError}
 				})
 			})
 			sel.AddReceive(elicitCh, func(c workflow.ReceiveChannel, _ bool) {
@@ -187,7 +187,7 @@ func (r *run) ignore(ctx workflow.Context, signal, callID, why string) {
 
 // onExternal hands an ask_user answer or a client tool's result to the call
 // that waits for it (startExternal).
-func (r *run) onExternal(ctx workflow.Context, signal, kind, callID string, result func(*round.Pending) *round.ExecuteOutput) {
+func (r *run) onExternal(ctx workflow.Context, signal, kind, callID string, result func(*round.Pending) *wire.ExecuteOutput) {
 	i, known := r.index[callID]
 	if !known || !r.calls[i].waitsFor(kind) {
 		why := "no call with this id in the round"

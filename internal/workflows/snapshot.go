@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -431,7 +432,7 @@ func workerLimits(l round.Limits) *round.Limits {
 // addChatbot records the chatbot a send_to_chatbot call names, when the
 // worker has it (G3): its entry and the registered tools it lacks.
 func (c *RegistryCatalog) addChatbot(s *Snapshot, registered []string, args string) {
-	var a round.ChatbotArgs
+	var a wire.ChatbotArgs
 	if json.Unmarshal([]byte(args), &a) != nil {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
@@ -15,8 +16,8 @@ import (
 func (r *run) setToolResultHandler(ctx workflow.Context) error {
 	return workflow.SetUpdateHandlerWithOptions(ctx, names.UpdateToolResult,
 		func(ctx workflow.Context, t round.ToolResult) error {
-			r.onExternal(ctx, names.UpdateToolResult, round.KindToolResult, t.CallID, func(*round.Pending) *round.ExecuteOutput {
-				return &round.ExecuteOutput{Content: t.Content, IsError: t.IsError}
+			r.onExternal(ctx, names.UpdateToolResult, round.KindToolResult, t.CallID, func(*round.Pending) *wire.ExecuteOutput {
+				return &wire.ExecuteOutput{Content: t.Content, IsError: t.IsError}
 			})
 			return nil
 		},

@@ -451,9 +451,9 @@ func TestLostSideEffectAttemptIsUnknownOutcomeAndNotRetried(t *testing.T) {
 	h := newHarness(t, 3)
 	attempts := 0
 	h.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
+		func(_ context.Context, in wire.ExecuteInput) (wire.ExecuteOutput, error) {
 			attempts++
-			return round.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, errors.New("worker gone"))
+			return wire.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, errors.New("worker gone"))
 		})
 	res := h.run(t, auto(input(call("e1", "run_command", `{"command":"deploy"}`))))
 	require.Equal(t, round.StatusUnknownOutcome, res.Results[0].Status, "P2.4")
@@ -466,12 +466,12 @@ func TestReadOnlyTransientFailuresAreRetried(t *testing.T) {
 	h := newHarness(t, 3)
 	attempts := 0
 	h.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
+		func(_ context.Context, in wire.ExecuteInput) (wire.ExecuteOutput, error) {
 			attempts++
 			if attempts < 3 {
-				return round.ExecuteOutput{}, temporal.NewApplicationError("connection refused", activities.ErrTypeTransient)
+				return wire.ExecuteOutput{}, temporal.NewApplicationError("connection refused", activities.ErrTypeTransient)
 			}
-			return round.ExecuteOutput{Content: "fine", Attempt: attempts}, nil
+			return wire.ExecuteOutput{Content: "fine", Attempt: attempts}, nil
 		})
 	res := h.run(t, input(call("r1", "read_files", `{"paths":["a"]}`)))
 	require.Equal(t, round.StatusOK, res.Results[0].Status)
@@ -621,8 +621,8 @@ func TestRoundWithLargeResultsStaysUnderThePayloadLimit(t *testing.T) {
 	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 20 * time.Second})
 	big := strings.Repeat("y", 500<<10) // together over the budget
 	h.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
-			return round.ExecuteOutput{Content: in.CallID + big, Attempt: 1}, nil
+		func(_ context.Context, in wire.ExecuteInput) (wire.ExecuteOutput, error) {
+			return wire.ExecuteOutput{Content: in.CallID + big, Attempt: 1}, nil
 		})
 	var calls []round.ToolCall
 	for i := 0; i < 5; i++ {
