@@ -227,6 +227,19 @@ func (e *env) startAgent(args ...string) <-chan result {
 	return ch
 }
 
+// waitAgent waits for the agent run startAgent started to end: its command
+// has 3 minutes, after which it is killed and reports so.
+func waitAgent(t *testing.T, done <-chan result) result {
+	t.Helper()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(3*time.Minute + 30*time.Second):
+		t.Fatal("the agent run did not end")
+	}
+	return result{}
+}
+
 func (e *env) agentStatus(wid string) round.AgentStatus {
 	e.t.Helper()
 	r := e.starter(context.Background(), "", "agent-status", wid)

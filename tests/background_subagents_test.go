@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -99,12 +98,7 @@ func TestBackgroundSubagentThroughTheWorker(t *testing.T) {
 	e := newEnv(t, "LLM_BASE_URL="+m.srv.URL+"/v1", "LLM_MODEL=scripted")
 	e.startWorker()
 	done := e.startAgent("--session", e.session, "--run", "run-1", "--provider", "claude-code", "--auto-approve", parentTask)
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(3 * time.Minute):
-		t.Fatal("the agent run did not end")
-	}
+	r := waitAgent(t, done)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "parent done; the subagent said: [subagents] child done\n", r.stdout)
 	require.Equal(t, 1, countLines(t, filepath.Join(e.workdir, "log.txt"), "child"), "the subagent's command ran once")

@@ -128,12 +128,7 @@ func TestChatbotsThroughTheWorker(t *testing.T) {
 		}
 	})
 	done := e.startAgent("--session", e.session, "--run", "run-1", "--provider", "claude-code", "--auto-approve", "talk to the chatbots")
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(3 * time.Minute):
-		t.Fatal("the agent run did not end")
-	}
+	r := waitAgent(t, done)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "- helper: Appends lines and counts messages. (tools: run_command)")
 	require.Contains(t, r.stdout, "[send_to_chatbot] helper: 1 messages")
@@ -216,12 +211,7 @@ func TestChatbotSendSurvivesAWorkerKill(t *testing.T) {
 	w.kill(t)
 	close(cm.release)
 	e.startWorker()
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(3 * time.Minute):
-		t.Fatal("the agent run did not end")
-	}
+	r := waitAgent(t, done)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "[send_to_chatbot] helper: 1 messages")
 	require.Contains(t, r.stdout, "[send_to_chatbot] helper: 2 messages")

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -105,12 +104,7 @@ func TestTestToolAndMediaThroughTheWorker(t *testing.T) {
 		"MEDIA_BASE_URL="+media.srv.URL+"/v1", "MEDIA_API_KEY=sk-test", "MEDIA_MODEL=scripted-media")
 	e.startWorker()
 	done := e.startAgent("--session", e.session, "--run", "run-1", "--provider", "claude-code", "--auto-approve", "test the checker, draw a cat, say hello")
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(3 * time.Minute):
-		t.Fatal("the agent run did not end")
-	}
+	r := waitAgent(t, done)
 	require.Equal(t, 0, r.code, r.stderr)
 	parts := strings.Split(strings.TrimSpace(r.stdout), "\n---\n")
 	require.Len(t, parts, 4, r.stdout)
