@@ -11,6 +11,7 @@ import (
 	tclient "go.temporal.io/sdk/client"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // StartAgent starts an agent run (A4), or attaches to the run with the same
@@ -21,14 +22,14 @@ func (c *Client) StartAgent(ctx context.Context, in round.AgentInput) (tclient.W
 	if err := in.Validate(); err != nil {
 		return nil, round.Errorf(round.CodeBadRequest, "invalid agent input: %w", err)
 	}
-	id := round.AgentWorkflowID(in.SessionID, in.RunID)
+	id := names.AgentWorkflowID(in.SessionID, in.RunID)
 	run, err := c.tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{
 		ID:                                       id,
 		TaskQueue:                                c.opts.TaskQueue,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		StaticSummary:                            fmt.Sprintf("agent run %s of session %s", in.RunID, in.SessionID),
-	}, round.AgentWorkflowName, in)
+	}, names.AgentWorkflowName, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
 		return c.tc.GetWorkflow(ctx, id, ""), nil
@@ -61,7 +62,7 @@ func (c *Client) AgentStatus(ctx context.Context, workflowID string) (*round.Age
 	if d.GetWorkflowExecutionInfo().GetStatus() != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
 		return c.WaitAgent(ctx, workflowID)
 	}
-	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", round.QueryAgentStatus)
+	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", names.QueryAgentStatus)
 	if err != nil {
 		return nil, fmt.Errorf("agent run %s: status: %s", workflowID, rootCause(err))
 	}
@@ -78,7 +79,7 @@ func (c *Client) SendUserMessage(ctx context.Context, workflowID, text string) e
 	if len(text) > round.MaxTaskBytes {
 		return fmt.Errorf("the message is %d bytes; at most %d are accepted", len(text), round.MaxTaskBytes)
 	}
-	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalUserMessage, round.UserMessage{Text: text}); err != nil {
+	if err := c.tc.SignalWorkflow(ctx, workflowID, "", names.SignalUserMessage, round.UserMessage{Text: text}); err != nil {
 		return fmt.Errorf("user message to %s: %w", workflowID, err)
 	}
 	return nil
@@ -105,8 +106,8 @@ func (c *Client) AgentEvents(ctx context.Context, sessionID, runID string, fn fu
 	if c.opts.Events == nil {
 		return errors.New("agent events need Redis: Options.Events is not set (client.FromEnv sets it from REDIS_URL)")
 	}
-	id := round.AgentWorkflowID(sessionID, runID)
-	rounds := round.WorkflowID(sessionID, runID, 0)
+	id := names.AgentWorkflowID(sessionID, runID)
+	rounds := names.WorkflowID(sessionID, runID, 0)
 	rounds = rounds[:len(rounds)-1] // toolround/<session>/<run>/
 	err := c.opts.Events.Watch(ctx, sessionID, "0", func(e round.Event) error {
 		if e.WorkflowID != id && !strings.HasPrefix(e.WorkflowID, rounds) {

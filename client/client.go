@@ -25,6 +25,7 @@ import (
 
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools/secrets"
 )
 
@@ -173,7 +174,7 @@ func (c *Client) start(ctx context.Context, in *round.Input) (tclient.WorkflowRu
 		EnableEagerStart:                         c.opts.EagerStart,
 		StaticSummary:                            fmt.Sprintf("round %d of run %s (%d calls)", in.Round, in.RunID, len(in.ToolCalls())),
 		TypedSearchAttributes:                    temporal.NewSearchAttributes(searchSession.ValueSet(in.SessionID)), // the inbox finds it before its first task
-	}, round.WorkflowName, in)
+	}, names.WorkflowName, in)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &already) {
 		if err := c.checkSameInput(ctx, id, key, given); err != nil {
@@ -486,7 +487,7 @@ func (c *Client) confirm(ctx context.Context, workflowID string, s round.Confirm
 	if s.Via == "" {
 		s.Via = "api"
 	}
-	return c.update(ctx, workflowID, round.UpdateConfirm, "confirm", s.CallID, s, nil)
+	return c.update(ctx, workflowID, names.UpdateConfirm, "confirm", s.CallID, s, nil)
 }
 
 // update sends one of the round's validated updates (confirm, extend,
@@ -550,13 +551,13 @@ func (c *Client) ExtendDeadline(ctx context.Context, workflowID, callID string, 
 		return round.Extended{}, &round.Error{Code: round.CodeBadRequest, Message: fmt.Sprintf("extend %s of %s: %v is less than a second", callID, workflowID, d)}
 	}
 	var res round.Extended
-	err := c.update(ctx, workflowID, round.UpdateExtend, "extend", callID, round.Extend{CallID: callID, Seconds: secs}, &res)
+	err := c.update(ctx, workflowID, names.UpdateExtend, "extend", callID, round.Extend{CallID: callID, Seconds: secs}, &res)
 	return res, err
 }
 
 // Answer answers an ask_user call; it returns once the answer is sent.
 func (c *Client) Answer(ctx context.Context, workflowID, callID string, answers []string) error {
-	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalAnswer, round.Answer{CallID: callID, Answers: answers}); err != nil {
+	if err := c.tc.SignalWorkflow(ctx, workflowID, "", names.SignalAnswer, round.Answer{CallID: callID, Answers: answers}); err != nil {
 		if err := c.missingRound(ctx, workflowID, err); err != nil {
 			return err
 		}
@@ -575,7 +576,7 @@ func (c *Client) AnswerElicitation(ctx context.Context, workflowID string, a rou
 	if a.Via == "" {
 		a.Via = "api"
 	}
-	return c.update(ctx, workflowID, round.UpdateAnswer, "answer", a.CallID, a, nil)
+	return c.update(ctx, workflowID, names.UpdateAnswer, "answer", a.CallID, a, nil)
 }
 
 // SubmitToolResult delivers the result of a client tool that the client
@@ -584,11 +585,11 @@ func (c *Client) AnswerElicitation(ctx context.Context, workflowID string, a rou
 // (ErrNotWaiting) and another wait's r.WaitID (ErrStaleWait). A round of a
 // build without the update gets the signal, as before.
 func (c *Client) SubmitToolResult(ctx context.Context, workflowID string, r round.ToolResult) error {
-	err := c.update(ctx, workflowID, round.UpdateToolResult, "tool result", r.CallID, r, nil)
+	err := c.update(ctx, workflowID, names.UpdateToolResult, "tool result", r.CallID, r, nil)
 	if err == nil || !unknownUpdate(err) {
 		return err
 	}
-	if err := c.tc.SignalWorkflow(ctx, workflowID, "", round.SignalToolResult, r); err != nil {
+	if err := c.tc.SignalWorkflow(ctx, workflowID, "", names.SignalToolResult, r); err != nil {
 		if err := c.missingRound(ctx, workflowID, err); err != nil {
 			return err
 		}
@@ -648,7 +649,7 @@ func (c *Client) Progress(ctx context.Context, workflowID string) (round.Progres
 	if err := c.requireWorkerOn(ctx, tq); err != nil {
 		return out, err
 	}
-	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", round.QueryProgress)
+	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", names.QueryProgress)
 	if err != nil {
 		return out, fmt.Errorf("progress of %s: %w", workflowID, err)
 	}

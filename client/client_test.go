@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // jsonValue is a query answer as the server returns it.
@@ -129,7 +130,7 @@ func waitingRound(t *testing.T, approvalID string) (*mocks.Client, *signals) {
 	sig := &signals{}
 	pending := `[{"call_id":"call_1","tool":"run_command","kind":"confirm","arguments":"{\"command\":\"ls\"}","subject":"ls","reason":"runs a command"` +
 		`,"approval_id":"` + approvalID + `"}]`
-	tc.On("QueryWorkflow", mock.Anything, "wf", "", round.QueryPending).Return(func(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
+	tc.On("QueryWorkflow", mock.Anything, "wf", "", names.QueryPending).Return(func(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
 		if len(sig.all()) > 0 {
 			return jsonValue{[]byte(`[]`)}, nil
 		}
@@ -208,8 +209,8 @@ func TestDeliverRetriesUntilTheRoundHasTheDecision(t *testing.T) {
 }
 
 func TestConfirmErrorsAreTyped(t *testing.T) {
-	for typ, want := range map[string]error{round.ErrNotWaiting: ErrNotWaiting, round.ErrStaleApproval: ErrStaleApproval, round.ErrInvalidArgs: ErrInvalidArgs,
-		round.ErrInvalidPattern: ErrInvalidPattern} {
+	for typ, want := range map[string]error{string(round.CodeNotWaiting): ErrNotWaiting, string(round.CodeStaleApproval): ErrStaleApproval, string(round.CodeInvalidArgs): ErrInvalidArgs,
+		string(round.CodeInvalidPattern): ErrInvalidPattern} {
 		tc := mocks.NewClient(t)
 		tc.On("UpdateWorkflow", mock.Anything, mock.Anything).Return(doneUpdate(temporal.NewApplicationError("because", typ)), nil).Once()
 		err := New(tc, Options{}).Approve(context.Background(), "wf", "c", ConfirmOptions{ApprovalID: "x"})
@@ -232,7 +233,7 @@ func TestConfirmSendsWhoDecided(t *testing.T) {
 	var sent []round.Confirm
 	tc.On("UpdateWorkflow", mock.Anything, mock.MatchedBy(func(o tclient.UpdateWorkflowOptions) bool {
 		sent = append(sent, o.Args[0].(round.Confirm))
-		return o.UpdateName == round.UpdateConfirm
+		return o.UpdateName == names.UpdateConfirm
 	})).Return(doneUpdate(nil), nil).Twice()
 	c := New(tc, Options{})
 	require.NoError(t, c.Approve(context.Background(), "wf", "c1", ConfirmOptions{ApprovalID: "a", By: "alice", Via: "console", Verified: true}))
@@ -268,7 +269,7 @@ func TestAnEventWakesTheWatch(t *testing.T) {
 	var mu sync.Mutex
 	waiting, queries := false, 0
 	tc := mocks.NewClient(t)
-	tc.On("QueryWorkflow", mock.Anything, wfID, "", round.QueryPending).Return(func(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
+	tc.On("QueryWorkflow", mock.Anything, wfID, "", names.QueryPending).Return(func(context.Context, string, string, string, ...any) (converter.EncodedValue, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		queries++
@@ -375,7 +376,7 @@ func TestExtendDeadlineAnswersWhatTheRoundAdded(t *testing.T) {
 		*args.Get(1).(*round.Extended) = round.Extended{CallID: "c1", AddedSeconds: 90, Deadline: deadline}
 	}).Return(nil).Once()
 	tc.On("UpdateWorkflow", mock.Anything, mock.MatchedBy(func(o tclient.UpdateWorkflowOptions) bool {
-		return o.UpdateName == round.UpdateExtend && o.Args[0] == round.Extend{CallID: "c1", Seconds: 7 * 24 * 3600}
+		return o.UpdateName == names.UpdateExtend && o.Args[0] == round.Extend{CallID: "c1", Seconds: 7 * 24 * 3600}
 	})).Return(h, nil).Once()
 	got, err := New(tc, Options{}).ExtendDeadline(context.Background(), "wf", "c1", 7*24*time.Hour)
 	require.NoError(t, err)

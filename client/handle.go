@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // RunHandle is one run's rounds as an agent loop submits them (U9): it
@@ -45,7 +46,7 @@ var ErrRoundFailed error = &round.Error{Code: round.CodeRoundFailed, Message: "t
 func (c *Client) ResumeRun(ctx context.Context, sessionID, runID string, defaults round.Input) (*RunHandle, error) {
 	h := c.NewRun(sessionID, runID, defaults)
 	for n := 1; ; n++ {
-		id := round.WorkflowID(sessionID, runID, n)
+		id := names.WorkflowID(sessionID, runID, n)
 		if _, _, err := c.describeRound(ctx, id); err != nil {
 			if errors.Is(err, ErrRoundNotFound) {
 				return h, nil
@@ -90,7 +91,7 @@ func (h *RunHandle) Last() *round.Result {
 func (h *RunHandle) NextWorkflowID() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return round.WorkflowID(h.defaults.SessionID, h.defaults.RunID, h.number+1)
+	return names.WorkflowID(h.defaults.SessionID, h.defaults.RunID, h.number+1)
 }
 
 // Calls runs the model's chat-completions tool calls as the next round.

@@ -13,11 +13,11 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // searchSession is the session's search attribute, which Start sets.
-var searchSession = temporal.NewSearchAttributeKeyKeyword(round.SearchSession)
+var searchSession = temporal.NewSearchAttributeKeyKeyword(names.SearchSession)
 
 // InboxRound is a round that waits for a person, with the calls it waits for.
 type InboxRound struct {
@@ -91,7 +91,7 @@ func (c *Client) InboxOf(ctx context.Context, o InboxOptions) ([]InboxRound, err
 		}
 		for _, ex := range resp.GetExecutions() {
 			r := InboxRound{WorkflowID: ex.GetExecution().GetWorkflowId(), Started: ex.GetStartTime().AsTime()}
-			if p, ok := ex.GetSearchAttributes().GetIndexedFields()[round.SearchSession]; ok {
+			if p, ok := ex.GetSearchAttributes().GetIndexedFields()[names.SearchSession]; ok {
 				_ = converter.GetDefaultDataConverter().FromPayload(p, &r.SessionID)
 			}
 			if session != "" && r.SessionID != session {
@@ -163,9 +163,9 @@ func (c *Client) InboxOf(ctx context.Context, o InboxOptions) ([]InboxRound, err
 // InboxQuery is the visibility query of Inbox: running rounds that wait for
 // a person, of one session when session is not empty.
 func InboxQuery(session string) string {
-	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND %s = true", round.WorkflowName, round.SearchWaiting)
+	q := fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND %s = true", names.WorkflowName, names.SearchWaiting)
 	if session != "" {
-		q += fmt.Sprintf(" AND %s = '%s'", round.SearchSession, escapeQuery(session))
+		q += fmt.Sprintf(" AND %s = '%s'", names.SearchSession, escapeQuery(session))
 	}
 	return q
 }

@@ -10,7 +10,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // Stalled is a running round that no worker of the client's task queue
@@ -34,7 +34,7 @@ type Stalled struct {
 // the two ways out.
 func (s *Stalled) String() string {
 	what, again := "round", "submit it again under a new round number"
-	if strings.HasPrefix(s.WorkflowID, round.AgentWorkflowIDPrefix+"/") {
+	if strings.HasPrefix(s.WorkflowID, names.AgentWorkflowIDPrefix+"/") {
 		what, again = "agent run", "start it again under a new run id"
 	}
 	since := fmt.Sprintf("since %s (%s ago)", s.Since.UTC().Format("2006-01-02 15:04:05 UTC"), time.Since(s.Since).Round(time.Second))

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // PendingCall is a call that waits for a person or for the client: the
@@ -399,7 +400,7 @@ func (c *Client) wakeOnEvents(ctx context.Context, workflowID string) <-chan str
 // queryPending asks the round what it waits for. The answer is decoded as
 // JSON, so fields that newer workers add (approval_id) are read when present.
 func (c *Client) queryPending(ctx context.Context, workflowID string) ([]PendingCall, error) {
-	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", round.QueryPending)
+	v, err := c.tc.QueryWorkflow(ctx, workflowID, "", names.QueryPending)
 	if err != nil {
 		return nil, err
 	}

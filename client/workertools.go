@@ -9,7 +9,7 @@ import (
 
 	tclient "go.temporal.io/sdk/client"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -36,7 +36,7 @@ func (c *Client) WorkerTools(ctx context.Context, provider string) (tools.Toolse
 		TaskQueue:                c.opts.TaskQueue,
 		WorkflowExecutionTimeout: WorkerToolsTimeout,
 		StaticSummary:            "tools for provider " + provider,
-	}, round.WorkflowToolCatalog, provider)
+	}, names.WorkflowToolCatalog, provider)
 	if err != nil {
 		return ts, fmt.Errorf("ask a worker of task queue %s for its tools: %w", c.opts.TaskQueue, err)
 	}

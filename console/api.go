@@ -16,6 +16,7 @@ import (
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -101,7 +102,7 @@ func (s *Server) getRound(w http.ResponseWriter, r *http.Request, p principal) {
 func (s *Server) getTools(w http.ResponseWriter, r *http.Request, _ principal) {
 	q := r.URL.Query()
 	provider := q.Get("provider")
-	if !round.ValidIdentifier(provider) {
+	if !names.ValidIdentifier(provider) {
 		s.fail(w, r, fmt.Errorf("%w: provider %q is not a provider name", ErrBadInput, provider))
 		return
 	}
@@ -179,7 +180,7 @@ func (s *Server) getInbox(w http.ResponseWriter, r *http.Request, p principal) {
 // inbox is the waiting rounds p may see, of one session or of all; the
 // page's inbox is the same list.
 func (s *Server) inbox(r *http.Request, p principal, session string) ([]InboxEntry, error) {
-	if session != "" && !round.ValidIdentifier(session) {
+	if session != "" && !names.ValidIdentifier(session) {
 		return nil, fmt.Errorf("%w: session %q is not a session id", ErrBadInput, session)
 	}
 	out := []InboxEntry{}
@@ -548,7 +549,7 @@ func (s *Server) postCancel(w http.ResponseWriter, r *http.Request, p principal)
 // event (as `starter watch --json` prints it) per data: line.
 func (s *Server) getEvents(w http.ResponseWriter, r *http.Request, p principal) {
 	session := r.PathValue("session")
-	if !round.ValidIdentifier(session) {
+	if !names.ValidIdentifier(session) {
 		s.fail(w, r, fmt.Errorf("%w: session %q is not a session id", ErrBadInput, session))
 		return
 	}

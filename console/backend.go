@@ -184,7 +184,7 @@ type RoundView struct {
 	Error     string    `json:"error,omitempty"`
 	StartTime time.Time `json:"start_time,omitempty"`
 	// BuildID is the build whose worker started the round (its memo
-	// round.MemoBuildID, V1); empty for rounds from before.
+	// names.MemoBuildID, V1); empty for rounds from before.
 	BuildID string        `json:"build_id,omitempty"`
 	Pending []PendingCall `json:"pending,omitempty"`
 	// Progress is the round's progress query answer, as the worker gives it.

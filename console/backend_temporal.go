@@ -31,6 +31,7 @@ import (
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/secrets"
 )
@@ -127,11 +128,11 @@ func (b *TemporalBackend) Round(ctx context.Context, workflowID string) (*RoundV
 		return nil, fmt.Errorf("describe round %s: %w", workflowID, err)
 	}
 	info := d.RawResponse.GetWorkflowExecutionInfo()
-	if info.GetType().GetName() != round.WorkflowName {
+	if info.GetType().GetName() != names.WorkflowName {
 		return nil, fmt.Errorf("%s is not a round: %w", workflowID, ErrNotFound)
 	}
 	v := b.view(ctx, workflowID, info.GetStatus(), info.GetStartTime().AsTime())
-	if p, ok := info.GetMemo().GetFields()[round.MemoBuildID]; ok {
+	if p, ok := info.GetMemo().GetFields()[names.MemoBuildID]; ok {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &v.BuildID)
 	}
 	return v, nil
@@ -189,9 +190,9 @@ func (b *TemporalBackend) own(ctx context.Context, workflowID string, kinds idKi
 	if err != nil {
 		return 0, err
 	}
-	want := round.WorkflowName
+	want := names.WorkflowName
 	if kind == kindAgent {
-		want = round.AgentWorkflowName
+		want = names.AgentWorkflowName
 	}
 	d, err := b.tc.DescribeWorkflow(ctx, workflowID, "")
 	var nf *serviceerror.NotFound
@@ -242,7 +243,7 @@ func underRound(ps []PendingCall) []PendingCall {
 func (b *TemporalBackend) progress(ctx context.Context, workflowID string) (json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	v, err := b.tc.QueryWorkflow(ctx, workflowID, "", round.QueryProgress)
+	v, err := b.tc.QueryWorkflow(ctx, workflowID, "", names.QueryProgress)
 	if err != nil {
 		return nil, err
 	}
@@ -336,11 +337,11 @@ func (b *TemporalBackend) list(ctx context.Context, query string, limit int) ([]
 
 // Session lists a session's newest rounds with their calls.
 func (b *TemporalBackend) Session(ctx context.Context, session string) ([]RoundView, error) {
-	prefix, err := quote(round.SessionRoundsPrefix(session))
+	prefix, err := quote(names.SessionRoundsPrefix(session))
 	if err != nil {
 		return nil, err
 	}
-	ids, err := b.list(ctx, "WorkflowType = '"+round.WorkflowName+"' AND WorkflowId STARTS_WITH "+prefix, sessionRounds)
+	ids, err := b.list(ctx, "WorkflowType = '"+names.WorkflowName+"' AND WorkflowId STARTS_WITH "+prefix, sessionRounds)
 	if err != nil {
 		return nil, err
 	}
@@ -580,11 +581,11 @@ func (b *TemporalBackend) Agent(ctx context.Context, workflowID string) (*AgentV
 // SessionAgents lists a session's newest agent runs; a run that cannot be
 // read is listed with its error.
 func (b *TemporalBackend) SessionAgents(ctx context.Context, session string) ([]AgentView, error) {
-	prefix, err := quote(round.SessionAgentsPrefix(session))
+	prefix, err := quote(names.SessionAgentsPrefix(session))
 	if err != nil {
 		return nil, err
 	}
-	ids, err := b.list(ctx, "WorkflowType = '"+round.AgentWorkflowName+"' AND WorkflowId STARTS_WITH "+prefix, sessionRounds)
+	ids, err := b.list(ctx, "WorkflowType = '"+names.AgentWorkflowName+"' AND WorkflowId STARTS_WITH "+prefix, sessionRounds)
 	if err != nil {
 		return nil, err
 	}
@@ -672,7 +673,7 @@ func (b *TemporalBackend) GatewayTools(ctx context.Context) ([]round.GatewayTool
 		TaskQueue:                b.opts.TaskQueue,
 		WorkflowExecutionTimeout: client.WorkerToolsTimeout,
 		StaticSummary:            "tools for the MCP gateway",
-	}, round.WorkflowGatewayTools)
+	}, names.WorkflowGatewayTools)
 	if err != nil {
 		return nil, fmt.Errorf("ask a worker of task queue %s for its tools: %w", b.opts.TaskQueue, err)
 	}
@@ -688,21 +689,21 @@ func (b *TemporalBackend) GatewayTools(ctx context.Context) ([]round.GatewayTool
 func (b *TemporalBackend) GatewayCall(ctx context.Context, session, run string, c round.GatewayCall) (round.GatewayTicket, error) {
 	var t round.GatewayTicket
 	op := b.tc.NewWithStartWorkflowOperation(tclient.StartWorkflowOptions{
-		ID:                       round.GatewayWorkflowID(session, run),
+		ID:                       names.GatewayWorkflowID(session, run),
 		TaskQueue:                b.opts.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 		StaticSummary:            "MCP gateway run " + run + " of session " + session,
-	}, round.WorkflowGateway, round.GatewayInput{SessionID: session, Run: run})
+	}, names.WorkflowGateway, round.GatewayInput{SessionID: session, Run: run})
 	h, err := b.tc.UpdateWithStartWorkflow(ctx, tclient.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: op,
 		UpdateOptions: tclient.UpdateWorkflowOptions{
-			UpdateName:   round.UpdateGatewayCall,
+			UpdateName:   names.UpdateGatewayCall,
 			Args:         []any{c},
 			WaitForStage: tclient.WorkflowUpdateStageCompleted,
 		},
 	})
 	if err != nil {
-		return t, fmt.Errorf("gateway run %s: %w", round.GatewayWorkflowID(session, run), err)
+		return t, fmt.Errorf("gateway run %s: %w", names.GatewayWorkflowID(session, run), err)
 	}
 	err = h.Get(ctx, &t)
 	return t, err

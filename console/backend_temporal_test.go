@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // jsonValue is a query answer.
@@ -63,7 +64,7 @@ func TestDecideSendsTheUpdate(t *testing.T) {
 	h := &mocks.WorkflowUpdateHandle{}
 	var sent []round.Confirm
 	tc.On("UpdateWorkflow", mock.Anything, mock.MatchedBy(func(o tclient.UpdateWorkflowOptions) bool {
-		if o.UpdateName != round.UpdateConfirm || o.WorkflowID != wf || len(o.Args) != 1 {
+		if o.UpdateName != names.UpdateConfirm || o.WorkflowID != wf || len(o.Args) != 1 {
 			return false
 		}
 		sent = append(sent, o.Args[0].(round.Confirm))
@@ -93,13 +94,13 @@ func TestExtendAndAnswerAskTheRound(t *testing.T) {
 	tc.On("DescribeWorkflow", mock.Anything, wf, "").Return(running, nil)
 	tc.On("DescribeTaskQueue", mock.Anything, "toolround", enumspb.TASK_QUEUE_TYPE_WORKFLOW).Return(
 		&workflowservice.DescribeTaskQueueResponse{Pollers: []*taskqueuepb.PollerInfo{{Identity: "w"}}}, nil)
-	tc.On("QueryWorkflow", mock.Anything, wf, "", round.QueryPending).Return(pendingAnswer("abc"), nil)
+	tc.On("QueryWorkflow", mock.Anything, wf, "", names.QueryPending).Return(pendingAnswer("abc"), nil)
 	var extended []round.Extend
 	extend := func(call string, err error) {
 		h := &mocks.WorkflowUpdateHandle{}
 		h.On("Get", mock.Anything, mock.Anything).Return(err)
 		tc.On("UpdateWorkflow", mock.Anything, mock.MatchedBy(func(o tclient.UpdateWorkflowOptions) bool {
-			if o.UpdateName != round.UpdateExtend || o.WorkflowID != wf || o.Args[0].(round.Extend).CallID != call {
+			if o.UpdateName != names.UpdateExtend || o.WorkflowID != wf || o.Args[0].(round.Extend).CallID != call {
 				return false
 			}
 			extended = append(extended, o.Args[0].(round.Extend))
@@ -107,7 +108,7 @@ func TestExtendAndAnswerAskTheRound(t *testing.T) {
 		})).Return(h, nil)
 	}
 	extend("e1", nil)
-	extend("ghost", temporal.NewNonRetryableApplicationError("no call with this id in the round", round.ErrNotWaiting, nil))
+	extend("ghost", temporal.NewNonRetryableApplicationError("no call with this id in the round", string(round.CodeNotWaiting), nil))
 	b := NewTemporalBackend(tc, TemporalOptions{})
 
 	_, err := b.Extend(ctx, wf, "e1", 600)
@@ -207,10 +208,10 @@ func TestAgentRunsThroughTemporal(t *testing.T) {
 
 	// A running run answers its status query; a message is its signal.
 	tc = &mocks.Client{}
-	tc.On("DescribeWorkflow", mock.Anything, run, "").Return(describing(round.AgentWorkflowName, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING), nil)
-	tc.On("QueryWorkflow", mock.Anything, run, "", round.QueryAgentStatus).Return(jsonValue{round.AgentStatus{WorkflowID: run, Status: round.AgentRunning, Round: 2,
+	tc.On("DescribeWorkflow", mock.Anything, run, "").Return(describing(names.AgentWorkflowName, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING), nil)
+	tc.On("QueryWorkflow", mock.Anything, run, "", names.QueryAgentStatus).Return(jsonValue{round.AgentStatus{WorkflowID: run, Status: round.AgentRunning, Round: 2,
 		Conversation: []round.AgentMessage{{Role: "user", Content: "go"}}}}, nil)
-	tc.On("SignalWorkflow", mock.Anything, run, "", round.SignalUserMessage, round.UserMessage{Text: "hi"}).Return(nil)
+	tc.On("SignalWorkflow", mock.Anything, run, "", names.SignalUserMessage, round.UserMessage{Text: "hi"}).Return(nil)
 	b = NewTemporalBackend(tc, TemporalOptions{})
 	v, err := b.Agent(ctx, run)
 	require.NoError(t, err)
@@ -223,7 +224,7 @@ func TestAgentRunsThroughTemporal(t *testing.T) {
 
 	// An ended run takes no message; a terminated one reads as failed.
 	tc = &mocks.Client{}
-	tc.On("DescribeWorkflow", mock.Anything, run, "").Return(describing(round.AgentWorkflowName, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED), nil)
+	tc.On("DescribeWorkflow", mock.Anything, run, "").Return(describing(names.AgentWorkflowName, enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED), nil)
 	b = NewTemporalBackend(tc, TemporalOptions{})
 	require.ErrorIs(t, b.SendUserMessage(ctx, run, "hi"), ErrNotRunning)
 	v, err = b.Agent(ctx, run)

@@ -24,13 +24,14 @@ import (
 
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
 // The MCP gateway (Z1-Z4): /api/v1/mcp serves this system's tools to any
 // MCP client over streamable HTTP, with the official SDK's server run
 // stateless, so any console answers any request. A tools/call goes to the
-// workflow that owns the client's run (round.WorkflowGateway), which runs
+// workflow that owns the client's run (names.WorkflowGateway), which runs
 // it in a round; the request waits for that round's result, with progress
 // while it waits. Everything a call needs lives in Temporal: a client that
 // disconnects and sends the same call again attaches to it.
@@ -212,9 +213,9 @@ func gatewayIDs(session, run string) error {
 	switch {
 	case session == "":
 		return errors.New("name the session: " + GatewayPath + "?session=S&run=R")
-	case !round.ValidIdentifier(session):
+	case !names.ValidIdentifier(session):
 		return fmt.Errorf("session %q: use letters, digits, '.', '_' and '-'", session)
-	case !round.ValidIdentifier(run) || !round.ValidIdentifier(round.GatewayRunID(run)):
+	case !names.ValidIdentifier(run) || !names.ValidIdentifier(names.GatewayRunID(run)):
 		return fmt.Errorf("run %q: use letters, digits, '.', '_' and '-'", run)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -232,7 +233,7 @@ func (g *gateway) elicitAnswer(ctx context.Context, p principal, session, run, i
 		return
 	}
 	wfID, callID, approvalID := parts[0], parts[1], parts[2]
-	if _, _, ok := parseTaskID(wfID+"/"+callID, session); !ok || strings.Split(wfID, "/")[2] != round.GatewayRunID(run) {
+	if _, _, ok := parseTaskID(wfID+"/"+callID, session); !ok || strings.Split(wfID, "/")[2] != names.GatewayRunID(run) {
 		return // only a call of this client's own run
 	}
 	var r mcp.ElicitResult

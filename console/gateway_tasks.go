@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // MCP tasks on revision 2025-11-25 (Z3), which the SDK's server does not
@@ -70,11 +71,11 @@ func parseTaskID(id, session string) (wfID, callID string, ok bool) {
 	}
 	wfID, callID = id[:i], id[i+1:]
 	parts := strings.Split(wfID, "/")
-	if len(parts) != 4 || parts[0] != round.WorkflowIDPrefix || parts[1] != session ||
-		!strings.HasPrefix(parts[2], round.GatewayPrefix) || !strings.HasPrefix(callID, "mcp_") {
+	if len(parts) != 4 || parts[0] != names.WorkflowIDPrefix || parts[1] != session ||
+		!strings.HasPrefix(parts[2], names.GatewayPrefix) || !strings.HasPrefix(callID, "mcp_") {
 		return "", "", false
 	}
-	if s, ok := round.SessionOfWorkflowID(wfID); !ok || s != session {
+	if s, ok := names.SessionOfWorkflowID(wfID); !ok || s != session {
 		return "", "", false
 	}
 	return wfID, callID, true
@@ -487,7 +488,7 @@ func (g *gateway) listTasks(ctx context.Context, w http.ResponseWriter, id json.
 	}
 	tasks := []wireTaskState{}
 	for _, v := range views {
-		if v.RunID != round.GatewayRunID(run) {
+		if v.RunID != names.GatewayRunID(run) {
 			continue
 		}
 		for _, c := range v.Calls {

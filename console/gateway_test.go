@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // TestGatewayToolNamesZ2: names are 1-64 characters of [A-Za-z0-9_.-]; a
@@ -80,7 +81,7 @@ func (g *gatewayFake) GatewayTools(context.Context) ([]round.GatewayTool, error)
 
 func (g *gatewayFake) GatewayCall(_ context.Context, session, run string, c round.GatewayCall) (round.GatewayTicket, error) {
 	g.calls.Add(1)
-	return round.GatewayTicket{WorkflowID: round.WorkflowID(session, round.GatewayRunID(run), 1), CallID: "mcp_1_0", Round: 1}, nil
+	return round.GatewayTicket{WorkflowID: names.WorkflowID(session, names.GatewayRunID(run), 1), CallID: "mcp_1_0", Round: 1}, nil
 }
 
 func (g *gatewayFake) Wait(ctx context.Context, id string) (*round.Result, error) {

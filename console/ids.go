@@ -5,11 +5,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // The workflows the console acts on are rounds and agent runs, told by
-// their id shapes (round.WorkflowID, round.AgentWorkflowID) and, in the
+// their id shapes (names.WorkflowID, names.AgentWorkflowID) and, in the
 // Temporal backend, by their types too (H10). Any other id, whatever
 // workflow of the namespace it names, is no such round or run: 404, and
 // nothing is sent to Temporal for it.
@@ -39,13 +39,13 @@ func (k idKind) String() string {
 func (k idKind) shape() string {
 	var s []string
 	if k&kindRound != 0 {
-		s = append(s, round.WorkflowIDPrefix+"/<session>/<run>/<round>")
+		s = append(s, names.WorkflowIDPrefix+"/<session>/<run>/<round>")
 	}
 	if k&kindAgent != 0 {
-		s = append(s, round.AgentWorkflowIDPrefix+"/<session>/<run>")
+		s = append(s, names.AgentWorkflowIDPrefix+"/<session>/<run>")
 	}
 	if k&kindWorkspace != 0 {
-		s = append(s, round.WorkspaceWorkflowIDPrefix+"/<session>")
+		s = append(s, names.WorkspaceWorkflowIDPrefix+"/<session>")
 	}
 	return strings.Join(s, " or ")
 }
@@ -57,23 +57,23 @@ func (k idKind) shape() string {
 func parseWorkflowID(id string) (kind idKind, session string, ok bool) {
 	parts := strings.Split(id, "/")
 	switch {
-	case len(parts) == 4 && parts[0] == round.WorkflowIDPrefix:
+	case len(parts) == 4 && parts[0] == names.WorkflowIDPrefix:
 		n, err := strconv.Atoi(parts[3])
 		if err != nil || n < 0 || strconv.Itoa(n) != parts[3] {
 			return 0, "", false
 		}
 		kind = kindRound
-	case len(parts) == 3 && parts[0] == round.AgentWorkflowIDPrefix:
+	case len(parts) == 3 && parts[0] == names.AgentWorkflowIDPrefix:
 		kind = kindAgent
-	case len(parts) == 2 && parts[0] == round.WorkspaceWorkflowIDPrefix:
-		if !round.ValidIdentifier(parts[1]) {
+	case len(parts) == 2 && parts[0] == names.WorkspaceWorkflowIDPrefix:
+		if !names.ValidIdentifier(parts[1]) {
 			return 0, "", false
 		}
 		return kindWorkspace, parts[1], true
 	default:
 		return 0, "", false
 	}
-	if !round.ValidIdentifier(parts[1]) || !round.ValidIdentifier(parts[2]) {
+	if !names.ValidIdentifier(parts[1]) || !names.ValidIdentifier(parts[2]) {
 		return 0, "", false
 	}
 	return kind, parts[1], true

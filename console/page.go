@@ -16,7 +16,7 @@ import (
 
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/text"
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 //go:embed assets
@@ -398,7 +398,7 @@ type agentLine struct {
 
 func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, p principal) {
 	session := r.PathValue("session")
-	if !round.ValidIdentifier(session) {
+	if !names.ValidIdentifier(session) {
 		s.errorPage(w, r, http.StatusBadRequest, "bad_request", fmt.Sprintf("session %q is not a session id", session))
 		return
 	}

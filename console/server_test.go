@@ -23,6 +23,7 @@ import (
 	"github.com/toolround/toolround/console/openapi"
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // fakeBackend answers from memory and records what it was asked.
@@ -176,7 +177,7 @@ func (f *fakeBackend) StartAgent(_ context.Context, in round.AgentInput) (string
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.agents = append(f.agents, in)
-	return round.AgentWorkflowID(in.SessionID, in.RunID), nil
+	return names.AgentWorkflowID(in.SessionID, in.RunID), nil
 }
 
 func (f *fakeBackend) Agent(_ context.Context, id string) (*AgentView, error) {

@@ -10,7 +10,7 @@ import (
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/internal/workspace"
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // The workspaces of WORKSPACE=session (W3): listed, measured and removed
@@ -28,7 +28,7 @@ func (s *Server) workdir() (string, error) {
 // workspaceSession is the {session} of the path, checked and in p's scope.
 func (s *Server) workspaceSession(r *http.Request, p principal) (string, error) {
 	session := r.PathValue("session")
-	if !round.ValidIdentifier(session) {
+	if !names.ValidIdentifier(session) {
 		return "", fmt.Errorf("%w: session %q is not a session id", ErrBadInput, session)
 	}
 	if !p.allows(session) {

@@ -13,7 +13,7 @@ import (
 	"github.com/toolround/toolround/internal/llm"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools/secrets"
 )
 
@@ -28,7 +28,7 @@ func registerAgent(r worker.Registry, wf *workflows.RoundWorkflow, acts *activit
 		aw.HeartbeatTimeout, aw.Limits = rc.Options.HeartbeatTimeout, rc.Options.WorkerLimits
 		contextTokens = rc.Options.ContextTokens
 	}
-	r.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: round.AgentWorkflowName})
+	r.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: names.AgentWorkflowName})
 	m := &activities.Model{Registry: acts.Registry, Events: acts.Events, Blobs: acts.Blobs, Logger: acts.Logger,
 		SecretKey: sync.OnceValues(secrets.ConfigFromEnv().LoadKey), ContextTokens: contextTokens, MaxRaw: acts.LargeResult}
 	if acts.Secrets != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/notify"
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // swap registers Func under the activity name Name instead of the engine's
@@ -55,15 +55,15 @@ func roundActivities(acts *activities.Activities) []swap {
 // the round's activities panics, as the SDK's own registration does on a
 // programming error.
 func registerAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activities.Activities, swaps ...swap) {
-	r.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
+	r.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: names.WorkflowName})
 	for _, f := range swapped(acts, swaps) {
 		r.RegisterActivityWithOptions(f.Func, activity.RegisterOptions{Name: f.Name})
 	}
 	registerAgent(r, wf, acts)
-	r.RegisterWorkflowWithOptions(workflows.ToolCatalog, workflow.RegisterOptions{Name: round.WorkflowToolCatalog})
+	r.RegisterWorkflowWithOptions(workflows.ToolCatalog, workflow.RegisterOptions{Name: names.WorkflowToolCatalog})
 	r.RegisterActivityWithOptions(acts.ListTools, activity.RegisterOptions{Name: wire.ActivityListTools})
-	r.RegisterWorkflowWithOptions(workflows.Gateway, workflow.RegisterOptions{Name: round.WorkflowGateway})
-	r.RegisterWorkflowWithOptions(workflows.GatewayTools, workflow.RegisterOptions{Name: round.WorkflowGatewayTools})
+	r.RegisterWorkflowWithOptions(workflows.Gateway, workflow.RegisterOptions{Name: names.WorkflowGateway})
+	r.RegisterWorkflowWithOptions(workflows.GatewayTools, workflow.RegisterOptions{Name: names.WorkflowGatewayTools})
 	r.RegisterActivityWithOptions(acts.ListGatewayTools, activity.RegisterOptions{Name: wire.ActivityListGatewayTools})
 }
 

@@ -14,7 +14,7 @@ import (
 	"github.com/toolround/toolround/internal/seam"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // recorder is a worker.Registry that records what is registered under which
@@ -40,7 +40,7 @@ func newRecorder() *recorder {
 func TestRegisterAllNames(t *testing.T) {
 	r := newRecorder()
 	RegisterAll(r, &workflows.RoundWorkflow{}, &activities.Activities{})
-	require.ElementsMatch(t, []string{round.WorkflowName, round.AgentWorkflowName, round.WorkflowToolCatalog, round.WorkflowGateway, round.WorkflowGatewayTools}, keys(r.workflows))
+	require.ElementsMatch(t, []string{names.WorkflowName, names.AgentWorkflowName, names.WorkflowToolCatalog, names.WorkflowGateway, names.WorkflowGatewayTools}, keys(r.workflows))
 	require.ElementsMatch(t,
 		[]string{wire.ActivityExecuteTool, wire.ActivityPublishRound, wire.ActivityStoreContents, wire.ActivityRefreshContents, wire.ActivityCheckFiles, wire.ActivityModelCall, wire.ActivityVerifyRules, wire.ActivitySignRules, wire.ActivityVerifyUsage, wire.ActivitySignUsage, wire.ActivityReconcile, wire.ActivityListTools, wire.ActivityCachedResult, wire.ActivityListGatewayTools, wire.ActivityOffloadResult, wire.ActivityToolSecrets, wire.ActivityOpenToolResult},
 		keys(r.activities))

@@ -12,7 +12,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // SearchAttribute is a search attribute that rounds keep current (T7).
@@ -27,10 +27,10 @@ type SearchAttribute struct {
 // upserts one the namespace lacks has its workflow task failed until it is
 // added, so the worker checks them before it polls.
 var SearchAttributes = []SearchAttribute{
-	{round.SearchSession, "Keyword", enumspb.INDEXED_VALUE_TYPE_KEYWORD},
-	{round.SearchWaiting, "Bool", enumspb.INDEXED_VALUE_TYPE_BOOL},
-	{round.SearchWaitingCalls, "Int", enumspb.INDEXED_VALUE_TYPE_INT},
-	{round.SearchParent, "Keyword", enumspb.INDEXED_VALUE_TYPE_KEYWORD},
+	{names.SearchSession, "Keyword", enumspb.INDEXED_VALUE_TYPE_KEYWORD},
+	{names.SearchWaiting, "Bool", enumspb.INDEXED_VALUE_TYPE_BOOL},
+	{names.SearchWaitingCalls, "Int", enumspb.INDEXED_VALUE_TYPE_INT},
+	{names.SearchParent, "Keyword", enumspb.INDEXED_VALUE_TYPE_KEYWORD},
 }
 
 // ErrSearchAttributes is matched by CheckSearchAttributes's error for a

@@ -14,7 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // The waiting-approval gauges read Temporal visibility at most once per
@@ -31,7 +31,7 @@ const (
 // other task queues are told apart.
 func waitingQuery(taskQueue string) string {
 	return fmt.Sprintf("WorkflowType = '%s' AND ExecutionStatus = 'Running' AND %s = true AND TaskQueue = '%s'",
-		round.WorkflowName, round.SearchWaiting, strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(taskQueue))
+		names.WorkflowName, names.SearchWaiting, strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(taskQueue))
 }
 
 // waitingNow is what visibility said of the rounds that wait for a person.
@@ -147,11 +147,11 @@ func listWaiting(c client.Client, query string) func(context.Context) (waitingNo
 			for _, ex := range resp.GetExecutions() {
 				out.Rounds++
 				var calls int64
-				if p, ok := ex.GetSearchAttributes().GetIndexedFields()[round.SearchWaitingCalls]; ok && dc.FromPayload(p, &calls) == nil {
+				if p, ok := ex.GetSearchAttributes().GetIndexedFields()[names.SearchWaitingCalls]; ok && dc.FromPayload(p, &calls) == nil {
 					out.Calls += calls
 				}
 				since := ex.GetStartTime().AsTime()
-				if p, ok := ex.GetMemo().GetFields()[round.MemoWaitingSince]; ok {
+				if p, ok := ex.GetMemo().GetFields()[names.MemoWaitingSince]; ok {
 					var t time.Time
 					if dc.FromPayload(p, &t) == nil && !t.IsZero() {
 						since = t

@@ -9,13 +9,6 @@ import (
 // The contract of an agent run (A1-A4): one workflow per run that calls the
 // model as an activity and runs each round of tool calls as a child round.
 const (
-	// AgentWorkflowName is the registered type of the agent run.
-	AgentWorkflowName = "AgentRun"
-	// SignalUserMessage carries a UserMessage that joins the conversation
-	// before the next model call (A3).
-	SignalUserMessage = "user_message"
-	// QueryAgentStatus answers with an AgentStatus.
-	QueryAgentStatus = "status"
 	// DefaultMaxRounds bounds a run's rounds when its input does not.
 	DefaultMaxRounds = 50
 	// MaxTaskBytes bounds a task and a user message.
@@ -62,22 +55,6 @@ const (
 	// run's status.
 	EventAgentFinished = "agent_finished"
 )
-
-// AgentWorkflowIDPrefix is the first segment of every agent run's workflow
-// id.
-const AgentWorkflowIDPrefix = "agentrun"
-
-// AgentWorkflowID is the id of the agent run's workflow,
-// agentrun/<session>/<run>.
-func AgentWorkflowID(sessionID, runID string) string {
-	return fmt.Sprintf("%s/%s/%s", AgentWorkflowIDPrefix, sessionID, runID)
-}
-
-// SessionAgentsPrefix starts the workflow id of every agent run of a
-// session.
-func SessionAgentsPrefix(sessionID string) string {
-	return AgentWorkflowIDPrefix + "/" + sessionID + "/"
-}
 
 // AgentInput starts an agent run. Carry is set only by the run itself when
 // it continues as new.

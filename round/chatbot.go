@@ -3,7 +3,6 @@ package round
 import (
 	"fmt"
 	"regexp"
-	"slices"
 )
 
 // Chatbots (G3): the named agents of AGENTS_CONFIG. A chatbot runs as a
@@ -11,18 +10,9 @@ import (
 // session and workspace: it answers one message at a time through the
 // update wire.UpdateChat and then waits for the next.
 const (
-	// ListChatbot and SendToChatbot are G3's tools.
-	ListChatbot   = "list_chatbot"
-	SendToChatbot = "send_to_chatbot"
 	// Cycle starts the answer for a message to a chatbot already in the
 	// caller's chain.
 	Cycle = "cycle"
-	// ChatbotKeyPrefix starts the concurrency key of the calls to one
-	// chatbot, whose limit is 1 (R).
-	ChatbotKeyPrefix = "chatbot:"
-	// MaxChatReplies is how many replies a chatbot run keeps by message
-	// id, to answer a send retried after a continue-as-new once.
-	MaxChatReplies = 64
 )
 
 // chatbotName is the shape of a chatbot's name: it becomes part of a run id.
@@ -36,9 +26,6 @@ func CheckChatbotName(name string) error {
 	return nil
 }
 
-// ChatbotRunID is the run id of the chatbot name: "chat-<name>".
-func ChatbotRunID(name string) string { return ChatbotPrefix + name }
-
 // Chatbot is one named agent of AGENTS_CONFIG.
 type Chatbot struct {
 	Name        string `json:"name"`
@@ -49,12 +36,6 @@ type Chatbot struct {
 	Model        string   `json:"model,omitempty"`
 	SystemPrompt string   `json:"system_prompt,omitempty"`
 	Tools        []string `json:"tools"`
-}
-
-// ChatbotArgs are the arguments of a send_to_chatbot call.
-type ChatbotArgs struct {
-	Name    string `json:"name"`
-	Message string `json:"message"`
 }
 
 // ChatMessage is the payload of wire.UpdateChat. MessageID is the sending
@@ -92,9 +73,6 @@ type ChatReply struct {
 	Text      string `json:"text,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 }
-
-// InChain reports whether a chatbot name is in a caller's chain.
-func InChain(chain []string, name string) bool { return slices.Contains(chain, name) }
 
 // checkChain refuses a chain of chatbots that is not one.
 func checkChain(chain []string) error {

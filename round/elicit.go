@@ -3,8 +3,6 @@ package round
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
-	"time"
 )
 
 // MCP elicitation (SPEC E1): an MCP server asks the user for input during a
@@ -15,16 +13,6 @@ import (
 const (
 	// KindElicitation is a call whose MCP server asks for input.
 	KindElicitation = "elicitation"
-	// UpdateAnswer carries a person's answer to an elicitation
-	// (ElicitAnswer). Its validator refuses, before anything is recorded,
-	// a call that does not wait for one (ErrNotWaiting), a wait_id that is
-	// not the current wait's (ErrStaleWait) and content that fails the
-	// requested schema or an action that is none of the three
-	// (ErrInvalidAnswer). ask_user answers stay on SignalAnswer.
-	UpdateAnswer = "answer"
-	// ErrInvalidAnswer: an answer's content fails the requested schema, or
-	// its action is not accept, decline or cancel.
-	ErrInvalidAnswer = "invalid_answer"
 )
 
 // Elicitation actions, as MCP names them.
@@ -81,15 +69,6 @@ type Elicitation struct {
 	Host            string          `json:"host,omitempty"`
 }
 
-// ElicitationOf is the pending view of a request.
-func ElicitationOf(e ElicitRequest) *Elicitation {
-	out := &Elicitation{Server: e.Server, Mode: e.Mode, Message: e.Message, RequestedSchema: e.RequestedSchema, URL: e.URL}
-	if u, err := url.Parse(e.URL); err == nil && e.URL != "" {
-		out.Host = u.Host
-	}
-	return out
-}
-
 // ElicitAnswer is the payload of UpdateAnswer.
 type ElicitAnswer struct {
 	CallID string `json:"call_id"`
@@ -121,43 +100,6 @@ type InputRequired struct {
 	State string `json:"state,omitempty"`
 }
 
-// MaxInputTrips bounds a call's input_required round trips: after this
-// many the call ends with an error (E1).
-const MaxInputTrips = 10
-
-// WithDefaults fills what an accepted form leaves out with the requested
-// schema's defaults (its top-level properties, as MCP's forms are flat;
-// SEP-1034), as the client must before it answers the server.
-func WithDefaults(schema json.RawMessage, content map[string]any) map[string]any {
-	var s struct {
-		Properties map[string]struct {
-			Default json.RawMessage `json:"default"`
-		} `json:"properties"`
-	}
-	if json.Unmarshal(schema, &s) != nil {
-		return content
-	}
-	// Each property is filled in on its own, so the order does not matter.
-	//workflowcheck:ignore
-	for name, p := range s.Properties {
-		if len(p.Default) == 0 {
-			continue
-		}
-		if _, ok := content[name]; ok {
-			continue
-		}
-		var v any
-		if json.Unmarshal(p.Default, &v) != nil {
-			continue
-		}
-		if content == nil {
-			content = map[string]any{}
-		}
-		content[name] = v
-	}
-	return content
-}
-
 // MCPTask is a long MCP tool call that its server runs as a task (E2): the
 // tools/call that created it returned this handle instead of a result. It
 // sits in history (ExecuteOutput.Task), and the call's next activity polls
@@ -181,7 +123,3 @@ type MCPTask struct {
 	PollMS int64 `json:"poll_ms,omitempty"`
 	TTLMS  int64 `json:"ttl_ms,omitempty"`
 }
-
-// MaxTaskPoll bounds how long the round polls an MCP task in one
-// activity, whatever time to live its server gives it.
-const MaxTaskPoll = 24 * time.Hour

@@ -11,20 +11,26 @@ import (
 // the `error` field of its error bodies (SPEC's HTTP API).
 type ErrorCode string
 
-// Error codes. The first three are the application error types of the
-// confirm update's validator (T1), as the workflow sends them.
+// Error codes. The first nine are also the application error types with
+// which the validators of the confirm, extend, tool_result and answer
+// updates refuse a request before anything is recorded (T1, B1, E1, N2), as
+// the workflow sends them: string(CodeNotWaiting) and so on.
 const (
-	CodeNotWaiting    ErrorCode = ErrNotWaiting    // the call does not wait for a decision
-	CodeStaleApproval ErrorCode = ErrStaleApproval // the approval_id is not the waiting call's
-	CodeInvalidArgs   ErrorCode = ErrInvalidArgs   // edited arguments fail the tool's schema
-	// CodeAlreadyDecided: the same decision already landed, so the request
-	// changed nothing and did no harm (the API answers it 200).
-	CodeAlreadyDecided  ErrorCode = ErrAlreadyDecided
-	CodeStaleWait       ErrorCode = ErrStaleWait       // the wait_id is not the call's current wait (B1)
-	CodeInvalidAnswer   ErrorCode = ErrInvalidAnswer   // an elicitation answer that fails its schema (E1)
-	CodeInvalidDecision ErrorCode = ErrInvalidDecision // a decision with fields its wait does not take (B1, B2)
-	CodeLinkUsed        ErrorCode = ErrLinkUsed        // a signed link that has decided already (N2)
-	CodeInvalidPattern  ErrorCode = ErrInvalidPattern  // a pattern to remember that cannot be a rule for the tool (T4)
+	CodeNotWaiting    ErrorCode = "not_waiting"    // the call does not wait for a decision
+	CodeStaleApproval ErrorCode = "stale_approval" // the approval_id is not the waiting call's
+	CodeInvalidArgs   ErrorCode = "invalid_args"   // edited arguments fail the tool's schema
+	// CodeAlreadyDecided: the same decision, with the same approval_id,
+	// already landed, so the request changed nothing and did no harm (the
+	// API answers it 200).
+	CodeAlreadyDecided ErrorCode = "already_decided"
+	CodeStaleWait      ErrorCode = "stale_wait"     // the wait_id is not the call's current wait (B1)
+	CodeInvalidAnswer  ErrorCode = "invalid_answer" // an elicitation answer that fails its schema, or an action other than accept, decline or cancel (E1)
+	// CodeInvalidDecision: a decision with fields its wait does not take:
+	// remember, pattern, allow_turn, args or up_to on a call past a limit,
+	// or up_to without remember (B1, B2).
+	CodeInvalidDecision ErrorCode = "invalid_decision"
+	CodeLinkUsed        ErrorCode = "link_used"       // a signed link whose nonce the round has recorded: a link decides once (N2)
+	CodeInvalidPattern  ErrorCode = "invalid_pattern" // a pattern to remember that cannot be a rule for the tool (T4, approval.ValidatePattern)
 
 	CodeBadRequest      ErrorCode = "bad_request"      // an input or request that cannot be run at all
 	CodeInvalidInput    ErrorCode = "invalid_input"    // a field the contract does not know (U8)

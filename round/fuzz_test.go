@@ -3,6 +3,7 @@ package round
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/toolround/toolround/round/names"
 	"strings"
 	"testing"
 )
@@ -47,7 +48,7 @@ func FuzzParseInput(f *testing.F) {
 		if err := in.Validate(); err != nil {
 			t.Fatalf("accepted an invalid input: %v", err)
 		}
-		if !ValidIdentifier(in.SessionID) || !ValidIdentifier(in.RunID) {
+		if !names.ValidIdentifier(in.SessionID) || !names.ValidIdentifier(in.RunID) {
 			t.Fatalf("accepted identifiers %q and %q", in.SessionID, in.RunID)
 		}
 		if s := in.ConfirmTimeoutSeconds; s != 0 && (s < 1 || s > 7*24*3600) {

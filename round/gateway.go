@@ -4,38 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // The MCP gateway's wire (Z2): the console relays an MCP client's
 // tools/call to the workflow that owns the client's run, which runs it in
 // a round and answers with the round and call that hold its result.
 const (
-	// WorkflowGateway owns one gateway run's state: its id is
-	// GatewayWorkflowID(session, run).
-	WorkflowGateway = "MCPGateway"
-	// UpdateGatewayCall hands the gateway workflow one call (GatewayCall);
-	// it answers with the GatewayTicket of the round that runs it.
-	UpdateGatewayCall = "call"
-	// WorkflowGatewayTools and wire.ActivityListGatewayTools list what the
-	// gateway may offer (GatewayTool), as ToolCatalog does for a provider.
-	WorkflowGatewayTools = "GatewayTools"
-	// GatewayWorkflowIDPrefix starts a gateway workflow's id.
-	GatewayWorkflowIDPrefix = "mcpgateway"
 	// GatewayProvider is the catalog the gateway offers (Z2).
 	GatewayProvider = "claude-code"
-	// MaxGatewayArgs bounds one call's canonical arguments.
-	MaxGatewayArgs = 1 << 20
+	// maxGatewayArgs bounds one call's canonical arguments.
+	maxGatewayArgs = 1 << 20
 )
-
-// GatewayWorkflowID is the workflow that owns the gateway run run of
-// session (Z2); run is the client's name for it, without GatewayPrefix.
-func GatewayWorkflowID(session, run string) string {
-	return GatewayWorkflowIDPrefix + "/" + session + "/" + run
-}
-
-// GatewayRunID is the run id the gateway's rounds carry: mcp-<run>.
-func GatewayRunID(run string) string { return GatewayPrefix + run }
 
 // GatewayInput starts a gateway workflow; Carry is set after
 // continue-as-new.
@@ -64,8 +43,8 @@ func (c GatewayCall) Validate() error {
 	switch {
 	case c.Tool == "" || len(c.Tool) > 128:
 		return fmt.Errorf("tool name %q: give 1-128 characters", c.Tool)
-	case len(c.Args) > MaxGatewayArgs:
-		return fmt.Errorf("the arguments are %d bytes; at most %d", len(c.Args), MaxGatewayArgs)
+	case len(c.Args) > maxGatewayArgs:
+		return fmt.Errorf("the arguments are %d bytes; at most %d", len(c.Args), maxGatewayArgs)
 	}
 	var v map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(c.Args), &v); err != nil || v == nil {
@@ -206,16 +185,4 @@ func addDelta(cur, from, to map[string]int64) map[string]int64 {
 		cur[k] += v - from[k] // a key new in to adds its whole value
 	}
 	return cur
-}
-
-// GatewayCallID is the id of call i of gateway round n.
-func GatewayCallID(n, i int) string { return fmt.Sprintf("mcp_%d_%d", n, i) }
-
-// SessionOfGatewayID is the session and run of a gateway workflow id.
-func SessionOfGatewayID(id string) (session, run string, ok bool) {
-	parts := strings.Split(id, "/")
-	if len(parts) != 3 || parts[0] != GatewayWorkflowIDPrefix || !ValidIdentifier(parts[1]) || !ValidIdentifier(parts[2]) {
-		return "", "", false
-	}
-	return parts[1], parts[2], true
 }

@@ -285,23 +285,6 @@ type LimitCount struct {
 	Max   int64  `json:"max"`
 }
 
-// LimitCounts lists the limits set in l with the counts of u at now; grown
-// adds what approvals added.
-func LimitCounts(l *Limits, u *Usage, now time.Time) []LimitCount {
-	var out []LimitCount
-	for _, name := range LimitNames {
-		v := l.Get(name)
-		if v == 0 {
-			continue
-		}
-		if u != nil {
-			v += u.Grown[name]
-		}
-		out = append(out, LimitCount{Limit: name, Count: u.Count(name, now), Max: v})
-	}
-	return out
-}
-
 // Canonical is the encoding of u that its MAC covers: every field but the
 // MAC, as JSON (maps in key order, the time in RFC 3339 in UTC).
 func (u Usage) Canonical() []byte {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -70,7 +71,7 @@ func TestWorkerLimitsBoundWhateverTheInputSays(t *testing.T) {
 func TestLimitCountsShowGrownLimits(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	u := &round.Usage{Calls: 7, Started: &start, Grown: map[string]int64{round.LimitCalls: 5}}
-	got := round.LimitCounts(&round.Limits{MaxCalls: 5, MaxSeconds: 600}, u, start.Add(90*time.Second))
+	got := wire.LimitCounts(&round.Limits{MaxCalls: 5, MaxSeconds: 600}, u, start.Add(90*time.Second))
 	require.Equal(t, []round.LimitCount{{Limit: "max_calls", Count: 7, Max: 10}, {Limit: "max_seconds", Count: 90, Max: 600}}, got)
 
 	c := u.Clone()

@@ -6,20 +6,20 @@ import (
 	"github.com/toolround/toolround/internal/text"
 )
 
-// KnownProviders are provider names that this project or its users write.
+// knownProviders are provider names that this project or its users write.
 // The contract takes any name as a provider (every name but claude-code
 // gets the short tools array), so the list only serves to catch typos: a
 // name one edit from a known one (two for the long ones), or the same
 // but for case, is refused with the known name.
-var KnownProviders = []string{"claude-code", "openai", "anthropic", "mistral", "gemini", "ollama", "deepseek", "bedrock", "openrouter"}
+var knownProviders = []string{"claude-code", "openai", "anthropic", "mistral", "gemini", "ollama", "deepseek", "bedrock", "openrouter"}
 
 // CheckProvider refuses a provider name that is a near miss of a known one
 // (CodeInvalidInput, with the known name); any other name, and none, pass.
 func CheckProvider(p string) error {
-	if p == "" || slices.Contains(KnownProviders, p) {
+	if p == "" || slices.Contains(knownProviders, p) {
 		return nil
 	}
-	c := text.ClosestWithin(p, KnownProviders, func(a, b string) int {
+	c := text.ClosestWithin(p, knownProviders, func(a, b string) int {
 		if min(len(a), len(b)) >= 9 {
 			return 2
 		}

@@ -28,7 +28,7 @@ func TestProviderNearMisses(t *testing.T) {
 		a := AgentInput{SessionID: "s", RunID: "r", Task: "t", Provider: given}
 		require.ErrorContains(t, a.Validate(), `did you mean "`+want+`"?`, "an agent request")
 	}
-	for _, ok := range append(KnownProviders, "", "my-llm", "vllm-local", "llama.cpp") {
+	for _, ok := range append(knownProviders, "", "my-llm", "vllm-local", "llama.cpp") {
 		require.NoError(t, CheckProvider(ok), ok)
 	}
 	in := Input{SessionID: "s", RunID: "r", Round: 1, Provider: "claude_code"}

@@ -1,17 +1,24 @@
-// Package round is the contract of one round of tool calls: everything that
-// crosses the wire between clients, the workflow and the activities. It
-// holds the input and the result, the run state carried between rounds,
-// the workflow's output, the activity payloads, the signal, query and
-// activity names with their payloads, the waiting call (Pending), the error
-// type with its codes (Error) that every side matches refusals by, the
-// events and their ids, and the one place where tool messages and the
-// history are built. It imports no
-// other package of the module.
+// Package round is the contract of one round of tool calls, as a client or
+// a tool author sees it: the input (Input, AgentInput) and the result
+// (Result, CallResult, AgentStatus), the statuses, the run state carried
+// between rounds (RunState), the waiting call (Pending) and the payloads of
+// the decisions, answers and tool results that end its wait (Confirm,
+// Answer, ToolResult, Extend, ElicitAnswer), the error type with its codes
+// (Error, ErrorCode) that every side matches refusals by, the events and
+// their ids, and the one place where tool messages and the history are
+// built.
+//
+// The names these payloads travel under (workflow types, signals, updates,
+// queries, search attributes) and the workflow ids are in package
+// round/names. The worker's own payloads, between its workflows and its
+// activities, are not part of the contract and live in internal/wire. The
+// JSON of every type here is the wire format of SPEC's interface contract.
 package round
 
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/toolround/toolround/round/names"
 	"strings"
 	"time"
 )
@@ -226,32 +233,8 @@ func checkID(field, v string) error {
 	return nil
 }
 
-// WorkflowIDPrefix is the first segment of every round's workflow id.
-const WorkflowIDPrefix = "toolround"
-
-// WorkflowID is the id of a round's workflow execution,
-// toolround/<session>/<run>/<round>: the same round submitted twice
-// attaches to the same execution.
-func WorkflowID(sessionID, runID string, round int) string {
-	return fmt.Sprintf("%s/%s/%s/%d", WorkflowIDPrefix, sessionID, runID, round)
-}
-
-// WorkspaceWorkflowIDPrefix is the first segment of the id of the workflow
-// that holds a session's workspace binding (W4): workspace/<session>.
-const WorkspaceWorkflowIDPrefix = "workspace"
-
-// WorkspaceWorkflowID is the id of the workflow holding session's binding.
-func WorkspaceWorkflowID(sessionID string) string {
-	return WorkspaceWorkflowIDPrefix + "/" + sessionID
-}
-
-// SessionRoundsPrefix starts the workflow id of every round of a session.
-func SessionRoundsPrefix(sessionID string) string {
-	return WorkflowIDPrefix + "/" + sessionID + "/"
-}
-
 // WorkflowID of this input.
-func (in *Input) WorkflowID() string { return WorkflowID(in.SessionID, in.RunID, in.Round) }
+func (in *Input) WorkflowID() string { return names.WorkflowID(in.SessionID, in.RunID, in.Round) }
 
 // CallResult is what happened to one call.
 type CallResult struct {
@@ -392,20 +375,4 @@ type Result struct {
 	History  []Message    `json:"history"`
 	Events   []Event      `json:"events"`
 	State    *RunState    `json:"state"`
-}
-
-// SessionOfWorkflowID is the session of a round's or an agent run's
-// workflow id (WorkflowID, AgentWorkflowID); ok is false for any other id.
-func SessionOfWorkflowID(id string) (session string, ok bool) {
-	parts := strings.Split(id, "/")
-	switch {
-	case len(parts) == 4 && parts[0] == WorkflowIDPrefix:
-	case len(parts) == 3 && parts[0] == AgentWorkflowIDPrefix:
-	default:
-		return "", false
-	}
-	if !ValidIdentifier(parts[1]) || !ValidIdentifier(parts[2]) {
-		return "", false
-	}
-	return parts[1], true
 }

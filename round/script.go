@@ -13,8 +13,8 @@ import (
 // offline, with no model server (`starter agent --model scripted:FILE`).
 
 const (
-	// MaxScriptBytes bounds a script: it travels with each model call.
-	MaxScriptBytes = 64 << 10
+	// maxScriptBytes bounds a script: it travels with each model call.
+	maxScriptBytes = 64 << 10
 	// ScriptModelPrefix starts the --model value of a scripted model.
 	ScriptModelPrefix = "scripted:"
 )
@@ -35,8 +35,8 @@ type ModelScript struct {
 // refuses fields that are not part of it (U8) and every turn that is not
 // a turn of its format, naming the turn.
 func ParseModelScript(b []byte) (*ModelScript, error) {
-	if len(b) > MaxScriptBytes {
-		return nil, fmt.Errorf("the script is %d bytes; at most %d are accepted", len(b), MaxScriptBytes)
+	if len(b) > maxScriptBytes {
+		return nil, fmt.Errorf("the script is %d bytes; at most %d are accepted", len(b), maxScriptBytes)
 	}
 	var s ModelScript
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -76,8 +76,8 @@ func (s *ModelScript) Validate() error {
 	if len(s.Turns) == 0 {
 		return errors.New(`the script has no turns: want {"format": "openai", "turns": [{"role": "assistant", "content": "the answer"}]}`)
 	}
-	if b, err := json.Marshal(s); err == nil && len(b) > MaxScriptBytes {
-		return fmt.Errorf("the script is %d bytes; at most %d are accepted", len(b), MaxScriptBytes)
+	if b, err := json.Marshal(s); err == nil && len(b) > maxScriptBytes {
+		return fmt.Errorf("the script is %d bytes; at most %d are accepted", len(b), maxScriptBytes)
 	}
 	for i := range s.Turns {
 		if _, err := s.turn(i); err != nil {

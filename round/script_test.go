@@ -50,7 +50,7 @@ func TestParseModelScriptRefusesWhatItCannotPlay(t *testing.T) {
 			`did you mean "input"?`},
 		{"responses without output", `{"format": "responses", "turns": [{"role": "assistant", "content": "x"}]}`, `a turn is {"output": [...]}`},
 		{"second turn", `{"turns": [{"role": "assistant", "content": "x"}, {"role": "assistant", "tool_call": []}]}`, "turn 2 of the script"},
-		{"too large", `{"turns": [{"role": "assistant", "content": "` + string(make([]byte, MaxScriptBytes)) + `"}]}`, "at most 65536"},
+		{"too large", `{"turns": [{"role": "assistant", "content": "` + string(make([]byte, maxScriptBytes)) + `"}]}`, "at most 65536"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ParseModelScript([]byte(tc.script))

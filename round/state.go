@@ -94,11 +94,6 @@ type FileState struct {
 	Missing bool `json:"missing,omitempty"`
 }
 
-// MaxDedupeEntries bounds the dedupe map of a run; the oldest entries go
-// first. Its size is bounded too (workflows.StateBudget): the state travels
-// in every round's input and result.
-const MaxDedupeEntries = 1000
-
 // Clone returns a deep copy, never nil.
 func (s *RunState) Clone() *RunState {
 	out := &RunState{Dedupe: map[string]DedupeEntry{}}

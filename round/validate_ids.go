@@ -5,46 +5,24 @@ import (
 	"time"
 
 	"github.com/toolround/toolround/internal/text"
+	"github.com/toolround/toolround/round/names"
 )
 
 // Bounds of the identifiers and the confirm timeout of a round input (T6, T3).
 const (
-	// MaxIdentifierLen is the longest session_id or run_id.
-	MaxIdentifierLen = 128
 	// MinConfirmTimeout and MaxConfirmTimeout bound confirm_timeout_seconds;
 	// 0 keeps the worker's default.
 	MinConfirmTimeout = time.Second
 	MaxConfirmTimeout = 7 * 24 * time.Hour
 )
 
-// ValidIdentifier reports whether v may be a session_id or run_id:
-// [A-Za-z0-9][A-Za-z0-9._-]{0,127}. Nothing else is allowed, so a '/' cannot
-// make two workflow ids equal ("x/y"+"z" and "x"+"y/z") and a ':' cannot
-// reach a Redis key; "." and ".." are already excluded by the first
-// character.
-func ValidIdentifier(v string) bool {
-	if len(v) == 0 || len(v) > MaxIdentifierLen {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case i > 0 && (c == '.' || c == '_' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // checkIdentifier says what is wrong with a session_id or run_id (T6).
 func checkIdentifier(field, v string) error {
 	if v == "" {
 		return fmt.Errorf("%s is missing", field)
 	}
-	if !ValidIdentifier(v) {
-		return fmt.Errorf("%s %q is not a valid identifier: use 1 to %d letters, digits, '.', '_' or '-', starting with a letter or digit", field, truncateID(v), MaxIdentifierLen)
+	if !names.ValidIdentifier(v) {
+		return fmt.Errorf("%s %q is not a valid identifier: use 1 to %d letters, digits, '.', '_' or '-', starting with a letter or digit", field, truncateID(v), names.MaxIdentifierLen)
 	}
 	return nil
 }

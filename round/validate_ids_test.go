@@ -1,6 +1,7 @@
 package round
 
 import (
+	"github.com/toolround/toolround/round/names"
 	"strings"
 	"testing"
 
@@ -9,13 +10,13 @@ import (
 
 func TestValidIdentifier(t *testing.T) {
 	for _, ok := range []string{"s", "s1", "S-1", "a.b_c-d", "0", "run.2026-11-30", strings.Repeat("a", 128)} {
-		require.True(t, ValidIdentifier(ok), ok)
+		require.True(t, names.ValidIdentifier(ok), ok)
 	}
 	for _, bad := range []string{
 		"", ".", "..", "x/y", "y/z", "a:b", "-a", "_a", ".a", "a b", "a\x00", "a\n", "é", "a/..",
 		"a\\b", "a%2f", strings.Repeat("a", 129), "toolround/x",
 	} {
-		require.False(t, ValidIdentifier(bad), "%q", bad)
+		require.False(t, names.ValidIdentifier(bad), "%q", bad)
 	}
 }
 
@@ -83,16 +84,16 @@ func TestBadIdentifierIsQuotedWhole(t *testing.T) {
 
 func TestSessionOfWorkflowID(t *testing.T) {
 	for id, want := range map[string]string{
-		WorkflowID("s1", "r", 2):    "s1",
-		AgentWorkflowID("s-2", "r"): "s-2",
+		names.WorkflowID("s1", "r", 2):    "s1",
+		names.AgentWorkflowID("s-2", "r"): "s-2",
 	} {
-		got, ok := SessionOfWorkflowID(id)
+		got, ok := names.SessionOfWorkflowID(id)
 		if !ok || got != want {
 			t.Fatalf("%q: got %q %v, want %q", id, got, ok, want)
 		}
 	}
 	for _, id := range []string{"", "toolround/../r/1", "toolround/a/b", "other/a/b/1", "agentrun/a", "toolround/a\x00/r/1", "notify/w/t"} {
-		if s, ok := SessionOfWorkflowID(id); ok {
+		if s, ok := names.SessionOfWorkflowID(id); ok {
 			t.Fatalf("%q read as session %q", id, s)
 		}
 	}

@@ -2,28 +2,8 @@ package round
 
 import (
 	"encoding/json"
+	"github.com/toolround/toolround/round/names"
 	"time"
-)
-
-// Names registered with Temporal. They are stable strings, apart from Go
-// identifiers, so renaming a function never orphans a running round.
-const (
-	WorkflowName = "ToolRound"
-	// WorkflowToolCatalog asks a worker of the task queue for its tools
-	// (its built-ins, MCP servers and TOOLS_CONFIG tools), through
-	// wire.ActivityListTools, for `starter tools --worker`.
-	WorkflowToolCatalog = "ToolCatalog"
-
-	// SignalConfirm carries a human decision on a call (P1.6).
-	SignalConfirm = "confirm"
-	// SignalAnswer carries the answer to an ask_user call.
-	SignalAnswer = "answer"
-	// SignalToolResult carries the result of a client tool that the client ran.
-	SignalToolResult = "tool_result"
-	// QueryPending lists the calls that wait for a human or a client.
-	QueryPending = "pending"
-	// QueryProgress tells which calls are queued, running, waiting or done.
-	QueryProgress = "progress"
 )
 
 // ErrTypeInvalidInput is the application error type of a round input that
@@ -64,47 +44,9 @@ type Confirm struct {
 	Scope string `json:"scope,omitempty"`
 	// Nonce is the signed link's nonce when the decision came from one
 	// (N2, Via "link"): the round refuses a nonce it has recorded
-	// (ErrLinkUsed).
+	// (CodeLinkUsed).
 	Nonce string `json:"nonce,omitempty"`
 }
-
-// UpdateConfirm is the update that carries the same payload as
-// SignalConfirm; its validator rejects a decision for a call that does not
-// wait, a stale approval_id or edited arguments that fail the schema, with an
-// application error of one of the types below, before anything is recorded.
-const UpdateConfirm = "confirm"
-
-// Error types of UpdateConfirm's validator (T1).
-const (
-	ErrNotWaiting    = "not_waiting"
-	ErrStaleApproval = "stale_approval"
-	ErrInvalidArgs   = "invalid_args"
-	// ErrAlreadyDecided: the same decision, with the same approval_id, has
-	// already landed; nothing changes (a retried request is harmless).
-	ErrAlreadyDecided = "already_decided"
-	// ErrStaleWait: the wait_id is not the call's current wait (B1).
-	ErrStaleWait = "stale_wait"
-	// ErrInvalidDecision: the decision has fields its wait does not take:
-	// remember, pattern, allow_turn, args or up_to on a call past a limit,
-	// or up_to without remember (B1, B2).
-	ErrInvalidDecision = "invalid_decision"
-	// ErrInvalidPattern: the decision asks to remember a pattern that
-	// cannot be a rule for the call's tool (T4, approval.ValidatePattern).
-	ErrInvalidPattern = "invalid_pattern"
-	// ErrLinkUsed: the decision comes from a signed link whose nonce the
-	// round has recorded: a link decides once (N2).
-	ErrLinkUsed = "link_used"
-)
-
-// SignalExtend adds to a waiting call's deadline (T3). Clients send
-// UpdateExtend; rounds still take the signal as they always did.
-const SignalExtend = "extend"
-
-// UpdateExtend is the update that carries the same payload as SignalExtend;
-// its validator refuses a call that does not wait for a decision
-// (ErrNotWaiting) and fewer than one second (CodeBadRequest) before
-// anything is recorded, so the caller learns that nothing moved.
-const UpdateExtend = "extend"
 
 // Extend is the payload of SignalExtend and UpdateExtend.
 type Extend struct {
@@ -122,27 +64,6 @@ type Extended struct {
 	Deadline     time.Time `json:"deadline"`
 }
 
-// Search attributes that the round keeps current, so that an inbox lists the
-// rounds that wait for a person from Temporal visibility (T7).
-const (
-	SearchSession      = "ToolroundSession"      // Keyword
-	SearchWaiting      = "ToolroundWaiting"      // Bool
-	SearchWaitingCalls = "ToolroundWaitingCalls" // Int
-)
-
-// MemoWaitingSince is the memo field in which a round that waits for a
-// person keeps when the oldest of its waiting calls began to wait (the
-// earliest `since` of its pending decisions and answers), so that a
-// visibility listing tells how long approvals have waited without asking
-// each round. It is a memo, not a search attribute: nothing filters on it,
-// and a namespace needs nothing registered for it. It is written only while
-// calls wait; ToolroundWaiting says whether they still do.
-const MemoWaitingSince = "ToolroundWaitingSince"
-
-// MemoBuildID is the memo field of the build (WORKER_BUILD_ID) whose
-// worker started the round (V1).
-const MemoBuildID = "ToolroundBuildID"
-
 // Answer is the payload of SignalAnswer.
 type Answer struct {
 	CallID  string   `json:"call_id"`
@@ -158,13 +79,6 @@ type ToolResult struct {
 	Content string `json:"content"`
 	IsError bool   `json:"is_error,omitempty"`
 }
-
-// UpdateToolResult is the validated update that carries a client tool's
-// result (Y5), with the payload of SignalToolResult: its validator refuses,
-// before anything is recorded, a call that does not wait for a tool result
-// (ErrNotWaiting) and another wait's wait_id (ErrStaleWait). The signal
-// stays for older clients.
-const UpdateToolResult = "tool_result"
 
 // Pending is a call that waits for a human decision or an outside result:
 // one entry of the answer to QueryPending. It is the one shape of a waiting
@@ -224,9 +138,9 @@ func (p Pending) NeedsDecision() bool { return p.Kind == KindConfirm || p.Kind =
 // Pending kinds: what a waiting call waits for, named after the signal that
 // ends the wait.
 const (
-	KindConfirm    = SignalConfirm
-	KindAnswer     = SignalAnswer
-	KindToolResult = SignalToolResult
+	KindConfirm    = names.SignalConfirm
+	KindAnswer     = names.SignalAnswer
+	KindToolResult = names.SignalToolResult
 	// KindLimit is a call past a run limit (B1): approve or deny it, with
 	// the confirm signal or update, by an explicit decision on the call.
 	KindLimit = "limit"
@@ -270,40 +184,4 @@ type CallProgress struct {
 	// approved while others still wait reads as such, not just "planned".
 	Decision string `json:"decision,omitempty"`
 	By       string `json:"by,omitempty"`
-}
-
-// ExecuteOutput is the result of the ExecuteTool activity. A tool's own
-// failure is IsError with the message in Content, not an activity error.
-type ExecuteOutput struct {
-	// Input: the call's MCP server asks for input first (E1); the other
-	// fields are empty.
-	Input *InputRequired `json:"input,omitempty"`
-	// Task: the call's MCP server runs it as a task (E2), which the next
-	// activity polls; the other fields are empty.
-	Task       *MCPTask `json:"task,omitempty"`
-	Content    string   `json:"content"`
-	ContentRef string   `json:"content_ref,omitempty"`
-	IsError    bool     `json:"is_error,omitempty"`
-	// ErrorCode is the code of a tool's failure that has one (W3).
-	ErrorCode string   `json:"error_code,omitempty"`
-	Fetched   []string `json:"fetched,omitempty"`
-	Touched   []string `json:"touched,omitempty"`
-	Read      []string `json:"read,omitempty"`
-	FromCache bool     `json:"from_cache,omitempty"`
-	// Files is the state of each file the call read (U3), by workdir path.
-	Files map[string]FileState `json:"files,omitempty"`
-	// Attempt is the attempt that produced the output, from 1.
-	Attempt int `json:"attempt,omitempty"`
-	// Reconciled is set when a reconciler found the effect of a lost
-	// attempt (SPEC R).
-	Reconciled bool `json:"reconciled,omitempty"`
-	// Images are the images the tool returned (F2): with a blob store on
-	// the worker only their references, never their bytes.
-	Images []Image `json:"images,omitempty"`
-	// Usage is what a subagents call's child run did (G1), which joins
-	// the round's counts.
-	Usage *Usage `json:"usage,omitempty"`
-	// Child is the workflow id of a background subagent the call started
-	// (G2), which joins the run state's children.
-	Child string `json:"child,omitempty"`
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // budgetTokens is the LLM_CONTEXT_TOKENS of TestAgentRunKeepsWithinTheContextBudget:
@@ -212,7 +213,7 @@ func TestAgentRunKeepsWithinTheContextBudget(t *testing.T) {
 	require.Equal(t, m.denied[0], m.denied[1], "the same answer whether or not the reference exists")
 	require.NotContains(t, m.denied[0], secret)
 
-	st := e.agentStatus(round.AgentWorkflowID(e.session, "run-1"))
+	st := e.agentStatus(names.AgentWorkflowID(e.session, "run-1"))
 	require.Equal(t, round.AgentCompleted, st.Status)
 	budgeted := 0
 	for _, msg := range st.Conversation {
@@ -254,8 +255,8 @@ func TestAgentRunRefreshesItsReferencesAtContinueAsNew(t *testing.T) {
 	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
 	require.NoError(t, err)
 	defer tc.Close()
-	wid := round.AgentWorkflowID(e.session, "run-1")
-	run, err := tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: wid, TaskQueue: e.taskQueue}, round.AgentWorkflowName,
+	wid := names.AgentWorkflowID(e.session, "run-1")
+	run, err := tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: wid, TaskQueue: e.taskQueue}, names.AgentWorkflowName,
 		round.AgentInput{SessionID: e.session, RunID: "run-1", Task: "read the files", Provider: "openai", HistoryEvents: 20})
 	require.NoError(t, err)
 	rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
@@ -317,7 +318,7 @@ func TestAgentRunContextExceeded(t *testing.T) {
 		t.Fatal("the model was asked")
 	default:
 	}
-	st := e.agentStatus(round.AgentWorkflowID(e.session, "run-1"))
+	st := e.agentStatus(names.AgentWorkflowID(e.session, "run-1"))
 	require.Equal(t, round.AgentContextExceeded, st.Status)
 	require.Zero(t, st.Round)
 	require.Equal(t, task, st.Conversation[0].Content, "the user message is never shortened")

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // `starter agent` shows only waits that are live: a run's rounds each wait
@@ -28,7 +29,7 @@ func TestStarterAgentShowsOnlyLiveWaits(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	for n := 2; n <= 3; n++ {
-		wid := round.WorkflowID(e.session, "run-1", n)
+		wid := names.WorkflowID(e.session, "run-1", n)
 		cid := "call_cmd" + string(rune('0'+n))
 		require.Eventually(t, func() bool {
 			return strings.Contains(e.starter(ctx, "", "pending", wid).stdout, cid)
@@ -85,7 +86,7 @@ func TestStarterAgentInterruptedSaysTheRunGoesOn(t *testing.T) {
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, errb.String())
 	require.Equal(t, 130, ee.ExitCode(), errb.String())
-	wid := round.AgentWorkflowID(e.session, "run-1")
+	wid := names.AgentWorkflowID(e.session, "run-1")
 	require.Contains(t, errb.String(), "interrupted: agent run "+wid+" goes on in the workers")
 	require.Contains(t, errb.String(), "starter agent-status "+wid)
 	require.NotContains(t, errb.String(), "failed")

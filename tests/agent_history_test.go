@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // TestAgentRunHistoryBounded200Rounds runs an agent run of 200 rounds (one
@@ -52,7 +53,7 @@ func TestAgentRunHistoryBounded200Rounds(t *testing.T) {
 	require.NoError(t, err)
 	defer tc.Close()
 	ctx := context.Background()
-	wid := round.AgentWorkflowID(e.session, "run-1")
+	wid := names.AgentWorkflowID(e.session, "run-1")
 	var execs []struct {
 		start        time.Time
 		length, size int64
@@ -70,7 +71,7 @@ func TestAgentRunHistoryBounded200Rounds(t *testing.T) {
 				return false
 			}
 			for _, x := range resp.GetExecutions() {
-				if x.GetType().GetName() == round.AgentWorkflowName {
+				if x.GetType().GetName() == names.AgentWorkflowName {
 					execs = append(execs, struct {
 						start        time.Time
 						length, size int64
@@ -115,9 +116,9 @@ func TestAgentRunNeverPassesItsHistoryBytes(t *testing.T) {
 	require.NoError(t, err)
 	defer tc.Close()
 	ctx := context.Background()
-	wid := round.AgentWorkflowID(e.session, "run-1")
+	wid := names.AgentWorkflowID(e.session, "run-1")
 	task := "count, following these notes: " + strings.Repeat("a note that makes the conversation long. ", 200)
-	run, err := tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: wid, TaskQueue: e.taskQueue}, round.AgentWorkflowName,
+	run, err := tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: wid, TaskQueue: e.taskQueue}, names.AgentWorkflowName,
 		round.AgentInput{SessionID: e.session, RunID: "run-1", Task: task, Provider: "openai", AutoApprove: true, MaxRounds: rounds + 1, HistoryBytes: bound})
 	require.NoError(t, err)
 	rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // limitsModel is a chat-completions server that loads calculate, then
@@ -79,7 +80,7 @@ func TestAgentRunLimitWaitIsVisible(t *testing.T) {
 	e.startWorker()
 	done := e.startAgent("--session", e.session, "--run", "run-1", "--limits", `{"max_calls": 2}`, "count twice")
 
-	third := round.WorkflowID(e.session, "run-1", 3)
+	third := names.WorkflowID(e.session, "run-1", 3)
 	pending := e.waitPending(third, "call_calc2")
 	require.Equal(t, round.KindLimit, pending[0].Kind)
 	require.NotEmpty(t, pending[0].WaitID)
@@ -94,7 +95,7 @@ func TestAgentRunLimitWaitIsVisible(t *testing.T) {
 	table := e.mustStarter("inbox", "--session", e.session)
 	require.Contains(t, table.stdout, "limit (max_calls 2/2)")
 
-	st := e.agentStatus(round.AgentWorkflowID(e.session, "run-1"))
+	st := e.agentStatus(names.AgentWorkflowID(e.session, "run-1"))
 	require.Equal(t, round.AgentRunning, st.Status)
 	require.Contains(t, st.Limits, round.LimitCount{Limit: round.LimitCalls, Count: 2, Max: 2}, "agent-status shows the limits and counts")
 
@@ -105,7 +106,7 @@ func TestAgentRunLimitWaitIsVisible(t *testing.T) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	require.Contains(t, m.last[len(m.last)-1], "two is enough", "the model hears why the call was skipped")
-	st = e.agentStatus(round.AgentWorkflowID(e.session, "run-1"))
+	st = e.agentStatus(names.AgentWorkflowID(e.session, "run-1"))
 	require.Equal(t, round.AgentCompleted, st.Status)
 	require.Contains(t, st.Limits, round.LimitCount{Limit: round.LimitCalls, Count: 2, Max: 2}, "the skipped call is not counted")
 }
@@ -124,7 +125,7 @@ func TestAgentRunEndsAtMaxModelTokens(t *testing.T) {
 	require.Contains(t, r.stderr, "max_model_tokens")
 	require.Empty(t, r.stdout)
 
-	st := e.agentStatus(round.AgentWorkflowID(e.session, "run-1"))
+	st := e.agentStatus(names.AgentWorkflowID(e.session, "run-1"))
 	require.Equal(t, round.AgentLimitReached, st.Status)
 	require.Equal(t, 3, st.ModelCalls)
 	require.Equal(t, 2, st.Round, "the third reply's call did not run")

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // `starter agent --model scripted:FILE` runs an agent run offline, on a
@@ -31,7 +32,7 @@ func TestStarterAgentPlaysAScriptInEachFormat(t *testing.T) {
 		r := e.starter(ctx, "", "agent", "--session", e.session, "--run", run, "--model", "scripted:"+path, "What is 6*7?")
 		require.Equal(t, 0, r.code, "%s: %s", name, r.stderr)
 		require.Equal(t, "6*7 is 42.\n", r.stdout, name)
-		st := e.agentStatus(round.AgentWorkflowID(e.session, run))
+		st := e.agentStatus(names.AgentWorkflowID(e.session, run))
 		require.Equal(t, round.AgentCompleted, st.Status, name)
 		require.Equal(t, 2, st.Round, "%s: find_tools, then calculate", name)
 		var results []string
@@ -42,7 +43,7 @@ func TestStarterAgentPlaysAScriptInEachFormat(t *testing.T) {
 		}
 		require.Len(t, results, 2, "%s: %v", name, st.Conversation)
 		require.Contains(t, results[1], "42", "%s: calculate ran", name)
-		res := e.starter(ctx, "", "result", round.WorkflowID(e.session, run, 2))
+		res := e.starter(ctx, "", "result", names.WorkflowID(e.session, run, 2))
 		require.Equal(t, 0, res.code, res.stderr)
 		var out round.Result
 		require.NoError(t, json.Unmarshal([]byte(res.stdout), &out), res.stdout)

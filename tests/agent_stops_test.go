@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // stopTurn is one scripted Messages API answer: its text, an optional
@@ -98,7 +99,7 @@ func TestAgentRunStopsOnTheMessagesAPI(t *testing.T) {
 			require.Contains(t, line, "(status "+tc.status+")")
 			require.Contains(t, line, tc.reason)
 			require.Len(t, reqs(), 1, "the run asked the model once")
-			st := e.agentStatus(round.AgentWorkflowID(e.session, "run-1"))
+			st := e.agentStatus(names.AgentWorkflowID(e.session, "run-1"))
 			require.Equal(t, tc.status, st.Status)
 			require.Equal(t, 0, st.Round, "no round ran")
 			_, err := os.Stat(filepath.Join(e.workdir, "log.txt"))
@@ -117,7 +118,7 @@ func TestAgentRunStopsOnTheMessagesAPI(t *testing.T) {
 		last := got[1][len(got[1])-1]
 		require.Contains(t, string(last), `"role":"assistant"`, "the paused turn goes back as the last message")
 		require.Contains(t, string(last), "Searching first.")
-		st := e.agentStatus(round.AgentWorkflowID(e.session, "run-1"))
+		st := e.agentStatus(names.AgentWorkflowID(e.session, "run-1"))
 		require.Equal(t, round.AgentCompleted, st.Status)
 	})
 }

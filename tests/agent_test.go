@@ -26,6 +26,7 @@ import (
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools/secrets/secretstest"
 )
 
@@ -226,6 +227,19 @@ func (e *env) startAgent(args ...string) <-chan result {
 	return ch
 }
 
+// waitAgent waits for the agent run startAgent started to end: its command
+// has 3 minutes, after which it is killed and reports so.
+func waitAgent(t *testing.T, done <-chan result) result {
+	t.Helper()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(3*time.Minute + 30*time.Second):
+		t.Fatal("the agent run did not end")
+	}
+	return result{}
+}
+
 func (e *env) agentStatus(wid string) round.AgentStatus {
 	e.t.Helper()
 	r := e.starter(context.Background(), "", "agent-status", wid)
@@ -244,7 +258,7 @@ func requireAgentDone(t *testing.T, e *env, m *scriptedModel, r result) round.Ag
 	log := filepath.Join(e.workdir, "log.txt")
 	require.Equal(t, 1, countLines(t, log, "two"), "the command of round 2 ran once")
 	require.Equal(t, 1, countLines(t, log, "three"), "the command of round 3 ran once")
-	st := e.agentStatus(round.AgentWorkflowID(e.session, "run-1"))
+	st := e.agentStatus(names.AgentWorkflowID(e.session, "run-1"))
 	require.Equal(t, round.AgentCompleted, st.Status)
 	require.Equal(t, 3, st.Round)
 	require.Equal(t, agentFinal, st.Final)
@@ -363,7 +377,7 @@ func TestAgentRunSurvivesWorkerKills(t *testing.T) {
 		w := e.startWorker()
 		done := e.startAgent("--session", e.session, "--run", "run-1", "go")
 		pending := func(n int) []round.Pending {
-			r := e.starter(context.Background(), "", "pending", round.WorkflowID(e.session, "run-1", n))
+			r := e.starter(context.Background(), "", "pending", names.WorkflowID(e.session, "run-1", n))
 			var p []round.Pending
 			if r.code != 0 || json.Unmarshal([]byte(r.stdout), &p) != nil {
 				return nil
@@ -375,7 +389,7 @@ func TestAgentRunSurvivesWorkerKills(t *testing.T) {
 		require.Eventually(t, func() bool { return len(pending(2)) == 1 }, 60*time.Second, 50*time.Millisecond)
 		w.kill(t)
 		killed := time.Now()
-		wid := round.WorkflowID(e.session, "run-1", 2)
+		wid := names.WorkflowID(e.session, "run-1", 2)
 		// Only a worker can check the approval_id (T1): an approval sent while
 		// none runs waits for the next one and is applied then.
 		approved := make(chan result, 1)
@@ -384,7 +398,7 @@ func TestAgentRunSurvivesWorkerKills(t *testing.T) {
 		ap := <-approved
 		require.Equal(t, 0, ap.code, "an approval sent while no worker runs is applied once one does: %s", ap.stderr)
 		require.Eventually(t, func() bool { return len(pending(3)) == 1 }, 60*time.Second, 50*time.Millisecond)
-		ap = e.starter(context.Background(), "", "approve", round.WorkflowID(e.session, "run-1", 3), "call_cmd3")
+		ap = e.starter(context.Background(), "", "approve", names.WorkflowID(e.session, "run-1", 3), "call_cmd3")
 		require.Equal(t, 0, ap.code, ap.stderr)
 		r := <-done
 		requireAgentDone(t, e, m, r)
@@ -409,7 +423,7 @@ func TestAgentRunUserMessage(t *testing.T) {
 	e.startWorker()
 	done := e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
 	require.Eventually(t, func() bool { return m.count(2) == 1 }, 60*time.Second, 10*time.Millisecond)
-	wid := round.AgentWorkflowID(e.session, "run-1")
+	wid := names.AgentWorkflowID(e.session, "run-1")
 	r := e.starter(context.Background(), "", "agent-message", wid, "also", "say", "hi")
 	require.Equal(t, 0, r.code, r.stderr)
 	m.releaseHold()
@@ -431,7 +445,7 @@ func TestAgentRunCancel(t *testing.T) {
 	done := e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
 	log := filepath.Join(e.workdir, "log.txt")
 	require.Eventually(t, func() bool { return countLines(t, log, "two") == 1 }, 60*time.Second, 10*time.Millisecond)
-	wid := round.AgentWorkflowID(e.session, "run-1")
+	wid := names.AgentWorkflowID(e.session, "run-1")
 	r := e.starter(context.Background(), "", "cancel", wid)
 	require.Equal(t, 0, r.code, r.stderr)
 	res := <-done
@@ -496,14 +510,14 @@ func TestAgentRunSealsSecretsFromTheModel(t *testing.T) {
 		}
 	}
 	check("starter's output", r.stdout+r.stderr)
-	status := e.starter(context.Background(), "", "agent-status", round.AgentWorkflowID(e.session, "run-1"))
+	status := e.starter(context.Background(), "", "agent-status", names.AgentWorkflowID(e.session, "run-1"))
 	check("agent-status", status.stdout)
 
 	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
 	require.NoError(t, err)
 	defer tc.Close()
 	data := regexp.MustCompile(`"data":"([A-Za-z0-9+/=]*)"`)
-	for _, wid := range []string{round.AgentWorkflowID(e.session, "run-1"), round.WorkflowID(e.session, "run-1", 1)} {
+	for _, wid := range []string{names.AgentWorkflowID(e.session, "run-1"), names.WorkflowID(e.session, "run-1", 1)} {
 		it := tc.GetWorkflowHistory(context.Background(), wid, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		events := 0
 		for it.HasNext() {

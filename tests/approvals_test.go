@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 var allToolsFetched = []string{"edit_file", "run_command", "http_request", "read_files", "calculate"}
@@ -181,7 +182,7 @@ func TestTemporalCLIApprovesWithTheApprovalID(t *testing.T) {
 
 	signal := func(payload string) {
 		out, err := exec.Command(cli, "workflow", "signal", "--address", temporalAddress(), "--workflow-id", wfID,
-			"--name", round.SignalConfirm, "--input", payload).CombinedOutput()
+			"--name", names.SignalConfirm, "--input", payload).CombinedOutput()
 		require.NoError(t, err, string(out))
 	}
 	signal(`{"call_id":"e1","approve":true,"approval_id":"0000"}`)

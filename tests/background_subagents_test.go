@@ -9,11 +9,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // backgroundModel is a loopback chat-completions server: the parent starts
@@ -98,12 +98,7 @@ func TestBackgroundSubagentThroughTheWorker(t *testing.T) {
 	e := newEnv(t, "LLM_BASE_URL="+m.srv.URL+"/v1", "LLM_MODEL=scripted")
 	e.startWorker()
 	done := e.startAgent("--session", e.session, "--run", "run-1", "--provider", "claude-code", "--auto-approve", parentTask)
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(3 * time.Minute):
-		t.Fatal("the agent run did not end")
-	}
+	r := waitAgent(t, done)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "parent done; the subagent said: [subagents] child done\n", r.stdout)
 	require.Equal(t, 1, countLines(t, filepath.Join(e.workdir, "log.txt"), "child"), "the subagent's command ran once")
@@ -112,7 +107,7 @@ func TestBackgroundSubagentThroughTheWorker(t *testing.T) {
 	m.mu.Unlock()
 	require.GreaterOrEqual(t, looks, 1)
 
-	st := e.agentStatus(round.AgentWorkflowID(e.session, "run-1"))
+	st := e.agentStatus(names.AgentWorkflowID(e.session, "run-1"))
 	require.Equal(t, round.AgentCompleted, st.Status)
 	var id string
 	for _, msg := range st.Conversation {

@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -255,7 +256,7 @@ func TestDuplicateCallIDsFailTheRoundNotTheWorker(t *testing.T) {
 		call("a", "calculate", map[string]any{"expression": "1"}), call("a", "calculate", map[string]any{"expression": "2"}))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	run, err := tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: in.WorkflowID(), TaskQueue: e.taskQueue}, round.WorkflowName, in)
+	run, err := tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: in.WorkflowID(), TaskQueue: e.taskQueue}, names.WorkflowName, in)
 	require.NoError(t, err)
 	err = run.Get(ctx, nil)
 	var app *temporal.ApplicationError
@@ -301,11 +302,11 @@ func TestSignalsForUnknownCallsAndRepeatedSignals(t *testing.T) {
 		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
 	}
 	// Signals without the waiting call's approval_id are ignored (T1).
-	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", round.SignalConfirm, round.Confirm{CallID: "ghost", Approve: true}))
-	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", round.SignalConfirm, round.Confirm{CallID: "e1", Approve: true}))
-	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", round.SignalConfirm, "not an object"))
-	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", round.SignalConfirm, map[string]any{"call_id": 7}))
-	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", round.SignalToolResult, round.ToolResult{CallID: "ghost", Content: "x"}))
+	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", names.SignalConfirm, round.Confirm{CallID: "ghost", Approve: true}))
+	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", names.SignalConfirm, round.Confirm{CallID: "e1", Approve: true}))
+	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", names.SignalConfirm, "not an object"))
+	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", names.SignalConfirm, map[string]any{"call_id": 7}))
+	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", names.SignalToolResult, round.ToolResult{CallID: "ghost", Content: "x"}))
 	require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", "no_such_signal", "x"))
 	r1 := e.starter(ctx, "", "approve", wfID, "e1")
 	require.Equal(t, 0, r1.code, r1.stderr)

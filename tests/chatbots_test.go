@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 const chatbotsConfig = `{"agents": [
@@ -123,16 +124,11 @@ func TestChatbotsThroughTheWorker(t *testing.T) {
 	tc := e.dial(t)
 	t.Cleanup(func() {
 		for _, name := range []string{"helper", "loop"} {
-			_ = tc.TerminateWorkflow(context.Background(), round.AgentWorkflowID(e.session, round.ChatbotRunID(name)), "", "test over")
+			_ = tc.TerminateWorkflow(context.Background(), names.AgentWorkflowID(e.session, names.ChatbotRunID(name)), "", "test over")
 		}
 	})
 	done := e.startAgent("--session", e.session, "--run", "run-1", "--provider", "claude-code", "--auto-approve", "talk to the chatbots")
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(3 * time.Minute):
-		t.Fatal("the agent run did not end")
-	}
+	r := waitAgent(t, done)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "- helper: Appends lines and counts messages. (tools: run_command)")
 	require.Contains(t, r.stdout, "[send_to_chatbot] helper: 1 messages")
@@ -140,7 +136,7 @@ func TestChatbotsThroughTheWorker(t *testing.T) {
 	require.Contains(t, r.stdout, "loop got: [send_to_chatbot] tool=send_to_chatbot failed: "+round.Cycle+": chatbot loop is already in this conversation (loop -> loop)")
 	require.Equal(t, 1, countLines(t, filepath.Join(e.workdir, "chat.txt"), "helper"), "the helper's command ran once")
 
-	helper := e.agentStatus(round.AgentWorkflowID(e.session, round.ChatbotRunID("helper")))
+	helper := e.agentStatus(names.AgentWorkflowID(e.session, names.ChatbotRunID("helper")))
 	require.Equal(t, round.AgentRunning, helper.Status, "a chatbot waits for the next message")
 	var users []string
 	for _, m := range helper.Conversation {
@@ -203,7 +199,7 @@ func TestChatbotSendSurvivesAWorkerKill(t *testing.T) {
 	tc := e.dial(t)
 	t.Cleanup(func() {
 		for _, name := range []string{"helper", "loop"} {
-			_ = tc.TerminateWorkflow(context.Background(), round.AgentWorkflowID(e.session, round.ChatbotRunID(name)), "", "test over")
+			_ = tc.TerminateWorkflow(context.Background(), names.AgentWorkflowID(e.session, names.ChatbotRunID(name)), "", "test over")
 		}
 	})
 	done := e.startAgent("--session", e.session, "--run", "run-1", "--provider", "claude-code", "--auto-approve", "talk to the chatbots")
@@ -215,17 +211,12 @@ func TestChatbotSendSurvivesAWorkerKill(t *testing.T) {
 	w.kill(t)
 	close(cm.release)
 	e.startWorker()
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(3 * time.Minute):
-		t.Fatal("the agent run did not end")
-	}
+	r := waitAgent(t, done)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "[send_to_chatbot] helper: 1 messages")
 	require.Contains(t, r.stdout, "[send_to_chatbot] helper: 2 messages")
 	require.Equal(t, 1, countLines(t, filepath.Join(e.workdir, "chat.txt"), "helper"), "the helper's command ran once")
-	helper := e.agentStatus(round.AgentWorkflowID(e.session, round.ChatbotRunID("helper")))
+	helper := e.agentStatus(names.AgentWorkflowID(e.session, names.ChatbotRunID("helper")))
 	var users []string
 	for _, m := range helper.Conversation {
 		if m.Role == "user" {

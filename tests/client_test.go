@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // goClient is a client.FromEnv built from the test's environment, as an
@@ -242,7 +243,7 @@ func TestRunHandleKeepsStateAndResumes(t *testing.T) {
 
 	defaults := round.Input{Provider: "openai"}
 	h := c.NewRun(e.session, "run-h", defaults)
-	require.Equal(t, round.WorkflowID(e.session, "run-h", 1), h.NextWorkflowID())
+	require.Equal(t, names.WorkflowID(e.session, "run-h", 1), h.NextWorkflowID())
 	res, err := h.Calls(ctx, []round.ToolCall{call("f1", "find_tools", map[string]any{"query": "select:calculate"})})
 	require.NoError(t, err)
 	require.Equal(t, round.StatusOK, res.Results[0].Status, res.Results[0].Content)
@@ -262,7 +263,7 @@ func TestRunHandleKeepsStateAndResumes(t *testing.T) {
 	res, err = again.Calls(ctx, []round.ToolCall{call("c2", "run_tool", calc)})
 	require.NoError(t, err)
 	require.Equal(t, round.StatusDeduped, res.Results[0].Status, "round 3 has the run's dedupe map: %s", res.Results[0].Content)
-	require.Equal(t, round.WorkflowID(e.session, "run-h", 3), res.WorkflowID)
+	require.Equal(t, names.WorkflowID(e.session, "run-h", 3), res.WorkflowID)
 
 	fresh, err := c.ResumeRun(ctx, e.session, "run-none", defaults)
 	require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // agentOf reads an agent run through GET /api/v1/agents.
@@ -78,7 +79,7 @@ func TestConsoleAgentRun(t *testing.T) {
 	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
 	e.startWorker()
 	c := e.startConsole()
-	wid := round.AgentWorkflowID(e.session, "run-1")
+	wid := names.AgentWorkflowID(e.session, "run-1")
 	body := map[string]any{"session_id": e.session, "run_id": "run-1", "task": "go", "max_rounds": 10}
 
 	// An agent token never starts a run with auto_approve.
@@ -152,7 +153,7 @@ func TestConsoleAgentCancel(t *testing.T) {
 	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
 	e.startWorker()
 	c := e.startConsole()
-	wid := round.AgentWorkflowID(e.session, "run-1")
+	wid := names.AgentWorkflowID(e.session, "run-1")
 	r := c.call(t, "POST", "/api/v1/agents", c.approver, map[string]any{"session_id": e.session, "run_id": "run-1", "task": "go", "auto_approve": true})
 	require.Equal(t, http.StatusAccepted, r.code, string(r.body))
 	log := filepath.Join(e.workdir, "log.txt")
@@ -212,6 +213,6 @@ func TestHTTPAgentExampleAgentMode(t *testing.T) {
 	}, 2*time.Minute, 100*time.Millisecond)
 	require.NoError(t, exit, "agent.py --agent:\n%s%s", out.String(), errb.String())
 	require.Equal(t, agentFinal+"\n", out.String(), errb.String())
-	require.Contains(t, errb.String(), "agent run: "+round.AgentWorkflowID(e.session, "run-1"))
-	require.Equal(t, round.AgentCompleted, c.agentOf(t, round.AgentWorkflowID(e.session, "run-1")).Status)
+	require.Contains(t, errb.String(), "agent run: "+names.AgentWorkflowID(e.session, "run-1"))
+	require.Equal(t, round.AgentCompleted, c.agentOf(t, names.AgentWorkflowID(e.session, "run-1")).Status)
 }

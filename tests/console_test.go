@@ -21,6 +21,7 @@ import (
 
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 var (
@@ -491,7 +492,7 @@ func TestConsoleAPI(t *testing.T) {
 	require.True(t, os.IsNotExist(err))
 
 	// H7: no such agent run (console_agent_test.go runs one).
-	r = c.call(t, "GET", "/api/v1/agents/"+round.AgentWorkflowID(e.session, "a"), c.agent, nil)
+	r = c.call(t, "GET", "/api/v1/agents/"+names.AgentWorkflowID(e.session, "a"), c.agent, nil)
 	require.Equal(t, http.StatusNotFound, r.code, string(r.body))
 	require.Equal(t, "not_found", r.errorCode(t))
 }

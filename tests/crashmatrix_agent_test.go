@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // The crash matrix's agent scenarios (L1): an agent run the matrix starts
@@ -234,7 +235,7 @@ func (a *agentScenario) await(e *env, done <-chan result, d time.Duration, stopp
 // for approval.
 func approveWaiting(e *env) {
 	for k := 1; k <= approvalRounds; k++ {
-		wid := round.WorkflowID(e.session, "run-1", k)
+		wid := names.WorkflowID(e.session, "run-1", k)
 		out, ok := tryStarter(e, 10*time.Second, "pending", wid)
 		var pending []round.Pending
 		if !ok || out.code != 0 || json.Unmarshal([]byte(out.stdout), &pending) != nil {
@@ -269,7 +270,7 @@ func checkAgentPoint(t *testing.T, e *env, r *recorder, p crashPoint, done <-cha
 	runs := []string{"run-1"}
 	for i := 0; i < len(runs); i++ {
 		run := runs[i]
-		s, err := agentStatusOf(e, round.AgentWorkflowID(e.session, run))
+		s, err := agentStatusOf(e, names.AgentWorkflowID(e.session, run))
 		if err != nil || s.Status != round.AgentCompleted {
 			st.stuck++
 			t.Errorf("stuck: run %s did not complete: %v %+v", run, err, s)
@@ -289,7 +290,7 @@ func checkAgentPoint(t *testing.T, e *env, r *recorder, p crashPoint, done <-cha
 		}
 		results := map[string][]round.CallResult{}
 		for k := 1; k <= s.Round; k++ {
-			res, err := roundResultOf(e, round.WorkflowID(e.session, run, k))
+			res, err := roundResultOf(e, names.WorkflowID(e.session, run, k))
 			if err != nil {
 				st.lost++
 				t.Errorf("lost: round %d of run %s: %v", k, run, err)
@@ -314,7 +315,7 @@ func checkAgentPoint(t *testing.T, e *env, r *recorder, p crashPoint, done <-cha
 					t.Errorf("unknown_outcome for %s of run %s, but no attempt was in flight at %s", id, run, p)
 				}
 			case cr.Status == round.StatusOK && c.Function.Name == "subagents":
-				runs = append(runs, round.SubagentRunID(cr.OperationID))
+				runs = append(runs, names.SubagentRunID(cr.OperationID))
 			case cr.Status == round.StatusOK && sideEffect(c) && !r.posted(postID(c)):
 				st.lost++
 				t.Errorf("lost: call %s of run %s is ok, but its POST never reached the recorder: %s", id, run, cr.Content)

@@ -19,6 +19,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // The crash matrix's gateway scenario (L1, Z3): the round's one call is
@@ -51,7 +52,7 @@ func (e *env) startGatewayCall(in round.Input) (<-chan result, *gatewayCaller) {
 	tc := in.Assistant.ToolCalls[0]
 	var args map[string]any
 	require.NoError(e.t, json.Unmarshal([]byte(tc.Function.Arguments), &args))
-	run := strings.TrimPrefix(in.RunID, round.GatewayPrefix)
+	run := strings.TrimPrefix(in.RunID, names.GatewayPrefix)
 	g := &gatewayCaller{t: e.t, console: c, in: in, run: run}
 	ch := make(chan result, 1)
 	go func() {
@@ -124,7 +125,7 @@ func (g *gatewayCaller) goAway() {
 func (g *gatewayCaller) another(ctx context.Context, url string) (round.Result, error) {
 	next := g.in
 	next.Round++
-	id := round.GatewayCallID(next.Round, 0)
+	id := names.GatewayCallID(next.Round, 0)
 	next.Assistant.ToolCalls = []round.ToolCall{call(id, "http_request", map[string]any{"url": url})}
 	return sendGatewayCall(ctx, g.t, g.console, next, g.run, "http_request", map[string]any{"url": url})
 }

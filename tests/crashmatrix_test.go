@@ -27,6 +27,7 @@ import (
 
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // The crash matrix (L1): each scenario runs once with a worker built with
@@ -260,9 +261,9 @@ func crashScenarios() []crashScenario {
 		// approver. At a point where the worker dies the client's request
 		// is dropped too, and the client sends the same call again.
 		{name: "mcp-gateway", approve: true, gateway: true, input: func(e *env, r *recorder) round.Input {
-			id := round.GatewayCallID(1, 0)
+			id := names.GatewayCallID(1, 0)
 			in := e.input(1, round.GatewayProvider, nil, post(r, id, "plain"))
-			in.RunID = round.GatewayRunID("r1")
+			in.RunID = names.GatewayRunID("r1")
 			return in
 		}},
 		// MCP tasks (E2): each call makes a task on a server over
@@ -586,7 +587,7 @@ func justified(st *crashStats) string {
 // traceScenario runs sc once to its end and returns the points it passed.
 func traceScenario(t *testing.T, bin string, sc crashScenario) []string {
 	t.Helper()
-	var names []string
+	var passed []string
 	t.Run("trace/"+sc.name, func(t *testing.T) {
 		r := newRecorder(t)
 		e := newEnv(t)
@@ -615,13 +616,13 @@ func traceScenario(t *testing.T, bin string, sc crashScenario) []string {
 			require.Equal(t, 0, out.code, out.stderr)
 			require.Equal(t, a.final, out.stdout)
 			if sc.stored {
-				res, err := roundResultOf(e, round.WorkflowID(e.session, "run-1", 2))
+				res, err := roundResultOf(e, names.WorkflowID(e.session, "run-1", 2))
 				require.NoError(t, err)
 				requireStored(t, res)
 			}
 			w.kill(t)
-			names = readLines(t, file)
-			require.NotEmpty(t, names)
+			passed = readLines(t, file)
+			require.NotEmpty(t, passed)
 			return
 		}
 		in := sc.input(e, r)
@@ -642,17 +643,17 @@ func traceScenario(t *testing.T, bin string, sc crashScenario) []string {
 				"the gateway workflow did not take its round's end")
 		}
 		w.kill(t)
-		names = readLines(t, file)
-		require.NotEmpty(t, names)
+		passed = readLines(t, file)
+		require.NotEmpty(t, passed)
 		if toolFile != "" {
 			tool := readLines(t, toolFile)
 			require.NotEmpty(t, tool, "the tool worker passed no point")
 			for _, n := range tool {
-				names = append(names, toolWorkerMark+n)
+				passed = append(passed, toolWorkerMark+n)
 			}
 		}
 	})
-	return names
+	return passed
 }
 
 // runCrashPoint runs the scenario of p, stops the worker at p, restarts it

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // TestToolDiagnosticsNameWhatFailed: a command that exits 129 is reported
@@ -50,7 +51,7 @@ func TestStarterDiagnosticsOneLine(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	wfID := round.WorkflowID(e.session, "run-1", 7)
+	wfID := names.WorkflowID(e.session, "run-1", 7)
 	missing := "starter: round " + wfID + " does not exist yet (or its history is past retention)\n"
 	for _, args := range [][]string{
 		{"pending", wfID}, {"progress", wfID}, {"cancel", wfID}, {"extend", wfID, "c1", "5m"},

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // TestRoundsInEachFormatThroughStarter submits an Anthropic round and then,
@@ -36,7 +37,7 @@ func TestRoundsInEachFormatThroughStarter(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res1))
 	require.Equal(t, round.FormatAnthropic, res1.Format)
 	require.Equal(t, []round.Status{round.StatusOK, round.StatusRefused}, []round.Status{res1.Results[0].Status, res1.Results[1].Status})
-	require.Equal(t, round.WorkflowID(e.session, "run-1", 1), res1.WorkflowID)
+	require.Equal(t, names.WorkflowID(e.session, "run-1", 1), res1.WorkflowID)
 
 	var out struct {
 		Messages []struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // TestLargeTurnGoesToTheBlobStore (F4): an agent run's turn above
@@ -71,10 +72,10 @@ func TestLargeTurnGoesToTheBlobStore(t *testing.T) {
 	require.Contains(t, sentBack[0], `"signature":"sig-long"`)
 	mu.Unlock()
 	var st round.AgentStatus
-	status := e.starter(t.Context(), "", "agent-status", round.AgentWorkflowID(e.session, "run-1"))
+	status := e.starter(t.Context(), "", "agent-status", names.AgentWorkflowID(e.session, "run-1"))
 	require.Equal(t, 0, status.code, status.stderr)
 	require.NoError(t, json.Unmarshal([]byte(status.stdout), &st))
 	require.NotEmpty(t, st.Conversation[1].RawRef, "the turn is kept by reference")
 	require.Contains(t, st.Conversation[2].Content, "calculate", "its call ran")
-	requireNotInHistory(t, marker, round.AgentWorkflowID(e.session, "run-1"), round.WorkflowID(e.session, "run-1", 1))
+	requireNotInHistory(t, marker, names.AgentWorkflowID(e.session, "run-1"), names.WorkflowID(e.session, "run-1", 1))
 }

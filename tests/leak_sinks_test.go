@@ -30,6 +30,7 @@ import (
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools/secrets"
 	"github.com/toolround/toolround/tools/secrets/secretstest"
 )
@@ -186,7 +187,7 @@ func TestSecretsNeverLeaveTheConsoleSpansOrLogs(t *testing.T) {
 	// An agent run: its model stores AGENT, then sends it with a
 	// placeholder; tool-call arguments stream in pieces.
 	const agentRun = "agent-1"
-	wid := round.AgentWorkflowID(e.session, agentRun)
+	wid := names.AgentWorkflowID(e.session, agentRun)
 	// Its call that sends the secret asks even with auto_approve (T5): a
 	// person approves it through the API while the run waits.
 	done := e.startAgent("--session", e.session, "--run", agentRun, "--auto-approve", "--events", "call the service")
@@ -211,7 +212,7 @@ func TestSecretsNeverLeaveTheConsoleSpansOrLogs(t *testing.T) {
 	require.Contains(t, out.stderr, round.EventModelToken)
 	ids = append(ids, wid)
 	for n := 1; n <= 3; n++ {
-		ids = append(ids, round.WorkflowID(e.session, agentRun, n))
+		ids = append(ids, names.WorkflowID(e.session, agentRun, n))
 	}
 	for i, b := range model.requests() {
 		sinks[fmt.Sprintf("model request %d", i)] = b
@@ -232,8 +233,8 @@ func TestSecretsNeverLeaveTheConsoleSpansOrLogs(t *testing.T) {
 	var toolSpans, runs int
 	require.Eventually(t, func() bool {
 		toolSpans = len(recv.named("tool http_request")) + len(recv.named("tool store_secret"))
-		runs = len(recv.named("RunWorkflow:" + round.WorkflowName))
-		return toolSpans >= 4+len(consoleNames)*6+1+2 && runs >= 6 && len(recv.named("RunWorkflow:"+round.AgentWorkflowName)) > 0
+		runs = len(recv.named("RunWorkflow:" + names.WorkflowName))
+		return toolSpans >= 4+len(consoleNames)*6+1+2 && runs >= 6 && len(recv.named("RunWorkflow:"+names.AgentWorkflowName)) > 0
 	}, 30*time.Second, 50*time.Millisecond, "spans received: %d of tools, %d of rounds", toolSpans, runs)
 	recv.mu.Lock()
 	spans := append([]*tracepb.Span(nil), recv.spans...)

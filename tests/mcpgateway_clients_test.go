@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // scriptClient is an MCP client of another SDK that a test drives over the
@@ -175,7 +176,7 @@ func attachedCalls(t *testing.T, tc tclient.Client, session, run string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	n := 0
-	it := tc.GetWorkflowHistory(ctx, round.GatewayWorkflowID(session, run), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	it := tc.GetWorkflowHistory(ctx, names.GatewayWorkflowID(session, run), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		require.NoError(t, err)

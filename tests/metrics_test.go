@@ -24,6 +24,7 @@ import (
 
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -159,7 +160,7 @@ func TestMetricsAfterKnownRounds(t *testing.T) {
 	require.Equal(t, 0.0, counter(fams, "toolround_cache_requests_total", map[string]string{"tool": "fetch_page", "result": "hit"}))
 
 	// The SDK's own metrics, through its OpenTelemetry handler.
-	require.Positive(t, counter(fams, "temporal_workflow_completed_total", map[string]string{"workflow_type": round.WorkflowName}))
+	require.Positive(t, counter(fams, "temporal_workflow_completed_total", map[string]string{"workflow_type": names.WorkflowName}))
 	require.Positive(t, histogramCount(fams, "temporal_workflow_task_execution_latency_seconds", nil))
 
 	// Buckets that fit what they measure: task latencies in milliseconds,
@@ -438,7 +439,7 @@ func TestTracesAndJSONLogsOfTheRealWorker(t *testing.T) {
 
 	var runs, calls []*tracepb.Span
 	require.Eventually(t, func() bool {
-		runs, calls = recv.named("RunWorkflow:"+round.WorkflowName), recv.named("tool calculate")
+		runs, calls = recv.named("RunWorkflow:"+names.WorkflowName), recv.named("tool calculate")
 		return len(runs) == 1 && len(calls) == 2
 	}, 20*time.Second, 50*time.Millisecond, "spans received: %d rounds, %d calls", len(runs), len(calls))
 	ra := spanAttrs(runs[0])

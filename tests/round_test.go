@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 var allTools = []string{"calculate", "edit_file", "read_files", "run_command"}
@@ -53,7 +54,7 @@ func TestRoundThroughWorkerAndStarter(t *testing.T) {
 		runTool("u1", "read_file", map[string]any{"paths": []string{"x"}}),
 	)
 	done := e.startRound(in2)
-	wfID := round.WorkflowID(e.session, "run-1", 2)
+	wfID := names.WorkflowID(e.session, "run-1", 2)
 	var pending []round.Pending
 	require.Eventually(t, func() bool {
 		r := e.starter(context.Background(), "", "pending", wfID)

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // mediaServer is a scripted OpenAI-compatible media endpoint: images in
@@ -104,12 +104,7 @@ func TestTestToolAndMediaThroughTheWorker(t *testing.T) {
 		"MEDIA_BASE_URL="+media.srv.URL+"/v1", "MEDIA_API_KEY=sk-test", "MEDIA_MODEL=scripted-media")
 	e.startWorker()
 	done := e.startAgent("--session", e.session, "--run", "run-1", "--provider", "claude-code", "--auto-approve", "test the checker, draw a cat, say hello")
-	var r result
-	select {
-	case r = <-done:
-	case <-time.After(3 * time.Minute):
-		t.Fatal("the agent run did not end")
-	}
+	r := waitAgent(t, done)
 	require.Equal(t, 0, r.code, r.stderr)
 	parts := strings.Split(strings.TrimSpace(r.stdout), "\n---\n")
 	require.Len(t, parts, 4, r.stdout)
@@ -132,6 +127,6 @@ func TestTestToolAndMediaThroughTheWorker(t *testing.T) {
 	require.Equal(t, 1, media.speech, "one generation")
 	media.mu.Unlock()
 
-	st := e.agentStatus(round.AgentWorkflowID(e.session, "run-1"))
+	st := e.agentStatus(names.AgentWorkflowID(e.session, "run-1"))
 	require.Equal(t, round.AgentCompleted, st.Status)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // TestStarterHelpAndUsage: --help and -h on every subcommand exit 0 with its
@@ -49,7 +50,7 @@ func TestStarterHelpAndUsage(t *testing.T) {
 func TestStarterPendingWithoutRoundOrWorker(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	wfID := round.WorkflowID(e.session, "run-1", 1)
+	wfID := names.WorkflowID(e.session, "run-1", 1)
 
 	r := e.starter(ctx, "", "pending", wfID)
 	require.Equal(t, 1, r.code)

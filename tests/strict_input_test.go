@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // TestStarterRefusesUnknownFieldsU8: a misspelt field of a round input is
@@ -40,7 +41,7 @@ func TestStarterRefusesUnknownFieldsU8(t *testing.T) {
 		require.Empty(t, r.stdout)
 	}
 	// Nothing was started: no round of that number exists.
-	wfID := round.WorkflowID(e.session, "run-1", 1)
+	wfID := names.WorkflowID(e.session, "run-1", 1)
 	r := e.starter(ctx, "", "pending", wfID)
 	require.Contains(t, r.stderr, "does not exist yet")
 
@@ -59,7 +60,7 @@ func TestConsoleRefusesUnknownFieldsU8(t *testing.T) {
 	e := newEnv(t)
 	c := e.startConsole()
 	good := mustJSON(t, e.input(1, "openai", nil, call("t1", "write_todo", map[string]any{"items": []any{}})))
-	wfID := round.WorkflowID(e.session, "run-1", 1)
+	wfID := names.WorkflowID(e.session, "run-1", 1)
 	for _, bad := range []struct{ path, body, want string }{
 		{"/api/v1/rounds", strings.Replace(good, `"assistant":`, `"asistant":`, 1),
 			`unknown field "asistant" in the round input; did you mean "assistant"?`},

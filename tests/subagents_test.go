@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // subagentModel is a loopback chat-completions server that plays a parent
@@ -147,7 +148,7 @@ func TestSubagentSurvivesAWorkerKill(t *testing.T) {
 
 	// The child is an agent run of the same session, whose id derives
 	// from the parent call's operation id, and whose parent is the round.
-	st := e.agentStatus(round.AgentWorkflowID(e.session, "run-1"))
+	st := e.agentStatus(names.AgentWorkflowID(e.session, "run-1"))
 	require.Equal(t, round.AgentCompleted, st.Status)
 	for _, msg := range st.Conversation {
 		if msg.Role == "tool" && !strings.Contains(msg.Content, "was not loaded yet") {
@@ -155,12 +156,12 @@ func TestSubagentSurvivesAWorkerKill(t *testing.T) {
 		}
 	}
 	// Round 1 got the schema; round 2 ran the subagent.
-	out := e.starter(context.Background(), "", "result", round.WorkflowID(e.session, "run-1", 2))
+	out := e.starter(context.Background(), "", "result", names.WorkflowID(e.session, "run-1", 2))
 	require.Equal(t, 0, out.code, out.stderr)
 	var res round.Result
 	require.NoError(t, json.Unmarshal([]byte(out.stdout), &res), out.stdout)
 	require.Len(t, res.Results, 1)
-	child := e.agentStatus(round.AgentWorkflowID(e.session, round.SubagentRunID(res.Results[0].OperationID)))
+	child := e.agentStatus(names.AgentWorkflowID(e.session, names.SubagentRunID(res.Results[0].OperationID)))
 	require.Equal(t, round.AgentCompleted, child.Status)
 	require.Equal(t, "child done", child.Final)
 	require.Equal(t, 2, child.Round, "the schema round and the command's")

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools/secrets/secretstest"
 )
 
@@ -78,7 +79,7 @@ func TestThoughtsHoldingASecretStaySealed(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, string(h), `"thinking":"The key is `+secret+`; store it."`, "the caller gets the block to send back")
 		require.Contains(t, string(h), `"signature":"sig-round"`)
-		requireNotInHistory(t, secret, round.WorkflowID(e.session, "run-1", 1))
+		requireNotInHistory(t, secret, names.WorkflowID(e.session, "run-1", 1))
 
 		// A later turn stores nothing; its thought holds the value stored
 		// before, and is sealed too.
@@ -92,7 +93,7 @@ func TestThoughtsHoldingASecretStaySealed(t *testing.T) {
 		require.NoError(t, err)
 		require.Contains(t, string(h), `"thinking":"Stored `+secret+` already; now the sum."`, "the caller gets the block to send back")
 		require.Contains(t, string(h), `"signature":"sig-round2"`)
-		requireNotInHistory(t, secret, round.WorkflowID(e.session, "run-1", 2))
+		requireNotInHistory(t, secret, names.WorkflowID(e.session, "run-1", 2))
 	})
 	t.Run("agent run", func(t *testing.T) {
 		var mu sync.Mutex
@@ -153,7 +154,7 @@ func TestThoughtsHoldingASecretStaySealed(t *testing.T) {
 		r := <-e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "--events", "store my key")
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Equal(t, "stored\n", r.stdout)
-		status := e.starter(context.Background(), "", "agent-status", round.AgentWorkflowID(e.session, "run-1"))
+		status := e.starter(context.Background(), "", "agent-status", names.AgentWorkflowID(e.session, "run-1"))
 		require.Contains(t, status.stdout, `[store_secret] stored secret api`, "the value was stored in step 1")
 		mu.Lock()
 		require.Len(t, sentBack, 1)
@@ -164,6 +165,6 @@ func TestThoughtsHoldingASecretStaySealed(t *testing.T) {
 			require.NotContains(t, r.stdout+r.stderr, enc, "the starter's output and events hold the secret (%s)", name)
 		}
 		require.NotContains(t, status.stdout, secret)
-		requireNotInHistory(t, secret, round.AgentWorkflowID(e.session, "run-1"), round.WorkflowID(e.session, "run-1", 1), round.WorkflowID(e.session, "run-1", 2))
+		requireNotInHistory(t, secret, names.AgentWorkflowID(e.session, "run-1"), names.WorkflowID(e.session, "run-1", 1), names.WorkflowID(e.session, "run-1", 2))
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools/secrets"
 )
 
@@ -85,7 +86,7 @@ func TestWebToolsThroughAWorker(t *testing.T) {
 		require.NotContains(t, string(b), "s3cr3t-value", "round %d's result", i+1)
 	}
 	for n := 1; n <= 3; n++ {
-		history := e.history(round.WorkflowID(e.session, "run-1", n))
+		history := e.history(names.WorkflowID(e.session, "run-1", n))
 		require.NotContains(t, history, "s3cr3t-value", "workflow history of round %d", n)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // TestRollingUpgradeWhileRunsAreInFlight (V1): build A (bin/worker) runs
@@ -83,7 +84,7 @@ func TestRollingUpgradeWhileRunsAreInFlight(t *testing.T) {
 	e.waitPending(wait1.WorkflowID(), "e1")
 	e.waitPending(wait2.WorkflowID(), "e2")
 	agent := e.startAgent("--session", e.session, "--run", "agent", "append two lines to log.txt")
-	agentRound := func(n int) string { return round.WorkflowID(e.session, "agent", n) }
+	agentRound := func(n int) string { return names.WorkflowID(e.session, "agent", n) }
 	e.waitPending(agentRound(2), "call_cmd2")
 	doneFan := e.startRound(fan)
 	require.Eventually(t, func() bool {
@@ -151,13 +152,13 @@ func TestRollingUpgradeWhileRunsAreInFlight(t *testing.T) {
 	}
 }
 
-// memoBuild is the build a round's memo names (round.MemoBuildID).
+// memoBuild is the build a round's memo names (names.MemoBuildID).
 func (e *env) memoBuild(ctx context.Context, tc tclient.Client, wfID string) string {
 	e.t.Helper()
 	d, err := tc.DescribeWorkflow(ctx, wfID, "")
 	require.NoError(e.t, err)
 	var b string
-	if p, ok := d.RawResponse.GetWorkflowExecutionInfo().GetMemo().GetFields()[round.MemoBuildID]; ok {
+	if p, ok := d.RawResponse.GetWorkflowExecutionInfo().GetMemo().GetFields()[names.MemoBuildID]; ok {
 		require.NoError(e.t, converter.GetDefaultDataConverter().FromPayload(p, &b))
 	}
 	return b

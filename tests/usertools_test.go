@@ -18,6 +18,7 @@ import (
 	tclient "go.temporal.io/sdk/client"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/toolworker"
 )
@@ -307,7 +308,7 @@ func TestUserToolCancelReachesTheFunctionY4(t *testing.T) {
 	done := e.startRound(in)
 	require.Eventually(t, func() bool { return len(markLines(t, filepath.Join(marks, "refund"))) == 1 }, time.Minute, 50*time.Millisecond)
 	cancelled := time.Now()
-	r := e.starter(context.Background(), "", "cancel", round.WorkflowID(e.session, "run-1", 1))
+	r := e.starter(context.Background(), "", "cancel", names.WorkflowID(e.session, "run-1", 1))
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Eventually(t, func() bool { return len(markLines(t, filepath.Join(marks, "refund-cancelled"))) == 1 }, 20*time.Second, 50*time.Millisecond)
 	// hold_refund heartbeats every second (a 3 s heartbeat timeout): the
@@ -379,7 +380,7 @@ func TestPythonToolWorkerInARoundY3(t *testing.T) {
 		call("d", "py_lookup", map[string]any{"order_id": 6}),
 	)
 	done := e.startRound(in)
-	wid := round.WorkflowID(e.session, "run-1", 1)
+	wid := names.WorkflowID(e.session, "run-1", 1)
 	for _, p := range e.waitPending(wid, "b", "c") {
 		require.Equal(t, queue, p.Queue, "a waiting call names its tool's queue")
 	}
@@ -427,7 +428,7 @@ func TestUserToolRuleBoundToItsSchemaY3(t *testing.T) {
 	stop := e.serveTools(queue, o.tools())
 	e.waitForTools(queue, "refund_order")
 	args := map[string]any{"id": "G-7", "amount": 2}
-	wid := func(n int) string { return round.WorkflowID(e.session, "run-1", n) }
+	wid := func(n int) string { return names.WorkflowID(e.session, "run-1", n) }
 
 	done := e.startRound(e.input(1, "claude-code", fetched(), call("a", "refund_order", args)))
 	e.waitPending(wid(1), "a")

@@ -28,6 +28,7 @@ import (
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/internal/llm/scripted"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -431,7 +432,7 @@ func RunSoak(ctx context.Context, o SoakOptions, progress io.Writer) (*SoakRepor
 	if err != nil {
 		return nil, err
 	}
-	rep.WorkflowID = round.AgentWorkflowID(session, "soak")
+	rep.WorkflowID = names.AgentWorkflowID(session, "soak")
 	logf("soak: agent run %s: %d calls, %d a round, the worker killed every %d calls", rep.WorkflowID, o.Calls, o.PerRound, o.KillEvery)
 
 	type ended struct {
@@ -540,14 +541,14 @@ func (rep *SoakReport) check(ctx context.Context, tc tclient.Client, rec *record
 		var token []byte
 		for {
 			resp, err := tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
-				Query:         fmt.Sprintf("WorkflowId = '%s' OR WorkflowId STARTS_WITH '%s/'", rep.WorkflowID, strings.TrimSuffix(round.WorkflowID(session, "soak", 1), "/1")),
+				Query:         fmt.Sprintf("WorkflowId = '%s' OR WorkflowId STARTS_WITH '%s/'", rep.WorkflowID, strings.TrimSuffix(names.WorkflowID(session, "soak", 1), "/1")),
 				NextPageToken: token,
 			})
 			if err != nil {
 				return fmt.Errorf("list the run's workflows: %w", err)
 			}
 			for _, x := range resp.GetExecutions() {
-				if x.GetType().GetName() == round.AgentWorkflowName {
+				if x.GetType().GetName() == names.AgentWorkflowName {
 					rep.Executions = append(rep.Executions, SoakExecution{RunID: x.GetExecution().GetRunId(), Start: x.GetStartTime().AsTime(),
 						Events: x.GetHistoryLength(), Bytes: x.GetHistorySizeBytes(), Status: x.GetStatus().String()})
 					continue

@@ -21,6 +21,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -82,12 +83,12 @@ func benchRound(b *testing.B, tool string, on bool) {
 		if tel.WorkerInterceptor != nil {
 			env.SetWorkerOptions(worker.Options{Interceptors: []interceptor.WorkerInterceptor{tel.WorkerInterceptor}})
 		}
-		env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
+		env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: names.WorkflowName})
 		env.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
 		env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: wire.ActivityPublishRound})
 		env.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: wire.ActivityStoreContents})
 		in.Round = i + 1
-		env.ExecuteWorkflow(round.WorkflowName, in)
+		env.ExecuteWorkflow(names.WorkflowName, in)
 		if err := env.GetWorkflowError(); err != nil {
 			b.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // round: submit a round, tell the person at the terminal what it waits for,
@@ -97,9 +98,9 @@ func stateAfter(in *round.Input, name string) error {
 	case prev.State == nil:
 		return notResult("it has no state")
 	}
-	session, run, ok := round.RunOfWorkflowID(*prev.WorkflowID)
+	session, run, ok := names.RunOfWorkflowID(*prev.WorkflowID)
 	n, err := strconv.Atoi((*prev.WorkflowID)[strings.LastIndex(*prev.WorkflowID, "/")+1:])
-	if !ok || err != nil || !strings.HasPrefix(*prev.WorkflowID, round.WorkflowIDPrefix+"/") {
+	if !ok || err != nil || !strings.HasPrefix(*prev.WorkflowID, names.WorkflowIDPrefix+"/") {
 		return notResult(fmt.Sprintf("its workflow_id %q is not a round's", *prev.WorkflowID))
 	}
 	switch {

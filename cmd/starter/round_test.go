@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // roundInput is a round of run r1 in session s1 that calls find_tools, with
@@ -29,7 +30,7 @@ func roundInput(n int, state string) string {
 func TestRoundAfterTakesThePreviousRoundsState(t *testing.T) {
 	dir := t.TempDir()
 	prev := round.Result{
-		WorkflowID: round.WorkflowID("s1", "r1", 1),
+		WorkflowID: names.WorkflowID("s1", "r1", 1),
 		Results:    []round.CallResult{{CallID: "call_1", Tool: "find_tools", Status: round.StatusOK}},
 		State:      &round.RunState{Fetched: []string{"calculate", "read_files"}, Seq: 1},
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/toolround/toolround/internal/llm"
 	"github.com/toolround/toolround/internal/llm/scripted"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // agentDemo runs durable agent runs (A1): the model call as an activity,
@@ -122,7 +123,7 @@ func agentRun(ctx context.Context, session, runID, task string) error {
 	for _, m := range st.Conversation {
 		if m.Role == "tool" && strings.HasPrefix(m.Content, "[subagents]") {
 			fmt.Printf("  its subagent answered: %s\n  the subagent is an agent run of its own: in the Temporal UI, search ToolroundParent = \"%s\"\n",
-				strings.TrimPrefix(m.Content, "[subagents] "), round.WorkflowID(session, runID, st.Round))
+				strings.TrimPrefix(m.Content, "[subagents] "), names.WorkflowID(session, runID, st.Round))
 		}
 	}
 	return nil

@@ -114,18 +114,18 @@ func (a *Activities) logger() *slog.Logger {
 // ExecuteTool runs one call. A tool's own failure is a result (IsError), not
 // an activity error; only transient failures of retryable calls return an
 // error, so that Temporal retries them with the tool's policy.
-func (a *Activities) ExecuteTool(ctx context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
+func (a *Activities) ExecuteTool(ctx context.Context, in wire.ExecuteInput) (wire.ExecuteOutput, error) {
 	info := activity.GetInfo(ctx)
 	attempt := int(info.Attempt)
 	def, ok := a.Registry.Lookup(in.Tool)
 	ctx, ct := a.beginCall(ctx, in, ok, attempt)
 	status := "ok"
-	var out round.ExecuteOutput
+	var out wire.ExecuteOutput
 	defer func() { a.endCall(ctx, ct, in, status, out) }()
 	if !ok {
 		status = "error"
 		ct.log.Warn("tool is not registered on this worker")
-		out = round.ExecuteOutput{IsError: true, Attempt: attempt,
+		out = wire.ExecuteOutput{IsError: true, Attempt: attempt,
 			Content: fmt.Sprintf("tool %s is not registered on the worker that picked up the call", in.Tool)}
 		return out, nil
 	}
@@ -151,23 +151,23 @@ func (a *Activities) ExecuteTool(ctx context.Context, in wire.ExecuteInput) (rou
 	if err == nil && res.Input != nil {
 		status = "input_required"
 		ct.log.Info("the call's MCP server asks for input; the round asks a person and runs the call again", "requests", len(res.Input.Asks))
-		out = round.ExecuteOutput{Input: res.Input, Attempt: attempt}
+		out = wire.ExecuteOutput{Input: res.Input, Attempt: attempt}
 		return out, nil
 	}
 	if err == nil && res.Task != nil {
 		status = "task"
 		ct.log.Info("the call's MCP server runs it as a task; the round polls it", "task", res.Task.ID)
-		out = round.ExecuteOutput{Task: res.Task, Attempt: attempt}
+		out = wire.ExecuteOutput{Task: res.Task, Attempt: attempt}
 		return out, nil
 	}
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			status = "cancelled"
-			return round.ExecuteOutput{}, err // cancelled or timed out: Temporal reports it
+			return wire.ExecuteOutput{}, err // cancelled or timed out: Temporal reports it
 		}
 		if errors.Is(err, tools.ErrOutcomeLost) {
 			status = "lost"
-			return round.ExecuteOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), wire.ErrTypeOutcomeLost, err)
+			return wire.ExecuteOutput{}, temporal.NewNonRetryableApplicationError(err.Error(), wire.ErrTypeOutcomeLost, err)
 		}
 		effect := tools.EffectOf(def, req.Args)
 		// Polling an MCP task changes nothing on the server (E2): a poll
@@ -175,13 +175,13 @@ func (a *Activities) ExecuteTool(ctx context.Context, in wire.ExecuteInput) (rou
 		if tools.IsTransient(err) && (effect == tools.ReadOnly || effect == tools.Idempotent || in.Task != nil) {
 			status = "retry"
 			ct.log.Info("transient tool failure; Temporal retries the call", "error", err)
-			return round.ExecuteOutput{}, temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeTransient, err)
+			return wire.ExecuteOutput{}, temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeTransient, err)
 		}
 		status = "error"
-		out = round.ExecuteOutput{IsError: true, Content: err.Error(), Attempt: attempt, ErrorCode: tools.ErrorCode(err)}
+		out = wire.ExecuteOutput{IsError: true, Content: err.Error(), Attempt: attempt, ErrorCode: tools.ErrorCode(err)}
 		return out, nil
 	}
-	out = round.ExecuteOutput{Content: res.Content, Fetched: res.Fetched, Touched: res.Touched, Read: res.Read, FromCache: res.FromCache, Attempt: attempt}
+	out = wire.ExecuteOutput{Content: res.Content, Fetched: res.Fetched, Touched: res.Touched, Read: res.Read, FromCache: res.FromCache, Attempt: attempt}
 	out.Files = fileStates(res.Files)
 	if out.FromCache && ct.span != nil {
 		ct.span.SetAttributes(attribute.Bool("toolround.from_cache", true))
@@ -251,7 +251,7 @@ func (a *Activities) keepAlive(ctx context.Context, info activity.Info) (context
 
 // offload keeps a large result outside workflow history: the blob store
 // holds it and the output carries a reference and a preview.
-func (a *Activities) offload(ctx context.Context, out *round.ExecuteOutput, log *slog.Logger) {
+func (a *Activities) offload(ctx context.Context, out *wire.ExecuteOutput, log *slog.Logger) {
 	limit := a.LargeResult
 	if limit <= 0 {
 		limit = DefaultLargeResult
@@ -300,7 +300,7 @@ func (a *Activities) offload(ctx context.Context, out *round.ExecuteOutput, log 
 // which its tool worker returned to the round (Y1a), kept as ExecuteTool
 // keeps a built-in's (Y3): a content above LargeResult in the blob store,
 // its images there too.
-func (a *Activities) OffloadResult(ctx context.Context, out round.ExecuteOutput) (round.ExecuteOutput, error) {
+func (a *Activities) OffloadResult(ctx context.Context, out wire.ExecuteOutput) (wire.ExecuteOutput, error) {
 	log := a.logger()
 	a.offload(ctx, &out, log)
 	out.Images = a.keepImages(ctx, out.Images, log)
@@ -358,7 +358,7 @@ func (a *Activities) RefreshContents(ctx context.Context, in wire.RefreshContent
 // endCall ends an attempt's trace; an attempt that gives the call its
 // result (ok or the tool's own error, not a retry or a cancellation) also
 // publishes the call's call_finished event (U7) and logs its one INFO line.
-func (a *Activities) endCall(ctx context.Context, ct *callTrace, in wire.ExecuteInput, status string, out round.ExecuteOutput) {
+func (a *Activities) endCall(ctx context.Context, ct *callTrace, in wire.ExecuteInput, status string, out wire.ExecuteOutput) {
 	d := ct.end(status)
 	if status != "ok" && status != "error" {
 		return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // Chatbots sends messages to the session's chatbots (G3) through the
@@ -31,14 +32,14 @@ func (c *Chatbots) Send(ctx context.Context, in wire.SendToChatbotInput) (round.
 	if err := in.Message.Validate(); err != nil {
 		return round.ChatReply{}, temporal.NewNonRetryableApplicationError("message: "+err.Error(), round.ErrTypeInvalidInput, err)
 	}
-	id := round.AgentWorkflowID(in.Start.SessionID, in.Start.RunID)
+	id := names.AgentWorkflowID(in.Start.SessionID, in.Start.RunID)
 	start := c.Client.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
 		ID: id, TaskQueue: c.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		TypedSearchAttributes:    temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(round.SearchParent).ValueSet(in.Parent)),
+		TypedSearchAttributes:    temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(names.SearchParent).ValueSet(in.Parent)),
 		Memo:                     map[string]any{wire.MemoParent: in.Parent},
 		StaticSummary:            "chatbot " + in.Start.Name + " of session " + in.Start.SessionID,
-	}, round.AgentWorkflowName, in.Start)
+	}, names.AgentWorkflowName, in.Start)
 
 	info := activity.GetInfo(ctx)
 	if !info.IsLocalActivity && info.HeartbeatTimeout > 0 {

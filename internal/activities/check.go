@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -21,7 +22,7 @@ func (a *Activities) CheckFiles(ctx context.Context, in wire.CheckFilesInput) (w
 	// it a tool in session mode has no workspace to look in, and every
 	// entry counts as changed.
 	if activity.IsActivity(ctx) {
-		if session, ok := round.SessionOfWorkflowID(activity.GetInfo(ctx).WorkflowExecution.ID); ok {
+		if session, ok := names.SessionOfWorkflowID(activity.GetInfo(ctx).WorkflowExecution.ID); ok {
 			ctx = tools.WithSession(ctx, session)
 		}
 	}

@@ -49,7 +49,7 @@ func TestCheckFilesAsksTheToolThatMadeTheEntry(t *testing.T) {
 
 	v, err := env.ExecuteActivity(wire.ActivityExecuteTool, wire.ExecuteInput{CallID: "c1", Tool: "look", Args: `{}`, SessionID: "s", RunID: "r", Round: 1, WorkflowID: "wf"})
 	require.NoError(t, err)
-	var ex round.ExecuteOutput
+	var ex wire.ExecuteOutput
 	require.NoError(t, v.Get(&ex))
 	require.Equal(t, "looked", ex.Content)
 	require.Equal(t, map[string]round.FileState{"a.txt": {Size: 1, ModTime: 10, SHA256: "aa"}}, ex.Files)

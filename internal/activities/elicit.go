@@ -16,8 +16,8 @@ import (
 
 // Elicitation (SPEC E1): when an MCP server asks the user for input during
 // a call, the call's activity sends the request to its round
-// (round.SignalElicit), where the call waits as kind elicitation, and asks
-// the round for the answer (round.QueryElicitation) until it has one,
+// (wire.SignalElicit), where the call waits as kind elicitation, and asks
+// the round for the answer (wire.QueryElicitation) until it has one,
 // heartbeating all the while, so that a worker that dies while a person
 // thinks is noticed within the heartbeat timeout.
 

@@ -49,7 +49,7 @@ func (b *memBlobs) Get(_ context.Context, ref string) (string, error) {
 
 // execute runs ExecuteTool as a regular activity, for a tool that returns
 // content, with a LargeResult threshold of 1000 bytes.
-func execute(t *testing.T, blobs BlobStore, content string) round.ExecuteOutput {
+func execute(t *testing.T, blobs BlobStore, content string) wire.ExecuteOutput {
 	t.Helper()
 	reg := tools.NewRegistry()
 	reg.MustRegister(tools.Definition{Name: "echo", SideEffect: tools.ReadOnly,
@@ -60,7 +60,7 @@ func execute(t *testing.T, blobs BlobStore, content string) round.ExecuteOutput 
 	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
 	v, err := env.ExecuteActivity(wire.ActivityExecuteTool, wire.ExecuteInput{CallID: "c1", Tool: "echo", Args: `{}`, SessionID: "s", RunID: "r", Round: 1, WorkflowID: "wf"})
 	require.NoError(t, err)
-	var out round.ExecuteOutput
+	var out wire.ExecuteOutput
 	require.NoError(t, v.Get(&out))
 	return out
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/toolround/toolround/tools"
 )
 
-func executeImages(t *testing.T, blobs BlobStore, images []round.Image) round.ExecuteOutput {
+func executeImages(t *testing.T, blobs BlobStore, images []round.Image) wire.ExecuteOutput {
 	t.Helper()
 	reg := tools.NewRegistry()
 	reg.MustRegister(tools.Definition{Name: "shot", SideEffect: tools.ReadOnly,
@@ -30,7 +30,7 @@ func executeImages(t *testing.T, blobs BlobStore, images []round.Image) round.Ex
 	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
 	v, err := env.ExecuteActivity(wire.ActivityExecuteTool, wire.ExecuteInput{CallID: "c1", Tool: "shot", Args: `{}`, SessionID: "s", RunID: "r", Round: 1, WorkflowID: "wf"})
 	require.NoError(t, err)
-	var out round.ExecuteOutput
+	var out wire.ExecuteOutput
 	require.NoError(t, v.Get(&out))
 	return out
 }

@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolround/toolround/internal/wire"
-	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -29,7 +28,7 @@ func TestExecuteToolPassesOperationID(t *testing.T) {
 	env.RegisterActivityWithOptions(a.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
 	v, err := env.ExecuteActivity(wire.ActivityExecuteTool, wire.ExecuteInput{CallID: "c9", Tool: "op", Args: `{}`, WorkflowID: "wf"})
 	require.NoError(t, err)
-	var out round.ExecuteOutput
+	var out wire.ExecuteOutput
 	require.NoError(t, v.Get(&out))
 	require.Regexp(t, `^[^/]+/[^/]+/c9$`, out.Content, "<workflow id>/<run id>/<call id>")
 }

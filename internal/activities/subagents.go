@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // Subagents reads the status of a run's background subagents (G2) through
@@ -36,8 +37,8 @@ func (s *Subagents) Status(ctx context.Context, in wire.SubagentStatusInput) (ro
 	if s.Client == nil {
 		return round.AgentStatus{}, temporal.NewNonRetryableApplicationError("this worker has no Temporal client to read subagents with", "NoClient", nil)
 	}
-	session, run, ok := round.RunOfWorkflowID(in.WorkflowID)
-	if !ok || session != in.SessionID || !round.ReservedRunID(run) {
+	session, run, ok := names.RunOfWorkflowID(in.WorkflowID)
+	if !ok || session != in.SessionID || !names.ReservedRunID(run) {
 		return round.AgentStatus{}, notThisRun(in.WorkflowID)
 	}
 	desc, err := s.Client.DescribeWorkflow(ctx, in.WorkflowID, "")
@@ -53,12 +54,12 @@ func (s *Subagents) Status(ctx context.Context, in wire.SubagentStatusInput) (ro
 	if p, ok := info.GetMemo().GetFields()[wire.MemoParent]; ok {
 		_ = converter.GetDefaultDataConverter().FromPayload(p, &parent)
 	}
-	if ps, pr, ok := round.RunOfWorkflowID(parent); !ok || ps != in.SessionID || pr != in.RunID {
+	if ps, pr, ok := names.RunOfWorkflowID(parent); !ok || ps != in.SessionID || pr != in.RunID {
 		return round.AgentStatus{}, notThisRun(in.WorkflowID)
 	}
 	var st round.AgentStatus
 	if info.GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-		v, err := s.Client.QueryWorkflow(ctx, in.WorkflowID, "", round.QueryAgentStatus)
+		v, err := s.Client.QueryWorkflow(ctx, in.WorkflowID, "", names.QueryAgentStatus)
 		if err != nil {
 			return round.AgentStatus{}, err
 		}

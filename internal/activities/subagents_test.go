@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 const child = "agentrun/s/sub-0123456789abcdef01234567"
@@ -78,7 +79,7 @@ func TestSubagentStatusReadsARunningChildAndAnEndedOne(t *testing.T) {
 		*p.(*round.AgentStatus) = round.AgentStatus{WorkflowID: child, Status: round.AgentRunning, Round: 2, Conversation: talk}
 		return nil
 	})
-	tc.On("QueryWorkflow", mock.Anything, child, "", round.QueryAgentStatus).Return(v, nil)
+	tc.On("QueryWorkflow", mock.Anything, child, "", names.QueryAgentStatus).Return(v, nil)
 	st, err := (&Subagents{Client: tc}).Status(ctx, mine)
 	require.NoError(t, err)
 	require.Equal(t, round.AgentRunning, st.Status)

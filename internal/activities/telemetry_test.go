@@ -17,7 +17,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolround/toolround/internal/wire"
-	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -47,7 +46,7 @@ func TestCallLogsSpansAndDuration(t *testing.T) {
 	} {
 		v, err := env.ExecuteActivity(wire.ActivityExecuteTool, in)
 		require.NoError(t, err)
-		var out round.ExecuteOutput
+		var out wire.ExecuteOutput
 		require.NoError(t, v.Get(&out))
 		require.True(t, out.IsError)
 	}

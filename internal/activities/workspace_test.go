@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -41,9 +42,9 @@ func TestCallsActInTheirSessionsWorkspace(t *testing.T) {
 	env.RegisterActivityWithOptions(a.CheckFiles, activity.RegisterOptions{Name: wire.ActivityCheckFiles})
 	env.RegisterActivityWithOptions(a.Reconcile, activity.RegisterOptions{Name: wire.ActivityReconcile})
 	for _, session := range []string{"a", "b"} {
-		v, err := env.ExecuteActivity(wire.ActivityExecuteTool, wire.ExecuteInput{CallID: "c1", Tool: "where", Args: `{}`, SessionID: session, RunID: "r", Round: 1, WorkflowID: round.WorkflowID(session, "r", 1)})
+		v, err := env.ExecuteActivity(wire.ActivityExecuteTool, wire.ExecuteInput{CallID: "c1", Tool: "where", Args: `{}`, SessionID: session, RunID: "r", Round: 1, WorkflowID: names.WorkflowID(session, "r", 1)})
 		require.NoError(t, err)
-		var out round.ExecuteOutput
+		var out wire.ExecuteOutput
 		require.NoError(t, v.Get(&out))
 		require.Equal(t, session, out.Content)
 	}

@@ -9,7 +9,6 @@ import (
 	"go.temporal.io/sdk/interceptor"
 
 	"github.com/toolround/toolround/internal/wire"
-	"github.com/toolround/toolround/round"
 )
 
 // recordFirst is a deliberately broken build that the crash matrix (L1,
@@ -23,5 +22,5 @@ func recordFirst(ctx context.Context, typ string, in *interceptor.ExecuteActivit
 		time.Sleep(300 * time.Millisecond)
 		_, _ = next.ExecuteActivity(context.WithoutCancel(ctx), in)
 	}()
-	return round.ExecuteOutput{Content: "done (recorded before its effect)"}, true
+	return wire.ExecuteOutput{Content: "done (recorded before its effect)"}, true
 }

@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // Activities are the placement activities of a worker.
@@ -101,7 +101,7 @@ func Move(ctx context.Context, c client.Client, taskQueue, session, host string)
 // release.
 func Release(ctx context.Context, c client.Client, session, host string) error {
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID: round.WorkspaceWorkflowID(session), UpdateName: UpdateRelease,
+		WorkflowID: names.WorkspaceWorkflowID(session), UpdateName: UpdateRelease,
 		Args: []any{ReleaseInput{Host: host}}, WaitForStage: client.WorkflowUpdateStageCompleted,
 	})
 	var nf *serviceerror.NotFound
@@ -116,7 +116,7 @@ func Release(ctx context.Context, c client.Client, session, host string) error {
 
 // Get is session's binding; ok is false when it was never bound.
 func Get(ctx context.Context, c client.Client, session string) (b Binding, ok bool, err error) {
-	v, err := c.QueryWorkflow(ctx, round.WorkspaceWorkflowID(session), "", QueryBinding)
+	v, err := c.QueryWorkflow(ctx, names.WorkspaceWorkflowID(session), "", QueryBinding)
 	var nf *serviceerror.NotFound
 	if errors.As(err, &nf) {
 		return b, false, nil
@@ -141,7 +141,7 @@ func IsHostUnavailable(err error) bool {
 // it does not run (update-with-start).
 func update(ctx context.Context, c client.Client, taskQueue, session, name string, arg any) (Binding, error) {
 	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-		ID:                       round.WorkspaceWorkflowID(session),
+		ID:                       names.WorkspaceWorkflowID(session),
 		TaskQueue:                taskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
 	}, WorkflowName, State{Session: session, TaskQueue: taskQueue})

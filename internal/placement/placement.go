@@ -1,6 +1,6 @@
 // Package placement binds a session's workspace to one host under
 // WORKSPACE_PLACEMENT=host (SPEC W4, W5). The binding is held by one
-// workflow per session, workspace/<session_id> (round.WorkspaceWorkflowID):
+// workflow per session, workspace/<session_id> (names.WorkspaceWorkflowID):
 // the update bind makes the first writer's host the session's, move
 // rebinds it to a live host and bumps its generation, release lets it go.
 // Each worker polls a task queue of its own host, <TASK_QUEUE>@<HOST_ID>

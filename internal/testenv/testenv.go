@@ -21,7 +21,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 	"google.golang.org/protobuf/types/known/durationpb"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // InCI reports whether the tests run in CI, where nothing may be skipped.
@@ -75,10 +75,10 @@ func TemporalAddress() string {
 // starts needs them, as scripts/lib.sh's does.
 func SearchAttributeFlags() []string {
 	return []string{
-		"--search-attribute", round.SearchSession + "=Keyword",
-		"--search-attribute", round.SearchWaiting + "=Bool",
-		"--search-attribute", round.SearchWaitingCalls + "=Int",
-		"--search-attribute", round.SearchParent + "=Keyword",
+		"--search-attribute", names.SearchSession + "=Keyword",
+		"--search-attribute", names.SearchWaiting + "=Bool",
+		"--search-attribute", names.SearchWaitingCalls + "=Int",
+		"--search-attribute", names.SearchParent + "=Keyword",
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // Roles a token may have (H1).
@@ -137,7 +137,7 @@ func Allows(scope []string, session string) bool {
 	if scope == nil {
 		return true
 	}
-	if !round.ValidIdentifier(session) {
+	if !names.ValidIdentifier(session) {
 		return false
 	}
 	for _, pat := range scope {

@@ -1,6 +1,9 @@
 package wire
 
-import "github.com/toolround/toolround/round"
+import (
+	"github.com/toolround/toolround/round"
+	"slices"
+)
 
 const (
 	// UpdateChat carries a ChatMessage to a persistent agent run; its
@@ -19,3 +22,24 @@ type SendToChatbotInput struct {
 	// Parent is the round that sends, for the run's memo when it starts.
 	Parent string `json:"parent"`
 }
+
+const (
+	// ListChatbot and SendToChatbot are G3's tools.
+	ListChatbot   = "list_chatbot"
+	SendToChatbot = "send_to_chatbot"
+	// ChatbotKeyPrefix starts the concurrency key of the calls to one
+	// chatbot, whose limit is 1 (R).
+	ChatbotKeyPrefix = "chatbot:"
+	// MaxChatReplies is how many replies a chatbot run keeps by message
+	// id, to answer a send retried after a continue-as-new once.
+	MaxChatReplies = 64
+)
+
+// ChatbotArgs are the arguments of a send_to_chatbot call.
+type ChatbotArgs struct {
+	Name    string `json:"name"`
+	Message string `json:"message"`
+}
+
+// InChain reports whether a chatbot name is in a caller's chain.
+func InChain(chain []string, name string) bool { return slices.Contains(chain, name) }

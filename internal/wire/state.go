@@ -1,6 +1,8 @@
 package wire
 
-import "github.com/toolround/toolround/round"
+import (
+	"github.com/toolround/toolround/round"
+)
 
 // Local activities that check and sign a run's allow rules with the
 // workers' rule key (T4); the key stays on the workers, the answers enter
@@ -59,3 +61,8 @@ type VerifyUsageOutput struct {
 type SignUsageOutput struct {
 	MAC string `json:"mac"`
 }
+
+// MaxDedupeEntries bounds the dedupe map of a run; the oldest entries go
+// first. Its size is bounded too (workflows.StateBudget): the state travels
+// in every round's input and result.
+const MaxDedupeEntries = 1000

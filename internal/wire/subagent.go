@@ -14,3 +14,17 @@ type SubagentStatusInput struct {
 	SessionID  string `json:"session_id"`
 	RunID      string `json:"run_id"`
 }
+
+// BackgroundSubagents is G2's tool.
+const BackgroundSubagents = "background_subagents"
+
+// SubagentArgs are the arguments of a subagents or background_subagents
+// call (G1, G2): a task to start, or the id of one of the run's
+// background subagents to look at.
+type SubagentArgs struct {
+	ID           string   `json:"id,omitempty"`
+	Task         string   `json:"task"`
+	Name         string   `json:"name,omitempty"`
+	SystemPrompt string   `json:"system_prompt,omitempty"`
+	ExcludeTools []string `json:"exclude_tools,omitempty"`
+}

@@ -216,3 +216,39 @@ type OpenToolResultInput struct {
 	// Failure: Sealed is a failure's message, not a result.
 	Failure bool `json:"failure,omitempty"`
 }
+
+// ExecuteOutput is the result of the ExecuteTool activity. A tool's own
+// failure is IsError with the message in Content, not an activity error.
+type ExecuteOutput struct {
+	// Input: the call's MCP server asks for input first (E1); the other
+	// fields are empty.
+	Input *round.InputRequired `json:"input,omitempty"`
+	// Task: the call's MCP server runs it as a task (E2), which the next
+	// activity polls; the other fields are empty.
+	Task       *round.MCPTask `json:"task,omitempty"`
+	Content    string         `json:"content"`
+	ContentRef string         `json:"content_ref,omitempty"`
+	IsError    bool           `json:"is_error,omitempty"`
+	// ErrorCode is the code of a tool's failure that has one (W3).
+	ErrorCode string   `json:"error_code,omitempty"`
+	Fetched   []string `json:"fetched,omitempty"`
+	Touched   []string `json:"touched,omitempty"`
+	Read      []string `json:"read,omitempty"`
+	FromCache bool     `json:"from_cache,omitempty"`
+	// Files is the state of each file the call read (U3), by workdir path.
+	Files map[string]round.FileState `json:"files,omitempty"`
+	// Attempt is the attempt that produced the output, from 1.
+	Attempt int `json:"attempt,omitempty"`
+	// Reconciled is set when a reconciler found the effect of a lost
+	// attempt (SPEC R).
+	Reconciled bool `json:"reconciled,omitempty"`
+	// Images are the images the tool returned (F2): with a blob store on
+	// the worker only their references, never their bytes.
+	Images []round.Image `json:"images,omitempty"`
+	// Usage is what a subagents call's child run did (G1), which joins
+	// the round's counts.
+	Usage *round.Usage `json:"usage,omitempty"`
+	// Child is the workflow id of a background subagent the call started
+	// (G2), which joins the run state's children.
+	Child string `json:"child,omitempty"`
+}

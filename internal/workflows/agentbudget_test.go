@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // TestAgentRunTakesTheBudget (B3): every model call asks for the budget;
@@ -79,7 +80,7 @@ func TestAgentRunRefreshesItsRefsAtContinueAsNew(t *testing.T) {
 	}
 	in := agentInput()
 	in.MaxRounds = 10
-	h.env.ExecuteWorkflow(round.AgentWorkflowName, in)
+	h.env.ExecuteWorkflow(names.AgentWorkflowName, in)
 	var can *workflow.ContinueAsNewError
 	require.True(t, errors.As(h.env.GetWorkflowError(), &can), "want continue-as-new, got %v", h.env.GetWorkflowError())
 	var carried round.AgentInput

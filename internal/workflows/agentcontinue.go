@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // pastBounds reports whether the run's history passed its bounds (the
@@ -73,7 +74,7 @@ func (a *agent) continueAsNew(ctx workflow.Context) error {
 	next := a.in
 	next.Carry = &round.AgentCarry{Conversation: a.conv, State: a.state, Round: a.round, ModelCalls: a.calls, Executions: a.execs + 1, LastRequest: a.last,
 		Replies: a.chat.replies}
-	return workflow.NewContinueAsNewError(ctx, round.AgentWorkflowName, next)
+	return workflow.NewContinueAsNewError(ctx, names.AgentWorkflowName, next)
 }
 
 // refreshRefs gives every blob reference the next execution carries (the

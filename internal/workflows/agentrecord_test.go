@@ -31,6 +31,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // agentScenario is an agent run recorded into testdata/agentrun/<name>.json:
@@ -175,8 +176,8 @@ func TestRecordAgentHistories(t *testing.T) {
 	}
 	queue := fmt.Sprintf("agent-record-%d", time.Now().UnixNano())
 	w := worker.New(c, queue, worker.Options{Identity: "recorder"})
-	w.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: round.AgentWorkflowName})
-	w.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
+	w.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: names.AgentWorkflowName})
+	w.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: names.WorkflowName})
 	w.RegisterActivityWithOptions(func(_ context.Context, in wire.ModelInput) (wire.ModelOutput, error) {
 		reply := replies[in.SessionID]
 		if reply == nil {
@@ -204,9 +205,9 @@ func TestRecordAgentHistories(t *testing.T) {
 			// A round id is never used twice (R): each recording is a run
 			// of its own.
 			sc.in.RunID = fmt.Sprintf("run-%d", time.Now().UnixNano())
-			id := round.AgentWorkflowID(sc.in.SessionID, sc.in.RunID)
+			id := names.AgentWorkflowID(sc.in.SessionID, sc.in.RunID)
 			run, err := c.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: id, TaskQueue: queue,
-				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING}, round.AgentWorkflowName, sc.in)
+				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING}, names.AgentWorkflowName, sc.in)
 			require.NoError(t, err)
 			if sc.drive != nil {
 				sc.drive(t, c, id)

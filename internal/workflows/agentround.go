@@ -10,6 +10,7 @@ import (
 	"github.com/toolround/toolround/internal/crashpoint"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // answerOrRound is step 5. A turn cut off or refused is never the answer
@@ -141,7 +142,7 @@ func (a *agent) runRound(ctx workflow.Context, msg round.AgentMessage) (round.Ou
 		StaticSummary:       fmt.Sprintf("round %d of agent run %s (%d calls)", a.round, a.in.RunID, len(msg.ToolCalls)),
 	})
 	var out round.Output
-	err := workflow.ExecuteChildWorkflow(cctx, round.WorkflowName, in).Get(cctx, &out)
+	err := workflow.ExecuteChildWorkflow(cctx, names.WorkflowName, in).Get(cctx, &out)
 	if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 		// Only a round started outside this run (starter round with the
 		// same session and run id) can hold the id: it is never run again.

@@ -225,7 +225,7 @@ func (a *agent) snapshot() round.AgentStatus {
 		Executions: a.execs + 1, Conversation: append([]round.AgentMessage(nil), a.conv...), Final: a.final, Reason: a.reason,
 	}
 	if a.limited && a.state != nil {
-		st.Limits = round.LimitCounts(&a.limits, a.state.Usage, a.now)
+		st.Limits = wire.LimitCounts(&a.limits, a.state.Usage, a.now)
 	}
 	if a.in.Parent != "" && a.state != nil {
 		st.Usage = a.state.Usage.Counts() // for the round that started it (G1)

@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/workflows"
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // TestAgentRunReplaysRecordedHistories replays recorded agent runs (under
@@ -42,7 +42,7 @@ func TestAgentRunReplaysRecordedHistories(t *testing.T) {
 			require.NoError(t, err)
 			r := worker.NewWorkflowReplayer()
 			aw := &workflows.AgentWorkflow{}
-			r.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: round.AgentWorkflowName})
+			r.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: names.AgentWorkflowName})
 			logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 			require.NoError(t, r.ReplayWorkflowHistory(logger, h))
 		})

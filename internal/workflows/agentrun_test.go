@@ -19,6 +19,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // agentHarness runs AgentRun with a scripted model activity and a fake
@@ -49,7 +50,7 @@ func newAgentHarnessOf(t *testing.T, aw *workflows.AgentWorkflow) *agentHarness 
 	h := &agentHarness{}
 	var ts testsuite.WorkflowTestSuite
 	h.env = ts.NewTestWorkflowEnvironment()
-	h.env.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: round.AgentWorkflowName})
+	h.env.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: names.AgentWorkflowName})
 	h.env.RegisterWorkflowWithOptions(func(ctx workflow.Context, in round.Input) (round.Output, error) {
 		h.mu.Lock()
 		h.rounds = append(h.rounds, in)
@@ -58,7 +59,7 @@ func newAgentHarnessOf(t *testing.T, aw *workflows.AgentWorkflow) *agentHarness 
 			return h.roundFn(ctx, in)
 		}
 		return fakeRound(in, round.StatusOK), nil
-	}, workflow.RegisterOptions{Name: round.WorkflowName})
+	}, workflow.RegisterOptions{Name: names.WorkflowName})
 	h.env.RegisterActivityWithOptions(func(_ context.Context, in wire.ModelInput) (wire.ModelOutput, error) {
 		h.mu.Lock()
 		h.inputs = append(h.inputs, in)
@@ -117,8 +118,8 @@ func toolsUntil(n int) func(in wire.ModelInput) wire.ModelOutput {
 
 func (h *agentHarness) run(t *testing.T, in round.AgentInput) round.AgentStatus {
 	t.Helper()
-	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: round.AgentWorkflowID(in.SessionID, in.RunID)})
-	h.env.ExecuteWorkflow(round.AgentWorkflowName, in)
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: names.AgentWorkflowID(in.SessionID, in.RunID)})
+	h.env.ExecuteWorkflow(names.AgentWorkflowName, in)
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.NoError(t, h.env.GetWorkflowError())
 	var st round.AgentStatus
@@ -192,7 +193,7 @@ func TestAgentRunTakesUserMessagesBeforeTheNextModelCall(t *testing.T) {
 		return fakeRound(in, round.StatusOK), nil
 	}
 	h.env.RegisterDelayedCallback(func() {
-		h.env.SignalWorkflow(round.SignalUserMessage, round.UserMessage{Text: "use integers only"})
+		h.env.SignalWorkflow(names.SignalUserMessage, round.UserMessage{Text: "use integers only"})
 	}, 30*time.Second)
 	st := h.run(t, agentInput())
 	require.Equal(t, round.AgentCompleted, st.Status)
@@ -231,7 +232,7 @@ func TestAgentRunStatusQuery(t *testing.T) {
 	}
 	var mid round.AgentStatus
 	h.env.RegisterDelayedCallback(func() {
-		v, err := h.env.QueryWorkflow(round.QueryAgentStatus)
+		v, err := h.env.QueryWorkflow(names.QueryAgentStatus)
 		require.NoError(t, err)
 		require.NoError(t, v.Get(&mid))
 	}, 90*time.Second)
@@ -252,11 +253,11 @@ func TestAgentRunContinuesAsNewCarryingItsState(t *testing.T) {
 	}
 	in := agentInput()
 	in.MaxRounds = 10
-	h.env.ExecuteWorkflow(round.AgentWorkflowName, in)
+	h.env.ExecuteWorkflow(names.AgentWorkflowName, in)
 	err := h.env.GetWorkflowError()
 	var can *workflow.ContinueAsNewError
 	require.True(t, errors.As(err, &can), "want continue-as-new, got %v", err)
-	require.Equal(t, round.AgentWorkflowName, can.WorkflowType.Name)
+	require.Equal(t, names.AgentWorkflowName, can.WorkflowType.Name)
 	var next round.AgentInput
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	require.NotNil(t, next.Carry)
@@ -302,7 +303,7 @@ func TestAgentRunRejectsBadInput(t *testing.T) {
 	h := newAgentHarness(t)
 	in := agentInput()
 	in.RunID = "a/b"
-	h.env.ExecuteWorkflow(round.AgentWorkflowName, in)
+	h.env.ExecuteWorkflow(names.AgentWorkflowName, in)
 	require.ErrorContains(t, h.env.GetWorkflowError(), "invalid agent input")
 }
 

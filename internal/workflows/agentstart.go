@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // start is the run's first step: its input checked and given its
@@ -30,7 +31,7 @@ func (w *AgentWorkflow) start(ctx workflow.Context, in round.AgentInput) (*agent
 	} else if in.Task != "" || !in.Persistent {
 		a.conv = []round.AgentMessage{{Role: "user", Content: in.Task}}
 	}
-	if err := workflow.SetQueryHandler(ctx, round.QueryAgentStatus, func() (round.AgentStatus, error) {
+	if err := workflow.SetQueryHandler(ctx, names.QueryAgentStatus, func() (round.AgentStatus, error) {
 		return a.snapshot(), nil
 	}); err != nil {
 		return nil, err
@@ -43,7 +44,7 @@ func (w *AgentWorkflow) start(ctx workflow.Context, in round.AgentInput) (*agent
 			a.chat.current = "task" // the task is answered first, as a message
 		}
 	}
-	a.userMessages = workflow.GetSignalChannel(ctx, round.SignalUserMessage)
+	a.userMessages = workflow.GetSignalChannel(ctx, names.SignalUserMessage)
 	if err := workflow.SideEffect(ctx, func(workflow.Context) any { return w.heartbeat() }).Get(&a.hb); err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -38,7 +39,7 @@ type updateResult struct {
 // update sends the confirm update; its result is known after the round ran.
 func (h *harness) update(id string, c round.Confirm) *updateResult {
 	u := &updateResult{}
-	h.env.UpdateWorkflow(round.UpdateConfirm, id, &testsuite.TestUpdateCallback{
+	h.env.UpdateWorkflow(names.UpdateConfirm, id, &testsuite.TestUpdateCallback{
 		OnReject:   func(err error) { u.rejected = err },
 		OnAccept:   func() { u.accepted = true },
 		OnComplete: func(any, error) {},
@@ -84,8 +85,8 @@ func TestStaleApprovalIDIsIgnoredAndRecorded(t *testing.T) {
 	h := newHarness(t, 3)
 	var still []round.Pending
 	h.at(time.Second, func() {
-		h.env.SignalWorkflow(round.SignalConfirm, round.Confirm{CallID: "e1", Approve: true, ApprovalID: "feedface"})
-		h.env.SignalWorkflow(round.SignalConfirm, round.Confirm{CallID: "e1", Approve: true}) // no id at all
+		h.env.SignalWorkflow(names.SignalConfirm, round.Confirm{CallID: "e1", Approve: true, ApprovalID: "feedface"})
+		h.env.SignalWorkflow(names.SignalConfirm, round.Confirm{CallID: "e1", Approve: true}) // no id at all
 	})
 	h.at(1500*time.Millisecond, func() {
 		h.confirm(round.Confirm{CallID: "e1", Approve: false, Reason: "no", By: "mallory", Verified: true})
@@ -131,7 +132,7 @@ func TestConfirmUpdateValidatorRejectsBeforeAnythingIsRecorded(t *testing.T) {
 		require.False(t, u.accepted)
 		types = append(types, errType(u.rejected))
 	}
-	require.Equal(t, []string{round.ErrNotWaiting, round.ErrNotWaiting, round.ErrStaleApproval, round.ErrInvalidArgs, round.ErrInvalidArgs}, types, "T1")
+	require.Equal(t, []string{string(round.CodeNotWaiting), string(round.CodeNotWaiting), string(round.CodeStaleApproval), string(round.CodeInvalidArgs), string(round.CodeInvalidArgs)}, types, "T1")
 	require.Contains(t, rejected[3].rejected.Error(), "command")
 	require.Len(t, still, 1, "the call still waits after the rejected updates")
 	require.Empty(t, eventsOf(res, round.EventSignalIgnored), "a rejected update leaves no trace in the round")
@@ -164,7 +165,7 @@ func TestConfirmUpdateRefusesAnInvalidPattern(t *testing.T) {
 	res := h.run(t, input(call("e1", "run_command", `{"command":"make"}`)))
 	for _, u := range bad {
 		require.False(t, u.accepted)
-		require.Equal(t, round.ErrInvalidPattern, errType(u.rejected), "%v", u.rejected)
+		require.Equal(t, string(round.CodeInvalidPattern), errType(u.rejected), "%v", u.rejected)
 	}
 	require.Contains(t, bad[0].rejected.Error(), `invalid pattern "bash" for run_command`)
 	require.Contains(t, bad[0].rejected.Error(), "must name a script file")
@@ -213,10 +214,10 @@ func TestExtendMovesTheDeadlineAndCapsAtSevenDays(t *testing.T) {
 	in.ConfirmTimeoutSeconds = 60
 	var after []round.Pending
 	h.at(30*time.Second, func() {
-		h.env.SignalWorkflow(round.SignalExtend, round.Extend{CallID: "e1", Seconds: 120})
-		h.env.SignalWorkflow(round.SignalExtend, round.Extend{CallID: "e2", Seconds: 30 * 24 * 3600})
-		h.env.SignalWorkflow(round.SignalExtend, round.Extend{CallID: "nosuch", Seconds: 10})
-		h.env.SignalWorkflow(round.SignalExtend, round.Extend{CallID: "e1", Seconds: -5})
+		h.env.SignalWorkflow(names.SignalExtend, round.Extend{CallID: "e1", Seconds: 120})
+		h.env.SignalWorkflow(names.SignalExtend, round.Extend{CallID: "e2", Seconds: 30 * 24 * 3600})
+		h.env.SignalWorkflow(names.SignalExtend, round.Extend{CallID: "nosuch", Seconds: 10})
+		h.env.SignalWorkflow(names.SignalExtend, round.Extend{CallID: "e1", Seconds: -5})
 	})
 	h.at(31*time.Second, func() { after = h.pending(t) })
 	res := h.run(t, in)
@@ -237,7 +238,7 @@ func TestExtendUpdateAnswersWhatItAdded(t *testing.T) {
 	var got []round.Extended
 	var since time.Time
 	extend := func(name string, secs int64) {
-		h.env.UpdateWorkflow(round.UpdateExtend, name, &testsuite.TestUpdateCallback{
+		h.env.UpdateWorkflow(names.UpdateExtend, name, &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Errorf("%s refused: %v", name, err) },
 			OnAccept: func() {},
 			OnComplete: func(v any, err error) {
@@ -275,7 +276,7 @@ func TestRemindersAtHalfAndNinetyPercentOfTheWait(t *testing.T) {
 	// An extension at 60s (after the first reminder) makes the wait 200s:
 	// the next reminders come at 100s and 180s.
 	h2 := newHarness(t, 3)
-	h2.at(60*time.Second, func() { h2.env.SignalWorkflow(round.SignalExtend, round.Extend{CallID: "e1", Seconds: 100}) })
+	h2.at(60*time.Second, func() { h2.env.SignalWorkflow(names.SignalExtend, round.Extend{CallID: "e1", Seconds: 100}) })
 	res2 := h2.run(t, in)
 	var at []time.Duration
 	for _, e := range eventsOf(res2, round.EventApprovalReminder) {
@@ -412,9 +413,9 @@ func TestRuleApprovedCallsTellTheTool(t *testing.T) {
 	h := newHarness(t, 3)
 	seen := map[string]bool{}
 	h.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
+		func(_ context.Context, in wire.ExecuteInput) (wire.ExecuteOutput, error) {
 			seen[in.CallID] = in.RuleApproved
-			return round.ExecuteOutput{Content: "ok"}, nil
+			return wire.ExecuteOutput{Content: "ok"}, nil
 		})
 	in := auto(input(call("g1", "run_command", `{"command":"git status"}`), call("m1", "run_command", `{"command":"make"}`)))
 	in.State.Allow = []round.AllowRule{signed("s", "r", approval.Rule{Tool: "run_command", Pattern: "git *"})}
@@ -467,7 +468,7 @@ func TestRepeatedDecisionIsAlreadyDecided(t *testing.T) {
 	require.Len(t, repeats, 3)
 	for _, u := range repeats {
 		require.False(t, u.accepted)
-		require.Equal(t, round.ErrAlreadyDecided, errType(u.rejected), "%v", u.rejected)
+		require.Equal(t, string(round.CodeAlreadyDecided), errType(u.rejected), "%v", u.rejected)
 	}
 	require.Contains(t, repeats[0].rejected.Error(), "already approved")
 	require.Contains(t, repeats[1].rejected.Error(), "already denied")
@@ -476,7 +477,7 @@ func TestRepeatedDecisionIsAlreadyDecided(t *testing.T) {
 		require.False(t, u.accepted)
 		types = append(types, errType(u.rejected))
 	}
-	require.Equal(t, []string{round.ErrNotWaiting, round.ErrNotWaiting, round.ErrNotWaiting, round.ErrNotWaiting, round.ErrNotWaiting, round.ErrNotWaiting, round.ErrNotWaiting}, types)
+	require.Equal(t, []string{string(round.CodeNotWaiting), string(round.CodeNotWaiting), string(round.CodeNotWaiting), string(round.CodeNotWaiting), string(round.CodeNotWaiting), string(round.CodeNotWaiting), string(round.CodeNotWaiting)}, types)
 	require.Empty(t, eventsOf(res, round.EventSignalIgnored), "a rejected update leaves no trace in the round")
 	require.Len(t, eventsOf(res, round.EventConfirmationAnswered), 4, "one answer per call, the first")
 	require.Equal(t, round.DecisionDenied, res.Results[1].Approval.Decision)
@@ -501,7 +502,7 @@ func TestExtendUpdateRefusesACallThatDoesNotWait(t *testing.T) {
 		} {
 			u := &updateResult{}
 			results[name] = u
-			h.env.UpdateWorkflow(round.UpdateExtend, name, &testsuite.TestUpdateCallback{
+			h.env.UpdateWorkflow(names.UpdateExtend, name, &testsuite.TestUpdateCallback{
 				OnReject:   func(err error) { u.rejected = err },
 				OnAccept:   func() { u.accepted = true },
 				OnComplete: func(any, error) {},
@@ -511,7 +512,7 @@ func TestExtendUpdateRefusesACallThatDoesNotWait(t *testing.T) {
 	res := h.run(t, in)
 	require.True(t, results["waits"].accepted, "%v", results["waits"].rejected)
 	for _, name := range []string{"runs", "unknown"} {
-		require.Equal(t, round.ErrNotWaiting, errType(results[name].rejected), name)
+		require.Equal(t, string(round.CodeNotWaiting), errType(results[name].rejected), name)
 	}
 	require.Equal(t, string(round.CodeBadRequest), errType(results["zero"].rejected))
 	require.Equal(t, 180*time.Second, waited(t, res, "/e1/answered"), "60s + 120s")

@@ -15,6 +15,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // T15: the counts a client carries in its run state are signed for the
@@ -56,7 +57,7 @@ func gitRound(t *testing.T, n int, st *round.RunState) ([]round.Pending, round.R
 // roundError runs round in on h and returns its input error.
 func roundError(t *testing.T, h *harness, in round.Input) *temporal.ApplicationError {
 	t.Helper()
-	h.env.ExecuteWorkflow(round.WorkflowName, in)
+	h.env.ExecuteWorkflow(names.WorkflowName, in)
 	require.True(t, h.env.IsWorkflowCompleted())
 	err := h.env.GetWorkflowError()
 	require.Error(t, err, "T15: the round refuses its input")

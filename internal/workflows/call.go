@@ -3,6 +3,7 @@ package workflows
 import (
 	"time"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 )
 
@@ -91,7 +92,7 @@ type Call struct {
 	// result), nil when it waits for nothing.
 	pending *round.Pending
 	// answer is the signal that answered an ask_user or client call.
-	answer *round.ExecuteOutput
+	answer *wire.ExecuteOutput
 	// elicit is the MCP elicitation the call waits for (E1, elicit.go).
 	elicit *elicitState
 	// deadline is when an unanswered confirmation expires (T3); reminded

@@ -89,7 +89,7 @@ func (a *agent) replyTo(id string) (round.ChatReply, bool) {
 // reply answers the current message and keeps the run waiting for the next.
 func (a *agent) reply(status, text, reason string) {
 	a.chat.replies = append(a.chat.replies, round.ChatReply{MessageID: a.chat.current, Status: status, Text: text, Reason: reason})
-	if n := len(a.chat.replies) - round.MaxChatReplies; n > 0 {
+	if n := len(a.chat.replies) - wire.MaxChatReplies; n > 0 {
 		a.chat.replies = slices.Delete(a.chat.replies, 0, n)
 	}
 	a.chat.current = ""

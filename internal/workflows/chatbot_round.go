@@ -13,6 +13,7 @@ import (
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // ChatbotTimeout bounds one send_to_chatbot call: the chatbot's answer,
@@ -25,14 +26,14 @@ const ChatbotTimeout = 24 * time.Hour
 // operation id. A chatbot has its configured tools that the round also
 // has, no more auto_approve than the round, and the round's chain and
 // depth one further; a chatbot already in the chain is a cycle. The future
-// holds the call's round.ExecuteOutput.
+// holds the call's wire.ExecuteOutput.
 func (r *run) sendToChatbot(ctx workflow.Context, c *Call) workflow.Future {
 	f, settable := workflow.NewFuture(ctx)
 	fail := func(msg string) workflow.Future {
-		settable.Set(round.ExecuteOutput{IsError: true, Content: msg}, nil)
+		settable.Set(wire.ExecuteOutput{IsError: true, Content: msg}, nil)
 		return f
 	}
-	var a round.ChatbotArgs
+	var a wire.ChatbotArgs
 	if err := json.Unmarshal([]byte(c.Args), &a); err != nil {
 		return fail(c.Tool + ": " + err.Error())
 	}
@@ -40,7 +41,7 @@ func (r *run) sendToChatbot(ctx workflow.Context, c *Call) workflow.Future {
 	if !ok {
 		return fail(fmt.Sprintf("no chatbot named %q on this worker: list_chatbot lists them", a.Name))
 	}
-	if round.InChain(r.in.Chain, a.Name) {
+	if wire.InChain(r.in.Chain, a.Name) {
 		return fail(fmt.Sprintf("%s: chatbot %s is already in this conversation (%s): a message to it would wait for itself",
 			round.Cycle, a.Name, strings.Join(append(slices.Clone(r.in.Chain), a.Name), " -> ")))
 	}
@@ -53,7 +54,7 @@ func (r *run) sendToChatbot(ctx workflow.Context, c *Call) workflow.Future {
 	if err := in.Message.Validate(); err != nil {
 		return fail("message: " + err.Error())
 	}
-	id := round.AgentWorkflowID(in.Start.SessionID, in.Start.RunID)
+	id := names.AgentWorkflowID(in.Start.SessionID, in.Start.RunID)
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		ActivityID:          "chatbot/" + c.CallID,
 		StartToCloseTimeout: ChatbotTimeout,
@@ -70,9 +71,9 @@ func (r *run) sendToChatbot(ctx workflow.Context, c *Call) workflow.Future {
 		case temporal.IsCanceledError(err):
 			settable.Set(nil, err)
 		case err != nil:
-			settable.Set(round.ExecuteOutput{IsError: true, Content: "chatbot " + id + ": " + text.RootMessage(err)}, nil)
+			settable.Set(wire.ExecuteOutput{IsError: true, Content: "chatbot " + id + ": " + text.RootMessage(err)}, nil)
 		case reply.Status == round.AgentCompleted:
-			settable.Set(round.ExecuteOutput{Content: reply.Text}, nil)
+			settable.Set(wire.ExecuteOutput{Content: reply.Text}, nil)
 		default:
 			msg := fmt.Sprintf("chatbot %s did not answer: %s", id, reply.Status)
 			if reply.Reason != "" {
@@ -81,7 +82,7 @@ func (r *run) sendToChatbot(ctx workflow.Context, c *Call) workflow.Future {
 			if reply.Text != "" {
 				msg += "; its last text: " + reply.Text
 			}
-			settable.Set(round.ExecuteOutput{IsError: true, Content: msg}, nil)
+			settable.Set(wire.ExecuteOutput{IsError: true, Content: msg}, nil)
 		}
 	})
 	return f
@@ -103,7 +104,7 @@ func (r *run) chatbotInput(cb ChatbotInfo) round.AgentInput {
 	slices.Sort(exclude)
 	exclude = slices.Compact(exclude)
 	return round.AgentInput{
-		SessionID: r.in.SessionID, RunID: round.ChatbotRunID(cb.Name), Provider: r.in.Provider,
+		SessionID: r.in.SessionID, RunID: names.ChatbotRunID(cb.Name), Provider: r.in.Provider,
 		// The ceiling: each message's rounds auto-approve only when its
 		// sender does too (ChatMessage.AutoApprove).
 		AutoApprove:           !r.snap.DenyAutoApprove,

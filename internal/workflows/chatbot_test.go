@@ -17,6 +17,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // chatModel answers the last user message with "reply to: <it>", after
@@ -81,10 +82,10 @@ func TestPersistentRunAnswersChatMessagesOneAtATime(t *testing.T) {
 	}, 2*time.Second)
 	h.env.RegisterDelayedCallback(func() { h.env.CancelWorkflow() }, time.Hour)
 
-	in := round.AgentInput{SessionID: "s1", RunID: round.ChatbotRunID("helper"), Provider: "openai", Persistent: true, Name: "helper", Chain: []string{"helper"},
+	in := round.AgentInput{SessionID: "s1", RunID: names.ChatbotRunID("helper"), Provider: "openai", Persistent: true, Name: "helper", Chain: []string{"helper"},
 		AutoApprove: true, Exclude: []string{"edit_file"}}
-	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: round.AgentWorkflowID(in.SessionID, in.RunID)})
-	h.env.ExecuteWorkflow(round.AgentWorkflowName, in)
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: names.AgentWorkflowID(in.SessionID, in.RunID)})
+	h.env.ExecuteWorkflow(names.AgentWorkflowName, in)
 	require.True(t, h.env.IsWorkflowCompleted())
 	var st round.AgentStatus
 	require.NoError(t, h.env.GetWorkflowResult(&st))
@@ -116,9 +117,9 @@ func TestPersistentRunCarriesItsRepliesAcrossContinueAsNew(t *testing.T) {
 	h.env.RegisterDelayedCallback(func() {
 		log.send(h, "op-1", round.ChatMessage{MessageID: "op-1", Text: "hello"})
 	}, time.Second)
-	in := round.AgentInput{SessionID: "s1", RunID: round.ChatbotRunID("helper"), Provider: "openai", Persistent: true}
-	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: round.AgentWorkflowID(in.SessionID, in.RunID)})
-	h.env.ExecuteWorkflow(round.AgentWorkflowName, in)
+	in := round.AgentInput{SessionID: "s1", RunID: names.ChatbotRunID("helper"), Provider: "openai", Persistent: true}
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: names.AgentWorkflowID(in.SessionID, in.RunID)})
+	h.env.ExecuteWorkflow(names.AgentWorkflowName, in)
 	require.True(t, h.env.IsWorkflowCompleted())
 	var can *workflow.ContinueAsNewError
 	require.ErrorAs(t, h.env.GetWorkflowError(), &can, "past its history bound, between messages, it continues as new")
@@ -135,8 +136,8 @@ func TestPersistentRunCarriesItsRepliesAcrossContinueAsNew(t *testing.T) {
 		log2.send(h2, "op-1", round.ChatMessage{MessageID: "op-1", Text: "hello"})
 	}, time.Second)
 	h2.env.RegisterDelayedCallback(func() { h2.env.CancelWorkflow() }, time.Minute)
-	h2.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: round.AgentWorkflowID(in.SessionID, in.RunID)})
-	h2.env.ExecuteWorkflow(round.AgentWorkflowName, next)
+	h2.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: names.AgentWorkflowID(in.SessionID, in.RunID)})
+	h2.env.ExecuteWorkflow(names.AgentWorkflowName, next)
 	require.True(t, h2.env.IsWorkflowCompleted())
 	require.Equal(t, log.replies["op-1"], log2.replies["op-1"], "the send again is answered from the carried replies")
 	require.Empty(t, h2.inputs, "and costs no model call")
@@ -156,9 +157,9 @@ func TestPersistentRunThatFailsAnswersItsMessages(t *testing.T) {
 		log.send(h, "op-1", round.ChatMessage{MessageID: "op-1", Text: "hello"})
 		log.send(h, "op-2", round.ChatMessage{MessageID: "op-2", Text: "and this"})
 	}, time.Second)
-	in := round.AgentInput{SessionID: "s1", RunID: round.ChatbotRunID("helper"), Provider: "openai", Persistent: true}
-	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: round.AgentWorkflowID(in.SessionID, in.RunID)})
-	h.env.ExecuteWorkflow(round.AgentWorkflowName, in)
+	in := round.AgentInput{SessionID: "s1", RunID: names.ChatbotRunID("helper"), Provider: "openai", Persistent: true}
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: names.AgentWorkflowID(in.SessionID, in.RunID)})
+	h.env.ExecuteWorkflow(names.AgentWorkflowName, in)
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.ErrorContains(t, h.env.GetWorkflowError(), "401 unauthorized")
 	for _, id := range []string{"op-1", "op-2"} {
@@ -185,9 +186,9 @@ func TestWorkerLimitsBoundAChatbot(t *testing.T) {
 	}, time.Second)
 	h.env.RegisterDelayedCallback(func() { h.env.CancelWorkflow() }, time.Hour)
 
-	in := round.AgentInput{SessionID: "s1", RunID: round.ChatbotRunID("helper"), Provider: "openai", Persistent: true, Name: "helper", Chain: []string{"helper"}}
-	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: round.AgentWorkflowID(in.SessionID, in.RunID)})
-	h.env.ExecuteWorkflow(round.AgentWorkflowName, in)
+	in := round.AgentInput{SessionID: "s1", RunID: names.ChatbotRunID("helper"), Provider: "openai", Persistent: true, Name: "helper", Chain: []string{"helper"}}
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: names.AgentWorkflowID(in.SessionID, in.RunID)})
+	h.env.ExecuteWorkflow(names.AgentWorkflowName, in)
 	require.True(t, h.env.IsWorkflowCompleted())
 	var st round.AgentStatus
 	require.NoError(t, h.env.GetWorkflowResult(&st))

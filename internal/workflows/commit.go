@@ -277,12 +277,12 @@ func sortedDedupeKeys(m map[string]round.DedupeEntry) []string {
 // evict drops the oldest entries beyond MaxDedupeEntries; their size is
 // bounded by fit (StateBudget).
 func evict(st *round.RunState) {
-	if len(st.Dedupe) <= round.MaxDedupeEntries {
+	if len(st.Dedupe) <= wire.MaxDedupeEntries {
 		return
 	}
 	keys := sortedDedupeKeys(st.Dedupe)
 	sort.SliceStable(keys, func(i, j int) bool { return st.Dedupe[keys[i]].Seq < st.Dedupe[keys[j]].Seq })
-	for _, k := range keys[:len(keys)-round.MaxDedupeEntries] {
+	for _, k := range keys[:len(keys)-wire.MaxDedupeEntries] {
 		delete(st.Dedupe, k)
 	}
 }

@@ -213,13 +213,13 @@ func TestCommitEventsAndCacheWrites(t *testing.T) {
 
 func TestCommitDedupeMapIsBounded(t *testing.T) {
 	st := &round.RunState{Fetched: []string{"calculate"}, Dedupe: map[string]round.DedupeEntry{}}
-	for i := 0; i < round.MaxDedupeEntries; i++ {
+	for i := 0; i < wire.MaxDedupeEntries; i++ {
 		st.Seq++
 		st.Dedupe[tools.DedupeKey("calculate", []byte(`{"expression":"`+strings.Repeat("1", i+1)+`"}`))] = round.DedupeEntry{Seq: st.Seq}
 	}
 	p := preflight(t, "openai", st, runTool("n", "calculate", `{"expression":"new"}`))
 	out := commit(p, ok("new")).Result.State
-	require.Len(t, out.Dedupe, round.MaxDedupeEntries)
+	require.Len(t, out.Dedupe, wire.MaxDedupeEntries)
 	require.NotContains(t, out.Dedupe, `calculate|{"expression":"1"}`, "the oldest entry goes first")
 	require.Contains(t, out.Dedupe, `calculate|{"expression":"new"}`)
 }

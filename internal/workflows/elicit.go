@@ -13,6 +13,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -83,7 +84,7 @@ func (r *run) ask(ctx workflow.Context, c *Call, key string, e round.ElicitReque
 	c.Waits++
 	p := &round.Pending{CallID: c.CallID, Tool: c.Tool, Kind: round.KindElicitation, Arguments: c.Args,
 		ApprovalID: c.ApprovalID, WaitID: approval.WaitID(c.ApprovalID, round.KindElicitation, c.Waits),
-		Subject: c.Facts.Subject, Elicitation: round.ElicitationOf(e), Since: now, Deadline: now.Add(r.snap.ConfirmTimeout)}
+		Subject: c.Facts.Subject, Elicitation: wire.ElicitationOf(e), Since: now, Deadline: now.Add(r.snap.ConfirmTimeout)}
 	c.pending, c.elicit = p, st
 	r.gateTick++
 	r.notifyWait(c, p, notify.TypeWaiting, 0, "mcp server "+e.Server+" asks for input")
@@ -107,7 +108,7 @@ func (r *run) ask(ctx workflow.Context, c *Call, key string, e round.ElicitReque
 // startMCP runs an MCP call, and when its 2026-07-28 server answers
 // input_required (the output's Input), has the call wait for a person for
 // each request in turn and runs it again with the answers and the
-// server's state, up to round.MaxInputTrips times. Everything the next run
+// server's state, up to wire.MaxInputTrips times. Everything the next run
 // needs is in history, so a worker that dies while the call waits loses
 // nothing.
 func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in wire.ExecuteInput) workflow.Future {
@@ -116,7 +117,7 @@ func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in wire.Execu
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		next, polls := first, 0
 		for {
-			var out round.ExecuteOutput
+			var out wire.ExecuteOutput
 			err := next.Get(ctx, &out)
 			if err == nil && out.Task != nil {
 				// The server runs the call as a task (E2): its id is in
@@ -131,8 +132,8 @@ func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in wire.Execu
 				settable.Set(out, err)
 				return
 			}
-			if in.InputTrips >= round.MaxInputTrips {
-				settable.Set(round.ExecuteOutput{IsError: true, Attempt: out.Attempt,
+			if in.InputTrips >= wire.MaxInputTrips {
+				settable.Set(wire.ExecuteOutput{IsError: true, Attempt: out.Attempt,
 					Content: fmt.Sprintf("the mcp server still asks for input after %d round trips", in.InputTrips)}, nil)
 				return
 			}
@@ -152,7 +153,7 @@ func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in wire.Execu
 				}
 				res := map[string]any{"action": st.action}
 				if st.action == round.ElicitAccept && e.Mode == "form" {
-					res["content"] = round.WithDefaults(e.RequestedSchema, st.content)
+					res["content"] = wire.WithDefaults(e.RequestedSchema, st.content)
 				}
 				b, _ := json.Marshal(res)
 				answers[e.Key] = b
@@ -179,7 +180,7 @@ func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in wire.Execu
 // polls; it heartbeats all the while.
 func taskPollOptions(ti ToolInfo, c *Call, snap Snapshot, t *round.MCPTask, id string) workflow.ActivityOptions {
 	run := ti.Timeout
-	if ttl := min(time.Duration(t.TTLMS)*time.Millisecond, round.MaxTaskPoll); ttl > run {
+	if ttl := min(time.Duration(t.TTLMS)*time.Millisecond, wire.MaxTaskPoll); ttl > run {
 		run = ttl
 	}
 	run += snap.ConfirmTimeout
@@ -205,25 +206,25 @@ func (r *run) checkAnswer(a round.ElicitAnswer) error {
 		if known {
 			why = "the call does not wait for an answer to an elicitation"
 		}
-		return temporal.NewNonRetryableApplicationError(why, round.ErrNotWaiting, nil)
+		return temporal.NewNonRetryableApplicationError(why, string(round.CodeNotWaiting), nil)
 	}
 	c := &r.calls[i]
 	if a.WaitID != "" && a.WaitID != c.pending.WaitID {
-		return temporal.NewNonRetryableApplicationError("the wait_id is not the call's current wait", round.ErrStaleWait, nil)
+		return temporal.NewNonRetryableApplicationError("the wait_id is not the call's current wait", string(round.CodeStaleWait), nil)
 	}
 	switch a.Action {
 	case round.ElicitAccept:
 	case round.ElicitDecline, round.ElicitCancel:
 		if len(a.Content) > 0 {
-			return temporal.NewNonRetryableApplicationError("content goes only with action accept", round.ErrInvalidAnswer, nil)
+			return temporal.NewNonRetryableApplicationError("content goes only with action accept", string(round.CodeInvalidAnswer), nil)
 		}
 		return nil
 	default:
-		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("action must be accept, decline or cancel, not %q", a.Action), round.ErrInvalidAnswer, nil)
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("action must be accept, decline or cancel, not %q", a.Action), string(round.CodeInvalidAnswer), nil)
 	}
 	if c.elicit.req.Mode != "form" {
 		if len(a.Content) > 0 {
-			return temporal.NewNonRetryableApplicationError("a url request takes no content", round.ErrInvalidAnswer, nil)
+			return temporal.NewNonRetryableApplicationError("a url request takes no content", string(round.CodeInvalidAnswer), nil)
 		}
 		return nil
 	}
@@ -233,10 +234,10 @@ func (r *run) checkAnswer(a round.ElicitAnswer) error {
 	}
 	b, err := json.Marshal(content)
 	if err != nil {
-		return temporal.NewNonRetryableApplicationError("content: "+err.Error(), round.ErrInvalidAnswer, nil)
+		return temporal.NewNonRetryableApplicationError("content: "+err.Error(), string(round.CodeInvalidAnswer), nil)
 	}
 	if bad := tools.Validate(c.elicit.req.RequestedSchema, b); len(bad) > 0 {
-		return temporal.NewNonRetryableApplicationError("content fails the requested schema: "+strings.Join(bad, "; "), round.ErrInvalidAnswer, nil)
+		return temporal.NewNonRetryableApplicationError("content fails the requested schema: "+strings.Join(bad, "; "), string(round.CodeInvalidAnswer), nil)
 	}
 	return nil
 }
@@ -266,7 +267,7 @@ func (r *run) elicitReply(q wire.ElicitQuery) wire.ElicitReply {
 // query. Neither writes a command, and only rounds whose calls asked hold
 // an answer update, so old rounds replay as they ran.
 func (r *run) setElicitHandlers(ctx workflow.Context) error {
-	err := workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateAnswer,
+	err := workflow.SetUpdateHandlerWithOptions(ctx, names.UpdateAnswer,
 		func(ctx workflow.Context, a round.ElicitAnswer) error {
 			r.onAnswer(ctx, a)
 			return nil

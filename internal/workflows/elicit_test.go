@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -62,7 +64,7 @@ func bookingInput() round.Input {
 // round ran.
 func (h *harness) answer(id string, a round.ElicitAnswer) *updateResult {
 	u := &updateResult{}
-	h.env.UpdateWorkflow(round.UpdateAnswer, id, &testsuite.TestUpdateCallback{
+	h.env.UpdateWorkflow(names.UpdateAnswer, id, &testsuite.TestUpdateCallback{
 		OnReject:   func(err error) { u.rejected = err },
 		OnAccept:   func() { u.accepted = true },
 		OnComplete: func(any, error) {},
@@ -95,11 +97,11 @@ func TestAnswerIsCheckedAgainstTheRequestedSchema(t *testing.T) {
 	require.Equal(t, "desk", p.Elicitation.Server)
 	require.Equal(t, "Which day?", p.Elicitation.Message)
 
-	require.Equal(t, round.ErrStaleWait, errType(stale.rejected))
-	require.Equal(t, round.ErrInvalidAnswer, errType(noContent.rejected), "the date is required")
-	require.Equal(t, round.ErrInvalidAnswer, errType(badType.rejected))
-	require.Equal(t, round.ErrInvalidAnswer, errType(badAction.rejected))
-	require.Equal(t, round.ErrInvalidAnswer, errType(declineWithContent.rejected))
+	require.Equal(t, string(round.CodeStaleWait), errType(stale.rejected))
+	require.Equal(t, string(round.CodeInvalidAnswer), errType(noContent.rejected), "the date is required")
+	require.Equal(t, string(round.CodeInvalidAnswer), errType(badType.rejected))
+	require.Equal(t, string(round.CodeInvalidAnswer), errType(badAction.rejected))
+	require.Equal(t, string(round.CodeInvalidAnswer), errType(declineWithContent.rejected))
 	require.NoError(t, ok.rejected)
 	require.True(t, ok.accepted)
 
@@ -117,9 +119,9 @@ func TestUnansweredRequestsAreCancelledAndTheTripsEnd(t *testing.T) {
 	res := h.run(t, bookingInput())
 
 	require.Equal(t, round.StatusError, res.Results[0].Status)
-	require.Contains(t, res.Messages[0].Content, fmt.Sprintf("after %d round trips", round.MaxInputTrips))
+	require.Contains(t, res.Messages[0].Content, fmt.Sprintf("after %d round trips", wire.MaxInputTrips))
 	calls := tool.calls()
-	require.Len(t, calls, round.MaxInputTrips+1, "the first run and one per round trip")
+	require.Len(t, calls, wire.MaxInputTrips+1, "the first run and one per round trip")
 	for i, c := range calls[1:] {
 		require.Equal(t, fmt.Sprintf(`trip-%d|{"action":"cancel"}`, i+1), c, "no answer by the deadline is cancel")
 	}

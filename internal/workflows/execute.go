@@ -13,6 +13,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -292,7 +293,7 @@ func (r *run) startExternal(ctx workflow.Context, c *Call, ti ToolInfo) workflow
 				r.notifyWait(c, pend, notify.TypeExpired, 0, "no "+strings.ReplaceAll(pend.Kind, "_", " ")+" within "+r.snap.ConfirmTimeout.String())
 				c.pending = nil
 			}
-			settable.Set(round.ExecuteOutput{IsError: true, Content: "no " + strings.ReplaceAll(pend.Kind, "_", " ") + " arrived within " + r.snap.ConfirmTimeout.String()}, nil)
+			settable.Set(wire.ExecuteOutput{IsError: true, Content: "no " + strings.ReplaceAll(pend.Kind, "_", " ") + " arrived within " + r.snap.ConfirmTimeout.String()}, nil)
 		}
 	})
 	return f
@@ -303,7 +304,7 @@ func (r *run) startExternal(ctx workflow.Context, c *Call, ti ToolInfo) workflow
 // attempt of a call with side effects has an unknown outcome.
 func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 	o := &Outcome{DurationMS: workflow.Now(ctx).Sub(c.started).Milliseconds()}
-	var out round.ExecuteOutput
+	var out wire.ExecuteOutput
 	err := f.Get(ctx, &out)
 	if c.elicit != nil { // the server stopped asking (E1)
 		c.pending, c.elicit = nil, nil
@@ -398,7 +399,7 @@ func lostHow(err error) string {
 // carries a state it wrote itself, so it reads none.
 func (r *run) resultRefs(ctx workflow.Context) []string {
 	parent := workflow.GetInfo(ctx).ParentWorkflowExecution
-	if r.st == nil || parent == nil || !strings.HasPrefix(parent.ID, round.AgentWorkflowIDPrefix+"/") {
+	if r.st == nil || parent == nil || !strings.HasPrefix(parent.ID, names.AgentWorkflowIDPrefix+"/") {
 		return nil
 	}
 	return r.st.ResultRefs

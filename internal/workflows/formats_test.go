@@ -9,6 +9,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // inFormat is in with its calls written in format f (F1): an Anthropic
@@ -230,7 +231,7 @@ func TestARoundRecordedBeforeFormatsReadsOnlyTheOpenAIShape(t *testing.T) {
 	h := newHarness(t, 3)
 	h.env.OnGetVersion("wire-formats", workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
 	in := inFormat(t, input(call("call_1", "calculate", `{"expression":"1+1"}`)), round.FormatResponses)
-	h.env.ExecuteWorkflow(round.WorkflowName, in)
+	h.env.ExecuteWorkflow(names.WorkflowName, in)
 	require.NoError(t, h.env.GetWorkflowError())
 	var out round.Output
 	require.NoError(t, h.env.GetWorkflowResult(&out))

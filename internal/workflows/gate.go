@@ -12,6 +12,7 @@ import (
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -265,10 +266,10 @@ func (r *run) nextGateTime() (time.Time, bool) {
 // error types.
 func (r *run) checkConfirm(s round.Confirm) (*Call, error) {
 	if s.Nonce != "" && r.notes.nonces[s.Nonce] {
-		return nil, temporal.NewNonRetryableApplicationError("the link has decided already: a link decides once", round.ErrLinkUsed, nil)
+		return nil, temporal.NewNonRetryableApplicationError("the link has decided already: a link decides once", string(round.CodeLinkUsed), nil)
 	}
 	if s.Via == "link" && (s.Remember || s.Pattern != "" || s.AllowTurn || len(s.Args) > 0 || s.UpTo != 0 || s.Scope != "") {
-		return nil, temporal.NewNonRetryableApplicationError("invalid decision: a link approves or denies only; it never remembers, patterns, allows the turn or edits", round.ErrInvalidDecision, nil)
+		return nil, temporal.NewNonRetryableApplicationError("invalid decision: a link approves or denies only; it never remembers, patterns, allows the turn or edits", string(round.CodeInvalidDecision), nil)
 	}
 	i, known := r.index[s.CallID]
 	if !known || !r.calls[i].waitsForDecision() {
@@ -276,19 +277,19 @@ func (r *run) checkConfirm(s round.Confirm) (*Call, error) {
 		if known {
 			why = "the call is not waiting for confirmation"
 		}
-		return nil, temporal.NewNonRetryableApplicationError(why, round.ErrNotWaiting, nil)
+		return nil, temporal.NewNonRetryableApplicationError(why, string(round.CodeNotWaiting), nil)
 	}
 	c := &r.calls[i]
 	if s.ApprovalID != c.ApprovalID {
 		return nil, temporal.NewNonRetryableApplicationError(
-			"stale approval_id: the decision is not for the arguments that wait (read pending again); the call keeps waiting", round.ErrStaleApproval, nil)
+			"stale approval_id: the decision is not for the arguments that wait (read pending again); the call keeps waiting", string(round.CodeStaleApproval), nil)
 	}
 	if s.Scope != "" && (!s.Remember || !approval.ValidScope(s.Scope)) {
 		why := "scope is a remembered rule's: it needs remember"
 		if !approval.ValidScope(s.Scope) {
 			why = fmt.Sprintf("scope %q: it is %q or %q", s.Scope, approval.ScopeReadOnly, approval.ScopeWrite)
 		}
-		return nil, temporal.NewNonRetryableApplicationError("invalid decision: "+why, round.ErrInvalidDecision, nil)
+		return nil, temporal.NewNonRetryableApplicationError("invalid decision: "+why, string(round.CodeInvalidDecision), nil)
 	}
 	if r.snap.Features.RunLimits {
 		if err := checkDecision(c, s); err != nil {
@@ -298,10 +299,10 @@ func (r *run) checkConfirm(s round.Confirm) (*Call, error) {
 	if s.Approve && len(s.Args) > 0 {
 		args, ok := editedArgs(s.Args)
 		if !ok {
-			return nil, temporal.NewNonRetryableApplicationError("invalid arguments: args must be a JSON object or a JSON string holding one", round.ErrInvalidArgs, nil)
+			return nil, temporal.NewNonRetryableApplicationError("invalid arguments: args must be a JSON object or a JSON string holding one", string(round.CodeInvalidArgs), nil)
 		}
 		if v := tools.Validate(r.snap.Tools[c.Tool].Parameters, json.RawMessage(args)); len(v) > 0 {
-			return nil, temporal.NewNonRetryableApplicationError("invalid arguments: "+strings.Join(v, "; "), round.ErrInvalidArgs, nil)
+			return nil, temporal.NewNonRetryableApplicationError("invalid arguments: "+strings.Join(v, "; "), string(round.CodeInvalidArgs), nil)
 		}
 	}
 	return c, nil
@@ -333,7 +334,7 @@ func editedArgs(raw json.RawMessage) (string, bool) {
 func (r *run) onConfirm(ctx workflow.Context, s round.Confirm, via string) {
 	c, err := r.checkConfirm(s)
 	if err != nil {
-		r.ignore(ctx, round.SignalConfirm, s.CallID, err.Error())
+		r.ignore(ctx, names.SignalConfirm, s.CallID, err.Error())
 		return
 	}
 	now := workflow.Now(ctx)
@@ -469,7 +470,7 @@ func (r *run) refacts(ctx workflow.Context, c *Call) {
 // which the cap may make less than e asks for.
 func (r *run) onExtend(ctx workflow.Context, e round.Extend) round.Extended {
 	if why := r.checkExtend(e); why != "" {
-		r.ignore(ctx, round.SignalExtend, e.CallID, why)
+		r.ignore(ctx, names.SignalExtend, e.CallID, why)
 		return round.Extended{CallID: e.CallID}
 	}
 	c := &r.calls[r.index[e.CallID]]
@@ -523,10 +524,10 @@ func (r *run) recordNotNeeded(now time.Time) {
 func checkDecision(c *Call, s round.Confirm) error {
 	if s.WaitID != "" && s.WaitID != c.pending.WaitID {
 		return temporal.NewNonRetryableApplicationError(
-			"stale wait_id: the decision is for another wait of the call (read pending again); the call keeps waiting", round.ErrStaleWait, nil)
+			"stale wait_id: the decision is for another wait of the call (read pending again); the call keeps waiting", string(round.CodeStaleWait), nil)
 	}
 	invalid := func(why string) error {
-		return temporal.NewNonRetryableApplicationError("invalid decision: "+why, round.ErrInvalidDecision, nil)
+		return temporal.NewNonRetryableApplicationError("invalid decision: "+why, string(round.CodeInvalidDecision), nil)
 	}
 	if len(c.Limits) > 0 {
 		var extra []string

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // The MCP gateway's run (Z2): the workflow mcpgateway/<session>/<run> owns
@@ -61,7 +62,7 @@ func Gateway(ctx workflow.Context, in round.GatewayInput) error {
 		}
 		g.next = max(1, in.Carry.Next)
 	}
-	err := workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateGatewayCall, g.take,
+	err := workflow.SetUpdateHandlerWithOptions(ctx, names.UpdateGatewayCall, g.take,
 		workflow.UpdateHandlerOptions{Validator: func(c round.GatewayCall) error { return c.Validate() }})
 	if err != nil {
 		return err
@@ -133,11 +134,11 @@ func (g *gatewayRun) start(ctx workflow.Context, calls []*gatewayCall) {
 		msg.ToolCalls = msg.ToolCalls[:0]
 		for i, c := range calls {
 			st.MarkFetched(c.call.Tool) // every listed tool is loaded and fetched (Z2)
-			msg.ToolCalls = append(msg.ToolCalls, round.ToolCall{ID: round.GatewayCallID(n, i), Type: "function",
+			msg.ToolCalls = append(msg.ToolCalls, round.ToolCall{ID: names.GatewayCallID(n, i), Type: "function",
 				Function: round.FunctionCall{Name: c.call.Tool, Arguments: round.Arguments(c.call.Args)}})
 		}
 		g.signUsage(ctx, st, n)
-		in = round.Input{SessionID: g.in.SessionID, RunID: round.GatewayRunID(g.in.Run), Round: n,
+		in = round.Input{SessionID: g.in.SessionID, RunID: names.GatewayRunID(g.in.Run), Round: n,
 			Provider: round.GatewayProvider, Assistant: msg, State: st}
 		cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 			WorkflowID:            in.WorkflowID(),
@@ -147,7 +148,7 @@ func (g *gatewayRun) start(ctx workflow.Context, calls []*gatewayCall) {
 			ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_ABANDON,
 			StaticSummary:     fmt.Sprintf("round %d of MCP gateway run %s (%d calls)", n, g.in.Run, len(calls)),
 		})
-		fut = workflow.ExecuteChildWorkflow(cctx, round.WorkflowName, in)
+		fut = workflow.ExecuteChildWorkflow(cctx, names.WorkflowName, in)
 		err = fut.GetChildWorkflowExecution().Get(ctx, nil)
 		if !temporal.IsWorkflowExecutionAlreadyStartedError(err) {
 			break
@@ -161,7 +162,7 @@ func (g *gatewayRun) start(ctx workflow.Context, calls []*gatewayCall) {
 			delete(g.open, c.call.Tool+"\x00"+c.call.Args)
 			continue
 		}
-		c.ticket = round.GatewayTicket{WorkflowID: in.WorkflowID(), CallID: round.GatewayCallID(in.Round, i), Round: in.Round}
+		c.ticket = round.GatewayTicket{WorkflowID: in.WorkflowID(), CallID: names.GatewayCallID(in.Round, i), Round: in.Round}
 	}
 	if err != nil {
 		return
@@ -194,7 +195,7 @@ func (g *gatewayRun) signUsage(ctx workflow.Context, st *round.RunState, n int) 
 	}
 	st.Usage.Round = n - 1
 	st.Usage.MAC = ""
-	in := wire.UsageInput{SessionID: g.in.SessionID, RunID: round.GatewayRunID(g.in.Run), Usage: *st.Usage, Bound: true}
+	in := wire.UsageInput{SessionID: g.in.SessionID, RunID: names.GatewayRunID(g.in.Run), Usage: *st.Usage, Bound: true}
 	var out wire.SignUsageOutput
 	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "sign the run's usage"), wire.ActivitySignUsage, in).Get(ctx, &out); err != nil {
 		workflow.GetLogger(ctx).Warn("signing the gateway run's usage failed; the round treats it as unsigned", "error", err)

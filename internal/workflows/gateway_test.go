@@ -19,6 +19,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // fakeRounds stands in for the round workflow: it records each round's
@@ -62,7 +63,7 @@ type ticketOf struct {
 }
 
 func (r *ticketOf) call(env *testsuite.TestWorkflowEnvironment, id string, c round.GatewayCall) {
-	env.UpdateWorkflow(round.UpdateGatewayCall, id, &testsuite.TestUpdateCallback{
+	env.UpdateWorkflow(names.UpdateGatewayCall, id, &testsuite.TestUpdateCallback{
 		OnAccept: func() {},
 		OnReject: func(err error) { r.set(id, round.GatewayTicket{}, err) },
 		OnComplete: func(v any, err error) {
@@ -91,8 +92,8 @@ func TestGatewayGathersAttachesAndMergesZ2(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(time.Minute)
 	f := &fakeRounds{}
-	env.RegisterWorkflowWithOptions(f.run, workflow.RegisterOptions{Name: round.WorkflowName})
-	env.RegisterWorkflowWithOptions(workflows.Gateway, workflow.RegisterOptions{Name: round.WorkflowGateway})
+	env.RegisterWorkflowWithOptions(f.run, workflow.RegisterOptions{Name: names.WorkflowName})
+	env.RegisterWorkflowWithOptions(workflows.Gateway, workflow.RegisterOptions{Name: names.WorkflowGateway})
 	var signed []wire.UsageInput
 	env.RegisterActivityWithOptions(func(_ context.Context, in wire.UsageInput) (wire.SignUsageOutput, error) {
 		signed = append(signed, in)
@@ -119,7 +120,7 @@ func TestGatewayGathersAttachesAndMergesZ2(t *testing.T) {
 		require.NoError(t, env.SignalWorkflowByID("toolround/s/mcp-r/3", "release", nil))
 	}, 5*time.Second)
 	env.RegisterDelayedCallback(func() { env.CancelWorkflow() }, 6*time.Second)
-	env.ExecuteWorkflow(round.WorkflowGateway, round.GatewayInput{SessionID: "s", Run: "r"})
+	env.ExecuteWorkflow(names.WorkflowGateway, round.GatewayInput{SessionID: "s", Run: "r"})
 
 	in := f.seen()
 	require.Len(t, in, 3)
@@ -155,7 +156,7 @@ func TestReplayGatewayHistories(t *testing.T) {
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflowWithOptions(workflows.Gateway, workflow.RegisterOptions{Name: round.WorkflowGateway})
+			r.RegisterWorkflowWithOptions(workflows.Gateway, workflow.RegisterOptions{Name: names.WorkflowGateway})
 			f, err := os.Open(path)
 			require.NoError(t, err)
 			defer f.Close()
@@ -165,7 +166,7 @@ func TestReplayGatewayHistories(t *testing.T) {
 			attrs := hist.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
 			require.NoError(t, json.Unmarshal(attrs.GetInput().GetPayloads()[0].GetData(), &start))
 			require.NoError(t, r.ReplayWorkflowHistoryWithOptions(quietLogger(), hist, worker.ReplayWorkflowHistoryOptions{
-				OriginalExecution: workflow.Execution{ID: round.GatewayWorkflowID(start.SessionID, start.Run)},
+				OriginalExecution: workflow.Execution{ID: names.GatewayWorkflowID(start.SessionID, start.Run)},
 			}))
 		})
 	}

@@ -34,6 +34,7 @@ import (
 
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -113,7 +114,7 @@ func (r *run) legacyOnConfirm(ctx workflow.Context, s round.Confirm) {
 		if known {
 			why = "the call is not waiting for confirmation"
 		}
-		r.ignore(ctx, round.SignalConfirm, s.CallID, why)
+		r.ignore(ctx, names.SignalConfirm, s.CallID, why)
 		return
 	}
 	c := &r.calls[i]

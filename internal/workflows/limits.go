@@ -289,7 +289,7 @@ func (r *run) grow(c *Call) {
 // limitCounts are the run's limits and counts, for pending.
 func (r *run) limitCounts(now time.Time) []round.LimitCount {
 	l := r.limits()
-	return round.LimitCounts(&l, r.st.Usage, now)
+	return wire.LimitCounts(&l, r.st.Usage, now)
 }
 
 // countUsage is pass 3's part of B1: every call that reached pass 2 (ran

@@ -122,7 +122,7 @@ func TestLimitReasonTakesOnlyAnExplicitDecision(t *testing.T) {
 	require.Equal(t, round.KindConfirm, pendingOf(seen, "e1").Kind)
 	require.NotEmpty(t, pendingOf(seen, "e1").WaitID, "every wait has a wait_id")
 
-	want := []string{round.ErrInvalidDecision, round.ErrInvalidDecision, round.ErrInvalidDecision, round.ErrInvalidDecision, round.ErrStaleWait}
+	want := []string{string(round.CodeInvalidDecision), string(round.CodeInvalidDecision), string(round.CodeInvalidDecision), string(round.CodeInvalidDecision), string(round.CodeStaleWait)}
 	for i, u := range rejected {
 		require.Error(t, u.rejected, "u%d", i+1)
 		require.Equal(t, want[i], errType(u.rejected), "u%d: %v", i+1, u.rejected)
@@ -274,7 +274,7 @@ func TestUpToNeedsRemember(t *testing.T) {
 	})
 	h.run(t, input(call("g0", "run_command", `{"command":"git status"}`)))
 	for _, u := range rejected {
-		require.Equal(t, round.ErrInvalidDecision, errType(u.rejected), "%v", u.rejected)
+		require.Equal(t, string(round.CodeInvalidDecision), errType(u.rejected), "%v", u.rejected)
 	}
 }
 

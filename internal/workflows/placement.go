@@ -12,7 +12,6 @@ import (
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/internal/wire"
-	"github.com/toolround/toolround/round"
 )
 
 // Placement (W4, W5). On a worker with WORKSPACE_PLACEMENT=host the
@@ -193,7 +192,7 @@ func onHost[T any](r *run, ctx workflow.Context, opts workflow.ActivityOptions, 
 // workspace's host when the round is placed and the tool acts there.
 func (r *run) executeTool(ctx workflow.Context, ti ToolInfo, opts workflow.ActivityOptions, in wire.ExecuteInput) workflow.Future {
 	if r.placed(ti) {
-		return onHost[round.ExecuteOutput](r, ctx, opts, wire.ActivityExecuteTool, in)
+		return onHost[wire.ExecuteOutput](r, ctx, opts, wire.ActivityExecuteTool, in)
 	}
 	return workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, opts), wire.ActivityExecuteTool, in)
 }

@@ -180,8 +180,8 @@ func TestLostHostCalls(t *testing.T) {
 	t.Run("started", func(t *testing.T) {
 		p := newPlacedHarness(t)
 		p.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-			func(context.Context, wire.ExecuteInput) (round.ExecuteOutput, error) {
-				return round.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, errors.New("host gone"))
+			func(context.Context, wire.ExecuteInput) (wire.ExecuteOutput, error) {
+				return wire.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, errors.New("host gone"))
 			})
 		res := p.run(t, auto(input(call("e1", "run_command", `{"command":"make"}`))))
 		require.Equal(t, round.StatusUnknownOutcome, res.Results[0].Status, res.Results[0].Content)
@@ -191,9 +191,9 @@ func TestLostHostCalls(t *testing.T) {
 		tries := 0
 		p.alive = func() bool { return tries < 2 }
 		p.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-			func(context.Context, wire.ExecuteInput) (round.ExecuteOutput, error) {
+			func(context.Context, wire.ExecuteInput) (wire.ExecuteOutput, error) {
 				tries++
-				return round.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+				return wire.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 			})
 		res := p.run(t, auto(input(call("e1", "edit_file", `{"path":"b.txt","new_text":"x"}`))))
 		require.Equal(t, 2, tries, "scheduled again while the host lived")
@@ -217,9 +217,9 @@ func TestBusyHostIsWaitedForAsLongAsTheCallMayRun(t *testing.T) {
 	p := newPlacedHarness(t)
 	tries := 0
 	p.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(context.Context, wire.ExecuteInput) (round.ExecuteOutput, error) {
+		func(context.Context, wire.ExecuteInput) (wire.ExecuteOutput, error) {
 			tries++
-			return round.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
+			return wire.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START, nil)
 		})
 	res := p.run(t, auto(input(call("e1", "edit_file", `{"path":"b.txt","new_text":"x"}`))))
 	require.Greater(t, tries, 1)

@@ -4,15 +4,16 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // setQueryHandlers answers QueryPending and QueryProgress while the round
 // runs and after it ended.
 func (r *run) setQueryHandlers(ctx workflow.Context) error {
-	if err := workflow.SetQueryHandler(ctx, round.QueryPending, func() ([]round.Pending, error) { return r.pendingList(), nil }); err != nil {
+	if err := workflow.SetQueryHandler(ctx, names.QueryPending, func() ([]round.Pending, error) { return r.pendingList(), nil }); err != nil {
 		return err
 	}
-	return workflow.SetQueryHandler(ctx, round.QueryProgress, func() (round.Progress, error) { return r.progress(), nil })
+	return workflow.SetQueryHandler(ctx, names.QueryProgress, func() (round.Progress, error) { return r.progress(), nil })
 }
 
 // pendingList is what the round waits for, in call order.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/internal/wire"
-	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -47,7 +46,7 @@ func (r *run) startReconcilable(ctx workflow.Context, c *Call, ti ToolInfo, in w
 	first := r.executeTool(ctx, ti, activityOptions(ti, c, r.snap), in)
 	f, set := workflow.NewFuture(ctx)
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		var out round.ExecuteOutput
+		var out wire.ExecuteOutput
 		err := first.Get(ctx, &out)
 		var gone *hostGone
 		if err == nil || temporal.IsCanceledError(err) || ctx.Err() != nil || errors.As(err, &gone) {
@@ -73,13 +72,13 @@ func (r *run) startReconcilable(ctx workflow.Context, c *Call, ti ToolInfo, in w
 		}
 		switch rec.Verdict {
 		case wire.VerdictApplied:
-			set.Set(round.ExecuteOutput{Content: rec.Content, Touched: rec.Touched, Attempt: 1, Reconciled: true}, nil)
+			set.Set(wire.ExecuteOutput{Content: rec.Content, Touched: rec.Touched, Attempt: 1, Reconciled: true}, nil)
 		case wire.VerdictAbsent:
 			again := in
 			again.Generation = 1
 			o := activityOptions(ti, c, r.snap)
 			o.ActivityID = c.CallID + "/again"
-			var out2 round.ExecuteOutput
+			var out2 wire.ExecuteOutput
 			err2 := r.executeTool(ctx, ti, o, again).Get(ctx, &out2)
 			out2.Attempt = 2
 			if err2 != nil && !temporal.IsCanceledError(err2) && ctx.Err() == nil &&

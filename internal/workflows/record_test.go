@@ -42,6 +42,7 @@ import (
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/agent"
 	"github.com/toolround/toolround/tools/secrets"
@@ -199,7 +200,7 @@ func askTools() []tools.Definition {
 			if res.Action != round.ElicitAccept {
 				return tools.Text("not booked: " + res.Action), nil
 			}
-			return tools.Text(booked(a.What, round.WithDefaults(json.RawMessage(deskSchema), res.Content))), nil
+			return tools.Text(booked(a.What, wire.WithDefaults(json.RawMessage(deskSchema), res.Content))), nil
 		},
 	}, {
 		Name: "mcp_desk_ask_new", Description: "Book; answers input_required.", Source: tools.SourceMCP, SideEffect: tools.AtMostOnce, Timeout: time.Minute,
@@ -337,12 +338,12 @@ func (d *driver) signal(t *testing.T, name string, v any) {
 	require.NoError(t, d.c.SignalWorkflow(context.Background(), d.wfID, "", name, v))
 }
 
-func (d *driver) confirm(t *testing.T, s round.Confirm) { d.signal(t, round.SignalConfirm, s) }
+func (d *driver) confirm(t *testing.T, s round.Confirm) { d.signal(t, names.SignalConfirm, s) }
 
 // approvalID is the waiting call's approval_id.
 func (d *driver) approvalID(t *testing.T, callID string) string {
 	t.Helper()
-	v, err := d.c.QueryWorkflow(context.Background(), d.wfID, "", round.QueryPending)
+	v, err := d.c.QueryWorkflow(context.Background(), d.wfID, "", names.QueryPending)
 	require.NoError(t, err)
 	var p []round.Pending
 	require.NoError(t, v.Get(&p))
@@ -359,7 +360,7 @@ func (d *driver) approvalID(t *testing.T, callID string) string {
 func (d *driver) update(t *testing.T, s round.Confirm) error {
 	t.Helper()
 	h, err := d.c.UpdateWorkflow(context.Background(), tclient.UpdateWorkflowOptions{
-		WorkflowID: d.wfID, UpdateName: round.UpdateConfirm, Args: []any{s}, WaitForStage: tclient.WorkflowUpdateStageCompleted,
+		WorkflowID: d.wfID, UpdateName: names.UpdateConfirm, Args: []any{s}, WaitForStage: tclient.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
 		return err
@@ -371,7 +372,7 @@ func (d *driver) update(t *testing.T, s round.Confirm) error {
 func (d *driver) answer(t *testing.T, a round.ElicitAnswer) error {
 	t.Helper()
 	h, err := d.c.UpdateWorkflow(context.Background(), tclient.UpdateWorkflowOptions{
-		WorkflowID: d.wfID, UpdateName: round.UpdateAnswer, Args: []any{a}, WaitForStage: tclient.WorkflowUpdateStageCompleted,
+		WorkflowID: d.wfID, UpdateName: names.UpdateAnswer, Args: []any{a}, WaitForStage: tclient.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
 		return err
@@ -383,7 +384,7 @@ func (d *driver) answer(t *testing.T, a round.ElicitAnswer) error {
 func (d *driver) extend(t *testing.T, e round.Extend) error {
 	t.Helper()
 	h, err := d.c.UpdateWorkflow(context.Background(), tclient.UpdateWorkflowOptions{
-		WorkflowID: d.wfID, UpdateName: round.UpdateExtend, Args: []any{e}, WaitForStage: tclient.WorkflowUpdateStageCompleted,
+		WorkflowID: d.wfID, UpdateName: names.UpdateExtend, Args: []any{e}, WaitForStage: tclient.WorkflowUpdateStageCompleted,
 	})
 	if err != nil {
 		return err
@@ -395,7 +396,7 @@ func (d *driver) extend(t *testing.T, e round.Extend) error {
 func (d *driver) waitPending(t *testing.T, ids ...string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		v, err := d.c.QueryWorkflow(context.Background(), d.wfID, "", round.QueryPending)
+		v, err := d.c.QueryWorkflow(context.Background(), d.wfID, "", names.QueryPending)
 		if err != nil {
 			return false
 		}
@@ -416,7 +417,7 @@ func (d *driver) waitPending(t *testing.T, ids ...string) {
 func (d *driver) waitRunning(t *testing.T, ids ...string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		v, err := d.c.QueryWorkflow(context.Background(), d.wfID, "", round.QueryProgress)
+		v, err := d.c.QueryWorkflow(context.Background(), d.wfID, "", names.QueryProgress)
 		if err != nil {
 			return false
 		}
@@ -676,7 +677,7 @@ func scenarios() []scenario {
 		require.NoError(t, d.update(t, round.Confirm{CallID: "e1", Approve: true, ApprovalID: d.approvalID(t, "e1"), Remember: true,
 			Args: []byte(`{"path":"a.txt","new_text":"edited"}`), By: "ann", Via: "cli"}))
 		d.confirm(t, round.Confirm{CallID: "g1", Approve: true, ApprovalID: d.approvalID(t, "g1"), Remember: true, Pattern: "git *"})
-		d.signal(t, round.SignalExtend, round.Extend{CallID: "x1", Seconds: 1})
+		d.signal(t, names.SignalExtend, round.Extend{CallID: "x1", Seconds: 1})
 	}
 	fanoutWant := map[string]round.Status{
 		"h1": ok, "c1": ok, "h2": ok, "s1": ok, "h3": ok, "c2": ok, "h4": ok, "e1": ok, "c3": round.StatusDeduped, "t1": ok, "h5": ok, "r1": ok}
@@ -750,18 +751,18 @@ func scenarios() []scenario {
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "e1", "g1", "g2", "x1")
 				d.confirm(t, round.Confirm{CallID: "nope", Approve: true})
-				d.signal(t, round.SignalConfirm, "not an object")
+				d.signal(t, names.SignalConfirm, "not an object")
 				d.confirm(t, round.Confirm{CallID: "g1", Approve: true, Remember: true, Pattern: "git *"})
 				d.confirm(t, round.Confirm{CallID: "x1", Approve: false, Reason: "not now"})
 				d.confirm(t, round.Confirm{CallID: "x1", Approve: true})
-				d.signal(t, round.SignalAnswer, round.Answer{CallID: "nope", Answers: []string{"?"}})
-				d.signal(t, round.SignalToolResult, round.ToolResult{CallID: "c1", Content: "not a client call"})
+				d.signal(t, names.SignalAnswer, round.Answer{CallID: "nope", Answers: []string{"?"}})
+				d.signal(t, names.SignalToolResult, round.ToolResult{CallID: "c1", Content: "not a client call"})
 				d.confirm(t, round.Confirm{CallID: "e1", Approve: true})
 				d.waitPending(t, "q1")
-				d.signal(t, round.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"blue", "yes"}})
-				d.signal(t, round.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"again"}})
+				d.signal(t, names.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"blue", "yes"}})
+				d.signal(t, names.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"again"}})
 				d.waitPending(t, "k1")
-				d.signal(t, round.SignalToolResult, round.ToolResult{CallID: "k1", Content: "opened a.go"})
+				d.signal(t, names.SignalToolResult, round.ToolResult{CallID: "k1", Content: "opened a.go"})
 			}},
 		{name: "allow_turn", in: allowTurn, want: map[string]round.Status{"e1": ok, "e2": ok, "s1": ok, "s2": round.StatusError},
 			drive: func(t *testing.T, d *driver) {
@@ -793,7 +794,7 @@ func scenarios() []scenario {
 				require.NoError(t, d.update(t, round.Confirm{CallID: "e1", Approve: true, ApprovalID: d.approvalID(t, "e1"), Remember: true,
 					Args: []byte(`{"path":"a.txt","new_text":"edited"}`), By: "ann", Via: "cli"}))
 				d.confirm(t, round.Confirm{CallID: "g1", Approve: true, ApprovalID: d.approvalID(t, "g1"), Remember: true, Pattern: "git *"})
-				d.signal(t, round.SignalExtend, round.Extend{CallID: "x1", Seconds: 1})
+				d.signal(t, names.SignalExtend, round.Extend{CallID: "x1", Seconds: 1})
 			}},
 		{name: "signed_rules", in: rules, want: map[string]round.Status{"g1": ok, "t1": skipped, "a1": ok, "s1": round.StatusExpired},
 			drive: func(t *testing.T, d *driver) {
@@ -857,7 +858,7 @@ func scenarios() []scenario {
 				d.waitPending(t, "e1")
 				d.confirm(t, round.Confirm{CallID: "e1", Approve: true})
 				d.waitPending(t, "q1")
-				d.signal(t, round.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"yes"}})
+				d.signal(t, names.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"yes"}})
 			}},
 		// On a worker with WORKER_LIMITS (changeSignedUsage): a round of a
 		// run whose usage verifies runs and signs what it hands on; one
@@ -1060,10 +1061,10 @@ func TestRecordHistories(t *testing.T) {
 				q = goneQueue
 			}
 			if sc.placed || sc.gone { // a binding of an earlier recording runs on its queue, served no more
-				_ = c.TerminateWorkflow(ctx, round.WorkspaceWorkflowID(sc.in.SessionID), "", "a new recording")
+				_ = c.TerminateWorkflow(ctx, names.WorkspaceWorkflowID(sc.in.SessionID), "", "a new recording")
 			}
 			run, err := c.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: id, TaskQueue: q,
-				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING}, round.WorkflowName, sc.in)
+				WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING}, names.WorkflowName, sc.in)
 			require.NoError(t, err)
 			if sc.drive != nil {
 				sc.drive(t, &driver{c: c, wfID: id})

@@ -58,7 +58,7 @@ func (r *run) startRemote(ctx workflow.Context, c *Call, ti ToolInfo) workflow.F
 				wire.CachedResultInput{SessionID: r.scope.SessionID, Tool: c.Tool, SchemaHash: rem.SchemaHash, Args: in.ArgsJSON}).Get(ctx, &hit)
 			if err == nil && hit.Found {
 				note := fmt.Sprintf("[from cache: the same call was answered in this session within the last %s]\n", time.Duration(rem.CacheSeconds)*time.Second)
-				settable.Set(r.offloadRemote(ctx, round.ExecuteOutput{Content: note + hit.Content, FromCache: true, Attempt: 1}), nil)
+				settable.Set(r.offloadRemote(ctx, wire.ExecuteOutput{Content: note + hit.Content, FromCache: true, Attempt: 1}), nil)
 				return
 			}
 		}
@@ -81,7 +81,7 @@ func (r *run) startRemote(ctx workflow.Context, c *Call, ti ToolInfo) workflow.F
 		var timeout *temporal.TimeoutError
 		switch {
 		case errors.As(err, &timeout) && timeout.TimeoutType() == enumspb.TIMEOUT_TYPE_SCHEDULE_TO_START:
-			settable.Set(round.ExecuteOutput{
+			settable.Set(wire.ExecuteOutput{
 				IsError: true, ErrorCode: round.ErrorCodeToolUnavailable,
 				Content: fmt.Sprintf("no tool worker of queue %s took the call within %s, so it did not run; start the tool worker that serves %s and call it again", rem.Queue, rem.ScheduleToStart, c.Tool),
 			}, nil)
@@ -103,7 +103,7 @@ func (r *run) startRemote(ctx workflow.Context, c *Call, ti ToolInfo) workflow.F
 // keeps them in its result. When the store fails, the result stays whole:
 // its tool worker's answer is within the wire's limit
 // (toolworker.MaxResultBytes), and the round's budget (fit) still applies.
-func (r *run) offloadRemote(ctx workflow.Context, out round.ExecuteOutput) round.ExecuteOutput {
+func (r *run) offloadRemote(ctx workflow.Context, out wire.ExecuteOutput) wire.ExecuteOutput {
 	if r.snap.LargeResult <= 0 || (len(out.Content) <= r.snap.LargeResult && len(out.Images) == 0) {
 		return out
 	}
@@ -112,7 +112,7 @@ func (r *run) offloadRemote(ctx workflow.Context, out round.ExecuteOutput) round
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 200 * time.Millisecond},
 		Summary:             "store a large result",
 	})
-	var kept round.ExecuteOutput
+	var kept wire.ExecuteOutput
 	if err := workflow.ExecuteLocalActivity(lctx, wire.ActivityOffloadResult, out).Get(lctx, &kept); err != nil {
 		workflow.GetLogger(ctx).Warn("storing a user tool's large result failed; the round keeps it", "error", err)
 		return out
@@ -122,13 +122,13 @@ func (r *run) offloadRemote(ctx workflow.Context, out round.ExecuteOutput) round
 
 // remoteOutput is the round's output of a tool worker's result: its text
 // items and JSON items as text, one line per image with the image beside.
-func remoteOutput(res toolworker.CallResult) round.ExecuteOutput {
-	out := round.ExecuteOutput{IsError: res.IsError, ErrorCode: res.ErrorCode, Attempt: int(res.Attempt)}
+func remoteOutput(res toolworker.CallResult) wire.ExecuteOutput {
+	out := wire.ExecuteOutput{IsError: res.IsError, ErrorCode: res.ErrorCode, Attempt: int(res.Attempt)}
 	if res.IsError && out.ErrorCode == "" {
 		out.ErrorCode = toolworker.ErrorToolError
 	}
 	if res.V != toolworker.WireVersion {
-		return round.ExecuteOutput{IsError: true, ErrorCode: toolworker.ErrorBadResult,
+		return wire.ExecuteOutput{IsError: true, ErrorCode: toolworker.ErrorBadResult,
 			Content: fmt.Sprintf("the tool worker answered with wire version %d; this worker reads %d", res.V, toolworker.WireVersion)}
 	}
 	var parts []string
@@ -228,7 +228,7 @@ func (r *run) reconcileRemote(ctx workflow.Context, c *Call, ti ToolInfo, in too
 		out.Reconciled, out.Attempt = true, 1
 		return out, nil
 	case res.TookEffect != nil:
-		return round.ExecuteOutput{IsError: true, Attempt: 1,
+		return wire.ExecuteOutput{IsError: true, Attempt: 1,
 			Content: "the attempt was lost (" + lostHow(lost) + ") before it took effect, as the tool's reconcile found; it was not run again: call it again to run it"}, nil
 	case len(res.Content) > 0:
 		why += ": " + remoteOutput(toolworker.CallResult{V: res.V, Content: res.Content}).Content
@@ -240,7 +240,7 @@ func (r *run) reconcileRemote(ctx workflow.Context, c *Call, ti ToolInfo, in too
 // of the secrets a call sends (Y3): the activity input holds them sealed,
 // never plain (T9). A secret the session has not stored, or a store that
 // cannot be read, is the call's error result, and the call does not run.
-func (r *run) sealToolSecrets(ctx workflow.Context, queue string, names []string) (map[string]string, *round.ExecuteOutput) {
+func (r *run) sealToolSecrets(ctx workflow.Context, queue string, names []string) (map[string]string, *wire.ExecuteOutput) {
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 200 * time.Millisecond},
@@ -251,10 +251,10 @@ func (r *run) sealToolSecrets(ctx workflow.Context, queue string, names []string
 		wire.ToolSecretsInput{SessionID: r.scope.SessionID, Queue: queue, Names: names}).Get(lctx, &out)
 	switch {
 	case err != nil:
-		return nil, &round.ExecuteOutput{IsError: true,
+		return nil, &wire.ExecuteOutput{IsError: true,
 			Content: "the secrets the call sends could not be read, so it did not run: " + text.RootMessage(err)}
 	case out.Missing != "":
-		return nil, &round.ExecuteOutput{IsError: true,
+		return nil, &wire.ExecuteOutput{IsError: true,
 			Content: fmt.Sprintf("secret %s is missing, so the call did not run: store it with store_secret(name=%q, value=...), then call it again", out.Missing, out.Missing)}
 	}
 	return out.Sealed, nil

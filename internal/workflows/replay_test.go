@@ -26,6 +26,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -80,7 +81,7 @@ func (c *refusingCatalog) Snapshot(workflows.SnapshotRequest) workflows.Snapshot
 func replay(t *testing.T, h recorded, fn any) (round.Output, error) {
 	t.Helper()
 	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: round.WorkflowName})
+	r.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: names.WorkflowName})
 	wfID := h.input.WorkflowID()
 	if err := r.ReplayWorkflowHistoryWithOptions(quietLogger(), h.history, worker.ReplayWorkflowHistoryOptions{
 		OriginalExecution: workflow.Execution{ID: wfID},
@@ -119,7 +120,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 func TestReplayFromJSONFile(t *testing.T) {
 	for _, h := range loadHistories(t) {
 		r := worker.NewWorkflowReplayer()
-		r.RegisterWorkflowWithOptions((&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run, workflow.RegisterOptions{Name: round.WorkflowName})
+		r.RegisterWorkflowWithOptions((&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run, workflow.RegisterOptions{Name: names.WorkflowName})
 		if !hasApprovals(h) {
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(quietLogger(), h.path), h.name)
 			continue
@@ -203,10 +204,10 @@ func TestRecordedHistoriesCoverEveryPath(t *testing.T) {
 		"stale approval_id", "approved with edited arguments", "expired: no decision", "approved by rule run_command git *"} {
 		require.True(t, slices.ContainsFunc(details, func(d string) bool { return strings.Contains(d, want) }), "no event says %q", want)
 	}
-	require.GreaterOrEqual(t, signals[round.SignalConfirm], 5)
-	require.GreaterOrEqual(t, signals[round.SignalAnswer], 2)
-	require.GreaterOrEqual(t, signals[round.SignalToolResult], 2)
-	require.GreaterOrEqual(t, signals[round.SignalExtend], 1)
+	require.GreaterOrEqual(t, signals[names.SignalConfirm], 5)
+	require.GreaterOrEqual(t, signals[names.SignalAnswer], 2)
+	require.GreaterOrEqual(t, signals[names.SignalToolResult], 2)
+	require.GreaterOrEqual(t, signals[names.SignalExtend], 1)
 	for _, typ := range []enumspb.EventType{
 		enumspb.EVENT_TYPE_TIMER_FIRED, enumspb.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT,
 		enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED, enumspb.EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED,
@@ -424,7 +425,7 @@ func TestBaseline4HistoryLeavesOutTheTurn(t *testing.T) {
 		var builds []string
 		for _, e := range h.history.GetEvents() {
 			if a := e.GetWorkflowPropertiesModifiedEventAttributes(); a != nil {
-				if p, ok := a.GetUpsertedMemo().GetFields()[round.MemoBuildID]; ok {
+				if p, ok := a.GetUpsertedMemo().GetFields()[names.MemoBuildID]; ok {
 					var b string
 					require.NoError(t, converter.GetDefaultDataConverter().FromPayload(p, &b))
 					builds = append(builds, b)
@@ -625,7 +626,7 @@ func TestBoundUsageHistories(t *testing.T) {
 	dc := converter.GetDefaultDataConverter()
 	children := 0
 	for _, e := range h.history.GetEvents() {
-		if a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetWorkflowType().GetName() == round.AgentWorkflowName {
+		if a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetWorkflowType().GetName() == names.AgentWorkflowName {
 			var in round.AgentInput
 			require.NoError(t, dc.FromPayloads(a.GetInput(), &in))
 			require.Equal(t, int64(8), in.Limits.MaxCalls, "floor((20-3)/2)")
@@ -654,10 +655,10 @@ func TestSubagentsHistory(t *testing.T) {
 					markers++
 				}
 			}
-			if a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetWorkflowType().GetName() == round.AgentWorkflowName {
+			if a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && a.GetWorkflowType().GetName() == names.AgentWorkflowName {
 				var in round.AgentInput
 				require.NoError(t, dc.FromPayloads(a.GetInput(), &in))
-				require.Equal(t, round.AgentWorkflowID(in.SessionID, in.RunID), a.GetWorkflowId())
+				require.Equal(t, names.AgentWorkflowID(in.SessionID, in.RunID), a.GetWorkflowId())
 				children = append(children, in)
 			}
 		}
@@ -675,7 +676,7 @@ func TestSubagentsHistory(t *testing.T) {
 		for _, r := range h.result.Results[:2] {
 			require.Equal(t, round.StatusOK, r.Status)
 			require.Equal(t, "answered", r.Content)
-			want = append(want, round.SubagentRunID(h.result.WorkflowID+r.OperationID)) // the lean output leaves the workflow id out
+			want = append(want, names.SubagentRunID(h.result.WorkflowID+r.OperationID)) // the lean output leaves the workflow id out
 		}
 		for _, c := range children {
 			got = append(got, c.RunID)

@@ -23,9 +23,9 @@ func TestRuleApprovedCallsRunWithTheRuleScope(t *testing.T) {
 	h := newHarness(t, 3)
 	scopes := map[string]string{}
 	h.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
+		func(_ context.Context, in wire.ExecuteInput) (wire.ExecuteOutput, error) {
 			scopes[in.CallID] = in.RuleScope
-			return round.ExecuteOutput{Content: "ok"}, nil
+			return wire.ExecuteOutput{Content: "ok"}, nil
 		})
 	in := input(
 		call("g1", "run_command", `{"command":"git status"}`),
@@ -72,7 +72,7 @@ func TestRememberedRulesCarryAScope(t *testing.T) {
 	))
 	for _, u := range bad {
 		require.Error(t, u.rejected)
-		require.Equal(t, round.ErrInvalidDecision, errType(u.rejected))
+		require.Equal(t, string(round.CodeInvalidDecision), errType(u.rejected))
 	}
 	require.Contains(t, bad[0].rejected.Error(), `scope "everything"`)
 	require.Contains(t, bad[1].rejected.Error(), "needs remember")

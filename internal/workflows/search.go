@@ -6,7 +6,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // The search attributes that the inbox reads (T7): the round's session,
@@ -14,16 +14,16 @@ import (
 // confirmation or an ask_user question waits for; a client tool's result is
 // the client's business and does not count.
 var (
-	SearchSession      = temporal.NewSearchAttributeKeyKeyword(round.SearchSession)
-	SearchWaiting      = temporal.NewSearchAttributeKeyBool(round.SearchWaiting)
-	SearchWaitingCalls = temporal.NewSearchAttributeKeyInt64(round.SearchWaitingCalls)
+	SearchSession      = temporal.NewSearchAttributeKeyKeyword(names.SearchSession)
+	SearchWaiting      = temporal.NewSearchAttributeKeyBool(names.SearchWaiting)
+	SearchWaitingCalls = temporal.NewSearchAttributeKeyInt64(names.SearchWaitingCalls)
 )
 
 // search is what the round last told visibility.
 type search struct {
 	on    bool // the round keeps the attributes (not an older recording)
 	calls int  // the waiting count last upserted
-	// memo: the round keeps round.MemoWaitingSince (changeSince); since is
+	// memo: the round keeps names.MemoWaitingSince (changeSince); since is
 	// the oldest wait last told, zero while no one waits.
 	memo  bool
 	since time.Time
@@ -91,10 +91,10 @@ func (r *run) oldestWait() time.Time {
 }
 
 // upsertSince tells visibility when the round's oldest waiting call began
-// to wait (round.MemoWaitingSince). When no call waits the memo is left as
+// to wait (names.MemoWaitingSince). When no call waits the memo is left as
 // it is: ToolroundWaiting, false then, is what a reader checks first.
 func (r *run) upsertSince(ctx workflow.Context, since time.Time) {
-	if err := workflow.UpsertMemo(ctx, map[string]any{round.MemoWaitingSince: since.UTC()}); err != nil {
+	if err := workflow.UpsertMemo(ctx, map[string]any{names.MemoWaitingSince: since.UTC()}); err != nil {
 		workflow.GetLogger(ctx).Warn("waiting-since memo not updated", "error", err)
 	}
 }
@@ -133,14 +133,14 @@ func (r *run) upsertSearch(ctx workflow.Context, attrs ...temporal.SearchAttribu
 }
 
 // keepBuild writes the build that started the round into its memo
-// (round.MemoBuildID, changeBuildMemo), so that a listing tells which build
+// (names.MemoBuildID, changeBuildMemo), so that a listing tells which build
 // runs which round while builds roll out (V1). A snapshot without a build id
 // (a worker that has none, or one recorded before) writes nothing.
 func (r *run) keepBuild(ctx workflow.Context) {
 	if r.snap.BuildID == "" || version(ctx, changeBuildMemo, 1) < 1 {
 		return
 	}
-	if err := workflow.UpsertMemo(ctx, map[string]any{round.MemoBuildID: r.snap.BuildID}); err != nil {
+	if err := workflow.UpsertMemo(ctx, map[string]any{names.MemoBuildID: r.snap.BuildID}); err != nil {
 		workflow.GetLogger(ctx).Warn("memo of the build not kept", "error", err)
 	}
 }

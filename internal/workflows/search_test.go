@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -55,10 +56,10 @@ func TestSearchAttributesFollowTheCallsThatWaitForAPerson(t *testing.T) {
 	h.at(time.Second, func() { h.confirm(round.Confirm{CallID: "e1", Approve: true}) })
 	h.at(2*time.Second, func() { h.confirm(round.Confirm{CallID: "e2", Approve: false}) })
 	h.at(3*time.Second, func() {
-		h.env.SignalWorkflow(round.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"yes"}})
+		h.env.SignalWorkflow(names.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"yes"}})
 	})
 	h.at(4*time.Second, func() {
-		h.env.SignalWorkflow(round.SignalToolResult, round.ToolResult{CallID: "k1", Content: "opened"})
+		h.env.SignalWorkflow(names.SignalToolResult, round.ToolResult{CallID: "k1", Content: "opened"})
 	})
 	in := input(
 		call("e1", "edit_file", `{"path":"a","new_text":"x"}`),
@@ -86,7 +87,7 @@ func (h *harness) sinceMemos(t *testing.T, start time.Time) *[]time.Duration {
 	var got []time.Duration
 	h.env.OnUpsertMemo(mock.Anything).Run(func(args mock.Arguments) {
 		memo := args.Get(0).(map[string]any)
-		since, ok := memo[round.MemoWaitingSince].(time.Time)
+		since, ok := memo[names.MemoWaitingSince].(time.Time)
 		require.True(t, ok, "memo %v", memo)
 		got = append(got, since.Sub(start))
 	}).Return(nil)
@@ -105,7 +106,7 @@ func TestWaitingSinceMemoIsTheOldestWait(t *testing.T) {
 	h.at(time.Second, func() { h.confirm(round.Confirm{CallID: "e1", Approve: true}) })
 	h.at(2*time.Second, func() { h.confirm(round.Confirm{CallID: "e2", Approve: true}) })
 	h.at(5*time.Second, func() {
-		h.env.SignalWorkflow(round.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"yes"}})
+		h.env.SignalWorkflow(names.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"yes"}})
 	})
 	in := input(
 		call("e1", "edit_file", `{"path":"a","new_text":"x"}`),
@@ -153,19 +154,19 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 				continue
 			}
 			fields := a.GetSearchAttributes().GetIndexedFields()
-			if _, ok := fields[round.SearchWaiting]; !ok {
+			if _, ok := fields[names.SearchWaiting]; !ok {
 				continue // TemporalChangeVersion, upserted by the version marker
 			}
 			var session string
 			var waiting bool
 			var calls int64
 			line := "-"
-			if p, ok := fields[round.SearchSession]; ok {
+			if p, ok := fields[names.SearchSession]; ok {
 				require.NoError(t, dc.FromPayload(p, &session))
 				line = session
 			}
-			require.NoError(t, dc.FromPayload(fields[round.SearchWaiting], &waiting))
-			require.NoError(t, dc.FromPayload(fields[round.SearchWaitingCalls], &calls))
+			require.NoError(t, dc.FromPayload(fields[names.SearchWaiting], &waiting))
+			require.NoError(t, dc.FromPayload(fields[names.SearchWaitingCalls], &calls))
 			lines = append(lines, fmt.Sprintf("%s %v %d", line, waiting, calls))
 		}
 		// Recorded after the attributes: inbox, and the baseline rounds

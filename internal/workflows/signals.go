@@ -12,6 +12,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // Signal payloads are decoded into these copies of the round types: the
@@ -48,13 +49,13 @@ func (r *run) openToClients(ctx workflow.Context) error {
 // Payloads are decoded here so that a malformed one is recorded instead of
 // dropped.
 func (r *run) listen(ctx workflow.Context) {
-	confirmCh := workflow.GetSignalChannel(ctx, round.SignalConfirm)
-	answerCh := workflow.GetSignalChannel(ctx, round.SignalAnswer)
-	resultCh := workflow.GetSignalChannel(ctx, round.SignalToolResult)
+	confirmCh := workflow.GetSignalChannel(ctx, names.SignalConfirm)
+	answerCh := workflow.GetSignalChannel(ctx, names.SignalAnswer)
+	resultCh := workflow.GetSignalChannel(ctx, names.SignalToolResult)
 	elicitCh := workflow.GetSignalChannel(ctx, wire.SignalElicit)
 	var extendCh workflow.ReceiveChannel
 	if r.approvals.extends() {
-		extendCh = workflow.GetSignalChannel(ctx, round.SignalExtend)
+		extendCh = workflow.GetSignalChannel(ctx, names.SignalExtend)
 	}
 	workflow.Go(ctx, func(ctx workflow.Context) {
 		for {
@@ -64,7 +65,7 @@ func (r *run) listen(ctx workflow.Context) {
 				c.Receive(ctx, &raw)
 				var s Confirm
 				if err := json.Unmarshal(raw, &s); err != nil {
-					r.ignore(ctx, round.SignalConfirm, "", "malformed payload: "+err.Error())
+					r.ignore(ctx, names.SignalConfirm, "", "malformed payload: "+err.Error())
 					return
 				}
 				r.approvals.onConfirm(ctx, round.Confirm(s))
@@ -75,7 +76,7 @@ func (r *run) listen(ctx workflow.Context) {
 					c.Receive(ctx, &raw)
 					var e Extend
 					if err := json.Unmarshal(raw, &e); err != nil {
-						r.ignore(ctx, round.SignalExtend, "", "malformed payload: "+err.Error())
+						r.ignore(ctx, names.SignalExtend, "", "malformed payload: "+err.Error())
 						return
 					}
 					r.onExtend(ctx, round.Extend(e))
@@ -86,11 +87,11 @@ func (r *run) listen(ctx workflow.Context) {
 				c.Receive(ctx, &raw)
 				var a Answer
 				if err := json.Unmarshal(raw, &a); err != nil {
-					r.ignore(ctx, round.SignalAnswer, "", "malformed payload: "+err.Error())
+					r.ignore(ctx, names.SignalAnswer, "", "malformed payload: "+err.Error())
 					return
 				}
-				r.onExternal(ctx, round.SignalAnswer, round.KindAnswer, a.CallID, func(p *round.Pending) *round.ExecuteOutput {
-					return &round.ExecuteOutput{Content: FormatAnswers(p.Questions, a.Answers)}
+				r.onExternal(ctx, names.SignalAnswer, round.KindAnswer, a.CallID, func(p *round.Pending) *wire.ExecuteOutput {
+					return &wire.ExecuteOutput{Content: FormatAnswers(p.Questions, a.Answers)}
 				})
 			})
 			sel.AddReceive(resultCh, func(c workflow.ReceiveChannel, _ bool) {
@@ -98,11 +99,11 @@ func (r *run) listen(ctx workflow.Context) {
 				c.Receive(ctx, &raw)
 				var t ToolResult
 				if err := json.Unmarshal(raw, &t); err != nil {
-					r.ignore(ctx, round.SignalToolResult, "", "malformed payload: "+err.Error())
+					r.ignore(ctx, names.SignalToolResult, "", "malformed payload: "+err.Error())
 					return
 				}
-				r.onExternal(ctx, round.SignalToolResult, round.KindToolResult, t.CallID, func(*round.Pending) *round.ExecuteOutput {
-					return &round.ExecuteOutput{Content: t.Content, IsError: t.IsError}
+				r.onExternal(ctx, names.SignalToolResult, round.KindToolResult, t.CallID, func(*round.Pending) *wire.ExecuteOutput {
+					return &wire.ExecuteOutput{Content: t.Content, IsError: t.IsError}
 				})
 			})
 			sel.AddReceive(elicitCh, func(c workflow.ReceiveChannel, _ bool) {
@@ -127,14 +128,14 @@ func (r *run) listen(ctx workflow.Context) {
 // A handler writes no command, and no history recorded before it holds an
 // extend update, so it needs no change id: old rounds replay as they ran.
 func (r *run) setUpdateHandlers(ctx workflow.Context) error {
-	err := workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateConfirm,
+	err := workflow.SetUpdateHandlerWithOptions(ctx, names.UpdateConfirm,
 		func(ctx workflow.Context, s round.Confirm) error {
 			r.onConfirm(ctx, s, "update")
 			return nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, s round.Confirm) error {
 			if how, ok := r.alreadyDecided(s); ok {
-				return temporal.NewNonRetryableApplicationError("the call was already "+how+" with this approval_id; nothing changes", round.ErrAlreadyDecided, nil)
+				return temporal.NewNonRetryableApplicationError("the call was already "+how+" with this approval_id; nothing changes", string(round.CodeAlreadyDecided), nil)
 			}
 			c, err := r.checkConfirm(s)
 			if err != nil {
@@ -145,13 +146,13 @@ func (r *run) setUpdateHandlers(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	return workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateExtend,
+	return workflow.SetUpdateHandlerWithOptions(ctx, names.UpdateExtend,
 		func(ctx workflow.Context, e round.Extend) (round.Extended, error) {
 			return r.onExtend(ctx, e), nil
 		},
 		workflow.UpdateHandlerOptions{Validator: func(_ workflow.Context, e round.Extend) error {
 			if why := r.checkExtend(e); why != "" {
-				code := round.ErrNotWaiting
+				code := string(round.CodeNotWaiting)
 				if why == extendTooShort {
 					code = string(round.CodeBadRequest)
 				}
@@ -171,7 +172,7 @@ func (r *run) checkPattern(c *Call, s round.Confirm) error {
 	}
 	if err := approval.ValidatePatternAt(r.snap.Tables, r.snap.approvalOf(c).Kind, c.Tool, s.Pattern); err != nil {
 		return temporal.NewNonRetryableApplicationError(
-			fmt.Sprintf("invalid pattern %q for %s: %v; nothing was decided", s.Pattern, c.Tool, err), round.ErrInvalidPattern, nil)
+			fmt.Sprintf("invalid pattern %q for %s: %v; nothing was decided", s.Pattern, c.Tool, err), string(round.CodeInvalidPattern), nil)
 	}
 	return nil
 }
@@ -186,7 +187,7 @@ func (r *run) ignore(ctx workflow.Context, signal, callID, why string) {
 
 // onExternal hands an ask_user answer or a client tool's result to the call
 // that waits for it (startExternal).
-func (r *run) onExternal(ctx workflow.Context, signal, kind, callID string, result func(*round.Pending) *round.ExecuteOutput) {
+func (r *run) onExternal(ctx workflow.Context, signal, kind, callID string, result func(*round.Pending) *wire.ExecuteOutput) {
 	i, known := r.index[callID]
 	if !known || !r.calls[i].waitsFor(kind) {
 		why := "no call with this id in the round"

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/approval"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -303,7 +304,7 @@ func NewCatalog(reg *tools.Registry, opts CatalogOptions) *RegistryCatalog {
 // provider's whole tool list in each was most of it.
 func asked(set map[string]bool, calls []Unwrapped) []string {
 	want := map[string]bool{}
-	for _, name := range append([]string{tools.RunTool}, names(calls)...) {
+	for _, name := range append([]string{tools.RunTool}, callNames(calls)...) {
 		if set[name] {
 			want[name] = true
 		}
@@ -311,7 +312,7 @@ func asked(set map[string]bool, calls []Unwrapped) []string {
 	return tools.SortedNames(want)
 }
 
-func names(calls []Unwrapped) []string {
+func callNames(calls []Unwrapped) []string {
 	out := make([]string, len(calls))
 	for i, u := range calls {
 		out[i] = u.Name
@@ -431,7 +432,7 @@ func workerLimits(l round.Limits) *round.Limits {
 // addChatbot records the chatbot a send_to_chatbot call names, when the
 // worker has it (G3): its entry and the registered tools it lacks.
 func (c *RegistryCatalog) addChatbot(s *Snapshot, registered []string, args string) {
-	var a round.ChatbotArgs
+	var a wire.ChatbotArgs
 	if json.Unmarshal([]byte(args), &a) != nil {
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/toolround/toolround/internal/text"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // Subagents (G1). A subagents call runs its task as a child agent run,
@@ -61,7 +62,7 @@ func (r *run) subagentShare(ctx workflow.Context, queued ...[]int) int {
 	for _, q := range queued {
 		for _, i := range q {
 			c := &r.calls[i]
-			var a round.SubagentArgs
+			var a wire.SubagentArgs
 			if r.snap.Tools[c.Tool].Subagent && (json.Unmarshal([]byte(c.Args), &a) != nil || a.ID == "") {
 				n++ // a look at a background subagent ({"id"}) starts none
 			}
@@ -80,7 +81,7 @@ func (r *run) subagentShare(ctx workflow.Context, queued ...[]int) int {
 
 // subagentInput is the child run of call c, one of n subagents of the
 // round.
-func (r *run) subagentInput(ctx workflow.Context, c *Call, a round.SubagentArgs, n int) (round.AgentInput, error) {
+func (r *run) subagentInput(ctx workflow.Context, c *Call, a wire.SubagentArgs, n int) (round.AgentInput, error) {
 	depth := r.in.Depth + 1
 	most := r.snap.SubagentDepth
 	if most <= 0 {
@@ -94,7 +95,7 @@ func (r *run) subagentInput(ctx workflow.Context, c *Call, a round.SubagentArgs,
 	exclude = slices.Compact(exclude)
 	opID := round.OperationID(r.scope.WorkflowID, workflow.GetInfo(ctx).WorkflowExecution.RunID, c.CallID)
 	in := round.AgentInput{
-		SessionID: r.in.SessionID, RunID: round.SubagentRunID(opID), Task: a.Task, Provider: r.in.Provider,
+		SessionID: r.in.SessionID, RunID: names.SubagentRunID(opID), Task: a.Task, Provider: r.in.Provider,
 		AutoApprove:           r.in.AutoApprove && !r.snap.DenyAutoApprove,
 		ConfirmTimeoutSeconds: r.in.ConfirmTimeoutSeconds,
 		SystemPrompt:          a.SystemPrompt, Exclude: exclude, Depth: depth, Parent: r.scope.WorkflowID, Name: a.Name,
@@ -119,14 +120,14 @@ func (r *run) subagentInput(ctx workflow.Context, c *Call, a round.SubagentArgs,
 
 // startSubagent runs call c as its child agent run, starts it in the
 // background (G2), or looks at a background one (an "id" argument); the
-// future holds the call's round.ExecuteOutput.
+// future holds the call's wire.ExecuteOutput.
 func (r *run) startSubagent(ctx workflow.Context, c *Call, n int) workflow.Future {
 	f, settable := workflow.NewFuture(ctx)
 	fail := func(msg string) workflow.Future {
-		settable.Set(round.ExecuteOutput{IsError: true, Content: msg}, nil)
+		settable.Set(wire.ExecuteOutput{IsError: true, Content: msg}, nil)
 		return f
 	}
-	var a round.SubagentArgs
+	var a wire.SubagentArgs
 	if err := json.Unmarshal([]byte(c.Args), &a); err != nil {
 		return fail(c.Tool + ": " + err.Error())
 	}
@@ -140,8 +141,8 @@ func (r *run) startSubagent(ctx workflow.Context, c *Call, n int) workflow.Futur
 	if err != nil {
 		return fail(err.Error())
 	}
-	background := c.Tool == round.BackgroundSubagents
-	id := round.AgentWorkflowID(in.SessionID, in.RunID)
+	background := c.Tool == wire.BackgroundSubagents
+	id := names.AgentWorkflowID(in.SessionID, in.RunID)
 	label := in.RunID
 	if in.Name != "" {
 		label = in.Name + " (" + in.RunID + ")"
@@ -155,20 +156,20 @@ func (r *run) startSubagent(ctx workflow.Context, c *Call, n int) workflow.Futur
 		// outlives the round: cancelling its run cancels it (G2).
 		ParentClosePolicy:     closePolicy(background),
 		WaitForCancellation:   !background,
-		TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(round.SearchParent).ValueSet(r.scope.WorkflowID)),
+		TypedSearchAttributes: temporal.NewSearchAttributes(temporal.NewSearchAttributeKeyKeyword(names.SearchParent).ValueSet(r.scope.WorkflowID)),
 		Memo:                  map[string]any{wire.MemoParent: r.scope.WorkflowID},
 		StaticSummary:         fmt.Sprintf("subagent %s of call %s in %s", label, c.CallID, r.scope.WorkflowID),
 	})
 	workflow.Go(ctx, func(ctx workflow.Context) {
-		child := workflow.ExecuteChildWorkflow(cctx, round.AgentWorkflowName, in)
+		child := workflow.ExecuteChildWorkflow(cctx, names.AgentWorkflowName, in)
 		if background {
 			var ex workflow.Execution
 			if err := child.GetChildWorkflowExecution().Get(ctx, &ex); err != nil {
-				settable.Set(round.ExecuteOutput{IsError: true, Content: "subagent " + id + " did not start: " + text.RootMessage(err)}, nil)
+				settable.Set(wire.ExecuteOutput{IsError: true, Content: "subagent " + id + " did not start: " + text.RootMessage(err)}, nil)
 				return
 			}
-			out := round.ExecuteOutput{Child: id, Content: fmt.Sprintf(
-				"started subagent %s in the background; call %s with {\"id\": %q} for its status or answer", id, round.BackgroundSubagents, id)}
+			out := wire.ExecuteOutput{Child: id, Content: fmt.Sprintf(
+				"started subagent %s in the background; call %s with {\"id\": %q} for its status or answer", id, wire.BackgroundSubagents, id)}
 			if res := in.Limits.Reservation(in.ZeroShare); r.floorShares && res != nil && r.st.Usage != nil {
 				// Its share counts as the run's from now on (T15): the
 				// run state keeps it until the child's own counts join.
@@ -189,9 +190,9 @@ func (r *run) startSubagent(ctx workflow.Context, c *Call, n int) workflow.Futur
 		case temporal.IsCanceledError(err):
 			settable.Set(nil, err)
 		case temporal.IsWorkflowExecutionAlreadyStartedError(err):
-			settable.Set(round.ExecuteOutput{IsError: true, Content: "subagent " + id + " was started before and is not this call's to run again"}, nil)
+			settable.Set(wire.ExecuteOutput{IsError: true, Content: "subagent " + id + " was started before and is not this call's to run again"}, nil)
 		default:
-			settable.Set(round.ExecuteOutput{IsError: true, Content: "subagent " + id + " failed: " + text.RootMessage(err)}, nil)
+			settable.Set(wire.ExecuteOutput{IsError: true, Content: "subagent " + id + " failed: " + text.RootMessage(err)}, nil)
 		}
 	})
 	return f
@@ -210,7 +211,7 @@ func closePolicy(background bool) enumspb.ParentClosePolicy {
 func (r *run) pollSubagent(ctx workflow.Context, id string) workflow.Future {
 	f, settable := workflow.NewFuture(ctx)
 	if !slices.Contains(r.st.Children, id) {
-		settable.Set(round.ExecuteOutput{IsError: true, Content: round.NotThisRun + ": " + id + " is not a subagent of this run"}, nil)
+		settable.Set(wire.ExecuteOutput{IsError: true, Content: round.NotThisRun + ": " + id + " is not a subagent of this run"}, nil)
 		return f
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -226,9 +227,9 @@ func (r *run) pollSubagent(ctx workflow.Context, id string) workflow.Future {
 		case temporal.IsCanceledError(err):
 			settable.Set(nil, err)
 		case err != nil:
-			settable.Set(round.ExecuteOutput{IsError: true, Content: text.RootMessage(err)}, nil)
+			settable.Set(wire.ExecuteOutput{IsError: true, Content: text.RootMessage(err)}, nil)
 		case st.Status == round.AgentRunning:
-			settable.Set(round.ExecuteOutput{Content: fmt.Sprintf("subagent %s is running: %d rounds and %d model calls so far", id, st.Round, st.ModelCalls)}, nil)
+			settable.Set(wire.ExecuteOutput{Content: fmt.Sprintf("subagent %s is running: %d rounds and %d model calls so far", id, st.Round, st.ModelCalls)}, nil)
 		default:
 			// What it did joins the run's counts once, at the first look
 			// that finds it ended (B1).
@@ -254,9 +255,9 @@ func (r *run) pollSubagent(ctx workflow.Context, id string) workflow.Future {
 
 // subagentOutput is the call's result of the child's end: its final
 // answer when it completed, else an error naming its status and id.
-func subagentOutput(id string, st round.AgentStatus) round.ExecuteOutput {
+func subagentOutput(id string, st round.AgentStatus) wire.ExecuteOutput {
 	if st.Status == round.AgentCompleted {
-		return round.ExecuteOutput{Content: st.Final, Usage: st.Usage}
+		return wire.ExecuteOutput{Content: st.Final, Usage: st.Usage}
 	}
 	msg := fmt.Sprintf("subagent %s ended %s", id, st.Status)
 	if st.Reason != "" {
@@ -265,5 +266,5 @@ func subagentOutput(id string, st round.AgentStatus) round.ExecuteOutput {
 	if st.Final != "" {
 		msg += "; its last answer: " + st.Final
 	}
-	return round.ExecuteOutput{IsError: true, Content: msg, Usage: st.Usage}
+	return wire.ExecuteOutput{IsError: true, Content: msg, Usage: st.Usage}
 }

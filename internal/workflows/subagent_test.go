@@ -17,6 +17,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools/agent"
 )
 
@@ -39,7 +40,7 @@ func newSubagentHarness(t *testing.T, bound int, child func(workflow.Context, ro
 		aw := &workflows.AgentWorkflow{HeartbeatTimeout: time.Minute}
 		child = aw.Run
 	}
-	h.env.RegisterWorkflowWithOptions(child, workflow.RegisterOptions{Name: round.AgentWorkflowName})
+	h.env.RegisterWorkflowWithOptions(child, workflow.RegisterOptions{Name: names.AgentWorkflowName})
 	h.env.RegisterActivityWithOptions(func(_ context.Context, in wire.ModelInput) (wire.ModelOutput, error) {
 		h.mu.Lock()
 		h.models = append(h.models, in)
@@ -102,7 +103,7 @@ func TestSubagentsRunAsChildAgentRuns(t *testing.T) {
 	for id, calls := range byRun {
 		require.Regexp(t, subRunID, id)
 		require.GreaterOrEqual(t, len(calls), 2, "each child called its model once per step")
-		require.Equal(t, round.AgentWorkflowID("s", id), calls[0].WorkflowID, "in the caller's session")
+		require.Equal(t, names.AgentWorkflowID("s", id), calls[0].WorkflowID, "in the caller's session")
 		require.Subset(t, calls[0].Exclude, round.RecursiveTools, "at the deepest depth no tool that starts runs")
 		if calls[0].Messages[0].Content == "part one" {
 			require.Equal(t, "Be brief.", calls[0].SystemPrompt)
@@ -111,7 +112,7 @@ func TestSubagentsRunAsChildAgentRuns(t *testing.T) {
 	}
 	require.NotEqual(t, res.Results[0].OperationID, res.Results[1].OperationID)
 	for _, r := range res.Results {
-		require.Contains(t, byRun, round.SubagentRunID(r.OperationID), "the child's id derives from the call's operation id")
+		require.Contains(t, byRun, names.SubagentRunID(r.OperationID), "the child's id derives from the call's operation id")
 	}
 
 	// What the children did joins the round's counts: the 2 subagents
@@ -218,7 +219,7 @@ func TestBackgroundSubagentsStartAndAreLookedAt(t *testing.T) {
 	require.Equal(t, round.StatusOK, res.Results[0].Status, res.Results[0].Content)
 	require.Len(t, res.State.Children, 1, "the run state lists its background subagents")
 	id := res.State.Children[0]
-	require.Equal(t, round.AgentWorkflowID("s", round.SubagentRunID(res.Results[0].OperationID)), id)
+	require.Equal(t, names.AgentWorkflowID("s", names.SubagentRunID(res.Results[0].OperationID)), id)
 	require.Contains(t, res.Results[0].Content, id)
 
 	// The next round looks at it by id; another id is not this run's.

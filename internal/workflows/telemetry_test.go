@@ -26,6 +26,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // tracing is the worker's tracing interceptor (the SDK's, made replay-safe
@@ -84,20 +85,20 @@ func TestRoundSpansAndMetrics(t *testing.T) {
 	reg := testtools.Registry(testtools.NewRecorder())
 	wf := &workflows.RoundWorkflow{Catalog: workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: time.Minute, LocalMaxTimeout: time.Minute})}
 	acts := &activities.Activities{Registry: reg}
-	env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
+	env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: names.WorkflowName})
 	env.RegisterActivityWithOptions(acts.ExecuteTool, activity.RegisterOptions{Name: wire.ActivityExecuteTool})
 	env.RegisterActivityWithOptions(acts.PublishRound, activity.RegisterOptions{Name: wire.ActivityPublishRound})
 	env.RegisterActivityWithOptions(acts.StoreContents, activity.RegisterOptions{Name: wire.ActivityStoreContents})
 	env.RegisterDelayedCallback(func() {
-		v, err := env.QueryWorkflow(round.QueryPending)
+		v, err := env.QueryWorkflow(names.QueryPending)
 		require.NoError(t, err)
 		var pending []round.Pending
 		require.NoError(t, v.Get(&pending))
 		require.Len(t, pending, 1)
-		env.SignalWorkflow(round.SignalConfirm, round.Confirm{CallID: "e1", Approve: false, Reason: "no", ApprovalID: pending[0].ApprovalID})
+		env.SignalWorkflow(names.SignalConfirm, round.Confirm{CallID: "e1", Approve: false, Reason: "no", ApprovalID: pending[0].ApprovalID})
 	}, time.Minute)
 
-	env.ExecuteWorkflow(round.WorkflowName, input(
+	env.ExecuteWorkflow(names.WorkflowName, input(
 		call("a1", "calculate", `{"expression":"1+2"}`),
 		call("a2", "calculate", `{"expression":"2*3"}`),
 		call("u1", "made_up_tool", `{}`),
@@ -107,7 +108,7 @@ func TestRoundSpansAndMetrics(t *testing.T) {
 
 	var runs []sdktrace.ReadOnlySpan
 	for _, sp := range spans.GetSpans().Snapshots() {
-		if sp.Name() == "RunWorkflow:"+round.WorkflowName {
+		if sp.Name() == "RunWorkflow:"+names.WorkflowName {
 			runs = append(runs, sp)
 		}
 	}
@@ -138,7 +139,7 @@ func TestReplayEmitsNoSpans(t *testing.T) {
 		ti, spans := tracing(t)
 		r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{Interceptors: []interceptor.WorkerInterceptor{ti}})
 		require.NoError(t, err)
-		r.RegisterWorkflowWithOptions((&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run, workflow.RegisterOptions{Name: round.WorkflowName})
+		r.RegisterWorkflowWithOptions((&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run, workflow.RegisterOptions{Name: names.WorkflowName})
 		require.NoError(t, r.ReplayWorkflowHistoryWithOptions(quietLogger(), h.history, worker.ReplayWorkflowHistoryOptions{
 			OriginalExecution: workflow.Execution{ID: h.input.WorkflowID()},
 		}), h.name)

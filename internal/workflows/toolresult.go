@@ -4,7 +4,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 )
 
 // setToolResultHandler registers the tool_result update (Y5): a client
@@ -12,10 +14,10 @@ import (
 // writes no command, and no history recorded before it holds such an
 // update, so old rounds replay as they ran.
 func (r *run) setToolResultHandler(ctx workflow.Context) error {
-	return workflow.SetUpdateHandlerWithOptions(ctx, round.UpdateToolResult,
+	return workflow.SetUpdateHandlerWithOptions(ctx, names.UpdateToolResult,
 		func(ctx workflow.Context, t round.ToolResult) error {
-			r.onExternal(ctx, round.UpdateToolResult, round.KindToolResult, t.CallID, func(*round.Pending) *round.ExecuteOutput {
-				return &round.ExecuteOutput{Content: t.Content, IsError: t.IsError}
+			r.onExternal(ctx, names.UpdateToolResult, round.KindToolResult, t.CallID, func(*round.Pending) *wire.ExecuteOutput {
+				return &wire.ExecuteOutput{Content: t.Content, IsError: t.IsError}
 			})
 			return nil
 		},
@@ -29,10 +31,10 @@ func (r *run) setToolResultHandler(ctx workflow.Context) error {
 func (r *run) checkToolResult(t round.ToolResult) error {
 	i, known := r.index[t.CallID]
 	if !known || !r.calls[i].waitsFor(round.KindToolResult) {
-		return temporal.NewNonRetryableApplicationError("the call "+t.CallID+" does not wait for a tool result", round.ErrNotWaiting, nil)
+		return temporal.NewNonRetryableApplicationError("the call "+t.CallID+" does not wait for a tool result", string(round.CodeNotWaiting), nil)
 	}
 	if p := r.calls[i].pending; t.WaitID != "" && t.WaitID != p.WaitID {
-		return temporal.NewNonRetryableApplicationError("the call "+t.CallID+" waits as "+p.WaitID+", not "+t.WaitID, round.ErrStaleWait, nil)
+		return temporal.NewNonRetryableApplicationError("the call "+t.CallID+" waits as "+p.WaitID+", not "+t.WaitID, string(round.CodeStaleWait), nil)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -18,7 +19,7 @@ func TestClientToolResultByTheUpdateY5(t *testing.T) {
 	h := newHarness(t, 3)
 	send := func(id string, r round.ToolResult) *updateResult {
 		u := &updateResult{}
-		h.env.UpdateWorkflow(round.UpdateToolResult, id, &testsuite.TestUpdateCallback{
+		h.env.UpdateWorkflow(names.UpdateToolResult, id, &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { u.rejected = err }, OnAccept: func() { u.accepted = true }, OnComplete: func(any, error) {},
 		}, r)
 		return u
@@ -38,9 +39,9 @@ func TestClientToolResultByTheUpdateY5(t *testing.T) {
 	require.Len(t, pend, 1)
 	require.Equal(t, round.KindToolResult, pend[0].Kind)
 	require.NotEmpty(t, pend[0].WaitID, "every wait has a wait_id (B1)")
-	require.Equal(t, round.ErrNotWaiting, errType(unknown.rejected))
-	require.Equal(t, round.ErrNotWaiting, errType(notClient.rejected))
-	require.Equal(t, round.ErrStaleWait, errType(stale.rejected))
+	require.Equal(t, string(round.CodeNotWaiting), errType(unknown.rejected))
+	require.Equal(t, string(round.CodeNotWaiting), errType(notClient.rejected))
+	require.Equal(t, string(round.CodeStaleWait), errType(stale.rejected))
 	require.NoError(t, ok.rejected)
 	require.True(t, ok.accepted)
 	require.Equal(t, round.StatusError, res.Results[0].Status, "is_error is the call's result")

@@ -12,7 +12,7 @@ import "go.temporal.io/sdk/workflow"
 // behaviour is the absence of the new one, the one if that asks for it.
 const (
 	changeSearch           = "inbox-search-attributes" // T7: the inbox's search attributes (search.go)
-	changeSince            = "waiting-since-memo"      // T7: the memo round.MemoWaitingSince (search.go)
+	changeSince            = "waiting-since-memo"      // T7: the memo names.MemoWaitingSince (search.go)
 	changeApprovals        = "approvals-t1-t5"         // T1-T5: the approvals of gate.go; without it, legacy.go
 	changeHonestRepeats    = "honest-repeats"          // U3, U4: Features.HonestRepeats (repeat.go)
 	changeOperationIDs     = "operation-ids"           // R: results of calls run as activities carry their operation id (execute.go)
@@ -32,7 +32,7 @@ const (
 	changeAgentBudget      = "agent-budget"            // B3: an agent run's model requests keep within LLM_CONTEXT_TOKENS, shortened results listed in the run state, context_exceeded; version 2: its blob references are refreshed at continue-as-new (agentstart.go; asked directly)
 	changeNotify           = "notify-webhooks"         // N1, N2: a round whose snapshot has NotifySettings starts notification workflows and records used link nonces (notify.go; asked only by such rounds)
 	changeLeanOutput       = "lean-output"             // H3: the round's output leaves out the turn, which the caller rebuilds from the input (round.go)
-	changeBuildMemo        = "build-memo"              // V1: the round keeps the build that started it in its memo, round.MemoBuildID (round.go)
+	changeBuildMemo        = "build-memo"              // V1: the round keeps the build that started it in its memo, names.MemoBuildID (round.go)
 	changeUpgradeProbe     = "upgrade-probe"           // V1: asked only by a worker built with the tag upgradeprobe, the new build of the rolling-upgrade test (probe_on.go)
 	changeImages           = "tool-images"             // F2: the images of a call's output reach its result, and a repeat of it in the round (execute.go, commit.go; asked only when an output has images, so other rounds pay no marker)
 	changeErrorCode        = "error-code"              // W3: a tool failure's code reaches the call's result as error_code (execute.go; asked only by calls whose failure has one)

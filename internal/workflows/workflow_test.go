@@ -28,6 +28,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -81,7 +82,7 @@ func newHarnessWith(t *testing.T, bound int, defs ...tools.Definition) *harness 
 	wf := &workflows.RoundWorkflow{Catalog: workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: bound, HeartbeatTimeout: time.Minute, LocalMaxTimeout: time.Minute})}
 	events := &sink{}
 	acts := &activities.Activities{Registry: reg, Events: events, Blobs: &blobs{m: map[string]string{}}, RuleKey: ruleKey}
-	env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: round.WorkflowName})
+	env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: names.WorkflowName})
 	env.RegisterActivityWithOptions(acts.VerifyRules, activity.RegisterOptions{Name: wire.ActivityVerifyRules})
 	env.RegisterActivityWithOptions(acts.SignRules, activity.RegisterOptions{Name: wire.ActivitySignRules})
 	env.RegisterActivityWithOptions(acts.VerifyUsage, activity.RegisterOptions{Name: wire.ActivityVerifyUsage})
@@ -109,7 +110,7 @@ func input(calls ...round.ToolCall) round.Input {
 
 func (h *harness) run(t *testing.T, in round.Input) round.Result {
 	t.Helper()
-	h.env.ExecuteWorkflow(round.WorkflowName, in)
+	h.env.ExecuteWorkflow(names.WorkflowName, in)
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.NoError(t, h.env.GetWorkflowError())
 	var out round.Output
@@ -207,7 +208,7 @@ func auto(in round.Input) round.Input { in.AutoApprove = true; return in }
 
 func (h *harness) pending(t *testing.T) []round.Pending {
 	t.Helper()
-	v, err := h.env.QueryWorkflow(round.QueryPending)
+	v, err := h.env.QueryWorkflow(names.QueryPending)
 	require.NoError(t, err)
 	var p []round.Pending
 	require.NoError(t, v.Get(&p))
@@ -222,12 +223,12 @@ func (h *harness) confirm(c round.Confirm) {
 	if c.ApprovalID == "" {
 		c.ApprovalID = h.approvalID(c.CallID)
 	}
-	h.env.SignalWorkflow(round.SignalConfirm, c)
+	h.env.SignalWorkflow(names.SignalConfirm, c)
 }
 
 // approvalID is the waiting call's approval_id, "" when it does not wait.
 func (h *harness) approvalID(callID string) string {
-	v, err := h.env.QueryWorkflow(round.QueryPending)
+	v, err := h.env.QueryWorkflow(names.QueryPending)
 	if err != nil {
 		return ""
 	}
@@ -402,7 +403,7 @@ func TestRepeatedAndMalformedSignalsAreRecordedNotFatal(t *testing.T) {
 	h.at(time.Second, func() {
 		h.confirm(round.Confirm{CallID: "e1", Approve: true})
 		h.confirm(round.Confirm{CallID: "e1", Approve: false})
-		h.env.SignalWorkflow(round.SignalConfirm, "not an object")
+		h.env.SignalWorkflow(names.SignalConfirm, "not an object")
 		h.confirm(round.Confirm{CallID: "c1", Approve: true})
 	})
 	res := h.run(t, input(call("e1", "edit_file", `{"path":"a","new_text":"x"}`), call("c1", "calculate", `{"expression":"1"}`)))
@@ -424,7 +425,7 @@ func TestAskUserWaitsForTheAnswerSignal(t *testing.T) {
 	var pend []round.Pending
 	h.at(time.Second, func() {
 		pend = h.pending(t)
-		h.env.SignalWorkflow(round.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"blue", "yes"}})
+		h.env.SignalWorkflow(names.SignalAnswer, round.Answer{CallID: "q1", Answers: []string{"blue", "yes"}})
 	})
 	res := h.run(t, input(call("q1", "ask_user", `{"questions":["Which colour?","Ship it?"]}`)))
 	require.Len(t, pend, 1)
@@ -437,7 +438,7 @@ func TestAskUserWaitsForTheAnswerSignal(t *testing.T) {
 func TestClientToolWaitsForItsResult(t *testing.T) {
 	h := newHarness(t, 3)
 	h.at(time.Second, func() {
-		h.env.SignalWorkflow(round.SignalToolResult, round.ToolResult{CallID: "k1", Content: "client says hi"})
+		h.env.SignalWorkflow(names.SignalToolResult, round.ToolResult{CallID: "k1", Content: "client says hi"})
 	})
 	in := input(call("k1", "ide_open", `{"file":"a.go"}`))
 	in.ClientTools = []tools.ToolSpec{{Type: "function", Function: tools.FunctionSpec{Name: "ide_open", Parameters: []byte(`{"type":"object"}`)}}}
@@ -450,9 +451,9 @@ func TestLostSideEffectAttemptIsUnknownOutcomeAndNotRetried(t *testing.T) {
 	h := newHarness(t, 3)
 	attempts := 0
 	h.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
+		func(_ context.Context, in wire.ExecuteInput) (wire.ExecuteOutput, error) {
 			attempts++
-			return round.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, errors.New("worker gone"))
+			return wire.ExecuteOutput{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, errors.New("worker gone"))
 		})
 	res := h.run(t, auto(input(call("e1", "run_command", `{"command":"deploy"}`))))
 	require.Equal(t, round.StatusUnknownOutcome, res.Results[0].Status, "P2.4")
@@ -465,12 +466,12 @@ func TestReadOnlyTransientFailuresAreRetried(t *testing.T) {
 	h := newHarness(t, 3)
 	attempts := 0
 	h.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
+		func(_ context.Context, in wire.ExecuteInput) (wire.ExecuteOutput, error) {
 			attempts++
 			if attempts < 3 {
-				return round.ExecuteOutput{}, temporal.NewApplicationError("connection refused", activities.ErrTypeTransient)
+				return wire.ExecuteOutput{}, temporal.NewApplicationError("connection refused", activities.ErrTypeTransient)
 			}
-			return round.ExecuteOutput{Content: "fine", Attempt: attempts}, nil
+			return wire.ExecuteOutput{Content: "fine", Attempt: attempts}, nil
 		})
 	res := h.run(t, input(call("r1", "read_files", `{"paths":["a"]}`)))
 	require.Equal(t, round.StatusOK, res.Results[0].Status)
@@ -519,7 +520,7 @@ func TestCancellationWhileWaitingForConfirmation(t *testing.T) {
 func TestInvalidInputFailsTheRoundClearly(t *testing.T) {
 	h := newHarness(t, 2)
 	in := input(call("a", "calculate", `{}`), call("a", "calculate", `{}`))
-	h.env.ExecuteWorkflow(round.WorkflowName, in)
+	h.env.ExecuteWorkflow(names.WorkflowName, in)
 	err := h.env.GetWorkflowError()
 	require.Error(t, err)
 	var app *temporal.ApplicationError
@@ -533,7 +534,7 @@ func TestProgressQuery(t *testing.T) {
 	h.rec.Block["c1"] = make(chan struct{})
 	var pr round.Progress
 	h.at(time.Second, func() {
-		v, err := h.env.QueryWorkflow(round.QueryProgress)
+		v, err := h.env.QueryWorkflow(names.QueryProgress)
 		require.NoError(t, err)
 		require.NoError(t, v.Get(&pr))
 		close(h.rec.Block["c1"])
@@ -620,14 +621,14 @@ func TestRoundWithLargeResultsStaysUnderThePayloadLimit(t *testing.T) {
 	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 20 * time.Second})
 	big := strings.Repeat("y", 500<<10) // together over the budget
 	h.env.OnActivity(wire.ActivityExecuteTool, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
-			return round.ExecuteOutput{Content: in.CallID + big, Attempt: 1}, nil
+		func(_ context.Context, in wire.ExecuteInput) (wire.ExecuteOutput, error) {
+			return wire.ExecuteOutput{Content: in.CallID + big, Attempt: 1}, nil
 		})
 	var calls []round.ToolCall
 	for i := 0; i < 5; i++ {
 		calls = append(calls, call(fmt.Sprint("r", i), "read_files", fmt.Sprintf(`{"paths":["%d"]}`, i)))
 	}
-	h.env.ExecuteWorkflow(round.WorkflowName, input(calls...))
+	h.env.ExecuteWorkflow(names.WorkflowName, input(calls...))
 	require.NoError(t, h.env.GetWorkflowError())
 	var out round.Output
 	require.NoError(t, h.env.GetWorkflowResult(&out))

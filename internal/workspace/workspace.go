@@ -20,7 +20,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	tclient "go.temporal.io/sdk/client"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -152,13 +152,13 @@ type Lister interface {
 // few): while there is one, its workspace is in use and is neither removed
 // nor expired (W3).
 func OpenWorkflows(ctx context.Context, l Lister, session string) ([]string, error) {
-	if !round.ValidIdentifier(session) {
+	if !names.ValidIdentifier(session) {
 		return nil, fmt.Errorf("workspace: %q is not a session id", session)
 	}
 	var out []string
 	for _, q := range []struct{ typ, prefix string }{
-		{round.WorkflowName, round.SessionRoundsPrefix(session)},
-		{round.AgentWorkflowName, round.SessionAgentsPrefix(session)},
+		{names.WorkflowName, names.SessionRoundsPrefix(session)},
+		{names.AgentWorkflowName, names.SessionAgentsPrefix(session)},
 	} {
 		// A session id holds no quote (ValidIdentifier).
 		ids, err := l.Open(ctx, fmt.Sprintf("WorkflowType = '%s' AND WorkflowId STARTS_WITH '%s' AND ExecutionStatus = 'Running'", q.typ, q.prefix))
@@ -166,7 +166,7 @@ func OpenWorkflows(ctx context.Context, l Lister, session string) ([]string, err
 			return nil, fmt.Errorf("workspace %s: listing its open workflows: %w", session, err)
 		}
 		for _, id := range ids {
-			if s, ok := round.SessionOfWorkflowID(id); ok && s == session {
+			if s, ok := names.SessionOfWorkflowID(id); ok && s == session {
 				out = append(out, id)
 			}
 		}

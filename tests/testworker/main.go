@@ -31,7 +31,6 @@ import (
 	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/internal/seam"
 	"github.com/toolround/toolround/internal/wire"
-	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -53,7 +52,7 @@ func run() error {
 	ctx = seam.WithActivity(ctx, wire.ActivityPublishRound, func(publish func(context.Context, wire.PublishInput) error) func(context.Context, wire.PublishInput) error {
 		return holdCommit(publish, dir, after)
 	})
-	ctx = seam.WithActivity(ctx, wire.ActivityExecuteTool, func(execute func(context.Context, wire.ExecuteInput) (round.ExecuteOutput, error)) func(context.Context, wire.ExecuteInput) (round.ExecuteOutput, error) {
+	ctx = seam.WithActivity(ctx, wire.ActivityExecuteTool, func(execute func(context.Context, wire.ExecuteInput) (wire.ExecuteOutput, error)) func(context.Context, wire.ExecuteInput) (wire.ExecuteOutput, error) {
 		return crashAt(execute, os.Getenv("TOOLROUND_CRASH_AT"), os.Getenv("TOOLROUND_CRASH_WAIT"))
 	})
 	return engine.RunWorker(ctx, cfg, logger,
@@ -128,8 +127,8 @@ func emitTools(cfg engine.Config) []tools.Definition {
 // crashAt is ExecuteTool with the TOOLROUND_CRASH_AT hook: the process
 // dies at the named checkpoint, as a worker does when its host fails; with
 // waitFor set, once that file exists.
-func crashAt(execute func(context.Context, wire.ExecuteInput) (round.ExecuteOutput, error), point, waitFor string) func(context.Context, wire.ExecuteInput) (round.ExecuteOutput, error) {
-	return func(ctx context.Context, in wire.ExecuteInput) (round.ExecuteOutput, error) {
+func crashAt(execute func(context.Context, wire.ExecuteInput) (wire.ExecuteOutput, error), point, waitFor string) func(context.Context, wire.ExecuteInput) (wire.ExecuteOutput, error) {
+	return func(ctx context.Context, in wire.ExecuteInput) (wire.ExecuteOutput, error) {
 		if point != "" {
 			ctx = seam.WithCheckpoint(ctx, func(p string) {
 				if p == point {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -101,7 +102,7 @@ func CheckChatbotTools(bots []round.Chatbot, reg *tools.Registry, workerAPI stri
 // ListChatbot is G3's list of the worker's chatbots.
 func ListChatbot(bots []round.Chatbot) tools.Definition {
 	return tools.Definition{
-		Name:        round.ListChatbot,
+		Name:        wire.ListChatbot,
 		Description: "List the chatbots you can talk to with send_to_chatbot: each one's name, what it is for and its tools.",
 		Parameters:  tools.SchemaOf(tools.Object(map[string]*tools.JSONSchema{})),
 		Concurrent:  true, // C1
@@ -128,7 +129,7 @@ func ListChatbot(bots []round.Chatbot) tools.Definition {
 // a call made anywhere else.
 func SendToChatbot() tools.Definition {
 	return tools.Definition{
-		Name: round.SendToChatbot,
+		Name: wire.SendToChatbot,
 		Description: "Send a message to one of the chatbots list_chatbot lists and get its reply. " +
 			"A chatbot remembers what it was told before in this session; it answers one message at a time.",
 		Parameters: tools.SchemaOf(tools.Object(map[string]*tools.JSONSchema{
@@ -143,12 +144,12 @@ func SendToChatbot() tools.Definition {
 		NoDedupe:   true, // G: a message is sent each time (P1.3)
 		Chatbot:    true,
 		ConcurrencyKey: func(args json.RawMessage) string {
-			var a round.ChatbotArgs
+			var a wire.ChatbotArgs
 			_ = json.Unmarshal(args, &a)
-			return round.ChatbotKeyPrefix + a.Name
+			return wire.ChatbotKeyPrefix + a.Name
 		},
 		KeyLimit: 1,
-		Handler: tools.Typed(func(context.Context, tools.Request, round.ChatbotArgs) (tools.Result, error) {
+		Handler: tools.Typed(func(context.Context, tools.Request, wire.ChatbotArgs) (tools.Result, error) {
 			return tools.Result{}, errors.New("send_to_chatbot runs only in a round, which sends the message to the chatbot's run")
 		}),
 	}

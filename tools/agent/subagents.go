@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/toolround/toolround/round"
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/tools"
 )
 
@@ -27,7 +27,7 @@ func Subagents() tools.Definition {
 // BackgroundSubagents is G2's tool: the same child, started without
 // waiting; its id comes back at once.
 func BackgroundSubagents() tools.Definition {
-	return subagentTool(round.BackgroundSubagents,
+	return subagentTool(wire.BackgroundSubagents,
 		"Start a subagent in the background, as subagents does, and return its id at once; "+
 			"call subagents or background_subagents with that id later for its status or its final answer.")
 }
@@ -50,7 +50,7 @@ func subagentTool(name, description string) tools.Definition {
 		Source:     tools.SourceBuiltin,
 		NoDedupe:   true, // G: a subagent's answer, a look at one, never enters the dedupe map (P1.3)
 		ChildRun:   true,
-		Handler: tools.Typed(func(context.Context, tools.Request, round.SubagentArgs) (tools.Result, error) {
+		Handler: tools.Typed(func(context.Context, tools.Request, wire.SubagentArgs) (tools.Result, error) {
 			return tools.Result{}, errors.New(name + " runs only in a round, which starts the subagent as its child run")
 		}),
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -119,7 +120,7 @@ func (s *server) askInPlace(only *inflight, p *sdk.ElicitParams) (*sdk.ElicitRes
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no answer: " + err.Error()}
 	}
 	if res.Action == round.ElicitAccept && e.Mode == "form" {
-		res.Content = round.WithDefaults(e.Schema, res.Content)
+		res.Content = wire.WithDefaults(e.Schema, res.Content)
 	}
 	return &sdk.ElicitResult{Action: res.Action, Content: res.Content}, nil
 }
@@ -254,7 +255,7 @@ func resumeOf(req tools.Request) (*resume, error) {
 // inputFor answers an input_required result: the responses to send again,
 // or the requests to hand to the round (handOff).
 func (s *server) inputFor(ctx context.Context, res *sdk.CallToolResult, trips int) (*resume, *round.InputRequired, error) {
-	if trips >= round.MaxInputTrips {
+	if trips >= wire.MaxInputTrips {
 		return nil, nil, fmt.Errorf("the server still asks for input after %d round trips", trips)
 	}
 	if len(res.InputRequests) == 0 {

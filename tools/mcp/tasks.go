@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -38,7 +39,7 @@ import (
 const (
 	// requestedTaskTTL is how long the worker asks a 2025-11-25 server
 	// to keep a task: long enough for a person to answer what it asks.
-	requestedTaskTTL = round.MaxTaskPoll
+	requestedTaskTTL = wire.MaxTaskPoll
 	// Polls follow the server's pollInterval, within these bounds.
 	defaultPoll = time.Second
 	minPoll     = 20 * time.Millisecond
@@ -70,12 +71,12 @@ func (s *server) handleOf(t *wireTask, conn string, sess *sdk.ClientSession) *ro
 func extension(h *round.MCPTask) bool { return h.Protocol >= protocolTaskExtension }
 
 // taskBudget bounds one poll of h: the time the server keeps it, at most
-// a day (round.MaxTaskPoll).
+// a day (wire.MaxTaskPoll).
 func taskBudget(h *round.MCPTask) time.Duration {
-	if ttl := time.Duration(h.TTLMS) * time.Millisecond; ttl > 0 && ttl < round.MaxTaskPoll {
+	if ttl := time.Duration(h.TTLMS) * time.Millisecond; ttl > 0 && ttl < wire.MaxTaskPoll {
 		return ttl
 	}
-	return round.MaxTaskPoll
+	return wire.MaxTaskPoll
 }
 
 // maxTaskID bounds a task id, which goes into history.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/tools"
 )
@@ -83,7 +84,7 @@ func TestTaskPollIsCappedAtADay(t *testing.T) {
 	} {
 		require.Equal(t, c.want, taskBudget(&round.MCPTask{TTLMS: c.ttl.Milliseconds()}), "ttl %v", c.ttl)
 	}
-	require.Equal(t, 24*time.Hour, round.MaxTaskPoll)
+	require.Equal(t, 24*time.Hour, wire.MaxTaskPoll)
 }
 
 // httpTaskServer starts the taskserver over streamable HTTP in a process
@@ -307,9 +308,9 @@ func TestCoreTasksOf20251125(t *testing.T) {
 // TestTaskHandleSurvivesJSON: the handle goes through history as JSON.
 func TestTaskHandleSurvivesJSON(t *testing.T) {
 	h := round.MCPTask{Server: "jobs", ID: "t1", Protocol: "2026-07-28", Conn: "c", PollMS: 5, TTLMS: 9}
-	b, err := json.Marshal(round.ExecuteOutput{Task: &h})
+	b, err := json.Marshal(wire.ExecuteOutput{Task: &h})
 	require.NoError(t, err)
-	var out round.ExecuteOutput
+	var out wire.ExecuteOutput
 	require.NoError(t, json.Unmarshal(b, &out))
 	require.Equal(t, &h, out.Task)
 }
