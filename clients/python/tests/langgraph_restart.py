@@ -76,3 +76,11 @@ def main(phase, decision=None):
 
 if __name__ == "__main__":
     main(*sys.argv[1:])
+    # Leave without the interpreter's finalization, as `python -m
+    # toolround.tools` does: the Temporal client's threads of the tool worker
+    # this process ran may still call into Python then and abort it with
+    # SIGABRT (temporalio/sdk-python#300; seen here once as "PyGILState_Release
+    # ... runtime state: finalizing") after its answer was printed.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
