@@ -334,26 +334,25 @@ func checkAgentPoint(t *testing.T, e *env, r *recorder, p crashPoint, done <-cha
 
 // agentStatusOf is `starter agent-status` of a run's workflow.
 func agentStatusOf(e *env, wid string) (round.AgentStatus, error) {
-	var s round.AgentStatus
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out := e.starter(ctx, "", "agent-status", wid)
-	if out.code != 0 {
-		return s, fmt.Errorf("agent-status %s: exit %d: %s", wid, out.code, out.stderr)
-	}
-	return s, json.Unmarshal([]byte(out.stdout), &s)
+	return starterJSON[round.AgentStatus](e, "agent-status", wid)
 }
 
 // roundResultOf is `starter result` of a round's workflow.
 func roundResultOf(e *env, wid string) (round.Result, error) {
-	var res round.Result
+	return starterJSON[round.Result](e, "result", wid)
+}
+
+// starterJSON runs a starter command that prints one JSON value, within
+// 30 s, and decodes it.
+func starterJSON[T any](e *env, args ...string) (T, error) {
+	var v T
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out := e.starter(ctx, "", "result", wid)
+	out := e.starter(ctx, "", args...)
 	if out.code != 0 {
-		return res, fmt.Errorf("result %s: exit %d: %s", wid, out.code, out.stderr)
+		return v, fmt.Errorf("%s: exit %d: %s", strings.Join(args, " "), out.code, out.stderr)
 	}
-	return res, json.Unmarshal([]byte(out.stdout), &res)
+	return v, json.Unmarshal([]byte(out.stdout), &v)
 }
 
 // postID is the last part of the path a POST call sends to.
