@@ -99,8 +99,12 @@ type Verdict struct {
 	Reasons []string
 }
 
-// secretRef is the placeholder the tools of KindRequest expand (tools/web).
-var secretRef = regexp.MustCompile(`\{\{\s*secret:([A-Za-z0-9_.-]+)\s*\}\}`)
+// SecretPlaceholder is a {{secret:NAME}} placeholder, NAME its first
+// group: what the tools of KindRequest (tools/web) and a tool worker's
+// calls (toolworker) fill from the secret store, and what approval reads as
+// the secrets a call uses. One pattern, so that what a check sees is what a
+// tool fills.
+var SecretPlaceholder = regexp.MustCompile(`\{\{\s*secret:([A-Za-z0-9_.-]+)\s*\}\}`)
 
 // methodOverride headers make a server treat a request as another method.
 var methodOverride = []string{"X-HTTP-Method-Override", "X-HTTP-Method", "X-Method-Override"}
@@ -256,7 +260,7 @@ func httpMethodSafety(args map[string]json.RawMessage, ok bool) (method, why str
 func SecretNames(args string) []string {
 	seen := map[string]bool{}
 	add := func(s string) {
-		for _, m := range secretRef.FindAllStringSubmatch(s, -1) {
+		for _, m := range SecretPlaceholder.FindAllStringSubmatch(s, -1) {
 			seen[m[1]] = true
 		}
 	}

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/internal/keyfile"
 	"github.com/toolround/toolround/tools/secrets"
 )
@@ -28,8 +28,9 @@ const EnvToolKey = "TOOLROUND_TOOL_KEY"
 // worker sealed, because its call sent secrets.
 const FailureSealed = "ToolFailureSealed"
 
-// secretRef is a {{secret:NAME}} placeholder, as approval reads it.
-var secretRef = regexp.MustCompile(`\{\{\s*secret:([A-Za-z0-9_.-]+)\s*\}\}`)
+// secretRef is a {{secret:NAME}} placeholder, the one pattern approval
+// reads.
+var secretRef = approval.SecretPlaceholder
 
 // queueKey is the key of queue's sealed secrets: EnvToolKey, else derived
 // from toolround's secret key when this process can read one. A missing

@@ -4,15 +4,16 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 
+	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/tools/secrets"
 )
 
-// secretRef is a {{secret:NAME}} placeholder.
-var secretRef = regexp.MustCompile(`\{\{\s*secret:([A-Za-z0-9_.-]+)\s*\}\}`)
+// secretRef is a {{secret:NAME}} placeholder, the one pattern approval
+// reads.
+var secretRef = approval.SecretPlaceholder
 
 // secretSet expands the placeholders of one call and remembers the values,
 // so that anything shown afterwards can be scrubbed of them.
