@@ -3,9 +3,10 @@ package round
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/toolround/toolround/round/names"
 	"strings"
 	"testing"
+
+	"github.com/toolround/toolround/round/names"
 )
 
 var inputSeeds = []string{

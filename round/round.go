@@ -18,9 +18,10 @@ package round
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/toolround/toolround/round/names"
 	"strings"
 	"time"
+
+	"github.com/toolround/toolround/round/names"
 )
 
 // Status is what happened to one call.

@@ -2,6 +2,7 @@ package round
 
 import (
 	"fmt"
+
 	"github.com/toolround/toolround/round/names"
 )
 

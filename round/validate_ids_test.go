@@ -1,11 +1,12 @@
 package round
 
 import (
-	"github.com/toolround/toolround/round/names"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/toolround/toolround/round/names"
 )
 
 func TestValidIdentifier(t *testing.T) {

@@ -2,8 +2,9 @@ package round
 
 import (
 	"encoding/json"
-	"github.com/toolround/toolround/round/names"
 	"time"
+
+	"github.com/toolround/toolround/round/names"
 )
 
 // ErrTypeInvalidInput is the application error type of a round input that

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+
 	"github.com/toolround/toolround/round"
 )
 

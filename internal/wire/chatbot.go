@@ -1,8 +1,9 @@
 package wire
 
 import (
-	"github.com/toolround/toolround/round"
 	"slices"
+
+	"github.com/toolround/toolround/round"
 )
 
 const (

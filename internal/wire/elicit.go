@@ -2,9 +2,10 @@ package wire
 
 import (
 	"encoding/json"
-	"github.com/toolround/toolround/round"
 	"net/url"
 	"time"
+
+	"github.com/toolround/toolround/round"
 )
 
 const (

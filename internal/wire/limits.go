@@ -1,8 +1,9 @@
 package wire
 
 import (
-	"github.com/toolround/toolround/round"
 	"time"
+
+	"github.com/toolround/toolround/round"
 )
 
 // LimitCounts lists the limits set in l with the counts of u at now; grown
