@@ -64,9 +64,9 @@ func surface(t *testing.T, dir string) (names []string, imports map[string]bool)
 // TestThePublicContractStaysSmall: round is what a client or a tool author
 // reads, so it stays under 200 exported names; the worker's own payloads go
 // to internal/wire and the Temporal names to round/names. round imports
-// only round/names and the leaf internal/text, and round/names imports
-// nothing of the module, so that a client pulls in neither the worker nor
-// its dependencies.
+// only round/names and the leaf internal/text, and round/names only
+// internal/text, so that a client pulls in neither the worker nor its
+// dependencies.
 func TestThePublicContractStaysSmall(t *testing.T) {
 	names, imports := surface(t, ".")
 	if len(names) >= 200 {
@@ -79,6 +79,8 @@ func TestThePublicContractStaysSmall(t *testing.T) {
 	}
 	_, imports = surface(t, "names")
 	for p := range imports {
-		t.Errorf("package round/names imports %s; it imports no package of the module", p)
+		if p != "internal/text" {
+			t.Errorf("package round/names imports %s; of the module it imports only the leaf internal/text", p)
+		}
 	}
 }

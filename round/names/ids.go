@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+
+	"github.com/toolround/toolround/internal/text"
 )
 
 // The first segments of workflow ids, and the prefixes of the run ids that
@@ -133,22 +135,11 @@ func ReservedRunID(runID string) bool {
 }
 
 // ValidIdentifier reports whether v may be a session_id or run_id:
-// [A-Za-z0-9][A-Za-z0-9._-]{0,127}. Nothing else is allowed, so a '/' cannot
+// [A-Za-z0-9][A-Za-z0-9._-]{0,127}, a plain name (text.PlainName) of at
+// most MaxIdentifierLen bytes. Nothing else is allowed, so a '/' cannot
 // make two workflow ids equal ("x/y"+"z" and "x"+"y/z") and a ':' cannot
 // reach a Redis key; "." and ".." are already excluded by the first
 // character.
 func ValidIdentifier(v string) bool {
-	if len(v) == 0 || len(v) > MaxIdentifierLen {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case i > 0 && (c == '.' || c == '_' || c == '-'):
-		default:
-			return false
-		}
-	}
-	return true
+	return len(v) <= MaxIdentifierLen && text.PlainName(v)
 }
