@@ -28,10 +28,6 @@ const EnvToolKey = "TOOLROUND_TOOL_KEY"
 // worker sealed, because its call sent secrets.
 const FailureSealed = "ToolFailureSealed"
 
-// secretRef is a {{secret:NAME}} placeholder, the one pattern approval
-// reads.
-var secretRef = approval.SecretPlaceholder
-
 // queueKey is the key of queue's sealed secrets: EnvToolKey, else derived
 // from toolround's secret key when this process can read one. A missing
 // default key file is not created: a tool worker never makes a key of its
@@ -104,8 +100,8 @@ func withSecrets(args json.RawMessage, values map[string]string) (json.RawMessag
 	walk = func(v any) any {
 		switch v := v.(type) {
 		case string:
-			return secretRef.ReplaceAllStringFunc(v, func(m string) string {
-				if value, ok := values[secretRef.FindStringSubmatch(m)[1]]; ok {
+			return approval.SecretPlaceholder.ReplaceAllStringFunc(v, func(m string) string {
+				if value, ok := values[approval.SecretPlaceholder.FindStringSubmatch(m)[1]]; ok {
 					return value
 				}
 				return m

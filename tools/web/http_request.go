@@ -320,13 +320,13 @@ func expandBody(ctx context.Context, s *secretSet, body, contentType string) (st
 	var escape func(string) string
 	mt, _, _ := mime.ParseMediaType(contentType)
 	switch {
-	case !secretRef.MatchString(body):
+	case !approval.SecretPlaceholder.MatchString(body):
 	case mt == "application/x-www-form-urlencoded":
 		escape = url.QueryEscape
 	case mt == "" || mt == "application/json" || strings.HasSuffix(mt, "+json"):
 		// A bare x is not JSON: the body stays JSON only if every
 		// placeholder is inside a string.
-		if json.Valid([]byte(secretRef.ReplaceAllString(body, "x"))) {
+		if json.Valid([]byte(approval.SecretPlaceholder.ReplaceAllString(body, "x"))) {
 			escape = jsonEscape
 		}
 	}

@@ -11,10 +11,6 @@ import (
 	"github.com/toolround/toolround/tools/secrets"
 )
 
-// secretRef is a {{secret:NAME}} placeholder, the one pattern approval
-// reads.
-var secretRef = approval.SecretPlaceholder
-
 // secretSet expands the placeholders of one call and remembers the values,
 // so that anything shown afterwards can be scrubbed of them.
 type secretSet struct {
@@ -33,7 +29,7 @@ func newSecretSet(store tools.Secrets, session string) *secretSet {
 // expand replaces the placeholders in s; escape (may be nil) encodes a value
 // for where it lands, such as a URL.
 func (s *secretSet) expand(ctx context.Context, text string, escape func(string) string) (string, error) {
-	matches := secretRef.FindAllStringSubmatchIndex(text, -1)
+	matches := approval.SecretPlaceholder.FindAllStringSubmatchIndex(text, -1)
 	if len(matches) == 0 {
 		return text, nil
 	}
