@@ -70,7 +70,7 @@ func TestStarterAgentFailedRunSaysHowToStartAfresh(t *testing.T) {
 // again, and exits 130; the run still runs.
 func TestStarterAgentInterruptedSaysTheRunGoesOn(t *testing.T) {
 	m := newScriptedModel(t)
-	m.hold = 1 // the first model call waits until released
+	m.holdStep(1) // the first model call waits until released
 	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
 	e.startWorker()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

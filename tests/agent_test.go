@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,128 +23,49 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/toolround/toolround/cache"
+	"github.com/toolround/toolround/internal/llm"
+	"github.com/toolround/toolround/internal/llm/scripted"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools/secrets/secretstest"
 )
 
-// scriptedModel is a loopback OpenAI-compatible chat-completions server
-// that plays a fixed agent: step 1 fetches run_command's schema, steps 2
-// and 3 append a line to log.txt through run_tool, step 4 answers. The
-// step is the number of tool messages in the request plus one, so a
-// repeated model call is counted against the step it repeats. A held step
-// blocks until released or until the caller goes away (a killed worker).
+// scriptedModel is the agent most agent tests play, on any API: step 1
+// fetches run_command's schema, steps 2 and 3 append a line to log.txt
+// through run_tool, step 4 answers. Step 1's turn opens with a thinking
+// block (a reasoning item on the Responses API) signed "sig-step1";
+// sentBack counts the requests that carried it back. Arguments stream in
+// two pieces.
 type scriptedModel struct {
-	srv     *httptest.Server
-	mu      sync.Mutex
-	counts  map[int]int
-	streams map[int]int      // requests that asked for a stream
-	users   map[int][]string // the user messages each step's last request held
-	hold    int
-	release chan struct{}
-	once    sync.Once
+	*modelServer
 	// commands[step] is the command step 2 or 3 runs.
 	commands map[int]string
+	sentBack atomic.Int64
 }
 
 const agentFinal = "Done: log.txt has the lines two and three."
 
 func newScriptedModel(t *testing.T) *scriptedModel {
 	t.Helper()
-	m := &scriptedModel{counts: map[int]int{}, streams: map[int]int{}, users: map[int][]string{}, release: make(chan struct{}),
-		commands: map[int]string{2: "echo two >> log.txt", 3: "echo three >> log.txt"}}
-	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
-	t.Cleanup(func() { m.releaseHold(); m.srv.Close() })
+	m := &scriptedModel{commands: map[int]string{2: "echo two >> log.txt", 3: "echo three >> log.txt"}}
+	m.modelServer = newModelServer(t, m.turn, scripted.Options{Split: true})
 	return m
 }
 
-func (m *scriptedModel) baseURL() string { return m.srv.URL + "/v1" }
-
-func (m *scriptedModel) count(step int) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.counts[step]
-}
-
-func (m *scriptedModel) releaseHold() { m.once.Do(func() { close(m.release) }) }
-
-func (m *scriptedModel) serve(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/v1/chat/completions" || r.Method != http.MethodPost {
-		http.Error(w, "not found", http.StatusNotFound)
-		return
+func (m *scriptedModel) turn(r scripted.Request) (scripted.Turn, error) {
+	if r.API != llm.APIChat && strings.Contains(string(r.Body), "sig-step1") {
+		m.sentBack.Add(1)
 	}
-	req, ok := readChatRequest(w, r)
-	if !ok {
-		return
-	}
-	step := 1
-	var users []string
-	for _, msg := range req.Messages {
-		if msg.Role == "tool" {
-			step++
-		}
-		if msg.Role == "user" {
-			users = append(users, msg.Content)
-		}
-	}
-	m.mu.Lock()
-	m.counts[step]++
-	m.users[step] = users
-	if req.Stream {
-		m.streams[step]++
-	}
-	held := m.hold == step
-	m.mu.Unlock()
-	if held {
-		select {
-		case <-m.release:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	var content string
-	var calls []map[string]any
-	switch step {
+	switch s := step(r); s {
 	case 1:
-		content = "First I load run_command."
-		calls = []map[string]any{toolCall("call_find", "find_tools", map[string]any{"query": "select:run_command"})}
+		return scripted.Turn{Thinking: "I need run_command.", Signature: "sig-step1", Text: "First I load run_command.",
+			Calls: []scripted.Call{modelFindTools("call_find", "run_command")}}, nil
 	case 2, 3:
-		calls = []map[string]any{toolCall(fmt.Sprintf("call_cmd%d", step), "run_tool",
-			map[string]any{"name": "run_command", "args": map[string]any{"command": m.commands[step]}})}
+		return scripted.Turn{Calls: []scripted.Call{modelRunTool(fmt.Sprintf("call_cmd%d", s), "run_command", map[string]any{"command": m.commands[s]})}}, nil
 	default:
-		content = agentFinal
+		return scripted.Turn{Text: agentFinal}, nil
 	}
-	if !req.Stream {
-		msg := map[string]any{"role": "assistant", "content": content}
-		if len(calls) > 0 {
-			msg["tool_calls"] = calls
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}}})
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	send := func(v any) {
-		b, _ := json.Marshal(map[string]any{"choices": []any{v}})
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		w.(http.Flusher).Flush()
-	}
-	for _, word := range strings.SplitAfter(content, " ") {
-		if word != "" {
-			send(map[string]any{"index": 0, "delta": map[string]any{"content": word}})
-		}
-	}
-	for i, c := range calls {
-		args := c["function"].(map[string]any)["arguments"].(string)
-		half := len(args) / 2
-		send(map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": c["id"], "type": "function",
-			"function": map[string]any{"name": c["function"].(map[string]any)["name"], "arguments": args[:half]}}}}})
-		send(map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{map[string]any{"index": i,
-			"function": map[string]any{"arguments": args[half:]}}}}})
-	}
-	send(map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"})
-	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
 // chatRequest is what the scripted models read of a chat-completions
@@ -273,7 +193,7 @@ func TestAgentRunThreeRounds(t *testing.T) {
 	st := requireAgentDone(t, e, m, r)
 	for step := 1; step <= 4; step++ {
 		require.Equal(t, 1, m.count(step), "model call %d was made once", step)
-		require.Equal(t, 1, m.streams[step], "model call %d streamed", step)
+		require.Equal(t, 1, m.streamed(step), "model call %d streamed", step)
 	}
 	roles := make([]string, len(st.Conversation))
 	for i, msg := range st.Conversation {
@@ -334,7 +254,7 @@ func TestAgentRunRoundLimit(t *testing.T) {
 func TestAgentRunSurvivesWorkerKills(t *testing.T) {
 	t.Run("during a model call", func(t *testing.T) {
 		m := newScriptedModel(t)
-		m.hold = 2
+		m.holdStep(2)
 		e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
 		w := e.startWorker()
 		done := e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
@@ -418,7 +338,7 @@ func TestAgentRunSurvivesWorkerKills(t *testing.T) {
 // while a model call runs joins the conversation before the next one.
 func TestAgentRunUserMessage(t *testing.T) {
 	m := newScriptedModel(t)
-	m.hold = 2
+	m.holdStep(2)
 	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
 	e.startWorker()
 	done := e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
@@ -430,8 +350,8 @@ func TestAgentRunUserMessage(t *testing.T) {
 	requireAgentDone(t, e, m, <-done)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	require.Equal(t, []string{"go"}, m.users[2], "the message arrived during call 2")
-	require.Equal(t, []string{"go", "also say hi"}, m.users[3], "and joined before call 3")
+	require.Equal(t, []string{"go"}, m.users(2), "the message arrived during call 2")
+	require.Equal(t, []string{"go", "also say hi"}, m.users(3), "and joined before call 3")
 }
 
 // TestAgentRunCancel: cancelling the run with `starter cancel` cancels its

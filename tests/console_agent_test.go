@@ -75,7 +75,7 @@ func (c *consoleProc) approveAll(t *testing.T, session string) {
 // with GET /api/v1/agents (H7, A4).
 func TestConsoleAgentRun(t *testing.T) {
 	m := newScriptedModel(t)
-	m.hold = 2
+	m.holdStep(2)
 	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
 	e.startWorker()
 	c := e.startConsole()
@@ -120,7 +120,7 @@ func TestConsoleAgentRun(t *testing.T) {
 	require.Equal(t, 1, countLines(t, filepath.Join(e.workdir, "log.txt"), "two"))
 	require.Equal(t, 1, countLines(t, filepath.Join(e.workdir, "log.txt"), "three"))
 	m.mu.Lock()
-	require.Equal(t, []string{"go", "also say hi"}, m.users[3], "the message joined before call 3")
+	require.Equal(t, []string{"go", "also say hi"}, m.users(3), "the message joined before call 3")
 	m.mu.Unlock()
 
 	// The same body again attaches to the finished run: no model call.

@@ -397,7 +397,7 @@ func RunSoak(ctx context.Context, o SoakOptions, progress io.Writer) (*SoakRepor
 	rec := newRecorder(o.KillEvery)
 	steps := &stepCounter{n: map[int]int{}}
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", scripted.Handler(soakScript(o, steps), 0))
+	mux.Handle("/v1/", scripted.Handler(soakScript(o, steps), scripted.Options{}))
 	mux.Handle("/record", rec)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -32,7 +32,7 @@ func agentDemo(ctx context.Context, session string) error {
 		return agentRun(ctx, session, "agent-1", agentTask)
 	}
 	// The model types a word each 25 ms.
-	base, stop, err := scripted.Serve(scripted.Func(demoScript), 25*time.Millisecond)
+	base, stop, err := scripted.Serve(scripted.Func(demoScript), scripted.Options{Typing: 25 * time.Millisecond})
 	if err != nil {
 		return err
 	}

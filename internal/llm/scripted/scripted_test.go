@@ -90,11 +90,17 @@ func requireRejected(t *testing.T, err error) {
 // A Func script sees the task and the last tool result.
 func TestScriptSeesTaskAndLastResult(t *testing.T) {
 	var got Request
-	h := Handler(Func(func(r Request) (Turn, error) { got = r; return Turn{Text: "done"}, nil }), 0)
+	h := Handler(Func(func(r Request) (Turn, error) { got = r; return Turn{Text: "done"}, nil }), Options{})
 	c, err := llm.New(llm.Config{BaseURL: "http://x.invalid/v1", Model: "m", HTTPClient: &http.Client{Transport: inProcess{h}}}, "M")
 	require.NoError(t, err)
 	_, err = c.Stream(context.Background(), llm.Request{Messages: []llm.Message{
 		{Role: "system", Content: "sys"}, {Role: "user", Content: "the task"}, {Role: "assistant"}, {Role: "tool", Content: "the result"}}}, nil)
 	require.NoError(t, err)
-	require.Equal(t, Request{Step: 2, Task: "the task", Last: "the result"}, got)
+	require.Equal(t, 2, got.Step)
+	require.Equal(t, "the task", got.Task)
+	require.Equal(t, "the result", got.Last)
+	require.Equal(t, llm.APIChat, got.API)
+	require.True(t, got.Stream)
+	require.Equal(t, []Message{{Role: "system", Content: "sys"}, {Role: "user", Content: "the task"}, {Role: "assistant"}, {Role: "tool", Content: "the result"}}, got.Messages)
+	require.Equal(t, []Message{{Role: "tool", Content: "the result"}}, got.Results())
 }
