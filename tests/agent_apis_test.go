@@ -14,8 +14,7 @@ func TestAgentRunOnEachAPI(t *testing.T) {
 	for _, api := range []string{"anthropic", "responses"} {
 		t.Run(api, func(t *testing.T) {
 			m := newScriptedModel(t)
-			e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted", "LLM_API="+api)
-			e.startWorker()
+			e := newAgentEnv(t, m.modelServer, "LLM_API="+api)
 			r := <-e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "--events", "append two lines to log.txt")
 			st := requireAgentDone(t, e, m, r)
 			for step := 1; step <= 4; step++ {
@@ -38,7 +37,7 @@ func TestAgentRunOnEachAPISurvivesAKillInAModelCall(t *testing.T) {
 		t.Run(api, func(t *testing.T) {
 			m := newScriptedModel(t)
 			m.holdStep(2)
-			e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted", "LLM_API="+api)
+			e := newEnv(t, append(m.env(), "LLM_API="+api)...)
 			w := e.startWorker()
 			done := e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
 			require.Eventually(t, func() bool { return m.count(2) == 1 }, 60*time.Second, 10*time.Millisecond, "model call 2 never started")

@@ -4,11 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	tclient "go.temporal.io/sdk/client"
 
+	"github.com/toolround/toolround/internal/llm/scripted"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
@@ -44,7 +42,7 @@ var previewRef = regexp.MustCompile(`read_result \{"ref": "(toolround:blob:[0-9a
 // reports as prompt_tokens each request's bytes / 4, so the worker's
 // estimate goes by the reported tokens.
 type budgetModel struct {
-	srv *httptest.Server
+	*modelServer
 	// foreign is a blob that exists but that no budget of this run replaced.
 	foreign string
 	// age, when set, is given every preview's reference of the request
@@ -66,19 +64,8 @@ func (m *budgetModel) fail(format string, args ...any) {
 	m.problems = append(m.problems, fmt.Sprintf(format, args...))
 }
 
-func (m *budgetModel) serve(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Messages []struct {
-			Role       string `json:"role"`
-			Content    string `json:"content"`
-			ToolCallID string `json:"tool_call_id"`
-		} `json:"messages"`
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil || json.Unmarshal(body, &req) != nil {
-		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
-		return
-	}
+func (m *budgetModel) turn(r scripted.Request) (scripted.Turn, error) {
+	body, msgs := r.Body, r.Messages
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sizes = append(m.sizes, len(body))
@@ -87,7 +74,7 @@ func (m *budgetModel) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	tools := 0
 	var lastTools []string
-	for i, msg := range req.Messages {
+	for i, msg := range msgs {
 		switch msg.Role {
 		case "system":
 			if i != 0 || !strings.HasPrefix(msg.Content, "You are an agent") {
@@ -99,32 +86,32 @@ func (m *budgetModel) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		case "tool":
 			tools++
-			if _, ok := m.first[msg.ToolCallID]; !ok {
-				m.first[msg.ToolCallID] = msg.Content
+			if _, ok := m.first[msg.CallID]; !ok {
+				m.first[msg.CallID] = msg.Content
 			}
 		}
 	}
-	for i := len(req.Messages) - 1; i >= 0 && req.Messages[i].Role == "tool"; i-- {
-		lastTools = append([]string{req.Messages[i].Content}, lastTools...)
+	for i := len(msgs) - 1; i >= 0 && msgs[i].Role == "tool"; i-- {
+		lastTools = append([]string{msgs[i].Content}, lastTools...)
 	}
-	var calls []map[string]any
+	var calls []scripted.Call
 	content := ""
 	switch {
 	case tools == 0:
-		calls = []map[string]any{toolCall("call_find", "find_tools", map[string]any{"query": "select:read_files"})}
+		calls = []scripted.Call{modelFindTools("call_find", "read_files")}
 	case tools <= budgetFiles:
-		calls = []map[string]any{toolCall(fmt.Sprintf("call_read%d", tools), "run_tool",
-			map[string]any{"name": "read_files", "args": map[string]any{"paths": []string{fmt.Sprintf("big%d.txt", tools)}}})}
+		calls = []scripted.Call{modelRunTool(fmt.Sprintf("call_read%d", tools), "read_files",
+			map[string]any{"paths": []string{fmt.Sprintf("big%d.txt", tools)}})}
 	case tools == budgetFiles+1:
 		// The oldest file's result: the budget replaced it by now.
-		for _, msg := range req.Messages {
+		for _, msg := range msgs {
 			if sub := previewRef.FindStringSubmatch(msg.Content); sub != nil && m.age != nil && !m.aged[sub[1]] {
 				m.aged[sub[1]] = true
 				m.age(sub[1])
 			}
-			if msg.ToolCallID == "call_read1" {
+			if msg.CallID == "call_read1" {
 				if sub := previewRef.FindStringSubmatch(msg.Content); sub != nil {
-					m.readBack.ref, m.readBack.callID = sub[1], msg.ToolCallID
+					m.readBack.ref, m.readBack.callID = sub[1], msg.CallID
 				}
 			}
 		}
@@ -133,34 +120,20 @@ func (m *budgetModel) serve(w http.ResponseWriter, r *http.Request) {
 			content = "nothing to read back"
 			break
 		}
-		calls = []map[string]any{toolCall("call_back", "read_result", map[string]any{"ref": m.readBack.ref})}
+		calls = []scripted.Call{modelCall("call_back", "read_result", map[string]any{"ref": m.readBack.ref})}
 	case tools == budgetFiles+2:
 		m.readBack.got = lastTools[len(lastTools)-1]
-		calls = []map[string]any{
-			toolCall("call_foreign", "read_result", map[string]any{"ref": m.foreign}),
-			toolCall("call_absent", "read_result", map[string]any{"ref": "toolround:blob:" + strings.Repeat("0", 64)}),
+		calls = []scripted.Call{
+			modelCall("call_foreign", "read_result", map[string]any{"ref": m.foreign}),
+			modelCall("call_absent", "read_result", map[string]any{"ref": "toolround:blob:" + strings.Repeat("0", 64)}),
 		}
 	default:
 		m.denied = lastTools
 		m.done = true
 		content = "Read them all."
 	}
-	// A stream: the content, each call whole, the finish, then the usage.
-	w.Header().Set("Content-Type", "text/event-stream")
-	send := func(v map[string]any) {
-		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "data: %s\n\n", b)
-	}
-	if content != "" {
-		send(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": content}}}})
-	}
-	for i, c := range calls {
-		c["index"] = i
-		send(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"tool_calls": []any{c}}}}})
-	}
-	send(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}}})
-	send(map[string]any{"choices": []any{}, "usage": map[string]any{"prompt_tokens": len(body) / 4, "completion_tokens": 10}})
-	fmt.Fprint(w, "data: [DONE]\n\n")
+	// The usage reports the request's bytes / 4 as its prompt tokens.
+	return scripted.Turn{Text: content, Calls: calls, Usage: &scripted.Usage{Input: len(body) / 4, Output: 10}}, nil
 }
 
 // TestAgentRunKeepsWithinTheContextBudget (B3), through the real worker
@@ -182,9 +155,8 @@ func TestAgentRunKeepsWithinTheContextBudget(t *testing.T) {
 	t.Cleanup(func() { rdb.Del(context.Background(), foreign) })
 
 	m := &budgetModel{foreign: foreign, first: map[string]string{}, aged: map[string]bool{}}
-	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
-	defer m.srv.Close()
-	e := newEnv(t, "LLM_BASE_URL="+m.srv.URL+"/v1", "LLM_MODEL=scripted", fmt.Sprintf("LLM_CONTEXT_TOKENS=%d", budgetTokens))
+	m.modelServer = newModelServer(t, m.turn, scripted.Options{})
+	e := newEnv(t, append(m.env(), fmt.Sprintf("LLM_CONTEXT_TOKENS=%d", budgetTokens))...)
 	writeBudgetFiles(t, e.workdir)
 	e.startWorker()
 	r := <-e.startAgent("--session", e.session, "--run", "run-1", "read the files")
@@ -246,9 +218,8 @@ func TestAgentRunRefreshesItsReferencesAtContinueAsNew(t *testing.T) {
 			m.fail("age %s: %v", ref, err)
 		}
 	}
-	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
-	defer m.srv.Close()
-	e := newEnv(t, "LLM_BASE_URL="+m.srv.URL+"/v1", "LLM_MODEL=scripted", fmt.Sprintf("LLM_CONTEXT_TOKENS=%d", budgetTokens))
+	m.modelServer = newModelServer(t, m.turn, scripted.Options{})
+	e := newEnv(t, append(m.env(), fmt.Sprintf("LLM_CONTEXT_TOKENS=%d", budgetTokens))...)
 	writeBudgetFiles(t, e.workdir)
 	e.startWorker()
 
@@ -296,28 +267,17 @@ func writeBudgetFiles(t *testing.T, dir string) {
 // never asked: starter agent exits 1 naming context_exceeded, and
 // agent-status keeps the conversation.
 func TestAgentRunContextExceeded(t *testing.T) {
-	asked := make(chan struct{}, 1)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case asked <- struct{}{}:
-		default:
-		}
-		http.Error(w, `{"error":{"message":"not to be asked"}}`, http.StatusBadRequest)
-	}))
-	defer srv.Close()
-	e := newEnv(t, "LLM_BASE_URL="+srv.URL+"/v1", "LLM_MODEL=scripted", "LLM_CONTEXT_TOKENS=1000")
-	e.startWorker()
+	m := newModelServer(t, func(scripted.Request) (scripted.Turn, error) {
+		return scripted.Turn{}, errors.New("not to be asked")
+	}, scripted.Options{})
+	e := newAgentEnv(t, m, "LLM_CONTEXT_TOKENS=1000")
 	task := "summarize this: " + strings.Repeat("a long task that will not fit ", 200)
-	r := <-e.startAgent("--session", e.session, "--run", "run-1", task)
+	r := e.runAgent("--run", "run-1", task)
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Contains(t, r.stderr, "context_exceeded")
 	require.Contains(t, r.stderr, "LLM_CONTEXT_TOKENS")
 	require.Empty(t, r.stdout)
-	select {
-	case <-asked:
-		t.Fatal("the model was asked")
-	default:
-	}
+	require.Empty(t, m.requests(), "the model was asked")
 	st := e.agentStatus(names.AgentWorkflowID(e.session, "run-1"))
 	require.Equal(t, round.AgentContextExceeded, st.Status)
 	require.Zero(t, st.Round)

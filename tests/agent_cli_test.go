@@ -3,8 +3,6 @@ package tests
 import (
 	"bytes"
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -23,8 +21,7 @@ import (
 // requests it reads back from the session's stream.
 func TestStarterAgentShowsOnlyLiveWaits(t *testing.T) {
 	m := newScriptedModel(t)
-	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
-	e.startWorker()
+	e := newAgentEnv(t, m.modelServer)
 	done := e.startAgent("--session", e.session, "--run", "run-1", "append two lines to log.txt")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -50,15 +47,9 @@ func TestStarterAgentShowsOnlyLiveWaits(t *testing.T) {
 // A run that failed says how to start afresh, the first time and when the
 // same command attaches to it again.
 func TestStarterAgentFailedRunSaysHowToStartAfresh(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write([]byte(`{"error":{"message":"invalid api key"}}`))
-	}))
-	defer srv.Close()
-	e := newEnv(t, "LLM_BASE_URL="+srv.URL, "LLM_MODEL=scripted")
-	e.startWorker()
+	e := newAgentEnv(t, newRefusingModel(t))
 	for range 2 {
-		r := <-e.startAgent("--session", e.session, "--run", "run-1", "go")
+		r := e.runAgent("--run", "run-1", "go")
 		require.Equal(t, 1, r.code, r.stderr)
 		require.Contains(t, r.stderr, "invalid api key")
 		require.Contains(t, r.stderr, "pass another --run (e.g. --run run-1-2) to start afresh", r.stderr)
@@ -71,8 +62,7 @@ func TestStarterAgentFailedRunSaysHowToStartAfresh(t *testing.T) {
 func TestStarterAgentInterruptedSaysTheRunGoesOn(t *testing.T) {
 	m := newScriptedModel(t)
 	m.holdStep(1) // the first model call waits until released
-	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
-	e.startWorker()
+	e := newAgentEnv(t, m.modelServer)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, starterBin, "agent", "--session", e.session, "--run", "run-1", "--auto-approve", "go")

@@ -2,14 +2,10 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +14,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	tclient "go.temporal.io/sdk/client"
 
+	"github.com/toolround/toolround/internal/llm/scripted"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
@@ -36,18 +33,15 @@ func TestAgentRunHistoryBounded200Rounds(t *testing.T) {
 	if rounds <= 0 {
 		t.Skip("set TOOLROUND_AGENT_ROUNDS=200 to run the long agent run")
 	}
-	var requests atomic.Int64
-	srv := httptest.NewServer(countingModel(rounds, &requests))
-	defer srv.Close()
-	e := newEnv(t, "LLM_BASE_URL="+srv.URL, "LLM_MODEL=scripted")
-	e.startWorker()
+	m := countingModel(t, rounds)
+	e := newAgentEnv(t, m)
 	start := time.Now()
 	r := e.starter(context.Background(), "", "agent", "--session", e.session, "--run", "run-1", "--auto-approve",
 		"--max-rounds", fmt.Sprint(rounds), "count")
 	took := time.Since(start)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "done\n", r.stdout)
-	require.EqualValues(t, rounds+1, requests.Load(), "every model call made once")
+	require.Len(t, m.requests(), rounds+1, "every model call made once")
 
 	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
 	require.NoError(t, err)
@@ -108,10 +102,7 @@ func TestAgentRunHistoryBounded200Rounds(t *testing.T) {
 // only once past the bound took one pass too many first.
 func TestAgentRunNeverPassesItsHistoryBytes(t *testing.T) {
 	const rounds, bound = 30, 128 << 10
-	srv := httptest.NewServer(countingModel(rounds, nil))
-	defer srv.Close()
-	e := newEnv(t, "LLM_BASE_URL="+srv.URL, "LLM_MODEL=scripted")
-	e.startWorker()
+	e := newAgentEnv(t, countingModel(t, rounds))
 	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
 	require.NoError(t, err)
 	defer tc.Close()
@@ -153,37 +144,17 @@ func TestAgentRunNeverPassesItsHistoryBytes(t *testing.T) {
 	}
 }
 
-// countingModel is a scripted model in the Chat Completions API: its first
-// turn loads calculate, each turn up to rounds calls it once, the next
-// answers "done". requests, when set, counts the requests.
-func countingModel(rounds int, requests *atomic.Int64) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if requests != nil {
-			requests.Add(1)
-		}
-		var req struct {
-			Messages []struct {
-				Role string `json:"role"`
-			} `json:"messages"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		step := 1
-		for _, m := range req.Messages {
-			if m.Role == "assistant" {
-				step++
-			}
-		}
-		msg := map[string]any{"role": "assistant", "content": ""}
+// countingModel is a scripted model whose first turn loads calculate,
+// each turn up to rounds calls it once, and the next answers "done".
+func countingModel(t *testing.T, rounds int) *modelServer {
+	return newModelServer(t, func(r scripted.Request) (scripted.Turn, error) {
 		switch {
-		case step == 1:
-			msg["tool_calls"] = []any{toolCall("call_0", "find_tools", map[string]any{"query": "select:calculate"})}
-		case step <= rounds:
-			msg["tool_calls"] = []any{toolCall(fmt.Sprintf("call_%d", step), "run_tool",
-				map[string]any{"name": "calculate", "args": map[string]any{"expression": fmt.Sprintf("%d*2", step)}})}
-		default:
-			msg["content"] = "done"
+		case r.Step == 1:
+			return scripted.Turn{Calls: []scripted.Call{modelFindTools("call_0", "calculate")}}, nil
+		case r.Step <= rounds:
+			return scripted.Turn{Calls: []scripted.Call{modelRunTool(fmt.Sprintf("call_%d", r.Step), "calculate",
+				map[string]any{"expression": fmt.Sprintf("%d*2", r.Step)})}}, nil
 		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}}})
-	}
+		return scripted.Turn{Text: "done"}, nil
+	}, scripted.Options{})
 }

@@ -1,72 +1,33 @@
 package tests
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/llm/scripted"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
 
-// limitsModel is a chat-completions server that loads calculate, then
-// calculates once a round until it has seen `rounds` calculate results,
-// then answers; every reply reports `tokens` tokens of usage.
-type limitsModel struct {
-	srv    *httptest.Server
-	rounds int
-	tokens int
-
-	mu    sync.Mutex
-	calls int
-	last  []string // the tool messages of the last request
-}
-
-func newLimitsModel(t *testing.T, rounds, tokens int) *limitsModel {
-	m := &limitsModel{rounds: rounds, tokens: tokens}
-	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
-	t.Cleanup(m.srv.Close)
-	return m
-}
-
-func (m *limitsModel) serve(w http.ResponseWriter, r *http.Request) {
-	req, ok := readChatRequest(w, r)
-	if !ok {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.calls++
-	tools := 0
-	m.last = nil
-	for _, msg := range req.Messages {
-		if msg.Role == "tool" {
-			tools++
-			m.last = append(m.last, msg.Content)
+// limitsModel is a model that loads calculate, then calculates once a
+// round until it has seen rounds calculate results, then answers; every
+// answer reports tokens tokens of usage.
+func newLimitsModel(t *testing.T, rounds, tokens int) *modelServer {
+	return newModelServer(t, func(r scripted.Request) (scripted.Turn, error) {
+		usage := &scripted.Usage{Input: tokens - 10, Output: 10}
+		switch n := len(r.Results()); {
+		case n == 0:
+			return scripted.Turn{Calls: []scripted.Call{modelFindTools("call_find", "calculate")}, Usage: usage}, nil
+		case n <= rounds:
+			return scripted.Turn{Calls: []scripted.Call{modelRunTool(fmt.Sprintf("call_calc%d", n), "calculate",
+				map[string]any{"expression": fmt.Sprintf("%d*2", n)})}, Usage: usage}, nil
 		}
-	}
-	msg := map[string]any{"role": "assistant", "content": ""}
-	switch {
-	case tools == 0:
-		msg["tool_calls"] = []any{toolCall("call_find", "find_tools", map[string]any{"query": "select:calculate"})}
-	case tools <= m.rounds:
-		msg["tool_calls"] = []any{toolCall(fmt.Sprintf("call_calc%d", tools), "run_tool",
-			map[string]any{"name": "calculate", "args": map[string]any{"expression": fmt.Sprintf("%d*2", tools)}})}
-	default:
-		msg["content"] = "counted"
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}},
-		"usage":   map[string]any{"prompt_tokens": m.tokens - 10, "completion_tokens": 10},
-	})
+		return scripted.Turn{Text: "counted", Usage: usage}, nil
+	}, scripted.Options{})
 }
 
 // TestAgentRunLimitWaitIsVisible (B1): an agent run with --limits
@@ -76,8 +37,7 @@ func (m *limitsModel) serve(w http.ResponseWriter, r *http.Request) {
 // goes on to its answer.
 func TestAgentRunLimitWaitIsVisible(t *testing.T) {
 	m := newLimitsModel(t, 2, 50)
-	e := newEnv(t, "LLM_BASE_URL="+m.srv.URL, "LLM_MODEL=scripted")
-	e.startWorker()
+	e := newAgentEnv(t, m)
 	done := e.startAgent("--session", e.session, "--run", "run-1", "--limits", `{"max_calls": 2}`, "count twice")
 
 	third := names.WorkflowID(e.session, "run-1", 3)
@@ -103,9 +63,9 @@ func TestAgentRunLimitWaitIsVisible(t *testing.T) {
 	r := <-done
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "counted\n", r.stdout)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	require.Contains(t, m.last[len(m.last)-1], "two is enough", "the model hears why the call was skipped")
+	reqs := m.requests()
+	results := reqs[len(reqs)-1].Results()
+	require.Contains(t, results[len(results)-1].Content, "two is enough", "the model hears why the call was skipped")
 	st = e.agentStatus(names.AgentWorkflowID(e.session, "run-1"))
 	require.Equal(t, round.AgentCompleted, st.Status)
 	require.Contains(t, st.Limits, round.LimitCount{Limit: round.LimitCalls, Count: 2, Max: 2}, "the skipped call is not counted")
@@ -117,8 +77,7 @@ func TestAgentRunLimitWaitIsVisible(t *testing.T) {
 // agent-status keeps the conversation and shows the count.
 func TestAgentRunEndsAtMaxModelTokens(t *testing.T) {
 	m := newLimitsModel(t, 5, 50)
-	e := newEnv(t, "LLM_BASE_URL="+m.srv.URL, "LLM_MODEL=scripted")
-	e.startWorker()
+	e := newAgentEnv(t, m)
 	r := <-e.startAgent("--session", e.session, "--run", "run-1", "--limits", `{"max_model_tokens": 120}`, "count")
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Contains(t, r.stderr, "limit_reached")

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,65 +65,6 @@ func (m *scriptedModel) turn(r scripted.Request) (scripted.Turn, error) {
 	default:
 		return scripted.Turn{Text: agentFinal}, nil
 	}
-}
-
-// chatRequest is what the scripted models read of a chat-completions
-// request.
-type chatRequest struct {
-	Stream   bool `json:"stream"`
-	Messages []struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	} `json:"messages"`
-	Tools []struct {
-		Function struct {
-			Name string `json:"name"`
-		} `json:"function"`
-	} `json:"tools"`
-}
-
-// readChatRequest decodes a scripted model's request; a body that is not
-// one is answered 400, and ok is false.
-func readChatRequest(w http.ResponseWriter, r *http.Request) (req chatRequest, ok bool) {
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
-		return req, false
-	}
-	return req, true
-}
-
-// writeChatAnswer answers a chat-completions request with content and
-// calls: one JSON completion, or when stream is set one delta chunk, the
-// finish chunk and [DONE].
-func writeChatAnswer(w http.ResponseWriter, stream bool, content string, calls []map[string]any) {
-	msg := map[string]any{"role": "assistant", "content": content}
-	if len(calls) > 0 {
-		msg["tool_calls"] = calls
-	}
-	if !stream {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}}})
-		return
-	}
-	w.Header().Set("Content-Type", "text/event-stream")
-	delta := map[string]any{"content": content}
-	if len(calls) > 0 {
-		var tc []any
-		for i, c := range calls {
-			tc = append(tc, map[string]any{"index": i, "id": c["id"], "type": "function", "function": c["function"]})
-		}
-		delta["tool_calls"] = tc
-	}
-	for _, v := range []any{map[string]any{"index": 0, "delta": delta}, map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "stop"}} {
-		b, _ := json.Marshal(map[string]any{"choices": []any{v}})
-		fmt.Fprintf(w, "data: %s\n\n", b)
-	}
-	fmt.Fprint(w, "data: [DONE]\n\n")
-}
-
-func toolCall(id, name string, args any) map[string]any {
-	b, _ := json.Marshal(args)
-	return map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": string(b)}}
 }
 
 // startAgent runs `starter agent` in the background.
@@ -187,8 +127,7 @@ func requireAgentDone(t *testing.T, e *env, m *scriptedModel, r result) round.Ag
 
 func TestAgentRunThreeRounds(t *testing.T) {
 	m := newScriptedModel(t)
-	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
-	e.startWorker()
+	e := newAgentEnv(t, m.modelServer)
 	r := <-e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "--events", "append two lines to log.txt")
 	st := requireAgentDone(t, e, m, r)
 	for step := 1; step <= 4; step++ {
@@ -237,8 +176,7 @@ func TestAgentRunThreeRounds(t *testing.T) {
 
 func TestAgentRunRoundLimit(t *testing.T) {
 	m := newScriptedModel(t)
-	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
-	e.startWorker()
+	e := newAgentEnv(t, m.modelServer)
 	r := <-e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "--max-rounds", "2", "go")
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Empty(t, r.stdout)
@@ -255,7 +193,7 @@ func TestAgentRunSurvivesWorkerKills(t *testing.T) {
 	t.Run("during a model call", func(t *testing.T) {
 		m := newScriptedModel(t)
 		m.holdStep(2)
-		e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
+		e := newEnv(t, m.env()...)
 		w := e.startWorker()
 		done := e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
 		require.Eventually(t, func() bool { return m.count(2) == 1 }, 60*time.Second, 10*time.Millisecond, "model call 2 never started")
@@ -274,7 +212,7 @@ func TestAgentRunSurvivesWorkerKills(t *testing.T) {
 	t.Run("during a round", func(t *testing.T) {
 		m := newScriptedModel(t)
 		m.commands[2] = "echo two >> log.txt; while [ ! -f go ]; do sleep 0.1; done"
-		e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
+		e := newEnv(t, m.env()...)
 		w := e.startWorker()
 		done := e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
 		log := filepath.Join(e.workdir, "log.txt")
@@ -293,7 +231,7 @@ func TestAgentRunSurvivesWorkerKills(t *testing.T) {
 
 	t.Run("between a model call and its round", func(t *testing.T) {
 		m := newScriptedModel(t)
-		e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
+		e := newEnv(t, m.env()...)
 		w := e.startWorker()
 		done := e.startAgent("--session", e.session, "--run", "run-1", "go")
 		pending := func(n int) []round.Pending {
@@ -339,8 +277,7 @@ func TestAgentRunSurvivesWorkerKills(t *testing.T) {
 func TestAgentRunUserMessage(t *testing.T) {
 	m := newScriptedModel(t)
 	m.holdStep(2)
-	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
-	e.startWorker()
+	e := newAgentEnv(t, m.modelServer)
 	done := e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
 	require.Eventually(t, func() bool { return m.count(2) == 1 }, 60*time.Second, 10*time.Millisecond)
 	wid := names.AgentWorkflowID(e.session, "run-1")
@@ -348,8 +285,6 @@ func TestAgentRunUserMessage(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	m.releaseHold()
 	requireAgentDone(t, e, m, <-done)
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	require.Equal(t, []string{"go"}, m.users(2), "the message arrived during call 2")
 	require.Equal(t, []string{"go", "also say hi"}, m.users(3), "and joined before call 3")
 }
@@ -360,8 +295,7 @@ func TestAgentRunUserMessage(t *testing.T) {
 func TestAgentRunCancel(t *testing.T) {
 	m := newScriptedModel(t)
 	m.commands[2] = "echo two >> log.txt; while [ ! -f go ]; do sleep 0.1; done"
-	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
-	e.startWorker()
+	e := newAgentEnv(t, m.modelServer)
 	done := e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
 	log := filepath.Join(e.workdir, "log.txt")
 	require.Eventually(t, func() bool { return countLines(t, log, "two") == 1 }, 60*time.Second, 10*time.Millisecond)
@@ -385,8 +319,7 @@ func TestAgentRunCancel(t *testing.T) {
 // one line that says why.
 func TestAgentRunNeverReusesARoundID(t *testing.T) {
 	m := newScriptedModel(t)
-	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
-	e.startWorker()
+	e := newAgentEnv(t, m.modelServer)
 	e.round(e.input(1, "openai", nil, call("x", "find_tools", map[string]any{"query": "select:calculate"})))
 	r := <-e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "go")
 	require.Equal(t, 1, r.code, r.stderr)
@@ -399,26 +332,11 @@ func TestAgentRunNeverReusesARoundID(t *testing.T) {
 // event stream, holds the value in any encoding.
 func TestAgentRunSealsSecretsFromTheModel(t *testing.T) {
 	const secret = "sk-agent-7f3a9c1e55d0b2"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Messages []struct {
-				Role string `json:"role"`
-			} `json:"messages"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		msg := map[string]any{"role": "assistant", "content": "stored"}
-		if req.Messages[len(req.Messages)-1].Role == "user" {
-			msg = map[string]any{"role": "assistant", "content": "", "tool_calls": []any{
-				toolCall("call_s", "run_tool", map[string]any{"name": "store_secret", "args": map[string]any{"name": "api", "value": secret}})}}
-		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": msg, "finish_reason": "stop"}}})
-		fmt.Fprintf(w, "data: %s\n\ndata: [DONE]\n\n", b)
-	}))
-	defer srv.Close()
-	e := newEnv(t, "LLM_BASE_URL="+srv.URL, "LLM_MODEL=scripted")
-	e.startWorker()
-	r := <-e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "--events", "store my key")
+	m := newModelServer(t, turns(
+		scripted.Turn{Calls: []scripted.Call{modelRunTool("call_s", "store_secret", map[string]any{"name": "api", "value": secret})}},
+		scripted.Turn{Text: "stored"}), scripted.Options{})
+	e := newAgentEnv(t, m)
+	r := e.runAgent("--run", "run-1", "--auto-approve", "--events", "store my key")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Equal(t, "stored\n", r.stdout)
 
@@ -465,21 +383,22 @@ func TestAgentRunSealsSecretsFromTheModel(t *testing.T) {
 	}
 }
 
+// newRefusingModel is a model server that refuses every request for good:
+// 401, invalid api key.
+func newRefusingModel(t *testing.T) *modelServer {
+	return newModelServer(t, func(scripted.Request) (scripted.Turn, error) {
+		return scripted.Turn{}, answer(http.StatusUnauthorized, `{"error":{"message":"invalid api key"}}`)
+	}, scripted.Options{})
+}
+
 // TestAgentRunModelRefuses: a model server that refuses the request for
 // good (401) fails the run at once, with one line that says why.
 func TestAgentRunModelRefuses(t *testing.T) {
-	var requests atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write([]byte(`{"error":{"message":"invalid api key"}}`))
-	}))
-	defer srv.Close()
-	e := newEnv(t, "LLM_BASE_URL="+srv.URL, "LLM_MODEL=scripted")
-	e.startWorker()
-	r := <-e.startAgent("--session", e.session, "--run", "run-1", "go")
+	m := newRefusingModel(t)
+	e := newAgentEnv(t, m)
+	r := e.runAgent("--run", "run-1", "go")
 	require.Equal(t, 1, r.code, r.stderr)
 	require.Contains(t, r.stderr, "invalid api key")
 	require.Equal(t, 1, strings.Count(strings.TrimSpace(r.stderr), "\n")+1, r.stderr)
-	require.EqualValues(t, 1, requests.Load(), "a refusal is not retried")
+	require.Len(t, m.requests(), 1, "a refusal is not retried")
 }

@@ -3,8 +3,6 @@ package tests
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/llm/scripted"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
@@ -24,27 +23,45 @@ const chatbotsConfig = `{"agents": [
 	{"name": "loop", "description": "Talks to itself.", "system_prompt": "You are the loop chatbot.", "tools": ["send_to_chatbot"]}
 ]}`
 
-// chatbotsModel is a loopback chat-completions server for a parent agent
-// and its two chatbots, told apart by their system prompts. The parent
-// lists the chatbots, sends the helper two messages (the first makes it
-// run a command, the second only asks; its answers count the messages it
-// has had) and the loop one, which tries to message itself; any call whose
+// chatbotsModel is the scripted model of a parent agent and its two
+// chatbots, told apart by their system prompts. The parent lists the
+// chatbots, sends the helper two messages (the first makes it run a
+// command, the second only asks; its answers count the messages it has
+// had) and the loop one, which tries to message itself; any call whose
 // schema came back is made again in the next turn.
 type chatbotsModel struct {
+	*modelServer
 	// held closes when the helper's first answer is asked for, which then
 	// waits for release; nil: no wait.
 	held, release chan struct{}
 	once          sync.Once
 }
 
-func (cm *chatbotsModel) serve(w http.ResponseWriter, r *http.Request) {
-	req, ok := readChatRequest(w, r)
-	if !ok {
-		return
+// newChatbotsModel serves the chatbots' script; with hold, the helper's
+// first answer waits for release.
+func newChatbotsModel(t *testing.T, hold bool) *chatbotsModel {
+	t.Helper()
+	cm := &chatbotsModel{}
+	if hold {
+		cm.held, cm.release = make(chan struct{}), make(chan struct{})
 	}
-	system, users, n := "", 0, len(req.Messages)
+	cm.modelServer = newModelServer(t, cm.turn, scripted.Options{})
+	if hold {
+		t.Cleanup(func() {
+			select {
+			case <-cm.release:
+			default:
+				close(cm.release)
+			}
+		})
+	}
+	return cm
+}
+
+func (cm *chatbotsModel) turn(r scripted.Request) (scripted.Turn, error) {
+	system, users, n := "", 0, len(r.Messages)
 	var results []string
-	for _, m := range req.Messages {
+	for _, m := range r.Messages {
 		switch m.Role {
 		case "system":
 			system = m.Content
@@ -56,30 +73,29 @@ func (cm *chatbotsModel) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	last := req.Messages[n-1]
+	last := r.Messages[n-1]
 	unloaded := last.Role == "tool" && strings.Contains(last.Content, "was not loaded yet")
-	var calls []map[string]any
-	content := ""
+	var t scripted.Turn
 	switch {
 	case strings.Contains(system, "helper chatbot"):
 		if (last.Role == "user" && last.Content == "append one line") || unloaded {
-			calls = append(calls, toolCall(fmt.Sprintf("h%d", n), "run_command", map[string]any{"command": "echo helper >> chat.txt"}))
+			t.Calls = append(t.Calls, modelCall(fmt.Sprintf("h%d", n), "run_command", map[string]any{"command": "echo helper >> chat.txt"}))
 		} else {
-			content = fmt.Sprintf("helper: %d messages", users)
+			t.Text = fmt.Sprintf("helper: %d messages", users)
 			if cm.release != nil && users == 1 {
 				cm.once.Do(func() { close(cm.held) })
 				select {
 				case <-cm.release:
-				case <-r.Context().Done():
-					return
+				case <-r.Context.Done():
+					return scripted.Turn{}, r.Context.Err()
 				}
 			}
 		}
 	case strings.Contains(system, "loop chatbot"):
 		if last.Role == "user" || unloaded {
-			calls = append(calls, toolCall(fmt.Sprintf("l%d", n), "send_to_chatbot", map[string]any{"name": "loop", "message": "hello me"}))
+			t.Calls = append(t.Calls, modelCall(fmt.Sprintf("l%d", n), "send_to_chatbot", map[string]any{"name": "loop", "message": "hello me"}))
 		} else {
-			content = "loop got: " + last.Content
+			t.Text = "loop got: " + last.Content
 		}
 	default:
 		has := func(s string) bool {
@@ -91,22 +107,22 @@ func (cm *chatbotsModel) serve(w http.ResponseWriter, r *http.Request) {
 			return false
 		}
 		if !has("chatbots; talk to one") {
-			calls = append(calls, toolCall(fmt.Sprintf("p%d", n), "list_chatbot", map[string]any{}))
+			t.Calls = append(t.Calls, modelCall(fmt.Sprintf("p%d", n), "list_chatbot", map[string]any{}))
 		}
 		switch {
 		case !has("helper: 1 messages"):
-			calls = append(calls, toolCall(fmt.Sprintf("q%d", n), "send_to_chatbot", map[string]any{"name": "helper", "message": "append one line"}))
+			t.Calls = append(t.Calls, modelCall(fmt.Sprintf("q%d", n), "send_to_chatbot", map[string]any{"name": "helper", "message": "append one line"}))
 		case !has("helper: 2 messages"):
-			calls = append(calls, toolCall(fmt.Sprintf("q%d", n), "send_to_chatbot", map[string]any{"name": "helper", "message": "how many so far?"}))
+			t.Calls = append(t.Calls, modelCall(fmt.Sprintf("q%d", n), "send_to_chatbot", map[string]any{"name": "helper", "message": "how many so far?"}))
 		}
 		if !has("loop got:") {
-			calls = append(calls, toolCall(fmt.Sprintf("r%d", n), "send_to_chatbot", map[string]any{"name": "loop", "message": "go"}))
+			t.Calls = append(t.Calls, modelCall(fmt.Sprintf("r%d", n), "send_to_chatbot", map[string]any{"name": "loop", "message": "go"}))
 		}
-		if len(calls) == 0 {
-			content = strings.Join(results, "\n---\n")
+		if len(t.Calls) == 0 {
+			t.Text = strings.Join(results, "\n---\n")
 		}
 	}
-	writeChatAnswer(w, req.Stream, content, calls)
+	return t, nil
 }
 
 // TestChatbotsThroughTheWorker (G3): through the real worker, an agent run
@@ -115,20 +131,17 @@ func (cm *chatbotsModel) serve(w http.ResponseWriter, r *http.Request) {
 // remembers the first message when the second comes; the loop's message to
 // itself is refused as a cycle. The helper's run waits for more.
 func TestChatbotsThroughTheWorker(t *testing.T) {
-	model := httptest.NewServer(http.HandlerFunc((&chatbotsModel{}).serve))
-	t.Cleanup(model.Close)
+	m := newChatbotsModel(t, false)
 	cfg := filepath.Join(t.TempDir(), "agents.json")
 	require.NoError(t, os.WriteFile(cfg, []byte(chatbotsConfig), 0o600))
-	e := newEnv(t, "LLM_BASE_URL="+model.URL+"/v1", "LLM_MODEL=scripted", "AGENTS_CONFIG="+cfg, "SUBAGENT_DEPTH=2")
-	e.startWorker()
+	e := newAgentEnv(t, m.modelServer, "AGENTS_CONFIG="+cfg, "SUBAGENT_DEPTH=2")
 	tc := e.dial(t)
 	t.Cleanup(func() {
 		for _, name := range []string{"helper", "loop"} {
 			_ = tc.TerminateWorkflow(context.Background(), names.AgentWorkflowID(e.session, names.ChatbotRunID(name)), "", "test over")
 		}
 	})
-	done := e.startAgent("--session", e.session, "--run", "run-1", "--provider", "claude-code", "--auto-approve", "talk to the chatbots")
-	r := waitAgent(t, done)
+	r := e.runAgent("--run", "run-1", "--provider", "claude-code", "--auto-approve", "talk to the chatbots")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.Contains(t, r.stdout, "- helper: Appends lines and counts messages. (tools: run_command)")
 	require.Contains(t, r.stdout, "[send_to_chatbot] helper: 1 messages")
@@ -182,19 +195,10 @@ func TestBadAgentsConfigStopsTheWorker(t *testing.T) {
 // update id and gets the one reply: the helper saw the message once and
 // ran its command once.
 func TestChatbotSendSurvivesAWorkerKill(t *testing.T) {
-	cm := &chatbotsModel{held: make(chan struct{}), release: make(chan struct{})}
-	model := httptest.NewServer(http.HandlerFunc(cm.serve))
-	t.Cleanup(func() {
-		select {
-		case <-cm.release:
-		default:
-			close(cm.release)
-		}
-		model.Close()
-	})
+	cm := newChatbotsModel(t, true)
 	cfg := filepath.Join(t.TempDir(), "agents.json")
 	require.NoError(t, os.WriteFile(cfg, []byte(chatbotsConfig), 0o600))
-	e := newEnv(t, "LLM_BASE_URL="+model.URL+"/v1", "LLM_MODEL=scripted", "AGENTS_CONFIG="+cfg, "SUBAGENT_DEPTH=2")
+	e := newEnv(t, append(cm.env(), "AGENTS_CONFIG="+cfg, "SUBAGENT_DEPTH=2")...)
 	w := e.startWorker()
 	tc := e.dial(t)
 	t.Cleanup(func() {

@@ -76,8 +76,7 @@ func (c *consoleProc) approveAll(t *testing.T, session string) {
 func TestConsoleAgentRun(t *testing.T) {
 	m := newScriptedModel(t)
 	m.holdStep(2)
-	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
-	e.startWorker()
+	e := newAgentEnv(t, m.modelServer)
 	c := e.startConsole()
 	wid := names.AgentWorkflowID(e.session, "run-1")
 	body := map[string]any{"session_id": e.session, "run_id": "run-1", "task": "go", "max_rounds": 10}
@@ -119,9 +118,7 @@ func TestConsoleAgentRun(t *testing.T) {
 	require.Equal(t, "assistant", st.Conversation[len(st.Conversation)-1].Role)
 	require.Equal(t, 1, countLines(t, filepath.Join(e.workdir, "log.txt"), "two"))
 	require.Equal(t, 1, countLines(t, filepath.Join(e.workdir, "log.txt"), "three"))
-	m.mu.Lock()
 	require.Equal(t, []string{"go", "also say hi"}, m.users(3), "the message joined before call 3")
-	m.mu.Unlock()
 
 	// The same body again attaches to the finished run: no model call.
 	r = c.call(t, "POST", "/api/v1/agents", c.agent, body)
@@ -150,8 +147,7 @@ func TestConsoleAgentRun(t *testing.T) {
 func TestConsoleAgentCancel(t *testing.T) {
 	m := newScriptedModel(t)
 	m.commands[2] = "echo two >> log.txt; while [ ! -f go ]; do sleep 0.1; done"
-	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
-	e.startWorker()
+	e := newAgentEnv(t, m.modelServer)
 	c := e.startConsole()
 	wid := names.AgentWorkflowID(e.session, "run-1")
 	r := c.call(t, "POST", "/api/v1/agents", c.approver, map[string]any{"session_id": e.session, "run_id": "run-1", "task": "go", "auto_approve": true})
@@ -188,8 +184,7 @@ func TestHTTPAgentExampleAgentMode(t *testing.T) {
 		testenv.Unavailable(t, "python3: %v", err)
 	}
 	m := newScriptedModel(t)
-	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted")
-	e.startWorker()
+	e := newAgentEnv(t, m.modelServer)
 	c := e.startConsole()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/llm/scripted"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
@@ -26,11 +25,11 @@ import (
 // only for an attempt in flight, and every run completed within 60 s of
 // the restart.
 //
-//   - subagent (G1): the model, a loopback chat-completions server
-//     scripted here, loads its tools, then in one round starts two
-//     subagents and reads a page, then POSTs once and answers with what
-//     the subagents said. One child run POSTs once, the other reads a
-//     page; each loads its tool first and answers.
+//   - subagent (G1): the model, the tests' scripted model on loopback
+//     (model_test.go) with its script here, loads its tools, then in one
+//     round starts two subagents and reads a page, then POSTs once and
+//     answers with what the subagents said. One child run POSTs once,
+//     the other reads a page; each loads its tool first and answers.
 //   - agent-approval: a scripted model (docs/scripted-model.md, the
 //     script in the run's input) that reads, calculates and POSTs twice,
 //     each POST waiting until the scenario approves it, on a worker that
@@ -78,7 +77,11 @@ func scriptedRun(final string, approve bool, script func(r *recorder) map[string
 // approvalRun loads its tools, then reads, calculates and POSTs, then
 // POSTs and reads; each POST waits for approval.
 var approvalRun = scriptedRun("read, calculated and posted twice", true, func(r *recorder) map[string]any {
-	call := func(id, name string, args map[string]any) map[string]any { return toolCall("call_"+id, name, args) }
+	call := func(id, name string, args map[string]any) map[string]any {
+		b, err := json.Marshal(args)
+		require.NoError(r.t, err)
+		return map[string]any{"id": "call_" + id, "type": "function", "function": map[string]any{"name": name, "arguments": string(b)}}
+	}
 	post := func(id string) map[string]any {
 		return call(id, "http_request", map[string]any{"url": r.url("/plain/" + id), "method": "POST", "body": id})
 	}
@@ -131,79 +134,65 @@ const (
 // first user message: model call k of a run gets the run's turn k (one
 // more than the assistant turns it has).
 type matrixModel struct {
-	srv *httptest.Server
-	r   *recorder
+	*modelServer
+	r *recorder
 }
 
 func newMatrixModel(r *recorder) *matrixModel {
 	m := &matrixModel{r: r}
-	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
-	r.t.Cleanup(m.srv.Close)
+	m.modelServer = newModelServer(r.t, m.turn, scripted.Options{})
 	return m
 }
 
 // environ are the worker's variables that make m its model.
-func (m *matrixModel) environ() []string {
-	return []string{"LLM_BASE_URL=" + m.srv.URL + "/v1", "LLM_MODEL=scripted"}
-}
+func (m *matrixModel) environ() []string { return m.env() }
 
-func (m *matrixModel) serve(w http.ResponseWriter, r *http.Request) {
-	req, ok := readChatRequest(w, r)
-	if !ok {
-		return
-	}
-	who, turn := "", 1
+func (m *matrixModel) turn(r scripted.Request) (scripted.Turn, error) {
+	who := ""
 	var said []string
-	for _, msg := range req.Messages {
+	for _, msg := range r.Messages {
 		switch msg.Role {
 		case "user":
 			if who == "" {
 				who = map[string]string{matrixParentTask: "parent", matrixPosterTask: "poster", matrixReaderTask: "reader"}[msg.Content]
 			}
-		case "assistant":
-			turn++
 		case "tool":
 			if strings.HasPrefix(msg.Content, "[subagents]") {
 				said = append(said, msg.Content)
 			}
 		}
 	}
-	post := func(id string) map[string]any {
-		return toolCall("call_"+id, "http_request", map[string]any{"url": m.r.url("/plain/" + id), "method": "POST", "body": id})
+	post := func(id string) scripted.Call {
+		return modelCall("call_"+id, "http_request", map[string]any{"url": m.r.url("/plain/" + id), "method": "POST", "body": id})
 	}
-	page := func(id string) map[string]any {
-		return toolCall("call_"+id, "fetch_page", map[string]any{"url": m.r.url("/page/" + id)})
+	page := func(id string) scripted.Call {
+		return modelCall("call_"+id, "fetch_page", map[string]any{"url": m.r.url("/page/" + id)})
 	}
-	load := func(tools string) []map[string]any {
-		return []map[string]any{toolCall("call_load", "find_tools", map[string]any{"query": "select:" + tools})}
-	}
-	var content string
-	var calls []map[string]any
-	switch fmt.Sprintf("%s/%d", who, turn) {
+	calls := func(cs ...scripted.Call) (scripted.Turn, error) { return scripted.Turn{Calls: cs}, nil }
+	switch fmt.Sprintf("%s/%d", who, r.Step) {
 	case "parent/1":
-		calls = load("subagents,fetch_page,http_request")
+		return calls(modelFindTools("call_load", "subagents,fetch_page,http_request"))
 	case "parent/2":
-		calls = []map[string]any{
-			toolCall("call_sub1", "subagents", map[string]any{"task": matrixPosterTask, "name": "poster"}),
-			toolCall("call_sub2", "subagents", map[string]any{"task": matrixReaderTask, "name": "reader"}),
+		return calls(
+			modelCall("call_sub1", "subagents", map[string]any{"task": matrixPosterTask, "name": "poster"}),
+			modelCall("call_sub2", "subagents", map[string]any{"task": matrixReaderTask, "name": "reader"}),
 			page("parent-page"),
-		}
+		)
 	case "parent/3":
-		calls = []map[string]any{post("parent-post")}
+		return calls(post("parent-post"))
 	case "parent/4":
-		content = "parent done; the subagents said: " + strings.Join(said, " | ")
+		return scripted.Turn{Text: "parent done; the subagents said: " + strings.Join(said, " | ")}, nil
 	case "poster/1":
-		calls = load("http_request")
+		return calls(modelFindTools("call_load", "http_request"))
 	case "poster/2":
-		calls = []map[string]any{post("poster-post")}
+		return calls(post("poster-post"))
 	case "reader/1":
-		calls = load("fetch_page")
+		return calls(modelFindTools("call_load", "fetch_page"))
 	case "reader/2":
-		calls = []map[string]any{page("reader-page")}
+		return calls(page("reader-page"))
 	default:
-		content = who + " done"
+		return scripted.Turn{Text: who + " done"}, nil
 	}
-	writeChatAnswer(w, req.Stream, content, calls)
 }
 
 // start starts the run (run-1).

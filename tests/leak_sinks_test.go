@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/toolround/toolround/cache"
+	"github.com/toolround/toolround/internal/llm/scripted"
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
@@ -84,9 +84,9 @@ func TestSecretsNeverLeaveTheConsoleSpansOrLogs(t *testing.T) {
 
 	key, err := secrets.GenerateKey()
 	require.NoError(t, err)
-	e := newEnv(t, "TOOLROUND_SECRET_KEY="+secrets.EncodeKey(key), "REDIS_URL="+redisURL,
+	e := newEnv(t, append(model.env(), "TOOLROUND_SECRET_KEY="+secrets.EncodeKey(key), "REDIS_URL="+redisURL,
 		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+ln.Addr().String(), "OTEL_EXPORTER_OTLP_INSECURE=true", "OTEL_BSP_SCHEDULE_DELAY=100",
-		"LOG_FORMAT=json", "LOG_LEVEL=debug", "LLM_BASE_URL="+model.srv.URL, "LLM_MODEL=scripted")
+		"LOG_FORMAT=json", "LOG_LEVEL=debug")...)
 	w := e.startWorker()
 	c := e.startConsole()
 	stream := c.rawStream(t, e.session)
@@ -203,7 +203,7 @@ func TestSecretsNeverLeaveTheConsoleSpansOrLogs(t *testing.T) {
 	}, 150*time.Second, 250*time.Millisecond)
 	require.Equal(t, 0, out.code, out.stderr)
 	require.Equal(t, "done\n", out.stdout)
-	require.Equal(t, 4, model.calls(), "the model was called four times")
+	require.Len(t, model.requests(), 4, "the model was called four times")
 	status := e.starter(context.Background(), "", "agent-status", wid)
 	require.Equal(t, 0, status.code, status.stderr)
 	require.Contains(t, status.stdout, "[secret:AGENT]", "the echo server's answer reached the model redacted")
@@ -214,8 +214,8 @@ func TestSecretsNeverLeaveTheConsoleSpansOrLogs(t *testing.T) {
 	for n := 1; n <= 3; n++ {
 		ids = append(ids, names.WorkflowID(e.session, agentRun, n))
 	}
-	for i, b := range model.requests() {
-		sinks[fmt.Sprintf("model request %d", i)] = b
+	for i, req := range model.requests() {
+		sinks[fmt.Sprintf("model request %d", i)] = string(req.Body)
 	}
 
 	// The console's event stream has every round's end and the run's.
@@ -373,84 +373,27 @@ func (c *consoleProc) rawStream(t *testing.T, session string) *syncBuffer {
 	return buf
 }
 
-// secretModel is a streaming chat-completions server whose agent loads
-// store_secret and http_request, stores a secret through run_tool, then
-// sends it to the echo server with a
-// placeholder, then answers "done". Tool-call arguments arrive in three
-// pieces, cut inside the value. It keeps every request body.
-type secretModel struct {
-	srv  *httptest.Server
-	mu   sync.Mutex
-	reqs []string
-}
-
-func newSecretModel(t *testing.T, secret, echoURL string) *secretModel {
-	m := &secretModel{}
-	m.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		m.mu.Lock()
-		m.reqs = append(m.reqs, string(body))
-		m.mu.Unlock()
-		var req struct {
-			Messages []struct {
-				Role string `json:"role"`
-			} `json:"messages"`
-		}
-		if err := json.Unmarshal(body, &req); err != nil {
-			http.Error(w, `{"error":{"message":"bad json"}}`, http.StatusBadRequest)
-			return
-		}
-		step := 1
-		for _, msg := range req.Messages {
-			if msg.Role == "tool" {
-				step++
-			}
-		}
-		var tc map[string]any
-		switch step {
+// newSecretModel is the model of the leak hunt's agent run, on the chat
+// completions API: it loads store_secret and http_request, stores a secret
+// through run_tool, then sends it to the echo server with a placeholder,
+// then answers "done". Tool-call arguments stream in two pieces, the
+// stored value's cut inside the value.
+func newSecretModel(t *testing.T, secret, echoURL string) *modelServer {
+	return newModelServer(t, func(r scripted.Request) (scripted.Turn, error) {
+		var c scripted.Call
+		switch step(r) {
 		case 1:
-			tc = toolCall("call_find", "find_tools", map[string]any{"query": "select:store_secret,http_request"})
+			c = modelFindTools("call_find", "store_secret,http_request")
 		case 2:
-			tc = toolCall("call_store", "run_tool", map[string]any{"name": "store_secret", "args": map[string]any{"name": "AGENT", "value": secret}})
+			c = modelRunTool("call_store", "store_secret", map[string]any{"name": "AGENT", "value": secret})
 		case 3:
-			tc = toolCall("call_use", "run_tool", map[string]any{"name": "http_request", "args": map[string]any{
-				"url": echoURL + "/echo?forms=all", "headers": map[string]string{"X-Token": "{{secret:AGENT}}"}}})
+			c = modelRunTool("call_use", "http_request", map[string]any{
+				"url": echoURL + "/echo?forms=all", "headers": map[string]string{"X-Token": "{{secret:AGENT}}"}})
+		default:
+			return scripted.Turn{Text: "done"}, nil
 		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		send := func(delta map[string]any, finish any) {
-			b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
-			fmt.Fprintf(w, "data: %s\n\n", b)
-			w.(http.Flusher).Flush()
-		}
-		if tc == nil {
-			send(map[string]any{"role": "assistant", "content": "done"}, nil)
-		} else {
-			fn := tc["function"].(map[string]any)
-			args := fn["arguments"].(string)
-			cut1, cut2 := len(args)/3, 2*len(args)/3
-			send(map[string]any{"role": "assistant", "tool_calls": []any{map[string]any{"index": 0, "id": tc["id"], "type": "function",
-				"function": map[string]any{"name": fn["name"], "arguments": args[:cut1]}}}}, nil)
-			for _, piece := range []string{args[cut1:cut2], args[cut2:]} {
-				send(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": piece}}}}, nil)
-			}
-		}
-		send(map[string]any{}, "stop")
-		fmt.Fprint(w, "data: [DONE]\n\n")
-	}))
-	t.Cleanup(m.srv.Close)
-	return m
-}
-
-func (m *secretModel) calls() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.reqs)
-}
-
-func (m *secretModel) requests() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.reqs...)
+		return scripted.Turn{Calls: []scripted.Call{c}}, nil
+	}, scripted.Options{Split: true})
 }
 
 // payloadData is a payload's data as the Temporal CLI prints it: base64.

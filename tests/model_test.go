@@ -59,7 +59,9 @@ func step(r scripted.Request) int { return len(r.Results()) + 1 }
 func (m *modelServer) baseURL() string { return m.srv.URL + "/v1" }
 
 // env is the worker's settings for this model.
-func (m *modelServer) env() []string { return []string{"LLM_BASE_URL=" + m.baseURL(), "LLM_MODEL=scripted"} }
+func (m *modelServer) env() []string {
+	return []string{"LLM_BASE_URL=" + m.baseURL(), "LLM_MODEL=scripted"}
+}
 
 // holdStep makes the requests of step s wait for releaseHold.
 func (m *modelServer) holdStep(s int) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/llm/scripted"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
@@ -53,13 +54,9 @@ func newMediaServer(t *testing.T) *mediaServer {
 // script, an image and a speech file, calls again those whose schema came
 // back instead, then answers with every tool message that was a run's,
 // joined.
-func seedToolsModel(w http.ResponseWriter, r *http.Request) {
-	req, ok := readChatRequest(w, r)
-	if !ok {
-		return
-	}
+func seedToolsModel(r scripted.Request) (scripted.Turn, error) {
 	var results, ran []string
-	for _, msg := range req.Messages {
+	for _, msg := range r.Messages {
 		if msg.Role == "tool" {
 			results = append(results, msg.Content)
 			if !strings.Contains(msg.Content, "was not loaded yet") {
@@ -73,16 +70,16 @@ func seedToolsModel(w http.ResponseWriter, r *http.Request) {
 	switch len(results) {
 	case 0:
 		// The first test_tool call gets its schema (P1.4); the second runs.
-		writeChatAnswer(w, req.Stream, "", []map[string]any{
-			toolCall("t1", "test_tool", test), toolCall("t2", "test_tool", test),
-			toolCall("g1", "generate_image", image), toolCall("g2", "generate_audio", speech),
-		})
+		return scripted.Turn{Calls: []scripted.Call{
+			modelCall("t1", "test_tool", test), modelCall("t2", "test_tool", test),
+			modelCall("g1", "generate_image", image), modelCall("g2", "generate_audio", speech),
+		}}, nil
 	case 4:
-		writeChatAnswer(w, req.Stream, "", []map[string]any{
-			toolCall("t3", "test_tool", test), toolCall("g3", "generate_image", image), toolCall("g4", "generate_audio", speech),
-		})
+		return scripted.Turn{Calls: []scripted.Call{
+			modelCall("t3", "test_tool", test), modelCall("g3", "generate_image", image), modelCall("g4", "generate_audio", speech),
+		}}, nil
 	default:
-		writeChatAnswer(w, req.Stream, strings.Join(ran, "\n---\n"), nil)
+		return scripted.Turn{Text: strings.Join(ran, "\n---\n")}, nil
 	}
 }
 
@@ -93,18 +90,15 @@ func seedToolsModel(w http.ResponseWriter, r *http.Request) {
 // workspace, one generation each.
 func TestTestToolAndMediaThroughTheWorker(t *testing.T) {
 	media := newMediaServer(t)
-	model := httptest.NewServer(http.HandlerFunc(seedToolsModel))
-	t.Cleanup(model.Close)
+	model := newModelServer(t, seedToolsModel, scripted.Options{})
 	dir := t.TempDir()
 	toolsConfig := filepath.Join(dir, "tools.json")
 	require.NoError(t, os.WriteFile(toolsConfig, []byte(`{"tools":[{"name":"script_check","description":"Check the input.",
 		"parameters":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]},
 		"command":["sh","-c","echo ran >> runs.txt; echo checked; echo \"bad: $(cat)\" >&2; exit 3"]}]}`), 0o600))
-	e := newEnv(t, "LLM_BASE_URL="+model.URL+"/v1", "LLM_MODEL=scripted", "TOOLS_CONFIG="+toolsConfig,
+	e := newAgentEnv(t, model, "TOOLS_CONFIG="+toolsConfig,
 		"MEDIA_BASE_URL="+media.srv.URL+"/v1", "MEDIA_API_KEY=sk-test", "MEDIA_MODEL=scripted-media")
-	e.startWorker()
-	done := e.startAgent("--session", e.session, "--run", "run-1", "--provider", "claude-code", "--auto-approve", "test the checker, draw a cat, say hello")
-	r := waitAgent(t, done)
+	r := e.runAgent("--run", "run-1", "--provider", "claude-code", "--auto-approve", "test the checker, draw a cat, say hello")
 	require.Equal(t, 0, r.code, r.stderr)
 	parts := strings.Split(strings.TrimSpace(r.stdout), "\n---\n")
 	require.Len(t, parts, 4, r.stdout)

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,27 +9,23 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/llm/scripted"
 	"github.com/toolround/toolround/round"
 )
 
-// shareModel is a loopback chat-completions server for subagents: a child
-// runs one command that appends to log.txt, then answers with its result.
-func shareModel(w http.ResponseWriter, r *http.Request) {
-	req, ok := readChatRequest(w, r)
-	if !ok {
-		return
-	}
+// shareModel is the scripted model of subagents: a child runs one command
+// that appends to log.txt, then answers with its result.
+func shareModel(r scripted.Request) (scripted.Turn, error) {
 	last := ""
-	for _, msg := range req.Messages {
+	for _, msg := range r.Messages {
 		if msg.Role == "tool" && !strings.Contains(msg.Content, "was not loaded yet") {
 			last = msg.Content
 		}
 	}
 	if last == "" {
-		writeChatAnswer(w, req.Stream, "", []map[string]any{toolCall("call_1", "run_command", map[string]any{"command": "echo child >> log.txt"})})
-		return
+		return scripted.Turn{Calls: []scripted.Call{modelCall("call_1", "run_command", map[string]any{"command": "echo child >> log.txt"})}}, nil
 	}
-	writeChatAnswer(w, req.Stream, "child said: "+last, nil)
+	return scripted.Turn{Text: "child said: " + last}, nil
 }
 
 // TestSubagentsTakeNoMoreCommandsThanTheRunHas (G1, T15): through the real
@@ -40,10 +34,7 @@ func shareModel(w http.ResponseWriter, r *http.Request) {
 // waits for a person instead of running, and with nobody deciding each
 // ends limit_reached; no child command ran.
 func TestSubagentsTakeNoMoreCommandsThanTheRunHas(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(shareModel))
-	t.Cleanup(srv.Close)
-	e := newEnv(t, "LLM_BASE_URL="+srv.URL+"/v1", "LLM_MODEL=scripted")
-	e.startWorker()
+	e := newAgentEnv(t, newModelServer(t, shareModel, scripted.Options{}))
 	in := e.input(1, "claude-code", &round.RunState{Fetched: append([]string{"subagents", "background_subagents"}, allToolsFetched...)},
 		call("s1", "subagents", map[string]any{"task": "child one"}),
 		call("s2", "subagents", map[string]any{"task": "child two"}),

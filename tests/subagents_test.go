@@ -4,37 +4,26 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/toolround/toolround/internal/llm/scripted"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
 
-// subagentModel is a loopback chat-completions server that plays a parent
-// and its subagent, told apart by the task (the first user message). The
-// parent's step 1 calls subagents; its step 2 answers with what the
-// subagent returned. The subagent's step 1 runs a command, its step 2
-// answers. A call that got a schema result (P1.4) is made again. Calls
-// are counted by who makes them and how many tool messages they carry
-// ("child/2"); a held one blocks until released or until the caller goes
-// away (a killed worker).
+// subagentModel is the scripted model of a parent and its subagent, told
+// apart by the task (the first user message). The parent's step 1 calls
+// subagents; its step 2 answers with what the subagent returned. The
+// subagent's step 1 runs a command, its step 2 answers. A call that got a
+// schema result (P1.4) is made again. Calls are counted by who makes them
+// and how many tool messages they carry ("child/2").
 type subagentModel struct {
-	srv     *httptest.Server
-	mu      sync.Mutex
-	counts  map[string]int
-	tools   map[string][]string // the tools array each (who, step) got
-	system  map[string]string
-	hold    string
-	release chan struct{}
-	once    sync.Once
+	*modelServer
 }
 
 const (
@@ -43,71 +32,73 @@ const (
 )
 
 func newSubagentModel(t *testing.T) *subagentModel {
-	m := &subagentModel{counts: map[string]int{}, tools: map[string][]string{}, system: map[string]string{}, release: make(chan struct{})}
-	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
-	t.Cleanup(func() { m.once.Do(func() { close(m.release) }); m.srv.Close() })
+	m := &subagentModel{}
+	m.modelServer = newModelServer(t, m.turn, scripted.Options{})
 	return m
 }
 
-func (m *subagentModel) count(key string) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.counts[key]
+// subagentWho is who makes a model call, told by its first user message:
+// parent or child.
+func subagentWho(r scripted.Request) string {
+	for _, msg := range r.Messages {
+		if msg.Role == "user" {
+			return map[bool]string{true: "parent", false: "child"}[msg.Content == parentTask]
+		}
+	}
+	return ""
 }
 
-func (m *subagentModel) serve(w http.ResponseWriter, r *http.Request) {
-	req, ok := readChatRequest(w, r)
-	if !ok {
-		return
+// subagentKey is who makes a model call, and how many tool messages it
+// carries: "child/2".
+func subagentKey(r scripted.Request) string {
+	return fmt.Sprintf("%s/%d", subagentWho(r), len(r.Results()))
+}
+
+// made is the number of model calls of key.
+func (m *subagentModel) made(key string) int {
+	n := 0
+	for _, r := range m.requests() {
+		if subagentKey(r) == key {
+			n++
+		}
 	}
+	return n
+}
+
+// tools is the tools arrays the calls of key got, one after the other;
+// system is the first message of the last of them.
+func (m *subagentModel) tools(key string) (tools []string, system string) {
+	for _, r := range m.requests() {
+		if subagentKey(r) == key {
+			tools = append(tools, r.Tools...)
+			if len(r.Messages) > 0 {
+				system = r.Messages[0].Content
+			}
+		}
+	}
+	return tools, system
+}
+
+func (m *subagentModel) turn(r scripted.Request) (scripted.Turn, error) {
 	// A schema result (P1.4) is not a step: the call goes again.
-	who, step, last, tools := "", 1, "", 0
-	for _, msg := range req.Messages {
-		switch msg.Role {
-		case "user":
-			if who == "" {
-				who = map[bool]string{true: "parent", false: "child"}[msg.Content == parentTask]
-			}
-		case "tool":
-			tools++
-			if !strings.Contains(msg.Content, "was not loaded yet") {
-				step++
-				last = msg.Content
-			}
+	who, step, last, tools := subagentWho(r), 1, "", 0
+	for _, msg := range r.Results() {
+		tools++
+		if !strings.Contains(msg.Content, "was not loaded yet") {
+			step++
+			last = msg.Content
 		}
 	}
-	// One model call of a run per number of tool messages so far.
-	key := fmt.Sprintf("%s/%d", who, tools)
-	m.mu.Lock()
-	m.counts[key]++
-	for _, t := range req.Tools {
-		m.tools[key] = append(m.tools[key], t.Function.Name)
-	}
-	if len(req.Messages) > 0 {
-		m.system[key] = req.Messages[0].Content
-	}
-	held := m.hold == key
-	m.mu.Unlock()
-	if held {
-		select {
-		case <-m.release:
-		case <-r.Context().Done():
-			return
-		}
-	}
-	var content string
-	var calls []map[string]any
 	switch who + "/" + fmt.Sprint(step) {
 	case "parent/1":
-		calls = []map[string]any{toolCall(fmt.Sprintf("call_sub%d", tools), "subagents", map[string]any{"task": childTask, "name": "logger", "system_prompt": "You write logs."})}
+		return scripted.Turn{Calls: []scripted.Call{modelCall(fmt.Sprintf("call_sub%d", tools), "subagents", map[string]any{"task": childTask, "name": "logger", "system_prompt": "You write logs."})}}, nil
 	case "parent/2":
-		content = "parent done; the subagent said: " + last
+		return scripted.Turn{Text: "parent done; the subagent said: " + last}, nil
 	case "child/1":
-		calls = []map[string]any{toolCall(fmt.Sprintf("call_log%d", tools), "run_command", map[string]any{"command": "echo child >> log.txt"})}
+		return scripted.Turn{Calls: []scripted.Call{modelCall(fmt.Sprintf("call_log%d", tools), "run_command", map[string]any{"command": "echo child >> log.txt"})}}, nil
 	default:
-		content = "child done"
+		return scripted.Turn{Text: "child done"}, nil
 	}
-	writeChatAnswer(w, req.Stream, content, calls)
 }
 
 // TestSubagentSurvivesAWorkerKill: an agent run's subagents call runs a
@@ -117,13 +108,15 @@ func (m *subagentModel) serve(w http.ResponseWriter, r *http.Request) {
 // once, and the parent's answer holds the child's (G1).
 func TestSubagentSurvivesAWorkerKill(t *testing.T) {
 	m := newSubagentModel(t)
-	m.hold = "child/2"
-	e := newEnv(t, "LLM_BASE_URL="+m.srv.URL+"/v1", "LLM_MODEL=scripted")
+	// Step 3 is the call of "child/2": the parent's step 3 ("parent/2")
+	// comes only after the child's answer, once the hold is released.
+	m.holdStep(3)
+	e := newEnv(t, m.env()...)
 	w := e.startWorker()
 	done := e.startAgent("--session", e.session, "--run", "run-1", "--provider", "claude-code", "--auto-approve", parentTask)
-	require.Eventually(t, func() bool { return m.count("child/2") == 1 }, 90*time.Second, 10*time.Millisecond, "the subagent's second model call never started")
+	require.Eventually(t, func() bool { return m.made("child/2") == 1 }, 90*time.Second, 10*time.Millisecond, "the subagent's second model call never started")
 	w.kill(t)
-	m.once.Do(func() { close(m.release) })
+	m.releaseHold()
 	e.startWorker()
 	r := <-done
 	require.Equal(t, 0, r.code, r.stderr)
@@ -132,13 +125,12 @@ func TestSubagentSurvivesAWorkerKill(t *testing.T) {
 	// Each run: its call, the same call after the schema result, the
 	// answer.
 	for _, key := range []string{"parent/0", "parent/1", "parent/2", "child/0", "child/1"} {
-		require.Equal(t, 1, m.count(key), "model call %s completed and was made once", key)
+		require.Equal(t, 1, m.made(key), "model call %s completed and was made once", key)
 	}
-	require.Equal(t, 2, m.count("child/2"), "the interrupted call ran again, once")
+	require.Equal(t, 2, m.made("child/2"), "the interrupted call ran again, once")
 
-	m.mu.Lock()
-	childTools, parentTools, system := m.tools["child/0"], m.tools["parent/0"], m.system["child/0"]
-	m.mu.Unlock()
+	childTools, system := m.tools("child/0")
+	parentTools, _ := m.tools("parent/0")
 	require.Contains(t, parentTools, "subagents")
 	require.Contains(t, childTools, "run_command")
 	for _, name := range round.RecursiveTools {

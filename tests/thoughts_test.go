@@ -4,12 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"regexp"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,6 +12,7 @@ import (
 	tclient "go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/toolround/toolround/internal/llm/scripted"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools/secrets/secretstest"
@@ -96,75 +92,55 @@ func TestThoughtsHoldingASecretStaySealed(t *testing.T) {
 		requireNotInHistory(t, secret, names.WorkflowID(e.session, "run-1", 2))
 	})
 	t.Run("agent run", func(t *testing.T) {
-		var mu sync.Mutex
-		var sentBack []string
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			var req struct {
-				Messages []json.RawMessage `json:"messages"`
-			}
-			_ = json.NewDecoder(r.Body).Decode(&req)
-			// Step 0 loads store_secret, step 1 stores the value (its
-			// thought holds it), step 2 answers (its thought holds the
-			// value step 1 stored).
-			all, _ := json.Marshal(req.Messages)
-			step := strings.Count(string(all), `"tool_result"`)
-			if step == 2 {
-				mu.Lock()
-				sentBack = append(sentBack, string(req.Messages[len(req.Messages)-2]))
-				mu.Unlock()
-			}
-			w.Header().Set("Content-Type", "text/event-stream")
-			send := func(v map[string]any) {
-				b, _ := json.Marshal(v)
-				fmt.Fprintf(w, "event: %s\ndata: %s\n\n", v["type"], b)
-			}
-			send(map[string]any{"type": "message_start", "message": map[string]any{"id": "msg", "type": "message", "role": "assistant", "content": []any{}, "usage": map[string]any{"input_tokens": 10, "output_tokens": 1}}})
-			stop := "tool_use"
-			switch step {
-			case 0:
-				send(map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "tool_use", "id": "toolu_f", "name": "find_tools", "input": map[string]any{}}})
-				send(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "input_json_delta", "partial_json": `{"query":"select:store_secret"}`}})
-				send(map[string]any{"type": "content_block_stop", "index": 0})
+		// Step 1 loads store_secret, step 2 stores the value (its thought
+		// holds it), step 3 answers (its thought holds the value step 2
+		// stored).
+		m := newModelServer(t, func(r scripted.Request) (scripted.Turn, error) {
+			switch step(r) {
 			case 1:
-				args, _ := json.Marshal(map[string]any{"name": "store_secret", "args": map[string]any{"name": "api", "value": secret}})
-				send(map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "thinking", "thinking": ""}})
-				send(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "thinking_delta", "thinking": "The key is " + secret + "; store it."}})
-				send(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "signature_delta", "signature": "sig-agent"}})
-				send(map[string]any{"type": "content_block_stop", "index": 0})
-				send(map[string]any{"type": "content_block_start", "index": 1, "content_block": map[string]any{"type": "tool_use", "id": "toolu_s", "name": "run_tool", "input": map[string]any{}}})
-				send(map[string]any{"type": "content_block_delta", "index": 1, "delta": map[string]any{"type": "input_json_delta", "partial_json": string(args)}})
-				send(map[string]any{"type": "content_block_stop", "index": 1})
+				return scripted.Turn{Calls: []scripted.Call{modelFindTools("toolu_f", "store_secret")}}, nil
+			case 2:
+				return scripted.Turn{Thinking: "The key is " + secret + "; store it.", Signature: "sig-agent",
+					Calls: []scripted.Call{modelRunTool("toolu_s", "store_secret", map[string]any{"name": "api", "value": secret})}}, nil
 			default:
 				// The answer's thought holds the value the turn before stored.
-				send(map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "thinking", "thinking": ""}})
-				send(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "thinking_delta", "thinking": "Stored " + secret + "."}})
-				send(map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "signature_delta", "signature": "sig-agent2"}})
-				send(map[string]any{"type": "content_block_stop", "index": 0})
-				send(map[string]any{"type": "content_block_start", "index": 1, "content_block": map[string]any{"type": "text", "text": ""}})
-				send(map[string]any{"type": "content_block_delta", "index": 1, "delta": map[string]any{"type": "text_delta", "text": "stored"}})
-				send(map[string]any{"type": "content_block_stop", "index": 1})
-				stop = "end_turn"
+				return scripted.Turn{Thinking: "Stored " + secret + ".", Signature: "sig-agent2", Text: "stored"}, nil
 			}
-			send(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop}, "usage": map[string]any{"output_tokens": 20}})
-			send(map[string]any{"type": "message_stop"})
-		}))
-		defer srv.Close()
-		e := newEnv(t, "LLM_BASE_URL="+srv.URL+"/v1", "LLM_MODEL=scripted", "LLM_API=anthropic")
-		e.startWorker()
-		r := <-e.startAgent("--session", e.session, "--run", "run-1", "--auto-approve", "--events", "store my key")
+		}, scripted.Options{})
+		e := newAgentEnv(t, m, "LLM_API=anthropic")
+		r := e.runAgent("--run", "run-1", "--auto-approve", "--events", "store my key")
 		require.Equal(t, 0, r.code, r.stderr)
 		require.Equal(t, "stored\n", r.stdout)
 		status := e.starter(context.Background(), "", "agent-status", names.AgentWorkflowID(e.session, "run-1"))
-		require.Contains(t, status.stdout, `[store_secret] stored secret api`, "the value was stored in step 1")
-		mu.Lock()
+		require.Contains(t, status.stdout, `[store_secret] stored secret api`, "the value was stored in step 2")
+		sentBack := turnsSentBack(t, m, 3)
 		require.Len(t, sentBack, 1)
 		require.Contains(t, sentBack[0], "The key is "+secret, "the model gets its thinking back as it wrote it")
 		require.Contains(t, sentBack[0], `"signature":"sig-agent"`)
-		mu.Unlock()
 		for name, enc := range secretstest.Encodings(secret) {
 			require.NotContains(t, r.stdout+r.stderr, enc, "the starter's output and events hold the secret (%s)", name)
 		}
 		require.NotContains(t, status.stdout, secret)
 		requireNotInHistory(t, secret, names.AgentWorkflowID(e.session, "run-1"), names.WorkflowID(e.session, "run-1", 1), names.WorkflowID(e.session, "run-1", 2))
 	})
+}
+
+// turnsSentBack is, for each Messages API request of step s the model
+// answered, its message before the last: the model's turn of step s-1 as
+// the run sent it back, before the user message of its tool results.
+func turnsSentBack(t *testing.T, m *modelServer, s int) []string {
+	t.Helper()
+	var out []string
+	for _, r := range m.requests() {
+		if step(r) != s {
+			continue
+		}
+		var req struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		require.NoError(t, json.Unmarshal(r.Body, &req), string(r.Body))
+		require.GreaterOrEqual(t, len(req.Messages), 2, string(r.Body))
+		out = append(out, string(req.Messages[len(req.Messages)-2]))
+	}
+	return out
 }

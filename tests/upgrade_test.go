@@ -32,8 +32,7 @@ import (
 func TestRollingUpgradeWhileRunsAreInFlight(t *testing.T) {
 	m := newScriptedModel(t)
 	deployment := "upgrade-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	e := newEnv(t, "LLM_BASE_URL="+m.baseURL(), "LLM_MODEL=scripted", "WORKER_DEPLOYMENT="+deployment,
-		"WORKER_STOP_TIMEOUT=1m", "MAX_CONCURRENT_TOOLS=3")
+	e := newEnv(t, append(m.env(), "WORKER_DEPLOYMENT="+deployment, "WORKER_STOP_TIMEOUT=1m", "MAX_CONCURRENT_TOOLS=3")...)
 	binB := filepath.Join(binDir, "worker-upgradeprobe")
 	build := exec.Command("go", "build", "-tags", "upgradeprobe", "-o", binB, "../cmd/worker")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
