@@ -1,14 +1,11 @@
 package tests
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -17,9 +14,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	tclient "go.temporal.io/sdk/client"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/llm"
@@ -69,22 +63,7 @@ func (m *scriptedModel) turn(r scripted.Request) (scripted.Turn, error) {
 
 // startAgent runs `starter agent` in the background.
 func (e *env) startAgent(args ...string) <-chan result {
-	ch := make(chan result, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, starterBin, append([]string{"agent"}, args...)...)
-		cmd.Env = e.environ()
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		}
-		ch <- result{stdout: out.String(), stderr: errb.String(), code: code}
-	}()
-	return ch
+	return e.startStarter("", append([]string{"agent"}, args...)...)
 }
 
 // waitAgent waits for the agent run startAgent started to end: its command
@@ -351,28 +330,7 @@ func TestAgentRunSealsSecretsFromTheModel(t *testing.T) {
 	status := e.starter(context.Background(), "", "agent-status", names.AgentWorkflowID(e.session, "run-1"))
 	check("agent-status", status.stdout)
 
-	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
-	require.NoError(t, err)
-	defer tc.Close()
-	data := regexp.MustCompile(`"data":"([A-Za-z0-9+/=]*)"`)
-	for _, wid := range []string{names.AgentWorkflowID(e.session, "run-1"), names.WorkflowID(e.session, "run-1", 1)} {
-		it := tc.GetWorkflowHistory(context.Background(), wid, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		events := 0
-		for it.HasNext() {
-			ev, err := it.Next()
-			require.NoError(t, err)
-			events++
-			b, err := protojson.Marshal(ev)
-			require.NoError(t, err)
-			check(wid+" history", string(b))
-			for _, m := range data.FindAllStringSubmatch(string(b), -1) {
-				plain, err := base64.StdEncoding.DecodeString(m[1])
-				require.NoError(t, err)
-				check(wid+" history payload", string(plain))
-			}
-		}
-		require.Greater(t, events, 5, wid)
-	}
+	requireNotInHistory(t, secret, names.AgentWorkflowID(e.session, "run-1"), names.WorkflowID(e.session, "run-1", 1))
 	rdb := testenv.Redis(t)
 	msgs, err := rdb.XRange(context.Background(), cache.EventsKey(e.session), "-", "+").Result()
 	require.NoError(t, err)

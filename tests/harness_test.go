@@ -226,22 +226,21 @@ func (e *env) round(in round.Input) round.Result {
 
 // startRound runs `starter round -` in the background.
 func (e *env) startRound(in round.Input) <-chan result {
+	return e.startStarter(mustJSON(e.t, in), "round", "-")
+}
+
+// startStarter runs the starter in the background; it is killed after 3
+// minutes.
+func (e *env) startStarter(stdin string, args ...string) <-chan result {
 	ch := make(chan result, 1)
-	body := mustJSON(e.t, in)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, starterBin, "round", "-")
-		cmd.Env = e.environ()
-		cmd.Stdin = strings.NewReader(body)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
+		r, err := e.runStarter(ctx, stdin, args...)
+		if err != nil {
+			r = result{stderr: err.Error(), code: -1}
 		}
-		ch <- result{stdout: out.String(), stderr: errb.String(), code: code}
+		ch <- r
 	}()
 	return ch
 }
