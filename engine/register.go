@@ -13,6 +13,7 @@ import (
 	"github.com/toolround/toolround/internal/seam"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/internal/workflows/gateway"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round/names"
 )
@@ -62,8 +63,8 @@ func registerAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activitie
 	registerAgent(r, wf, acts)
 	r.RegisterWorkflowWithOptions(workflows.ToolCatalog, workflow.RegisterOptions{Name: names.WorkflowToolCatalog})
 	r.RegisterActivityWithOptions(acts.ListTools, activity.RegisterOptions{Name: wire.ActivityListTools})
-	r.RegisterWorkflowWithOptions(workflows.Gateway, workflow.RegisterOptions{Name: names.WorkflowGateway})
-	r.RegisterWorkflowWithOptions(workflows.GatewayTools, workflow.RegisterOptions{Name: names.WorkflowGatewayTools})
+	r.RegisterWorkflowWithOptions(gateway.Workflow, workflow.RegisterOptions{Name: names.WorkflowGateway})
+	r.RegisterWorkflowWithOptions(gateway.ToolsWorkflow, workflow.RegisterOptions{Name: names.WorkflowGatewayTools})
 	r.RegisterActivityWithOptions(acts.ListGatewayTools, activity.RegisterOptions{Name: wire.ActivityListGatewayTools})
 }
 

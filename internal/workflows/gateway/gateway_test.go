@@ -1,8 +1,10 @@
-package workflows_test
+package gateway_test
 
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,12 +14,13 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	tclient "go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/wire"
-	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/internal/workflows/gateway"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
@@ -93,7 +96,7 @@ func TestGatewayGathersAttachesAndMergesZ2(t *testing.T) {
 	env.SetTestTimeout(time.Minute)
 	f := &fakeRounds{}
 	env.RegisterWorkflowWithOptions(f.run, workflow.RegisterOptions{Name: names.WorkflowName})
-	env.RegisterWorkflowWithOptions(workflows.Gateway, workflow.RegisterOptions{Name: names.WorkflowGateway})
+	env.RegisterWorkflowWithOptions(gateway.Workflow, workflow.RegisterOptions{Name: names.WorkflowGateway})
 	var signed []wire.UsageInput
 	env.RegisterActivityWithOptions(func(_ context.Context, in wire.UsageInput) (wire.SignUsageOutput, error) {
 		signed = append(signed, in)
@@ -150,13 +153,13 @@ func TestGatewayGathersAttachesAndMergesZ2(t *testing.T) {
 // console, worker and MCP client: reads, an approved edit, a worker killed
 // while a call waited and a call that attached) with today's code.
 func TestReplayGatewayHistories(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "gateway", "*.json"))
+	files, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflowWithOptions(workflows.Gateway, workflow.RegisterOptions{Name: names.WorkflowGateway})
+			r.RegisterWorkflowWithOptions(gateway.Workflow, workflow.RegisterOptions{Name: names.WorkflowGateway})
 			f, err := os.Open(path)
 			require.NoError(t, err)
 			defer f.Close()
@@ -170,4 +173,8 @@ func TestReplayGatewayHistories(t *testing.T) {
 			}))
 		})
 	}
+}
+
+func quietLogger() tlog.Logger {
+	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 }

@@ -1,4 +1,7 @@
-package workflows
+// Package gateway is the MCP gateway's workflows (Z2): Workflow, the run of
+// one MCP client, which gathers its tools/call updates into rounds, and
+// ToolsWorkflow, behind the gateway's tools/list.
+package gateway
 
 import (
 	"fmt"
@@ -15,7 +18,7 @@ import (
 
 // The MCP gateway's run (Z2): the workflow mcpgateway/<session>/<run> owns
 // the state of one MCP client's run. Each tools/call reaches it as the
-// update "call"; calls that arrive within GatewayGather of the first form
+// update "call"; calls that arrive within Gather of the first form
 // one round, started at once as a child with the state as it stands, so
 // rounds overlap while one waits for a person. A call identical in tool
 // and canonical arguments to an open call of the run attaches to it. When
@@ -23,39 +26,49 @@ import (
 // and the usage the next round takes is signed here, since no client
 // holds this run's state (T15).
 
-// GatewayGather is how long a gateway round waits for more calls after
+// signOptions run the local activity that signs the run's usage.
+var signOptions = workflow.LocalActivityOptions{
+	StartToCloseTimeout: 5 * time.Second,
+	RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 100 * time.Millisecond},
+	Summary:             "sign the run's usage",
+}
+
+// listTimeout bounds the activity behind Tools.
+const listTimeout = 10 * time.Second
+
+// Gather is how long a gateway round waits for more calls after
 // its first.
-const GatewayGather = 20 * time.Millisecond
+const Gather = 20 * time.Millisecond
 
-// gatewayContinueEvery is how many rounds a gateway execution starts
+// continueEvery is how many rounds a gateway execution starts
 // before it continues as new (when none is open).
-const gatewayContinueEvery = 500
+const continueEvery = 500
 
-// gatewayStartTries bounds the round numbers a gateway skips when their
+// startTries bounds the round numbers a gateway skips when their
 // ids are taken (a run whose gateway workflow was ended and started
 // again).
-const gatewayStartTries = 50
+const startTries = 50
 
-type gatewayCall struct {
+type call struct {
 	call    round.GatewayCall
 	ticket  round.GatewayTicket
 	started bool
 	err     error
 }
 
-type gatewayRun struct {
+type run struct {
 	in      round.GatewayInput
 	state   *round.RunState
 	next    int
-	batch   []*gatewayCall
-	open    map[string]*gatewayCall
+	batch   []*call
+	open    map[string]*call
 	running int
 	rounds  int
 }
 
-// Gateway is the gateway workflow's function.
-func Gateway(ctx workflow.Context, in round.GatewayInput) error {
-	g := &gatewayRun{in: in, state: &round.RunState{}, next: 1, open: map[string]*gatewayCall{}}
+// Workflow is the gateway run's workflow, mcpgateway/<session>/<run>.
+func Workflow(ctx workflow.Context, in round.GatewayInput) error {
+	g := &run{in: in, state: &round.RunState{}, next: 1, open: map[string]*call{}}
 	if in.Carry != nil {
 		if in.Carry.State != nil {
 			g.state = in.Carry.State
@@ -78,10 +91,10 @@ func Gateway(ctx workflow.Context, in round.GatewayInput) error {
 			if len(g.batch) > 0 || g.running > 0 {
 				continue
 			}
-			return workflow.NewContinueAsNewError(ctx, Gateway, round.GatewayInput{
+			return workflow.NewContinueAsNewError(ctx, names.WorkflowGateway, round.GatewayInput{
 				SessionID: in.SessionID, Run: in.Run, Carry: &round.GatewayCarry{State: g.state, Next: g.next}})
 		}
-		if err := workflow.Sleep(ctx, GatewayGather); err != nil {
+		if err := workflow.Sleep(ctx, Gather); err != nil {
 			return err
 		}
 		calls := g.batch
@@ -92,20 +105,20 @@ func Gateway(ctx workflow.Context, in round.GatewayInput) error {
 
 // ready reports a gateway execution that should continue as new: long
 // enough, and no round open.
-func (g *gatewayRun) ready(ctx workflow.Context) bool {
+func (g *run) ready(ctx workflow.Context) bool {
 	if g.running > 0 || len(g.batch) > 0 {
 		return false
 	}
-	return g.rounds >= gatewayContinueEvery || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
+	return g.rounds >= continueEvery || workflow.GetInfo(ctx).GetContinueAsNewSuggested()
 }
 
 // take is the update "call": it joins the call to an open identical one
 // or to the next round, and answers once that round has started.
-func (g *gatewayRun) take(ctx workflow.Context, c round.GatewayCall) (round.GatewayTicket, error) {
+func (g *run) take(ctx workflow.Context, c round.GatewayCall) (round.GatewayTicket, error) {
 	key := c.Tool + "\x00" + c.Args
 	gc, attached := g.open[key]
 	if !attached {
-		gc = &gatewayCall{call: c}
+		gc = &call{call: c}
 		g.open[key] = gc
 		g.batch = append(g.batch, gc)
 	}
@@ -122,13 +135,13 @@ func (g *gatewayRun) take(ctx workflow.Context, c round.GatewayCall) (round.Gate
 
 // start starts one round with calls and, in the background, merges its
 // state when it ends.
-func (g *gatewayRun) start(ctx workflow.Context, calls []*gatewayCall) {
+func (g *run) start(ctx workflow.Context, calls []*call) {
 	st := g.state.Clone()
 	msg := round.Message{Role: "assistant"}
 	var fut workflow.ChildWorkflowFuture
 	var in round.Input
 	var err error
-	for try := 0; try < gatewayStartTries; try++ {
+	for try := 0; try < startTries; try++ {
 		n := g.next
 		g.next++
 		msg.ToolCalls = msg.ToolCalls[:0]
@@ -189,7 +202,7 @@ func (g *gatewayRun) start(ctx workflow.Context, calls []*gatewayCall) {
 // signUsage gives st's usage a MAC for round n of the run (T15): the
 // gateway holds the run's state, so it hands each round the usage the
 // rounds before it counted, as a client hands on a round's output.
-func (g *gatewayRun) signUsage(ctx workflow.Context, st *round.RunState, n int) {
+func (g *run) signUsage(ctx workflow.Context, st *round.RunState, n int) {
 	if st.Usage == nil {
 		return
 	}
@@ -197,19 +210,19 @@ func (g *gatewayRun) signUsage(ctx workflow.Context, st *round.RunState, n int) 
 	st.Usage.MAC = ""
 	in := wire.UsageInput{SessionID: g.in.SessionID, RunID: names.GatewayRunID(g.in.Run), Usage: *st.Usage, Bound: true}
 	var out wire.SignUsageOutput
-	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "sign the run's usage"), wire.ActivitySignUsage, in).Get(ctx, &out); err != nil {
+	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, signOptions), wire.ActivitySignUsage, in).Get(ctx, &out); err != nil {
 		workflow.GetLogger(ctx).Warn("signing the gateway run's usage failed; the round treats it as unsigned", "error", err)
 		return
 	}
 	st.Usage.MAC = out.MAC
 }
 
-// GatewayTools is the workflow behind the gateway's tools/list: one
+// ToolsWorkflow is the workflow behind the gateway's tools/list: one
 // activity on a worker of the task queue lists what the gateway may offer.
-func GatewayTools(ctx workflow.Context) ([]round.GatewayTool, error) {
+func ToolsWorkflow(ctx workflow.Context) ([]round.GatewayTool, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		ScheduleToStartTimeout: catalogTimeout,
-		StartToCloseTimeout:    catalogTimeout,
+		ScheduleToStartTimeout: listTimeout,
+		StartToCloseTimeout:    listTimeout,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 	var out []round.GatewayTool
