@@ -13,6 +13,7 @@ import (
 	"github.com/toolround/toolround/internal/llm"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/internal/workflows/agentrun"
 	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools/secrets"
 )
@@ -22,7 +23,7 @@ import (
 // LLM_TIMEOUT; without LLM_BASE_URL every model call fails with a message
 // that says so, and rounds run as before.
 func registerAgent(r worker.Registry, wf *workflows.RoundWorkflow, acts *activities.Activities) {
-	aw := &workflows.AgentWorkflow{}
+	aw := &agentrun.Workflow{}
 	contextTokens := 0
 	if rc, ok := wf.Catalog.(*workflows.RegistryCatalog); ok {
 		aw.HeartbeatTimeout, aw.Limits = rc.Options.HeartbeatTimeout, rc.Options.WorkerLimits

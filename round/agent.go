@@ -72,7 +72,7 @@ type AgentInput struct {
 	// limit_reached past max_seconds or max_model_tokens.
 	Limits *Limits `json:"limits,omitempty"`
 	// HistoryEvents and HistoryBytes override the bounds past which the run
-	// continues as new (workflows.AgentHistoryEvents, AgentHistoryBytes).
+	// continues as new (agentrun.HistoryEvents, HistoryBytes).
 	HistoryEvents int `json:"history_events,omitempty"`
 	HistoryBytes  int `json:"history_bytes,omitempty"`
 	// A subagent's (G1), set by the round that starts it: its system

@@ -15,7 +15,7 @@ import (
 	tclient "go.temporal.io/sdk/client"
 
 	"github.com/toolround/toolround/internal/llm/scripted"
-	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/internal/workflows/agentrun"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
@@ -91,8 +91,8 @@ func TestAgentRunHistoryBounded200Rounds(t *testing.T) {
 	t.Logf("%d rounds in %v (%v per round); the rounds themselves: %v per round; the run's overhead per round: %v (model call, child start and result)",
 		rounds, took.Round(time.Millisecond), perRound.Round(time.Millisecond), (roundTime / time.Duration(rounds)).Round(time.Millisecond),
 		((took - roundTime) / time.Duration(rounds)).Round(time.Millisecond))
-	t.Logf("%d executions; largest history %d events, %d bytes (bounds %d events, %d bytes)", len(execs), maxLen, maxSize, workflows.AgentHistoryEvents, workflows.AgentHistoryBytes)
-	require.LessOrEqual(t, maxLen, int64(workflows.AgentHistoryEvents+100), "continue-as-new keeps every execution's history near the bound")
+	t.Logf("%d executions; largest history %d events, %d bytes (bounds %d events, %d bytes)", len(execs), maxLen, maxSize, agentrun.HistoryEvents, agentrun.HistoryBytes)
+	require.LessOrEqual(t, maxLen, int64(agentrun.HistoryEvents+100), "continue-as-new keeps every execution's history near the bound")
 }
 
 // TestAgentRunNeverPassesItsHistoryBytes (L2): every execution of an agent

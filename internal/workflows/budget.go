@@ -33,12 +33,12 @@ type fitPlan struct {
 	preview  int
 }
 
-// noteBytes estimates the note a stored content gets after its preview
-// ("[N bytes in all; stored as REF]"), refBytes the content_ref field each
+// NoteBytes estimates the note a stored content gets after its preview
+// ("[N bytes in all; stored as REF]"), RefBytes the content_ref field each
 // result or dedupe entry gets.
 const (
-	noteBytes = 120
-	refBytes  = 110
+	NoteBytes = 120
+	RefBytes  = 110
 )
 
 // planFit picks the contents to move out of res so that it fits
@@ -47,7 +47,7 @@ const (
 // until the result fits. Previews shrink when 2 KiB ones are too many. It is
 // pure; an empty plan means res fits.
 func planFit(res *round.Output) fitPlan {
-	return planFitSized(res, encodedLen(res), encodedLen(res.State))
+	return planFitSized(res, EncodedLen(res), EncodedLen(res.State))
 }
 
 // planFitSized is planFit for a result and state of known encoded sizes.
@@ -84,7 +84,7 @@ func planFitSized(res *round.Output, size, stateSize int) fitPlan {
 		}
 	}
 	if res.State != nil {
-		for _, k := range sortedDedupeKeys(res.State.Dedupe) {
+		for _, k := range SortedDedupeKeys(res.State.Dedupe) {
 			if e := res.State.Dedupe[k]; e.ContentRef == "" {
 				add(e.Content, 1, 1)
 			}
@@ -101,12 +101,12 @@ func planFitSized(res *round.Output, size, stateSize int) fitPlan {
 		plan = fitPlan{preview: preview}
 		need, stateNeed := over, stateOver
 		picked := make([]bool, len(cands))
-		saved := func(c *cand) int { return c.copies*(c.size-preview-noteBytes) - c.refs*refBytes }
+		saved := func(c *cand) int { return c.copies*(c.size-preview-NoteBytes) - c.refs*RefBytes }
 		pick := func(i int) {
 			picked[i] = true
 			plan.contents = append(plan.contents, cands[i].content)
 			need -= saved(cands[i])
-			stateNeed -= cands[i].inState*(cands[i].size-preview-noteBytes) - cands[i].inState*refBytes
+			stateNeed -= cands[i].inState*(cands[i].size-preview-NoteBytes) - cands[i].inState*RefBytes
 		}
 		for i, c := range cands {
 			if stateNeed > 0 && c.inState > 0 && saved(c) > 0 {
@@ -158,7 +158,7 @@ func stringLen(s string) int {
 	return n
 }
 
-func encodedLen(v any) int {
+func EncodedLen(v any) int {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return 0
@@ -170,7 +170,7 @@ func encodedLen(v any) int {
 // has (H3, changeLeanOutput), kept within its budget (fit).
 func (r *run) output(ctx workflow.Context, res round.Result) round.Output {
 	out := round.NewOutput(r.in, res)
-	if version(ctx, changeLeanOutput, 1) == 1 {
+	if Version(ctx, changeLeanOutput, 1) == 1 {
 		out.Lean() // H3: the caller has the input
 	}
 	r.fit(ctx, &out)
@@ -185,7 +185,7 @@ func (r *run) output(ctx workflow.Context, res round.Result) round.Output {
 // When many small results are still too much, the per-call events leave the
 // result; they are on the session's event stream already.
 func (r *run) fit(ctx workflow.Context, res *round.Output) {
-	size, stateSize := encodedLen(res), encodedLen(res.State)
+	size, stateSize := EncodedLen(res), EncodedLen(res.State)
 	if size <= ResultBudget && stateSize <= StateBudget {
 		return
 	}
@@ -209,7 +209,7 @@ func (r *run) fit(ctx workflow.Context, res *round.Output) {
 	if trimEvents(res) {
 		workflow.GetLogger(ctx).Warn("the round's per-call events left its result to fit it", "budget", ResultBudget)
 	}
-	if n := encodedLen(res); n > ResultBudget {
+	if n := EncodedLen(res); n > ResultBudget {
 		workflow.GetLogger(ctx).Warn("the round's result is still above its budget", "bytes", n, "budget", ResultBudget)
 	}
 }
@@ -220,7 +220,7 @@ func (r *run) fit(ctx workflow.Context, res *round.Output) {
 func trimEvents(res *round.Output) bool {
 	dropped := 0
 	for _, typ := range []string{round.EventCallStarted, round.EventToolResult} {
-		if encodedLen(res) <= ResultBudget {
+		if EncodedLen(res) <= ResultBudget {
 			break
 		}
 		kept := res.Events[:0]
@@ -261,7 +261,7 @@ func applyFit(res *round.Output, contents []string, stored []wire.StoredContent)
 	if res.State == nil {
 		return
 	}
-	for _, k := range sortedDedupeKeys(res.State.Dedupe) {
+	for _, k := range SortedDedupeKeys(res.State.Dedupe) {
 		e := res.State.Dedupe[k]
 		j, ok := idx[e.Content]
 		if e.ContentRef != "" || !ok {

@@ -43,12 +43,12 @@ func TestPlanFitLeavesRoundsThatFitAlone(t *testing.T) {
 
 func TestPlanFitBringsTheResultUnderItsBudget(t *testing.T) {
 	res := bigResult(20, 0, 120<<10)
-	require.Greater(t, encodedLen(res), ResultBudget)
+	require.Greater(t, EncodedLen(res), ResultBudget)
 	plan := planFit(res)
 	require.NotEmpty(t, plan.contents)
 	require.Less(t, len(plan.contents), 20, "only as many as it takes")
 	applyFit(res, plan.contents, stored(plan.contents, true))
-	require.LessOrEqual(t, encodedLen(res), ResultBudget)
+	require.LessOrEqual(t, EncodedLen(res), ResultBudget)
 	moved := 0
 	full := res.Result()
 	for i, r := range res.Results {
@@ -63,15 +63,15 @@ func TestPlanFitBringsTheResultUnderItsBudget(t *testing.T) {
 
 func TestPlanFitBringsTheStateUnderItsBudget(t *testing.T) {
 	res := bigResult(1, 6, 80<<10)
-	require.Greater(t, encodedLen(res.State), StateBudget)
-	require.Less(t, encodedLen(res), ResultBudget)
+	require.Greater(t, EncodedLen(res.State), StateBudget)
+	require.Less(t, EncodedLen(res), ResultBudget)
 	plan := planFit(res)
 	require.NotEmpty(t, plan.contents)
 	for _, c := range plan.contents {
 		require.True(t, strings.HasPrefix(c, "e"), "only dedupe entries move when only the state is too large")
 	}
 	applyFit(res, plan.contents, stored(plan.contents, true))
-	require.LessOrEqual(t, encodedLen(res.State), StateBudget)
+	require.LessOrEqual(t, EncodedLen(res.State), StateBudget)
 	require.Len(t, res.State.Dedupe, 6, "entries stay, with a reference")
 
 	res = bigResult(1, 6, 80<<10)
@@ -81,7 +81,7 @@ func TestPlanFitBringsTheStateUnderItsBudget(t *testing.T) {
 
 func TestPlanFitShrinksPreviewsForManyResults(t *testing.T) {
 	res := bigResult(900, 0, 3<<10)
-	require.Greater(t, encodedLen(res), ResultBudget)
+	require.Greater(t, EncodedLen(res), ResultBudget)
 	plan := planFit(res)
 	require.Less(t, plan.preview, 2<<10, "900 previews of 2 KiB would not fit")
 	contents := plan.contents
@@ -90,7 +90,7 @@ func TestPlanFitShrinksPreviewsForManyResults(t *testing.T) {
 		st[i] = wire.StoredContent{Ref: "r", Content: round.PreviewOf(c, plan.preview) + "\n[3072 bytes in all; stored as toolround:blob:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef]"}
 	}
 	applyFit(res, contents, st)
-	require.LessOrEqual(t, encodedLen(res), ResultBudget)
+	require.LessOrEqual(t, EncodedLen(res), ResultBudget)
 }
 
 func TestPlanFitIsDeterministic(t *testing.T) {
@@ -118,9 +118,9 @@ func TestTrimEventsOnlyWhenTheResultIsStillTooLarge(t *testing.T) {
 			round.Event{Type: round.EventToolResult, ID: strings.Repeat("w", 200) + "/" + r.CallID + "/result", CallID: r.CallID, SessionID: strings.Repeat("s", 120), Detail: r.Content})
 	}
 	res.Events = append(res.Events, round.Event{Type: round.EventRoundFinished, Detail: "ok=2000"})
-	require.Greater(t, encodedLen(res), ResultBudget)
+	require.Greater(t, EncodedLen(res), ResultBudget)
 	require.True(t, trimEvents(res))
-	require.LessOrEqual(t, encodedLen(res), ResultBudget)
+	require.LessOrEqual(t, EncodedLen(res), ResultBudget)
 	require.Equal(t, round.EventRoundStarted, res.Events[0].Type)
 	last := res.Events[len(res.Events)-1]
 	require.Equal(t, round.EventRoundFinished, last.Type)
@@ -132,6 +132,6 @@ func TestTrimEventsOnlyWhenTheResultIsStillTooLarge(t *testing.T) {
 
 func TestStringLenIsTheEncodedLength(t *testing.T) {
 	for _, s := range []string{"", "plain", `q"uo\te`, "tab\tnl\nctl\x01", "<b>&amp;</b>", "é中😀", "bad\xffutf8\xc3", "line\u2028sep\u2029", strings.Repeat("x", 1000)} {
-		require.Equal(t, encodedLen(s), stringLen(s), "%q", s)
+		require.Equal(t, EncodedLen(s), stringLen(s), "%q", s)
 	}
 }

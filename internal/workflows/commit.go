@@ -188,7 +188,7 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 	// Changes are applied after this round's entries are in: a read that ran
 	// beside a change in the same round may have seen either state.
 	for _, c := range changes {
-		for _, key := range sortedDedupeKeys(st.Dedupe) {
+		for _, key := range SortedDedupeKeys(st.Dedupe) {
 			e := st.Dedupe[key]
 			if e.CallID == c.callID && e.Round == ci.Input.Round {
 				continue
@@ -263,7 +263,7 @@ func overlaps(a, b []string) bool {
 	return false
 }
 
-func sortedDedupeKeys(m map[string]round.DedupeEntry) []string {
+func SortedDedupeKeys(m map[string]round.DedupeEntry) []string {
 	keys := make([]string, 0, len(m))
 	// The keys are sorted before use.
 	//workflowcheck:ignore
@@ -280,7 +280,7 @@ func evict(st *round.RunState) {
 	if len(st.Dedupe) <= wire.MaxDedupeEntries {
 		return
 	}
-	keys := sortedDedupeKeys(st.Dedupe)
+	keys := SortedDedupeKeys(st.Dedupe)
 	sort.SliceStable(keys, func(i, j int) bool { return st.Dedupe[keys[i]].Seq < st.Dedupe[keys[j]].Seq })
 	for _, k := range keys[:len(keys)-wire.MaxDedupeEntries] {
 		delete(st.Dedupe, k)

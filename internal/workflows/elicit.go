@@ -65,7 +65,7 @@ func (r *run) onElicit(ctx workflow.Context, raw json.RawMessage) {
 	case r.elicits[key] != nil:
 		return // a repeated signal of a request the round has
 	}
-	version(ctx, changeElicitation, 1)
+	Version(ctx, changeElicitation, 1)
 	r.ask(ctx, &r.calls[i], key, e)
 }
 
@@ -122,7 +122,7 @@ func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in wire.Execu
 			if err == nil && out.Task != nil {
 				// The server runs the call as a task (E2): its id is in
 				// history now, and an activity that may be retried polls it.
-				version(ctx, changeMCPTasks, 1)
+				Version(ctx, changeMCPTasks, 1)
 				in.Task, in.InputResponses, in.RequestState = out.Task, nil, ""
 				polls++
 				next = r.executeTool(ctx, ti, taskPollOptions(ti, c, r.snap, out.Task, fmt.Sprintf("%s/task-%d", c.CallID, polls)), in)
@@ -137,7 +137,7 @@ func (r *run) startMCP(ctx workflow.Context, c *Call, ti ToolInfo, in wire.Execu
 					Content: fmt.Sprintf("the mcp server still asks for input after %d round trips", in.InputTrips)}, nil)
 				return
 			}
-			version(ctx, changeElicitation, 1)
+			Version(ctx, changeElicitation, 1)
 			answers := map[string]json.RawMessage{}
 			// Copying a map does not depend on its order.
 			//workflowcheck:ignore

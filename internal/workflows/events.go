@@ -62,7 +62,7 @@ func (r *run) publish(ctx workflow.Context, in wire.PublishInput) {
 // done.
 func (r *run) publishCommitted(ctx workflow.Context, out *CommitOutput) {
 	pub := wire.PublishInput{Events: out.Result.Events[r.published:], CacheWrites: out.CacheWrites, History: out.Result.History}
-	if version(ctx, changeCallFinished, 1) == 1 {
+	if Version(ctx, changeCallFinished, 1) == 1 {
 		pub.Finished = r.finished(workflow.Now(ctx), out.Result.Results)
 	}
 	crashpoint.Step(ctx, "round.pass3.after")

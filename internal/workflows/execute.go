@@ -53,7 +53,7 @@ func (r *run) execute(ctx workflow.Context) {
 			serial = append(serial, i)
 		}
 	}
-	opIDs := len(conc)+len(serial) > 0 && version(ctx, changeOperationIDs, 1) == 1
+	opIDs := len(conc)+len(serial) > 0 && Version(ctx, changeOperationIDs, 1) == 1
 	r.subagents = r.subagentShare(ctx, conc, serial)
 	keys := r.keyLimits(ctx, conc, serial)
 	sel := workflow.NewSelector(ctx)
@@ -118,7 +118,7 @@ func (r *run) keyLimits(ctx workflow.Context, lanes ...[]int) keyCounts {
 			if r.calls[i].Facts.Key == "" {
 				continue
 			}
-			if version(ctx, changeKeyLimits, 1) == workflow.DefaultVersion {
+			if Version(ctx, changeKeyLimits, 1) == workflow.DefaultVersion {
 				return nil
 			}
 			return keyCounts{}
@@ -202,9 +202,9 @@ func (r *run) startWorkerActivity(ctx workflow.Context, c *Call, ti ToolInfo) wo
 		CallID: c.CallID, Tool: c.Tool, Args: c.Args, SessionID: r.scope.SessionID, RunID: r.scope.RunID,
 		Round: r.scope.Round, WorkflowID: r.scope.WorkflowID, Test: c.Test,
 	}
-	if c.Approval != nil && c.Approval.Decision == round.DecisionRule && version(ctx, changeRuleLockdown, 1) == 1 {
+	if c.Approval != nil && c.Approval.Decision == round.DecisionRule && Version(ctx, changeRuleLockdown, 1) == 1 {
 		in.RuleApproved = true
-		if c.ruleScope != "" && version(ctx, changeRuleScope, 1) == 1 {
+		if c.ruleScope != "" && Version(ctx, changeRuleScope, 1) == 1 {
 			in.RuleScope, c.Approval.Scope = c.ruleScope, c.ruleScope
 		}
 	}
@@ -215,10 +215,10 @@ func (r *run) startWorkerActivity(ctx workflow.Context, c *Call, ti ToolInfo) wo
 		return workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localActivityOptions(ti, c)), wire.ActivityExecuteTool, in)
 	}
 	c.selfPublished = true // with the worker's own clock, when it really starts
-	if reconcilable(ti, c) && version(ctx, changeReconcile, 1) == 1 {
+	if reconcilable(ti, c) && Version(ctx, changeReconcile, 1) == 1 {
 		return r.startReconcilable(ctx, c, ti, in)
 	}
-	if ti.MCP && version(ctx, changeInputRounds, 1) >= 1 {
+	if ti.MCP && Version(ctx, changeInputRounds, 1) >= 1 {
 		return r.startMCP(ctx, c, ti, in) // elicit.go
 	}
 	return r.executeTool(ctx, ti, activityOptions(ti, c, r.snap), in)
@@ -321,11 +321,11 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 		o.Files, o.Usage, o.Child = out.Files, out.Usage, out.Child
 		if out.IsError {
 			o.Status = round.StatusError
-			if out.ErrorCode != "" && version(ctx, changeErrorCode, 1) >= 1 {
+			if out.ErrorCode != "" && Version(ctx, changeErrorCode, 1) >= 1 {
 				o.ErrorCode = out.ErrorCode
 			}
 		}
-		if len(out.Images) > 0 && !out.IsError && version(ctx, changeImages, 1) >= 1 {
+		if len(out.Images) > 0 && !out.IsError && Version(ctx, changeImages, 1) >= 1 {
 			o.Images = out.Images
 		}
 	case temporal.IsCanceledError(err):

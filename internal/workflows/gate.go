@@ -40,7 +40,7 @@ type approvals interface {
 // pickApprovals is the one place where the round asks which approvals it
 // recorded.
 func (r *run) pickApprovals(ctx workflow.Context) approvals {
-	if version(ctx, changeApprovals, 1) >= 1 {
+	if Version(ctx, changeApprovals, 1) >= 1 {
 		return liveApprovals{r}
 	}
 	return legacyApprovals{r}
@@ -139,7 +139,7 @@ func (r *run) gate(ctx workflow.Context) {
 	// Each decision is published as it lands while other calls still wait,
 	// so that a page open on the session shows it; rounds recorded before
 	// published them all when the gate closed.
-	live := version(ctx, changeLiveDecisions, 1) >= 1
+	live := Version(ctx, changeLiveDecisions, 1) >= 1
 	for {
 		now = workflow.Now(ctx)
 		r.expire(ctx, now)
@@ -371,7 +371,7 @@ func (r *run) onConfirm(ctx workflow.Context, s round.Confirm, via string) {
 		if s.Remember {
 			var rules []approval.Rule
 			var err error
-			if a := r.snap.approvalOf(c); version(ctx, changeRuleScope, 1) == 1 {
+			if a := r.snap.approvalOf(c); Version(ctx, changeRuleScope, 1) == 1 {
 				rules, err = approval.RememberScoped(r.snap.Tables, a.Kind, c.Tool, Canonical(c.Args), s.Pattern, s.Scope, a.ReadOnly)
 			} else {
 				rules, err = approval.RememberAt(r.snap.Tables, a.Kind, c.Tool, Canonical(c.Args), s.Pattern)

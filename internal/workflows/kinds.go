@@ -24,13 +24,13 @@ var toolKinds = []toolKind{
 		return r.startExternal(ctx, c, ti) // execute.go
 	}},
 	{tools.KindChildRun, func(r *run, ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
-		if version(ctx, changeSubagents, 1) >= 1 {
+		if Version(ctx, changeSubagents, 1) >= 1 {
 			return r.startSubagent(ctx, c, r.subagents) // subagent.go
 		}
 		return nil
 	}},
 	{tools.KindChatbot, func(r *run, ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
-		if version(ctx, changeChatbots, 1) >= 1 {
+		if Version(ctx, changeChatbots, 1) >= 1 {
 			return r.sendToChatbot(ctx, c) // chatbot_round.go
 		}
 		return nil

@@ -55,11 +55,11 @@ func (r *run) verifyUsage(ctx workflow.Context) {
 	if !r.snap.Features.RunLimits || workflow.GetInfo(ctx).ParentWorkflowExecution != nil {
 		return
 	}
-	if version(ctx, changeBoundUsage, 1) >= 1 {
+	if Version(ctx, changeBoundUsage, 1) >= 1 {
 		r.verifyBoundUsage(ctx)
 		return
 	}
-	if r.snap.WorkerLimits.Empty() || version(ctx, changeSignedUsage, 1) < 1 {
+	if r.snap.WorkerLimits.Empty() || Version(ctx, changeSignedUsage, 1) < 1 {
 		return
 	}
 	r.signsUsage = true

@@ -37,7 +37,7 @@ type notifier struct {
 // startNotify turns the round's notifications on when its snapshot says a
 // webhook is configured, and starts the coroutine that starts them.
 func (r *run) startNotify(ctx workflow.Context) {
-	if r.snap.Notify == nil || version(ctx, changeNotify, 1) < 1 {
+	if r.snap.Notify == nil || Version(ctx, changeNotify, 1) < 1 {
 		return
 	}
 	r.notes.on = true

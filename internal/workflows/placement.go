@@ -47,7 +47,7 @@ func (r *run) place(ctx workflow.Context, calls []Unwrapped) {
 			break
 		}
 	}
-	if !need || version(ctx, changePlacement, 1) == workflow.DefaultVersion {
+	if !need || Version(ctx, changePlacement, 1) == workflow.DefaultVersion {
 		return
 	}
 	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
@@ -76,7 +76,7 @@ func (r *run) dropOtherGenerations() {
 	if r.bound == nil {
 		return
 	}
-	for _, key := range sortedDedupeKeys(r.st.Dedupe) {
+	for _, key := range SortedDedupeKeys(r.st.Dedupe) {
 		e := r.st.Dedupe[key]
 		if ti, ok := r.snap.Tools[e.Tool]; ok && ti.Workspace && e.Generation != r.bound.Generation {
 			delete(r.st.Dedupe, key)

@@ -105,7 +105,7 @@ func UnwrapTests(ctx workflow.Context, calls []Unwrapped) {
 		if u.Name != tools.TestTool || u.Err != "" {
 			continue
 		}
-		if version(ctx, changeTestTool, 1) < 1 {
+		if Version(ctx, changeTestTool, 1) < 1 {
 			return
 		}
 		calls[i] = UnwrapTest(u)

@@ -10,5 +10,5 @@ import "go.temporal.io/sdk/workflow"
 // one without a nondeterminism error, and the marker shows which rounds the
 // new code ran.
 func probeUpgrade(ctx workflow.Context) {
-	_ = version(ctx, changeUpgradeProbe, 1)
+	_ = Version(ctx, changeUpgradeProbe, 1)
 }

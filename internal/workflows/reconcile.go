@@ -82,7 +82,7 @@ func (r *run) startReconcilable(ctx workflow.Context, c *Call, ti ToolInfo, in w
 			err2 := r.executeTool(ctx, ti, o, again).Get(ctx, &out2)
 			out2.Attempt = 2
 			if err2 != nil && !temporal.IsCanceledError(err2) && ctx.Err() == nil &&
-				version(ctx, changeLostAgain, 1) == 1 {
+				Version(ctx, changeLostAgain, 1) == 1 {
 				set.Set(nil, &lostAgain{first: err, second: err2, absent: rec.Content})
 				return
 			}

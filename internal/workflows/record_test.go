@@ -273,30 +273,6 @@ func lookTool() tools.Definition {
 	}
 }
 
-// memBlobs is a blob store in memory for the recorder's worker.
-type memBlobs struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (b *memBlobs) Put(_ context.Context, content string) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	ref := fmt.Sprintf("mem:%d", len(b.m)+1)
-	b.m[ref] = content
-	return ref, nil
-}
-
-func (b *memBlobs) Get(_ context.Context, ref string) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	c, ok := b.m[ref]
-	if !ok {
-		return "", errors.New("no such blob")
-	}
-	return c, nil
-}
-
 type attemptCounter struct {
 	mu sync.Mutex
 	n  map[string]int
@@ -957,7 +933,7 @@ func TestRecordHistories(t *testing.T) {
 	cat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second,
 		BuildID: "recorder-build", Chatbots: []round.Chatbot{{Name: "helper", Description: "Answers.", Tools: []string{"calculate"}}}})
 	wf := &workflows.RoundWorkflow{Catalog: cat}
-	acts := &activities.Activities{Registry: reg, Blobs: &memBlobs{m: map[string]string{}}, RuleKey: ruleKey, Client: c}
+	acts := &activities.Activities{Registry: reg, Blobs: &testtools.MemBlobs{}, RuleKey: ruleKey, Client: c}
 	queue := fmt.Sprintf("replay-record-%d", time.Now().UnixNano())
 	w := worker.New(c, queue, worker.Options{Identity: "recorder"})
 	// Subagents' runs (G1) call a model that answers at once.

@@ -63,7 +63,7 @@ func (r *run) startRemote(ctx workflow.Context, c *Call, ti ToolInfo) workflow.F
 			}
 		}
 		sent := approval.SecretNames(in.ArgsJSON)
-		if len(sent) > 0 && version(ctx, changeToolSecrets, 1) >= 1 {
+		if len(sent) > 0 && Version(ctx, changeToolSecrets, 1) >= 1 {
 			sealed, refused := r.sealToolSecrets(ctx, rem.Queue, sent)
 			if refused != nil {
 				settable.Set(*refused, nil)
@@ -308,7 +308,7 @@ func (r *run) sendsToolSecrets(ctx workflow.Context) bool {
 	for i := range r.calls {
 		c := &r.calls[i]
 		if r.queueOf(c.Tool) != "" && len(approval.SecretNames(Canonical(c.Args))) > 0 {
-			return version(ctx, changeToolSecrets, 1) >= 1
+			return Version(ctx, changeToolSecrets, 1) >= 1
 		}
 	}
 	return false

@@ -34,8 +34,8 @@ type Features struct {
 
 // features reads the versions of this execution's behaviour changes.
 func features(ctx workflow.Context) Features {
-	v := version(ctx, changeHonestRepeats, 1)
-	return Features{HonestRepeats: v >= 1, HelpfulHints: version(ctx, changeHelpfulHints, 1) >= 1, RunLimits: version(ctx, changeRunLimits, 1) >= 1}
+	v := Version(ctx, changeHonestRepeats, 1)
+	return Features{HonestRepeats: v >= 1, HelpfulHints: Version(ctx, changeHelpfulHints, 1) >= 1, RunLimits: Version(ctx, changeRunLimits, 1) >= 1}
 }
 
 // checkRepeats is the start of pass 1 (U3): the dedupe entries that this

@@ -110,7 +110,7 @@ type run struct {
 func (w *RoundWorkflow) Run(ctx workflow.Context, in round.Input) (round.Output, error) {
 	// 0. An input that cannot run at all fails the round; the turn's calls
 	// are read in its format (F1) and run_tool calls are unwrapped (P1.1).
-	if in.Format.Name() != round.FormatOpenAI && version(ctx, changeFormats, 1) == workflow.DefaultVersion {
+	if in.Format.Name() != round.FormatOpenAI && Version(ctx, changeFormats, 1) == workflow.DefaultVersion {
 		legacyFormat(&in)
 	}
 	if err := in.ValidateStarted(); err != nil {

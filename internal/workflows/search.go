@@ -36,12 +36,12 @@ type search struct {
 // the change comes from (the gate, a signal, an update, an ask_user call, a
 // deadline), so the steps need not call it.
 func (r *run) keepSearch(ctx workflow.Context) {
-	r.search.on = version(ctx, changeSearch, 1) >= 1
+	r.search.on = Version(ctx, changeSearch, 1) >= 1
 	if !r.search.on {
 		return
 	}
 	r.upsertSearch(ctx, SearchSession.ValueSet(r.in.SessionID), SearchWaiting.ValueSet(false), SearchWaitingCalls.ValueSet(0))
-	r.search.memo = version(ctx, changeSince, 1) >= 1
+	r.search.memo = Version(ctx, changeSince, 1) >= 1
 	// Disconnected: a cancelled round still clears its waiting calls.
 	dctx, _ := workflow.NewDisconnectedContext(ctx)
 	workflow.Go(dctx, func(ctx workflow.Context) {
@@ -137,7 +137,7 @@ func (r *run) upsertSearch(ctx workflow.Context, attrs ...temporal.SearchAttribu
 // runs which round while builds roll out (V1). A snapshot without a build id
 // (a worker that has none, or one recorded before) writes nothing.
 func (r *run) keepBuild(ctx workflow.Context) {
-	if r.snap.BuildID == "" || version(ctx, changeBuildMemo, 1) < 1 {
+	if r.snap.BuildID == "" || Version(ctx, changeBuildMemo, 1) < 1 {
 		return
 	}
 	if err := workflow.UpsertMemo(ctx, map[string]any{names.MemoBuildID: r.snap.BuildID}); err != nil {

@@ -54,7 +54,7 @@ func (r *run) subagentShare(ctx workflow.Context, queued ...[]int) int {
 			}
 		}
 	}
-	if n == 0 || !r.snap.Features.RunLimits || version(ctx, changeFloorShares, 1) < 1 {
+	if n == 0 || !r.snap.Features.RunLimits || Version(ctx, changeFloorShares, 1) < 1 {
 		return n
 	}
 	r.floorShares = true

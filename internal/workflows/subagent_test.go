@@ -8,14 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/wire"
-	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/internal/workflows/agentrun"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools/agent"
@@ -37,7 +36,7 @@ func newSubagentHarness(t *testing.T, bound int, child func(workflow.Context, ro
 	h := &subagentHarness{harness: newHarness(t, bound)}
 	h.reg.MustRegister(agent.Subagents(), agent.BackgroundSubagents())
 	if child == nil {
-		aw := &workflows.AgentWorkflow{HeartbeatTimeout: time.Minute}
+		aw := &agentrun.Workflow{HeartbeatTimeout: time.Minute}
 		child = aw.Run
 	}
 	h.env.RegisterWorkflowWithOptions(child, workflow.RegisterOptions{Name: names.AgentWorkflowName})
@@ -252,34 +251,6 @@ func TestBackgroundSubagentsStartAndAreLookedAt(t *testing.T) {
 	require.Equal(t, out.State.Usage.Calls+2, last.State.Usage.Calls, "two looks in one round add the child's counts no more")
 	require.Equal(t, []string{id}, last.State.Counted)
 	require.Equal(t, []string{id}, last.State.Children)
-}
-
-func TestCancellingAnAgentRunCancelsItsBackgroundSubagents(t *testing.T) {
-	h := newAgentHarness(t)
-	var cancelled []string
-	h.env.OnRequestCancelExternalWorkflow(mock.Anything, mock.Anything, mock.Anything).Return(func(_, id, _ string) error {
-		cancelled = append(cancelled, id)
-		return nil
-	})
-	h.env.RegisterDelayedCallback(func() { h.env.CancelWorkflow() }, time.Hour)
-	h.reply = func(in wire.ModelInput) wire.ModelOutput {
-		if in.Call == 1 {
-			return toolsUntil(2)(in)
-		}
-		return wire.ModelOutput{Message: round.AgentMessage{Role: "assistant", ToolCalls: []round.ToolCall{{ID: "w", Type: "function",
-			Function: round.FunctionCall{Name: "calculate", Arguments: `{"expression":"1"}`}}}}}
-	}
-	h.roundFn = func(ctx workflow.Context, in round.Input) (round.Output, error) {
-		out := fakeRound(in, round.StatusOK)
-		out.State.Children = []string{"agentrun/s1/sub-aaaaaaaaaaaaaaaaaaaaaaaa"}
-		if in.Round >= 2 {
-			_ = workflow.Sleep(ctx, 2*time.Hour) // the run is cancelled meanwhile
-		}
-		return out, nil
-	}
-	st := h.run(t, agentInput())
-	require.Equal(t, round.AgentCancelled, st.Status)
-	require.Equal(t, []string{"agentrun/s1/sub-aaaaaaaaaaaaaaaaaaaaaaaa"}, cancelled)
 }
 
 // TestASubagentKeepsItsCallersExclusions (G1): a child has the caller's

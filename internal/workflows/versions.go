@@ -22,14 +22,14 @@ const (
 	changeCallFinished     = "call-finished"           // U7: pass 3 publishes call_finished for the calls only the workflow saw end (round.go)
 	changeHelpfulHints     = "helpful-hints"           // P3.2: Features.HelpfulHints, a next: hint only where it helps (commit.go)
 	changeRuleLockdown     = "rule-command-lockdown"   // T4: round.ExecuteInput.RuleApproved, asked only for calls a rule approved (execute.go)
-	changeAgentRepeatNotes = "agent-repeat-notes"      // U3: an agent run's tool messages name what a repeat repeats (agentround.go; asked directly, the agent run has no baseline)
+	ChangeAgentRepeatNotes = "agent-repeat-notes"      // U3: an agent run's tool messages name what a repeat repeats (agentrun/round.go; asked directly, the agent run has no baseline)
 	changeLiveDecisions    = "live-decisions"          // T2: the gate publishes each decision as it lands while other calls wait (gate.go)
 	changeFormats          = "wire-formats"            // F1: a turn in format anthropic or responses is read in it (round.go; asked only by such rounds, so openai rounds pay no marker; without it, legacyFormat)
 	changeRunLimits        = "run-limits"              // B1, B2: Features.RunLimits, run limits and counted rules (limits.go)
-	changeAgentLimits      = "agent-limits"            // B1: an agent run's limits, its model tokens counted, limit_reached (agentlimits.go; asked directly)
+	ChangeAgentLimits      = "agent-limits"            // B1: an agent run's limits, its model tokens counted, limit_reached (agentrun/limits.go; asked directly)
 	changeSignedUsage      = "signed-usage"            // B1: on a worker with WORKER_LIMITS the round signs the usage it hands on and asks for every call when the usage it got does not verify (limits.go; asked only by such rounds, not by an agent run's)
-	changeAgentAPIs        = "agent-apis"              // F4: an agent run's turns of the Messages and Responses APIs run as rounds in their format, and its stops (pause, truncated, refused) are read (agentstart.go; asked directly)
-	changeAgentBudget      = "agent-budget"            // B3: an agent run's model requests keep within LLM_CONTEXT_TOKENS, shortened results listed in the run state, context_exceeded; version 2: its blob references are refreshed at continue-as-new (agentstart.go; asked directly)
+	ChangeAgentAPIs        = "agent-apis"              // F4: an agent run's turns of the Messages and Responses APIs run as rounds in their format, and its stops (pause, truncated, refused) are read (agentrun/start.go; asked directly)
+	ChangeAgentBudget      = "agent-budget"            // B3: an agent run's model requests keep within LLM_CONTEXT_TOKENS, shortened results listed in the run state, context_exceeded; version 2: its blob references are refreshed at continue-as-new (agentrun/start.go; asked directly)
 	changeNotify           = "notify-webhooks"         // N1, N2: a round whose snapshot has NotifySettings starts notification workflows and records used link nonces (notify.go; asked only by such rounds)
 	changeLeanOutput       = "lean-output"             // H3: the round's output leaves out the turn, which the caller rebuilds from the input (round.go)
 	changeBuildMemo        = "build-memo"              // V1: the round keeps the build that started it in its memo, names.MemoBuildID (round.go)
@@ -46,7 +46,7 @@ const (
 	changeBoundUsage       = "round-bound-usage"       // T15: a round not started by an agent run signs the usage it hands on for its round, with or without WORKER_LIMITS, and takes only the usage its run's previous round signed (else an input error); a counted rule the usage does not count is used up (limits.go; asked by every such round)
 	changeFloorShares      = "floor-shares"            // T15: a subagent's share of each limit is floor(remaining/n) after the round's own calls, may be 0 (round.AgentInput.ZeroShare), is taken from WORKER_LIMITS too, and a background subagent's is reserved when it starts (subagent.go; asked only by rounds with a subagents call)
 	changeRuleScope        = "rule-scope"              // T12: a remembered rule carries its scope (gate.go), and a call a pattern rule approved runs with it, round.ExecuteInput.RuleScope (execute.go; asked only when a rule is remembered or a pattern rule approved a call)
-	changeAgentBounds      = "agent-bounds-forecast"   // L2: an agent run continues as new when its next pass would pass the history bounds (agentcontinue.go; asked directly, only where the forecast alone says stop)
+	ChangeAgentBounds      = "agent-bounds-forecast"   // L2: an agent run continues as new when its next pass would pass the history bounds (agentrun/continue.go; asked directly, only where the forecast alone says stop)
 	changeToolSecrets      = "user-tool-secrets"       // Y3, T9: a user tool's call that sends {{secret:NAME}} gets the values sealed for its queue, and its sealed answer is opened and redacted (remote.go; asked only by such calls)
 	changeBaseline1        = "baseline-2026-11-30"     // one marker for every change of baseline1
 	changeBaseline2        = "baseline-2026-12-01"     // one marker for every change of baseline2
@@ -137,10 +137,10 @@ func withBaseline(ctx workflow.Context) workflow.Context {
 	return ctx
 }
 
-// version is workflow.GetVersion(ctx, change, DefaultVersion, max), except
+// Version is workflow.GetVersion(ctx, change, DefaultVersion, max), except
 // that an execution started with a baseline takes a listed change at its
 // baseline version without a marker of its own.
-func version(ctx workflow.Context, change string, max workflow.Version) workflow.Version {
+func Version(ctx workflow.Context, change string, max workflow.Version) workflow.Version {
 	if b, _ := ctx.Value(baselineKey{}).(map[string]workflow.Version); b != nil {
 		if v, ok := b[change]; ok {
 			return v

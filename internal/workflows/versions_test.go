@@ -60,8 +60,10 @@ func TestLaterBaselinesAreClosed(t *testing.T) {
 }
 
 // TestChangeIDsAreInOneTable: every change id the workflows ask for
-// (version, workflow.GetVersion) is a name of the table in versions.go, each
-// name there is change<Name>, and no two name the same id.
+// (Version, workflow.GetVersion), here and in the packages of the other
+// workflows, is a name of the table in versions.go, each name there is
+// change<Name> (Change<Name> when another workflow's package asks it), and
+// no two name the same id.
 func TestChangeIDsAreInOneTable(t *testing.T) {
 	fset := token.NewFileSet()
 	table := map[string]string{} // name -> id
@@ -76,7 +78,7 @@ func TestChangeIDsAreInOneTable(t *testing.T) {
 		for _, spec := range g.Specs {
 			v := spec.(*ast.ValueSpec)
 			for i, n := range v.Names {
-				require.True(t, strings.HasPrefix(n.Name, "change"), "%s: the change ids are named change<Name>", n.Name)
+				require.True(t, strings.HasPrefix(strings.ToLower(n.Name), "change"), "%s: the change ids are named change<Name>", n.Name)
 				lit, ok := v.Values[i].(*ast.BasicLit)
 				require.True(t, ok, "%s: a change id is a string literal", n.Name)
 				id, err := strconv.Unquote(lit.Value)
@@ -86,14 +88,8 @@ func TestChangeIDsAreInOneTable(t *testing.T) {
 			}
 		}
 	}
-	entries, err := os.ReadDir(".")
-	require.NoError(t, err)
 	asked := 0
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
+	for _, name := range workflowFiles(t) {
 		f, err := parser.ParseFile(fset, name, nil, 0)
 		require.NoError(t, err)
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -103,21 +99,28 @@ func TestChangeIDsAreInOneTable(t *testing.T) {
 			}
 			switch fun := call.Fun.(type) {
 			case *ast.Ident:
-				if fun.Name != "version" {
+				if fun.Name != "Version" {
 					return true
 				}
 			case *ast.SelectorExpr:
-				if x, ok := fun.X.(*ast.Ident); !ok || x.Name != "workflow" || fun.Sel.Name != "GetVersion" {
+				x, ok := fun.X.(*ast.Ident)
+				if !ok || !(x.Name == "workflow" && fun.Sel.Name == "GetVersion" || x.Name == "workflows" && fun.Sel.Name == "Version") {
 					return true
 				}
 			default:
 				return true
 			}
-			id, ok := call.Args[1].(*ast.Ident)
-			if ok && id.Name == "change" && name == "versions.go" {
-				return true // version passes on what it was asked
+			var id string
+			switch a := call.Args[1].(type) {
+			case *ast.Ident:
+				id = a.Name
+			case *ast.SelectorExpr: // workflows.Change<Name>
+				id = a.Sel.Name
 			}
-			require.True(t, ok && table[id.Name] != "", "%s: a change id not of the table in versions.go", fset.Position(call.Pos()))
+			if id == "change" && name == "versions.go" {
+				return true // Version passes on what it was asked
+			}
+			require.True(t, table[id] != "", "%s: a change id not of the table in versions.go", fset.Position(call.Pos()))
 			asked++
 			return true
 		})
@@ -125,21 +128,36 @@ func TestChangeIDsAreInOneTable(t *testing.T) {
 	require.NotZero(t, asked)
 }
 
+// workflowFiles are the workflow code's files: this package's and its
+// subpackages', without tests.
+func workflowFiles(t *testing.T) []string {
+	var files []string
+	for _, pattern := range []string{"*.go", "*/*.go"} {
+		m, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		for _, f := range m {
+			if !strings.HasSuffix(f, "_test.go") {
+				files = append(files, f)
+			}
+		}
+	}
+	require.Contains(t, files, filepath.Join("agentrun", "run.go"))
+	return files
+}
+
 // TestEveryVersionGoesThroughTheTable: workflow code asks for a change's
-// version only through version (versions.go), so every change id is one
+// version only through Version (versions.go), so every change id is one
 // line of the table and a baseline can fold it.
 func TestEveryVersionGoesThroughTheTable(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	require.NoError(t, err)
-	for _, f := range files {
-		if f == "versions.go" || strings.HasSuffix(f, "_test.go") {
+	for _, f := range workflowFiles(t) {
+		if f == "versions.go" {
 			continue
 		}
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
 		for i, line := range strings.Split(string(b), "\n") {
 			if strings.Contains(line, "workflow.GetVersion(") {
-				t.Errorf("%s:%d asks workflow.GetVersion directly: use version (versions.go)", f, i+1)
+				t.Errorf("%s:%d asks workflow.GetVersion directly: use Version (versions.go)", f, i+1)
 			}
 		}
 	}

@@ -1,4 +1,9 @@
-package workflows
+// Package agentrun is the agent run's workflow, agentrun/<session>/<run>
+// (A1-A3): a loop of model calls, each answer's tool calls a child round
+// of internal/workflows; subagents are agent runs of their own, and a
+// chatbot is one in persistent mode (G1-G3). Its change ids are asked
+// through the versions table of internal/workflows.
+package agentrun
 
 import (
 	"errors"
@@ -11,7 +16,7 @@ import (
 	"github.com/toolround/toolround/round"
 )
 
-// AgentWorkflow is the durable agent run (A1-A3): the model call as an
+// Workflow is the durable agent run (A1-A3): the model call as an
 // activity, each round of tool calls as a child round workflow with the
 // round's usual id, the conversation and the run state in the workflow.
 // The loop:
@@ -32,19 +37,19 @@ import (
 //
 // Run and pass (this file) list the steps; each has a file of its own:
 //
-//	agentstart.go        the input, the state carried over, the handlers,
-//	                     the versions the run asks once
-//	chatbot.go        0. a persistent run between messages waits for the next
-//	                  1. user messages (takeUserMessages, this file)
-//	agentfit.go       2. large contents out of the conversation
-//	agentcontinue.go  3. continue-as-new past the history bounds
-//	agentlimits.go       B1: the run's limits, checked before each model
-//	                     call and each round
-//	agentmodel.go     4. the model call and what its answer brings
-//	agentround.go     5. the answer, or the child round of its tool calls
-//	agentend.go          cancelling background subagents, closing the
-//	                     chat, publishing the run's end
-type AgentWorkflow struct {
+//	start.go        the input, the state carried over, the handlers,
+//	                the versions the run asks once
+//	chat.go      0. a persistent run between messages waits for the next
+//	             1. user messages (takeUserMessages, this file)
+//	fit.go       2. large contents out of the conversation
+//	continue.go  3. continue-as-new past the history bounds
+//	limits.go       B1: the run's limits, checked before each model
+//	                call and each round
+//	model.go     4. the model call and what its answer brings
+//	round.go     5. the answer, or the child round of its tool calls
+//	end.go          cancelling background subagents, closing the
+//	                chat, publishing the run's end
+type Workflow struct {
 	// HeartbeatTimeout of the model call: a dead worker is noticed this
 	// soon. Zero: 10 seconds.
 	HeartbeatTimeout time.Duration
@@ -60,19 +65,19 @@ type AgentWorkflow struct {
 // the child's three, two or three workflow tasks) and the size of one
 // conversation (the model call's input); see BENCHMARKS.md ("Agent runs").
 const (
-	// AgentHistoryEvents: past this many events the run continues as new.
+	// HistoryEvents: past this many events the run continues as new.
 	// Temporal warns at 10,240 and stops a workflow at 51,200.
-	AgentHistoryEvents = 2000
-	// AgentHistoryBytes: past this history size the run continues as new.
+	HistoryEvents = 2000
+	// HistoryBytes: past this history size the run continues as new.
 	// Temporal warns at 10 MiB and stops a workflow at 50 MiB.
-	AgentHistoryBytes = 8 << 20
-	// AgentInlineContent is the largest message content the conversation
+	HistoryBytes = 8 << 20
+	// InlineContent is the largest message content the conversation
 	// keeps inline; a larger one is kept in the blob store.
-	AgentInlineContent = 16 << 10
-	// AgentConversationBudget bounds the encoded conversation: the model
+	InlineContent = 16 << 10
+	// ConversationBudget bounds the encoded conversation: the model
 	// call's input and the continue-as-new input carry it, beside the run
 	// state (StateBudget).
-	AgentConversationBudget = 768 << 10
+	ConversationBudget = 768 << 10
 	// agentPreview is what stays inline of a content kept in the blob store.
 	agentPreview = 1 << 10
 )
@@ -106,7 +111,7 @@ type agent struct {
 	// refresh: at continue-as-new its blob references get the store's
 	// TTL again (B3, changeAgentBudget version 2).
 	refresh bool
-	// chat: a persistent run's messages (G3, chatbot.go).
+	// chat: a persistent run's messages (G3, chat.go).
 	chat chat
 	// seen is the history at pastBounds' last look.
 	seen boundsSeen
@@ -119,8 +124,8 @@ type agent struct {
 
 // Run is the workflow function: the run's start, the passes of its loop
 // until one ends it, and its end.
-func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.AgentStatus, error) {
-	a, err := w.start(ctx, in) // agentstart.go
+func (w *Workflow) Run(ctx workflow.Context, in round.AgentInput) (round.AgentStatus, error) {
+	a, err := w.start(ctx, in) // start.go
 	if err != nil {
 		return round.AgentStatus{}, err
 	}
@@ -129,9 +134,9 @@ func (w *AgentWorkflow) Run(ctx workflow.Context, in round.AgentInput) (round.Ag
 		case nextNew:
 			return round.AgentStatus{}, err // the ContinueAsNewError
 		case nextFail:
-			return a.snapshot(), a.failChat(ctx, err) // chatbot.go
+			return a.snapshot(), a.failChat(ctx, err) // chat.go
 		case nextEnd:
-			a.end(ctx) // agentend.go
+			a.end(ctx) // end.go
 			return a.snapshot(), nil
 		}
 	}

@@ -1,4 +1,4 @@
-package workflows
+package agentrun
 
 import (
 	"encoding/json"
@@ -9,12 +9,13 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/wire"
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
 
 // pastBounds reports whether the run's history passed its bounds (the
-// input's, or AgentHistoryEvents and AgentHistoryBytes), or would pass
+// input's, or HistoryEvents and HistoryBytes), or would pass
 // them in the next pass of its loop and the continue-as-new after it (L2):
 // a pass adds at most what the largest one of this execution did and half
 // more (each model call carries the whole conversation), and the
@@ -27,10 +28,10 @@ import (
 func (a *agent) pastBounds(ctx workflow.Context) bool {
 	events, size := a.in.HistoryEvents, a.in.HistoryBytes
 	if events <= 0 {
-		events = AgentHistoryEvents
+		events = HistoryEvents
 	}
 	if size <= 0 {
-		size = AgentHistoryBytes
+		size = HistoryBytes
 	}
 	info := workflow.GetInfo(ctx)
 	n, s := info.GetCurrentHistoryLength(), info.GetCurrentHistorySize()
@@ -48,7 +49,7 @@ func (a *agent) pastBounds(ctx workflow.Context) bool {
 	// the run state.
 	p := a.seen
 	soon := n+p.passEvents*3/2+1 >= events || s+p.passBytes*3/2+a.carrySize() >= size
-	return soon && version(ctx, changeAgentBounds, 1) >= 1
+	return soon && workflows.Version(ctx, workflows.ChangeAgentBounds, 1) >= 1
 }
 
 // boundsSeen is the history's length and size at the run's last look
@@ -108,7 +109,7 @@ func carriedRefs(conv []round.AgentMessage, st *round.RunState) []string {
 	}
 	if st != nil {
 		refs = append(refs, st.ResultRefs...)
-		for _, k := range sortedDedupeKeys(st.Dedupe) {
+		for _, k := range workflows.SortedDedupeKeys(st.Dedupe) {
 			refs = append(refs, st.Dedupe[k].ContentRef)
 		}
 	}

@@ -1,4 +1,4 @@
-package workflows
+package agentrun
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolround/toolround/internal/crashpoint"
 	"github.com/toolround/toolround/internal/wire"
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
@@ -156,7 +157,7 @@ func (a *agent) runRound(ctx workflow.Context, msg round.AgentMessage) (round.Ou
 // appendResults adds a round's tool messages, in call order, and takes its
 // run state.
 func (a *agent) appendResults(ctx workflow.Context, res round.Output) {
-	notes := version(ctx, changeAgentRepeatNotes, 1) >= 1
+	notes := workflows.Version(ctx, workflows.ChangeAgentRepeatNotes, 1) >= 1
 	for _, r := range res.Results {
 		m := round.AgentMessage{Role: "tool", ToolCallID: r.CallID, Content: round.MessageContent(r.Tool, r.Content)}
 		if notes {

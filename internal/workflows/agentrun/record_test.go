@@ -1,8 +1,9 @@
-package workflows_test
+package agentrun_test
 
 import (
 	"context"
 	"encoding/base64"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,6 +31,7 @@ import (
 	"github.com/toolround/toolround/internal/testtools"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/internal/workflows/agentrun"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
@@ -143,13 +145,19 @@ func agentScenarios() []agentScenario {
 	}
 }
 
+// record runs TestRecordAgentHistories.
+var record = flag.Bool("record", false, "run the agent scenarios against the Temporal server at TEMPORAL_ADDRESS and write testdata/<name>.json")
+
+// ruleKey is the recorder's worker's rule key.
+var ruleKey = []byte("0123456789abcdef0123456789abcdef")
+
 // TestRecordAgentHistories runs every agent scenario through a real worker
 // on the Temporal server, with a scripted model call and real rounds, and
-// writes its first execution to testdata/agentrun/<name>.json (and its
+// writes its first execution to testdata/<name>.json (and its
 // last to <name>_last.json when it continued as new). It runs
 // only with -record; recorded histories are never re-recorded:
 //
-//	go test ./internal/workflows -run TestRecordAgentHistories/<name> -record
+//	go test ./internal/workflows/agentrun -run TestRecordAgentHistories/<name> -record
 func TestRecordAgentHistories(t *testing.T) {
 	if !*record {
 		t.Skip("records histories only with -record")
@@ -168,8 +176,8 @@ func TestRecordAgentHistories(t *testing.T) {
 	reg := testtools.Registry(testtools.NewRecorder())
 	cat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second})
 	wf := &workflows.RoundWorkflow{Catalog: cat}
-	acts := &activities.Activities{Registry: reg, Blobs: &memBlobs{m: map[string]string{}}, RuleKey: ruleKey}
-	aw := &workflows.AgentWorkflow{HeartbeatTimeout: 3 * time.Second, Limits: round.Limits{MaxCalls: 50}}
+	acts := &activities.Activities{Registry: reg, Blobs: &testtools.MemBlobs{}, RuleKey: ruleKey}
+	aw := &agentrun.Workflow{HeartbeatTimeout: 3 * time.Second, Limits: round.Limits{MaxCalls: 50}}
 	replies := map[string]func(wire.ModelInput) wire.ModelOutput{}
 	for _, sc := range agentScenarios() {
 		replies[sc.in.SessionID] = sc.reply
@@ -239,9 +247,8 @@ func writeAgentHistory(t *testing.T, c tclient.Client, id, runID, name string) {
 	}
 	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(&historypb.History{Events: events})
 	require.NoError(t, err)
-	dir := filepath.Join(historyDir, "agentrun")
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".json"), append(b, '\n'), 0o644))
+	require.NoError(t, os.MkdirAll("testdata", 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join("testdata", name+".json"), append(b, '\n'), 0o644))
 	t.Logf("%s: %d events", name, len(events))
 }
 
@@ -254,9 +261,9 @@ type agentHistory struct {
 
 func loadAgentHistory(t *testing.T, name string) agentHistory {
 	t.Helper()
-	p := filepath.Join(historyDir, "agentrun", name+".json")
+	p := filepath.Join("testdata", name+".json")
 	b, err := os.ReadFile(p)
-	require.NoError(t, err, "%s is missing: record it with go test ./internal/workflows -run TestRecordAgentHistories/%s -record", p, name)
+	require.NoError(t, err, "%s is missing: record it with go test ./internal/workflows/agentrun -run TestRecordAgentHistories/%s -record", p, name)
 	h, err := tclient.HistoryFromJSON(strings.NewReader(string(b)), tclient.HistoryJSONOptions{})
 	require.NoError(t, err)
 	out := agentHistory{history: h}

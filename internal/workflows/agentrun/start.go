@@ -1,4 +1,4 @@
-package workflows
+package agentrun
 
 import (
 	"time"
@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/wire"
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
@@ -16,7 +17,7 @@ import (
 // first message; the status query; a persistent run's chat update (G3);
 // the model call's heartbeat timeout, recorded once; the run's limits
 // (B1); the versions the run asks once.
-func (w *AgentWorkflow) start(ctx workflow.Context, in round.AgentInput) (*agent, error) {
+func (w *Workflow) start(ctx workflow.Context, in round.AgentInput) (*agent, error) {
 	if err := in.ValidateStarted(); err != nil {
 		return nil, temporal.NewNonRetryableApplicationError("invalid agent input: "+err.Error(), round.ErrTypeInvalidInput, err)
 	}
@@ -52,14 +53,14 @@ func (w *AgentWorkflow) start(ctx workflow.Context, in round.AgentInput) (*agent
 	if err := a.startLimits(ctx, w.Limits); err != nil {
 		return nil, err
 	}
-	a.apis = version(ctx, changeAgentAPIs, 1) >= 1
-	budgetVersion := version(ctx, changeAgentBudget, 2)
+	a.apis = workflows.Version(ctx, workflows.ChangeAgentAPIs, 1) >= 1
+	budgetVersion := workflows.Version(ctx, workflows.ChangeAgentBudget, 2)
 	a.budget, a.refresh = budgetVersion >= 1, budgetVersion >= 2
 	return a, nil
 }
 
 // heartbeat is the model call's heartbeat timeout.
-func (w *AgentWorkflow) heartbeat() time.Duration {
+func (w *Workflow) heartbeat() time.Duration {
 	if w.HeartbeatTimeout > 0 {
 		return w.HeartbeatTimeout
 	}
@@ -67,7 +68,7 @@ func (w *AgentWorkflow) heartbeat() time.Duration {
 }
 
 // modelTimeout bounds one attempt of a model call.
-func (w *AgentWorkflow) modelTimeout() time.Duration {
+func (w *Workflow) modelTimeout() time.Duration {
 	if w.ModelTimeout > 0 {
 		return w.ModelTimeout
 	}

@@ -1,10 +1,11 @@
-package workflows
+package agentrun
 
 import (
 	"fmt"
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 )
 
@@ -17,7 +18,7 @@ import (
 // startLimits asks for changeAgentLimits and records the worker's limits.
 func (a *agent) startLimits(ctx workflow.Context, worker round.Limits) error {
 	a.now = workflow.Now(ctx)
-	if version(ctx, changeAgentLimits, 1) < 1 {
+	if workflows.Version(ctx, workflows.ChangeAgentLimits, 1) < 1 {
 		return nil
 	}
 	a.limited = true

@@ -1,4 +1,4 @@
-package workflows_test
+package agentrun_test
 
 import (
 	"testing"

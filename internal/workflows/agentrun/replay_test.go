@@ -1,4 +1,4 @@
-package workflows_test
+package agentrun_test
 
 import (
 	"encoding/base64"
@@ -16,7 +16,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/internal/workflows/agentrun"
 	"github.com/toolround/toolround/round/names"
 )
 
@@ -30,7 +30,7 @@ import (
 // continue-as-new and the execution after it) replay without a
 // nondeterminism error.
 func TestAgentRunReplaysRecordedHistories(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("testdata", "agentrun", "*.json"))
+	paths, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, paths)
 	for _, p := range paths {
@@ -41,7 +41,7 @@ func TestAgentRunReplaysRecordedHistories(t *testing.T) {
 			h, err := tclient.HistoryFromJSON(f, tclient.HistoryJSONOptions{})
 			require.NoError(t, err)
 			r := worker.NewWorkflowReplayer()
-			aw := &workflows.AgentWorkflow{}
+			aw := &agentrun.Workflow{}
 			r.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: names.AgentWorkflowName})
 			logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 			require.NoError(t, r.ReplayWorkflowHistory(logger, h))
@@ -53,7 +53,7 @@ func TestAgentRunReplaysRecordedHistories(t *testing.T) {
 // the path of change agent-apis on the Messages API (F4), its turns in
 // format anthropic, so that its replay covers that path.
 func TestAgentRunRecordedHistoriesCoverTheAPIs(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("testdata", "agentrun", "*.json"))
+	paths, err := filepath.Glob(filepath.Join("testdata", "*.json"))
 	require.NoError(t, err)
 	data := regexp.MustCompile(`"data": *"([A-Za-z0-9+/=]*)"`)
 	covered := false

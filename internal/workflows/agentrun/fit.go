@@ -1,4 +1,4 @@
-package workflows
+package agentrun
 
 import (
 	"sort"
@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/wire"
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
 )
 
@@ -16,7 +17,7 @@ import (
 // activity); what stays is a preview and the reference, which the model
 // call reads back.
 func (a *agent) fit(ctx workflow.Context) {
-	picked := planConversation(a.conv, AgentInlineContent, AgentConversationBudget)
+	picked := planConversation(a.conv, InlineContent, ConversationBudget)
 	if len(picked) == 0 {
 		return
 	}
@@ -69,7 +70,7 @@ func (p piece) text(conv []round.AgentMessage) string {
 // content or tool-call arguments above inline bytes, then the largest
 // others until the encoded conversation fits budget. It is pure.
 func planConversation(conv []round.AgentMessage, inline, budget int) []piece {
-	size := encodedLen(conv)
+	size := workflows.EncodedLen(conv)
 	var picked, rest []piece
 	consider := func(p piece) {
 		if p.size <= agentPreview+200 {
@@ -77,7 +78,7 @@ func planConversation(conv []round.AgentMessage, inline, budget int) []piece {
 		}
 		if p.size > inline {
 			picked = append(picked, p)
-			size -= p.size - agentPreview - noteBytes - refBytes
+			size -= p.size - agentPreview - workflows.NoteBytes - workflows.RefBytes
 		} else {
 			rest = append(rest, p)
 		}
@@ -98,7 +99,7 @@ func planConversation(conv []round.AgentMessage, inline, budget int) []piece {
 			break
 		}
 		picked = append(picked, p)
-		size -= p.size - agentPreview - noteBytes - refBytes
+		size -= p.size - agentPreview - workflows.NoteBytes - workflows.RefBytes
 	}
 	sort.SliceStable(picked, func(x, y int) bool {
 		if picked[x].msg != picked[y].msg {

@@ -1,4 +1,4 @@
-package workflows_test
+package agentrun_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/wire"
-	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/internal/workflows/agentrun"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
@@ -42,11 +42,11 @@ type agentHarness struct {
 }
 
 func newAgentHarness(t *testing.T) *agentHarness {
-	return newAgentHarnessOf(t, &workflows.AgentWorkflow{HeartbeatTimeout: time.Second})
+	return newAgentHarnessOf(t, &agentrun.Workflow{HeartbeatTimeout: time.Second})
 }
 
 // newAgentHarnessOf is newAgentHarness with the agent workflow aw.
-func newAgentHarnessOf(t *testing.T, aw *workflows.AgentWorkflow) *agentHarness {
+func newAgentHarnessOf(t *testing.T, aw *agentrun.Workflow) *agentHarness {
 	h := &agentHarness{}
 	var ts testsuite.WorkflowTestSuite
 	h.env = ts.NewTestWorkflowEnvironment()
@@ -284,7 +284,7 @@ func TestAgentRunContinuesAsNewCarryingItsState(t *testing.T) {
 func TestAgentRunKeepsLargeContentsByReference(t *testing.T) {
 	h := newAgentHarness(t)
 	h.reply = toolsUntil(3)
-	big := strings.Repeat("x", workflows.AgentInlineContent+1)
+	big := strings.Repeat("x", agentrun.InlineContent+1)
 	h.roundFn = func(ctx workflow.Context, in round.Input) (round.Output, error) {
 		out := fakeRound(in, round.StatusOK)
 		out.Results[0].Content = big
@@ -309,7 +309,7 @@ func TestAgentRunRejectsBadInput(t *testing.T) {
 
 func TestAgentRunKeepsLargeArgumentsByReference(t *testing.T) {
 	h := newAgentHarness(t)
-	big := `{"path":"a.txt","new_text":"` + strings.Repeat("y", workflows.AgentInlineContent) + `"}`
+	big := `{"path":"a.txt","new_text":"` + strings.Repeat("y", agentrun.InlineContent) + `"}`
 	h.reply = func(in wire.ModelInput) wire.ModelOutput {
 		if in.Call >= 2 {
 			return wire.ModelOutput{Message: round.AgentMessage{Role: "assistant", Content: "written"}}

@@ -1,4 +1,4 @@
-package workflows_test
+package agentrun_test
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/wire"
-	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/internal/workflows/agentrun"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
@@ -164,7 +164,7 @@ func TestPersistentRunThatFailsAnswersItsMessages(t *testing.T) {
 	require.ErrorContains(t, h.env.GetWorkflowError(), "401 unauthorized")
 	for _, id := range []string{"op-1", "op-2"} {
 		r := log.replies[id]
-		require.Equal(t, workflows.ChatFailed, r.Status, id)
+		require.Equal(t, agentrun.ChatFailed, r.Status, id)
 		require.Contains(t, r.Reason, "401 unauthorized", id)
 	}
 }
@@ -173,7 +173,7 @@ func TestPersistentRunThatFailsAnswersItsMessages(t *testing.T) {
 // persistent run as every run: past the worker's max_model_tokens it ends
 // limit_reached, and the message that took it there says so.
 func TestWorkerLimitsBoundAChatbot(t *testing.T) {
-	h := newAgentHarnessOf(t, &workflows.AgentWorkflow{HeartbeatTimeout: time.Second, Limits: round.Limits{MaxModelTokens: 500}})
+	h := newAgentHarnessOf(t, &agentrun.Workflow{HeartbeatTimeout: time.Second, Limits: round.Limits{MaxModelTokens: 500}})
 	h.reply = func(in wire.ModelInput) wire.ModelOutput {
 		out := chatModel(in)
 		out.Tokens = 400
