@@ -14,6 +14,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/internal/workflows/gateway"
+	"github.com/toolround/toolround/internal/workflows/toolcatalog"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round/names"
 )
@@ -61,7 +62,7 @@ func registerAll(r worker.Registry, wf *workflows.RoundWorkflow, acts *activitie
 		r.RegisterActivityWithOptions(f.Func, activity.RegisterOptions{Name: f.Name})
 	}
 	registerAgent(r, wf, acts)
-	r.RegisterWorkflowWithOptions(workflows.ToolCatalog, workflow.RegisterOptions{Name: names.WorkflowToolCatalog})
+	r.RegisterWorkflowWithOptions(toolcatalog.Workflow, workflow.RegisterOptions{Name: names.WorkflowToolCatalog})
 	r.RegisterActivityWithOptions(acts.ListTools, activity.RegisterOptions{Name: wire.ActivityListTools})
 	r.RegisterWorkflowWithOptions(gateway.Workflow, workflow.RegisterOptions{Name: names.WorkflowGateway})
 	r.RegisterWorkflowWithOptions(gateway.ToolsWorkflow, workflow.RegisterOptions{Name: names.WorkflowGatewayTools})

@@ -20,7 +20,7 @@ import (
 	"github.com/toolround/toolround/internal/placement"
 	"github.com/toolround/toolround/internal/usertools"
 	"github.com/toolround/toolround/internal/wire"
-	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/internal/workflows/toolcatalog"
 	"github.com/toolround/toolround/internal/workspace"
 	"github.com/toolround/toolround/tools"
 	"github.com/toolround/toolround/toolworker"
@@ -395,7 +395,7 @@ func dialWait(ctx context.Context, cfg Config, logger *slog.Logger, t *Telemetry
 func (wk *Worker) startUserTools(ctx context.Context) error {
 	e := wk.Engine
 	wk.userTools = &usertools.Sync{Client: wk.Client, Registry: e.Registry, Queues: e.Config.ToolQueues, TTL: e.Config.ToolWorkerTTL, Logger: e.Logger}
-	cat := &workflows.UserToolCatalog{Refuse: wk.userTools.Refuse}
+	cat := &toolcatalog.UserTools{Refuse: wk.userTools.Refuse}
 	wk.w.RegisterWorkflowWithOptions(cat.Run, workflow.RegisterOptions{Name: toolworker.CatalogWorkflowType})
 	e.Activities.Queues = wk.userTools.States
 	if len(e.Config.ToolQueues) == 0 {

@@ -80,7 +80,7 @@ type Sync struct {
 }
 
 // Refuse says why a tool of queue named name is not run by this worker, or
-// "" (the catalog's UserToolCatalog.Refuse).
+// "" (the catalog's toolcatalog.UserTools.Refuse).
 func (s *Sync) Refuse(queue, name string) string {
 	if !s.runs(queue) {
 		if s.Logger != nil {

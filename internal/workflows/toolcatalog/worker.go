@@ -1,4 +1,8 @@
-package workflows
+// Package toolcatalog is the workflows that list tools: Workflow, behind
+// `starter tools --worker`, asks a worker of the task queue for its tools;
+// UserTools, usertools/<queue>, holds the tools one tool worker's queue
+// serves (Y2).
+package toolcatalog
 
 import (
 	"time"
@@ -10,17 +14,17 @@ import (
 	"github.com/toolround/toolround/tools"
 )
 
-// catalogTimeout bounds the activity that lists a worker's tools.
-const catalogTimeout = 10 * time.Second
+// listTimeout bounds the activity that lists a worker's tools.
+const listTimeout = 10 * time.Second
 
-// ToolCatalog is the workflow behind `starter tools --worker`: one
+// Workflow is the workflow behind `starter tools --worker`: one
 // activity, on whichever worker of the task queue picks it up, returns that
 // worker's tools for provider, its MCP servers' among them. It keeps no
 // state and is never replayed into a longer history.
-func ToolCatalog(ctx workflow.Context, provider string) (tools.Toolset, error) {
+func Workflow(ctx workflow.Context, provider string) (tools.Toolset, error) {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		ScheduleToStartTimeout: catalogTimeout,
-		StartToCloseTimeout:    catalogTimeout,
+		ScheduleToStartTimeout: listTimeout,
+		StartToCloseTimeout:    listTimeout,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
 	var ts tools.Toolset

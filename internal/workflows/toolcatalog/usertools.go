@@ -1,4 +1,4 @@
-package workflows
+package toolcatalog
 
 import (
 	"fmt"
@@ -9,10 +9,10 @@ import (
 	"github.com/toolround/toolround/toolworker"
 )
 
-// UserToolCatalog holds the tools one tool worker's task queue serves (Y2):
+// UserTools holds the tools one tool worker's task queue serves (Y2):
 // the workflow usertools/<queue>, which tool workers announce their tools
 // to by update-with-start and which the worker reads (usertools.Sync).
-type UserToolCatalog struct {
+type UserTools struct {
 	// Refuse says why this worker would not run a tool of queue named
 	// name (the queue is not in TOOL_QUEUES, the name is a built-in's or
 	// another queue's), or "". It reads the worker's configuration, so the
@@ -20,12 +20,12 @@ type UserToolCatalog struct {
 	Refuse func(queue, name string) string
 }
 
-// catalogContinueEvery is how many announcements a catalog takes before it
+// continueEvery is how many announcements a catalog takes before it
 // continues as new.
-const catalogContinueEvery = 1000
+const continueEvery = 1000
 
 // Run is the catalog's workflow function.
-func (u *UserToolCatalog) Run(ctx workflow.Context, c toolworker.Catalog) error {
+func (u *UserTools) Run(ctx workflow.Context, c toolworker.Catalog) error {
 	if c.Tools == nil {
 		c.Tools = []toolworker.Decl{}
 	}
@@ -55,7 +55,7 @@ func (u *UserToolCatalog) Run(ctx workflow.Context, c toolworker.Catalog) error 
 	if err != nil {
 		return err
 	}
-	if err := workflow.Await(ctx, func() bool { return since >= catalogContinueEvery }); err != nil {
+	if err := workflow.Await(ctx, func() bool { return since >= continueEvery }); err != nil {
 		return err
 	}
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
@@ -66,7 +66,7 @@ func (u *UserToolCatalog) Run(ctx workflow.Context, c toolworker.Catalog) error 
 
 // announce replaces the queue's tools with the announced ones this worker
 // accepts, and says which it refused and why.
-func (u *UserToolCatalog) announce(ctx workflow.Context, c *toolworker.Catalog, a toolworker.Announcement) toolworker.AnnounceResult {
+func (u *UserTools) announce(ctx workflow.Context, c *toolworker.Catalog, a toolworker.Announcement) toolworker.AnnounceResult {
 	var refusals map[string]string
 	if err := workflow.SideEffect(ctx, func(workflow.Context) any {
 		out := map[string]string{}
