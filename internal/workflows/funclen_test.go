@@ -4,29 +4,23 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// maxFuncLines is the most lines a function of the package's workflow code
-// may take, from its func keyword to its closing brace (45 item 3): a
-// longer one is split into steps with names of their own.
+// maxFuncLines is the most lines a function of the workflow code (this
+// package's and its subpackages') may take, from its func keyword to its
+// closing brace (45 item 3): a longer one is split into steps with names
+// of their own.
 const maxFuncLines = 80
 
 // TestNoFunctionOverMaxLines fails naming every function (or method) of
-// the package's non-test files that is longer than maxFuncLines.
+// the workflow code that is longer than maxFuncLines.
 func TestNoFunctionOverMaxLines(t *testing.T) {
-	files, err := filepath.Glob("*.go")
-	require.NoError(t, err)
 	fset := token.NewFileSet()
 	checked := 0
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
+	for _, name := range workflowFiles(t) {
 		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
 		require.NoError(t, err)
 		for _, d := range f.Decls {
