@@ -95,7 +95,7 @@ export interface RoundInput {
   confirm_timeout_seconds?: number | null;
   max_concurrent?: number | null;
   dedupe?: boolean | null;
-  limits?: Limits;
+  limits?: Limits | null;
 }
 
 /**
@@ -442,7 +442,7 @@ export interface AgentRequest {
    */
   max_rounds?: number | null;
   confirm_timeout_seconds?: number | null;
-  limits?: Limits;
+  limits?: Limits | null;
 }
 
 export interface AgentMessage {
@@ -542,14 +542,14 @@ export interface ResponsesItem {
 }
 
 /**
- * Run limits (B1): each 1 to 1000000000, absent for none. A call past one waits for a person (`kind: "limit"`).
+ * Run limits (B1): each 1 to 1000000000, absent or null for none. A call past one waits for a person (`kind: "limit"`).
  */
 export interface Limits {
-  max_calls?: number;
-  max_commands?: number;
-  max_writes?: number;
-  max_seconds?: number;
-  max_model_tokens?: number;
+  max_calls?: number | null;
+  max_commands?: number | null;
+  max_writes?: number | null;
+  max_seconds?: number | null;
+  max_model_tokens?: number | null;
 }
 
 /**
