@@ -232,9 +232,18 @@ func serve(s Script, o Options, w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	conv := append(req.Messages, req.Input...)
-	step, last := readConversation(conv)
-	in := Request{Step: step, Task: firstUser(conv), Last: last, API: api, Stream: req.Stream,
+	in := Request{Step: 1, Task: firstUser(conv), API: api, Stream: req.Stream,
 		Messages: readMessages(req.System, conv), Body: body, Context: r.Context()}
+	// The step is the number of assistant turns plus one; Last, the
+	// content of the last tool result.
+	for _, m := range in.Messages {
+		switch m.Role {
+		case "assistant":
+			in.Step++
+		case "tool":
+			in.Last = m.Content
+		}
+	}
 	for _, t := range req.Tools {
 		in.Tools = append(in.Tools, t.Name+t.Function.Name)
 	}
@@ -250,7 +259,7 @@ func serve(s Script, o Options, w http.ResponseWriter, r *http.Request) {
 		fail(w, "scripted model: "+err.Error())
 		return
 	}
-	e := &encoder{w: w, o: o, step: step, stream: req.Stream}
+	e := &encoder{w: w, o: o, step: in.Step, stream: req.Stream}
 	if e.stream {
 		w.Header().Set("Content-Type", "text/event-stream")
 	}
@@ -457,27 +466,6 @@ func (e *encoder) responses(t Turn) {
 	}
 	ev(map[string]any{"type": done, "response": resp})
 	e.whole(resp)
-}
-
-// readConversation reads a request's conversation, in any of the three
-// APIs' shapes: the step is the number of assistant turns plus one, and
-// last is the content of the last tool result.
-func readConversation(conversation []json.RawMessage) (step int, last string) {
-	step = 1
-	for _, raw := range conversation {
-		var m struct {
-			Role string `json:"role"`
-		}
-		if json.Unmarshal(raw, &m) == nil && m.Role == "assistant" {
-			step++
-		}
-	}
-	for _, m := range readMessages(nil, conversation) {
-		if m.Role == "tool" {
-			last = m.Content
-		}
-	}
-	return step, last
 }
 
 // readMessages reads a conversation, in any of the three APIs' shapes, as
