@@ -74,7 +74,7 @@ func (r *run) verifyUsage(ctx workflow.Context) {
 	}
 	in := wire.UsageInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Usage: *u}
 	var out wire.VerifyUsageOutput
-	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "verify the run's usage"), wire.ActivityVerifyUsage, in).Get(ctx, &out); err != nil {
+	if err := workflow.ExecuteLocalActivity(KeyOptions(ctx, "verify the run's usage"), wire.ActivityVerifyUsage, in).Get(ctx, &out); err != nil {
 		workflow.GetLogger(ctx).Warn("checking the run's usage failed; every call of this round asks", "error", err)
 	}
 	r.unverified = !out.Verified
@@ -105,7 +105,7 @@ func (r *run) verifyBoundUsage(ctx workflow.Context) {
 	var out wire.VerifyUsageOutput
 	if signed {
 		in := wire.UsageInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Usage: *u, Bound: true}
-		if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "verify the run's usage"), wire.ActivityVerifyUsage, in).Get(ctx, &out); err != nil {
+		if err := workflow.ExecuteLocalActivity(KeyOptions(ctx, "verify the run's usage"), wire.ActivityVerifyUsage, in).Get(ctx, &out); err != nil {
 			r.badInput = temporal.NewApplicationError("checking the run's usage failed: "+err.Error(), "UsageUnchecked", err)
 			return
 		}
@@ -194,7 +194,7 @@ func (r *run) signUsage(ctx workflow.Context, st *round.RunState) {
 	}
 	in := wire.UsageInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Usage: *st.Usage, Bound: r.boundUsage}
 	var out wire.SignUsageOutput
-	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "sign the run's usage"), wire.ActivitySignUsage, in).Get(ctx, &out); err != nil {
+	if err := workflow.ExecuteLocalActivity(KeyOptions(ctx, "sign the run's usage"), wire.ActivitySignUsage, in).Get(ctx, &out); err != nil {
 		workflow.GetLogger(ctx).Warn("signing the run's usage failed; the next round refuses it or asks for every call", "error", err)
 		st.Usage.MAC = ""
 		return

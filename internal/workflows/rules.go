@@ -17,7 +17,10 @@ import (
 // round (its answer is in history, so a replay gives the same answer) and
 // another signs what the round remembered.
 
-func rulesOptions(ctx workflow.Context, summary string) workflow.Context {
+// KeyOptions are the options of the local activities that use the rule
+// key (verifying and signing rules and usage), here and in the gateway's
+// run, with summary.
+func KeyOptions(ctx workflow.Context, summary string) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 5 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 100 * time.Millisecond},
@@ -34,7 +37,7 @@ func (r *run) verifyRules(ctx workflow.Context) {
 	}
 	in := wire.RulesInput{SessionID: r.in.SessionID, RunID: r.in.RunID, Rules: r.st.Allow}
 	var out wire.VerifyRulesOutput
-	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "verify allow rules"), wire.ActivityVerifyRules, in).Get(ctx, &out); err != nil {
+	if err := workflow.ExecuteLocalActivity(KeyOptions(ctx, "verify allow rules"), wire.ActivityVerifyRules, in).Get(ctx, &out); err != nil {
 		workflow.GetLogger(ctx).Warn("checking the run's allow rules failed; none applies in this round", "error", err)
 		return
 	}
@@ -57,7 +60,7 @@ func (r *run) signRemembered(ctx workflow.Context) {
 		in.Rules = append(in.Rules, round.AllowRule(rule))
 	}
 	var out wire.SignRulesOutput
-	if err := workflow.ExecuteLocalActivity(rulesOptions(ctx, "sign allow rules"), wire.ActivitySignRules, in).Get(ctx, &out); err != nil {
+	if err := workflow.ExecuteLocalActivity(KeyOptions(ctx, "sign allow rules"), wire.ActivitySignRules, in).Get(ctx, &out); err != nil {
 		workflow.GetLogger(ctx).Warn("signing the remembered allow rules failed; they are not kept", "error", err)
 		return
 	}

@@ -12,6 +12,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/wire"
+	"github.com/toolround/toolround/internal/workflows"
+	"github.com/toolround/toolround/internal/workflows/toolcatalog"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
@@ -25,16 +27,6 @@ import (
 // a round ends its state change is merged into the run's (MergeRound),
 // and the usage the next round takes is signed here, since no client
 // holds this run's state (T15).
-
-// signOptions run the local activity that signs the run's usage.
-var signOptions = workflow.LocalActivityOptions{
-	StartToCloseTimeout: 5 * time.Second,
-	RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, InitialInterval: 100 * time.Millisecond},
-	Summary:             "sign the run's usage",
-}
-
-// listTimeout bounds the activity behind Tools.
-const listTimeout = 10 * time.Second
 
 // Gather is how long a gateway round waits for more calls after
 // its first.
@@ -210,7 +202,7 @@ func (g *run) signUsage(ctx workflow.Context, st *round.RunState, n int) {
 	st.Usage.MAC = ""
 	in := wire.UsageInput{SessionID: g.in.SessionID, RunID: names.GatewayRunID(g.in.Run), Usage: *st.Usage, Bound: true}
 	var out wire.SignUsageOutput
-	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, signOptions), wire.ActivitySignUsage, in).Get(ctx, &out); err != nil {
+	if err := workflow.ExecuteLocalActivity(workflows.KeyOptions(ctx, "sign the run's usage"), wire.ActivitySignUsage, in).Get(ctx, &out); err != nil {
 		workflow.GetLogger(ctx).Warn("signing the gateway run's usage failed; the round treats it as unsigned", "error", err)
 		return
 	}
@@ -220,12 +212,7 @@ func (g *run) signUsage(ctx workflow.Context, st *round.RunState, n int) {
 // ToolsWorkflow is the workflow behind the gateway's tools/list: one
 // activity on a worker of the task queue lists what the gateway may offer.
 func ToolsWorkflow(ctx workflow.Context) ([]round.GatewayTool, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		ScheduleToStartTimeout: listTimeout,
-		StartToCloseTimeout:    listTimeout,
-		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
-	})
 	var out []round.GatewayTool
-	err := workflow.ExecuteActivity(ctx, wire.ActivityListGatewayTools).Get(ctx, &out)
+	err := toolcatalog.List(ctx, &out, wire.ActivityListGatewayTools)
 	return out, err
 }

@@ -22,12 +22,19 @@ const listTimeout = 10 * time.Second
 // worker's tools for provider, its MCP servers' among them. It keeps no
 // state and is never replayed into a longer history.
 func Workflow(ctx workflow.Context, provider string) (tools.Toolset, error) {
+	var ts tools.Toolset
+	err := List(ctx, &ts, wire.ActivityListTools, provider)
+	return ts, err
+}
+
+// List runs the listing activity with args once, on whichever worker of
+// the task queue picks it up within listTimeout, into out: the body of
+// Workflow and of the gateway's tools list.
+func List(ctx workflow.Context, out any, activity string, args ...any) error {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		ScheduleToStartTimeout: listTimeout,
 		StartToCloseTimeout:    listTimeout,
 		RetryPolicy:            &temporal.RetryPolicy{MaximumAttempts: 1},
 	})
-	var ts tools.Toolset
-	err := workflow.ExecuteActivity(ctx, wire.ActivityListTools, provider).Get(ctx, &ts)
-	return ts, err
+	return workflow.ExecuteActivity(ctx, activity, args...).Get(ctx, out)
 }
