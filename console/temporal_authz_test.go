@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	tclient "go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 
 	"github.com/toolround/toolround/internal/testenv"
 )
@@ -26,7 +24,7 @@ import (
 // histories show that nothing was sent to them.
 func TestConsoleLeavesOtherWorkflowsAlone(t *testing.T) {
 	tc, err := tclient.Dial(tclient.Options{HostPort: testenv.TemporalAddress(),
-		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+		Logger: testenv.QuietLogger()})
 	if err != nil {
 		testenv.Unavailable(t, "temporal at %s: %v", testenv.TemporalAddress(), err)
 	}

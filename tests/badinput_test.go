@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,9 +17,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	tclient "go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 	"github.com/toolround/toolround/tools"
@@ -527,7 +525,7 @@ func TestStarterRefusesTrailingCloser(t *testing.T) {
 func (e *env) dial(t *testing.T) tclient.Client {
 	t.Helper()
 	c, err := tclient.Dial(tclient.Options{HostPort: temporalAddress(),
-		Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+		Logger: testenv.QuietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	return c

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -16,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
 	tclient "go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
@@ -168,7 +166,7 @@ func sendGatewayCall(ctx context.Context, t *testing.T, c *consoleProc, in round
 // Temporal server: false while it runs or before it started.
 func roundClosed(t *testing.T, id string) bool {
 	t.Helper()
-	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress(), Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress(), Logger: testenv.QuietLogger()})
 	require.NoError(t, err)
 	defer tc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

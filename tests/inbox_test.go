@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"os/exec"
 	"strings"
 	"testing"
@@ -14,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 	tclient "go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/internal/testenv"
@@ -167,7 +164,7 @@ func TestWorkerRefusesANamespaceWithoutTheSearchAttributes(t *testing.T) {
 // session's rounds before their first workflow task (here: no worker at all).
 func TestRoundCarriesItsSessionBeforeAWorkerRunsIt(t *testing.T) {
 	e := newEnv(t)
-	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress(), Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress(), Logger: testenv.QuietLogger()})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close) // after the round's termination below
 	c := client.New(tc, client.Options{TaskQueue: e.taskQueue})

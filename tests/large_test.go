@@ -2,8 +2,6 @@ package tests
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	tclient "go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/toolround/toolround/cache"
@@ -28,7 +25,7 @@ type historyStats struct {
 
 func workflowHistory(t *testing.T, wfID string) historyStats {
 	t.Helper()
-	c, err := tclient.Dial(tclient.Options{HostPort: temporalAddress(), Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	c, err := tclient.Dial(tclient.Options{HostPort: temporalAddress(), Logger: testenv.QuietLogger()})
 	require.NoError(t, err)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

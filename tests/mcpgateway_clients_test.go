@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,7 +19,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	tclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	tlog "go.temporal.io/sdk/log"
 
 	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
@@ -205,7 +203,7 @@ func gatewayClientScenario(t *testing.T, start func(t *testing.T, endpoint, toke
 	e := newEnv(t)
 	w := e.startWorker()
 	c := e.startConsole()
-	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress(), Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress(), Logger: testenv.QuietLogger()})
 	require.NoError(t, err)
 	defer tc.Close()
 	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "notes.txt"), []byte("one\ntwo\n"), 0o644))

@@ -3,8 +3,6 @@ package tests
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,9 +12,9 @@ import (
 
 	"go.temporal.io/api/workflowservice/v1"
 	tclient "go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 
 	"github.com/toolround/toolround/console/openapi"
+	"github.com/toolround/toolround/internal/testenv"
 )
 
 // TestSchemathesis runs schemathesis against a live console (X1): its
@@ -90,7 +88,7 @@ func TestSchemathesis(t *testing.T) {
 
 // terminateTaskQueue terminates the workflows still open on a task queue.
 func terminateTaskQueue(t *testing.T, taskQueue string) {
-	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress(), Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress(), Logger: testenv.QuietLogger()})
 	if err != nil {
 		t.Logf("terminate the workflows of %s: %v", taskQueue, err)
 		return

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -12,8 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
-	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+
+	"github.com/toolround/toolround/internal/testenv"
 )
 
 // inFlight counts the peer calls running at once.
@@ -38,7 +37,7 @@ func (f *inFlight) tool(ctx context.Context, args string) (string, error) {
 func runPeer(t *testing.T, in PeerInput, tool func(context.Context, string) (string, error)) ([]string, error) {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
-	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	s.SetLogger(testenv.QuietLogger())
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(peerWorkflow)
 	env.RegisterActivityWithOptions(tool, activity.RegisterOptions{Name: PeerActivityName})

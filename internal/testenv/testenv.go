@@ -10,15 +10,19 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	tclient "go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/toolround/toolround/round/names"
@@ -70,6 +74,46 @@ func TemporalAddress() string {
 	return "127.0.0.1:7233"
 }
 
+// QuietLogger is a Temporal logger that writes nothing, for clients,
+// replayers and test environments whose logs the tests do not read.
+func QuietLogger() tlog.Logger {
+	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// TemporalClient is a client of the Temporal server at TemporalAddress,
+// with identity and a quiet logger, closed when t ends; a missing server
+// fails or skips t as Unavailable does.
+func TemporalClient(t testing.TB, identity string) tclient.Client {
+	t.Helper()
+	c, err := tclient.Dial(tclient.Options{HostPort: TemporalAddress(), Logger: QuietLogger(), Identity: identity})
+	if err != nil {
+		Unavailable(t, "temporal at %s: %v", TemporalAddress(), err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// WriteHistory writes the history of execution runID of workflow id (the
+// latest for "") to path, in the JSON of `temporal workflow show --output
+// json` that the replay tests read.
+func WriteHistory(t testing.TB, c tclient.Client, id, runID, path string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var events []*historypb.HistoryEvent
+	it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		require.NoError(t, err)
+		events = append(events, e)
+	}
+	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(&historypb.History{Events: events})
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
+	t.Logf("%s: %d events", path, len(events))
+}
+
 // SearchAttributeFlags are the `temporal server start-dev` flags that
 // register the search attributes rounds keep (T7); every dev server a test
 // starts needs them, as scripts/lib.sh's does.
@@ -90,7 +134,7 @@ func SearchAttributeFlags() []string {
 func BareNamespace(t testing.TB) string {
 	t.Helper()
 	const name = "toolround-test-bare"
-	nc, err := tclient.NewNamespaceClient(tclient.Options{HostPort: TemporalAddress(), Logger: tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	nc, err := tclient.NewNamespaceClient(tclient.Options{HostPort: TemporalAddress(), Logger: QuietLogger()})
 	if err != nil {
 		Unavailable(t, "temporal at %s: %v", TemporalAddress(), err)
 	}

@@ -9,11 +9,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -23,13 +20,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/activity"
 	tclient "go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/toolround/toolround/approval"
 	"github.com/toolround/toolround/engine"
@@ -909,16 +903,7 @@ func TestRecordHistories(t *testing.T) {
 	if !*record {
 		t.Skip("records histories only with -record")
 	}
-	addr := os.Getenv("TEMPORAL_ADDRESS")
-	if addr == "" {
-		addr = "127.0.0.1:7233"
-	}
-	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	c, err := tclient.Dial(tclient.Options{HostPort: addr, Logger: logger, Identity: "recorder"})
-	if err != nil {
-		testenv.Unavailable(t, "temporal at %s: %v", addr, err)
-	}
-	defer c.Close()
+	c := testenv.TemporalClient(t, "recorder")
 
 	rec := testtools.NewRecorder()
 	rec.Files["a.txt"] = "hello"
@@ -1055,18 +1040,7 @@ func TestRecordHistories(t *testing.T) {
 			}
 			require.Equal(t, sc.want, got)
 
-			var events []*historypb.HistoryEvent
-			it := c.GetWorkflowHistory(ctx, id, run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-			for it.HasNext() {
-				e, err := it.Next()
-				require.NoError(t, err)
-				events = append(events, e)
-			}
-			b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(&historypb.History{Events: events})
-			require.NoError(t, err)
-			require.NoError(t, os.MkdirAll(historyDir, 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(historyDir, sc.name+".json"), append(b, '\n'), 0o644))
-			t.Logf("%s: %d events", sc.name, len(events))
+			testenv.WriteHistory(t, c, id, run.GetRunID(), filepath.Join(historyDir, sc.name+".json"))
 		})
 	}
 }

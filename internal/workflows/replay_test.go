@@ -3,8 +3,6 @@ package workflows_test
 import (
 	"encoding/base64"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,10 +17,10 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	tclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/round"
@@ -83,7 +81,7 @@ func replay(t *testing.T, h recorded, fn any) (round.Output, error) {
 	r := worker.NewWorkflowReplayer()
 	r.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: names.WorkflowName})
 	wfID := h.input.WorkflowID()
-	if err := r.ReplayWorkflowHistoryWithOptions(quietLogger(), h.history, worker.ReplayWorkflowHistoryOptions{
+	if err := r.ReplayWorkflowHistoryWithOptions(testenv.QuietLogger(), h.history, worker.ReplayWorkflowHistoryOptions{
 		OriginalExecution: workflow.Execution{ID: wfID},
 	}); err != nil {
 		return round.Output{}, err
@@ -122,7 +120,7 @@ func TestReplayFromJSONFile(t *testing.T) {
 		r := worker.NewWorkflowReplayer()
 		r.RegisterWorkflowWithOptions((&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run, workflow.RegisterOptions{Name: names.WorkflowName})
 		if !hasApprovals(h) {
-			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(quietLogger(), h.path), h.name)
+			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(testenv.QuietLogger(), h.path), h.name)
 			continue
 		}
 		f, err := os.Open(h.path)
@@ -130,7 +128,7 @@ func TestReplayFromJSONFile(t *testing.T) {
 		hist, err := tclient.HistoryFromJSON(f, tclient.HistoryJSONOptions{})
 		_ = f.Close()
 		require.NoError(t, err)
-		require.NoError(t, r.ReplayWorkflowHistoryWithOptions(quietLogger(), hist, worker.ReplayWorkflowHistoryOptions{
+		require.NoError(t, r.ReplayWorkflowHistoryWithOptions(testenv.QuietLogger(), hist, worker.ReplayWorkflowHistoryOptions{
 			OriginalExecution: workflow.Execution{ID: h.input.WorkflowID()},
 		}), h.name)
 	}
@@ -307,10 +305,6 @@ func TestReplayCatchesChangedWorkflow(t *testing.T) {
 func isNondeterminism(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "nondeterministic") || strings.Contains(msg, "TMPRL1100")
-}
-
-func quietLogger() tlog.Logger {
-	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 func resultsEqual(a, b round.Output) bool {

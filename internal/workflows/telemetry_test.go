@@ -2,8 +2,6 @@ package workflows_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -15,13 +13,13 @@ import (
 	"go.temporal.io/sdk/activity"
 	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
 	"go.temporal.io/sdk/interceptor"
-	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/engine"
 	"github.com/toolround/toolround/internal/activities"
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/internal/testtools"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
@@ -77,7 +75,7 @@ func TestRoundSpansAndMetrics(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	var s testsuite.WorkflowTestSuite
-	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	s.SetLogger(testenv.QuietLogger())
 	s.SetMetricsHandler(temporalotel.NewMetricsHandler(temporalotel.MetricsHandlerOptions{Meter: mp.Meter("test"), UseMonotonicCounters: true}))
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(30 * time.Second)
@@ -140,7 +138,7 @@ func TestReplayEmitsNoSpans(t *testing.T) {
 		r, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{Interceptors: []interceptor.WorkerInterceptor{ti}})
 		require.NoError(t, err)
 		r.RegisterWorkflowWithOptions((&workflows.RoundWorkflow{Catalog: &refusingCatalog{}}).Run, workflow.RegisterOptions{Name: names.WorkflowName})
-		require.NoError(t, r.ReplayWorkflowHistoryWithOptions(quietLogger(), h.history, worker.ReplayWorkflowHistoryOptions{
+		require.NoError(t, r.ReplayWorkflowHistoryWithOptions(testenv.QuietLogger(), h.history, worker.ReplayWorkflowHistoryOptions{
 			OriginalExecution: workflow.Execution{ID: h.input.WorkflowID()},
 		}), h.name)
 		require.Empty(t, spans.GetSpans(), "%s: a replay emitted spans", h.name)

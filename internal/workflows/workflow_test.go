@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"runtime"
 	"strings"
 	"sync"
@@ -17,13 +15,13 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
-	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/toolround/toolround/internal/activities"
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/internal/testtools"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows"
@@ -73,7 +71,7 @@ func newHarness(t *testing.T, bound int) *harness {
 func newHarnessWith(t *testing.T, bound int, defs ...tools.Definition) *harness {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
-	s.SetLogger(tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	s.SetLogger(testenv.QuietLogger())
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(30 * time.Second)
 	rec := testtools.NewRecorder()
@@ -81,7 +79,7 @@ func newHarnessWith(t *testing.T, bound int, defs ...tools.Definition) *harness 
 	reg.MustRegister(defs...)
 	wf := &workflows.RoundWorkflow{Catalog: workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: bound, HeartbeatTimeout: time.Minute, LocalMaxTimeout: time.Minute})}
 	events := &sink{}
-	acts := &activities.Activities{Registry: reg, Events: events, Blobs: &blobs{m: map[string]string{}}, RuleKey: ruleKey}
+	acts := &activities.Activities{Registry: reg, Events: events, Blobs: &testtools.MemBlobs{}, RuleKey: ruleKey}
 	env.RegisterWorkflowWithOptions(wf.Run, workflow.RegisterOptions{Name: names.WorkflowName})
 	env.RegisterActivityWithOptions(acts.VerifyRules, activity.RegisterOptions{Name: wire.ActivityVerifyRules})
 	env.RegisterActivityWithOptions(acts.SignRules, activity.RegisterOptions{Name: wire.ActivitySignRules})
@@ -591,26 +589,6 @@ func TestFastRoundsPublishOnceAtTheEnd(t *testing.T) {
 		"one publication, at the end")
 	require.Equal(t, 1, finished)
 	require.Len(t, res.Events, 3, "the result's events leave call_started to the stream")
-}
-
-// blobs is an in-memory blob store.
-type blobs struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (b *blobs) Put(_ context.Context, content string) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	ref := fmt.Sprintf("toolround:blob:%d", len(b.m))
-	b.m[ref] = content
-	return ref, nil
-}
-
-func (b *blobs) Get(_ context.Context, ref string) (string, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.m[ref], nil
 }
 
 func TestRoundWithLargeResultsStaysUnderThePayloadLimit(t *testing.T) {

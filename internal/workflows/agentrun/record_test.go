@@ -5,8 +5,6 @@ import (
 	"encoding/base64"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,10 +18,8 @@ import (
 	"go.temporal.io/sdk/activity"
 	tclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
-	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/toolround/toolround/internal/activities"
@@ -162,16 +158,7 @@ func TestRecordAgentHistories(t *testing.T) {
 	if !*record {
 		t.Skip("records histories only with -record")
 	}
-	addr := os.Getenv("TEMPORAL_ADDRESS")
-	if addr == "" {
-		addr = "127.0.0.1:7233"
-	}
-	logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	c, err := tclient.Dial(tclient.Options{HostPort: addr, Logger: logger, Identity: "recorder"})
-	if err != nil {
-		testenv.Unavailable(t, "temporal at %s: %v", addr, err)
-	}
-	defer c.Close()
+	c := testenv.TemporalClient(t, "recorder")
 
 	reg := testtools.Registry(testtools.NewRecorder())
 	cat := workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second, LocalMaxTimeout: 30 * time.Second})
@@ -224,32 +211,12 @@ func TestRecordAgentHistories(t *testing.T) {
 			var st round.AgentStatus
 			require.NoError(t, run.Get(ctx, &st))
 			require.Equal(t, sc.want, st.Status, st.Reason)
-			writeAgentHistory(t, c, id, first, sc.name)
+			testenv.WriteHistory(t, c, id, first, filepath.Join("testdata", sc.name+".json"))
 			if st.Executions > 1 {
-				writeAgentHistory(t, c, id, "", sc.name+"_last")
+				testenv.WriteHistory(t, c, id, "", filepath.Join("testdata", sc.name+"_last.json"))
 			}
 		})
 	}
-}
-
-// writeAgentHistory writes execution runID of workflow id (the latest for
-// "") to testdata/agentrun/<name>.json.
-func writeAgentHistory(t *testing.T, c tclient.Client, id, runID, name string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	var events []*historypb.HistoryEvent
-	it := c.GetWorkflowHistory(ctx, id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		e, err := it.Next()
-		require.NoError(t, err)
-		events = append(events, e)
-	}
-	b, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(&historypb.History{Events: events})
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll("testdata", 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join("testdata", name+".json"), append(b, '\n'), 0o644))
-	t.Logf("%s: %d events", name, len(events))
 }
 
 // agentHistory is one recorded agent run's first execution.

@@ -2,8 +2,6 @@ package agentrun_test
 
 import (
 	"encoding/base64"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,10 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	tclient "go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/internal/workflows/agentrun"
 	"github.com/toolround/toolround/round/names"
 )
@@ -43,7 +41,7 @@ func TestAgentRunReplaysRecordedHistories(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			aw := &agentrun.Workflow{}
 			r.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: names.AgentWorkflowName})
-			logger := tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+			logger := testenv.QuietLogger()
 			require.NoError(t, r.ReplayWorkflowHistory(logger, h))
 		})
 	}

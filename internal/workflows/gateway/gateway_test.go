@@ -3,8 +3,6 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -14,11 +12,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	tclient "go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/internal/workflows/gateway"
 	"github.com/toolround/toolround/round"
@@ -168,13 +166,9 @@ func TestReplayGatewayHistories(t *testing.T) {
 			var start round.GatewayInput
 			attrs := hist.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
 			require.NoError(t, json.Unmarshal(attrs.GetInput().GetPayloads()[0].GetData(), &start))
-			require.NoError(t, r.ReplayWorkflowHistoryWithOptions(quietLogger(), hist, worker.ReplayWorkflowHistoryOptions{
+			require.NoError(t, r.ReplayWorkflowHistoryWithOptions(testenv.QuietLogger(), hist, worker.ReplayWorkflowHistoryOptions{
 				OriginalExecution: workflow.Execution{ID: names.GatewayWorkflowID(start.SessionID, start.Run)},
 			}))
 		})
 	}
-}
-
-func quietLogger() tlog.Logger {
-	return tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
