@@ -41,8 +41,8 @@ func (r *Registry) Register(def Definition) error {
 	if def.Handler == nil {
 		return fmt.Errorf("tools: register %q: no handler", def.Name)
 	}
-	if def.kindFacts() > 1 {
-		return fmt.Errorf("tools: register %q: it sets the facts of more than one kind (Interactive, ChildRun, Chatbot, Remote): a round runs a tool one way", def.Name)
+	if why := def.kindConflict(); why != "" {
+		return fmt.Errorf("tools: register %q: it sets the facts of more than one kind (%s): a round runs a tool one way", def.Name, why)
 	}
 	if def.SideEffect == "" {
 		def.SideEffect = AtMostOnce

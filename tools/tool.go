@@ -80,15 +80,13 @@ type Definition struct {
 	// dedupe entries are dropped by any change to it (P3.3).
 	Volatile bool   `json:"volatile,omitempty"`
 	Source   Source `json:"source,omitempty"`
-	// ChildRun: a round runs the call as a child agent run (subagents,
-	// G1), not through Handler, which answers only a call outside a
-	// round. A finished child run counts as a change to everything in the
-	// caller's dedupe map (P3.3).
-	ChildRun bool `json:"child_run,omitempty"`
-	// Chatbot: a round sends the call's message to a chatbot's persistent
-	// run (send_to_chatbot, G3), not through Handler; a reply counts as a
-	// change to everything in the caller's dedupe map (P3.3).
-	Chatbot bool `json:"chatbot,omitempty"`
+	// Kind is how a round runs the tool's calls, when not the way its other
+	// facts say (EffectiveKind): KindChildRun runs a child agent run
+	// (subagents, G1) and KindChatbot sends a message to a chatbot's
+	// persistent run (send_to_chatbot, G3), not through Handler, which then
+	// answers only a call outside a round. A kind is a line of the round's
+	// table (docs/adding-a-tool.md).
+	Kind Kind `json:"kind,omitempty"`
 	// Subject names what a call is about, in a confirmation, the inbox and
 	// the console (the command of run_command, the path of edit_file). Nil
 	// uses the canonical arguments (SubjectOf).

@@ -38,7 +38,7 @@ func (a *Activities) ListGatewayTools(_ context.Context) ([]round.GatewayTool, e
 			// server the operator trusts.
 			ReadOnly:  d.ReadOnly() && d.Effect == nil && (d.Source != tools.SourceMCP || d.TrustReadOnlyHints),
 			Workspace: d.InWorkspace(),
-			Agent:     d.ChildRun || d.Chatbot,
+			Agent:     d.EffectiveKind().RunsAgent(),
 		})
 	}
 	return out, nil

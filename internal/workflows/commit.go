@@ -154,7 +154,7 @@ func updateState(st *round.RunState, ci CommitInput, results []round.CallResult)
 		case !slices.Contains(st.Counted, o.Child):
 			st.Counted = append(st.Counted, o.Child) // ended, its counts added (G2, B1)
 		}
-		if ran && (ti.Subagent || ti.Chatbot) {
+		if ran && ti.kind().RunsAgent() {
 			// A subagent may have changed anything (G1, P3.3).
 			changes = append(changes, change{c.CallID, []string{"."}})
 		} else if ran && c.Facts.Effect != tools.ReadOnly {

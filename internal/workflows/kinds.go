@@ -9,16 +9,17 @@ import (
 // toolKind is one way pass 2 runs a call (P2), one tools.Kind: its start
 // begins a call of its kind (its version markers included), or returns
 // nil when this round does not run it that way, and the last kind takes
-// it. A kind lives in a file of its own; a new kind is that file, a
-// tools.Kind and one line of toolKinds (docs/adding-a-tool.md).
+// it. A kind is a file of its own and one line of toolKinds; the tools of
+// that kind name it in their definition (tools.Definition.Kind,
+// docs/adding-a-tool.md).
 type toolKind struct {
 	kind  tools.Kind
 	start func(r *run, ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future
 }
 
-// toolKinds are the kinds in the order of tools.Kinds; the last takes
-// every call the others do not. The version checks inside each are what
-// recorded histories replay (TestKindsAreOneTable).
+// toolKinds are the kinds a round runs, the last taking every call the
+// others do not. The version checks inside each are what recorded
+// histories replay (TestKindsAreOneTable).
 var toolKinds = []toolKind{
 	{tools.KindWait, func(r *run, ctx workflow.Context, c *Call, ti ToolInfo) workflow.Future {
 		return r.startExternal(ctx, c, ti) // execute.go
@@ -43,21 +44,34 @@ var toolKinds = []toolKind{
 	}},
 }
 
-// kind is how the round runs the tool's calls, read from the snapshot's
-// facts as tools.Definition.Kind reads a definition's; a client tool,
-// which has no definition, waits for the client.
-func (ti ToolInfo) kind() tools.Kind {
-	switch {
-	case ti.Interactive || ti.Client:
-		return tools.KindWait
-	case ti.Subagent:
-		return tools.KindChildRun
-	case ti.Chatbot:
-		return tools.KindChatbot
-	case ti.Remote != nil:
-		return tools.KindToolWorker
+// Kinds are the kinds of tool a worker's rounds run, in the order of
+// their table. A registered tool of another kind is one the worker lacks
+// (RegistryCatalog.Snapshot).
+func Kinds() []tools.Kind {
+	out := make([]tools.Kind, len(toolKinds))
+	for i, k := range toolKinds {
+		out[i] = k.kind
 	}
-	return tools.KindActivity
+	return out
+}
+
+// runs: a line of toolKinds runs tools of kind k.
+func runs(k tools.Kind) bool {
+	for _, tk := range toolKinds {
+		if tk.kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// kind is how the round runs the tool's calls, as the snapshot recorded
+// it, or as an older snapshot named it by its facts (legacy.go).
+func (ti ToolInfo) kind() tools.Kind {
+	if ti.Kind != "" {
+		return ti.Kind
+	}
+	return ti.pastKind()
 }
 
 // startKind starts a call through its kind's line of toolKinds, or the

@@ -10,33 +10,91 @@ import (
 	"github.com/toolround/toolround/tools"
 )
 
-// TestKindsAreOneTable: the round's table has one line for each
-// tools.Kind, in its order, the last taking every call; a definition and
-// the snapshot the catalog makes of it name the same kind; a definition
-// that sets the facts of two kinds is refused (docs/adding-a-tool.md).
+func kindTestDef(name string, d tools.Definition) tools.Definition {
+	d.Name, d.Description, d.Parameters = name, "x", json.RawMessage(`{"type":"object"}`)
+	d.Handler = func(context.Context, tools.Request) (tools.Result, error) { return tools.Result{}, nil }
+	return d
+}
+
+// TestKindsAreOneTable: the round's table names each kind once, the last
+// (the worker's activity) taking every call; a definition and the
+// snapshot the catalog records of it name the same kind; a definition
+// whose facts name two kinds is refused (docs/adding-a-tool.md).
 func TestKindsAreOneTable(t *testing.T) {
-	var kinds []tools.Kind
-	for _, k := range toolKinds {
-		kinds = append(kinds, k.kind)
+	kinds := Kinds()
+	seen := map[tools.Kind]bool{}
+	for _, k := range kinds {
+		require.False(t, seen[k], "kind %s has two lines", k)
+		seen[k] = true
 	}
-	require.Equal(t, tools.Kinds(), kinds)
-	require.Equal(t, tools.KindActivity, toolKinds[len(toolKinds)-1].kind)
+	require.Equal(t, tools.KindActivity, kinds[len(kinds)-1])
 
 	c := &RegistryCatalog{}
-	for _, d := range []tools.Definition{
-		{Name: "ask", Interactive: true},
-		{Name: "sub", ChildRun: true},
-		{Name: "bot", Chatbot: true},
-		{Name: "mine", Remote: &tools.Remote{Queue: "q"}},
-		{Name: "plain"},
-		{Name: "mcp_x", Source: tools.SourceMCP},
+	for _, tc := range []struct {
+		d    tools.Definition
+		want tools.Kind
+	}{
+		{tools.Definition{Name: "ask", Interactive: true}, tools.KindWait},
+		{tools.Definition{Name: "sub", Kind: tools.KindChildRun}, tools.KindChildRun},
+		{tools.Definition{Name: "bot", Kind: tools.KindChatbot}, tools.KindChatbot},
+		{tools.Definition{Name: "mine", Remote: &tools.Remote{Queue: "q"}}, tools.KindToolWorker},
+		{tools.Definition{Name: "plain"}, tools.KindActivity},
+		{tools.Definition{Name: "mcp_x", Source: tools.SourceMCP}, tools.KindActivity},
 	} {
-		require.Equal(t, d.Kind(), c.info(&d).kind(), d.Name)
+		require.Equal(t, tc.want, tc.d.EffectiveKind(), tc.d.Name)
+		ti := c.info(&tc.d)
+		require.Equal(t, tc.want, ti.Kind, "%s: the snapshot records its kind", tc.d.Name)
+		require.Equal(t, tc.want, ti.kind(), tc.d.Name)
 	}
-	require.Equal(t, tools.KindWait, ToolInfo{Client: true}.kind(), "a client tool waits for the client")
 
 	reg := tools.NewRegistry()
-	err := reg.Register(tools.Definition{Name: "both", Description: "x", Parameters: json.RawMessage(`{"type":"object"}`), Interactive: true, ChildRun: true,
-		Handler: func(_ context.Context, _ tools.Request) (tools.Result, error) { return tools.Result{}, nil }})
-	require.ErrorContains(t, err, "more than one kind")
+	for _, d := range []tools.Definition{
+		{Interactive: true, Kind: tools.KindChildRun},
+		{Interactive: true, Remote: &tools.Remote{Queue: "q"}},
+		{Kind: tools.KindChatbot, Remote: &tools.Remote{Queue: "q"}},
+	} {
+		err := reg.Register(kindTestDef("both", d))
+		require.ErrorContains(t, err, "more than one kind")
+	}
+	require.NoError(t, reg.Register(kindTestDef("ask", tools.Definition{Interactive: true, Kind: tools.KindWait})), "a kind its facts agree with")
+}
+
+// TestSnapshotRecordsKindNotItsFacts: a new snapshot names each tool's
+// kind and none of the facts older snapshots named it by; a snapshot
+// recorded before ToolInfo.Kind still reads as the kind it ran.
+func TestSnapshotRecordsKindNotItsFacts(t *testing.T) {
+	reg := tools.NewRegistry()
+	require.NoError(t, reg.Register(kindTestDef("sub", tools.Definition{Kind: tools.KindChildRun})))
+	require.NoError(t, reg.Register(kindTestDef("bot", tools.Definition{Kind: tools.KindChatbot})))
+	c := NewCatalog(reg, CatalogOptions{})
+	s := c.Snapshot(SnapshotRequest{Calls: []Unwrapped{{Name: "sub", Args: `{}`}}})
+	b, err := json.Marshal(s.Tools["sub"])
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"kind":"child_run"`)
+	require.NotContains(t, string(b), `"subagent"`)
+
+	for raw, want := range map[string]tools.Kind{
+		`{"name":"sub","subagent":true}`:                   tools.KindChildRun,
+		`{"name":"bot","chatbot":true}`:                    tools.KindChatbot,
+		`{"name":"ask","interactive":true}`:                tools.KindWait,
+		`{"name":"mine","client":true}`:                    tools.KindWait,
+		`{"name":"remote","remote":{"queue":"q"}}`:         tools.KindToolWorker,
+		`{"name":"plain"}`:                                 tools.KindActivity,
+		`{"name":"sub","kind":"chatbot","subagent":false}`: tools.KindChatbot,
+	} {
+		var ti ToolInfo
+		require.NoError(t, json.Unmarshal([]byte(raw), &ti))
+		require.Equal(t, want, ti.kind(), raw)
+	}
+}
+
+// TestToolOfAKindNoLineRunsIsMissing: a registered tool whose kind the
+// round's table lacks is a tool this worker does not have (P1.5), never a
+// call run some other way.
+func TestToolOfAKindNoLineRunsIsMissing(t *testing.T) {
+	reg := tools.NewRegistry()
+	require.NoError(t, reg.Register(kindTestDef("teleport", tools.Definition{Kind: "teleport"})))
+	s := NewCatalog(reg, CatalogOptions{}).Snapshot(SnapshotRequest{Calls: []Unwrapped{{Name: "teleport", Args: `{}`}}})
+	require.NotContains(t, s.Tools, "teleport")
+	require.Contains(t, s.Missing["teleport"], `kind "teleport"`)
 }

@@ -310,3 +310,34 @@ func pastSubjectArgs(tool, subject string) (string, bool) {
 func legacyFormat(in *round.Input) {
 	in.Format, in.Turn, in.Output = "", nil, nil
 }
+
+// The third part is kept only to replay rounds whose snapshot was recorded
+// before ToolInfo.Kind (2026-12-06). Those snapshots named a tool's kind by
+// the facts that chose it. Delete it, with the field pastKindFacts of
+// ToolInfo, when no history recorded before that day needs to replay; no
+// new kind belongs here.
+
+// pastKindFacts are the facts by which a snapshot recorded before
+// ToolInfo.Kind named a kind. Newer snapshots record none.
+type pastKindFacts struct {
+	// Subagent: the round ran the call as a child agent run.
+	Subagent bool `json:"subagent,omitempty"`
+	// Chatbot: the round sent the call to a chatbot.
+	Chatbot bool `json:"chatbot,omitempty"`
+}
+
+// pastKind is the kind of a ToolInfo recorded before ToolInfo.Kind, read
+// from its facts.
+func (ti ToolInfo) pastKind() tools.Kind {
+	switch {
+	case ti.Interactive || ti.Client:
+		return tools.KindWait
+	case ti.Subagent:
+		return tools.KindChildRun
+	case ti.Chatbot:
+		return tools.KindChatbot
+	case ti.Remote != nil:
+		return tools.KindToolWorker
+	}
+	return tools.KindActivity
+}

@@ -800,6 +800,10 @@ func scenarios() []scenario {
 		// A message to a chatbot beside a calculate call (changeChatbots,
 		// G3): update-with-start of chat-helper, whose reply is the result.
 		{name: "chatbots", in: chatbotsRound(), want: map[string]round.Status{"k1": ok, "c1": ok}},
+		// A subagent, a chatbot and a calculate call in a round whose
+		// snapshot records each tool's kind (ToolInfo.Kind), where older
+		// snapshots named it by its facts (legacy.go).
+		{name: "kinds", in: kindsRound(), want: map[string]round.Status{"a1": ok, "k1": ok, "c1": ok}},
 		{name: "run_limits", in: runLimits(), want: map[string]round.Status{"c1": ok, "g1": ok, "c2": skipped},
 			drive: func(t *testing.T, d *driver) {
 				d.waitPending(t, "g1", "c2")
@@ -1112,6 +1116,15 @@ func subagentsRound() round.Input {
 func chatbotsRound() round.Input {
 	in := scenarioInput("chatbots", call("k1", "send_to_chatbot", `{"name":"helper","message":"hi"}`), call("c1", "calculate", `{"expression":"1+1"}`))
 	in.State.Fetched = append(in.State.Fetched, "send_to_chatbot")
+	return in
+}
+
+// kindsRound calls a tool of each kind the recorder's worker has but the
+// waits: a subagent, a chatbot, and calculate on the worker.
+func kindsRound() round.Input {
+	in := scenarioInput("kinds", call("a1", "subagents", `{"task":"sum 1 and 2","name":"adder"}`),
+		call("k1", "send_to_chatbot", `{"name":"helper","message":"hi"}`), call("c1", "calculate", `{"expression":"1+1"}`))
+	in.State.Fetched = append(in.State.Fetched, "subagents", "send_to_chatbot")
 	return in
 }
 

@@ -659,6 +659,9 @@ func TestSubagentsHistory(t *testing.T) {
 		if h.name == "floor_shares" { // TestBoundUsageHistories
 			continue
 		}
+		if h.name == "kinds" { // TestKindsHistory
+			continue
+		}
 		if h.name != "subagents" {
 			require.Zero(t, markers, "%s: a round without a subagents call asked for subagents", h.name)
 			continue
@@ -684,6 +687,62 @@ func TestSubagentsHistory(t *testing.T) {
 		require.Equal(t, int64(3), h.result.State.Usage.Calls, "two subagents and calculate; the children made no call")
 	}
 	require.True(t, found, "testdata/subagents.json is missing")
+}
+
+// TestKindsHistory: the round recorded after ToolInfo.Kind names each
+// tool's kind in its snapshot and none of the facts older snapshots named
+// it by, while subagents.json and chatbots.json, recorded before, name
+// none; all replay (TestReplayRecordedHistories), the older ones through
+// ToolInfo.pastKind.
+func TestKindsHistory(t *testing.T) {
+	seen := map[string]bool{}
+	for _, h := range loadHistories(t) {
+		if h.name != "kinds" && h.name != "subagents" && h.name != "chatbots" {
+			continue
+		}
+		seen[h.name] = true
+		snap := recordedSnapshot(t, h)
+		if h.name != "kinds" {
+			for name, raw := range snap {
+				require.NotContains(t, string(raw), `"kind"`, "%s: %s was recorded before ToolInfo.Kind", h.name, name)
+			}
+			continue
+		}
+		want := map[string]string{"subagents": "child_run", "send_to_chatbot": "chatbot", "calculate": "activity"}
+		require.Len(t, snap, len(want))
+		for name, kind := range want {
+			var ti map[string]any
+			require.NoError(t, json.Unmarshal(snap[name], &ti))
+			require.Equal(t, kind, ti["kind"], name)
+			require.NotContains(t, ti, "subagent", name)
+			require.NotContains(t, ti, "chatbot", name)
+		}
+		for _, r := range h.result.Results {
+			require.Equal(t, round.StatusOK, r.Status, r.CallID)
+		}
+	}
+	require.Equal(t, map[string]bool{"kinds": true, "subagents": true, "chatbots": true}, seen, "a recorded history is missing")
+}
+
+// recordedSnapshot is the tools of the round's catalog snapshot, the
+// first side effect whose value has them, as recorded.
+func recordedSnapshot(t *testing.T, h recorded) map[string]json.RawMessage {
+	t.Helper()
+	dc := converter.GetDefaultDataConverter()
+	for _, e := range h.history.GetEvents() {
+		a := e.GetMarkerRecordedEventAttributes()
+		if a == nil || a.GetMarkerName() != "SideEffect" {
+			continue
+		}
+		var v struct {
+			Tools map[string]json.RawMessage `json:"tools"`
+		}
+		if dc.FromPayloads(a.GetDetails()["data"], &v) == nil && len(v.Tools) > 0 {
+			return v.Tools
+		}
+	}
+	t.Fatalf("%s: no snapshot in the history", h.name)
+	return nil
 }
 
 // TestUserToolSecretsHistoryHoldsNoValue: the recorded round whose user

@@ -200,6 +200,8 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			"test_tool": {"replay-test_tool false 0"},
 			// A message to a chatbot (G3): the round itself asks nobody.
 			"chatbots": {"replay-chatbots false 0"},
+			// A tool of each kind but the waits, recorded with their kinds.
+			"kinds": {"replay-kinds false 0"},
 			// Each MCP server's request waits for a person in turn (E1).
 			"mcp_elicitation": {"replay-mcp_elicitation false 0", "- true 1", "- false 0", "- true 1", "- false 0"},
 			// A task's request waits for a person as E1's do (E2).

@@ -89,14 +89,15 @@ type ToolInfo struct {
 	// (tools.Definition.InWorkspace); set only under placement, where
 	// such calls run on the workspace's host (W4).
 	Workspace bool `json:"workspace,omitempty"`
-	// Subagent: the round runs the call as a child agent run
-	// (tools.Definition.ChildRun, G1; subagent.go).
-	Subagent bool `json:"subagent,omitempty"`
-	// Chatbot: the round sends the call to a chatbot (G3; chatbot_round.go).
-	Chatbot bool `json:"chatbot,omitempty"`
 	// Remote: a user tool, which the round runs as an activity on its
 	// tool worker's queue (Y1a; remote.go).
 	Remote *tools.Remote `json:"remote,omitempty"`
+	// Kind is how the round runs the tool's calls, a line of toolKinds
+	// (tools.Definition.EffectiveKind; kinds.go). A snapshot recorded
+	// before it has none, and named the kind by the facts of
+	// pastKindFacts (legacy.go).
+	Kind tools.Kind `json:"kind,omitempty"`
+	pastKindFacts
 }
 
 // Spec is the tool as a schema result shows it.
@@ -357,10 +358,17 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 			s.Tools[tools.TestTool] = c.info(d) // the tool called, whose schema P1.4 gives (G4)
 		}
 		if d, ok := c.Registry.Lookup(u.Name); ok {
+			if k := d.EffectiveKind(); !runs(k) {
+				if s.Missing == nil {
+					s.Missing = map[string]string{}
+				}
+				s.Missing[u.Name] = fmt.Sprintf("tool %s is of kind %q, which no line of this worker's round runs", u.Name, k)
+				continue
+			}
 			if _, have := s.Tools[u.Name]; !have {
 				s.Tools[u.Name] = c.info(d)
 			}
-			if d.Chatbot {
+			if d.EffectiveKind() == tools.KindChatbot {
 				c.addChatbot(&s, names, u.Args)
 			}
 			args := json.RawMessage(u.Args)
@@ -377,7 +385,7 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 		if spec, ok := client[u.Name]; ok {
 			s.Tools[u.Name] = ToolInfo{
 				Name: u.Name, Description: spec.Function.Description, Parameters: spec.Function.Parameters,
-				SideEffect: tools.AtMostOnce, Client: true, ConfirmNever: true, Timeout: c.Options.ConfirmTimeout,
+				SideEffect: tools.AtMostOnce, Client: true, ConfirmNever: true, Timeout: c.Options.ConfirmTimeout, Kind: tools.KindWait,
 			}
 			s.Calls[i] = CallFacts{Subject: tools.SubjectOf(nil, json.RawMessage(u.Args)), Effect: tools.AtMostOnce,
 				Approval: &approval.Call{Tool: u.Name, ConfirmNever: true}}
@@ -412,8 +420,7 @@ func (c *RegistryCatalog) info(d *tools.Definition) ToolInfo {
 		ti.KeyLimit = max(d.KeyLimit, tools.DefaultKeyLimit)
 	}
 	ti.Workspace = c.Options.Placement != nil && d.InWorkspace()
-	ti.Subagent = d.ChildRun
-	ti.Chatbot = d.Chatbot
+	ti.Kind = d.EffectiveKind()
 	if d.Remote != nil {
 		r := *d.Remote
 		ti.Remote = &r

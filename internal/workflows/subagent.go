@@ -15,6 +15,7 @@ import (
 	"github.com/toolround/toolround/internal/wire"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
+	"github.com/toolround/toolround/tools"
 )
 
 // Subagents (G1). A subagents call runs its task as a child agent run,
@@ -49,7 +50,7 @@ func (r *run) subagentShare(ctx workflow.Context, queued ...[]int) int {
 	n := 0
 	for _, q := range queued {
 		for _, i := range q {
-			if r.snap.Tools[r.calls[i].Tool].Subagent {
+			if r.snap.Tools[r.calls[i].Tool].kind() == tools.KindChildRun {
 				n++
 			}
 		}
@@ -63,7 +64,7 @@ func (r *run) subagentShare(ctx workflow.Context, queued ...[]int) int {
 		for _, i := range q {
 			c := &r.calls[i]
 			var a wire.SubagentArgs
-			if r.snap.Tools[c.Tool].Subagent && (json.Unmarshal([]byte(c.Args), &a) != nil || a.ID == "") {
+			if r.snap.Tools[c.Tool].kind() == tools.KindChildRun && (json.Unmarshal([]byte(c.Args), &a) != nil || a.ID == "") {
 				n++ // a look at a background subagent ({"id"}) starts none
 			}
 			command, write := counts(c)

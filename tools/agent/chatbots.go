@@ -125,7 +125,7 @@ func ListChatbot(bots []round.Chatbot) tools.Definition {
 }
 
 // SendToChatbot is G3's message to a chatbot. A round sends it to the
-// chatbot's persistent run (tools.Definition.Chatbot); the handler answers
+// chatbot's persistent run (tools.KindChatbot); the handler answers
 // a call made anywhere else.
 func SendToChatbot() tools.Definition {
 	return tools.Definition{
@@ -142,7 +142,7 @@ func SendToChatbot() tools.Definition {
 		Timeout:    ChatbotTimeout,
 		Source:     tools.SourceBuiltin,
 		NoDedupe:   true, // G: a message is sent each time (P1.3)
-		Chatbot:    true,
+		Kind:       tools.KindChatbot,
 		ConcurrencyKey: func(args json.RawMessage) string {
 			var a wire.ChatbotArgs
 			_ = json.Unmarshal(args, &a)

@@ -14,7 +14,7 @@ import (
 const SubagentTimeout = 24 * time.Hour
 
 // Subagents is G1's tool. A round runs its calls as child agent runs
-// (tools.Definition.ChildRun); the handler answers a call made anywhere
+// (tools.KindChildRun); the handler answers a call made anywhere
 // else, which has no run to be the child of.
 func Subagents() tools.Definition {
 	return subagentTool(tools.Subagents,
@@ -49,7 +49,7 @@ func subagentTool(name, description string) tools.Definition {
 		Timeout:    SubagentTimeout,
 		Source:     tools.SourceBuiltin,
 		NoDedupe:   true, // G: a subagent's answer, a look at one, never enters the dedupe map (P1.3)
-		ChildRun:   true,
+		Kind:       tools.KindChildRun,
 		Handler: tools.Typed(func(context.Context, tools.Request, wire.SubagentArgs) (tools.Result, error) {
 			return tools.Result{}, errors.New(name + " runs only in a round, which starts the subagent as its child run")
 		}),

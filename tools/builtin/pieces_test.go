@@ -8,12 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolround/toolround/internal/workflows"
 	"github.com/toolround/toolround/tools"
 )
 
 // TestEveryBuiltInHasEveryPiece names, for each built-in, any piece of a
 // tool that it lacks (docs/adding-a-tool.md): a description, a schema that
-// compiles, a timeout, a kind of the round's table (tools.Kinds; one that
+// compiles, a timeout, a kind of the round's table (workflows.Kinds; one that
 // runs on the worker has a handler), a line in the requirements that names
 // it, and an entry in client/catalog.json (go generate ./client). A new
 // tool that forgot one fails here, with its name and what is missing.
@@ -56,8 +57,8 @@ func TestEveryBuiltInHasEveryPiece(t *testing.T) {
 		if d.EffectiveTimeout() <= 0 {
 			missing = append(missing, "a timeout (Definition.Timeout)")
 		}
-		if k := d.Kind(); !slices.Contains(tools.Kinds(), k) {
-			missing = append(missing, "a kind of the round's table (tools.Kinds)")
+		if k := d.EffectiveKind(); !slices.Contains(workflows.Kinds(), k) {
+			missing = append(missing, "a kind of the round's table (internal/workflows/kinds.go), not "+string(k))
 		} else if k == tools.KindActivity && d.Handler == nil {
 			missing = append(missing, "a handler, as a tool run on the worker needs (Definition.Handler)")
 		}
