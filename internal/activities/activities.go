@@ -175,7 +175,10 @@ func (a *Activities) ExecuteTool(ctx context.Context, in wire.ExecuteInput) (wir
 		if tools.IsTransient(err) && (effect == tools.ReadOnly || effect == tools.Idempotent || in.Task != nil) {
 			status = "retry"
 			ct.log.Info("transient tool failure; Temporal retries the call", "error", err)
-			return wire.ExecuteOutput{}, temporal.NewApplicationErrorWithCause(err.Error(), ErrTypeTransient, err)
+			// The attempt goes in the failure's details: when it is the
+			// last, the round reports how many attempts the call made.
+			return wire.ExecuteOutput{}, temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeTransient,
+				temporal.ApplicationErrorOptions{Cause: err, Details: []any{attempt}})
 		}
 		status = "error"
 		out = wire.ExecuteOutput{IsError: true, Content: err.Error(), Attempt: attempt, ErrorCode: tools.ErrorCode(err)}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -361,6 +362,9 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 	}
 	if out.Attempt == 0 && err != nil {
 		o.Attempts = 1
+		if n := failedAttempts(err, retryPolicy(r.snap.tool(c.Tool), c)); n > 1 && Version(ctx, changeFailedAttempts, 1) >= 1 {
+			o.Attempts = n
+		}
 	}
 	if again != nil {
 		o.Attempts = 2
@@ -372,6 +376,25 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 	c.selfFinished = c.activity && err == nil && !out.Reconciled
 	c.Outcome = o
 	c.State = CallDone
+}
+
+// failedAttempts is how many attempts a call whose activity failed made:
+// the attempt its last failure names (ExecuteTool puts it in a passing
+// failure's details), else all its policy allows when Temporal stopped at
+// the maximum, else 1.
+func failedAttempts(err error, rp *temporal.RetryPolicy) int {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) && app.HasDetails() {
+		var n int
+		if app.Details(&n) == nil && n > 0 {
+			return n
+		}
+	}
+	var act *temporal.ActivityError
+	if errors.As(err, &act) && act.RetryState() == enumspb.RETRY_STATE_MAXIMUM_ATTEMPTS_REACHED && rp.MaximumAttempts > 1 {
+		return int(rp.MaximumAttempts)
+	}
+	return 1
 }
 
 // lostTask is why the work a call started is gone, when its activity

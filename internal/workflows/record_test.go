@@ -73,6 +73,7 @@ func extraTools(attempts *attemptCounter) []tools.Definition {
 			Handler: func(context.Context, tools.Request) (tools.Result, error) {
 				return tools.Result{}, tools.Transient(errors.New("always_down: 503 service unavailable"))
 			}},
+		{Name: "always_late", Description: "Read-only; every attempt hangs past its timeout.", Concurrent: true, SideEffect: tools.ReadOnly, Timeout: time.Second, Retry: *quick, Parameters: obj, Handler: hang},
 		{Name: "slow_read", Description: "Read-only, long: a regular activity that takes a moment.", Concurrent: true, SideEffect: tools.ReadOnly, Timeout: 5 * time.Minute, Parameters: obj,
 			Handler: func(ctx context.Context, req tools.Request) (tools.Result, error) {
 				select {
@@ -295,6 +296,8 @@ type scenario struct {
 	// whose host queue has a worker; gone on one whose HOST_ID no worker
 	// serves (W5).
 	placed, gone bool
+	// regular runs it on a worker that runs no call as a local activity.
+	regular bool
 }
 
 // driver steers a running round from the recorder.
@@ -792,6 +795,10 @@ func scenarios() []scenario {
 			}},
 		// A failure with a code (changeErrorCode): error_code in the result.
 		{name: "error_code", in: errorCode(), want: map[string]round.Status{"f1": round.StatusError, "c1": ok}},
+		// Calls whose every attempt failed, in passing and by timeout,
+		// beside one that succeeds (changeFailedAttempts, P2.4).
+		{name: "failed_attempts", in: failedAttempts(), regular: true,
+			want: map[string]round.Status{"x1": round.StatusError, "x2": round.StatusError, "c1": ok}},
 		// Two subagents beside a calculate call (changeSubagents, G1).
 		{name: "subagents", in: subagentsRound(), want: map[string]round.Status{"a1": ok, "a2": ok, "c1": ok}},
 		// Two identical tests of a script beside a calculate call
@@ -959,6 +966,14 @@ func TestRecordHistories(t *testing.T) {
 	require.NoError(t, bw.Start())
 	defer bw.Stop()
 
+	// A fourth that runs every call as a regular activity, as a worker
+	// without LOCAL_ACTIVITY_MAX_TIMEOUT does.
+	regularQueue := queue + "-regular"
+	rw := worker.New(c, regularQueue, worker.Options{Identity: "recorder-regular"})
+	engine.RegisterAll(rw, &workflows.RoundWorkflow{Catalog: workflows.NewCatalog(reg, workflows.CatalogOptions{MaxConcurrent: 3, HeartbeatTimeout: 3 * time.Second})}, acts)
+	require.NoError(t, rw.Start())
+	defer rw.Stop()
+
 	// Two with WORKSPACE_PLACEMENT=host (W4): one whose host queue a
 	// worker serves, one whose host has none (W5). Both run the binding
 	// workflow and its activities.
@@ -1024,6 +1039,9 @@ func TestRecordHistories(t *testing.T) {
 			}
 			if sc.gone {
 				q = goneQueue
+			}
+			if sc.regular {
+				q = regularQueue
 			}
 			if sc.placed || sc.gone { // a binding of an earlier recording runs on its queue, served no more
 				_ = c.TerminateWorkflow(ctx, names.WorkspaceWorkflowID(sc.in.SessionID), "", "a new recording")
@@ -1116,6 +1134,15 @@ func subagentsRound() round.Input {
 func chatbotsRound() round.Input {
 	in := scenarioInput("chatbots", call("k1", "send_to_chatbot", `{"name":"helper","message":"hi"}`), call("c1", "calculate", `{"expression":"1+1"}`))
 	in.State.Fetched = append(in.State.Fetched, "send_to_chatbot")
+	return in
+}
+
+// failedAttempts calls a tool whose attempts all fail in passing and one
+// whose attempts all time out, each three times.
+func failedAttempts() round.Input {
+	in := scenarioInput("failed_attempts", call("x1", "always_down", `{"n":1}`), call("x2", "always_late", `{"n":2}`),
+		call("c1", "calculate", `{"expression":"1+1"}`))
+	in.State.Fetched = append(in.State.Fetched, "always_down", "always_late")
 	return in
 }
 

@@ -724,6 +724,32 @@ func TestKindsHistory(t *testing.T) {
 	require.Equal(t, map[string]bool{"kinds": true, "subagents": true, "chatbots": true}, seen, "a recorded history is missing")
 }
 
+// TestFailedAttemptsHistory: the round recorded after changeFailedAttempts
+// reports each attempt of its calls whose attempts all failed, in passing
+// (the attempt in the failure's details) and by timeout (Temporal stopped
+// at the policy's maximum), and recorded the change's marker once;
+// retries.json, recorded before, reports the one attempt it did.
+func TestFailedAttemptsHistory(t *testing.T) {
+	seen := 0
+	for _, h := range loadHistories(t) {
+		attempts := map[string]int{}
+		for _, r := range h.result.Results {
+			attempts[r.CallID] = r.Attempts
+		}
+		switch h.name {
+		case "failed_attempts":
+			require.Equal(t, map[string]int{"x1": 3, "x2": 3, "c1": 1}, attempts)
+			require.Equal(t, 1, len(slices.DeleteFunc(versionMarkers(t, h), func(id string) bool { return id != "failed-attempts" })), "one marker for the round")
+		case "retries":
+			require.Equal(t, 1, attempts["l3"], "recorded before the change, as it ran")
+		default:
+			continue
+		}
+		seen++
+	}
+	require.Equal(t, 2, seen, "a recorded history is missing")
+}
+
 // recordedSnapshot is the tools of the round's catalog snapshot, the
 // first side effect whose value has them, as recorded.
 func recordedSnapshot(t *testing.T, h recorded) map[string]json.RawMessage {

@@ -202,6 +202,8 @@ func TestRecordedInboxHistoryUpsertsTheAttributes(t *testing.T) {
 			"chatbots": {"replay-chatbots false 0"},
 			// A tool of each kind but the waits, recorded with their kinds.
 			"kinds": {"replay-kinds false 0"},
+			// Calls that failed on every attempt: nobody is asked.
+			"failed_attempts": {"replay-failed_attempts false 0"},
 			// Each MCP server's request waits for a person in turn (E1).
 			"mcp_elicitation": {"replay-mcp_elicitation false 0", "- true 1", "- false 0", "- true 1", "- false 0"},
 			// A task's request waits for a person as E1's do (E2).

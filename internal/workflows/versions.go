@@ -48,6 +48,7 @@ const (
 	changeRuleScope        = "rule-scope"              // T12: a remembered rule carries its scope (gate.go), and a call a pattern rule approved runs with it, round.ExecuteInput.RuleScope (execute.go; asked only when a rule is remembered or a pattern rule approved a call)
 	ChangeAgentBounds      = "agent-bounds-forecast"   // L2: an agent run continues as new when its next pass would pass the history bounds (agentrun/continue.go; asked directly, only where the forecast alone says stop)
 	changeToolSecrets      = "user-tool-secrets"       // Y3, T9: a user tool's call that sends {{secret:NAME}} gets the values sealed for its queue, and its sealed answer is opened and redacted (remote.go; asked only by such calls)
+	changeFailedAttempts   = "failed-attempts"         // P2.4: a call whose attempts all failed reports how many it made, where it reported 1 (execute.go; asked only by such calls with more than one)
 	changeBaseline1        = "baseline-2026-11-30"     // one marker for every change of baseline1
 	changeBaseline2        = "baseline-2026-12-01"     // one marker for every change of baseline2
 	changeBaseline3        = "baseline-2026-12-02"     // one marker for every change of baseline3

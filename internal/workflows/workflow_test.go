@@ -645,3 +645,27 @@ func TestEachDecisionIsPublishedWhileOthersWait(t *testing.T) {
 		"e1's decision is on the stream while e2 waits")
 	require.Equal(t, []round.Status{round.StatusOK, round.StatusSkipped}, statuses(res))
 }
+
+// TestExhaustedRetriesCountEveryAttempt: a read-only call whose every
+// attempt failed in passing reports each attempt it made (P2.4), on the
+// worker (a local activity) and as a regular activity; a call that failed
+// once, with no retry, reports one.
+func TestExhaustedRetriesCountEveryAttempt(t *testing.T) {
+	for _, local := range []bool{true, false} {
+		t.Run(fmt.Sprintf("local=%v", local), func(t *testing.T) {
+			h := newHarness(t, 3)
+			if !local {
+				h.wf.Catalog.(*workflows.RegistryCatalog).Options.LocalMaxTimeout = 0
+			}
+			h.rec.Fail["read_files"] = tools.Transient(errors.New("connection refused"))
+			h.rec.Fail["find_files"] = errors.New("no such directory")
+			res := h.run(t, input(call("r1", "read_files", `{"paths":["a"]}`), call("f1", "find_files", `{"pattern":"*.go"}`)))
+			require.Equal(t, round.StatusError, res.Results[0].Status)
+			require.Contains(t, res.Results[0].Content, "connection refused")
+			require.Equal(t, 3, h.rec.RunsOf("r1"), "read_files retries three times")
+			require.Equal(t, 3, res.Results[0].Attempts, "every attempt counted")
+			require.Equal(t, round.StatusError, res.Results[1].Status)
+			require.Equal(t, 1, res.Results[1].Attempts)
+		})
+	}
+}
