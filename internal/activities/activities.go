@@ -101,9 +101,6 @@ const DefaultLargeResult = 128 << 10
 // previewBytes is how much of a large result stays in history.
 const previewBytes = 2 << 10
 
-// ErrTypeTransient is the application error type of a retryable tool failure.
-const ErrTypeTransient = "ToolTransient"
-
 func (a *Activities) logger() *slog.Logger {
 	if a.Logger != nil {
 		return a.Logger
@@ -177,7 +174,7 @@ func (a *Activities) ExecuteTool(ctx context.Context, in wire.ExecuteInput) (wir
 			ct.log.Info("transient tool failure; Temporal retries the call", "error", err)
 			// The attempt goes in the failure's details: when it is the
 			// last, the round reports how many attempts the call made.
-			return wire.ExecuteOutput{}, temporal.NewApplicationErrorWithOptions(err.Error(), ErrTypeTransient,
+			return wire.ExecuteOutput{}, temporal.NewApplicationErrorWithOptions(err.Error(), wire.ErrTypeTransient,
 				temporal.ApplicationErrorOptions{Cause: err, Details: []any{attempt}})
 		}
 		status = "error"

@@ -41,6 +41,11 @@ type ElicitReply struct {
 // unknown.
 const ErrTypeOutcomeLost = "OutcomeLost"
 
+// ErrTypeTransient is the application error type of a tool's passing
+// failure, which Temporal retries with the tool's policy; its details are
+// the attempt that failed.
+const ErrTypeTransient = "ToolTransient"
+
 // ElicitationOf is the pending view of a request.
 func ElicitationOf(e round.ElicitRequest) *round.Elicitation {
 	out := &round.Elicitation{Server: e.Server, Mode: e.Mode, Message: e.Message, RequestedSchema: e.RequestedSchema, URL: e.URL}

@@ -384,7 +384,7 @@ func (r *run) finish(ctx workflow.Context, c *Call, f workflow.Future) {
 // the maximum, else 1.
 func failedAttempts(err error, rp *temporal.RetryPolicy) int {
 	var app *temporal.ApplicationError
-	if errors.As(err, &app) && app.HasDetails() {
+	if errors.As(err, &app) && app.Type() == wire.ErrTypeTransient && app.HasDetails() {
 		var n int
 		if app.Details(&n) == nil && n > 0 {
 			return n

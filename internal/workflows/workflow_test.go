@@ -467,7 +467,7 @@ func TestReadOnlyTransientFailuresAreRetried(t *testing.T) {
 		func(_ context.Context, in wire.ExecuteInput) (wire.ExecuteOutput, error) {
 			attempts++
 			if attempts < 3 {
-				return wire.ExecuteOutput{}, temporal.NewApplicationError("connection refused", activities.ErrTypeTransient)
+				return wire.ExecuteOutput{}, temporal.NewApplicationError("connection refused", wire.ErrTypeTransient)
 			}
 			return wire.ExecuteOutput{Content: "fine", Attempt: attempts}, nil
 		})
