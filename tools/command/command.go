@@ -144,6 +144,7 @@ type Tools struct {
 
 // New checks cfg and returns the tools.
 func New(cfg Config) (*Tools, error) {
+	keepHangups()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -253,4 +255,21 @@ func readStat(pid int) (procStat, bool) {
 		return procStat{}, false
 	}
 	return procStat{state: f[0][0], pgrp: pgrp, startTime: start}, true
+}
+
+// hangups makes commands start with SIGHUP at its default once per
+// process (keepHangups).
+var hangups sync.Once
+
+// keepHangups: a worker started with SIGHUP ignored (under nohup) would
+// pass that on to every command, which a hangup then could not end. A
+// signal this process catches is reset to its default at exec, so it
+// catches SIGHUP, and does nothing with it: the worker goes on as its
+// starter meant.
+func keepHangups() {
+	hangups.Do(func() {
+		if signal.Ignored(syscall.SIGHUP) {
+			signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+		}
+	})
 }

@@ -14,6 +14,7 @@ import (
 // in the sandbox too, unless the signal it stands for was sent to the
 // process or a limit cut it.
 func TestOutcomeNamesOnlyRealSignals(t *testing.T) {
+	keepHangups() // as New does: SIGHUP at its default, under nohup too
 	ended := func(script string) *process {
 		cmd := exec.Command("/bin/sh", "-c", script)
 		_ = cmd.Run()
