@@ -154,7 +154,7 @@ func TestWaitingListingThatRecordsMetricsDoesNotStopTheScrape(t *testing.T) {
 	tel, err := NewTelemetry(context.Background(), TelemetryOptions{Metrics: true})
 	require.NoError(t, err)
 	defer func() { _ = tel.Shutdown(context.Background()) }()
-	var n atomic.Int32
+	var n, finished atomic.Int32
 	w := &waitingApprovals{
 		list: func(ctx context.Context) (waitingNow, error) {
 			// What the client's metrics handler does on a first use.
@@ -164,6 +164,7 @@ func TestWaitingListingThatRecordsMetricsDoesNotStopTheScrape(t *testing.T) {
 				return waitingNow{}, err
 			}
 			c.Add(ctx, 1)
+			finished.Add(1)
 			return waitingNow{Rounds: 2, Calls: 3}, nil
 		},
 		every: 10 * time.Second, timeout: 200 * time.Millisecond, now: time.Now,
@@ -178,6 +179,9 @@ func TestWaitingListingThatRecordsMetricsDoesNotStopTheScrape(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the scrape hangs: the listing waits for the lock its own callback holds")
 	}
+	// The first listing finishes once its scrape has let the lock go; a
+	// busy machine may take a while. The next scrape then lists anew.
+	require.Eventually(t, func() bool { return finished.Load() == 1 }, 5*time.Second, 5*time.Millisecond, "the first listing never finished")
 	w.mu.Lock()
 	w.at = time.Time{} // list again on the next scrape
 	w.mu.Unlock()
