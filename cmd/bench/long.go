@@ -6,18 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	tclient "go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/round"
@@ -158,31 +154,21 @@ func runLong(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	rep, err := RunLong(ctx, o, os.Stderr)
 	if err != nil {
 		return err
 	}
-	if err := writeJSON(o.Out, "long.json", rep); err != nil {
-		return err
-	}
-	f, err := os.Create(filepath.Join(o.Out, "long.txt"))
-	if err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	defer f.Close()
-	rep.Print(io.MultiWriter(os.Stdout, f))
-	return nil
+	return writeReport(o.Out, "long", rep)
 }
 
 // RunLong starts one worker and runs the parts of o in order.
 func RunLong(ctx context.Context, o LongOptions, progress io.Writer) (*LongReport, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(progress, "==> "+format+"\n", args...) }
-	logger := slog.New(slog.NewTextHandler(progress, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	tc, err := tclient.Dial(tclient.Options{HostPort: o.Address, Namespace: o.Namespace, Logger: tlog.NewStructuredLogger(logger)})
+	tc, err := dialTemporal(o.Address, o.Namespace, progress)
 	if err != nil {
-		return nil, fmt.Errorf("temporal: dial %s (namespace %s): %w", o.Address, o.Namespace, err)
+		return nil, err
 	}
 	defer tc.Close()
 	cl := client.New(tc, client.Options{TaskQueue: o.TaskQueue})

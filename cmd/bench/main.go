@@ -8,12 +8,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	tclient "go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
 )
 
 func main() {
@@ -193,6 +198,23 @@ func envInt(name string, def int) int {
 	return def
 }
 
+// interruptible is the context of a mode's run, cancelled by an interrupt
+// or SIGTERM.
+func interruptible() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// dialTemporal connects to the Temporal server, its client logging
+// warnings and worse to progress.
+func dialTemporal(address, namespace string, progress io.Writer) (tclient.Client, error) {
+	logger := slog.New(slog.NewTextHandler(progress, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	tc, err := tclient.Dial(tclient.Options{HostPort: address, Namespace: namespace, Logger: tlog.NewStructuredLogger(logger)})
+	if err != nil {
+		return nil, fmt.Errorf("temporal: dial %s (namespace %s): %w", address, namespace, err)
+	}
+	return tc, nil
+}
+
 func envDuration(name string, def time.Duration) time.Duration {
 	if d, err := time.ParseDuration(strings.TrimSpace(os.Getenv(name))); err == nil {
 		return d
@@ -205,7 +227,7 @@ func runBench(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	rep, err := Run(ctx, o, os.Stderr)
 	if err != nil {

@@ -324,6 +324,21 @@ func writeJSON(dir, name string, v any) error {
 	return nil
 }
 
+// writeReport writes a mode's report to dir as name.json and name.txt,
+// and its text to standard output too.
+func writeReport(dir, name string, rep interface{ Print(io.Writer) }) error {
+	if err := writeJSON(dir, name+".json", rep); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, name+".txt"))
+	if err != nil {
+		return fmt.Errorf("write results: %w", err)
+	}
+	defer f.Close()
+	rep.Print(io.MultiWriter(os.Stdout, f))
+	return nil
+}
+
 // Write saves results.json and a latency chart per setup (latency.png for
 // the main one, latency-<name>.png for the others) in dir.
 func (r *Report) Write(dir string) error {

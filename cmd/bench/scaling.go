@@ -6,18 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	tclient "go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 
 	"github.com/toolround/toolround/client"
 )
@@ -98,7 +94,7 @@ func runScaling(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	rep, err := Scaling(ctx, o, os.Stderr)
 	if err != nil {
@@ -115,10 +111,9 @@ func runScaling(args []string) error {
 // workers on a task queue of the level's own, keeps InFlight rounds in
 // flight for Warmup (discarded) and Duration, and stops the workers.
 func Scaling(ctx context.Context, o ScalingOptions, progress io.Writer) (*ScalingReport, error) {
-	logger := slog.New(slog.NewTextHandler(progress, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	tc, err := tclient.Dial(tclient.Options{HostPort: o.Address, Namespace: o.Namespace, Logger: tlog.NewStructuredLogger(logger)})
+	tc, err := dialTemporal(o.Address, o.Namespace, progress)
 	if err != nil {
-		return nil, fmt.Errorf("temporal: dial %s (namespace %s): %w", o.Address, o.Namespace, err)
+		return nil, err
 	}
 	defer tc.Close()
 	b := &bench{

@@ -7,23 +7,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	tclient "go.temporal.io/sdk/client"
-	tlog "go.temporal.io/sdk/log"
 
 	"github.com/toolround/toolround/client"
 	"github.com/toolround/toolround/internal/llm/scripted"
@@ -360,22 +356,16 @@ func runSoak(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	rep, err := RunSoak(ctx, o, os.Stderr)
 	if err != nil {
 		return err
 	}
 	rep.Command = "BENCH_SOAK=1 make bench " + strings.Join(args, " ")
-	if err := writeJSON(o.Out, "soak.json", rep); err != nil {
+	if err := writeReport(o.Out, "soak", rep); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(o.Out, "soak.txt"))
-	if err != nil {
-		return fmt.Errorf("write results: %w", err)
-	}
-	defer f.Close()
-	rep.Print(io.MultiWriter(os.Stdout, f))
 	if len(rep.Failures) > 0 {
 		return fmt.Errorf("soak failed: %s", strings.Join(rep.Failures, "; "))
 	}
@@ -387,10 +377,9 @@ func RunSoak(ctx context.Context, o SoakOptions, progress io.Writer) (*SoakRepor
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	logf := func(format string, args ...any) { fmt.Fprintf(progress, "==> "+format+"\n", args...) }
-	logger := slog.New(slog.NewTextHandler(progress, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	tc, err := tclient.Dial(tclient.Options{HostPort: o.Address, Namespace: o.Namespace, Logger: tlog.NewStructuredLogger(logger)})
+	tc, err := dialTemporal(o.Address, o.Namespace, progress)
 	if err != nil {
-		return nil, fmt.Errorf("temporal: dial %s (namespace %s): %w", o.Address, o.Namespace, err)
+		return nil, err
 	}
 	defer tc.Close()
 

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -57,7 +56,7 @@ func runToolWorker() error {
 	if queue == "" {
 		return errors.New("toolworker: set TOOL_QUEUE")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible()
 	defer stop()
 	go func() {
 		_, _ = io.Copy(io.Discard, os.Stdin)
