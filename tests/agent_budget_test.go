@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	tclient "go.temporal.io/sdk/client"
 
@@ -144,10 +143,7 @@ func (m *budgetModel) turn(r scripted.Request) (scripted.Turn, error) {
 // blob that exists but is not this run's and for one that does not exist.
 func TestAgentRunKeepsWithinTheContextBudget(t *testing.T) {
 	ctx := context.Background()
-	opts, err := redis.ParseURL(testenv.RedisURL())
-	require.NoError(t, err)
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
+	rdb := testenv.Redis(t)
 	secret := fmt.Sprintf("another run's result %s", t.Name())
 	sum := sha256.Sum256([]byte(secret))
 	foreign := "toolround:blob:" + hex.EncodeToString(sum[:])
@@ -208,10 +204,7 @@ func TestAgentRunKeepsWithinTheContextBudget(t *testing.T) {
 // byte-identical.
 func TestAgentRunRefreshesItsReferencesAtContinueAsNew(t *testing.T) {
 	ctx := context.Background()
-	opts, err := redis.ParseURL(testenv.RedisURL())
-	require.NoError(t, err)
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
+	rdb := testenv.Redis(t)
 	m := &budgetModel{foreign: "toolround:blob:" + strings.Repeat("1", 64), first: map[string]string{}, aged: map[string]bool{}}
 	m.age = func(ref string) {
 		if err := rdb.Expire(ctx, ref, time.Hour).Err(); err != nil {
@@ -226,15 +219,7 @@ func TestAgentRunRefreshesItsReferencesAtContinueAsNew(t *testing.T) {
 	tc, err := tclient.Dial(tclient.Options{HostPort: temporalAddress()})
 	require.NoError(t, err)
 	defer tc.Close()
-	wid := names.AgentWorkflowID(e.session, "run-1")
-	run, err := tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: wid, TaskQueue: e.taskQueue}, names.AgentWorkflowName,
-		round.AgentInput{SessionID: e.session, RunID: "run-1", Task: "read the files", Provider: "openai", HistoryEvents: 20})
-	require.NoError(t, err)
-	rctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	var st round.AgentStatus
-	require.NoError(t, run.Get(rctx, &st))
-	require.Equal(t, round.AgentCompleted, st.Status)
+	_, st := e.agentWorkflowCompletes(tc, round.AgentInput{SessionID: e.session, RunID: "run-1", Task: "read the files", Provider: "openai", HistoryEvents: 20}, 2*time.Minute)
 	require.Greater(t, st.Executions, 2, "the run continued as new")
 
 	m.mu.Lock()

@@ -20,6 +20,22 @@ import (
 	"github.com/toolround/toolround/round/names"
 )
 
+// agentWorkflowCompletes starts the agent run of in on e's task queue
+// through the Temporal client tc, as a client of Temporal would, and
+// returns its workflow id and its status, which must be completed within
+// timeout.
+func (e *env) agentWorkflowCompletes(tc tclient.Client, in round.AgentInput, timeout time.Duration) (wid string, st round.AgentStatus) {
+	e.t.Helper()
+	wid = names.AgentWorkflowID(in.SessionID, in.RunID)
+	run, err := tc.ExecuteWorkflow(context.Background(), tclient.StartWorkflowOptions{ID: wid, TaskQueue: e.taskQueue}, names.AgentWorkflowName, in)
+	require.NoError(e.t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	require.NoError(e.t, run.Get(ctx, &st))
+	require.Equal(e.t, round.AgentCompleted, st.Status)
+	return wid, st
+}
+
 // TestAgentRunHistoryBounded200Rounds runs an agent run of 200 rounds (one
 // calculate call each) against a scripted model and reports, per
 // continue-as-new execution, the history length and size, and the run's
@@ -107,16 +123,9 @@ func TestAgentRunNeverPassesItsHistoryBytes(t *testing.T) {
 	require.NoError(t, err)
 	defer tc.Close()
 	ctx := context.Background()
-	wid := names.AgentWorkflowID(e.session, "run-1")
 	task := "count, following these notes: " + strings.Repeat("a note that makes the conversation long. ", 200)
-	run, err := tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: wid, TaskQueue: e.taskQueue}, names.AgentWorkflowName,
-		round.AgentInput{SessionID: e.session, RunID: "run-1", Task: task, Provider: "openai", AutoApprove: true, MaxRounds: rounds + 1, HistoryBytes: bound})
-	require.NoError(t, err)
-	rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	var st round.AgentStatus
-	require.NoError(t, run.Get(rctx, &st))
-	require.Equal(t, round.AgentCompleted, st.Status)
+	wid, st := e.agentWorkflowCompletes(tc, round.AgentInput{SessionID: e.session, RunID: "run-1", Task: task, Provider: "openai",
+		AutoApprove: true, MaxRounds: rounds + 1, HistoryBytes: bound}, 3*time.Minute)
 
 	type execution struct {
 		start time.Time

@@ -285,6 +285,14 @@ func TestAgentRunCancel(t *testing.T) {
 	require.Equal(t, 1, res.code, res.stderr)
 	require.Contains(t, res.stderr, "cancelled")
 	st := e.agentStatus(wid)
+	requireCancelledInCmd2(t, st, m.modelServer)
+}
+
+// requireCancelledInCmd2 checks a run that was cancelled while its call
+// call_cmd2 ran: the run is cancelled, the last message is that call's
+// result, which says so, and the model m was not called after.
+func requireCancelledInCmd2(t *testing.T, st round.AgentStatus, m *modelServer) {
+	t.Helper()
 	require.Equal(t, round.AgentCancelled, st.Status)
 	last := st.Conversation[len(st.Conversation)-1]
 	require.Equal(t, "tool", last.Role)

@@ -41,6 +41,30 @@ func (e *env) waitPending(wfID string, ids ...string) []round.Pending {
 	return pending
 }
 
+// waitingEdit starts a worker and round 1 with one edit_file call, e1,
+// that writes text to path; it returns the round's end, its workflow id
+// and e1's wait for a person.
+func (e *env) waitingEdit(path, text string) (done <-chan result, wfID string, p round.Pending) {
+	e.t.Helper()
+	e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("e1", "edit_file", map[string]any{"path": path, "new_text": text}))
+	done = e.startRound(in)
+	return done, in.WorkflowID(), e.waitPending(in.WorkflowID(), "e1")[0]
+}
+
+// rememberRule runs round 1 with one run_command call, id, of command,
+// which waits until the starter approves it with --remember --pattern
+// pattern, and returns the round's result.
+func (e *env) rememberRule(id, command, pattern string) round.Result {
+	e.t.Helper()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched}, call(id, "run_command", map[string]any{"command": command}))
+	done := e.startRound(in)
+	e.waitPending(in.WorkflowID(), id)
+	e.mustStarter("approve", in.WorkflowID(), id, "--remember", "--pattern", pattern)
+	return decodeResult(e.t, <-done)
+}
+
 func (e *env) mustStarter(args ...string) result {
 	e.t.Helper()
 	r := e.starter(context.Background(), "", args...)
@@ -120,12 +144,7 @@ func TestApprovalRulesDoNotOverMatch(t *testing.T) {
 // (--as) and how (cli); the arguments approved are shown on stderr (T1, T2).
 func TestApproveIsBoundToTheArgumentsAndSaysWho(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker()
-	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
-		call("e1", "edit_file", map[string]any{"path": "a.txt", "new_text": "from the model\n"}))
-	done := e.startRound(in)
-	wfID := in.WorkflowID()
-	e.waitPending(wfID, "e1")
+	done, wfID, _ := e.waitingEdit("a.txt", "from the model\n")
 
 	ctx := context.Background()
 	r := e.starter(ctx, "", "approve", wfID, "nosuch")
@@ -170,12 +189,7 @@ func TestTemporalCLIApprovesWithTheApprovalID(t *testing.T) {
 		t.Skip("no temporal CLI (set TEMPORAL_CLI)")
 	}
 	e := newEnv(t)
-	e.startWorker()
-	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
-		call("e1", "edit_file", map[string]any{"path": "b.txt", "new_text": "yes\n"}))
-	done := e.startRound(in)
-	wfID := in.WorkflowID()
-	p := e.waitPending(wfID, "e1")[0]
+	done, wfID, p := e.waitingEdit("b.txt", "yes\n")
 	require.Len(t, p.ApprovalID, 64)
 	require.NotEmpty(t, p.Reasons)
 	require.True(t, p.Deadline.After(p.Since))
@@ -274,13 +288,9 @@ func TestExtendMovesTheDeadline(t *testing.T) {
 // trust_read_only_hints in MCP_CONFIG (T5).
 func TestMCPReadOnlyHintDoesNotSkipApproval(t *testing.T) {
 	dir := t.TempDir()
-	server := filepath.Join(dir, "mcp-fixture")
-	build := exec.Command("go", "build", "-o", server, "../tools/mcp/internal/testserver")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, string(out))
-	mcpConfig := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"fix":{"command":"`+server+`"},`+
-		`"trusted":{"command":"`+server+`","trust_read_only_hints":true}}}`), 0o600))
+	server := buildMCPServer(t, dir, "testserver", "mcp-fixture")
+	mcpConfig := writeMCPConfig(t, dir, map[string]any{"fix": map[string]any{"command": server},
+		"trusted": map[string]any{"command": server, "trust_read_only_hints": true}})
 	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
 	e.startWorker()
 	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"mcp_fix_echo", "mcp_trusted_echo"}},
@@ -327,19 +337,14 @@ git config filter.f.clean 'touch `+marker+`; cat' && echo 'a diff=t filter=f' > 
 	out, err := setup.CombinedOutput()
 	require.NoError(t, err, string(out))
 
-	in1 := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
-		call("g1", "run_command", map[string]any{"command": "git --version"}))
-	done := e.startRound(in1)
-	e.waitPending(in1.WorkflowID(), "g1")
-	e.mustStarter("approve", in1.WorkflowID(), "g1", "--remember", "--pattern", "git *")
-	res1 := decodeResult(t, <-done)
+	res1 := e.rememberRule("g1", "git --version", "git *")
 
 	in2 := e.input(2, "claude-code", res1.State,
 		call("s", "run_command", map[string]any{"command": "git -C r status --short"}),
 		call("d", "run_command", map[string]any{"command": "git -C r diff"}),
 		call("l", "run_command", map[string]any{"command": "git -C r log -p -1"}),
 		call("c", "run_command", map[string]any{"command": "git init -q --bare gd && git cat-file -p HEAD:a > gd/config && git -C gd fetch"}))
-	done = e.startRound(in2)
+	done := e.startRound(in2)
 	e.waitPending(in2.WorkflowID(), "c")
 	e.mustStarter("deny", in2.WorkflowID(), "c", "--reason", "no")
 	r := byID(decodeResult(t, <-done))
@@ -412,17 +417,12 @@ func TestNoSandboxNoCommandRules(t *testing.T) {
 	e := newEnv(t)
 	w := e.startWorkerBin(workerBin, "SANDBOX=none")
 	require.Contains(t, w.logs.String(), "no sandbox: rules for commands are off")
-	in1 := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
-		call("g1", "run_command", map[string]any{"command": "git --version"}))
-	done := e.startRound(in1)
-	e.waitPending(in1.WorkflowID(), "g1")
-	e.mustStarter("approve", in1.WorkflowID(), "g1", "--remember", "--pattern", "git *")
-	res1 := decodeResult(t, <-done)
+	res1 := e.rememberRule("g1", "git --version", "git *")
 	require.Len(t, res1.State.Allow, 1)
 
 	in2 := e.input(2, "claude-code", res1.State,
 		call("g2", "run_command", map[string]any{"command": "git status"}))
-	done = e.startRound(in2)
+	done := e.startRound(in2)
 	p := e.waitPending(in2.WorkflowID(), "g2")
 	require.Contains(t, p[0].Reasons, "no sandbox: rules for commands are off")
 	e.mustStarter("deny", in2.WorkflowID(), "g2", "--reason", "no")

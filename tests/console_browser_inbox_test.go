@@ -62,11 +62,7 @@ func TestConsoleBrowserSignInLink(t *testing.T) {
 // laptop's screen (1366x768) three cards show whole without scrolling.
 // SCREENSHOT_DIR=DIR writes what it shows there as inbox-1366x768.png.
 func TestConsoleBrowserInboxByRound(t *testing.T) {
-	e := newEnv(t)
-	ctx := browserCtx(t)
-	e.startWorker()
-	c := e.startConsole()
-	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "notes.txt"), []byte("# Notes\none\ntwo\nthree\n"), 0o644))
+	e, ctx, c := newBrowserEnv(t)
 
 	first := e.input(1, "claude-code", &round.RunState{Fetched: allTools},
 		call("e1", "edit_file", map[string]any{"path": "notes.txt", "old_text": "one\ntwo\n", "new_text": "one\n2\nand a new line\n"}),

@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/toolround/toolround/internal/testenv"
-	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 )
 
@@ -58,6 +57,18 @@ func browserCtx(t *testing.T) context.Context {
 	return ctx
 }
 
+// newBrowserEnv is an env with Chromium, a worker and a console, whose
+// workdir holds notes.txt for the tests' edits.
+func newBrowserEnv(t *testing.T) (*env, context.Context, *consoleProc) {
+	t.Helper()
+	e := newEnv(t)
+	ctx := browserCtx(t)
+	e.startWorker()
+	c := e.startConsole()
+	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "notes.txt"), []byte("# Notes\none\ntwo\nthree\n"), 0o644))
+	return e, ctx, c
+}
+
 func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
 // text is the visible text of the first element that matches sel.
@@ -95,11 +106,7 @@ func cardSel(wfID, callID string) string {
 // there without a reload; deny another with a reason; without a token
 // nothing is served. UPDATE_SCREENSHOTS=1 writes docs/console-*.png.
 func TestConsoleBrowser(t *testing.T) {
-	e := newEnv(t)
-	ctx := browserCtx(t)
-	e.startWorker()
-	c := e.startConsole()
-	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "notes.txt"), []byte("# Notes\none\ntwo\nthree\n"), 0o644))
+	e, ctx, c := newBrowserEnv(t)
 
 	// Without a token: the API refuses, the page asks to sign in.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(c.url+"/api/v1/inbox")))
@@ -342,23 +349,12 @@ func TestConsoleBrowserTellsTheTruthAfterADecision(t *testing.T) {
 func TestConsoleBrowserSignedLinkN2(t *testing.T) {
 	h := newHookReceiver(t, "hook-secret-browser")
 	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32))
-	workerTokens := filepath.Join(t.TempDir(), "tokens")
-	require.NoError(t, os.WriteFile(workerTokens, []byte("worker-side-token-0002 alice approver\n"), 0o600))
+	workerTokens := approverTokens(t, "worker-side-token-0002")
 	e := newEnv(t, "NOTIFY_URL="+h.srv.URL, "NOTIFY_SECRET=hook-secret-browser", "NOTIFY_LINK_KEY="+key, "NOTIFY_APPROVER=alice")
 	ctx := browserCtx(t)
 	c := e.startConsole()
 	e.startWorkerBin(workerBin, "CONSOLE_URL="+c.url, "CONSOLE_TOKENS="+workerTokens)
-	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
-		call("r1", "run_command", map[string]any{"command": "echo '<b>linked</b>'"}),
-		call("r2", "run_command", map[string]any{"command": "echo other"}))
-	done := e.startRound(in)
-	p := e.waitPending(in.WorkflowID(), "r1", "r2")
-	var w notify.Payload
-	require.Eventually(t, func() bool {
-		var ok bool
-		w, ok = h.payload("notify/" + p[0].WaitID + "/waiting")
-		return ok
-	}, 30*time.Second, 50*time.Millisecond)
+	in, done, w := e.linkedRound(h, "echo '<b>linked</b>'")
 	require.Equal(t, "r1", w.CallID)
 
 	open := func() {
@@ -411,8 +407,7 @@ func TestConsoleBrowserTwoConsolesO3(t *testing.T) {
 	h := newHookReceiver(t, "hook-secret-o3")
 	linkKey := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{4}, 32))
 	sessionKey := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{8}, 32))
-	workerTokens := filepath.Join(t.TempDir(), "tokens")
-	require.NoError(t, os.WriteFile(workerTokens, []byte("worker-side-token-0003 alice approver\n"), 0o600))
+	workerTokens := approverTokens(t, "worker-side-token-0003")
 	e := newEnv(t, "NOTIFY_URL="+h.srv.URL, "NOTIFY_SECRET=hook-secret-o3", "NOTIFY_LINK_KEY="+linkKey, "NOTIFY_APPROVER=alice")
 	cs := e.startConsoles(2, "CONSOLE_SESSION_KEY="+sessionKey, "CONSOLE_REPLICAS=2")
 	a, b := cs[0], cs[1]
@@ -447,12 +442,7 @@ func TestConsoleBrowserTwoConsolesO3(t *testing.T) {
 	poll(t, ctx, `(document.querySelector(`+jsString(r2+" .status")+`) || {textContent: ""}).textContent.startsWith("Approved")`)
 
 	// The first console's link, opened on the second.
-	var w notify.Payload
-	require.Eventually(t, func() bool {
-		var ok bool
-		w, ok = h.payload("notify/" + p[0].WaitID + "/waiting")
-		return ok
-	}, 30*time.Second, 50*time.Millisecond)
+	w := h.waiting(p[0].WaitID)
 	require.True(t, strings.HasPrefix(w.Links.Approve, a.url+"/link#"), w.Links.Approve)
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.Navigate("about:blank"),

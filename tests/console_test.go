@@ -19,7 +19,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
 )
@@ -60,6 +59,14 @@ func (e *env) startConsole() *consoleProc {
 	return e.startConsoles(1)[0]
 }
 
+// newConsoleEnv is newEnv with a worker and a console running.
+func newConsoleEnv(t *testing.T, extra ...string) (*env, *consoleProc) {
+	t.Helper()
+	e := newEnv(t, extra...)
+	e.startWorker()
+	return e, e.startConsole()
+}
+
 // startConsoles starts n consoles that share one tokens file (alice the
 // approver, bot the agent) and the extra environment, as replicas behind
 // one address run (O3).
@@ -84,16 +91,7 @@ func (e *env) runConsole(c *consoleProc, extra []string) {
 	cmd := exec.Command(bin)
 	cmd.Env = append(append(e.environ(), "CONSOLE_ADDR=127.0.0.1:0"), extra...)
 	cmd.Stdout, cmd.Stderr = c.logs, c.logs
-	require.NoError(e.t, cmd.Start())
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	e.t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-done
-		if e.t.Failed() {
-			e.t.Logf("console log:\n%s", c.logs.String())
-		}
-	})
+	startUntilCleanup(e.t, cmd, "console log", c.logs.String)
 	require.Eventually(e.t, func() bool {
 		m := listening.FindStringSubmatch(c.logs.String())
 		if m == nil {
@@ -295,9 +293,7 @@ func editRound(e *env, n int, callID, path, oldText, newText string) round.Input
 // TestConsoleAPI drives every endpoint of the HTTP API (H1..H8) against the
 // real console, worker, Temporal server and Redis, with every error status.
 func TestConsoleAPI(t *testing.T) {
-	e := newEnv(t)
-	e.startWorker()
-	c := e.startConsole()
+	e, c := newConsoleEnv(t)
 	notes := filepath.Join(e.workdir, "notes.txt")
 	require.NoError(t, os.WriteFile(notes, []byte("one\ntwo\n"), 0o644))
 
@@ -502,23 +498,8 @@ func TestConsoleAPI(t *testing.T) {
 // token; a person (this test, with an approver token) approves its
 // edit_file call through the API meanwhile.
 func TestHTTPAgentExample(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		testenv.Unavailable(t, "python3: %v", err)
-	}
-	e := newEnv(t)
-	e.startWorker()
-	c := e.startConsole()
-
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, py, "../examples/http-agent/agent.py")
-	cmd.Env = append(os.Environ(), "CONSOLE_URL="+c.url, "CONSOLE_TOKEN="+c.agent, "SESSION="+e.session, "RUN=run-1")
-	var out, errb syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	e, c := newConsoleEnv(t)
+	out, errb, done := startHTTPAgent(t, e, c)
 
 	// The person: approve the edit_file call once it waits.
 	approved := false
@@ -533,24 +514,12 @@ func TestHTTPAgentExample(t *testing.T) {
 		if !strings.Contains(errb.String(), "waiting for a person: edit_file") {
 			continue
 		}
-		r := c.call(t, "GET", "/api/v1/inbox?session="+e.session, c.approver, nil)
-		var inbox []struct {
-			WorkflowID string `json:"workflow_id"`
-			Pending    []struct {
-				CallID     string `json:"call_id"`
-				Tool       string `json:"tool"`
-				ApprovalID string `json:"approval_id"`
-			} `json:"pending"`
-		}
-		r.json(t, &inbox)
-		for _, entry := range inbox {
-			for _, p := range entry.Pending {
-				require.Equal(t, "edit_file", p.Tool)
-				r := c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{
-					"workflow_id": entry.WorkflowID, "call_id": p.CallID, "approval_id": p.ApprovalID, "approve": true})
-				require.Equal(t, http.StatusOK, r.code, string(r.body))
-				approved = true
-			}
+		for _, p := range c.inboxCalls(t, e.session) {
+			require.Equal(t, "edit_file", p.Tool)
+			r := c.call(t, "POST", "/api/v1/approvals", c.approver, map[string]any{
+				"workflow_id": p.WorkflowID, "call_id": p.CallID, "approval_id": p.ApprovalID, "approve": true})
+			require.Equal(t, http.StatusOK, r.code, string(r.body))
+			approved = true
 		}
 	}
 	require.NoError(t, <-done, "agent.py:\n%s%s", out.String(), errb.String())
@@ -565,9 +534,7 @@ func TestHTTPAgentExample(t *testing.T) {
 // console seals it as the client does, so the value is in none of the
 // console's answers, its event stream, nor the round's history (T9).
 func TestConsoleSealsSecrets(t *testing.T) {
-	e := newEnv(t, "TOOLROUND_SECRET_KEY="+testKey)
-	e.startWorker()
-	c := e.startConsole()
+	e, c := newConsoleEnv(t, "TOOLROUND_SECRET_KEY="+testKey)
 	events := c.stream(t, e.session)
 	const secret = "s3cr3t-console-value"
 	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{"store_secret"}},

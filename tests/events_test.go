@@ -30,17 +30,20 @@ func (e *env) watch(args ...string) *watcher {
 	cmd := exec.Command(starterBin, append([]string{"watch", e.session}, args...)...)
 	cmd.Env = e.environ()
 	cmd.Stdout, cmd.Stderr = w.out, w.errs
-	require.NoError(e.t, cmd.Start())
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	e.t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-done
-		if e.t.Failed() {
-			e.t.Logf("starter watch %v:\n%s%s", args, w.out.String(), w.errs.String())
-		}
-	})
+	startUntilCleanup(e.t, cmd, fmt.Sprintf("starter watch %v", args), func() string { return w.out.String() + w.errs.String() })
 	return w
+}
+
+// newWatchedEnv is an env with a worker, watched by `starter watch --json`
+// and `starter watch`, which both see what the session publishes from now
+// on.
+func newWatchedEnv(t *testing.T) (e *env, asJSON, readable *watcher) {
+	t.Helper()
+	e = newEnv(t)
+	e.startWorker()
+	asJSON, readable = e.watch("--json"), e.watch()
+	e.waitWatching(asJSON, readable)
+	return e, asJSON, readable
 }
 
 // waitWatching publishes probe events until every watcher prints one: from
@@ -101,11 +104,7 @@ func (w *watcher) has(typ, callID string) bool {
 // while it waits, then the answer, the calls, their results and the end,
 // each event once, as JSON and as readable lines.
 func TestWatchShowsEventsLive(t *testing.T) {
-	e := newEnv(t)
-	e.startWorker()
-	asJSON := e.watch("--json")
-	readable := e.watch()
-	e.waitWatching(asJSON, readable)
+	e, asJSON, readable := newWatchedEnv(t)
 
 	in := e.input(1, "claude-code", &round.RunState{Fetched: allTools},
 		call("c1", "calculate", map[string]any{"expression": "6*7"}),
@@ -187,11 +186,7 @@ func TestWatchShowsEventsLive(t *testing.T) {
 // --events` while the slow call still runs, within a second of its end; then the slow call's, each once,
 // each before its pass 3 tool_result, none of them in the result.
 func TestCallFinishedArrivesWhileTheRoundRuns(t *testing.T) {
-	e := newEnv(t)
-	e.startWorker()
-	asJSON := e.watch("--json")
-	readable := e.watch()
-	e.waitWatching(asJSON, readable)
+	e, asJSON, readable := newWatchedEnv(t)
 
 	in := e.input(1, "claude-code", &round.RunState{Fetched: allTools},
 		call("c1", "calculate", map[string]any{"expression": "6*7"}),

@@ -66,12 +66,19 @@ func temporalAddress() string {
 // not there.
 func requireServices(t *testing.T) {
 	t.Helper()
+	requireTemporal(t)
+	testenv.Redis(t)
+}
+
+// requireTemporal fails (CI) or skips (elsewhere) when Temporal is not
+// there.
+func requireTemporal(t *testing.T) {
+	t.Helper()
 	c, err := net.DialTimeout("tcp", temporalAddress(), 2*time.Second)
 	if err != nil {
 		testenv.Unavailable(t, "temporal at %s: %v", temporalAddress(), err)
 	}
 	_ = c.Close()
-	testenv.Redis(t)
 }
 
 // env is one test's isolated setting: its own task queue, workdir and session.
@@ -142,22 +149,41 @@ func (e *env) startWorkerBin(bin string, extra ...string) *worker {
 // descriptors 3 and up, as from a careless parent.
 func (e *env) startWorkerCmd(bin string, files []*os.File, extra ...string) *worker {
 	e.t.Helper()
-	w := &worker{cmd: exec.Command(bin), logs: &syncBuffer{}, done: make(chan struct{})}
-	w.cmd.Env = append(e.environ(), extra...)
-	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
-	w.cmd.ExtraFiles = files
-	require.NoError(e.t, w.cmd.Start())
-	go func() { _ = w.cmd.Wait(); close(w.done) }()
-	e.t.Cleanup(func() {
-		_ = w.cmd.Process.Kill()
-		<-w.done
-		if e.t.Failed() {
-			e.t.Logf("worker log:\n%s", w.logs.String())
-		}
-	})
+	cmd := exec.Command(bin)
+	cmd.Env = append(e.environ(), extra...)
+	cmd.ExtraFiles = files
+	w := e.startProcess(cmd, "worker")
 	require.Eventually(e.t, func() bool { return strings.Contains(w.logs.String(), "worker started") }, 30*time.Second, 20*time.Millisecond,
 		"worker did not start:\n%s", w.logs.String())
 	return w
+}
+
+// startProcess starts a command whose output is its log, and kills it when
+// the test ends (its log in the test's, when the test failed).
+func (e *env) startProcess(cmd *exec.Cmd, what string) *worker {
+	e.t.Helper()
+	w := &worker{cmd: cmd, logs: &syncBuffer{}}
+	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
+	w.done = startUntilCleanup(e.t, cmd, what+" log", w.logs.String)
+	return w
+}
+
+// startUntilCleanup starts cmd and kills it when the test ends, writing
+// logs() to the test's log under what when the test failed; the channel
+// it returns is closed once cmd has exited.
+func startUntilCleanup(t *testing.T, cmd *exec.Cmd, what string, logs func() string) chan struct{} {
+	t.Helper()
+	require.NoError(t, cmd.Start())
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+		if t.Failed() {
+			t.Logf("%s:\n%s", what, logs())
+		}
+	})
+	return done
 }
 
 // alive reports whether the process still runs.

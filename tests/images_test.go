@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -30,27 +29,13 @@ const everythingVersion = "2026.8.31"
 // sources.
 func everythingServer(t *testing.T) (node, entry string, png []byte) {
 	t.Helper()
-	node = os.Getenv("TOOLROUND_NODE")
-	if node == "" {
-		var err error
-		if node, err = exec.LookPath("node"); err != nil {
-			testenv.Unavailable(t, "node is not on PATH (scripts/lib.sh's ensure_node_tools checks for Node.js 18 or newer)")
-		}
-	}
+	node = nodeBin(t)
 	dir, err := filepath.Abs(filepath.Join("..", ".tools", "mcp-everything"))
 	require.NoError(t, err)
 	pkg := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything")
 	if _, err := os.Stat(filepath.Join(pkg, "package.json")); err != nil {
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			testenv.Unavailable(t, "npm is not on PATH, and .tools/mcp-everything lacks the MCP everything server")
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		require.NoError(t, os.MkdirAll(dir, 0o755))
-		install := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", dir,
-			"@modelcontextprotocol/server-everything@"+everythingVersion)
-		if out, err := install.CombinedOutput(); err != nil {
+		if out, err := runNPM(t, dir, ".tools/mcp-everything lacks the MCP everything server", "install", "--no-audit", "--no-fund", "--loglevel=error",
+			"--prefix", dir, "@modelcontextprotocol/server-everything@"+everythingVersion); err != nil {
 			testenv.Unavailable(t, "npm install of the MCP everything server failed: %v\n%s", err, out)
 		}
 	}
@@ -69,10 +54,7 @@ func everythingServer(t *testing.T) (node, entry string, png []byte) {
 func everythingEnv(t *testing.T) (e *env, png []byte) {
 	t.Helper()
 	node, entry, png := everythingServer(t)
-	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"ev": map[string]any{"command": node, "args": []string{entry, "stdio"}}}})
-	require.NoError(t, err)
-	mcpConfig := filepath.Join(t.TempDir(), "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, cfg, 0o600))
+	mcpConfig := writeMCPConfig(t, t.TempDir(), map[string]any{"ev": map[string]any{"command": node, "args": []string{entry, "stdio"}}})
 	return newEnv(t, "MCP_CONFIG="+mcpConfig), png
 }
 

@@ -7,27 +7,20 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/toolround/toolround/cache"
 	"github.com/toolround/toolround/internal/llm/scripted"
-	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 	"github.com/toolround/toolround/round/names"
@@ -50,42 +43,19 @@ const leakSinksRedisDB = 13
 // the worker's Redis database are read: no encoding of any value may be in
 // any of them.
 func TestSecretsNeverLeaveTheConsoleSpansOrLogs(t *testing.T) {
-	values := map[string]string{
-		"QUOTE":   `q"uo\te'd-s3cret`,
-		"MARKUP":  `<tag a="1">&amp;'x'</tag>`,
-		"UNICODE": "pässwörd-€-😀-秘密+/=",
-		"AGENT":   `ag"ent<&>-s3crét/+=`,
-	}
+	values := hardSecrets("AGENT", `ag"ent<&>-s3crét/+=`)
 	consoleNames := []string{"MARKUP", "QUOTE", "UNICODE"}
 
-	u, err := url.Parse(testenv.RedisURL())
-	require.NoError(t, err)
-	u.Path = "/" + strconv.Itoa(leakSinksRedisDB)
-	redisURL := u.String()
+	redisURL := leakRedisURL(t, leakSinksRedisDB)
 	rdb := leakRedis(t, redisURL)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	recv := &otlpReceiver{}
-	gs := grpc.NewServer()
-	coltrace.RegisterTraceServiceServer(gs, recv)
-	go func() { _ = gs.Serve(ln) }()
-	t.Cleanup(gs.Stop)
-
-	echo := newEchoServer(t)
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		echo.otherHits.Add(1)
-		b, _ := io.ReadAll(r.Body)
-		fmt.Fprintf(w, "other host got %q", b)
-	}))
-	t.Cleanup(other.Close)
-	echo.other = other.URL
+	recv, otel := newOTLPReceiver(t)
+	echo := newEchoServerAndOther(t)
 	model := newSecretModel(t, values["AGENT"], echo.srv.URL)
 
 	key, err := secrets.GenerateKey()
 	require.NoError(t, err)
-	e := newEnv(t, append(model.env(), "TOOLROUND_SECRET_KEY="+secrets.EncodeKey(key), "REDIS_URL="+redisURL,
-		"OTEL_EXPORTER_OTLP_ENDPOINT=http://"+ln.Addr().String(), "OTEL_EXPORTER_OTLP_INSECURE=true", "OTEL_BSP_SCHEDULE_DELAY=100",
+	e := newEnv(t, append(append(model.env(), otel...), "TOOLROUND_SECRET_KEY="+secrets.EncodeKey(key), "REDIS_URL="+redisURL,
 		"LOG_FORMAT=json", "LOG_LEVEL=debug")...)
 	w := e.startWorker()
 	c := e.startConsole()
@@ -191,16 +161,7 @@ func TestSecretsNeverLeaveTheConsoleSpansOrLogs(t *testing.T) {
 	// Its call that sends the secret asks even with auto_approve (T5): a
 	// person approves it through the API while the run waits.
 	done := e.startAgent("--session", e.session, "--run", agentRun, "--auto-approve", "--events", "call the service")
-	var out result
-	require.Eventually(t, func() bool {
-		select {
-		case out = <-done:
-			return true
-		default:
-			c.approveAll(t, e.session)
-			return false
-		}
-	}, 150*time.Second, 250*time.Millisecond)
+	out := approveUntil(t, c, e.session, done, 150*time.Second, 250*time.Millisecond)
 	require.Equal(t, 0, out.code, out.stderr)
 	require.Equal(t, "done\n", out.stdout)
 	require.Len(t, model.requests(), 4, "the model was called four times")
@@ -257,14 +218,7 @@ func TestSecretsNeverLeaveTheConsoleSpansOrLogs(t *testing.T) {
 	sinks["worker JSON log"] = logText
 	sinks["worker JSON log, decoded"] = decoded.String()
 
-	for _, id := range ids {
-		sinks["history of "+id] = withPayloads(t, e.history(id))
-		sinks["description of "+id] = withPayloads(t, e.describe(id))
-	}
-	dump := redisDump(t, rdb)
-	for k, v := range dump {
-		sinks["redis "+k] = v
-	}
+	dump := e.storedSinks(sinks, ids, rdb)
 	require.Contains(t, dump, cache.EventsKey(e.session), "the event stream is in the dump")
 	t.Logf("read %d sinks: %d spans, %d log lines, %d Redis keys", len(sinks), len(spans), len(lines), len(dump))
 	requireNoSecretIn(t, sinks, values)

@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
 	"sort"
 	"strconv"
 	"strings"
@@ -43,32 +41,20 @@ const leakRedisDB = 12
 // search attributes, every key and value of the worker's Redis database and
 // the worker's log. No encoding of any value may appear in any of them.
 func TestSecretsNeverLeave(t *testing.T) {
-	values := map[string]string{
-		"QUOTE":   `q"uo\te'd-s3cret`,
-		"MARKUP":  `<tag a="1">&amp;'x'</tag>`,
-		"UNICODE": "pässwörd-€-😀-秘密+/=",
-		"LONG":    longSecret(t, 4096),
-	}
+	values := hardSecrets("LONG", longSecret(t, 4096))
 	names := make([]string, 0, len(values))
 	for n := range values {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 
-	redisURL := leakRedisURL(t)
+	redisURL := leakRedisURL(t, leakRedisDB)
 	rdb := leakRedis(t, redisURL)
 	key, err := secrets.GenerateKey()
 	require.NoError(t, err)
 	e := newEnv(t, "TOOLROUND_SECRET_KEY="+secrets.EncodeKey(key), "REDIS_URL="+redisURL)
 
-	echo := newEchoServer(t)
-	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		echo.otherHits.Add(1)
-		b, _ := io.ReadAll(r.Body)
-		fmt.Fprintf(w, "other host got %q", b)
-	}))
-	t.Cleanup(other.Close)
-	echo.other = other.URL
+	echo := newEchoServerAndOther(t)
 
 	var logs []*syncBuffer
 	w := e.startWorker()
@@ -198,14 +184,7 @@ func TestSecretsNeverLeave(t *testing.T) {
 	for i, o := range outputs {
 		sinks[fmt.Sprintf("starter output %d", i)] = o
 	}
-	for _, id := range ids {
-		sinks["history of "+id] = withPayloads(t, e.history(id))
-		sinks["description of "+id] = withPayloads(t, e.describe(id))
-	}
-	dump := redisDump(t, rdb)
-	for k, v := range dump {
-		sinks["redis "+k] = v
-	}
+	dump := e.storedSinks(sinks, ids, rdb)
 	for _, want := range []string{secrets.Key(e.session), tools.HistoryKey(e.session), "toolround:blob:"} {
 		found := false
 		for k := range dump {
@@ -234,11 +213,23 @@ func TestSecretsNeverLeave(t *testing.T) {
 	require.NotContains(t, sinks["description of "+ids[0]], "toolround_input_sha256")
 }
 
-// leakRedisURL is REDIS_URL with the leak hunt's own database.
-func leakRedisURL(t *testing.T) string {
+// hardSecrets are secret values that break naive redaction (quotes and
+// escapes, markup and entities, text beyond ASCII), named as store_secret
+// stores them, with one more of the test's own.
+func hardSecrets(name, value string) map[string]string {
+	return map[string]string{
+		"QUOTE":   `q"uo\te'd-s3cret`,
+		"MARKUP":  `<tag a="1">&amp;'x'</tag>`,
+		"UNICODE": "pässwörd-€-😀-秘密+/=",
+		name:      value,
+	}
+}
+
+// leakRedisURL is REDIS_URL with a leak hunt's own database, db.
+func leakRedisURL(t *testing.T, db int) string {
 	u, err := url.Parse(testenv.RedisURL())
 	require.NoError(t, err)
-	u.Path = "/" + strconv.Itoa(leakRedisDB)
+	u.Path = "/" + strconv.Itoa(db)
 	return u.String()
 }
 
@@ -256,6 +247,22 @@ func leakRedis(t *testing.T, redisURL string) *redis.Client {
 	}
 	require.NoError(t, rdb.FlushDB(ctx).Err())
 	return rdb
+}
+
+// storedSinks adds to sinks the history and the description of each round
+// of ids, their payloads decoded, and every key of the worker's Redis
+// database rdb, which it returns.
+func (e *env) storedSinks(sinks map[string]string, ids []string, rdb *redis.Client) map[string]string {
+	e.t.Helper()
+	for _, id := range ids {
+		sinks["history of "+id] = withPayloads(e.t, e.history(id))
+		sinks["description of "+id] = withPayloads(e.t, e.describe(id))
+	}
+	dump := redisDump(e.t, rdb)
+	for k, v := range dump {
+		sinks["redis "+k] = v
+	}
+	return dump
 }
 
 // redisDump reads every key of the database with its value, whatever its
@@ -300,13 +307,7 @@ func redisDump(t *testing.T, rdb *redis.Client) map[string]string {
 // and search attributes included.
 func (e *env) describe(workflowID string) string {
 	e.t.Helper()
-	cli := os.Getenv("TEMPORAL_CLI")
-	if cli == "" {
-		cli = "temporal"
-	}
-	out, err := exec.Command(cli, "workflow", "describe", "--address", temporalAddress(), "-w", workflowID, "--output", "json").CombinedOutput()
-	require.NoError(e.t, err, string(out))
-	return string(out)
+	return e.workflowCLI("describe", workflowID)
 }
 
 // clip shows where redaction changed text, for a failure message.
@@ -368,6 +369,20 @@ func (a *atomicInt) Load() int {
 }
 
 func (s *echoServer) release() { s.once.Do(func() { close(s.releaseCh) }) }
+
+// newEchoServerAndOther is newEchoServer with the other host that /away
+// redirects to, which counts what reaches it.
+func newEchoServerAndOther(t *testing.T) *echoServer {
+	echo := newEchoServer(t)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		echo.otherHits.Add(1)
+		b, _ := io.ReadAll(r.Body)
+		fmt.Fprintf(w, "other host got %q", b)
+	}))
+	t.Cleanup(other.Close)
+	echo.other = other.URL
+	return echo
+}
 
 func newEchoServer(t *testing.T) *echoServer {
 	s := &echoServer{releaseCh: make(chan struct{})}

@@ -10,20 +10,27 @@ import (
 	"github.com/toolround/toolround/round"
 )
 
+// secondCallPastLimit starts a worker and round 1 of two calculations, c1
+// and c2, whose input allows maxCalls calls; it returns the round's end,
+// its workflow id and what waits, once c2 alone does.
+func (e *env) secondCallPastLimit(maxCalls int64) (<-chan result, string, []round.Pending) {
+	e.t.Helper()
+	e.startWorker()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("c1", "calculate", map[string]any{"expression": "1+1"}),
+		call("c2", "calculate", map[string]any{"expression": "2+2"}))
+	in.Limits = &round.Limits{MaxCalls: maxCalls}
+	done := e.startRound(in)
+	return done, in.WorkflowID(), e.waitPending(in.WorkflowID(), "c2")
+}
+
 // TestRoundPastMaxCallsWaitsAsLimitAndIsApproved (B1): the second call of
 // a round with max_calls 1 waits as kind limit; starter approve with
 // --remember is refused (exit 2, invalid_decision) and a plain approve
 // runs it; the run state counts both calls and the grown limit.
 func TestRoundPastMaxCallsWaitsAsLimitAndIsApproved(t *testing.T) {
 	e := newEnv(t)
-	e.startWorker()
-	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
-		call("c1", "calculate", map[string]any{"expression": "1+1"}),
-		call("c2", "calculate", map[string]any{"expression": "2+2"}))
-	in.Limits = &round.Limits{MaxCalls: 1}
-	done := e.startRound(in)
-	wfID := in.WorkflowID()
-	pending := e.waitPending(wfID, "c2")
+	done, wfID, pending := e.secondCallPastLimit(1)
 	require.Equal(t, round.KindLimit, pending[0].Kind)
 	require.NotEmpty(t, pending[0].WaitID)
 	require.Contains(t, strings.Join(pending[0].Reasons, "|"), "max_calls")
@@ -49,14 +56,7 @@ func TestRoundPastMaxCallsWaitsAsLimitAndIsApproved(t *testing.T) {
 // makes the second call wait although the input allows 100.
 func TestWorkerLimitsBoundALargerInputLimit(t *testing.T) {
 	e := newEnv(t, `WORKER_LIMITS={"max_calls": 1}`)
-	e.startWorker()
-	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
-		call("c1", "calculate", map[string]any{"expression": "1+1"}),
-		call("c2", "calculate", map[string]any{"expression": "2+2"}))
-	in.Limits = &round.Limits{MaxCalls: 100}
-	done := e.startRound(in)
-	wfID := in.WorkflowID()
-	pending := e.waitPending(wfID, "c2")
+	done, wfID, pending := e.secondCallPastLimit(100)
 	require.Contains(t, pending[0].Reasons[0], "limit 1")
 	r := e.starter(context.Background(), "", "deny", wfID, "c2", "--reason", "enough")
 	require.Equal(t, 0, r.code, r.stderr)

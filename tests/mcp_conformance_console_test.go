@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"html"
-	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"os/exec"
@@ -17,10 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-
-	"github.com/toolround/toolround/internal/testenv"
 )
 
 // conformanceConsoleURL is the console's address in the auth/basic-cimd
@@ -112,16 +106,8 @@ func TestMCPConformanceBasicCIMDThroughTheConsole(t *testing.T) {
 
 	name := fmt.Sprintf("cimd%d", time.Now().UnixNano()%1e9)
 	bg := context.Background()
-	opts, err := redis.ParseURL(testenv.RedisURL())
-	require.NoError(t, err)
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
-	t.Cleanup(func() {
-		rdb.HDel(bg, "toolround:mcp:grants", name)
-		rdb.HDel(bg, "toolround:mcp:signins", name)
-	})
-	mcpConfig := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"`+name+`":{"url":"`+serverURL+`"}}}`), 0o600))
+	rdb := mcpSignInRedis(t, name)
+	mcpConfig := writeMCPConfig(t, dir, map[string]any{name: map[string]any{"url": serverURL}})
 	e := newEnv(t, "TOOLROUND_SECRET_KEY="+testKey)
 	c := e.startConsoles(1, "CONSOLE_URL="+conformanceConsoleURL)[0]
 	w := e.startWorkerBin(workerBin, "MCP_CONFIG="+mcpConfig, "CONSOLE_URL="+conformanceConsoleURL)
@@ -130,26 +116,8 @@ func TestMCPConformanceBasicCIMDThroughTheConsole(t *testing.T) {
 
 	// The person signs in to the console, starts the sign-in on the MCP
 	// page and follows the link to the authorization server.
-	jar, err := cookiejar.New(nil)
-	require.NoError(t, err)
-	b := &http.Client{Jar: jar, Timeout: 30 * time.Second}
-	page := func(resp *http.Response, err error) string {
-		t.Helper()
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
-		return string(body)
-	}
-	list := page(b.PostForm(c.url+"/login", url.Values{"token": {c.approver}, "return": {"/mcp"}}))
-	require.Contains(t, list, "<strong>"+name+"</strong>")
-	csrf := csrfInPage.FindStringSubmatch(list)
-	require.NotNil(t, csrf, list)
-	next := page(b.PostForm(c.url+"/mcp/signin/"+name, url.Values{"csrf": {csrf[1]}}))
-	m := continueHref.FindStringSubmatch(next)
-	require.NotNil(t, m, next)
-	authURL, err := url.Parse(html.UnescapeString(m[1]))
+	person := newPagePerson(t)
+	authURL, err := url.Parse(person.startMCPSignIn(c, person.signIn(c, c.approver, "/mcp"), name))
 	require.NoError(t, err)
 	require.Equal(t, conformanceConsoleURL+"/mcp/callback", authURL.Query().Get("redirect_uri"))
 
@@ -162,13 +130,11 @@ func TestMCPConformanceBasicCIMDThroughTheConsole(t *testing.T) {
 	back, err := url.Parse(resp.Header.Get("Location"))
 	require.NoError(t, err)
 	require.Equal(t, conformanceConsoleURL+"/mcp/callback", back.Scheme+"://"+back.Host+back.Path, "redirected to %s", back)
-	done := page(b.Get(c.url + back.Path + "?" + back.RawQuery))
+	done := person.get(c.url + back.Path + "?" + back.RawQuery)
 	require.Contains(t, done, name+" is signed in")
 
 	// The worker connects the server with the grant.
-	require.Eventually(t, func() bool {
-		return strings.Contains(w.logs.String(), "server connected after a sign-in")
-	}, 30*time.Second, 100*time.Millisecond, "the worker did not connect the signed-in server")
+	waitConnectedAfterSignIn(t, w)
 
 	// The suite's verdict.
 	releaseClient(0)

@@ -46,16 +46,8 @@ func conformanceSuite(t *testing.T) (node, cli string) {
 		return err == nil && strings.TrimSpace(string(out)) == "v"+conformanceNode
 	}
 	if !installed() {
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			testenv.Unavailable(t, "npm is not on PATH, and .tools/mcp-conformance lacks the MCP conformance suite")
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		require.NoError(t, os.MkdirAll(dir, 0o755))
-		install := exec.CommandContext(ctx, npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", dir,
-			"@modelcontextprotocol/conformance@"+conformanceVersion, "node@"+conformanceNode)
-		if out, err := install.CombinedOutput(); err != nil || !installed() {
+		if out, err := runNPM(t, dir, ".tools/mcp-conformance lacks the MCP conformance suite", "install", "--no-audit", "--no-fund", "--loglevel=error",
+			"--prefix", dir, "@modelcontextprotocol/conformance@"+conformanceVersion, "node@"+conformanceNode); err != nil || !installed() {
 			testenv.Unavailable(t, "npm install of the MCP conformance suite and node@%s failed: %v\n%s", conformanceNode, err, out)
 		}
 	}

@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,12 +18,9 @@ import (
 func elicitEnv(t *testing.T, extra ...string) (e *env, bookings string) {
 	t.Helper()
 	dir := t.TempDir()
-	server := filepath.Join(dir, "elicitserver")
-	out, err := exec.Command("go", "build", "-o", server, "../tools/mcp/internal/elicitserver").CombinedOutput()
-	require.NoError(t, err, string(out))
+	server := buildMCPServer(t, dir, "elicitserver", "elicitserver")
 	bookings = filepath.Join(dir, "bookings")
-	mcpConfig := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"desk":{"command":"`+server+`","env":{"BOOK_LOG":"`+bookings+`"}}}}`), 0o600))
+	mcpConfig := writeMCPConfig(t, dir, map[string]any{"desk": map[string]any{"command": server, "env": map[string]string{"BOOK_LOG": bookings}}})
 	return newEnv(t, append([]string{"MCP_CONFIG=" + mcpConfig}, extra...)...), bookings
 }
 

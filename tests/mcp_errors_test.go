@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,11 +23,8 @@ import (
 // starts the server again (issue 28, item 5).
 func TestHungMCPServerNamesItselfAndItsTimeout(t *testing.T) {
 	dir := t.TempDir()
-	server := filepath.Join(dir, "mcp-hostile")
-	out, err := exec.Command("go", "build", "-o", server, "../tools/mcp/internal/hostileserver").CombinedOutput()
-	require.NoError(t, err, string(out))
-	mcpConfig := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"slow":{"command":"`+server+`","timeout_seconds":1}}}`), 0o600))
+	server := buildMCPServer(t, dir, "hostileserver", "mcp-hostile")
+	mcpConfig := writeMCPConfig(t, dir, map[string]any{"slow": map[string]any{"command": server, "timeout_seconds": 1}})
 	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
 	e.startWorker()
 
@@ -58,11 +53,8 @@ func TestHungMCPServerNamesItselfAndItsTimeout(t *testing.T) {
 // polls the task queue (issue 28, item 5).
 func TestStarterToolsAsksTheWorker(t *testing.T) {
 	dir := t.TempDir()
-	server := filepath.Join(dir, "mcp-fixture")
-	out, err := exec.Command("go", "build", "-o", server, "../tools/mcp/internal/testserver").CombinedOutput()
-	require.NoError(t, err, string(out))
-	mcpConfig := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"fix":{"command":"`+server+`"}}}`), 0o600))
+	server := buildMCPServer(t, dir, "testserver", "mcp-fixture")
+	mcpConfig := writeMCPConfig(t, dir, map[string]any{"fix": map[string]any{"command": server}})
 	e := newEnv(t) // the starter gets no MCP_CONFIG
 	ctx := context.Background()
 
@@ -100,11 +92,8 @@ func TestStarterToolsAsksTheWorker(t *testing.T) {
 // exited at once, ends when the worker is killed with SIGKILL.
 func TestMCPServerTreeDiesWithTheWorker(t *testing.T) {
 	dir := t.TempDir()
-	server := filepath.Join(dir, "mcp-hostile")
-	out, err := exec.Command("go", "build", "-o", server, "../tools/mcp/internal/hostileserver").CombinedOutput()
-	require.NoError(t, err, string(out))
-	mcpConfig := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"h":{"command":"`+server+`"}}}`), 0o600))
+	server := buildMCPServer(t, dir, "hostileserver", "mcp-hostile")
+	mcpConfig := writeMCPConfig(t, dir, map[string]any{"h": map[string]any{"command": server}})
 	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
 	w := e.startWorker()
 

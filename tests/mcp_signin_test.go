@@ -6,16 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
-	"html"
-	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,20 +17,12 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/enums/v1"
 	tclient "go.temporal.io/sdk/client"
 
-	"github.com/toolround/toolround/internal/testenv"
 	"github.com/toolround/toolround/internal/testtools/oauthmcp"
 	"github.com/toolround/toolround/round"
-)
-
-var (
-	csrfInPage   = regexp.MustCompile(`name="csrf-token" content="([0-9a-f]+)"`)
-	continueHref = regexp.MustCompile(`<a class="button" href="([^"]+)"`)
 )
 
 // TestMCPServerBehindOAuthIsSignedInThroughTheConsole (E3): a worker whose
@@ -47,27 +33,8 @@ var (
 // worker uses the sealed grant with no second sign-in. The token is in
 // neither log, nor the round's history, nor Redis in clear.
 func TestMCPServerBehindOAuthIsSignedInThroughTheConsole(t *testing.T) {
-	srv := sdk.NewServer(&sdk.Implementation{Name: "locked", Version: "1"}, nil)
-	sdk.AddTool(srv, &sdk.Tool{Name: "echo", Description: "Echo the text back."}, func(_ context.Context, _ *sdk.CallToolRequest, in struct {
-		Text string `json:"text"`
-	}) (*sdk.CallToolResult, any, error) {
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echo: " + in.Text}}}, nil, nil
-	})
-	o := oauthmcp.New(t, srv)
-	name := fmt.Sprintf("oauth%d", time.Now().UnixNano()%1e9)
+	o, name, mcpConfig, rdb := newOAuthEcho(t)
 	ctx := context.Background()
-	opts, err := redis.ParseURL(testenv.RedisURL())
-	require.NoError(t, err)
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
-	t.Cleanup(func() {
-		rdb.HDel(ctx, "toolround:mcp:grants", name)
-		rdb.HDel(ctx, "toolround:mcp:signins", name)
-	})
-
-	dir := t.TempDir()
-	mcpConfig := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"`+name+`":{"url":"`+o.URL+`"}}}`), 0o600))
 	e := newEnv(t, "TOOLROUND_SECRET_KEY="+testKey)
 	c := e.startConsole()
 	w := e.startWorkerBin(workerBin, "MCP_CONFIG="+mcpConfig, "CONSOLE_URL="+c.url)
@@ -80,41 +47,18 @@ func TestMCPServerBehindOAuthIsSignedInThroughTheConsole(t *testing.T) {
 
 	// The person: signs in to the console, opens the MCP page, starts the
 	// sign-in, follows the link to the authorization server, comes back.
-	jar, err := cookiejar.New(nil)
-	require.NoError(t, err)
-	b := &http.Client{Jar: jar, Timeout: 30 * time.Second}
-	page := func(resp *http.Response, err error) string {
-		t.Helper()
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, resp.StatusCode, string(body))
-		return string(body)
-	}
-	list := page(b.PostForm(c.url+"/login", url.Values{"token": {c.approver}, "return": {"/mcp"}}))
-	require.Contains(t, list, "<strong>"+name+"</strong>")
+	person := newPagePerson(t)
+	list := person.signIn(c, c.approver, "/mcp")
 	require.Contains(t, list, "needs sign-in")
-	csrf := csrfInPage.FindStringSubmatch(list)
-	require.NotNil(t, csrf, list)
-	next := page(b.PostForm(c.url+"/mcp/signin/"+name, url.Values{"csrf": {csrf[1]}}))
-	m := continueHref.FindStringSubmatch(next)
-	require.NotNil(t, m, next)
-	back, err := oauthmcp.Follow(ctx, html.UnescapeString(m[1]), c.url+"/mcp/callback")
+	back, err := oauthmcp.Follow(ctx, person.startMCPSignIn(c, list, name), c.url+"/mcp/callback")
 	require.NoError(t, err)
-	done := page(b.Get(back.String()))
+	done := person.get(back.String())
 	require.Contains(t, done, name+" is signed in")
 	require.Equal(t, int64(1), o.Authorized.Load())
 
 	// The worker connects the server by itself (it checks every 5 s).
-	require.Eventually(t, func() bool {
-		return strings.Contains(w.logs.String(), "server connected after a sign-in")
-	}, 30*time.Second, 100*time.Millisecond, "the worker did not connect the signed-in server")
-	tool := "mcp_" + name + "_echo"
-	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{tool}}, call("o1", tool, map[string]any{"text": "through oauth"}))
-	in.AutoApprove = true
-	res := e.round(in)
-	got := byID(res)["o1"]
+	waitConnectedAfterSignIn(t, w)
+	in, got := e.callLockedEcho(1, name, "o1", "through oauth")
 	require.Equal(t, round.StatusOK, got.Status, got.Content)
 	require.Equal(t, "echo: through oauth", got.Content)
 	first := in.WorkflowID()
@@ -123,10 +67,8 @@ func TestMCPServerBehindOAuthIsSignedInThroughTheConsole(t *testing.T) {
 	w.kill(t)
 	w2 := e.startWorkerBin(workerBin, "MCP_CONFIG="+mcpConfig, "CONSOLE_URL="+c.url)
 	require.Contains(t, w2.logs.String(), "mcp: server connected")
-	in = e.input(2, "claude-code", &round.RunState{Fetched: []string{tool}}, call("o2", tool, map[string]any{"text": "again"}))
-	in.AutoApprove = true
-	res = e.round(in)
-	require.Equal(t, round.StatusOK, byID(res)["o2"].Status, byID(res)["o2"].Content)
+	in, got = e.callLockedEcho(2, name, "o2", "again")
+	require.Equal(t, round.StatusOK, got.Status, got.Content)
 	require.Equal(t, int64(1), o.Authorized.Load(), "one sign-in for both workers")
 
 	// The token appears nowhere it should not.
@@ -173,25 +115,8 @@ func TestMCPServerBehindOAuthIsSignedInThroughTheConsole(t *testing.T) {
 // replayed to the first console, is refused: a started sign-in is used
 // once, whichever console takes it.
 func TestMCPSignInStartedOnOneConsoleFinishesOnAnotherO3(t *testing.T) {
-	srv := sdk.NewServer(&sdk.Implementation{Name: "locked", Version: "1"}, nil)
-	sdk.AddTool(srv, &sdk.Tool{Name: "echo", Description: "Echo the text back."}, func(_ context.Context, _ *sdk.CallToolRequest, in struct {
-		Text string `json:"text"`
-	}) (*sdk.CallToolResult, any, error) {
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "echo: " + in.Text}}}, nil, nil
-	})
-	o := oauthmcp.New(t, srv)
-	name := fmt.Sprintf("oauth%d", time.Now().UnixNano()%1e9)
+	o, name, mcpConfig, rdb := newOAuthEcho(t)
 	ctx := context.Background()
-	opts, err := redis.ParseURL(testenv.RedisURL())
-	require.NoError(t, err)
-	rdb := redis.NewClient(opts)
-	defer rdb.Close()
-	t.Cleanup(func() {
-		rdb.HDel(ctx, "toolround:mcp:grants", name)
-		rdb.HDel(ctx, "toolround:mcp:signins", name)
-	})
-	mcpConfig := filepath.Join(t.TempDir(), "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"`+name+`":{"url":"`+o.URL+`"}}}`), 0o600))
 
 	// The address both consoles serve behind; it sends every request to
 	// the second console, as a balancer may.
@@ -254,14 +179,8 @@ func TestMCPSignInStartedOnOneConsoleFinishesOnAnotherO3(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode, "a started sign-in is taken once")
 
 	// The worker connects the server and its tool runs.
-	require.Eventually(t, func() bool {
-		return strings.Contains(w.logs.String(), "server connected after a sign-in")
-	}, 30*time.Second, 100*time.Millisecond, "the worker did not connect the signed-in server")
-	tool := "mcp_" + name + "_echo"
-	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{tool}}, call("o1", tool, map[string]any{"text": "two consoles"}))
-	in.AutoApprove = true
-	res := e.round(in)
-	got := byID(res)["o1"]
+	waitConnectedAfterSignIn(t, w)
+	_, got := e.callLockedEcho(1, name, "o1", "two consoles")
 	require.Equal(t, round.StatusOK, got.Status, got.Content)
 	require.Equal(t, "echo: two consoles", got.Content)
 	for where, text := range map[string]string{"the first console's log": a.logs.String(), "the second console's log": b.logs.String()} {

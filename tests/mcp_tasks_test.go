@@ -3,7 +3,6 @@ package tests
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
@@ -26,38 +25,31 @@ import (
 func taskEnv(t *testing.T, http bool, ms string) (e *env, created string) {
 	t.Helper()
 	dir := t.TempDir()
-	server := filepath.Join(dir, "taskserver")
-	out, err := exec.Command("go", "build", "-o", server, "../tools/mcp/internal/taskserver").CombinedOutput()
-	require.NoError(t, err, string(out))
+	server := buildMCPServer(t, dir, "taskserver", "taskserver")
 	created = filepath.Join(dir, "created")
 	entry := map[string]any{"command": server, "env": map[string]string{"TASK_LOG": created, "TASK_MS": ms}}
 	if http {
-		cmd := exec.Command(server, "-http", "127.0.0.1:0")
-		cmd.Env = append(os.Environ(), "TASK_LOG="+created, "TASK_MS="+ms)
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		url, err := bufio.NewReader(stdout).ReadString('\n')
-		require.NoError(t, err)
-		entry = map[string]any{"url": strings.TrimSpace(url)}
+		entry = map[string]any{"url": startHTTPTaskServer(t, server, created, ms)}
 	}
-	cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"jobs": entry}})
-	require.NoError(t, err)
-	mcpConfig := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, cfg, 0o600))
+	mcpConfig := writeMCPConfig(t, dir, map[string]any{"jobs": entry})
 	return newEnv(t, "MCP_CONFIG="+mcpConfig), created
 }
 
-// madeTasks is what the server noted of the tasks it made.
-func madeTasks(t *testing.T, path string) []string {
+// startHTTPTaskServer runs the task server binary server over streamable
+// HTTP, in a process of its own, until the test ends; it notes each
+// research task it makes in created, and each works ms milliseconds. It
+// returns the server's URL.
+func startHTTPTaskServer(t *testing.T, server, created, ms string) string {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
+	cmd := exec.Command(server, "-http", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "TASK_LOG="+created, "TASK_MS="+ms)
+	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	return strings.Fields(string(b))
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	u, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	return strings.TrimSpace(u)
 }
 
 // researchThroughAKill runs a round with one research call (r1) on topic,
@@ -70,7 +62,7 @@ func researchThroughAKill(t *testing.T, e *env, created, topic string) map[strin
 		call("r1", "mcp_jobs_research", map[string]any{"topic": topic}))
 	in.AutoApprove = true
 	done := e.startRound(in)
-	require.Eventually(t, func() bool { return len(madeTasks(t, created)) == 1 }, 30*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool { return len(markLines(t, created)) == 1 }, 30*time.Second, 50*time.Millisecond)
 	w.kill(t)
 	e.startWorker()
 	return byID(decodeResult(t, <-done))
@@ -125,7 +117,7 @@ func TestMCPHTTPTaskSurvivesAWorkerKill(t *testing.T) {
 	r := researchThroughAKill(t, e, created, "comets")
 	require.Equal(t, round.StatusOK, r["r1"].Status, r["r1"].Content)
 	require.Equal(t, "report on comets", r["r1"].Content)
-	require.Equal(t, []string{"comets"}, madeTasks(t, created), "made once, though two workers ran the call")
+	require.Equal(t, []string{"comets"}, markLines(t, created), "made once, though two workers ran the call")
 }
 
 // TestMCPStdioTaskLostWithTheWorker: a stdio server's task dies with the
@@ -136,7 +128,26 @@ func TestMCPStdioTaskLostWithTheWorker(t *testing.T) {
 	r := researchThroughAKill(t, e, created, "eels")
 	require.Equal(t, round.StatusUnknownOutcome, r["r1"].Status, r["r1"].Content)
 	require.Contains(t, r["r1"].Content, "the task ran in the process of the stdio server that made it")
-	require.Equal(t, []string{"eels"}, madeTasks(t, created))
+	require.Equal(t, []string{"eels"}, markLines(t, created))
+}
+
+// askResearch starts a worker and a round that calls the everything
+// server ("ev") simulate-research-query, q1, on the ambiguous topic tides;
+// it returns the round's end, its workflow id and q1's wait, for the
+// server's question which interpretation is meant.
+func (e *env) askResearch() (done <-chan result, wfID string, p round.Pending) {
+	e.t.Helper()
+	e.startWorker()
+	tool := "mcp_ev_simulate-research-query"
+	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{tool}},
+		call("q1", tool, map[string]any{"topic": "tides", "ambiguous": true}))
+	in.AutoApprove = true
+	done = e.startRound(in)
+	wfID = in.WorkflowID()
+	p = e.waitPending(wfID, "q1")[0]
+	require.Equal(e.t, round.KindElicitation, p.Kind)
+	require.Contains(e.t, p.Elicitation.Message, `"tides" could have multiple interpretations`)
+	return done, wfID, p
 }
 
 // TestMCPTaskFromTheEverythingServer: the MCP reference server's
@@ -146,17 +157,8 @@ func TestMCPStdioTaskLostWithTheWorker(t *testing.T) {
 // the report (SPEC E2).
 func TestMCPTaskFromTheEverythingServer(t *testing.T) {
 	e, _ := everythingEnv(t)
-	e.startWorker()
-	tool := "mcp_ev_simulate-research-query"
-	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{tool}},
-		call("q1", tool, map[string]any{"topic": "tides", "ambiguous": true}))
-	in.AutoApprove = true
-	done := e.startRound(in)
-	wfID := in.WorkflowID()
-	p := e.waitPending(wfID, "q1")[0]
-	require.Equal(t, round.KindElicitation, p.Kind)
+	done, wfID, p := e.askResearch()
 	require.Equal(t, "ev", p.Elicitation.Server)
-	require.Contains(t, p.Elicitation.Message, `"tides" could have multiple interpretations`)
 	require.Contains(t, string(p.Elicitation.RequestedSchema), `"historical"`)
 	bad := e.starter(t.Context(), "", "answer", wfID, "q1", "--json", `{"interpretation":"astrological"}`)
 	require.NotEqual(t, 0, bad.code, "not one of the schema's choices")
@@ -187,19 +189,9 @@ func TestMCPHTTPTaskFromTheEverythingServer(t *testing.T) {
 		}
 		return err == nil
 	}, 30*time.Second, 50*time.Millisecond, "the everything server listens")
-	mcpConfig := filepath.Join(t.TempDir(), "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"ev":{"url":"http://`+addr+`/mcp"}}}`), 0o600))
+	mcpConfig := writeMCPConfig(t, t.TempDir(), map[string]any{"ev": map[string]any{"url": "http://" + addr + "/mcp"}})
 	e := newEnv(t, "MCP_CONFIG="+mcpConfig)
-	e.startWorker()
-	tool := "mcp_ev_simulate-research-query"
-	in := e.input(1, "claude-code", &round.RunState{Fetched: []string{tool}},
-		call("q1", tool, map[string]any{"topic": "tides", "ambiguous": true}))
-	in.AutoApprove = true
-	done := e.startRound(in)
-	wfID := in.WorkflowID()
-	p := e.waitPending(wfID, "q1")[0]
-	require.Equal(t, round.KindElicitation, p.Kind)
-	require.Contains(t, p.Elicitation.Message, `"tides" could have multiple interpretations`)
+	done, wfID, _ := e.askResearch()
 	e.mustStarter("answer", wfID, "q1", "--json", `{"interpretation":"current"}`)
 	r := byID(decodeResult(t, <-done))
 	require.Equal(t, round.StatusOK, r["q1"].Status, r["q1"].Content)

@@ -208,7 +208,7 @@ func gatewayClientScenario(t *testing.T, start func(t *testing.T, endpoint, toke
 	defer tc.Close()
 	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "notes.txt"), []byte("one\ntwo\n"), 0o644))
 	const run = "sdk"
-	s := start(t, fmt.Sprintf("%s/api/v1/mcp?session=%s&run=%s", c.url, e.session, run), c.agent)
+	s := start(t, gatewayURL(c, e.session, run), c.agent)
 
 	hello := s.do(map[string]any{"op": "connect", "client": "a"})
 	t.Logf("connected at protocol revision %v", hello["protocol"])
@@ -323,13 +323,7 @@ func TestMCPGatewayPythonClientZ5(t *testing.T) {
 // PATH).
 func mcpTypeScriptSDK(t *testing.T) (node, dir string) {
 	t.Helper()
-	node = os.Getenv("TOOLROUND_NODE")
-	if node == "" {
-		var err error
-		if node, err = exec.LookPath("node"); err != nil {
-			testenv.Unavailable(t, "node is not on PATH (scripts/lib.sh's ensure_node_tools checks for Node.js 18 or newer)")
-		}
-	}
+	node = nodeBin(t)
 	dir, err := filepath.Abs(filepath.Join("mcpclients", "ts"))
 	require.NoError(t, err)
 	installed := func() bool {
@@ -337,15 +331,7 @@ func mcpTypeScriptSDK(t *testing.T) (node, dir string) {
 		return err == nil
 	}
 	if !installed() {
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			testenv.Unavailable(t, "npm is not on PATH, and tests/mcpclients/ts lacks the MCP TypeScript SDK")
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		install := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-		install.Dir = dir
-		if out, err := install.CombinedOutput(); err != nil || !installed() {
+		if out, err := runNPM(t, dir, "tests/mcpclients/ts lacks the MCP TypeScript SDK", "ci", "--no-audit", "--no-fund", "--loglevel=error"); err != nil || !installed() {
 			testenv.Unavailable(t, "npm ci in tests/mcpclients/ts failed: %v\n%s", err, out)
 		}
 	}

@@ -37,16 +37,31 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
+// gatewayURL is console c's MCP gateway for session and run.
+func gatewayURL(c *consoleProc, session, run string) string {
+	return fmt.Sprintf("%s/api/v1/mcp?session=%s&run=%s", c.url, session, run)
+}
+
 // gatewayClient connects the MCP Go SDK's client to the console's gateway
 // for session and run with token.
 func gatewayClient(t *testing.T, ctx context.Context, c *consoleProc, token, session, run string) (*mcp.ClientSession, error) {
 	t.Helper()
 	cl := mcp.NewClient(&mcp.Implementation{Name: "gateway-test", Version: "1"}, nil)
 	tr := &mcp.StreamableClientTransport{
-		Endpoint:   fmt.Sprintf("%s/api/v1/mcp?session=%s&run=%s", c.url, session, run),
+		Endpoint:   gatewayURL(c, session, run),
 		HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}},
 	}
 	return cl.Connect(ctx, tr, nil)
+}
+
+// agentGatewayClient is gatewayClient with console c's agent token,
+// which must connect; it is closed when the test ends.
+func agentGatewayClient(t *testing.T, ctx context.Context, c *consoleProc, session, run string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := gatewayClient(t, ctx, c, c.agent, session, run)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
 }
 
 // waitingCall is the workflow and call of the session's one waiting
@@ -117,9 +132,7 @@ func TestMCPGatewayGoClientZ5(t *testing.T) {
 	defer cancel()
 	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "notes.txt"), []byte("one\ntwo\n"), 0o644))
 
-	cs, err := gatewayClient(t, ctx, c, c.agent, e.session, "r1")
-	require.NoError(t, err)
-	defer func() { _ = cs.Close() }()
+	cs := agentGatewayClient(t, ctx, c, e.session, "r1")
 
 	// tools/list: the built-ins the gateway allows, with annotations that
 	// tell this system's truth, and none of find_tools, run_tool or the
@@ -180,9 +193,7 @@ func TestMCPGatewayGoClientZ5(t *testing.T) {
 	goneCancel()
 	require.Error(t, <-lost)
 	e.startWorker()
-	cs2, err := gatewayClient(t, ctx, other, c.agent, e.session, "r1")
-	require.NoError(t, err)
-	defer func() { _ = cs2.Close() }()
+	cs2 := agentGatewayClient(t, ctx, other, e.session, "r1")
 	got = callInBackground(ctx, cs2, edit)
 	// The reconnected call attached: still the one waiting call.
 	w2, c2, a2 := waitingCall(t, c, e.session)
@@ -227,9 +238,7 @@ func TestMCPGatewayGoClientZ5(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, len(whole.Contents[0].Text), 512<<10)
 	require.Contains(t, whole.Contents[0].Text, "line 3 of a big file")
-	otherSession, err := gatewayClient(t, ctx, c, c.agent, e.session+"-other", "r1")
-	require.NoError(t, err)
-	defer func() { _ = otherSession.Close() }()
+	otherSession := agentGatewayClient(t, ctx, c, e.session+"-other", "r1")
 	for _, uri := range []string{link.URI, "toolround://blob/" + strings.Repeat("0", 64), "toolround://blob/../x"} {
 		_, err = otherSession.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		var rpcErr *jsonrpc.Error
@@ -343,13 +352,11 @@ func TestMCPGatewayRefusesZ1(t *testing.T) {
 // gateway through `starter mcp --url`, which relays JSON-RPC unchanged and
 // takes the token from TOOLROUND_TOKEN, never from argv.
 func TestMCPGatewayStdioBridgeZ1(t *testing.T) {
-	e := newEnv(t)
-	e.startWorker()
-	c := e.startConsole()
+	e, c := newConsoleEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "notes.txt"), []byte("bridged\n"), 0o644))
-	url := fmt.Sprintf("%s/api/v1/mcp?session=%s&run=stdio", c.url, e.session)
+	url := gatewayURL(c, e.session, "stdio")
 
 	// Without the token in the environment it refuses to start.
 	r := e.starter(ctx, "", "mcp", "--url", url)
@@ -375,23 +382,34 @@ func TestMCPGatewayStdioBridgeZ1(t *testing.T) {
 	require.NotContains(t, strings.Join(cmd.Args, " "), c.agent, "the token is never in argv")
 }
 
-// rpc posts one JSON-RPC request to the gateway at revision and returns
-// its result or error, from a JSON or an event-stream answer.
-func rpc(t *testing.T, ctx context.Context, url, token, revision, method string, params any) (result map[string]any, rpcErr map[string]any) {
+// postRPC posts the JSON-RPC message msg to the gateway at u with token,
+// as a streamable HTTP client does, with the headers hdr besides.
+func postRPC(t *testing.T, ctx context.Context, u, token string, msg any, hdr map[string]string) *http.Response {
 	t.Helper()
-	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	body, err := json.Marshal(msg)
 	require.NoError(t, err)
-	req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, "POST", u, bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+token)
-	if method != "initialize" {
-		req.Header.Set("MCP-Protocol-Version", revision)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
 	}
-	req.Header.Set("Mcp-Method", method)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
+	return resp
+}
+
+// rpc posts one JSON-RPC request to the gateway at revision and returns
+// its result or error, from a JSON or an event-stream answer.
+func rpc(t *testing.T, ctx context.Context, url, token, revision, method string, params any) (result map[string]any, rpcErr map[string]any) {
+	t.Helper()
+	hdr := map[string]string{"Mcp-Method": method}
+	if method != "initialize" {
+		hdr["MCP-Protocol-Version"] = revision
+	}
+	resp := postRPC(t, ctx, url, token, map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params}, hdr)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
@@ -421,13 +439,11 @@ func rpc(t *testing.T, ctx context.Context, url, token, revision, method string,
 // 2026-07-28 the tasks extension, its result inline in tasks/get; a task
 // id of another session is no task.
 func TestMCPGatewayTasksZ3(t *testing.T) {
-	e := newEnv(t)
-	e.startWorker()
-	c := e.startConsole()
+	e, c := newConsoleEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "t.txt"), []byte("a\n"), 0o644))
-	url := fmt.Sprintf("%s/api/v1/mcp?session=%s&run=tasks", c.url, e.session)
+	url := gatewayURL(c, e.session, "tasks")
 	const rev = "2025-11-25"
 
 	init, _ := rpc(t, ctx, url, c.agent, rev, "initialize", map[string]any{"protocolVersion": rev, "capabilities": map[string]any{},
@@ -526,7 +542,7 @@ func TestMCPGatewayTasksZ3(t *testing.T) {
 	require.Equal(t, "d\n", string(b))
 
 	// Another session's client names no task of this one.
-	other := fmt.Sprintf("%s/api/v1/mcp?session=%s-x&run=tasks", c.url, e.session)
+	other := gatewayURL(c, e.session+"-x", "tasks")
 	_, rerr = rpc(t, ctx, other, c.agent, rev, "tasks/get", map[string]any{"taskId": id})
 	require.NotNil(t, rerr)
 	_, rerr = rpc(t, ctx, url, c.agent, rev, "tasks/get", map[string]any{"taskId": "toolround/x/y/1/mcp_1_0"})
@@ -538,9 +554,7 @@ func TestMCPGatewayTasksZ3(t *testing.T) {
 // the Claude Code line's URL and header (with the console's address) from
 // an MCP client; the stdio line is TestMCPGatewayStdioBridgeZ1's.
 func TestREADMEMCPGatewayLinesZ1(t *testing.T) {
-	e := newEnv(t)
-	e.startWorker()
-	c := e.startConsole()
+	e, c := newConsoleEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "NOTES.md"), []byte("# notes\n"), 0o644))
@@ -624,7 +638,7 @@ func TestMCPGatewayApprovalByElicitationZ3(t *testing.T) {
 				return &mcp.ElicitResult{Action: action, Content: answer}, nil
 			}})
 		cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{
-			Endpoint:   fmt.Sprintf("%s/api/v1/mcp?session=%s&run=el", c.url, e.session),
+			Endpoint:   gatewayURL(c, e.session, "el"),
 			HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}}, nil)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = cs.Close() })
@@ -718,7 +732,7 @@ func TestMCPGatewayElicitationCreateZ3(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "a.txt"), []byte("x\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "b.txt"), []byte("x\n"), 0o644))
 	const rev = "2025-11-25"
-	url := fmt.Sprintf("%s/api/v1/mcp?session=%s&run=old", c.url, e.session)
+	url := gatewayURL(c, e.session, "old")
 	initialize := func(u, token string, caps map[string]any) {
 		res, rerr := rpc(t, ctx, u, token, rev, "initialize", map[string]any{"protocolVersion": rev, "capabilities": caps,
 			"clientInfo": map[string]any{"name": "t", "version": "1"}})
@@ -726,21 +740,11 @@ func TestMCPGatewayElicitationCreateZ3(t *testing.T) {
 		require.Equal(t, rev, res["protocolVersion"])
 	}
 	post := func(u, token string, body any) *http.Response {
-		b, err := json.Marshal(body)
-		require.NoError(t, err)
-		req, err := http.NewRequestWithContext(ctx, "POST", u, bytes.NewReader(b))
-		require.NoError(t, err)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("MCP-Protocol-Version", rev)
-		resp, err := http.DefaultClient.Do(req)
-		require.NoError(t, err)
-		return resp
+		return postRPC(t, ctx, u, token, body, map[string]string{"MCP-Protocol-Version": rev})
 	}
 
 	// Another run's call waits too: an answer naming it must decide nothing.
-	otherURL := fmt.Sprintf("%s/api/v1/mcp?session=%s&run=other", c.url, e.session)
+	otherURL := gatewayURL(c, e.session, "other")
 	initialize(otherURL, agent, map[string]any{})
 	otherDone := make(chan struct{})
 	go func() {
@@ -809,7 +813,7 @@ func TestMCPGatewayElicitationCreateZ3(t *testing.T) {
 
 	// The same token's client that declared no elicitation is not asked:
 	// its call's stream holds the result and nothing else.
-	plainURL := fmt.Sprintf("%s/api/v1/mcp?session=%s&run=plain", c.url, e.session)
+	plainURL := gatewayURL(c, e.session, "plain")
 	initialize(plainURL, person, map[string]any{})
 	body := make(chan string, 1)
 	go func() {
@@ -833,15 +837,11 @@ func TestMCPGatewayElicitationCreateZ3(t *testing.T) {
 // and WORKER_LIMITS counts every call of the run (the usage the gateway
 // signs for each round, T15), so the call past the limit waits.
 func TestMCPGatewayRunStateHoldsZ2(t *testing.T) {
-	e := newEnv(t, `WORKER_LIMITS={"max_calls": 3}`)
-	e.startWorker()
-	c := e.startConsole()
+	e, c := newConsoleEnv(t, `WORKER_LIMITS={"max_calls": 3}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	require.NoError(t, os.WriteFile(filepath.Join(e.workdir, "notes.txt"), []byte("n\n"), 0o644))
-	cs, err := gatewayClient(t, ctx, c, c.agent, e.session, "state")
-	require.NoError(t, err)
-	defer func() { _ = cs.Close() }()
+	cs := agentGatewayClient(t, ctx, c, e.session, "state")
 	resultOf := func(res *mcp.CallToolResult) round.CallResult {
 		t.Helper()
 		var rr round.Result

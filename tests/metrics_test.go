@@ -98,10 +98,7 @@ func TestMetricsAfterKnownRounds(t *testing.T) {
 		call("e1", "edit_file", map[string]any{"path": "x.txt", "new_text": "x"}))
 	done := e.startRound(in)
 	wfID := in.WorkflowID()
-	require.Eventually(t, func() bool {
-		r := e.starter(context.Background(), "", "pending", wfID)
-		return r.code == 0 && strings.Contains(r.stdout, `"e1"`)
-	}, 30*time.Second, 100*time.Millisecond)
+	e.waitPending(wfID, "e1")
 	mid := metricFamilies(t, addr)
 	require.Equal(t, 1.0, counter(mid, "toolround_approvals_requested_total", map[string]string{"tool": "edit_file"}))
 	require.Zero(t, counter(mid, "toolround_approvals_decided_total", nil), "waiting approvals are requested minus decided")
@@ -387,6 +384,20 @@ func (r *otlpReceiver) Export(_ context.Context, req *coltrace.ExportTraceServic
 	return &coltrace.ExportTraceServiceResponse{}, nil
 }
 
+// newOTLPReceiver serves an otlpReceiver on loopback until the test ends;
+// env is a worker's settings that export its spans there at once.
+func newOTLPReceiver(t *testing.T) (recv *otlpReceiver, env []string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	recv = &otlpReceiver{}
+	srv := grpc.NewServer()
+	coltrace.RegisterTraceServiceServer(srv, recv)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(srv.Stop)
+	return recv, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=http://" + ln.Addr().String(), "OTEL_EXPORTER_OTLP_INSECURE=true", "OTEL_BSP_SCHEDULE_DELAY=100"}
+}
+
 // named returns the spans received so far with that name.
 func (r *otlpReceiver) named(name string) []*tracepb.Span {
 	r.mu.Lock()
@@ -420,16 +431,8 @@ func spanAttrs(s *tracepb.Span) map[string]string {
 // outcome and a tool span per call under the round's trace, and the
 // worker's log is JSON.
 func TestTracesAndJSONLogsOfTheRealWorker(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	recv := &otlpReceiver{}
-	srv := grpc.NewServer()
-	coltrace.RegisterTraceServiceServer(srv, recv)
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(srv.Stop)
-
-	e := newEnv(t, "OTEL_EXPORTER_OTLP_ENDPOINT=http://"+ln.Addr().String(), "OTEL_EXPORTER_OTLP_INSECURE=true",
-		"OTEL_BSP_SCHEDULE_DELAY=100", "LOG_FORMAT=json")
+	recv, otel := newOTLPReceiver(t)
+	e := newEnv(t, append(otel, "LOG_FORMAT=json")...)
 	w := e.startWorker()
 	in := e.input(1, "claude-code", &round.RunState{Fetched: allTools},
 		call("a1", "calculate", map[string]any{"expression": "1+2"}),

@@ -79,26 +79,25 @@ func (m *modelServer) requests() []scripted.Request {
 	return append([]scripted.Request(nil), m.reqs...)
 }
 
-// count is the number of requests of step s.
-func (m *modelServer) count(s int) int {
+// countWhere is the number of requests answered so far that match.
+func (m *modelServer) countWhere(match func(scripted.Request) bool) int {
 	n := 0
 	for _, r := range m.requests() {
-		if step(r) == s {
+		if match(r) {
 			n++
 		}
 	}
 	return n
 }
 
+// count is the number of requests of step s.
+func (m *modelServer) count(s int) int {
+	return m.countWhere(func(r scripted.Request) bool { return step(r) == s })
+}
+
 // streamed is the number of requests of step s that asked for a stream.
 func (m *modelServer) streamed(s int) int {
-	n := 0
-	for _, r := range m.requests() {
-		if step(r) == s && r.Stream {
-			n++
-		}
-	}
-	return n
+	return m.countWhere(func(r scripted.Request) bool { return step(r) == s && r.Stream })
 }
 
 // users is the user messages of the last request of step s.

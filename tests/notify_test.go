@@ -91,6 +91,40 @@ func (h *hookReceiver) keys() []string {
 	return out
 }
 
+// waiting is the payload of the waiting webhook of waitID, once it came.
+func (h *hookReceiver) waiting(waitID string) notify.Payload {
+	h.t.Helper()
+	var w notify.Payload
+	require.Eventually(h.t, func() bool {
+		var ok bool
+		w, ok = h.payload("notify/" + waitID + "/waiting")
+		return ok
+	}, 30*time.Second, 50*time.Millisecond)
+	return w
+}
+
+// linkedRound starts round 1 of two run_command calls, r1 of command and
+// r2, which both wait for a person; it returns the round's input, its end,
+// and r1's waiting webhook, which h received.
+func (e *env) linkedRound(h *hookReceiver, command string) (round.Input, <-chan result, notify.Payload) {
+	e.t.Helper()
+	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
+		call("r1", "run_command", map[string]any{"command": command}),
+		call("r2", "run_command", map[string]any{"command": "echo other"}))
+	done := e.startRound(in)
+	p := e.waitPending(in.WorkflowID(), "r1", "r2")
+	return in, done, h.waiting(p[0].WaitID)
+}
+
+// approverTokens is a worker's CONSOLE_TOKENS file that holds token, for
+// alice, an approver.
+func approverTokens(t *testing.T, token string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tokens")
+	require.NoError(t, os.WriteFile(path, []byte(token+" alice approver\n"), 0o600))
+	return path
+}
+
 // A call that waits sends waiting, both reminders and expired, each once
 // under its own notify/<wait_id>/<type> key, signed; an approval sends
 // decided.
@@ -154,22 +188,11 @@ func TestNotifyWebhooksOfAWaitN1(t *testing.T) {
 func TestNotifySignedLinksDecideOnceN2(t *testing.T) {
 	h := newHookReceiver(t, "hook-secret-2")
 	key := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
-	workerTokens := filepath.Join(t.TempDir(), "tokens")
-	require.NoError(t, os.WriteFile(workerTokens, []byte("worker-side-token-0001 alice approver\n"), 0o600))
+	workerTokens := approverTokens(t, "worker-side-token-0001")
 	e := newEnv(t, "NOTIFY_URL="+h.srv.URL, "NOTIFY_SECRET=hook-secret-2", "NOTIFY_LINK_KEY="+key, "NOTIFY_APPROVER=alice")
 	c := e.startConsole()
 	wk := e.startWorkerBin(workerBin, "CONSOLE_URL="+c.url, "CONSOLE_TOKENS="+workerTokens)
-	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
-		call("r1", "run_command", map[string]any{"command": "echo linked"}),
-		call("r2", "run_command", map[string]any{"command": "echo other"}))
-	done := e.startRound(in)
-	p := e.waitPending(in.WorkflowID(), "r1", "r2")
-	var w notify.Payload
-	require.Eventually(t, func() bool {
-		var ok bool
-		w, ok = h.payload("notify/" + p[0].WaitID + "/waiting")
-		return ok
-	}, 30*time.Second, 50*time.Millisecond)
+	in, done, w := e.linkedRound(h, "echo linked")
 	require.True(t, strings.HasPrefix(w.Links.Approve, c.url+"/link#"), w.Links.Approve)
 	require.True(t, strings.HasPrefix(w.Links.Deny, c.url+"/link#"), w.Links.Deny)
 	require.Equal(t, c.url+"/calls/"+in.WorkflowID(), w.Links.Open)

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,12 +45,7 @@ func pytest(t *testing.T, e *env, c *consoleProc, py string, args ...string) {
 	}
 	cmd := exec.CommandContext(ctx, py, append([]string{"-m", "pytest", "-q", "-p", "no:cacheprovider"}, args...)...)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(),
-		"TOOLROUND_URL="+c.url,
-		"TOOLROUND_APPROVER_TOKEN="+c.approver,
-		"TOOLROUND_AGENT_TOKEN="+c.agent,
-		"TOOLROUND_SESSION="+e.session,
-		"TOOLROUND_WORKDIR="+e.workdir,
+	cmd.Env = append(append(os.Environ(), clientEnv(e, c)...),
 		"PYTHONPATH="+filepath.Join(root, "clients", "python", "src"),
 		"PYTHONDONTWRITEBYTECODE=1",
 	)
@@ -59,6 +53,18 @@ func pytest(t *testing.T, e *env, c *consoleProc, py string, args ...string) {
 	t.Logf("pytest %s:\n%s", strings.Join(args, " "), out)
 	if err != nil {
 		t.Fatalf("pytest failed: %v", err)
+	}
+}
+
+// clientEnv is what the clients' tests read of the console c and the env
+// e (clients/python/tests/conftest.py, clients/typescript/src/test/live.ts).
+func clientEnv(e *env, c *consoleProc) []string {
+	return []string{
+		"TOOLROUND_URL=" + c.url,
+		"TOOLROUND_APPROVER_TOKEN=" + c.approver,
+		"TOOLROUND_AGENT_TOKEN=" + c.agent,
+		"TOOLROUND_SESSION=" + e.session,
+		"TOOLROUND_WORKDIR=" + e.workdir,
 	}
 }
 
@@ -77,12 +83,7 @@ func TestPythonClient(t *testing.T) {
 // Agents SDK Model, and the examples, whose own tools a tool worker serves
 // on a queue of the worker's TOOL_QUEUES (Y6).
 func TestPythonAdapters(t *testing.T) {
-	e := newEnv(t)
-	queue := e.startWorkerForTools("adapters-", true)
-	t.Setenv("TOOLROUND_TOOL_QUEUE", queue)
-	t.Setenv("TOOLROUND_TASK_QUEUE", e.taskQueue)
-	t.Setenv("TEMPORAL_ADDRESS", temporalAddress())
-	c := e.startConsole()
+	e, c := ownToolsEnv(t, "adapters-")
 	py := python(t, "pytest", "langgraph", "langgraph.checkpoint.sqlite", "agents", "temporalio", "pydantic")
 	pytest(t, e, c, py, "clients/python/tests/test_langgraph.py", "clients/python/tests/test_openai_agents.py",
 		"clients/python/tests/test_examples.py::test_example_runs")
@@ -95,11 +96,7 @@ func TestPythonAdapters(t *testing.T) {
 // called by a test double of a round, with heartbeats and cancels. CI=true
 // makes pytest fail where it would skip.
 func TestPythonToolWorkers(t *testing.T) {
-	c, err := net.DialTimeout("tcp", temporalAddress(), 2*time.Second)
-	if err != nil {
-		testenv.Unavailable(t, "temporal at %s: %v", temporalAddress(), err)
-	}
-	_ = c.Close()
+	requireTemporal(t)
 	py := python(t, "pytest", "temporalio", "pydantic")
 	root, err := filepath.Abs("..")
 	if err != nil {

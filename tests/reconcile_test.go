@@ -73,6 +73,17 @@ func (g *getCounter) count() int {
 	return g.gets
 }
 
+// resumeOnNewWorker starts a worker in place of the one the test killed,
+// takes the round in's result from done, which must hold every call once,
+// and returns call id's.
+func (e *env) resumeOnNewWorker(in round.Input, done <-chan result, id string) round.CallResult {
+	e.t.Helper()
+	e.startWorker()
+	res := decodeResult(e.t, <-done)
+	requireEveryCallOnce(e.t, in, res)
+	return byID(res)[id]
+}
+
 // TestCrashInsideFileToolsIsReconciled kills the worker (SIGKILL, from a
 // checkpoint inside the tool) before and after each side-effecting file
 // tool writes. A normal worker takes the round over: the Reconcile step
@@ -149,10 +160,7 @@ func TestCrashInsideFileToolsIsReconciled(t *testing.T) {
 				done := e.startRound(in)
 				require.Eventually(t, func() bool { return !w.alive() }, time.Minute, 20*time.Millisecond, "the worker did not reach %s:%s", c.tool, point)
 				require.Contains(t, w.logs.String(), "crashing at "+c.tool+":"+point)
-				e.startWorker()
-				res := decodeResult(t, <-done)
-				requireEveryCallOnce(t, in, res)
-				r := byID(res)["x"]
+				r := e.resumeOnNewWorker(in, done, "x")
 				require.Equal(t, round.StatusOK, r.Status, r.Content)
 				require.Equal(t, point == "after_write", r.Reconciled, r.Content)
 				if r.Reconciled {
@@ -245,10 +253,7 @@ func TestCrashInsideStoreSecretIsReconciled(t *testing.T) {
 			done := e.startRound(in)
 			require.Eventually(t, func() bool { return !w.alive() }, time.Minute, 20*time.Millisecond, "the worker did not reach store_secret:%s", point)
 			require.Contains(t, w.logs.String(), "crashing at store_secret:"+point)
-			e.startWorker()
-			res := decodeResult(t, <-done)
-			requireEveryCallOnce(t, in, res)
-			r := byID(res)["x"]
+			r := e.resumeOnNewWorker(in, done, "x")
 			require.Equal(t, round.StatusOK, r.Status, r.Content)
 			require.Equal(t, point == "after_write", r.Reconciled, r.Content)
 			ctx := context.Background()
@@ -343,10 +348,7 @@ func TestPostLostMidFlightIsResentUnderItsKey(t *testing.T) {
 		t.Fatal("the POST never reached the server")
 	}
 	w.kill(t)
-	e.startWorker()
-	res := decodeResult(t, <-done)
-	requireEveryCallOnce(t, in, res)
-	r := byID(res)["p"]
+	r := e.resumeOnNewWorker(in, done, "p")
 	require.Equal(t, round.StatusOK, r.Status, r.Content)
 	require.Equal(t, 2, r.Attempts, "the lost attempt and the one sent again")
 	require.False(t, r.Reconciled)
@@ -394,10 +396,7 @@ func TestCrashInsideCommandToolsIsNotRunTwice(t *testing.T) {
 			require.Eventually(t, func() bool { return !w.alive() }, time.Minute, 20*time.Millisecond, "the worker did not reach %s:%s", c.tool, c.point)
 			require.Contains(t, w.logs.String(), "crashing at "+c.tool+":"+c.point)
 			require.NotContains(t, w.logs.String(), "did not appear")
-			e.startWorker()
-			res := decodeResult(t, <-done)
-			requireEveryCallOnce(t, in, res)
-			r := byID(res)["x"]
+			r := e.resumeOnNewWorker(in, done, "x")
 			require.Equal(t, round.StatusUnknownOutcome, r.Status, r.Content)
 			require.Equal(t, 1, r.Attempts, "never run a second time")
 			require.False(t, r.Reconciled)
@@ -489,10 +488,7 @@ func TestCrashInsideRedisWritersIsRetried(t *testing.T) {
 				} else {
 					require.Equal(t, int64(0), rdb.Exists(ctx, key).Val(), "the lost attempt crashed before writing")
 				}
-				e.startWorker()
-				res := decodeResult(t, <-done)
-				requireEveryCallOnce(t, in, res)
-				r := byID(res)["x"]
+				r := e.resumeOnNewWorker(in, done, "x")
 				require.Equal(t, round.StatusOK, r.Status, r.Content)
 				require.False(t, r.Reconciled)
 				require.Equal(t, 2, r.Attempts, "the lost attempt and its retry")

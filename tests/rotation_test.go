@@ -14,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/toolround/toolround/notify"
 	"github.com/toolround/toolround/round"
 )
 
@@ -29,12 +28,7 @@ func TestRuleKeyRotationThroughTheWorker(t *testing.T) {
 	e := newEnv(t)
 
 	before := e.startWorkerBin(workerBin, "TOOLROUND_RULE_KEY="+oldKey)
-	in1 := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
-		call("l1", "run_command", map[string]any{"command": "ls -a"}))
-	done := e.startRound(in1)
-	e.waitPending(in1.WorkflowID(), "l1")
-	e.mustStarter("approve", in1.WorkflowID(), "l1", "--remember", "--pattern", "ls *")
-	res1 := decodeResult(t, <-done)
+	res1 := e.rememberRule("l1", "ls -a", "ls *")
 	require.Len(t, res1.State.Allow, 1)
 	before.kill(t)
 
@@ -42,7 +36,7 @@ func TestRuleKeyRotationThroughTheWorker(t *testing.T) {
 	in2 := e.input(2, "claude-code", res1.State,
 		call("l2", "run_command", map[string]any{"command": "ls -l"}),
 		call("e2", "run_command", map[string]any{"command": "echo two"}))
-	done = e.startRound(in2)
+	done := e.startRound(in2)
 	e.waitPending(in2.WorkflowID(), "e2")
 	e.mustStarter("approve", in2.WorkflowID(), "e2", "--remember", "--pattern", "echo *")
 	res2 := decodeResult(t, <-done)
@@ -164,19 +158,13 @@ func TestConsoleKeyRotationThroughTheConsole(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, page(after), "and ends after it: to the sign-in page")
 
 	// Links: the worker still signs with the old link key.
-	workerTokens := filepath.Join(t.TempDir(), "worker-tokens")
-	require.NoError(t, os.WriteFile(workerTokens, []byte("worker-side-token-rotation alice approver\n"), 0o600))
+	workerTokens := approverTokens(t, "worker-side-token-rotation")
 	e.startWorkerBin(workerBin, "NOTIFY_LINK_KEY="+oldLink, "CONSOLE_URL="+during.url, "CONSOLE_TOKENS="+workerTokens)
 	in := e.input(1, "claude-code", &round.RunState{Fetched: allToolsFetched},
 		call("r1", "run_command", map[string]any{"command": "echo by an old link"}))
 	done := e.startRound(in)
 	p := e.waitPending(in.WorkflowID(), "r1")
-	var w notify.Payload
-	require.Eventually(t, func() bool {
-		var ok bool
-		w, ok = h.payload("notify/" + p[0].WaitID + "/waiting")
-		return ok
-	}, 30*time.Second, 50*time.Millisecond)
+	w := h.waiting(p[0].WaitID)
 	token := strings.SplitN(w.Links.Approve, "#", 2)[1]
 	post := func(c *consoleProc) int {
 		resp, err := http.PostForm(c.url+"/link", url.Values{"token": {token}})

@@ -101,10 +101,7 @@ func TestDenyWithReasonThroughStarter(t *testing.T) {
 		call("e1", "edit_file", map[string]any{"path": "x.txt", "new_text": "x"}))
 	done := e.startRound(in)
 	wfID := in.WorkflowID()
-	require.Eventually(t, func() bool {
-		r := e.starter(context.Background(), "", "pending", wfID)
-		return r.code == 0 && strings.Contains(r.stdout, `"e1"`)
-	}, 30*time.Second, 100*time.Millisecond)
+	e.waitPending(wfID, "e1")
 	unknown := e.starter(context.Background(), "", "deny", wfID, "nope", "--reason", "x")
 	require.Equal(t, 1, unknown.code, "a decision for a call that does not wait is refused (T6): %s", unknown.stderr)
 	require.Contains(t, unknown.stderr, "does not wait for a decision")

@@ -36,9 +36,7 @@ func TestSchemathesis(t *testing.T) {
 		t.Skip("-short: schemathesis takes a minute")
 	}
 	py := python(t, "schemathesis")
-	e := newEnv(t, "AUTO_APPROVE=deny")
-	e.startWorker()
-	c := e.startConsole()
+	e, c := newConsoleEnv(t, "AUTO_APPROVE=deny")
 	maxTime := os.Getenv("SCHEMATHESIS_MAX_TIME")
 	if maxTime == "" {
 		maxTime = "60"

@@ -56,13 +56,7 @@ func subagentKey(r scripted.Request) string {
 
 // made is the number of model calls of key.
 func (m *subagentModel) made(key string) int {
-	n := 0
-	for _, r := range m.requests() {
-		if subagentKey(r) == key {
-			n++
-		}
-	}
-	return n
+	return m.countWhere(func(r scripted.Request) bool { return subagentKey(r) == key })
 }
 
 // tools is the tools arrays the calls of key got, one after the other;

@@ -97,11 +97,18 @@ const testKey = "dGVzdGtleS10ZXN0a2V5LXRlc3RrZXktdGVzdGtleTA="
 // history is a round's workflow history as the Temporal CLI prints it.
 func (e *env) history(workflowID string) string {
 	e.t.Helper()
+	return e.workflowCLI("show", workflowID)
+}
+
+// workflowCLI is what `temporal workflow <verb> -w workflowID --output
+// json` prints, with TEMPORAL_CLI or temporal from PATH.
+func (e *env) workflowCLI(verb, workflowID string) string {
+	e.t.Helper()
 	cli := os.Getenv("TEMPORAL_CLI")
 	if cli == "" {
 		cli = "temporal"
 	}
-	out, err := exec.Command(cli, "workflow", "show", "--address", temporalAddress(), "-w", workflowID, "--output", "json").CombinedOutput()
+	out, err := exec.Command(cli, "workflow", verb, "--address", temporalAddress(), "-w", workflowID, "--output", "json").CombinedOutput()
 	require.NoError(e.t, err, string(out))
 	return string(out)
 }
@@ -110,12 +117,8 @@ func (e *env) history(workflowID string) string {
 // (MCP_CONFIG) and a script_* tool (TOOLS_CONFIG) and runs them in a round.
 func TestExtensionToolsThroughAWorker(t *testing.T) {
 	dir := t.TempDir()
-	server := filepath.Join(dir, "mcp-fixture")
-	build := exec.Command("go", "build", "-o", server, "../tools/mcp/internal/testserver")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, string(out))
-	mcpConfig := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"fix":{"command":"`+server+`"}}}`), 0o600))
+	server := buildMCPServer(t, dir, "testserver", "mcp-fixture")
+	mcpConfig := writeMCPConfig(t, dir, map[string]any{"fix": map[string]any{"command": server}})
 	toolsConfig := filepath.Join(dir, "tools.json")
 	require.NoError(t, os.WriteFile(toolsConfig, []byte(`{"tools":[{"name":"script_shout","description":"Shout the text.",
 		"parameters":{"type":"object","properties":{"text":{"type":"string"}},"required":["text"]},

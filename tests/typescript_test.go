@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,13 +20,7 @@ import (
 // from PATH) and the folder.
 func typescriptClient(t *testing.T, modules ...string) (node, dir string) {
 	t.Helper()
-	node = os.Getenv("TOOLROUND_NODE")
-	if node == "" {
-		var err error
-		if node, err = exec.LookPath("node"); err != nil {
-			testenv.Unavailable(t, "node is not on PATH (scripts/lib.sh's ensure_node_tools checks for Node.js 18 or newer)")
-		}
-	}
+	node = nodeBin(t)
 	dir, err := filepath.Abs(filepath.Join("..", "clients", "typescript"))
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +40,39 @@ func typescriptClient(t *testing.T, modules ...string) (node, dir string) {
 	return node, dir
 }
 
+// nodeBin is the node that runs the tests' JavaScript: TOOLROUND_NODE,
+// else node from PATH.
+func nodeBin(t *testing.T) string {
+	t.Helper()
+	if node := os.Getenv("TOOLROUND_NODE"); node != "" {
+		return node
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Unavailable(t, "node is not on PATH (scripts/lib.sh's ensure_node_tools checks for Node.js 18 or newer)")
+	}
+	return node
+}
+
+// runNPM runs npm with args in dir, which it makes if missing, for at
+// most five minutes; without npm on PATH the test is unavailable, as dir
+// lacks what lacks says.
+func runNPM(t *testing.T, dir, lacks string, args ...string) ([]byte, error) {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		testenv.Unavailable(t, "npm is not on PATH, and %s", lacks)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, npm, args...)
+	cmd.Dir = dir
+	return cmd.CombinedOutput()
+}
+
 // nodeTest runs `node --test` on the compiled test files given (relative to
 // clients/typescript) against a console and worker, with the variables that
 // clients/typescript/src/test/live.ts reads.
@@ -56,15 +82,8 @@ func nodeTest(t *testing.T, e *env, c *consoleProc, node, dir string, files ...s
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, append([]string{"--test", "--test-reporter=spec"}, files...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"TOOLROUND_URL="+c.url,
-		"TOOLROUND_APPROVER_TOKEN="+c.approver,
-		"TOOLROUND_AGENT_TOKEN="+c.agent,
-		"TOOLROUND_SESSION="+e.session,
-		"TOOLROUND_WORKDIR="+e.workdir,
-		// Skipped tests fail instead: every variable is set here.
-		"CI=true",
-	)
+	// Skipped tests fail instead: every variable is set here.
+	cmd.Env = append(append(os.Environ(), clientEnv(e, c)...), "CI=true")
 	out, err := cmd.CombinedOutput()
 	t.Logf("node --test %s:\n%s", strings.Join(files, " "), out)
 	if err != nil {
@@ -93,12 +112,7 @@ func TestTypeScriptClient(t *testing.T) {
 func TestTypeScriptAdapters(t *testing.T) {
 	node, dir := typescriptClient(t, "ai", "@langchain/langgraph", "@langchain/core", "@temporalio/worker", "@temporalio/client", "@temporalio/activity", "zod")
 	requireNode20(t, node)
-	e := newEnv(t)
-	queue := e.startWorkerForTools("adapters-", true)
-	t.Setenv("TOOLROUND_TOOL_QUEUE", queue)
-	t.Setenv("TOOLROUND_TASK_QUEUE", e.taskQueue)
-	t.Setenv("TEMPORAL_ADDRESS", temporalAddress())
-	c := e.startConsole()
+	e, c := ownToolsEnv(t, "adapters-")
 	nodeTest(t, e, c, node, dir, "dist/test/ai.test.js", "dist/test/langgraph.test.js", "dist/test/adapter-examples.test.js")
 }
 
@@ -109,11 +123,7 @@ func TestTypeScriptAdapters(t *testing.T) {
 // by a test double of a round, with heartbeats and cancels. CI=true makes
 // them fail where they would skip.
 func TestTypeScriptToolWorkers(t *testing.T) {
-	c, err := net.DialTimeout("tcp", temporalAddress(), 2*time.Second)
-	if err != nil {
-		testenv.Unavailable(t, "temporal at %s: %v", temporalAddress(), err)
-	}
-	_ = c.Close()
+	requireTemporal(t)
 	node, dir := typescriptClient(t, "@temporalio/worker", "@temporalio/client", "@temporalio/activity", "@temporalio/workflow", "zod")
 	requireNode20(t, node)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

@@ -147,15 +147,24 @@ func TestUserToolsRunInARoundY3(t *testing.T) {
 	require.Equal(t, got["c2"].OperationID, o.ops[0], "the function got the call's operation id")
 }
 
+// servedOrders is an env whose worker runs the queue orders-<its task
+// queue>, not trusted, whose tools o serves in the test's process until
+// stop.
+func servedOrders(t *testing.T) (e *env, queue string, o *orderTools, stop context.CancelFunc) {
+	t.Helper()
+	e = newEnv(t)
+	queue = e.startWorkerForTools("orders-", false)
+	o = &orderTools{}
+	stop = e.serveTools(queue, o.tools())
+	e.waitForTools(queue, "refund_order")
+	return e, queue, o, stop
+}
+
 // A side-effecting call on a queue whose tool worker is gone ends
 // tool_unavailable after the tool's schedule-to-start timeout, naming the
 // queue, and never runs (Y4).
 func TestUserToolUnavailableY4(t *testing.T) {
-	e := newEnv(t)
-	queue := e.startWorkerForTools("orders-", false)
-	var o orderTools
-	stop := e.serveTools(queue, o.tools())
-	e.waitForTools(queue, "refund_order")
+	e, queue, o, stop := servedOrders(t)
 	stop()
 
 	in := e.input(1, "claude-code", fetched(), call("c1", "refund_order", map[string]any{"id": "B-2", "amount": 3}))
@@ -231,24 +240,8 @@ func (e *env) startWorkerForTools(prefix string, trusted bool) string {
 	return queue
 }
 
-// startProcess starts a tool worker's command, and kills it when the test
-// ends (its log in the test's, when the test failed).
-func (e *env) startProcess(cmd *exec.Cmd, what string) *worker {
-	e.t.Helper()
-	w := &worker{cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{})}
-	w.cmd.Stdout, w.cmd.Stderr = w.logs, w.logs
-	require.NoError(e.t, w.cmd.Start())
-	go func() { _ = w.cmd.Wait(); close(w.done) }()
-	e.t.Cleanup(func() {
-		_ = w.cmd.Process.Kill()
-		<-w.done
-		if e.t.Failed() {
-			e.t.Logf("%s log:\n%s", what, w.logs.String())
-		}
-	})
-	return w
-}
-
+// markLines is the words of the file at path: what a test server or tool
+// noted there, one word a line; none when there is no file.
 func markLines(t *testing.T, path string) []string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -422,11 +415,7 @@ func TestPythonToolWorkerInARoundY3(t *testing.T) {
 // (Y3): it approves the tool's next calls while the tool worker keeps that
 // schema, and a call asks again once the tool changed.
 func TestUserToolRuleBoundToItsSchemaY3(t *testing.T) {
-	e := newEnv(t)
-	queue := e.startWorkerForTools("orders-", false)
-	var o orderTools
-	stop := e.serveTools(queue, o.tools())
-	e.waitForTools(queue, "refund_order")
+	e, queue, _, stop := servedOrders(t)
 	args := map[string]any{"id": "G-7", "amount": 2}
 	wid := func(n int) string { return names.WorkflowID(e.session, "run-1", n) }
 

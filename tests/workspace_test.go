@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -162,11 +161,8 @@ func TestWorkspaceLimitsThroughTheWorker(t *testing.T) {
 func TestEveryWriterKeepsToTheWorkspaceLimit(t *testing.T) {
 	requireBwrap(t)
 	dir := t.TempDir()
-	server := filepath.Join(dir, "mcp-hostile")
-	out, err := exec.Command("go", "build", "-o", server, "../tools/mcp/internal/hostileserver").CombinedOutput()
-	require.NoError(t, err, string(out))
-	mcpConfig := filepath.Join(dir, "mcp.json")
-	require.NoError(t, os.WriteFile(mcpConfig, []byte(`{"mcpServers":{"h":{"command":"`+server+`"}}}`), 0o600))
+	server := buildMCPServer(t, dir, "hostileserver", "mcp-hostile")
+	mcpConfig := writeMCPConfig(t, dir, map[string]any{"h": map[string]any{"command": server}})
 	toolsConfig := filepath.Join(dir, "tools.json")
 	require.NoError(t, os.WriteFile(toolsConfig, []byte(`{"tools":[{"name":"script_fill","description":"Write three files.",
 		"parameters":{"type":"object"},"command":["sh","-c","for i in 1 2 3; do head -c 150000 /dev/zero > s$i; done"]}]}`), 0o600))
