@@ -59,19 +59,30 @@ func TestKindsAreOneTable(t *testing.T) {
 	require.NoError(t, reg.Register(kindTestDef("ask", tools.Definition{Interactive: true, Kind: tools.KindWait})), "a kind its facts agree with")
 }
 
-// TestSnapshotRecordsKindNotItsFacts: a new snapshot names each tool's
-// kind and none of the facts older snapshots named it by; a snapshot
-// recorded before ToolInfo.Kind still reads as the kind it ran.
-func TestSnapshotRecordsKindNotItsFacts(t *testing.T) {
+// TestSnapshotRecordsKind: a new snapshot names each tool's kind, and the
+// facts a build from before ToolInfo.Kind reads it by; a snapshot recorded
+// before ToolInfo.Kind still reads as the kind it ran.
+func TestSnapshotRecordsKind(t *testing.T) {
 	reg := tools.NewRegistry()
 	require.NoError(t, reg.Register(kindTestDef("sub", tools.Definition{Kind: tools.KindChildRun})))
 	require.NoError(t, reg.Register(kindTestDef("bot", tools.Definition{Kind: tools.KindChatbot})))
 	c := NewCatalog(reg, CatalogOptions{})
-	s := c.Snapshot(SnapshotRequest{Calls: []Unwrapped{{Name: "sub", Args: `{}`}}})
-	b, err := json.Marshal(s.Tools["sub"])
-	require.NoError(t, err)
-	require.Contains(t, string(b), `"kind":"child_run"`)
-	require.NotContains(t, string(b), `"subagent"`)
+	s := c.Snapshot(SnapshotRequest{Calls: []Unwrapped{{Name: "sub", Args: `{}`}, {Name: "bot", Args: `{"name":"x","message":"hi"}`}, {Name: "calculate", Args: `{}`}}})
+	for name, want := range map[string][]string{
+		"sub": {`"kind":"child_run"`, `"subagent":true`},
+		"bot": {`"kind":"chatbot"`, `"chatbot":true`},
+	} {
+		b, err := json.Marshal(s.Tools[name])
+		require.NoError(t, err)
+		for _, w := range want {
+			require.Contains(t, string(b), w, name)
+		}
+	}
+	for name, ti := range s.Tools {
+		older := ti
+		older.Kind = "" // what a build from before Kind reads of it
+		require.Equal(t, ti.Kind, older.pastKind(), name)
+	}
 
 	for raw, want := range map[string]tools.Kind{
 		`{"name":"sub","subagent":true}`:                   tools.KindChildRun,

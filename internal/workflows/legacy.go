@@ -311,11 +311,14 @@ func legacyFormat(in *round.Input) {
 	in.Format, in.Turn, in.Output = "", nil, nil
 }
 
-// The third part is kept only to replay rounds whose snapshot was recorded
-// before ToolInfo.Kind (2026-12-06). Those snapshots named a tool's kind by
-// the facts that chose it. Delete it, with the field pastKindFacts of
-// ToolInfo, when no history recorded before that day needs to replay; no
-// new kind belongs here.
+// The third part is kept to replay rounds whose snapshot was recorded
+// before ToolInfo.Kind (2026-12-06), which named a tool's kind by the facts
+// that chose it, and for builds from before it: new snapshots still carry
+// those facts (pastKindFactsOf), so that such a build, handed a round when a
+// ramp to a newer one is rolled back (V1), runs its calls as they started.
+// Stop writing them once no worker of such a build can run; delete the
+// rest, with the field pastKindFacts of ToolInfo, when no history recorded
+// before that day needs to replay. No new kind belongs here.
 
 // pastKindFacts are the facts by which a snapshot recorded before
 // ToolInfo.Kind named a kind. Newer snapshots record none.
@@ -340,4 +343,10 @@ func (ti ToolInfo) pastKind() tools.Kind {
 		return tools.KindToolWorker
 	}
 	return tools.KindActivity
+}
+
+// pastKindFactsOf are the facts by which a build from before ToolInfo.Kind
+// reads kind k; a kind it did not know has none.
+func pastKindFactsOf(k tools.Kind) pastKindFacts {
+	return pastKindFacts{Subagent: k == tools.KindChildRun, Chatbot: k == tools.KindChatbot}
 }

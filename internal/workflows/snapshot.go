@@ -95,7 +95,8 @@ type ToolInfo struct {
 	// Kind is how the round runs the tool's calls, a line of toolKinds
 	// (tools.Definition.EffectiveKind; kinds.go). A snapshot recorded
 	// before it has none, and named the kind by the facts of
-	// pastKindFacts (legacy.go).
+	// pastKindFacts, which new snapshots still carry for older builds
+	// (legacy.go).
 	Kind tools.Kind `json:"kind,omitempty"`
 	pastKindFacts
 }
@@ -421,6 +422,7 @@ func (c *RegistryCatalog) info(d *tools.Definition) ToolInfo {
 	}
 	ti.Workspace = c.Options.Placement != nil && d.InWorkspace()
 	ti.Kind = d.EffectiveKind()
+	ti.pastKindFacts = pastKindFactsOf(ti.Kind) // for a build from before Kind (legacy.go)
 	if d.Remote != nil {
 		r := *d.Remote
 		ti.Remote = &r
