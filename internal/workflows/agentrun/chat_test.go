@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
@@ -44,6 +43,10 @@ type chatLog struct {
 	errs    map[string]error
 }
 
+func newChatLog() *chatLog {
+	return &chatLog{replies: map[string]round.ChatReply{}, errs: map[string]error{}}
+}
+
 func (l *chatLog) send(h *agentHarness, updateID string, m round.ChatMessage) {
 	h.env.UpdateWorkflow(wire.UpdateChat, updateID, &testsuite.TestUpdateCallback{
 		OnAccept: func() {},
@@ -71,7 +74,7 @@ func (l *chatLog) send(h *agentHarness, updateID string, m round.ChatMessage) {
 func TestPersistentRunAnswersChatMessagesOneAtATime(t *testing.T) {
 	h := newAgentHarness(t)
 	h.reply = chatModel
-	log := &chatLog{replies: map[string]round.ChatReply{}, errs: map[string]error{}}
+	log := newChatLog()
 	h.env.RegisterDelayedCallback(func() {
 		log.send(h, "op-1", round.ChatMessage{MessageID: "op-1", Text: "hello"})
 		log.send(h, "op-2", round.ChatMessage{MessageID: "op-2", Text: "use a tool, then answer", Exclude: []string{"run_command"}})
@@ -84,9 +87,7 @@ func TestPersistentRunAnswersChatMessagesOneAtATime(t *testing.T) {
 
 	in := round.AgentInput{SessionID: "s1", RunID: names.ChatbotRunID("helper"), Provider: "openai", Persistent: true, Name: "helper", Chain: []string{"helper"},
 		AutoApprove: true, Exclude: []string{"edit_file"}}
-	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: names.AgentWorkflowID(in.SessionID, in.RunID)})
-	h.env.ExecuteWorkflow(names.AgentWorkflowName, in)
-	require.True(t, h.env.IsWorkflowCompleted())
+	h.execute(t, in)
 	var st round.AgentStatus
 	require.NoError(t, h.env.GetWorkflowResult(&st))
 
@@ -113,14 +114,12 @@ func TestPersistentRunCarriesItsRepliesAcrossContinueAsNew(t *testing.T) {
 		h.env.SetCurrentHistoryLength(5000) // past the bound once it answered
 		return chatModel(in)
 	}
-	log := &chatLog{replies: map[string]round.ChatReply{}, errs: map[string]error{}}
+	log := newChatLog()
 	h.env.RegisterDelayedCallback(func() {
 		log.send(h, "op-1", round.ChatMessage{MessageID: "op-1", Text: "hello"})
 	}, time.Second)
 	in := round.AgentInput{SessionID: "s1", RunID: names.ChatbotRunID("helper"), Provider: "openai", Persistent: true}
-	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: names.AgentWorkflowID(in.SessionID, in.RunID)})
-	h.env.ExecuteWorkflow(names.AgentWorkflowName, in)
-	require.True(t, h.env.IsWorkflowCompleted())
+	h.execute(t, in)
 	var can *workflow.ContinueAsNewError
 	require.ErrorAs(t, h.env.GetWorkflowError(), &can, "past its history bound, between messages, it continues as new")
 	require.Equal(t, "reply to: hello", log.replies["op-1"].Text, "the message was answered first")
@@ -131,14 +130,13 @@ func TestPersistentRunCarriesItsRepliesAcrossContinueAsNew(t *testing.T) {
 
 	h2 := newAgentHarness(t)
 	h2.reply = chatModel
-	log2 := &chatLog{replies: map[string]round.ChatReply{}, errs: map[string]error{}}
+	log2 := newChatLog()
 	h2.env.RegisterDelayedCallback(func() {
 		log2.send(h2, "op-1", round.ChatMessage{MessageID: "op-1", Text: "hello"})
 	}, time.Second)
 	h2.env.RegisterDelayedCallback(func() { h2.env.CancelWorkflow() }, time.Minute)
-	h2.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: names.AgentWorkflowID(in.SessionID, in.RunID)})
-	h2.env.ExecuteWorkflow(names.AgentWorkflowName, next)
-	require.True(t, h2.env.IsWorkflowCompleted())
+	require.Equal(t, names.AgentWorkflowID(in.SessionID, in.RunID), names.AgentWorkflowID(next.SessionID, next.RunID), "it continues under its id")
+	h2.execute(t, next)
 	require.Equal(t, log.replies["op-1"], log2.replies["op-1"], "the send again is answered from the carried replies")
 	require.Empty(t, h2.inputs, "and costs no model call")
 }
@@ -152,15 +150,13 @@ func TestPersistentRunThatFailsAnswersItsMessages(t *testing.T) {
 	h.fail = func(in wire.ModelInput) error {
 		return temporal.NewNonRetryableApplicationError("model: 401 unauthorized", "ModelRejected", nil)
 	}
-	log := &chatLog{replies: map[string]round.ChatReply{}, errs: map[string]error{}}
+	log := newChatLog()
 	h.env.RegisterDelayedCallback(func() {
 		log.send(h, "op-1", round.ChatMessage{MessageID: "op-1", Text: "hello"})
 		log.send(h, "op-2", round.ChatMessage{MessageID: "op-2", Text: "and this"})
 	}, time.Second)
 	in := round.AgentInput{SessionID: "s1", RunID: names.ChatbotRunID("helper"), Provider: "openai", Persistent: true}
-	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: names.AgentWorkflowID(in.SessionID, in.RunID)})
-	h.env.ExecuteWorkflow(names.AgentWorkflowName, in)
-	require.True(t, h.env.IsWorkflowCompleted())
+	h.execute(t, in)
 	require.ErrorContains(t, h.env.GetWorkflowError(), "401 unauthorized")
 	for _, id := range []string{"op-1", "op-2"} {
 		r := log.replies[id]
@@ -179,7 +175,7 @@ func TestWorkerLimitsBoundAChatbot(t *testing.T) {
 		out.Tokens = 400
 		return out
 	}
-	log := &chatLog{replies: map[string]round.ChatReply{}, errs: map[string]error{}}
+	log := newChatLog()
 	h.env.RegisterDelayedCallback(func() {
 		log.send(h, "op-1", round.ChatMessage{MessageID: "op-1", Text: "hello"})
 		log.send(h, "op-2", round.ChatMessage{MessageID: "op-2", Text: "use a tool, then answer"})
@@ -187,9 +183,7 @@ func TestWorkerLimitsBoundAChatbot(t *testing.T) {
 	h.env.RegisterDelayedCallback(func() { h.env.CancelWorkflow() }, time.Hour)
 
 	in := round.AgentInput{SessionID: "s1", RunID: names.ChatbotRunID("helper"), Provider: "openai", Persistent: true, Name: "helper", Chain: []string{"helper"}}
-	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: names.AgentWorkflowID(in.SessionID, in.RunID)})
-	h.env.ExecuteWorkflow(names.AgentWorkflowName, in)
-	require.True(t, h.env.IsWorkflowCompleted())
+	h.execute(t, in)
 	var st round.AgentStatus
 	require.NoError(t, h.env.GetWorkflowResult(&st))
 

@@ -116,11 +116,18 @@ func toolsUntil(n int) func(in wire.ModelInput) wire.ModelOutput {
 	}
 }
 
-func (h *agentHarness) run(t *testing.T, in round.AgentInput) round.AgentStatus {
+// execute runs the agent workflow on in under its own workflow id, to its
+// end; the caller reads how it ended.
+func (h *agentHarness) execute(t *testing.T, in round.AgentInput) {
 	t.Helper()
 	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: names.AgentWorkflowID(in.SessionID, in.RunID)})
 	h.env.ExecuteWorkflow(names.AgentWorkflowName, in)
 	require.True(t, h.env.IsWorkflowCompleted())
+}
+
+func (h *agentHarness) run(t *testing.T, in round.AgentInput) round.AgentStatus {
+	t.Helper()
+	h.execute(t, in)
 	require.NoError(t, h.env.GetWorkflowError())
 	var st round.AgentStatus
 	require.NoError(t, h.env.GetWorkflowResult(&st))
