@@ -114,6 +114,17 @@ func WriteHistory(t testing.TB, c tclient.Client, id, runID, path string) {
 	t.Logf("%s: %d events", path, len(events))
 }
 
+// ReadHistory reads a history that WriteHistory wrote.
+func ReadHistory(t testing.TB, path string) *historypb.History {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	h, err := tclient.HistoryFromJSON(f, tclient.HistoryJSONOptions{})
+	require.NoError(t, err, path)
+	return h
+}
+
 // SearchAttributeFlags are the `temporal server start-dev` flags that
 // register the search attributes rounds keep (T7); every dev server a test
 // starts needs them, as scripts/lib.sh's does.

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	tclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -46,11 +45,7 @@ func loadHistories(t *testing.T) []recorded {
 	dc := converter.GetDefaultDataConverter()
 	var out []recorded
 	for _, p := range paths {
-		f, err := os.Open(p)
-		require.NoError(t, err)
-		h, err := tclient.HistoryFromJSON(f, tclient.HistoryJSONOptions{})
-		_ = f.Close()
-		require.NoError(t, err, p)
+		h := testenv.ReadHistory(t, p)
 		r := recorded{name: strings.TrimSuffix(filepath.Base(p), ".json"), path: p, history: h}
 		events := h.GetEvents()
 		require.Equal(t, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED, events[0].GetEventType(), p)
@@ -123,12 +118,7 @@ func TestReplayFromJSONFile(t *testing.T) {
 			require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(testenv.QuietLogger(), h.path), h.name)
 			continue
 		}
-		f, err := os.Open(h.path)
-		require.NoError(t, err)
-		hist, err := tclient.HistoryFromJSON(f, tclient.HistoryJSONOptions{})
-		_ = f.Close()
-		require.NoError(t, err)
-		require.NoError(t, r.ReplayWorkflowHistoryWithOptions(testenv.QuietLogger(), hist, worker.ReplayWorkflowHistoryOptions{
+		require.NoError(t, r.ReplayWorkflowHistoryWithOptions(testenv.QuietLogger(), h.history, worker.ReplayWorkflowHistoryOptions{
 			OriginalExecution: workflow.Execution{ID: h.input.WorkflowID()},
 		}), h.name)
 	}

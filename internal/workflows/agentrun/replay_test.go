@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	tclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -33,11 +32,7 @@ func TestAgentRunReplaysRecordedHistories(t *testing.T) {
 	require.NotEmpty(t, paths)
 	for _, p := range paths {
 		t.Run(filepath.Base(p), func(t *testing.T) {
-			f, err := os.Open(p)
-			require.NoError(t, err)
-			defer f.Close()
-			h, err := tclient.HistoryFromJSON(f, tclient.HistoryJSONOptions{})
-			require.NoError(t, err)
+			h := testenv.ReadHistory(t, p)
 			r := worker.NewWorkflowReplayer()
 			aw := &agentrun.Workflow{}
 			r.RegisterWorkflowWithOptions(aw.Run, workflow.RegisterOptions{Name: names.AgentWorkflowName})

@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
-	tclient "go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -158,11 +156,7 @@ func TestReplayGatewayHistories(t *testing.T) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
 			r.RegisterWorkflowWithOptions(gateway.Workflow, workflow.RegisterOptions{Name: names.WorkflowGateway})
-			f, err := os.Open(path)
-			require.NoError(t, err)
-			defer f.Close()
-			hist, err := tclient.HistoryFromJSON(f, tclient.HistoryJSONOptions{})
-			require.NoError(t, err)
+			hist := testenv.ReadHistory(t, path)
 			var start round.GatewayInput
 			attrs := hist.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
 			require.NoError(t, json.Unmarshal(attrs.GetInput().GetPayloads()[0].GetData(), &start))
