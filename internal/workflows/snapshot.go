@@ -42,11 +42,16 @@ func (w *RoundWorkflow) snapshot(ctx workflow.Context, in *round.Input, calls []
 func excludeTools(exclude []string, snap *Snapshot) {
 	for _, name := range exclude {
 		delete(snap.Tools, name)
-		if snap.Missing == nil {
-			snap.Missing = map[string]string{}
-		}
-		snap.Missing[name] = fmt.Sprintf("tool %s is not available to this subagent: the run that started it left it out", name)
+		snap.missing(name, fmt.Sprintf("tool %s is not available to this subagent: the run that started it left it out", name))
 	}
+}
+
+// missing records that the round lacks tool name, and why (P1.5).
+func (s *Snapshot) missing(name, why string) {
+	if s.Missing == nil {
+		s.Missing = map[string]string{}
+	}
+	s.Missing[name] = why
 }
 
 // ToolInfo is what a round needs to know of one tool. It is recorded in the
@@ -359,17 +364,15 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 			s.Tools[tools.TestTool] = c.info(d) // the tool called, whose schema P1.4 gives (G4)
 		}
 		if d, ok := c.Registry.Lookup(u.Name); ok {
-			if k := d.EffectiveKind(); !runs(k) {
-				if s.Missing == nil {
-					s.Missing = map[string]string{}
-				}
-				s.Missing[u.Name] = fmt.Sprintf("tool %s is of kind %q, which no line of this worker's round runs", u.Name, k)
+			k := d.EffectiveKind()
+			if !runs(k) {
+				s.missing(u.Name, fmt.Sprintf("tool %s is of kind %q, which no line of this worker's round runs", u.Name, k))
 				continue
 			}
 			if _, have := s.Tools[u.Name]; !have {
 				s.Tools[u.Name] = c.info(d)
 			}
-			if d.EffectiveKind() == tools.KindChatbot {
+			if k == tools.KindChatbot {
 				c.addChatbot(&s, names, u.Args)
 			}
 			args := json.RawMessage(u.Args)
@@ -393,10 +396,7 @@ func (c *RegistryCatalog) Snapshot(req SnapshotRequest) Snapshot {
 			continue
 		}
 		if msg, missing := c.Registry.Missing(u.Name); missing {
-			if s.Missing == nil {
-				s.Missing = map[string]string{}
-			}
-			s.Missing[u.Name] = msg
+			s.missing(u.Name, msg)
 		}
 	}
 	for _, ti := range s.Tools {
